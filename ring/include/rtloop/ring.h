@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtl_ring: a bounded, lock-free, single-producer single-consumer ring of
+ * fixed-size slots.
+ *
+ * Design
+ * ------
+ * The ring is the only thing the receive thread and the worker share, so it is
+ * built to move one cache line per item in the common case and nothing else.
+ *
+ * - Indices are free-running uint32_t counters. The slot of index i is
+ *   i & mask; the fill level is head - tail, computed in unsigned arithmetic,
+ *   so the counters may wrap past UINT32_MAX without any special case. The
+ *   capacity is a power of two no larger than 2^31, so head - tail never
+ *   exceeds it and "full" is simply head - tail == capacity.
+ * - The producer owns head, the consumer owns tail. Each side keeps, on its
+ *   own cache line, a cached copy of the other side's index and reloads it
+ *   only when the cached view says "full" (producer) or "empty" (consumer).
+ *   In steady state a push therefore touches only the producer's line and
+ *   the slot; the consumer's line is read once per "apparently full".
+ * - Each side also keeps its own copy of the read-only geometry (mask, slot
+ *   size, storage pointer), so neither reads the other's line for it.
+ * - The storage is separate from the control block: the caller may place it
+ *   on the consumer's NUMA node, in huge pages, or in shared memory.
+ * - Ordering uses C11 acquire/release only: the producer's release store of
+ *   head publishes the slot contents; the consumer's release store of tail
+ *   hands the slot back. No read-modify-write instruction is on the path.
+ *
+ * Thread contract: exactly one producer thread calls the producer functions
+ * (push*, reserve, commit) and exactly one consumer thread calls the consumer
+ * functions (pop*, peek, release, *_newest); any thread may call the queries
+ * (size, free, counters), which are approximate while the ring is in use.
+ *
+ * RT-safe: every function in this header is wait-free: no allocation, no
+ * locks, no system calls. rtl_ring_create() and rtl_ring_destroy() (ring.c)
+ * allocate and are not RT-safe.
+ */
+#ifndef RTLOOP_RING_H
+#define RTLOOP_RING_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rtloop/compiler.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Alignment of each side of the control block: two cache lines, so that the
+ * adjacent-line prefetcher does not couple producer and consumer. */
+#define RTL_RING_ALIGN (2 * RTL_CACHELINE)
+/* Largest capacity: head - tail must stay representable below 2^32. */
+#define RTL_RING_MAX_CAPACITY (UINT32_C(1) << 31)
+
+struct rtl_ring_side {
+	/* Producer: next index to write. Consumer: next index to read. */
+	_Atomic uint32_t index;
+	/* Last seen value of the other side's index (plain: private to us). */
+	uint32_t other_cache;
+	/* Producer: items refused because the ring was full.
+	 * Consumer: items dropped by the *_newest calls.
+	 * Single writer (this side); atomic so other threads may read it. */
+	_Atomic uint64_t counter;
+	/* Private copies of the read-only geometry. */
+	uint32_t mask;
+	uint32_t slot_size;
+	unsigned char *slots;
+};
+
+struct rtl_ring {
+	_Alignas(RTL_RING_ALIGN) struct rtl_ring_side prod;
+	_Alignas(RTL_RING_ALIGN) struct rtl_ring_side cons;
+};
+
+_Static_assert(offsetof(struct rtl_ring, cons) - offsetof(struct rtl_ring, prod) >=
+		       RTL_RING_ALIGN,
+	       "producer and consumer state must not share a cache line pair");
+_Static_assert(sizeof(struct rtl_ring_side) <= RTL_RING_ALIGN,
+	       "one side of the ring must fit its own cache lines");
+
+/*
+ * Bytes of storage a ring of @capacity slots of @slot_size bytes needs.
+ * Returns 0 when the geometry is invalid (see rtl_ring_init()).
+ */
+RTL_API size_t rtl_ring_storage_size(uint32_t capacity, size_t slot_size);
+
+/*
+ * Initialise @r over caller-provided @storage of at least
+ * rtl_ring_storage_size(capacity, slot_size) bytes. @r must be aligned to
+ * RTL_RING_ALIGN. Not thread-safe: call before the threads start.
+ *
+ * Returns 0, or
+ *   -EINVAL  @r or @storage is NULL, @r is misaligned, @capacity is not a
+ *            power of two in [1, RTL_RING_MAX_CAPACITY], or @slot_size is 0
+ *            or larger than UINT32_MAX.
+ */
+RTL_API int rtl_ring_init(struct rtl_ring *r, void *storage, uint32_t capacity, size_t slot_size);
+
+/*
+ * As rtl_ring_init(), with both indices starting at @start instead of 0.
+ * Meant for tests that exercise the wrap of the free-running counters.
+ */
+RTL_API int rtl_ring_init_at(struct rtl_ring *r, void *storage, uint32_t capacity,
+			     size_t slot_size, uint32_t start);
+
+/*
+ * Allocate an aligned control block and zeroed storage together (storage
+ * right after the control block) and initialise them. Not RT-safe.
+ *
+ * Returns 0 and sets *@out, or -EINVAL (as rtl_ring_init()) or -ENOMEM.
+ */
+RTL_API int rtl_ring_create(struct rtl_ring **out, uint32_t capacity, size_t slot_size);
+
+/* Free a ring made by rtl_ring_create(). NULL is accepted. */
+RTL_API void rtl_ring_destroy(struct rtl_ring *r);
+
+/* ---- internal helpers (not part of the API) ------------------------------ */
+
+RTL_INLINE unsigned char *rtl_ring__slot(const struct rtl_ring_side *s, uint32_t i)
+{
+	return s->slots + (size_t)(i & s->mask) * s->slot_size;
+}
+
+RTL_INLINE void rtl_ring__count(struct rtl_ring_side *s, uint64_t n)
+{
+	/* relaxed: a statistic with a single writer; readers need no ordering
+	 * with the data, only a value that is not torn. */
+	uint64_t v = atomic_load_explicit(&s->counter, memory_order_relaxed);
+	atomic_store_explicit(&s->counter, v + n, memory_order_relaxed);
+}
+
+/* Producer: free slots, reloading the consumer's index only when the cached
+ * view shows fewer than @want free. */
+RTL_INLINE uint32_t rtl_ring__prod_free(struct rtl_ring *r, uint32_t head, uint32_t want)
+{
+	struct rtl_ring_side *p = &r->prod;
+	uint32_t cap = p->mask + 1;
+	uint32_t free_slots = cap - (head - p->other_cache);
+
+	if (free_slots < want) {
+		/* acquire: pairs with the consumer's release store of tail, so
+		 * its reads of the slots it handed back happen before we
+		 * overwrite them. */
+		p->other_cache = atomic_load_explicit(&r->cons.index, memory_order_acquire);
+		free_slots = cap - (head - p->other_cache);
+	}
+	return free_slots;
+}
+
+/* Consumer: filled slots, reloading the producer's index only when the
+ * cached view shows fewer than @want. */
+RTL_INLINE uint32_t rtl_ring__cons_avail(struct rtl_ring *r, uint32_t tail, uint32_t want)
+{
+	struct rtl_ring_side *c = &r->cons;
+	uint32_t avail = c->other_cache - tail;
+
+	if (avail < want) {
+		/* acquire: pairs with the producer's release store of head, so
+		 * the slot contents it wrote are visible before we read them. */
+		c->other_cache = atomic_load_explicit(&r->prod.index, memory_order_acquire);
+		avail = c->other_cache - tail;
+	}
+	return avail;
+}
+
+/* ---- producer ---------------------------------------------------------- */
+
+/*
+ * Zero-copy push, step one: the slot the next item goes to, or NULL when the
+ * ring is full (counted in rtl_ring_full_count()). Write the item in place,
+ * then rtl_ring_commit(). Calling reserve again before commit returns the
+ * same slot. Producer only; RT-safe, wait-free.
+ */
+RTL_INLINE void *rtl_ring_reserve(struct rtl_ring *r)
+{
+	/* relaxed: only this thread writes head. */
+	uint32_t head = atomic_load_explicit(&r->prod.index, memory_order_relaxed);
+
+	if (RTL_UNLIKELY(rtl_ring__prod_free(r, head, 1) == 0)) {
+		rtl_ring__count(&r->prod, 1);
+		return NULL;
+	}
+	return rtl_ring__slot(&r->prod, head);
+}
+
+/*
+ * Zero-copy push, step two: publish the slot returned by the last successful
+ * rtl_ring_reserve(). Producer only; RT-safe, wait-free.
+ */
+RTL_INLINE void rtl_ring_commit(struct rtl_ring *r)
+{
+	uint32_t head = atomic_load_explicit(&r->prod.index, memory_order_relaxed);
+
+	/* release: the item written into the slot becomes visible to the
+	 * consumer no later than the new head does. */
+	atomic_store_explicit(&r->prod.index, head + 1, memory_order_release);
+}
+
+/*
+ * Copy @size bytes (at most the slot size) from @item into the next slot.
+ * With a compile-time @size (sizeof) the copy inlines to plain moves.
+ * Returns false, counting the refusal, when the ring is full.
+ * Producer only; RT-safe, wait-free.
+ */
+RTL_INLINE bool rtl_ring_push_sz(struct rtl_ring *r, const void *item, size_t size)
+{
+	void *slot = rtl_ring_reserve(r);
+
+	if (RTL_UNLIKELY(!slot))
+		return false;
+	memcpy(slot, item, size);
+	rtl_ring_commit(r);
+	return true;
+}
+
+/* Push one slot-sized item. See rtl_ring_push_sz(). */
+RTL_INLINE bool rtl_ring_push(struct rtl_ring *r, const void *item)
+{
+	return rtl_ring_push_sz(r, item, r->prod.slot_size);
+}
+
+/*
+ * Push up to @n items of @size bytes each, laid out contiguously at @items,
+ * publishing them with a single release store. Returns the number pushed;
+ * the items that did not fit are counted in rtl_ring_full_count().
+ * Producer only; RT-safe, wait-free.
+ */
+RTL_INLINE uint32_t rtl_ring_push_n_sz(struct rtl_ring *r, const void *items, uint32_t n,
+				       size_t size)
+{
+	struct rtl_ring_side *p = &r->prod;
+	uint32_t head = atomic_load_explicit(&p->index, memory_order_relaxed);
+	uint32_t k = rtl_ring__prod_free(r, head, n);
+	const unsigned char *src = (const unsigned char *)items;
+
+	if (k > n)
+		k = n;
+	if (RTL_UNLIKELY(k < n))
+		rtl_ring__count(p, n - k);
+	if (size == p->slot_size) {
+		/* Contiguous runs: at most two copies, split at the wrap. */
+		uint32_t idx = head & p->mask;
+		uint32_t first = p->mask + 1 - idx;
+
+		if (first > k)
+			first = k;
+		memcpy(p->slots + (size_t)idx * size, src, (size_t)first * size);
+		memcpy(p->slots, src + (size_t)first * size, (size_t)(k - first) * size);
+	} else {
+		for (uint32_t i = 0; i < k; i++)
+			memcpy(rtl_ring__slot(p, head + i), src + (size_t)i * size, size);
+	}
+	/* release: all k items are visible before the head that covers them. */
+	atomic_store_explicit(&p->index, head + k, memory_order_release);
+	return k;
+}
+
+/* Push up to @n slot-sized items. See rtl_ring_push_n_sz(). */
+RTL_INLINE uint32_t rtl_ring_push_n(struct rtl_ring *r, const void *items, uint32_t n)
+{
+	return rtl_ring_push_n_sz(r, items, n, r->prod.slot_size);
+}
+
+/* ---- consumer ---------------------------------------------------------- */
+
+/*
+ * Zero-copy pop, step one: the oldest item, left in the ring, or NULL when
+ * the ring is empty. Read it, then rtl_ring_release(). Consumer only;
+ * RT-safe, wait-free.
+ */
+RTL_INLINE const void *rtl_ring_peek(struct rtl_ring *r)
+{
+	/* relaxed: only this thread writes tail. */
+	uint32_t tail = atomic_load_explicit(&r->cons.index, memory_order_relaxed);
+
+	if (rtl_ring__cons_avail(r, tail, 1) == 0)
+		return NULL;
+	return rtl_ring__slot(&r->cons, tail);
+}
+
+/*
+ * Zero-copy pop, step two: hand the slot returned by the last successful
+ * rtl_ring_peek() (or rtl_ring_peek_newest()) back to the producer.
+ * Consumer only; RT-safe, wait-free.
+ */
+RTL_INLINE void rtl_ring_release(struct rtl_ring *r)
+{
+	uint32_t tail = atomic_load_explicit(&r->cons.index, memory_order_relaxed);
+
+	/* release: our reads of the slot are complete before the producer can
+	 * see it free and overwrite it. */
+	atomic_store_explicit(&r->cons.index, tail + 1, memory_order_release);
+}
+
+/*
+ * Copy the oldest item (@size bytes, at most the slot size) to @item and
+ * remove it. Returns false when the ring is empty. Consumer only; RT-safe,
+ * wait-free.
+ */
+RTL_INLINE bool rtl_ring_pop_sz(struct rtl_ring *r, void *item, size_t size)
+{
+	const void *slot = rtl_ring_peek(r);
+
+	if (!slot)
+		return false;
+	memcpy(item, slot, size);
+	rtl_ring_release(r);
+	return true;
+}
+
+/* Pop one slot-sized item. See rtl_ring_pop_sz(). */
+RTL_INLINE bool rtl_ring_pop(struct rtl_ring *r, void *item)
+{
+	return rtl_ring_pop_sz(r, item, r->cons.slot_size);
+}
+
+/*
+ * Pop up to @max items of @size bytes into the contiguous array @items,
+ * releasing them with a single store. Returns the number popped.
+ * Consumer only; RT-safe, wait-free.
+ */
+RTL_INLINE uint32_t rtl_ring_pop_n_sz(struct rtl_ring *r, void *items, uint32_t max, size_t size)
+{
+	struct rtl_ring_side *c = &r->cons;
+	uint32_t tail = atomic_load_explicit(&c->index, memory_order_relaxed);
+	uint32_t k = rtl_ring__cons_avail(r, tail, max);
+	unsigned char *dst = (unsigned char *)items;
+
+	if (k > max)
+		k = max;
+	if (k == 0)
+		return 0;
+	if (size == c->slot_size) {
+		uint32_t idx = tail & c->mask;
+		uint32_t first = c->mask + 1 - idx;
+
+		if (first > k)
+			first = k;
+		memcpy(dst, c->slots + (size_t)idx * size, (size_t)first * size);
+		memcpy(dst + (size_t)first * size, c->slots, (size_t)(k - first) * size);
+	} else {
+		for (uint32_t i = 0; i < k; i++)
+			memcpy(dst + (size_t)i * size, rtl_ring__slot(c, tail + i), size);
+	}
+	/* release: our copies out of the k slots complete before the producer
+	 * may reuse them. */
+	atomic_store_explicit(&c->index, tail + k, memory_order_release);
+	return k;
+}
+
+/* Pop up to @max slot-sized items. See rtl_ring_pop_n_sz(). */
+RTL_INLINE uint32_t rtl_ring_pop_n(struct rtl_ring *r, void *items, uint32_t max)
+{
+	return rtl_ring_pop_n_sz(r, items, max, r->cons.slot_size);
+}
+
+/*
+ * "Take newest", zero-copy: drop every item but the most recent one and
+ * return that one in place (NULL when empty); finish with rtl_ring_release().
+ * The number dropped is stored in *@skipped (may be NULL) and added to
+ * rtl_ring_skipped_count(). Consumer only; RT-safe, wait-free.
+ */
+RTL_INLINE const void *rtl_ring_peek_newest(struct rtl_ring *r, uint32_t *skipped)
+{
+	struct rtl_ring_side *c = &r->cons;
+	uint32_t tail = atomic_load_explicit(&c->index, memory_order_relaxed);
+	/* acquire: always look at the producer's current head (the cached one
+	 * may be stale, and "newest" means newest now); pairs with its release
+	 * store so the newest slot's contents are visible. */
+	uint32_t head = atomic_load_explicit(&r->prod.index, memory_order_acquire);
+	uint32_t drop;
+
+	c->other_cache = head;
+	if (head == tail) {
+		if (skipped)
+			*skipped = 0;
+		return NULL;
+	}
+	drop = head - tail - 1;
+	if (drop) {
+		/* release: keeps the rule that every tail store is a release,
+		 * so the producer's acquire of tail orders after our reads. */
+		atomic_store_explicit(&c->index, head - 1, memory_order_release);
+		rtl_ring__count(c, drop);
+	}
+	if (skipped)
+		*skipped = drop;
+	return rtl_ring__slot(c, head - 1);
+}
+
+/*
+ * "Take newest", copying: copy the most recent item (@size bytes) to @item,
+ * drop it and every older one. Returns false when empty; *@skipped as in
+ * rtl_ring_peek_newest(). Consumer only; RT-safe, wait-free.
+ */
+RTL_INLINE bool rtl_ring_pop_newest_sz(struct rtl_ring *r, void *item, size_t size,
+				       uint32_t *skipped)
+{
+	const void *slot = rtl_ring_peek_newest(r, skipped);
+
+	if (!slot)
+		return false;
+	memcpy(item, slot, size);
+	rtl_ring_release(r);
+	return true;
+}
+
+/* Slot-sized rtl_ring_pop_newest_sz(). */
+RTL_INLINE bool rtl_ring_pop_newest(struct rtl_ring *r, void *item, uint32_t *skipped)
+{
+	return rtl_ring_pop_newest_sz(r, item, r->cons.slot_size, skipped);
+}
+
+/* ---- queries (any thread; approximate while the ring is in use) ----------- */
+
+/* Number of slots. */
+RTL_INLINE uint32_t rtl_ring_capacity(const struct rtl_ring *r)
+{
+	return r->prod.mask + 1;
+}
+
+/* Bytes per slot. */
+RTL_INLINE size_t rtl_ring_slot_size(const struct rtl_ring *r)
+{
+	return r->prod.slot_size;
+}
+
+/* Items in the ring: exact from the producer or consumer thread when the
+ * other side is idle; otherwise a value that was true at some instant
+ * during the call, never above the capacity. */
+RTL_INLINE uint32_t rtl_ring_size(const struct rtl_ring *r)
+{
+	/* acquire on both, tail first: head only grows and never passes
+	 * tail + capacity, so reading tail before head gives a size that is
+	 * never negative; the clamp covers tail moving on meanwhile. */
+	uint32_t tail = atomic_load_explicit(&r->cons.index, memory_order_acquire);
+	uint32_t head = atomic_load_explicit(&r->prod.index, memory_order_acquire);
+	uint32_t n = head - tail;
+
+	return n > r->prod.mask + 1 ? r->prod.mask + 1 : n;
+}
+
+/* Free slots: capacity - size. */
+RTL_INLINE uint32_t rtl_ring_free(const struct rtl_ring *r)
+{
+	return rtl_ring_capacity(r) - rtl_ring_size(r);
+}
+
+/* Items refused because the ring was full, since init. */
+RTL_INLINE uint64_t rtl_ring_full_count(const struct rtl_ring *r)
+{
+	return atomic_load_explicit(&r->prod.counter, memory_order_relaxed);
+}
+
+/* Items dropped by the *_newest calls, since init. */
+RTL_INLINE uint64_t rtl_ring_skipped_count(const struct rtl_ring *r)
+{
+	return atomic_load_explicit(&r->cons.counter, memory_order_relaxed);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTLOOP_RING_H */

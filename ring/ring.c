@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Set-up of the SPSC ring. Everything on the hot path is static inline in
+ * <rtloop/ring.h>; this file only validates geometry and allocates.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <rtloop/ring.h>
+
+static bool geometry_ok(uint32_t capacity, size_t slot_size)
+{
+	if (capacity == 0 || capacity > RTL_RING_MAX_CAPACITY)
+		return false;
+	if (capacity & (capacity - 1))
+		return false;
+	if (slot_size == 0 || slot_size > UINT32_MAX)
+		return false;
+	/* The storage size must be representable. */
+	if (slot_size > SIZE_MAX / capacity)
+		return false;
+	return true;
+}
+
+RTL_API size_t rtl_ring_storage_size(uint32_t capacity, size_t slot_size)
+{
+	return geometry_ok(capacity, slot_size) ? (size_t)capacity * slot_size : 0;
+}
+
+static void side_init(struct rtl_ring_side *s, void *storage, uint32_t capacity,
+		      size_t slot_size, uint32_t start)
+{
+	atomic_init(&s->index, start);
+	s->other_cache = start;
+	atomic_init(&s->counter, 0);
+	s->mask = capacity - 1;
+	s->slot_size = (uint32_t)slot_size;
+	s->slots = storage;
+}
+
+RTL_API int rtl_ring_init_at(struct rtl_ring *r, void *storage, uint32_t capacity,
+			     size_t slot_size, uint32_t start)
+{
+	if (!r || !storage || ((uintptr_t)r % RTL_RING_ALIGN) != 0)
+		return -EINVAL;
+	if (!geometry_ok(capacity, slot_size))
+		return -EINVAL;
+	side_init(&r->prod, storage, capacity, slot_size, start);
+	side_init(&r->cons, storage, capacity, slot_size, start);
+	return 0;
+}
+
+RTL_API int rtl_ring_init(struct rtl_ring *r, void *storage, uint32_t capacity, size_t slot_size)
+{
+	return rtl_ring_init_at(r, storage, capacity, slot_size, 0);
+}
+
+RTL_API int rtl_ring_create(struct rtl_ring **out, uint32_t capacity, size_t slot_size)
+{
+	size_t ctl = sizeof(struct rtl_ring);
+	size_t bytes;
+	struct rtl_ring *r;
+	int ret;
+
+	if (!out || !geometry_ok(capacity, slot_size))
+		return -EINVAL;
+	bytes = rtl_ring_storage_size(capacity, slot_size);
+	if (bytes > SIZE_MAX - ctl - RTL_RING_ALIGN)
+		return -ENOMEM;
+	/* aligned_alloc wants a size that is a multiple of the alignment. */
+	bytes = (ctl + bytes + RTL_RING_ALIGN - 1) / RTL_RING_ALIGN * RTL_RING_ALIGN;
+	r = aligned_alloc(RTL_RING_ALIGN, bytes);
+	if (!r)
+		return -ENOMEM;
+	memset(r, 0, bytes);
+	ret = rtl_ring_init(r, (unsigned char *)r + ctl, capacity, slot_size);
+	if (ret < 0) {
+		free(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+RTL_API void rtl_ring_destroy(struct rtl_ring *r)
+{
+	free(r);
+}

@@ -1,0 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef RTLOOP_MEM_H
+#define RTLOOP_MEM_H
+#include <rtloop/compiler.h>
+#endif

@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: MIT
+/* stub: being written */
+typedef int rtl_stub_timer;
