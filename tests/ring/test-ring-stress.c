@@ -7,7 +7,11 @@
  * accounts for every item it drops. Built and run under ThreadSanitizer in
  * CI. Every wait is bounded: a stuck ring fails the test instead of hanging.
  */
+#ifdef RTL_TAP_SHIM
+#include "tap-shim.h"
+#else
 #include <criterion/criterion.h>
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A stand-in for the few Criterion macros the threaded tests use, for the
+ * ThreadSanitizer build: Criterion's process sandbox (BoxFort) cannot map its
+ * arena under TSan's address-space layout, so those tests are compiled
+ * against this header instead and run in-process, sequentially, printing TAP.
+ * The same test source serves both builds; only the include changes.
+ */
+#ifndef RTL_TAP_SHIM_H
+#define RTL_TAP_SHIM_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct shim_test {
+	const char *suite;
+	const char *name;
+	void (*fn)(void);
+	struct shim_test *next;
+};
+
+void shim_register(struct shim_test *t);
+void shim_check(bool ok, bool fatal, const char *file, int line, const char *expr);
+
+#define SHIM_CAT_(a, b) a##b
+#define SHIM_CAT(a, b) SHIM_CAT_(a, b)
+
+#define Test(...) SHIM_TEST_(__VA_ARGS__, )
+#define SHIM_TEST_(suite_, name_, ...)                                                        \
+	static void suite_##_##name_(void);                                                   \
+	static struct shim_test suite_##_##name_##_reg = { #suite_, #name_, suite_##_##name_, \
+							   NULL };                            \
+	__attribute__((constructor)) static void suite_##_##name_##_ctor(void)                \
+	{                                                                                     \
+		shim_register(&suite_##_##name_##_reg);                                       \
+	}                                                                                     \
+	static void suite_##_##name_(void)
+
+/* The message arguments of Criterion's macros are accepted and ignored; the
+ * failing expression and its line are printed instead. */
+#define shim_first_(c, ...) (c)
+#define shim_eq_(a, b, ...) ((a) == (b))
+#define cr_assert(...) \
+	shim_check(shim_first_(__VA_ARGS__, ""), true, __FILE__, __LINE__, #__VA_ARGS__)
+#define cr_expect(...) \
+	shim_check(shim_first_(__VA_ARGS__, ""), false, __FILE__, __LINE__, #__VA_ARGS__)
+#define cr_assert_eq(...) \
+	shim_check(shim_eq_(__VA_ARGS__, ""), true, __FILE__, __LINE__, #__VA_ARGS__)
+#define cr_expect_eq(...) \
+	shim_check(shim_eq_(__VA_ARGS__, ""), false, __FILE__, __LINE__, #__VA_ARGS__)
+
+#endif /* RTL_TAP_SHIM_H */
