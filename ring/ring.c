@@ -27,8 +27,8 @@ RTL_API size_t rtl_ring_storage_size(uint32_t capacity, size_t slot_size)
 	return geometry_ok(capacity, slot_size) ? (size_t)capacity * slot_size : 0;
 }
 
-static void side_init(struct rtl_ring_side *s, void *storage, uint32_t capacity,
-		      size_t slot_size, uint32_t start)
+static void side_init(struct rtl_ring_side *s, void *storage, uint32_t capacity, size_t slot_size,
+		      uint32_t start)
 {
 	atomic_init(&s->index, start);
 	s->other_cache = start;
@@ -38,8 +38,8 @@ static void side_init(struct rtl_ring_side *s, void *storage, uint32_t capacity,
 	s->slots = storage;
 }
 
-RTL_API int rtl_ring_init_at(struct rtl_ring *r, void *storage, uint32_t capacity,
-			     size_t slot_size, uint32_t start)
+RTL_API int rtl_ring_init_at(struct rtl_ring *r, void *storage, uint32_t capacity, size_t slot_size,
+			     uint32_t start)
 {
 	if (!r || !storage || ((uintptr_t)r % RTL_RING_ALIGN) != 0)
 		return -EINVAL;

@@ -1,3 +1,290 @@
 // SPDX-License-Identifier: MIT
-/* stub: being written */
-typedef int rtl_stub_thread;
+/*
+ * Thread creation with real-time attributes, and the explanations that go
+ * with a refusal. Validation happens before pthread_create so that a bad
+ * argument is reported as such, never as a confusing kernel errno.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <rtloop/log.h>
+#include <rtloop/thread.h>
+
+static void set_err(struct rtl_thread *t, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(struct rtl_thread *t, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	t->err.code = code;
+	va_start(ap, fmt);
+	vsnprintf(t->err.msg, sizeof(t->err.msg), fmt, ap);
+	va_end(ap);
+}
+
+static const char *policy_name(int policy)
+{
+	switch (policy) {
+	case SCHED_FIFO:
+		return "SCHED_FIFO";
+	case SCHED_RR:
+		return "SCHED_RR";
+	case SCHED_OTHER:
+		return "SCHED_OTHER";
+	}
+	return "unknown policy";
+}
+
+static bool is_rt(int policy)
+{
+	return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+static int validate(const struct rtl_thread_attr *a, struct rtl_thread *t)
+{
+	cpu_set_t allowed;
+	int lo, hi;
+
+	if (a->policy != SCHED_FIFO && a->policy != SCHED_RR && a->policy != SCHED_OTHER) {
+		set_err(t, -EINVAL,
+			"unknown scheduling policy %d; fix: use SCHED_FIFO, SCHED_RR or "
+			"SCHED_OTHER",
+			a->policy);
+		return -EINVAL;
+	}
+	lo = sched_get_priority_min(a->policy);
+	hi = sched_get_priority_max(a->policy);
+	if (a->priority < lo || a->priority > hi) {
+		set_err(t, -EINVAL, "priority %d is outside %s's range %d..%d; fix: pick one in it",
+			a->priority, policy_name(a->policy), lo, hi);
+		return -EINVAL;
+	}
+	if (a->name && strlen(a->name) > 15) {
+		set_err(t, -EINVAL,
+			"thread name '%s' is longer than the kernel's 15 characters; fix: "
+			"shorten it",
+			a->name);
+		return -EINVAL;
+	}
+	if (a->cpu >= 0) {
+		CPU_ZERO(&allowed);
+		if (a->cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(allowed), &allowed) != 0 ||
+		    !CPU_ISSET(a->cpu, &allowed)) {
+			set_err(t, -EINVAL,
+				"CPU %d is not available to this process (it may use %d CPUs); "
+				"fix: pin to a CPU listed by 'taskset -pc %d' or pass -1",
+				a->cpu, CPU_COUNT(&allowed), (int)getpid());
+			return -EINVAL;
+		}
+	} else if (a->cpu < -1) {
+		set_err(t, -EINVAL, "CPU %d is not valid; fix: a CPU number, or -1 for no pinning",
+			a->cpu);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void explain_eperm(struct rtl_thread *t, const struct rtl_thread_attr *a)
+{
+	struct rlimit rl = { 0, 0 };
+	char lim[24];
+
+	getrlimit(RLIMIT_RTPRIO, &rl);
+	if (rl.rlim_cur == RLIM_INFINITY)
+		snprintf(lim, sizeof(lim), "unlimited");
+	else
+		snprintf(lim, sizeof(lim), "%llu", (unsigned long long)rl.rlim_cur);
+	set_err(t, -EPERM,
+		"%s priority %d refused (EPERM): RLIMIT_RTPRIO is %s and the process lacks "
+		"CAP_SYS_NICE, or its cgroup has no real-time runtime; fix: run as root, "
+		"'setcap cap_sys_nice+ep PROGRAM', or raise the limit ('@realtime - rtprio 98' "
+		"in /etc/security/limits.conf, 'ulimit -r 98')",
+		policy_name(a->policy), a->priority, lim);
+}
+
+static void *trampoline(void *p)
+{
+	struct rtl_thread *t = p;
+
+	/* Named from inside: a high-priority thread may run before its
+	 * creator gets the CPU back. */
+	if (t->name[0])
+		pthread_setname_np(pthread_self(), t->name);
+	if (t->prefault)
+		rtl_mem_prefault_stack(t->prefault);
+	return t->fn(t->arg);
+}
+
+static int spawn(struct rtl_thread *t, const struct rtl_thread_attr *a, int policy, int prio)
+{
+	pthread_attr_t attr;
+	struct sched_param sp = { .sched_priority = prio };
+	size_t stack = a->stack_size ? a->stack_size : RTL_THREAD_DEFAULT_STACK;
+	int ret;
+
+	ret = pthread_attr_init(&attr);
+	if (ret)
+		return -ret;
+	ret = pthread_attr_setstacksize(&attr, stack);
+	if (ret)
+		goto out;
+	ret = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	if (ret)
+		goto out;
+	ret = pthread_attr_setschedpolicy(&attr, policy);
+	if (ret)
+		goto out;
+	ret = pthread_attr_setschedparam(&attr, &sp);
+	if (ret)
+		goto out;
+	if (a->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(a->cpu, &set);
+		ret = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		if (ret)
+			goto out;
+	}
+	ret = pthread_create(&t->handle, &attr, trampoline, t);
+out:
+	pthread_attr_destroy(&attr);
+	return -ret;
+}
+
+RTL_API int rtl_thread_create(struct rtl_thread *t, const struct rtl_thread_attr *a,
+			      void *(*fn)(void *), void *arg)
+{
+	static const struct rtl_thread_attr plain = { .policy = SCHED_OTHER, .cpu = -1 };
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	memset(t, 0, sizeof(*t));
+	if (!fn) {
+		set_err(t, -EINVAL, "no thread function given");
+		return -EINVAL;
+	}
+	if (!a)
+		a = &plain;
+	ret = validate(a, t);
+	if (ret < 0)
+		goto fail;
+	t->fn = fn;
+	t->arg = arg;
+	t->prefault = a->prefault_stack;
+	if (a->name)
+		snprintf(t->name, sizeof(t->name), "%s", a->name);
+	t->policy = a->policy;
+	t->priority = a->priority;
+	t->cpu = a->cpu;
+	ret = spawn(t, a, a->policy, a->priority);
+	if (ret == -EPERM && is_rt(a->policy)) {
+		explain_eperm(t, a);
+		if (!a->best_effort)
+			goto fail;
+		rtl_log(RTL_LOG_WARN, "%s; continuing under SCHED_OTHER (best effort)", t->err.msg);
+		t->degraded = true;
+		t->policy = SCHED_OTHER;
+		t->priority = 0;
+		ret = spawn(t, a, SCHED_OTHER, 0);
+	}
+	if (ret < 0) {
+		if (!t->err.code)
+			set_err(t, ret,
+				"pthread_create failed: %s; fix: check memory and "
+				"thread limits (ulimit -u)",
+				strerror(-ret));
+		goto fail;
+	}
+	return 0;
+fail:
+	rtl_log(RTL_LOG_ERROR, "%s", t->err.msg);
+	return ret;
+}
+
+RTL_API int rtl_thread_join(struct rtl_thread *t, void **ret)
+{
+	if (!t)
+		return -EINVAL;
+	return -pthread_join(t->handle, ret);
+}
+
+RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_thread *t)
+{
+	struct rtl_thread local;
+	struct sched_param sp;
+	int ret;
+
+	if (!t)
+		t = &local;
+	memset(t, 0, sizeof(*t));
+	if (!a)
+		return -EINVAL;
+	ret = validate(a, t);
+	if (ret < 0)
+		goto fail;
+	t->handle = pthread_self();
+	t->policy = a->policy;
+	t->priority = a->priority;
+	t->cpu = a->cpu;
+	if (a->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(a->cpu, &set);
+		ret = -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		if (ret < 0) {
+			set_err(t, ret, "cannot pin to CPU %d: %s", a->cpu, strerror(-ret));
+			goto fail;
+		}
+	}
+	sp.sched_priority = a->priority;
+	ret = -pthread_setschedparam(pthread_self(), a->policy, &sp);
+	if (ret == -EPERM && is_rt(a->policy)) {
+		explain_eperm(t, a);
+		if (!a->best_effort)
+			goto fail;
+		rtl_log(RTL_LOG_WARN, "%s; continuing under SCHED_OTHER (best effort)", t->err.msg);
+		t->degraded = true;
+		t->policy = SCHED_OTHER;
+		t->priority = 0;
+		ret = 0;
+	} else if (ret < 0) {
+		set_err(t, ret, "cannot set %s priority %d: %s", policy_name(a->policy),
+			a->priority, strerror(-ret));
+		goto fail;
+	}
+	if (a->name)
+		pthread_setname_np(pthread_self(), a->name);
+	return 0;
+fail:
+	rtl_log(RTL_LOG_ERROR, "%s", t->err.msg);
+	return ret;
+}
+
+static void *noop(void *arg)
+{
+	return arg;
+}
+
+RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_rt_error *err)
+{
+	struct rtl_thread_attr a = {
+		.policy = SCHED_FIFO, .priority = priority, .cpu = -1, .stack_size = 64 * 1024
+	};
+	struct rtl_thread t;
+	int ret = rtl_thread_create(&t, &a, noop, NULL);
+
+	if (ret == 0)
+		rtl_thread_join(&t, NULL);
+	if (err)
+		*err = t.err;
+	return ret == 0;
+}

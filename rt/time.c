@@ -1,3 +1,24 @@
 // SPDX-License-Identifier: MIT
-/* stub: being written */
-typedef int rtl_stub_time;
+/*
+ * The one sleeping primitive of rtloop: an absolute-deadline sleep on
+ * CLOCK_MONOTONIC. Absolute, so that a late wake-up shortens the next sleep
+ * instead of pushing every later deadline back.
+ */
+#include <errno.h>
+
+#include <rtloop/time.h>
+
+RTL_API int rtl_time_sleep_until(int64_t deadline_ns)
+{
+	struct timespec ts;
+	int ret;
+
+	if (deadline_ns < 0)
+		return -EINVAL;
+	ts = rtl_time_to_timespec(deadline_ns);
+	do {
+		/* Returns the error number directly, not through errno. */
+		ret = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	} while (ret == EINTR);
+	return -ret;
+}

@@ -88,7 +88,8 @@ static void run_model(uint32_t cap, uint32_t slot, uint32_t start, uint64_t seed
 			bool ok = rtl_ring_pop(&r, buf);
 			cr_assert_eq(ok, model_size(&m) > 0, "step %d pop", step);
 			if (ok)
-				cr_assert_arr_eq(buf, m.items[m.tail++], slot, "step %d pop", step);
+				cr_assert_arr_eq(buf, m.items[m.tail++], slot, "step %d pop", step)
+					;
 		} else if (op == 2 || op == 3) { /* push batch */
 			uint32_t n = rnd(cap + 8) + 1;
 			uint32_t room = cap - (uint32_t)model_size(&m);
@@ -108,7 +109,8 @@ static void run_model(uint32_t cap, uint32_t slot, uint32_t start, uint64_t seed
 
 			cr_assert_eq(rtl_ring_pop_n(&r, buf, n), want, "step %d pop_n", step);
 			for (uint32_t i = 0; i < want; i++)
-				cr_assert_arr_eq(buf + (size_t)i * slot, m.items[m.tail++], slot);
+				cr_assert_arr_eq(buf + (size_t)i * slot, m.items[m.tail++], slot)
+					;
 		} else if (op == 6) { /* reserve/commit */
 			unsigned char *p = rtl_ring_reserve(&r);
 
@@ -126,7 +128,8 @@ static void run_model(uint32_t cap, uint32_t slot, uint32_t start, uint64_t seed
 
 			cr_assert_eq(p != NULL, model_size(&m) > 0, "step %d peek", step);
 			if (p) {
-				cr_assert_arr_eq(p, m.items[m.tail++], slot);
+				cr_assert_arr_eq(p, m.items[m.tail++], slot)
+					;
 				rtl_ring_release(&r);
 			}
 		} else if (op == 8 && rnd(4) == 0) { /* take newest (rarely: it drains) */
@@ -136,7 +139,8 @@ static void run_model(uint32_t cap, uint32_t slot, uint32_t start, uint64_t seed
 			cr_assert_eq(ok, model_size(&m) > 0);
 			if (ok) {
 				cr_assert_eq(skipped, model_size(&m) - 1);
-				cr_assert_arr_eq(buf, m.items[m.head - 1], slot);
+				cr_assert_arr_eq(buf, m.items[m.head - 1], slot)
+					;
 				m.skipped += skipped;
 				m.tail = m.head;
 			} else {

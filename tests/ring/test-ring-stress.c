@@ -30,7 +30,7 @@ struct item {
 	uint64_t check; /* ~seq * K: a torn copy cannot match */
 };
 
-#define CHECK(seq) (~((seq) * 0x9e3779b97f4a7c15ull))
+#define CHECK(seq) (~((seq)*0x9e3779b97f4a7c15ull))
 
 struct shared {
 	struct rtl_ring *r;

@@ -194,7 +194,8 @@ Test(ring, batch_copies_split_at_the_wrap)
 	cr_assert_eq(rtl_ring_push_n(&r, in, 6), 6);
 	cr_assert_eq(storage[0], in[3], "the batch continues at slot 0 after the wrap");
 	cr_assert_eq(rtl_ring_pop_n(&r, out, 6), 6);
-	cr_assert_arr_eq(out, in, 6 * sizeof(uint64_t));
+	cr_assert_arr_eq(out, in, 6 * sizeof(uint64_t))
+		;
 }
 
 Test(ring, sized_copies_move_only_the_given_bytes)

@@ -76,8 +76,7 @@ struct rtl_ring {
 	_Alignas(RTL_RING_ALIGN) struct rtl_ring_side cons;
 };
 
-_Static_assert(offsetof(struct rtl_ring, cons) - offsetof(struct rtl_ring, prod) >=
-		       RTL_RING_ALIGN,
+_Static_assert(offsetof(struct rtl_ring, cons) - offsetof(struct rtl_ring, prod) >= RTL_RING_ALIGN,
 	       "producer and consumer state must not share a cache line pair");
 _Static_assert(sizeof(struct rtl_ring_side) <= RTL_RING_ALIGN,
 	       "one side of the ring must fit its own cache lines");
@@ -104,8 +103,8 @@ RTL_API int rtl_ring_init(struct rtl_ring *r, void *storage, uint32_t capacity, 
  * As rtl_ring_init(), with both indices starting at @start instead of 0.
  * Meant for tests that exercise the wrap of the free-running counters.
  */
-RTL_API int rtl_ring_init_at(struct rtl_ring *r, void *storage, uint32_t capacity,
-			     size_t slot_size, uint32_t start);
+RTL_API int rtl_ring_init_at(struct rtl_ring *r, void *storage, uint32_t capacity, size_t slot_size,
+			     uint32_t start);
 
 /*
  * Allocate an aligned control block and zeroed storage together (storage

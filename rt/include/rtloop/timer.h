@@ -27,11 +27,11 @@ enum rtl_timer_policy {
 
 struct rtl_timer {
 	int64_t period_ns;
-	int64_t deadline_ns;     /* the deadline the next wait sleeps until */
+	int64_t deadline_ns; /* the deadline the next wait sleeps until */
 	enum rtl_timer_policy policy;
-	uint64_t cycles;         /* steps taken */
-	uint64_t overruns;       /* steps that came >= one period late */
-	uint64_t skipped;        /* periods dropped under RTL_TIMER_SKIP */
+	uint64_t cycles;	  /* steps taken */
+	uint64_t overruns;	  /* steps that came >= one period late */
+	uint64_t skipped;	  /* periods dropped under RTL_TIMER_SKIP */
 	int64_t last_lateness_ns; /* now - deadline at the last step */
 	int64_t max_lateness_ns;
 };

@@ -1,0 +1,44 @@
+# Convenience front end over Meson (in the spirit of PipeWire's).
+#   make test   install missing packages, configure, build, run every suite
+#   make demo   install, build, run the demo
+#   make        configure and build
+# Variables: BUILD (build directory), MESON_OPTS (extra meson setup flags),
+# SUITES (meson test --suite filters, default: all).
+
+BUILD ?= build
+MESON_OPTS ?=
+SUITES ?=
+
+.PHONY: all deps configure build test demo install clean format format-check
+
+all: build
+
+deps:
+	@sh .ci/deps
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) $(MESON_OPTS)
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	ninja -C $(BUILD)
+
+test: build
+	@sh .ci/start-services
+	meson test -C $(BUILD) --print-errorlogs $(foreach s,$(SUITES),--suite $(s))
+
+demo: build
+	@sh apps/demo.sh $(BUILD)
+
+install: build
+	meson install -C $(BUILD)
+
+format:
+	git ls-files '*.c' '*.h' '*.cpp' | xargs clang-format -i
+
+format-check:
+	git ls-files '*.c' '*.h' '*.cpp' | xargs clang-format --dry-run --Werror
+
+clean:
+	rm -rf $(BUILD)
