@@ -22,3 +22,20 @@ RTL_API int rtl_time_sleep_until(int64_t deadline_ns)
 	} while (ret == EINTR);
 	return -ret;
 }
+
+RTL_API int64_t rtl_time_now_clock(int clock_id)
+{
+	struct timespec ts;
+
+	if (clock_gettime((clockid_t)clock_id, &ts) != 0)
+		return 0;
+	return rtl_time_from_timespec(&ts);
+}
+
+RTL_API int64_t rtl_time_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return rtl_time_from_timespec(&ts);
+}

@@ -46,21 +46,13 @@ RTL_INLINE struct timespec rtl_time_to_timespec(int64_t ns)
 	return ts;
 }
 
-/* Now on @clock, in ns (0 if the clock is invalid). RT-safe (vDSO). */
-RTL_INLINE int64_t rtl_time_now_clock(clockid_t clock)
-{
-	struct timespec ts;
-
-	if (clock_gettime(clock, &ts) != 0)
-		return 0;
-	return rtl_time_from_timespec(&ts);
-}
+/* Now on the POSIX clock @clock_id (a clockid_t), in ns; 0 if the clock is
+ * invalid. RT-safe (vDSO). Out of line so that this header needs no POSIX
+ * feature macros from its users. */
+RTL_API int64_t rtl_time_now_clock(int clock_id);
 
 /* Now on CLOCK_MONOTONIC, in ns. RT-safe (vDSO). */
-RTL_INLINE int64_t rtl_time_now(void)
-{
-	return rtl_time_now_clock(CLOCK_MONOTONIC);
-}
+RTL_API int64_t rtl_time_now(void);
 
 /*
  * Sleep until the absolute CLOCK_MONOTONIC time @deadline_ns, resuming
