@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rtloop-doctor: is this machine ready for a real-time loop?
+ *
+ * A thin driver over rtl_doctor_run(): parse the options, run the checks,
+ * print the findings as aligned text (fixes under each warning) or as JSON,
+ * and exit 0 when nothing is bad, 1 when something is, 2 on a usage error.
+ * It needs no privileges; run it as the user who will run the loop, since
+ * limits and capabilities are those of the calling process.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rtloop/doctor.h>
+
+#define PROG "rtloop-doctor"
+
+enum { EXIT_OK = 0, EXIT_BAD = 1, EXIT_USAGE = 2 };
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: " PROG " [--json] [--root DIR]\n"
+		   "\n"
+		   "Check the kernel, limits and tuning this machine offers a real-time loop:\n"
+		   "preemption model, RLIMIT_RTPRIO and RLIMIT_MEMLOCK, CAP_SYS_NICE and\n"
+		   "CAP_IPC_LOCK, CPU frequency governor, isolcpus/nohz_full/rcu_nocbs, NUMA\n"
+		   "nodes, transparent huge pages, swap, /dev/cpu_dma_latency and timer slack.\n"
+		   "Each finding gets a verdict (ok, warn, bad) and, unless ok, a fix.\n"
+		   "\n"
+		   "Options:\n"
+		   "  -j, --json       print one JSON object instead of text\n"
+		   "  -r, --root DIR   read /proc, /sys and /dev below DIR (for tests)\n"
+		   "  -h, --help       print this help and exit\n"
+		   "\n"
+		   "Exit status: 0 nothing is bad, 1 at least one finding is bad,\n"
+		   "2 usage error or the checks could not run.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "root", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rtl_doctor_finding findings[RTL_DOCTOR_MAX_FINDINGS];
+	struct rtl_doctor_opts opts = { 0 };
+	bool json = false;
+	int c, n, err;
+
+	/* Parse: we print our own messages, naming the flag. */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hjr:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'j':
+			json = true;
+			break;
+		case 'r':
+			opts.root = optarg;
+			break;
+		case ':':
+			fprintf(stderr,
+				PROG ": option '%s' needs an argument; see " PROG " --help\n",
+				argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			if (optopt)
+				fprintf(stderr,
+					PROG ": unknown option '-%c'; see " PROG " --help\n",
+					optopt);
+			else
+				fprintf(stderr, PROG ": unknown option '%s'; see " PROG " --help\n",
+					argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'; see " PROG " --help\n",
+			argv[optind]);
+		return EXIT_USAGE;
+	}
+
+	/* Validate and run. */
+	if (opts.root && !*opts.root) {
+		fprintf(stderr, PROG ": --root needs a directory; see " PROG " --help\n");
+		return EXIT_USAGE;
+	}
+	n = rtl_doctor_run(&opts, findings, RTL_DOCTOR_MAX_FINDINGS);
+	if (n < 0) {
+		if (opts.root)
+			fprintf(stderr, PROG ": --root %s: %s\n", opts.root, strerror(-n));
+		else
+			fprintf(stderr, PROG ": cannot run the checks: %s\n", strerror(-n));
+		return EXIT_USAGE;
+	}
+
+	/* Report. */
+	if (json)
+		err = rtl_doctor_write_json(stdout, findings, (size_t)n);
+	else
+		err = rtl_doctor_write_text(stdout, findings, (size_t)n);
+	if (err == 0 && fflush(stdout) != 0)
+		err = -errno;
+	if (err) {
+		fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(-err));
+		return EXIT_USAGE;
+	}
+	return rtl_doctor_worst(findings, (size_t)n) == RTL_DOCTOR_BAD ? EXIT_BAD : EXIT_OK;
+}
