@@ -31,10 +31,10 @@ static void side_init(struct rtl_ring_side *s, void *storage, uint32_t capacity,
 		      uint32_t start)
 {
 	atomic_init(&s->index, start);
-	s->other_cache = start;
+	s->limit = start;
 	atomic_init(&s->counter, 0);
 	s->mask = capacity - 1;
-	s->slot_size = (uint32_t)slot_size;
+	s->slot_size = slot_size;
 	s->slots = storage;
 }
 
@@ -47,6 +47,8 @@ RTL_API int rtl_ring_init_at(struct rtl_ring *r, void *storage, uint32_t capacit
 		return -EINVAL;
 	side_init(&r->prod, storage, capacity, slot_size, start);
 	side_init(&r->cons, storage, capacity, slot_size, start);
+	/* The producer may run ahead of the (empty) consumer by a capacity. */
+	r->prod.limit = start + capacity;
 	return 0;
 }
 

@@ -14,8 +14,9 @@
  *   capacity is a power of two no larger than 2^31, so head - tail never
  *   exceeds it and "full" is simply head - tail == capacity.
  * - The producer owns head, the consumer owns tail. Each side keeps, on its
- *   own cache line, a cached copy of the other side's index and reloads it
- *   only when the cached view says "full" (producer) or "empty" (consumer).
+ *   own cache line, a limit derived from its last look at the other side's
+ *   index (producer: tail + capacity; consumer: head) and looks again only
+ *   when it reaches that limit ("full" or "empty" by the cached view).
  *   In steady state a push therefore touches only the producer's line and
  *   the slot; the consumer's line is read once per "apparently full".
  * - Each side also keeps its own copy of the read-only geometry (mask, slot
@@ -59,15 +60,17 @@ extern "C" {
 struct rtl_ring_side {
 	/* Producer: next index to write. Consumer: next index to read. */
 	_Atomic uint32_t index;
-	/* Last seen value of the other side's index (plain: private to us). */
-	uint32_t other_cache;
+	/* First index this side may not pass, from its last look at the other
+	 * side (plain: private to this side). Producer: consumer index +
+	 * capacity. Consumer: producer index. */
+	uint32_t limit;
 	/* Producer: items refused because the ring was full.
 	 * Consumer: items dropped by the *_newest calls.
 	 * Single writer (this side); atomic so other threads may read it. */
 	_Atomic uint64_t counter;
 	/* Private copies of the read-only geometry. */
 	uint32_t mask;
-	uint32_t slot_size;
+	size_t slot_size; /* size_t: the slot offset is one multiply */
 	unsigned char *slots;
 };
 
@@ -137,15 +140,14 @@ RTL_INLINE void rtl_ring__count(struct rtl_ring_side *s, uint64_t n)
 RTL_INLINE uint32_t rtl_ring__prod_free(struct rtl_ring *r, uint32_t head, uint32_t want)
 {
 	struct rtl_ring_side *p = &r->prod;
-	uint32_t cap = p->mask + 1;
-	uint32_t free_slots = cap - (head - p->other_cache);
+	uint32_t free_slots = p->limit - head;
 
 	if (free_slots < want) {
 		/* acquire: pairs with the consumer's release store of tail, so
 		 * its reads of the slots it handed back happen before we
 		 * overwrite them. */
-		p->other_cache = atomic_load_explicit(&r->cons.index, memory_order_acquire);
-		free_slots = cap - (head - p->other_cache);
+		p->limit = atomic_load_explicit(&r->cons.index, memory_order_acquire) + p->mask + 1;
+		free_slots = p->limit - head;
 	}
 	return free_slots;
 }
@@ -155,13 +157,13 @@ RTL_INLINE uint32_t rtl_ring__prod_free(struct rtl_ring *r, uint32_t head, uint3
 RTL_INLINE uint32_t rtl_ring__cons_avail(struct rtl_ring *r, uint32_t tail, uint32_t want)
 {
 	struct rtl_ring_side *c = &r->cons;
-	uint32_t avail = c->other_cache - tail;
+	uint32_t avail = c->limit - tail;
 
 	if (avail < want) {
 		/* acquire: pairs with the producer's release store of head, so
 		 * the slot contents it wrote are visible before we read them. */
-		c->other_cache = atomic_load_explicit(&r->prod.index, memory_order_acquire);
-		avail = c->other_cache - tail;
+		c->limit = atomic_load_explicit(&r->prod.index, memory_order_acquire);
+		avail = c->limit - tail;
 	}
 	return avail;
 }
@@ -207,12 +209,18 @@ RTL_INLINE void rtl_ring_commit(struct rtl_ring *r)
  */
 RTL_INLINE bool rtl_ring_push_sz(struct rtl_ring *r, const void *item, size_t size)
 {
-	void *slot = rtl_ring_reserve(r);
+	struct rtl_ring_side *p = &r->prod;
+	/* relaxed: only this thread writes head. Read once: reserve + commit
+	 * would read it twice. */
+	uint32_t head = atomic_load_explicit(&p->index, memory_order_relaxed);
 
-	if (RTL_UNLIKELY(!slot))
+	if (RTL_UNLIKELY(rtl_ring__prod_free(r, head, 1) == 0)) {
+		rtl_ring__count(p, 1);
 		return false;
-	memcpy(slot, item, size);
-	rtl_ring_commit(r);
+	}
+	memcpy(rtl_ring__slot(p, head), item, size);
+	/* release: the item is visible no later than the new head. */
+	atomic_store_explicit(&p->index, head + 1, memory_order_release);
 	return true;
 }
 
@@ -248,7 +256,8 @@ RTL_INLINE uint32_t rtl_ring_push_n_sz(struct rtl_ring *r, const void *items, ui
 		if (first > k)
 			first = k;
 		memcpy(p->slots + (size_t)idx * size, src, (size_t)first * size);
-		memcpy(p->slots, src + (size_t)first * size, (size_t)(k - first) * size);
+		if (RTL_UNLIKELY(k > first))
+			memcpy(p->slots, src + (size_t)first * size, (size_t)(k - first) * size);
 	} else {
 		for (uint32_t i = 0; i < k; i++)
 			memcpy(rtl_ring__slot(p, head + i), src + (size_t)i * size, size);
@@ -302,12 +311,16 @@ RTL_INLINE void rtl_ring_release(struct rtl_ring *r)
  */
 RTL_INLINE bool rtl_ring_pop_sz(struct rtl_ring *r, void *item, size_t size)
 {
-	const void *slot = rtl_ring_peek(r);
+	struct rtl_ring_side *c = &r->cons;
+	/* relaxed: only this thread writes tail. */
+	uint32_t tail = atomic_load_explicit(&c->index, memory_order_relaxed);
 
-	if (!slot)
+	if (rtl_ring__cons_avail(r, tail, 1) == 0)
 		return false;
-	memcpy(item, slot, size);
-	rtl_ring_release(r);
+	memcpy(item, rtl_ring__slot(c, tail), size);
+	/* release: the copy out of the slot completes before the producer
+	 * may reuse it. */
+	atomic_store_explicit(&c->index, tail + 1, memory_order_release);
 	return true;
 }
 
@@ -340,7 +353,8 @@ RTL_INLINE uint32_t rtl_ring_pop_n_sz(struct rtl_ring *r, void *items, uint32_t 
 		if (first > k)
 			first = k;
 		memcpy(dst, c->slots + (size_t)idx * size, (size_t)first * size);
-		memcpy(dst + (size_t)first * size, c->slots, (size_t)(k - first) * size);
+		if (RTL_UNLIKELY(k > first))
+			memcpy(dst + (size_t)first * size, c->slots, (size_t)(k - first) * size);
 	} else {
 		for (uint32_t i = 0; i < k; i++)
 			memcpy(dst + (size_t)i * size, rtl_ring__slot(c, tail + i), size);
@@ -373,7 +387,7 @@ RTL_INLINE const void *rtl_ring_peek_newest(struct rtl_ring *r, uint32_t *skippe
 	uint32_t head = atomic_load_explicit(&r->prod.index, memory_order_acquire);
 	uint32_t drop;
 
-	c->other_cache = head;
+	c->limit = head;
 	if (head == tail) {
 		if (skipped)
 			*skipped = 0;
