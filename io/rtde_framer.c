@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RTDE framer: turns the bytes of TCP reads, in whatever slicing the kernel
+ * delivers them, into whole packages.
+ *
+ * The state is a partial package (fill bytes of it in the assembly buffer,
+ * its declared size once the 3-byte header is in) and the not yet consumed
+ * rest of the last feed. rtl_rtde_framer_next() takes one of two paths:
+ *
+ * - Nothing partial and a whole package at the front of the fed bytes: the
+ *   common case for a reader that keeps up. The package is returned in
+ *   place, without a copy.
+ * - Otherwise the bytes are appended to the assembly buffer, header first,
+ *   until the declared size is reached or the feed runs out.
+ *
+ * The declared size is checked as soon as the two size bytes are known, on
+ * either path, before any body byte is waited for: a stream that is not
+ * RTDE (or has slipped) fails at its first bad header, at a known offset,
+ * and the framer then refuses everything until reset, so no later byte is
+ * ever misread as a package. The error text is assembled by hand rather
+ * than with snprintf so that the error path stays as RT-safe as the rest.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rtloop/rtde.h>
+
+/* Append the NUL-terminated @s to @buf at *@pos (bounded by @cap, which
+ * keeps room for the terminator). */
+static void put_str(char *buf, size_t cap, size_t *pos, const char *s)
+{
+	while (*s && *pos + 1 < cap)
+		buf[(*pos)++] = *s++;
+	buf[*pos] = '\0';
+}
+
+static void put_u64(char *buf, size_t cap, size_t *pos, uint64_t v)
+{
+	char digits[21];
+	int n = 0;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n > 0 && *pos + 1 < cap)
+		buf[(*pos)++] = digits[--n];
+	buf[*pos] = '\0';
+}
+
+/*
+ * Check the declared @size of the package starting at stream offset @at;
+ * on a bad size record the error and fail the framer.
+ */
+static int check_size(struct rtl_rtde_framer *f, uint64_t at, uint32_t size)
+{
+	struct rtl_rtde_framer_error *e = &f->error;
+	bool small = size < RTL_RTDE_HEADER_SIZE;
+	size_t pos = 0;
+
+	if (!small && size <= f->max_size)
+		return 0;
+
+	e->code = -EMSGSIZE;
+	e->offset = at;
+	e->value = size;
+	e->limit = small ? RTL_RTDE_HEADER_SIZE : f->max_size;
+	put_str(e->message, sizeof(e->message), &pos, "RTDE framer: package at stream offset ");
+	put_u64(e->message, sizeof(e->message), &pos, at);
+	put_str(e->message, sizeof(e->message), &pos, " declares size ");
+	put_u64(e->message, sizeof(e->message), &pos, size);
+	put_str(e->message, sizeof(e->message), &pos, small ? " (minimum " : " (maximum ");
+	put_u64(e->message, sizeof(e->message), &pos, e->limit);
+	put_str(e->message, sizeof(e->message), &pos,
+		"); the stream is not RTDE or is out of sync: reconnect");
+
+	f->failed = true;
+	f->in = NULL;
+	f->in_len = 0;
+	return e->code;
+}
+
+RTL_API int rtl_rtde_framer_init(struct rtl_rtde_framer *f, void *storage, size_t max_size)
+{
+	if (!f || !storage || max_size < RTL_RTDE_HEADER_SIZE ||
+	    max_size > RTL_RTDE_MAX_PACKAGE_SIZE)
+		return -EINVAL;
+	f->buf = storage;
+	f->max_size = (uint32_t)max_size;
+	rtl_rtde_framer_reset(f);
+	return 0;
+}
+
+RTL_API void rtl_rtde_framer_reset(struct rtl_rtde_framer *f)
+{
+	f->fill = 0;
+	f->need = 0;
+	f->in = NULL;
+	f->in_len = 0;
+	f->offset = 0;
+	f->failed = false;
+	memset(&f->error, 0, sizeof(f->error));
+}
+
+RTL_API int rtl_rtde_framer_feed(struct rtl_rtde_framer *f, const void *data, size_t len)
+{
+	if (!f || (!data && len > 0))
+		return -EINVAL;
+	if (f->failed)
+		return f->error.code;
+	if (f->in_len > 0)
+		return -EBUSY;
+	if (len == 0)
+		return 0;
+	f->in = data;
+	f->in_len = len;
+	return 0;
+}
+
+/* Move up to @n fed bytes into the assembly buffer. */
+static void take(struct rtl_rtde_framer *f, size_t n)
+{
+	if (n > f->in_len)
+		n = f->in_len;
+	memcpy(f->buf + f->fill, f->in, n);
+	f->fill += (uint32_t)n;
+	f->in += n;
+	f->in_len -= n;
+	f->offset += n;
+}
+
+RTL_API int rtl_rtde_framer_next(struct rtl_rtde_framer *f, const uint8_t **pkg, size_t *len)
+{
+	int err;
+
+	if (!f || !pkg || !len)
+		return -EINVAL;
+	if (f->failed)
+		return f->error.code;
+
+	/* Fast path: a whole package at the front of the fed bytes. */
+	if (f->fill == 0 && f->in_len >= 2) {
+		uint32_t size = rtl_rtde_load_u16(f->in);
+
+		err = check_size(f, f->offset, size);
+		if (err)
+			return err;
+		if (f->in_len >= size) {
+			*pkg = f->in;
+			*len = size;
+			f->in += size;
+			f->in_len -= size;
+			f->offset += size;
+			return 1;
+		}
+	}
+
+	if (f->in_len == 0)
+		return 0;
+
+	/* Slow path: assemble, header first. The size is checked as soon as
+	 * its two bytes are in (need == 0 means "not known yet": a declared 0
+	 * never passes the check). */
+	if (f->fill < RTL_RTDE_HEADER_SIZE) {
+		take(f, RTL_RTDE_HEADER_SIZE - f->fill);
+		if (f->fill >= 2 && f->need == 0) {
+			f->need = rtl_rtde_load_u16(f->buf);
+			err = check_size(f, f->offset - f->fill, f->need);
+			if (err)
+				return err;
+		}
+		if (f->fill < RTL_RTDE_HEADER_SIZE)
+			return 0;
+	}
+	take(f, f->need - f->fill);
+	if (f->fill < f->need)
+		return 0;
+
+	*pkg = f->buf;
+	*len = f->need;
+	/* The buffer is reused by the next call, which is exactly how long
+	 * the caller may use the package. */
+	f->fill = 0;
+	f->need = 0;
+	return 1;
+}
+
+RTL_API const struct rtl_rtde_framer_error *rtl_rtde_framer_error(const struct rtl_rtde_framer *f)
+{
+	return f->failed ? &f->error : NULL;
+}
+
+RTL_API size_t rtl_rtde_framer_pending(const struct rtl_rtde_framer *f)
+{
+	return f->fill;
+}
+
+RTL_API uint64_t rtl_rtde_framer_offset(const struct rtl_rtde_framer *f)
+{
+	return f->offset;
+}
