@@ -108,6 +108,21 @@ static void explain_eperm(struct rtl_thread *t, const struct rtl_thread_attr *a)
 		policy_name(a->policy), a->priority, lim);
 }
 
+/* The kernel refused the real-time policy: explain it, and unless the caller
+ * asked for best effort, fail. Returns true when the caller continues under
+ * SCHED_OTHER (recorded in @t). */
+static bool refused_rt(struct rtl_thread *t, const struct rtl_thread_attr *a)
+{
+	explain_eperm(t, a);
+	if (!a->best_effort)
+		return false;
+	rtl_log(RTL_LOG_WARN, "%s; continuing under SCHED_OTHER (best effort)", t->err.msg);
+	t->degraded = true;
+	t->policy = SCHED_OTHER;
+	t->priority = 0;
+	return true;
+}
+
 static void *trampoline(void *p)
 {
 	struct rtl_thread *t = p;
@@ -186,13 +201,8 @@ RTL_API int rtl_thread_create(struct rtl_thread *t, const struct rtl_thread_attr
 	t->cpu = a->cpu;
 	ret = spawn(t, a, a->policy, a->priority);
 	if (ret == -EPERM && is_rt(a->policy)) {
-		explain_eperm(t, a);
-		if (!a->best_effort)
+		if (!refused_rt(t, a))
 			goto fail;
-		rtl_log(RTL_LOG_WARN, "%s; continuing under SCHED_OTHER (best effort)", t->err.msg);
-		t->degraded = true;
-		t->policy = SCHED_OTHER;
-		t->priority = 0;
 		ret = spawn(t, a, SCHED_OTHER, 0);
 	}
 	if (ret < 0) {
@@ -248,13 +258,8 @@ RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_th
 	sp.sched_priority = a->priority;
 	ret = -pthread_setschedparam(pthread_self(), a->policy, &sp);
 	if (ret == -EPERM && is_rt(a->policy)) {
-		explain_eperm(t, a);
-		if (!a->best_effort)
+		if (!refused_rt(t, a))
 			goto fail;
-		rtl_log(RTL_LOG_WARN, "%s; continuing under SCHED_OTHER (best effort)", t->err.msg);
-		t->degraded = true;
-		t->policy = SCHED_OTHER;
-		t->priority = 0;
 		ret = 0;
 	} else if (ret < 0) {
 		set_err(t, ret, "cannot set %s priority %d: %s", policy_name(a->policy),
