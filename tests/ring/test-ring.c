@@ -31,7 +31,7 @@ static void setup(void)
 Test(ring, init_rejects_bad_geometry)
 {
 	static _Alignas(RTL_RING_ALIGN) struct rtl_ring q[2];
-	struct rtl_ring *misaligned = (struct rtl_ring *)((char *)&q[0] + 8);
+	struct rtl_ring *misaligned = (struct rtl_ring *)(void *)((char *)&q[0] + 8);
 
 	cr_assert_eq(rtl_ring_init(NULL, storage, 8, 8), -EINVAL);
 	cr_assert_eq(rtl_ring_init(&q[0], NULL, 8, 8), -EINVAL);
