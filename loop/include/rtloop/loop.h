@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtl_loop: the control loop. A receive thread decodes the controller's
+ * frames into a lock-free SPSC ring; a worker takes them, runs the user's
+ * step function and sends the commands it produced; every cycle is counted
+ * and timed.
+ *
+ * Design
+ * ------
+ *   [rx thread]  SCHED_FIFO, pinned, memory locked
+ *        transport->recv() blocks on the socket; transport->next() cuts and
+ *        decodes each data frame straight into a reserved ring slot (header
+ *        struct rtl_loop_frame + decoded values); commit; wake the worker.
+ *        Setup replies and text messages stay inside the transport (slow
+ *        path) and never reach the worker.
+ *   [ring]       rtl_ring, slots of sizeof(struct rtl_loop_frame) + values,
+ *                storage on the worker's NUMA node.
+ *   [worker]     SCHED_FIFO, pinned to another CPU
+ *        wait: spin for a budget, then sleep on a futex; take the newest
+ *        frame (counting the skipped ones) or every frame; call step();
+ *        transport->send() encodes and sends only what changed, without
+ *        blocking (a send that would block is counted and retried with the
+ *        newest values next cycle).
+ *
+ * The loop knows no protocol: it talks to a small transport interface
+ * (struct rtl_transport_ops), implemented for RTDE (rtloop/rtde_transport.h)
+ * and for tests by in-memory fakes.
+ *
+ * Wake-ups use an event count: the rx thread bumps a 32-bit word after each
+ * commit and calls FUTEX_WAKE only when the worker said it is going to
+ * sleep; the worker announces sleep, re-checks the ring, then waits on the
+ * value it read. Both sides use sequentially consistent operations on the
+ * two words, so a wake-up cannot be lost (Dekker's pattern).
+ *
+ * The transmit side has one owner at a time: the worker, or the rx thread
+ * when the watchdog sends the safe commands. Ownership is a compare-and-swap
+ * flag that is tried, never waited for, so neither thread can block the
+ * other.
+ *
+ * Accounting is always on: counters are single-writer relaxed atomics and
+ * the histograms are rtl_hist, so a non-RT thread reads them at any time
+ * (rtl_loop_stats(), rtl_loop_report()) without disturbing the hot path.
+ *
+ * Hot-path rules: after rtl_loop_start() the rx thread and the worker make
+ * no allocation, take no lock and perform no system call other than the
+ * transport's receive/send and the futex; tests/loop proves it.
+ */
+#ifndef RTLOOP_LOOP_H
+#define RTLOOP_LOOP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rtloop/compiler.h>
+#include <rtloop/hist.h>
+#include <rtloop/mem.h>
+
+/* ---- frames ----------------------------------------------------------------- */
+
+/*
+ * One received frame, as the rx thread writes it into a ring slot: this
+ * header, then the transport's decoded values (values_size bytes, 8-byte
+ * aligned).
+ */
+struct rtl_loop_frame {
+	uint64_t seq;	       /* frames received since the loop started, from 0 */
+	int64_t rx_ns;	       /* CLOCK_MONOTONIC when recv() returned the bytes */
+	int64_t kernel_rx_ns;  /* kernel receive time (CLOCK_MONOTONIC), 0 if unknown */
+	int64_t commit_ns;     /* when the frame was committed to the ring */
+	double ctrl_time;      /* controller timestamp in s, NaN if the transport has none */
+	uint32_t ctrl_skipped; /* controller frames lost just before this one */
+	uint32_t size;	       /* bytes of values */
+	_Alignas(8) unsigned char values[];
+};
+
+/* ---- the transport interface -------------------------------------------------- */
+
+struct rtl_transport;
+
+struct rtl_transport_ops {
+	const char *name;
+	/*
+	 * Connect and set up (handshake, recipes): slow path, may block up
+	 * to the transport's own time-outs. Sets t->values_size and
+	 * t->period_ns. Returns 0 or -errno with @err filled.
+	 */
+	int (*connect)(struct rtl_transport *t, struct rtl_rt_error *err);
+	/*
+	 * rx thread: block until bytes arrive and take them in. Returns the
+	 * byte count (> 0), 0 when the peer closed, or -errno.
+	 */
+	int (*recv)(struct rtl_transport *t);
+	/*
+	 * rx thread: decode the next data frame of the bytes taken in into
+	 * @f (values up to @cap bytes; fill size, ctrl_time, ctrl_skipped).
+	 * Returns 1 for a frame, 0 when no whole frame is left, -errno when
+	 * the stream is unusable (reconnect). Other packages are handled
+	 * inside (slow path).
+	 */
+	int (*next)(struct rtl_transport *t, struct rtl_loop_frame *f, size_t cap);
+	/*
+	 * Encode and send the current commands without blocking. Returns the
+	 * bytes sent (> 0), 0 when nothing changed (suppressed), -EAGAIN when
+	 * the socket would block (nothing committed: the newest values go next
+	 * time), or -errno. Called by the transmit owner only.
+	 */
+	int (*send)(struct rtl_transport *t);
+	/* As send(), for the safe command set (watchdog, rejected commands). */
+	int (*send_safe)(struct rtl_transport *t);
+	/*
+	 * Check the commands the step function wrote: 0 when they may be sent,
+	 * -EDOM when a value is not finite or outside its configured limit
+	 * (name it in @why, @len bytes). May be NULL.
+	 */
+	int (*check)(struct rtl_transport *t, char *why, size_t len);
+	/* Unblock recv() (shutdown(2)); callable from any thread. */
+	void (*shutdown)(struct rtl_transport *t);
+	/* Close the connection (not the transport): reconnect may follow. */
+	void (*disconnect)(struct rtl_transport *t);
+};
+
+struct rtl_transport {
+	const struct rtl_transport_ops *ops;
+	void *impl;	    /* the implementation's state */
+	void *commands;	    /* what the step function writes (transport-defined) */
+	size_t values_size; /* bytes of decoded values per frame (set by connect) */
+	int64_t period_ns;  /* expected time between frames (set by connect) */
+};
+
+/* ---- configuration ---------------------------------------------------------------- */
+
+struct rtl_loop;
+
+/*
+ * The user's control step, run by the worker for each frame it takes:
+ * read @f, write commands into rtl_loop_commands(@loop). Return 0, or a
+ * negative value to stop the loop. RT context: no allocation, no blocking.
+ */
+typedef int (*rtl_loop_step_fn)(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user);
+
+enum rtl_loop_rt_mode {
+	RTL_LOOP_RT_REQUIRE = 0, /* refuse to start without SCHED_FIFO and mlockall */
+	RTL_LOOP_RT_DEGRADE = 1, /* report what could not be applied, run anyway */
+	RTL_LOOP_RT_OFF = 2,	 /* plain threads, no memory locking (tests) */
+};
+
+struct rtl_loop_config {
+	struct rtl_transport *transport; /* required; not owned */
+	rtl_loop_step_fn step;		 /* NULL for the external-loop API */
+	void *user;
+	/* Real-time settings. */
+	enum rtl_loop_rt_mode rt_mode;
+	int rx_priority;     /* default 90 */
+	int worker_priority; /* default 80 */
+	int rx_cpu;	     /* default -1 (no pinning) */
+	int worker_cpu;	     /* default -1 */
+	/* Ring of frames: power of two, default 64. */
+	uint32_t ring_capacity;
+	/* true: the worker runs the step for every frame; false (default):
+	 * only for the newest, counting the ones it skipped. */
+	bool every_frame;
+	/* Worker wait: spin this long before sleeping on the futex
+	 * (default 0: sleep at once; spinning needs a CPU of its own). */
+	int64_t spin_ns;
+	/* Watchdog: when the worker has not finished a step for this many
+	 * periods while frames arrive, the rx thread sends the safe
+	 * commands (default 3; -1 disables). */
+	int watchdog_periods;
+	/* Reconnect after a lost connection: attempts (default 0: stop the
+	 * loop instead) and the first back-off (default 100 ms, doubling up
+	 * to 2 s). Commands stay disarmed after a reconnect until
+	 * rtl_loop_arm(). */
+	int reconnect_attempts;
+	int64_t reconnect_backoff_ns;
+	/* Commands are sent only while armed; default armed at start. */
+	bool start_disarmed;
+};
+
+/* ---- accounting ---------------------------------------------------------------------- */
+
+struct rtl_loop_stats {
+	uint64_t frames;	 /* data frames received */
+	uint64_t ctrl_skipped;	 /* frames the controller skipped (timestamp steps) */
+	uint64_t worker_skipped; /* frames the worker skipped (newest only) */
+	uint64_t ring_full;	 /* frames dropped because the ring was full */
+	uint64_t steps;		 /* step calls */
+	uint64_t overruns;	 /* steps that took longer than a period */
+	uint64_t sends;		 /* sends that put bytes on the wire */
+	uint64_t suppressed;	 /* sends with nothing changed */
+	uint64_t would_block;	 /* sends that would have blocked */
+	uint64_t rejected;	 /* steps whose commands failed the check */
+	uint64_t watchdog;	 /* watchdog episodes (safe commands sent) */
+	uint64_t reconnects;	 /* successful reconnects */
+	uint64_t rx_errors;	 /* malformed or failed receives */
+};
+
+/* The loop's histograms (ns). */
+enum rtl_loop_hist_id {
+	RTL_LOOP_H_RX_TO_STEP = 0, /* receive to step start */
+	RTL_LOOP_H_STEP,	   /* step duration */
+	RTL_LOOP_H_STEP_TO_SEND,   /* step start to send done */
+	RTL_LOOP_H_INTERARRIVAL,   /* between consecutive frames */
+	RTL_LOOP_H_WAKE,	   /* commit to worker running (wake-up lateness) */
+	RTL_LOOP_H_COUNT,
+};
+
+/* ---- API ----------------------------------------------------------------------------- */
+
+/*
+ * Create a loop for @cfg (copied): allocates and pre-faults the ring and
+ * the histograms (on the worker CPU's NUMA node). Does not connect.
+ * Not RT-safe.
+ * Returns 0 and sets *@out, or
+ *   -EINVAL  @out, @cfg or the transport is NULL, or a field is out of
+ *            range (message in @err),
+ *   -ENOMEM  allocation failed.
+ */
+RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config *cfg,
+			    struct rtl_rt_error *err);
+
+/* Stop (if running) and free. NULL is accepted. Not RT-safe. */
+RTL_API void rtl_loop_destroy(struct rtl_loop *loop);
+
+/*
+ * Apply the real-time settings (mlockall, priorities, CPUs), connect the
+ * transport and start the rx thread (and the worker when a step function
+ * is configured). What could not be applied is logged and listed by
+ * rtl_loop_report(); with RTL_LOOP_RT_REQUIRE it is an error instead.
+ * Not RT-safe.
+ * Returns 0, or -EPERM (real time refused and required), -EALREADY, or the
+ * transport's connect error, with @err filled.
+ */
+RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err);
+
+/*
+ * Ask the loop to stop (async-signal-safe: one atomic store and a
+ * shutdown(2) of the socket through the transport).
+ */
+RTL_API void rtl_loop_stop(struct rtl_loop *loop);
+
+/*
+ * Wait until the loop has stopped (stop requested, step returned < 0,
+ * connection lost without reconnect) and join its threads. Returns the
+ * reason: 0 for a requested stop, the step's negative value, or -errno
+ * of the transport. Not RT-safe.
+ */
+RTL_API int rtl_loop_join(struct rtl_loop *loop);
+
+/* rtl_loop_start() then rtl_loop_join(): the callback API in one call. */
+RTL_API int rtl_loop_run(struct rtl_loop *loop, struct rtl_rt_error *err);
+
+/*
+ * External-loop API, for users who own their loop thread (no step function
+ * configured): wait up to @timeout_ns for a frame newer than the last one
+ * read and return it (the newest; older ones count as worker-skipped), or
+ * NULL on time-out or stop. The frame stays valid until the next read.
+ * Call from one thread only. RT-safe.
+ */
+RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_t timeout_ns);
+
+/*
+ * External-loop API: send the commands written into rtl_loop_commands()
+ * (checked, coalesced, non-blocking, as the worker would). Returns the
+ * bytes sent, 0 (nothing changed, disarmed, or rejected: see the stats),
+ * -EAGAIN (would block; retried next time with the newest values) or
+ * -errno. RT-safe.
+ */
+RTL_API int rtl_loop_write(struct rtl_loop *loop);
+
+/* What the step function writes commands into (transport-defined, e.g.
+ * struct rtl_rtde_coalescer for RTDE). */
+RTL_API void *rtl_loop_commands(struct rtl_loop *loop);
+
+/* Arm or disarm the commands (disarmed: nothing but the safe set is
+ * sent). Any thread. */
+RTL_API void rtl_loop_arm(struct rtl_loop *loop, bool armed);
+RTL_API bool rtl_loop_armed(const struct rtl_loop *loop);
+
+/* Counters, readable at any time from any thread. */
+RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *out);
+
+/* A histogram, readable at any time (see rtl_hist on live reads). */
+RTL_API const struct rtl_hist *rtl_loop_hist(const struct rtl_loop *loop, enum rtl_loop_hist_id id);
+
+/* Name of a histogram ("rx_to_step", ...). */
+RTL_API const char *rtl_loop_hist_name(enum rtl_loop_hist_id id);
+
+/* The real-time settings that could not be applied, "" when all were
+ * (one line each). */
+RTL_API const char *rtl_loop_rt_notes(const struct rtl_loop *loop);
+
+/*
+ * Write the report: counters, histograms (p50/p99/p99.9/max), and the
+ * real-time notes, as text or, with @json, as one JSON object. Returns 0
+ * or -EIO. Not RT-safe.
+ */
+RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json);
+
+#endif /* RTLOOP_LOOP_H */

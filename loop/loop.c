@@ -1,0 +1,915 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The control loop: rx thread, ring, worker, accounting, watchdog,
+ * reconnect. The design note is in <rtloop/loop.h>; this file adds the
+ * reasoning at the lines where it matters.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <rtloop/log.h>
+#include <rtloop/loop.h>
+#include <rtloop/ring.h>
+#include <rtloop/thread.h>
+#include <rtloop/time.h>
+
+#include "rtl_trace.h"
+
+#define DEFAULT_RING 64
+#define DEFAULT_RX_PRIO 90
+#define DEFAULT_WORKER_PRIO 80
+#define DEFAULT_WATCHDOG 3
+#define DEFAULT_BACKOFF_NS (100 * RTL_NS_PER_MS)
+#define MAX_BACKOFF_NS (2 * RTL_NS_PER_SEC)
+/* The worker re-checks the stop flag at least this often while asleep. */
+#define IDLE_WAKE_NS (100 * RTL_NS_PER_MS)
+#define PREFAULT_STACK (128 * 1024)
+
+/* Single-writer counters: relaxed load + store, readable by anyone. */
+struct counters {
+	_Atomic uint64_t frames, ctrl_skipped, worker_skipped, ring_full, steps, overruns, sends,
+		suppressed, would_block, rejected, watchdog, reconnects, rx_errors;
+};
+
+struct rtl_loop {
+	struct rtl_loop_config cfg;
+	struct rtl_transport *t;
+
+	/* The ring and its storage (allocated at the first start). */
+	struct rtl_ring *ring;
+	void *ring_storage;
+	size_t ring_bytes;
+	size_t slot_size;
+	struct rtl_loop_frame *scratch; /* decode target when the ring is full */
+
+	/* Wake-up event count and the worker's "going to sleep" flag. */
+	_Atomic uint32_t events;
+	_Atomic uint32_t sleeping;
+
+	_Atomic int stop;
+	_Atomic int result;
+	_Atomic int armed;
+	_Atomic int tx_owner;	      /* 0 free, 1 held */
+	_Atomic int64_t worker_alive; /* last time the worker finished a step */
+	_Atomic int watchdog_on;      /* safe commands sent, worker not back yet */
+
+	struct rtl_thread rx, worker;
+	bool rx_running, worker_running, started;
+
+	/* rx thread state. */
+	uint64_t seq;
+	int64_t last_rx_ns;
+
+	/* External-loop state. */
+	bool holding;
+	int64_t last_read_start;
+
+	/* First rejection reason, published once. */
+	_Atomic int reject_noted;
+	char reject_why[160];
+
+	struct counters c;
+	struct rtl_hist *hist; /* RTL_LOOP_H_COUNT of them */
+	char rt_notes[1024];
+};
+
+static const char *const hist_names[RTL_LOOP_H_COUNT] = {
+	[RTL_LOOP_H_RX_TO_STEP] = "rx_to_step",
+	[RTL_LOOP_H_STEP] = "step",
+	[RTL_LOOP_H_STEP_TO_SEND] = "step_to_send",
+	[RTL_LOOP_H_INTERARRIVAL] = "interarrival",
+	[RTL_LOOP_H_WAKE] = "wake",
+};
+
+static void bump(_Atomic uint64_t *c, uint64_t n)
+{
+	/* relaxed: statistics with a single writer; no RMW on the hot path. */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+static uint64_t get(const _Atomic uint64_t *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+static void note(struct rtl_loop *loop, const char *msg)
+{
+	size_t len = strlen(loop->rt_notes);
+
+	snprintf(loop->rt_notes + len, sizeof(loop->rt_notes) - len, "%s\n", msg);
+	rtl_log(RTL_LOG_WARN, "%s", msg);
+}
+
+static void futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t val, int64_t timeout_ns)
+{
+	struct timespec ts = rtl_time_to_timespec(timeout_ns);
+
+	/* Returns at once (EAGAIN) if *word != val: a commit we raced. */
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+/* ---- set-up ------------------------------------------------------------------------ */
+
+RTL_API const char *rtl_loop_hist_name(enum rtl_loop_hist_id id)
+{
+	return (unsigned)id < RTL_LOOP_H_COUNT ? hist_names[id] : "unknown";
+}
+
+static int fail(struct rtl_rt_error *err, int code, const char *msg)
+{
+	if (err) {
+		err->code = code;
+		snprintf(err->msg, sizeof(err->msg), "%s", msg);
+	}
+	rtl_log(RTL_LOG_ERROR, "%s", msg);
+	return code;
+}
+
+static int validate(const struct rtl_loop_config *cfg, struct rtl_rt_error *err)
+{
+	const struct rtl_transport *t = cfg->transport;
+
+	if (!t || !t->ops || !t->ops->connect || !t->ops->recv || !t->ops->next || !t->ops->send ||
+	    !t->ops->shutdown || !t->ops->disconnect)
+		return fail(err, -EINVAL,
+			    "loop: the transport is missing or lacks a required operation "
+			    "(connect, recv, next, send, shutdown, disconnect)");
+	if (cfg->ring_capacity & (cfg->ring_capacity - 1))
+		return fail(err, -EINVAL,
+			    "loop: ring_capacity must be a power of two (or 0 for the default)");
+	if ((unsigned)cfg->rt_mode > RTL_LOOP_RT_OFF)
+		return fail(err, -EINVAL, "loop: unknown rt_mode");
+	if (cfg->spin_ns < 0 || cfg->reconnect_attempts < 0 || cfg->reconnect_backoff_ns < 0)
+		return fail(
+			err, -EINVAL,
+			"loop: spin_ns, reconnect_attempts and reconnect_backoff_ns must not be "
+			"negative");
+	return 0;
+}
+
+RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config *cfg,
+			    struct rtl_rt_error *err)
+{
+	struct rtl_loop *loop;
+	void *mem;
+	int node = -1;
+	int ret;
+
+	if (!out || !cfg)
+		return fail(err, -EINVAL, "loop: no configuration");
+	ret = validate(cfg, err);
+	if (ret < 0)
+		return ret;
+	loop = calloc(1, sizeof(*loop));
+	if (!loop)
+		return fail(err, -ENOMEM, "loop: out of memory");
+	loop->cfg = *cfg;
+	loop->t = cfg->transport;
+	if (!loop->cfg.ring_capacity)
+		loop->cfg.ring_capacity = DEFAULT_RING;
+	if (!loop->cfg.rx_priority)
+		loop->cfg.rx_priority = DEFAULT_RX_PRIO;
+	if (!loop->cfg.worker_priority)
+		loop->cfg.worker_priority = DEFAULT_WORKER_PRIO;
+	if (!loop->cfg.watchdog_periods)
+		loop->cfg.watchdog_periods = DEFAULT_WATCHDOG;
+	if (!loop->cfg.reconnect_backoff_ns)
+		loop->cfg.reconnect_backoff_ns = DEFAULT_BACKOFF_NS;
+	if (cfg->worker_cpu >= 0 && rtl_mem_cpu_node(cfg->worker_cpu) >= 0)
+		node = rtl_mem_cpu_node(cfg->worker_cpu);
+	ret = rtl_mem_alloc(&mem, sizeof(struct rtl_hist) * RTL_LOOP_H_COUNT, node);
+	if (ret < 0) {
+		free(loop);
+		return fail(err, ret, "loop: cannot allocate the histograms");
+	}
+	loop->hist = mem;
+	atomic_init(&loop->armed, !cfg->start_disarmed);
+	*out = loop;
+	return 0;
+}
+
+/* The ring is sized once the transport knows its frame size. */
+static int make_ring(struct rtl_loop *loop, struct rtl_rt_error *err)
+{
+	size_t values = (loop->t->values_size + 7) & ~(size_t)7;
+	size_t slot = sizeof(struct rtl_loop_frame) + values;
+	int node = -1;
+	void *mem;
+	int ret;
+
+	if (loop->ring && slot <= loop->slot_size)
+		return 0;
+	if (loop->ring)
+		return fail(
+			err, -EMSGSIZE,
+			"loop: the transport's frames grew after a reconnect; restart the loop");
+	if (loop->cfg.worker_cpu >= 0 && rtl_mem_cpu_node(loop->cfg.worker_cpu) >= 0)
+		node = rtl_mem_cpu_node(loop->cfg.worker_cpu);
+	loop->slot_size = slot;
+	loop->ring_bytes = rtl_ring_storage_size(loop->cfg.ring_capacity, slot);
+	/* Storage on the worker's node: the consumer reads every slot. */
+	ret = rtl_mem_alloc(&loop->ring_storage, loop->ring_bytes + slot, node);
+	if (ret < 0)
+		return fail(err, ret, "loop: cannot allocate the ring");
+	ret = rtl_mem_alloc(&mem, sizeof(struct rtl_ring) + RTL_RING_ALIGN, node);
+	if (ret < 0)
+		return fail(err, ret, "loop: cannot allocate the ring");
+	/* rtl_mem_alloc returns page-aligned memory: aligned for the ring. */
+	loop->ring = mem;
+	loop->scratch =
+		(struct rtl_loop_frame *)((unsigned char *)loop->ring_storage + loop->ring_bytes);
+	return rtl_ring_init(loop->ring, loop->ring_storage, loop->cfg.ring_capacity, slot);
+}
+
+/* ---- transmit ownership ----------------------------------------------------------------- */
+
+static bool tx_try(struct rtl_loop *loop)
+{
+	int expect = 0;
+
+	/* acq_rel: the winner sees everything the previous owner did on the
+	 * transport's transmit state, and publishes its own on release. */
+	return atomic_compare_exchange_strong_explicit(&loop->tx_owner, &expect, 1,
+						       memory_order_acq_rel, memory_order_relaxed);
+}
+
+static void tx_release(struct rtl_loop *loop)
+{
+	atomic_store_explicit(&loop->tx_owner, 0, memory_order_release);
+}
+
+/* Slow path (reconnect): wait for the transmit side. Its owner holds it
+ * only for the length of one send, so this waits microseconds. */
+static void tx_take(struct rtl_loop *loop)
+{
+	while (!tx_try(loop))
+		rtl_time_sleep_until(rtl_time_now() + 50 * RTL_NS_PER_US);
+}
+
+/* Send the safe command set if the transmit side is free. */
+static int send_safe(struct rtl_loop *loop)
+{
+	int ret;
+
+	if (!loop->t->ops->send_safe)
+		return -ENOTSUP;
+	if (!tx_try(loop))
+		return -EAGAIN;
+	ret = loop->t->ops->send_safe(loop->t);
+	tx_release(loop);
+	return ret;
+}
+
+/* The worker's (or the external loop's) send: check, arm, coalesce. */
+static int do_send(struct rtl_loop *loop, uint64_t seq)
+{
+	struct rtl_transport *t = loop->t;
+	int ret;
+
+	if (!atomic_load_explicit(&loop->armed, memory_order_relaxed)) {
+		bump(&loop->c.suppressed, 1);
+		return 0;
+	}
+	if (t->ops->check) {
+		char why[sizeof(loop->reject_why)];
+
+		if (t->ops->check(t, why, sizeof(why)) < 0) {
+			bump(&loop->c.rejected, 1);
+			if (!atomic_load_explicit(&loop->reject_noted, memory_order_relaxed)) {
+				memcpy(loop->reject_why, why, sizeof(why));
+				loop->reject_why[sizeof(why) - 1] = '\0';
+				/* release: the text is complete before the flag. */
+				atomic_store_explicit(&loop->reject_noted, 1, memory_order_release);
+			}
+			send_safe(loop);
+			return 0;
+		}
+	}
+	if (!tx_try(loop)) {
+		bump(&loop->c.would_block, 1);
+		return -EAGAIN;
+	}
+	ret = t->ops->send(t);
+	tx_release(loop);
+	if (ret > 0) {
+		bump(&loop->c.sends, 1);
+		rtl_trace_package_sent(seq, 0, (uint32_t)ret);
+	} else if (ret == 0) {
+		bump(&loop->c.suppressed, 1);
+		rtl_trace_package_suppressed(seq, 0, 0);
+	} else if (ret == -EAGAIN) {
+		bump(&loop->c.would_block, 1);
+	}
+	return ret;
+}
+
+/* ---- rx thread ---------------------------------------------------------------------------- */
+
+static void wake_worker(struct rtl_loop *loop)
+{
+	/* seq_cst on both words: with the worker's seq_cst store of
+	 * "sleeping" and re-check of the ring, either it sees our commit or
+	 * we see it asleep (Dekker). */
+	atomic_fetch_add_explicit(&loop->events, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&loop->sleeping, memory_order_seq_cst))
+		futex_wake(&loop->events);
+}
+
+static void watchdog_check(struct rtl_loop *loop, int64_t now, uint64_t seq)
+{
+	int64_t alive = atomic_load_explicit(&loop->worker_alive, memory_order_relaxed);
+	int64_t limit = (int64_t)loop->cfg.watchdog_periods * loop->t->period_ns;
+
+	if (loop->cfg.watchdog_periods < 0 || loop->t->period_ns <= 0 || now - alive <= limit)
+		return;
+	if (atomic_load_explicit(&loop->watchdog_on, memory_order_relaxed))
+		return;
+	if (send_safe(loop) < 0)
+		return; /* busy or would block: try again with the next frame */
+	atomic_store_explicit(&loop->watchdog_on, 1, memory_order_relaxed);
+	bump(&loop->c.watchdog, 1);
+	rtl_trace_watchdog_fired(seq, (uint32_t)((now - alive) / loop->t->period_ns));
+}
+
+static void backoff_sleep(struct rtl_loop *loop, int64_t ns)
+{
+	int64_t end = rtl_time_now() + ns;
+
+	while (!atomic_load(&loop->stop) && rtl_time_now() < end) {
+		int64_t chunk = end - rtl_time_now();
+
+		if (chunk > 50 * RTL_NS_PER_MS)
+			chunk = 50 * RTL_NS_PER_MS;
+		if (chunk > 0)
+			rtl_time_sleep_until(rtl_time_now() + chunk);
+	}
+}
+
+/* The connection is gone: reconnect (slow path) or end the loop. Returns
+ * true when the rx thread may go on receiving. */
+static bool reconnect(struct rtl_loop *loop, int why)
+{
+	int64_t backoff = loop->cfg.reconnect_backoff_ns;
+	struct rtl_rt_error err = { 0 };
+	int ret = why;
+
+	/* Own the transmit side for the whole reconnect: the transport's
+	 * send state is replaced under the worker's feet otherwise. */
+	tx_take(loop);
+	/* Commands stay off until the application says otherwise. */
+	atomic_store(&loop->armed, 0);
+	loop->t->ops->disconnect(loop->t);
+	for (int i = 1; i <= loop->cfg.reconnect_attempts && !atomic_load(&loop->stop); i++) {
+		rtl_log(RTL_LOG_WARN, "loop: connection lost (%s); reconnect attempt %d of %d",
+			strerror(why < 0 ? -why : ECONNRESET), i, loop->cfg.reconnect_attempts);
+		backoff_sleep(loop, backoff);
+		if (atomic_load(&loop->stop))
+			break;
+		ret = loop->t->ops->connect(loop->t, &err);
+		rtl_trace_reconnect((uint32_t)i, ret);
+		if (ret == 0) {
+			ret = make_ring(loop, &err);
+			if (ret < 0)
+				break;
+			bump(&loop->c.reconnects, 1);
+			atomic_store(&loop->worker_alive, rtl_time_now());
+			tx_release(loop);
+			rtl_log(RTL_LOG_INFO, "loop: reconnected; commands are disarmed until "
+					      "rtl_loop_arm()");
+			return true;
+		}
+		backoff = backoff * 2 > MAX_BACKOFF_NS ? MAX_BACKOFF_NS : backoff * 2;
+	}
+	tx_release(loop);
+	if (!atomic_load(&loop->stop)) {
+		int expect = 0;
+
+		atomic_compare_exchange_strong(&loop->result, &expect, ret < 0 ? ret : -ECONNRESET);
+	}
+	return false;
+}
+
+static void stop_all(struct rtl_loop *loop)
+{
+	atomic_store(&loop->stop, 1);
+	atomic_fetch_add(&loop->events, 1);
+	futex_wake(&loop->events);
+}
+
+static void *rx_main(void *arg)
+{
+	struct rtl_loop *loop = arg;
+	struct rtl_transport *t = loop->t;
+
+	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed)) {
+		int n = t->ops->recv(t);
+		int64_t now;
+
+		if (n <= 0) {
+			if (atomic_load(&loop->stop) || !reconnect(loop, n < 0 ? n : -ECONNRESET))
+				break;
+			continue;
+		}
+		now = rtl_time_now();
+		for (;;) {
+			struct rtl_loop_frame *slot = rtl_ring_reserve(loop->ring);
+			struct rtl_loop_frame *f = slot ? slot : loop->scratch;
+			int r = t->ops->next(t, f, loop->slot_size - sizeof(*f));
+
+			if (r == 0)
+				break;
+			if (r < 0) {
+				bump(&loop->c.rx_errors, 1);
+				if (!reconnect(loop, r))
+					goto out;
+				break;
+			}
+			f->seq = loop->seq++;
+			f->rx_ns = now;
+			rtl_trace_frame_received(f->seq, f->ctrl_time, f->kernel_rx_ns, f->size);
+			bump(&loop->c.frames, 1);
+			if (loop->last_rx_ns)
+				rtl_hist_record(&loop->hist[RTL_LOOP_H_INTERARRIVAL],
+						now - loop->last_rx_ns);
+			loop->last_rx_ns = now;
+			if (f->ctrl_skipped) {
+				bump(&loop->c.ctrl_skipped, f->ctrl_skipped);
+				rtl_trace_skipped(f->seq, f->ctrl_skipped,
+						  RTL_TRACE_SKIP_CONTROLLER);
+			}
+			if (!slot) {
+				bump(&loop->c.ring_full, 1);
+				rtl_trace_skipped(f->seq, 1, RTL_TRACE_SKIP_RING_FULL);
+			} else {
+				f->commit_ns = rtl_time_now();
+				rtl_ring_commit(loop->ring);
+				rtl_trace_frame_committed(f->seq, rtl_ring_size(loop->ring));
+				wake_worker(loop);
+			}
+			watchdog_check(loop, now, f->seq);
+		}
+	}
+out:
+	stop_all(loop);
+	return NULL;
+}
+
+/* ---- worker --------------------------------------------------------------------------------- */
+
+/* Take a frame: the oldest (every_frame) or the newest. */
+static const struct rtl_loop_frame *take(struct rtl_loop *loop)
+{
+	uint32_t skipped = 0;
+	const struct rtl_loop_frame *f;
+
+	if (loop->cfg.every_frame)
+		return rtl_ring_peek(loop->ring);
+	f = rtl_ring_peek_newest(loop->ring, &skipped);
+	if (f && skipped) {
+		bump(&loop->c.worker_skipped, skipped);
+		rtl_trace_skipped(f->seq, skipped, RTL_TRACE_SKIP_WORKER);
+	}
+	return f;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/*
+ * Wait for a frame until @deadline (absolute ns; INT64_MAX: until stop).
+ * Spin for the configured budget, then sleep on the event count.
+ */
+static const struct rtl_loop_frame *wait_frame(struct rtl_loop *loop, int64_t deadline)
+{
+	for (;;) {
+		const struct rtl_loop_frame *f = take(loop);
+		int64_t now, spin_end;
+		uint32_t seen;
+
+		if (f)
+			return f;
+		if (atomic_load_explicit(&loop->stop, memory_order_relaxed))
+			return NULL;
+		now = rtl_time_now();
+		if (now >= deadline)
+			return NULL;
+		spin_end = now + loop->cfg.spin_ns;
+		while (loop->cfg.spin_ns && rtl_time_now() < spin_end) {
+			f = take(loop);
+			if (f)
+				return f;
+			cpu_relax();
+		}
+		seen = atomic_load_explicit(&loop->events, memory_order_seq_cst);
+		atomic_store_explicit(&loop->sleeping, 1, memory_order_seq_cst);
+		/* Re-check after announcing sleep (see wake_worker()). */
+		atomic_thread_fence(memory_order_seq_cst);
+		f = take(loop);
+		if (!f && !atomic_load(&loop->stop)) {
+			int64_t left = deadline - rtl_time_now();
+
+			futex_wait(&loop->events, seen, left < IDLE_WAKE_NS ? left : IDLE_WAKE_NS);
+		}
+		atomic_store_explicit(&loop->sleeping, 0, memory_order_relaxed);
+		if (f)
+			return f;
+	}
+}
+
+/* Book-keeping when a frame starts being processed. */
+static void frame_started(struct rtl_loop *loop, const struct rtl_loop_frame *f, int64_t now)
+{
+	rtl_hist_record(&loop->hist[RTL_LOOP_H_WAKE], now - f->commit_ns);
+	rtl_hist_record(&loop->hist[RTL_LOOP_H_RX_TO_STEP], now - f->rx_ns);
+	rtl_trace_worker_woke(f->seq, now - f->commit_ns);
+}
+
+static void step_done(struct rtl_loop *loop)
+{
+	atomic_store_explicit(&loop->worker_alive, rtl_time_now(), memory_order_relaxed);
+	atomic_store_explicit(&loop->watchdog_on, 0, memory_order_relaxed);
+}
+
+static void *worker_main(void *arg)
+{
+	struct rtl_loop *loop = arg;
+
+	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed)) {
+		const struct rtl_loop_frame *f = wait_frame(loop, INT64_MAX);
+		int64_t start, end;
+		int ret;
+
+		if (!f)
+			continue;
+		start = rtl_time_now();
+		frame_started(loop, f, start);
+		rtl_trace_step_started(f->seq);
+		ret = loop->cfg.step(loop, f, loop->cfg.user);
+		end = rtl_time_now();
+		rtl_trace_step_finished(f->seq, end - start);
+		rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP], end - start);
+		bump(&loop->c.steps, 1);
+		if (loop->t->period_ns > 0 && end - start > loop->t->period_ns)
+			bump(&loop->c.overruns, 1);
+		if (ret < 0) {
+			int expect = 0;
+
+			rtl_ring_release(loop->ring);
+			atomic_compare_exchange_strong(&loop->result, &expect, ret);
+			stop_all(loop);
+			loop->t->ops->shutdown(loop->t);
+			break;
+		}
+		do_send(loop, f->seq);
+		rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND], rtl_time_now() - start);
+		rtl_ring_release(loop->ring);
+		step_done(loop);
+	}
+	return NULL;
+}
+
+/* ---- start, stop ------------------------------------------------------------------------------
+ */
+
+static int spawn(struct rtl_loop *loop, struct rtl_thread *th, const char *name, int prio, int cpu,
+		 void *(*fn)(void *), struct rtl_rt_error *err)
+{
+	struct rtl_thread_attr a = {
+		.name = name,
+		.policy = SCHED_FIFO,
+		.priority = prio,
+		.cpu = cpu,
+		.prefault_stack = PREFAULT_STACK,
+		.best_effort = loop->cfg.rt_mode == RTL_LOOP_RT_DEGRADE,
+	};
+	int ret;
+
+	if (loop->cfg.rt_mode == RTL_LOOP_RT_OFF) {
+		a.policy = SCHED_OTHER;
+		a.priority = 0;
+	}
+	ret = rtl_thread_create(th, &a, fn, loop);
+	if (ret < 0) {
+		if (err)
+			*err = th->err;
+		return ret;
+	}
+	if (th->degraded) {
+		char msg[400];
+
+		snprintf(msg, sizeof(msg), "%s thread runs under SCHED_OTHER: %s", name,
+			 th->err.msg);
+		note(loop, msg);
+	}
+	return 0;
+}
+
+RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err)
+{
+	struct rtl_rt_error e = { 0 };
+	int ret;
+
+	if (!loop)
+		return fail(err, -EINVAL, "loop: NULL");
+	if (loop->started)
+		return fail(err, -EALREADY, "loop: already started");
+	if (loop->cfg.rt_mode != RTL_LOOP_RT_OFF) {
+		ret = rtl_mem_lock_all(&e);
+		if (ret < 0) {
+			if (loop->cfg.rt_mode == RTL_LOOP_RT_REQUIRE) {
+				if (err)
+					*err = e;
+				return ret;
+			}
+			note(loop, e.msg);
+		}
+	}
+	ret = loop->t->ops->connect(loop->t, &e);
+	if (ret < 0) {
+		if (err)
+			*err = e;
+		return ret;
+	}
+	ret = make_ring(loop, err);
+	if (ret < 0)
+		goto err_disconnect;
+	atomic_store(&loop->stop, 0);
+	atomic_store(&loop->result, 0);
+	atomic_store(&loop->worker_alive, rtl_time_now());
+	if (loop->cfg.step) {
+		ret = spawn(loop, &loop->worker, "rtl-worker", loop->cfg.worker_priority,
+			    loop->cfg.worker_cpu, worker_main, err);
+		if (ret < 0)
+			goto err_disconnect;
+		loop->worker_running = true;
+	}
+	ret = spawn(loop, &loop->rx, "rtl-rx", loop->cfg.rx_priority, loop->cfg.rx_cpu, rx_main,
+		    err);
+	if (ret < 0)
+		goto err_stop_worker;
+	loop->rx_running = true;
+	loop->started = true;
+	return 0;
+
+err_stop_worker:
+	if (loop->worker_running) {
+		stop_all(loop);
+		rtl_thread_join(&loop->worker, NULL);
+		loop->worker_running = false;
+	}
+err_disconnect:
+	loop->t->ops->disconnect(loop->t);
+	return ret;
+}
+
+RTL_API void rtl_loop_stop(struct rtl_loop *loop)
+{
+	if (!loop)
+		return;
+	stop_all(loop);
+	loop->t->ops->shutdown(loop->t);
+}
+
+RTL_API int rtl_loop_join(struct rtl_loop *loop)
+{
+	if (!loop || !loop->started)
+		return -EINVAL;
+	if (loop->rx_running)
+		rtl_thread_join(&loop->rx, NULL);
+	/* The rx thread has ended: make sure the worker ends too. */
+	stop_all(loop);
+	if (loop->worker_running)
+		rtl_thread_join(&loop->worker, NULL);
+	loop->rx_running = loop->worker_running = false;
+	loop->started = false;
+	if (loop->holding) {
+		rtl_ring_release(loop->ring);
+		loop->holding = false;
+	}
+	loop->t->ops->disconnect(loop->t);
+	return atomic_load(&loop->result);
+}
+
+RTL_API int rtl_loop_run(struct rtl_loop *loop, struct rtl_rt_error *err)
+{
+	int ret = rtl_loop_start(loop, err);
+
+	return ret < 0 ? ret : rtl_loop_join(loop);
+}
+
+RTL_API void rtl_loop_destroy(struct rtl_loop *loop)
+{
+	if (!loop)
+		return;
+	if (loop->started) {
+		rtl_loop_stop(loop);
+		rtl_loop_join(loop);
+	}
+	if (loop->ring) {
+		rtl_mem_free(loop->ring, sizeof(struct rtl_ring) + RTL_RING_ALIGN);
+		rtl_mem_free(loop->ring_storage, loop->ring_bytes + loop->slot_size);
+	}
+	rtl_mem_free(loop->hist, sizeof(struct rtl_hist) * RTL_LOOP_H_COUNT);
+	free(loop);
+}
+
+/* ---- external-loop API ---------------------------------------------------------------------- */
+
+RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_t timeout_ns)
+{
+	const struct rtl_loop_frame *f;
+	int64_t now;
+
+	if (!loop || !loop->started || loop->cfg.step)
+		return NULL;
+	if (loop->holding) {
+		rtl_ring_release(loop->ring);
+		loop->holding = false;
+		step_done(loop);
+	}
+	now = rtl_time_now();
+	if (loop->last_read_start)
+		rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP], now - loop->last_read_start);
+	f = wait_frame(loop, timeout_ns < 0 ? INT64_MAX : now + timeout_ns);
+	if (!f)
+		return NULL;
+	now = rtl_time_now();
+	frame_started(loop, f, now);
+	loop->last_read_start = now;
+	bump(&loop->c.steps, 1);
+	loop->holding = true;
+	return f;
+}
+
+RTL_API int rtl_loop_write(struct rtl_loop *loop)
+{
+	int ret;
+
+	if (!loop || !loop->started)
+		return -EINVAL;
+	ret = do_send(loop, loop->seq);
+	if (loop->last_read_start)
+		rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND],
+				rtl_time_now() - loop->last_read_start);
+	return ret;
+}
+
+/* ---- queries ----------------------------------------------------------------------------------
+ */
+
+RTL_API void *rtl_loop_commands(struct rtl_loop *loop)
+{
+	return loop ? loop->t->commands : NULL;
+}
+
+RTL_API void rtl_loop_arm(struct rtl_loop *loop, bool armed)
+{
+	if (loop)
+		atomic_store(&loop->armed, armed);
+}
+
+RTL_API bool rtl_loop_armed(const struct rtl_loop *loop)
+{
+	return loop && atomic_load(&loop->armed);
+}
+
+RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *s)
+{
+	const struct counters *c;
+
+	if (!loop || !s)
+		return;
+	c = &loop->c;
+	*s = (struct rtl_loop_stats){
+		.frames = get(&c->frames),
+		.ctrl_skipped = get(&c->ctrl_skipped),
+		.worker_skipped = get(&c->worker_skipped),
+		.ring_full = get(&c->ring_full),
+		.steps = get(&c->steps),
+		.overruns = get(&c->overruns),
+		.sends = get(&c->sends),
+		.suppressed = get(&c->suppressed),
+		.would_block = get(&c->would_block),
+		.rejected = get(&c->rejected),
+		.watchdog = get(&c->watchdog),
+		.reconnects = get(&c->reconnects),
+		.rx_errors = get(&c->rx_errors),
+	};
+}
+
+RTL_API const struct rtl_hist *rtl_loop_hist(const struct rtl_loop *loop, enum rtl_loop_hist_id id)
+{
+	if (!loop || (unsigned)id >= RTL_LOOP_H_COUNT)
+		return NULL;
+	return &loop->hist[id];
+}
+
+RTL_API const char *rtl_loop_rt_notes(const struct rtl_loop *loop)
+{
+	return loop ? loop->rt_notes : "";
+}
+
+/* The counters as (name, value) pairs, in report order. */
+static size_t counter_list(const struct rtl_loop_stats *s, const char **names, uint64_t *v)
+{
+	size_t n = 0;
+
+#define C(field)                   \
+	do {                       \
+		names[n] = #field; \
+		v[n++] = s->field; \
+	} while (0)
+	C(frames);
+	C(ctrl_skipped);
+	C(worker_skipped);
+	C(ring_full);
+	C(steps);
+	C(overruns);
+	C(sends);
+	C(suppressed);
+	C(would_block);
+	C(rejected);
+	C(watchdog);
+	C(reconnects);
+	C(rx_errors);
+#undef C
+	return n;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json)
+{
+	struct rtl_loop_stats s;
+	const char *names[16];
+	uint64_t v[16];
+	size_t n;
+	const char *why = NULL;
+
+	if (!loop || !f)
+		return -EINVAL;
+	rtl_loop_stats(loop, &s);
+	n = counter_list(&s, names, v);
+	if (atomic_load_explicit(&loop->reject_noted, memory_order_acquire))
+		why = loop->reject_why;
+	if (json) {
+		fputs("{\"counters\":{", f);
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "%s\"%s\":%llu", i ? "," : "", names[i],
+				(unsigned long long)v[i]);
+		fputs("},\"histograms\":{", f);
+		for (int h = 0; h < RTL_LOOP_H_COUNT; h++) {
+			fprintf(f, "%s\"%s\":", h ? "," : "", hist_names[h]);
+			rtl_hist_write_json(&loop->hist[h], f);
+		}
+		fputs("},\"rt_notes\":", f);
+		json_string(f, loop->rt_notes);
+		fputs(",\"first_rejection\":", f);
+		json_string(f, why ? why : "");
+		fputs("}\n", f);
+	} else {
+		fputs("loop counters:\n", f);
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "  %-15s %llu\n", names[i], (unsigned long long)v[i]);
+		fputs("loop latency:\n", f);
+		for (int h = 0; h < RTL_LOOP_H_COUNT; h++) {
+			char title[32];
+
+			snprintf(title, sizeof(title), "  %-13s", hist_names[h]);
+			rtl_hist_print(&loop->hist[h], f, title, RTL_NS_PER_US);
+		}
+		if (why)
+			fprintf(f, "first rejected command: %s\n", why);
+		if (loop->rt_notes[0])
+			fprintf(f, "real-time settings not applied:\n%s", loop->rt_notes);
+	}
+	return ferror(f) ? -EIO : 0;
+}

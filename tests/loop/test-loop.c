@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The control loop against an in-memory transport: frames are 16-byte
+ * records (sequence, value) written by the test into a socketpair; commands
+ * are one double, sent (to a counter) only when it changed. Every assertion
+ * is an identity the loop must keep whatever the timing: frames are counted
+ * once, as stepped, skipped or dropped; the watchdog fires once per stall;
+ * nothing on the hot path allocates or faults.
+ *
+ * The file uses only the Criterion macros the TSan shim provides, so the
+ * same tests run under ThreadSanitizer (suite "stress").
+ */
+#ifdef RTL_TAP_SHIM
+#include "tap-shim.h"
+#else
+#include <criterion/criterion.h>
+#endif
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rtloop/loop.h>
+#include <rtloop/mem.h>
+#include <rtloop/time.h>
+
+#define PERIOD_NS (2 * RTL_NS_PER_MS)
+
+struct wire {
+	uint64_t seq;
+	double value;
+};
+
+/* The rx thread and the worker, as seen from inside (for the malloc count). */
+static _Atomic pid_t hot_tid[2];
+
+static void note_hot_thread(int which)
+{
+	atomic_store(&hot_tid[which], gettid());
+}
+
+/* ---- the fake transport ---------------------------------------------------- */
+
+struct fake {
+	/* Atomic: the rx thread replaces them on reconnect while the test
+	 * thread writes to the peer and stops the loop. */
+	_Atomic int fd;	  /* loop side of the socketpair */
+	_Atomic int peer; /* test side */
+	unsigned char buf[4096];
+	size_t have, used;
+	double cmd;	  /* what the step writes */
+	double last_sent; /* what was last sent */
+	_Atomic int sends, safe_sends, connects;
+	_Atomic int stall_ms; /* the step sleeps this long once */
+	int64_t rx_faults_at[2];
+	_Atomic uint64_t rx_frames;
+};
+
+static int fake_connect(struct rtl_transport *t, struct rtl_rt_error *err)
+{
+	struct fake *f = t->impl;
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		return -errno;
+	f->fd = sv[0];
+	f->peer = sv[1];
+	f->have = f->used = 0;
+	f->last_sent = NAN;
+	t->values_size = sizeof(struct wire);
+	t->period_ns = PERIOD_NS;
+	atomic_fetch_add(&f->connects, 1);
+	return 0;
+}
+
+static int fake_recv(struct rtl_transport *t)
+{
+	struct fake *f = t->impl;
+	ssize_t n;
+
+	if (f->used == f->have)
+		f->used = f->have = 0;
+	n = recv(f->fd, f->buf + f->have, sizeof(f->buf) - f->have, 0);
+	if (n < 0)
+		return -errno;
+	f->have += (size_t)n;
+	return (int)n;
+}
+
+static int fake_next(struct rtl_transport *t, struct rtl_loop_frame *fr, size_t cap)
+{
+	struct fake *f = t->impl;
+	uint64_t n;
+
+	if (f->have - f->used < sizeof(struct wire))
+		return 0;
+	memcpy(fr->values, f->buf + f->used, sizeof(struct wire));
+	f->used += sizeof(struct wire);
+	fr->size = sizeof(struct wire);
+	fr->ctrl_time = NAN;
+	fr->ctrl_skipped = 0;
+	fr->kernel_rx_ns = 0;
+	n = atomic_load_explicit(&f->rx_frames, memory_order_relaxed) + 1;
+	if (n == 1)
+		note_hot_thread(0);
+	atomic_store_explicit(&f->rx_frames, n, memory_order_relaxed);
+	/* Sample the rx thread's page faults at frames 200 and 5200. */
+	if (n == 200)
+		f->rx_faults_at[0] = rtl_mem_thread_minor_faults();
+	if (n == 5200)
+		f->rx_faults_at[1] = rtl_mem_thread_minor_faults();
+	return 1;
+}
+
+static int fake_send(struct rtl_transport *t)
+{
+	struct fake *f = t->impl;
+
+	if (f->cmd == f->last_sent)
+		return 0;
+	f->last_sent = f->cmd;
+	atomic_fetch_add(&f->sends, 1);
+	return 8;
+}
+
+static int fake_send_safe(struct rtl_transport *t)
+{
+	struct fake *f = t->impl;
+
+	atomic_fetch_add(&f->safe_sends, 1);
+	return 8;
+}
+
+static int fake_check(struct rtl_transport *t, char *why, size_t len)
+{
+	struct fake *f = t->impl;
+
+	if (!isfinite(f->cmd)) {
+		snprintf(why, len, "command is not finite");
+		return -EDOM;
+	}
+	return 0;
+}
+
+static void fake_shutdown(struct rtl_transport *t)
+{
+	struct fake *f = t->impl;
+
+	shutdown(f->fd, SHUT_RDWR);
+}
+
+static void fake_disconnect(struct rtl_transport *t)
+{
+	struct fake *f = t->impl;
+
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->peer >= 0)
+		close(f->peer);
+	f->fd = f->peer = -1;
+}
+
+static const struct rtl_transport_ops fake_ops = {
+	.name = "fake",
+	.connect = fake_connect,
+	.recv = fake_recv,
+	.next = fake_next,
+	.send = fake_send,
+	.send_safe = fake_send_safe,
+	.check = fake_check,
+	.shutdown = fake_shutdown,
+	.disconnect = fake_disconnect,
+};
+
+static struct fake fk;
+static struct rtl_transport tr;
+
+static void fake_setup(void)
+{
+	memset(&fk, 0, sizeof(fk));
+	fk.fd = fk.peer = -1;
+	tr = (struct rtl_transport){ .ops = &fake_ops, .impl = &fk, .commands = &fk.cmd };
+}
+
+/* Write @n frames, one every @gap_ns (0: as fast as the socket takes them). */
+static void feed(uint64_t first, uint64_t n, int64_t gap_ns)
+{
+	int64_t next = rtl_time_now();
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct wire w = { first + i, (double)(first + i) };
+
+		if (gap_ns) {
+			next += gap_ns;
+			rtl_time_sleep_until(next);
+		}
+		if (send(fk.peer, &w, sizeof(w), MSG_NOSIGNAL) != (ssize_t)sizeof(w))
+			break;
+	}
+}
+
+/* Wait (bounded) until the loop has taken in @frames frames. */
+static void settle(struct rtl_loop *loop, uint64_t frames)
+{
+	int64_t end = rtl_time_now() + 5 * RTL_NS_PER_SEC;
+	struct rtl_loop_stats s;
+
+	do {
+		rtl_loop_stats(loop, &s);
+		if (s.frames >= frames && s.steps + s.worker_skipped + s.ring_full >= frames)
+			break;
+		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
+	} while (rtl_time_now() < end);
+	/* The last step may still be sending: give it a moment. */
+	rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
+}
+
+/* ---- step functions ----------------------------------------------------------------- */
+
+struct seen {
+	uint64_t steps;
+	uint64_t out_of_order;
+	uint64_t last_seq;
+	bool any;
+	int64_t worker_faults_at[2];
+	int stop_at;
+	bool write_nan;
+};
+
+static struct seen sn;
+
+static int step_record(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
+{
+	struct seen *s = user;
+	struct wire w;
+	int stall = atomic_exchange(&fk.stall_ms, 0);
+
+	memcpy(&w, f->values, sizeof(w));
+	if (s->any && w.seq <= s->last_seq)
+		s->out_of_order++;
+	s->any = true;
+	s->last_seq = w.seq;
+	s->steps++;
+	if (s->steps == 1)
+		note_hot_thread(1);
+	if (s->steps == 200)
+		s->worker_faults_at[0] = rtl_mem_thread_minor_faults();
+	if (s->steps == 5200)
+		s->worker_faults_at[1] = rtl_mem_thread_minor_faults();
+	if (stall)
+		rtl_time_sleep_until(rtl_time_now() + stall * RTL_NS_PER_MS);
+	*(double *)rtl_loop_commands(loop) = s->write_nan ? NAN : (double)(w.seq / 10);
+	if (s->stop_at && s->steps == (uint64_t)s->stop_at)
+		return -ECANCELED;
+	return 0;
+}
+
+static struct rtl_loop *start_loop(bool every, uint32_t ring, enum rtl_loop_rt_mode mode)
+{
+	struct rtl_loop_config cfg = {
+		.transport = &tr,
+		.step = step_record,
+		.user = &sn,
+		.rt_mode = mode,
+		.rx_cpu = -1,
+		.worker_cpu = -1,
+		.ring_capacity = ring,
+		.every_frame = every,
+		.watchdog_periods = -1,
+	};
+	struct rtl_loop *loop = NULL;
+	struct rtl_rt_error err = { 0 };
+
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	cr_assert_eq(rtl_loop_create(&loop, &cfg, &err), 0);
+	cr_assert_eq(rtl_loop_start(loop, &err), 0);
+	return loop;
+}
+
+/* Stop and join: after this the test may read what the threads wrote
+ * (join orders it), then read the stats. */
+static void halt(struct rtl_loop *loop, struct rtl_loop_stats *s)
+{
+	rtl_loop_stop(loop);
+	cr_expect_eq(rtl_loop_join(loop), 0);
+	rtl_loop_stats(loop, s);
+}
+
+/* ---- tests --------------------------------------------------------------------------- */
+
+Test(loop, every_frame_steps_each_frame_in_order)
+{
+	struct rtl_loop *loop = start_loop(true, 1024, RTL_LOOP_RT_OFF);
+	struct rtl_loop_stats s;
+
+	feed(0, 2000, 0);
+	settle(loop, 2000);
+	halt(loop, &s);
+	cr_expect_eq(s.frames, 2000);
+	cr_expect_eq(s.ring_full + s.steps, 2000, "every frame is stepped or counted as dropped");
+	cr_expect_eq(s.worker_skipped, 0);
+	cr_expect_eq(sn.out_of_order, 0);
+	cr_expect_eq(s.steps, sn.steps);
+	/* Commands change every 10 frames: coalescing sends ~1 in 10. */
+	cr_expect_eq(s.sends + s.suppressed, s.steps);
+	cr_expect_eq((uint64_t)fk.sends, s.sends);
+	cr_expect(s.sends <= s.steps / 10 + 2);
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, newest_only_counts_every_skipped_frame)
+{
+	struct rtl_loop *loop = start_loop(false, 256, RTL_LOOP_RT_OFF);
+	struct rtl_loop_stats s;
+
+	atomic_store(&fk.stall_ms, 30); /* the first step stalls: frames pile up */
+	feed(0, 200, 0);
+	settle(loop, 200);
+	halt(loop, &s);
+	cr_expect_eq(s.frames, 200);
+	cr_expect_eq(s.steps + s.worker_skipped + s.ring_full, 200,
+		     "each frame is stepped, skipped or dropped: exactly once");
+	cr_expect(s.worker_skipped > 0, "the stall made the worker skip");
+	cr_expect_eq(sn.out_of_order, 0);
+	cr_expect_eq(sn.last_seq, 199, "the newest frame is always taken");
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, full_ring_drops_are_counted)
+{
+	struct rtl_loop *loop = start_loop(true, 4, RTL_LOOP_RT_OFF);
+	struct rtl_loop_stats s;
+
+	atomic_store(&fk.stall_ms, 50);
+	feed(0, 100, 0);
+	settle(loop, 100);
+	halt(loop, &s);
+	cr_expect_eq(s.frames, 100);
+	cr_expect(s.ring_full > 0, "a ring of 4 overflows during a 50 ms stall");
+	cr_expect_eq(s.steps + s.ring_full, 100);
+	cr_expect_eq(sn.out_of_order, 0);
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, watchdog_sends_safe_commands_once_per_stall)
+{
+	struct rtl_loop_config cfg = {
+		.transport = &tr,
+		.step = step_record,
+		.user = &sn,
+		.rt_mode = RTL_LOOP_RT_OFF,
+		.rx_cpu = -1,
+		.worker_cpu = -1,
+		.watchdog_periods = 10,
+	};
+	struct rtl_loop *loop;
+	struct rtl_loop_stats s;
+
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	cr_assert_eq(rtl_loop_create(&loop, &cfg, NULL), 0);
+	cr_assert_eq(rtl_loop_start(loop, NULL), 0);
+	feed(0, 10, PERIOD_NS);
+	atomic_store(&fk.stall_ms, 100); /* 50 periods, the watchdog allows 10 */
+	feed(10, 80, PERIOD_NS);
+	settle(loop, 90);
+	halt(loop, &s);
+	/* At least the stall fired it; scheduling noise on a loaded machine
+	 * may add an episode, but each episode sends the safe set once. */
+	cr_expect(s.watchdog >= 1, "the stall fired the watchdog");
+	cr_expect(s.watchdog <= 3, "%llu episodes for one stall", (unsigned long long)s.watchdog);
+	cr_expect_eq((uint64_t)fk.safe_sends, s.watchdog, "one safe send per episode");
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, non_finite_commands_are_rejected_and_replaced)
+{
+	struct rtl_loop *loop = start_loop(true, 64, RTL_LOOP_RT_OFF);
+	struct rtl_loop_stats s;
+
+	sn.write_nan = true;
+	feed(0, 20, 0);
+	settle(loop, 20);
+	halt(loop, &s);
+	cr_expect_eq(s.rejected, s.steps);
+	cr_expect_eq(s.sends, 0);
+	cr_expect_eq((uint64_t)fk.safe_sends, s.steps, "the safe set goes out instead");
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, step_error_stops_the_loop_with_its_code)
+{
+	struct rtl_loop *loop = start_loop(true, 64, RTL_LOOP_RT_OFF);
+
+	sn.stop_at = 5;
+	feed(0, 50, 0);
+	cr_expect_eq(rtl_loop_join(loop), -ECANCELED);
+	cr_expect_eq(sn.steps, 5);
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, disarmed_loop_sends_nothing)
+{
+	struct rtl_loop *loop = start_loop(true, 64, RTL_LOOP_RT_OFF);
+	struct rtl_loop_stats s;
+
+	rtl_loop_arm(loop, false);
+	cr_expect(!rtl_loop_armed(loop));
+	feed(0, 30, 0);
+	settle(loop, 30);
+	halt(loop, &s);
+	cr_expect_eq(s.sends, 0);
+	cr_expect_eq(s.suppressed, s.steps);
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, lost_connection_reconnects_disarmed)
+{
+	struct rtl_loop_config cfg = {
+		.transport = &tr,
+		.step = step_record,
+		.user = &sn,
+		.rt_mode = RTL_LOOP_RT_OFF,
+		.rx_cpu = -1,
+		.worker_cpu = -1,
+		.watchdog_periods = -1,
+		.reconnect_attempts = 3,
+		.reconnect_backoff_ns = RTL_NS_PER_MS,
+	};
+	struct rtl_loop *loop;
+	struct rtl_loop_stats s;
+	int64_t end;
+
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	cr_assert_eq(rtl_loop_create(&loop, &cfg, NULL), 0);
+	cr_assert_eq(rtl_loop_start(loop, NULL), 0);
+	feed(0, 10, 0);
+	settle(loop, 10);
+	shutdown(fk.peer, SHUT_RDWR); /* the "controller" goes away */
+	end = rtl_time_now() + 3 * RTL_NS_PER_SEC;
+	do {
+		rtl_loop_stats(loop, &s);
+		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
+	} while (s.reconnects == 0 && rtl_time_now() < end);
+	cr_expect_eq(s.reconnects, 1);
+	cr_expect_eq(fk.connects, 2);
+	cr_expect(!rtl_loop_armed(loop), "commands stay off after a reconnect");
+	feed(10, 10, 0);
+	settle(loop, 20);
+	halt(loop, &s);
+	cr_expect_eq(s.frames, 20, "frames flow again on the new connection");
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, external_loop_reads_newest_and_writes)
+{
+	struct rtl_loop_config cfg = {
+		.transport = &tr,
+		.rt_mode = RTL_LOOP_RT_OFF,
+		.rx_cpu = -1,
+		.worker_cpu = -1,
+		.watchdog_periods = -1,
+	};
+	struct rtl_loop *loop;
+	const struct rtl_loop_frame *f;
+	struct rtl_loop_stats s;
+	struct wire w;
+
+	fake_setup();
+	cr_assert_eq(rtl_loop_create(&loop, &cfg, NULL), 0);
+	cr_assert_eq(rtl_loop_start(loop, NULL), 0);
+	cr_expect(rtl_loop_read(loop, 10 * RTL_NS_PER_MS) == NULL, "nothing yet: time-out");
+	feed(0, 5, 0);
+	rtl_time_sleep_until(rtl_time_now() + 20 * RTL_NS_PER_MS);
+	f = rtl_loop_read(loop, RTL_NS_PER_SEC);
+	cr_assert(f != NULL);
+	memcpy(&w, f->values, sizeof(w));
+	cr_expect_eq(w.seq, 4, "the newest of the five");
+	fk.cmd = 1.5;
+	cr_expect_eq(rtl_loop_write(loop), 8);
+	cr_expect_eq(rtl_loop_write(loop), 0, "unchanged: suppressed");
+	halt(loop, &s);
+	cr_expect_eq(s.worker_skipped, 4);
+	cr_expect_eq(s.sends, 1);
+	cr_expect_eq(s.suppressed, 1);
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, bad_configuration_is_refused)
+{
+	struct rtl_transport bad = { .ops = NULL };
+	struct rtl_loop_config cfg = { .transport = &bad };
+	struct rtl_loop *loop;
+	struct rtl_rt_error err = { 0 };
+
+	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
+	cr_expect(strstr(err.msg, "transport") != NULL);
+	fake_setup();
+	cfg.transport = &tr;
+	cfg.ring_capacity = 6;
+	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
+	cr_expect(strstr(err.msg, "power of two") != NULL);
+	cr_expect_eq(rtl_loop_create(NULL, &cfg, NULL), -EINVAL);
+}
+
+/* ---- the hot path allocates nothing and takes no page fault ----------------------------- */
+
+/* Not under sanitizers (they own malloc) nor under the TSan shim (mlockall
+ * of TSan's shadow memory cannot work). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(RTL_TAP_SHIM)
+#define RTL_NO_MALLOC_HOOK 1
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RTL_NO_MALLOC_HOOK 1
+#endif
+#endif
+
+#ifndef RTL_NO_MALLOC_HOOK
+
+static _Atomic long mallocs;
+static _Atomic int counting;
+
+static void count_alloc(void)
+{
+	pid_t me;
+
+	if (!atomic_load_explicit(&counting, memory_order_relaxed))
+		return;
+	me = gettid();
+	if (me == atomic_load(&hot_tid[0]) || me == atomic_load(&hot_tid[1]) || counting == 2)
+		atomic_fetch_add(&mallocs, 1);
+}
+
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+
+void *malloc(size_t size)
+{
+	count_alloc();
+	return __libc_malloc(size);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	count_alloc();
+	return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t size)
+{
+	count_alloc();
+	return __libc_realloc(p, size);
+}
+
+Test(loop_rt, steady_state_allocates_nothing_and_takes_no_fault)
+{
+	struct rtl_loop *loop = start_loop(true, 256, RTL_LOOP_RT_DEGRADE);
+	struct rtl_loop_stats s;
+	void *probe;
+
+	/* The counter itself works (2: count every thread). */
+	atomic_store(&counting, 2);
+	probe = malloc(16);
+	/* Escape the pointer so the compiler cannot elide the allocation. */
+	__asm__ volatile("" : : "r"(probe) : "memory");
+	atomic_store(&counting, 0);
+	free(probe);
+	cr_assert_eq(mallocs, 1, "the malloc counter must see a malloc");
+	atomic_store(&mallocs, 0);
+
+	feed(0, 100, 100 * RTL_NS_PER_US); /* warm-up */
+	settle(loop, 100);
+	cr_assert(hot_tid[0] != 0 && hot_tid[1] != 0, "both hot threads seen");
+	atomic_store(&counting, 1);
+	feed(100, 5200, 100 * RTL_NS_PER_US);
+	settle(loop, 5300);
+	atomic_store(&counting, 0);
+	halt(loop, &s);
+	cr_expect_eq(s.frames, 5300);
+	cr_expect_eq(mallocs, 0,
+		     "%ld allocations in the rx thread and the worker during 5200 cycles",
+		     (long)mallocs);
+	cr_expect(fk.rx_faults_at[1] >= 0 && fk.rx_faults_at[0] >= 0);
+	cr_expect_eq(fk.rx_faults_at[1] - fk.rx_faults_at[0], 0,
+		     "rx thread page faults over 5000 frames");
+	cr_expect_eq(sn.worker_faults_at[1] - sn.worker_faults_at[0], 0,
+		     "worker page faults over 5000 steps");
+	rtl_loop_destroy(loop);
+	rtl_mem_unlock_all();
+}
+#endif /* RTL_NO_MALLOC_HOOK */
