@@ -319,9 +319,9 @@ static int do_send(struct rtl_loop *loop, uint64_t seq)
 
 static void wake_worker(struct rtl_loop *loop)
 {
-	/* seq_cst on both words: with the worker's seq_cst store of
-	 * "sleeping" and re-check of the ring, either it sees our commit or
-	 * we see it asleep (Dekker). */
+	/* seq_cst on both words: with the worker's seq_cst read of the
+	 * event count and store of "sleeping", either it sees our bump or we
+	 * see it asleep (see wait_frame()). */
 	atomic_fetch_add_explicit(&loop->events, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(&loop->sleeping, memory_order_seq_cst))
 		futex_wake(&loop->events);
@@ -516,10 +516,16 @@ static const struct rtl_loop_frame *wait_frame(struct rtl_loop *loop, int64_t de
 				return f;
 			cpu_relax();
 		}
+		/*
+		 * No lost wake-up: "seen" is read (seq_cst, so also acquire)
+		 * before we announce sleep. A commit whose event bump we read
+		 * is visible to the take() below. A later bump changes the
+		 * word, so futex_wait returns at once; and the rx thread, which
+		 * bumps before it reads "sleeping" (both seq_cst), either sees
+		 * us asleep and wakes us or bumped before our announcement.
+		 */
 		seen = atomic_load_explicit(&loop->events, memory_order_seq_cst);
 		atomic_store_explicit(&loop->sleeping, 1, memory_order_seq_cst);
-		/* Re-check after announcing sleep (see wake_worker()). */
-		atomic_thread_fence(memory_order_seq_cst);
 		f = take(loop);
 		if (!f && !atomic_load(&loop->stop)) {
 			int64_t left = deadline - rtl_time_now();
