@@ -228,8 +228,9 @@ static int make_ring(struct rtl_loop *loop, struct rtl_rt_error *err)
 		return fail(err, ret, "loop: cannot allocate the ring");
 	/* rtl_mem_alloc returns page-aligned memory: aligned for the ring. */
 	loop->ring = mem;
-	loop->scratch =
-		(struct rtl_loop_frame *)((unsigned char *)loop->ring_storage + loop->ring_bytes);
+	/* Slots are multiples of 8 bytes: the scratch frame is aligned. */
+	loop->scratch = (struct rtl_loop_frame *)(void *)((unsigned char *)loop->ring_storage +
+							  loop->ring_bytes);
 	return rtl_ring_init(loop->ring, loop->ring_storage, loop->cfg.ring_capacity, slot);
 }
 

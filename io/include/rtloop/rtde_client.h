@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtl_rtde_client: the RTDE client as a non-blocking step function.
+ *
+ * Design
+ * ------
+ * The client is a state machine that owns no socket and no thread. A
+ * driver (rtde_conn.h for simple blocking programs, the rx thread of the
+ * loop for real-time ones) moves bytes and time in and out of it:
+ *
+ *   rtl_rtde_client_connected(c, now)        a TCP connection is up
+ *   loop:
+ *     send rtl_rtde_client_tx() bytes, then rtl_rtde_client_tx_done()
+ *     wait for the socket, at most until rtl_rtde_client_deadline()
+ *     rtl_rtde_client_feed(c, bytes)          what recv() returned
+ *     while (rtl_rtde_client_next(c, now, &ev) == 1) handle ev
+ *     on EOF or a reset: rtl_rtde_client_closed(c, now, err), then next()
+ *
+ * The handshake follows the typical order (docs/rtde-protocol.md 3.1):
+ * REQUEST_PROTOCOL_VERSION 2 (and 1 when 2 is refused), then
+ * GET_URCONTROL_VERSION; the recipes are then built from the configured
+ * name lists against that controller version (rtde_recipe.h), so fields
+ * newer than the controller fail with a clear report or are dropped, by
+ * option. SETUP_OUTPUTS (with the frequency in v2), one SETUP_INPUTS per
+ * input recipe, and START unless told not to. Each request gets a deadline
+ * (2 s by default); text messages and data packages may arrive between a
+ * request and its reply, and a data package while START is pending counts
+ * as START accepted, as URCL does.
+ *
+ * States: IDLE -> PROTOCOL -> VERSION -> OUTPUTS -> INPUTS (once per input
+ * recipe) -> STARTING -> RUNNING <-> PAUSING -> READY -> STARTING ...;
+ * OUTPUTS and INPUTS are skipped when there is nothing to set up, STARTING
+ * when RTL_RTDE_CLIENT_NO_START is set (the client then rests in READY).
+ * Any fatal error leads to FAILED, the peer closing to CLOSED; from there
+ * (and from anywhere) rtl_rtde_client_connected() starts over on a new
+ * connection, with the counters kept.
+ *
+ * Events: each call of rtl_rtde_client_next() returns at most one event:
+ * a DATA package of the output recipe (fields to decode, controller
+ * timestamp and control step when the recipe has them, packages skipped
+ * just before it), a TEXT message (also logged through rtl_log at its
+ * level), a STATE change, or an ERROR. Errors carry -errno, a flag saying
+ * whether they are fatal, and a message that names the cause and the fix.
+ * Non-fatal errors (a data package of another recipe id, a malformed
+ * package, a package nobody asked for) drop the package and count it.
+ * The event is the report: fatal errors go to rtl_log() at debug level
+ * only, so a program that prints the event does not print them twice.
+ *
+ * Loss accounting: the controller skips packages when it is short of CPU
+ * and sends only the newest. With `control_step` (UINT64, control cycles)
+ * in the output recipe the client counts them exactly from its steps,
+ * otherwise from `timestamp` (DOUBLE, seconds, in whole control periods):
+ * one package every N control cycles, N = max(1, floor(max / requested))
+ * with max = 125 Hz for controllers of major version < 5, else 500 Hz
+ * (protocol 1: N = 1). A step backwards (the controller restarted its
+ * RTDE server, docs/rtde-protocol.md 6.7) is counted as a reset and the
+ * baseline starts over; so does every START.
+ *
+ * Memory: the client is one large struct (the 64 KiB framer storage, the
+ * transmit buffer and every recipe). rtl_rtde_client_create() allocates
+ * it and copies the configured names; rtl_rtde_client_init() sets up
+ * caller memory and keeps pointers to the caller's names.
+ *
+ * Thread and RT safety: a client belongs to one thread at a time. Set-up
+ * (init, create, connected, the handshake replies) formats text and may
+ * log; not RT-safe. Once RUNNING, feeding and taking data packages is
+ * RT-safe: no allocation, no locks, no system calls, no formatting
+ * through stdio. Text messages call rtl_log() (a slow path: the loop keeps
+ * them off the worker). rtl_rtde_client_encode_inputs() is RT-safe and
+ * only reads the client, so a worker may call it while the rx thread
+ * steps the client, once the handshake is done.
+ */
+#ifndef RTLOOP_RTDE_CLIENT_H
+#define RTLOOP_RTDE_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rtloop/compiler.h>
+#include <rtloop/rtde.h>
+#include <rtloop/rtde_fields.h>
+#include <rtloop/rtde_recipe.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most input recipes one client sets up. */
+#define RTL_RTDE_CLIENT_MAX_INPUTS 8
+/* Default time a reply may take. */
+#define RTL_RTDE_CLIENT_REPLY_TIMEOUT_NS INT64_C(2000000000)
+/* Transmit buffer: the longest setup request (256 names of at most 39
+ * bytes and commas) or input data package (256 VECTOR6D) fits. */
+#define RTL_RTDE_CLIENT_TX_SIZE 16384
+/* Bytes of an error message, NUL included (room for a recipe report). */
+#define RTL_RTDE_CLIENT_ERROR_MAX (RTL_RTDE_REPORT_TEXT_MAX + 512)
+/* Events one package can cause at most, with room to spare. */
+#define RTL_RTDE_CLIENT_EVENT_QUEUE 4
+/* rtl_rtde_client_deadline() when no reply and no data is awaited. */
+#define RTL_RTDE_CLIENT_NO_DEADLINE INT64_MAX
+
+enum rtl_rtde_client_flag {
+	/* Stop after the set-up in READY; start later with
+	 * rtl_rtde_client_start(). */
+	RTL_RTDE_CLIENT_NO_START = 1u << 0,
+	/* Do not pass controller text messages to rtl_log() (they are still
+	 * returned as events). */
+	RTL_RTDE_CLIENT_NO_TEXT_LOG = 1u << 1,
+};
+
+/*
+ * What to set up. A zeroed struct plus @outputs is a working default:
+ * protocol 2 (1 if refused), the controller's maximum rate, 2 s replies,
+ * START at the end of the handshake.
+ */
+struct rtl_rtde_client_config {
+	/* Output names, comma-separated ("timestamp,actual_q"); NULL or ""
+	 * for a write-only client (which then cannot START: the controller
+	 * needs at least one output). */
+	const char *outputs;
+	/* Input recipes, each a comma-separated names list; the list ends at
+	 * the first NULL. rtl_rtde_client_encode_inputs() takes the index. */
+	const char *inputs[RTL_RTDE_CLIENT_MAX_INPUTS];
+	/* Requested output rate in Hz; 0 = the controller's maximum. Values
+	 * above the maximum are sent as the maximum. Must be 0 or >= 1. */
+	double frequency;
+	/* Time one reply may take; 0 = RTL_RTDE_CLIENT_REPLY_TIMEOUT_NS. */
+	int64_t reply_timeout_ns;
+	/* While RUNNING, the longest silence between data packages before a
+	 * fatal -ETIMEDOUT (a dead link); 0 = no limit. */
+	int64_t data_timeout_ns;
+	unsigned recipe_flags; /* enum rtl_rtde_recipe_flag */
+	unsigned flags;	       /* enum rtl_rtde_client_flag */
+	/* Highest protocol version to ask for: 0 or 2 = 2 (then 1), 1 = 1. */
+	uint16_t protocol;
+};
+
+enum rtl_rtde_client_state {
+	RTL_RTDE_CLIENT_IDLE = 0, /* no connection yet */
+	RTL_RTDE_CLIENT_PROTOCOL, /* REQUEST_PROTOCOL_VERSION sent */
+	RTL_RTDE_CLIENT_VERSION,  /* GET_URCONTROL_VERSION sent */
+	RTL_RTDE_CLIENT_OUTPUTS,  /* SETUP_OUTPUTS sent */
+	RTL_RTDE_CLIENT_INPUTS,	  /* a SETUP_INPUTS sent */
+	RTL_RTDE_CLIENT_STARTING, /* START sent */
+	RTL_RTDE_CLIENT_READY,	  /* set up, not streaming */
+	RTL_RTDE_CLIENT_RUNNING,  /* streaming data packages */
+	RTL_RTDE_CLIENT_PAUSING,  /* PAUSE sent */
+	RTL_RTDE_CLIENT_FAILED,	  /* a fatal error: reconnect */
+	RTL_RTDE_CLIENT_CLOSED,	  /* the peer closed the connection: reconnect */
+	RTL_RTDE_CLIENT_STATE_COUNT,
+};
+
+/*
+ * An error. Codes (negative errno) and what they mean here:
+ *   -ETIMEDOUT        no reply within the reply timeout, or no data
+ *                     within the data timeout (fatal).
+ *   -EPROTONOSUPPORT  the controller refused protocol 2 and 1 (fatal).
+ *   -ENOENT           a recipe field is unknown or NOT_FOUND (fatal).
+ *   -EBUSY            an input came back IN_USE (fatal).
+ *   -EEXIST, -E2BIG, -EINVAL  a names list that does not build (fatal).
+ *   -EPERM            the controller refused START (fatal).
+ *   -EPROTO           a reply of the wrong type, a recipe refused without
+ *                     a reason, a setup reply with other types than the
+ *                     registry's, fields too new for the controller
+ *                     (fatal); a package nobody asked for (not fatal).
+ *   -EMSGSIZE         the stream is out of sync (fatal).
+ *   -EBADMSG          a malformed package (not fatal, except a malformed
+ *                     reply to a request).
+ *   -ENOMSG           a data package of another recipe id (not fatal).
+ *   -ECONNRESET or the driver's code: the peer closed the connection.
+ */
+struct rtl_rtde_client_error {
+	int code;
+	bool fatal;
+	enum rtl_rtde_client_state state; /* the state it happened in */
+	/* NUL-terminated; cause and fix, e.g. "controller 5.12.0 rejected
+	 * input recipe 1 (SETUP_INPUTS): error: the controller answered
+	 * IN_USE for 'speed_slider_mask': ..." */
+	char message[RTL_RTDE_CLIENT_ERROR_MAX];
+};
+
+enum rtl_rtde_client_event_type {
+	RTL_RTDE_CLIENT_EV_DATA = 1,
+	RTL_RTDE_CLIENT_EV_TEXT,
+	RTL_RTDE_CLIENT_EV_STATE,
+	RTL_RTDE_CLIENT_EV_ERROR,
+};
+
+/* A data package of the output recipe. */
+struct rtl_rtde_client_data {
+	const uint8_t *fields; /* the recipe's fields: rtl_rtde_client_decode() */
+	size_t len;	       /* = the output recipe's wire_size */
+	bool has_timestamp;    /* the recipe has `timestamp` */
+	bool has_control_step; /* the recipe has `control_step` */
+	double timestamp;      /* controller time [s] */
+	uint64_t control_step; /* controller cycle count */
+	uint64_t skipped;      /* packages the controller skipped just before this one */
+};
+
+/*
+ * One event. Pointers (data fields, text, error) stay valid until the next
+ * call of rtl_rtde_client_feed(), _next(), _poll(), _connected() or
+ * _closed() on this client.
+ */
+struct rtl_rtde_client_event {
+	enum rtl_rtde_client_event_type type;
+	union {
+		struct rtl_rtde_client_data data;
+		struct rtl_rtde_text text; /* level: enum rtl_rtde_level */
+		struct {
+			enum rtl_rtde_client_state from, to;
+		} state;
+		const struct rtl_rtde_client_error *error;
+	} u;
+};
+
+/* What the handshake found. Valid from READY on. */
+struct rtl_rtde_client_info {
+	enum rtl_rtde_protocol protocol;
+	struct rtl_rtde_controller_version version;
+	uint64_t controller_version; /* packed (RTL_RTDE_VERSION) */
+	double max_frequency;	     /* 125 or 500 Hz */
+	double requested_frequency;  /* as sent in SETUP_OUTPUTS (v2); 0 in v1 */
+	unsigned divisor;	     /* N: one package every N control cycles */
+	double frequency;	     /* effective: max_frequency / N */
+	int64_t period_ns;	     /* N control periods */
+	uint8_t output_id;	     /* 0 in v1 (no id on the wire) */
+	uint8_t input_ids[RTL_RTDE_CLIENT_MAX_INPUTS];
+	unsigned n_inputs;
+};
+
+/* Counters since init (kept across reconnects). Owned by the thread that
+ * steps the client. */
+struct rtl_rtde_client_stats {
+	uint64_t packages;     /* whole packages received */
+	uint64_t data;	       /* data packages delivered as events */
+	uint64_t skipped;      /* packages the controller skipped */
+	uint64_t resets;       /* timestamp / control_step went backwards */
+	uint64_t malformed;    /* packages dropped as malformed */
+	uint64_t wrong_recipe; /* data packages of another recipe id */
+	uint64_t unexpected;   /* packages nobody asked for, dropped */
+	uint64_t text;	       /* text messages */
+	uint64_t reconnects;   /* counted by the driver */
+};
+
+struct rtl_rtde_client {
+	/* Private: use the functions below. */
+	struct rtl_rtde_client_config cfg;
+	unsigned n_inputs;
+	bool has_outputs;
+	enum rtl_rtde_client_state state;
+	uint16_t asked_protocol; /* version the pending V asks for */
+	unsigned input_index;	 /* the pending SETUP_INPUTS */
+	bool late_start;	 /* data came first: the START reply is still due */
+	int64_t timeout_ns;
+	int64_t deadline;
+	struct rtl_rtde_client_info info;
+	int32_t ts_off; /* wire offset of `timestamp`, -1 if absent */
+	int32_t cs_off; /* wire offset of `control_step`, -1 if absent */
+	bool have_base;
+	double base_ts;
+	uint64_t base_cs;
+	struct rtl_rtde_client_stats stats;
+	struct rtl_rtde_client_event queue[RTL_RTDE_CLIENT_EVENT_QUEUE];
+	unsigned q_head, q_len;
+	struct rtl_rtde_client_error error;
+	struct rtl_rtde_report report;
+	struct rtl_rtde_framer framer;
+	size_t tx_off, tx_len;
+	void *owned; /* create(): the copied names, freed by destroy() */
+	struct rtl_rtde_recipe outputs;
+	struct rtl_rtde_recipe inputs[RTL_RTDE_CLIENT_MAX_INPUTS];
+	uint8_t tx[RTL_RTDE_CLIENT_TX_SIZE];
+	char names[RTL_RTDE_CLIENT_TX_SIZE]; /* scratch for setup requests */
+	uint8_t rx[RTL_RTDE_MAX_PACKAGE_SIZE];
+};
+
+/* ---- pure helpers ---------------------------------------------------------- */
+
+/* The controller's maximum output rate: 125 Hz for major < 5 (CB3), else
+ * 500 Hz. RT-safe. */
+RTL_API double rtl_rtde_max_frequency(uint32_t major);
+
+/*
+ * N, the controller's divisor for a requested rate: one package every N
+ * control cycles, N = max(1, floor(@max_hz / @requested_hz)); 1 for
+ * @requested_hz <= 0 or NaN (the maximum rate). RT-safe.
+ */
+RTL_API unsigned rtl_rtde_output_divisor(double max_hz, double requested_hz);
+
+/* "IDLE", "PROTOCOL", ... "CLOSED"; "?" out of range. RT-safe. */
+RTL_API const char *rtl_rtde_client_state_name(enum rtl_rtde_client_state s);
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+/*
+ * Set up @c in caller memory (sizeof(struct rtl_rtde_client), e.g. static
+ * or locked) for @cfg, which is copied; the names strings are not: they
+ * must outlive @c. The name lists are checked against the field registry
+ * (no controller version yet), so typos fail here, with the report in
+ * rtl_rtde_client_last_error(c).
+ * Returns 0, or
+ *   -EINVAL  a NULL pointer, a frequency below 1 Hz (not 0) or NaN, a
+ *            negative timeout, protocol other than 0, 1 or 2, no outputs
+ *            without RTL_RTDE_CLIENT_NO_START, or a names list that does
+ *            not build (the builder's code: -ENOENT, -EEXIST, -E2BIG,
+ *            -EBADMSG, -EINVAL).
+ * Not RT-safe.
+ */
+RTL_API int rtl_rtde_client_init(struct rtl_rtde_client *c,
+				 const struct rtl_rtde_client_config *cfg);
+
+/*
+ * Allocate and set up a client for @cfg; the names are copied. Returns the
+ * client, or NULL with errno set and, if @err is not NULL, @err filled
+ * (-ENOMEM, or the codes of rtl_rtde_client_init()). Not RT-safe.
+ */
+RTL_API struct rtl_rtde_client *rtl_rtde_client_create(const struct rtl_rtde_client_config *cfg,
+						       struct rtl_rtde_client_error *err);
+
+/* Free a client of rtl_rtde_client_create(). NULL is a no-op. Not
+ * RT-safe. */
+RTL_API void rtl_rtde_client_destroy(struct rtl_rtde_client *c);
+
+/* ---- driving ---------------------------------------------------------------- */
+
+/*
+ * A new TCP connection is up at time @now (ns): forget everything of the
+ * previous connection but the counters, and queue REQUEST_PROTOCOL_VERSION.
+ * Returns 0, or -EINVAL for @c NULL. Not RT-safe.
+ */
+RTL_API int rtl_rtde_client_connected(struct rtl_rtde_client *c, int64_t now);
+
+/*
+ * The connection ended at @now: @err is 0 for an orderly close (EOF) or
+ * the -errno of the failed recv/send (e.g. -ECONNRESET). Unless the client
+ * had already failed or closed, queues a fatal error event that says in
+ * which state the peer closed, whether a package was cut in the middle,
+ * and what usually causes it; the state becomes CLOSED.
+ * Returns 0, or -EINVAL for @c NULL. Not RT-safe.
+ */
+RTL_API int rtl_rtde_client_closed(struct rtl_rtde_client *c, int64_t now, int err);
+
+/*
+ * Bytes waiting to be sent: sets *@data and returns how many (0: none).
+ * After sending some, call rtl_rtde_client_tx_done(). RT-safe.
+ */
+RTL_API size_t rtl_rtde_client_tx(const struct rtl_rtde_client *c, const uint8_t **data);
+
+/* @n bytes of rtl_rtde_client_tx() have been sent (n is clamped to what
+ * was waiting). RT-safe. */
+RTL_API void rtl_rtde_client_tx_done(struct rtl_rtde_client *c, size_t n);
+
+/*
+ * Hand the @len bytes of one recv() to the client (not copied: they must
+ * stay valid until rtl_rtde_client_next() has returned 0). Returns 0, or
+ *   -EBUSY     bytes of the previous feed are not consumed yet.
+ *   -ENOTCONN  the client is IDLE, FAILED or CLOSED (the bytes are
+ *              ignored; call rtl_rtde_client_connected() on a new
+ *              connection).
+ *   -EINVAL    @c NULL, or @data NULL with @len > 0.
+ * RT-safe.
+ */
+RTL_API int rtl_rtde_client_feed(struct rtl_rtde_client *c, const void *data, size_t len);
+
+/*
+ * The next event at time @now (ns, CLOCK_MONOTONIC or any clock used
+ * consistently): events already queued, then those of the next package
+ * fed, then, when the fed bytes are used up, an expired deadline. Returns
+ * 1 with *@ev set, or 0 when there is nothing more (all fed bytes
+ * consumed, or the client is IDLE, FAILED or CLOSED), or -EINVAL for a
+ * NULL pointer. RT-safe for data packages while RUNNING; replies, text
+ * messages and errors may format text and log.
+ */
+RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, int64_t now,
+				 struct rtl_rtde_client_event *ev);
+
+/*
+ * Check the deadline alone at @now (no new bytes): returns 1 with the
+ * queued event or the timeout error in *@ev, or 0. rtl_rtde_client_next()
+ * does the same once the fed bytes are used up. Same return codes and
+ * safety as rtl_rtde_client_next().
+ */
+RTL_API int rtl_rtde_client_poll(struct rtl_rtde_client *c, int64_t now,
+				 struct rtl_rtde_client_event *ev);
+
+/* Absolute time by which the pending reply (or, with a data timeout, the
+ * next data package) must arrive; RTL_RTDE_CLIENT_NO_DEADLINE if none.
+ * A driver sleeps at most until then. RT-safe. */
+RTL_API int64_t rtl_rtde_client_deadline(const struct rtl_rtde_client *c);
+
+/*
+ * Queue START (resume after a pause, or the first start with
+ * RTL_RTDE_CLIENT_NO_START) at @now. Returns 0, or
+ *   -EALREADY  already RUNNING or STARTING.
+ *   -EBUSY     a set-up or PAUSE reply is pending.
+ *   -ENOTCONN  IDLE, FAILED or CLOSED.
+ *   -EINVAL    @c NULL, or no output recipe (the controller would refuse).
+ * Not RT-safe (RT-safe in practice: it formats nothing).
+ */
+RTL_API int rtl_rtde_client_start(struct rtl_rtde_client *c, int64_t now);
+
+/*
+ * Queue PAUSE at @now. Data packages sent before the reply are still
+ * delivered; the reply leads to READY. Returns 0, or
+ *   -EALREADY  already READY or PAUSING.
+ *   -EBUSY     a set-up or START reply is pending.
+ *   -ENOTCONN  IDLE, FAILED or CLOSED.
+ *   -EINVAL    @c NULL.
+ */
+RTL_API int rtl_rtde_client_pause(struct rtl_rtde_client *c, int64_t now);
+
+/* ---- data ----------------------------------------------------------------- */
+
+/*
+ * Decode the fields of DATA event @ev into frame @f (sized for
+ * rtl_rtde_client_output_recipe(c)->host_size). Returns 0, or
+ *   -EINVAL   a NULL pointer, @ev not a DATA event, @f too small.
+ *   -EBADMSG  the fields do not match the recipe (cannot happen for an
+ *             event of this client).
+ * RT-safe.
+ */
+RTL_API int rtl_rtde_client_decode(const struct rtl_rtde_client *c,
+				   const struct rtl_rtde_client_event *ev,
+				   struct rtl_rtde_frame *f);
+
+/*
+ * Encode frame @f of input recipe @idx as a whole DATA_PACKAGE with the
+ * recipe id the controller gave, into @buf of capacity @cap; send it as
+ * is. Returns the package size, or
+ *   -EINVAL    a NULL pointer, @idx past the configured input recipes, or
+ *              @f smaller than the recipe's host_size.
+ *   -ENOTCONN  the recipe has no id yet (handshake not done).
+ *   -ENOSPC    @cap is too small.
+ * RT-safe; reads the client only.
+ */
+RTL_API int rtl_rtde_client_encode_inputs(const struct rtl_rtde_client *c, unsigned idx,
+					  const struct rtl_rtde_frame *f, uint8_t *buf, size_t cap);
+
+/* ---- getters (RT-safe) ----------------------------------------------------------- */
+
+RTL_API enum rtl_rtde_client_state rtl_rtde_client_state(const struct rtl_rtde_client *c);
+
+/* The output recipe (rebuilt for the controller's version during the
+ * handshake: size frames from READY on), or NULL when there is none. */
+RTL_API const struct rtl_rtde_recipe *
+rtl_rtde_client_output_recipe(const struct rtl_rtde_client *c);
+
+/* Input recipe @idx, or NULL past the configured ones. */
+RTL_API const struct rtl_rtde_recipe *rtl_rtde_client_input_recipe(const struct rtl_rtde_client *c,
+								   unsigned idx);
+
+RTL_API const struct rtl_rtde_client_info *rtl_rtde_client_info(const struct rtl_rtde_client *c);
+RTL_API const struct rtl_rtde_client_stats *rtl_rtde_client_stats(const struct rtl_rtde_client *c);
+
+/* The last error (fatal or not); code 0 when none yet. */
+RTL_API const struct rtl_rtde_client_error *
+rtl_rtde_client_last_error(const struct rtl_rtde_client *c);
+
+/* The driver reconnected: count it in stats.reconnects. */
+RTL_API void rtl_rtde_client_count_reconnect(struct rtl_rtde_client *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTLOOP_RTDE_CLIENT_H */

@@ -1,0 +1,1327 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RTDE client state machine (design in rtde_client.h).
+ *
+ * One function, rtl_rtde_client_next(), does the work: it hands out queued
+ * events first, then cuts the next package out of the fed bytes and
+ * dispatches on its type, then looks at the clock. A package causes at
+ * most a few events (an implicit START is a state change followed by the
+ * data), so they go through a four-entry queue in the client and the
+ * caller still sees one event per call.
+ *
+ * Replies are matched against the one request in flight (the state says
+ * which): a text message or a data package in between is handled as it
+ * would be at any time, a reply of another type is fatal because the two
+ * sides are out of step. A reply nobody waits for is dropped and counted.
+ *
+ * Two kinds of text are written. Set-up and fatal errors use snprintf and
+ * may log: they happen once per connection. Non-fatal errors on the data
+ * path (wrong recipe id, malformed or unknown packages) are assembled with
+ * the two small writers below, so that the receive thread stays free of
+ * stdio while it streams.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rtloop/log.h>
+#include <rtloop/rtde_client.h>
+
+/* ---- RT-safe text ---------------------------------------------------------- */
+
+struct txt {
+	char *b;
+	size_t cap;
+	size_t n;
+};
+
+static void t_str(struct txt *t, const char *s)
+{
+	while (*s && t->n + 1 < t->cap)
+		t->b[t->n++] = *s++;
+	t->b[t->n] = '\0';
+}
+
+static void t_u64(struct txt *t, uint64_t v)
+{
+	char d[21];
+	int k = 0;
+
+	do {
+		d[k++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (k > 0 && t->n + 1 < t->cap)
+		t->b[t->n++] = d[--k];
+	t->b[t->n] = '\0';
+}
+
+/* ---- names ------------------------------------------------------------------ */
+
+static const char *const state_names[RTL_RTDE_CLIENT_STATE_COUNT] = {
+	[RTL_RTDE_CLIENT_IDLE] = "IDLE",       [RTL_RTDE_CLIENT_PROTOCOL] = "PROTOCOL",
+	[RTL_RTDE_CLIENT_VERSION] = "VERSION", [RTL_RTDE_CLIENT_OUTPUTS] = "OUTPUTS",
+	[RTL_RTDE_CLIENT_INPUTS] = "INPUTS",   [RTL_RTDE_CLIENT_STARTING] = "STARTING",
+	[RTL_RTDE_CLIENT_READY] = "READY",     [RTL_RTDE_CLIENT_RUNNING] = "RUNNING",
+	[RTL_RTDE_CLIENT_PAUSING] = "PAUSING", [RTL_RTDE_CLIENT_FAILED] = "FAILED",
+	[RTL_RTDE_CLIENT_CLOSED] = "CLOSED",
+};
+
+RTL_API const char *rtl_rtde_client_state_name(enum rtl_rtde_client_state s)
+{
+	if ((unsigned)s >= RTL_RTDE_CLIENT_STATE_COUNT)
+		return "?";
+	return state_names[s];
+}
+
+/* The reply type the state waits for, or 0. */
+static int expected_reply(enum rtl_rtde_client_state s)
+{
+	switch (s) {
+	case RTL_RTDE_CLIENT_PROTOCOL:
+		return RTL_RTDE_PKG_PROTOCOL_VERSION;
+	case RTL_RTDE_CLIENT_VERSION:
+		return RTL_RTDE_PKG_URCONTROL_VERSION;
+	case RTL_RTDE_CLIENT_OUTPUTS:
+		return RTL_RTDE_PKG_SETUP_OUTPUTS;
+	case RTL_RTDE_CLIENT_INPUTS:
+		return RTL_RTDE_PKG_SETUP_INPUTS;
+	case RTL_RTDE_CLIENT_STARTING:
+		return RTL_RTDE_PKG_START;
+	case RTL_RTDE_CLIENT_PAUSING:
+		return RTL_RTDE_PKG_PAUSE;
+	default:
+		return 0;
+	}
+}
+
+static const char *pkg_name(int type)
+{
+	const char *n = rtl_rtde_pkg_name(type);
+
+	return n ? n : "unknown";
+}
+
+static bool connected_state(enum rtl_rtde_client_state s)
+{
+	return s != RTL_RTDE_CLIENT_IDLE && s != RTL_RTDE_CLIENT_FAILED &&
+	       s != RTL_RTDE_CLIENT_CLOSED;
+}
+
+/* ---- pure helpers -------------------------------------------------------------- */
+
+RTL_API double rtl_rtde_max_frequency(uint32_t major)
+{
+	return major < 5 ? 125.0 : 500.0;
+}
+
+RTL_API unsigned rtl_rtde_output_divisor(double max_hz, double requested_hz)
+{
+	double q;
+
+	if (!(requested_hz > 0) || !(max_hz > 0))
+		return 1;
+	/* The tolerance keeps rates such as 500/3 Hz, which the user computed
+	 * from the same rule, from rounding down to the next divisor. */
+	q = floor(max_hz / requested_hz * (1 + 1e-12));
+	if (q < 1)
+		return 1;
+	if (q > 1e9)
+		return 1000000000u;
+	return (unsigned)q;
+}
+
+/* ---- events --------------------------------------------------------------------- */
+
+static void push(struct rtl_rtde_client *c, const struct rtl_rtde_client_event *ev)
+{
+	/* No package causes more events than the queue holds; should that
+	 * ever change, the oldest event wins over the newest. */
+	if (c->q_len == RTL_RTDE_CLIENT_EVENT_QUEUE)
+		return;
+	c->queue[(c->q_head + c->q_len) % RTL_RTDE_CLIENT_EVENT_QUEUE] = *ev;
+	c->q_len++;
+}
+
+static bool pop(struct rtl_rtde_client *c, struct rtl_rtde_client_event *ev)
+{
+	if (!c->q_len)
+		return false;
+	*ev = c->queue[c->q_head];
+	c->q_head = (c->q_head + 1) % RTL_RTDE_CLIENT_EVENT_QUEUE;
+	c->q_len--;
+	return true;
+}
+
+static void set_state(struct rtl_rtde_client *c, enum rtl_rtde_client_state to)
+{
+	struct rtl_rtde_client_event ev = { .type = RTL_RTDE_CLIENT_EV_STATE };
+
+	if (c->state == to)
+		return;
+	ev.u.state.from = c->state;
+	ev.u.state.to = to;
+	c->state = to;
+	push(c, &ev);
+}
+
+static void push_error(struct rtl_rtde_client *c)
+{
+	struct rtl_rtde_client_event ev = { .type = RTL_RTDE_CLIENT_EV_ERROR };
+
+	ev.u.error = &c->error;
+	push(c, &ev);
+}
+
+/* A fatal error: report it, then FAILED. Not RT-safe (formats). */
+__attribute__((format(printf, 3, 4))) static void fail(struct rtl_rtde_client *c, int code,
+						       const char *fmt, ...)
+{
+	va_list ap;
+
+	c->error.code = code;
+	c->error.fatal = true;
+	c->error.state = c->state;
+	va_start(ap, fmt);
+	vsnprintf(c->error.message, sizeof(c->error.message), fmt, ap);
+	va_end(ap);
+	rtl_log(RTL_LOG_DEBUG, "RTDE client: fatal: %s", c->error.message);
+	push_error(c);
+	set_state(c, RTL_RTDE_CLIENT_FAILED);
+	c->deadline = RTL_RTDE_CLIENT_NO_DEADLINE;
+	c->tx_off = c->tx_len = 0;
+}
+
+/* Start a non-fatal error message; finish it with t_str/t_u64 and
+ * drop_done(). RT-safe. */
+static struct txt drop_begin(struct rtl_rtde_client *c, int code)
+{
+	struct txt t = { c->error.message, sizeof(c->error.message), 0 };
+
+	c->error.code = code;
+	c->error.fatal = false;
+	c->error.state = c->state;
+	c->error.message[0] = '\0';
+	return t;
+}
+
+static void drop_done(struct rtl_rtde_client *c, struct txt *t)
+{
+	t_str(t, " (not fatal: dropped and counted)");
+	push_error(c);
+}
+
+/* The report's text without its last newline. */
+static const char *report_text(struct rtl_rtde_client *c)
+{
+	struct rtl_rtde_report *r = &c->report;
+
+	while (r->len && r->text[r->len - 1] == '\n')
+		r->text[--r->len] = '\0';
+	return r->text;
+}
+
+static const char *version_text(const struct rtl_rtde_client *c, char *buf, size_t cap)
+{
+	rtl_rtde_version_format(buf, cap, c->info.controller_version);
+	return buf;
+}
+
+/* ---- requests ---------------------------------------------------------------- */
+
+/* Room at the end of the transmit buffer (compacting it first). */
+static uint8_t *tx_room(struct rtl_rtde_client *c, size_t *cap)
+{
+	if (c->tx_off == c->tx_len)
+		c->tx_off = c->tx_len = 0;
+	*cap = sizeof(c->tx) - c->tx_len;
+	return c->tx + c->tx_len;
+}
+
+/* An encoder wrote @n bytes (or failed) at tx_room(): send them and wait
+ * for the reply in state @st. */
+static void request(struct rtl_rtde_client *c, int64_t now, int n, enum rtl_rtde_client_state st,
+		    const char *what)
+{
+	if (n < 0) {
+		fail(c, n, "cannot encode the %s request (%s); this is a bug in rtloop", what,
+		     strerror(-n));
+		return;
+	}
+	c->tx_len += (size_t)n;
+	c->deadline = now + c->timeout_ns;
+	set_state(c, st);
+}
+
+static void send_protocol(struct rtl_rtde_client *c, int64_t now)
+{
+	size_t cap;
+	uint8_t *p = tx_room(c, &cap);
+
+	request(c, now, rtl_rtde_encode_protocol_version_request(p, cap, c->asked_protocol),
+		RTL_RTDE_CLIENT_PROTOCOL, "REQUEST_PROTOCOL_VERSION");
+}
+
+static void send_version(struct rtl_rtde_client *c, int64_t now)
+{
+	size_t cap;
+	uint8_t *p = tx_room(c, &cap);
+
+	request(c, now, rtl_rtde_encode_urcontrol_version_request(p, cap), RTL_RTDE_CLIENT_VERSION,
+		"GET_URCONTROL_VERSION");
+}
+
+static void send_start(struct rtl_rtde_client *c, int64_t now)
+{
+	size_t cap;
+	uint8_t *p = tx_room(c, &cap);
+
+	/* The controller's clock ran on while paused: a new baseline, or
+	 * the pause would count as skipped packages. */
+	c->have_base = false;
+	c->late_start = false;
+	request(c, now, rtl_rtde_encode_start(p, cap), RTL_RTDE_CLIENT_STARTING,
+		"CONTROL_PACKAGE_START");
+}
+
+static void send_pause(struct rtl_rtde_client *c, int64_t now)
+{
+	size_t cap;
+	uint8_t *p = tx_room(c, &cap);
+
+	request(c, now, rtl_rtde_encode_pause(p, cap), RTL_RTDE_CLIENT_PAUSING,
+		"CONTROL_PACKAGE_PAUSE");
+}
+
+/* A setup request for recipe @r: names through the scratch buffer (the
+ * encoder copies them behind the header). */
+static void send_setup(struct rtl_rtde_client *c, int64_t now, const struct rtl_rtde_recipe *r,
+		       bool outputs)
+{
+	char *names = c->names;
+	size_t cap;
+	uint8_t *p = tx_room(c, &cap);
+	int len = rtl_rtde_recipe_names(r, names, sizeof(c->names));
+	int n;
+
+	if (len < 0) {
+		n = len;
+	} else if (outputs) {
+		n = rtl_rtde_encode_setup_outputs(p, cap, c->info.protocol,
+						  c->info.requested_frequency, names, (size_t)len);
+	} else {
+		n = rtl_rtde_encode_setup_inputs(p, cap, names, (size_t)len);
+	}
+	request(c, now, n, outputs ? RTL_RTDE_CLIENT_OUTPUTS : RTL_RTDE_CLIENT_INPUTS,
+		outputs ? "CONTROL_PACKAGE_SETUP_OUTPUTS" : "CONTROL_PACKAGE_SETUP_INPUTS");
+}
+
+static void setup_done(struct rtl_rtde_client *c, int64_t now)
+{
+	const struct rtl_rtde_client_info *i = &c->info;
+	char v[48];
+
+	if (c->has_outputs)
+		rtl_log(RTL_LOG_INFO,
+			"RTDE: controller %s (%s), protocol %d, %u outputs at %g Hz (one package "
+			"every %u control cycles of %g ms), %u input recipes",
+			version_text(c, v, sizeof(v)),
+			rtl_rtde_line_name(rtl_rtde_version_line(i->controller_version)),
+			(int)i->protocol, c->outputs.n, i->frequency, i->divisor,
+			1000.0 / i->max_frequency, i->n_inputs);
+	else
+		rtl_log(RTL_LOG_INFO, "RTDE: controller %s (%s), protocol %d, %u input recipes",
+			version_text(c, v, sizeof(v)),
+			rtl_rtde_line_name(rtl_rtde_version_line(i->controller_version)),
+			(int)i->protocol, i->n_inputs);
+	if (c->cfg.flags & RTL_RTDE_CLIENT_NO_START) {
+		c->deadline = RTL_RTDE_CLIENT_NO_DEADLINE;
+		set_state(c, RTL_RTDE_CLIENT_READY);
+	} else {
+		send_start(c, now);
+	}
+}
+
+static void inputs_from(struct rtl_rtde_client *c, int64_t now, unsigned i)
+{
+	c->input_index = i;
+	if (i < c->n_inputs)
+		send_setup(c, now, &c->inputs[i], false);
+	else
+		setup_done(c, now);
+}
+
+/* ---- replies -------------------------------------------------------------- */
+
+static void malformed_reply(struct rtl_rtde_client *c, int type, size_t len, int err)
+{
+	c->stats.malformed++;
+	fail(c, err == -EPROTO ? -EPROTO : -EBADMSG,
+	     "malformed %s reply (%zu bytes): %s; the peer is not a UR controller or speaks "
+	     "another protocol version than agreed",
+	     pkg_name(type), len, strerror(-err));
+}
+
+static void on_protocol(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
+{
+	bool ok;
+	int err = rtl_rtde_decode_accepted_reply(pkg, len, RTL_RTDE_PKG_PROTOCOL_VERSION, &ok);
+
+	if (err) {
+		malformed_reply(c, RTL_RTDE_PKG_PROTOCOL_VERSION, len, err);
+		return;
+	}
+	if (ok) {
+		c->info.protocol = (enum rtl_rtde_protocol)c->asked_protocol;
+		send_version(c, now);
+		return;
+	}
+	if (c->asked_protocol > 1) {
+		rtl_log(RTL_LOG_INFO, "RTDE: the controller refused protocol %u; asking for %u",
+			c->asked_protocol, c->asked_protocol - 1u);
+		c->asked_protocol--;
+		send_protocol(c, now);
+		return;
+	}
+	fail(c, -EPROTONOSUPPORT,
+	     "the controller refused RTDE protocol versions 2 and 1: it is not a UR controller "
+	     "this client supports (UR software 3.2.19171 or later speaks RTDE)");
+}
+
+/* Build every recipe for the controller version just learnt. */
+static bool build_recipes(struct rtl_rtde_client *c)
+{
+	struct rtl_rtde_recipe_opts o = { RTL_RTDE_RECIPE_OUTPUT, c->info.controller_version,
+					  c->cfg.recipe_flags };
+	char v[48];
+	int err;
+
+	version_text(c, v, sizeof(v));
+	if (c->has_outputs) {
+		err = rtl_rtde_recipe_from_list(&c->outputs, &o, c->cfg.outputs, &c->report);
+		if (err < 0) {
+			fail(c, err, "the output recipe does not fit controller %s: %s%s", v,
+			     report_text(c),
+			     err == -EPROTO ? " (set RTL_RTDE_RECIPE_DROP_UNAVAILABLE in "
+					      "recipe_flags to drop fields this controller lacks)"
+					    : "");
+			return false;
+		}
+	}
+	o.dir = RTL_RTDE_RECIPE_INPUT;
+	for (unsigned i = 0; i < c->n_inputs; i++) {
+		err = rtl_rtde_recipe_from_list(&c->inputs[i], &o, c->cfg.inputs[i], &c->report);
+		if (err < 0) {
+			fail(c, err, "input recipe %u does not fit controller %s: %s", i, v,
+			     report_text(c));
+			return false;
+		}
+	}
+	c->ts_off = c->cs_off = -1;
+	for (uint32_t i = 0; c->has_outputs && i < c->outputs.n; i++) {
+		const char *name = c->outputs.fields[i]->name;
+
+		if (!strcmp(name, "timestamp"))
+			c->ts_off = (int32_t)c->outputs.slots[i].wire_offset;
+		else if (!strcmp(name, "control_step"))
+			c->cs_off = (int32_t)c->outputs.slots[i].wire_offset;
+	}
+	return true;
+}
+
+static void set_rate(struct rtl_rtde_client *c)
+{
+	struct rtl_rtde_client_info *i = &c->info;
+	double want = c->cfg.frequency;
+
+	i->max_frequency = rtl_rtde_max_frequency(i->version.major);
+	if (i->protocol == RTL_RTDE_PROTOCOL_V1) {
+		if (c->has_outputs && want > 0 && want < i->max_frequency)
+			rtl_log(RTL_LOG_WARN,
+				"RTDE: protocol 1 cannot set the output rate: data comes at the "
+				"maximum %g Hz, not the %g Hz requested",
+				i->max_frequency, want);
+		i->requested_frequency = 0;
+		i->divisor = 1;
+	} else {
+		if (want > i->max_frequency) {
+			rtl_log(RTL_LOG_WARN,
+				"RTDE: %g Hz requested, but this controller streams at most %g Hz; "
+				"asking for %g Hz",
+				want, i->max_frequency, i->max_frequency);
+			want = i->max_frequency;
+		}
+		if (!(want > 0))
+			want = i->max_frequency;
+		i->requested_frequency = want;
+		i->divisor = rtl_rtde_output_divisor(i->max_frequency, want);
+	}
+	i->frequency = i->max_frequency / i->divisor;
+	i->period_ns = (int64_t)llround(1e9 / i->max_frequency) * (int64_t)i->divisor;
+}
+
+static void on_version(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
+{
+	int err = rtl_rtde_decode_urcontrol_version_reply(pkg, len, &c->info.version);
+
+	if (err) {
+		malformed_reply(c, RTL_RTDE_PKG_URCONTROL_VERSION, len, err);
+		return;
+	}
+	c->info.controller_version = rtl_rtde_version_pack(&c->info.version);
+	if (!build_recipes(c))
+		return;
+	set_rate(c);
+	if (c->has_outputs)
+		send_setup(c, now, &c->outputs, true);
+	else
+		inputs_from(c, now, 0);
+}
+
+/* Check a setup reply against recipe @r; false after failing. */
+static bool check_setup(struct rtl_rtde_client *c, const struct rtl_rtde_recipe *r,
+			const struct rtl_rtde_setup_reply *rep, const char *what)
+{
+	char v[48];
+	int err = rtl_rtde_recipe_check_reply(r, rep->types, rep->types_len, &c->report);
+
+	version_text(c, v, sizeof(v));
+	if (err) {
+		fail(c, err, "controller %s rejected %s: %s%s", v, what, report_text(c),
+		     err == -EBUSY ? " (the client retries on reconnect: a stale connection of "
+				     "this program releases its inputs when it closes)"
+				   : "");
+		return false;
+	}
+	if (rep->has_recipe_id && rep->recipe_id == 0) {
+		fail(c, -EPROTO,
+		     "controller %s refused %s (recipe id 0) without naming a bad field: "
+		     "too many recipes on this connection, or a controller limit",
+		     v, what);
+		return false;
+	}
+	return true;
+}
+
+static void on_outputs(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
+{
+	struct rtl_rtde_setup_reply rep;
+	int err = rtl_rtde_decode_setup_outputs_reply(pkg, len, c->info.protocol, &rep);
+
+	if (err) {
+		malformed_reply(c, RTL_RTDE_PKG_SETUP_OUTPUTS, len, err);
+		return;
+	}
+	if (!check_setup(c, &c->outputs, &rep, "the output recipe (SETUP_OUTPUTS)"))
+		return;
+	c->info.output_id = rep.has_recipe_id ? rep.recipe_id : 0;
+	inputs_from(c, now, 0);
+}
+
+static void on_inputs(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
+{
+	struct rtl_rtde_setup_reply rep;
+	unsigned i = c->input_index;
+	char what[64];
+	int err = rtl_rtde_decode_setup_inputs_reply(pkg, len, &rep);
+
+	if (err) {
+		malformed_reply(c, RTL_RTDE_PKG_SETUP_INPUTS, len, err);
+		return;
+	}
+	snprintf(what, sizeof(what), "input recipe %u of %u (SETUP_INPUTS)", i, c->n_inputs);
+	if (!check_setup(c, &c->inputs[i], &rep, what))
+		return;
+	c->info.input_ids[i] = rep.recipe_id;
+	c->info.n_inputs = i + 1;
+	inputs_from(c, now, i + 1);
+}
+
+static void running(struct rtl_rtde_client *c, int64_t now)
+{
+	c->deadline = c->cfg.data_timeout_ns > 0 ? now + c->cfg.data_timeout_ns
+						 : RTL_RTDE_CLIENT_NO_DEADLINE;
+	set_state(c, RTL_RTDE_CLIENT_RUNNING);
+}
+
+static void on_start(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
+{
+	bool ok;
+	int err = rtl_rtde_decode_accepted_reply(pkg, len, RTL_RTDE_PKG_START, &ok);
+
+	if (err) {
+		malformed_reply(c, RTL_RTDE_PKG_START, len, err);
+		return;
+	}
+	if (!ok) {
+		fail(c, -EPERM,
+		     "the controller refused START: it needs a valid output recipe with at least "
+		     "one field, and may refuse while it boots or before its safety setup is "
+		     "confirmed (see its text messages)");
+		return;
+	}
+	running(c, now);
+}
+
+static void on_pause(struct rtl_rtde_client *c, const uint8_t *pkg, size_t len)
+{
+	bool ok;
+	int err = rtl_rtde_decode_accepted_reply(pkg, len, RTL_RTDE_PKG_PAUSE, &ok);
+
+	if (err) {
+		malformed_reply(c, RTL_RTDE_PKG_PAUSE, len, err);
+		return;
+	}
+	if (!ok) {
+		/* UR's guide says PAUSE is always accepted. */
+		fail(c, -EPROTO,
+		     "the controller refused PAUSE, which UR's guide says it always "
+		     "accepts: the peer is not a faithful RTDE server");
+		return;
+	}
+	c->deadline = RTL_RTDE_CLIENT_NO_DEADLINE;
+	set_state(c, RTL_RTDE_CLIENT_READY);
+}
+
+static void on_reply(struct rtl_rtde_client *c, int64_t now, int type, const uint8_t *pkg,
+		     size_t len)
+{
+	int want = expected_reply(c->state);
+
+	if (type == RTL_RTDE_PKG_START && c->late_start) {
+		/* The reply to a START that a data package already confirmed. */
+		c->late_start = false;
+		return;
+	}
+	if (!want) {
+		struct txt t = drop_begin(c, -EPROTO);
+
+		c->stats.unexpected++;
+		t_str(&t, "a ");
+		t_str(&t, pkg_name(type));
+		t_str(&t, " reply arrived in state ");
+		t_str(&t, rtl_rtde_client_state_name(c->state));
+		t_str(&t, ", where no request was pending");
+		drop_done(c, &t);
+		return;
+	}
+	if (type != want) {
+		fail(c, -EPROTO,
+		     "expected a %s reply ('%c'), received a %s reply ('%c'): the client and the "
+		     "peer are out of step (another program writing on this connection?) or the "
+		     "peer is not a UR controller; reconnect",
+		     pkg_name(want), want, pkg_name(type), type);
+		return;
+	}
+	switch (type) {
+	case RTL_RTDE_PKG_PROTOCOL_VERSION:
+		on_protocol(c, now, pkg, len);
+		break;
+	case RTL_RTDE_PKG_URCONTROL_VERSION:
+		on_version(c, now, pkg, len);
+		break;
+	case RTL_RTDE_PKG_SETUP_OUTPUTS:
+		on_outputs(c, now, pkg, len);
+		break;
+	case RTL_RTDE_PKG_SETUP_INPUTS:
+		on_inputs(c, now, pkg, len);
+		break;
+	case RTL_RTDE_PKG_START:
+		on_start(c, now, pkg, len);
+		break;
+	default:
+		on_pause(c, pkg, len);
+		break;
+	}
+}
+
+/* ---- text messages ------------------------------------------------------------ */
+
+static const char *level_name(unsigned level)
+{
+	switch (level) {
+	case RTL_RTDE_LEVEL_EXCEPTION:
+		return "EXCEPTION";
+	case RTL_RTDE_LEVEL_ERROR:
+		return "ERROR";
+	case RTL_RTDE_LEVEL_WARNING:
+		return "WARNING";
+	case RTL_RTDE_LEVEL_INFO:
+		return "INFO";
+	default:
+		return "level ?";
+	}
+}
+
+static void on_text(struct rtl_rtde_client *c, const uint8_t *pkg, size_t len)
+{
+	struct rtl_rtde_client_event ev = { .type = RTL_RTDE_CLIENT_EV_TEXT };
+	struct rtl_rtde_text *t = &ev.u.text;
+	enum rtl_log_level lvl;
+	int err;
+
+	/*
+	 * The layout follows the agreed version, but a controller has been
+	 * seen sending the v2 layout to a client that had not agreed on v2
+	 * (docs/rtde-protocol.md 3.4, 9): before v2 is agreed, take the v2
+	 * layout when it parses exactly (lengths add up, known level), which
+	 * a v1 message practically never does.
+	 */
+	err = rtl_rtde_decode_text(pkg, len, RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CONTROLLER, t);
+	if (c->info.protocol != RTL_RTDE_PROTOCOL_V2 && (err || t->level > RTL_RTDE_LEVEL_INFO))
+		err = rtl_rtde_decode_text(pkg, len, RTL_RTDE_PROTOCOL_V1, RTL_RTDE_FROM_CONTROLLER,
+					   t);
+	if (err) {
+		struct txt m = drop_begin(c, -EBADMSG);
+
+		c->stats.malformed++;
+		t_str(&m, "malformed TEXT_MESSAGE of ");
+		t_u64(&m, len);
+		t_str(&m, " bytes (lengths do not add up)");
+		drop_done(c, &m);
+		return;
+	}
+	c->stats.text++;
+	if (!(c->cfg.flags & RTL_RTDE_CLIENT_NO_TEXT_LOG)) {
+		switch (t->level) {
+		case RTL_RTDE_LEVEL_EXCEPTION:
+		case RTL_RTDE_LEVEL_ERROR:
+			lvl = RTL_LOG_ERROR;
+			break;
+		case RTL_RTDE_LEVEL_WARNING:
+			lvl = RTL_LOG_WARN;
+			break;
+		default:
+			lvl = RTL_LOG_INFO;
+			break;
+		}
+		rtl_log(lvl, "RTDE controller message (%s%s%.*s): %.*s", level_name(t->level),
+			t->source_len ? ", from " : "", (int)t->source_len,
+			t->source ? t->source : "", (int)t->message_len,
+			t->message ? t->message : "");
+	}
+	push(c, &ev);
+}
+
+/* ---- data packages --------------------------------------------------------------- */
+
+/* Packages skipped before the one with these fields; updates the
+ * baseline. RT-safe. */
+static uint64_t account(struct rtl_rtde_client *c, struct rtl_rtde_client_data *d)
+{
+	uint64_t cycles = 0, steps, skipped = 0;
+	unsigned n = c->info.divisor ? c->info.divisor : 1;
+	bool back = false;
+
+	if (c->ts_off >= 0) {
+		d->has_timestamp = true;
+		d->timestamp = rtl_rtde_load_f64(d->fields + c->ts_off);
+	}
+	if (c->cs_off >= 0) {
+		d->has_control_step = true;
+		d->control_step = rtl_rtde_load_u64(d->fields + c->cs_off);
+	}
+	if (d->has_control_step) {
+		/* Exact: the controller counts its cycles. */
+		if (c->have_base) {
+			if (d->control_step < c->base_cs)
+				back = true;
+			else
+				cycles = d->control_step - c->base_cs;
+		}
+		c->base_cs = d->control_step;
+	} else if (d->has_timestamp && isfinite(d->timestamp)) {
+		/* Timestamps are whole control periods: round the quotient to
+		 * the nearest cycle to shed the binary fraction. */
+		if (c->have_base) {
+			double dc = (d->timestamp - c->base_ts) * c->info.max_frequency;
+
+			if (dc < -0.5)
+				back = true;
+			else if (dc > 1e15)
+				cycles = (uint64_t)1e15;
+			else if (dc > 0)
+				cycles = (uint64_t)(dc + 0.5);
+		}
+		c->base_ts = d->timestamp;
+	} else {
+		return 0;
+	}
+	if (c->have_base && !back) {
+		steps = (cycles + n / 2) / n;
+		if (steps > 1)
+			skipped = steps - 1;
+	}
+	if (back)
+		c->stats.resets++;
+	c->have_base = true;
+	c->stats.skipped += skipped;
+	return skipped;
+}
+
+static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
+{
+	struct rtl_rtde_client_event ev = { .type = RTL_RTDE_CLIENT_EV_DATA };
+	struct rtl_rtde_data d;
+	struct txt t;
+	int err;
+
+	if (c->state == RTL_RTDE_CLIENT_STARTING) {
+		/* Data can overtake the START reply (URCL PR #403). */
+		c->late_start = true;
+		running(c, now);
+	} else if (c->state != RTL_RTDE_CLIENT_RUNNING && c->state != RTL_RTDE_CLIENT_PAUSING) {
+		t = drop_begin(c, -EPROTO);
+		c->stats.unexpected++;
+		t_str(&t, "a DATA_PACKAGE arrived in state ");
+		t_str(&t, rtl_rtde_client_state_name(c->state));
+		t_str(&t, ", before START");
+		drop_done(c, &t);
+		return;
+	}
+	err = rtl_rtde_decode_data(pkg, len, c->info.protocol, RTL_RTDE_FROM_CONTROLLER, &d);
+	if (err) {
+		t = drop_begin(c, -EBADMSG);
+		c->stats.malformed++;
+		t_str(&t, "malformed DATA_PACKAGE of ");
+		t_u64(&t, len);
+		t_str(&t, " bytes (no recipe id)");
+		drop_done(c, &t);
+		return;
+	}
+	if (d.has_recipe_id && d.recipe_id != c->info.output_id) {
+		t = drop_begin(c, -ENOMSG);
+		c->stats.wrong_recipe++;
+		t_str(&t, "DATA_PACKAGE with recipe id ");
+		t_u64(&t, d.recipe_id);
+		t_str(&t, ", but the output recipe has id ");
+		t_u64(&t, c->info.output_id);
+		t_str(&t, ": the controller streams another recipe (a second SETUP_OUTPUTS on "
+			  "this connection?)");
+		drop_done(c, &t);
+		return;
+	}
+	if (d.fields_len != c->outputs.wire_size) {
+		t = drop_begin(c, -EBADMSG);
+		c->stats.malformed++;
+		t_str(&t, "malformed DATA_PACKAGE: ");
+		t_u64(&t, d.fields_len);
+		t_str(&t, " bytes of fields, the output recipe has ");
+		t_u64(&t, c->outputs.wire_size);
+		drop_done(c, &t);
+		return;
+	}
+	if (c->state == RTL_RTDE_CLIENT_RUNNING && c->cfg.data_timeout_ns > 0)
+		c->deadline = now + c->cfg.data_timeout_ns;
+	c->stats.data++;
+	ev.u.data.fields = d.fields;
+	ev.u.data.len = d.fields_len;
+	ev.u.data.skipped = account(c, &ev.u.data);
+	push(c, &ev);
+}
+
+/* ---- stepping ------------------------------------------------------------------- */
+
+static void on_package(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
+{
+	int type = pkg[2];
+	struct txt t;
+
+	c->stats.packages++;
+	switch (type) {
+	case RTL_RTDE_PKG_DATA:
+		on_data(c, now, pkg, len);
+		break;
+	case RTL_RTDE_PKG_TEXT_MESSAGE:
+		on_text(c, pkg, len);
+		break;
+	case RTL_RTDE_PKG_PROTOCOL_VERSION:
+	case RTL_RTDE_PKG_URCONTROL_VERSION:
+	case RTL_RTDE_PKG_SETUP_OUTPUTS:
+	case RTL_RTDE_PKG_SETUP_INPUTS:
+	case RTL_RTDE_PKG_START:
+	case RTL_RTDE_PKG_PAUSE:
+		on_reply(c, now, type, pkg, len);
+		break;
+	default:
+		t = drop_begin(c, -EBADMSG);
+		c->stats.malformed++;
+		t_str(&t, "package of unknown type ");
+		t_u64(&t, (uint64_t)type);
+		t_str(&t, " (");
+		t_u64(&t, len);
+		t_str(&t, " bytes): not an RTDE package type");
+		drop_done(c, &t);
+		break;
+	}
+}
+
+static void timeout(struct rtl_rtde_client *c)
+{
+	double s = (double)c->timeout_ns / 1e9;
+	int want = expected_reply(c->state);
+
+	switch (c->state) {
+	case RTL_RTDE_CLIENT_PROTOCOL:
+	case RTL_RTDE_CLIENT_VERSION:
+		fail(c, -ETIMEDOUT,
+		     "no %s reply within %.3f s: the peer accepted the connection but does not "
+		     "answer RTDE (is it port 30004 of a UR controller?), or the controller is "
+		     "overloaded",
+		     pkg_name(want), s);
+		break;
+	case RTL_RTDE_CLIENT_STARTING:
+		fail(c, -ETIMEDOUT,
+		     "no %s reply and no data within %.3f s: the controller is busy, or (PolyScope "
+		     "X) sends no data until its safety setup is confirmed (see its text messages)",
+		     pkg_name(want), s);
+		break;
+	case RTL_RTDE_CLIENT_RUNNING:
+		fail(c, -ETIMEDOUT,
+		     "no DATA_PACKAGE for %.3f s while streaming: the network link is down, or the "
+		     "controller stalled or stopped RTDE; reconnect",
+		     (double)c->cfg.data_timeout_ns / 1e9);
+		break;
+	default:
+		fail(c, -ETIMEDOUT,
+		     "no %s reply within %.3f s: the controller is overloaded or the stream is out "
+		     "of step; reconnect (a longer reply_timeout_ns helps a busy controller)",
+		     pkg_name(want), s);
+		break;
+	}
+}
+
+static bool check_deadline(struct rtl_rtde_client *c, int64_t now)
+{
+	if (!connected_state(c->state) || c->deadline == RTL_RTDE_CLIENT_NO_DEADLINE ||
+	    now < c->deadline)
+		return false;
+	timeout(c);
+	return true;
+}
+
+RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, int64_t now,
+				 struct rtl_rtde_client_event *ev)
+{
+	const uint8_t *pkg;
+	size_t len;
+	int r;
+
+	if (!c || !ev)
+		return -EINVAL;
+	for (;;) {
+		if (pop(c, ev))
+			return 1;
+		if (!connected_state(c->state))
+			return 0;
+		r = rtl_rtde_framer_next(&c->framer, &pkg, &len);
+		if (r == 1) {
+			on_package(c, now, pkg, len);
+			continue;
+		}
+		if (r < 0) {
+			c->stats.malformed++;
+			fail(c, r, "%s", rtl_rtde_framer_error(&c->framer)->message);
+			continue;
+		}
+		if (check_deadline(c, now))
+			continue;
+		return 0;
+	}
+}
+
+RTL_API int rtl_rtde_client_poll(struct rtl_rtde_client *c, int64_t now,
+				 struct rtl_rtde_client_event *ev)
+{
+	if (!c || !ev)
+		return -EINVAL;
+	if (pop(c, ev))
+		return 1;
+	if (check_deadline(c, now) && pop(c, ev))
+		return 1;
+	return 0;
+}
+
+RTL_API int64_t rtl_rtde_client_deadline(const struct rtl_rtde_client *c)
+{
+	if (!c || !connected_state(c->state))
+		return RTL_RTDE_CLIENT_NO_DEADLINE;
+	return c->deadline;
+}
+
+RTL_API int rtl_rtde_client_feed(struct rtl_rtde_client *c, const void *data, size_t len)
+{
+	if (!c || (!data && len))
+		return -EINVAL;
+	if (!connected_state(c->state))
+		return -ENOTCONN;
+	return rtl_rtde_framer_feed(&c->framer, data, len);
+}
+
+RTL_API size_t rtl_rtde_client_tx(const struct rtl_rtde_client *c, const uint8_t **data)
+{
+	if (!c)
+		return 0;
+	if (data)
+		*data = c->tx + c->tx_off;
+	return c->tx_len - c->tx_off;
+}
+
+RTL_API void rtl_rtde_client_tx_done(struct rtl_rtde_client *c, size_t n)
+{
+	if (!c)
+		return;
+	if (n > c->tx_len - c->tx_off)
+		n = c->tx_len - c->tx_off;
+	c->tx_off += n;
+	if (c->tx_off == c->tx_len)
+		c->tx_off = c->tx_len = 0;
+}
+
+RTL_API int rtl_rtde_client_connected(struct rtl_rtde_client *c, int64_t now)
+{
+	if (!c)
+		return -EINVAL;
+	rtl_rtde_framer_reset(&c->framer);
+	c->q_head = c->q_len = 0;
+	c->tx_off = c->tx_len = 0;
+	c->have_base = false;
+	c->late_start = false;
+	c->input_index = 0;
+	memset(&c->info, 0, sizeof(c->info));
+	c->info.protocol = RTL_RTDE_PROTOCOL_V1; /* until V is accepted */
+	c->info.divisor = 1;
+	c->asked_protocol = c->cfg.protocol ? c->cfg.protocol : 2;
+	send_protocol(c, now);
+	return 0;
+}
+
+RTL_API int rtl_rtde_client_closed(struct rtl_rtde_client *c, int64_t now, int err)
+{
+	size_t pending;
+	char cut[160] = "";
+	const char *why;
+	int want;
+
+	(void)now;
+	if (!c)
+		return -EINVAL;
+	if (!connected_state(c->state))
+		return 0;
+	pending = rtl_rtde_framer_pending(&c->framer);
+	if (pending >= RTL_RTDE_HEADER_SIZE) {
+		/* A package that straddles reads is assembled, header first,
+		 * in the storage the client gave the framer. */
+		int type = c->rx[2];
+
+		snprintf(cut, sizeof(cut),
+			 " in the middle of a package (%zu of %u bytes of a %s received)", pending,
+			 (unsigned)rtl_rtde_load_u16(c->rx), pkg_name(type));
+	} else if (pending) {
+		snprintf(cut, sizeof(cut),
+			 " in the middle of a package header (%zu of 3 bytes received)", pending);
+	}
+	want = expected_reply(c->state);
+	if (c->state == RTL_RTDE_CLIENT_RUNNING)
+		why = ": controllers close a client that reads too slowly (its receive buffer "
+		      "overflowed: keep the receive thread fed), and restart RTDE once while "
+		      "booting; reconnect";
+	else if (c->state == RTL_RTDE_CLIENT_READY)
+		why = ": the controller restarted or dropped the connection; reconnect";
+	else if (want == RTL_RTDE_PKG_PROTOCOL_VERSION)
+		why = ": the peer is not an RTDE server, or the controller has too many RTDE "
+		      "clients (about 3, fieldbus adapters included); reconnect";
+	else
+		why = ": the controller restarted or rejected the request; check its text "
+		      "messages, then reconnect";
+	c->error.code = err < 0 ? err : -ECONNRESET;
+	c->error.fatal = true;
+	c->error.state = c->state;
+	snprintf(c->error.message, sizeof(c->error.message),
+		 "the controller %s the connection%s%s%s%s", err < 0 ? "reset" : "closed", cut,
+		 want ? " while the client waited for the " : " in state ",
+		 want ? pkg_name(want) : rtl_rtde_client_state_name(c->state),
+		 want ? " reply" : "");
+	/* Append the cause separately: the fixed part above is short. */
+	strncat(c->error.message, why, sizeof(c->error.message) - strlen(c->error.message) - 1);
+	if (err < 0 && err != -ECONNRESET) {
+		size_t n = strlen(c->error.message);
+
+		snprintf(c->error.message + n, sizeof(c->error.message) - n, " (%s)",
+			 strerror(-err));
+	}
+	rtl_log(RTL_LOG_DEBUG, "RTDE client: %s", c->error.message);
+	push_error(c);
+	set_state(c, RTL_RTDE_CLIENT_CLOSED);
+	c->deadline = RTL_RTDE_CLIENT_NO_DEADLINE;
+	c->tx_off = c->tx_len = 0;
+	return 0;
+}
+
+RTL_API int rtl_rtde_client_start(struct rtl_rtde_client *c, int64_t now)
+{
+	if (!c)
+		return -EINVAL;
+	switch (c->state) {
+	case RTL_RTDE_CLIENT_RUNNING:
+	case RTL_RTDE_CLIENT_STARTING:
+		return -EALREADY;
+	case RTL_RTDE_CLIENT_READY:
+		if (!c->has_outputs)
+			return -EINVAL;
+		send_start(c, now);
+		return 0;
+	case RTL_RTDE_CLIENT_IDLE:
+	case RTL_RTDE_CLIENT_FAILED:
+	case RTL_RTDE_CLIENT_CLOSED:
+		return -ENOTCONN;
+	default:
+		return -EBUSY;
+	}
+}
+
+RTL_API int rtl_rtde_client_pause(struct rtl_rtde_client *c, int64_t now)
+{
+	if (!c)
+		return -EINVAL;
+	switch (c->state) {
+	case RTL_RTDE_CLIENT_READY:
+	case RTL_RTDE_CLIENT_PAUSING:
+		return -EALREADY;
+	case RTL_RTDE_CLIENT_RUNNING:
+		send_pause(c, now);
+		return 0;
+	case RTL_RTDE_CLIENT_IDLE:
+	case RTL_RTDE_CLIENT_FAILED:
+	case RTL_RTDE_CLIENT_CLOSED:
+		return -ENOTCONN;
+	default:
+		return -EBUSY;
+	}
+}
+
+/* ---- data helpers ------------------------------------------------------------ */
+
+RTL_API int rtl_rtde_client_decode(const struct rtl_rtde_client *c,
+				   const struct rtl_rtde_client_event *ev, struct rtl_rtde_frame *f)
+{
+	if (!c || !ev || !f || ev->type != RTL_RTDE_CLIENT_EV_DATA)
+		return -EINVAL;
+	return rtl_rtde_recipe_decode(&c->outputs, ev->u.data.fields, ev->u.data.len, f);
+}
+
+RTL_API int rtl_rtde_client_encode_inputs(const struct rtl_rtde_client *c, unsigned idx,
+					  const struct rtl_rtde_frame *f, uint8_t *buf, size_t cap)
+{
+	const struct rtl_rtde_recipe *r;
+	int n, off = 4; /* header and recipe id: client packages always carry the id */
+
+	if (!c || !f || !buf || idx >= c->n_inputs)
+		return -EINVAL;
+	if (idx >= c->info.n_inputs || !c->info.input_ids[idx])
+		return -ENOTCONN;
+	r = &c->inputs[idx];
+	if (f->size < r->host_size)
+		return -EINVAL;
+	if (cap < (size_t)off)
+		return -ENOSPC;
+	n = rtl_rtde_recipe_encode(r, f, buf + off, cap - (size_t)off);
+	if (n < 0)
+		return n;
+	/* Fields already sit where the encoder puts them: no copy. */
+	return rtl_rtde_encode_data(buf, cap, c->info.protocol, RTL_RTDE_FROM_CLIENT,
+				    c->info.input_ids[idx], buf + off, (size_t)n);
+}
+
+/* ---- life cycle ------------------------------------------------------------------ */
+
+RTL_API int rtl_rtde_client_init(struct rtl_rtde_client *c,
+				 const struct rtl_rtde_client_config *cfg)
+{
+	struct rtl_rtde_recipe_opts o = { RTL_RTDE_RECIPE_OUTPUT, 0,
+					  RTL_RTDE_RECIPE_NO_FIELDBUS_WARNING };
+	int err;
+
+	if (!c || !cfg)
+		return -EINVAL;
+	/* Touches every page of the big struct: pre-faulted before use. */
+	memset(c, 0, sizeof(*c));
+	c->cfg = *cfg;
+	c->deadline = RTL_RTDE_CLIENT_NO_DEADLINE;
+	c->ts_off = c->cs_off = -1;
+	c->info.divisor = 1;
+	c->error.state = RTL_RTDE_CLIENT_IDLE;
+	c->error.fatal = true;
+	rtl_rtde_framer_init(&c->framer, c->rx, sizeof(c->rx));
+	c->has_outputs = cfg->outputs && cfg->outputs[0];
+	while (c->n_inputs < RTL_RTDE_CLIENT_MAX_INPUTS && cfg->inputs[c->n_inputs])
+		c->n_inputs++;
+	c->timeout_ns =
+		cfg->reply_timeout_ns ? cfg->reply_timeout_ns : RTL_RTDE_CLIENT_REPLY_TIMEOUT_NS;
+
+	err = -EINVAL;
+	if (isnan(cfg->frequency) || (cfg->frequency != 0 && cfg->frequency < 1)) {
+		snprintf(c->error.message, sizeof(c->error.message),
+			 "output frequency %g Hz: use 0 for the controller's maximum, or 1 Hz to "
+			 "the maximum (125 Hz CB3, 500 Hz e-Series and PolyScope X)",
+			 cfg->frequency);
+		goto err;
+	}
+	if (cfg->reply_timeout_ns < 0 || cfg->data_timeout_ns < 0) {
+		snprintf(c->error.message, sizeof(c->error.message),
+			 "negative timeout: use 0 for the default");
+		goto err;
+	}
+	if (cfg->protocol > 2) {
+		snprintf(c->error.message, sizeof(c->error.message),
+			 "protocol %u: RTDE has versions 1 and 2 (0 asks for 2, then 1)",
+			 (unsigned)cfg->protocol);
+		goto err;
+	}
+	if (!c->has_outputs && !(cfg->flags & RTL_RTDE_CLIENT_NO_START)) {
+		snprintf(c->error.message, sizeof(c->error.message),
+			 "no output fields: the controller refuses START without at least one "
+			 "output (add e.g. \"timestamp\"), or set RTL_RTDE_CLIENT_NO_START for a "
+			 "write-only client");
+		goto err;
+	}
+	/* Check the names now, without a controller version: typos fail
+	 * before any connection. The handshake builds them again for the
+	 * controller's version. */
+	if (c->has_outputs) {
+		err = rtl_rtde_recipe_from_list(&c->outputs, &o, cfg->outputs, &c->report);
+		if (err < 0) {
+			snprintf(c->error.message, sizeof(c->error.message), "output recipe: %s",
+				 report_text(c));
+			goto err;
+		}
+	}
+	o.dir = RTL_RTDE_RECIPE_INPUT;
+	for (unsigned i = 0; i < c->n_inputs; i++) {
+		err = rtl_rtde_recipe_from_list(&c->inputs[i], &o, cfg->inputs[i], &c->report);
+		if (err < 0) {
+			snprintf(c->error.message, sizeof(c->error.message), "input recipe %u: %s",
+				 i, report_text(c));
+			goto err;
+		}
+	}
+	c->error.fatal = false;
+	return 0;
+err:
+	c->error.code = err;
+	return err;
+}
+
+RTL_API struct rtl_rtde_client *rtl_rtde_client_create(const struct rtl_rtde_client_config *cfg,
+						       struct rtl_rtde_client_error *err)
+{
+	struct rtl_rtde_client_config copy;
+	struct rtl_rtde_client *c;
+	size_t total = 0, at = 0;
+	char *names = NULL;
+	int e;
+
+	if (!cfg) {
+		e = -EINVAL;
+		if (err) {
+			memset(err, 0, sizeof(*err));
+			err->code = e;
+			err->fatal = true;
+			snprintf(err->message, sizeof(err->message), "no configuration given");
+		}
+		errno = -e;
+		return NULL;
+	}
+	copy = *cfg;
+	/* The names are copied into one block, in the order below. */
+	if (cfg->outputs)
+		total += strlen(cfg->outputs) + 1;
+	for (unsigned i = 0; i < RTL_RTDE_CLIENT_MAX_INPUTS && cfg->inputs[i]; i++)
+		total += strlen(cfg->inputs[i]) + 1;
+	c = malloc(sizeof(*c));
+	if (total)
+		names = malloc(total);
+	if (!c || (total && !names)) {
+		free(c);
+		free(names);
+		if (err) {
+			memset(err, 0, sizeof(*err));
+			err->code = -ENOMEM;
+			err->fatal = true;
+			snprintf(err->message, sizeof(err->message),
+				 "out of memory for an RTDE client (%zu bytes)", sizeof(*c));
+		}
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (cfg->outputs) {
+		copy.outputs = strcpy(names + at, cfg->outputs);
+		at += strlen(cfg->outputs) + 1;
+	}
+	for (unsigned i = 0; i < RTL_RTDE_CLIENT_MAX_INPUTS && cfg->inputs[i]; i++) {
+		copy.inputs[i] = strcpy(names + at, cfg->inputs[i]);
+		at += strlen(cfg->inputs[i]) + 1;
+	}
+	e = rtl_rtde_client_init(c, &copy);
+	if (e) {
+		if (err)
+			*err = c->error;
+		free(names);
+		free(c);
+		errno = -e;
+		return NULL;
+	}
+	c->owned = names;
+	return c;
+}
+
+RTL_API void rtl_rtde_client_destroy(struct rtl_rtde_client *c)
+{
+	if (!c)
+		return;
+	free(c->owned);
+	free(c);
+}
+
+/* ---- getters ---------------------------------------------------------------------- */
+
+RTL_API enum rtl_rtde_client_state rtl_rtde_client_state(const struct rtl_rtde_client *c)
+{
+	return c ? c->state : RTL_RTDE_CLIENT_IDLE;
+}
+
+RTL_API const struct rtl_rtde_recipe *rtl_rtde_client_output_recipe(const struct rtl_rtde_client *c)
+{
+	return c && c->has_outputs ? &c->outputs : NULL;
+}
+
+RTL_API const struct rtl_rtde_recipe *rtl_rtde_client_input_recipe(const struct rtl_rtde_client *c,
+								   unsigned idx)
+{
+	return c && idx < c->n_inputs ? &c->inputs[idx] : NULL;
+}
+
+RTL_API const struct rtl_rtde_client_info *rtl_rtde_client_info(const struct rtl_rtde_client *c)
+{
+	return c ? &c->info : NULL;
+}
+
+RTL_API const struct rtl_rtde_client_stats *rtl_rtde_client_stats(const struct rtl_rtde_client *c)
+{
+	return c ? &c->stats : NULL;
+}
+
+RTL_API const struct rtl_rtde_client_error *
+rtl_rtde_client_last_error(const struct rtl_rtde_client *c)
+{
+	return c ? &c->error : NULL;
+}
+
+RTL_API void rtl_rtde_client_count_reconnect(struct rtl_rtde_client *c)
+{
+	if (c)
+		c->stats.reconnects++;
+}

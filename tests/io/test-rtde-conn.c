@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The blocking RTDE connection and the TCP transport over loopback, against
+ * a tiny controller thread in this file: it listens on an ephemeral port
+ * with rtl_tcp_listen(), answers the handshake with the codec, streams a
+ * few data packages, then closes, once per connection it is asked to
+ * serve. Every wait is bounded; each test has a 5 s limit.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rtloop/log.h>
+#include <rtloop/rtde_conn.h>
+#include <rtloop/tcp.h>
+#include <rtloop/time.h>
+
+#define SEC RTL_NS_PER_SEC
+#define MS RTL_NS_PER_MS
+
+struct fake {
+	int lfd;
+	uint16_t port;
+	int conns;	  /* connections to serve, one after the other */
+	int ndata;	  /* data packages per connection after START */
+	bool silent;	  /* accept, then never answer */
+	bool wait_inputs; /* after streaming, wait for one input package */
+	atomic_int served;
+	atomic_int input_value;
+	atomic_int input_id;
+	pthread_t th;
+};
+
+static int send_pkg(int fd, const uint8_t *p, int n)
+{
+	cr_assert_gt(n, 0);
+	return rtl_tcp_send_all(fd, p, (size_t)n, rtl_time_now() + 2 * SEC);
+}
+
+/* Types of a comma-separated names list, as a controller replies. */
+static size_t reply_types(const char *names, size_t len, char *out, size_t cap,
+			  enum rtl_rtde_type *types, size_t *n)
+{
+	struct rtl_rtde_list it;
+	const char *item;
+	size_t ilen, k = 0;
+
+	*n = 0;
+	rtl_rtde_list_init(&it, names, len);
+	while (rtl_rtde_list_next(&it, &item, &ilen)) {
+		const struct rtl_rtde_field *f = rtl_rtde_field_find_n(item, ilen);
+
+		types[(*n)++] = f ? f->type : RTL_RTDE_TYPE_NOT_FOUND;
+	}
+	k = (size_t)rtl_rtde_format_types(out, cap, types, *n);
+	return k;
+}
+
+/* Serve one connection until the client or the script ends it. */
+static void serve(struct fake *fk, int fd)
+{
+	static _Thread_local uint8_t store[65536], in[65536], out[65536];
+	static _Thread_local enum rtl_rtde_type otypes[256], itypes[256];
+	struct rtl_rtde_controller_version v = { 5, 12, 0, 7 };
+	enum rtl_rtde_protocol proto = RTL_RTDE_PROTOCOL_V1;
+	struct rtl_rtde_framer fr;
+	size_t n_out = 0, n_in = 0;
+	int next_input = 1, wire = 0;
+	double ts = 42.0;
+	char types[4096];
+
+	cr_assert_eq(rtl_rtde_framer_init(&fr, store, RTL_RTDE_MAX_PACKAGE_SIZE), 0);
+	for (;;) {
+		ssize_t got = rtl_tcp_recv(fd, in, sizeof(in), rtl_time_now() + 3 * SEC);
+		const uint8_t *p;
+		size_t len;
+
+		if (got <= 0)
+			return;
+		if (fk->silent)
+			continue;
+		rtl_rtde_framer_feed(&fr, in, (size_t)got);
+		while (rtl_rtde_framer_next(&fr, &p, &len) == 1) {
+			struct rtl_rtde_msg m;
+			size_t k;
+
+			if (rtl_rtde_decode(p, len, proto, RTL_RTDE_FROM_CLIENT, &m))
+				return;
+			switch (m.type) {
+			case RTL_RTDE_PKG_PROTOCOL_VERSION:
+				send_pkg(fd, out,
+					 rtl_rtde_encode_accepted_reply(out, sizeof(out), m.type,
+									true));
+				proto = (enum rtl_rtde_protocol)m.u.protocol_version;
+				break;
+			case RTL_RTDE_PKG_URCONTROL_VERSION:
+				send_pkg(fd, out,
+					 rtl_rtde_encode_urcontrol_version_reply(out, sizeof(out),
+										 &v));
+				break;
+			case RTL_RTDE_PKG_SETUP_OUTPUTS:
+				k = reply_types(m.u.setup.names, m.u.setup.names_len, types,
+						sizeof(types), otypes, &n_out);
+				wire = rtl_rtde_layout(otypes, n_out, NULL);
+				send_pkg(fd, out,
+					 rtl_rtde_encode_setup_outputs_reply(out, sizeof(out),
+									     proto, 1, types, k));
+				break;
+			case RTL_RTDE_PKG_SETUP_INPUTS:
+				k = reply_types(m.u.setup.names, m.u.setup.names_len, types,
+						sizeof(types), itypes, &n_in);
+				send_pkg(fd, out,
+					 rtl_rtde_encode_setup_inputs_reply(out, sizeof(out),
+									    (uint8_t)next_input++,
+									    types, k));
+				break;
+			case RTL_RTDE_PKG_START:
+				send_pkg(fd, out,
+					 rtl_rtde_encode_accepted_reply(out, sizeof(out), m.type,
+									true));
+				for (int i = 0; i < fk->ndata; i++) {
+					uint8_t f[4096] = { 0 };
+
+					/* The test's recipes put timestamp first. */
+					rtl_rtde_store_f64(f, ts);
+					ts += 0.002;
+					send_pkg(fd, out,
+						 rtl_rtde_encode_data(out, sizeof(out), proto,
+								      RTL_RTDE_FROM_CONTROLLER, 1,
+								      f, (size_t)wire));
+				}
+				if (!fk->wait_inputs)
+					return; /* close after streaming */
+				break;
+			case RTL_RTDE_PKG_PAUSE:
+				send_pkg(fd, out,
+					 rtl_rtde_encode_accepted_reply(out, sizeof(out), m.type,
+									true));
+				break;
+			case RTL_RTDE_PKG_DATA:
+				atomic_store(&fk->input_id, m.u.data.recipe_id);
+				atomic_store(&fk->input_value, rtl_rtde_load_i32(m.u.data.fields));
+				return;
+			default:
+				break;
+			}
+		}
+	}
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *fk = arg;
+
+	for (int i = 0; i < fk->conns; i++) {
+		int fd = rtl_tcp_accept(fk->lfd, 4 * SEC, NULL);
+
+		if (fd < 0)
+			break;
+		serve(fk, fd);
+		close(fd);
+		atomic_fetch_add(&fk->served, 1);
+	}
+	return NULL;
+}
+
+static void fake_start(struct fake *fk)
+{
+	struct rtl_tcp_error err;
+
+	fk->lfd = rtl_tcp_listen(NULL, 0, &fk->port, &err);
+	cr_assert_geq(fk->lfd, 0, "%s", err.message);
+	cr_assert_gt(fk->port, 0);
+	cr_assert_eq(pthread_create(&fk->th, NULL, fake_main, fk), 0);
+}
+
+static void fake_stop(struct fake *fk)
+{
+	pthread_join(fk->th, NULL);
+	close(fk->lfd);
+}
+
+static struct rtl_rtde_client_config cfg;
+
+static void setup(void)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.outputs = "timestamp,actual_q";
+	cfg.inputs[0] = "input_int_register_24";
+	cfg.frequency = 500;
+	rtl_log_set_handler(NULL, NULL);
+}
+
+TestSuite(rtde_conn, .init = setup, .timeout = 5);
+
+/* Take events until @n data events came, or an error or timeout. */
+static int take_data(struct rtl_rtde_conn *c, int n, double *first_ts)
+{
+	struct rtl_rtde_client_event ev;
+	int got = 0;
+
+	while (got < n) {
+		int r = rtl_rtde_conn_next_event(c, &ev, 2 * SEC);
+
+		cr_assert_eq(r, 1, "next_event: %d", r);
+		if (ev.type == RTL_RTDE_CLIENT_EV_ERROR)
+			cr_assert_fail("error: %s", ev.u.error->message);
+		if (ev.type == RTL_RTDE_CLIENT_EV_DATA) {
+			if (!got && first_ts)
+				*first_ts = ev.u.data.timestamp;
+			cr_assert(ev.u.data.has_timestamp);
+			cr_assert_eq(ev.u.data.skipped, 0);
+			got++;
+		}
+	}
+	return got;
+}
+
+/* The peer closing shows up as one fatal error event, then -ENOTCONN. */
+static void expect_closed(struct rtl_rtde_conn *c)
+{
+	struct rtl_rtde_client_event ev;
+	int r;
+
+	for (;;) {
+		r = rtl_rtde_conn_next_event(c, &ev, 2 * SEC);
+		cr_assert_eq(r, 1, "expected the close to be reported, got %d", r);
+		if (ev.type == RTL_RTDE_CLIENT_EV_ERROR)
+			break;
+	}
+	cr_assert(ev.u.error->fatal);
+	cr_assert_eq(ev.u.error->code, -ECONNRESET);
+	cr_assert(strstr(ev.u.error->message, "closed the connection"), "%s", ev.u.error->message);
+	/* The connection's copy names the peer. */
+	cr_assert(strncmp(rtl_rtde_conn_error(c)->message, "RTDE ", 5) == 0, "%s",
+		  rtl_rtde_conn_error(c)->message);
+	cr_assert_eq(rtl_rtde_conn_fd(c), -1);
+	do
+		r = rtl_rtde_conn_next_event(c, &ev, 100 * MS);
+	while (r == 1);
+	cr_assert_eq(r, -ENOTCONN);
+}
+
+static char log_text[4096];
+static int log_attempts;
+
+static void log_capture(void *user, enum rtl_log_level level, const char *msg)
+{
+	if (strstr(msg, "reconnecting to"))
+		log_attempts++;
+	snprintf(log_text + strlen(log_text), sizeof(log_text) - strlen(log_text), "%s\n", msg);
+}
+
+Test(rtde_conn, open_receive_peer_close_reconnect)
+{
+	static struct fake fk = { .conns = 2, .ndata = 3 };
+	struct rtl_rtde_client_error err;
+	struct rtl_rtde_conn *c;
+	const struct rtl_rtde_client_info *info;
+	double ts = 0;
+
+	log_text[0] = '\0';
+	log_attempts = 0;
+	rtl_log_set_handler(log_capture, NULL);
+	fake_start(&fk);
+	cr_assert_eq(rtl_rtde_conn_open(&c, "127.0.0.1", fk.port, &cfg, 2 * SEC, &err), 0, "%s",
+		     err.message);
+	info = rtl_rtde_client_info(rtl_rtde_conn_client(c));
+	cr_assert_eq(info->protocol, RTL_RTDE_PROTOCOL_V2);
+	cr_assert_eq(info->version.major, 5);
+	cr_assert_eq(info->input_ids[0], 1);
+	cr_assert_eq(rtl_rtde_client_state(rtl_rtde_conn_client(c)), RTL_RTDE_CLIENT_RUNNING);
+	cr_assert_eq(take_data(c, 3, &ts), 3);
+	cr_assert_float_eq(ts, 42.0, 1e-9);
+	expect_closed(c);
+
+	cr_assert_eq(rtl_rtde_conn_reconnect(c, 2 * SEC), 0, "%s", rtl_rtde_conn_error(c)->message);
+	cr_assert_eq(rtl_rtde_client_stats(rtl_rtde_conn_client(c))->reconnects, 1);
+	cr_assert_eq(take_data(c, 3, NULL), 3);
+	cr_assert_eq(rtl_rtde_client_stats(rtl_rtde_conn_client(c))->data, 6);
+	expect_closed(c);
+	rtl_rtde_conn_close(c);
+	fake_stop(&fk);
+	cr_assert_eq(atomic_load(&fk.served), 2);
+	cr_assert_eq(log_attempts, 1);
+	cr_assert(strstr(log_text, "reconnected to 127.0.0.1"), "%s", log_text);
+	rtl_log_set_handler(NULL, NULL);
+}
+
+Test(rtde_conn, send_inputs_reach_the_controller)
+{
+	static struct fake fk = { .conns = 1, .ndata = 1, .wait_inputs = true };
+	static unsigned char store[256];
+	struct rtl_rtde_client_error err;
+	struct rtl_rtde_conn *c;
+	struct rtl_rtde_frame f;
+	struct rtl_rtde_handle h;
+	const struct rtl_rtde_recipe *r;
+
+	fake_start(&fk);
+	cr_assert_eq(rtl_rtde_conn_open(&c, "localhost", fk.port, &cfg, 2 * SEC, &err), 0, "%s",
+		     err.message);
+	r = rtl_rtde_client_input_recipe(rtl_rtde_conn_client(c), 0);
+	cr_assert_eq(rtl_rtde_frame_init(&f, store, sizeof(store), r), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(r, "input_int_register_24", &h), 0);
+	cr_assert(rtl_rtde_frame_set_int(&f, h, 4242));
+	cr_assert_eq(take_data(c, 1, NULL), 1);
+	cr_assert_eq(rtl_rtde_conn_send_inputs(c, 0, &f), 0);
+	expect_closed(c); /* the fake closes after reading the inputs */
+	cr_assert_eq(atomic_load(&fk.input_value), 4242);
+	cr_assert_eq(atomic_load(&fk.input_id), 1);
+	cr_assert_eq(rtl_rtde_conn_send_inputs(c, 0, &f), -ENOTCONN);
+	rtl_rtde_conn_close(c);
+	fake_stop(&fk);
+}
+
+Test(rtde_conn, pause_and_start_again)
+{
+	static struct fake fk = { .conns = 1, .ndata = 2, .wait_inputs = true };
+	struct rtl_rtde_client_error err;
+	struct rtl_rtde_conn *c;
+
+	fake_start(&fk);
+	cr_assert_eq(rtl_rtde_conn_open(&c, "127.0.0.1", fk.port, &cfg, 2 * SEC, &err), 0, "%s",
+		     err.message);
+	cr_assert_eq(rtl_rtde_conn_pause(c, 2 * SEC), 0);
+	cr_assert_eq(rtl_rtde_client_state(rtl_rtde_conn_client(c)), RTL_RTDE_CLIENT_READY);
+	cr_assert_eq(rtl_rtde_conn_start(c, 2 * SEC), 0);
+	cr_assert_eq(rtl_rtde_client_state(rtl_rtde_conn_client(c)), RTL_RTDE_CLIENT_RUNNING);
+	cr_assert_eq(take_data(c, 2, NULL), 2);
+	rtl_rtde_conn_close(c);
+	fake_stop(&fk);
+}
+
+/* A port nobody listens on: bind an ephemeral one, then close it. */
+static uint16_t closed_port(void)
+{
+	uint16_t port;
+	int fd = rtl_tcp_listen(NULL, 0, &port, NULL);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	return port;
+}
+
+Test(rtde_conn, closed_port_is_refused_with_a_clear_message)
+{
+	struct rtl_rtde_client_error err;
+	struct rtl_tcp_error terr;
+	struct rtl_rtde_conn *c = (void *)1;
+	uint16_t port = closed_port();
+	char want[64];
+
+	snprintf(want, sizeof(want), "nothing listens on 127.0.0.1:%u", port);
+	cr_assert_eq(rtl_tcp_connect("127.0.0.1", port, SEC, &terr), -ECONNREFUSED);
+	cr_assert(strstr(terr.message, want), "%s", terr.message);
+	cr_assert(strstr(terr.message, "RTDE enabled"), "%s", terr.message);
+
+	cr_assert_eq(rtl_rtde_conn_open(&c, "127.0.0.1", port, &cfg, SEC, &err), -ECONNREFUSED);
+	cr_assert_null(c);
+	cr_assert_eq(err.code, -ECONNREFUSED);
+	cr_assert(strstr(err.message, want), "%s", err.message);
+}
+
+Test(rtde_conn, silent_peer_times_out)
+{
+	static struct fake fk = { .conns = 1, .silent = true };
+	struct rtl_rtde_client_error err;
+	struct rtl_rtde_conn *c;
+	int64_t t0 = rtl_time_now();
+
+	cfg.reply_timeout_ns = 300 * MS;
+	fake_start(&fk);
+	cr_assert_eq(rtl_rtde_conn_open(&c, "127.0.0.1", fk.port, &cfg, 2 * SEC, &err), -ETIMEDOUT);
+	cr_assert_lt(rtl_time_now() - t0, SEC);
+	cr_assert(strstr(err.message, "no REQUEST_PROTOCOL_VERSION reply within 0.300 s"), "%s",
+		  err.message);
+	cr_assert(strstr(err.message, "127.0.0.1:"), "%s", err.message);
+	fake_stop(&fk); /* the fake sees EOF when open() gives up */
+}
+
+Test(rtde_conn, reconnect_backs_off_and_gives_up)
+{
+	static struct fake fk = { .conns = 1, .ndata = 1 };
+	struct rtl_rtde_client_error err;
+	struct rtl_rtde_conn *c;
+	int64_t t0;
+
+	fake_start(&fk);
+	cr_assert_eq(rtl_rtde_conn_open(&c, "127.0.0.1", fk.port, &cfg, 2 * SEC, &err), 0, "%s",
+		     err.message);
+	fake_stop(&fk); /* serves one connection, then stops listening */
+	cr_assert_eq(take_data(c, 1, NULL), 1);
+	expect_closed(c);
+
+	log_text[0] = '\0';
+	log_attempts = 0;
+	rtl_log_set_handler(log_capture, NULL);
+	cr_assert_eq(rtl_rtde_conn_set_backoff(c, 50 * MS, 100 * MS, 3), 0);
+	t0 = rtl_time_now();
+	cr_assert_eq(rtl_rtde_conn_reconnect(c, 3 * SEC), -ECONNREFUSED);
+	/* 50 ms + 100 ms of backoff between three attempts. */
+	cr_assert_geq(rtl_time_now() - t0, 150 * MS);
+	cr_assert_lt(rtl_time_now() - t0, 2 * SEC);
+	cr_assert_eq(log_attempts, 3, "%s", log_text);
+	cr_assert(strstr(log_text, "attempt 3 of 3"), "%s", log_text);
+	cr_assert(strstr(rtl_rtde_conn_error(c)->message, "nothing listens"), "%s",
+		  rtl_rtde_conn_error(c)->message);
+	cr_assert_eq(rtl_rtde_client_stats(rtl_rtde_conn_client(c))->reconnects, 0);
+	rtl_log_set_handler(NULL, NULL);
+
+	/* The deadline bounds it too, without an attempt limit. */
+	cr_assert_eq(rtl_rtde_conn_set_backoff(c, 0, 0, 0), 0);
+	t0 = rtl_time_now();
+	cr_assert_eq(rtl_rtde_conn_reconnect(c, 500 * MS), -ECONNREFUSED);
+	cr_assert_lt(rtl_time_now() - t0, SEC);
+	rtl_rtde_conn_close(c);
+}
