@@ -76,7 +76,7 @@ struct rtl_loop {
 
 	struct counters c;
 	struct rtl_hist *hist; /* RTL_LOOP_H_COUNT of them */
-	char rt_notes[1024];
+	char rt_notes[4096];
 };
 
 static const char *const hist_names[RTL_LOOP_H_COUNT] = {
@@ -618,7 +618,7 @@ static int spawn(struct rtl_loop *loop, struct rtl_thread *th, const char *name,
 		return ret;
 	}
 	if (th->degraded) {
-		char msg[400];
+		char msg[sizeof(th->err.msg) + 64];
 
 		snprintf(msg, sizeof(msg), "%s thread runs under SCHED_OTHER: %s", name,
 			 th->err.msg);

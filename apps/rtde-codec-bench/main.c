@@ -1,0 +1,885 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rtde-codec-bench: what decoding one RTDE data package costs, against a
+ * floor of copying and byte-swapping the same bytes.
+ *
+ * What the receive thread does with every package is rtl_rtde_recipe_decode():
+ * one pass over the recipe's offset table, each field byte-swapped from its
+ * wire offset to its host offset in a frame. No decode can do less than
+ * move those bytes and swap each 8- and 4-byte element, so the floor is
+ * exactly that, written the fastest straightforward way: runs of
+ * contiguous elements of one size, precomputed in wire order (wire offset,
+ * host offset, count, size), and one memcpy + __builtin_bswap per element
+ * in loops of constant stride. A second floor, "floor-elem", does the same
+ * from one precomputed entry per element (what a per-element table costs).
+ * A self-check proves that both floors and the decode write identical
+ * frames.
+ *
+ * Recipes:
+ *   typical           20 fields a motion or monitoring client reads
+ *                     (timestamp, joint and TCP vectors, modes, bits).
+ *   exhaustive        every output field of the registry (406, as UR's
+ *                     exhaustive test recipe), decoded with
+ *                     rtl_rtde_unpack_to() over a types array and the
+ *                     recipe's host layout: a recipe holds at most
+ *                     RTL_RTDE_RECIPE_MAX_FIELDS (256) fields.
+ *   exhaustive-split  the same package decoded as two recipes (the first
+ *                     256 outputs and the rest) with rtl_rtde_recipe_decode().
+ *
+ * How (docs/benchmarks.md): decode and the two floors run interleaved
+ * (A B C, the first one rotating each repetition) for --reps repetitions in
+ * one process; each timing runs enough iterations for about 10 ms. The
+ * report gives ns per decode (median over reps) and the median of the
+ * per-rep ratios to each floor with min and max. --callgrind runs one loop
+ * only, for counting instructions with valgrind; see
+ * docs/rtde-codec-bench.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <rtloop/rtde.h>
+#include <rtloop/rtde_fields.h>
+#include <rtloop/rtde_recipe.h>
+#include <rtloop/time.h>
+
+#define MAX_REPS 101
+#define TARGET_NS 10000000.0 /* per timing */
+
+/* ---- recipes ---------------------------------------------------------- */
+
+static const char *const typical_names[] = {
+	"timestamp",	   "target_q",	       "target_qd",
+	"target_qdd",	   "target_current",   "target_moment",
+	"actual_q",	   "actual_qd",	       "actual_current",
+	"actual_TCP_pose", "actual_TCP_speed", "actual_TCP_force",
+	"target_TCP_pose", "target_TCP_speed", "actual_digital_input_bits",
+	"robot_mode",	   "joint_mode",       "safety_mode",
+	"speed_scaling",   "runtime_state",
+};
+
+enum recipe_id { R_TYPICAL, R_EXHAUSTIVE, R_SPLIT, NRECIPE };
+static const char *const recipe_name[NRECIPE] = { "typical", "exhaustive", "exhaustive-split" };
+
+enum impl { I_DECODE, I_FLOOR, I_FLOOR_ELEM, NIMPL };
+static const char *const impl_name[NIMPL] = { "decode", "floor", "floor-elem" };
+
+/* One element of the per-element floor: where it is on the wire and in
+ * the frame. */
+struct elem {
+	uint32_t wire;
+	uint32_t host;
+};
+
+/* A run of @count elements of one size, contiguous on the wire and in the
+ * frame (the doubles of a VECTOR6D, and consecutive fields when no
+ * alignment padding separates them in the frame). */
+struct run {
+	uint32_t wire;
+	uint32_t host;
+	uint32_t count;
+	uint32_t size; /* of one element: 8, 4 or 1 */
+};
+
+struct bench {
+	enum recipe_id id;
+	size_t fields;
+	size_t wire_size;
+	size_t host_size;
+	uint8_t *wire; /* the fields part of one package */
+	unsigned char *host_dec;
+	unsigned char *host_floor;
+	unsigned char *host_elem;
+	/* decode */
+	struct rtl_rtde_recipe *r[2]; /* typical: r[0]; split: both */
+	struct rtl_rtde_frame f[2];
+	enum rtl_rtde_type *types; /* exhaustive */
+	uint32_t *wire_off;
+	uint32_t *host_off;
+	/* floor */
+	struct elem *e8, *e4, *e1;
+	size_t n8, n4, n1;
+	struct run *runs;
+	size_t nruns;
+	/* results per rep */
+	double ns[NIMPL][MAX_REPS];
+	double ratio[MAX_REPS];	     /* decode / floor */
+	double ratio_elem[MAX_REPS]; /* decode / floor-elem */
+	uint64_t iters;
+};
+
+/* ---- the two implementations ------------------------------------------- */
+
+/*
+ * The floor: copy every element and swap the multi-byte ones, over runs of
+ * contiguous elements of one size in wire order, so that the inner loops
+ * have constant strides and memory is walked front to back.
+ */
+static __attribute__((noinline)) void floor_once(const struct bench *b)
+{
+	/* Locals: the stores below are through char pointers, which may
+	 * alias *b, so the compiler would reload b's members per element. */
+	const uint8_t *w = b->wire;
+	unsigned char *h = b->host_floor;
+	const struct run *runs = b->runs;
+	size_t nruns = b->nruns;
+
+	for (size_t i = 0; i < nruns; i++) {
+		const uint8_t *src = w + runs[i].wire;
+		unsigned char *dst = h + runs[i].host;
+		size_t n = runs[i].count;
+
+		switch (runs[i].size) {
+		case 8:
+			for (size_t j = 0; j < n; j++) {
+				uint64_t v;
+
+				memcpy(&v, src + 8 * j, 8);
+				v = __builtin_bswap64(v);
+				memcpy(dst + 8 * j, &v, 8);
+			}
+			break;
+		case 4:
+			for (size_t j = 0; j < n; j++) {
+				uint32_t v;
+
+				memcpy(&v, src + 4 * j, 4);
+				v = __builtin_bswap32(v);
+				memcpy(dst + 4 * j, &v, 4);
+			}
+			break;
+		default:
+			memcpy(dst, src, n);
+			break;
+		}
+	}
+}
+
+/*
+ * The per-element floor: the same work driven by one precomputed entry per
+ * element (three branch-free loops, nothing to look up but two offsets).
+ */
+static __attribute__((noinline)) void floor_elem_once(const struct bench *b)
+{
+	const uint8_t *w = b->wire;
+	unsigned char *h = b->host_elem;
+	const struct elem *e8 = b->e8, *e4 = b->e4, *e1 = b->e1;
+	size_t n8 = b->n8, n4 = b->n4, n1 = b->n1;
+
+	for (size_t i = 0; i < n8; i++) {
+		uint64_t v;
+
+		memcpy(&v, w + e8[i].wire, 8);
+		v = __builtin_bswap64(v);
+		memcpy(h + e8[i].host, &v, 8);
+	}
+	for (size_t i = 0; i < n4; i++) {
+		uint32_t v;
+
+		memcpy(&v, w + e4[i].wire, 4);
+		v = __builtin_bswap32(v);
+		memcpy(h + e4[i].host, &v, 4);
+	}
+	for (size_t i = 0; i < n1; i++)
+		h[e1[i].host] = w[e1[i].wire];
+}
+
+/* What the receive thread does: the library's decode of one package. */
+static __attribute__((noinline)) int decode_once(struct bench *b)
+{
+	switch (b->id) {
+	case R_TYPICAL:
+		return rtl_rtde_recipe_decode(b->r[0], b->wire, b->wire_size, &b->f[0]);
+	case R_EXHAUSTIVE:
+		return rtl_rtde_unpack_to(b->wire, b->wire_size, b->types, b->fields, b->host_off,
+					  b->host_dec);
+	case R_SPLIT: {
+		size_t a = b->r[0]->wire_size;
+		int err = rtl_rtde_recipe_decode(b->r[0], b->wire, a, &b->f[0]);
+
+		if (err)
+			return err;
+		return rtl_rtde_recipe_decode(b->r[1], b->wire + a, b->wire_size - a, &b->f[1]);
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Keep the compiler from merging or dropping iterations of the loops:
+ * every iteration's stores must happen. */
+#define BARRIER(p) __asm__ volatile("" : : "r"(p) : "memory")
+
+/* The timed and the callgrind loops (named for --toggle-collect). */
+static __attribute__((noinline)) int cg_loop_decode(struct bench *b, uint64_t n)
+{
+	int err = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		err |= decode_once(b);
+		BARRIER(b->host_dec);
+	}
+	return err;
+}
+
+static __attribute__((noinline)) int cg_loop_floor(struct bench *b, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		floor_once(b);
+		BARRIER(b->host_floor);
+	}
+	return 0;
+}
+
+static __attribute__((noinline)) int cg_loop_floor_elem(struct bench *b, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		floor_elem_once(b);
+		BARRIER(b->host_elem);
+	}
+	return 0;
+}
+
+static int run_impl(struct bench *b, enum impl impl, uint64_t n)
+{
+	switch (impl) {
+	case I_DECODE:
+		return cg_loop_decode(b, n);
+	case I_FLOOR:
+		return cg_loop_floor(b, n);
+	default:
+		return cg_loop_floor_elem(b, n);
+	}
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+static size_t align_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* splitmix64: a fixed-seed generator, the same package on every run. */
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* Extend the last run of @runs by @e if it follows it on the wire and in
+ * the frame, else start a new run. */
+static void add_to_runs(struct run *runs, size_t *n, struct elem e, uint32_t size)
+{
+	struct run *last = *n ? &runs[*n - 1] : NULL;
+
+	if (last && last->size == size && last->wire + last->count * size == e.wire &&
+	    last->host + last->count * size == e.host) {
+		last->count++;
+		return;
+	}
+	runs[(*n)++] = (struct run){ e.wire, e.host, 1, size };
+}
+
+/*
+ * From the per-field types, wire and host offsets of b: the floor's element
+ * lists, the package bytes (random, BOOL fields 0 or 1) and the frames.
+ */
+static int finish_bench(struct bench *b)
+{
+	uint64_t seed = 42 + (uint64_t)b->id;
+	size_t n_el = 0;
+
+	for (size_t i = 0; i < b->fields; i++)
+		n_el += rtl_rtde_type_elems(b->types[i]);
+	b->e8 = calloc(n_el, sizeof(struct elem));
+	b->e4 = calloc(n_el, sizeof(struct elem));
+	b->e1 = calloc(n_el, sizeof(struct elem));
+	b->wire = malloc(b->wire_size);
+	b->host_dec = aligned_alloc(64, align_up(b->host_size, 64));
+	b->host_floor = aligned_alloc(64, align_up(b->host_size, 64));
+	b->host_elem = aligned_alloc(64, align_up(b->host_size, 64));
+	b->runs = calloc(n_el, sizeof(struct run));
+	if (!b->e8 || !b->e4 || !b->e1 || !b->wire || !b->host_dec || !b->host_floor ||
+	    !b->host_elem || !b->runs)
+		return -ENOMEM;
+	memset(b->host_dec, 0, b->host_size);
+	memset(b->host_floor, 0, b->host_size);
+	memset(b->host_elem, 0, b->host_size);
+
+	for (size_t i = 0; i < b->wire_size; i++)
+		b->wire[i] = (uint8_t)rng_next(&seed);
+	for (size_t i = 0; i < b->fields; i++) {
+		enum rtl_rtde_type t = b->types[i];
+		unsigned ne = rtl_rtde_type_elems(t);
+		size_t es = rtl_rtde_type_size(t) / ne;
+
+		if (t == RTL_RTDE_TYPE_BOOL)
+			b->wire[b->wire_off[i]] &= 1;
+		for (unsigned j = 0; j < ne; j++) {
+			struct elem e = { (uint32_t)(b->wire_off[i] + j * es),
+					  (uint32_t)(b->host_off[i] + j * es) };
+
+			if (es == 8) {
+				b->e8[b->n8++] = e;
+				add_to_runs(b->runs, &b->nruns, e, 8);
+			} else if (es == 4) {
+				b->e4[b->n4++] = e;
+				add_to_runs(b->runs, &b->nruns, e, 4);
+			} else {
+				b->e1[b->n1++] = e;
+				add_to_runs(b->runs, &b->nruns, e, 1);
+			}
+		}
+	}
+	/* The frames of the recipe decodes sit back to back in host_dec, in
+	 * the order of the host offsets above. */
+	if (b->r[0] && rtl_rtde_frame_init(&b->f[0], b->host_dec, b->r[0]->host_size, b->r[0]))
+		return -EINVAL;
+	if (b->r[1] && rtl_rtde_frame_init(&b->f[1], b->host_dec + b->r[0]->host_size,
+					   b->r[1]->host_size, b->r[1]))
+		return -EINVAL;
+	return 0;
+}
+
+/* Append recipe @r's layout to b's per-field arrays, host offsets shifted
+ * by @host_base and wire offsets by @wire_base. */
+static void add_recipe_layout(struct bench *b, const struct rtl_rtde_recipe *r, size_t wire_base,
+			      size_t host_base)
+{
+	for (uint32_t i = 0; i < r->n; i++) {
+		b->types[b->fields] = (enum rtl_rtde_type)r->slots[i].type;
+		b->wire_off[b->fields] = (uint32_t)(wire_base + r->slots[i].wire_offset);
+		b->host_off[b->fields] = (uint32_t)(host_base + r->slots[i].host_offset);
+		b->fields++;
+	}
+}
+
+static int build_recipe(struct rtl_rtde_recipe **out, const char *const *names, size_t n)
+{
+	static const struct rtl_rtde_recipe_opts opts = { RTL_RTDE_RECIPE_OUTPUT, 0, 0 };
+	struct rtl_rtde_report *rep = malloc(sizeof(*rep));
+	int err;
+
+	*out = malloc(sizeof(**out));
+	if (!*out || !rep) {
+		free(rep);
+		return -ENOMEM;
+	}
+	err = rtl_rtde_recipe_from_names(*out, &opts, names, n, rep);
+	if (err < 0)
+		fprintf(stderr, "rtde-codec-bench: recipe: %s", rep->text);
+	free(rep);
+	return err < 0 ? err : 0;
+}
+
+static int setup_bench(struct bench *b, enum recipe_id id)
+{
+	const char **names = NULL;
+	size_t n_out = 0, host = 0;
+	int err;
+
+	memset(b, 0, sizeof(*b));
+	b->id = id;
+	for (size_t i = 0; i < rtl_rtde_field_count(); i++)
+		n_out += (rtl_rtde_field_at(i)->flags & RTL_RTDE_FIELD_OUTPUT) != 0;
+	b->types = calloc(n_out, sizeof(*b->types));
+	b->wire_off = calloc(n_out, sizeof(*b->wire_off));
+	b->host_off = calloc(n_out, sizeof(*b->host_off));
+	names = calloc(n_out, sizeof(*names));
+	if (!b->types || !b->wire_off || !b->host_off || !names) {
+		err = -ENOMEM;
+		goto out;
+	}
+
+	switch (id) {
+	case R_TYPICAL:
+		err = build_recipe(&b->r[0], typical_names,
+				   sizeof(typical_names) / sizeof(typical_names[0]));
+		if (err)
+			goto out;
+		add_recipe_layout(b, b->r[0], 0, 0);
+		b->wire_size = b->r[0]->wire_size;
+		b->host_size = b->r[0]->host_size;
+		break;
+	case R_EXHAUSTIVE:
+		/* The recipe's host layout (each element at its natural
+		 * alignment), computed here for the whole list. */
+		for (size_t i = 0; i < rtl_rtde_field_count(); i++) {
+			const struct rtl_rtde_field *f = rtl_rtde_field_at(i);
+			size_t size = rtl_rtde_type_size(f->type);
+
+			if (!(f->flags & RTL_RTDE_FIELD_OUTPUT))
+				continue;
+			host = align_up(host, size / rtl_rtde_type_elems(f->type));
+			b->types[b->fields] = f->type;
+			b->host_off[b->fields] = (uint32_t)host;
+			host += size;
+			b->fields++;
+		}
+		err = rtl_rtde_layout(b->types, b->fields, b->wire_off);
+		if (err < 0)
+			goto out;
+		b->wire_size = (size_t)err;
+		b->host_size = align_up(host, 8);
+		break;
+	case R_SPLIT: {
+		size_t k = 0, first;
+
+		for (size_t i = 0; i < rtl_rtde_field_count(); i++)
+			if (rtl_rtde_field_at(i)->flags & RTL_RTDE_FIELD_OUTPUT)
+				names[k++] = rtl_rtde_field_at(i)->name;
+		first = k < RTL_RTDE_RECIPE_MAX_FIELDS ? k : RTL_RTDE_RECIPE_MAX_FIELDS;
+		if ((err = build_recipe(&b->r[0], names, first)) ||
+		    (err = build_recipe(&b->r[1], names + first, k - first)))
+			goto out;
+		add_recipe_layout(b, b->r[0], 0, 0);
+		add_recipe_layout(b, b->r[1], b->r[0]->wire_size, b->r[0]->host_size);
+		b->wire_size = b->r[0]->wire_size + b->r[1]->wire_size;
+		b->host_size = b->r[0]->host_size + b->r[1]->host_size;
+		break;
+	}
+	default:
+		err = -EINVAL;
+		goto out;
+	}
+	err = finish_bench(b);
+	if (err)
+		goto out;
+
+	/* Self-check: the floor does the decode's work, no less. */
+	err = decode_once(b);
+	if (err) {
+		fprintf(stderr, "rtde-codec-bench: %s: decode failed: %s\n", recipe_name[id],
+			strerror(-err));
+		goto out;
+	}
+	floor_once(b);
+	floor_elem_once(b);
+	if (memcmp(b->host_dec, b->host_floor, b->host_size) ||
+	    memcmp(b->host_dec, b->host_elem, b->host_size)) {
+		fprintf(stderr, "rtde-codec-bench: %s: the floor and the decode disagree\n",
+			recipe_name[id]);
+		err = -EPROTO;
+	}
+out:
+	free(names);
+	return err;
+}
+
+static void free_bench(struct bench *b)
+{
+	free(b->r[0]);
+	free(b->r[1]);
+	free(b->types);
+	free(b->wire_off);
+	free(b->host_off);
+	free(b->e8);
+	free(b->e4);
+	free(b->e1);
+	free(b->wire);
+	free(b->host_dec);
+	free(b->host_floor);
+	free(b->host_elem);
+	free(b->runs);
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+struct opts {
+	unsigned reps;
+	uint64_t iters; /* 0: calibrate */
+	int cpu;	/* -1: do not pin */
+	const char *json;
+	bool only[NRECIPE]; /* --recipe given: run those only */
+	bool any_only;
+	uint64_t callgrind; /* 0: normal run */
+	enum impl cg_impl;
+	enum recipe_id cg_recipe;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rtde-codec-bench [OPTIONS]\n"
+		"ns per RTDE data-package decode (rtl_rtde_recipe_decode into a frame) against\n"
+		"a floor of copying and byte-swapping the same bytes, interleaved A B A B in\n"
+		"one run, for a typical 20-field recipe and the exhaustive output recipe.\n"
+		"With --callgrind, --recipe picks the recipe (default typical).\n"
+		"\n"
+		"  -h, --help           this text\n"
+		"  -r, --reps N         repetitions (default 11, at least 7 recommended, max %d)\n"
+		"  -n, --iters N        decodes per timing (default: about 10 ms worth)\n"
+		"  -c, --cpu N          pin to CPU N (default: not pinned)\n"
+		"  -R, --recipe NAME    typical, exhaustive or exhaustive-split; repeat to run\n"
+		"                       several (default: all three)\n"
+		"  -j, --json FILE      also write the figures as one JSON object ('-': stdout,\n"
+		"                       the table then goes to stderr)\n"
+		"  -g, --callgrind N    only run N iterations of one implementation and exit\n"
+		"                       (loop functions cg_loop_decode, cg_loop_floor,\n"
+		"                       cg_loop_floor_elem); for valgrind --tool=callgrind,\n"
+		"                       difference two N\n"
+		"  -i, --impl NAME      with --callgrind: decode, floor or floor-elem (default\n"
+		"                       decode)\n"
+		"\n"
+		"Exit status: 0 ok, 1 run-time failure, 2 bad usage.\n",
+		MAX_REPS);
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int bad_flag(const char *flag, const char *arg, const char *why)
+{
+	fprintf(stderr, "rtde-codec-bench: bad %s '%s': %s (see --help)\n", flag, arg ? arg : "",
+		why);
+	return 2;
+}
+
+static int lookup(const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+/* Returns 0, 1 after --help, or 2 on a usage error. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "recipe", required_argument, NULL, 'R' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "callgrind", required_argument, NULL, 'g' },
+		{ "impl", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool impl_set = false;
+	int c, k;
+
+	*o = (struct opts){ .reps = 11, .cpu = -1, .cg_impl = I_DECODE, .cg_recipe = R_TYPICAL };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hr:n:c:R:j:g:i:", longopts, NULL)) != -1) {
+		uint64_t v;
+
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'r':
+			if (!parse_u64(optarg, &v) || v < 1 || v > MAX_REPS)
+				return bad_flag("--reps", optarg, "want an integer in 1..101");
+			o->reps = (unsigned)v;
+			break;
+		case 'n':
+			if (!parse_u64(optarg, &v) || v < 1 || v > UINT64_C(1) << 40)
+				return bad_flag("--iters", optarg, "want a positive integer");
+			o->iters = v;
+			break;
+		case 'c':
+			if (!parse_u64(optarg, &v) || v >= CPU_SETSIZE)
+				return bad_flag("--cpu", optarg, "want a CPU number");
+			o->cpu = (int)v;
+			break;
+		case 'R':
+			k = lookup(optarg, recipe_name, NRECIPE);
+			if (k < 0)
+				return bad_flag("--recipe", optarg,
+						"want typical, exhaustive or exhaustive-split");
+			o->only[k] = true;
+			o->any_only = true;
+			o->cg_recipe = (enum recipe_id)k;
+			break;
+		case 'j':
+			if (!*optarg)
+				return bad_flag("--json", optarg, "want a file name or -");
+			o->json = optarg;
+			break;
+		case 'g':
+			if (!parse_u64(optarg, &v) || v < 1 || v > UINT64_C(1) << 40)
+				return bad_flag("--callgrind", optarg, "want a positive integer");
+			o->callgrind = v;
+			break;
+		case 'i':
+			k = lookup(optarg, impl_name, NIMPL);
+			if (k < 0)
+				return bad_flag("--impl", optarg,
+						"want decode, floor or floor-elem");
+			o->cg_impl = (enum impl)k;
+			impl_set = true;
+			break;
+		case ':':
+			fprintf(stderr,
+				"rtde-codec-bench: option '%s' needs a value (see --help)\n",
+				argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "rtde-codec-bench: unknown option '%s' (see --help)\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		return bad_flag("argument", argv[optind], "rtde-codec-bench takes no operands");
+	if (impl_set && !o->callgrind)
+		return bad_flag("--impl", impl_name[o->cg_impl], "only with --callgrind");
+	return 0;
+}
+
+/* ---- statistics and report ------------------------------------------------- */
+
+struct stat3 {
+	double med, min, max;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static struct stat3 stats(const double *v, unsigned n)
+{
+	double s[MAX_REPS];
+	struct stat3 r;
+
+	memcpy(s, v, n * sizeof(double));
+	qsort(s, n, sizeof(double), cmp_double);
+	r.min = s[0];
+	r.max = s[n - 1];
+	r.med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	return r;
+}
+
+static void json_stat(FILE *f, const char *key, const double *v, unsigned n, bool comma)
+{
+	struct stat3 s = stats(v, n);
+
+	fprintf(f, "\"%s\": {\"median\": %.4f, \"min\": %.4f, \"max\": %.4f}%s", key, s.med, s.min,
+		s.max, comma ? ", " : "");
+}
+
+static int report_json(const struct opts *o, struct bench *bs, const bool *run, const char *machine)
+{
+	FILE *f = strcmp(o->json, "-") ? fopen(o->json, "w") : stdout;
+	bool first = true;
+
+	if (!f) {
+		fprintf(stderr, "rtde-codec-bench: cannot write --json '%s': %s\n", o->json,
+			strerror(errno));
+		return -1;
+	}
+	fprintf(f, "{\"bench\": \"rtde-codec-bench\", \"machine\": \"%s\", \"reps\": %u, ", machine,
+		o->reps);
+	fprintf(f, "\"recipes\": {");
+	for (int i = 0; i < NRECIPE; i++) {
+		const struct bench *b = &bs[i];
+
+		if (!run[i])
+			continue;
+		fprintf(f, "%s\"%s\": {\"fields\": %zu, \"wire_bytes\": %zu, ", first ? "" : ", ",
+			recipe_name[i], b->fields, b->wire_size);
+		fprintf(f, "\"elements\": {\"8\": %zu, \"4\": %zu, \"1\": %zu}, ", b->n8, b->n4,
+			b->n1);
+		fprintf(f, "\"floor_runs\": %zu, ", b->nruns);
+		fprintf(f, "\"iters\": %" PRIu64 ", ", b->iters);
+		json_stat(f, "decode_ns", b->ns[I_DECODE], o->reps, true);
+		json_stat(f, "floor_ns", b->ns[I_FLOOR], o->reps, true);
+		json_stat(f, "floor_elem_ns", b->ns[I_FLOOR_ELEM], o->reps, true);
+		json_stat(f, "ratio", b->ratio, o->reps, true);
+		json_stat(f, "ratio_elem", b->ratio_elem, o->reps, false);
+		fprintf(f, "}");
+		first = false;
+	}
+	fprintf(f, "}}\n");
+	if (f != stdout)
+		fclose(f);
+	else
+		fflush(f);
+	return 0;
+}
+
+/* ---- run ------------------------------------------------------------------- */
+
+static int pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+static double time_ns_per(struct bench *b, enum impl impl, uint64_t n)
+{
+	int64_t t0 = rtl_time_now();
+
+	run_impl(b, impl, n);
+	return (double)(rtl_time_now() - t0) / (double)n;
+}
+
+/* Iterations for about TARGET_NS per timing, from a warm-up of both. */
+static uint64_t calibrate(struct bench *b)
+{
+	double ns;
+
+	time_ns_per(b, I_FLOOR, 1000);
+	ns = time_ns_per(b, I_DECODE, 1000);
+	ns = ns > 1.0 ? ns : 1.0;
+	return (uint64_t)(TARGET_NS / ns) + 1000;
+}
+
+static int run_callgrind(const struct opts *o)
+{
+	struct bench *b = calloc(1, sizeof(*b));
+	int err;
+
+	if (!b) {
+		fprintf(stderr, "rtde-codec-bench: out of memory\n");
+		return 1;
+	}
+	err = setup_bench(b, o->cg_recipe);
+	if (!err)
+		err = run_impl(b, o->cg_impl, o->callgrind);
+	if (!err)
+		printf("callgrind loop: %s %s, %" PRIu64 " iterations, %zu wire bytes\n",
+		       impl_name[o->cg_impl], recipe_name[o->cg_recipe], o->callgrind,
+		       b->wire_size);
+	else
+		fprintf(stderr, "rtde-codec-bench: %s: %s\n", recipe_name[o->cg_recipe],
+			strerror(-err));
+	free_bench(b);
+	free(b);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct bench *bs = NULL;
+	bool run[NRECIPE];
+	struct utsname un;
+	char machine[256];
+	FILE *out;
+	int ret = 1, err;
+
+	/* 1. parse options and validate */
+	err = parse_opts(argc, argv, &o);
+	if (err)
+		return err == 1 ? 0 : err;
+	for (int i = 0; i < NRECIPE; i++)
+		run[i] = !o.any_only || o.only[i];
+	out = o.json && !strcmp(o.json, "-") ? stderr : stdout;
+
+	/* 2. pin */
+	if (o.cpu >= 0 && (err = pin_self(o.cpu)) < 0) {
+		fprintf(stderr, "rtde-codec-bench: bad --cpu '%d': %s (see --help)\n", o.cpu,
+			strerror(-err));
+		return 2;
+	}
+	if (o.callgrind)
+		return run_callgrind(&o);
+
+	/* 3. allocate and check */
+	bs = calloc(NRECIPE, sizeof(*bs));
+	if (!bs) {
+		fprintf(stderr, "rtde-codec-bench: out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < NRECIPE; i++) {
+		if (!run[i])
+			continue;
+		err = setup_bench(&bs[i], (enum recipe_id)i);
+		if (err) {
+			fprintf(stderr, "rtde-codec-bench: %s: set-up failed: %s\n", recipe_name[i],
+				strerror(-err));
+			goto out_free;
+		}
+		bs[i].iters = o.iters ? o.iters : calibrate(&bs[i]);
+	}
+
+	uname(&un);
+	snprintf(machine, sizeof(machine), "%s %s %s, %ld CPUs online", un.sysname, un.release,
+		 un.machine, sysconf(_SC_NPROCESSORS_ONLN));
+	fprintf(out, "rtde-codec-bench: %s; cpu %s; %u reps, decode and floors interleaved\n",
+		machine, o.cpu >= 0 ? "pinned" : "not pinned", o.reps);
+
+	/* 4. run: per rep, every recipe, A B or B A (alternating). */
+	for (unsigned r = 0; r < o.reps; r++) {
+		for (int i = 0; i < NRECIPE; i++) {
+			struct bench *b = &bs[i];
+
+			if (!run[i])
+				continue;
+			for (int k = 0; k < NIMPL; k++) {
+				enum impl impl = (enum impl)((k + (int)r) % NIMPL);
+
+				b->ns[impl][r] = time_ns_per(b, impl, b->iters);
+			}
+			b->ratio[r] = b->ns[I_DECODE][r] / b->ns[I_FLOOR][r];
+			b->ratio_elem[r] = b->ns[I_DECODE][r] / b->ns[I_FLOOR_ELEM][r];
+		}
+	}
+
+	/* 5. report */
+	fprintf(out, "%-17s %6s %6s %13s %9s %8s %8s  %-24s %s\n", "recipe", "fields", "bytes",
+		"elements", "decode ns", "floor ns", "elem ns", "decode/floor [min, max]",
+		"decode/elem [min, max]");
+	for (int i = 0; i < NRECIPE; i++) {
+		const struct bench *b = &bs[i];
+		struct stat3 d, fl, fe, q, qe;
+		char el[32], rq[48];
+
+		if (!run[i])
+			continue;
+		d = stats(b->ns[I_DECODE], o.reps);
+		fl = stats(b->ns[I_FLOOR], o.reps);
+		q = stats(b->ratio, o.reps);
+		snprintf(el, sizeof(el), "%zu/%zu/%zu", b->n8, b->n4, b->n1);
+		fe = stats(b->ns[I_FLOOR_ELEM], o.reps);
+		qe = stats(b->ratio_elem, o.reps);
+		snprintf(rq, sizeof(rq), "%.2f [%.2f, %.2f]", q.med, q.min, q.max);
+		fprintf(out, "%-17s %6zu %6zu %13s %9.1f %8.1f %8.1f  %-24s %.2f [%.2f, %.2f]\n",
+			recipe_name[i], b->fields, b->wire_size, el, d.med, fl.med, fe.med, rq,
+			qe.med, qe.min, qe.max);
+	}
+	fprintf(out, "(elements: 8-/4-/1-byte; ns: median over reps; floor: runs of contiguous "
+		     "elements;\n elem: one entry per element; target: decode within 2x of the "
+		     "floor)\n");
+	ret = 0;
+	if (o.json && report_json(&o, bs, run, machine))
+		ret = 1;
+
+out_free:
+	for (int i = 0; i < NRECIPE; i++)
+		free_bench(&bs[i]);
+	free(bs);
+	return ret;
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtl_rtde_coalesce: the input coalescer. Once per cycle it compares each
+ * input recipe's values with what was last sent and encodes only the
+ * recipes that changed, with the mask fields computed the way the
+ * controller reads them.
+ *
+ * Design
+ * ------
+ * The controller keeps the last value of every input (docs/rtde-protocol.md
+ * 6.5), so a client only needs to send what changed, and it must send whole
+ * recipes (3.9). The caller writes input values at any rate into one
+ * "pending" frame per recipe, with the recipe accessors
+ * (rtl_rtde_frame_set_double() and friends on rtl_rtde_coalesce_frame()).
+ * Once per cycle rtl_rtde_coalesce_encode() compares every pending frame
+ * byte for byte with a copy of what was last sent and writes one whole
+ * DATA_PACKAGE (header, recipe id, fields) for each recipe that differs.
+ * Nothing is allocated: every frame lives inside the struct, bounded by
+ * RTL_RTDE_COALESCE_MAX_BYTES per recipe.
+ *
+ * Masks. Digital outputs, the speed slider and the analog outputs are
+ * applied by the controller only where a mask bit is set (5.1), and a mask
+ * sent twice applies twice. So the coalescer owns the mask fields (what the
+ * caller writes there is ignored) and finds the pairs by field name when it
+ * is initialised:
+ *   standard_digital_output_mask     <- standard_digital_output
+ *   configurable_digital_output_mask <- configurable_digital_output
+ *   tool_digital_output_mask         <- tool_digital_output (bits 0-1 only)
+ *   speed_slider_mask                <- speed_slider_fraction
+ *   standard_analog_output_mask      <- standard_analog_output_0 (bit 0),
+ *                                       standard_analog_output_1 (bit 1),
+ *                                       standard_analog_output_type (bit i
+ *                                       of the type goes with output i)
+ * A digital mask is the bits in which the pending value differs from the
+ * last sent one, which starts at 0: only outputs the caller turns on (and
+ * later off) are ever touched. The doubles behind a mask (slider fraction,
+ * analog outputs) start as NaN in the pending frame, meaning "not set": an
+ * unset value is never applied (its mask bit stays 0 and 0.0 goes on the
+ * wire in its place), and the first value the caller writes is always
+ * applied, even 0.0, because the last sent value starts unknown. A mask is
+ * cleared once its package is sent: the next package of the recipe carries
+ * mask 0 unless the value changes again.
+ *
+ * Two phases, so that a send that would block loses nothing:
+ * rtl_rtde_coalesce_encode() stages the values it encoded;
+ * rtl_rtde_coalesce_commit(), called after the transport has sent every
+ * byte, makes them the last sent values. Without a commit, the next encode
+ * compares against the old values again and so re-sends the newest ones.
+ * rtl_rtde_coalesce_force() (after a reconnect) re-sends every recipe once,
+ * with the masks of every output the coalescer has ever set.
+ *
+ * Counters (packages sent, recipes found unchanged) are relaxed atomics
+ * with one writer, the thread that encodes and commits; any thread may read
+ * them with rtl_rtde_coalesce_stats().
+ *
+ * Thread and RT safety: one thread owns a coalescer (writes the pending
+ * frames, encodes, commits, forces); only the stats readers may run
+ * elsewhere. Everything but rtl_rtde_coalesce_init() is RT-safe (no
+ * allocation, no locks, no system calls); init is too, but it scans field
+ * names, so it belongs to set-up time.
+ */
+#ifndef RTLOOP_RTDE_COALESCE_H
+#define RTLOOP_RTDE_COALESCE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rtloop/compiler.h>
+#include <rtloop/rtde.h>
+#include <rtloop/rtde_recipe.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Input recipes one coalescer handles. */
+#define RTL_RTDE_COALESCE_MAX_RECIPES 8
+/* Host bytes of one recipe's frame: a recipe of every input field of the
+ * registry takes 744, so every input recipe fits. */
+#define RTL_RTDE_COALESCE_MAX_BYTES 768
+/* Mask pairs one recipe can hold (the five listed above). */
+#define RTL_RTDE_COALESCE_MAX_MASKS 5
+
+/* Packages of one recipe (or of all, summed), as rtl_rtde_coalesce_stats()
+ * reports them. */
+struct rtl_rtde_coalesce_stats {
+	uint64_t sent;	     /* packages committed as sent */
+	uint64_t suppressed; /* encodes that found the recipe unchanged */
+};
+
+/* Private: a mask field and the values it governs. */
+struct rtl_rtde_coalesce_mask {
+	uint32_t mask_wire;	/* wire offset of the mask field */
+	uint32_t value_host[2]; /* host offsets of the values */
+	uint32_t value_wire[2]; /* wire offsets (doubles only) */
+	uint32_t type_host;	/* host offset of standard_analog_output_type */
+	uint8_t kind;		/* digital, slider or analog */
+	uint8_t mask_type;	/* enum rtl_rtde_type of the mask field */
+	uint8_t valid;		/* bits the mask may carry */
+	uint8_t present;	/* bit i: value i is in the recipe */
+	bool has_type;		/* standard_analog_output_type is in the recipe */
+	uint8_t touched;	/* bits ever sent in a committed mask (for force) */
+	uint8_t staged;		/* the mask of the last encode */
+	uint32_t mask_host;	/* host offset of the mask field */
+};
+
+/* Private: per-recipe state. */
+struct rtl_rtde_coalesce_slot {
+	const struct rtl_rtde_recipe *recipe;
+	struct rtl_rtde_frame pending; /* the caller's values */
+	uint8_t id;
+	bool force;  /* send at the next encode even if unchanged */
+	bool staged; /* encoded by the last encode, waiting for commit */
+	uint8_t n_masks;
+	struct rtl_rtde_coalesce_mask masks[RTL_RTDE_COALESCE_MAX_MASKS];
+	_Alignas(8) unsigned char pending_buf[RTL_RTDE_COALESCE_MAX_BYTES];
+	_Alignas(8) unsigned char last[RTL_RTDE_COALESCE_MAX_BYTES];	/* last sent */
+	_Alignas(8) unsigned char staging[RTL_RTDE_COALESCE_MAX_BYTES]; /* encoded, not committed */
+};
+
+/* Private: one recipe's counters, written by the owner only. */
+struct rtl_rtde_coalesce_counter {
+	_Atomic uint64_t sent;
+	_Atomic uint64_t suppressed;
+};
+
+/*
+ * The coalescer. Large (about 20 KiB): allocate it statically or at
+ * set-up time. Fields are private: use the functions below.
+ */
+struct rtl_rtde_coalesce {
+	uint32_t n;
+	struct rtl_rtde_coalesce_slot slots[RTL_RTDE_COALESCE_MAX_RECIPES];
+	/* Read by other threads: on their own cache lines, away from the
+	 * owner's working state. */
+	_Alignas(RTL_CACHELINE) struct rtl_rtde_coalesce_counter
+		counters[RTL_RTDE_COALESCE_MAX_RECIPES];
+};
+
+/*
+ * Set up @c for the @n input recipes @recipes, whose recipe ids (from the
+ * controller's SETUP_INPUTS replies) are @ids. The recipes are not copied:
+ * they must stay valid and unchanged while @c is in use. Pending frames
+ * start zeroed, except the doubles behind a mask, which start as NaN ("not
+ * set"); last sent values start equal to them, so nothing is sent until the
+ * caller writes something (or forces). Counters start at 0.
+ *
+ * Returns 0, or
+ *   -EINVAL  @c, @recipes or @ids is NULL, @n is 0, a recipe is NULL, empty
+ *            or an output recipe, an id is 0, or two ids are equal.
+ *   -E2BIG   @n > RTL_RTDE_COALESCE_MAX_RECIPES, or a recipe's frame is
+ *            larger than RTL_RTDE_COALESCE_MAX_BYTES.
+ * On failure @c is left with no recipes (n 0). RT-safe, but meant for
+ * set-up time; not thread-safe for one @c.
+ */
+RTL_API int rtl_rtde_coalesce_init(struct rtl_rtde_coalesce *c,
+				   const struct rtl_rtde_recipe *const *recipes, const uint8_t *ids,
+				   size_t n);
+
+/*
+ * The pending frame of recipe @i (in the order given to init), for the
+ * recipe accessors (rtl_rtde_frame_set_*() with handles of that recipe),
+ * or NULL when @c is NULL or @i is out of range. Writes to mask fields are
+ * ignored. Owner thread only. RT-safe.
+ */
+RTL_API struct rtl_rtde_frame *rtl_rtde_coalesce_frame(struct rtl_rtde_coalesce *c, size_t i);
+
+/*
+ * Change the recipe id of recipe @i (after a reconnect the controller may
+ * assign others). Returns 0, or -EINVAL for a NULL @c, @i out of range, id
+ * 0 or an id another recipe has. Owner thread only. RT-safe.
+ */
+RTL_API int rtl_rtde_coalesce_set_id(struct rtl_rtde_coalesce *c, size_t i, uint8_t id);
+
+/*
+ * Write into @out (capacity @cap) one whole DATA_PACKAGE (3-byte header,
+ * recipe id, fields) for each recipe whose pending values differ from the
+ * last sent ones, or that is forced, in recipe order, with the mask fields
+ * computed as described above. The encoded values are staged for
+ * rtl_rtde_coalesce_commit(); whatever an earlier encode staged is
+ * dropped. Each recipe found unchanged counts as suppressed.
+ *
+ * Returns the number of bytes written (0: nothing changed), or
+ *   -ENOSPC  the packages do not fit @cap: nothing is staged or counted
+ *            (the bytes at @out are unspecified).
+ *   -EINVAL  @c is NULL, or @out is NULL with @cap > 0.
+ * Owner thread only. RT-safe.
+ */
+RTL_API int rtl_rtde_coalesce_encode(struct rtl_rtde_coalesce *c, uint8_t *out, size_t cap);
+
+/*
+ * Mark what the last encode staged as sent: call it once the transport has
+ * sent every byte that encode returned. Staged values become the last sent
+ * ones, the masks they carried are cleared (and remembered for force), a
+ * forced recipe is no longer forced, and each package counts as sent. A
+ * second commit without an encode in between commits nothing.
+ *
+ * Returns the number of packages committed, or -EINVAL for a NULL @c.
+ * Owner thread only. RT-safe.
+ */
+RTL_API int rtl_rtde_coalesce_commit(struct rtl_rtde_coalesce *c);
+
+/*
+ * Have the next encode send every recipe, changed or not (e.g. after a
+ * reconnect, or when another client may have changed the outputs), with
+ * the mask bits of every output ever set by a committed package plus those
+ * that changed; unset slider and analog values stay unapplied. The force
+ * lasts until a commit. Returns 0, or -EINVAL for a NULL @c. Owner thread
+ * only. RT-safe.
+ */
+RTL_API int rtl_rtde_coalesce_force(struct rtl_rtde_coalesce *c);
+
+/*
+ * Read the counters of recipe @i into @out. Returns 0, or -EINVAL for a
+ * NULL pointer or @i out of range. Any thread (relaxed loads: each value
+ * is exact, the pair is not a snapshot). RT-safe.
+ */
+RTL_API int rtl_rtde_coalesce_stats(const struct rtl_rtde_coalesce *c, size_t i,
+				    struct rtl_rtde_coalesce_stats *out);
+
+/*
+ * The counters summed over every recipe. Returns 0, or -EINVAL for a NULL
+ * pointer. Any thread, as rtl_rtde_coalesce_stats(). RT-safe.
+ */
+RTL_API int rtl_rtde_coalesce_total(const struct rtl_rtde_coalesce *c,
+				    struct rtl_rtde_coalesce_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTLOOP_RTDE_COALESCE_H */

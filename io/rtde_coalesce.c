@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The input coalescer (design in rtde_coalesce.h).
+ *
+ * Per recipe three frames of host bytes: pending (the caller's), staging
+ * (a snapshot taken by encode) and last (committed). "Changed" is one
+ * memcmp of pending against last, with the mask fields held at zero in
+ * both, so a mask never makes a recipe look changed. Encode snapshots
+ * pending into staging, encodes staging with the recipe's offset table
+ * straight into the caller's buffer, and then patches the mask fields (and
+ * the unset doubles behind them) in the wire bytes only: staging keeps the
+ * caller's values exactly, so that after the commit an unset (NaN) value
+ * still compares equal and a mask is never carried into the next package.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include <rtloop/rtde_coalesce.h>
+
+/* Two 64-bit atomics per recipe on a single-writer path: they must be
+ * plain loads and stores, not a lock. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the counters need lock-free 64-bit atomics");
+
+enum mask_kind {
+	MASK_DIGITAL, /* bit i of the value is output i */
+	MASK_SLIDER,  /* mask 1 applies the fraction */
+	MASK_ANALOG,  /* bit i applies analog output i (and bit i of the type) */
+};
+
+static const struct pair_def {
+	const char *mask;
+	const char *value[2];
+	const char *type;
+	enum mask_kind kind;
+	uint8_t valid;
+} pair_defs[RTL_RTDE_COALESCE_MAX_MASKS] = {
+	{ "standard_digital_output_mask",
+	  { "standard_digital_output", NULL },
+	  NULL,
+	  MASK_DIGITAL,
+	  0xff },
+	{ "configurable_digital_output_mask",
+	  { "configurable_digital_output", NULL },
+	  NULL,
+	  MASK_DIGITAL,
+	  0xff },
+	/* Bits 2-7 of the tool mask are reserved (rtde-protocol.md 5.1). */
+	{ "tool_digital_output_mask", { "tool_digital_output", NULL }, NULL, MASK_DIGITAL, 0x03 },
+	{ "speed_slider_mask", { "speed_slider_fraction", NULL }, NULL, MASK_SLIDER, 0x01 },
+	{ "standard_analog_output_mask",
+	  { "standard_analog_output_0", "standard_analog_output_1" },
+	  "standard_analog_output_type",
+	  MASK_ANALOG,
+	  0x03 },
+};
+
+static bool handle_of(const struct rtl_rtde_recipe *r, const char *name, enum rtl_rtde_type type,
+		      struct rtl_rtde_handle *h)
+{
+	return name && rtl_rtde_recipe_handle(r, name, h) == 0 && h->type == (uint8_t)type;
+}
+
+static double load_double(const unsigned char *p)
+{
+	double d;
+
+	memcpy(&d, p, sizeof(d));
+	return d;
+}
+
+/* Find the mask pairs of @s's recipe and mark the doubles behind them as
+ * not set (NaN) in the pending frame. */
+static void find_masks(struct rtl_rtde_coalesce_slot *s)
+{
+	const struct rtl_rtde_recipe *r = s->recipe;
+	const double unset = NAN;
+
+	for (size_t k = 0; k < RTL_RTDE_COALESCE_MAX_MASKS; k++) {
+		const struct pair_def *d = &pair_defs[k];
+		enum rtl_rtde_type mt =
+			d->kind == MASK_SLIDER ? RTL_RTDE_TYPE_UINT32 : RTL_RTDE_TYPE_UINT8;
+		enum rtl_rtde_type vt =
+			d->kind == MASK_DIGITAL ? RTL_RTDE_TYPE_UINT8 : RTL_RTDE_TYPE_DOUBLE;
+		struct rtl_rtde_coalesce_mask *m = &s->masks[s->n_masks];
+		struct rtl_rtde_handle h;
+
+		if (!handle_of(r, d->mask, mt, &h))
+			continue;
+		memset(m, 0, sizeof(*m));
+		m->kind = (uint8_t)d->kind;
+		m->mask_type = (uint8_t)mt;
+		m->valid = d->valid;
+		m->mask_host = h.offset;
+		m->mask_wire = r->slots[h.index].wire_offset;
+		for (unsigned i = 0; i < 2; i++) {
+			if (!handle_of(r, d->value[i], vt, &h))
+				continue;
+			m->present |= (uint8_t)(1u << i);
+			m->value_host[i] = h.offset;
+			m->value_wire[i] = r->slots[h.index].wire_offset;
+			if (vt == RTL_RTDE_TYPE_DOUBLE)
+				memcpy(s->pending_buf + h.offset, &unset, sizeof(unset));
+		}
+		if (handle_of(r, d->type, RTL_RTDE_TYPE_UINT8, &h)) {
+			m->has_type = true;
+			m->type_host = h.offset;
+		}
+		/* A mask without its values stays 0: it is still ours, so the
+		 * caller cannot apply it by accident. */
+		s->n_masks++;
+	}
+}
+
+static bool id_taken(const struct rtl_rtde_coalesce *c, size_t n, size_t except, uint8_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (i != except && c->slots[i].id == id)
+			return true;
+	return false;
+}
+
+RTL_API int rtl_rtde_coalesce_init(struct rtl_rtde_coalesce *c,
+				   const struct rtl_rtde_recipe *const *recipes, const uint8_t *ids,
+				   size_t n)
+{
+	if (!c)
+		return -EINVAL;
+	c->n = 0;
+	if (!recipes || !ids || n == 0)
+		return -EINVAL;
+	if (n > RTL_RTDE_COALESCE_MAX_RECIPES)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++) {
+		const struct rtl_rtde_recipe *r = recipes[i];
+
+		if (!r || r->n == 0 || r->dir != RTL_RTDE_RECIPE_INPUT || ids[i] == 0)
+			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (ids[j] == ids[i])
+				return -EINVAL;
+		if (r->host_size > RTL_RTDE_COALESCE_MAX_BYTES)
+			return -E2BIG;
+	}
+
+	for (size_t i = 0; i < n; i++) {
+		struct rtl_rtde_coalesce_slot *s = &c->slots[i];
+
+		s->recipe = recipes[i];
+		s->id = ids[i];
+		s->force = false;
+		s->staged = false;
+		s->n_masks = 0;
+		/* Cannot fail: the size was checked above. */
+		rtl_rtde_frame_init(&s->pending, s->pending_buf, sizeof(s->pending_buf), s->recipe);
+		find_masks(s);
+		memcpy(s->last, s->pending_buf, s->recipe->host_size);
+		atomic_store_explicit(&c->counters[i].sent, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->counters[i].suppressed, 0, memory_order_relaxed);
+	}
+	c->n = (uint32_t)n;
+	return 0;
+}
+
+RTL_API struct rtl_rtde_frame *rtl_rtde_coalesce_frame(struct rtl_rtde_coalesce *c, size_t i)
+{
+	if (!c || i >= c->n)
+		return NULL;
+	return &c->slots[i].pending;
+}
+
+RTL_API int rtl_rtde_coalesce_set_id(struct rtl_rtde_coalesce *c, size_t i, uint8_t id)
+{
+	if (!c || i >= c->n || id == 0 || id_taken(c, c->n, i, id))
+		return -EINVAL;
+	c->slots[i].id = id;
+	return 0;
+}
+
+/* The mask of @m for the values in @s's staging against the last sent
+ * ones; also writes 0.0 on the wire (@wire) in place of unset doubles. */
+static uint8_t compute_mask(const struct rtl_rtde_coalesce_slot *s,
+			    const struct rtl_rtde_coalesce_mask *m, uint8_t *wire)
+{
+	const unsigned char *now = s->staging, *last = s->last;
+	uint8_t mask = 0;
+
+	if (m->kind == MASK_DIGITAL) {
+		if (m->present & 1) {
+			unsigned off = m->value_host[0];
+
+			mask = (uint8_t)(now[off] ^ last[off]);
+			if (s->force)
+				mask |= m->touched;
+		}
+		return mask & m->valid;
+	}
+	/* Slider and analog: doubles that may be unset (NaN). The last sent
+	 * value starts as NaN too, which differs from every set value: the
+	 * first write always applies. */
+	for (unsigned i = 0; i < 2; i++) {
+		unsigned off = m->value_host[i];
+		bool changed;
+
+		if (!(m->present & (1u << i)))
+			continue;
+		if (isnan(load_double(now + off))) {
+			rtl_rtde_store_f64(wire + m->value_wire[i], 0.0);
+			continue;
+		}
+		changed = s->force || memcmp(now + off, last + off, sizeof(double)) != 0;
+		if (m->has_type && ((now[m->type_host] ^ last[m->type_host]) >> i & 1))
+			changed = true;
+		if (changed)
+			mask |= (uint8_t)(1u << i);
+	}
+	return mask & m->valid;
+}
+
+/* One relaxed load and store: exact with a single writer, and no locked
+ * read-modify-write on the hot path. Readers need no ordering: a counter
+ * is a number, not a flag that publishes data. */
+static void bump(_Atomic uint64_t *x)
+{
+	atomic_store_explicit(x, atomic_load_explicit(x, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+RTL_API int rtl_rtde_coalesce_encode(struct rtl_rtde_coalesce *c, uint8_t *out, size_t cap)
+{
+	size_t total = 0, pos = 0;
+	int err = 0;
+
+	if (!c || (!out && cap > 0))
+		return -EINVAL;
+
+	/* Pass 1: which recipes go, and do they fit? Nothing is staged or
+	 * counted until we know. */
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct rtl_rtde_coalesce_slot *s = &c->slots[i];
+		const struct rtl_rtde_recipe *r = s->recipe;
+
+		/* Masks are ours: whatever the caller wrote there would make
+		 * the recipe look changed. */
+		for (unsigned k = 0; k < s->n_masks; k++) {
+			const struct rtl_rtde_coalesce_mask *m = &s->masks[k];
+
+			memset(s->pending_buf + m->mask_host, 0,
+			       rtl_rtde_type_size((enum rtl_rtde_type)m->mask_type));
+		}
+		s->staged = s->force || memcmp(s->pending_buf, s->last, r->host_size) != 0;
+		if (s->staged)
+			total += RTL_RTDE_HEADER_SIZE + 1 + r->wire_size;
+	}
+	if (total > cap) {
+		err = -ENOSPC;
+		goto unstage;
+	}
+
+	/* Pass 2: snapshot, encode in place, patch the masks. */
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct rtl_rtde_coalesce_slot *s = &c->slots[i];
+		const struct rtl_rtde_recipe *r = s->recipe;
+		struct rtl_rtde_frame staging = { s->staging, r->host_size, sizeof(s->staging) };
+		uint8_t *fields;
+		int len;
+
+		if (!s->staged) {
+			bump(&c->counters[i].suppressed);
+			continue;
+		}
+		fields = out + pos + RTL_RTDE_HEADER_SIZE + 1;
+		memcpy(s->staging, s->pending_buf, r->host_size);
+		len = rtl_rtde_recipe_encode(r, &staging, fields,
+					     cap - pos - RTL_RTDE_HEADER_SIZE - 1);
+		if (len < 0) {
+			err = len;
+			goto unstage;
+		}
+		for (unsigned k = 0; k < s->n_masks; k++) {
+			struct rtl_rtde_coalesce_mask *m = &s->masks[k];
+
+			m->staged = compute_mask(s, m, fields);
+			if (m->mask_type == RTL_RTDE_TYPE_UINT32)
+				rtl_rtde_store_u32(fields + m->mask_wire, m->staged);
+			else
+				fields[m->mask_wire] = m->staged;
+		}
+		/* The fields already sit where the package wants them: the
+		 * codec's memmove is then a no-op. */
+		len = rtl_rtde_encode_data(out + pos, cap - pos, RTL_RTDE_PROTOCOL_V2,
+					   RTL_RTDE_FROM_CLIENT, s->id, fields, r->wire_size);
+		if (len < 0) {
+			err = len;
+			goto unstage;
+		}
+		pos += (size_t)len;
+	}
+	return (int)pos;
+
+unstage:
+	for (uint32_t i = 0; i < c->n; i++)
+		c->slots[i].staged = false;
+	return err;
+}
+
+RTL_API int rtl_rtde_coalesce_commit(struct rtl_rtde_coalesce *c)
+{
+	int committed = 0;
+
+	if (!c)
+		return -EINVAL;
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct rtl_rtde_coalesce_slot *s = &c->slots[i];
+
+		if (!s->staged)
+			continue;
+		/* Staging holds the values as the caller wrote them, masks 0:
+		 * the masks just sent are cleared by this copy. */
+		memcpy(s->last, s->staging, s->recipe->host_size);
+		for (unsigned k = 0; k < s->n_masks; k++)
+			s->masks[k].touched |= s->masks[k].staged;
+		s->staged = false;
+		s->force = false;
+		bump(&c->counters[i].sent);
+		committed++;
+	}
+	return committed;
+}
+
+RTL_API int rtl_rtde_coalesce_force(struct rtl_rtde_coalesce *c)
+{
+	if (!c)
+		return -EINVAL;
+	for (uint32_t i = 0; i < c->n; i++)
+		c->slots[i].force = true;
+	return 0;
+}
+
+RTL_API int rtl_rtde_coalesce_stats(const struct rtl_rtde_coalesce *c, size_t i,
+				    struct rtl_rtde_coalesce_stats *out)
+{
+	if (!c || !out || i >= c->n)
+		return -EINVAL;
+	out->sent = atomic_load_explicit(&c->counters[i].sent, memory_order_relaxed);
+	out->suppressed = atomic_load_explicit(&c->counters[i].suppressed, memory_order_relaxed);
+	return 0;
+}
+
+RTL_API int rtl_rtde_coalesce_total(const struct rtl_rtde_coalesce *c,
+				    struct rtl_rtde_coalesce_stats *out)
+{
+	struct rtl_rtde_coalesce_stats one;
+
+	if (!c || !out)
+		return -EINVAL;
+	out->sent = 0;
+	out->suppressed = 0;
+	for (uint32_t i = 0; i < c->n; i++) {
+		rtl_rtde_coalesce_stats(c, i, &one);
+		out->sent += one.sent;
+		out->suppressed += one.suppressed;
+	}
+	return 0;
+}
