@@ -1,0 +1,962 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The simulated UR5e: kinematics, trajectory generation, limits, and the
+ * outputs a controller publishes, as one step function (see robot.h for the
+ * model and its order).
+ *
+ * Numbers worth knowing:
+ * - Kinematics: the standard DH table of the UR5e. Frame 0 is the
+ *   controller's base frame, so q = 0 puts the flange at
+ *   (a2 + a3, -(d4 + d6), d1 - d5) = (-0.8172, -0.2329, 0.0628) with the
+ *   rotation vector (pi/2, 0, 0), which is what a UR5e reports.
+ * - speedl inverts the Jacobian by damped least squares,
+ *   qd = J^T (J J^T + lambda^2 I)^-1 v with lambda = 0.01: away from
+ *   singularities (singular values >= 0.1) the error is below 1% and the
+ *   pose feedback (gain 0.1 / period) removes what is left; near them the
+ *   joint speeds stay bounded and the joint limits take over.
+ * - Dynamics are for plausible numbers, not identification: gravity from
+ *   UR's published UR5e link masses and centres of mass, a diagonal
+ *   inertia, viscous friction, and torque constants of the order of UR's
+ *   joint sizes. Temperatures follow I^2 with a 10-minute time constant.
+ * - Noise: splitmix64 and Box-Muller, so a seed gives one exact sequence
+ *   on every machine with IEEE doubles.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "robot.h"
+
+#define N RTL_SIM_ROBOT_DOF
+
+/* ---- UR5e ---------------------------------------------------------------- */
+
+static const double dh_d[N] = { 0.1625, 0, 0, 0.1333, 0.0997, 0.0996 };
+static const double dh_a[N] = { 0, -0.425, -0.3922, 0, 0, 0 };
+/* sin and cos of alpha = pi/2, 0, 0, pi/2, -pi/2, 0, exactly */
+static const double dh_sa[N] = { 1, 0, 0, 1, -1, 0 };
+static const double dh_ca[N] = { 0, 1, 1, 0, 0, 1 };
+
+/* Link masses [kg] and centres of mass in their DH frames [m] (UR). */
+static const double link_mass[N] = { 3.761, 8.058, 2.846, 1.37, 1.3, 0.365 };
+static const double link_com[N][3] = {
+	{ 0, -0.02561, 0.00193 }, { 0.2125, 0, 0.11336 }, { 0.15, 0, 0.0265 },
+	{ 0, -0.0018, 0.01634 },  { 0, 0.0018, 0.01634 }, { 0, 0, -0.001159 },
+};
+static const double torque_const[N] = { 11.0, 11.0, 11.0, 7.5, 7.5, 7.5 };  /* N m / A */
+static const double joint_inertia[N] = { 2.0, 2.5, 0.9, 0.15, 0.15, 0.05 }; /* kg m^2 */
+static const double viscous[N] = { 6.0, 6.0, 4.0, 1.5, 1.5, 1.5 };	    /* N m s */
+
+#define GRAVITY 9.82
+#define DLS_LAMBDA 0.01
+#define CLIK_GAIN 0.1	/* per control period */
+#define SERVO_BRAKE 0.9 /* share of the acceleration limit servoj plans to brake with */
+#define T_AMBIENT 28.0
+#define T_RISE 0.8 /* deg C per A^2 at steady state */
+#define T_TAU 600.0
+#define V_SUPPLY 48.0
+#define P_IDLE 35.0   /* W drawn by the arm's electronics */
+#define R_WINDING 0.3 /* ohm */
+
+static const char wd_text[] = "rtde-sim: RTDE watchdog: no new heartbeat within the timeout, "
+			      "stopping the robot";
+
+/* ---- small linear algebra (row-major) ---------------------------------------- */
+
+static double dot3(const double a[3], const double b[3])
+{
+	return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static double norm3(const double a[3])
+{
+	return sqrt(dot3(a, a));
+}
+
+static void cross3(const double a[3], const double b[3], double out[3])
+{
+	double t[3] = { a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+			a[0] * b[1] - a[1] * b[0] };
+
+	memcpy(out, t, sizeof(t));
+}
+
+/* out = a * b, 3 x 3 (out may alias neither) */
+static void matmul3(const double a[9], const double b[9], double out[9])
+{
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++)
+			out[3 * i + j] =
+				a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
+}
+
+/* out = a * b^T */
+static void matmul3_bt(const double a[9], const double b[9], double out[9])
+{
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++)
+			out[3 * i + j] = a[3 * i] * b[3 * j] + a[3 * i + 1] * b[3 * j + 1] +
+					 a[3 * i + 2] * b[3 * j + 2];
+}
+
+/* out = m * v (out may not alias v) */
+static void matvec3(const double m[9], const double v[3], double out[3])
+{
+	for (int i = 0; i < 3; i++)
+		out[i] = m[3 * i] * v[0] + m[3 * i + 1] * v[1] + m[3 * i + 2] * v[2];
+}
+
+/* out = m^T * v */
+static void matvec3_t(const double m[9], const double v[3], double out[3])
+{
+	for (int i = 0; i < 3; i++)
+		out[i] = m[i] * v[0] + m[3 + i] * v[1] + m[6 + i] * v[2];
+}
+
+void rtl_sim_robot_rotvec_to_matrix(const double rv[3], double m[9])
+{
+	double th = norm3(rv);
+	double k[3], c, s, v;
+
+	if (th < 1e-12) {
+		/* first order: I + [rv]x, exact to the precision of doubles */
+		double t[9] = { 1, -rv[2], rv[1], rv[2], 1, -rv[0], -rv[1], rv[0], 1 };
+
+		memcpy(m, t, sizeof(t));
+		return;
+	}
+	for (int i = 0; i < 3; i++)
+		k[i] = rv[i] / th;
+	c = cos(th);
+	s = sin(th);
+	v = 1 - c;
+	/* Rodrigues: c I + s [k]x + (1 - c) k k^T */
+	m[0] = c + v * k[0] * k[0];
+	m[1] = v * k[0] * k[1] - s * k[2];
+	m[2] = v * k[0] * k[2] + s * k[1];
+	m[3] = v * k[1] * k[0] + s * k[2];
+	m[4] = c + v * k[1] * k[1];
+	m[5] = v * k[1] * k[2] - s * k[0];
+	m[6] = v * k[2] * k[0] - s * k[1];
+	m[7] = v * k[2] * k[1] + s * k[0];
+	m[8] = c + v * k[2] * k[2];
+}
+
+void rtl_sim_robot_matrix_to_rotvec(const double m[9], double rv[3])
+{
+	/* 2 sin(th) k = vee(m - m^T); 2 cos(th) + 1 = trace. atan2 keeps the
+	 * angle accurate at both ends, where acos alone would not. */
+	double v[3] = { m[7] - m[5], m[2] - m[6], m[3] - m[1] };
+	double s = norm3(v) / 2, c = (m[0] + m[4] + m[8] - 1) / 2;
+	double th = atan2(s, c);
+	double b[9], n[3], len;
+	int k = 0;
+
+	if (c > 0) {
+		/* th < pi/2: the skew part holds the axis well */
+		double f = s < 1e-12 ? 0.5 : th / (2 * s);
+
+		for (int i = 0; i < 3; i++)
+			rv[i] = f * v[i];
+		return;
+	}
+	/* th >= pi/2: the skew part vanishes toward pi; the symmetric part
+	 * (m + m^T) / 2 - c I = (1 - c) k k^T does not. Take its strongest
+	 * column, and the sign from the skew part. */
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++)
+			b[3 * i + j] = (m[3 * i + j] + m[3 * j + i]) / 2 - (i == j ? c : 0);
+	if (b[4] > b[3 * k + k])
+		k = 1;
+	if (b[8] > b[3 * k + k])
+		k = 2;
+	for (int i = 0; i < 3; i++)
+		n[i] = b[3 * i + k];
+	len = norm3(n);
+	if (dot3(n, v) < 0)
+		len = -len;
+	for (int i = 0; i < 3; i++)
+		rv[i] = th * n[i] / len;
+}
+
+/* ---- kinematics ------------------------------------------------------------ */
+
+struct frame {
+	double R[9];
+	double p[3];
+};
+
+/*
+ * f[0] = base, f[i] = frame after joint i (DH frame i), f[7] = TCP. Joint i
+ * (0-based) turns about the z axis of f[i] through f[i].p.
+ */
+static void chain(const double q[N], const double off[6], struct frame f[N + 2])
+{
+	f[0] = (struct frame){ .R = { 1, 0, 0, 0, 1, 0, 0, 0, 1 } };
+	for (int i = 0; i < N; i++) {
+		double ct = cos(q[i]), st = sin(q[i]);
+		double sa = dh_sa[i], ca = dh_ca[i];
+		double l[9] = { ct, -st * ca, st * sa, st, ct * ca, -ct * sa, 0, sa, ca };
+		double lp[3] = { dh_a[i] * ct, dh_a[i] * st, dh_d[i] };
+		double t[3];
+
+		matmul3(f[i].R, l, f[i + 1].R);
+		matvec3(f[i].R, lp, t);
+		for (int j = 0; j < 3; j++)
+			f[i + 1].p[j] = f[i].p[j] + t[j];
+	}
+	if (off) {
+		double r[9], t[3];
+
+		rtl_sim_robot_rotvec_to_matrix(off + 3, r);
+		matmul3(f[N].R, r, f[N + 1].R);
+		matvec3(f[N].R, off, t);
+		for (int j = 0; j < 3; j++)
+			f[N + 1].p[j] = f[N].p[j] + t[j];
+	} else {
+		f[N + 1] = f[N];
+	}
+}
+
+static void jacobian_of(const struct frame f[N + 2], double jac[36])
+{
+	const double *tcp = f[N + 1].p;
+
+	for (int c = 0; c < N; c++) {
+		double z[3] = { f[c].R[2], f[c].R[5], f[c].R[8] };
+		double r[3] = { tcp[0] - f[c].p[0], tcp[1] - f[c].p[1], tcp[2] - f[c].p[2] };
+		double v[3];
+
+		cross3(z, r, v);
+		for (int k = 0; k < 3; k++) {
+			jac[6 * k + c] = v[k];
+			jac[6 * (k + 3) + c] = z[k];
+		}
+	}
+}
+
+static void pose_of(const struct frame *tcp, double pose[6])
+{
+	memcpy(pose, tcp->p, sizeof(tcp->p));
+	rtl_sim_robot_matrix_to_rotvec(tcp->R, pose + 3);
+}
+
+void rtl_sim_robot_fk(const double q[N], const double tcp_offset[6], double pose[6])
+{
+	struct frame f[N + 2];
+
+	chain(q, tcp_offset, f);
+	pose_of(&f[N + 1], pose);
+}
+
+void rtl_sim_robot_jacobian(const double q[N], const double tcp_offset[6], double jac[36])
+{
+	struct frame f[N + 2];
+
+	chain(q, tcp_offset, f);
+	jacobian_of(f, jac);
+}
+
+static void jac_mul(const double jac[36], const double qd[N], double out[6])
+{
+	for (int r = 0; r < 6; r++) {
+		out[r] = 0;
+		for (int c = 0; c < N; c++)
+			out[r] += jac[6 * r + c] * qd[c];
+	}
+}
+
+/* qd = J^T (J J^T + lambda^2 I)^-1 v, by Cholesky (the matrix is SPD). */
+static void dls_solve(const double jac[36], const double v[6], double qd[N])
+{
+	double a[36], y[6];
+
+	for (int i = 0; i < 6; i++)
+		for (int j = 0; j <= i; j++) {
+			double s = i == j ? DLS_LAMBDA * DLS_LAMBDA : 0;
+
+			for (int k = 0; k < N; k++)
+				s += jac[6 * i + k] * jac[6 * j + k];
+			a[6 * i + j] = s;
+		}
+	/* a = L L^T, L in the lower triangle */
+	for (int j = 0; j < 6; j++) {
+		double d = a[6 * j + j];
+
+		for (int k = 0; k < j; k++)
+			d -= a[6 * j + k] * a[6 * j + k];
+		d = sqrt(d);
+		a[6 * j + j] = d;
+		for (int i = j + 1; i < 6; i++) {
+			double s = a[6 * i + j];
+
+			for (int k = 0; k < j; k++)
+				s -= a[6 * i + k] * a[6 * j + k];
+			a[6 * i + j] = s / d;
+		}
+	}
+	for (int i = 0; i < 6; i++) {
+		double s = v[i];
+
+		for (int k = 0; k < i; k++)
+			s -= a[6 * i + k] * y[k];
+		y[i] = s / a[6 * i + i];
+	}
+	for (int i = 5; i >= 0; i--) {
+		double s = y[i];
+
+		for (int k = i + 1; k < 6; k++)
+			s -= a[6 * k + i] * y[k];
+		y[i] = s / a[6 * i + i];
+	}
+	for (int c = 0; c < N; c++) {
+		qd[c] = 0;
+		for (int r = 0; r < 6; r++)
+			qd[c] += jac[6 * r + c] * y[r];
+	}
+}
+
+/* ---- noise ------------------------------------------------------------------ */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* uniform in (0, 1): never 0, so log() below is finite */
+static double uniform01(uint64_t *s)
+{
+	return ((double)(splitmix64(s) >> 11) + 0.5) * 0x1p-53;
+}
+
+static double gauss(struct rtl_sim_robot *r)
+{
+	double u, w;
+
+	if (r->have_spare) {
+		r->have_spare = false;
+		return r->spare_gauss;
+	}
+	u = sqrt(-2 * log(uniform01(&r->rng)));
+	w = 2 * M_PI * uniform01(&r->rng);
+	r->spare_gauss = u * sin(w);
+	r->have_spare = true;
+	return u * cos(w);
+}
+
+/* ---- configuration ------------------------------------------------------------ */
+
+void rtl_sim_robot_config_default(struct rtl_sim_robot_config *cfg)
+{
+	static const double q0[N] = { 0, -M_PI / 2, M_PI / 2, -M_PI / 2, -M_PI / 2, 0 };
+
+	*cfg = (struct rtl_sim_robot_config){
+		.period_ns = 2000000,
+		.joint_accel = RTL_RTDE_CMD_JOINT_ACCEL_DEFAULT,
+		.linear_accel = RTL_RTDE_CMD_LINEAR_ACCEL_DEFAULT,
+		.watchdog_ns = (int64_t)RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS * 1000000,
+		.watchdog_decel = 10.0,
+		.contact = { .normal = { 0, 0, 1 } },
+		.seed = 1,
+	};
+	for (int i = 0; i < N; i++) {
+		cfg->q0[i] = q0[i];
+		cfg->qd_max[i] = M_PI;
+		cfg->qdd_max[i] = 15.0;
+		/* the elbow cannot pass through the upper arm */
+		cfg->q_max[i] = i == 2 ? M_PI : 2 * M_PI;
+		cfg->q_min[i] = -cfg->q_max[i];
+	}
+}
+
+static bool positive(double x)
+{
+	return isfinite(x) && x > 0;
+}
+
+static bool nonneg(double x)
+{
+	return isfinite(x) && x >= 0;
+}
+
+static bool all_finite(const double *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return false;
+	return true;
+}
+
+/* Validate @c and store it in @dst with a unit normal. */
+static int take_contact(struct rtl_sim_contact *dst, const struct rtl_sim_contact *c)
+{
+	double len;
+
+	if (!c->enabled) {
+		*dst = *c;
+		return 0;
+	}
+	if (!all_finite(c->point, 3) || !all_finite(c->normal, 3) || !nonneg(c->stiffness) ||
+	    !nonneg(c->damping))
+		return -EINVAL;
+	len = norm3(c->normal);
+	if (!(len > 1e-12))
+		return -EINVAL;
+	*dst = *c;
+	for (int i = 0; i < 3; i++)
+		dst->normal[i] = c->normal[i] / len;
+	return 0;
+}
+
+static int check_config(const struct rtl_sim_robot_config *c)
+{
+	if (c->period_ns <= 0 || c->watchdog_ns < 0)
+		return -EINVAL;
+	for (int i = 0; i < N; i++) {
+		if (!positive(c->qd_max[i]) || !positive(c->qdd_max[i]))
+			return -EINVAL;
+		if (!isfinite(c->q_min[i]) || !isfinite(c->q_max[i]) ||
+		    !(c->q_min[i] < c->q_max[i]))
+			return -EINVAL;
+		if (!(c->q0[i] >= c->q_min[i] && c->q0[i] <= c->q_max[i]))
+			return -EINVAL;
+	}
+	if (!positive(c->joint_accel) || !positive(c->linear_accel) || !positive(c->watchdog_decel))
+		return -EINVAL;
+	if (!all_finite(c->tcp_offset, 6) || !nonneg(c->force_noise) || !nonneg(c->torque_noise))
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- outputs ------------------------------------------------------------------- */
+
+/*
+ * Motor torques holding @q against gravity, and the norm of the links'
+ * linear momentum at @qd.
+ */
+static void gravity_and_momentum(const struct frame f[N + 2], const double qd[N], double tau[N],
+				 double *momentum)
+{
+	double com[N][3], p[3] = { 0, 0, 0 };
+
+	for (int i = 0; i < N; i++) {
+		double t[3];
+
+		matvec3(f[i + 1].R, link_com[i], t);
+		for (int k = 0; k < 3; k++)
+			com[i][k] = f[i + 1].p[k] + t[k];
+	}
+	for (int j = 0; j < N; j++) {
+		double z[3] = { f[j].R[2], f[j].R[5], f[j].R[8] };
+
+		tau[j] = 0;
+		/* link i hangs on joints 0..i: its weight loads every one of them,
+		 * and joint j moves it with z_j x (c_i - o_j) */
+		for (int i = j; i < N; i++) {
+			double rr[3] = { com[i][0] - f[j].p[0], com[i][1] - f[j].p[1],
+					 com[i][2] - f[j].p[2] };
+			double v[3];
+
+			cross3(z, rr, v);
+			tau[j] += link_mass[i] * GRAVITY * v[2];
+			for (int k = 0; k < 3; k++)
+				p[k] += link_mass[i] * v[k] * qd[j];
+		}
+	}
+	*momentum = norm3(p);
+}
+
+static void contact_force(struct rtl_sim_robot *r, const double pose[6], const double speed[6],
+			  double force[3])
+{
+	const struct rtl_sim_contact *c = &r->cfg.contact;
+	double rel[3], depth, rate, mag;
+
+	force[0] = force[1] = force[2] = 0;
+	if (!c->enabled)
+		return;
+	for (int k = 0; k < 3; k++)
+		rel[k] = c->point[k] - pose[k];
+	depth = dot3(c->normal, rel); /* > 0: the TCP is behind the surface */
+	if (depth <= 0)
+		return;
+	rate = -dot3(c->normal, speed);
+	mag = c->stiffness * depth + c->damping * rate;
+	if (mag < 0)
+		mag = 0; /* a surface pushes, it never pulls */
+	for (int k = 0; k < 3; k++)
+		force[k] = -c->normal[k] * mag;
+}
+
+/* Everything derived from the joint state; @dt = 0 on power-up. */
+static void update_outputs(struct rtl_sim_robot *r, double dt)
+{
+	struct frame ft[N + 2], fa[N + 2];
+	double jt[36], ja[36], gt[N], ga[N], f3[3], mom, dummy, p_elec = P_IDLE;
+
+	chain(r->target_q, r->cfg.tcp_offset, ft);
+	chain(r->actual_q, r->cfg.tcp_offset, fa);
+	jacobian_of(ft, jt);
+	jacobian_of(fa, ja);
+	pose_of(&ft[N + 1], r->target_TCP_pose);
+	pose_of(&fa[N + 1], r->actual_TCP_pose);
+	jac_mul(jt, r->target_qd, r->target_TCP_speed);
+	jac_mul(ja, r->actual_qd, r->actual_TCP_speed);
+
+	/* elbow = origin of DH frame 2, on the elbow axis; moved by joints 0, 1 */
+	memcpy(r->elbow_position, fa[2].p, sizeof(r->elbow_position));
+	memset(r->elbow_velocity, 0, sizeof(r->elbow_velocity));
+	for (int j = 0; j < 2; j++) {
+		double z[3] = { fa[j].R[2], fa[j].R[5], fa[j].R[8] };
+		double rr[3], v[3];
+
+		for (int k = 0; k < 3; k++)
+			rr[k] = fa[2].p[k] - fa[j].p[k];
+		cross3(z, rr, v);
+		for (int k = 0; k < 3; k++)
+			r->elbow_velocity[k] += v[k] * r->actual_qd[j];
+	}
+
+	/* contact and force sensor */
+	contact_force(r, r->actual_TCP_pose, r->actual_TCP_speed, f3);
+	for (int k = 0; k < 3; k++) {
+		r->actual_TCP_force[k] = f3[k];
+		r->actual_TCP_force[k + 3] = 0; /* point contact at the TCP */
+	}
+	if (r->cfg.force_noise > 0 || r->cfg.torque_noise > 0)
+		for (int k = 0; k < 3; k++) {
+			r->actual_TCP_force[k] += r->cfg.force_noise * gauss(r);
+			r->actual_TCP_force[k + 3] += r->cfg.torque_noise * gauss(r);
+		}
+	matvec3_t(fa[N + 1].R, r->actual_TCP_force, r->ft_raw_wrench);
+	matvec3_t(fa[N + 1].R, r->actual_TCP_force + 3, r->ft_raw_wrench + 3);
+	r->tcp_force_scalar = norm3(r->actual_TCP_force);
+
+	/* joint torques and currents */
+	gravity_and_momentum(ft, r->target_qd, gt, &dummy);
+	gravity_and_momentum(fa, r->actual_qd, ga, &mom);
+	r->actual_momentum = mom;
+	for (int i = 0; i < N; i++) {
+		/* the motors also hold what the tool exerts: J^T f */
+		double ext = ja[6 * 0 + i] * f3[0] + ja[6 * 1 + i] * f3[1] + ja[6 * 2 + i] * f3[2];
+		double tt =
+			gt[i] + joint_inertia[i] * r->target_qdd[i] + viscous[i] * r->target_qd[i];
+		double ta = ga[i] + joint_inertia[i] * r->target_qdd[i] +
+			    viscous[i] * r->actual_qd[i] + ext;
+		double ia = ta / torque_const[i];
+		double t_ss = T_AMBIENT + T_RISE * ia * ia;
+
+		r->target_moment[i] = tt;
+		r->target_current[i] = tt / torque_const[i];
+		r->actual_current[i] = ia;
+		r->joint_control_output[i] = ia;
+		r->joint_temperatures[i] =
+			dt > 0 ? r->joint_temperatures[i] +
+					 dt / T_TAU * (t_ss - r->joint_temperatures[i])
+			       : t_ss;
+		r->actual_joint_voltage[i] = V_SUPPLY - 0.4 - 0.02 * fabs(ia);
+		p_elec += fabs(ta * r->actual_qd[i]) + R_WINDING * ia * ia;
+	}
+	r->actual_robot_current = p_elec / V_SUPPLY;
+	r->actual_robot_voltage = V_SUPPLY - 0.05 * r->actual_robot_current;
+	r->actual_main_voltage = V_SUPPLY;
+	memcpy(r->tcp_offset, r->cfg.tcp_offset, sizeof(r->tcp_offset));
+}
+
+/* ---- lifecycle ------------------------------------------------------------------- */
+
+int rtl_sim_robot_init(struct rtl_sim_robot *r, const struct rtl_sim_robot_config *cfg)
+{
+	struct rtl_sim_contact contact;
+	int ret;
+
+	if (!r || !cfg)
+		return -EINVAL;
+	ret = check_config(cfg);
+	if (ret < 0)
+		return ret;
+	ret = take_contact(&contact, &cfg->contact);
+	if (ret < 0)
+		return ret;
+	*r = (struct rtl_sim_robot){
+		.cfg = *cfg,
+		.robot_mode = RTL_SIM_ROBOT_MODE_RUNNING,
+		.safety_mode = RTL_SIM_SAFETY_MODE_NORMAL,
+		.safety_status = RTL_SIM_SAFETY_MODE_NORMAL,
+		.robot_status_bits =
+			RTL_SIM_ROBOT_STATUS_POWER_ON | RTL_SIM_ROBOT_STATUS_PROGRAM_RUNNING,
+		.safety_status_bits = RTL_SIM_SAFETY_STATUS_NORMAL,
+		.runtime_state = RTL_SIM_RUNTIME_PLAYING,
+		.speed_scaling = 1.0,
+		.target_speed_fraction = 1.0,
+		.standard_analog_output = { 4.0, 4.0 }, /* current domain, ratio 0 */
+		.active_mode = RTL_RTDE_CMD_IDLE,
+		.rng = cfg->seed,
+	};
+	r->cfg.contact = contact;
+	memcpy(r->target_q, cfg->q0, sizeof(r->target_q));
+	memcpy(r->actual_q, cfg->q0, sizeof(r->actual_q));
+	for (int i = 0; i < N; i++)
+		r->joint_mode[i] = RTL_SIM_JOINT_MODE_RUNNING;
+	update_outputs(r, 0);
+	return 0;
+}
+
+int rtl_sim_robot_set_contact(struct rtl_sim_robot *r, const struct rtl_sim_contact *c)
+{
+	if (!r || !c)
+		return -EINVAL;
+	return take_contact(&r->cfg.contact, c);
+}
+
+int rtl_sim_robot_command(struct rtl_sim_robot *r, const struct rtl_sim_robot_cmd *cmd,
+			  int64_t now_ns)
+{
+	bool fresh;
+
+	if (!r || !cmd)
+		return -EINVAL;
+	if (cmd->mode < 0 || cmd->mode >= RTL_RTDE_CMD_MODE_COUNT)
+		return -EINVAL;
+	if (!all_finite(cmd->param, RTL_RTDE_CMD_NPARAM) || !isfinite(cmd->accel) ||
+	    !isfinite(cmd->time) || !isfinite(cmd->lookahead) || !isfinite(cmd->gain))
+		return -EINVAL;
+	fresh = !r->seen_seq || cmd->seq != r->last_seq;
+	if (r->watchdog_tripped && !fresh)
+		return -ESTALE;
+	if (fresh) {
+		r->seen_seq = true;
+		r->last_seq = cmd->seq;
+		r->armed = true;
+		r->last_refresh_ns = now_ns;
+		r->watchdog_tripped = false;
+	}
+	r->cmd = *cmd;
+	return 0;
+}
+
+/* ---- inputs -------------------------------------------------------------------- */
+
+static uint8_t masked(uint8_t old, uint8_t mask, uint8_t val)
+{
+	return (uint8_t)((old & ~mask) | (val & mask));
+}
+
+static void set_analog(struct rtl_sim_robot *r, int i)
+{
+	bool volt = r->analog_io_types & (1u << (2 + i));
+	double x = r->analog_output_ratio[i];
+
+	r->standard_analog_output[i] = volt ? 10.0 * x : 4.0 + 16.0 * x;
+}
+
+int rtl_sim_robot_set_inputs(struct rtl_sim_robot *r, const struct rtl_sim_robot_inputs *in)
+{
+	double ao[2];
+
+	if (!r || !in)
+		return -EINVAL;
+	ao[0] = in->standard_analog_output_0;
+	ao[1] = in->standard_analog_output_1;
+	if (in->speed_slider_mask == 1 && !isfinite(in->speed_slider_fraction))
+		return -EINVAL;
+	for (int i = 0; i < 2; i++)
+		if ((in->standard_analog_output_mask & (1u << i)) && !isfinite(ao[i]))
+			return -EINVAL;
+
+	r->standard_digital_out = masked(r->standard_digital_out, in->standard_digital_output_mask,
+					 in->standard_digital_output);
+	r->configurable_digital_out =
+		masked(r->configurable_digital_out, in->configurable_digital_output_mask,
+		       in->configurable_digital_output);
+	/* the tool has two outputs; the other bits are reserved */
+	r->tool_digital_out = masked(r->tool_digital_out, in->tool_digital_output_mask & 0x3,
+				     in->tool_digital_output);
+	for (int i = 0; i < 2; i++) {
+		if (!(in->standard_analog_output_mask & (1u << i)))
+			continue;
+		if (in->standard_analog_output_type & (1u << i))
+			r->analog_io_types |= 1u << (2 + i);
+		else
+			r->analog_io_types &= ~(1u << (2 + i));
+		r->analog_output_ratio[i] = fmin(1.0, fmax(0.0, ao[i]));
+		set_analog(r, i);
+	}
+	if (in->speed_slider_mask == 1) {
+		double s = fmin(1.0, fmax(0.0, in->speed_slider_fraction));
+
+		r->target_speed_fraction = s;
+		r->speed_scaling = s;
+	}
+	return 0;
+}
+
+uint64_t rtl_sim_robot_digital_output_bits(const struct rtl_sim_robot *r)
+{
+	return (uint64_t)r->standard_digital_out | (uint64_t)r->configurable_digital_out << 8 |
+	       (uint64_t)(r->tool_digital_out & 0x3) << 16;
+}
+
+uint32_t rtl_sim_robot_cmd_status(const struct rtl_sim_robot *r)
+{
+	return RTL_RTDE_CMD_STATUS_READY | (r->watchdog_tripped ? RTL_RTDE_CMD_STATUS_WATCHDOG : 0);
+}
+
+/* ---- trajectory generation ----------------------------------------------------- */
+
+static double period_s(const struct rtl_sim_robot *r)
+{
+	return (double)r->cfg.period_ns * 1e-9;
+}
+
+/* Scale @v uniformly into the joint speed limits. Returns the event bit. */
+static uint32_t clamp_speed(const struct rtl_sim_robot *r, double v[N])
+{
+	double f = 1.0;
+
+	for (int i = 0; i < N; i++)
+		f = fmax(f, fabs(v[i]) / r->cfg.qd_max[i]);
+	if (f <= 1.0)
+		return 0;
+	for (int i = 0; i < N; i++)
+		v[i] /= f;
+	return RTL_SIM_ROBOT_EV_VEL_LIMIT;
+}
+
+/* speedj / stopj: ramp toward @target, the leading joint at @a. */
+static void ramp_joints(const struct rtl_sim_robot *r, const double target[N], double a,
+			double out[N])
+{
+	double e[N], m = 0, step = a * period_s(r);
+
+	for (int i = 0; i < N; i++) {
+		e[i] = target[i] - r->target_qd[i];
+		m = fmax(m, fabs(e[i]));
+	}
+	for (int i = 0; i < N; i++)
+		out[i] = m <= step ? target[i] : r->target_qd[i] + e[i] * (step / m);
+}
+
+static void target_tcp(const struct rtl_sim_robot *r, struct frame f[N + 2], double jac[36])
+{
+	chain(r->target_q, r->cfg.tcp_offset, f);
+	jacobian_of(f, jac);
+}
+
+/* Start Cartesian motion from where the robot is and how it moves now. */
+static void enter_linear(struct rtl_sim_robot *r)
+{
+	struct frame f[N + 2];
+	double jac[36];
+
+	target_tcp(r, f, jac);
+	jac_mul(jac, r->target_qd, r->twist);
+	memcpy(r->ref_p, f[N + 1].p, sizeof(r->ref_p));
+	memcpy(r->ref_R, f[N + 1].R, sizeof(r->ref_R));
+}
+
+/*
+ * speedl / stopl: ramp the twist toward @target at @a (m/s^2 and rad/s^2,
+ * one factor for both so the twist keeps its direction), then map it with
+ * pose feedback toward the reference, which integrates the twist.
+ */
+static void ramp_linear(struct rtl_sim_robot *r, const double target[6], double a, double out[N])
+{
+	struct frame f[N + 2];
+	double jac[36], e[6], nw[6], v[6], err_R[9], dR[9], newR[9], w[3];
+	double step = a * period_s(r), dt = period_s(r), k = CLIK_GAIN / dt, f_lin, f_ang, s = 1;
+
+	for (int i = 0; i < 6; i++)
+		e[i] = target[i] - r->twist[i];
+	f_lin = norm3(e);
+	f_ang = norm3(e + 3);
+	if (f_lin > step)
+		s = fmin(s, step / f_lin);
+	if (f_ang > step)
+		s = fmin(s, step / f_ang);
+	for (int i = 0; i < 6; i++)
+		nw[i] = r->twist[i] + s * e[i];
+
+	target_tcp(r, f, jac);
+	matmul3_bt(r->ref_R, f[N + 1].R, err_R);
+	rtl_sim_robot_matrix_to_rotvec(err_R, v + 3);
+	for (int i = 0; i < 3; i++) {
+		v[i] = nw[i] + k * (r->ref_p[i] - f[N + 1].p[i]);
+		v[i + 3] = nw[i + 3] + k * v[i + 3];
+	}
+	dls_solve(jac, v, out);
+
+	/* the reference moves with the mean twist of the period, as the
+	 * trapezoidal joint integration does */
+	for (int i = 0; i < 3; i++) {
+		r->ref_p[i] += (r->twist[i] + nw[i]) / 2 * dt;
+		w[i] = (r->twist[i + 3] + nw[i + 3]) / 2 * dt;
+	}
+	rtl_sim_robot_rotvec_to_matrix(w, dR);
+	matmul3(dR, r->ref_R, newR);
+	memcpy(r->ref_R, newR, sizeof(newR));
+	memcpy(r->twist, nw, sizeof(nw));
+}
+
+/* servoj: first-order tracker per joint, braking so as not to overshoot. */
+static void track_joints(const struct rtl_sim_robot *r, double out[N])
+{
+	const struct rtl_sim_robot_cmd *c = &r->cmd;
+	double la = c->lookahead > 0 ? c->lookahead : RTL_RTDE_CMD_LOOKAHEAD_DEFAULT;
+	double g = c->gain > 0 ? c->gain : RTL_RTDE_CMD_GAIN_DEFAULT;
+	double tau;
+
+	la = fmin(RTL_RTDE_CMD_LOOKAHEAD_MAX, fmax(RTL_RTDE_CMD_LOOKAHEAD_MIN, la));
+	g = fmin(RTL_RTDE_CMD_GAIN_MAX, fmax(RTL_RTDE_CMD_GAIN_MIN, g));
+	/* 0.1 s at URScript's defaults (0.1, 300); stiffer with more gain,
+	 * smoother with more lookahead; never faster than one period */
+	tau = fmax(la * RTL_RTDE_CMD_GAIN_DEFAULT / g, period_s(r));
+	for (int i = 0; i < N; i++) {
+		double e = c->param[i] - r->target_q[i];
+		double lim = fmin(sqrt(2 * SERVO_BRAKE * r->cfg.qdd_max[i] * fabs(e)),
+				  r->speed_scaling * r->cfg.qd_max[i]);
+
+		out[i] = fmax(-lim, fmin(lim, e / tau));
+	}
+}
+
+/*
+ * Joint limits on the velocity @qd planned for the end of this period:
+ * speed (uniform), braking ahead of a position limit (per joint), velocity
+ * change (uniform, or per joint when @per_joint).
+ */
+static uint32_t apply_limits(const struct rtl_sim_robot *r, double qd[N], bool per_joint)
+{
+	double dt = period_s(r), f = 1.0;
+	uint32_t ev = clamp_speed(r, qd);
+
+	for (int i = 0; i < N; i++) {
+		/* The fastest v to end this period with such that braking at a
+		 * from there still stops inside the limit. Trapezoidal steps
+		 * travel (qd + v) / 2 dt now and at most v^2 / 2a + v dt / 2
+		 * while braking (the last, partial step is a whole period), so
+		 * v^2 / 2a + v dt <= room - qd dt / 2. */
+		double a = r->cfg.qdd_max[i], dir = qd[i] > 0 ? 1 : -1;
+		double room = dir > 0 ? r->cfg.q_max[i] - r->target_q[i]
+				      : r->target_q[i] - r->cfg.q_min[i];
+		double rest = room - dir * r->target_qd[i] * dt / 2;
+		double vb = rest > 0 ? a * (sqrt(dt * dt + 2 * rest / a) - dt) : 0;
+
+		if (fabs(qd[i]) > vb) {
+			qd[i] = qd[i] > 0 ? vb : -vb;
+			ev |= RTL_SIM_ROBOT_EV_POS_LIMIT;
+		}
+	}
+	for (int i = 0; i < N; i++) {
+		double d = qd[i] - r->target_qd[i], lim = r->cfg.qdd_max[i] * dt;
+
+		if (fabs(d) <= lim * (1 + 1e-12))
+			continue;
+		ev |= RTL_SIM_ROBOT_EV_ACC_LIMIT;
+		if (per_joint)
+			qd[i] = r->target_qd[i] + (d > 0 ? lim : -lim);
+		else
+			f = fmax(f, fabs(d) / lim);
+	}
+	if (f > 1.0)
+		for (int i = 0; i < N; i++)
+			qd[i] = r->target_qd[i] + (qd[i] - r->target_qd[i]) / f;
+	return ev;
+}
+
+static void watchdog_trip(struct rtl_sim_robot *r)
+{
+	r->watchdog_tripped = true;
+	r->armed = false;
+	r->watchdog_trips++;
+	r->linear = false; /* the stop after a trip is in joint space */
+	if (r->cfg.message)
+		r->cfg.message(r->cfg.message_ctx, RTL_SIM_ROBOT_WARNING, wd_text);
+}
+
+uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
+{
+	const struct rtl_sim_robot_cmd *c = &r->cmd;
+	static const double zero[6];
+	double dt = period_s(r), qd[N], target[6];
+	int32_t mode = c->mode;
+	bool per_joint = false, was_linear = r->linear;
+	uint32_t ev = 0;
+	int64_t timeout;
+
+	/* watchdog: the command's timeout, 0 = the configured one, < 0 = off */
+	timeout = c->watchdog_ms > 0 ? (int64_t)c->watchdog_ms * 1000000
+				     : (c->watchdog_ms == 0 ? r->cfg.watchdog_ns : 0);
+	if (r->armed && timeout > 0 && now_ns - r->last_refresh_ns > timeout) {
+		watchdog_trip(r);
+		ev |= RTL_SIM_ROBOT_EV_WATCHDOG;
+	}
+
+	if (r->watchdog_tripped) {
+		mode = RTL_RTDE_CMD_STOP;
+		ramp_joints(r, zero, r->cfg.watchdog_decel, qd);
+	} else {
+		double a = c->accel;
+
+		switch (mode) {
+		case RTL_RTDE_CMD_SPEEDJ:
+			for (int i = 0; i < N; i++)
+				target[i] = r->speed_scaling * c->param[i];
+			ev |= clamp_speed(r, target);
+			ramp_joints(r, target, a > 0 ? a : r->cfg.joint_accel, qd);
+			r->linear = false;
+			break;
+		case RTL_RTDE_CMD_SPEEDL:
+			if (!was_linear)
+				enter_linear(r);
+			for (int i = 0; i < 6; i++)
+				target[i] = r->speed_scaling * c->param[i];
+			ramp_linear(r, target, a > 0 ? a : r->cfg.linear_accel, qd);
+			r->linear = true;
+			break;
+		case RTL_RTDE_CMD_SERVOJ:
+			track_joints(r, qd);
+			per_joint = true;
+			r->linear = false;
+			break;
+		default: /* IDLE and STOP: to rest, in the space of the last motion */
+			if (mode == RTL_RTDE_CMD_IDLE)
+				a = 0;
+			if (r->linear)
+				ramp_linear(r, zero, a > 0 ? a : r->cfg.linear_accel, qd);
+			else
+				ramp_joints(r, zero, a > 0 ? a : r->cfg.joint_accel, qd);
+			break;
+		}
+	}
+	r->active_mode = mode;
+	ev |= apply_limits(r, qd, per_joint);
+
+	/* the actual joints follow one cycle behind the targets */
+	memcpy(r->actual_q, r->target_q, sizeof(r->actual_q));
+	memcpy(r->actual_qd, r->target_qd, sizeof(r->actual_qd));
+	for (int i = 0; i < N; i++) {
+		double q = r->target_q[i] + (r->target_qd[i] + qd[i]) / 2 * dt;
+
+		if (q > r->cfg.q_max[i] || q < r->cfg.q_min[i]) {
+			q = fmin(r->cfg.q_max[i], fmax(r->cfg.q_min[i], q));
+			qd[i] = 0;
+			ev |= RTL_SIM_ROBOT_EV_POS_LIMIT;
+		}
+		r->target_qdd[i] = (qd[i] - r->target_qd[i]) / dt;
+		r->target_qd[i] = qd[i];
+		r->target_q[i] = q;
+	}
+	r->limited = ev & ~(uint32_t)RTL_SIM_ROBOT_EV_WATCHDOG;
+	/* a limit broke the Cartesian plan: restart it from where the robot is,
+	 * or the reference would run away from the arm */
+	if (r->linear && r->limited)
+		enter_linear(r);
+	r->cycles++;
+	update_outputs(r, dt);
+	return ev;
+}

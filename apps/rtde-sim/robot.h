@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtl_sim_robot: the plant behind rtde-sim, a UR5e that executes the
+ * register commands of <rtloop/rtde_cmd.h>.
+ *
+ * Design
+ * ------
+ * A simulator is only as useful as its robot is predictable, so the robot is
+ * a pure step function: rtl_sim_robot_command() latches what the client
+ * wrote, rtl_sim_robot_step() advances the plant by exactly one control
+ * period (1/500 s or 1/125 s), and every output the RTDE server publishes is
+ * a plain field of struct rtl_sim_robot, named after its RTDE output. Time
+ * comes in as an argument (used only by the watchdog); the plant's own time
+ * is cycles x period, as the controller's `timestamp`. No allocation, no
+ * threads, no I/O, no clock: the server drives it from its timer, tests
+ * drive it with a loop.
+ *
+ * The model, in the order a step runs it:
+ * - Watchdog. The heartbeat register must change within the timeout (100 ms
+ *   by default). When it does not, the robot decelerates to rest in joint
+ *   space, counts a trip, and says so through the message hook. The next new
+ *   heartbeat resumes command execution; a command with the stale heartbeat
+ *   is refused (-ESTALE), so a stuck client cannot restart the motion.
+ * - Trajectory generator, per mode. speedj ramps the joint velocity vector
+ *   toward the command with the acceleration of the leading joint (all
+ *   joints reach the target together, so the joint-space direction holds, as
+ *   URScript's speedj). speedl ramps a TCP twist the same way and maps it to
+ *   joint velocities with a damped least-squares inverse of the geometric
+ *   Jacobian, closed around a reference pose integrated from the twist, so
+ *   the TCP follows the commanded straight line instead of drifting with the
+ *   integration error (closed-loop inverse kinematics). servoj is a
+ *   per-joint first-order tracker with time constant
+ *   lookahead * 300 / gain, bounded by a braking curve so that it stops on
+ *   the target without overshoot. stop (and idle) ramp to rest, in Cartesian
+ *   space after speedl (stopl), in joint space otherwise (stopj).
+ * - Limits, applied to every mode: the speed slider scales the commanded
+ *   speeds (speed_scaling = target_speed_fraction); velocities are scaled
+ *   uniformly to the joint speed limits (direction kept); a joint brakes
+ *   ahead of its position limit; the velocity change per cycle is scaled
+ *   uniformly to the joint acceleration limits. What bound is recorded in
+ *   .limited.
+ * - Integration: trapezoidal (a velocity ramp integrates exactly). These are
+ *   the target_* values. The actual joints follow one cycle behind.
+ * - Outputs: forward kinematics (standard UR5e DH) gives the TCP poses as UR
+ *   reports them (x, y, z in m, rotation vector in rad, base frame), the
+ *   Jacobian gives the TCP speeds; a virtual contact plane gives
+ *   actual_TCP_force, with seeded Gaussian noise; gravity of UR's published
+ *   link masses, an inertia and a friction term give plausible joint torques,
+ *   currents, temperatures and power draw.
+ *
+ * Thread safety: none; one robot belongs to one thread. Every function is
+ * RT-safe (no allocation, no locks, no system calls) unless it says
+ * otherwise.
+ */
+#ifndef RTLOOP_SIM_ROBOT_H
+#define RTLOOP_SIM_ROBOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rtloop/rtde_cmd.h>
+
+#define RTL_SIM_ROBOT_DOF 6
+
+/* Values the robot reports while running (docs/rtde-protocol.md 5.4). */
+#define RTL_SIM_ROBOT_MODE_RUNNING 7
+#define RTL_SIM_SAFETY_MODE_NORMAL 1
+#define RTL_SIM_JOINT_MODE_RUNNING 253
+#define RTL_SIM_RUNTIME_PLAYING 2
+#define RTL_SIM_ROBOT_STATUS_POWER_ON (1u << 0)
+#define RTL_SIM_ROBOT_STATUS_PROGRAM_RUNNING (1u << 1)
+#define RTL_SIM_SAFETY_STATUS_NORMAL (1u << 0)
+
+/* Levels of the message hook: those of RTDE text messages. */
+enum rtl_sim_robot_level {
+	RTL_SIM_ROBOT_EXCEPTION = 0,
+	RTL_SIM_ROBOT_ERROR = 1,
+	RTL_SIM_ROBOT_WARNING = 2,
+	RTL_SIM_ROBOT_INFO = 3,
+};
+
+/* Bits of rtl_sim_robot_step()'s result and of struct rtl_sim_robot.limited. */
+enum rtl_sim_robot_event {
+	RTL_SIM_ROBOT_EV_WATCHDOG = 1u << 0,  /* the watchdog tripped this step */
+	RTL_SIM_ROBOT_EV_VEL_LIMIT = 1u << 1, /* a joint speed limit scaled the motion */
+	RTL_SIM_ROBOT_EV_ACC_LIMIT = 1u << 2, /* a joint acceleration limit bound */
+	RTL_SIM_ROBOT_EV_POS_LIMIT = 1u << 3, /* a joint braked at a position limit */
+};
+
+/* The virtual contact: a half space the TCP can press into. */
+struct rtl_sim_contact {
+	bool enabled;
+	double point[3];  /* a point on the plane, base frame [m] */
+	double normal[3]; /* toward the free side; need not be unit length */
+	double stiffness; /* k [N/m], >= 0 */
+	double damping;	  /* d [N s/m], >= 0 */
+};
+
+struct rtl_sim_robot_config {
+	int64_t period_ns;	      /* control period: 2 000 000 (500 Hz) or 8 000 000 (125 Hz) */
+	double q0[RTL_SIM_ROBOT_DOF]; /* initial joint positions [rad] */
+	double qd_max[RTL_SIM_ROBOT_DOF];  /* joint speed limits [rad/s], > 0 */
+	double qdd_max[RTL_SIM_ROBOT_DOF]; /* joint acceleration limits [rad/s^2], > 0 */
+	double q_min[RTL_SIM_ROBOT_DOF];   /* joint position limits [rad], min < max */
+	double q_max[RTL_SIM_ROBOT_DOF];
+	double joint_accel;    /* speedj/stopj/idle acceleration when the command has none */
+	double linear_accel;   /* speedl/stopl/idle acceleration when the command has none */
+	int64_t watchdog_ns;   /* heartbeat timeout when the command says 0; 0 = off */
+	double watchdog_decel; /* leading-joint deceleration after a trip [rad/s^2] */
+	double tcp_offset[6];  /* flange -> TCP, x y z [m], rotation vector [rad] */
+	struct rtl_sim_contact contact;
+	double force_noise;  /* standard deviation of each force component [N], >= 0 */
+	double torque_noise; /* standard deviation of each torque component [N m], >= 0 */
+	uint64_t seed;	     /* of the noise generator */
+	/* Called from rtl_sim_robot_step() when the robot has something to say
+	 * (a watchdog trip); the server turns it into an RTDE text message. Must
+	 * be RT-safe itself. NULL: silent. @text is a static string. */
+	void (*message)(void *ctx, enum rtl_sim_robot_level level, const char *text);
+	void *message_ctx;
+};
+
+/* A command, decoded from the registers of <rtloop/rtde_cmd.h>. */
+struct rtl_sim_robot_cmd {
+	int32_t mode;	     /* enum rtl_rtde_cmd_mode */
+	int32_t seq;	     /* heartbeat */
+	int32_t watchdog_ms; /* 0 = the configured timeout, < 0 = off */
+	double param[RTL_RTDE_CMD_NPARAM];
+	double accel;
+	double time;
+	double lookahead;
+	double gain;
+};
+
+/*
+ * The controller inputs that act on the robot, as the server has latched
+ * them (the controller keeps the last value of every input). Applying the
+ * same struct twice changes nothing.
+ */
+struct rtl_sim_robot_inputs {
+	uint32_t speed_slider_mask; /* 1 = take speed_slider_fraction */
+	double speed_slider_fraction;
+	uint8_t standard_digital_output_mask;
+	uint8_t standard_digital_output;
+	uint8_t configurable_digital_output_mask;
+	uint8_t configurable_digital_output;
+	uint8_t tool_digital_output_mask; /* bits 0-1 */
+	uint8_t tool_digital_output;
+	uint8_t standard_analog_output_mask; /* bits 0-1 = AO0, AO1 */
+	uint8_t standard_analog_output_type; /* bit set = voltage, clear = current */
+	double standard_analog_output_0;     /* ratio 0..1 */
+	double standard_analog_output_1;
+};
+
+/*
+ * The robot. Fields below "outputs" are named after the RTDE outputs they
+ * fill; read them, do not write them (except the inputs marked so).
+ */
+struct rtl_sim_robot {
+	struct rtl_sim_robot_config cfg;
+
+	/* ---- outputs ---- */
+	uint64_t cycles; /* steps taken; timestamp = cycles * period */
+	double target_q[RTL_SIM_ROBOT_DOF];
+	double target_qd[RTL_SIM_ROBOT_DOF];
+	double target_qdd[RTL_SIM_ROBOT_DOF];
+	double target_current[RTL_SIM_ROBOT_DOF]; /* [A] */
+	double target_moment[RTL_SIM_ROBOT_DOF];  /* [N m] */
+	double actual_q[RTL_SIM_ROBOT_DOF];
+	double actual_qd[RTL_SIM_ROBOT_DOF];
+	double actual_current[RTL_SIM_ROBOT_DOF];
+	double joint_control_output[RTL_SIM_ROBOT_DOF];
+	double actual_TCP_pose[6];
+	double actual_TCP_speed[6];
+	double actual_TCP_force[6]; /* base frame, what the tool exerts [N, N m] */
+	double target_TCP_pose[6];
+	double target_TCP_speed[6];
+	double ft_raw_wrench[6]; /* actual_TCP_force in the tool frame */
+	double tcp_force_scalar; /* norm of the force part [N] */
+	double tcp_offset[6];
+	double joint_temperatures[RTL_SIM_ROBOT_DOF]; /* [deg C] */
+	double actual_joint_voltage[RTL_SIM_ROBOT_DOF];
+	double actual_main_voltage;
+	double actual_robot_voltage;
+	double actual_robot_current;
+	double actual_momentum;
+	double elbow_position[3];
+	double elbow_velocity[3];
+	int32_t joint_mode[RTL_SIM_ROBOT_DOF];
+	int32_t robot_mode;
+	int32_t safety_mode;
+	int32_t safety_status;
+	uint32_t robot_status_bits;
+	uint32_t safety_status_bits;
+	uint32_t runtime_state;
+	double speed_scaling;
+	double target_speed_fraction;
+	uint8_t standard_digital_out; /* bits of actual_digital_output_bits 0-7 */
+	uint8_t configurable_digital_out;
+	uint8_t tool_digital_out;
+	uint32_t analog_io_types;	  /* bits 0-1 AI0/1, 2-3 AO0/1; 1 = voltage */
+	double standard_analog_output[2]; /* [mA or V] */
+	double analog_output_ratio[2];	  /* what the client asked for */
+	/* Inputs of the outside world; the server may set them (faults). */
+	uint64_t actual_digital_input_bits;
+	double standard_analog_input[2];
+
+	/* ---- command executor, reported in output registers 24-27 ---- */
+	int32_t active_mode; /* enum rtl_rtde_cmd_mode being executed */
+	int32_t last_seq;    /* last heartbeat seen */
+	uint64_t watchdog_trips;
+	bool watchdog_tripped; /* since the trip, until a new heartbeat */
+	uint32_t limited;      /* RTL_SIM_ROBOT_EV_*_LIMIT bits of the last step */
+
+	/* ---- private ---- */
+	struct rtl_sim_robot_cmd cmd;
+	bool seen_seq; /* last_seq is valid */
+	bool armed;    /* the watchdog is watching the heartbeat */
+	int64_t last_refresh_ns;
+	bool linear;	 /* the last motion was Cartesian: stop with stopl */
+	double twist[6]; /* speedl: the ramped twist being executed */
+	double ref_p[3]; /* speedl: reference pose the TCP is held to */
+	double ref_R[9];
+	uint64_t rng;
+	double spare_gauss;
+	bool have_spare;
+};
+
+/*
+ * Fill @cfg with a UR5e on an e-Series controller: 500 Hz, speed limits
+ * pi rad/s, acceleration limits 15 rad/s^2, position limits +-2 pi (elbow
+ * +-pi), default accelerations 1.4 rad/s^2 and 1.2 m/s^2, watchdog 100 ms
+ * with a 10 rad/s^2 stop, start pose (0, -pi/2, pi/2, -pi/2, -pi/2, 0), no
+ * TCP offset, no contact, no noise, seed 1.
+ */
+void rtl_sim_robot_config_default(struct rtl_sim_robot_config *cfg);
+
+/*
+ * Power the robot up at rest at cfg->q0, running (robot_mode RUNNING,
+ * safety NORMAL, program PLAYING), idle, the watchdog disarmed until the
+ * first heartbeat. @cfg is copied.
+ * Returns 0, or -EINVAL when a pointer is NULL, the period is not positive,
+ * a limit is not positive or finite, a position range is empty, q0 lies
+ * outside it, a noise or contact parameter is negative, or an enabled
+ * contact has a zero normal.
+ */
+int rtl_sim_robot_init(struct rtl_sim_robot *r, const struct rtl_sim_robot_config *cfg);
+
+/*
+ * The client wrote @cmd at @now_ns (the clock rtl_sim_robot_step() gets).
+ * A heartbeat different from the last one (or the first one) feeds and arms
+ * the watchdog; the command takes effect at the next step.
+ * Returns 0; -EINVAL when a pointer is NULL, the mode is unknown or a
+ * parameter is not finite (the previous command stays); -ESTALE when the
+ * watchdog has stopped the robot and @cmd still carries the heartbeat it
+ * timed out on (ignored: send a new heartbeat to resume).
+ */
+int rtl_sim_robot_command(struct rtl_sim_robot *r, const struct rtl_sim_robot_cmd *cmd,
+			  int64_t now_ns);
+
+/*
+ * Advance the robot by one control period; @now_ns is the time of this
+ * cycle, compared with the last heartbeat by the watchdog. Returns the
+ * RTL_SIM_ROBOT_EV_* bits of what happened in this step.
+ */
+uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns);
+
+/*
+ * Apply the controller inputs @in: digital outputs take the value bits
+ * under their masks, analog outputs under theirs with the given domain
+ * (current 4-20 mA, voltage 0-10 V over the ratio 0-1), and the speed slider
+ * takes the fraction (clamped to 0-1) when its mask is 1.
+ * Returns 0; -EINVAL when a pointer is NULL or a selected value is not
+ * finite (nothing is applied).
+ */
+int rtl_sim_robot_set_inputs(struct rtl_sim_robot *r, const struct rtl_sim_robot_inputs *in);
+
+/*
+ * Replace the virtual contact (disable it with c->enabled = false).
+ * Returns 0; -EINVAL as rtl_sim_robot_init() for the contact fields.
+ */
+int rtl_sim_robot_set_contact(struct rtl_sim_robot *r, const struct rtl_sim_contact *c);
+
+/* actual_digital_output_bits: 0-7 standard, 8-15 configurable, 16-17 tool. */
+uint64_t rtl_sim_robot_digital_output_bits(const struct rtl_sim_robot *r);
+
+/* The status word of RTL_RTDE_CMD_OUT_STATUS. */
+uint32_t rtl_sim_robot_cmd_status(const struct rtl_sim_robot *r);
+
+/*
+ * Kinematics of the UR5e (standard DH: d1 0.1625, a2 -0.425, a3 -0.3922,
+ * d4 0.1333, d5 0.0997, d6 0.0996, alpha pi/2 0 0 pi/2 -pi/2 0), in the
+ * base frame the controller reports. @tcp_offset may be NULL (flange).
+ */
+/* TCP pose of @q: x, y, z [m], rotation vector [rad] (angle in [0, pi]). */
+void rtl_sim_robot_fk(const double q[RTL_SIM_ROBOT_DOF], const double tcp_offset[6],
+		      double pose[6]);
+/*
+ * Geometric Jacobian at the TCP, row-major 6 x 6: row r is vx vy vz wx wy wz,
+ * column c is joint c; jac[6 * r + c].
+ */
+void rtl_sim_robot_jacobian(const double q[RTL_SIM_ROBOT_DOF], const double tcp_offset[6],
+			    double jac[36]);
+/* Rotation vector (axis * angle) to a row-major 3 x 3 rotation matrix. */
+void rtl_sim_robot_rotvec_to_matrix(const double rv[3], double m[9]);
+/* Rotation matrix to rotation vector, angle in [0, pi]; at exactly pi the
+ * axis sign is arbitrary (both describe the same rotation). */
+void rtl_sim_robot_matrix_to_rotvec(const double m[9], double rv[3]);
+
+#endif /* RTLOOP_SIM_ROBOT_H */

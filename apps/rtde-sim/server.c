@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The socket driver of rtde-sim (see server.h for the design).
+ *
+ * One loop iteration: wait in epoll_wait (for a client, the listener, the
+ * cycle timer or the stop event), read what came in and feed it to the
+ * sessions, run every control cycle that is due, write what the sessions
+ * queued, close the connections that asked for it, re-arm the timer at the
+ * next cycle's wake time. Reading before the cycle keeps the controller's
+ * promise that inputs are processed in the cycle they arrive in.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <rtloop/time.h>
+
+#include "server.h"
+
+/* epoll tags beyond the session ids. */
+enum {
+	TAG_LISTEN = RTL_SIM_MAX_SESSIONS,
+	TAG_TIMER,
+	TAG_STOP,
+};
+
+#define READ_CHUNK 65536
+/* Reads per readable client per iteration, so one chatty client cannot
+ * hold up the cycle. */
+#define READS_PER_EVENT 4
+
+struct conn {
+	int fd;
+	bool want_out; /* EPOLLOUT is registered */
+};
+
+struct rtl_sim_server {
+	struct rtl_sim *sim;
+	struct rtl_sim_server_opts opts;
+	int listen_fd, epoll_fd, timer_fd, stop_fd;
+	uint16_t port;
+	struct conn conns[RTL_SIM_MAX_SESSIONS];
+	int64_t armed; /* wake time the timer is armed for */
+	uint8_t rx[READ_CHUNK];
+
+	pthread_t thread;
+	bool thread_started;
+	int result;
+
+	pthread_mutex_t lock; /* guards snap */
+	struct rtl_sim_stats snap;
+};
+
+static int ep_ctl(struct rtl_sim_server *srv, int op, int fd, uint32_t events, uint64_t tag)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = tag };
+
+	return epoll_ctl(srv->epoll_fd, op, fd, &ev) ? -errno : 0;
+}
+
+int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts *sim_opts,
+			  const struct rtl_sim_server_opts *opts)
+{
+	struct rtl_sim_server *srv;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t salen = sizeof(sa);
+	int one = 1, err;
+
+	if (!out)
+		return -EINVAL;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->listen_fd = srv->epoll_fd = srv->timer_fd = srv->stop_fd = -1;
+	for (int i = 0; i < RTL_SIM_MAX_SESSIONS; i++)
+		srv->conns[i].fd = -1;
+	if (opts)
+		srv->opts = *opts;
+	if (!srv->opts.bind)
+		srv->opts.bind = "127.0.0.1";
+	if (srv->opts.status_interval_ns <= 0)
+		srv->opts.status_interval_ns = 500 * RTL_NS_PER_MS;
+	if (srv->opts.duration_s < 0 || srv->opts.sndbuf < 0) {
+		err = -EINVAL;
+		goto err_free;
+	}
+	pthread_mutex_init(&srv->lock, NULL);
+	srv->sim = rtl_sim_new(sim_opts, rtl_time_now(), &err);
+	if (!srv->sim)
+		goto err_free;
+
+	if (inet_pton(AF_INET, srv->opts.bind, &sa.sin_addr) != 1) {
+		err = -EINVAL;
+		goto err_close;
+	}
+	sa.sin_port = htons(srv->opts.port);
+	srv->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (srv->listen_fd < 0)
+		goto err_errno;
+	setsockopt(srv->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(srv->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(srv->listen_fd, 16) ||
+	    getsockname(srv->listen_fd, (struct sockaddr *)&sa, &salen))
+		goto err_errno;
+	srv->port = ntohs(sa.sin_port);
+
+	srv->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	srv->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	srv->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (srv->epoll_fd < 0 || srv->timer_fd < 0 || srv->stop_fd < 0)
+		goto err_errno;
+	if ((err = ep_ctl(srv, EPOLL_CTL_ADD, srv->listen_fd, EPOLLIN, TAG_LISTEN)) ||
+	    (err = ep_ctl(srv, EPOLL_CTL_ADD, srv->timer_fd, EPOLLIN, TAG_TIMER)) ||
+	    (err = ep_ctl(srv, EPOLL_CTL_ADD, srv->stop_fd, EPOLLIN, TAG_STOP)))
+		goto err_close;
+	*out = srv;
+	return 0;
+
+err_errno:
+	err = -errno;
+err_close:
+	rtl_sim_server_destroy(srv);
+	return err;
+err_free:
+	free(srv);
+	return err;
+}
+
+uint16_t rtl_sim_server_port(const struct rtl_sim_server *srv)
+{
+	return srv->port;
+}
+
+struct rtl_sim *rtl_sim_server_sim(struct rtl_sim_server *srv)
+{
+	return srv->sim;
+}
+
+/* ---- connections ---------------------------------------------------------------- */
+
+static void conn_close(struct rtl_sim_server *srv, struct rtl_sim_session *s)
+{
+	struct conn *c = &srv->conns[s->id];
+
+	if (c->fd >= 0) {
+		if (s->close == RTL_SIM_CLOSE_RESET) {
+			/* SO_LINGER 0: close() aborts with RST, as a
+			 * connection reset mid-stream looks to the client. */
+			struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+			setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+			srv->sim->stats.resets++;
+		}
+		epoll_ctl(srv->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+		close(c->fd);
+	}
+	c->fd = -1;
+	c->want_out = false;
+	rtl_sim_session_close(srv->sim, s);
+}
+
+static void accept_all(struct rtl_sim_server *srv, int64_t now)
+{
+	int one = 1;
+
+	for (;;) {
+		struct rtl_sim_session *s;
+		int fd = accept4(srv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0)
+			return; /* EAGAIN, or a connection that died meanwhile */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (srv->opts.sndbuf)
+			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &srv->opts.sndbuf,
+				   sizeof(srv->opts.sndbuf));
+		s = rtl_sim_session_open(srv->sim, now);
+		if (!s) {
+			close(fd);
+			continue;
+		}
+		srv->conns[s->id].fd = fd;
+		if (ep_ctl(srv, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP, s->id)) {
+			conn_close(srv, s);
+			continue;
+		}
+	}
+}
+
+/* Read what the client sent; false when the connection is gone. */
+static bool conn_read(struct rtl_sim_server *srv, struct rtl_sim_session *s, int64_t now)
+{
+	int fd = srv->conns[s->id].fd;
+
+	for (int i = 0; i < READS_PER_EVENT; i++) {
+		ssize_t n = recv(fd, srv->rx, sizeof(srv->rx), 0);
+
+		if (n == 0)
+			return false; /* the client closed */
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+		rtl_sim_session_feed(srv->sim, s, srv->rx, (size_t)n, now);
+		if ((size_t)n < sizeof(srv->rx))
+			break;
+	}
+	return true;
+}
+
+/* Write what the session queued, as far as the socket takes it. */
+static bool conn_flush(struct rtl_sim_server *srv, struct rtl_sim_session *s)
+{
+	struct conn *c = &srv->conns[s->id];
+	const uint8_t *p;
+	size_t len;
+	bool more;
+
+	while ((len = rtl_sim_session_pending(s, &p)) > 0) {
+		size_t piece = len;
+		ssize_t n;
+
+		if (srv->sim->opts.faults.fragment)
+			piece = rtl_sim_fragment_len(srv->sim, len);
+		n = send(c->fd, p, piece, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		if (srv->sim->opts.faults.fragment)
+			srv->sim->stats.fragments++;
+		rtl_sim_session_consumed(s, (size_t)n);
+	}
+	more = s->out.len > 0;
+	if (more != c->want_out) {
+		ep_ctl(srv, EPOLL_CTL_MOD, c->fd, EPOLLIN | EPOLLRDHUP | (more ? EPOLLOUT : 0),
+		       s->id);
+		c->want_out = more;
+	}
+	return true;
+}
+
+static void arm_timer(struct rtl_sim_server *srv)
+{
+	int64_t wake = rtl_sim_next_wake(srv->sim);
+	struct itimerspec its = { .it_value = rtl_time_to_timespec(wake) };
+
+	if (wake == srv->armed)
+		return;
+	/* 0 would disarm: a wake time at the epoch is never real anyway. */
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	timerfd_settime(srv->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+	srv->armed = wake;
+}
+
+static void publish_stats(struct rtl_sim_server *srv)
+{
+	struct rtl_sim_stats st;
+
+	rtl_sim_get_stats(srv->sim, &st);
+	pthread_mutex_lock(&srv->lock);
+	srv->snap = st;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* ---- the loop ----------------------------------------------------------------------- */
+
+int rtl_sim_server_run(struct rtl_sim_server *srv)
+{
+	struct rtl_sim *sim = srv->sim;
+	struct epoll_event evs[RTL_SIM_MAX_SESSIONS + 3];
+	int64_t now = rtl_time_now(), end = 0, next_status;
+	bool quit = false;
+	int err = 0;
+
+	/* A sleeping server thread is woken on time, not up to 50 us late. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	/* Cycle 0 is due one period from now (the controller was idle). */
+	if (sim->cycle == 0) {
+		sim->t0 = now + sim->period_ns;
+		sim->wake_known = false;
+	}
+	if (srv->opts.duration_s > 0)
+		end = now + llround(srv->opts.duration_s * 1e9);
+	next_status = now + srv->opts.status_interval_ns;
+	srv->armed = -1;
+
+	while (!quit) {
+		int timeout_ms, n;
+
+		arm_timer(srv);
+		now = rtl_time_now();
+		timeout_ms = (int)((next_status - now) / RTL_NS_PER_MS) + 1;
+		if (timeout_ms < 0)
+			timeout_ms = 0;
+		n = epoll_wait(srv->epoll_fd, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout_ms);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		now = rtl_time_now();
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = evs[i].data.u64, dummy;
+			struct rtl_sim_session *s;
+
+			if (tag == TAG_LISTEN) {
+				accept_all(srv, now);
+			} else if (tag == TAG_TIMER) {
+				if (read(srv->timer_fd, &dummy, sizeof(dummy)) < 0)
+					(void)0; /* EAGAIN: nothing to clear */
+				srv->armed = -1;
+			} else if (tag == TAG_STOP) {
+				quit = true;
+			} else if (tag < RTL_SIM_MAX_SESSIONS && (s = sim->sessions[tag])) {
+				bool alive = true;
+
+				if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+					alive = conn_read(srv, s, now);
+				if (alive && (evs[i].events & EPOLLOUT))
+					alive = conn_flush(srv, s);
+				if (!alive)
+					conn_close(srv, s);
+			}
+		}
+
+		now = rtl_time_now();
+		rtl_sim_run_due(sim, now);
+
+		for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++) {
+			struct rtl_sim_session *s = sim->sessions[i];
+
+			if (!s)
+				continue;
+			if (s->out.len && !conn_flush(srv, s)) {
+				conn_close(srv, s);
+				continue;
+			}
+			if (rtl_sim_session_due_close(sim, s, now))
+				conn_close(srv, s);
+		}
+
+		publish_stats(srv);
+		if (now >= next_status) {
+			if (srv->opts.status) {
+				struct rtl_sim_stats st;
+
+				rtl_sim_get_stats(sim, &st);
+				srv->opts.status(srv->opts.status_ctx, &st, now);
+			}
+			next_status += srv->opts.status_interval_ns;
+			if (next_status <= now)
+				next_status = now + srv->opts.status_interval_ns;
+		}
+		if (end && now >= end)
+			quit = true;
+	}
+
+	/* Orderly goodbye to everyone still connected. */
+	for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++) {
+		struct rtl_sim_session *s = sim->sessions[i];
+
+		if (!s)
+			continue;
+		conn_flush(srv, s);
+		if (s->close == RTL_SIM_CLOSE_NONE)
+			s->close = RTL_SIM_CLOSE_SHUTDOWN;
+		conn_close(srv, s);
+	}
+	publish_stats(srv);
+	return err;
+}
+
+static void *server_thread(void *arg)
+{
+	struct rtl_sim_server *srv = arg;
+
+	srv->result = rtl_sim_server_run(srv);
+	return NULL;
+}
+
+int rtl_sim_server_start(struct rtl_sim_server *srv)
+{
+	int err = pthread_create(&srv->thread, NULL, server_thread, srv);
+
+	if (err)
+		return -err;
+	srv->thread_started = true;
+	return 0;
+}
+
+void rtl_sim_server_stop(struct rtl_sim_server *srv)
+{
+	uint64_t one = 1;
+	ssize_t n = write(srv->stop_fd, &one, sizeof(one));
+
+	(void)n; /* an eventfd write fails only when the counter is full */
+}
+
+int rtl_sim_server_join(struct rtl_sim_server *srv)
+{
+	if (!srv->thread_started)
+		return 0;
+	pthread_join(srv->thread, NULL);
+	srv->thread_started = false;
+	return srv->result;
+}
+
+void rtl_sim_server_stats(struct rtl_sim_server *srv, struct rtl_sim_stats *out)
+{
+	pthread_mutex_lock(&srv->lock);
+	*out = srv->snap;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void rtl_sim_server_destroy(struct rtl_sim_server *srv)
+{
+	if (!srv)
+		return;
+	if (srv->sim) {
+		for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++)
+			if (srv->sim->sessions[i])
+				conn_close(srv, srv->sim->sessions[i]);
+		rtl_sim_free(srv->sim);
+	}
+	if (srv->listen_fd >= 0)
+		close(srv->listen_fd);
+	if (srv->epoll_fd >= 0)
+		close(srv->epoll_fd);
+	if (srv->timer_fd >= 0)
+		close(srv->timer_fd);
+	if (srv->stop_fd >= 0)
+		close(srv->stop_fd);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+}

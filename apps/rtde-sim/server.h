@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtl_sim_server: the socket driver of rtde-sim. One thread, one epoll set,
+ * one absolute-deadline timer for every client.
+ *
+ * Design
+ * ------
+ * The protocol and the controller are step functions (session.h, sim.h);
+ * this file only moves bytes and time between them and the kernel:
+ * - a listening TCP socket (127.0.0.1:30004 unless told otherwise; port 0
+ *   picks an ephemeral port, which rtl_sim_server_port() returns, so tests
+ *   run in parallel);
+ * - non-blocking client sockets (TCP_NODELAY, as RTDE clients set it):
+ *   every read goes to the session's framer, every answer and data package
+ *   waits in the session's bounded send queue and is written as far as the
+ *   socket takes it; EPOLLOUT is asked for only while bytes wait. A client
+ *   that does not read fills its own queue and is closed; nobody else
+ *   waits for it;
+ * - one timerfd armed at an absolute CLOCK_MONOTONIC time: the wake time
+ *   of the controller's next cycle (its deadline, or later by an injected
+ *   fault). The thread sleeps in epoll_wait; it never spins.
+ * - an eventfd to stop it, written by rtl_sim_server_stop(), which is
+ *   async-signal-safe so a SIGINT handler may call it.
+ * Fault injection at this level is only how bytes leave: fragmented writes
+ * (random 1..n byte pieces, one send() each) and the abortive close
+ * (SO_LINGER 0, so close() sends RST) of --reset-after.
+ *
+ * Thread safety: the server thread owns the controller and its sessions
+ * while running. rtl_sim_server_stats() may be called from any thread (it
+ * copies a snapshot the loop publishes under a mutex); the controller may
+ * be read directly only after rtl_sim_server_join() or before the start.
+ */
+#ifndef RTLSIM_SERVER_H
+#define RTLSIM_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim.h"
+
+struct rtl_sim_server_opts {
+	const char *bind;	    /* address to listen on; NULL: "127.0.0.1" */
+	uint16_t port;		    /* 0: ephemeral */
+	int sndbuf;		    /* SO_SNDBUF of client sockets; 0: the kernel's */
+	double duration_s;	    /* stop after this long; 0: until stopped */
+	int64_t status_interval_ns; /* 0: 500 ms */
+	/* Called on the server thread every status interval (NULL: never). */
+	void (*status)(void *ctx, const struct rtl_sim_stats *st, int64_t now);
+	void *status_ctx;
+};
+
+struct rtl_sim_server;
+
+/*
+ * Create a server around a new controller (options @sim_opts, NULL for the
+ * defaults): bind and listen now, so that rtl_sim_server_port() is valid
+ * when this returns. Not RT-safe.
+ * Returns 0 and sets *@out, or
+ *   -EINVAL        a bad option, or @bind is not an IPv4 address;
+ *   -EADDRINUSE    the port is taken;
+ *   -ENOMEM        out of memory;
+ *   other -errno   from socket(), bind(), listen(), epoll or timerfd.
+ */
+int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts *sim_opts,
+			  const struct rtl_sim_server_opts *opts);
+
+/* The TCP port the server listens on. */
+uint16_t rtl_sim_server_port(const struct rtl_sim_server *srv);
+
+/* The controller (read it only while the server thread is not running). */
+struct rtl_sim *rtl_sim_server_sim(struct rtl_sim_server *srv);
+
+/*
+ * Run the loop on the calling thread until rtl_sim_server_stop() or the
+ * duration ends; then close every connection. Cycle 0 is due one period
+ * after the call. Returns 0, or -errno of a failing epoll_wait or timer.
+ */
+int rtl_sim_server_run(struct rtl_sim_server *srv);
+
+/* Run the loop on a new thread. Returns 0 or -errno (pthread_create). */
+int rtl_sim_server_start(struct rtl_sim_server *srv);
+
+/* Ask the loop to stop. Async-signal-safe; any thread. */
+void rtl_sim_server_stop(struct rtl_sim_server *srv);
+
+/* Wait for the thread of rtl_sim_server_start(); returns run()'s result. */
+int rtl_sim_server_join(struct rtl_sim_server *srv);
+
+/* A copy of the controller's statistics as of the loop's last iteration.
+ * Any thread. */
+void rtl_sim_server_stats(struct rtl_sim_server *srv, struct rtl_sim_stats *out);
+
+/* Close the sockets and free the server and its controller (after the
+ * loop has returned). NULL is accepted. */
+void rtl_sim_server_destroy(struct rtl_sim_server *srv);
+
+#endif /* RTLSIM_SERVER_H */

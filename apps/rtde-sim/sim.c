@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The simulated controller (see sim.h for the design).
+ *
+ * The robot's state reaches the wire through one table (publish[]): each
+ * row names an RTDE output and where its value lives in struct
+ * rtl_sim_robot. At init every row is resolved to a registry index once
+ * (and checked against the registry's type), so a cycle publishes with a
+ * memcpy per row, and a data package is built with one store per recipe
+ * field. Inputs travel the other way: a client's input package lands in
+ * the values array, and rtl_sim_inputs_written() passes the command
+ * registers of <rtloop/rtde_cmd.h> and the standard outputs to the robot
+ * at the moment they arrive, as the controller processes inputs in the
+ * cycle they are received.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rtloop/rtde_cmd.h>
+#include <rtloop/time.h>
+
+#include "sim.h"
+
+static const struct rtl_sim_profile profiles[RTL_SIM_PROFILE_COUNT] = {
+	/* The last CB3 line (3.15), the newest e-Series and PolyScope X the
+	 * reference names (5.26, 10.13: control_step exists there). */
+	[RTL_SIM_PROFILE_CB3] = { "cb3", { 3, 15, 8, 0 }, 125 },
+	[RTL_SIM_PROFILE_ESERIES] = { "eseries", { 5, 26, 0, 0 }, 500 },
+	[RTL_SIM_PROFILE_POLYSCOPE_X] = { "polyscope-x", { 10, 13, 0, 0 }, 500 },
+};
+
+const struct rtl_sim_profile *rtl_sim_profile(enum rtl_sim_profile_id id)
+{
+	return (unsigned)id < RTL_SIM_PROFILE_COUNT ? &profiles[id] : NULL;
+}
+
+const struct rtl_sim_profile *rtl_sim_profile_find(const char *name)
+{
+	for (unsigned i = 0; name && i < RTL_SIM_PROFILE_COUNT; i++)
+		if (!strcmp(profiles[i].name, name))
+			return &profiles[i];
+	return NULL;
+}
+
+/* ---- robot state -> RTDE outputs ------------------------------------------ */
+
+#define RO(name_, member_, type_)                                                     \
+	{                                                                             \
+		name_, offsetof(struct rtl_sim_robot, member_), RTL_RTDE_TYPE_##type_ \
+	}
+
+static const struct {
+	const char *name;
+	size_t offset;
+	enum rtl_rtde_type type;
+} publish[] = {
+	RO("target_q", target_q, VECTOR6D),
+	RO("target_qd", target_qd, VECTOR6D),
+	RO("target_qdd", target_qdd, VECTOR6D),
+	RO("target_current", target_current, VECTOR6D),
+	RO("target_moment", target_moment, VECTOR6D),
+	RO("actual_q", actual_q, VECTOR6D),
+	RO("actual_qd", actual_qd, VECTOR6D),
+	RO("actual_current", actual_current, VECTOR6D),
+	RO("joint_control_output", joint_control_output, VECTOR6D),
+	RO("actual_current_as_torque", target_moment, VECTOR6D),
+	RO("actual_TCP_pose", actual_TCP_pose, VECTOR6D),
+	RO("actual_TCP_speed", actual_TCP_speed, VECTOR6D),
+	RO("actual_TCP_force", actual_TCP_force, VECTOR6D),
+	RO("target_TCP_pose", target_TCP_pose, VECTOR6D),
+	RO("target_TCP_speed", target_TCP_speed, VECTOR6D),
+	RO("ft_raw_wrench", ft_raw_wrench, VECTOR6D),
+	RO("tcp_force_scalar", tcp_force_scalar, DOUBLE),
+	RO("tcp_offset", tcp_offset, VECTOR6D),
+	RO("joint_temperatures", joint_temperatures, VECTOR6D),
+	RO("actual_joint_voltage", actual_joint_voltage, VECTOR6D),
+	RO("actual_main_voltage", actual_main_voltage, DOUBLE),
+	RO("actual_robot_voltage", actual_robot_voltage, DOUBLE),
+	RO("actual_robot_current", actual_robot_current, DOUBLE),
+	RO("actual_momentum", actual_momentum, DOUBLE),
+	RO("elbow_position", elbow_position, VECTOR3D),
+	RO("elbow_velocity", elbow_velocity, VECTOR3D),
+	RO("joint_mode", joint_mode, VECTOR6INT32),
+	RO("robot_mode", robot_mode, INT32),
+	RO("safety_mode", safety_mode, INT32),
+	RO("safety_status", safety_status, INT32),
+	RO("robot_status_bits", robot_status_bits, UINT32),
+	RO("safety_status_bits", safety_status_bits, UINT32),
+	RO("runtime_state", runtime_state, UINT32),
+	RO("speed_scaling", speed_scaling, DOUBLE),
+	RO("target_speed_fraction", target_speed_fraction, DOUBLE),
+	RO("analog_io_types", analog_io_types, UINT32),
+	RO("standard_analog_output0", standard_analog_output[0], DOUBLE),
+	RO("standard_analog_output1", standard_analog_output[1], DOUBLE),
+	RO("standard_analog_input0", standard_analog_input[0], DOUBLE),
+	RO("standard_analog_input1", standard_analog_input[1], DOUBLE),
+	RO("actual_digital_input_bits", actual_digital_input_bits, UINT64),
+};
+
+#define N_PUBLISH (sizeof(publish) / sizeof(publish[0]))
+_Static_assert(N_PUBLISH <= RTL_SIM_PUBLISH_MAX, "raise RTL_SIM_PUBLISH_MAX");
+
+/* Registry index of @name, or -1. */
+static int field_idx(const char *name)
+{
+	const struct rtl_rtde_field *f = rtl_rtde_field_find(name);
+
+	return f ? rtl_rtde_field_index(f) : -1;
+}
+
+/* The command registers of <rtloop/rtde_cmd.h>, in struct order. */
+static const char *const cmd_fields[] = {
+	RTL_RTDE_CMD_FIELD_MODE,   RTL_RTDE_CMD_FIELD_SEQ,    RTL_RTDE_CMD_FIELD_WATCHDOG_MS,
+	RTL_RTDE_CMD_FIELD_PARAM0, RTL_RTDE_CMD_FIELD_PARAM1, RTL_RTDE_CMD_FIELD_PARAM2,
+	RTL_RTDE_CMD_FIELD_PARAM3, RTL_RTDE_CMD_FIELD_PARAM4, RTL_RTDE_CMD_FIELD_PARAM5,
+	RTL_RTDE_CMD_FIELD_ACCEL,  RTL_RTDE_CMD_FIELD_TIME,   RTL_RTDE_CMD_FIELD_LOOKAHEAD,
+	RTL_RTDE_CMD_FIELD_GAIN,
+};
+#define N_CMD (sizeof(cmd_fields) / sizeof(cmd_fields[0]))
+_Static_assert(N_CMD == RTL_SIM_CMD_FIELDS, "command registers changed");
+
+/* The standard inputs that act on the robot, in struct rtl_sim_robot_inputs
+ * order. */
+static const char *const io_fields[] = {
+	"speed_slider_mask",
+	"speed_slider_fraction",
+	"standard_digital_output_mask",
+	"standard_digital_output",
+	"configurable_digital_output_mask",
+	"configurable_digital_output",
+	"tool_digital_output_mask",
+	"tool_digital_output",
+	"standard_analog_output_mask",
+	"standard_analog_output_type",
+	"standard_analog_output_0",
+	"standard_analog_output_1",
+};
+#define N_IO (sizeof(io_fields) / sizeof(io_fields[0]))
+_Static_assert(N_IO == RTL_SIM_IO_FIELDS, "robot inputs changed");
+
+enum { ROLE_CMD = 1, ROLE_IO = 2 };
+
+/* The robot has something to say (a watchdog trip): tell the connection
+ * that owns the heartbeat register, which is the one commanding. */
+static void robot_message(void *ctx, enum rtl_sim_robot_level level, const char *text)
+{
+	struct rtl_sim *sim = ctx;
+	int seq = field_idx(RTL_RTDE_CMD_FIELD_SEQ);
+	unsigned owner = seq >= 0 ? sim->owner[seq] : 0;
+	struct rtl_sim_session *s = owner ? sim->sessions[owner - 1] : NULL;
+
+	if (s && s->close == RTL_SIM_CLOSE_NONE)
+		rtl_sim_session_text(sim, s, (uint8_t)level, text, "URControl");
+}
+
+/* ---- set-up ------------------------------------------------------------------ */
+
+void rtl_sim_opts_default(struct rtl_sim_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->profile = RTL_SIM_PROFILE_ESERIES;
+	o->max_protocol = 2;
+	o->max_clients = 16;
+	o->send_buffer = RTL_SIM_SEND_BUFFER_DEFAULT;
+	o->start_time_s = 42.0;
+	o->echo_register = -1;
+	o->faults.skip_count = 1;
+	o->faults.fragment_max = 7;
+	o->faults.burst_every_s = 1.0;
+	o->faults.seed = 1;
+	rtl_sim_robot_config_default(&o->robot);
+}
+
+static uint64_t seconds_to_cycles(double s, uint32_t hz)
+{
+	double c = s * hz;
+
+	return c < 1.0 ? 1 : (uint64_t)llround(c);
+}
+
+int rtl_sim_init(struct rtl_sim *sim, const struct rtl_sim_opts *o, int64_t t0)
+{
+	struct rtl_sim_opts def;
+	const struct rtl_sim_profile *p;
+	struct rtl_sim_faults *f;
+	int err;
+
+	if (!sim)
+		return -EINVAL;
+	if (!o) {
+		rtl_sim_opts_default(&def);
+		o = &def;
+	}
+	memset(sim, 0, offsetof(struct rtl_sim, echo_ring));
+	sim->opts = *o;
+	f = &sim->opts.faults;
+	p = rtl_sim_profile(o->profile);
+	if (!p)
+		return -EINVAL;
+	if (!sim->opts.max_protocol)
+		sim->opts.max_protocol = 2;
+	if (sim->opts.max_protocol > 2)
+		return -EINVAL;
+	if (!sim->opts.max_clients)
+		sim->opts.max_clients = 16;
+	if (!sim->opts.send_buffer)
+		sim->opts.send_buffer = RTL_SIM_SEND_BUFFER_DEFAULT;
+	if (sim->opts.send_buffer < 4096)
+		return -EINVAL;
+	if (o->echo_register < -1 || o->echo_register >= RTL_RTDE_REG_COUNT)
+		return -EINVAL;
+	if (!f->skip_count)
+		f->skip_count = 1;
+	if (f->skip_every && f->skip_count >= f->skip_every)
+		return -EINVAL;
+	if (f->stall_ms && !(f->stall_every_s > 0.0))
+		return -EINVAL;
+	if (!(f->burst_every_s > 0.0))
+		f->burst_every_s = 1.0;
+	if (!f->fragment_max)
+		f->fragment_max = 7;
+	if (!(o->start_time_s >= 0.0) || o->start_time_s > 1e9)
+		return -EINVAL;
+
+	sim->version = rtl_rtde_version_pack(o->version.major ? &o->version : &p->version);
+	sim->max_hz = p->frequency_hz;
+	sim->period_ns = RTL_NS_PER_SEC / p->frequency_hz;
+	sim->start_ns = llround(o->start_time_s * 1e9);
+	sim->n_fields = rtl_rtde_field_count();
+	sim->values = calloc(sim->n_fields, sizeof(*sim->values));
+	sim->owner = calloc(sim->n_fields, sizeof(*sim->owner));
+	sim->role = calloc(sim->n_fields, 1);
+	if (!sim->values || !sim->owner || !sim->role) {
+		rtl_sim_destroy(sim);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < N_CMD; i++) {
+		sim->cmd_idx[i] = field_idx(cmd_fields[i]);
+		sim->role[sim->cmd_idx[i]] |= ROLE_CMD;
+	}
+	for (size_t i = 0; i < N_IO; i++) {
+		sim->io_idx[i] = field_idx(io_fields[i]);
+		sim->role[sim->io_idx[i]] |= ROLE_IO;
+	}
+	for (size_t i = 0; i < N_PUBLISH; i++) {
+		int idx = field_idx(publish[i].name);
+
+		sim->publish_idx[i] =
+			idx >= 0 && rtl_rtde_field_at((size_t)idx)->type == publish[i].type ? idx
+											    : -1;
+	}
+	sim->timestamp_idx = field_idx("timestamp");
+	sim->control_step_idx = field_idx("control_step");
+	sim->digital_out_idx = field_idx("actual_digital_output_bits");
+	sim->config_out_idx = field_idx("actual_configurable_digital_output_bits");
+	for (int i = 0; i < 4; i++) {
+		char name[40];
+
+		snprintf(name, sizeof(name), "output_int_register_%d", RTL_RTDE_CMD_OUT_MODE + i);
+		sim->cmd_out_idx[i] = field_idx(name);
+	}
+	sim->echo_idx = -1;
+	if (o->echo_register >= 0) {
+		char name[40];
+
+		snprintf(name, sizeof(name), "input_double_register_%d", o->echo_register);
+		sim->echo_idx = field_idx(name);
+	}
+
+	sim->opts.robot.period_ns = sim->period_ns;
+	sim->opts.robot.message = robot_message;
+	sim->opts.robot.message_ctx = sim;
+	err = rtl_sim_robot_init(&sim->robot, &sim->opts.robot);
+	if (err) {
+		rtl_sim_destroy(sim);
+		return err;
+	}
+
+	sim->t0 = t0;
+	sim->rng = f->seed ? f->seed : 0x9e3779b97f4a7c15ull;
+	sim->next_stall = f->stall_ms ? seconds_to_cycles(f->stall_every_s, sim->max_hz) : 0;
+	sim->next_burst = f->burst > 1 ? seconds_to_cycles(f->burst_every_s, sim->max_hz) : 0;
+	for (size_t i = 0; i < RTL_SIM_ECHO_RING; i++)
+		sim->echo_ring[i].cycle = UINT64_MAX;
+	rtl_hist_reset(&sim->echo_hist);
+	rtl_hist_reset(&sim->wake_hist);
+	/* Cycle 0's outputs exist before the first cycle runs. */
+	rtl_sim_publish(sim, 0);
+	return 0;
+}
+
+void rtl_sim_destroy(struct rtl_sim *sim)
+{
+	if (!sim)
+		return;
+	for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++)
+		rtl_sim_session_close(sim, sim->sessions[i]);
+	free(sim->values);
+	free(sim->owner);
+	free(sim->role);
+	sim->values = NULL;
+	sim->owner = NULL;
+	sim->role = NULL;
+}
+
+struct rtl_sim *rtl_sim_new(const struct rtl_sim_opts *o, int64_t t0, int *err)
+{
+	struct rtl_sim *sim = calloc(1, sizeof(*sim));
+	int e = sim ? rtl_sim_init(sim, o, t0) : -ENOMEM;
+
+	if (err)
+		*err = e;
+	if (e) {
+		free(sim);
+		return NULL;
+	}
+	return sim;
+}
+
+void rtl_sim_free(struct rtl_sim *sim)
+{
+	rtl_sim_destroy(sim);
+	free(sim);
+}
+
+/* ---- values ------------------------------------------------------------------- */
+
+union rtl_rtde_value *rtl_sim_value(struct rtl_sim *sim, const char *name)
+{
+	int idx = field_idx(name);
+
+	return idx >= 0 ? &sim->values[idx] : NULL;
+}
+
+double rtl_sim_timestamp(const struct rtl_sim *sim, uint64_t k)
+{
+	/* From integers, so timestamp k is the double nearest start + k T. */
+	return (double)(sim->start_ns + (int64_t)k * sim->period_ns) / 1e9;
+}
+
+void rtl_sim_publish(struct rtl_sim *sim, uint64_t k)
+{
+	const struct rtl_sim_robot *r = &sim->robot;
+	int32_t regs[4];
+
+	for (size_t i = 0; i < N_PUBLISH; i++)
+		if (sim->publish_idx[i] >= 0)
+			memcpy(&sim->values[sim->publish_idx[i]],
+			       (const char *)r + publish[i].offset,
+			       rtl_rtde_type_size(publish[i].type));
+	if (sim->digital_out_idx >= 0)
+		sim->values[sim->digital_out_idx].u64 = rtl_sim_robot_digital_output_bits(r);
+	if (sim->config_out_idx >= 0)
+		sim->values[sim->config_out_idx].u64 = r->configurable_digital_out;
+	regs[0] = r->active_mode;
+	regs[1] = r->last_seq;
+	regs[2] = (int32_t)(r->watchdog_trips > INT32_MAX ? INT32_MAX : r->watchdog_trips);
+	regs[3] = (int32_t)rtl_sim_robot_cmd_status(r);
+	for (int i = 0; i < 4; i++)
+		if (sim->cmd_out_idx[i] >= 0)
+			sim->values[sim->cmd_out_idx[i]].i32 = regs[i];
+	if (sim->timestamp_idx >= 0)
+		sim->values[sim->timestamp_idx].d = rtl_sim_timestamp(sim, k);
+	if (sim->control_step_idx >= 0)
+		sim->values[sim->control_step_idx].u64 =
+			(uint64_t)(sim->start_ns / sim->period_ns) + k;
+}
+
+/* ---- inputs ----------------------------------------------------------------------- */
+
+void rtl_sim_inputs_written(struct rtl_sim *sim, struct rtl_sim_session *s,
+			    const struct rtl_sim_recipe *r, int64_t now)
+{
+	const union rtl_rtde_value *v = sim->values;
+	unsigned roles = 0;
+
+	for (uint32_t i = 0; i < r->n; i++)
+		roles |= sim->role[r->fields[i]];
+	if (roles & ROLE_CMD) {
+		struct rtl_sim_robot_cmd c = {
+			.mode = v[sim->cmd_idx[0]].i32,
+			.seq = v[sim->cmd_idx[1]].i32,
+			.watchdog_ms = v[sim->cmd_idx[2]].i32,
+			.accel = v[sim->cmd_idx[9]].d,
+			.time = v[sim->cmd_idx[10]].d,
+			.lookahead = v[sim->cmd_idx[11]].d,
+			.gain = v[sim->cmd_idx[12]].d,
+		};
+
+		for (int i = 0; i < RTL_RTDE_CMD_NPARAM; i++)
+			c.param[i] = v[sim->cmd_idx[3 + i]].d;
+		if (rtl_sim_robot_command(&sim->robot, &c, now) == -EINVAL)
+			sim->stats.commands_refused++;
+	}
+	if (roles & ROLE_IO) {
+		struct rtl_sim_robot_inputs in = {
+			.speed_slider_mask = v[sim->io_idx[0]].u32,
+			.speed_slider_fraction = v[sim->io_idx[1]].d,
+			.standard_digital_output_mask = v[sim->io_idx[2]].u8,
+			.standard_digital_output = v[sim->io_idx[3]].u8,
+			.configurable_digital_output_mask = v[sim->io_idx[4]].u8,
+			.configurable_digital_output = v[sim->io_idx[5]].u8,
+			.tool_digital_output_mask = v[sim->io_idx[6]].u8,
+			.tool_digital_output = v[sim->io_idx[7]].u8,
+			.standard_analog_output_mask = v[sim->io_idx[8]].u8,
+			.standard_analog_output_type = v[sim->io_idx[9]].u8,
+			.standard_analog_output_0 = v[sim->io_idx[10]].d,
+			.standard_analog_output_1 = v[sim->io_idx[11]].d,
+		};
+
+		rtl_sim_robot_set_inputs(&sim->robot, &in);
+	}
+	if (r->echo_slot >= 0)
+		rtl_sim_echo(sim, s, v[r->fields[r->echo_slot]].d, now);
+}
+
+void rtl_sim_echo(struct rtl_sim *sim, struct rtl_sim_session *s, double value, int64_t now)
+{
+	const struct rtl_sim_echo_slot *e;
+	double k;
+
+	if (value == 0.0 || value == s->last_echo)
+		return;
+	s->last_echo = value;
+	/* The cycle whose timestamp this is: exact or nothing. */
+	k = nearbyint((value * 1e9 - (double)sim->start_ns) / (double)sim->period_ns);
+	if (!(k >= 0.0 && k < 1.8e19) || rtl_sim_timestamp(sim, (uint64_t)k) != value) {
+		sim->stats.echo_unmatched++;
+		return;
+	}
+	e = &sim->echo_ring[(uint64_t)k % RTL_SIM_ECHO_RING];
+	if (e->cycle != (uint64_t)k) {
+		sim->stats.echo_unmatched++;
+		return;
+	}
+	rtl_hist_record(&sim->echo_hist, now - e->sent_ns);
+	sim->stats.echoes++;
+}
+
+/* ---- schedule and faults -------------------------------------------------------------- */
+
+uint64_t rtl_sim_rand(struct rtl_sim *sim)
+{
+	/* xorshift64*: small, fast, and repeatable from the seed. */
+	uint64_t x = sim->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	sim->rng = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static int64_t deadline(const struct rtl_sim *sim, uint64_t k)
+{
+	return sim->t0 + (int64_t)k * sim->period_ns;
+}
+
+int64_t rtl_sim_next_wake(struct rtl_sim *sim)
+{
+	const struct rtl_sim_faults *f = &sim->opts.faults;
+	uint64_t k = sim->cycle;
+	int64_t d = deadline(sim, k), wake = d;
+
+	if (sim->wake_known)
+		return sim->wake;
+	if (sim->hold_until > d) {
+		/* Held by a stall or a burst in progress. */
+		wake = sim->hold_until;
+	} else if (f->stall_ms && k >= sim->next_stall) {
+		sim->hold_until = d + (int64_t)f->stall_ms * RTL_NS_PER_MS;
+		wake = sim->hold_until;
+		sim->next_stall = k + seconds_to_cycles(f->stall_every_s, sim->max_hz);
+		sim->stats.stalls++;
+	} else if (f->burst > 1 && k >= sim->next_burst) {
+		/* Hold burst - 1 cycles; they go out with the burst-th. */
+		sim->hold_until = deadline(sim, k + f->burst - 1);
+		wake = sim->hold_until;
+		sim->next_burst = k + seconds_to_cycles(f->burst_every_s, sim->max_hz);
+		sim->stats.bursts++;
+	} else if (f->jitter_us) {
+		int64_t j =
+			(int64_t)(rtl_sim_rand(sim) % ((uint64_t)f->jitter_us + 1)) * RTL_NS_PER_US;
+
+		wake = d + j;
+		if (j) {
+			sim->stats.jittered++;
+			if (j > sim->stats.jitter_max_ns)
+				sim->stats.jitter_max_ns = j;
+		}
+	}
+	sim->wake = wake;
+	sim->wake_known = true;
+	return wake;
+}
+
+static bool skipped(const struct rtl_sim *sim, uint64_t k)
+{
+	const struct rtl_sim_faults *f = &sim->opts.faults;
+
+	return f->skip_every && k % f->skip_every >= f->skip_every - f->skip_count;
+}
+
+int rtl_sim_cycle(struct rtl_sim *sim, int64_t now, bool send)
+{
+	const struct rtl_sim_faults *f = &sim->opts.faults;
+	uint64_t k = sim->cycle;
+	bool skip = skipped(sim, k), skipped_any = false;
+	int queued = 0;
+
+	rtl_sim_robot_step(&sim->robot, now);
+	rtl_sim_publish(sim, k);
+
+	for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++) {
+		struct rtl_sim_session *s = sim->sessions[i];
+
+		if (!s || !s->started || !s->out_valid)
+			continue;
+		if (s->close != RTL_SIM_CLOSE_NONE && s->close != RTL_SIM_CLOSE_LIMIT)
+			continue;
+		if ((k - s->start_cycle) % s->divisor)
+			continue;
+		if (skip || !send) {
+			/* Never resent: the next package carries a later
+			 * timestamp, and the client sees the gap. */
+			if (skip) {
+				sim->stats.skipped_packages++;
+				skipped_any = true;
+			}
+			continue;
+		}
+		if (rtl_sim_session_data(sim, s))
+			continue;
+		queued++;
+		if (f->text_every && ++s->data_since_text >= f->text_every) {
+			char msg[64];
+
+			s->data_since_text = 0;
+			snprintf(msg, sizeof(msg), "injected text message after package %llu",
+				 (unsigned long long)s->stats.data_out);
+			if (!rtl_sim_session_text(sim, s, RTL_RTDE_LEVEL_INFO, msg,
+						  RTL_SIM_TEXT_SOURCE))
+				sim->stats.texts_injected++;
+		}
+		if (f->reset_after && s->stats.data_out >= f->reset_after &&
+		    s->close == RTL_SIM_CLOSE_NONE)
+			s->close = RTL_SIM_CLOSE_RESET;
+	}
+	if (skipped_any)
+		sim->stats.skipped_cycles++;
+	if (queued) {
+		struct rtl_sim_echo_slot *e = &sim->echo_ring[k % RTL_SIM_ECHO_RING];
+
+		e->cycle = k;
+		e->sent_ns = now;
+		sim->stats.cycles_sending++;
+	}
+	if (!send)
+		sim->stats.overruns++;
+	sim->stats.cycles++;
+	sim->cycle++;
+	sim->wake_known = false;
+	return queued;
+}
+
+int rtl_sim_run_due(struct rtl_sim *sim, int64_t now)
+{
+	int n = 0;
+
+	while (rtl_sim_next_wake(sim) <= now) {
+		bool held = sim->hold_until > deadline(sim, sim->cycle);
+		int64_t late = now - sim->wake;
+
+		rtl_hist_record(&sim->wake_hist, late);
+		/* Far behind through no fault of ours (the host stalled us):
+		 * run the cycle, but send only the recent ones. */
+		rtl_sim_cycle(sim, now, held || late < RTL_SIM_MAX_CATCH_UP * sim->period_ns);
+		n++;
+	}
+	return n;
+}
+
+size_t rtl_sim_fragment_len(struct rtl_sim *sim, size_t avail)
+{
+	size_t n = 1 + (size_t)(rtl_sim_rand(sim) % sim->opts.faults.fragment_max);
+
+	return n < avail ? n : avail;
+}
+
+bool rtl_sim_session_due_close(const struct rtl_sim *sim, const struct rtl_sim_session *s,
+			       int64_t now)
+{
+	(void)sim;
+	if (s->close == RTL_SIM_CLOSE_NONE)
+		return false;
+	return s->close != RTL_SIM_CLOSE_LIMIT || now >= s->close_at;
+}
+
+void rtl_sim_get_stats(struct rtl_sim *sim, struct rtl_sim_stats *out)
+{
+	unsigned clients = 0, streaming = 0;
+
+	for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++) {
+		const struct rtl_sim_session *s = sim->sessions[i];
+
+		if (!s)
+			continue;
+		clients++;
+		if (s->started && s->out_valid)
+			streaming++;
+	}
+	sim->stats.clients = clients;
+	sim->stats.streaming = streaming;
+	*out = sim->stats;
+}
