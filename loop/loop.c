@@ -439,7 +439,10 @@ static void *rx_main(void *arg)
 			}
 			f->seq = loop->seq++;
 			f->rx_ns = now;
-			rtl_trace_frame_received(f->seq, f->ctrl_time, f->kernel_rx_ns, f->size);
+			/* Both events follow the decode (the frame's seq is known
+			 * only then); the time recv() returned is in rx_ns. */
+			rtl_trace_frame_received(f->seq, f->ctrl_time, f->rx_ns, f->size);
+			rtl_trace_frame_decoded(f->seq, 0);
 			bump(&loop->c.frames, 1);
 			if (loop->last_rx_ns)
 				rtl_hist_record(&loop->hist[RTL_LOOP_H_INTERARRIVAL],
