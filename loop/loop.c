@@ -61,6 +61,7 @@ struct rtl_loop {
 
 	struct rtl_thread rx, worker;
 	bool rx_running, worker_running, started;
+	int cpu_latency_fd; /* /dev/cpu_dma_latency held while running, or -1 */
 
 	/* rx thread state. */
 	uint64_t seq;
@@ -196,6 +197,7 @@ RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config 
 	}
 	loop->hist = mem;
 	atomic_init(&loop->armed, !cfg->start_disarmed);
+	loop->cpu_latency_fd = -1;
 	*out = loop;
 	return 0;
 }
@@ -649,6 +651,11 @@ RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err)
 			}
 			note(loop, e.msg);
 		}
+		/* Shallow C-states while the loop runs: exits from deep ones
+		 * cost 100 us and more. */
+		loop->cpu_latency_fd = rtl_thread_hold_cpu_latency(0, &e);
+		if (loop->cpu_latency_fd < 0)
+			note(loop, e.msg);
 	}
 	ret = loop->t->ops->connect(loop->t, &e);
 	if (ret < 0) {
@@ -685,6 +692,8 @@ err_stop_worker:
 	}
 err_disconnect:
 	loop->t->ops->disconnect(loop->t);
+	rtl_thread_release_cpu_latency(loop->cpu_latency_fd);
+	loop->cpu_latency_fd = -1;
 	return ret;
 }
 
@@ -713,6 +722,8 @@ RTL_API int rtl_loop_join(struct rtl_loop *loop)
 		loop->holding = false;
 	}
 	loop->t->ops->disconnect(loop->t);
+	rtl_thread_release_cpu_latency(loop->cpu_latency_fd);
+	loop->cpu_latency_fd = -1;
 	return atomic_load(&loop->result);
 }
 

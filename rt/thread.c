@@ -5,6 +5,7 @@
  * argument is reported as such, never as a confusing kernel errno.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -292,4 +293,37 @@ RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_rt_error *err)
 	if (err)
 		*err = t.err;
 	return ret == 0;
+}
+
+RTL_API int rtl_thread_hold_cpu_latency(int32_t us, struct rtl_rt_error *err)
+{
+	int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+	int e;
+
+	if (fd < 0) {
+		e = errno;
+		goto fail;
+	}
+	/* The device takes a binary 32-bit value. */
+	if (write(fd, &us, sizeof(us)) != (ssize_t)sizeof(us)) {
+		e = errno ? errno : EIO;
+		close(fd);
+		goto fail;
+	}
+	return fd;
+fail:
+	if (err) {
+		err->code = -e;
+		snprintf(err->msg, sizeof(err->msg),
+			 "cannot hold /dev/cpu_dma_latency (%s): deep C-states may add wake-up "
+			 "latency; fix: run as root, or give the user write access to the device",
+			 strerror(e));
+	}
+	return -e;
+}
+
+RTL_API void rtl_thread_release_cpu_latency(int fd)
+{
+	if (fd >= 0)
+		close(fd);
 }

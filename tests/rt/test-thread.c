@@ -166,3 +166,29 @@ Test(thread, best_effort_degrades_and_records_why)
 	cr_assert_eq(rtl_thread_apply_self(&a, &t), 0);
 	cr_assert(t.degraded);
 }
+
+Test(thread, cpu_latency_request_is_held_or_explained)
+{
+	struct rtl_rt_error err = { 0 };
+	int fd = rtl_thread_hold_cpu_latency(0, &err);
+
+	if (fd < 0) {
+		cr_assert(fd == -EACCES || fd == -ENOENT || fd == -EPERM, "got %d", fd);
+		cr_assert(strstr(err.msg, "cpu_dma_latency"), "%s", err.msg);
+		cr_assert(strstr(err.msg, "fix:"), "%s", err.msg);
+		return;
+	}
+	cr_assert_geq(fd, 0);
+	rtl_thread_release_cpu_latency(fd);
+	rtl_thread_release_cpu_latency(-1);
+}
+
+Test(thread, cpu_latency_refused_without_privileges)
+{
+	struct rtl_rt_error err = { 0 };
+
+	drop_privileges();
+	cr_assert_lt(rtl_thread_hold_cpu_latency(0, &err), 0);
+	cr_assert_neq(err.code, 0);
+	cr_assert(strstr(err.msg, "fix:"), "%s", err.msg);
+}

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <rtloop/compiler.h>
 #include <rtloop/mem.h>
@@ -82,5 +83,19 @@ RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_th
  * reason when it may not. Not RT-safe.
  */
 RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_rt_error *err);
+
+/*
+ * Ask the kernel's PM QoS to keep CPUs out of C-states whose exit latency
+ * exceeds @us microseconds (0: stay in C0/C1), by holding
+ * /dev/cpu_dma_latency open with the value written; the request lasts until
+ * the descriptor is closed (rtl_thread_release_cpu_latency()). Not RT-safe.
+ * Returns the descriptor (>= 0), or -errno (-EACCES: not root; -ENOENT: no
+ * such device) with @err filled (may be NULL).
+ */
+RTL_API int rtl_thread_hold_cpu_latency(int32_t us, struct rtl_rt_error *err);
+
+/* Drop the request of rtl_thread_hold_cpu_latency(); a negative @fd is a
+ * no-op. */
+RTL_API void rtl_thread_release_cpu_latency(int fd);
 
 #endif /* RTLOOP_THREAD_H */
