@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+/* The README's example: a 500 Hz loop that moves joint 0 back and forth. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <rtloop/loop.h>
+#include <rtloop/rtde_cmd.h>
+#include <rtloop/rtde_transport.h>
+
+static struct rtl_rtde_handle ts, mode, beat, qd0;
+
+static void ready(struct rtl_rtde_transport *t, void *user)
+{
+	ts = rtl_rtde_transport_output_handle(t, "timestamp");
+	mode = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_MODE);
+	beat = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_SEQ);
+	qd0 = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_PARAM0);
+}
+
+static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
+{
+	struct rtl_rtde_frame in = rtl_rtde_loop_state(f);
+	struct rtl_rtde_frame *out = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
+	double t = rtl_rtde_frame_get_double(&in, ts);
+
+	rtl_rtde_frame_set_int(out, mode, RTL_RTDE_CMD_SPEEDJ);
+	rtl_rtde_frame_set_int(out, beat, (int32_t)f->seq);
+	rtl_rtde_frame_set_double(out, qd0, 0.2 * sin(t));
+	return f->seq < 2500 ? 0 : -ECANCELED; /* stop after five seconds */
+}
+
+int main(void)
+{
+	static struct rtl_rtde_transport rtde;
+	struct rtl_rtde_transport_config tc = {
+		.host = "127.0.0.1",
+		.client = { .outputs = "timestamp,actual_q", .inputs = { RTL_RTDE_CMD_RECIPE } },
+		.connected = ready,
+	};
+	struct rtl_loop_config lc = {
+		.step = step, .rt_mode = RTL_LOOP_RT_DEGRADE, .rx_cpu = 0, .worker_cpu = 1
+	};
+	struct rtl_rt_error err = { 0 };
+	struct rtl_loop *loop;
+
+	if (rtl_rtde_transport_init(&rtde, &tc, &err) < 0)
+		return fprintf(stderr, "%s\n", err.msg), 1;
+	lc.transport = rtl_rtde_transport_base(&rtde);
+	if (rtl_loop_create(&loop, &lc, &err) < 0)
+		return fprintf(stderr, "%s\n", err.msg), 1;
+	if (rtl_loop_run(loop, &err) != -ECANCELED)
+		fprintf(stderr, "loop ended early: %s\n", err.msg);
+	rtl_loop_report(loop, stdout, false);
+	rtl_loop_destroy(loop);
+	rtl_rtde_transport_fini(&rtde);
+	return 0;
+}
