@@ -24,7 +24,7 @@
 
 /* A refused real-time request: the -errno code and what to do about it. */
 struct rtl_rt_error {
-	int code;      /* 0 or -errno */
+	int code;	/* 0 or -errno */
 	char msg[1024]; /* cause and fix, NUL-terminated; empty when code == 0 */
 };
 
