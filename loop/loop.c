@@ -30,6 +30,9 @@
 /* The worker re-checks the stop flag at least this often while asleep. */
 #define IDLE_WAKE_NS (100 * RTL_NS_PER_MS)
 #define PREFAULT_STACK (128 * 1024)
+/* Frames of receive times the watchdog remembers (a power of two); the
+ * watchdog may span at most this many periods. */
+#define WATCHDOG_HISTORY 256
 
 /* Single-writer counters: relaxed load + store, readable by anyone. */
 struct counters {
@@ -55,9 +58,11 @@ struct rtl_loop {
 	_Atomic int stop;
 	_Atomic int result;
 	_Atomic int armed;
-	_Atomic int tx_owner;	      /* 0 free, 1 held */
-	_Atomic int64_t worker_alive; /* last time the worker finished a step */
-	_Atomic int watchdog_on;      /* safe commands sent, worker not back yet */
+	_Atomic int tx_owner; /* 0 free, 1 held */
+	/* Sequence number + 1 of the last frame the worker finished: every
+	 * frame below it is done (or skipped). */
+	_Atomic uint64_t done_count;
+	_Atomic int watchdog_on; /* safe commands sent, worker not back yet */
 
 	struct rtl_thread rx, worker;
 	bool rx_running, worker_running, started;
@@ -66,9 +71,13 @@ struct rtl_loop {
 	/* rx thread state. */
 	uint64_t seq;
 	int64_t last_rx_ns;
+	/* Receive time of frame seq at [seq % WATCHDOG_HISTORY]: the
+	 * watchdog's view of how long the oldest unfinished frame waits. */
+	int64_t rx_times[WATCHDOG_HISTORY];
 
 	/* External-loop state. */
 	bool holding;
+	uint64_t held_seq;
 	int64_t last_read_start;
 
 	/* First rejection reason, published once. */
@@ -152,6 +161,9 @@ static int validate(const struct rtl_loop_config *cfg, struct rtl_rt_error *err)
 			    "loop: ring_capacity must be a power of two (or 0 for the default)");
 	if ((unsigned)cfg->rt_mode > RTL_LOOP_RT_OFF)
 		return fail(err, -EINVAL, "loop: unknown rt_mode");
+	if (cfg->watchdog_periods > WATCHDOG_HISTORY / 2)
+		return fail(err, -EINVAL,
+			    "loop: watchdog_periods must be at most 128 (or -1: off)");
 	if (cfg->spin_ns < 0 || cfg->reconnect_attempts < 0 || cfg->reconnect_backoff_ns < 0)
 		return fail(
 			err, -EINVAL,
@@ -330,12 +342,24 @@ static void wake_worker(struct rtl_loop *loop)
 		futex_wake(&loop->events);
 }
 
+/*
+ * The worker is late when the oldest frame it has not finished has waited
+ * more than N periods. Measuring from that frame's arrival (not from the
+ * worker's last step) keeps a quiet controller from looking like a stuck
+ * worker: after a gap in the stream, the first frame starts the clock.
+ */
 static void watchdog_check(struct rtl_loop *loop, int64_t now, uint64_t seq)
 {
-	int64_t alive = atomic_load_explicit(&loop->worker_alive, memory_order_relaxed);
 	int64_t limit = (int64_t)loop->cfg.watchdog_periods * loop->t->period_ns;
+	uint64_t done = atomic_load_explicit(&loop->done_count, memory_order_relaxed);
+	int64_t oldest;
 
-	if (loop->cfg.watchdog_periods < 0 || loop->t->period_ns <= 0 || now - alive <= limit)
+	if (loop->cfg.watchdog_periods < 0 || loop->t->period_ns <= 0 || done > seq)
+		return;
+	/* More frames pending than remembered: the oldest is older still. */
+	oldest = seq - done >= WATCHDOG_HISTORY ? INT64_MIN / 2
+						: loop->rx_times[done % WATCHDOG_HISTORY];
+	if (now - oldest <= limit)
 		return;
 	if (atomic_load_explicit(&loop->watchdog_on, memory_order_relaxed))
 		return;
@@ -343,7 +367,7 @@ static void watchdog_check(struct rtl_loop *loop, int64_t now, uint64_t seq)
 		return; /* busy or would block: try again with the next frame */
 	atomic_store_explicit(&loop->watchdog_on, 1, memory_order_relaxed);
 	bump(&loop->c.watchdog, 1);
-	rtl_trace_watchdog_fired(seq, (uint32_t)((now - alive) / loop->t->period_ns));
+	rtl_trace_watchdog_fired(seq, (uint32_t)((seq - done) + 1));
 }
 
 static void backoff_sleep(struct rtl_loop *loop, int64_t ns)
@@ -387,7 +411,6 @@ static bool reconnect(struct rtl_loop *loop, int why)
 			if (ret < 0)
 				break;
 			bump(&loop->c.reconnects, 1);
-			atomic_store(&loop->worker_alive, rtl_time_now());
 			tx_release(loop);
 			rtl_log(RTL_LOG_INFO, "loop: reconnected; commands are disarmed until "
 					      "rtl_loop_arm()");
@@ -441,6 +464,7 @@ static void *rx_main(void *arg)
 			}
 			f->seq = loop->seq++;
 			f->rx_ns = now;
+			loop->rx_times[f->seq % WATCHDOG_HISTORY] = now;
 			/* Both events follow the decode (the frame's seq is known
 			 * only then); the time recv() returned is in rx_ns. */
 			rtl_trace_frame_received(f->seq, f->ctrl_time, f->rx_ns, f->size);
@@ -552,9 +576,9 @@ static void frame_started(struct rtl_loop *loop, const struct rtl_loop_frame *f,
 	rtl_trace_worker_woke(f->seq, now - f->commit_ns);
 }
 
-static void step_done(struct rtl_loop *loop)
+static void step_done(struct rtl_loop *loop, uint64_t seq)
 {
-	atomic_store_explicit(&loop->worker_alive, rtl_time_now(), memory_order_relaxed);
+	atomic_store_explicit(&loop->done_count, seq + 1, memory_order_relaxed);
 	atomic_store_explicit(&loop->watchdog_on, 0, memory_order_relaxed);
 }
 
@@ -565,6 +589,7 @@ static void *worker_main(void *arg)
 	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed)) {
 		const struct rtl_loop_frame *f = wait_frame(loop, INT64_MAX);
 		int64_t start, end;
+		uint64_t seq;
 		int ret;
 
 		if (!f)
@@ -590,8 +615,9 @@ static void *worker_main(void *arg)
 		}
 		do_send(loop, f->seq);
 		rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND], rtl_time_now() - start);
+		seq = f->seq; /* the slot is the producer's after the release */
 		rtl_ring_release(loop->ring);
-		step_done(loop);
+		step_done(loop, seq);
 	}
 	return NULL;
 }
@@ -668,7 +694,7 @@ RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err)
 		goto err_disconnect;
 	atomic_store(&loop->stop, 0);
 	atomic_store(&loop->result, 0);
-	atomic_store(&loop->worker_alive, rtl_time_now());
+	atomic_store(&loop->done_count, loop->seq);
 	if (loop->cfg.step) {
 		ret = spawn(loop, &loop->worker, "rtl-worker", loop->cfg.worker_priority,
 			    loop->cfg.worker_cpu, worker_main, err);
@@ -762,7 +788,7 @@ RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_
 	if (loop->holding) {
 		rtl_ring_release(loop->ring);
 		loop->holding = false;
-		step_done(loop);
+		step_done(loop, loop->held_seq);
 	}
 	now = rtl_time_now();
 	if (loop->last_read_start)
@@ -775,6 +801,7 @@ RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_
 	loop->last_read_start = now;
 	bump(&loop->c.steps, 1);
 	loop->holding = true;
+	loop->held_seq = f->seq;
 	return f;
 }
 

@@ -878,6 +878,15 @@ static void watchdog_trip(struct rtl_sim_robot *r)
 		r->cfg.message(r->cfg.message_ctx, RTL_SIM_ROBOT_WARNING, wd_text);
 }
 
+/* Joint velocities below 1e-9 rad/s: the arm is at rest. */
+static bool at_rest(const double qd[N])
+{
+	for (int i = 0; i < N; i++)
+		if (fabs(qd[i]) >= 1e-9)
+			return false;
+	return true;
+}
+
 uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
 {
 	const struct rtl_sim_robot_cmd *c = &r->cmd;
@@ -930,6 +939,11 @@ uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
 				ramp_linear(r, zero, a > 0 ? a : r->cfg.linear_accel, qd);
 			else
 				ramp_joints(r, zero, a > 0 ? a : r->cfg.joint_accel, qd);
+			/* At rest means exactly zero: the Cartesian correction
+			 * would otherwise leave 1e-14 rad/s forever, and clients
+			 * waiting for actual_qd == 0 would wait with it. */
+			if (at_rest(qd))
+				memset(qd, 0, sizeof(double) * N);
 			break;
 		}
 	}

@@ -66,8 +66,9 @@ RTL_API int rtl_rtde_conn_open(struct rtl_rtde_conn **connp, const char *host, u
  * Wait up to @timeout_ns (< 0: no limit; 0: only what is already there)
  * for the next client event. Returns 1 with *@ev (pointers valid until the
  * next call on @conn), 0 when the time ran out, or
- *   -ENOTCONN  the connection has ended (after its error event was
- *              returned): call rtl_rtde_conn_reconnect().
+ *   -ENOTCONN  the connection has ended (after its error event and the
+ *              state change to CLOSED or FAILED were returned): call
+ *              rtl_rtde_conn_reconnect().
  *   -EINVAL    a NULL pointer.
  *   other      -errno of poll().
  * A fatal error event closes the socket; rtl_rtde_conn_error() keeps it.
