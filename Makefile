@@ -3,7 +3,8 @@
 #   make demo   install, build, run the demo
 #   make        configure and build
 # Variables: BUILD (build directory), MESON_OPTS (extra meson setup flags),
-# SUITES (meson test --suite filters, default: all).
+# SUITES (meson test --suite filters, default: all); for make demo: ROBOT=<host>
+# (a real controller instead of rtde-sim, read-only) and ARM=1 (let it move).
 
 BUILD ?= build
 MESON_OPTS ?=

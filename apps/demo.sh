@@ -1,12 +1,215 @@
 #!/bin/sh
-# make demo: what can be shown today. The simulator-driven admittance demo
-# replaces this once rtde-sim and the loop exist.
+# SPDX-License-Identifier: MIT
+#
+# make demo: a real control loop, end to end (docs/demo.md).
+#
+#   sh apps/demo.sh BUILD_DIR
+#
+# Without ROBOT: starts rtde-sim (e-Series profile, 500 Hz, loopback, any
+# free port, a contact plane 2.8 cm below the start pose of the TCP, echo
+# register 47), runs rtloop-admittance against it for DURATION seconds
+# (default 20), then prints the loop's report, the simulator's report (its
+# round trip) and plots both into BUILD_DIR/demo/rtloop-demo.png.
+#
+# With ROBOT=<host>: the same loop against a real controller, which must run
+# apps/rtde-sim/rtloop_control.script. Read-only unless ARM=1.
+#
+# Environment: ROBOT, ARM, PORT (the robot's RTDE port, default 30004),
+# DURATION (seconds, default 20), TARGET (force in N, default 10).
 set -eu
+
 build=${1:-build}
-echo "== rtloop-doctor: is this machine ready for real-time loops?"
-"$build/apps/rtloop-doctor/rtloop-doctor" || true
-if [ -x "$build/apps/ring-bench/ring-bench" ]; then
+app="$build/apps/rtloop-admittance/rtloop-admittance"
+sim="$build/apps/rtde-sim/rtde-sim"
+out="$build/demo"
+duration=${DURATION:-20}
+target=${TARGET:-10}
+# The simulator starts the UR5e at (0, -pi/2, pi/2, -pi/2, -pi/2, 0): the TCP
+# is at z = 0.4879 m. The plane 28 mm below is reached in about 0.75 s at the
+# free-space speed of the law (target / damping = 10 / 250 = 0.04 m/s).
+contact_z=0.46
+
+die() {
+	echo "demo: $*" >&2
+	exit 1
+}
+
+[ -x "$app" ] || die "$app is missing: run 'make' (or ninja -C $build) first"
+mkdir -p "$out"
+rm -f "$out/demo.csv" "$out/loop.json" "$out/sim.json" "$out/sim.txt" "$out/rtloop-demo.png"
+
+sim_pid=""
+cleanup() {
+	if [ -n "$sim_pid" ]; then
+		kill "$sim_pid" 2>/dev/null || true
+		wait "$sim_pid" 2>/dev/null || true
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -n "${ROBOT:-}" ]; then
+	# ---- a real controller -------------------------------------------------
+	if [ "${ARM:-0}" = 1 ]; then
+		cat >&2 <<EOF
+
+  ##########################################################################
+  #  ARMED: the robot at $ROBOT WILL MOVE.
+  #  The TCP goes DOWN along the base z axis at up to 0.1 m/s until the tool
+  #  presses on a surface with $target N, and holds that for $duration s.
+  #  Needs rtloop_control.script running; keep the emergency stop in reach.
+  #  Starting in 5 s: Ctrl-C now to abort.
+  ##########################################################################
+
+EOF
+		sleep 5
+		mode=""
+	else
+		echo "demo: ROBOT=$ROBOT: read-only (nothing is written to the controller;" \
+			"ARM=1 makes it move)" >&2
+		mode="--read-only"
+	fi
+	# shellcheck disable=SC2086
+	"$app" --host "$ROBOT" --port "${PORT:-30004}" --duration "$duration" \
+		--target-force "$target" $mode --csv "$out/demo.csv" --json "$out/loop.json" ||
+		die "rtloop-admittance failed against $ROBOT"
+	hist_src=loop
+else
+	# ---- the simulator -----------------------------------------------------
+	[ -x "$sim" ] || die "$sim is missing: run 'make' first"
+	echo "== rtde-sim: e-Series profile, 500 Hz, loopback; contact plane at z = $contact_z m"
+	# Port 0: the simulator takes a free port and names it on stderr. Its
+	# --duration is a safety net; it is stopped (SIGTERM, clean report) when
+	# the loop is done. --priority is best effort: refused, it runs as is.
+	"$sim" --profile eseries --port 0 --contact-z "$contact_z" --force-noise 0.3 \
+		--echo-register 47 --priority 70 --json "$out/sim.json" \
+		--duration $((duration + 10)) >"$out/sim.txt" 2>"$out/sim.log" &
+	sim_pid=$!
+	port=""
+	tries=0
+	while [ -z "$port" ] && [ $tries -lt 100 ]; do
+		kill -0 "$sim_pid" 2>/dev/null || {
+			cat "$out/sim.log" >&2
+			sim_pid=""
+			die "rtde-sim did not start"
+		}
+		port=$(sed -n 's/.*listening on [0-9.]*:\([0-9][0-9]*\).*/\1/p' "$out/sim.log" 2>/dev/null)
+		[ -n "$port" ] || sleep 0.05
+		tries=$((tries + 1))
+	done
+	[ -n "$port" ] || die "rtde-sim did not say which port it listens on ($out/sim.log)"
+	echo "== rtloop-admittance: ${duration} s, pressing with $target N (speedl along z)"
+	status=0
+	"$app" --port "$port" --duration "$duration" --target-force "$target" --echo \
+		--csv "$out/demo.csv" --json "$out/loop.json" || status=$?
+	kill -TERM "$sim_pid" 2>/dev/null || true
+	wait "$sim_pid" || true
+	sim_pid=""
 	echo
-	echo "== ring-bench --quick: our SPSC ring against Concurrency Kit's ck_ring"
-	"$build/apps/ring-bench/ring-bench" --quick
+	echo "== rtde-sim's report (the round trip: data package out -> loop -> echo back in)"
+	cat "$out/sim.txt"
+	[ "$status" -eq 0 ] || die "rtloop-admittance failed (exit $status)"
+	hist_src=sim
 fi
+
+# ---- the plot -----------------------------------------------------------------
+if ! command -v gnuplot >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+	echo "demo: no plot: gnuplot and python3 are needed (make deps installs them)" >&2
+	exit 0
+fi
+
+# The histograms of the JSON reports, re-binned at 20 bins per decade for a
+# log-log plot; titles with the percentiles go to a gnuplot include.
+python3 - "$hist_src" "$out" <<'EOF'
+import json, math, sys
+
+src, out = sys.argv[1], sys.argv[2]
+if src == "sim":
+    d = json.load(open(out + "/sim.json"))
+    series = [("rt", d["echo"]["latency"], "round trip sim -> loop -> sim"),
+              ("floor", d["wake_lateness"], "simulator wake-up lateness (floor)")]
+    head = "RTDE round trip over loopback, 500 Hz (rtde-sim echo, register 47)"
+else:
+    d = json.load(open(out + "/loop.json"))
+    h = d["histograms"]
+    series = [("rt", h["rx_to_step"], "loop: receive -> step"),
+              ("floor", h["step_to_send"], "loop: step -> send")]
+    head = "Loop latency against the robot (client side)"
+per = 20
+inc = open(out + "/plot.gp", "w")
+inc.write('head = "%s"\n' % head)
+for name, hist, label in series:
+    bins = {}
+    for lower, count in hist.get("buckets", []):
+        us = max(lower / 1e3, 0.1)
+        k = math.floor(math.log10(us) * per)
+        bins[k] = bins.get(k, 0) + count
+    with open("%s/hist-%s.dat" % (out, name), "w") as f:
+        for k in sorted(bins):
+            f.write("%g %g %d\n" % (10 ** (k / per), 10 ** ((k + 1) / per), bins[k]))
+        if not bins:
+            f.write("1 1.1 0\n")
+    n = hist.get("count", 0)
+    t = "%s: n=%d p50=%.0f p99=%.0f max=%.0f us" % (
+        label, n, hist.get("p50_ns", 0) / 1e3, hist.get("p99_ns", 0) / 1e3,
+        hist.get("max_ns", 0) / 1e3)
+    inc.write('t_%s = "%s"\n' % (name, t))
+EOF
+
+png="$out/rtloop-demo.png"
+plane=""
+[ "$hist_src" = sim ] &&
+	plane=", $contact_z*1000 with lines dt 3 lw 1 lc rgb \"#555555\" title \"contact plane (rtde-sim --contact-z)\""
+what="admittance control pressing with $target N"
+[ -n "${ROBOT:-}" ] && [ "${ARM:-0}" != 1 ] && what="robot $ROBOT, read-only (no commands sent)"
+[ -n "${ROBOT:-}" ] && [ "${ARM:-0}" = 1 ] && what="robot $ROBOT, pressing with $target N"
+gnuplot 2>"$out/gnuplot.log" <<EOF || { cat "$out/gnuplot.log" >&2; die "gnuplot failed"; }
+load "$out/plot.gp"
+set terminal pngcairo size 1200,1100 font "Sans,11"
+set output "$png"
+set multiplot title "rtloop demo: $what" font "Sans,14"
+
+# Top: the latency histogram, log-log.
+set size 1,0.5
+set origin 0,0.47
+set title head noenhanced
+set logscale x
+set logscale y
+set xlabel "latency [us] (log scale)"
+set ylabel "samples per bin (log scale)"
+set yrange [0.8:*]
+set grid xtics ytics mxtics
+set key top right box opaque noenhanced
+set style fill transparent solid 0.45 border
+plot "$out/hist-rt.dat" using (sqrt(\$1*\$2)):3:1:2:(0.8):3 with boxxyerror lc rgb "#1f77b4" title t_rt, \
+     "$out/hist-floor.dat" using (sqrt(\$1*\$2)):3:1:2:(0.8):3 with boxxyerror lc rgb "#ff7f0e" title t_floor
+
+# Bottom: TCP z and the pressing force, the whole run and the first 2 s.
+unset logscale x
+unset logscale y
+set yrange [*:*]
+set autoscale xfix
+set datafile separator ","
+set ylabel "TCP z [mm]" textcolor rgb "#1f77b4"
+set y2label "pressing force -F_z [N]" textcolor rgb "#d62728"
+set ytics nomirror textcolor rgb "#1f77b4"
+set y2tics textcolor rgb "#d62728"
+set y2range [-2:$target * 2]
+set xlabel "time [s]"
+set key top right box opaque noenhanced
+set size 0.5,0.47
+set origin 0,0
+set title "TCP height and contact force, whole run"
+plot "$out/demo.csv" using 1:(\$2*1000) every ::1 with lines lw 2 lc rgb "#1f77b4" title "TCP z (actual_TCP_pose)", \
+     "$out/demo.csv" using 1:(-\$3) every ::1 axes x1y2 with lines lw 1 lc rgb "#d62728" title "-F_z (actual_TCP_force)", \
+     $target axes x1y2 with lines dt 2 lw 2 lc rgb "#2ca02c" title "target $target N"$plane
+set origin 0.5,0
+set title "approach and contact, first 2 s"
+set xrange [0:2]
+plot "$out/demo.csv" using 1:(\$2*1000) every ::1 with lines lw 2 lc rgb "#1f77b4" title "TCP z (actual_TCP_pose)", \
+     "$out/demo.csv" using 1:(-\$3) every ::1 axes x1y2 with lines lw 1 lc rgb "#d62728" title "-F_z (actual_TCP_force)", \
+     $target axes x1y2 with lines dt 2 lw 2 lc rgb "#2ca02c" title "target $target N"$plane
+unset multiplot
+EOF
+echo
+echo "== plot: $png"

@@ -1,38 +1,37 @@
 // SPDX-License-Identifier: MIT
 /*
- * rtde-codec-bench: what decoding one RTDE data package costs, against a
- * floor of copying and byte-swapping the same bytes.
+ * rtde-codec-bench: what decoding and encoding one RTDE data package
+ * costs, against a floor of copying and byte-swapping the same bytes.
  *
  * What the receive thread does with every package is rtl_rtde_recipe_decode():
- * one pass over the recipe's offset table, each field byte-swapped from its
- * wire offset to its host offset in a frame. No decode can do less than
- * move those bytes and swap each 8- and 4-byte element, so the floor is
- * exactly that, written the fastest straightforward way: runs of
- * contiguous elements of one size, precomputed in wire order (wire offset,
- * host offset, count, size), and one memcpy + __builtin_bswap per element
- * in loops of constant stride. A second floor, "floor-elem", does the same
- * from one precomputed entry per element (what a per-element table costs).
- * A self-check proves that both floors and the decode write identical
- * frames.
+ * one pass over the recipe's runs, each element byte-swapped from the
+ * package into a frame; the send side does rtl_rtde_recipe_encode(), the
+ * same walk the other way. No decode can do less than move those bytes and
+ * swap each 8- and 4-byte element, so the floor is exactly that, written
+ * the fastest straightforward way: runs of contiguous elements of one size,
+ * precomputed in wire order (wire offset, host offset, count, size), and
+ * one memcpy + __builtin_bswap per element in loops of constant stride. A
+ * second floor, "floor-elem", does the same from one precomputed entry per
+ * element (what a per-element table costs); "floor-encode" is the floor
+ * in the encode direction. A self-check proves that the floors, the decode
+ * and the encode write identical bytes.
  *
  * Recipes:
- *   typical           20 fields a motion or monitoring client reads
- *                     (timestamp, joint and TCP vectors, modes, bits).
- *   exhaustive        every output field of the registry (406, as UR's
- *                     exhaustive test recipe), decoded with
- *                     rtl_rtde_unpack_to() over a types array and the
- *                     recipe's host layout: a recipe holds at most
- *                     RTL_RTDE_RECIPE_MAX_FIELDS (256) fields.
- *   exhaustive-split  the same package decoded as two recipes (the first
- *                     256 outputs and the rest) with rtl_rtde_recipe_decode().
+ *   typical            20 fields a motion or monitoring client reads
+ *                      (timestamp, joint and TCP vectors, modes, bits).
+ *   exhaustive         every output field of the registry (406, as UR's
+ *                      exhaustive test recipe), one recipe.
+ *   exhaustive-unpack  the same package through the codec's per-field
+ *                      rtl_rtde_unpack_to() / rtl_rtde_pack_from() over a
+ *                      types array and the recipe's host layout: what a
+ *                      program without a recipe pays.
  *
- * How (docs/benchmarks.md): decode and the two floors run interleaved
- * (A B C, the first one rotating each repetition) for --reps repetitions in
- * one process; each timing runs enough iterations for about 10 ms. The
- * report gives ns per decode (median over reps) and the median of the
- * per-rep ratios to each floor with min and max. --callgrind runs one loop
- * only, for counting instructions with valgrind; see
- * docs/rtde-codec-bench.md.
+ * How (docs/benchmarks.md): the five loops run interleaved (the first one
+ * rotating each repetition) for --reps repetitions in one process; each
+ * timing runs enough iterations for about 10 ms. The report gives ns per
+ * package (median over reps) and the median of the per-rep ratios to each
+ * floor with min and max. --callgrind runs one loop only, for counting
+ * instructions with valgrind; see docs/rtde-codec-bench.md.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -66,11 +65,12 @@ static const char *const typical_names[] = {
 	"speed_scaling",   "runtime_state",
 };
 
-enum recipe_id { R_TYPICAL, R_EXHAUSTIVE, R_SPLIT, NRECIPE };
-static const char *const recipe_name[NRECIPE] = { "typical", "exhaustive", "exhaustive-split" };
+enum recipe_id { R_TYPICAL, R_EXHAUSTIVE, R_UNPACK, NRECIPE };
+static const char *const recipe_name[NRECIPE] = { "typical", "exhaustive", "exhaustive-unpack" };
 
-enum impl { I_DECODE, I_FLOOR, I_FLOOR_ELEM, NIMPL };
-static const char *const impl_name[NIMPL] = { "decode", "floor", "floor-elem" };
+enum impl { I_DECODE, I_FLOOR, I_FLOOR_ELEM, I_ENCODE, I_FLOOR_ENC, NIMPL };
+static const char *const impl_name[NIMPL] = { "decode", "floor", "floor-elem", "encode",
+					      "floor-encode" };
 
 /* One element of the per-element floor: where it is on the wire and in
  * the frame. */
@@ -98,10 +98,14 @@ struct bench {
 	unsigned char *host_dec;
 	unsigned char *host_floor;
 	unsigned char *host_elem;
-	/* decode */
-	struct rtl_rtde_recipe *r[2]; /* typical: r[0]; split: both */
-	struct rtl_rtde_frame f[2];
-	enum rtl_rtde_type *types; /* exhaustive */
+	unsigned char *host_src; /* the decoded package: what encode reads */
+	uint8_t *wire_enc;
+	uint8_t *wire_floor_enc;
+	/* decode and encode */
+	struct rtl_rtde_recipe *r;
+	struct rtl_rtde_frame f;     /* over host_dec */
+	struct rtl_rtde_frame f_src; /* over host_src */
+	enum rtl_rtde_type *types;   /* the recipe's, for unpack_to / pack_from */
 	uint32_t *wire_off;
 	uint32_t *host_off;
 	/* floor */
@@ -113,10 +117,11 @@ struct bench {
 	double ns[NIMPL][MAX_REPS];
 	double ratio[MAX_REPS];	     /* decode / floor */
 	double ratio_elem[MAX_REPS]; /* decode / floor-elem */
+	double ratio_enc[MAX_REPS];  /* encode / floor-encode */
 	uint64_t iters;
 };
 
-/* ---- the two implementations ------------------------------------------- */
+/* ---- the implementations ------------------------------------------- */
 
 /*
  * The floor: copy every element and swap the multi-byte ones, over runs of
@@ -192,26 +197,68 @@ static __attribute__((noinline)) void floor_elem_once(const struct bench *b)
 		h[e1[i].host] = w[e1[i].wire];
 }
 
+/*
+ * The encode floor: the same runs in the other direction, from the decoded
+ * frame to package bytes.
+ */
+static __attribute__((noinline)) void floor_enc_once(const struct bench *b)
+{
+	const unsigned char *h = b->host_src;
+	uint8_t *w = b->wire_floor_enc;
+	const struct run *runs = b->runs;
+	size_t nruns = b->nruns;
+
+	for (size_t i = 0; i < nruns; i++) {
+		const unsigned char *src = h + runs[i].host;
+		uint8_t *dst = w + runs[i].wire;
+		size_t n = runs[i].count;
+
+		switch (runs[i].size) {
+		case 8:
+			for (size_t j = 0; j < n; j++) {
+				uint64_t v;
+
+				memcpy(&v, src + 8 * j, 8);
+				v = __builtin_bswap64(v);
+				memcpy(dst + 8 * j, &v, 8);
+			}
+			break;
+		case 4:
+			for (size_t j = 0; j < n; j++) {
+				uint32_t v;
+
+				memcpy(&v, src + 4 * j, 4);
+				v = __builtin_bswap32(v);
+				memcpy(dst + 4 * j, &v, 4);
+			}
+			break;
+		default:
+			memcpy(dst, src, n);
+			break;
+		}
+	}
+}
+
 /* What the receive thread does: the library's decode of one package. */
 static __attribute__((noinline)) int decode_once(struct bench *b)
 {
-	switch (b->id) {
-	case R_TYPICAL:
-		return rtl_rtde_recipe_decode(b->r[0], b->wire, b->wire_size, &b->f[0]);
-	case R_EXHAUSTIVE:
+	if (b->id == R_UNPACK)
 		return rtl_rtde_unpack_to(b->wire, b->wire_size, b->types, b->fields, b->host_off,
 					  b->host_dec);
-	case R_SPLIT: {
-		size_t a = b->r[0]->wire_size;
-		int err = rtl_rtde_recipe_decode(b->r[0], b->wire, a, &b->f[0]);
+	return rtl_rtde_recipe_decode(b->r, b->wire, b->wire_size, &b->f);
+}
 
-		if (err)
-			return err;
-		return rtl_rtde_recipe_decode(b->r[1], b->wire + a, b->wire_size - a, &b->f[1]);
-	}
-	default:
-		return -EINVAL;
-	}
+/* What the send side does: the library's encode of one package. */
+static __attribute__((noinline)) int encode_once(struct bench *b)
+{
+	int n;
+
+	if (b->id == R_UNPACK)
+		n = rtl_rtde_pack_from(b->wire_enc, b->wire_size, b->types, b->fields, b->host_off,
+				       b->host_src);
+	else
+		n = rtl_rtde_recipe_encode(b->r, &b->f_src, b->wire_enc, b->wire_size);
+	return n < 0 ? n : 0;
 }
 
 /* Keep the compiler from merging or dropping iterations of the loops:
@@ -248,6 +295,26 @@ static __attribute__((noinline)) int cg_loop_floor_elem(struct bench *b, uint64_
 	return 0;
 }
 
+static __attribute__((noinline)) int cg_loop_encode(struct bench *b, uint64_t n)
+{
+	int err = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		err |= encode_once(b);
+		BARRIER(b->wire_enc);
+	}
+	return err;
+}
+
+static __attribute__((noinline)) int cg_loop_floor_encode(struct bench *b, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		floor_enc_once(b);
+		BARRIER(b->wire_floor_enc);
+	}
+	return 0;
+}
+
 static int run_impl(struct bench *b, enum impl impl, uint64_t n)
 {
 	switch (impl) {
@@ -255,8 +322,12 @@ static int run_impl(struct bench *b, enum impl impl, uint64_t n)
 		return cg_loop_decode(b, n);
 	case I_FLOOR:
 		return cg_loop_floor(b, n);
-	default:
+	case I_FLOOR_ELEM:
 		return cg_loop_floor_elem(b, n);
+	case I_ENCODE:
+		return cg_loop_encode(b, n);
+	default:
+		return cg_loop_floor_encode(b, n);
 	}
 }
 
@@ -309,13 +380,19 @@ static int finish_bench(struct bench *b)
 	b->host_dec = aligned_alloc(64, align_up(b->host_size, 64));
 	b->host_floor = aligned_alloc(64, align_up(b->host_size, 64));
 	b->host_elem = aligned_alloc(64, align_up(b->host_size, 64));
+	b->host_src = aligned_alloc(64, align_up(b->host_size, 64));
+	b->wire_enc = malloc(b->wire_size);
+	b->wire_floor_enc = malloc(b->wire_size);
 	b->runs = calloc(n_el, sizeof(struct run));
 	if (!b->e8 || !b->e4 || !b->e1 || !b->wire || !b->host_dec || !b->host_floor ||
-	    !b->host_elem || !b->runs)
+	    !b->host_elem || !b->host_src || !b->wire_enc || !b->wire_floor_enc || !b->runs)
 		return -ENOMEM;
 	memset(b->host_dec, 0, b->host_size);
 	memset(b->host_floor, 0, b->host_size);
 	memset(b->host_elem, 0, b->host_size);
+	memset(b->host_src, 0, b->host_size);
+	memset(b->wire_enc, 0, b->wire_size);
+	memset(b->wire_floor_enc, 0, b->wire_size);
 
 	for (size_t i = 0; i < b->wire_size; i++)
 		b->wire[i] = (uint8_t)rng_next(&seed);
@@ -342,25 +419,19 @@ static int finish_bench(struct bench *b)
 			}
 		}
 	}
-	/* The frames of the recipe decodes sit back to back in host_dec, in
-	 * the order of the host offsets above. */
-	if (b->r[0] && rtl_rtde_frame_init(&b->f[0], b->host_dec, b->r[0]->host_size, b->r[0]))
-		return -EINVAL;
-	if (b->r[1] && rtl_rtde_frame_init(&b->f[1], b->host_dec + b->r[0]->host_size,
-					   b->r[1]->host_size, b->r[1]))
+	if (rtl_rtde_frame_init(&b->f, b->host_dec, b->host_size, b->r) ||
+	    rtl_rtde_frame_init(&b->f_src, b->host_src, b->host_size, b->r))
 		return -EINVAL;
 	return 0;
 }
 
-/* Append recipe @r's layout to b's per-field arrays, host offsets shifted
- * by @host_base and wire offsets by @wire_base. */
-static void add_recipe_layout(struct bench *b, const struct rtl_rtde_recipe *r, size_t wire_base,
-			      size_t host_base)
+/* Recipe @r's layout as b's per-field arrays. */
+static void add_recipe_layout(struct bench *b, const struct rtl_rtde_recipe *r)
 {
 	for (uint32_t i = 0; i < r->n; i++) {
 		b->types[b->fields] = (enum rtl_rtde_type)r->slots[i].type;
-		b->wire_off[b->fields] = (uint32_t)(wire_base + r->slots[i].wire_offset);
-		b->host_off[b->fields] = (uint32_t)(host_base + r->slots[i].host_offset);
+		b->wire_off[b->fields] = r->slots[i].wire_offset;
+		b->host_off[b->fields] = r->slots[i].host_offset;
 		b->fields++;
 	}
 }
@@ -386,7 +457,7 @@ static int build_recipe(struct rtl_rtde_recipe **out, const char *const *names, 
 static int setup_bench(struct bench *b, enum recipe_id id)
 {
 	const char **names = NULL;
-	size_t n_out = 0, host = 0;
+	size_t n_out = 0, k = 0;
 	int err;
 
 	memset(b, 0, sizeof(*b));
@@ -402,62 +473,29 @@ static int setup_bench(struct bench *b, enum recipe_id id)
 		goto out;
 	}
 
-	switch (id) {
-	case R_TYPICAL:
-		err = build_recipe(&b->r[0], typical_names,
+	if (id == R_TYPICAL) {
+		err = build_recipe(&b->r, typical_names,
 				   sizeof(typical_names) / sizeof(typical_names[0]));
-		if (err)
-			goto out;
-		add_recipe_layout(b, b->r[0], 0, 0);
-		b->wire_size = b->r[0]->wire_size;
-		b->host_size = b->r[0]->host_size;
-		break;
-	case R_EXHAUSTIVE:
-		/* The recipe's host layout (each element at its natural
-		 * alignment), computed here for the whole list. */
-		for (size_t i = 0; i < rtl_rtde_field_count(); i++) {
-			const struct rtl_rtde_field *f = rtl_rtde_field_at(i);
-			size_t size = rtl_rtde_type_size(f->type);
-
-			if (!(f->flags & RTL_RTDE_FIELD_OUTPUT))
-				continue;
-			host = align_up(host, size / rtl_rtde_type_elems(f->type));
-			b->types[b->fields] = f->type;
-			b->host_off[b->fields] = (uint32_t)host;
-			host += size;
-			b->fields++;
-		}
-		err = rtl_rtde_layout(b->types, b->fields, b->wire_off);
-		if (err < 0)
-			goto out;
-		b->wire_size = (size_t)err;
-		b->host_size = align_up(host, 8);
-		break;
-	case R_SPLIT: {
-		size_t k = 0, first;
-
+	} else {
+		/* Every output of the registry, one recipe (also the layout of
+		 * the unpack_to row). */
 		for (size_t i = 0; i < rtl_rtde_field_count(); i++)
 			if (rtl_rtde_field_at(i)->flags & RTL_RTDE_FIELD_OUTPUT)
 				names[k++] = rtl_rtde_field_at(i)->name;
-		first = k < RTL_RTDE_RECIPE_MAX_FIELDS ? k : RTL_RTDE_RECIPE_MAX_FIELDS;
-		if ((err = build_recipe(&b->r[0], names, first)) ||
-		    (err = build_recipe(&b->r[1], names + first, k - first)))
-			goto out;
-		add_recipe_layout(b, b->r[0], 0, 0);
-		add_recipe_layout(b, b->r[1], b->r[0]->wire_size, b->r[0]->host_size);
-		b->wire_size = b->r[0]->wire_size + b->r[1]->wire_size;
-		b->host_size = b->r[0]->host_size + b->r[1]->host_size;
-		break;
+		err = build_recipe(&b->r, names, k);
 	}
-	default:
-		err = -EINVAL;
+	if (err)
 		goto out;
-	}
+	add_recipe_layout(b, b->r);
+	b->wire_size = b->r->wire_size;
+	b->host_size = b->r->host_size;
 	err = finish_bench(b);
 	if (err)
 		goto out;
 
-	/* Self-check: the floor does the decode's work, no less. */
+	/* Self-check: the floors do the decode's and the encode's work, no
+	 * less. The package's BOOL bytes are 0 or 1, so encoding the decoded
+	 * frame gives the package back. */
 	err = decode_once(b);
 	if (err) {
 		fprintf(stderr, "rtde-codec-bench: %s: decode failed: %s\n", recipe_name[id],
@@ -466,9 +504,19 @@ static int setup_bench(struct bench *b, enum recipe_id id)
 	}
 	floor_once(b);
 	floor_elem_once(b);
+	memcpy(b->host_src, b->host_dec, b->host_size);
+	err = encode_once(b);
+	if (err) {
+		fprintf(stderr, "rtde-codec-bench: %s: encode failed: %s\n", recipe_name[id],
+			strerror(-err));
+		goto out;
+	}
+	floor_enc_once(b);
 	if (memcmp(b->host_dec, b->host_floor, b->host_size) ||
-	    memcmp(b->host_dec, b->host_elem, b->host_size)) {
-		fprintf(stderr, "rtde-codec-bench: %s: the floor and the decode disagree\n",
+	    memcmp(b->host_dec, b->host_elem, b->host_size) ||
+	    memcmp(b->wire_enc, b->wire, b->wire_size) ||
+	    memcmp(b->wire_floor_enc, b->wire, b->wire_size)) {
+		fprintf(stderr, "rtde-codec-bench: %s: the floors and the library disagree\n",
 			recipe_name[id]);
 		err = -EPROTO;
 	}
@@ -479,8 +527,7 @@ out:
 
 static void free_bench(struct bench *b)
 {
-	free(b->r[0]);
-	free(b->r[1]);
+	free(b->r);
 	free(b->types);
 	free(b->wire_off);
 	free(b->host_off);
@@ -491,6 +538,9 @@ static void free_bench(struct bench *b)
 	free(b->host_dec);
 	free(b->host_floor);
 	free(b->host_elem);
+	free(b->host_src);
+	free(b->wire_enc);
+	free(b->wire_floor_enc);
 	free(b->runs);
 }
 
@@ -512,25 +562,27 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rtde-codec-bench [OPTIONS]\n"
-		"ns per RTDE data-package decode (rtl_rtde_recipe_decode into a frame) against\n"
-		"a floor of copying and byte-swapping the same bytes, interleaved A B A B in\n"
-		"one run, for a typical 20-field recipe and the exhaustive output recipe.\n"
+		"ns per RTDE data-package decode and encode (rtl_rtde_recipe_decode/encode)\n"
+		"against a floor of copying and byte-swapping the same bytes, interleaved in\n"
+		"one run, for a typical 20-field recipe and the exhaustive output recipe (and\n"
+		"the latter through the codec's rtl_rtde_unpack_to/pack_from).\n"
 		"With --callgrind, --recipe picks the recipe (default typical).\n"
 		"\n"
 		"  -h, --help           this text\n"
 		"  -r, --reps N         repetitions (default 11, at least 7 recommended, max %d)\n"
 		"  -n, --iters N        decodes per timing (default: about 10 ms worth)\n"
 		"  -c, --cpu N          pin to CPU N (default: not pinned)\n"
-		"  -R, --recipe NAME    typical, exhaustive or exhaustive-split; repeat to run\n"
+		"  -R, --recipe NAME    typical, exhaustive or exhaustive-unpack; repeat to run\n"
 		"                       several (default: all three)\n"
 		"  -j, --json FILE      also write the figures as one JSON object ('-': stdout,\n"
 		"                       the table then goes to stderr)\n"
 		"  -g, --callgrind N    only run N iterations of one implementation and exit\n"
 		"                       (loop functions cg_loop_decode, cg_loop_floor,\n"
-		"                       cg_loop_floor_elem); for valgrind --tool=callgrind,\n"
+		"                       cg_loop_floor_elem, cg_loop_encode,\n"
+		"                       cg_loop_floor_encode); for valgrind --tool=callgrind,\n"
 		"                       difference two N\n"
-		"  -i, --impl NAME      with --callgrind: decode, floor or floor-elem (default\n"
-		"                       decode)\n"
+		"  -i, --impl NAME      with --callgrind: decode, floor, floor-elem, encode or\n"
+		"                       floor-encode (default decode)\n"
 		"\n"
 		"Exit status: 0 ok, 1 run-time failure, 2 bad usage.\n",
 		MAX_REPS);
@@ -611,7 +663,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			k = lookup(optarg, recipe_name, NRECIPE);
 			if (k < 0)
 				return bad_flag("--recipe", optarg,
-						"want typical, exhaustive or exhaustive-split");
+						"want typical, exhaustive or exhaustive-unpack");
 			o->only[k] = true;
 			o->any_only = true;
 			o->cg_recipe = (enum recipe_id)k;
@@ -630,7 +682,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			k = lookup(optarg, impl_name, NIMPL);
 			if (k < 0)
 				return bad_flag("--impl", optarg,
-						"want decode, floor or floor-elem");
+						"want decode, floor, floor-elem, encode or "
+						"floor-encode");
 			o->cg_impl = (enum impl)k;
 			impl_set = true;
 			break;
@@ -708,13 +761,16 @@ static int report_json(const struct opts *o, struct bench *bs, const bool *run, 
 			recipe_name[i], b->fields, b->wire_size);
 		fprintf(f, "\"elements\": {\"8\": %zu, \"4\": %zu, \"1\": %zu}, ", b->n8, b->n4,
 			b->n1);
-		fprintf(f, "\"floor_runs\": %zu, ", b->nruns);
+		fprintf(f, "\"floor_runs\": %zu, \"recipe_runs\": %u, ", b->nruns, b->r->n_runs);
 		fprintf(f, "\"iters\": %" PRIu64 ", ", b->iters);
 		json_stat(f, "decode_ns", b->ns[I_DECODE], o->reps, true);
 		json_stat(f, "floor_ns", b->ns[I_FLOOR], o->reps, true);
 		json_stat(f, "floor_elem_ns", b->ns[I_FLOOR_ELEM], o->reps, true);
+		json_stat(f, "encode_ns", b->ns[I_ENCODE], o->reps, true);
+		json_stat(f, "floor_encode_ns", b->ns[I_FLOOR_ENC], o->reps, true);
 		json_stat(f, "ratio", b->ratio, o->reps, true);
-		json_stat(f, "ratio_elem", b->ratio_elem, o->reps, false);
+		json_stat(f, "ratio_elem", b->ratio_elem, o->reps, true);
+		json_stat(f, "ratio_encode", b->ratio_enc, o->reps, false);
 		fprintf(f, "}");
 		first = false;
 	}
@@ -828,7 +884,7 @@ int main(int argc, char **argv)
 	uname(&un);
 	snprintf(machine, sizeof(machine), "%s %s %s, %ld CPUs online", un.sysname, un.release,
 		 un.machine, sysconf(_SC_NPROCESSORS_ONLN));
-	fprintf(out, "rtde-codec-bench: %s; cpu %s; %u reps, decode and floors interleaved\n",
+	fprintf(out, "rtde-codec-bench: %s; cpu %s; %u reps, library and floors interleaved\n",
 		machine, o.cpu >= 0 ? "pinned" : "not pinned", o.reps);
 
 	/* 4. run: per rep, every recipe, A B or B A (alternating). */
@@ -845,34 +901,50 @@ int main(int argc, char **argv)
 			}
 			b->ratio[r] = b->ns[I_DECODE][r] / b->ns[I_FLOOR][r];
 			b->ratio_elem[r] = b->ns[I_DECODE][r] / b->ns[I_FLOOR_ELEM][r];
+			b->ratio_enc[r] = b->ns[I_ENCODE][r] / b->ns[I_FLOOR_ENC][r];
 		}
 	}
 
 	/* 5. report */
-	fprintf(out, "%-17s %6s %6s %13s %9s %8s %8s  %-24s %s\n", "recipe", "fields", "bytes",
-		"elements", "decode ns", "floor ns", "elem ns", "decode/floor [min, max]",
-		"decode/elem [min, max]");
+	fprintf(out, "%-17s %6s %6s %11s %4s %9s %8s %8s  %-22s %-22s\n", "recipe", "fields",
+		"bytes", "elements", "runs", "decode ns", "floor ns", "elem ns",
+		"decode/floor [min,max]", "decode/elem [min,max]");
 	for (int i = 0; i < NRECIPE; i++) {
 		const struct bench *b = &bs[i];
 		struct stat3 d, fl, fe, q, qe;
-		char el[32], rq[48];
+		char el[32], rq[48], rqe[48];
 
 		if (!run[i])
 			continue;
 		d = stats(b->ns[I_DECODE], o.reps);
 		fl = stats(b->ns[I_FLOOR], o.reps);
-		q = stats(b->ratio, o.reps);
-		snprintf(el, sizeof(el), "%zu/%zu/%zu", b->n8, b->n4, b->n1);
 		fe = stats(b->ns[I_FLOOR_ELEM], o.reps);
+		q = stats(b->ratio, o.reps);
 		qe = stats(b->ratio_elem, o.reps);
+		snprintf(el, sizeof(el), "%zu/%zu/%zu", b->n8, b->n4, b->n1);
 		snprintf(rq, sizeof(rq), "%.2f [%.2f, %.2f]", q.med, q.min, q.max);
-		fprintf(out, "%-17s %6zu %6zu %13s %9.1f %8.1f %8.1f  %-24s %.2f [%.2f, %.2f]\n",
-			recipe_name[i], b->fields, b->wire_size, el, d.med, fl.med, fe.med, rq,
-			qe.med, qe.min, qe.max);
+		snprintf(rqe, sizeof(rqe), "%.2f [%.2f, %.2f]", qe.med, qe.min, qe.max);
+		fprintf(out, "%-17s %6zu %6zu %11s %4u %9.1f %8.1f %8.1f  %-22s %-22s\n",
+			recipe_name[i], b->fields, b->wire_size, el, b->r->n_runs, d.med, fl.med,
+			fe.med, rq, rqe);
 	}
-	fprintf(out, "(elements: 8-/4-/1-byte; ns: median over reps; floor: runs of contiguous "
-		     "elements;\n elem: one entry per element; target: decode within 2x of the "
-		     "floor)\n");
+	fprintf(out, "%-17s %9s %8s  %-22s\n", "recipe", "encode ns", "floor ns",
+		"encode/floor [min,max]");
+	for (int i = 0; i < NRECIPE; i++) {
+		const struct bench *b = &bs[i];
+		struct stat3 e, fl, q;
+
+		if (!run[i])
+			continue;
+		e = stats(b->ns[I_ENCODE], o.reps);
+		fl = stats(b->ns[I_FLOOR_ENC], o.reps);
+		q = stats(b->ratio_enc, o.reps);
+		fprintf(out, "%-17s %9.1f %8.1f  %.2f [%.2f, %.2f]\n", recipe_name[i], e.med,
+			fl.med, q.med, q.min, q.max);
+	}
+	fprintf(out, "(elements: 8-/4-/1-byte; runs: the recipe's; ns: median over reps; floor:\n"
+		     " runs of contiguous elements; elem: one entry per element; target: decode\n"
+		     " within 2x of the floor)\n");
 	ret = 0;
 	if (o.json && report_json(&o, bs, run, machine))
 		ret = 1;

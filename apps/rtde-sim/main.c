@@ -29,6 +29,7 @@
 #include <rtloop/time.h>
 
 #include "server.h"
+#include "udp.h"
 
 #define PROG "rtde-sim"
 
@@ -52,6 +53,11 @@ static void usage(FILE *f)
 		"      --send-buffer BYTES   per-client send queue: a client that lets it\n"
 		"                            overflow is disconnected (default 262144)\n"
 		"      --sndbuf BYTES        SO_SNDBUF of client sockets (default: kernel's)\n"
+		"      --udp                 serve rtloop's 1 kHz UDP stream (Doosan v1.0 state\n"
+		"                            layout, docs/udp.md) instead of RTDE; --skip-every,\n"
+		"                            --skip-count, --start-time, --bind, --duration,\n"
+		"                            --json and the robot options apply\n"
+		"      --udp-port N          UDP port (default 12347; 0 = any free port)\n"
 		"\n"
 		"Controller:\n"
 		"  -P, --profile NAME        cb3 (3.15.8, 125 Hz), eseries (5.26.0, 500 Hz) or\n"
@@ -132,6 +138,8 @@ enum {
 	OPT_CONTACT_D,
 	OPT_FORCE_NOISE,
 	OPT_WATCHDOG,
+	OPT_UDP,
+	OPT_UDP_PORT,
 };
 
 struct cli {
@@ -141,6 +149,8 @@ struct cli {
 	bool quiet;
 	int priority;
 	bool mlock;
+	bool udp;
+	uint16_t udp_port;
 };
 
 /* ---- option values ------------------------------------------------------------- */
@@ -272,6 +282,8 @@ static int parse(int argc, char **argv, struct cli *cli)
 		{ "contact-damping", required_argument, NULL, OPT_CONTACT_D },
 		{ "force-noise", required_argument, NULL, OPT_FORCE_NOISE },
 		{ "watchdog-ms", required_argument, NULL, OPT_WATCHDOG },
+		{ "udp", no_argument, NULL, OPT_UDP },
+		{ "udp-port", required_argument, NULL, OPT_UDP_PORT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rtl_sim_faults *f = &cli->sim.faults;
@@ -414,6 +426,13 @@ static int parse(int argc, char **argv, struct cli *cli)
 			err = parse_double(optarg, 0.0, 1e4, &rc->force_noise);
 			rc->torque_noise = rc->force_noise / 10.0;
 			break;
+		case OPT_UDP:
+			cli->udp = true;
+			break;
+		case OPT_UDP_PORT:
+			err = parse_u32(optarg, 0, 65535, &u32);
+			cli->udp_port = (uint16_t)u32;
+			break;
 		case OPT_WATCHDOG:
 			err = parse_u32(optarg, 0, 60000, &u32);
 			rc->watchdog_ns = (int64_t)u32 * RTL_NS_PER_MS;
@@ -500,12 +519,15 @@ static int validate(struct cli *cli)
 /* ---- run ----------------------------------------------------------------------------- */
 
 static struct rtl_sim_server *the_server;
+static struct rtl_sim_udp *the_udp;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	if (the_server)
 		rtl_sim_server_stop(the_server);
+	if (the_udp)
+		rtl_sim_udp_stop(the_udp);
 }
 
 struct status {
@@ -657,6 +679,38 @@ static int report_json(FILE *f, const struct run_info *ri)
 	return ferror(f) ? -EIO : 0;
 }
 
+/* rtde-sim --udp: the options that apply, then udp.c runs and reports. */
+static int run_udp(const struct cli *cli, struct sigaction *sa)
+{
+	struct rtl_sim_udp_opts o;
+	bool to_stdout = cli->json && !strcmp(cli->json, "-");
+	FILE *json = NULL;
+	int err;
+
+	rtl_sim_udp_opts_default(&o);
+	o.bind = cli->srv.bind;
+	o.port = cli->udp_port;
+	o.duration_s = cli->srv.duration_s;
+	o.start_time_s = cli->sim.start_time_s;
+	o.skip_every = cli->sim.faults.skip_every;
+	o.skip_count = cli->sim.faults.skip_count;
+	o.robot = cli->sim.robot;
+	if (cli->json) {
+		json = to_stdout ? stdout : fopen(cli->json, "w");
+		if (!json) {
+			fprintf(stderr, PROG ": --json %s: %s\n", cli->json, strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
+	sigemptyset(&sa->sa_mask);
+	sigaction(SIGINT, sa, NULL);
+	sigaction(SIGTERM, sa, NULL);
+	err = rtl_sim_udp_main(&o, to_stdout ? stderr : stdout, json, cli->quiet, &the_udp);
+	if (json && json != stdout && fclose(json))
+		err = -EIO;
+	return err ? EXIT_FAIL : EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli = { .mlock = true };
@@ -674,6 +728,7 @@ int main(int argc, char **argv)
 	cli.sim.robot.contact.stiffness = 5000.0;
 	cli.sim.robot.contact.damping = 50.0;
 	cli.srv.port = 30004;
+	cli.udp_port = RTL_RT_UDP_DEFAULT_PORT;
 	if (parse(argc, argv, &cli) || validate(&cli))
 		return EXIT_USAGE;
 
@@ -702,6 +757,10 @@ int main(int argc, char **argv)
 			ri.sched = sched;
 		}
 	}
+
+	/* UDP mode (udp.h): its own server over the same robot options. */
+	if (cli.udp)
+		return run_udp(&cli, &sa);
 
 	/* Allocate: the server binds now, so a busy port fails before we run. */
 	if (!cli.quiet && isatty(STDERR_FILENO)) {

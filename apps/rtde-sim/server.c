@@ -298,7 +298,7 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 	srv->armed = -1;
 
 	while (!quit) {
-		int timeout_ms, n;
+		int timeout_ms, n, ran;
 
 		arm_timer(srv);
 		now = rtl_time_now();
@@ -338,7 +338,9 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 		}
 
 		now = rtl_time_now();
-		rtl_sim_run_due(sim, now);
+		ran = rtl_sim_run_due(sim, now);
+		if (ran)
+			rtl_sim_mark_sent(sim, ran, rtl_time_now());
 
 		for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++) {
 			struct rtl_sim_session *s = sim->sessions[i];
@@ -446,4 +448,14 @@ void rtl_sim_server_destroy(struct rtl_sim_server *srv)
 		close(srv->stop_fd);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
+}
+
+const struct rtl_hist *rtl_sim_server_echo_hist(struct rtl_sim_server *srv)
+{
+	return &rtl_sim_server_sim(srv)->echo_hist;
+}
+
+const struct rtl_hist *rtl_sim_server_wake_hist(struct rtl_sim_server *srv)
+{
+	return &rtl_sim_server_sim(srv)->wake_hist;
 }

@@ -90,6 +90,12 @@ int rtl_sim_server_join(struct rtl_sim_server *srv);
  * Any thread. */
 void rtl_sim_server_stats(struct rtl_sim_server *srv, struct rtl_sim_stats *out);
 
+/* The controller's echo round-trip and cycle wake-up histograms. Unlike the
+ * rest of the controller, these may be read while the server runs: rtl_hist
+ * has a single writer (the server thread) and tear-free readers. */
+const struct rtl_hist *rtl_sim_server_echo_hist(struct rtl_sim_server *srv);
+const struct rtl_hist *rtl_sim_server_wake_hist(struct rtl_sim_server *srv);
+
 /* Close the sockets and free the server and its controller (after the
  * loop has returned). NULL is accepted. */
 void rtl_sim_server_destroy(struct rtl_sim_server *srv);

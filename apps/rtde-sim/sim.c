@@ -584,6 +584,18 @@ int rtl_sim_run_due(struct rtl_sim *sim, int64_t now)
 	return n;
 }
 
+void rtl_sim_mark_sent(struct rtl_sim *sim, int n, int64_t now)
+{
+	for (uint64_t k = n > 0 && (uint64_t)n <= sim->cycle ? sim->cycle - (uint64_t)n
+							     : sim->cycle;
+	     k < sim->cycle; k++) {
+		struct rtl_sim_echo_slot *e = &sim->echo_ring[k % RTL_SIM_ECHO_RING];
+
+		if (e->cycle == k)
+			e->sent_ns = now;
+	}
+}
+
 size_t rtl_sim_fragment_len(struct rtl_sim *sim, size_t avail)
 {
 	size_t n = 1 + (size_t)(rtl_sim_rand(sim) % sim->opts.faults.fragment_max);

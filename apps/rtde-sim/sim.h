@@ -263,6 +263,14 @@ int rtl_sim_cycle(struct rtl_sim *sim, int64_t now, bool send);
  */
 int rtl_sim_run_due(struct rtl_sim *sim, int64_t now);
 
+/*
+ * The packages of the last @n cycles run were handed to the sockets at
+ * @now: make that their send time for the echo round trip, so the
+ * measurement starts when the bytes leave, not before the plant step and
+ * the encoding (which a bare ping-pong does not pay either).
+ */
+void rtl_sim_mark_sent(struct rtl_sim *sim, int n, int64_t now);
+
 /* Copy the robot's state, timestamp and control_step of cycle @k into the
  * values array (done by rtl_sim_cycle(); tests call it after poking the
  * robot). */

@@ -18,75 +18,7 @@
 #include <rtloop/rtde_client.h>
 #include <rtloop/time.h>
 
-/*
- * Allocations are counted on this thread only (Criterion's own threads may
- * allocate at any time), as in tests/rt/test-hist.c: under a sanitizer,
- * which owns malloc, through its hook interface; otherwise by interposing
- * malloc, calloc and realloc (weak, so another file may bring its own; the
- * positive control then fails instead of passing vacuously).
- */
-static _Thread_local bool counting;
-static _Thread_local unsigned long allocs;
-
-static void note_alloc(void)
-{
-	if (counting)
-		allocs++;
-}
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CLIENT_TEST_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-	__has_feature(memory_sanitizer)
-#define CLIENT_TEST_SANITIZER 1
-#endif
-#endif
-
-#ifdef CLIENT_TEST_SANITIZER
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-					      void (*free_hook)(const volatile void *));
-
-static void san_malloc_hook(const volatile void *p, size_t n)
-{
-	note_alloc();
-}
-
-static void san_free_hook(const volatile void *p)
-{
-}
-
-static void alloc_counting_setup(void)
-{
-	cr_assert(__sanitizer_install_malloc_and_free_hooks(san_malloc_hook, san_free_hook));
-}
-#else
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t k, size_t n);
-extern void *__libc_realloc(void *p, size_t n);
-
-__attribute__((weak)) void *malloc(size_t n)
-{
-	note_alloc();
-	return __libc_malloc(n);
-}
-
-__attribute__((weak)) void *calloc(size_t k, size_t n)
-{
-	note_alloc();
-	return __libc_calloc(k, n);
-}
-
-__attribute__((weak)) void *realloc(void *p, size_t n)
-{
-	note_alloc();
-	return __libc_realloc(p, n);
-}
-
-static void alloc_counting_setup(void)
-{
-}
-#endif
+#include "alloc-count.h"
 
 /* ---- the fake controller and an event log ---------------------------------- */
 
@@ -1073,10 +1005,9 @@ Test(rtde_client, running_data_allocates_nothing)
 	static uint8_t burst[8192];
 	struct rtl_rtde_client_event ev;
 	struct rtl_rtde_frame f;
-	void *(*volatile do_malloc)(size_t) = malloc;
 	uint64_t sink = 0;
 	size_t len = 0;
-	void *p;
+	long allocs;
 
 	handshake();
 	cr_assert_eq(
@@ -1088,16 +1019,11 @@ Test(rtde_client, running_data_allocates_nothing)
 	memcpy(burst + len, "\x00\x08U\x01\x00\x00\x00\x00", 8);
 	len += 8;
 
-	alloc_counting_setup();
 	/* Positive control: the counter sees an allocation. */
-	counting = true;
-	p = do_malloc(24);
-	counting = false;
-	free(p);
-	cr_assert_eq(allocs, 1, "malloc interposition inactive (%lu allocations seen)", allocs);
+	cr_assert(rtl_test_alloc_selftest(), "malloc counting inactive");
 
-	allocs = 0;
-	counting = true;
+	rtl_test_alloc_mark_thread();
+	rtl_test_alloc_start();
 	for (int round = 0; round < 20; round++) {
 		/* Whole, then split across feeds (the framer assembles). */
 		size_t cut = len / 3 + (size_t)round;
@@ -1115,8 +1041,9 @@ Test(rtde_client, running_data_allocates_nothing)
 				sink += ev.u.data.skipped + f.values[0];
 			}
 	}
-	counting = false;
-	cr_assert_eq(allocs, 0, "%lu allocations", allocs);
+	allocs = rtl_test_alloc_stop();
+	rtl_test_alloc_unmark_thread();
+	cr_assert_eq(allocs, 0, "%ld allocations", allocs);
 	cr_assert_eq(rtl_rtde_client_stats(&cl)->data, 20 * 99);
 	cr_assert_eq(rtl_rtde_client_stats(&cl)->wrong_recipe, 20);
 	cr_assert_eq(rtl_rtde_client_stats(&cl)->malformed, 20);

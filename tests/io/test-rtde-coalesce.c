@@ -22,77 +22,7 @@
 #include <rtloop/rtde_coalesce.h>
 #include <rtloop/rtde_recipe.h>
 
-/* ---- allocation counting ------------------------------------------------- */
-
-/*
- * As in tests/rt/test-hist.c: allocations are counted on this thread only
- * (Criterion's own threads may allocate at any time). Under a sanitizer,
- * which owns malloc, we use its hook interface; otherwise we interpose
- * malloc, calloc and realloc and forward to glibc. The positive control in
- * rt_calls_do_not_allocate fails if the interposition is not active.
- */
-static _Thread_local bool counting;
-static _Thread_local unsigned long allocs;
-
-static void note_alloc(void)
-{
-	if (counting)
-		allocs++;
-}
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define COAL_TEST_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-	__has_feature(memory_sanitizer)
-#define COAL_TEST_SANITIZER 1
-#endif
-#endif
-
-#ifdef COAL_TEST_SANITIZER
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-					      void (*free_hook)(const volatile void *));
-
-static void san_malloc_hook(const volatile void *p, size_t n)
-{
-	note_alloc();
-}
-
-static void san_free_hook(const volatile void *p)
-{
-}
-
-static void alloc_counting_setup(void)
-{
-	cr_assert(__sanitizer_install_malloc_and_free_hooks(san_malloc_hook, san_free_hook));
-}
-#else
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t k, size_t n);
-extern void *__libc_realloc(void *p, size_t n);
-
-__attribute__((weak)) void *malloc(size_t n)
-{
-	note_alloc();
-	return __libc_malloc(n);
-}
-
-__attribute__((weak)) void *calloc(size_t k, size_t n)
-{
-	note_alloc();
-	return __libc_calloc(k, n);
-}
-
-__attribute__((weak)) void *realloc(void *p, size_t n)
-{
-	note_alloc();
-	return __libc_realloc(p, n);
-}
-
-static void alloc_counting_setup(void)
-{
-}
-#endif
+#include "alloc-count.h"
 
 /* ---- fixtures ------------------------------------------------------------ */
 
@@ -763,13 +693,12 @@ Test(rtde_coalesce, too_small_a_buffer_is_enospc_and_commits_nothing)
 
 Test(rtde_coalesce, rt_calls_do_not_allocate)
 {
-	void *(*volatile do_malloc)(size_t) = malloc;
 	const struct rtl_rtde_recipe *rs[] = { &rec_io, &rec_servo };
 	const uint8_t ids[] = { IO_ID, SERVO_ID };
 	struct rtl_rtde_coalesce_stats st;
 	struct rtl_rtde_handle hd, hdo, hs;
 	long sink = 0;
-	void *p;
+	long allocs;
 
 	build(&rec_io, IO_LIST);
 	build(&rec_servo, SERVO_LIST);
@@ -777,17 +706,12 @@ Test(rtde_coalesce, rt_calls_do_not_allocate)
 	hdo = hnd(&rec_io, "standard_digital_output");
 	hs = hnd(&rec_io, "speed_slider_fraction");
 
-	alloc_counting_setup();
 	/* Positive control: the counter sees an allocation, so a zero below
 	 * means something. */
-	counting = true;
-	p = do_malloc(24);
-	counting = false;
-	free(p);
-	cr_assert_eq(allocs, 1, "malloc interposition inactive (%lu allocations seen)", allocs);
+	cr_assert(rtl_test_alloc_selftest(), "malloc counting inactive");
 
-	allocs = 0;
-	counting = true;
+	rtl_test_alloc_mark_thread();
+	rtl_test_alloc_start();
 	sink += rtl_rtde_coalesce_init(&coal, rs, ids, 2);
 	for (int i = 0; i < 1000; i++) {
 		rtl_rtde_frame_set_double(servo(), hd, i * 0.001);
@@ -803,8 +727,9 @@ Test(rtde_coalesce, rt_calls_do_not_allocate)
 		sink += rtl_rtde_coalesce_total(&coal, &st);
 		sink += rtl_rtde_coalesce_set_id(&coal, 0, IO_ID);
 	}
-	counting = false;
-	cr_assert_eq(allocs, 0, "%lu allocations", allocs);
+	allocs = rtl_test_alloc_stop();
+	rtl_test_alloc_unmark_thread();
+	cr_assert_eq(allocs, 0, "%ld allocations", allocs);
 	cr_assert_neq(sink, 0);
 	cr_assert_gt(st.sent, 0);
 }

@@ -12,6 +12,7 @@
 
 #include <rtloop/rtde.h>
 
+#include "alloc-count.h"
 #include "test-rtde-vectors.h"
 
 static uint8_t storage[RTL_RTDE_MAX_PACKAGE_SIZE];
@@ -368,47 +369,8 @@ Test(rtde_framer, init_and_feed_reject_bad_arguments)
 
 /* ---- RT safety: the hot path does not allocate ----------------------- */
 
-/*
- * Count calls to malloc and friends by interposing them (glibc's
- * __libc_* entry points do the work). Sanitizers interpose the allocator
- * themselves, so the count is only taken in plain builds.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define RTL_TEST_COUNT_ALLOCS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define RTL_TEST_COUNT_ALLOCS 0
-#endif
-#endif
-#if !defined(RTL_TEST_COUNT_ALLOCS) && defined(__GLIBC__)
-#define RTL_TEST_COUNT_ALLOCS 1
-#endif
-
-#if RTL_TEST_COUNT_ALLOCS
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-
-static volatile unsigned long alloc_calls;
-
-void *malloc(size_t size)
-{
-	alloc_calls++;
-	return __libc_malloc(size);
-}
-
-void *calloc(size_t n, size_t size)
-{
-	alloc_calls++;
-	return __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t size)
-{
-	alloc_calls++;
-	return __libc_realloc(p, size);
-}
-
+/* Counted on this thread (tests/common/alloc-count.h), after a positive
+ * control. */
 Test(rtde_framer, framing_and_decoding_do_not_allocate)
 {
 	struct stream s = make_stream(3000);
@@ -418,12 +380,14 @@ Test(rtde_framer, framing_and_decoding_do_not_allocate)
 	struct rtl_rtde_msg msg;
 	const uint8_t *pkg;
 	size_t len;
-	unsigned long before;
+	long allocs;
 	static uint8_t out[4096];
 	int decoded = 0;
 
 	cr_assert_eq(rtl_rtde_framer_init(&f, storage, 4096), 0);
-	before = alloc_calls;
+	cr_assert(rtl_test_alloc_selftest(), "malloc counting inactive");
+	rtl_test_alloc_mark_thread();
+	rtl_test_alloc_start();
 	for (size_t pos = 0; pos < s.len; pos += 7) {
 		size_t n = s.len - pos < 7 ? s.len - pos : 7;
 
@@ -437,8 +401,9 @@ Test(rtde_framer, framing_and_decoding_do_not_allocate)
 	}
 	rtl_rtde_unpack(vec_u_q_v2 + 4, 56, types, 2, v);
 	rtl_rtde_pack(out, sizeof(out), types, 2, v);
-	cr_assert_eq(alloc_calls, before, "%lu allocations on the hot path", alloc_calls - before);
+	allocs = rtl_test_alloc_stop();
+	rtl_test_alloc_unmark_thread();
+	cr_assert_eq(allocs, 0, "%ld allocations on the hot path", allocs);
 	cr_assert_gt(decoded, 10);
 	free(s.bytes);
 }
-#endif

@@ -2,8 +2,10 @@
 /*
  * Recipes: builders (names, comma list, text, UR XML), every check with its
  * exact error code and message, the offset table, decode of a hand-built
- * payload, encode of an input recipe against the reference vector, and the
- * texts that explain NOT_FOUND and IN_USE.
+ * payload, encode of an input recipe against the reference vector, the runs
+ * that decode and encode walk (against the codec's unpack_to / pack_from in
+ * many field orders, BOOL normalisation, no allocation), and the texts that
+ * explain NOT_FOUND and IN_USE.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -16,6 +18,8 @@
 #include <rtloop/log.h>
 #include <rtloop/rtde_recipe.h>
 
+#include "alloc-count.h"
+
 #define VER(a, b, c) RTL_RTDE_VERSION(a, b, c, 0)
 
 /* Recipes are large: keep them off the test's stack. */
@@ -24,6 +28,9 @@ static struct rtl_rtde_report rep;
 
 static const struct rtl_rtde_recipe_opts out_any = { RTL_RTDE_RECIPE_OUTPUT, 0, 0 };
 static const struct rtl_rtde_recipe_opts in_any = { RTL_RTDE_RECIPE_INPUT, 0, 0 };
+/* Inputs without the fieldbus-range warnings (recipes of many registers). */
+static const struct rtl_rtde_recipe_opts in_quiet = { RTL_RTDE_RECIPE_INPUT, 0,
+						      RTL_RTDE_RECIPE_NO_FIELDBUS_WARNING };
 
 #define assert_text(needle) \
 	cr_assert(strstr(rep.text, needle), "report lacks \"%s\":\n%s", needle, rep.text)
@@ -284,6 +291,342 @@ Test(rtde_recipe, encode_decode_round_trip_of_every_type)
 	cr_assert_eq(v.d, -0.125);
 }
 
+/* The names of every field of direction @flag, in registry order, into
+ * @names (room for RTL_RTDE_RECIPE_MAX_FIELDS + 1); returns the count. */
+static size_t every_field(const char **names, unsigned flag)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rtl_rtde_field_count(); i++)
+		if ((rtl_rtde_field_at(i)->flags & flag) && n <= RTL_RTDE_RECIPE_MAX_FIELDS)
+			names[n++] = rtl_rtde_field_at(i)->name;
+	return n;
+}
+
+/* ---- runs: what decode and encode walk --------------------------------------- */
+
+Test(rtde_recipe, runs_of_a_known_recipe)
+{
+	/* timestamp + actual_q: 7 doubles; robot_mode, joint_mode and
+	 * runtime_state: 8 four-byte words; the UINT64 alone (the kind
+	 * changes before and after); the UINT8; elbow_position and payload,
+	 * 4 doubles (the frame's padding moves both by the same 7 bytes). */
+	static const struct rtl_rtde_run want[] = {
+		{ 0, 0, 7, RTL_RTDE_RUN_SWAP64, 0 },	{ 56, 56, 8, RTL_RTDE_RUN_SWAP32, 0 },
+		{ 88, 88, 1, RTL_RTDE_RUN_SWAP64, 0 },	{ 96, 96, 1, RTL_RTDE_RUN_COPY8, 0 },
+		{ 97, 104, 4, RTL_RTDE_RUN_SWAP64, 0 },
+	};
+
+	build_known();
+	cr_assert_eq(rec.n_runs, 5);
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(rec.runs[i].wire_offset, want[i].wire_offset, "run %d", i);
+		cr_assert_eq(rec.runs[i].host_offset, want[i].host_offset, "run %d", i);
+		cr_assert_eq(rec.runs[i].count, want[i].count, "run %d", i);
+		cr_assert_eq(rec.runs[i].kind, want[i].kind, "run %d", i);
+	}
+	/* A BOOL and a UINT8 side by side are two runs: one is normalised. */
+	cr_assert_eq(rtl_rtde_recipe_from_list(&rec, &out_any,
+					       "output_bit_register_64,output_bit_register_65,"
+					       "tool_output_mode,output_bit_register_66",
+					       &rep),
+		     4, "%s", rep.text);
+	cr_assert_eq(rec.n_runs, 3);
+	cr_assert_eq(rec.runs[0].kind, RTL_RTDE_RUN_BOOL);
+	cr_assert_eq(rec.runs[0].count, 2);
+	cr_assert_eq(rec.runs[1].kind, RTL_RTDE_RUN_COPY8);
+	cr_assert_eq(rec.runs[2].kind, RTL_RTDE_RUN_BOOL);
+	cr_assert_eq(rec.runs[2].wire_offset, 3);
+}
+
+Test(rtde_recipe, a_failed_build_leaves_no_runs)
+{
+	_Alignas(8) unsigned char storage[136];
+	struct rtl_rtde_frame f;
+
+	build_known();
+	cr_assert_eq(rtl_rtde_frame_init(&f, storage, sizeof(storage), &rec), 0);
+	cr_assert_eq(rtl_rtde_recipe_from_list(&rec, &out_any, "timestamp,nope", &rep), -ENOENT);
+	cr_assert_eq(rec.n_runs, 0);
+	cr_assert_eq(rec.wire_size, 0);
+	memset(storage, 0xAB, sizeof(storage));
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, NULL, 0, &f), 0);
+	cr_assert_eq(storage[0], 0xAB, "an empty recipe writes nothing");
+}
+
+/* splitmix64: fixed-seed test data. */
+static uint64_t rng(uint64_t *s)
+{
+	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* The element size and run kind of value type @t. */
+static void elem_of(enum rtl_rtde_type t, size_t *size, uint8_t *kind)
+{
+	*size = rtl_rtde_type_size(t) / rtl_rtde_type_elems(t);
+	if (t == RTL_RTDE_TYPE_BOOL)
+		*kind = RTL_RTDE_RUN_BOOL;
+	else if (t == RTL_RTDE_TYPE_UINT8)
+		*kind = RTL_RTDE_RUN_COPY8;
+	else
+		*kind = *size == 8 ? RTL_RTDE_RUN_SWAP64 : RTL_RTDE_RUN_SWAP32;
+}
+
+/*
+ * The runs of @r cover the elements of its slots exactly, in order, each
+ * with its kind, and are maximal (no two neighbours could be one run).
+ */
+static void check_runs(const struct rtl_rtde_recipe *r)
+{
+	uint32_t run = 0, at = 0; /* current run, elements of it seen */
+
+	cr_assert_leq(r->n_runs, r->n);
+	cr_assert_gt(r->n_runs, 0);
+	for (uint32_t i = 0; i < r->n; i++) {
+		enum rtl_rtde_type t = (enum rtl_rtde_type)r->slots[i].type;
+		size_t es;
+		uint8_t kind;
+
+		elem_of(t, &es, &kind);
+		for (unsigned e = 0; e < rtl_rtde_type_elems(t); e++) {
+			const struct rtl_rtde_run *u;
+
+			if (at == r->runs[run].count) {
+				run++;
+				at = 0;
+			}
+			cr_assert_lt(run, r->n_runs, "field %u: past the last run", i);
+			u = &r->runs[run];
+			cr_assert_eq(u->kind, kind, "field %u", i);
+			cr_assert_eq(u->wire_offset + at * es, r->slots[i].wire_offset + e * es);
+			cr_assert_eq(u->host_offset + at * es, r->slots[i].host_offset + e * es);
+			at++;
+		}
+	}
+	cr_assert_eq(run + 1, r->n_runs, "unused runs");
+	cr_assert_eq(at, r->runs[run].count);
+	for (uint32_t k = 1; k < r->n_runs; k++) {
+		const struct rtl_rtde_run *a = &r->runs[k - 1], *b = &r->runs[k];
+		size_t es = a->kind == RTL_RTDE_RUN_SWAP64   ? 8
+			    : a->kind == RTL_RTDE_RUN_SWAP32 ? 4
+							     : 1;
+
+		cr_assert(a->kind != b->kind || a->wire_offset + a->count * es != b->wire_offset ||
+				  a->host_offset + a->count * es != b->host_offset,
+			  "runs %u and %u could be one", k - 1, k);
+	}
+}
+
+static uint8_t wire_a[4096], wire_b[4096], wire_c[4096];
+static _Alignas(8) unsigned char host_a[4096], host_b[4096];
+static enum rtl_rtde_type ref_types[RTL_RTDE_RECIPE_MAX_FIELDS];
+static uint32_t host_offs[RTL_RTDE_RECIPE_MAX_FIELDS];
+
+/*
+ * Build @names (@n) of direction @o and check decode and encode against the
+ * codec's rtl_rtde_unpack_to() / rtl_rtde_pack_from() with the recipe's
+ * layout: random package bytes (BOOL bytes any value), then encode of the
+ * decoded frame, then encode of a frame with raw BOOL bytes.
+ */
+static void round_trip(const struct rtl_rtde_recipe_opts *o, const char *const *names, size_t n,
+		       uint64_t seed)
+{
+	struct rtl_rtde_frame f;
+	size_t len;
+
+	cr_assert_eq(rtl_rtde_recipe_from_names(&rec, o, names, n, &rep), (int)n, "%s", rep.text);
+	check_runs(&rec);
+	len = rec.wire_size;
+	cr_assert_leq(len, sizeof(wire_a));
+	cr_assert_leq(rec.host_size, sizeof(host_a));
+	for (size_t i = 0; i < n; i++) {
+		ref_types[i] = (enum rtl_rtde_type)rec.slots[i].type;
+		host_offs[i] = rec.slots[i].host_offset;
+	}
+	for (size_t i = 0; i < len; i++)
+		wire_a[i] = (uint8_t)rng(&seed);
+
+	/* Decode: the same frame as the reference, padding untouched. */
+	memset(host_a, 0x5C, sizeof(host_a));
+	memset(host_b, 0x5C, sizeof(host_b));
+	f = (struct rtl_rtde_frame){ host_a, rec.host_size, rec.host_size };
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, wire_a, len, &f), 0);
+	cr_assert_eq(rtl_rtde_unpack_to(wire_a, len, ref_types, n, host_offs, host_b), 0);
+	cr_assert_eq(memcmp(host_a, host_b, sizeof(host_a)), 0, "decode differs from unpack_to");
+
+	/* Encode of the decoded frame: the reference bytes, and the package
+	 * with its BOOL bytes as 0 or 1. */
+	memset(wire_b, 0xEE, sizeof(wire_b));
+	memset(wire_c, 0xEE, sizeof(wire_c));
+	cr_assert_eq(rtl_rtde_recipe_encode(&rec, &f, wire_b, len), (int)len);
+	cr_assert_eq(rtl_rtde_pack_from(wire_c, len, ref_types, n, host_offs, host_a), (int)len);
+	cr_assert_eq(memcmp(wire_b, wire_c, sizeof(wire_b)), 0, "encode differs from pack_from");
+	for (size_t i = 0; i < n; i++) {
+		uint32_t w = rec.slots[i].wire_offset;
+
+		if (ref_types[i] == RTL_RTDE_TYPE_BOOL) {
+			cr_assert_eq(wire_b[w], wire_a[w] != 0);
+			wire_b[w] = wire_a[w];
+		}
+	}
+	cr_assert_eq(memcmp(wire_a, wire_b, len), 0, "round trip changed the package");
+
+	/* Encode of a frame whose BOOL bytes are not 0 or 1 (written
+	 * directly, not through the setters). */
+	for (size_t i = 0; i < n; i++)
+		if (ref_types[i] == RTL_RTDE_TYPE_BOOL)
+			host_a[host_offs[i]] = (unsigned char)(rng(&seed) | 2);
+	cr_assert_eq(rtl_rtde_recipe_encode(&rec, &f, wire_b, len), (int)len);
+	cr_assert_eq(rtl_rtde_pack_from(wire_c, len, ref_types, n, host_offs, host_a), (int)len);
+	cr_assert_eq(memcmp(wire_b, wire_c, len), 0);
+}
+
+/* Up to @per fields of each value type of direction @flag, grouped by type
+ * (in type order); returns the count and the types present in *@covered. */
+static size_t by_type(const char **names, unsigned flag, size_t per, unsigned *covered)
+{
+	size_t n = 0;
+
+	*covered = 0;
+	for (int t = 0; t < RTL_RTDE_TYPE_COUNT; t++) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < rtl_rtde_field_count() && k < per; i++) {
+			const struct rtl_rtde_field *f = rtl_rtde_field_at(i);
+
+			if ((int)f->type != t || !(f->flags & flag))
+				continue;
+			names[n++] = f->name;
+			k++;
+			*covered |= 1u << t;
+		}
+	}
+	return n;
+}
+
+static void shuffle(const char **names, size_t n, uint64_t *seed)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(rng(seed) % i);
+		const char *t = names[i - 1];
+
+		names[i - 1] = names[j];
+		names[j] = t;
+	}
+}
+
+Test(rtde_recipe, runs_decode_and_encode_like_the_codec_in_any_order)
+{
+	static const char *names[RTL_RTDE_RECIPE_MAX_FIELDS + 1], *rr[RTL_RTDE_RECIPE_MAX_FIELDS];
+	unsigned covered, want = 0;
+	uint64_t seed = 7;
+	size_t n, m;
+
+	/* Every value type the registry has an output of: all but
+	 * VECTOR6UINT32, which no field has (the codec's own tests cover
+	 * it; its run kind is SWAP32, as VECTOR6INT32's). */
+	for (int t = RTL_RTDE_TYPE_BOOL; t <= RTL_RTDE_TYPE_VECTOR6INT32; t++)
+		want |= 1u << t;
+	n = by_type(names, RTL_RTDE_FIELD_OUTPUT, 3, &covered);
+	cr_assert_eq(covered, want, "types with output fields: %#x", covered);
+
+	/* Grouped by type (long runs), reversed, interleaved one of each type
+	 * (a run per field, padding between most), then shuffled. */
+	round_trip(&out_any, names, n, seed++);
+	for (size_t i = 0; i < n; i++)
+		rr[i] = names[n - 1 - i];
+	round_trip(&out_any, rr, n, seed++);
+	m = 0;
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = k; i < n; i += 3)
+			rr[m++] = names[i];
+	round_trip(&out_any, rr, m, seed++);
+	for (int r = 0; r < 20; r++) {
+		shuffle(names, n, &seed);
+		round_trip(&out_any, names, n, seed++);
+	}
+
+	/* Every output, in registry order and shuffled; random subsets. */
+	n = every_field(names, RTL_RTDE_FIELD_OUTPUT);
+	round_trip(&out_any, names, n, seed++);
+	for (int r = 0; r < 20; r++) {
+		shuffle(names, n, &seed);
+		round_trip(&out_any, names, 1 + (size_t)(rng(&seed) % n), seed++);
+	}
+
+	/* Inputs: every type they have, grouped, shuffled, all of them. */
+	n = by_type(names, RTL_RTDE_FIELD_INPUT, 3, &covered);
+	cr_assert_geq(__builtin_popcount(covered), 5);
+	round_trip(&in_quiet, names, n, seed++);
+	shuffle(names, n, &seed);
+	round_trip(&in_quiet, names, n, seed++);
+	n = every_field(names, RTL_RTDE_FIELD_INPUT);
+	round_trip(&in_quiet, names, n, seed++);
+}
+
+Test(rtde_recipe, decode_and_encode_allocate_nothing)
+{
+	static const char *names[RTL_RTDE_RECIPE_MAX_FIELDS + 1];
+	size_t n = every_field(names, RTL_RTDE_FIELD_OUTPUT);
+	struct rtl_rtde_frame f;
+	int bad = 0;
+	long allocs;
+
+	cr_assert_eq(rtl_rtde_recipe_from_names(&rec, &out_any, names, n, &rep), (int)n);
+	cr_assert_eq(rtl_rtde_frame_init(&f, host_a, sizeof(host_a), &rec), 0);
+	memset(wire_a, 1, sizeof(wire_a));
+	cr_assert(rtl_test_alloc_selftest(), "malloc counting inactive");
+
+	rtl_test_alloc_mark_thread();
+	rtl_test_alloc_start();
+	for (int i = 0; i < 100; i++) {
+		bad |= rtl_rtde_recipe_decode(&rec, wire_a, rec.wire_size, &f) != 0;
+		bad |= rtl_rtde_recipe_encode(&rec, &f, wire_b, sizeof(wire_b)) !=
+		       (int)rec.wire_size;
+	}
+	allocs = rtl_test_alloc_stop();
+	rtl_test_alloc_unmark_thread();
+	cr_assert_not(bad);
+	cr_assert_eq(allocs, 0, "%ld allocations in decode/encode", allocs);
+}
+
+Test(rtde_recipe, bool_is_normalised_both_ways)
+{
+	/* Three BOOLs in one run between a double and a UINT8. */
+	uint8_t wire[16] = { 0x3F, 0xF0, 0, 0, 0, 0, 0, 0, 0x02, 0x00, 0xFF, 0x80 };
+	uint8_t out[16];
+	_Alignas(8) unsigned char storage[16];
+	struct rtl_rtde_frame f;
+
+	cr_assert_eq(rtl_rtde_recipe_from_list(&rec, &out_any,
+					       "timestamp,output_bit_register_64,"
+					       "output_bit_register_65,output_bit_register_66,"
+					       "tool_output_mode",
+					       &rep),
+		     5, "%s", rep.text);
+	cr_assert_eq(rec.n_runs, 3);
+	cr_assert_eq(rec.runs[1].kind, RTL_RTDE_RUN_BOOL);
+	cr_assert_eq(rec.runs[1].count, 3);
+	cr_assert_eq(rtl_rtde_frame_init(&f, storage, sizeof(storage), &rec), 0);
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, wire, 12, &f), 0);
+	cr_assert_eq(storage[8], 1);
+	cr_assert_eq(storage[9], 0);
+	cr_assert_eq(storage[10], 1);
+	cr_assert_eq(storage[11], 0x80, "a UINT8 is copied as is");
+	cr_assert(rtl_rtde_frame_get_bool(&f, rtl_rtde_recipe_handle_at(&rec, 3)));
+	storage[9] = 0x40; /* written directly, not through a setter */
+	cr_assert_eq(rtl_rtde_recipe_encode(&rec, &f, out, sizeof(out)), 12);
+	cr_assert_eq(out[8], 1);
+	cr_assert_eq(out[9], 1);
+	cr_assert_eq(out[10], 1);
+	cr_assert_eq(out[11], 0x80);
+	cr_assert_eq(memcmp(out, wire, 8), 0);
+}
+
 Test(rtde_recipe, handles_of_missing_names_are_invalid)
 {
 	struct rtl_rtde_handle h;
@@ -450,22 +793,46 @@ Test(rtde_recipe, fieldbus_range_inputs_warn)
 	cr_assert_eq(warnings_logged, 2);
 }
 
-Test(rtde_recipe, too_many_fields_is_e2big)
+Test(rtde_recipe, every_field_of_a_direction_is_one_recipe)
 {
-	static const char *names[RTL_RTDE_RECIPE_MAX_FIELDS + 2];
-	size_t n = 0;
+	static const char *names[RTL_RTDE_RECIPE_MAX_FIELDS + 1];
+	size_t n = every_field(names, RTL_RTDE_FIELD_OUTPUT);
+	size_t wire = 0;
 
-	for (size_t i = 0; i < rtl_rtde_field_count() && n < RTL_RTDE_RECIPE_MAX_FIELDS + 2; i++)
-		if (rtl_rtde_field_at(i)->flags & RTL_RTDE_FIELD_OUTPUT)
-			names[n++] = rtl_rtde_field_at(i)->name;
-	cr_assert_eq(n, RTL_RTDE_RECIPE_MAX_FIELDS + 2);
-	cr_assert_eq(
-		rtl_rtde_recipe_from_names(&rec, &out_any, names, RTL_RTDE_RECIPE_MAX_FIELDS, &rep),
-		RTL_RTDE_RECIPE_MAX_FIELDS);
-	cr_assert_eq(rtl_rtde_recipe_from_names(&rec, &out_any, names, n, &rep), -E2BIG);
-	cr_assert_eq(rep.errors, 1, "reported once");
-	cr_assert_str_eq(rep.field, names[RTL_RTDE_RECIPE_MAX_FIELDS]);
-	assert_text("too many fields: a recipe holds at most 256");
+	/* UR's exhaustive output recipe: 406 names, about 3 KB packages. */
+	cr_assert_eq(n, 406);
+	cr_assert_eq(rtl_rtde_recipe_from_names(&rec, &out_any, names, n, &rep), 406, "%s",
+		     rep.text);
+	for (size_t i = 0; i < n; i++)
+		wire += rtl_rtde_type_size(rtl_rtde_field_find(names[i])->type);
+	cr_assert_eq(rec.wire_size, wire);
+	cr_assert_eq(rec.wire_size, 3003);
+	n = every_field(names, RTL_RTDE_FIELD_INPUT);
+	cr_assert_eq(rtl_rtde_recipe_from_names(&rec, &in_quiet, names, n, &rep), (int)n, "%s",
+		     rep.text);
+}
+
+Test(rtde_recipe, the_field_limit_is_out_of_reach_of_distinct_names)
+{
+	/* -E2BIG is defensive: the registry has fewer fields of either
+	 * direction than a recipe holds, and a name past them is a
+	 * duplicate, which is reported (-EEXIST) before the count. When the
+	 * registry outgrows the limit, this fails: test -E2BIG then. */
+	static const char *names[RTL_RTDE_RECIPE_MAX_FIELDS + 1];
+	size_t n = every_field(names, RTL_RTDE_FIELD_OUTPUT);
+
+	cr_assert_lt(n, RTL_RTDE_RECIPE_MAX_FIELDS);
+	cr_assert_lt(every_field(names, RTL_RTDE_FIELD_INPUT), RTL_RTDE_RECIPE_MAX_FIELDS);
+	n = every_field(names, RTL_RTDE_FIELD_OUTPUT);
+	for (size_t i = n; i <= RTL_RTDE_RECIPE_MAX_FIELDS; i++)
+		names[i] = names[i - n];
+	cr_assert_eq(rtl_rtde_recipe_from_names(&rec, &out_any, names,
+						RTL_RTDE_RECIPE_MAX_FIELDS + 1, &rep),
+		     -EEXIST);
+	cr_assert_eq(rep.errors, RTL_RTDE_RECIPE_MAX_FIELDS + 1 - n);
+	cr_assert_null(strstr(rep.text, "too many fields"));
+	cr_assert_eq(rec.n, 0);
+	cr_assert_eq(rec.n_runs, 0);
 }
 
 Test(rtde_recipe, empty_and_bad_arguments_are_einval)

@@ -275,41 +275,44 @@ Test(loop_rtde, refused_connection_names_the_fix)
 
 #include <rtloop/mem.h>
 
-static _Atomic int counting;
-static _Atomic long hot_allocs;
-static _Atomic pid_t hot[2]; /* rx thread, worker */
+#include "alloc-count.h"
 
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
+/*
+ * The rx thread marks itself for the malloc count from inside the RTDE
+ * transport: its ops, copied, with recv() and next() (rx thread only)
+ * wrapped. The worker marks itself in step_counting().
+ */
+static struct rtl_transport_ops counting_ops;
+static int (*rtde_recv)(struct rtl_transport *t);
+static int (*rtde_next)(struct rtl_transport *t, struct rtl_loop_frame *f, size_t cap);
+static _Atomic bool hot_seen[2]; /* rx thread, worker */
 
-static void count(void)
+static void note_hot_thread(int which)
 {
-	pid_t me;
-
-	if (!atomic_load_explicit(&counting, memory_order_relaxed))
-		return;
-	me = gettid();
-	if (me == atomic_load(&hot[0]) || me == atomic_load(&hot[1]))
-		atomic_fetch_add(&hot_allocs, 1);
+	rtl_test_alloc_mark_thread();
+	atomic_store(&hot_seen[which], true);
 }
 
-void *malloc(size_t size)
+static int counting_recv(struct rtl_transport *t)
 {
-	count();
-	return __libc_malloc(size);
+	note_hot_thread(0);
+	return rtde_recv(t);
 }
 
-void *calloc(size_t n, size_t size)
+static int counting_next(struct rtl_transport *t, struct rtl_loop_frame *f, size_t cap)
 {
-	count();
-	return __libc_calloc(n, size);
+	note_hot_thread(0);
+	return rtde_next(t, f, cap);
 }
 
-void *realloc(void *p, size_t size)
+static void count_rx_thread(struct rtl_transport *t)
 {
-	count();
-	return __libc_realloc(p, size);
+	counting_ops = *t->ops;
+	rtde_recv = counting_ops.recv;
+	rtde_next = counting_ops.next;
+	counting_ops.recv = counting_recv;
+	counting_ops.next = counting_next;
+	t->ops = &counting_ops;
 }
 
 /* The thread of this process named @name: its tid, and minor faults. */
@@ -358,7 +361,7 @@ static int step_counting(struct rtl_loop *loop, const struct rtl_loop_frame *fr,
 	int64_t n = atomic_load(&R.steps) + 1;
 
 	if (n == 1)
-		atomic_store(&hot[1], gettid());
+		note_hot_thread(1);
 	if (n == 300)
 		atomic_store(&worker_faults[0], rtl_mem_thread_minor_faults());
 	if (n == 5300)
@@ -375,21 +378,14 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_and_takes_no_fault, .timeout =
 	struct rtl_rt_error err = { 0 };
 	struct rtl_loop_stats s;
 	long rx_faults[2] = { -1, -1 };
+	pid_t rx_tid;
+	long allocs;
 	int64_t end;
 
-	/* Positive control: the counter sees an allocation of a "hot" thread. */
-	atomic_store(&hot[1], gettid());
-	atomic_store(&counting, 1);
-	{
-		void *p = malloc(32);
-
-		__asm__ volatile("" : : "r"(p) : "memory");
-		free(p);
-	}
-	atomic_store(&counting, 0);
-	cr_assert_eq(hot_allocs, 1, "the allocation counter works");
-	atomic_store(&hot_allocs, 0);
-	atomic_store(&hot[1], 0);
+	/* Positive control: the counter sees an allocation of a marked thread. */
+	cr_assert(rtl_test_alloc_selftest(), "the allocation counter works");
+	atomic_store(&hot_seen[0], false);
+	atomic_store(&hot_seen[1], false);
 
 	memset(&R, 0, sizeof(R));
 	rtl_sim_opts_default(&so);
@@ -403,6 +399,7 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_and_takes_no_fault, .timeout =
 	tc.user = &R;
 	cr_assert_eq(rtl_rtde_transport_init(&R.tr, &tc, &err), 0, "%s", err.msg);
 	lc.transport = rtl_rtde_transport_base(&R.tr);
+	count_rx_thread(lc.transport);
 	lc.step = step_counting;
 	lc.user = &R;
 	lc.rt_mode = RTL_LOOP_RT_DEGRADE; /* mlockall and SCHED_FIFO where permitted */
@@ -417,12 +414,13 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_and_takes_no_fault, .timeout =
 	end = rtl_time_now() + 30 * RTL_NS_PER_SEC;
 	while (atomic_load(&R.steps) < 300 && rtl_time_now() < end)
 		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
-	atomic_store(&hot[0], find_thread("rtl-rx", &rx_faults[0]));
-	atomic_store(&counting, 1);
+	rx_tid = find_thread("rtl-rx", &rx_faults[0]);
+	cr_assert(hot_seen[0] && hot_seen[1], "both hot threads marked");
+	rtl_test_alloc_start();
 	while (atomic_load(&R.steps) < 5300 && rtl_time_now() < end)
 		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
 	find_thread("rtl-rx", &rx_faults[1]);
-	atomic_store(&counting, 0);
+	allocs = rtl_test_alloc_stop();
 	rtl_loop_stop(R.loop);
 	rtl_loop_join(R.loop);
 	rtl_loop_stats(R.loop, &s);
@@ -430,9 +428,8 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_and_takes_no_fault, .timeout =
 	rtl_sim_server_join(R.srv);
 
 	cr_expect_geq(s.steps, 5300, "5,000 cycles after warm-up");
-	cr_expect_neq(hot[0], 0, "found the rx thread");
-	cr_expect_eq(hot_allocs, 0, "%ld allocations in the rx thread and worker",
-		     (long)hot_allocs);
+	cr_expect_neq(rx_tid, 0, "found the rx thread");
+	cr_expect_eq(allocs, 0, "%ld allocations in the rx thread and worker", allocs);
 	cr_expect_eq(rx_faults[1] - rx_faults[0], 0, "rx thread minor faults");
 	cr_expect_eq(worker_faults[1] - worker_faults[0], 0, "worker minor faults");
 	cr_expect_gt(s.sends, 5000, "commands went out every cycle");

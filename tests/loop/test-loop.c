@@ -27,6 +27,8 @@
 #include <rtloop/mem.h>
 #include <rtloop/time.h>
 
+#include "alloc-count.h"
+
 #define PERIOD_NS (2 * RTL_NS_PER_MS)
 
 struct wire {
@@ -34,12 +36,14 @@ struct wire {
 	double value;
 };
 
-/* The rx thread and the worker, as seen from inside (for the malloc count). */
-static _Atomic pid_t hot_tid[2];
+/* The rx thread and the worker mark themselves, from inside, for the malloc
+ * count (tests/common/alloc-count.h). */
+static _Atomic bool hot_seen[2];
 
 static void note_hot_thread(int which)
 {
-	atomic_store(&hot_tid[which], gettid());
+	rtl_test_alloc_mark_thread();
+	atomic_store(&hot_seen[which], true);
 }
 
 /* ---- the fake transport ---------------------------------------------------- */
@@ -182,6 +186,8 @@ static void fake_setup(void)
 {
 	memset(&fk, 0, sizeof(fk));
 	fk.fd = fk.peer = -1;
+	atomic_store(&hot_seen[0], false);
+	atomic_store(&hot_seen[1], false);
 	tr = (struct rtl_transport){ .ops = &fake_ops, .impl = &fk, .commands = &fk.cmd };
 }
 
@@ -510,8 +516,8 @@ Test(loop, bad_configuration_is_refused)
 
 /* ---- the hot path allocates nothing and takes no page fault ----------------------------- */
 
-/* Not under sanitizers (they own malloc) nor under the TSan shim (mlockall
- * of TSan's shadow memory cannot work). */
+/* Not under sanitizers nor under the TSan shim: the test locks memory
+ * (mlockall), which cannot work over a sanitizer's shadow memory. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(RTL_TAP_SHIM)
 #define RTL_NO_MALLOC_HOOK 1
 #endif
@@ -523,70 +529,27 @@ Test(loop, bad_configuration_is_refused)
 
 #ifndef RTL_NO_MALLOC_HOOK
 
-static _Atomic long mallocs;
-static _Atomic int counting;
-
-static void count_alloc(void)
-{
-	pid_t me;
-
-	if (!atomic_load_explicit(&counting, memory_order_relaxed))
-		return;
-	me = gettid();
-	if (me == atomic_load(&hot_tid[0]) || me == atomic_load(&hot_tid[1]) || counting == 2)
-		atomic_fetch_add(&mallocs, 1);
-}
-
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-
-void *malloc(size_t size)
-{
-	count_alloc();
-	return __libc_malloc(size);
-}
-
-void *calloc(size_t n, size_t size)
-{
-	count_alloc();
-	return __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t size)
-{
-	count_alloc();
-	return __libc_realloc(p, size);
-}
-
 Test(loop_rt, steady_state_allocates_nothing_and_takes_no_fault)
 {
 	struct rtl_loop *loop = start_loop(true, 256, RTL_LOOP_RT_DEGRADE);
 	struct rtl_loop_stats s;
-	void *probe;
+	long allocs;
 
-	/* The counter itself works (2: count every thread). */
-	atomic_store(&counting, 2);
-	probe = malloc(16);
-	/* Escape the pointer so the compiler cannot elide the allocation. */
-	__asm__ volatile("" : : "r"(probe) : "memory");
-	atomic_store(&counting, 0);
-	free(probe);
-	cr_assert_eq(mallocs, 1, "the malloc counter must see a malloc");
-	atomic_store(&mallocs, 0);
+	/* The counter itself works (the hot threads, unmarked before their
+	 * first frame, allocate nothing meanwhile that counts). */
+	cr_assert(rtl_test_alloc_selftest(), "the malloc counter must see a malloc");
 
 	feed(0, 100, 100 * RTL_NS_PER_US); /* warm-up */
 	settle(loop, 100);
-	cr_assert(hot_tid[0] != 0 && hot_tid[1] != 0, "both hot threads seen");
-	atomic_store(&counting, 1);
+	cr_assert(hot_seen[0] && hot_seen[1], "both hot threads seen");
+	rtl_test_alloc_start();
 	feed(100, 5200, 100 * RTL_NS_PER_US);
 	settle(loop, 5300);
-	atomic_store(&counting, 0);
+	allocs = rtl_test_alloc_stop();
 	halt(loop, &s);
 	cr_expect_eq(s.frames, 5300);
-	cr_expect_eq(mallocs, 0,
-		     "%ld allocations in the rx thread and the worker during 5200 cycles",
-		     (long)mallocs);
+	cr_expect_eq(allocs, 0,
+		     "%ld allocations in the rx thread and the worker during 5200 cycles", allocs);
 	cr_expect(fk.rx_faults_at[1] >= 0 && fk.rx_faults_at[0] >= 0);
 	cr_expect_eq(fk.rx_faults_at[1] - fk.rx_faults_at[0], 0,
 		     "rx thread page faults over 5000 frames");

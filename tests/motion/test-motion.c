@@ -11,6 +11,8 @@
 
 #include <rtloop/motion.h>
 
+#include "alloc-count.h"
+
 #define P INT64_C(2000000) /* 2 ms */
 #define MS INT64_C(1000000)
 #define A RTL_MOTION_ACC_AUTO
@@ -20,71 +22,6 @@
 
 static const double zero[6] = { 0 };
 static const double autos[6] = { A, A, A, A, A, A };
-
-/* ---- allocation counting (as in tests/rt/test-hist.c) -------------------- */
-
-static _Thread_local bool counting;
-static _Thread_local unsigned long allocs;
-
-static void note_alloc(void)
-{
-	if (counting)
-		allocs++;
-}
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define MOTION_TEST_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-	__has_feature(memory_sanitizer)
-#define MOTION_TEST_SANITIZER 1
-#endif
-#endif
-
-#ifdef MOTION_TEST_SANITIZER
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-					      void (*free_hook)(const volatile void *));
-
-static void san_malloc_hook(const volatile void *p, size_t n)
-{
-	note_alloc();
-}
-
-static void san_free_hook(const volatile void *p)
-{
-}
-
-static void alloc_counting_setup(void)
-{
-	cr_assert(__sanitizer_install_malloc_and_free_hooks(san_malloc_hook, san_free_hook));
-}
-#else
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t k, size_t n);
-extern void *__libc_realloc(void *p, size_t n);
-
-__attribute__((weak)) void *malloc(size_t n)
-{
-	note_alloc();
-	return __libc_malloc(n);
-}
-
-__attribute__((weak)) void *calloc(size_t k, size_t n)
-{
-	note_alloc();
-	return __libc_calloc(k, n);
-}
-
-__attribute__((weak)) void *realloc(void *p, size_t n)
-{
-	note_alloc();
-	return __libc_realloc(p, n);
-}
-
-static void alloc_counting_setup(void)
-{
-}
-#endif
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -961,23 +898,18 @@ Test(motion, step_and_commands_do_not_allocate)
 	struct rtl_motion_output o;
 	struct rec r;
 	double v[6], p[6];
-	void *(*volatile do_malloc)(size_t) = malloc;
-	void *probe;
+	long allocs;
 
-	alloc_counting_setup();
 	setup(&m, 3, RTL_MOTION_DEFAULT_TIMEOUT_NS, &r);
 	rtl_motion_set_accx(&m, 1, A);
 	vec(v, 0.5, 0.1, 0, 0, 0, 0);
 	vec(p, 0.1, 0.1, 0, 0, 0, 0);
 
-	counting = true;
-	probe = do_malloc(16); /* positive control: the counter must see it */
-	counting = false;
-	cr_assert_eq(allocs, 1, "malloc counting is not working");
-	free(probe);
-	allocs = 0;
+	/* Positive control: the counter must see a malloc. */
+	cr_assert(rtl_test_alloc_selftest(), "malloc counting is not working");
 
-	counting = true;
+	rtl_test_alloc_mark_thread();
+	rtl_test_alloc_start();
 	for (int k = 0; k < 2000; k++) {
 		int64_t t = k * P;
 
@@ -989,7 +921,8 @@ Test(motion, step_and_commands_do_not_allocate)
 			rtl_motion_stop(&m, t, A);
 		rtl_motion_step(&m, t, NULL, &o);
 	}
-	counting = false;
-	cr_assert_eq(allocs, 0, "%lu allocations in the step path", allocs);
+	allocs = rtl_test_alloc_stop();
+	rtl_test_alloc_unmark_thread();
+	cr_assert_eq(allocs, 0, "%ld allocations in the step path", allocs);
 	cr_assert_gt(r.n, 0, "the run raised events (and took those paths)");
 }

@@ -18,78 +18,7 @@
 #include <rtloop/hist.h>
 #include <rtloop/time.h>
 
-/* ---- allocation counting ------------------------------------------------- */
-
-/*
- * Allocations are counted on this thread only (Criterion's own threads may
- * allocate at any time). Under a sanitizer, which owns malloc, we use its
- * hook interface; otherwise we interpose malloc, calloc and realloc and
- * forward to glibc. The definitions are weak so that another test file of
- * the same binary may bring its own; the positive control in
- * record_does_not_allocate then fails instead of passing vacuously.
- */
-static _Thread_local bool counting;
-static _Thread_local unsigned long allocs;
-
-static void note_alloc(void)
-{
-	if (counting)
-		allocs++;
-}
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define HIST_TEST_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-	__has_feature(memory_sanitizer)
-#define HIST_TEST_SANITIZER 1
-#endif
-#endif
-
-#ifdef HIST_TEST_SANITIZER
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-					      void (*free_hook)(const volatile void *));
-
-static void san_malloc_hook(const volatile void *p, size_t n)
-{
-	note_alloc();
-}
-
-static void san_free_hook(const volatile void *p)
-{
-}
-
-static void alloc_counting_setup(void)
-{
-	cr_assert(__sanitizer_install_malloc_and_free_hooks(san_malloc_hook, san_free_hook));
-}
-#else
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t k, size_t n);
-extern void *__libc_realloc(void *p, size_t n);
-
-__attribute__((weak)) void *malloc(size_t n)
-{
-	note_alloc();
-	return __libc_malloc(n);
-}
-
-__attribute__((weak)) void *calloc(size_t k, size_t n)
-{
-	note_alloc();
-	return __libc_calloc(k, n);
-}
-
-__attribute__((weak)) void *realloc(void *p, size_t n)
-{
-	note_alloc();
-	return __libc_realloc(p, n);
-}
-
-static void alloc_counting_setup(void)
-{
-}
-#endif
+#include "alloc-count.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -791,22 +720,16 @@ Test(hist, rt_calls_do_not_allocate)
 {
 	static struct rtl_hist h, other;
 	struct rtl_hist_bucket b;
-	void *(*volatile do_malloc)(size_t) = malloc;
 	uint64_t seed = 1;
 	int64_t sink = 0;
-	void *p;
+	long allocs;
 
-	alloc_counting_setup();
 	/* Positive control: the counter sees an allocation, so a zero below
 	 * means something. */
-	counting = true;
-	p = do_malloc(24);
-	counting = false;
-	free(p);
-	cr_assert_eq(allocs, 1, "malloc interposition inactive (%lu allocations seen)", allocs);
+	cr_assert(rtl_test_alloc_selftest(), "malloc counting inactive");
 
-	allocs = 0;
-	counting = true;
+	rtl_test_alloc_mark_thread();
+	rtl_test_alloc_start();
 	rtl_hist_init(&h);
 	rtl_hist_init(&other);
 	for (int i = 0; i < 100000; i++)
@@ -817,7 +740,8 @@ Test(hist, rt_calls_do_not_allocate)
 	sink += (int64_t)rtl_hist_mean(&h) + (int64_t)rtl_hist_count(&h);
 	sink += rtl_hist_next_bucket(&h, 0, &b) + rtl_hist_bucket_index(12345);
 	rtl_hist_reset(&h);
-	counting = false;
-	cr_assert_eq(allocs, 0, "%lu allocations", allocs);
+	allocs = rtl_test_alloc_stop();
+	rtl_test_alloc_unmark_thread();
+	cr_assert_eq(allocs, 0, "%ld allocations", allocs);
 	cr_assert_neq(sink, 0);
 }

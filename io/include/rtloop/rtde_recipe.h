@@ -25,11 +25,20 @@
  * A built recipe is a fixed-size struct holding, per field, the byte offset
  * in the data package (after the recipe id) and the offset in a decoded
  * frame, where each value sits in host byte order at its natural alignment,
- * in exactly the host form of union rtl_rtde_value. Decoding is one pass
- * over that table with byte swaps; encoding is the reverse. Fields are
- * reached through handles looked up by name at set-up time: a handle holds
- * the frame offset and the type, so an accessor is one type check, one
- * bounds check and one copy.
+ * in exactly the host form of union rtl_rtde_value. Fields are reached
+ * through handles looked up by name at set-up time: a handle holds the
+ * frame offset and the type, so an accessor is one type check, one bounds
+ * check and one copy.
+ *
+ * Decoding does not walk the fields: the cost of a per-field type dispatch
+ * is what made a 406-field package 4-7x slower than copying and swapping
+ * its bytes (docs/rtde-codec-bench.md). Instead the builder merges the
+ * fields' elements into runs: elements of one kind (8-byte swap, 4-byte
+ * swap, byte copy, BOOL) that follow each other both on the wire and in the
+ * frame. Padding in the frame only appears where the element size grows, so
+ * runs break only where the kind changes (4 runs for a typical 20-field
+ * recipe, 30 for every output field). Decode is then one switch per run and
+ * constant-stride loops of load, byte swap, store; encode is the reverse.
  *
  * Memory: a recipe is plain data (no pointers but into the constant field
  * registry): it may be copied, and frames are caller storage described by
@@ -58,9 +67,10 @@
 extern "C" {
 #endif
 
-/* Most fields in one recipe: room for every register of one kind and the
- * whole robot state (UR's exhaustive 406-output test recipe does not fit). */
-#define RTL_RTDE_RECIPE_MAX_FIELDS 256
+/* Most fields in one recipe: room for every field of the registry in one
+ * direction (406 outputs, as UR's exhaustive test recipe, and 175
+ * inputs). A recipe is then about 16 KiB: keep it off small stacks. */
+#define RTL_RTDE_RECIPE_MAX_FIELDS 512
 /* Bytes of the report's message text, NUL included. */
 #define RTL_RTDE_REPORT_TEXT_MAX 4096
 /* Bytes of the report's field name, NUL included (longer names truncate). */
@@ -120,14 +130,35 @@ struct rtl_rtde_slot {
 	uint8_t size;	      /* rtl_rtde_type_size(type) */
 };
 
+/* What decode and encode do with each element of a run. */
+enum rtl_rtde_run_kind {
+	RTL_RTDE_RUN_SWAP64 = 0, /* 8 bytes swapped: UINT64, DOUBLE, VECTOR3D, VECTOR6D */
+	RTL_RTDE_RUN_SWAP32 = 1, /* 4 bytes swapped: UINT32, INT32, VECTOR6(U)INT32 */
+	RTL_RTDE_RUN_COPY8 = 2,	 /* 1 byte copied: UINT8 */
+	RTL_RTDE_RUN_BOOL = 3,	 /* 1 byte, stored as 0 or 1: BOOL */
+};
+
+/* @count elements of one kind, contiguous both in the data package and in
+ * the frame (one field or several neighbours). */
+struct rtl_rtde_run {
+	uint32_t wire_offset; /* of the first element, in the data package */
+	uint32_t host_offset; /* of the first element, in a decoded frame */
+	uint16_t count;	      /* elements (not bytes) */
+	uint8_t kind;	      /* enum rtl_rtde_run_kind */
+	uint8_t pad;
+};
+
 struct rtl_rtde_recipe {
 	enum rtl_rtde_recipe_dir dir;
 	uint32_t n;		     /* number of fields */
 	uint32_t wire_size;	     /* bytes of the fields in a data package */
 	uint32_t host_size;	     /* bytes of a decoded frame's values */
 	uint64_t controller_version; /* as given in the options */
+	uint32_t n_runs;	     /* runs in use (at most n: a field starts at most one) */
 	struct rtl_rtde_slot slots[RTL_RTDE_RECIPE_MAX_FIELDS];
 	const struct rtl_rtde_field *fields[RTL_RTDE_RECIPE_MAX_FIELDS];
+	/* Built with the slots; what decode and encode walk. */
+	struct rtl_rtde_run runs[RTL_RTDE_RECIPE_MAX_FIELDS];
 };
 
 /*
@@ -166,7 +197,10 @@ struct rtl_rtde_frame {
  *             builders also a @key no recipe of the file has; for the file
  *             builders also a missing file (from fopen).
  *   -EEXIST   a name appears twice.
- *   -E2BIG    more than RTL_RTDE_RECIPE_MAX_FIELDS fields.
+ *   -E2BIG    more than RTL_RTDE_RECIPE_MAX_FIELDS fields. Defensive: the
+ *             registry has fewer fields of either direction (406 outputs,
+ *             175 inputs), and every name past them would be a duplicate,
+ *             reported as -EEXIST first.
  *   -EPROTO   a field newer than opts->controller_version (unless
  *             RTL_RTDE_RECIPE_DROP_UNAVAILABLE; with it, -EPROTO only if
  *             every field was dropped); an XML type attribute that is not
@@ -272,7 +306,8 @@ RTL_API int rtl_rtde_frame_init(struct rtl_rtde_frame *f, void *storage, size_t 
 /*
  * Decode the fields part of a data package of recipe @r (@len bytes at
  * @fields: struct rtl_rtde_data.fields) into frame @f. One pass over the
- * offset table with byte swaps. Returns 0, or
+ * recipe's runs with byte swaps; BOOL values are stored as 0 or 1 whatever
+ * non-zero byte the package holds. Returns 0, or
  *   -EBADMSG  @len is not r->wire_size (the frame is untouched).
  *   -EINVAL   a NULL pointer, or @f holds fewer than r->host_size bytes.
  * RT-safe.
@@ -282,7 +317,8 @@ RTL_API int rtl_rtde_recipe_decode(const struct rtl_rtde_recipe *r, const uint8_
 
 /*
  * Encode frame @f of recipe @r as the fields part of a data package into
- * @out (pass it to rtl_rtde_encode_data() with the recipe id). Returns the
+ * @out (pass it to rtl_rtde_encode_data() with the recipe id), over the same
+ * runs as decode; a BOOL byte that is not 0 is sent as 1. Returns the
  * number of bytes written (r->wire_size), or
  *   -ENOSPC  @cap < r->wire_size (nothing written).
  *   -EINVAL  a NULL pointer, or @f holds fewer than r->host_size bytes.

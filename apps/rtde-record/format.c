@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rtde-record's file formats: the record.py-compatible CSV, the binary
+ * recording with its text schema, and the binary-to-CSV dump.
+ *
+ * The CSV is what UR's record.py writes (csv.writer, delimiter ' ', one
+ * header line, vector fields expanded name_0..name_N-1) so that UR's
+ * csv_reader.py and users' scripts read it unchanged; the numbers are
+ * printed the way Python prints them. Python's repr() of a float is the
+ * shortest decimal that reads back to the same double; we find it by
+ * asking printf for 15, then 16, then 17 significant digits and keeping the
+ * first that round-trips through strtod: 15-digit decimals are spaced
+ * wider than doubles, so when any string of at most 15 digits reads back
+ * to v, the correctly rounded 15-digit one is that string padded with
+ * zeros (subnormals, with fewer digits of precision, are searched from one
+ * digit up). The layout then follows Python (fixed notation for exponents
+ * -4..15, with ".0" for integral values; else "1e-05", "1.5e+16").
+ *
+ * One row formatter serves the live recording and the dump, so a binary
+ * recording dumps to the byte-identical CSV (tests/apps/test-record.c
+ * checks it).
+ */
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+
+/* ---- numbers -------------------------------------------------------------------- */
+
+int rtl_rec_format_double(char *buf, size_t cap, double v)
+{
+	char tmp[40], digits[24];
+	int nd = 0, exp10, p, len = 0;
+	const char *s;
+	char *end;
+
+	if (isnan(v))
+		return snprintf(buf, cap, "nan");
+	if (isinf(v))
+		return snprintf(buf, cap, v < 0 ? "-inf" : "inf");
+	if (v == 0)
+		return snprintf(buf, cap, signbit(v) ? "-0.0" : "0.0");
+	/* Subnormals have fewer digits of precision: there the spacing argument
+	 * fails, so search from one digit up (rare: values below 2.2e-308). */
+	for (p = fabs(v) < DBL_MIN ? 1 : 15; p <= 17; p++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", p - 1, v);
+		if (p == 17 || strtod(tmp, NULL) == v)
+			break;
+	}
+	/* tmp: [-]d.ddddde[+-]xx */
+	s = tmp;
+	if (*s == '-') {
+		buf[len++] = '-';
+		s++;
+	}
+	for (; *s && *s != 'e'; s++)
+		if (*s != '.')
+			digits[nd++] = *s;
+	exp10 = (int)strtol(s + 1, &end, 10);
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	digits[nd] = '\0';
+
+	if (exp10 < -4 || exp10 >= 16) {
+		buf[len++] = digits[0];
+		if (nd > 1) {
+			buf[len++] = '.';
+			memcpy(buf + len, digits + 1, (size_t)nd - 1);
+			len += nd - 1;
+		}
+		len += snprintf(buf + len, cap - (size_t)len, "e%c%02d", exp10 < 0 ? '-' : '+',
+				abs(exp10));
+		return len;
+	}
+	if (exp10 < 0) {
+		buf[len++] = '0';
+		buf[len++] = '.';
+		for (int i = 0; i < -exp10 - 1; i++)
+			buf[len++] = '0';
+		memcpy(buf + len, digits, (size_t)nd);
+		len += nd;
+	} else {
+		for (int i = 0; i <= exp10; i++)
+			buf[len++] = i < nd ? digits[i] : '0';
+		buf[len++] = '.';
+		if (nd > exp10 + 1) {
+			memcpy(buf + len, digits + exp10 + 1, (size_t)(nd - exp10 - 1));
+			len += nd - exp10 - 1;
+		} else {
+			buf[len++] = '0';
+		}
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+/* ---- schema ----------------------------------------------------------------------- */
+
+static uint32_t record_size(uint32_t values_size)
+{
+	return RTL_REC_RECORD_HEADER + ((values_size + 7u) & ~7u);
+}
+
+int rtl_rec_schema_from_recipe(struct rtl_rec_schema *s, const struct rtl_rtde_recipe *r)
+{
+	if (!s || !r || r->n == 0 || r->n > RTL_RTDE_RECIPE_MAX_FIELDS)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	for (uint32_t i = 0; i < r->n; i++) {
+		struct rtl_rec_column *c = &s->cols[i];
+
+		snprintf(c->name, sizeof(c->name), "%s", r->fields[i]->name);
+		c->type = r->slots[i].type;
+		c->offset = r->slots[i].host_offset;
+	}
+	s->n = r->n;
+	s->values_size = r->host_size;
+	s->record_size = record_size(r->host_size);
+	return 0;
+}
+
+unsigned rtl_rec_csv_columns(const struct rtl_rec_schema *s, bool extra)
+{
+	unsigned n = extra ? 2 : 0;
+
+	for (unsigned i = 0; i < s->n; i++)
+		n += rtl_rtde_type_elems((enum rtl_rtde_type)s->cols[i].type);
+	return n;
+}
+
+/* A double needs at most 24 characters ("-2.2250738585072014e-308"), a
+ * 64-bit integer 20; one separator each. */
+#define CELL_MAX 32
+
+size_t rtl_rec_csv_line_max(const struct rtl_rec_schema *s)
+{
+	size_t names = 0;
+
+	for (unsigned i = 0; i < s->n; i++)
+		names += (strlen(s->cols[i].name) + 4) * 6;
+	return (size_t)rtl_rec_csv_columns(s, true) * CELL_MAX + names + 64;
+}
+
+/* ---- CSV ---------------------------------------------------------------------------- */
+
+int rtl_rec_csv_header(char *buf, size_t cap, const struct rtl_rec_schema *s, bool extra)
+{
+	size_t len = 0;
+	int n;
+
+	for (unsigned i = 0; i < s->n; i++) {
+		unsigned elems = rtl_rtde_type_elems((enum rtl_rtde_type)s->cols[i].type);
+
+		for (unsigned e = 0; e < elems; e++) {
+			if (elems > 1)
+				n = snprintf(buf + len, cap - len, "%s%s_%u", len ? " " : "",
+					     s->cols[i].name, e);
+			else
+				n = snprintf(buf + len, cap - len, "%s%s", len ? " " : "",
+					     s->cols[i].name);
+			if (n < 0 || (size_t)n >= cap - len)
+				return -ENOSPC;
+			len += (size_t)n;
+		}
+	}
+	n = snprintf(buf + len, cap - len, "%s\n", extra ? " host_time_ns lost" : "");
+	if (n < 0 || (size_t)n >= cap - len)
+		return -ENOSPC;
+	return (int)(len + (size_t)n);
+}
+
+static int put_u64(char *p, uint64_t v)
+{
+	char t[24];
+	int n = 0, len = 0;
+
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		p[len++] = t[--n];
+	return len;
+}
+
+static int put_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		p[0] = '-';
+		return 1 + put_u64(p + 1, (uint64_t)0 - (uint64_t)v);
+	}
+	return put_u64(p, (uint64_t)v);
+}
+
+static int put_double(char *p, const unsigned char *src)
+{
+	double d;
+
+	memcpy(&d, src, sizeof(d));
+	return rtl_rec_format_double(p, CELL_MAX, d);
+}
+
+int rtl_rec_csv_row(char *buf, size_t cap, const struct rtl_rec_schema *s,
+		    const struct rtl_rec_row *row, bool extra)
+{
+	size_t len = 0;
+
+	if (cap < rtl_rec_csv_line_max(s))
+		return -ENOSPC;
+	for (unsigned i = 0; i < s->n; i++) {
+		const unsigned char *v = row->values + s->cols[i].offset;
+		enum rtl_rtde_type t = (enum rtl_rtde_type)s->cols[i].type;
+		unsigned elems = rtl_rtde_type_elems(t);
+
+		for (unsigned e = 0; e < elems; e++) {
+			uint32_t u32;
+			int32_t i32;
+			uint64_t u64;
+
+			if (len)
+				buf[len++] = ' ';
+			switch (t) {
+			case RTL_RTDE_TYPE_BOOL:
+				buf[len++] = v[0] ? '1' : '0';
+				break;
+			case RTL_RTDE_TYPE_UINT8:
+				len += (size_t)put_u64(buf + len, v[0]);
+				break;
+			case RTL_RTDE_TYPE_UINT32:
+			case RTL_RTDE_TYPE_VECTOR6UINT32:
+				memcpy(&u32, v + 4 * e, 4);
+				len += (size_t)put_u64(buf + len, u32);
+				break;
+			case RTL_RTDE_TYPE_INT32:
+			case RTL_RTDE_TYPE_VECTOR6INT32:
+				memcpy(&i32, v + 4 * e, 4);
+				len += (size_t)put_i64(buf + len, i32);
+				break;
+			case RTL_RTDE_TYPE_UINT64:
+				memcpy(&u64, v, 8);
+				len += (size_t)put_u64(buf + len, u64);
+				break;
+			default: /* DOUBLE, VECTOR3D, VECTOR6D */
+				len += (size_t)put_double(buf + len, v + 8 * e);
+				break;
+			}
+		}
+	}
+	if (extra) {
+		buf[len++] = ' ';
+		len += (size_t)put_i64(buf + len, row->rx_ns);
+		buf[len++] = ' ';
+		len += (size_t)put_u64(buf + len, (uint64_t)row->ctrl_skipped + row->dropped);
+	}
+	buf[len++] = '\n';
+	buf[len] = '\0';
+	return (int)len;
+}
+
+/* ---- binary ----------------------------------------------------------------------------- */
+
+int rtl_rec_bin_header(FILE *f, const struct rtl_rec_schema *s, const struct rtl_rec_meta *m)
+{
+	long start = ftell(f);
+	int n;
+
+	n = fprintf(f,
+		    RTL_REC_MAGIC "# rtde-record binary recording; see docs/rtde-record.md\n"
+				  "endian little\n"
+				  "host %s\n"
+				  "port %u\n"
+				  "controller %s\n"
+				  "frequency %.17g\n"
+				  "period_ns %" PRId64 "\n"
+				  "record_size %" PRIu32 "\n"
+				  "values_offset %d\n"
+				  "values_size %" PRIu32 "\n"
+				  "fields %u\n",
+		    m->host[0] ? m->host : "-", m->port, m->controller[0] ? m->controller : "-",
+		    m->frequency, m->period_ns, s->record_size, RTL_REC_RECORD_HEADER,
+		    s->values_size, s->n);
+	if (n < 0)
+		return -EIO;
+	for (unsigned i = 0; i < s->n; i++)
+		if (fprintf(f, "field %s %s %" PRIu32 "\n", s->cols[i].name,
+			    rtl_rtde_type_name((enum rtl_rtde_type)s->cols[i].type),
+			    s->cols[i].offset) < 0)
+			return -EIO;
+	if (fputs("end\n", f) < 0)
+		return -EIO;
+	return start >= 0 ? (int)(ftell(f) - start) : n;
+}
+
+static void le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void le32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int rtl_rec_bin_row(FILE *f, const struct rtl_rec_schema *s, const struct rtl_rec_row *row)
+{
+	static const unsigned char zero[8];
+	unsigned char h[RTL_REC_RECORD_HEADER];
+	size_t pad = s->record_size - RTL_REC_RECORD_HEADER - s->values_size;
+
+	le64(h, row->seq);
+	le64(h + 8, (uint64_t)row->rx_ns);
+	le32(h + 16, row->ctrl_skipped);
+	le32(h + 20, row->dropped);
+	/* The values are in host form; the header says "endian little" and the
+	 * dump refuses other hosts (rtloop runs on x86-64 and arm64). */
+	if (fwrite(h, sizeof(h), 1, f) != 1 || fwrite(row->values, s->values_size, 1, f) != 1 ||
+	    (pad && fwrite(zero, pad, 1, f) != 1))
+		return -EIO;
+	return (int)s->record_size;
+}
+
+static int bad(struct rtl_rec_error *err, unsigned line, const char *what)
+{
+	if (err) {
+		err->code = -EBADMSG;
+		snprintf(err->msg, sizeof(err->msg),
+			 "not a valid rtde-record binary recording: header line %u: %s", line,
+			 what);
+	}
+	return -EBADMSG;
+}
+
+int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_meta *m,
+			    struct rtl_rec_error *err)
+{
+	char line[512], name[RTL_REC_NAME_MAX], type[32];
+	unsigned fields = 0, line_no = 1, n_declared = 0, port = 0;
+	unsigned long long u;
+	long long ll;
+	bool have_rs = false, have_vs = false, have_fields = false;
+
+	memset(s, 0, sizeof(*s));
+	memset(m, 0, sizeof(*m));
+	if (!fgets(line, sizeof(line), f) || strcmp(line, RTL_REC_MAGIC) != 0)
+		return bad(err, 1, "no RTLREC1 magic (is it a CSV? only binary files dump)");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned off;
+		int t;
+
+		line_no++;
+		if (!strchr(line, '\n'))
+			return bad(err, line_no, "line too long or cut short");
+		if (line[0] == '#')
+			continue;
+		if (strcmp(line, "end\n") == 0) {
+			if (!have_rs || !have_vs || !have_fields || fields != n_declared ||
+			    fields == 0)
+				return bad(err, line_no, "schema incomplete before 'end'");
+			if (s->record_size != record_size(s->values_size))
+				return bad(err, line_no, "record_size does not match values_size");
+			return 0;
+		}
+		if (strcmp(line, "endian little\n") == 0)
+			continue;
+		if (strncmp(line, "endian ", 7) == 0)
+			return bad(err, line_no, "recorded on a big-endian host");
+		if (sscanf(line, "host %127s", m->host) == 1)
+			continue;
+		if (sscanf(line, "port %u", &port) == 1) {
+			m->port = (uint16_t)port;
+			continue;
+		}
+		if (sscanf(line, "controller %31s", m->controller) == 1)
+			continue;
+		if (sscanf(line, "frequency %lf", &m->frequency) == 1)
+			continue;
+		if (sscanf(line, "period_ns %lld", &ll) == 1) {
+			m->period_ns = ll;
+			continue;
+		}
+		if (sscanf(line, "record_size %llu", &u) == 1) {
+			s->record_size = (uint32_t)u;
+			have_rs = true;
+			continue;
+		}
+		if (sscanf(line, "values_offset %llu", &u) == 1) {
+			if (u != RTL_REC_RECORD_HEADER)
+				return bad(err, line_no, "unsupported values_offset");
+			continue;
+		}
+		if (sscanf(line, "values_size %llu", &u) == 1) {
+			if (u == 0 || u > (1u << 20))
+				return bad(err, line_no, "values_size out of range");
+			s->values_size = (uint32_t)u;
+			have_vs = true;
+			continue;
+		}
+		if (sscanf(line, "fields %u", &n_declared) == 1) {
+			if (n_declared == 0 || n_declared > RTL_RTDE_RECIPE_MAX_FIELDS)
+				return bad(err, line_no, "field count out of range");
+			have_fields = true;
+			continue;
+		}
+		if (sscanf(line, "field %63s %31s %u", name, type, &off) == 3) {
+			if (!have_vs || fields >= RTL_RTDE_RECIPE_MAX_FIELDS)
+				return bad(err, line_no, "field before values_size, or too many");
+			t = rtl_rtde_type_from_name(type, strlen(type));
+			if (t < 0 || !rtl_rtde_type_is_value((enum rtl_rtde_type)t))
+				return bad(err, line_no, "unknown field type");
+			if ((uint64_t)off + rtl_rtde_type_size((enum rtl_rtde_type)t) >
+			    s->values_size)
+				return bad(err, line_no, "field offset past the values");
+			snprintf(s->cols[fields].name, sizeof(s->cols[fields].name), "%s", name);
+			s->cols[fields].type = (uint8_t)t;
+			s->cols[fields].offset = off;
+			s->n = ++fields;
+			continue;
+		}
+		return bad(err, line_no, "unknown line");
+	}
+	if (ferror(f)) {
+		if (err) {
+			err->code = -EIO;
+			snprintf(err->msg, sizeof(err->msg), "read error in the binary header");
+		}
+		return -EIO;
+	}
+	return bad(err, line_no, "no 'end' line");
+}
+
+static int fail_errno(struct rtl_rec_error *err, int code, const char *what, const char *path)
+{
+	if (err) {
+		err->code = code;
+		snprintf(err->msg, sizeof(err->msg), "%s '%s': %s", what, path, strerror(-code));
+	}
+	return code;
+}
+
+int rtl_rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *rows,
+		 struct rtl_rec_error *err)
+{
+	struct rtl_rec_schema *s = NULL;
+	struct rtl_rec_meta m;
+	unsigned char *rec = NULL;
+	char *line = NULL;
+	size_t line_cap;
+	uint64_t n = 0;
+	FILE *in, *out = NULL;
+	bool to_stdout = out_path && strcmp(out_path, "-") == 0;
+	int ret, len;
+
+	if (err) {
+		err->code = 0;
+		err->msg[0] = '\0';
+	}
+	in = fopen(in_path, "rb");
+	if (!in)
+		return fail_errno(err, -errno, "cannot open the binary recording", in_path);
+	s = malloc(sizeof(*s));
+	if (!s) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = rtl_rec_bin_read_header(in, s, &m, err);
+	if (ret < 0)
+		goto out;
+	line_cap = rtl_rec_csv_line_max(s);
+	line = malloc(line_cap);
+	rec = malloc(s->record_size);
+	if (!line || !rec) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (!out_path || to_stdout) {
+		out = stdout;
+	} else {
+		out = fopen(out_path, "w");
+		if (!out) {
+			ret = fail_errno(err, -errno, "cannot create", out_path);
+			goto out;
+		}
+	}
+	setvbuf(out, NULL, _IOFBF, RTL_REC_IO_BUFFER);
+	len = rtl_rec_csv_header(line, line_cap, s, extra);
+	if (len < 0 || fwrite(line, (size_t)len, 1, out) != 1) {
+		ret = -EIO;
+		goto out;
+	}
+	for (;;) {
+		size_t got = fread(rec, 1, s->record_size, in);
+		struct rtl_rec_row row;
+
+		if (got == 0)
+			break;
+		if (got < s->record_size) {
+			if (err)
+				snprintf(err->msg, sizeof(err->msg),
+					 "the last record is cut short (%zu of %" PRIu32
+					 " bytes): ignored",
+					 got, s->record_size);
+			break;
+		}
+		row.seq = get_le64(rec);
+		row.rx_ns = (int64_t)get_le64(rec + 8);
+		row.ctrl_skipped = get_le32(rec + 16);
+		row.dropped = get_le32(rec + 20);
+		row.values = rec + RTL_REC_RECORD_HEADER;
+		len = rtl_rec_csv_row(line, line_cap, s, &row, extra);
+		if (len < 0 || fwrite(line, (size_t)len, 1, out) != 1) {
+			ret = -EIO;
+			goto out;
+		}
+		n++;
+	}
+	if (ferror(in)) {
+		ret = fail_errno(err, -EIO, "read error in", in_path);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (out && fflush(out) != 0 && ret == 0)
+		ret = -EIO;
+	if (ret == -EIO && err && !err->msg[0])
+		snprintf(err->msg, sizeof(err->msg), "cannot write the CSV '%s': %s",
+			 out_path ? out_path : "-", strerror(errno ? errno : EIO));
+	if (ret == -ENOMEM && err)
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+	if (err && ret < 0)
+		err->code = ret;
+	if (out && out != stdout && fclose(out) != 0 && ret == 0)
+		ret = -EIO;
+	fclose(in);
+	free(line);
+	free(rec);
+	free(s);
+	if (rows)
+		*rows = n;
+	return ret;
+}

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rtde-record: record every RTDE data package to CSV or a binary file.
+ *
+ * A thin driver over record.c, with the options of UR's record.py (--host,
+ * --port, --frequency, --config, --samples, --output, --binary, --verbose)
+ * and a few of its own. main() reads in order: parse the options, validate
+ * and build the recipe, allocate (outputs, loop, ring), run (the loop
+ * locks memory and raises the rx thread's priority when it may), report.
+ * The summary goes to stderr (--json: one JSON object), so --output - can
+ * stream the CSV to stdout.
+ *
+ * Exit status: 0 the recording ended as asked (samples, duration, SIGINT
+ * or SIGTERM), 1 it could not start or was cut short (connection refused
+ * or lost, unknown field, write error), 2 usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rtloop/log.h>
+#include <rtloop/time.h>
+
+#include "record.h"
+
+#define PROG "rtde-record"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+enum {
+	OPT_HOST = 256,
+	OPT_PORT,
+	OPT_FREQUENCY,
+	OPT_RECIPE,
+	OPT_FIELDS,
+	OPT_SAMPLES,
+	OPT_DURATION,
+	OPT_NO_EXTRA,
+	OPT_DUMP,
+	OPT_JSON,
+	OPT_NO_RT,
+	OPT_CPU,
+	OPT_BUFFERED,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: " PROG " [options] (--config FILE | --fields LIST)\n"
+		"       " PROG " --dump FILE [--output CSV] [--no-extra-columns]\n"
+		"\n"
+		"Record every RTDE data package the controller sends, in order, to a CSV\n"
+		"file that UR's record.py readers accept (space separated, vector fields\n"
+		"expanded as name_0..name_5) plus the columns host_time_ns and lost, or to a\n"
+		"binary file with a schema header. Controller skips are counted exactly and\n"
+		"marked in the lost column. A summary goes to stderr at the end.\n"
+		"\n"
+		"Options:\n"
+		"      --host HOST         controller address (default localhost)\n"
+		"      --port PORT         RTDE port (default 30004)\n"
+		"      --frequency HZ      output rate to ask for (default 125; 0: the\n"
+		"                          controller's maximum, 125 or 500 Hz)\n"
+		"  -c, --config FILE       recipe: UR's XML (<rtde_config>) or one name per line\n"
+		"      --recipe KEY        XML recipe key (default: the only recipe, else "
+		"\"out\")\n"
+		"      --fields LIST       recipe as names: timestamp,actual_q,actual_TCP_pose\n"
+		"      --samples N         stop after N packages (default 0: no limit)\n"
+		"      --duration S        stop after S seconds (default 0: no limit)\n"
+		"  -o, --output FILE       file to write, '-' for stdout (default robot_data.csv,\n"
+		"                          or robot_data.rtlrec with --binary)\n"
+		"  -b, --binary            write the binary format (for long runs)\n"
+		"      --no-extra-columns  CSV: only the recipe's columns (strict record.py "
+		"layout)\n"
+		"      --dump FILE         convert binary recording FILE to CSV and exit\n"
+		"      --json              print the summary as one JSON object\n"
+		"      --no-rt             plain threads, no memory locking\n"
+		"      --cpu N             pin the receive thread to CPU N\n"
+		"      --buffered          accepted for record.py compatibility (always exact)\n"
+		"  -v, --verbose           connection details and progress every second\n"
+		"  -h, --help              print this help and exit\n"
+		"\n"
+		"The recipe always holds 'timestamp' (added first when missing): controller\n"
+		"skips are counted from it. SIGINT or SIGTERM stops cleanly: every package\n"
+		"received is written and the files are flushed.\n"
+		"\n"
+		"Exit status: 0 the recording ended as asked (--samples, --duration, SIGINT),\n"
+		"1 it could not start or was cut short (connection refused or lost, unknown\n"
+		"field, write error), 2 usage error. See rtde-record(1): docs/rtde-record.md.\n");
+}
+
+static bool verbose;
+
+static void log_handler(void *user, enum rtl_log_level level, const char *msg)
+{
+	/* The library's errors are reported by this program with more
+	 * context; show them as they happen only when asked. */
+	if (level == RTL_LOG_WARN || (verbose && level <= RTL_LOG_INFO))
+		fprintf(stderr, PROG ": %s: %s\n", rtl_log_level_name(level), msg);
+}
+
+static struct rtl_rec *volatile g_rec;
+
+static void on_signal(int sig)
+{
+	struct rtl_rec *rec = g_rec;
+
+	if (rec)
+		rtl_rec_stop(rec);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "; see " PROG " --help\n");
+	return EXIT_USAGE;
+}
+
+static bool parse_u64(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	if (!s[0] || s[0] == '-')
+		return false;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return !errno && !*end && *out <= max;
+}
+
+static bool parse_double(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return s[0] && !errno && !*end && isfinite(*out) && *out >= 0;
+}
+
+static int dump(const char *in, const char *out, bool extra)
+{
+	struct rtl_rec_error err = { 0 };
+	uint64_t rows = 0;
+	int ret = rtl_rec_dump(in, out, extra, &rows, &err);
+
+	if (ret < 0) {
+		fprintf(stderr, PROG ": --dump: %s\n", err.msg);
+		return EXIT_FAIL;
+	}
+	if (err.msg[0])
+		fprintf(stderr, PROG ": --dump: warning: %s\n", err.msg);
+	if (verbose)
+		fprintf(stderr, PROG ": --dump: %llu rows\n", (unsigned long long)rows);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "host", required_argument, NULL, OPT_HOST },
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "frequency", required_argument, NULL, OPT_FREQUENCY },
+		{ "config", required_argument, NULL, 'c' },
+		{ "recipe", required_argument, NULL, OPT_RECIPE },
+		{ "fields", required_argument, NULL, OPT_FIELDS },
+		{ "samples", required_argument, NULL, OPT_SAMPLES },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "output", required_argument, NULL, 'o' },
+		{ "binary", no_argument, NULL, 'b' },
+		{ "no-extra-columns", no_argument, NULL, OPT_NO_EXTRA },
+		{ "dump", required_argument, NULL, OPT_DUMP },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "no-rt", no_argument, NULL, OPT_NO_RT },
+		{ "cpu", required_argument, NULL, OPT_CPU },
+		{ "buffered", no_argument, NULL, OPT_BUFFERED },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static char outputs[RTL_RTDE_CLIENT_TX_SIZE];
+	struct rtl_rec_config cfg = { 0 };
+	struct rtl_rec_result res;
+	struct rtl_rec_error err = { 0 };
+	struct sigaction sa;
+	struct rtl_rec *rec = NULL;
+	const char *config = NULL, *fields = NULL, *key = NULL, *output = NULL, *dump_in = NULL;
+	bool binary = false, json = false, added_ts = false;
+	unsigned long long u;
+	double d;
+	int c, idx, ret;
+
+	/* Parse: we print our own messages, naming the flag. */
+	cfg.host = "localhost";
+	cfg.port = 30004;
+	cfg.frequency = 125;
+	cfg.rt_mode = RTL_LOOP_RT_DEGRADE;
+	cfg.rx_cpu = -1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hc:o:bv", longopts, &idx)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case OPT_HOST:
+			if (!optarg[0])
+				return usage_error("--host needs an address");
+			cfg.host = optarg;
+			break;
+		case OPT_PORT:
+			if (!parse_u64(optarg, 65535, &u) || u == 0)
+				return usage_error("--port '%s' is not a port number (1-65535)",
+						   optarg);
+			cfg.port = (uint16_t)u;
+			break;
+		case OPT_FREQUENCY:
+			if (!parse_double(optarg, &d) || (d > 0 && d < 1))
+				return usage_error("--frequency '%s' is not a rate in Hz (>= 1, "
+						   "or 0 for the maximum)",
+						   optarg);
+			cfg.frequency = d;
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case OPT_RECIPE:
+			key = optarg;
+			break;
+		case OPT_FIELDS:
+			fields = optarg;
+			break;
+		case OPT_SAMPLES:
+			if (!parse_u64(optarg, UINT64_MAX, &u))
+				return usage_error("--samples '%s' is not a count", optarg);
+			cfg.samples = u;
+			break;
+		case OPT_DURATION:
+			if (!parse_double(optarg, &d) || d > 1e9)
+				return usage_error("--duration '%s' is not a time in seconds",
+						   optarg);
+			cfg.duration_ns = (int64_t)(d * 1e9);
+			if (d > 0 && cfg.duration_ns == 0)
+				cfg.duration_ns = 1;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'b':
+			binary = true;
+			break;
+		case OPT_NO_EXTRA:
+			cfg.no_extra_columns = true;
+			break;
+		case OPT_DUMP:
+			dump_in = optarg;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_NO_RT:
+			cfg.rt_mode = RTL_LOOP_RT_OFF;
+			break;
+		case OPT_CPU:
+			if (!parse_u64(optarg, 4095, &u))
+				return usage_error("--cpu '%s' is not a CPU number", optarg);
+			cfg.rx_cpu = (int)u;
+			break;
+		case OPT_BUFFERED:
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case ':':
+			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			if (optopt) {
+				char flag[3] = { '-', (char)optopt, '\0' };
+
+				return usage_error("unknown option '%s'", flag);
+			}
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	rtl_log_set_handler(log_handler, NULL);
+
+	/* Validate. */
+	if (dump_in) {
+		if (config || fields || binary)
+			return usage_error("--dump converts a file: it takes no %s",
+					   config   ? "--config"
+					   : fields ? "--fields"
+						    : "--binary");
+		return dump(dump_in, output ? output : "-", !cfg.no_extra_columns);
+	}
+	if (config && fields)
+		return usage_error("give --config or --fields, not both");
+	if (!config && !fields)
+		return usage_error("nothing to record: give --config FILE or --fields LIST");
+	if (key && !config)
+		return usage_error("--recipe '%s' selects a recipe of an XML --config", key);
+	ret = rtl_rec_outputs(outputs, sizeof(outputs), fields, config, key, &added_ts, &err);
+	if (ret < 0) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return EXIT_FAIL;
+	}
+	if (added_ts)
+		fprintf(stderr,
+			PROG ": note: 'timestamp' added as the first column: controller skips "
+			     "are counted from it\n");
+	cfg.outputs = outputs;
+	if (!output)
+		output = binary ? "robot_data.rtlrec" : "robot_data.csv";
+	if (binary)
+		cfg.bin_path = output;
+	else
+		cfg.csv_path = output;
+	cfg.progress = verbose ? stderr : NULL;
+	if (verbose)
+		fprintf(stderr, PROG ": recording %s from %s:%u at %g Hz to %s (%s)\n", outputs,
+			cfg.host, cfg.port, cfg.frequency, output, binary ? "binary" : "CSV");
+
+	/* Allocate (the outputs, the loop and its ring); the loop locks
+	 * memory and sets priorities when it starts. */
+	ret = rtl_rec_create(&rec, &cfg, &err);
+	if (ret < 0) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return EXIT_FAIL;
+	}
+	g_rec = rec;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	/* Run. */
+	ret = rtl_rec_run(rec, &res, &err);
+	g_rec = NULL;
+	if (ret < 0) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		rtl_rec_destroy(rec);
+		return EXIT_FAIL;
+	}
+
+	/* Report. */
+	if (res.end == RTL_REC_END_LOST || res.end == RTL_REC_END_IO)
+		fprintf(stderr, PROG ": recording cut short: %s\n", res.io_error.msg);
+	rtl_rec_summary(stderr, &res, json);
+	rtl_rec_destroy(rec);
+	return res.end == RTL_REC_END_LOST || res.end == RTL_REC_END_IO ? EXIT_FAIL : EXIT_OK;
+}

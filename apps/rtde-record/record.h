@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtl_rec: the recording logic of rtde-record, callable from tests.
+ *
+ * Design
+ * ------
+ * A recording is every data package the controller sent and this host
+ * received, one row each, in order; never a sample of "the latest state".
+ *
+ *   [rx thread]  the loop's (rtloop/loop.h): SCHED_FIFO when permitted,
+ *        memory locked; decodes each package with the output recipe
+ *        straight into a slot of the loop's SPSC ring (its seq, rx_ns,
+ *        ctrl_time and ctrl_skipped in the slot header).
+ *   [ring]       the loop's rtl_ring, sized for seconds of data
+ *        (RTL_REC_BUFFER_S at the requested rate).
+ *   [writer]     the thread that calls rtl_rec_run(), not real-time:
+ *        rtl_loop_read() with every_frame set hands it each frame in order
+ *        (the external-loop API: no worker thread); it formats the row
+ *        (CSV, or binary records) into large stdio buffers.
+ *
+ * Why no worker and second ring: a worker step would only copy each frame
+ * into a second ring, and the loop's worker leaves the frames still queued
+ * when the loop stops, so the last packages received would be missing.
+ * rtl_loop_read() returns queued frames even after a stop, so the writer
+ * drains the ring to the last frame the rx thread committed; and reading
+ * in place saves a copy. The loop's ring is the writer's buffer: if the
+ * writer falls behind and it fills, the rx thread counts ring_full and
+ * the frame's seq is skipped; the writer sees the gap, marks it in the
+ * next row and the summary reports it loudly (it must be 0).
+ *
+ * Loss marking: each row carries ctrl_skipped (packages the controller
+ * skipped just before it, counted exactly by the client from `timestamp`
+ * or `control_step`) and dropped (packages this host received but could
+ * not record just before it: ring full). The CSV's `lost` column is their
+ * sum. The recipe always contains `timestamp` (added first when missing,
+ * as URCL does): without it no skip could be counted.
+ *
+ * Formats (docs/rtde-record.md):
+ *   CSV     UR record.py's layout: space separated, a header line, vector
+ *           fields expanded name_0..name_N-1, doubles as Python's repr()
+ *           (the shortest string that reads back to the same double),
+ *           integers in decimal, BOOL as 0/1; then, unless disabled, the
+ *           columns host_time_ns (CLOCK_MONOTONIC receive time) and lost.
+ *   binary  "RTLREC1\n", a text schema ending in "end\n", then fixed-size
+ *           little-endian records: seq u64, rx_ns i64, ctrl_skipped u32,
+ *           dropped u32, the values in host form at the schema's offsets.
+ *   rtl_rec_dump() turns a binary file into the CSV the live run writes.
+ *
+ * Threads: rtl_rec_run() blocks the calling thread (the writer) until the
+ * recording ends; rtl_rec_stop() may be called from any thread or a
+ * signal handler. Nothing here prints except to the files and streams the
+ * caller names.
+ */
+#ifndef RTLREC_RECORD_H
+#define RTLREC_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rtloop/loop.h>
+#include <rtloop/rtde_client.h>
+#include <rtloop/rtde_recipe.h>
+
+/* Seconds of packages the ring holds at the requested rate. */
+#define RTL_REC_BUFFER_S 10
+/* Largest ring storage the automatic sizing picks. */
+#define RTL_REC_RING_MAX_BYTES ((size_t)128 << 20)
+/* stdio buffer of each output file. */
+#define RTL_REC_IO_BUFFER ((size_t)1 << 20)
+/* Bytes of an error message, NUL included (room for a recipe report). */
+#define RTL_REC_ERROR_MAX (RTL_RTDE_CLIENT_ERROR_MAX + 512)
+/* Longest field name kept in a schema, NUL included. */
+#define RTL_REC_NAME_MAX 64
+/* Magic line of a binary recording. */
+#define RTL_REC_MAGIC "RTLREC1\n"
+/* Bytes of a binary record before the values. */
+#define RTL_REC_RECORD_HEADER 24
+
+struct rtl_rec_error {
+	int code; /* 0 or -errno */
+	char msg[RTL_REC_ERROR_MAX];
+};
+
+/* ---- schema and formats ---------------------------------------------------------- */
+
+struct rtl_rec_column {
+	char name[RTL_REC_NAME_MAX];
+	uint8_t type;	 /* enum rtl_rtde_type (a value type) */
+	uint32_t offset; /* in the values (host form) */
+};
+
+/* The fields of a recording: what the header and each row show. */
+struct rtl_rec_schema {
+	unsigned n;
+	uint32_t values_size; /* bytes of the values (host form) */
+	uint32_t record_size; /* binary record: header + values, 8-byte multiple */
+	struct rtl_rec_column cols[RTL_RTDE_RECIPE_MAX_FIELDS];
+};
+
+/* Set-up facts a binary header carries (strings may be NULL). */
+struct rtl_rec_meta {
+	char host[128];
+	uint16_t port;
+	char controller[32]; /* "5.12.0.0" */
+	double frequency;    /* effective rate in Hz */
+	int64_t period_ns;
+};
+
+/* One received package, as the writer sees it. */
+struct rtl_rec_row {
+	uint64_t seq;
+	int64_t rx_ns;
+	uint32_t ctrl_skipped;
+	uint32_t dropped;
+	const unsigned char *values; /* schema.values_size bytes, host form */
+};
+
+/*
+ * @v as Python's repr() prints a float: the shortest digits that read back
+ * to @v, fixed notation for exponents -4..15 ("0.0001", "100.0"), else
+ * scientific ("1e-05", "1e+16"); "nan", "inf", "-inf". Writes at most
+ * 32 bytes with the NUL into @buf (@cap >= 32). Returns the length.
+ */
+int rtl_rec_format_double(char *buf, size_t cap, double v);
+
+/* Fill @s from the fields of built recipe @r. Returns 0 or -EINVAL. */
+int rtl_rec_schema_from_recipe(struct rtl_rec_schema *s, const struct rtl_rtde_recipe *r);
+
+/* Columns of a CSV row of @s (extra columns included with @extra). */
+unsigned rtl_rec_csv_columns(const struct rtl_rec_schema *s, bool extra);
+
+/* Bytes a CSV line of @s needs at most (for rtl_rec_csv_row()'s buffer). */
+size_t rtl_rec_csv_line_max(const struct rtl_rec_schema *s);
+
+/* The header line (with '\n') into @buf of @cap bytes. Returns the length
+ * or -ENOSPC. */
+int rtl_rec_csv_header(char *buf, size_t cap, const struct rtl_rec_schema *s, bool extra);
+
+/* One row (with '\n') into @buf of @cap (>= rtl_rec_csv_line_max())
+ * bytes. Returns the length or -ENOSPC. */
+int rtl_rec_csv_row(char *buf, size_t cap, const struct rtl_rec_schema *s,
+		    const struct rtl_rec_row *row, bool extra);
+
+/* Write the binary header for @s and @m. Returns bytes written or -EIO. */
+int rtl_rec_bin_header(FILE *f, const struct rtl_rec_schema *s, const struct rtl_rec_meta *m);
+
+/* Write one binary record. Returns bytes written (s->record_size) or -EIO. */
+int rtl_rec_bin_row(FILE *f, const struct rtl_rec_schema *s, const struct rtl_rec_row *row);
+
+/*
+ * Read a binary header from @f (positioned at its start) into @s and @m,
+ * leaving @f at the first record. Returns 0, or -EBADMSG (not a
+ * recording, or a malformed schema; @err says where), -EIO.
+ */
+int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_meta *m,
+			    struct rtl_rec_error *err);
+
+/*
+ * Convert binary recording @in_path to CSV at @out_path ("-": stdout),
+ * with the extra columns when @extra. Sets *@rows (may be NULL). A
+ * truncated last record (a recording cut short) is ignored and reported in
+ * @err->msg with code 0. Returns 0, or -errno with @err filled.
+ */
+int rtl_rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *rows,
+		 struct rtl_rec_error *err);
+
+/* ---- recipes ----------------------------------------------------------------------- */
+
+/*
+ * The output names of a recording, comma-separated, into @buf of @cap
+ * bytes, from @fields (a comma-separated list) or else the file @config:
+ * UR's XML (<rtde_config>, recipe @key; NULL: "out", or the only recipe
+ * when the file has no "out") or a text file of one name per line.
+ * `timestamp` is added first when missing (*@added_ts set). Every name is
+ * checked against the field registry. Returns the number of fields, or
+ * -errno with @err holding the recipe report (unknown names with the
+ * closest one, wrong direction, duplicates, a missing file).
+ */
+int rtl_rec_outputs(char *buf, size_t cap, const char *fields, const char *config, const char *key,
+		    bool *added_ts, struct rtl_rec_error *err);
+
+/* ---- recording ----------------------------------------------------------------------- */
+
+enum rtl_rec_format {
+	RTL_REC_CSV = 0,
+	RTL_REC_BINARY = 1,
+};
+
+struct rtl_rec_config {
+	const char *host; /* default "127.0.0.1" */
+	uint16_t port;	  /* default 30004 */
+	double frequency; /* Hz; 0: the controller's maximum */
+	/* Comma-separated names (rtl_rec_outputs()); `timestamp` is added
+	 * first when missing. */
+	const char *outputs;
+	/* Where to write; NULL: nothing in that format. Both may be set
+	 * (tests record both at once); "-" is stdout. */
+	const char *csv_path;
+	const char *bin_path;
+	bool no_extra_columns; /* CSV: strict record.py layout */
+	uint64_t samples;      /* stop after this many rows; 0: no limit */
+	int64_t duration_ns;   /* stop this long after the start; 0: no limit */
+	enum rtl_loop_rt_mode rt_mode;
+	int rx_cpu;		    /* -1: no pinning */
+	uint32_t ring_capacity;	    /* power of two; 0: RTL_REC_BUFFER_S of data */
+	int64_t connect_timeout_ns; /* 0: 3 s */
+	/* Progress lines (verbose), once a second; NULL: none. */
+	FILE *progress;
+};
+
+enum rtl_rec_end {
+	RTL_REC_END_STOPPED = 0,  /* rtl_rec_stop() (e.g. SIGINT) */
+	RTL_REC_END_SAMPLES = 1,  /* --samples reached */
+	RTL_REC_END_DURATION = 2, /* --duration elapsed */
+	RTL_REC_END_LOST = 3,	  /* the controller closed or the link failed */
+	RTL_REC_END_IO = 4,	  /* writing the output failed */
+};
+
+struct rtl_rec_result {
+	enum rtl_rec_end end;
+	int loop_result;	 /* rtl_loop_join()'s value */
+	uint64_t rows;		 /* rows written */
+	uint64_t ctrl_skipped;	 /* sum of ctrl_skipped over the rows */
+	uint64_t dropped;	 /* rows lost to a full ring (must be 0) */
+	uint64_t after_stop;	 /* received after the stop, not recorded */
+	uint64_t frames;	 /* loop: frames received */
+	uint64_t ring_full;	 /* loop: frames dropped, ring full */
+	uint64_t client_data;	 /* client: data packages delivered */
+	uint64_t client_skipped; /* client: packages the controller skipped */
+	uint64_t bytes;		 /* bytes written, all files */
+	int64_t first_rx_ns, last_rx_ns;
+	double first_ts, last_ts; /* controller timestamps of the first/last row */
+	int64_t wall_ns;	  /* start to end of the recording */
+	uint32_t ring_capacity;
+	struct rtl_rtde_client_info info;
+	char rt_notes[1024];
+	struct rtl_rec_error io_error; /* when end == RTL_REC_END_IO, or lost */
+};
+
+struct rtl_rec;
+
+/*
+ * Check @cfg, open the outputs and set up the loop (no connection yet).
+ * Not RT-safe. Returns 0 and sets *@out, or -EINVAL (bad configuration),
+ * -ENOENT and the recipe codes (bad names), -errno of opening an output,
+ * -ENOMEM, with @err filled.
+ */
+int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
+		   struct rtl_rec_error *err);
+
+/*
+ * Connect, write the headers and record until the end condition (call
+ * once per rtl_rec_create(): the files are closed at the end); fill
+ * @res (also on failure, as far as known). Blocks the calling thread,
+ * which is the writer. Returns 0 when the recording ran (see res->end:
+ * a lost connection after the start is a result, not an error), or -errno
+ * when it could not start (connection refused, handshake failed: @err
+ * holds the client's message, which names the cause and the fix).
+ */
+int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_error *err);
+
+/* Stop the recording: what was received is still written. Any thread;
+ * async-signal-safe. */
+void rtl_rec_stop(struct rtl_rec *rec);
+
+/* Close the files and free. NULL is accepted. */
+void rtl_rec_destroy(struct rtl_rec *rec);
+
+/* The final summary: packages, controller skips, overflow, bytes,
+ * duration, effective rate; text lines, or one JSON object. */
+void rtl_rec_summary(FILE *f, const struct rtl_rec_result *res, bool json);
+
+/* "stopped", "samples", "duration", "connection lost", "write error". */
+const char *rtl_rec_end_name(enum rtl_rec_end end);
+
+#endif /* RTLREC_RECORD_H */

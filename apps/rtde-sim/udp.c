@@ -1,0 +1,717 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rtde-sim's UDP mode: see udp.h for the design and docs/udp.md for the
+ * wire format.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <rtloop/time.h>
+
+#include "udp.h"
+
+#define DEG (180.0 / M_PI)
+#define RAD (M_PI / 180.0)
+#define ECHO_RING 4096 /* states remembered for the round trip (4 s) */
+#define MAX_CATCH_UP 50
+#define READS_PER_WAKE 64
+
+enum { TAG_SOCK = 1, TAG_TIMER, TAG_STOP };
+
+struct rtl_sim_udp {
+	struct rtl_sim_udp_opts opts;
+	struct rtl_sim_robot robot;
+	int fd, epoll_fd, timer_fd, stop_fd;
+	uint16_t port;
+
+	/* Schedule. */
+	int64_t t0;	/* deadline of cycle 0 */
+	uint64_t cycle; /* next cycle to run */
+	int64_t end;
+
+	/* The session. */
+	bool client;
+	struct sockaddr_in peer;
+	uint64_t session_cycle0; /* the cycle whose state is sequence number 1 */
+	int64_t last_heard;
+	bool have_cmd_seq;
+	uint64_t last_cmd_seq;
+	uint64_t last_echo_seq;
+	struct {
+		uint64_t seq;
+		int64_t sent_ns;
+	} echo[ECHO_RING];
+
+	struct rtl_sim_udp_stats st;
+	struct rtl_hist echo_hist;
+	struct rtl_rt_state state;
+	uint8_t tx[RTL_RT_UDP_MAX_DATAGRAM];
+	uint8_t rx[RTL_RT_UDP_MAX_DATAGRAM + 1];
+
+	pthread_t thread;
+	bool thread_started;
+	int result;
+	pthread_mutex_t lock; /* guards snap */
+	struct rtl_sim_udp_stats snap;
+};
+
+/* ---- pure pieces ---------------------------------------------------------------------- */
+
+void rtl_sim_udp_zyz(const double R[9], double abc[3])
+{
+	double sb = hypot(R[2], R[5]);
+
+	abc[1] = atan2(sb, R[8]);
+	if (sb > 1e-9) {
+		abc[0] = atan2(R[5], R[2]);
+		abc[2] = atan2(R[7], -R[6]);
+	} else if (R[8] > 0) {
+		/* b = 0: only a + c is defined; c = 0. */
+		abc[0] = atan2(R[3], R[0]);
+		abc[2] = 0;
+	} else {
+		/* b = pi: only a - c is defined; c = 0. */
+		abc[0] = atan2(-R[1], R[4]);
+		abc[2] = 0;
+	}
+}
+
+/* A UR pose (m, rotation vector) in Doosan units (mm, ZYZ deg). */
+static void pose_to_doosan(const double p[6], float out[6])
+{
+	double R[9], abc[3];
+
+	rtl_sim_robot_rotvec_to_matrix(p + 3, R);
+	rtl_sim_udp_zyz(R, abc);
+	for (int i = 0; i < 3; i++) {
+		out[i] = (float)(p[i] * 1000.0);
+		out[i + 3] = (float)(abc[i] * DEG);
+	}
+}
+
+/* A twist (m/s, rad/s) in mm/s and deg/s. */
+static void speed_to_doosan(const double v[6], float out[6])
+{
+	for (int i = 0; i < 3; i++) {
+		out[i] = (float)(v[i] * 1000.0);
+		out[i + 3] = (float)(v[i + 3] * DEG);
+	}
+}
+
+static void deg6(const double in[6], float out[6])
+{
+	for (int i = 0; i < 6; i++)
+		out[i] = (float)(in[i] * DEG);
+}
+
+static void f6(const double in[6], float out[6])
+{
+	for (int i = 0; i < 6; i++)
+		out[i] = (float)in[i];
+}
+
+void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct rtl_rt_state *s)
+{
+	double flange[6], jac[36], jac0[36], fv[6] = { 0 };
+	bool moving = false;
+
+	memset(s, 0, sizeof(*s));
+	s->time_stamp = time_s;
+	deg6(r->actual_q, s->actual_joint_position);
+	deg6(r->actual_q, s->actual_joint_position_abs);
+	deg6(r->actual_qd, s->actual_joint_velocity);
+	deg6(r->actual_qd, s->actual_joint_velocity_abs);
+	pose_to_doosan(r->actual_TCP_pose, s->actual_tcp_position);
+	speed_to_doosan(r->actual_TCP_speed, s->actual_tcp_velocity);
+	rtl_sim_robot_fk(r->actual_q, NULL, flange);
+	pose_to_doosan(flange, s->actual_flange_position);
+	rtl_sim_robot_jacobian(r->actual_q, NULL, jac0);
+	for (int i = 0; i < 6; i++)
+		for (int j = 0; j < 6; j++)
+			fv[i] += jac0[6 * i + j] * r->actual_qd[j];
+	speed_to_doosan(fv, s->actual_flange_velocity);
+	f6(r->target_moment, s->actual_motor_torque);
+	f6(r->target_moment, s->actual_joint_torque);
+	f6(r->target_moment, s->raw_joint_torque);
+	f6(r->ft_raw_wrench, s->raw_force_torque);
+	f6(r->actual_TCP_force, s->external_tcp_force);
+	deg6(r->target_q, s->target_joint_position);
+	deg6(r->target_qd, s->target_joint_velocity);
+	deg6(r->target_qdd, s->target_joint_acceleration);
+	f6(r->target_moment, s->target_motor_torque);
+	pose_to_doosan(r->target_TCP_pose, s->target_tcp_position);
+	speed_to_doosan(r->target_TCP_speed, s->target_tcp_velocity);
+	/* The Jacobian as the plant computes it: SI (m/rad, rad/rad). */
+	rtl_sim_robot_jacobian(r->actual_q, r->tcp_offset, jac);
+	for (int i = 0; i < 36; i++)
+		s->jacobian_matrix[i / 6][i % 6] = (float)jac[i];
+	s->operation_speed_rate = (float)(r->speed_scaling * 100.0);
+	f6(r->joint_temperatures, s->joint_temperature);
+	s->controller_digital_input = (uint16_t)r->actual_digital_input_bits;
+	s->controller_digital_output =
+		(uint16_t)(r->standard_digital_out | (r->configurable_digital_out << 8));
+	for (int i = 0; i < 2; i++) {
+		s->controller_analog_input[i] = (float)r->standard_analog_input[i];
+		s->controller_analog_output[i] = (float)r->standard_analog_output[i];
+		s->controller_analog_input_type[i] = (r->analog_io_types >> i) & 1 ? 0 : 1;
+		s->controller_analog_output_type[i] = (r->analog_io_types >> (2 + i)) & 1 ? 0 : 1;
+	}
+	s->flange_digital_output = r->tool_digital_out;
+	deg6(r->target_q, s->goal_joint_position);
+	pose_to_doosan(r->target_TCP_pose, s->goal_tcp_position);
+	for (int i = 0; i < 6; i++)
+		moving |= fabs(r->target_qd[i]) > 1e-6;
+	s->robot_mode = 1; /* autonomous */
+	/* ROBOT_STATE: 1 STANDBY, 2 MOVING, 5 SAFE_STOP after a time-out */
+	s->robot_state = r->watchdog_tripped ? 5 : moving ? 2 : 1;
+	s->control_mode = 3; /* position */
+}
+
+/*
+ * The robot ramps with one acceleration for all axes (the vector's rate of
+ * change); Doosan gives one per axis. Each axis asks for its own value, or
+ * for AUTO its velocity change over target_time (the AUTO rule); the
+ * robot gets the norm of those, so no axis is slower than asked. 0: the
+ * robot's default.
+ */
+static double ramp_acc(const double acc[], const double dv[], int n, double scale,
+		       double target_time)
+{
+	double sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		double a = 0;
+
+		if (acc[i] > 0 && acc[i] != RTL_RT_UDP_AUTO)
+			a = acc[i] * scale;
+		else if (target_time > 0)
+			a = fabs(dv[i]) / target_time;
+		sum += a * a;
+	}
+	return sqrt(sum);
+}
+
+int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_rt_udp_cmd *c, int32_t seq,
+		      int64_t now_ns)
+{
+	struct rtl_sim_robot_cmd cmd = { .seq = seq, .mode = RTL_RTDE_CMD_IDLE };
+	double dv[6] = { 0 }, period = (double)r->cfg.period_ns * 1e-9, tau;
+	bool unsupported = false;
+	int ret;
+
+	switch (c->mode) {
+	case RTL_RT_UDP_MODE_SPEEDJ:
+		cmd.mode = RTL_RTDE_CMD_SPEEDJ;
+		for (int i = 0; i < 6; i++) {
+			cmd.param[i] = c->vel[i] * RAD;
+			dv[i] = cmd.param[i] - r->target_qd[i];
+		}
+		cmd.accel = ramp_acc(c->acc, dv, 6, RAD, c->target_time);
+		break;
+	case RTL_RT_UDP_MODE_SPEEDL:
+		cmd.mode = RTL_RTDE_CMD_SPEEDL;
+		for (int i = 0; i < 3; i++) {
+			cmd.param[i] = c->vel[i] / 1000.0;
+			cmd.param[i + 3] = c->vel[i + 3] * RAD;
+			dv[i] = cmd.param[i] - r->target_TCP_speed[i];
+		}
+		/* The robot's linear ramp rate (m/s^2) from the x, y, z axes. */
+		cmd.accel = ramp_acc(c->acc, dv, 3, 1e-3, c->target_time);
+		break;
+	case RTL_RT_UDP_MODE_SERVOJ:
+		cmd.mode = RTL_RTDE_CMD_SERVOJ;
+		for (int i = 0; i < 6; i++)
+			cmd.param[i] = c->pos[i] * RAD;
+		/* The tracker reaches ~95 % of a step in 3 time constants. */
+		tau = fmax(c->target_time / 3.0, period);
+		cmd.time = c->target_time;
+		cmd.lookahead = RTL_RTDE_CMD_LOOKAHEAD_MIN;
+		cmd.gain = fmin(RTL_RTDE_CMD_GAIN_MAX,
+				fmax(RTL_RTDE_CMD_GAIN_MIN,
+				     RTL_RTDE_CMD_LOOKAHEAD_MIN * RTL_RTDE_CMD_GAIN_DEFAULT / tau));
+		break;
+	case RTL_RT_UDP_MODE_SERVOL:
+		unsupported = true;
+		cmd.mode = RTL_RTDE_CMD_STOP;
+		break;
+	case RTL_RT_UDP_MODE_STOP:
+		cmd.mode = RTL_RTDE_CMD_STOP;
+		cmd.accel = ramp_acc(c->acc, dv, 1, r->linear ? 1e-3 : RAD, 0);
+		break;
+	default:
+		break; /* NONE: a heartbeat only */
+	}
+	ret = rtl_sim_robot_command(r, &cmd, now_ns);
+	if (ret < 0)
+		return ret;
+	return unsupported ? -ENOTSUP : 0;
+}
+
+/* ---- the session ------------------------------------------------------------------------ */
+
+static bool same_peer(const struct sockaddr_in *a, const struct sockaddr_in *b)
+{
+	return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
+}
+
+static void send_to_peer(struct rtl_sim_udp *u, const uint8_t *buf, int len)
+{
+	if (len <= 0)
+		return;
+	if (sendto(u->fd, buf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL,
+		   (const struct sockaddr *)&u->peer, sizeof(u->peer)) < 0)
+		u->st.send_errors++;
+}
+
+static void on_hello(struct rtl_sim_udp *u, const struct sockaddr_in *from, int64_t now)
+{
+	struct rtl_rt_udp_hello w = { .period_ns = (uint32_t)u->opts.period_ns };
+	int len;
+
+	u->st.hellos++;
+	if (u->client && !same_peer(from, &u->peer)) {
+		/* One RT client at a time, as on the controller; one that has
+		 * been silent for the client time-out may be replaced. */
+		if (now - u->last_heard <= u->opts.client_timeout_ns) {
+			u->st.rejected++;
+			return;
+		}
+		u->st.timeouts++;
+		u->client = false;
+	}
+	if (!u->client || !same_peer(from, &u->peer)) {
+		u->st.sessions++;
+		u->client = true;
+		u->peer = *from;
+		u->session_cycle0 = u->cycle;
+		u->have_cmd_seq = false;
+		u->last_echo_seq = 0;
+		memset(u->echo, 0, sizeof(u->echo));
+	}
+	/* A repeated HELLO (the WELCOME was lost) is answered again. */
+	u->last_heard = now;
+	memcpy(w.schema, RTL_RT_UDP_SCHEMA, sizeof(RTL_RT_UDP_SCHEMA));
+	len = rtl_rt_udp_encode_hello(u->tx, sizeof(u->tx), RTL_RT_UDP_WELCOME, u->st.sessions, now,
+				      &w);
+	send_to_peer(u, u->tx, len);
+}
+
+static void on_command(struct rtl_sim_udp *u, const struct rtl_rt_udp_header *h,
+		       const struct rtl_rt_udp_cmd *c, int64_t now)
+{
+	int ret;
+
+	u->st.commands++;
+	u->last_heard = now;
+	if (u->have_cmd_seq && h->seq > u->last_cmd_seq + 1)
+		u->st.commands_lost += h->seq - u->last_cmd_seq - 1;
+	u->have_cmd_seq = true;
+	u->last_cmd_seq = h->seq;
+	if (c->mode < RTL_RT_UDP_MODE_COUNT)
+		u->st.mode_count[c->mode]++;
+	if (c->echo_seq > u->last_echo_seq) {
+		unsigned i = (unsigned)(c->echo_seq % ECHO_RING);
+
+		if (u->echo[i].seq == c->echo_seq) {
+			rtl_hist_record(&u->echo_hist, now - u->echo[i].sent_ns);
+			u->st.echoes++;
+		} else {
+			u->st.echo_unmatched++;
+		}
+		u->last_echo_seq = c->echo_seq;
+	}
+	ret = rtl_sim_udp_apply(&u->robot, c, (int32_t)(uint32_t)h->seq, now);
+	if (ret == -ENOTSUP)
+		u->st.unsupported++;
+	else if (ret < 0)
+		u->st.refused++;
+}
+
+static void on_datagram(struct rtl_sim_udp *u, size_t len, const struct sockaddr_in *from,
+			int64_t now)
+{
+	struct rtl_rt_udp_header h;
+	struct rtl_rt_udp_cmd c;
+
+	u->st.datagrams_in++;
+	if (rtl_rt_udp_decode_header(u->rx, len, &h) < 0) {
+		u->st.bad_in++;
+		return;
+	}
+	if (h.type == RTL_RT_UDP_HELLO) {
+		on_hello(u, from, now);
+		return;
+	}
+	if (!u->client || !same_peer(from, &u->peer)) {
+		u->st.rejected++;
+		return;
+	}
+	if (h.type == RTL_RT_UDP_BYE) {
+		/* The end of RT control: stop, and stop watching the
+		 * heartbeat (a new one, watchdog off). */
+		struct rtl_sim_robot_cmd stop = { .mode = RTL_RTDE_CMD_STOP,
+						  .seq = u->robot.last_seq + 1,
+						  .watchdog_ms = -1 };
+
+		rtl_sim_robot_command(&u->robot, &stop, now);
+		u->st.byes++;
+		u->client = false;
+	} else if (h.type == RTL_RT_UDP_COMMAND) {
+		if (rtl_rt_udp_decode_command(u->rx, len, &h, &c) < 0)
+			u->st.bad_in++;
+		else
+			on_command(u, &h, &c, now);
+	} else {
+		u->st.bad_in++; /* a server-to-client type */
+	}
+}
+
+/* One control cycle: step the robot, send the state unless skipped. */
+static void cycle(struct rtl_sim_udp *u, int64_t now, bool send)
+{
+	uint64_t k = u->cycle++;
+	uint32_t every = u->opts.skip_every, count = u->opts.skip_count ? u->opts.skip_count : 1;
+	uint64_t seq;
+	int len;
+
+	if (rtl_sim_robot_step(&u->robot, now) & RTL_SIM_ROBOT_EV_WATCHDOG)
+		u->st.watchdog_trips++;
+	u->st.cycles++;
+	if (!u->client)
+		return;
+	seq = k - u->session_cycle0 + 1;
+	if (!send) {
+		u->st.overruns++;
+		return;
+	}
+	if (every && k % every >= every - count) {
+		u->st.states_skipped++;
+		return;
+	}
+	rtl_sim_udp_fill_state(&u->robot,
+			       u->opts.start_time_s +
+				       (double)u->robot.cycles * ((double)u->opts.period_ns * 1e-9),
+			       &u->state);
+	now = rtl_time_now();
+	len = rtl_rt_udp_encode_state(u->tx, sizeof(u->tx), seq, now, &u->state);
+	u->echo[seq % ECHO_RING].seq = seq;
+	u->echo[seq % ECHO_RING].sent_ns = now;
+	send_to_peer(u, u->tx, len);
+	if (len > 0)
+		u->st.states_sent++;
+}
+
+/* ---- the driver ---------------------------------------------------------------------------- */
+
+void rtl_sim_udp_opts_default(struct rtl_sim_udp_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->port = RTL_RT_UDP_DEFAULT_PORT;
+	o->period_ns = RTL_NS_PER_MS;
+	o->client_timeout_ns = RTL_NS_PER_SEC;
+	rtl_sim_robot_config_default(&o->robot);
+}
+
+static int ep_add(struct rtl_sim_udp *u, int fd, uint64_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+	return epoll_ctl(u->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+int rtl_sim_udp_create(struct rtl_sim_udp **out, const struct rtl_sim_udp_opts *o)
+{
+	struct rtl_sim_udp *u;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t salen = sizeof(sa);
+	int err;
+
+	if (!out || !o || o->period_ns <= 0 || o->period_ns > RTL_NS_PER_SEC || o->duration_s < 0 ||
+	    (o->skip_every && o->skip_count >= o->skip_every) || o->skip_every == 1)
+		return -EINVAL;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->fd = u->epoll_fd = u->timer_fd = u->stop_fd = -1;
+	u->opts = *o;
+	if (!u->opts.bind)
+		u->opts.bind = "127.0.0.1";
+	if (u->opts.client_timeout_ns <= 0)
+		u->opts.client_timeout_ns = RTL_NS_PER_SEC;
+	u->opts.robot.period_ns = u->opts.period_ns;
+	pthread_mutex_init(&u->lock, NULL);
+	rtl_hist_init(&u->echo_hist);
+	err = rtl_sim_robot_init(&u->robot, &u->opts.robot);
+	if (err)
+		goto err_destroy;
+	if (inet_pton(AF_INET, u->opts.bind, &sa.sin_addr) != 1) {
+		err = -EINVAL;
+		goto err_destroy;
+	}
+	sa.sin_port = htons(u->opts.port);
+	u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (u->fd < 0 || bind(u->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(u->fd, (struct sockaddr *)&sa, &salen))
+		goto err_errno;
+	u->port = ntohs(sa.sin_port);
+	u->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	u->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	u->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (u->epoll_fd < 0 || u->timer_fd < 0 || u->stop_fd < 0)
+		goto err_errno;
+	if ((err = ep_add(u, u->fd, TAG_SOCK)) || (err = ep_add(u, u->timer_fd, TAG_TIMER)) ||
+	    (err = ep_add(u, u->stop_fd, TAG_STOP)))
+		goto err_destroy;
+	*out = u;
+	return 0;
+
+err_errno:
+	err = -errno;
+err_destroy:
+	rtl_sim_udp_destroy(u);
+	return err;
+}
+
+uint16_t rtl_sim_udp_port(const struct rtl_sim_udp *u)
+{
+	return u->port;
+}
+
+static void read_all(struct rtl_sim_udp *u)
+{
+	for (int i = 0; i < READS_PER_WAKE; i++) {
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(u->fd, u->rx, sizeof(u->rx), MSG_DONTWAIT,
+				     (struct sockaddr *)&from, &fl);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return; /* EAGAIN, or an ICMP error of an old send */
+		}
+		on_datagram(u, (size_t)n, &from, rtl_time_now());
+	}
+}
+
+static void publish(struct rtl_sim_udp *u)
+{
+	u->st.client = u->client;
+	pthread_mutex_lock(&u->lock);
+	u->snap = u->st;
+	pthread_mutex_unlock(&u->lock);
+}
+
+int rtl_sim_udp_run(struct rtl_sim_udp *u)
+{
+	struct epoll_event evs[4];
+	int64_t now = rtl_time_now();
+	bool quit = false;
+	int err = 0;
+
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	u->t0 = now + u->opts.period_ns;
+	u->cycle = 0;
+	u->end = u->opts.duration_s > 0 ? now + llround(u->opts.duration_s * 1e9) : 0;
+	while (!quit) {
+		int64_t due = u->t0 + (int64_t)u->cycle * u->opts.period_ns;
+		struct itimerspec its = { .it_value = rtl_time_to_timespec(due) };
+		int n;
+
+		timerfd_settime(u->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+		n = epoll_wait(u->epoll_fd, evs, 4, 200);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t dummy;
+
+			if (evs[i].data.u64 == TAG_STOP)
+				quit = true;
+			else if (evs[i].data.u64 == TAG_TIMER &&
+				 read(u->timer_fd, &dummy, sizeof(dummy)) < 0)
+				(void)0; /* EAGAIN: nothing to clear */
+		}
+		/* Inputs first: a command counts in the cycle it arrived in. */
+		read_all(u);
+		now = rtl_time_now();
+		while (now >= u->t0 + (int64_t)u->cycle * u->opts.period_ns) {
+			int64_t behind = (now - (u->t0 + (int64_t)u->cycle * u->opts.period_ns)) /
+					 u->opts.period_ns;
+
+			cycle(u, now, behind <= MAX_CATCH_UP);
+		}
+		publish(u);
+		if (u->end && now >= u->end)
+			quit = true;
+	}
+	publish(u);
+	return err;
+}
+
+static void *thread_main(void *arg)
+{
+	struct rtl_sim_udp *u = arg;
+
+	u->result = rtl_sim_udp_run(u);
+	return NULL;
+}
+
+int rtl_sim_udp_start(struct rtl_sim_udp *u)
+{
+	int err = pthread_create(&u->thread, NULL, thread_main, u);
+
+	if (err)
+		return -err;
+	u->thread_started = true;
+	return 0;
+}
+
+void rtl_sim_udp_stop(struct rtl_sim_udp *u)
+{
+	uint64_t one = 1;
+	ssize_t n = write(u->stop_fd, &one, sizeof(one));
+
+	(void)n;
+}
+
+int rtl_sim_udp_join(struct rtl_sim_udp *u)
+{
+	if (!u->thread_started)
+		return 0;
+	pthread_join(u->thread, NULL);
+	u->thread_started = false;
+	return u->result;
+}
+
+void rtl_sim_udp_stats(struct rtl_sim_udp *u, struct rtl_sim_udp_stats *out)
+{
+	pthread_mutex_lock(&u->lock);
+	*out = u->snap;
+	pthread_mutex_unlock(&u->lock);
+}
+
+const struct rtl_hist *rtl_sim_udp_echo_hist(const struct rtl_sim_udp *u)
+{
+	return &u->echo_hist;
+}
+
+const struct rtl_sim_robot *rtl_sim_udp_robot(const struct rtl_sim_udp *u)
+{
+	return &u->robot;
+}
+
+void rtl_sim_udp_destroy(struct rtl_sim_udp *u)
+{
+	if (!u)
+		return;
+	if (u->fd >= 0)
+		close(u->fd);
+	if (u->epoll_fd >= 0)
+		close(u->epoll_fd);
+	if (u->timer_fd >= 0)
+		close(u->timer_fd);
+	if (u->stop_fd >= 0)
+		close(u->stop_fd);
+	pthread_mutex_destroy(&u->lock);
+	free(u);
+}
+
+/* ---- the program's UDP mode ------------------------------------------------------------- */
+
+static void report(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port,
+		   const struct rtl_sim_udp_stats *st, const struct rtl_hist *echo, double secs)
+{
+	fprintf(f, "rtde-sim --udp: %s:%u, %.0f Hz, Doosan v1.0 state layout, %.3f s\n", o->bind,
+		port, 1e9 / (double)o->period_ns, secs);
+	fprintf(f, "  cycles: %" PRIu64 ", %" PRIu64 " overruns\n", st->cycles, st->overruns);
+	fprintf(f,
+		"  sessions: %" PRIu64 " (%" PRIu64 " hellos, %" PRIu64 " byes, %" PRIu64
+		" taken over, %" PRIu64 " rejected datagrams)\n",
+		st->sessions, st->hellos, st->byes, st->timeouts, st->rejected);
+	fprintf(f,
+		"  sent: %" PRIu64 " states (%" PRIu64 " skipped by --skip-every, %" PRIu64
+		" send errors)\n",
+		st->states_sent, st->states_skipped, st->send_errors);
+	fprintf(f,
+		"  received: %" PRIu64 " datagrams, %" PRIu64 " commands (%" PRIu64
+		" lost in sequence gaps), %" PRIu64 " malformed, %" PRIu64 " refused, %" PRIu64
+		" servol (not modelled)\n",
+		st->datagrams_in, st->commands, st->commands_lost, st->bad_in, st->refused,
+		st->unsupported);
+	fprintf(f, "  robot: %" PRIu64 " command time-outs (0.1 s watchdog)\n", st->watchdog_trips);
+	fprintf(f, "  echo: %" PRIu64 " round trips, %" PRIu64 " unmatched\n", st->echoes,
+		st->echo_unmatched);
+	if (st->echoes)
+		rtl_hist_print(echo, f, "  echo round trip", RTL_NS_PER_US);
+}
+
+static void report_json(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port,
+			const struct rtl_sim_udp_stats *st, const struct rtl_hist *echo,
+			double secs)
+{
+	fprintf(f,
+		"{\"program\":\"rtde-sim\",\"mode\":\"udp\",\"port\":%u,\"frequency_hz\":%.3f,"
+		"\"seconds\":%.6f,\"skip_every\":%u,\"skip_count\":%u,",
+		port, 1e9 / (double)o->period_ns, secs, o->skip_every,
+		o->skip_every ? (o->skip_count ? o->skip_count : 1) : 0);
+	fprintf(f,
+		"\"stats\":{\"cycles\":%" PRIu64 ",\"overruns\":%" PRIu64
+		",\"states_sent\":%" PRIu64 ",\"states_skipped\":%" PRIu64
+		",\"send_errors\":%" PRIu64 ",\"datagrams_in\":%" PRIu64 ",\"bad_in\":%" PRIu64
+		",\"hellos\":%" PRIu64 ",\"sessions\":%" PRIu64 ",\"rejected\":%" PRIu64
+		",\"byes\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"commands\":%" PRIu64
+		",\"commands_lost\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"unsupported\":%" PRIu64
+		",\"watchdog_trips\":%" PRIu64 ",\"echoes\":%" PRIu64 ",\"echo_unmatched\":%" PRIu64
+		"},\"echo_latency\":",
+		st->cycles, st->overruns, st->states_sent, st->states_skipped, st->send_errors,
+		st->datagrams_in, st->bad_in, st->hellos, st->sessions, st->rejected, st->byes,
+		st->timeouts, st->commands, st->commands_lost, st->refused, st->unsupported,
+		st->watchdog_trips, st->echoes, st->echo_unmatched);
+	rtl_hist_write_json(echo, f);
+	fprintf(f, "}\n");
+}
+
+int rtl_sim_udp_main(const struct rtl_sim_udp_opts *o, FILE *out, FILE *json, bool quiet,
+		     struct rtl_sim_udp **running)
+{
+	struct rtl_sim_udp *u;
+	struct rtl_sim_udp_stats st;
+	int64_t t0;
+	int err = rtl_sim_udp_create(&u, o);
+
+	if (err) {
+		fprintf(stderr, "rtde-sim: --udp: cannot serve on %s:%u: %s\n",
+			o->bind ? o->bind : "127.0.0.1", o->port, strerror(-err));
+		return err;
+	}
+	if (!quiet)
+		fprintf(stderr, "rtde-sim: UDP on %s:%u (%.0f Hz, Doosan v1.0 layout)\n",
+			u->opts.bind, u->port, 1e9 / (double)u->opts.period_ns);
+	*running = u;
+	t0 = rtl_time_now();
+	err = rtl_sim_udp_run(u);
+	*running = NULL;
+	rtl_sim_udp_stats(u, &st);
+	report(out, &u->opts, u->port, &st, &u->echo_hist, (double)(rtl_time_now() - t0) / 1e9);
+	if (json)
+		report_json(json, &u->opts, u->port, &st, &u->echo_hist,
+			    (double)(rtl_time_now() - t0) / 1e9);
+	rtl_sim_udp_destroy(u);
+	return err;
+}

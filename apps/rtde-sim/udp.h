@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtl_sim_udp: rtde-sim's UDP mode (`rtde-sim --udp`), a simulated
+ * controller that speaks rtloop's 1 kHz UDP stream (<rtloop/rt_udp.h>,
+ * docs/udp.md) with the Doosan v1.0 state layout, driving the same UR5e
+ * plant as the RTDE server (robot.h).
+ *
+ * Design
+ * ------
+ * The same split as the RTDE server: pure functions that map between the
+ * wire and the robot, and one thin driver thread.
+ * - rtl_sim_udp_fill_state() fills the Doosan layout from the robot,
+ *   converting units: joints rad -> deg, TCP and flange m -> mm and
+ *   rotation vector -> ZYZ Euler angles in deg, speeds likewise (angular
+ *   velocity in deg/s about the base axes). What the plant does not model
+ *   (the Coriolis and mass matrices, gravity torque alone, singularity,
+ *   solution space) is zero.
+ * - rtl_sim_udp_apply() turns a COMMAND into the robot's command API:
+ *   speedj, speedl and stop directly (deg -> rad, mm -> m; an AUTO
+ *   acceleration becomes |target - current| / target_time, or the robot's
+ *   default); servoj becomes the robot's servoj tracker with a time
+ *   constant of target_time / 3; servol is not modelled (-ENOTSUP: the
+ *   robot stops). The datagram's sequence number is the robot's heartbeat,
+ *   so the robot's 100 ms watchdog is Doosan's 0.1 s command time-out.
+ * - The driver: one UDP socket, one timerfd armed at absolute deadlines
+ *   t0 + k * period (never "now + period"), an eventfd to stop, epoll over
+ *   the three; the thread sleeps in epoll_wait and never spins. Datagrams
+ *   are read before each cycle, so a command is applied in the cycle it
+ *   arrives in. Cycles that fall more than 50 behind (the host stalled us)
+ *   step the robot without sending and count as overruns.
+ * - One client at a time, as on a Doosan controller: the HELLO of another
+ *   address is ignored (counted) while the current client has been heard
+ *   from within the client time-out (1 s), and takes the session over
+ *   after that silence; BYE ends the session. A silent client (monitoring
+ *   only) keeps receiving the stream until then. State sequence numbers count the session's control
+ * cycles from 1, so a skipped state (fault injection: skip_count of every skip_every cycles, the
+ * last ones of each group) is a gap the client can count exactly.
+ * - Echo: each sent state's (seq, send time) goes into a ring; a command
+ *   that echoes a newer state number than any before records
+ *   arrival - send time in a histogram (the round trip through the client).
+ *
+ * Thread safety: the driver thread owns the robot while running;
+ * rtl_sim_udp_stats() copies a snapshot published under a mutex, from any
+ * thread; the echo histogram may be read live.
+ */
+#ifndef RTLSIM_UDP_H
+#define RTLSIM_UDP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rtloop/hist.h>
+#include <rtloop/rt_udp.h>
+
+#include "robot.h"
+
+struct rtl_sim_udp_opts {
+	const char *bind;	   /* NULL: "127.0.0.1" */
+	uint16_t port;		   /* 0: ephemeral */
+	int64_t period_ns;	   /* default 1 ms (1 kHz) */
+	double duration_s;	   /* 0: until stopped */
+	double start_time_s;	   /* time_stamp of cycle 0 */
+	uint32_t skip_every;	   /* skip states: skip_count in every skip_every cycles */
+	uint32_t skip_count;	   /* (0 counts as 1) */
+	int64_t client_timeout_ns; /* silence after which another client may take over; 1 s */
+	/* The plant; period_ns is set from the period above. */
+	struct rtl_sim_robot_config robot;
+};
+
+struct rtl_sim_udp_stats {
+	uint64_t cycles;	 /* control cycles run */
+	uint64_t overruns;	 /* cycles run late without sending */
+	uint64_t states_sent;	 /* state datagrams sent */
+	uint64_t states_skipped; /* not sent by the skip fault */
+	uint64_t send_errors;	 /* sendto() failures */
+	uint64_t datagrams_in;
+	uint64_t bad_in; /* malformed datagrams */
+	uint64_t hellos;
+	uint64_t sessions; /* sessions started */
+	uint64_t rejected; /* HELLOs or commands from a second client */
+	uint64_t byes;
+	uint64_t timeouts;	 /* sessions taken over after the client's silence */
+	uint64_t commands;	 /* command datagrams received from the client */
+	uint64_t commands_lost;	 /* gaps in the command sequence numbers */
+	uint64_t refused;	 /* commands the robot refused */
+	uint64_t unsupported;	 /* servol (not modelled) */
+	uint64_t watchdog_trips; /* the robot's 0.1 s command time-out */
+	uint64_t echoes;	 /* round trips recorded */
+	uint64_t echo_unmatched;
+	uint64_t mode_count[RTL_RT_UDP_MODE_COUNT]; /* commands per mode */
+	bool client;				    /* a session is on */
+};
+
+struct rtl_sim_udp;
+
+/* The defaults: 127.0.0.1:12347, 1 kHz, no faults, the robot's defaults. */
+void rtl_sim_udp_opts_default(struct rtl_sim_udp_opts *o);
+
+/*
+ * Create the simulator and bind its socket now (rtl_sim_udp_port() is
+ * valid on return). Returns 0 and sets *@out, or -EINVAL (bad options or
+ * robot), -ENOMEM, or -errno of socket/bind/epoll/timerfd.
+ */
+int rtl_sim_udp_create(struct rtl_sim_udp **out, const struct rtl_sim_udp_opts *o);
+uint16_t rtl_sim_udp_port(const struct rtl_sim_udp *u);
+/* Run on the calling thread until stopped or the duration ends. */
+int rtl_sim_udp_run(struct rtl_sim_udp *u);
+int rtl_sim_udp_start(struct rtl_sim_udp *u);
+/* Async-signal-safe, any thread. */
+void rtl_sim_udp_stop(struct rtl_sim_udp *u);
+int rtl_sim_udp_join(struct rtl_sim_udp *u);
+void rtl_sim_udp_stats(struct rtl_sim_udp *u, struct rtl_sim_udp_stats *out);
+const struct rtl_hist *rtl_sim_udp_echo_hist(const struct rtl_sim_udp *u);
+/* The robot: read it only while the driver is not running. */
+const struct rtl_sim_robot *rtl_sim_udp_robot(const struct rtl_sim_udp *u);
+void rtl_sim_udp_destroy(struct rtl_sim_udp *u);
+
+/* ---- pure pieces (unit-testable) ------------------------------------------------ */
+
+/* Rotation matrix (row-major) to ZYZ Euler angles (rad): R = Rz(a) Ry(b)
+ * Rz(c), b in [0, pi]; at b = 0 or pi, c = 0. */
+void rtl_sim_udp_zyz(const double R[9], double abc[3]);
+
+/* The Doosan v1.0 state of @r at controller time @time_s. */
+void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct rtl_rt_state *s);
+
+/*
+ * Apply command @c (Doosan units) with heartbeat @seq at @now_ns to @r.
+ * Returns 0, -ENOTSUP (servol: the robot is told to stop instead), or the
+ * robot's -EINVAL / -ESTALE.
+ */
+int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_rt_udp_cmd *c, int32_t seq,
+		      int64_t now_ns);
+
+/* ---- the program's UDP mode ------------------------------------------------------- */
+
+/*
+ * rtde-sim --udp: create, run until SIGINT/SIGTERM (through
+ * rtl_sim_udp_stop() from the caller's handler, see *@running) or the
+ * duration, then print the report to @out (and JSON to @json when not
+ * NULL). Returns 0 or -errno.
+ */
+int rtl_sim_udp_main(const struct rtl_sim_udp_opts *o, FILE *out, FILE *json, bool quiet,
+		     struct rtl_sim_udp **running);
+
+#endif /* RTLSIM_UDP_H */

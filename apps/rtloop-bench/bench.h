@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtloop-bench: shared types of the driver (main.c), the measured phases
+ * (phases.c) and the report (report.c).
+ *
+ * A run is --reps repetitions of three phases, one at a time, each measured
+ * for the same window (phase_ns) after a warm-up (warmup_ns):
+ *   P_FLOOR  a bare TCP ping-pong over loopback between two threads, with the
+ *            RTDE data package's and the echo input package's sizes, paced
+ *            by an absolute-deadline timer at the loop's rate;
+ *   P_OURS   the simulator (its own thread) and the loop (rx + worker) in
+ *            this process; the step echoes `timestamp` into
+ *            input_double_register_47 and the simulator's echo histogram
+ *            is the round trip;
+ *   P_TIMER  a cyclictest-style absolute-deadline timer loop at the worker's
+ *            priority on the worker's CPU: the floor of the worker's wake-up.
+ * The phase that goes first rotates with the repetition, so slow drifts of
+ * the shared host hit every phase alike.
+ */
+#ifndef RTLOOP_BENCH_H
+#define RTLOOP_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rtloop/hist.h>
+
+#include "sim.h"
+
+#define BENCH_PROG "rtloop-bench"
+#define BENCH_MAX_REPS 51
+#define BENCH_TARGET_P99 1.5
+/* Samples at the start of each phase that are not measured. */
+#define BENCH_WARMUP_NS (100 * INT64_C(1000000))
+
+enum bench_phase { P_FLOOR = 0, P_OURS, P_TIMER, P_COUNT };
+
+/* The histograms one repetition fills (ns). */
+enum bench_hist {
+	H_RT_OURS = 0, /* simulator send -> echo arrival (sim's echo histogram) */
+	H_RT_FLOOR,    /* bare TCP ping-pong round trip */
+	H_WAKE_OURS,   /* loop: ring commit -> worker running (RTL_LOOP_H_WAKE) */
+	H_WAKE_FLOOR,  /* timer loop lateness */
+	H_RX_TO_STEP,  /* loop stages (RTL_LOOP_H_*) */
+	H_STEP,
+	H_STEP_TO_SEND,
+	H_INTERARRIVAL,
+	H_SIM_WAKE, /* the simulator's own cycle lateness: its noise floor */
+	H_COUNT,
+};
+
+struct bench_cfg {
+	double duration_s;
+	unsigned reps;
+	double rate_hz; /* requested output rate */
+	enum rtl_sim_profile_id profile;
+	const char *outputs; /* output recipe (has `timestamp`) */
+	int cpu_sim, cpu_rx, cpu_worker;
+	int prio_worker; /* worker and timer floor */
+	int prio_rx;	 /* rx, simulator and ping-pong threads */
+	const char *json;
+	const char *plot;
+	/* Derived. */
+	unsigned divisor;
+	double eff_hz;
+	int64_t period_ns;
+	int64_t phase_ns;
+	size_t out_size; /* RTDE data package, header included */
+	size_t in_size;	 /* RTDE input package of the echo recipe */
+};
+
+/* What one repetition measured. */
+struct bench_rep {
+	struct rtl_hist *h[H_COUNT];
+	/* Counters over the measured window of P_OURS. */
+	uint64_t sim_sent, echoes, echo_unmatched, sim_overruns;
+	uint64_t frames, steps, worker_skipped, ring_full, would_block, ctrl_skipped;
+	/* P_FLOOR. */
+	uint64_t floor_sent, floor_bad;
+};
+
+/* What was applied, for the report. */
+struct bench_rt {
+	bool mlocked;
+	char mlock_note[256];
+	bool fifo_permitted;
+	char fifo_note[1024];
+	bool fifo_degraded; /* some thread fell back to SCHED_OTHER */
+	char degraded_note[1024];
+	double probe_ns; /* core-to-core, one way; NaN when not measured */
+};
+
+/* Progress callback of the phases: called from the main thread about twice
+ * a second while a phase runs. */
+typedef void (*bench_progress_fn)(void *ctx, enum bench_phase p, int64_t left_ns);
+
+/* ---- phases.c ---- */
+
+/* Run phase @p of one repetition into @rep. Returns 0 or -errno with a
+ * message in @why. */
+int bench_run_phase(const struct bench_cfg *cfg, enum bench_phase p, struct bench_rep *rep,
+		    struct bench_rt *rt, bench_progress_fn progress, void *pctx, char *why,
+		    size_t why_len);
+
+/* The core-to-core probe between @a and @b: ns for one cache-line transfer
+ * (median of a few runs), NaN when a == b or it could not run. */
+double bench_probe(int a, int b);
+
+/* The wire size of a v2 data package of output recipe @names (header and
+ * recipe id included), or -errno. */
+int bench_package_size(const char *names, bool output, size_t *out);
+
+/* ---- report.c ---- */
+
+/* Median, min and max of the finite values of @v[0..n). */
+struct bench_stat3 {
+	double med, min, max;
+	unsigned n;
+};
+struct bench_stat3 bench_stat3(const double *v, unsigned n);
+
+/* @d = the samples of @end that are not in @start (both snapshots of one
+ * histogram, @start taken earlier). Counts are exact; min and max are
+ * exact when they fall in the bucket of the whole run's min or max, else
+ * the bucket's representative value. */
+void bench_hist_diff(struct rtl_hist *d, const struct rtl_hist *end, const struct rtl_hist *start);
+
+/* The text report to @f. */
+void bench_report_text(FILE *f, const struct bench_cfg *cfg, struct bench_rep *reps,
+		       struct rtl_hist *const *total);
+
+/* The JSON report; the findings' JSON of the doctor is embedded. Returns 0
+ * or -errno. */
+int bench_report_json(FILE *f, const struct bench_cfg *cfg, const struct bench_rt *rt,
+		      const char *machine, const char *cpu_model, const char *doctor_json,
+		      struct bench_rep *reps, struct rtl_hist *const *total);
+
+/* Draw the round-trip and wake-up histograms with gnuplot into PNG @path.
+ * Returns 0, -ENOENT (no gnuplot) or -errno; @why says what failed. */
+int bench_plot(const char *path, const struct bench_cfg *cfg, struct rtl_hist *const *total,
+	       char *why, size_t why_len);
+
+/* Name of a histogram of enum bench_hist. */
+const char *bench_hist_name(enum bench_hist h);
+
+#endif /* RTLOOP_BENCH_H */

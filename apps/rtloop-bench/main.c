@@ -1,0 +1,577 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rtloop-bench: the loop against its floors, in one run.
+ *
+ * Runs the simulator (rtde-sim's server, in this process, on an ephemeral
+ * port) and the loop (rx thread, ring, worker) in one process tree, and
+ * measures, against floors measured in the same run:
+ *   - the end-to-end round trip: the simulator sends a data package, the
+ *     loop's step echoes its `timestamp` into input_double_register_47, the
+ *     simulator receives it (its echo histogram); floor: a bare TCP
+ *     ping-pong over loopback with the same message sizes, rate, CPUs and
+ *     priorities;
+ *   - the worker's wake-up (ring commit to worker running); floor: a
+ *     cyclictest-style absolute-deadline timer loop at the worker's
+ *     priority on the worker's CPU;
+ *   - the loop's per-stage histograms (rx_to_step, step, step_to_send,
+ *     interarrival).
+ * The phases run one at a time, interleaved over --reps repetitions with a
+ * rotating order (docs/benchmarks.md); the table gives p50/p99/p99.9/max and
+ * the ratios to the floors as the median of the per-repetition ratios with
+ * their range. The design is in bench.h; the measurement in phases.c; the
+ * report in report.c.
+ *
+ * main() reads in order: parse options, validate, lock memory, check the
+ * priorities, allocate, run, report.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <rtloop/doctor.h>
+#include <rtloop/mem.h>
+#include <rtloop/rtde_cmd.h>
+#include <rtloop/rtde_client.h>
+#include <rtloop/thread.h>
+#include <rtloop/time.h>
+
+#include "bench.h"
+
+#define PROG BENCH_PROG
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+#define DEFAULT_DURATION_S 20.0
+#define QUICK_DURATION_S 4.0
+#define DEFAULT_REPS 7
+#define QUICK_REPS 3
+#define DEFAULT_PRIORITY 80
+#define DEFAULT_OUTPUTS "timestamp,actual_q,actual_qd"
+/* A phase shorter than this measures too few packages to mean anything. */
+#define MIN_PHASE_NS (100 * RTL_NS_PER_MS)
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: " PROG " [OPTIONS]\n"
+		"\n"
+		"Measure the loop against floors measured in the same run: the round trip\n"
+		"simulator -> loop -> simulator (the step echoes each package's timestamp into\n"
+		"input_double_register_%d) against a bare TCP ping-pong of the same sizes; the\n"
+		"worker's wake-up against a cyclictest-style timer loop; and the loop's stage\n"
+		"histograms. Phases run one at a time, interleaved over the repetitions.\n"
+		"\n"
+		"Options:\n"
+		"  -d, --duration S     measured time of the whole run, split evenly over the\n"
+		"                       repetitions and the three phases (default %.0f)\n"
+		"  -q, --quick          a %.0f s smoke run with %d repetitions\n"
+		"  -n, --reps N         repetitions (default %d; --quick %d; at most %d)\n"
+		"  -r, --rate HZ        output rate asked of the simulator (default: the\n"
+		"                       profile's maximum; the controller's divisor rule applies)\n"
+		"  -P, --profile NAME   cb3 (125 Hz), eseries (500 Hz, default), polyscope-x\n"
+		"  -c, --cpus LIST      SIM,LOOP (rx and worker share LOOP) or SIM,RX,WORKER\n"
+		"                       (default 0,1; 0,0 on one CPU)\n"
+		"  -p, --priority N     SCHED_FIFO priority of the worker and the timer floor\n"
+		"                       (default %d); rx, simulator and ping-pong threads run at\n"
+		"                       N+10 (at most 99). Best effort: refused means "
+		"SCHED_OTHER,\n"
+		"                       and the report says so\n"
+		"      --outputs NAMES  output recipe (must hold timestamp; default %s)\n"
+		"  -j, --json FILE      write every figure as JSON (- for stdout)\n"
+		"  -o, --plot FILE      draw the round-trip and wake-up histograms (log y) to a "
+		"PNG\n"
+		"                       with gnuplot\n"
+		"  -h, --help           print this help and exit\n"
+		"\n"
+		"Exit status: 0 measured (whether or not the target was met), 1 could not run,\n"
+		"2 usage error.\n",
+		RTL_RTDE_CMD_REG_ECHO, DEFAULT_DURATION_S, QUICK_DURATION_S, QUICK_REPS,
+		DEFAULT_REPS, QUICK_REPS, BENCH_MAX_REPS, DEFAULT_PRIORITY, DEFAULT_OUTPUTS);
+}
+
+static int bad(const char *flag, const char *val, const char *why)
+{
+	fprintf(stderr, PROG ": bad %s '%s': %s; see " PROG " --help\n", flag, val, why);
+	return EXIT_USAGE;
+}
+
+static bool parse_double(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return !errno && end != s && !*end && isfinite(*out);
+}
+
+static bool parse_long(const char *s, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return !errno && end != s && !*end;
+}
+
+/* "A,B" or "A,B,C" into @cpu[3] (A,B means rx and worker both on B). */
+static bool parse_cpus(const char *s, int cpu[3])
+{
+	const char *p = s;
+	long v[3];
+	int n = 0;
+
+	for (;;) {
+		char *end;
+
+		if (n == 3)
+			return false;
+		errno = 0;
+		v[n] = strtol(p, &end, 10);
+		if (errno || end == p || v[n] < 0 || v[n] >= CPU_SETSIZE)
+			return false;
+		n++;
+		if (!*end)
+			break;
+		if (*end != ',')
+			return false;
+		p = end + 1;
+	}
+	if (n < 2)
+		return false;
+	cpu[0] = (int)v[0];
+	cpu[1] = (int)v[1];
+	cpu[2] = (int)(n == 3 ? v[2] : v[1]);
+	return true;
+}
+
+struct opts {
+	struct bench_cfg cfg;
+	bool quick, have_duration, have_reps, have_cpus;
+};
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_OUTPUTS = 256 };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "reps", required_argument, NULL, 'n' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "profile", required_argument, NULL, 'P' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "priority", required_argument, NULL, 'p' },
+		{ "outputs", required_argument, NULL, OPT_OUTPUTS },
+		{ "json", required_argument, NULL, 'j' },
+		{ "plot", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bench_cfg *c = &o->cfg;
+	const struct rtl_sim_profile *prof;
+	int ch, cpu[3];
+	double d;
+	long l;
+
+	memset(o, 0, sizeof(*o));
+	c->profile = RTL_SIM_PROFILE_ESERIES;
+	c->prio_worker = DEFAULT_PRIORITY;
+	c->outputs = DEFAULT_OUTPUTS;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":hd:qn:r:P:c:p:j:o:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'd':
+			if (!parse_double(optarg, &d) || d <= 0 || d > 86400)
+				return bad("--duration", optarg, "seconds in (0, 86400]");
+			c->duration_s = d;
+			o->have_duration = true;
+			break;
+		case 'q':
+			o->quick = true;
+			break;
+		case 'n':
+			if (!parse_long(optarg, &l) || l < 1 || l > BENCH_MAX_REPS)
+				return bad("--reps", optarg, "an integer from 1 to 51");
+			c->reps = (unsigned)l;
+			o->have_reps = true;
+			break;
+		case 'r':
+			if (!parse_double(optarg, &d) || d < 1)
+				return bad("--rate", optarg, "a rate in Hz, at least 1");
+			c->rate_hz = d;
+			break;
+		case 'P':
+			prof = rtl_sim_profile_find(optarg);
+			if (!prof)
+				return bad("--profile", optarg, "one of cb3, eseries, polyscope-x");
+			for (int i = 0; i < RTL_SIM_PROFILE_COUNT; i++)
+				if (rtl_sim_profile((enum rtl_sim_profile_id)i) == prof)
+					c->profile = (enum rtl_sim_profile_id)i;
+			break;
+		case 'c':
+			if (!parse_cpus(optarg, cpu))
+				return bad("--cpus", optarg,
+					   "SIM,LOOP or SIM,RX,WORKER CPU numbers");
+			c->cpu_sim = cpu[0];
+			c->cpu_rx = cpu[1];
+			c->cpu_worker = cpu[2];
+			o->have_cpus = true;
+			break;
+		case 'p':
+			if (!parse_long(optarg, &l) || l < 1 || l > 99)
+				return bad("--priority", optarg,
+					   "a SCHED_FIFO priority from 1 to 99");
+			c->prio_worker = (int)l;
+			break;
+		case OPT_OUTPUTS:
+			c->outputs = optarg;
+			break;
+		case 'j':
+			c->json = optarg;
+			break;
+		case 'o':
+			c->plot = optarg;
+			break;
+		case ':':
+			fprintf(stderr,
+				PROG ": option '%s' needs an argument; see " PROG " --help\n",
+				argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			if (optopt && optopt < OPT_OUTPUTS)
+				fprintf(stderr,
+					PROG ": unknown option '-%c'; see " PROG " --help\n",
+					optopt);
+			else
+				fprintf(stderr, PROG ": unknown option '%s'; see " PROG " --help\n",
+					argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'; see " PROG " --help\n",
+			argv[optind]);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* Fill the derived fields; on a bad combination print why and return 2. */
+static int validate(struct opts *o)
+{
+	struct bench_cfg *c = &o->cfg;
+	const struct rtl_sim_profile *prof = rtl_sim_profile(c->profile);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t allowed;
+	char buf[64];
+	int ret;
+
+	if (!o->have_duration)
+		c->duration_s = o->quick ? QUICK_DURATION_S : DEFAULT_DURATION_S;
+	if (!o->have_reps)
+		c->reps = o->quick ? QUICK_REPS : DEFAULT_REPS;
+	c->phase_ns = llround(c->duration_s * 1e9 / (3.0 * c->reps));
+	if (c->phase_ns < MIN_PHASE_NS) {
+		snprintf(buf, sizeof(buf), "%g", c->duration_s);
+		return bad("--duration", buf,
+			   "each phase of each repetition needs at least 0.1 s (duration >= "
+			   "0.3 s times --reps)");
+	}
+
+	c->rate_hz = c->rate_hz > 0 ? c->rate_hz : (double)prof->frequency_hz;
+	if (c->rate_hz > prof->frequency_hz) {
+		snprintf(buf, sizeof(buf), "%g", c->rate_hz);
+		return bad("--rate", buf, "above the profile's maximum rate");
+	}
+	c->divisor = rtl_rtde_output_divisor((double)prof->frequency_hz, c->rate_hz);
+	c->eff_hz = (double)prof->frequency_hz / c->divisor;
+	c->period_ns = (int64_t)(RTL_NS_PER_SEC / prof->frequency_hz) * c->divisor;
+
+	c->prio_rx = c->prio_worker + 10 > 99 ? 99 : c->prio_worker + 10;
+
+	if (!o->have_cpus) {
+		c->cpu_sim = 0;
+		c->cpu_rx = c->cpu_worker = ncpu > 1 ? 1 : 0;
+	}
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+		int cpus[3] = { c->cpu_sim, c->cpu_rx, c->cpu_worker };
+
+		for (int i = 0; i < 3; i++)
+			if (!CPU_ISSET(cpus[i], &allowed)) {
+				snprintf(buf, sizeof(buf), "%d,%d,%d", c->cpu_sim, c->cpu_rx,
+					 c->cpu_worker);
+				return bad("--cpus", buf, "a CPU this process may not run on");
+			}
+	}
+
+	if (!strstr(c->outputs, "timestamp"))
+		return bad("--outputs", c->outputs, "the recipe must hold timestamp (the echo)");
+	ret = bench_package_size(c->outputs, true, &c->out_size);
+	if (ret < 0)
+		return bad("--outputs", c->outputs, "not a valid output recipe");
+	ret = bench_package_size(RTL_RTDE_CMD_ECHO_RECIPE, false, &c->in_size);
+	if (ret < 0) {
+		fprintf(stderr, PROG ": the echo recipe does not build: %s\n", strerror(-ret));
+		return EXIT_FAIL;
+	}
+	if (c->plot && !*c->plot)
+		return bad("--plot", c->plot, "needs a file name");
+	if (c->json && !*c->json)
+		return bad("--json", c->json, "needs a file name");
+	return -1;
+}
+
+/* Whether @prog is an executable in PATH. */
+static bool in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
+		if (n && access(buf, X_OK) == 0)
+			return true;
+		path += n + (path[n] == ':');
+	}
+	return false;
+}
+
+static void read_cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (!strncmp(line, "model name", 10) && colon) {
+			snprintf(buf, len, "%s", colon + 2);
+			buf[strcspn(buf, "\n")] = '\0';
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* ---- progress ---------------------------------------------------------------------- */
+
+struct progress {
+	bool tty;
+	unsigned rep, reps, done; /* phases finished */
+	int64_t start;
+};
+
+static const char *const phase_names[P_COUNT] = {
+	[P_FLOOR] = "floor: bare TCP ping-pong",
+	[P_OURS] = "ours: simulator + loop",
+	[P_TIMER] = "floor: timer loop",
+};
+
+static void on_progress(void *ctx, enum bench_phase p, int64_t left_ns)
+{
+	struct progress *pr = ctx;
+	unsigned total = pr->reps * P_COUNT;
+
+	if (!pr->tty)
+		return;
+	fprintf(stderr, "\r" PROG ": rep %u/%u  %-26s %4.1f s left in phase  %3u%% done  ",
+		pr->rep + 1, pr->reps, phase_names[p], (double)left_ns / 1e9,
+		100u * pr->done / total);
+	fflush(stderr);
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct bench_cfg *cfg = &o.cfg;
+	struct bench_rt rt = { .probe_ns = NAN };
+	struct bench_rep *reps = NULL;
+	struct rtl_hist *total[H_COUNT] = { 0 };
+	struct rtl_doctor_finding findings[RTL_DOCTOR_MAX_FINDINGS];
+	struct rtl_rt_error err = { 0 };
+	struct progress pr = { 0 };
+	const struct rtl_sim_profile *prof;
+	struct utsname un;
+	char machine[512], cpu_model[128], why[1200];
+	char *doctor_json = NULL;
+	size_t doctor_len = 0;
+	FILE *out, *jf;
+	int ret, nf, status = EXIT_FAIL;
+
+	/* 1. Parse and validate. */
+	ret = parse_opts(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	ret = validate(&o);
+	if (ret >= 0)
+		return ret;
+	if (cfg->plot && !in_path("gnuplot")) {
+		fprintf(stderr, PROG ": --plot needs gnuplot, which is not in PATH (install "
+				     "gnuplot, or drop --plot)\n");
+		return EXIT_FAIL;
+	}
+	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
+	prof = rtl_sim_profile(cfg->profile);
+
+	/* 2. Lock memory: every later allocation is locked and faulted in. */
+	if (rtl_mem_lock_all(&err) == 0) {
+		rt.mlocked = true;
+		snprintf(rt.mlock_note, sizeof(rt.mlock_note), "memory locked");
+	} else {
+		snprintf(rt.mlock_note, sizeof(rt.mlock_note), "%.250s", err.msg);
+	}
+
+	/* 3. Priorities: may we? The threads ask for SCHED_FIFO themselves,
+	 * best effort, and the report says what they got. */
+	rt.fifo_permitted = rtl_thread_rt_permitted(cfg->prio_rx, &err);
+	if (!rt.fifo_permitted)
+		snprintf(rt.fifo_note, sizeof(rt.fifo_note), "%s", err.msg);
+
+	/* 4. Allocate. */
+	reps = calloc(cfg->reps, sizeof(*reps));
+	if (!reps)
+		goto err_oom;
+	for (unsigned r = 0; r < cfg->reps; r++)
+		for (int h = 0; h < H_COUNT; h++)
+			if (!(reps[r].h[h] = calloc(1, sizeof(struct rtl_hist))))
+				goto err_oom;
+	for (int h = 0; h < H_COUNT; h++)
+		if (!(total[h] = calloc(1, sizeof(struct rtl_hist))))
+			goto err_oom;
+
+	/* The context first: machine, kernel, CPUs, what real time we got. */
+	uname(&un);
+	snprintf(machine, sizeof(machine), "%s %s %s %s, %ld CPUs online", un.sysname, un.release,
+		 un.version, un.machine, sysconf(_SC_NPROCESSORS_ONLN));
+	read_cpu_model(cpu_model, sizeof(cpu_model));
+	fprintf(out, PROG ": %s\n  cpu: %s\n", machine, cpu_model);
+	nf = rtl_doctor_run(NULL, findings, RTL_DOCTOR_MAX_FINDINGS);
+	if (nf > 0) {
+		FILE *m = open_memstream(&doctor_json, &doctor_len);
+
+		if (m) {
+			rtl_doctor_write_json(m, findings, (size_t)nf);
+			fclose(m);
+		}
+		for (int i = 0; i < nf; i++)
+			if (findings[i].verdict != RTL_DOCTOR_OK)
+				fprintf(out, "  doctor: %-4s %-15s %s\n",
+					rtl_doctor_verdict_name(findings[i].verdict),
+					findings[i].id, findings[i].found);
+		fprintf(out, "  doctor: %d checks, worst %s (rtloop-doctor for the fixes)\n", nf,
+			rtl_doctor_verdict_name(rtl_doctor_worst(findings, (size_t)nf)));
+	}
+	fprintf(out, "  mlockall: %s\n", rt.mlocked ? "applied" : rt.mlock_note);
+	fprintf(out, "  SCHED_FIFO: %s\n", rt.fifo_permitted ? "permitted" : rt.fifo_note);
+	rt.probe_ns = bench_probe(cfg->cpu_sim, cfg->cpu_rx);
+	if (isnan(rt.probe_ns))
+		fprintf(out,
+			"  core-to-core probe: not measured (simulator and loop share CPU %d)\n",
+			cfg->cpu_sim);
+	else
+		fprintf(out, "  core-to-core probe (cpu %d <-> %d): %.0f ns one way\n",
+			cfg->cpu_sim, cfg->cpu_rx, rt.probe_ns);
+	fprintf(out,
+		"  profile %s, %.1f Hz (asked %.1f), data package %zu B (%s), echo package "
+		"%zu B (" RTL_RTDE_CMD_ECHO_RECIPE ")\n",
+		prof->name, cfg->eff_hz, cfg->rate_hz, cfg->out_size, cfg->outputs, cfg->in_size);
+	fprintf(out,
+		"  cpus: simulator %d, rx %d, worker %d; SCHED_FIFO %d (rx, simulator, "
+		"ping-pong), %d (worker, timer)\n",
+		cfg->cpu_sim, cfg->cpu_rx, cfg->cpu_worker, cfg->prio_rx, cfg->prio_worker);
+	fprintf(out,
+		"  %u repetitions of 3 phases x %.2f s (+%.1f s warm-up each), order rotating; "
+		"about %.0f s\n",
+		cfg->reps, (double)cfg->phase_ns / 1e9, (double)BENCH_WARMUP_NS / 1e9,
+		cfg->reps * 3.0 * ((double)(cfg->phase_ns + BENCH_WARMUP_NS) / 1e9 + 0.05));
+	fflush(out);
+
+	/* 5. Run: A B C, B C A, C A B, ... */
+	pr.tty = isatty(STDERR_FILENO);
+	pr.reps = cfg->reps;
+	pr.start = rtl_time_now();
+	for (unsigned r = 0; r < cfg->reps; r++) {
+		pr.rep = r;
+		for (int k = 0; k < P_COUNT; k++) {
+			enum bench_phase p = (enum bench_phase)((r + (unsigned)k) % P_COUNT);
+
+			why[0] = '\0';
+			ret = bench_run_phase(cfg, p, &reps[r], &rt, on_progress, &pr, why,
+					      sizeof(why));
+			if (ret < 0) {
+				if (pr.tty)
+					fputc('\n', stderr);
+				fprintf(stderr, PROG ": repetition %u, %s: %s\n", r + 1,
+					phase_names[p], why[0] ? why : strerror(-ret));
+				goto out;
+			}
+			pr.done++;
+		}
+		for (int h = 0; h < H_COUNT; h++)
+			rtl_hist_merge(total[h], reps[r].h[h]);
+	}
+	if (pr.tty)
+		fprintf(stderr, "\r%*s\r", 100, "");
+	if (rt.fifo_degraded)
+		fprintf(out, "  note: %s\n", rt.degraded_note);
+
+	/* 6. Report. */
+	bench_report_text(out, cfg, reps, total);
+	fflush(out);
+	status = EXIT_OK;
+	if (cfg->json) {
+		jf = strcmp(cfg->json, "-") ? fopen(cfg->json, "w") : stdout;
+		if (!jf) {
+			fprintf(stderr, PROG ": cannot write %s: %s\n", cfg->json, strerror(errno));
+			status = EXIT_FAIL;
+		} else {
+			ret = bench_report_json(jf, cfg, &rt, machine, cpu_model, doctor_json, reps,
+						total);
+			if ((jf != stdout ? fclose(jf) : fflush(jf)) != 0 || ret < 0) {
+				fprintf(stderr, PROG ": cannot write %s\n", cfg->json);
+				status = EXIT_FAIL;
+			}
+		}
+	}
+	if (cfg->plot) {
+		ret = bench_plot(cfg->plot, cfg, total, why, sizeof(why));
+		if (ret < 0) {
+			fprintf(stderr, PROG ": --plot %s: %s\n", cfg->plot, why);
+			status = EXIT_FAIL;
+		} else {
+			fprintf(out, "plot: %s\n", cfg->plot);
+		}
+	}
+	goto out;
+
+err_oom:
+	fprintf(stderr, PROG ": out of memory\n");
+out:
+	if (reps)
+		for (unsigned r = 0; r < cfg->reps; r++)
+			for (int h = 0; h < H_COUNT; h++)
+				free(reps[r].h[h]);
+	for (int h = 0; h < H_COUNT; h++)
+		free(total[h]);
+	free(reps);
+	free(doctor_json);
+	return status;
+}

@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The three measured phases of rtloop-bench (see bench.h), and the
+ * core-to-core probe.
+ *
+ * Every phase follows the same shape: set up (sockets, threads, the
+ * simulator, the loop), let it run for a warm-up that is not measured,
+ * measure for cfg->phase_ns, tear down. The main thread only sleeps and
+ * reports progress meanwhile; the measuring threads block in recv(2),
+ * epoll_wait(2), futex(2) or clock_nanosleep(2) between events and never
+ * spin, so SCHED_FIFO on a 2-CPU machine cannot starve anything. Every
+ * blocking call is bounded (SO_RCVTIMEO, time-outs), so a stuck peer ends a
+ * phase with an error instead of hanging the run.
+ *
+ * The simulator and the loop keep their histograms in live rtl_hist
+ * structures that their own threads write. The window is cut out of them
+ * by a snapshot after the warm-up and one at the end (bench_hist_diff()),
+ * so nothing in the simulator or the loop had to change to be measured.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <rtloop/loop.h>
+#include <rtloop/rtde_cmd.h>
+#include <rtloop/rtde_recipe.h>
+#include <rtloop/rtde_transport.h>
+#include <rtloop/thread.h>
+#include <rtloop/time.h>
+#include <rtloop/timer.h>
+
+#include "bench.h"
+#include "server.h"
+
+/* Stack touched before a measuring thread starts (no faults later). */
+#define PREFAULT_STACK (64 * 1024)
+/* No blocking call of a phase waits longer than this. */
+#define IO_TIMEOUT_NS (2 * RTL_NS_PER_SEC)
+/* Progress is reported this often. */
+#define PROGRESS_NS (500 * RTL_NS_PER_MS)
+/* Largest package the ping-pong sends (RTDE's limit). */
+#define MAX_PKG 65536
+
+/* Fill @why with "@what[: @detail]: strerror(-@err)"; returns @err. */
+static int say(char *why, size_t len, int err, const char *what, const char *detail)
+{
+	snprintf(why, len, "%s%s%s: %s", what, detail ? ": " : "", detail ? detail : "",
+		 strerror(-err));
+	return err;
+}
+
+/* Record in @rt that thread @name fell back to SCHED_OTHER. */
+static void note_degraded(struct bench_rt *rt, const struct rtl_thread *th, const char *name)
+{
+	size_t n = strlen(rt->degraded_note);
+
+	if (!th->degraded)
+		return;
+	if (!rt->fifo_degraded)
+		snprintf(rt->degraded_note + n, sizeof(rt->degraded_note) - n,
+			 "%s runs under SCHED_OTHER: %s", name, th->err.msg);
+	rt->fifo_degraded = true;
+}
+
+static int spawn(struct rtl_thread *th, const char *name, int prio, int cpu, void *(*fn)(void *),
+		 void *arg, struct bench_rt *rt)
+{
+	struct rtl_thread_attr a = {
+		.name = name,
+		.policy = SCHED_FIFO,
+		.priority = prio,
+		.cpu = cpu,
+		.prefault_stack = PREFAULT_STACK,
+		.best_effort = true,
+	};
+	int ret = rtl_thread_create(th, &a, fn, arg);
+
+	if (ret == 0)
+		note_degraded(rt, th, name);
+	return ret;
+}
+
+/* Sleep until @end, reporting progress; main thread only. */
+static void wait_until(int64_t end, enum bench_phase p, bench_progress_fn progress, void *pctx)
+{
+	for (;;) {
+		int64_t now = rtl_time_now(), step;
+
+		if (now >= end)
+			return;
+		if (progress)
+			progress(pctx, p, end - now);
+		step = end - now < PROGRESS_NS ? end - now : PROGRESS_NS;
+		rtl_time_sleep_until(now + step);
+	}
+}
+
+/* ---- sockets ------------------------------------------------------------------ */
+
+static void set_timeout(int fd)
+{
+	struct timeval tv = { .tv_sec = IO_TIMEOUT_NS / RTL_NS_PER_SEC };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* Receive exactly @len bytes: @len, 0 on EOF, or -errno. */
+static ssize_t recv_all(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = recv(fd, (char *)buf + got, len - got, 0);
+
+		if (n == 0)
+			return 0;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+static ssize_t send_all(int fd, const void *buf, size_t len)
+{
+	size_t put = 0;
+
+	while (put < len) {
+		ssize_t n = send(fd, (const char *)buf + put, len - put, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		put += (size_t)n;
+	}
+	return (ssize_t)put;
+}
+
+/* A connected TCP pair over loopback, TCP_NODELAY on both ends. */
+static int tcp_pair(int *srv, int *cli)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t salen = sizeof(sa);
+	int one = 1, ls, c = -1, s = -1, err;
+
+	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ls < 0)
+		return -errno;
+	if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1) ||
+	    getsockname(ls, (struct sockaddr *)&sa, &salen))
+		goto err_errno;
+	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&sa, sizeof(sa)))
+		goto err_errno;
+	s = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+	if (s < 0)
+		goto err_errno;
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	set_timeout(s);
+	set_timeout(c);
+	close(ls);
+	*srv = s;
+	*cli = c;
+	return 0;
+
+err_errno:
+	err = -errno;
+	if (c >= 0)
+		close(c);
+	close(ls);
+	return err;
+}
+
+/* ---- P_FLOOR: bare TCP ping-pong ------------------------------------------------- */
+
+struct pingpong {
+	const struct bench_cfg *cfg;
+	int srv_fd, cli_fd;
+	int64_t warm_end, end;
+	struct rtl_hist *h;
+	uint64_t sent, bad;
+	int err;
+	unsigned char sbuf[MAX_PKG], cbuf[MAX_PKG];
+};
+
+/* The "simulator" side: on every deadline send a data package's worth of
+ * bytes and wait for the echo package's worth. */
+static void *pp_server(void *arg)
+{
+	struct pingpong *pp = arg;
+	const struct bench_cfg *cfg = pp->cfg;
+	struct rtl_timer tm;
+	uint64_t seq = 0;
+
+	rtl_timer_init(&tm, rtl_time_now() + cfg->period_ns, cfg->period_ns, RTL_TIMER_SKIP);
+	for (;;) {
+		int64_t t0, t1, lat = rtl_timer_wait(&tm);
+		uint64_t back;
+		ssize_t n;
+
+		if (lat < 0) {
+			pp->err = (int)lat;
+			break;
+		}
+		t0 = rtl_time_now();
+		if (t0 >= pp->end)
+			break;
+		seq++;
+		memcpy(pp->sbuf, &seq, sizeof(seq));
+		n = send_all(pp->srv_fd, pp->sbuf, cfg->out_size);
+		if (n >= 0)
+			n = recv_all(pp->srv_fd, pp->sbuf, cfg->in_size);
+		t1 = rtl_time_now();
+		if (n <= 0) {
+			pp->err = n < 0 ? (int)n : -ECONNRESET;
+			break;
+		}
+		memcpy(&back, pp->sbuf, sizeof(back));
+		if (t0 < pp->warm_end)
+			continue;
+		pp->sent++;
+		if (back != seq)
+			pp->bad++;
+		rtl_hist_record(pp->h, t1 - t0);
+	}
+	shutdown(pp->srv_fd, SHUT_RDWR);
+	return NULL;
+}
+
+/* The "loop" side: receive a package, answer with the echo package. */
+static void *pp_client(void *arg)
+{
+	struct pingpong *pp = arg;
+
+	for (;;) {
+		ssize_t n = recv_all(pp->cli_fd, pp->cbuf, pp->cfg->out_size);
+
+		if (n <= 0)
+			break;
+		if (send_all(pp->cli_fd, pp->cbuf, pp->cfg->in_size) < 0)
+			break;
+	}
+	shutdown(pp->cli_fd, SHUT_RDWR);
+	return NULL;
+}
+
+static int run_floor(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
+		     bench_progress_fn progress, void *pctx, char *why, size_t why_len)
+{
+	struct pingpong *pp = calloc(1, sizeof(*pp));
+	struct rtl_thread ts, tc;
+	int ret;
+
+	if (!pp)
+		return say(why, why_len, -ENOMEM, "ping-pong", NULL);
+	pp->cfg = cfg;
+	pp->h = rep->h[H_RT_FLOOR];
+	ret = tcp_pair(&pp->srv_fd, &pp->cli_fd);
+	if (ret < 0) {
+		say(why, why_len, ret, "loopback TCP pair", NULL);
+		goto out_free;
+	}
+	pp->warm_end = rtl_time_now() + BENCH_WARMUP_NS;
+	pp->end = pp->warm_end + cfg->phase_ns;
+	ret = spawn(&tc, "bench-pp-cli", cfg->prio_rx, cfg->cpu_rx, pp_client, pp, rt);
+	if (ret < 0) {
+		say(why, why_len, ret, "ping-pong client thread", tc.err.msg);
+		goto out_close;
+	}
+	ret = spawn(&ts, "bench-pp-srv", cfg->prio_rx, cfg->cpu_sim, pp_server, pp, rt);
+	if (ret < 0) {
+		say(why, why_len, ret, "ping-pong server thread", ts.err.msg);
+		shutdown(pp->cli_fd, SHUT_RDWR);
+		rtl_thread_join(&tc, NULL);
+		goto out_close;
+	}
+	wait_until(pp->end, P_FLOOR, progress, pctx);
+	rtl_thread_join(&ts, NULL);
+	rtl_thread_join(&tc, NULL);
+	rep->floor_sent = pp->sent;
+	rep->floor_bad = pp->bad;
+	ret = pp->err;
+	if (ret < 0)
+		say(why, why_len, ret, "ping-pong", NULL);
+out_close:
+	close(pp->srv_fd);
+	close(pp->cli_fd);
+out_free:
+	free(pp);
+	return ret;
+}
+
+/* ---- P_TIMER: cyclictest-style timer loop ---------------------------------------- */
+
+struct timer_floor {
+	int64_t period_ns, warm_end, end;
+	struct rtl_hist *h;
+	int err;
+};
+
+static void *timer_main(void *arg)
+{
+	struct timer_floor *tf = arg;
+	struct rtl_timer tm;
+
+	rtl_timer_init(&tm, rtl_time_now() + tf->period_ns, tf->period_ns, RTL_TIMER_SKIP);
+	for (;;) {
+		int64_t deadline = tm.deadline_ns, lat;
+
+		if (deadline >= tf->end)
+			break;
+		lat = rtl_timer_wait(&tm);
+		if (lat < 0) {
+			tf->err = (int)lat;
+			break;
+		}
+		if (deadline >= tf->warm_end)
+			rtl_hist_record(tf->h, lat);
+	}
+	return NULL;
+}
+
+static int run_timer(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
+		     bench_progress_fn progress, void *pctx, char *why, size_t why_len)
+{
+	struct timer_floor tf = { .period_ns = cfg->period_ns, .h = rep->h[H_WAKE_FLOOR] };
+	struct rtl_thread th;
+	int ret;
+
+	tf.warm_end = rtl_time_now() + BENCH_WARMUP_NS;
+	tf.end = tf.warm_end + cfg->phase_ns;
+	ret = spawn(&th, "bench-timer", cfg->prio_worker, cfg->cpu_worker, timer_main, &tf, rt);
+	if (ret < 0)
+		return say(why, why_len, ret, "timer thread", th.err.msg);
+	wait_until(tf.end, P_TIMER, progress, pctx);
+	rtl_thread_join(&th, NULL);
+	if (tf.err < 0)
+		return say(why, why_len, tf.err, "timer loop", NULL);
+	return 0;
+}
+
+/* ---- P_OURS: the simulator and the loop ---------------------------------------------- */
+
+struct ours {
+	struct rtl_rtde_handle ts, echo;
+};
+
+static void on_connected(struct rtl_rtde_transport *t, void *user)
+{
+	struct ours *o = user;
+
+	o->ts = rtl_rtde_transport_output_handle(t, "timestamp");
+	o->echo = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_ECHO);
+}
+
+/* The step: echo the package's timestamp. RT-safe. */
+static int echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
+{
+	struct ours *o = user;
+	struct rtl_rtde_frame st = rtl_rtde_loop_state(f);
+	struct rtl_rtde_frame *cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
+
+	rtl_rtde_frame_set_double(cmd, o->echo, rtl_rtde_frame_get_double(&st, o->ts));
+	return 0;
+}
+
+static void *sim_main(void *arg)
+{
+	struct rtl_sim_server *srv = arg;
+
+	return (void *)(intptr_t)rtl_sim_server_run(srv);
+}
+
+/* Live histograms of P_OURS, in the order of enum bench_hist. */
+static void ours_live(struct rtl_sim_server *srv, struct rtl_loop *loop,
+		      const struct rtl_hist *live[H_COUNT])
+{
+	memset(live, 0, sizeof(live[0]) * H_COUNT);
+	/* The simulator's histograms are rtl_hist: safe to read live. */
+	live[H_RT_OURS] = rtl_sim_server_echo_hist(srv);
+	live[H_SIM_WAKE] = rtl_sim_server_wake_hist(srv);
+	live[H_WAKE_OURS] = rtl_loop_hist(loop, RTL_LOOP_H_WAKE);
+	live[H_RX_TO_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_RX_TO_STEP);
+	live[H_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_STEP);
+	live[H_STEP_TO_SEND] = rtl_loop_hist(loop, RTL_LOOP_H_STEP_TO_SEND);
+	live[H_INTERARRIVAL] = rtl_loop_hist(loop, RTL_LOOP_H_INTERARRIVAL);
+}
+
+static int run_ours(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
+		    bench_progress_fn progress, void *pctx, char *why, size_t why_len)
+{
+	struct rtl_sim_opts so;
+	struct rtl_sim_server_opts sv = { .port = 0 };
+	struct rtl_sim_server *srv = NULL;
+	struct rtl_rtde_transport *tr = NULL;
+	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop *loop = NULL;
+	struct rtl_rt_error err = { 0 };
+	struct rtl_thread sim_th;
+	struct ours o = { 0 };
+	struct rtl_hist *snap0 = NULL, *snap1 = NULL;
+	const struct rtl_hist *live[H_COUNT];
+	struct rtl_sim_stats ss0, ss1;
+	struct rtl_loop_stats ls0, ls1;
+	bool sim_running = false, tr_ready = false;
+	int64_t warm_end;
+	void *sim_ret = NULL;
+	int ret;
+
+	snap0 = calloc(H_COUNT, sizeof(*snap0));
+	snap1 = calloc(H_COUNT, sizeof(*snap1));
+	tr = calloc(1, sizeof(*tr));
+	if (!snap0 || !snap1 || !tr) {
+		ret = say(why, why_len, -ENOMEM, "simulator phase", NULL);
+		goto out;
+	}
+
+	/* The simulator, on its own thread, CPU and priority. */
+	rtl_sim_opts_default(&so);
+	so.profile = cfg->profile;
+	so.echo_register = RTL_RTDE_CMD_REG_ECHO;
+	ret = rtl_sim_server_create(&srv, &so, &sv);
+	if (ret < 0) {
+		say(why, why_len, ret, "simulator", NULL);
+		goto out;
+	}
+	ret = spawn(&sim_th, "bench-sim", cfg->prio_rx, cfg->cpu_sim, sim_main, srv, rt);
+	if (ret < 0) {
+		say(why, why_len, ret, "simulator thread", sim_th.err.msg);
+		goto out;
+	}
+	sim_running = true;
+
+	/* The loop: RTDE transport, echo step, every frame stepped. */
+	tc.host = "127.0.0.1";
+	tc.port = rtl_sim_server_port(srv);
+	tc.client.outputs = cfg->outputs;
+	tc.client.inputs[0] = RTL_RTDE_CMD_ECHO_RECIPE;
+	tc.client.frequency = cfg->rate_hz;
+	tc.connected = on_connected;
+	tc.user = &o;
+	ret = rtl_rtde_transport_init(tr, &tc, &err);
+	if (ret < 0) {
+		say(why, why_len, ret, "RTDE transport", err.msg);
+		goto out;
+	}
+	tr_ready = true;
+	lc.transport = rtl_rtde_transport_base(tr);
+	lc.step = echo_step;
+	lc.user = &o;
+	lc.rt_mode = RTL_LOOP_RT_DEGRADE;
+	lc.rx_priority = cfg->prio_rx;
+	lc.worker_priority = cfg->prio_worker;
+	lc.rx_cpu = cfg->cpu_rx;
+	lc.worker_cpu = cfg->cpu_worker;
+	lc.every_frame = true; /* every package is echoed, so every one is measured */
+	ret = rtl_loop_create(&loop, &lc, &err);
+	if (ret < 0) {
+		say(why, why_len, ret, "loop", err.msg);
+		goto out;
+	}
+	ret = rtl_loop_start(loop, &err);
+	if (ret < 0) {
+		say(why, why_len, ret, "loop start", err.msg);
+		goto out;
+	}
+	if (rtl_loop_rt_notes(loop)[0] && !rt->fifo_degraded) {
+		snprintf(rt->degraded_note, sizeof(rt->degraded_note), "loop: %s",
+			 rtl_loop_rt_notes(loop));
+		rt->degraded_note[strcspn(rt->degraded_note, "\n")] = '\0';
+		rt->fifo_degraded = true;
+	}
+
+	/* Warm up, then cut the window out of the live histograms. */
+	warm_end = rtl_time_now() + BENCH_WARMUP_NS;
+	wait_until(warm_end, P_OURS, progress, pctx);
+	ours_live(srv, loop, live);
+	for (int i = 0; i < H_COUNT; i++)
+		if (live[i])
+			rtl_hist_snapshot(&snap0[i], live[i]);
+	rtl_sim_server_stats(srv, &ss0);
+	rtl_loop_stats(loop, &ls0);
+	wait_until(warm_end + cfg->phase_ns, P_OURS, progress, pctx);
+	for (int i = 0; i < H_COUNT; i++)
+		if (live[i])
+			rtl_hist_snapshot(&snap1[i], live[i]);
+	rtl_sim_server_stats(srv, &ss1);
+	rtl_loop_stats(loop, &ls1);
+	for (int i = 0; i < H_COUNT; i++)
+		if (live[i])
+			bench_hist_diff(rep->h[i], &snap1[i], &snap0[i]);
+
+	rep->sim_sent = ss1.data_sent - ss0.data_sent;
+	rep->echoes = ss1.echoes - ss0.echoes;
+	rep->echo_unmatched = ss1.echo_unmatched - ss0.echo_unmatched;
+	rep->sim_overruns = ss1.overruns - ss0.overruns;
+	rep->frames = ls1.frames - ls0.frames;
+	rep->steps = ls1.steps - ls0.steps;
+	rep->worker_skipped = ls1.worker_skipped - ls0.worker_skipped;
+	rep->ring_full = ls1.ring_full - ls0.ring_full;
+	rep->would_block = ls1.would_block - ls0.would_block;
+	rep->ctrl_skipped = ls1.ctrl_skipped - ls0.ctrl_skipped;
+	ret = 0;
+	if (ss1.connections != 1) {
+		snprintf(why, why_len, "the loop reconnected during the measurement");
+		ret = -ECONNRESET;
+	}
+
+out:
+	if (loop) {
+		rtl_loop_stop(loop);
+		rtl_loop_join(loop);
+		rtl_loop_destroy(loop);
+	}
+	if (sim_running) {
+		rtl_sim_server_stop(srv);
+		rtl_thread_join(&sim_th, &sim_ret);
+		if (ret == 0 && (intptr_t)sim_ret < 0)
+			ret = say(why, why_len, (int)(intptr_t)sim_ret, "simulator loop", NULL);
+	}
+	if (tr_ready)
+		rtl_rtde_transport_fini(tr);
+	rtl_sim_server_destroy(srv);
+	free(tr);
+	free(snap0);
+	free(snap1);
+	return ret;
+}
+
+int bench_run_phase(const struct bench_cfg *cfg, enum bench_phase p, struct bench_rep *rep,
+		    struct bench_rt *rt, bench_progress_fn progress, void *pctx, char *why,
+		    size_t why_len)
+{
+	switch (p) {
+	case P_FLOOR:
+		return run_floor(cfg, rep, rt, progress, pctx, why, why_len);
+	case P_OURS:
+		return run_ours(cfg, rep, rt, progress, pctx, why, why_len);
+	case P_TIMER:
+		return run_timer(cfg, rep, rt, progress, pctx, why, why_len);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ---- sizes ------------------------------------------------------------------------- */
+
+int bench_package_size(const char *names, bool output, size_t *out)
+{
+	struct rtl_rtde_recipe *r = calloc(1, sizeof(*r));
+	struct rtl_rtde_recipe_opts ro = {
+		.dir = output ? RTL_RTDE_RECIPE_OUTPUT : RTL_RTDE_RECIPE_INPUT,
+	};
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	ret = rtl_rtde_recipe_from_list(r, &ro, names, NULL);
+	if (ret >= 0) {
+		/* header (size, type), recipe id (protocol 2), the fields */
+		*out = 3 + 1 + r->wire_size;
+		ret = 0;
+	}
+	free(r);
+	return ret;
+}
+
+/* ---- core-to-core probe --------------------------------------------------------------- */
+
+#define PROBE_ROUNDS 20000
+#define PROBE_RUNS 5
+#define PROBE_LIMIT_NS (200 * RTL_NS_PER_MS)
+
+struct probe {
+	_Alignas(64) _Atomic uint64_t line;
+	int64_t end;
+	double ns; /* result of the initiator; NaN when it ran out of time */
+};
+
+/* The answering side: wait for an odd value, make it even. Bounded by the
+ * probe's end time (read every few thousand spins, so the clock does not
+ * slow the probe down), so a descheduled partner cannot hang it. */
+static void *probe_echo(void *arg)
+{
+	struct probe *pb = arg;
+	uint64_t want = 1;
+
+	for (int i = 0; i < PROBE_ROUNDS; i++, want += 2) {
+		unsigned spins = 0;
+
+		while (atomic_load_explicit(&pb->line, memory_order_acquire) != want)
+			if (++spins % 4096 == 0 && rtl_time_now() > pb->end)
+				return NULL;
+		atomic_store_explicit(&pb->line, want + 1, memory_order_release);
+	}
+	return NULL;
+}
+
+/* The initiating side: write an odd value, wait for the even answer. */
+static void *probe_init(void *arg)
+{
+	struct probe *pb = arg;
+	int64_t t0 = rtl_time_now();
+	uint64_t v = 0;
+
+	for (int i = 0; i < PROBE_ROUNDS; i++) {
+		unsigned spins = 0;
+
+		atomic_store_explicit(&pb->line, ++v, memory_order_release);
+		++v;
+		while (atomic_load_explicit(&pb->line, memory_order_acquire) != v)
+			if (++spins % 4096 == 0 && rtl_time_now() > pb->end)
+				return NULL;
+	}
+	pb->ns = (double)(rtl_time_now() - t0) / (2.0 * PROBE_ROUNDS);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One probe run between threads on @a and @b (both created here, so the
+ * caller's affinity is untouched): ns per one-way transfer, or NaN. */
+static double probe_once(int a, int b)
+{
+	struct probe *pb = aligned_alloc(64, sizeof(*pb));
+	struct rtl_thread_attr ae = { .name = "bench-probe-b", .policy = SCHED_OTHER, .cpu = b };
+	struct rtl_thread_attr ai = { .name = "bench-probe-a", .policy = SCHED_OTHER, .cpu = a };
+	struct rtl_thread te, ti;
+	double ns = NAN;
+
+	if (!pb)
+		return NAN;
+	atomic_store(&pb->line, 0);
+	pb->end = rtl_time_now() + PROBE_LIMIT_NS;
+	pb->ns = NAN;
+	if (rtl_thread_create(&te, &ae, probe_echo, pb) == 0) {
+		if (rtl_thread_create(&ti, &ai, probe_init, pb) == 0) {
+			rtl_thread_join(&ti, NULL);
+			ns = pb->ns;
+		}
+		rtl_thread_join(&te, NULL);
+	}
+	free(pb);
+	return ns;
+}
+
+double bench_probe(int a, int b)
+{
+	double runs[PROBE_RUNS];
+	unsigned n = 0;
+
+	if (a == b)
+		return NAN;
+	for (int r = 0; r < PROBE_RUNS; r++) {
+		double ns = probe_once(a, b);
+
+		if (!isnan(ns))
+			runs[n++] = ns;
+	}
+	if (!n)
+		return NAN;
+	qsort(runs, n, sizeof(runs[0]), cmp_double);
+	return runs[n / 2];
+}

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The UDP wire format: see <rtloop/rt_udp.h> for the design and
+ * docs/udp.md for the specification.
+ *
+ * Bytes are assembled with shifts, never by casting a buffer to a wider
+ * type: the wire is little-endian whatever the host is, and a datagram
+ * buffer has no alignment promise. Floats travel as their IEEE-754 bit
+ * patterns (memcpy to an integer of the same width, which is the defined
+ * way to reinterpret in C).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <rtloop/rt_udp.h>
+
+/* The table and the layout's promise: the last row ends at 1,338. */
+_Static_assert(1082 + 256 == RTL_RT_STATE_SIZE, "v1.0 layout is 1,338 bytes");
+_Static_assert(RTL_RT_UDP_HEADER_SIZE + RTL_RT_STATE_SIZE <= 1472,
+	       "a state datagram fits an Ethernet frame without IP fragmentation");
+
+/* ---- little-endian primitives ------------------------------------------------------ */
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get_u16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static void put_f64(uint8_t *p, double d)
+{
+	uint64_t v;
+
+	memcpy(&v, &d, sizeof(v));
+	put_u64(p, v);
+}
+
+static double get_f64(const uint8_t *p)
+{
+	uint64_t v = get_u64(p);
+	double d;
+
+	memcpy(&d, &v, sizeof(d));
+	return d;
+}
+
+static void put_f32(uint8_t *p, float f)
+{
+	uint32_t v;
+
+	memcpy(&v, &f, sizeof(v));
+	put_u32(p, v);
+}
+
+static float get_f32(const uint8_t *p)
+{
+	uint32_t v = get_u32(p);
+	float f;
+
+	memcpy(&f, &v, sizeof(f));
+	return f;
+}
+
+/* ---- the state layout ----------------------------------------------------------------- */
+
+#define ROW(name, type, ctype, dims, count, off, unit)   \
+	{ #name,                                         \
+	  unit,                                          \
+	  off,                                           \
+	  (uint16_t)((count) * sizeof(ctype)),           \
+	  (uint16_t)offsetof(struct rtl_rt_state, name), \
+	  count,                                         \
+	  type },
+static const struct rtl_rt_field fields[] = { RTL_RT_STATE_FIELDS(ROW) };
+#undef ROW
+
+#define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
+
+RTL_API const struct rtl_rt_field *rtl_rt_state_fields(size_t *n)
+{
+	if (n)
+		*n = N_FIELDS;
+	return fields;
+}
+
+RTL_API unsigned rtl_rt_type_size(enum rtl_rt_type type)
+{
+	switch (type) {
+	case RTL_RT_F64:
+		return 8;
+	case RTL_RT_F32:
+	case RTL_RT_U32:
+		return 4;
+	case RTL_RT_U16:
+		return 2;
+	case RTL_RT_U8:
+		return 1;
+	}
+	return 0;
+}
+
+RTL_API int rtl_rt_state_encode(const struct rtl_rt_state *s, uint8_t *out, size_t cap)
+{
+	const unsigned char *host = (const unsigned char *)s;
+
+	if (!s || !out)
+		return -EINVAL;
+	if (cap < RTL_RT_STATE_SIZE)
+		return -ENOSPC;
+	for (size_t i = 0; i < N_FIELDS; i++) {
+		const struct rtl_rt_field *f = &fields[i];
+		unsigned esz = rtl_rt_type_size((enum rtl_rt_type)f->type);
+
+		for (unsigned e = 0; e < f->count; e++) {
+			const unsigned char *h = host + f->host_offset + e * esz;
+			uint8_t *w = out + f->offset + e * esz;
+
+			switch (f->type) {
+			case RTL_RT_F64: {
+				double d;
+
+				memcpy(&d, h, sizeof(d));
+				put_f64(w, d);
+				break;
+			}
+			case RTL_RT_F32: {
+				float v;
+
+				memcpy(&v, h, sizeof(v));
+				put_f32(w, v);
+				break;
+			}
+			case RTL_RT_U32: {
+				uint32_t v;
+
+				memcpy(&v, h, sizeof(v));
+				put_u32(w, v);
+				break;
+			}
+			case RTL_RT_U16: {
+				uint16_t v;
+
+				memcpy(&v, h, sizeof(v));
+				put_u16(w, v);
+				break;
+			}
+			default:
+				*w = *h;
+				break;
+			}
+		}
+	}
+	return RTL_RT_STATE_SIZE;
+}
+
+RTL_API int rtl_rt_state_decode(const uint8_t *in, size_t len, struct rtl_rt_state *s)
+{
+	unsigned char *host = (unsigned char *)s;
+
+	if (!in || !s)
+		return -EINVAL;
+	if (len != RTL_RT_STATE_SIZE)
+		return -EMSGSIZE;
+	for (size_t i = 0; i < N_FIELDS; i++) {
+		const struct rtl_rt_field *f = &fields[i];
+		unsigned esz = rtl_rt_type_size((enum rtl_rt_type)f->type);
+
+		for (unsigned e = 0; e < f->count; e++) {
+			unsigned char *h = host + f->host_offset + e * esz;
+			const uint8_t *w = in + f->offset + e * esz;
+
+			switch (f->type) {
+			case RTL_RT_F64: {
+				double d = get_f64(w);
+
+				memcpy(h, &d, sizeof(d));
+				break;
+			}
+			case RTL_RT_F32: {
+				float v = get_f32(w);
+
+				memcpy(h, &v, sizeof(v));
+				break;
+			}
+			case RTL_RT_U32: {
+				uint32_t v = get_u32(w);
+
+				memcpy(h, &v, sizeof(v));
+				break;
+			}
+			case RTL_RT_U16: {
+				uint16_t v = get_u16(w);
+
+				memcpy(h, &v, sizeof(v));
+				break;
+			}
+			default:
+				*h = *w;
+				break;
+			}
+		}
+	}
+	return RTL_RT_STATE_SIZE;
+}
+
+/* ---- header --------------------------------------------------------------------------- */
+
+RTL_API int rtl_rt_udp_payload_size(enum rtl_rt_udp_type type)
+{
+	switch (type) {
+	case RTL_RT_UDP_HELLO:
+	case RTL_RT_UDP_WELCOME:
+		return RTL_RT_UDP_HELLO_SIZE;
+	case RTL_RT_UDP_STATE:
+		return RTL_RT_STATE_SIZE;
+	case RTL_RT_UDP_COMMAND:
+		return RTL_RT_UDP_COMMAND_SIZE;
+	case RTL_RT_UDP_BYE:
+		return 0;
+	}
+	return -EPROTO;
+}
+
+/* Write a header for @type; the caller has checked the room. */
+static void put_header(uint8_t *out, enum rtl_rt_udp_type type, uint64_t seq, int64_t send_ns)
+{
+	put_u32(out, RTL_RT_UDP_MAGIC);
+	out[4] = RTL_RT_UDP_VERSION;
+	out[5] = (uint8_t)type;
+	put_u16(out + 6, 0);
+	put_u32(out + 8, (uint32_t)rtl_rt_udp_payload_size(type));
+	put_u32(out + 12, 0);
+	put_u64(out + 16, seq);
+	put_u64(out + 24, (uint64_t)send_ns);
+}
+
+RTL_API int rtl_rt_udp_decode_header(const uint8_t *buf, size_t len, struct rtl_rt_udp_header *h)
+{
+	int want;
+
+	if (!buf || !h)
+		return -EINVAL;
+	if (len < RTL_RT_UDP_HEADER_SIZE)
+		return -EMSGSIZE;
+	if (get_u32(buf) != RTL_RT_UDP_MAGIC)
+		return -EBADMSG;
+	h->version = buf[4];
+	if (h->version != RTL_RT_UDP_VERSION)
+		return -EPROTONOSUPPORT;
+	h->type = buf[5];
+	h->flags = get_u16(buf + 6);
+	h->length = get_u32(buf + 8);
+	h->seq = get_u64(buf + 16);
+	h->send_ns = (int64_t)get_u64(buf + 24);
+	want = rtl_rt_udp_payload_size((enum rtl_rt_udp_type)h->type);
+	if (want < 0)
+		return -EPROTO;
+	if (h->length != len - RTL_RT_UDP_HEADER_SIZE || h->length != (uint32_t)want)
+		return -EMSGSIZE;
+	return RTL_RT_UDP_HEADER_SIZE;
+}
+
+/* ---- datagrams ------------------------------------------------------------------------ */
+
+RTL_API int rtl_rt_udp_encode_state(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
+				    const struct rtl_rt_state *s)
+{
+	int n;
+
+	if (!out || !s)
+		return -EINVAL;
+	if (cap < RTL_RT_UDP_MAX_DATAGRAM)
+		return -ENOSPC;
+	put_header(out, RTL_RT_UDP_STATE, seq, send_ns);
+	n = rtl_rt_state_encode(s, out + RTL_RT_UDP_HEADER_SIZE, cap - RTL_RT_UDP_HEADER_SIZE);
+	return n < 0 ? n : RTL_RT_UDP_HEADER_SIZE + n;
+}
+
+/* Offsets of the COMMAND payload. */
+enum {
+	CMD_MODE = 0,
+	CMD_FLAGS = 1,
+	CMD_ECHO_SEQ = 8,
+	CMD_ECHO_NS = 16,
+	CMD_TIME = 24,
+	CMD_POS = 32,
+	CMD_VEL = 80,
+	CMD_ACC = 128,
+	CMD_END = 176,
+};
+_Static_assert(CMD_END == RTL_RT_UDP_COMMAND_SIZE, "command payload size");
+
+RTL_API int rtl_rt_udp_encode_command(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
+				      const struct rtl_rt_udp_cmd *c)
+{
+	uint8_t *p;
+
+	if (!out || !c || c->mode >= RTL_RT_UDP_MODE_COUNT)
+		return -EINVAL;
+	if (cap < RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE)
+		return -ENOSPC;
+	put_header(out, RTL_RT_UDP_COMMAND, seq, send_ns);
+	p = out + RTL_RT_UDP_HEADER_SIZE;
+	memset(p, 0, CMD_ECHO_SEQ);
+	p[CMD_MODE] = c->mode;
+	p[CMD_FLAGS] = c->flags;
+	put_u64(p + CMD_ECHO_SEQ, c->echo_seq);
+	put_u64(p + CMD_ECHO_NS, (uint64_t)c->echo_ns);
+	put_f64(p + CMD_TIME, c->target_time);
+	for (int i = 0; i < 6; i++) {
+		put_f64(p + CMD_POS + 8 * i, c->pos[i]);
+		put_f64(p + CMD_VEL + 8 * i, c->vel[i]);
+		put_f64(p + CMD_ACC + 8 * i, c->acc[i]);
+	}
+	return RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE;
+}
+
+RTL_API int rtl_rt_udp_encode_hello(uint8_t *out, size_t cap, enum rtl_rt_udp_type type,
+				    uint64_t seq, int64_t send_ns, const struct rtl_rt_udp_hello *h)
+{
+	uint8_t *p;
+
+	if (!out || !h || (type != RTL_RT_UDP_HELLO && type != RTL_RT_UDP_WELCOME))
+		return -EINVAL;
+	if (cap < RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_HELLO_SIZE)
+		return -ENOSPC;
+	put_header(out, type, seq, send_ns);
+	p = out + RTL_RT_UDP_HEADER_SIZE;
+	/* The schema is copied up to its NUL and padded with NULs, so no
+	 * stray bytes of the caller's buffer reach the wire. */
+	for (size_t i = 0, end = 0; i < sizeof(h->schema); i++) {
+		if (!end && h->schema[i] == '\0')
+			end = 1;
+		p[i] = end ? 0 : (uint8_t)h->schema[i];
+	}
+	put_u32(p + 8, h->period_ns);
+	put_u32(p + 12, h->flags);
+	return RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_HELLO_SIZE;
+}
+
+RTL_API int rtl_rt_udp_encode_bye(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns)
+{
+	if (!out)
+		return -EINVAL;
+	if (cap < RTL_RT_UDP_HEADER_SIZE)
+		return -ENOSPC;
+	put_header(out, RTL_RT_UDP_BYE, seq, send_ns);
+	return RTL_RT_UDP_HEADER_SIZE;
+}
+
+/* The header of a datagram that must be of @type. */
+static int expect(const uint8_t *buf, size_t len, struct rtl_rt_udp_header *h, unsigned type,
+		  unsigned type2)
+{
+	int ret = rtl_rt_udp_decode_header(buf, len, h);
+
+	if (ret < 0)
+		return ret;
+	if (h->type != type && h->type != type2)
+		return -EPROTO;
+	return ret;
+}
+
+RTL_API int rtl_rt_udp_decode_state(const uint8_t *buf, size_t len, struct rtl_rt_udp_header *h,
+				    struct rtl_rt_state *s)
+{
+	struct rtl_rt_udp_header tmp;
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	ret = expect(buf, len, h ? h : &tmp, RTL_RT_UDP_STATE, RTL_RT_UDP_STATE);
+	if (ret < 0)
+		return ret;
+	ret = rtl_rt_state_decode(buf + RTL_RT_UDP_HEADER_SIZE, RTL_RT_STATE_SIZE, s);
+	return ret < 0 ? ret : (int)len;
+}
+
+RTL_API int rtl_rt_udp_decode_command(const uint8_t *buf, size_t len, struct rtl_rt_udp_header *h,
+				      struct rtl_rt_udp_cmd *c)
+{
+	struct rtl_rt_udp_header tmp;
+	const uint8_t *p;
+	int ret;
+
+	if (!c)
+		return -EINVAL;
+	ret = expect(buf, len, h ? h : &tmp, RTL_RT_UDP_COMMAND, RTL_RT_UDP_COMMAND);
+	if (ret < 0)
+		return ret;
+	p = buf + RTL_RT_UDP_HEADER_SIZE;
+	if (p[CMD_MODE] >= RTL_RT_UDP_MODE_COUNT)
+		return -EPROTO;
+	c->mode = p[CMD_MODE];
+	c->flags = p[CMD_FLAGS];
+	c->echo_seq = get_u64(p + CMD_ECHO_SEQ);
+	c->echo_ns = (int64_t)get_u64(p + CMD_ECHO_NS);
+	c->target_time = get_f64(p + CMD_TIME);
+	for (int i = 0; i < 6; i++) {
+		c->pos[i] = get_f64(p + CMD_POS + 8 * i);
+		c->vel[i] = get_f64(p + CMD_VEL + 8 * i);
+		c->acc[i] = get_f64(p + CMD_ACC + 8 * i);
+	}
+	return (int)len;
+}
+
+RTL_API int rtl_rt_udp_decode_hello(const uint8_t *buf, size_t len, struct rtl_rt_udp_header *h,
+				    struct rtl_rt_udp_hello *out)
+{
+	struct rtl_rt_udp_header tmp;
+	const uint8_t *p;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	ret = expect(buf, len, h ? h : &tmp, RTL_RT_UDP_HELLO, RTL_RT_UDP_WELCOME);
+	if (ret < 0)
+		return ret;
+	p = buf + RTL_RT_UDP_HEADER_SIZE;
+	memcpy(out->schema, p, sizeof(out->schema));
+	out->schema[sizeof(out->schema) - 1] = '\0';
+	out->period_ns = get_u32(p + 8);
+	out->flags = get_u32(p + 12);
+	return (int)len;
+}
+
+RTL_API const char *rtl_rt_udp_type_name(enum rtl_rt_udp_type type)
+{
+	switch (type) {
+	case RTL_RT_UDP_HELLO:
+		return "hello";
+	case RTL_RT_UDP_WELCOME:
+		return "welcome";
+	case RTL_RT_UDP_STATE:
+		return "state";
+	case RTL_RT_UDP_COMMAND:
+		return "command";
+	case RTL_RT_UDP_BYE:
+		return "bye";
+	}
+	return "?";
+}
+
+RTL_API const char *rtl_rt_udp_mode_name(enum rtl_rt_udp_mode mode)
+{
+	static const char *const names[] = {
+		"none", "speedj", "speedl", "servoj", "servol", "stop"
+	};
+
+	if ((unsigned)mode >= RTL_RT_UDP_MODE_COUNT)
+		return "?";
+	return names[mode];
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The DRFL backend's logic over a table of entry points: see
+ * <rtloop/drfl_backend.h>. Nothing here needs the vendor library.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rtloop/drfl_backend.h>
+#include <rtloop/motion_backend.h>
+
+#define DEFAULT_HOST "192.168.137.100"
+#define DEFAULT_LOSS 4
+
+static int fail(struct rtl_rt_error *err, int code, const char *call)
+{
+	if (err) {
+		err->code = code;
+		snprintf(err->msg, sizeof(err->msg),
+			 "DRFL: %s failed; check the robot is real (not virtual), in autonomous "
+			 "mode with safety mode MOVE, and that the RT address fits the firmware "
+			 "(docs/doosan-rt.md 2.1)",
+			 call);
+	}
+	return code;
+}
+
+static bool complete(const struct rtl_drfl_api *a)
+{
+	return a->connect_rt_control && a->disconnect_rt_control && a->set_rt_control_input &&
+	       a->set_rt_control_output && a->start_rt_control && a->stop_rt_control &&
+	       a->set_velx_rt && a->set_accx_rt && a->set_velj_rt && a->set_accj_rt &&
+	       a->speedl_rt && a->speedj_rt && a->servol_rt && a->servoj_rt && a->read_data_rt;
+}
+
+static bool any(const double v[6])
+{
+	for (int i = 0; i < 6; i++)
+		if (v[i] > 0)
+			return true;
+	return false;
+}
+
+static void to_f6(const double in[6], float out[6])
+{
+	for (int i = 0; i < 6; i++)
+		out[i] = (float)in[i];
+}
+
+RTL_API int rtl_drfl_open(const struct rtl_drfl_api *api, const struct rtl_drfl_config *cfg,
+			  struct rtl_rt_error *err)
+{
+	double period, v[6];
+	float f[6];
+	int loss;
+	const char *call;
+
+	if (!api || !cfg || !complete(api))
+		return fail(err, -EINVAL, "the entry-point table (incomplete)");
+	period = cfg->period_s ? cfg->period_s : 0.001;
+	if (!(period >= 0.001 && period <= 1.0))
+		return fail(err, -EINVAL, "the period (0.001..1 s)");
+	loss = cfg->loss_count ? cfg->loss_count : DEFAULT_LOSS;
+	if (!api->connect_rt_control(api->ctx, cfg->host ? cfg->host : DEFAULT_HOST,
+				     cfg->port ? cfg->port : RTL_RT_UDP_DEFAULT_PORT))
+		return fail(err, -ECONNREFUSED, "connect_rt_control");
+	call = "set_rt_control_output";
+	if (!api->set_rt_control_output(api->ctx, RTL_RT_UDP_SCHEMA, (float)period, loss))
+		goto err_disconnect;
+	call = "set_rt_control_input";
+	if (cfg->set_input &&
+	    !api->set_rt_control_input(api->ctx, RTL_RT_UDP_SCHEMA, (float)period, loss))
+		goto err_disconnect;
+	/* Limits in Doosan units; the rotational ones derived (-10000). */
+	call = "set_velx_rt";
+	if (cfg->velx > 0 && !api->set_velx_rt(api->ctx, (float)rtl_motion_m_to_mm(cfg->velx),
+					       (float)RTL_RT_UDP_AUTO))
+		goto err_disconnect;
+	call = "set_accx_rt";
+	if (cfg->accx > 0 && !api->set_accx_rt(api->ctx, (float)rtl_motion_m_to_mm(cfg->accx),
+					       (float)RTL_RT_UDP_AUTO))
+		goto err_disconnect;
+	call = "set_velj_rt";
+	if (any(cfg->velj)) {
+		rtl_motion_to_mm_deg(RTL_MOTION_JOINT, cfg->velj, v);
+		to_f6(v, f);
+		if (!api->set_velj_rt(api->ctx, f))
+			goto err_disconnect;
+	}
+	call = "set_accj_rt";
+	if (any(cfg->accj)) {
+		rtl_motion_to_mm_deg(RTL_MOTION_JOINT, cfg->accj, v);
+		to_f6(v, f);
+		if (!api->set_accj_rt(api->ctx, f))
+			goto err_disconnect;
+	}
+	call = "start_rt_control";
+	if (!api->start_rt_control(api->ctx))
+		goto err_disconnect;
+	return 0;
+
+err_disconnect:
+	api->disconnect_rt_control(api->ctx);
+	return fail(err, -EIO, call);
+}
+
+RTL_API int rtl_drfl_close(const struct rtl_drfl_api *api)
+{
+	bool ok;
+
+	if (!api || !complete(api))
+		return -EINVAL;
+	ok = api->stop_rt_control(api->ctx);
+	ok = api->disconnect_rt_control(api->ctx) && ok;
+	return ok ? 0 : -EIO;
+}
+
+RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motion_output *out,
+			  double target_time)
+{
+	struct rtl_rt_udp_cmd c;
+	float pos[6], vel[6], acc[6], t = (float)target_time;
+	bool ok;
+	int mode;
+
+	if (!api)
+		return -EINVAL;
+	mode = rtl_motion_to_udp(out, target_time, &c);
+	if (mode < 0)
+		return mode;
+	to_f6(c.pos, pos);
+	to_f6(c.vel, vel);
+	to_f6(c.acc, acc);
+	switch (mode) {
+	case RTL_RT_UDP_MODE_SPEEDL:
+		ok = api->speedl_rt(api->ctx, vel, acc, t);
+		break;
+	case RTL_RT_UDP_MODE_SPEEDJ:
+		ok = api->speedj_rt(api->ctx, vel, acc, t);
+		break;
+	case RTL_RT_UDP_MODE_SERVOL:
+		ok = api->servol_rt(api->ctx, pos, vel, acc, t);
+		break;
+	case RTL_RT_UDP_MODE_SERVOJ:
+		ok = api->servoj_rt(api->ctx, pos, vel, acc, t);
+		break;
+	default:
+		/* At rest: zero joint velocity keeps the time-out fed. */
+		ok = api->speedj_rt(api->ctx, vel, acc, t);
+		break;
+	}
+	return ok ? mode : -EIO;
+}
+
+RTL_API int rtl_drfl_read(const struct rtl_drfl_api *api, struct rtl_rt_state *s)
+{
+	const void *p;
+
+	if (!api || !api->read_data_rt || !s)
+		return -EINVAL;
+	p = api->read_data_rt(api->ctx);
+	if (!p)
+		return -ENODATA;
+	return rtl_rt_state_decode(p, RTL_RT_STATE_SIZE, s) < 0 ? -EIO : 0;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtl_motion backends: one period's setpoint of the motion API
+ * (struct rtl_motion_output, from rtl_motion_step()) as the commands of a
+ * transport: rtloop's UDP command datagram (Doosan units) or the RTDE
+ * command registers of <rtloop/rtde_cmd.h> (SI units). The Doosan DRFL
+ * library has its own backend (<rtloop/drfl_backend.h>) built on the same
+ * UDP mapping.
+ *
+ * Design
+ * ------
+ * "Setpoint" streaming (docs/motion.md): rtl_motion owns the profile, the
+ * time-out, the loss count and the limits; each period the backend sends
+ * that period's setpoint with a horizon of one period (or the configured
+ * target_time), so the controller's own interpolation adds no lag.
+ * - Speed modes go out as speedl/speedj with the setpoint velocity; the
+ *   acceleration is |out.acc| per axis (Doosan), or the rate the RTDE
+ *   executor ramps the whole vector with (speedj: the leading joint's;
+ *   speedl: the norm of the translation), at least the executor's default (RTDE: the profile is
+ * already shaped, the executor's ramp must not become the bottleneck). An axis at constant velocity
+ * (acc 0) gets AUTO on the UDP wire.
+ * - Servo modes go out as servoj/servol with the setpoint pose, velocity
+ *   and acceleration (servoj_rt's end-of-segment state).
+ * - Stopping goes out as the speed command of its space with the
+ *   decelerating setpoint velocity, so the robot follows rtl_motion's stop
+ *   profile exactly; idle goes out as STOP (UDP: keeps the stream, and with
+ *   it the controller's time-out, alive) or IDLE (RTDE).
+ * - Units: UDP converts m/rad to mm/deg with rtl_motion_to_mm_deg() (only
+ *   units: servol's orientation must already be in Doosan's ZYZ Euler
+ *   angles); RTDE is SI already.
+ *
+ * RTDE specifics: the command recipe (RTL_RTDE_CMD_RECIPE) carries a
+ * heartbeat that changes every period, so the input coalescer, which sends
+ * only recipes whose values changed, sends the command recipe in every
+ * period while streaming: that heartbeat is what arms and feeds the
+ * robot-side watchdog (RTL_RTDE_CMD_REG_WATCHDOG_MS: 0 = the executor's
+ * 100 ms default, > 0 ms, < 0 off). With heartbeat_on_change set, the
+ * heartbeat moves only when a command value changed, so unchanged
+ * velocities are coalesced away; the watchdog is then switched off
+ * (watchdog_ms = -1), because a robot that hears nothing for 100 ms while
+ * holding a velocity would otherwise trip: for benchmarks only.
+ *
+ * Events: the motion API's events and counters stay in rtl_motion (the
+ * loop has no generic event counters): read them with
+ * rtl_motion_get_stats() from any thread, or install an RT-safe handler
+ * with rtl_motion_set_handler(). The backends keep no counters of their
+ * own: the transport counts what it sent.
+ *
+ * Every function is RT-safe: no allocation, no locks, no system calls.
+ */
+#ifndef RTLOOP_MOTION_BACKEND_H
+#define RTLOOP_MOTION_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rtloop/compiler.h>
+#include <rtloop/motion.h>
+#include <rtloop/rt_udp.h>
+#include <rtloop/rtde_recipe.h>
+
+/* ---- UDP (Doosan units) ---------------------------------------------------------- */
+
+/*
+ * Map @out onto the command datagram @cmd (all fields but the echo, which
+ * the UDP transport fills), with horizon @target_time s (> 0; typically
+ * one period). Returns the rtl_rt_udp_mode written, or -EINVAL (a NULL
+ * pointer, @target_time not > 0, an unknown mode in @out).
+ */
+RTL_API int rtl_motion_to_udp(const struct rtl_motion_output *out, double target_time,
+			      struct rtl_rt_udp_cmd *cmd);
+
+/* ---- RTDE (the registers of <rtloop/rtde_cmd.h>) -------------------------------------- */
+
+struct rtl_motion_rtde {
+	/* Handles in the command recipe (rtl_motion_rtde_resolve()). */
+	struct {
+		struct rtl_rtde_handle mode, seq, watchdog_ms, param[6], accel, time, lookahead,
+			gain;
+	} h;
+	double period_s;     /* servoj's t: one period */
+	double lookahead;    /* servoj lookahead [s]; 0: the executor's default */
+	double gain;	     /* servoj gain; 0: the executor's default */
+	int32_t watchdog_ms; /* see above; ignored (-1) with heartbeat_on_change */
+	bool heartbeat_on_change;
+	/* Private: the heartbeat and the last values written. */
+	int32_t heartbeat;
+	bool have_last;
+	int32_t last_mode;
+	double last_param[6], last_accel;
+};
+
+/*
+ * Set @b up for period @period_ns with the handles of the command recipe
+ * @r (it must contain every field of RTL_RTDE_CMD_RECIPE). Returns 0,
+ * -EINVAL (NULL, period <= 0) or -ENOENT (a field is missing).
+ */
+RTL_API int rtl_motion_rtde_init(struct rtl_motion_rtde *b, const struct rtl_rtde_recipe *r,
+				 int64_t period_ns);
+
+/*
+ * Write @out into the command frame @f. Returns the rtl_rtde_cmd_mode
+ * written, -ENOTSUP for servol (the executor has none: STOP is written
+ * instead), or -EINVAL (NULL, unknown mode).
+ */
+RTL_API int rtl_motion_to_rtde(struct rtl_motion_rtde *b, const struct rtl_motion_output *out,
+			       struct rtl_rtde_frame *f);
+
+#endif /* RTLOOP_MOTION_BACKEND_H */

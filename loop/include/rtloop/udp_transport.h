@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtl_udp_transport: the 1 kHz UDP stream (<rtloop/rt_udp.h>) as a
+ * transport of the control loop.
+ *
+ * Design
+ * ------
+ * One connected UDP socket, one datagram per call, no framing state:
+ *   connect  resolve host:port, connect(2) the socket (so ICMP "port
+ *            unreachable" comes back as ECONNREFUSED, and only the
+ *            server's datagrams are received), turn on SO_TIMESTAMPNS,
+ *            send HELLO every 100 ms until a WELCOME and the first STATE
+ *            arrive or the connect time-out ends. The first STATE is kept
+ *            and handed to the loop as its first frame.
+ *   recv     one blocking recvmsg(2) (SO_RCVTIMEO = rx_timeout: a silent
+ *            controller is a lost connection, -ETIMEDOUT). The kernel's
+ *            receive time (CLOCK_REALTIME, from SO_TIMESTAMPNS) is moved to
+ *            CLOCK_MONOTONIC with the offset between the two clocks read
+ *            right after the call: mono = kernel_rt - (rt_now - mono_now),
+ *            mono_now being the midpoint of two monotonic reads around the
+ *            realtime read. The error is the time between those reads
+ *            (tens of ns) plus any clock step in between; a result later
+ *            than now or more than 1 s old is discarded (0).
+ *   next     decode the datagram into the slot as struct rtl_udp_state;
+ *            ctrl_time = the sender's timestamp in s; ctrl_skipped = the
+ *            gap in state sequence numbers (the server numbers its control
+ *            cycles, so a gap is exactly the datagrams lost or skipped).
+ *            Duplicates and reordered datagrams (older numbers) are dropped
+ *            and counted; a jump back by more than 1000 is a restarted
+ *            server and resynchronises.
+ *   send     streaming: the command struct (rtl_loop_commands(), a struct
+ *            rtl_rt_udp_cmd in Doosan units) is sent in every cycle while
+ *            its mode is not NONE, unchanged or not. Doosan's velocity
+ *            commands time out 0.1 s after the last datagram and its loss
+ *            count counts periods without one, so suppressing repeats would
+ *            stop the robot; a datagram is 208 bytes. The echo fields are
+ *            filled here from the newest state received. Non-blocking:
+ *            EAGAIN is -EAGAIN and nothing is counted as sent (the sequence
+ *            number is not consumed).
+ *   send_safe  a STOP datagram at cfg.safe_decel, from a buffer of its own
+ *            (the user's command struct is not touched: send_safe may run
+ *            on the rx thread).
+ *   check    mode known, target_time in [0, 3600] s, every value finite,
+ *            the configured speed limits (Doosan units, per axis).
+ *   shutdown shutdown(SHUT_RD): the blocked recvmsg returns 0 (sending
+ *            stays possible, for the BYE).
+ *   disconnect  a BYE (best effort) and close.
+ *
+ * Threads: connect runs on the starting thread (or the rx thread on
+ * reconnect, owning the transmit side); recv and next on the rx thread;
+ * send, send_safe and check on the transmit owner. The echo values cross
+ * from the rx thread to the transmit owner as two relaxed atomics: the
+ * pair may tear (a number from one state, a time from the next), which
+ * the server tolerates because it matches the number with its own clock.
+ */
+#ifndef RTLOOP_UDP_TRANSPORT_H
+#define RTLOOP_UDP_TRANSPORT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rtloop/compiler.h>
+#include <rtloop/loop.h>
+#include <rtloop/rt_udp.h>
+
+struct rtl_udp_transport_config {
+	const char *host;	    /* default "127.0.0.1" */
+	uint16_t port;		    /* default RTL_RT_UDP_DEFAULT_PORT (12347) */
+	int64_t period_ns;	    /* asked for in HELLO; 0: the server's */
+	int64_t connect_timeout_ns; /* default 3 s */
+	int64_t rx_timeout_ns;	    /* silence = lost connection; default 1 s, < 0: never */
+	/* Deceleration of the safe STOP, in the units of the last motion
+	 * (mm/s^2 or deg/s^2); default (0) RTL_RT_UDP_AUTO. */
+	double safe_decel;
+	/* Limits checked before each send, Doosan units, per axis; 0: none.
+	 * Joint modes: |vel| <= max_joint_vel (deg/s). Cartesian: x, y, z
+	 * <= max_linear_vel (mm/s), the rotations <= max_angular_vel
+	 * (deg/s). */
+	double max_joint_vel;
+	double max_linear_vel;
+	double max_angular_vel;
+	/* Do not ask for kernel receive timestamps (kernel_rx_ns stays 0). */
+	bool no_kernel_timestamps;
+};
+
+/* What a frame of this transport carries (rtl_udp_loop_state()). */
+struct rtl_udp_state {
+	uint64_t seq;	 /* the state datagram's sequence number */
+	int64_t send_ns; /* the server's send time (its CLOCK_MONOTONIC) */
+	struct rtl_rt_state rt;
+};
+
+struct rtl_udp_transport_stats {
+	uint64_t datagrams;    /* received, any kind */
+	uint64_t states;       /* state frames handed to the loop */
+	uint64_t bad;	       /* malformed (header or length), dropped */
+	uint64_t reordered;    /* older or duplicate state numbers, dropped */
+	uint64_t other;	       /* well-formed datagrams that are not states */
+	uint64_t resyncs;      /* sequence jumped back (server restarted) */
+	uint64_t commands;     /* command datagrams sent */
+	uint64_t safe;	       /* safe STOP datagrams sent */
+	uint64_t would_block;  /* sends refused with EAGAIN */
+	uint64_t no_kernel_ts; /* frames without a usable kernel timestamp */
+};
+
+/* Fields are private. */
+struct rtl_udp_transport {
+	struct rtl_transport base;
+	struct rtl_udp_transport_config cfg;
+	int fd;
+	atomic_bool stopping;
+	struct rtl_rt_udp_cmd cmd; /* the step's commands */
+	uint32_t server_period_ns;
+	/* rx thread */
+	bool pending; /* rx holds the first state, from connect */
+	bool have_seq;
+	uint64_t last_seq;
+	size_t rx_len;
+	int64_t rx_kernel_ns;
+	_Atomic uint64_t echo_seq;
+	_Atomic int64_t echo_ns;
+	/* transmit owner */
+	uint64_t tx_seq;
+	struct {
+		_Atomic uint64_t datagrams, states, bad, reordered, other, resyncs, commands, safe,
+			would_block, no_kernel_ts;
+	} c;
+	uint8_t tx[RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE];
+	uint8_t tx_safe[RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE];
+	/* One byte more than the largest datagram: a longer one is seen as
+	 * too long instead of silently cut to a valid length. */
+	uint8_t rx[RTL_RT_UDP_MAX_DATAGRAM + 1];
+};
+
+/*
+ * Set up @t for @cfg (copied; cfg->host must outlive @t). Does not
+ * connect. Not RT-safe.
+ * Returns 0, or -EINVAL (NULL, a negative limit or deceleration, a period
+ * above 1 s) with @err filled.
+ */
+RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
+				   const struct rtl_udp_transport_config *cfg,
+				   struct rtl_rt_error *err);
+
+/* Close the socket. Not RT-safe. NULL is accepted. */
+RTL_API void rtl_udp_transport_fini(struct rtl_udp_transport *t);
+
+/* The loop's view of @t (for struct rtl_loop_config.transport). */
+RTL_INLINE struct rtl_transport *rtl_udp_transport_base(struct rtl_udp_transport *t)
+{
+	return &t->base;
+}
+
+/* The state in a loop frame of this transport. RT-safe. */
+RTL_INLINE const struct rtl_udp_state *rtl_udp_loop_state(const struct rtl_loop_frame *f)
+{
+	return (const struct rtl_udp_state *)(const void *)f->values;
+}
+
+/* The command the step writes (also rtl_loop_commands()). RT-safe. */
+RTL_INLINE struct rtl_rt_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *t)
+{
+	return &t->cmd;
+}
+
+/* Counters; any thread (relaxed loads). */
+RTL_API void rtl_udp_transport_stats(const struct rtl_udp_transport *t,
+				     struct rtl_udp_transport_stats *out);
+
+#endif /* RTLOOP_UDP_TRANSPORT_H */

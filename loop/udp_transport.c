@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The UDP stream as a loop transport: see <rtloop/udp_transport.h> for the
+ * design and docs/udp.md for the wire format.
+ */
+#include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rtloop/time.h>
+#include <rtloop/udp_transport.h>
+
+#define DEFAULT_CONNECT_TIMEOUT_NS (3 * RTL_NS_PER_SEC)
+#define DEFAULT_RX_TIMEOUT_NS RTL_NS_PER_SEC
+#define DEFAULT_PERIOD_NS RTL_NS_PER_MS
+#define HELLO_INTERVAL_NS (100 * RTL_NS_PER_MS)
+/* A sequence number this far behind the last one is a restarted server,
+ * not a late datagram. */
+#define RESYNC_BACK 1000
+/* Kernel timestamps older than this are not believed (a clock step). */
+#define KERNEL_TS_MAX_AGE_NS RTL_NS_PER_SEC
+
+static int set_err(struct rtl_rt_error *err, int code, const char *msg)
+{
+	if (err) {
+		size_t n = strlen(msg);
+
+		if (n >= sizeof(err->msg))
+			n = sizeof(err->msg) - 1;
+		err->code = code;
+		memcpy(err->msg, msg, n);
+		err->msg[n] = '\0';
+	}
+	return code;
+}
+
+static struct rtl_udp_transport *of(struct rtl_transport *base)
+{
+	return base->impl;
+}
+
+static void bump(_Atomic uint64_t *c)
+{
+	/* Single writer per counter: a relaxed load and store, no RMW. */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* ---- receive ---------------------------------------------------------------------------- */
+
+/* The kernel's CLOCK_REALTIME receive time @krt on CLOCK_MONOTONIC, or 0. */
+static int64_t kernel_to_mono(int64_t krt)
+{
+	int64_t m0 = rtl_time_now();
+	int64_t rt = rtl_time_now_clock(CLOCK_REALTIME);
+	int64_t m1 = rtl_time_now();
+	int64_t mono = krt - rt + m0 + (m1 - m0) / 2;
+
+	if (krt <= 0 || rt == 0 || mono > m1 || m1 - mono > KERNEL_TS_MAX_AGE_NS)
+		return 0;
+	return mono;
+}
+
+/* One datagram into t->rx. Returns its length (> 0), 0 after shutdown, or
+ * -errno (-ETIMEDOUT when SO_RCVTIMEO expired). */
+static int rx_one(struct rtl_udp_transport *t, int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctrl;
+	struct iovec iov = { .iov_base = t->rx, .iov_len = sizeof(t->rx) };
+	struct msghdr mh;
+	ssize_t n;
+
+	for (;;) {
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = ctrl.buf;
+		mh.msg_controllen = sizeof(ctrl.buf);
+		n = recvmsg(t->fd, &mh, flags);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+		if (n == 0) {
+			/* An empty datagram, or shutdown(2): only the latter
+			 * ends the stream. */
+			if (atomic_load_explicit(&t->stopping, memory_order_relaxed))
+				return 0;
+			bump(&t->c.datagrams);
+			bump(&t->c.bad);
+			continue;
+		}
+		break;
+	}
+	t->rx_len = (size_t)n;
+	t->rx_kernel_ns = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			t->rx_kernel_ns = kernel_to_mono(rtl_time_from_timespec(&ts));
+		}
+	}
+	bump(&t->c.datagrams);
+	return (int)n;
+}
+
+static int op_recv(struct rtl_transport *base)
+{
+	struct rtl_udp_transport *t = of(base);
+
+	if (t->pending) {
+		t->pending = false;
+		return (int)t->rx_len;
+	}
+	return rx_one(t, 0);
+}
+
+static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t cap)
+{
+	struct rtl_udp_transport *t = of(base);
+	struct rtl_udp_state *v = (struct rtl_udp_state *)(void *)f->values;
+	struct rtl_rt_udp_header h;
+	size_t len = t->rx_len;
+	uint64_t skipped = 0;
+	int ret;
+
+	if (!len)
+		return 0;
+	t->rx_len = 0; /* one frame per datagram */
+	ret = rtl_rt_udp_decode_header(t->rx, len, &h);
+	if (ret < 0) {
+		bump(&t->c.bad);
+		return 0;
+	}
+	if (h.type != RTL_RT_UDP_STATE) {
+		bump(&t->c.other);
+		return 0;
+	}
+	if (cap < sizeof(*v))
+		return -EMSGSIZE;
+	if (t->have_seq) {
+		if (h.seq <= t->last_seq && t->last_seq - h.seq <= RESYNC_BACK) {
+			bump(&t->c.reordered);
+			return 0;
+		}
+		if (h.seq > t->last_seq)
+			skipped = h.seq - t->last_seq - 1;
+		else
+			bump(&t->c.resyncs);
+	}
+	ret = rtl_rt_state_decode(t->rx + RTL_RT_UDP_HEADER_SIZE, h.length, &v->rt);
+	if (ret < 0) {
+		bump(&t->c.bad);
+		return 0;
+	}
+	t->have_seq = true;
+	t->last_seq = h.seq;
+	v->seq = h.seq;
+	v->send_ns = h.send_ns;
+	f->size = (uint32_t)sizeof(*v);
+	f->ctrl_time = (double)h.send_ns * 1e-9;
+	f->ctrl_skipped = skipped > UINT32_MAX ? UINT32_MAX : (uint32_t)skipped;
+	f->kernel_rx_ns = t->rx_kernel_ns;
+	if (!t->rx_kernel_ns)
+		bump(&t->c.no_kernel_ts);
+	atomic_store_explicit(&t->echo_seq, h.seq, memory_order_relaxed);
+	atomic_store_explicit(&t->echo_ns, h.send_ns, memory_order_relaxed);
+	bump(&t->c.states);
+	return 1;
+}
+
+/* ---- transmit ---------------------------------------------------------------------------- */
+
+/* Send @len bytes of @buf without blocking. */
+static int tx(struct rtl_udp_transport *t, const uint8_t *buf, int len)
+{
+	ssize_t n;
+
+	if (t->fd < 0)
+		return -ENOTCONN;
+	do {
+		n = send(t->fd, buf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			bump(&t->c.would_block);
+			return -EAGAIN;
+		}
+		return -errno;
+	}
+	/* The sequence number is consumed only by a datagram that left. */
+	t->tx_seq++;
+	return len;
+}
+
+static int op_send(struct rtl_transport *base)
+{
+	struct rtl_udp_transport *t = of(base);
+	struct rtl_rt_udp_cmd c = t->cmd;
+	int len, ret;
+
+	if (c.mode == RTL_RT_UDP_MODE_NONE)
+		return 0;
+	c.echo_seq = atomic_load_explicit(&t->echo_seq, memory_order_relaxed);
+	c.echo_ns = atomic_load_explicit(&t->echo_ns, memory_order_relaxed);
+	len = rtl_rt_udp_encode_command(t->tx, sizeof(t->tx), t->tx_seq, rtl_time_now(), &c);
+	if (len < 0)
+		return len;
+	ret = tx(t, t->tx, len);
+	if (ret > 0)
+		bump(&t->c.commands);
+	return ret;
+}
+
+static int op_send_safe(struct rtl_transport *base)
+{
+	struct rtl_udp_transport *t = of(base);
+	struct rtl_rt_udp_cmd c = { .mode = RTL_RT_UDP_MODE_STOP };
+	int len, ret;
+
+	c.acc[0] = t->cfg.safe_decel;
+	c.echo_seq = atomic_load_explicit(&t->echo_seq, memory_order_relaxed);
+	c.echo_ns = atomic_load_explicit(&t->echo_ns, memory_order_relaxed);
+	len = rtl_rt_udp_encode_command(t->tx_safe, sizeof(t->tx_safe), t->tx_seq, rtl_time_now(),
+					&c);
+	if (len < 0)
+		return len;
+	ret = tx(t, t->tx_safe, len);
+	if (ret > 0)
+		bump(&t->c.safe);
+	return ret;
+}
+
+static bool bad_vec(const double *v, bool auto_ok)
+{
+	for (int i = 0; i < 6; i++)
+		if (!isfinite(v[i]) || (v[i] == RTL_RT_UDP_AUTO && !auto_ok))
+			return true;
+	return false;
+}
+
+static int op_check(struct rtl_transport *base, char *why, size_t len)
+{
+	struct rtl_udp_transport *t = of(base);
+	const struct rtl_rt_udp_cmd *c = &t->cmd;
+	bool joint = c->mode == RTL_RT_UDP_MODE_SPEEDJ || c->mode == RTL_RT_UDP_MODE_SERVOJ;
+	bool servo = c->mode == RTL_RT_UDP_MODE_SERVOJ || c->mode == RTL_RT_UDP_MODE_SERVOL;
+
+	if (c->mode >= RTL_RT_UDP_MODE_COUNT) {
+		snprintf(why, len, "command mode %u is unknown", c->mode);
+		return -EDOM;
+	}
+	if (c->mode == RTL_RT_UDP_MODE_NONE)
+		return 0;
+	if (!isfinite(c->target_time) || c->target_time < 0 || c->target_time > 3600) {
+		snprintf(why, len, "%s: target_time %g is not in [0, 3600] s",
+			 rtl_rt_udp_mode_name(c->mode), c->target_time);
+		return -EDOM;
+	}
+	if ((servo && bad_vec(c->pos, false)) || bad_vec(c->vel, servo) || bad_vec(c->acc, true)) {
+		snprintf(why, len, "%s: a position, velocity or acceleration is not finite",
+			 rtl_rt_udp_mode_name(c->mode));
+		return -EDOM;
+	}
+	for (int i = 0; i < 6; i++) {
+		double lim = joint ? t->cfg.max_joint_vel
+				   : (i < 3 ? t->cfg.max_linear_vel : t->cfg.max_angular_vel);
+
+		if (c->mode == RTL_RT_UDP_MODE_STOP || lim <= 0 || c->vel[i] == RTL_RT_UDP_AUTO)
+			continue;
+		if (fabs(c->vel[i]) > lim) {
+			snprintf(why, len, "%s: vel[%d] = %g is above the limit %g %s",
+				 rtl_rt_udp_mode_name(c->mode), i, c->vel[i], lim,
+				 joint || i >= 3 ? "deg/s" : "mm/s");
+			return -EDOM;
+		}
+	}
+	return 0;
+}
+
+/* ---- connection ---------------------------------------------------------------------------- */
+
+static int open_socket(struct rtl_udp_transport *t, struct rtl_rt_error *err)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM };
+	struct addrinfo *res = NULL;
+	char serv[8], msg[256];
+	int one = 1, r, fd;
+
+	snprintf(serv, sizeof(serv), "%u", t->cfg.port);
+	r = getaddrinfo(t->cfg.host, serv, &hints, &res);
+	if (r != 0) {
+		snprintf(msg, sizeof(msg), "UDP: cannot resolve '%s': %s", t->cfg.host,
+			 gai_strerror(r));
+		return set_err(err, -EHOSTUNREACH, msg);
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		r = -errno;
+		freeaddrinfo(res);
+		return set_err(err, r, "UDP: socket() failed");
+	}
+	if (connect(fd, res->ai_addr, res->ai_addrlen) < 0) {
+		r = -errno;
+		freeaddrinfo(res);
+		close(fd);
+		snprintf(msg, sizeof(msg), "UDP: connect to %s:%u failed: %s", t->cfg.host,
+			 t->cfg.port, strerror(-r));
+		return set_err(err, r, msg);
+	}
+	freeaddrinfo(res);
+	if (!t->cfg.no_kernel_timestamps)
+		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+	t->fd = fd;
+	return 0;
+}
+
+static int send_hello(struct rtl_udp_transport *t, uint64_t n)
+{
+	struct rtl_rt_udp_hello hi = { .period_ns = (uint32_t)t->cfg.period_ns };
+	uint8_t buf[RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_HELLO_SIZE];
+	int len;
+
+	memcpy(hi.schema, RTL_RT_UDP_SCHEMA, sizeof(RTL_RT_UDP_SCHEMA));
+	len = rtl_rt_udp_encode_hello(buf, sizeof(buf), RTL_RT_UDP_HELLO, n, rtl_time_now(), &hi);
+	if (send(t->fd, buf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN)
+		return -errno;
+	return 0;
+}
+
+/* HELLO until a WELCOME and the first STATE (kept pending in t->rx). */
+static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_rt_error *err)
+{
+	int64_t next_hello = 0;
+	uint64_t hellos = 0;
+	bool welcomed = false;
+	char msg[320];
+
+	for (;;) {
+		int64_t now = rtl_time_now(), wait;
+		struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
+		struct rtl_rt_udp_header h;
+		struct rtl_rt_udp_hello w;
+		int n;
+
+		if (now >= deadline) {
+			snprintf(
+				msg, sizeof(msg),
+				"UDP: no %s from %s:%u within %.1f s (%llu HELLOs sent); is the "
+				"simulator running with --udp on that port, or the controller's RT "
+				"server on that address?",
+				welcomed ? "state stream" : "answer", t->cfg.host, t->cfg.port,
+				(double)t->cfg.connect_timeout_ns / 1e9,
+				(unsigned long long)hellos);
+			return set_err(err, -ETIMEDOUT, msg);
+		}
+		if (!welcomed && now >= next_hello) {
+			n = send_hello(t, hellos++);
+			if (n == -ECONNREFUSED)
+				goto refused;
+			next_hello = now + HELLO_INTERVAL_NS;
+		}
+		wait = (welcomed ? deadline : (next_hello < deadline ? next_hello : deadline)) -
+		       now;
+		n = poll(&pfd, 1, (int)((wait + RTL_NS_PER_MS - 1) / RTL_NS_PER_MS));
+		if (n < 0 && errno != EINTR)
+			return set_err(err, -errno, "UDP: poll() failed");
+		if (n <= 0)
+			continue;
+		n = rx_one(t, MSG_DONTWAIT);
+		if (n == -ECONNREFUSED)
+			goto refused;
+		if (n == -ETIMEDOUT)
+			continue;
+		if (n <= 0)
+			return set_err(err, n < 0 ? n : -ECONNRESET, "UDP: receive failed");
+		n = rtl_rt_udp_decode_header(t->rx, t->rx_len, &h);
+		if (n < 0) {
+			bump(&t->c.bad);
+			continue;
+		}
+		if (h.type == RTL_RT_UDP_WELCOME &&
+		    rtl_rt_udp_decode_hello(t->rx, t->rx_len, NULL, &w) > 0) {
+			if (strcmp(w.schema, RTL_RT_UDP_SCHEMA) != 0) {
+				snprintf(msg, sizeof(msg),
+					 "UDP: the server streams schema '%s', rtloop knows only "
+					 "'" RTL_RT_UDP_SCHEMA "'",
+					 w.schema);
+				return set_err(err, -EPROTONOSUPPORT, msg);
+			}
+			t->server_period_ns = w.period_ns;
+			welcomed = true;
+		} else if (h.type == RTL_RT_UDP_STATE) {
+			/* Even if the WELCOME was lost: the stream is on. */
+			t->pending = true;
+			return 0;
+		} else {
+			bump(&t->c.other);
+		}
+	}
+
+refused:
+	snprintf(msg, sizeof(msg),
+		 "UDP: %s:%u refused (ICMP port unreachable): nothing listens there; start "
+		 "rtde-sim --udp, or check the controller's RT address and port",
+		 t->cfg.host, t->cfg.port);
+	return set_err(err, -ECONNREFUSED, msg);
+}
+
+static void close_fd(struct rtl_udp_transport *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+}
+
+static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
+{
+	struct rtl_udp_transport *t = of(base);
+	int64_t deadline = rtl_time_now() + t->cfg.connect_timeout_ns;
+	int ret;
+
+	close_fd(t);
+	atomic_store(&t->stopping, false);
+	t->pending = false;
+	t->have_seq = false;
+	t->rx_len = 0;
+	t->server_period_ns = 0;
+	atomic_store_explicit(&t->echo_seq, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->echo_ns, 0, memory_order_relaxed);
+	ret = open_socket(t, err);
+	if (ret < 0)
+		return ret;
+	ret = handshake(t, deadline, err);
+	if (ret < 0)
+		goto err_close;
+	if (t->cfg.rx_timeout_ns > 0) {
+		struct timespec ts = rtl_time_to_timespec(t->cfg.rx_timeout_ns);
+		struct timeval tv = { .tv_sec = ts.tv_sec, .tv_usec = ts.tv_nsec / 1000 };
+
+		setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	base->values_size = sizeof(struct rtl_udp_state);
+	base->period_ns = t->server_period_ns ? (int64_t)t->server_period_ns
+			  : t->cfg.period_ns  ? t->cfg.period_ns
+					      : DEFAULT_PERIOD_NS;
+	return 0;
+
+err_close:
+	close_fd(t);
+	return ret;
+}
+
+static void op_shutdown(struct rtl_transport *base)
+{
+	struct rtl_udp_transport *t = of(base);
+
+	atomic_store(&t->stopping, true);
+	/* SHUT_RD only: it wakes the blocked recvmsg, and the BYE of
+	 * disconnect() can still go out. */
+	if (t->fd >= 0)
+		shutdown(t->fd, SHUT_RD);
+}
+
+static void op_disconnect(struct rtl_transport *base)
+{
+	struct rtl_udp_transport *t = of(base);
+	uint8_t bye[RTL_RT_UDP_HEADER_SIZE];
+
+	if (t->fd >= 0 && rtl_rt_udp_encode_bye(bye, sizeof(bye), t->tx_seq, rtl_time_now()) > 0)
+		(void)send(t->fd, bye, sizeof(bye), MSG_DONTWAIT | MSG_NOSIGNAL);
+	close_fd(t);
+	t->pending = false;
+	t->rx_len = 0;
+}
+
+static const struct rtl_transport_ops udp_ops = {
+	.name = "udp",
+	.connect = op_connect,
+	.recv = op_recv,
+	.next = op_next,
+	.send = op_send,
+	.send_safe = op_send_safe,
+	.check = op_check,
+	.shutdown = op_shutdown,
+	.disconnect = op_disconnect,
+};
+
+/* ---- set-up ------------------------------------------------------------------------------------
+ */
+
+RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
+				   const struct rtl_udp_transport_config *cfg,
+				   struct rtl_rt_error *err)
+{
+	if (!t || !cfg)
+		return set_err(err, -EINVAL, "UDP transport: no configuration");
+	if (cfg->period_ns < 0 || cfg->period_ns > RTL_NS_PER_SEC || cfg->connect_timeout_ns < 0 ||
+	    !(cfg->max_joint_vel >= 0) || !(cfg->max_linear_vel >= 0) ||
+	    !(cfg->max_angular_vel >= 0) ||
+	    !(cfg->safe_decel > 0 || cfg->safe_decel == 0 || cfg->safe_decel == RTL_RT_UDP_AUTO))
+		return set_err(err, -EINVAL,
+			       "UDP transport: period above 1 s, a negative time-out or limit, or "
+			       "a safe deceleration that is neither > 0 nor AUTO");
+	memset(t, 0, offsetof(struct rtl_udp_transport, tx));
+	t->cfg = *cfg;
+	if (!t->cfg.host)
+		t->cfg.host = "127.0.0.1";
+	if (!t->cfg.port)
+		t->cfg.port = RTL_RT_UDP_DEFAULT_PORT;
+	if (!t->cfg.connect_timeout_ns)
+		t->cfg.connect_timeout_ns = DEFAULT_CONNECT_TIMEOUT_NS;
+	if (!t->cfg.rx_timeout_ns)
+		t->cfg.rx_timeout_ns = DEFAULT_RX_TIMEOUT_NS;
+	if (t->cfg.safe_decel == 0)
+		t->cfg.safe_decel = RTL_RT_UDP_AUTO;
+	t->fd = -1;
+	t->base.ops = &udp_ops;
+	t->base.impl = t;
+	t->base.commands = &t->cmd;
+	t->base.period_ns = t->cfg.period_ns ? t->cfg.period_ns : DEFAULT_PERIOD_NS;
+	t->base.values_size = sizeof(struct rtl_udp_state);
+	return 0;
+}
+
+RTL_API void rtl_udp_transport_fini(struct rtl_udp_transport *t)
+{
+	if (t)
+		close_fd(t);
+}
+
+RTL_API void rtl_udp_transport_stats(const struct rtl_udp_transport *t,
+				     struct rtl_udp_transport_stats *out)
+{
+#define GET(x) atomic_load_explicit(&t->c.x, memory_order_relaxed)
+	out->datagrams = GET(datagrams);
+	out->states = GET(states);
+	out->bad = GET(bad);
+	out->reordered = GET(reordered);
+	out->other = GET(other);
+	out->resyncs = GET(resyncs);
+	out->commands = GET(commands);
+	out->safe = GET(safe);
+	out->would_block = GET(would_block);
+	out->no_kernel_ts = GET(no_kernel_ts);
+#undef GET
+}

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The loop over UDP against rtde-sim's UDP mode, in this process on an
+ * ephemeral port: 1 kHz states in the Doosan v1.0 layout down, command
+ * datagrams up, the simulated UR5e moving. Each test runs about 2 s.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include <rtloop/loop.h>
+#include <rtloop/motion.h>
+#include <rtloop/motion_backend.h>
+#include <rtloop/time.h>
+#include <rtloop/udp_transport.h>
+
+#include "udp.h"
+
+enum what { IDLE_STOP, SPEEDJ, CIRCLE };
+
+struct rig {
+	struct rtl_sim_udp *sim;
+	struct rtl_udp_transport tr;
+	struct rtl_loop *loop;
+	enum what what;
+	_Atomic int64_t steps;
+	/* Frames. */
+	uint64_t first_seq, last_seq, skipped_sum;
+	double first_ts, last_ts;
+	double q0_first, q0_last;
+	int64_t kernel_ok, kernel_bad;
+	int last_robot_state;
+	/* The circle. */
+	struct rtl_motion motion;
+	double center[3], radius, omega;
+	int64_t t0_ns;
+	double err_sq, err_max;
+	int64_t err_n;
+};
+
+static struct rig R;
+
+/* The measured state in SI units for the motion API. */
+static void measured(const struct rtl_rt_state *s, struct rtl_motion_state *m)
+{
+	double p[6], v[6], q[6], qd[6];
+
+	for (int i = 0; i < 6; i++) {
+		p[i] = s->actual_tcp_position[i];
+		v[i] = s->actual_tcp_velocity[i];
+		q[i] = s->actual_joint_position[i];
+		qd[i] = s->actual_joint_velocity[i];
+	}
+	rtl_motion_from_mm_deg(RTL_MOTION_CARTESIAN, p, m->tcp_pos);
+	rtl_motion_from_mm_deg(RTL_MOTION_CARTESIAN, v, m->tcp_vel);
+	rtl_motion_from_mm_deg(RTL_MOTION_JOINT, q, m->joint_pos);
+	rtl_motion_from_mm_deg(RTL_MOTION_JOINT, qd, m->joint_vel);
+}
+
+/* Distance of TCP point @p (m) from the ideal circle. */
+static double circle_error(const double p[3])
+{
+	double dx = p[0] - R.center[0], dy = p[1] - R.center[1], dz = p[2] - R.center[2];
+
+	return hypot(hypot(dx, dy) - R.radius, dz);
+}
+
+static void circle_step(const struct rtl_rt_state *s, struct rtl_rt_udp_cmd *cmd)
+{
+	struct rtl_motion_state m;
+	struct rtl_motion_output out;
+	double vel[6] = { 0 }, acc[6], t, w, th, ideal[2];
+	int64_t now = llround(s->time_stamp * 1e9);
+
+	measured(s, &m);
+	if (R.t0_ns == 0) {
+		R.t0_ns = now;
+		/* Start on the circle at angle 0. */
+		R.center[0] = m.tcp_pos[0] - R.radius;
+		R.center[1] = m.tcp_pos[1];
+		R.center[2] = m.tcp_pos[2];
+	}
+	t = (double)(now - R.t0_ns) * 1e-9;
+	/* Angular speed eased in over 0.3 s: theta = w (t - T/2) after it. */
+	w = R.omega * fmin(1.0, t / 0.3);
+	th = t < 0.3 ? R.omega * t * t / 0.6 : R.omega * (t - 0.15);
+	ideal[0] = R.center[0] + R.radius * cos(th);
+	ideal[1] = R.center[1] + R.radius * sin(th);
+	vel[0] = -R.radius * w * sin(th) + 10.0 * (ideal[0] - m.tcp_pos[0]);
+	vel[1] = R.radius * w * cos(th) + 10.0 * (ideal[1] - m.tcp_pos[1]);
+	vel[2] = 10.0 * (R.center[2] - m.tcp_pos[2]);
+	for (int i = 0; i < 6; i++)
+		acc[i] = RTL_MOTION_ACC_AUTO;
+	rtl_motion_speedl(&R.motion, now, vel, acc, 0.001);
+	rtl_motion_step(&R.motion, now, &m, &out);
+	rtl_motion_to_udp(&out, 0.001, cmd);
+	if (t > 0.05) {
+		double e = circle_error(m.tcp_pos);
+
+		R.err_sq += e * e;
+		R.err_n++;
+		R.err_max = fmax(R.err_max, e);
+	}
+}
+
+static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
+{
+	struct rig *r = user;
+	const struct rtl_udp_state *st = rtl_udp_loop_state(f);
+	struct rtl_rt_udp_cmd *cmd = rtl_loop_commands(loop);
+	int64_t n = atomic_load_explicit(&r->steps, memory_order_relaxed) + 1;
+
+	if (n == 1) {
+		r->first_seq = st->seq;
+		r->first_ts = st->rt.time_stamp;
+		r->q0_first = st->rt.actual_joint_position[0];
+	}
+	r->last_seq = st->seq;
+	r->last_ts = st->rt.time_stamp;
+	r->q0_last = st->rt.actual_joint_position[0];
+	r->last_robot_state = st->rt.robot_state;
+	if (n > 1)
+		r->skipped_sum += f->ctrl_skipped;
+	if (f->kernel_rx_ns > 0 && f->kernel_rx_ns <= f->rx_ns &&
+	    f->rx_ns - f->kernel_rx_ns < 50 * RTL_NS_PER_MS)
+		r->kernel_ok++;
+	else
+		r->kernel_bad++;
+	switch (r->what) {
+	case SPEEDJ:
+		memset(cmd, 0, sizeof(*cmd));
+		cmd->mode = RTL_RT_UDP_MODE_SPEEDJ;
+		cmd->vel[0] = 10.0; /* deg/s */
+		for (int i = 0; i < 6; i++)
+			cmd->acc[i] = 1000.0;
+		cmd->target_time = 0.001;
+		break;
+	case CIRCLE:
+		circle_step(&st->rt, cmd);
+		break;
+	default:
+		memset(cmd, 0, sizeof(*cmd));
+		cmd->mode = RTL_RT_UDP_MODE_STOP;
+		cmd->acc[0] = RTL_RT_UDP_AUTO;
+		cmd->target_time = 0.001;
+		break;
+	}
+	atomic_store_explicit(&r->steps, n, memory_order_relaxed);
+	return 0;
+}
+
+static void rig_start(enum what what, uint32_t skip_every)
+{
+	struct rtl_sim_udp_opts so;
+	struct rtl_udp_transport_config tc = { 0 };
+	struct rtl_loop_config lc = { 0 };
+	struct rtl_rt_error err = { 0 };
+
+	memset(&R, 0, sizeof(R));
+	R.what = what;
+	rtl_sim_udp_opts_default(&so);
+	so.port = 0;
+	so.skip_every = skip_every;
+	cr_assert_eq(rtl_sim_udp_create(&R.sim, &so), 0);
+	cr_assert_eq(rtl_sim_udp_start(R.sim), 0);
+
+	tc.host = "127.0.0.1";
+	tc.port = rtl_sim_udp_port(R.sim);
+	tc.max_joint_vel = 180.0;
+	cr_assert_eq(rtl_udp_transport_init(&R.tr, &tc, &err), 0, "%s", err.msg);
+
+	lc.transport = rtl_udp_transport_base(&R.tr);
+	lc.step = step;
+	lc.user = &R;
+	lc.rt_mode = RTL_LOOP_RT_OFF;
+	lc.rx_cpu = lc.worker_cpu = -1;
+	lc.every_frame = true;
+	lc.watchdog_periods = -1;
+	cr_assert_eq(rtl_loop_create(&R.loop, &lc, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_start(R.loop, &err), 0, "%s", err.msg);
+}
+
+/* Run until @steps steps (bounded by 8 s), then stop the loop and the sim. */
+static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
+{
+	int64_t end = rtl_time_now() + 8 * RTL_NS_PER_SEC;
+
+	while (atomic_load(&R.steps) < steps && rtl_time_now() < end)
+		rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
+	rtl_loop_stop(R.loop);
+	rtl_loop_join(R.loop);
+	rtl_loop_stats(R.loop, s);
+	rtl_sim_udp_stop(R.sim);
+	rtl_sim_udp_join(R.sim);
+	rtl_sim_udp_stats(R.sim, ss);
+}
+
+static void rig_free(void)
+{
+	rtl_loop_destroy(R.loop);
+	rtl_udp_transport_fini(&R.tr);
+	rtl_sim_udp_destroy(R.sim);
+}
+
+Test(loop_udp, two_seconds_at_1khz_with_skips_counted_exactly)
+{
+	struct rtl_loop_stats s;
+	struct rtl_sim_udp_stats ss;
+	struct rtl_udp_transport_stats ts;
+
+	rig_start(IDLE_STOP, 50);
+	rig_run(2000, &s, &ss);
+	rtl_udp_transport_stats(&R.tr, &ts);
+	cr_expect_geq(s.frames, 2000);
+	cr_expect_leq(s.frames, 2100);
+	/* Every sequence number between the first and the last frame is a
+	 * frame or a counted skip. */
+	cr_expect_eq(s.frames + s.ctrl_skipped, R.last_seq - R.first_seq + 1,
+		     "frames %llu + skipped %llu vs %llu numbers", (unsigned long long)s.frames,
+		     (unsigned long long)s.ctrl_skipped,
+		     (unsigned long long)(R.last_seq - R.first_seq + 1));
+	cr_expect_eq(s.ctrl_skipped, R.skipped_sum, "the loop counts what the frames say");
+	/* One in 50 skipped: the simulator's count, less at most the skips
+	 * before the first and after the last frame. */
+	cr_expect_gt(s.ctrl_skipped, 35);
+	cr_expect_geq(ss.states_skipped, s.ctrl_skipped);
+	cr_expect_leq(ss.states_skipped, s.ctrl_skipped + 2);
+	/* The controller clock advances one period per number. */
+	cr_expect(fabs((R.last_ts - R.first_ts) - 0.001 * (double)(R.last_seq - R.first_seq)) <
+			  1e-6,
+		  "time_stamp %g s over %llu numbers", R.last_ts - R.first_ts,
+		  (unsigned long long)(R.last_seq - R.first_seq));
+	cr_expect_eq(ts.reordered, 0);
+	cr_expect_eq(ts.bad, 0);
+	cr_expect_eq(s.steps, s.frames, "every frame stepped (every_frame)");
+	cr_expect_gt(s.sends, 1900, "streaming: a command every cycle");
+	cr_expect_gt(ss.commands, 1900);
+	cr_expect_gt(ss.echoes, 1800, "commands echo the newest state");
+	cr_expect_geq(R.kernel_ok, (R.kernel_ok + R.kernel_bad) * 9 / 10,
+		      "kernel receive times on CLOCK_MONOTONIC: %lld good, %lld bad",
+		      (long long)R.kernel_ok, (long long)R.kernel_bad);
+	rig_free();
+}
+
+Test(loop_udp, speedj_commands_move_the_robot)
+{
+	struct rtl_loop_stats s;
+	struct rtl_sim_udp_stats ss;
+	double moved, expect;
+
+	rig_start(SPEEDJ, 0);
+	rig_run(1500, &s, &ss);
+	/* 10 deg/s, reached in 10 ms at 1000 deg/s^2: the ramp costs
+	 * 0.05 deg, the first command's round trip a little more. */
+	expect = 10.0 * (R.last_ts - R.first_ts);
+	moved = R.q0_last - R.q0_first;
+	cr_expect(fabs(moved - expect) < 0.3, "joint 0 moved %g deg, expected about %g", moved,
+		  expect);
+	cr_expect_eq(R.last_robot_state, 2, "ROBOT_STATE MOVING");
+	cr_expect_eq(ss.watchdog_trips, 0, "commands every period: no time-out");
+	cr_expect_eq(ss.mode_count[RTL_RT_UDP_MODE_SPEEDJ], ss.commands);
+	rig_free();
+}
+
+Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
+{
+	struct rtl_motion_config mc;
+	struct rtl_loop_stats s;
+	struct rtl_sim_udp_stats ss;
+	double rms;
+
+	rig_start(IDLE_STOP, 0);
+	/* The worker only reads R.motion once R.what says so. */
+	rtl_motion_config_init(&mc, RTL_NS_PER_MS);
+	cr_assert_eq(rtl_motion_init(&R.motion, &mc), 0);
+	R.radius = 0.05;
+	R.omega = 2 * M_PI / 1.0; /* one turn per second: 0.31 m/s */
+	atomic_store(&R.steps, 0);
+	R.what = CIRCLE;
+	rig_run(2000, &s, &ss);
+	cr_assert_gt(R.err_n, 1500);
+	rms = sqrt(R.err_sq / (double)R.err_n);
+	cr_expect_lt(rms, 0.002, "RMS distance from the circle %.3f mm", rms * 1e3);
+	cr_expect_lt(R.err_max, 0.006, "max distance from the circle %.3f mm", R.err_max * 1e3);
+	cr_expect_eq(ss.mode_count[RTL_RT_UDP_MODE_SPEEDL] + ss.mode_count[RTL_RT_UDP_MODE_STOP],
+		     ss.commands);
+	cr_expect_gt(ss.mode_count[RTL_RT_UDP_MODE_SPEEDL], 1900);
+	cr_expect_eq(ss.watchdog_trips, 0);
+	cr_log_info("circle r=50 mm at 1 Hz over UDP: RMS %.3f mm, max %.3f mm", rms * 1e3,
+		    R.err_max * 1e3);
+	rig_free();
+}
+
+Test(loop_udp, nothing_listening_is_refused_with_the_fix)
+{
+	struct rtl_udp_transport_config tc = { 0 };
+	struct rtl_udp_transport tr;
+	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop *loop;
+	struct rtl_rt_error err = { 0 };
+	struct rtl_sim_udp_opts so;
+	struct rtl_sim_udp *sim;
+	uint16_t port;
+
+	/* A port nothing listens on: a simulator made and destroyed. */
+	rtl_sim_udp_opts_default(&so);
+	so.port = 0;
+	cr_assert_eq(rtl_sim_udp_create(&sim, &so), 0);
+	port = rtl_sim_udp_port(sim);
+	rtl_sim_udp_destroy(sim);
+
+	tc.port = port;
+	tc.connect_timeout_ns = 500 * RTL_NS_PER_MS;
+	cr_assert_eq(rtl_udp_transport_init(&tr, &tc, &err), 0);
+	lc.transport = rtl_udp_transport_base(&tr);
+	lc.step = step;
+	lc.rt_mode = RTL_LOOP_RT_OFF;
+	lc.rx_cpu = lc.worker_cpu = -1;
+	cr_assert_eq(rtl_loop_create(&loop, &lc, &err), 0);
+	cr_expect_eq(rtl_loop_start(loop, &err), -ECONNREFUSED, "%s", err.msg);
+	cr_expect(strstr(err.msg, "--udp") != NULL, "the message names the fix: %s", err.msg);
+	rtl_loop_destroy(loop);
+	rtl_udp_transport_fini(&tr);
+}
+
+Test(loop_udp, zyz_angles_round_trip)
+{
+	static const double cases[][3] = {
+		{ 0.3, 1.0, -0.4 }, { -2.0, 0.2, 2.5 }, { 1.0, 3.0, 0.5 }, { 0.7, 0.0, 0.0 }
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		double a = cases[k][0], b = cases[k][1], c = cases[k][2], abc[3];
+		double ca = cos(a), sa = sin(a), cb = cos(b), sb = sin(b), cc = cos(c), sc = sin(c);
+		/* Rz(a) Ry(b) Rz(c) */
+		double Rm[9] = { ca * cb * cc - sa * sc,
+				 -ca * cb * sc - sa * cc,
+				 ca * sb,
+				 sa * cb * cc + ca * sc,
+				 -sa * cb * sc + ca * cc,
+				 sa * sb,
+				 -sb * cc,
+				 sb * sc,
+				 cb };
+
+		rtl_sim_udp_zyz(Rm, abc);
+		cr_expect(fabs(abc[0] - a) < 1e-9 && fabs(abc[1] - b) < 1e-9 &&
+				  fabs(abc[2] - c) < 1e-9,
+			  "case %zu: got %g %g %g", k, abc[0], abc[1], abc[2]);
+	}
+}
