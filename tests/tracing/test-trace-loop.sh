@@ -17,7 +17,9 @@ if ! command -v lttng >/dev/null 2>&1; then
 	exit 0
 fi
 echo "1..4"
-if "$trace" record --output "$dir/t" -- "$prog" "$frames" >"$dir/out" 2>"$dir/err"; then
+# Wait for the session daemon to register the program (CI sets the
+# timeout to 0 for everything else): events before that are lost.
+if "$trace" record --register-timeout 5000 --output "$dir/t" -- "$prog" "$frames" >"$dir/out" 2>"$dir/err"; then
 	echo "ok 1 - recorded a run of $frames frames"
 else
 	echo "not ok 1 - record failed: $(tail -3 "$dir/err" | tr '\n' ' ')"
