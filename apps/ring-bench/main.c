@@ -829,8 +829,11 @@ static void report_text(FILE *f, const struct ctx *c)
 			struct stat3 r = stats(b ? res.r_batch[s] : res.r_single[s], res.reps);
 			char label[32];
 
-			snprintf(label, sizeof(label), "%d B %s", sizes[s],
-				 b ? "batch 32" : "single");
+			if (b)
+				snprintf(label, sizeof(label), "%d B batch %u", sizes[s],
+					 (unsigned)BENCH_BATCH);
+			else
+				snprintf(label, sizeof(label), "%d B single", sizes[s]);
 			fprintf(f, "%-14s", label);
 			put_num(f, " ", stats(res.tput[s][b ? I_RTLB : I_RTL], res.reps).med, 9, 0,
 				"");
