@@ -15,6 +15,7 @@
 
 #include <rtloop/log.h>
 #include <rtloop/loop.h>
+#include <rtloop/motion.h>
 #include <rtloop/ring.h>
 #include <rtloop/thread.h>
 #include <rtloop/time.h>
@@ -38,6 +39,8 @@
 struct counters {
 	_Atomic uint64_t frames, ctrl_skipped, worker_skipped, ring_full, steps, overruns, sends,
 		suppressed, would_block, rejected, watchdog, reconnects, rx_errors;
+	/* Written by the worker (rtl_loop_note_motion()). */
+	_Atomic uint64_t motion_timeouts, motion_losses, motion_limits, motion_stops;
 };
 
 struct rtl_loop {
@@ -74,6 +77,9 @@ struct rtl_loop {
 	/* Receive time of frame seq at [seq % WATCHDOG_HISTORY]: the
 	 * watchdog's view of how long the oldest unfinished frame waits. */
 	int64_t rx_times[WATCHDOG_HISTORY];
+
+	/* Worker state: the frame being stepped (for rtloop:motion_event). */
+	uint64_t step_seq;
 
 	/* External-loop state. */
 	bool holding;
@@ -574,6 +580,7 @@ static void frame_started(struct rtl_loop *loop, const struct rtl_loop_frame *f,
 	rtl_hist_record(&loop->hist[RTL_LOOP_H_WAKE], now - f->commit_ns);
 	rtl_hist_record(&loop->hist[RTL_LOOP_H_RX_TO_STEP], now - f->rx_ns);
 	rtl_trace_worker_woke(f->seq, now - f->commit_ns);
+	loop->step_seq = f->seq;
 }
 
 static void step_done(struct rtl_loop *loop, uint64_t seq)
@@ -837,6 +844,29 @@ RTL_API bool rtl_loop_armed(const struct rtl_loop *loop)
 	return loop && atomic_load(&loop->armed);
 }
 
+/* The motion API's event numbers are the loop's bit positions. */
+_Static_assert(RTL_MOTION_EV_TIMEOUT == 0 && RTL_MOTION_EV_LOSS == 1 && RTL_MOTION_EV_LIMIT == 2 &&
+		       RTL_MOTION_EV_STOPPED == 3,
+	       "rtl_loop_note_motion() maps the bits of enum rtl_motion_event");
+
+RTL_API void rtl_loop_note_motion(struct rtl_loop *loop, uint32_t events)
+{
+	struct counters *c;
+
+	if (!loop || !events)
+		return;
+	c = &loop->c;
+	if (events & (1u << RTL_MOTION_EV_TIMEOUT))
+		bump(&c->motion_timeouts, 1);
+	if (events & (1u << RTL_MOTION_EV_LOSS))
+		bump(&c->motion_losses, 1);
+	if (events & (1u << RTL_MOTION_EV_LIMIT))
+		bump(&c->motion_limits, 1);
+	if (events & (1u << RTL_MOTION_EV_STOPPED))
+		bump(&c->motion_stops, 1);
+	rtl_trace_motion_event(loop->step_seq, events);
+}
+
 RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *s)
 {
 	const struct counters *c;
@@ -858,6 +888,10 @@ RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *
 		.watchdog = get(&c->watchdog),
 		.reconnects = get(&c->reconnects),
 		.rx_errors = get(&c->rx_errors),
+		.motion_timeouts = get(&c->motion_timeouts),
+		.motion_losses = get(&c->motion_losses),
+		.motion_limits = get(&c->motion_limits),
+		.motion_stops = get(&c->motion_stops),
 	};
 }
 
@@ -896,6 +930,10 @@ static size_t counter_list(const struct rtl_loop_stats *s, const char **names, u
 	C(watchdog);
 	C(reconnects);
 	C(rx_errors);
+	C(motion_timeouts);
+	C(motion_losses);
+	C(motion_limits);
+	C(motion_stops);
 #undef C
 	return n;
 }
@@ -917,8 +955,8 @@ static void json_string(FILE *f, const char *s)
 RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json)
 {
 	struct rtl_loop_stats s;
-	const char *names[16];
-	uint64_t v[16];
+	const char *names[sizeof(struct rtl_loop_stats) / sizeof(uint64_t)];
+	uint64_t v[sizeof(struct rtl_loop_stats) / sizeof(uint64_t)];
 	size_t n;
 	const char *why = NULL;
 

@@ -9,6 +9,19 @@
 #include <rtloop/motion_backend.h>
 #include <rtloop/rtde_cmd.h>
 
+/* ---- the loop ------------------------------------------------------------------------- */
+
+RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_loop *loop, int64_t now_ns,
+				 const struct rtl_motion_state *measured,
+				 struct rtl_motion_output *out)
+{
+	int ret = rtl_motion_step(m, now_ns, measured, out);
+
+	if (ret >= 0)
+		rtl_loop_note_motion(loop, out->events);
+	return ret;
+}
+
 /* ---- UDP ---------------------------------------------------------------------------- */
 
 /* |acc| per axis in Doosan units; 0 (constant velocity) is AUTO. */

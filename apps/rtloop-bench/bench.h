@@ -5,13 +5,18 @@
  *
  * A run is --reps repetitions of three phases, one at a time, each measured
  * for the same window (phase_ns) after a warm-up (warmup_ns):
- *   P_FLOOR  a bare TCP ping-pong over loopback between two threads, with the
- *            RTDE data package's and the echo input package's sizes, paced
- *            by an absolute-deadline timer at the loop's rate;
+ *   P_FLOOR  a bare ping-pong over loopback between two threads, paced by an
+ *            absolute-deadline timer at the loop's rate: TCP with the RTDE
+ *            data package's and the echo input package's sizes, or
+ *            (--transport udp) UDP with the state and command datagrams'
+ *            sizes;
  *   P_OURS   the simulator (its own thread) and the loop (rx + worker) in
- *            this process; the step echoes `timestamp` into
- *            input_double_register_47 and the simulator's echo histogram
- *            is the round trip;
+ *            this process, and the simulator's echo histogram is the round
+ *            trip. RTDE: the step echoes `timestamp` into
+ *            input_double_register_47. UDP (rtde-sim's UDP mode, the UDP
+ *            transport): the step answers every state with a command
+ *            datagram whose echo fields carry the state's sequence number
+ *            and send time;
  *   P_TIMER  a cyclictest-style absolute-deadline timer loop at the worker's
  *            priority on the worker's CPU: the floor of the worker's wake-up.
  * The phase that goes first rotates with the repetition, so slow drifts of
@@ -37,10 +42,13 @@
 
 enum bench_phase { P_FLOOR = 0, P_OURS, P_TIMER, P_COUNT };
 
+/* What the loop talks: RTDE over TCP (500 Hz) or rtloop's UDP stream (1 kHz). */
+enum bench_transport { BENCH_RTDE = 0, BENCH_UDP };
+
 /* The histograms one repetition fills (ns). */
 enum bench_hist {
 	H_RT_OURS = 0, /* simulator send -> echo arrival (sim's echo histogram) */
-	H_RT_FLOOR,    /* bare TCP ping-pong round trip */
+	H_RT_FLOOR,    /* bare TCP (UDP) ping-pong round trip */
 	H_WAKE_OURS,   /* loop: ring commit -> worker running (RTL_LOOP_H_WAKE) */
 	H_WAKE_FLOOR,  /* timer loop lateness */
 	H_RX_TO_STEP,  /* loop stages (RTL_LOOP_H_*) */
@@ -52,14 +60,16 @@ enum bench_hist {
 };
 
 struct bench_cfg {
+	enum bench_transport transport;
 	double duration_s;
 	unsigned reps;
-	double rate_hz; /* requested output rate */
-	enum rtl_sim_profile_id profile;
-	const char *outputs; /* output recipe (has `timestamp`) */
+	double rate_hz;			 /* requested output rate */
+	enum rtl_sim_profile_id profile; /* RTDE only */
+	const char *outputs;		 /* RTDE output recipe (has `timestamp`) */
 	int cpu_sim, cpu_rx, cpu_worker;
 	int prio_worker; /* worker and timer floor */
 	int prio_rx;	 /* rx, simulator and ping-pong threads */
+	int64_t spin_ns; /* the worker spins this long before it sleeps */
 	const char *json;
 	const char *plot;
 	/* Derived. */
@@ -67,9 +77,13 @@ struct bench_cfg {
 	double eff_hz;
 	int64_t period_ns;
 	int64_t phase_ns;
-	size_t out_size; /* RTDE data package, header included */
-	size_t in_size;	 /* RTDE input package of the echo recipe */
+	size_t out_size; /* RTDE data package / UDP state datagram, header included */
+	size_t in_size;	 /* RTDE input package of the echo recipe / UDP command datagram */
 };
+
+/* "rtde" or "udp"; the floor's protocol, "TCP" or "UDP". */
+const char *bench_transport_name(enum bench_transport t);
+const char *bench_floor_proto(enum bench_transport t);
 
 /* What one repetition measured. */
 struct bench_rep {
@@ -85,6 +99,10 @@ struct bench_rep {
 struct bench_rt {
 	bool mlocked;
 	char mlock_note[256];
+	/* /dev/cpu_dma_latency held at 0 for the whole run (every phase), as
+	 * the loop holds it while it runs; else why not. */
+	bool cpu_latency_held;
+	char cpu_latency_note[256];
 	bool fifo_permitted;
 	char fifo_note[1024];
 	bool fifo_degraded; /* some thread fell back to SCHED_OTHER */

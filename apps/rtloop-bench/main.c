@@ -2,14 +2,16 @@
 /*
  * rtloop-bench: the loop against its floors, in one run.
  *
- * Runs the simulator (rtde-sim's server, in this process, on an ephemeral
- * port) and the loop (rx thread, ring, worker) in one process tree, and
- * measures, against floors measured in the same run:
- *   - the end-to-end round trip: the simulator sends a data package, the
- *     loop's step echoes its `timestamp` into input_double_register_47, the
- *     simulator receives it (its echo histogram); floor: a bare TCP
- *     ping-pong over loopback with the same message sizes, rate, CPUs and
- *     priorities;
+ * Runs the simulator (rtde-sim's RTDE server, or with --transport udp its
+ * 1 kHz UDP mode, in this process on an ephemeral port) and the loop (rx
+ * thread, ring, worker) in one process tree, and measures, against floors
+ * measured in the same run:
+ *   - the end-to-end round trip: the simulator sends a data package (a
+ *     state datagram), the loop's step echoes it (RTDE: its `timestamp`
+ *     into input_double_register_47; UDP: its sequence number and send time
+ *     in the command datagram's echo fields), the simulator receives it
+ *     (its echo histogram); floor: a bare TCP (UDP) ping-pong over loopback
+ *     with the same message sizes, rate, CPUs and priorities;
  *   - the worker's wake-up (ring commit to worker running); floor: a
  *     cyclictest-style absolute-deadline timer loop at the worker's
  *     priority on the worker's CPU;
@@ -39,6 +41,7 @@
 #include <rtloop/doctor.h>
 #include <rtloop/mem.h>
 #include <rtloop/rtde_cmd.h>
+#include <rtloop/rt_udp.h>
 #include <rtloop/rtde_client.h>
 #include <rtloop/thread.h>
 #include <rtloop/time.h>
@@ -55,6 +58,9 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 #define QUICK_REPS 3
 #define DEFAULT_PRIORITY 80
 #define DEFAULT_OUTPUTS "timestamp,actual_q,actual_qd"
+/* rtloop's UDP stream: Doosan's 1 kHz, and at most this fast. */
+#define UDP_DEFAULT_HZ 1000.0
+#define UDP_MAX_HZ 1000.0
 /* A phase shorter than this measures too few packages to mean anything. */
 #define MIN_PHASE_NS (100 * RTL_NS_PER_MS)
 
@@ -64,19 +70,25 @@ static void usage(FILE *f)
 		"Usage: " PROG " [OPTIONS]\n"
 		"\n"
 		"Measure the loop against floors measured in the same run: the round trip\n"
-		"simulator -> loop -> simulator (the step echoes each package's timestamp into\n"
-		"input_double_register_%d) against a bare TCP ping-pong of the same sizes; the\n"
-		"worker's wake-up against a cyclictest-style timer loop; and the loop's stage\n"
-		"histograms. Phases run one at a time, interleaved over the repetitions.\n"
+		"simulator -> loop -> simulator (RTDE: the step echoes each package's timestamp\n"
+		"into input_double_register_%d; UDP: each state's number and send time go back\n"
+		"in the command datagram) against a bare TCP (UDP) ping-pong of the same sizes;\n"
+		"the worker's wake-up against a cyclictest-style timer loop; and the loop's\n"
+		"stage histograms. Phases run one at a time, interleaved over the repetitions.\n"
 		"\n"
 		"Options:\n"
+		"  -t, --transport T    rtde (default: RTDE over TCP, rtde-sim's server) or udp\n"
+		"                       (rtloop's 1 kHz UDP stream, rtde-sim's UDP mode; floor:\n"
+		"                       a bare UDP ping-pong of %d- and %d-byte datagrams)\n"
 		"  -d, --duration S     measured time of the whole run, split evenly over the\n"
 		"                       repetitions and the three phases (default %.0f)\n"
 		"  -q, --quick          a %.0f s smoke run with %d repetitions\n"
 		"  -n, --reps N         repetitions (default %d; --quick %d; at most %d)\n"
 		"  -r, --rate HZ        output rate asked of the simulator (default: the\n"
-		"                       profile's maximum; the controller's divisor rule applies)\n"
+		"                       profile's maximum; the controller's divisor rule applies;\n"
+		"                       udp: 1..1000, default 1000)\n"
 		"  -P, --profile NAME   cb3 (125 Hz), eseries (500 Hz, default), polyscope-x\n"
+		"                       (rtde only)\n"
 		"  -c, --cpus LIST      SIM,LOOP (rx and worker share LOOP) or SIM,RX,WORKER\n"
 		"                       (default 0,1; 0,0 on one CPU)\n"
 		"  -p, --priority N     SCHED_FIFO priority of the worker and the timer floor\n"
@@ -84,7 +96,11 @@ static void usage(FILE *f)
 		"                       N+10 (at most 99). Best effort: refused means "
 		"SCHED_OTHER,\n"
 		"                       and the report says so\n"
-		"      --outputs NAMES  output recipe (must hold timestamp; default %s)\n"
+		"      --spin-us US     the worker spins this long for a frame before it sleeps\n"
+		"                       on the futex (default 0; spinning wants a CPU of its own\n"
+		"                       or one it shares only with higher priorities)\n"
+		"      --outputs NAMES  output recipe (must hold timestamp; default %s;\n"
+		"                       rtde only)\n"
 		"  -j, --json FILE      write every figure as JSON (- for stdout)\n"
 		"  -o, --plot FILE      draw the round-trip and wake-up histograms (log y) to a "
 		"PNG\n"
@@ -93,8 +109,10 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: 0 measured (whether or not the target was met), 1 could not run,\n"
 		"2 usage error.\n",
-		RTL_RTDE_CMD_REG_ECHO, DEFAULT_DURATION_S, QUICK_DURATION_S, QUICK_REPS,
-		DEFAULT_REPS, QUICK_REPS, BENCH_MAX_REPS, DEFAULT_PRIORITY, DEFAULT_OUTPUTS);
+		RTL_RTDE_CMD_REG_ECHO, RTL_RT_UDP_MAX_DATAGRAM,
+		RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE, DEFAULT_DURATION_S,
+		QUICK_DURATION_S, QUICK_REPS, DEFAULT_REPS, QUICK_REPS, BENCH_MAX_REPS,
+		DEFAULT_PRIORITY, DEFAULT_OUTPUTS);
 }
 
 static int bad(const char *flag, const char *val, const char *why)
@@ -154,15 +172,16 @@ static bool parse_cpus(const char *s, int cpu[3])
 
 struct opts {
 	struct bench_cfg cfg;
-	bool quick, have_duration, have_reps, have_cpus;
+	bool quick, have_duration, have_reps, have_cpus, have_profile, have_outputs;
 };
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_OUTPUTS = 256 };
+	enum { OPT_OUTPUTS = 256, OPT_SPIN };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "transport", required_argument, NULL, 't' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "reps", required_argument, NULL, 'n' },
@@ -171,6 +190,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "priority", required_argument, NULL, 'p' },
 		{ "outputs", required_argument, NULL, OPT_OUTPUTS },
+		{ "spin-us", required_argument, NULL, OPT_SPIN },
 		{ "json", required_argument, NULL, 'j' },
 		{ "plot", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
@@ -186,11 +206,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	c->prio_worker = DEFAULT_PRIORITY;
 	c->outputs = DEFAULT_OUTPUTS;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":hd:qn:r:P:c:p:j:o:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":ht:d:qn:r:P:c:p:j:o:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
+		case 't':
+			if (!strcmp(optarg, "rtde"))
+				c->transport = BENCH_RTDE;
+			else if (!strcmp(optarg, "udp"))
+				c->transport = BENCH_UDP;
+			else
+				return bad("--transport", optarg, "rtde or udp");
+			break;
 		case 'd':
 			if (!parse_double(optarg, &d) || d <= 0 || d > 86400)
 				return bad("--duration", optarg, "seconds in (0, 86400]");
@@ -218,6 +246,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			for (int i = 0; i < RTL_SIM_PROFILE_COUNT; i++)
 				if (rtl_sim_profile((enum rtl_sim_profile_id)i) == prof)
 					c->profile = (enum rtl_sim_profile_id)i;
+			o->have_profile = true;
 			break;
 		case 'c':
 			if (!parse_cpus(optarg, cpu))
@@ -234,8 +263,24 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					   "a SCHED_FIFO priority from 1 to 99");
 			c->prio_worker = (int)l;
 			break;
+		case OPT_SPIN: {
+			char *end;
+			long us = strtol(optarg, &end, 10);
+
+			if (*optarg == '\0' || *end || us < 0 || us > 100000) {
+				fprintf(stderr,
+					PROG
+					": bad --spin-us '%s': microseconds 0..100000; see " PROG
+					" --help\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			c->spin_ns = us * RTL_NS_PER_US;
+			break;
+		}
 		case OPT_OUTPUTS:
 			c->outputs = optarg;
+			o->have_outputs = true;
 			break;
 		case 'j':
 			c->json = optarg;
@@ -289,14 +334,32 @@ static int validate(struct opts *o)
 			   "0.3 s times --reps)");
 	}
 
-	c->rate_hz = c->rate_hz > 0 ? c->rate_hz : (double)prof->frequency_hz;
-	if (c->rate_hz > prof->frequency_hz) {
-		snprintf(buf, sizeof(buf), "%g", c->rate_hz);
-		return bad("--rate", buf, "above the profile's maximum rate");
+	if (c->transport == BENCH_UDP) {
+		if (o->have_profile)
+			return bad("--profile", rtl_sim_profile(c->profile)->name,
+				   "applies to --transport rtde only");
+		if (o->have_outputs)
+			return bad("--outputs", c->outputs, "applies to --transport rtde only");
+		c->rate_hz = c->rate_hz > 0 ? c->rate_hz : UDP_DEFAULT_HZ;
+		if (c->rate_hz > UDP_MAX_HZ) {
+			snprintf(buf, sizeof(buf), "%g", c->rate_hz);
+			return bad("--rate", buf, "above the UDP stream's 1000 Hz");
+		}
+		/* The simulator streams at any period: no divisor rule. */
+		c->divisor = 1;
+		c->period_ns = llround(1e9 / c->rate_hz);
+		c->eff_hz = 1e9 / (double)c->period_ns;
+		c->outputs = "Doosan v1.0 RT state";
+	} else {
+		c->rate_hz = c->rate_hz > 0 ? c->rate_hz : (double)prof->frequency_hz;
+		if (c->rate_hz > prof->frequency_hz) {
+			snprintf(buf, sizeof(buf), "%g", c->rate_hz);
+			return bad("--rate", buf, "above the profile's maximum rate");
+		}
+		c->divisor = rtl_rtde_output_divisor((double)prof->frequency_hz, c->rate_hz);
+		c->eff_hz = (double)prof->frequency_hz / c->divisor;
+		c->period_ns = (int64_t)(RTL_NS_PER_SEC / prof->frequency_hz) * c->divisor;
 	}
-	c->divisor = rtl_rtde_output_divisor((double)prof->frequency_hz, c->rate_hz);
-	c->eff_hz = (double)prof->frequency_hz / c->divisor;
-	c->period_ns = (int64_t)(RTL_NS_PER_SEC / prof->frequency_hz) * c->divisor;
 
 	c->prio_rx = c->prio_worker + 10 > 99 ? 99 : c->prio_worker + 10;
 
@@ -315,15 +378,23 @@ static int validate(struct opts *o)
 			}
 	}
 
-	if (!strstr(c->outputs, "timestamp"))
-		return bad("--outputs", c->outputs, "the recipe must hold timestamp (the echo)");
-	ret = bench_package_size(c->outputs, true, &c->out_size);
-	if (ret < 0)
-		return bad("--outputs", c->outputs, "not a valid output recipe");
-	ret = bench_package_size(RTL_RTDE_CMD_ECHO_RECIPE, false, &c->in_size);
-	if (ret < 0) {
-		fprintf(stderr, PROG ": the echo recipe does not build: %s\n", strerror(-ret));
-		return EXIT_FAIL;
+	if (c->transport == BENCH_UDP) {
+		/* The datagrams of docs/udp.md: header + state, header + command. */
+		c->out_size = RTL_RT_UDP_HEADER_SIZE + RTL_RT_STATE_SIZE;
+		c->in_size = RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE;
+	} else {
+		if (!strstr(c->outputs, "timestamp"))
+			return bad("--outputs", c->outputs,
+				   "the recipe must hold timestamp (the echo)");
+		ret = bench_package_size(c->outputs, true, &c->out_size);
+		if (ret < 0)
+			return bad("--outputs", c->outputs, "not a valid output recipe");
+		ret = bench_package_size(RTL_RTDE_CMD_ECHO_RECIPE, false, &c->in_size);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": the echo recipe does not build: %s\n",
+				strerror(-ret));
+			return EXIT_FAIL;
+		}
 	}
 	if (c->plot && !*c->plot)
 		return bad("--plot", c->plot, "needs a file name");
@@ -372,16 +443,24 @@ static void read_cpu_model(char *buf, size_t len)
 /* ---- progress ---------------------------------------------------------------------- */
 
 struct progress {
+	const struct bench_cfg *cfg;
 	bool tty;
 	unsigned rep, reps, done; /* phases finished */
 	int64_t start;
 };
 
-static const char *const phase_names[P_COUNT] = {
-	[P_FLOOR] = "floor: bare TCP ping-pong",
-	[P_OURS] = "ours: simulator + loop",
-	[P_TIMER] = "floor: timer loop",
-};
+static const char *phase_name(const struct bench_cfg *cfg, enum bench_phase p)
+{
+	switch (p) {
+	case P_FLOOR:
+		return cfg->transport == BENCH_UDP ? "floor: bare UDP ping-pong"
+						   : "floor: bare TCP ping-pong";
+	case P_OURS:
+		return "ours: simulator + loop";
+	default:
+		return "floor: timer loop";
+	}
+}
 
 static void on_progress(void *ctx, enum bench_phase p, int64_t left_ns)
 {
@@ -391,7 +470,7 @@ static void on_progress(void *ctx, enum bench_phase p, int64_t left_ns)
 	if (!pr->tty)
 		return;
 	fprintf(stderr, "\r" PROG ": rep %u/%u  %-26s %4.1f s left in phase  %3u%% done  ",
-		pr->rep + 1, pr->reps, phase_names[p], (double)left_ns / 1e9,
+		pr->rep + 1, pr->reps, phase_name(pr->cfg, p), (double)left_ns / 1e9,
 		100u * pr->done / total);
 	fflush(stderr);
 }
@@ -414,7 +493,7 @@ int main(int argc, char **argv)
 	char *doctor_json = NULL;
 	size_t doctor_len = 0;
 	FILE *out, *jf;
-	int ret, nf, status = EXIT_FAIL;
+	int ret, nf, status = EXIT_FAIL, latency_fd;
 
 	/* 1. Parse and validate. */
 	ret = parse_opts(argc, argv, &o);
@@ -438,6 +517,16 @@ int main(int argc, char **argv)
 	} else {
 		snprintf(rt.mlock_note, sizeof(rt.mlock_note), "%.250s", err.msg);
 	}
+
+	/* Shallow C-states for the whole run. The loop holds
+	 * /dev/cpu_dma_latency at 0 while it runs (rtl_loop_start()), and on a
+	 * VM whose idle vCPUs halt that alone shortens every wake-up by tens
+	 * of us: the floors must run under the same request, or they measure
+	 * the idle states instead of the network path. */
+	latency_fd = rtl_thread_hold_cpu_latency(0, &err);
+	rt.cpu_latency_held = latency_fd >= 0;
+	snprintf(rt.cpu_latency_note, sizeof(rt.cpu_latency_note), "%.250s",
+		 latency_fd >= 0 ? "0 us held for the whole run" : err.msg);
 
 	/* 3. Priorities: may we? The threads ask for SCHED_FIFO themselves,
 	 * best effort, and the report says what they got. */
@@ -480,6 +569,7 @@ int main(int argc, char **argv)
 			rtl_doctor_verdict_name(rtl_doctor_worst(findings, (size_t)nf)));
 	}
 	fprintf(out, "  mlockall: %s\n", rt.mlocked ? "applied" : rt.mlock_note);
+	fprintf(out, "  cpu_dma_latency: %s\n", rt.cpu_latency_note);
 	fprintf(out, "  SCHED_FIFO: %s\n", rt.fifo_permitted ? "permitted" : rt.fifo_note);
 	rt.probe_ns = bench_probe(cfg->cpu_sim, cfg->cpu_rx);
 	if (isnan(rt.probe_ns))
@@ -489,10 +579,17 @@ int main(int argc, char **argv)
 	else
 		fprintf(out, "  core-to-core probe (cpu %d <-> %d): %.0f ns one way\n",
 			cfg->cpu_sim, cfg->cpu_rx, rt.probe_ns);
-	fprintf(out,
-		"  profile %s, %.1f Hz (asked %.1f), data package %zu B (%s), echo package "
-		"%zu B (" RTL_RTDE_CMD_ECHO_RECIPE ")\n",
-		prof->name, cfg->eff_hz, cfg->rate_hz, cfg->out_size, cfg->outputs, cfg->in_size);
+	if (cfg->transport == BENCH_UDP)
+		fprintf(out,
+			"  transport udp (rtde-sim --udp in process), %.1f Hz (asked %.1f), state "
+			"datagram %zu B, command datagram %zu B\n",
+			cfg->eff_hz, cfg->rate_hz, cfg->out_size, cfg->in_size);
+	else
+		fprintf(out,
+			"  transport rtde, profile %s, %.1f Hz (asked %.1f), data package %zu B "
+			"(%s), echo package %zu B (" RTL_RTDE_CMD_ECHO_RECIPE ")\n",
+			prof->name, cfg->eff_hz, cfg->rate_hz, cfg->out_size, cfg->outputs,
+			cfg->in_size);
 	fprintf(out,
 		"  cpus: simulator %d, rx %d, worker %d; SCHED_FIFO %d (rx, simulator, "
 		"ping-pong), %d (worker, timer)\n",
@@ -505,6 +602,7 @@ int main(int argc, char **argv)
 	fflush(out);
 
 	/* 5. Run: A B C, B C A, C A B, ... */
+	pr.cfg = cfg;
 	pr.tty = isatty(STDERR_FILENO);
 	pr.reps = cfg->reps;
 	pr.start = rtl_time_now();
@@ -520,7 +618,7 @@ int main(int argc, char **argv)
 				if (pr.tty)
 					fputc('\n', stderr);
 				fprintf(stderr, PROG ": repetition %u, %s: %s\n", r + 1,
-					phase_names[p], why[0] ? why : strerror(-ret));
+					phase_name(cfg, p), why[0] ? why : strerror(-ret));
 				goto out;
 			}
 			pr.done++;
@@ -573,5 +671,6 @@ out:
 		free(total[h]);
 	free(reps);
 	free(doctor_json);
+	rtl_thread_release_cpu_latency(latency_fd);
 	return status;
 }

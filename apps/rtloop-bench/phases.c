@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The three measured phases of rtloop-bench (see bench.h), and the
- * core-to-core probe.
+ * The three measured phases of rtloop-bench (see bench.h) for either
+ * transport, and the core-to-core probe.
  *
  * Every phase follows the same shape: set up (sockets, threads, the
  * simulator, the loop), let it run for a warm-up that is not measured,
@@ -38,9 +38,11 @@
 #include <rtloop/thread.h>
 #include <rtloop/time.h>
 #include <rtloop/timer.h>
+#include <rtloop/udp_transport.h>
 
 #include "bench.h"
 #include "server.h"
+#include "udp.h"
 
 /* Stack touched before a measuring thread starts (no faults later). */
 #define PREFAULT_STACK (64 * 1024)
@@ -189,10 +191,45 @@ err_errno:
 	return err;
 }
 
-/* ---- P_FLOOR: bare TCP ping-pong ------------------------------------------------- */
+/* A connected UDP pair over loopback: each socket bound to an ephemeral
+ * port and connect(2)ed to the other, as the transport's socket is. */
+static int udp_pair(int *srv, int *cli)
+{
+	struct sockaddr_in sa[2];
+	int fd[2] = { -1, -1 }, err;
+
+	for (int i = 0; i < 2; i++) {
+		socklen_t salen = sizeof(sa[i]);
+
+		sa[i] = (struct sockaddr_in){ .sin_family = AF_INET,
+					      .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		fd[i] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd[i] < 0 || bind(fd[i], (struct sockaddr *)&sa[i], sizeof(sa[i])) ||
+		    getsockname(fd[i], (struct sockaddr *)&sa[i], &salen))
+			goto err_errno;
+	}
+	if (connect(fd[0], (struct sockaddr *)&sa[1], sizeof(sa[1])) ||
+	    connect(fd[1], (struct sockaddr *)&sa[0], sizeof(sa[0])))
+		goto err_errno;
+	set_timeout(fd[0]);
+	set_timeout(fd[1]);
+	*srv = fd[0];
+	*cli = fd[1];
+	return 0;
+
+err_errno:
+	err = -errno;
+	for (int i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	return err;
+}
+
+/* ---- P_FLOOR: bare TCP (UDP) ping-pong ------------------------------------------ */
 
 struct pingpong {
 	const struct bench_cfg *cfg;
+	bool udp; /* datagrams: one recv(2) is one message */
 	int srv_fd, cli_fd;
 	int64_t warm_end, end;
 	struct rtl_hist *h;
@@ -200,6 +237,23 @@ struct pingpong {
 	int err;
 	unsigned char sbuf[MAX_PKG], cbuf[MAX_PKG];
 };
+
+/* Receive one message of @len bytes: the stream's next @len bytes, or one
+ * datagram that must be @len long. Returns @len, 0 on EOF, or -errno
+ * (-EMSGSIZE: a datagram of another size). */
+static ssize_t recv_msg(const struct pingpong *pp, int fd, unsigned char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!pp->udp)
+		return recv_all(fd, buf, len);
+	do {
+		n = recv(fd, buf, MAX_PKG, 0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? n : -EMSGSIZE;
+}
 
 /* The "simulator" side: on every deadline send a data package's worth of
  * bytes and wait for the echo package's worth. */
@@ -227,7 +281,7 @@ static void *pp_server(void *arg)
 		memcpy(pp->sbuf, &seq, sizeof(seq));
 		n = send_all(pp->srv_fd, pp->sbuf, cfg->out_size);
 		if (n >= 0)
-			n = recv_all(pp->srv_fd, pp->sbuf, cfg->in_size);
+			n = recv_msg(pp, pp->srv_fd, pp->sbuf, cfg->in_size);
 		t1 = rtl_time_now();
 		if (n <= 0) {
 			pp->err = n < 0 ? (int)n : -ECONNRESET;
@@ -251,8 +305,10 @@ static void *pp_client(void *arg)
 	struct pingpong *pp = arg;
 
 	for (;;) {
-		ssize_t n = recv_all(pp->cli_fd, pp->cbuf, pp->cfg->out_size);
+		ssize_t n = recv_msg(pp, pp->cli_fd, pp->cbuf, pp->cfg->out_size);
 
+		/* UDP has no EOF: the server's shutdown(2) does not reach us, so
+		 * run_floor() shuts this socket down itself; a time-out ends us too. */
 		if (n <= 0)
 			break;
 		if (send_all(pp->cli_fd, pp->cbuf, pp->cfg->in_size) < 0)
@@ -272,10 +328,11 @@ static int run_floor(const struct bench_cfg *cfg, struct bench_rep *rep, struct 
 	if (!pp)
 		return say(why, why_len, -ENOMEM, "ping-pong", NULL);
 	pp->cfg = cfg;
+	pp->udp = cfg->transport == BENCH_UDP;
 	pp->h = rep->h[H_RT_FLOOR];
-	ret = tcp_pair(&pp->srv_fd, &pp->cli_fd);
+	ret = pp->udp ? udp_pair(&pp->srv_fd, &pp->cli_fd) : tcp_pair(&pp->srv_fd, &pp->cli_fd);
 	if (ret < 0) {
-		say(why, why_len, ret, "loopback TCP pair", NULL);
+		say(why, why_len, ret, pp->udp ? "loopback UDP pair" : "loopback TCP pair", NULL);
 		goto out_free;
 	}
 	pp->warm_end = rtl_time_now() + BENCH_WARMUP_NS;
@@ -294,6 +351,10 @@ static int run_floor(const struct bench_cfg *cfg, struct bench_rep *rep, struct 
 	}
 	wait_until(pp->end, P_FLOOR, progress, pctx);
 	rtl_thread_join(&ts, NULL);
+	/* TCP: the server's shutdown ended the client with an EOF. UDP: wake
+	 * its blocked recv(2) here (shutdown of a datagram socket does). */
+	if (pp->udp)
+		shutdown(pp->cli_fd, SHUT_RDWR);
 	rtl_thread_join(&tc, NULL);
 	rep->floor_sent = pp->sent;
 	rep->floor_bad = pp->bad;
@@ -404,8 +465,8 @@ static void ours_live(struct rtl_sim_server *srv, struct rtl_loop *loop,
 	live[H_INTERARRIVAL] = rtl_loop_hist(loop, RTL_LOOP_H_INTERARRIVAL);
 }
 
-static int run_ours(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
-		    bench_progress_fn progress, void *pctx, char *why, size_t why_len)
+static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
+			 bench_progress_fn progress, void *pctx, char *why, size_t why_len)
 {
 	struct rtl_sim_opts so;
 	struct rtl_sim_server_opts sv = { .port = 0 };
@@ -472,6 +533,7 @@ static int run_ours(const struct bench_cfg *cfg, struct bench_rep *rep, struct b
 	lc.worker_priority = cfg->prio_worker;
 	lc.rx_cpu = cfg->cpu_rx;
 	lc.worker_cpu = cfg->cpu_worker;
+	lc.spin_ns = cfg->spin_ns;
 	lc.every_frame = true; /* every package is echoed, so every one is measured */
 	ret = rtl_loop_create(&loop, &lc, &err);
 	if (ret < 0) {
@@ -544,6 +606,185 @@ out:
 	free(snap0);
 	free(snap1);
 	return ret;
+}
+
+/* ---- P_OURS over UDP: rtde-sim's UDP mode and the loop ---------------------------------- */
+
+/*
+ * The step: answer every state with a command datagram (a STOP, which
+ * keeps a robot at rest where it is) whose echo fields name the state.
+ * The transport's send() writes the echo fields itself from the newest
+ * state received, which with every_frame and one state per period is this
+ * one; writing them here too keeps the step self-explanatory. RT-safe.
+ */
+static int udp_echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
+{
+	const struct rtl_udp_state *st = rtl_udp_loop_state(f);
+	struct rtl_rt_udp_cmd *cmd = rtl_loop_commands(loop);
+
+	(void)user;
+	cmd->mode = RTL_RT_UDP_MODE_STOP;
+	cmd->echo_seq = st->seq;
+	cmd->echo_ns = st->send_ns;
+	return 0;
+}
+
+static void *udp_sim_main(void *arg)
+{
+	struct rtl_sim_udp *sim = arg;
+
+	return (void *)(intptr_t)rtl_sim_udp_run(sim);
+}
+
+static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
+			bench_progress_fn progress, void *pctx, char *why, size_t why_len)
+{
+	struct rtl_sim_udp_opts so;
+	struct rtl_sim_udp *sim = NULL;
+	struct rtl_udp_transport *tr = NULL;
+	struct rtl_udp_transport_config tc = { 0 };
+	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop *loop = NULL;
+	struct rtl_rt_error err = { 0 };
+	struct rtl_thread sim_th;
+	struct rtl_hist *snap0 = NULL, *snap1 = NULL;
+	const struct rtl_hist *live[H_COUNT] = { 0 };
+	struct rtl_sim_udp_stats ss0, ss1;
+	struct rtl_loop_stats ls0, ls1;
+	bool sim_running = false, tr_ready = false;
+	int64_t warm_end;
+	void *sim_ret = NULL;
+	int ret;
+
+	snap0 = calloc(H_COUNT, sizeof(*snap0));
+	snap1 = calloc(H_COUNT, sizeof(*snap1));
+	tr = calloc(1, sizeof(*tr));
+	if (!snap0 || !snap1 || !tr) {
+		ret = say(why, why_len, -ENOMEM, "simulator phase", NULL);
+		goto out;
+	}
+
+	/* rtde-sim --udp, on its own thread, CPU and priority. */
+	rtl_sim_udp_opts_default(&so);
+	so.port = 0;
+	so.period_ns = cfg->period_ns;
+	ret = rtl_sim_udp_create(&sim, &so);
+	if (ret < 0) {
+		say(why, why_len, ret, "UDP simulator", NULL);
+		goto out;
+	}
+	ret = spawn(&sim_th, "bench-sim", cfg->prio_rx, cfg->cpu_sim, udp_sim_main, sim, rt);
+	if (ret < 0) {
+		say(why, why_len, ret, "simulator thread", sim_th.err.msg);
+		goto out;
+	}
+	sim_running = true;
+
+	/* The loop: UDP transport, echo step, every frame stepped. */
+	tc.host = "127.0.0.1";
+	tc.port = rtl_sim_udp_port(sim);
+	tc.period_ns = cfg->period_ns;
+	ret = rtl_udp_transport_init(tr, &tc, &err);
+	if (ret < 0) {
+		say(why, why_len, ret, "UDP transport", err.msg);
+		goto out;
+	}
+	tr_ready = true;
+	lc.transport = rtl_udp_transport_base(tr);
+	lc.step = udp_echo_step;
+	lc.rt_mode = RTL_LOOP_RT_DEGRADE;
+	lc.rx_priority = cfg->prio_rx;
+	lc.worker_priority = cfg->prio_worker;
+	lc.rx_cpu = cfg->cpu_rx;
+	lc.worker_cpu = cfg->cpu_worker;
+	lc.spin_ns = cfg->spin_ns;
+	lc.every_frame = true; /* every state is answered, so every one is measured */
+	ret = rtl_loop_create(&loop, &lc, &err);
+	if (ret < 0) {
+		say(why, why_len, ret, "loop", err.msg);
+		goto out;
+	}
+	ret = rtl_loop_start(loop, &err);
+	if (ret < 0) {
+		say(why, why_len, ret, "loop start", err.msg);
+		goto out;
+	}
+	if (rtl_loop_rt_notes(loop)[0] && !rt->fifo_degraded) {
+		snprintf(rt->degraded_note, sizeof(rt->degraded_note), "loop: %s",
+			 rtl_loop_rt_notes(loop));
+		rt->degraded_note[strcspn(rt->degraded_note, "\n")] = '\0';
+		rt->fifo_degraded = true;
+	}
+
+	/* Warm up, then cut the window out of the live histograms (the
+	 * simulator's echo histogram is an rtl_hist: safe to read live; the
+	 * UDP mode keeps no wake-up histogram). */
+	live[H_RT_OURS] = rtl_sim_udp_echo_hist(sim);
+	live[H_WAKE_OURS] = rtl_loop_hist(loop, RTL_LOOP_H_WAKE);
+	live[H_RX_TO_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_RX_TO_STEP);
+	live[H_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_STEP);
+	live[H_STEP_TO_SEND] = rtl_loop_hist(loop, RTL_LOOP_H_STEP_TO_SEND);
+	live[H_INTERARRIVAL] = rtl_loop_hist(loop, RTL_LOOP_H_INTERARRIVAL);
+	warm_end = rtl_time_now() + BENCH_WARMUP_NS;
+	wait_until(warm_end, P_OURS, progress, pctx);
+	for (int i = 0; i < H_COUNT; i++)
+		if (live[i])
+			rtl_hist_snapshot(&snap0[i], live[i]);
+	rtl_sim_udp_stats(sim, &ss0);
+	rtl_loop_stats(loop, &ls0);
+	wait_until(warm_end + cfg->phase_ns, P_OURS, progress, pctx);
+	for (int i = 0; i < H_COUNT; i++)
+		if (live[i])
+			rtl_hist_snapshot(&snap1[i], live[i]);
+	rtl_sim_udp_stats(sim, &ss1);
+	rtl_loop_stats(loop, &ls1);
+	for (int i = 0; i < H_COUNT; i++)
+		if (live[i])
+			bench_hist_diff(rep->h[i], &snap1[i], &snap0[i]);
+
+	rep->sim_sent = ss1.states_sent - ss0.states_sent;
+	rep->echoes = ss1.echoes - ss0.echoes;
+	rep->echo_unmatched = ss1.echo_unmatched - ss0.echo_unmatched;
+	rep->sim_overruns = ss1.overruns - ss0.overruns;
+	rep->frames = ls1.frames - ls0.frames;
+	rep->steps = ls1.steps - ls0.steps;
+	rep->worker_skipped = ls1.worker_skipped - ls0.worker_skipped;
+	rep->ring_full = ls1.ring_full - ls0.ring_full;
+	rep->would_block = ls1.would_block - ls0.would_block;
+	rep->ctrl_skipped = ls1.ctrl_skipped - ls0.ctrl_skipped;
+	ret = 0;
+	if (ss1.sessions != 1) {
+		snprintf(why, why_len, "the loop reconnected during the measurement");
+		ret = -ECONNRESET;
+	}
+
+out:
+	if (loop) {
+		rtl_loop_stop(loop);
+		rtl_loop_join(loop);
+		rtl_loop_destroy(loop);
+	}
+	if (sim_running) {
+		rtl_sim_udp_stop(sim);
+		rtl_thread_join(&sim_th, &sim_ret);
+		if (ret == 0 && (intptr_t)sim_ret < 0)
+			ret = say(why, why_len, (int)(intptr_t)sim_ret, "simulator loop", NULL);
+	}
+	if (tr_ready)
+		rtl_udp_transport_fini(tr);
+	rtl_sim_udp_destroy(sim);
+	free(tr);
+	free(snap0);
+	free(snap1);
+	return ret;
+}
+
+static int run_ours(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
+		    bench_progress_fn progress, void *pctx, char *why, size_t why_len)
+{
+	if (cfg->transport == BENCH_UDP)
+		return run_ours_udp(cfg, rep, rt, progress, pctx, why, why_len);
+	return run_ours_rtde(cfg, rep, rt, progress, pctx, why, why_len);
 }
 
 int bench_run_phase(const struct bench_cfg *cfg, enum bench_phase p, struct bench_rep *rep,

@@ -36,6 +36,16 @@ const char *bench_hist_name(enum bench_hist h)
 	return (unsigned)h < H_COUNT ? hist_names[h] : "unknown";
 }
 
+const char *bench_transport_name(enum bench_transport t)
+{
+	return t == BENCH_UDP ? "udp" : "rtde";
+}
+
+const char *bench_floor_proto(enum bench_transport t)
+{
+	return t == BENCH_UDP ? "UDP" : "TCP";
+}
+
 /* The four figures of the table. */
 #define NQ 4
 static const double quantiles[NQ] = { 50.0, 99.0, 99.9, 100.0 };
@@ -191,6 +201,8 @@ void bench_report_text(FILE *f, const struct bench_cfg *cfg, struct bench_rep *r
 	uint64_t sent = 0, echoes = 0, unmatched = 0, frames = 0, wskip = 0, full = 0, wb = 0;
 	uint64_t cskip = 0, over = 0, fsent = 0, fbad = 0;
 	struct bench_stat3 p99 = ratio(reps, n, H_RT_OURS, H_RT_FLOOR, 1, NULL);
+	const char *proto = bench_floor_proto(cfg->transport);
+	char label[32];
 
 	for (unsigned r = 0; r < n; r++) {
 		sent += reps[r].sim_sent;
@@ -211,7 +223,8 @@ void bench_report_text(FILE *f, const struct bench_cfg *cfg, struct bench_rep *r
 		n);
 	header(f, "round trip");
 	row_us(f, "ours (loop + sim)", total[H_RT_OURS]);
-	row_us(f, "floor (bare TCP)", total[H_RT_FLOOR]);
+	snprintf(label, sizeof(label), "floor (bare %s)", proto);
+	row_us(f, label, total[H_RT_FLOOR]);
 	row_ratio(f, "ratio", reps, n, H_RT_OURS, H_RT_FLOOR);
 	fputc('\n', f);
 	header(f, "worker wake-up");
@@ -224,7 +237,8 @@ void bench_report_text(FILE *f, const struct bench_cfg *cfg, struct bench_rep *r
 	row_us(f, "step", total[H_STEP]);
 	row_us(f, "step_to_send", total[H_STEP_TO_SEND]);
 	row_us(f, "interarrival", total[H_INTERARRIVAL]);
-	row_us(f, "simulator cycle late", total[H_SIM_WAKE]);
+	if (cfg->transport != BENCH_UDP) /* the UDP mode keeps no such histogram */
+		row_us(f, "simulator cycle late", total[H_SIM_WAKE]);
 	fprintf(f,
 		"\ncounts: simulator sent %" PRIu64 ", echoes %" PRIu64 " (unmatched %" PRIu64
 		"), loop frames %" PRIu64 " (controller skipped %" PRIu64
@@ -234,10 +248,10 @@ void bench_report_text(FILE *f, const struct bench_cfg *cfg, struct bench_rep *r
 		sent, echoes, unmatched, frames, cskip, wskip, full, wb, over, fsent, fbad);
 	if (p99.n)
 		fprintf(f,
-			"target: round-trip p99 within %.1fx of the bare TCP ping-pong: %s "
+			"target: round-trip p99 within %.1fx of the bare %s ping-pong: %s "
 			"(median ratio %.2f, range %.2f..%.2f over %u repetitions)\n",
-			BENCH_TARGET_P99, p99.med <= BENCH_TARGET_P99 ? "MET" : "MISSED", p99.med,
-			p99.min, p99.max, p99.n);
+			BENCH_TARGET_P99, proto, p99.med <= BENCH_TARGET_P99 ? "MET" : "MISSED",
+			p99.med, p99.min, p99.max, p99.n);
 	else
 		fprintf(f, "target: round-trip p99 within %.1fx: no data\n", BENCH_TARGET_P99);
 }
@@ -330,14 +344,19 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg, const struct bench_r
 	json_str(f, cpu_model);
 	fputs(",\"probe_ns\":", f);
 	json_num(f, rt->probe_ns);
-	fprintf(f, ",\"mlockall\":%s,\"sched_fifo\":%s,\"notes\":", rt->mlocked ? "true" : "false",
+	fprintf(f, ",\"mlockall\":%s,\"cpu_latency_held\":%s,\"sched_fifo\":%s,\"notes\":",
+		rt->mlocked ? "true" : "false", rt->cpu_latency_held ? "true" : "false",
 		rt->fifo_permitted && !rt->fifo_degraded ? "true" : "false");
 	json_str(f, rt->fifo_degraded ? rt->degraded_note
 				      : (rt->fifo_permitted ? rt->mlock_note : rt->fifo_note));
 	fputs(",\"doctor\":", f);
 	fputs(doctor_json && *doctor_json ? doctor_json : "null", f);
-	fputs("},\"config\":{\"profile\":", f);
-	json_str(f, prof ? prof->name : "?");
+	fprintf(f, "},\"config\":{\"transport\":\"%s\",\"profile\":",
+		bench_transport_name(cfg->transport));
+	if (cfg->transport == BENCH_UDP)
+		fputs("null", f); /* rtloop's UDP stream has no RTDE profile */
+	else
+		json_str(f, prof ? prof->name : "?");
 	fprintf(f,
 		",\"duration_s\":%.3f,\"reps\":%u,\"phase_s\":%.3f,\"warmup_s\":%.3f,"
 		"\"rate_hz\":%.3f,\"effective_hz\":%.3f,\"period_ns\":%" PRId64
@@ -348,8 +367,10 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg, const struct bench_r
 		cfg->cpu_sim, cfg->cpu_rx, cfg->cpu_worker, cfg->prio_worker, cfg->prio_rx,
 		cfg->prio_rx);
 	json_str(f, cfg->outputs);
-	fprintf(f, ",\"data_package_bytes\":%zu,\"input_package_bytes\":%zu}", cfg->out_size,
-		cfg->in_size);
+	fprintf(f,
+		",\"data_package_bytes\":%zu,\"input_package_bytes\":%zu,\"floor\":\"bare %s "
+		"ping-pong\"}",
+		cfg->out_size, cfg->in_size, bench_floor_proto(cfg->transport));
 
 	json_pair(f, "round_trip", reps, cfg->reps, total, H_RT_OURS, H_RT_FLOOR);
 	json_pair(f, "wake", reps, cfg->reps, total, H_WAKE_OURS, H_WAKE_FLOOR);
@@ -510,8 +531,9 @@ int bench_plot(const char *path, const struct bench_cfg *cfg, struct rtl_hist *c
 		"set title 'round trip over loopback, %s %.0f Hz, %u reps'\n"
 		"set xlabel 'us (simulator send -> echo received)'\n"
 		"plot $rt using 1:($2>0?$2:0.5) with steps lw 2 title 'ours (sim + loop)', "
-		"$rt using 1:($3>0?$3:0.5) with steps lw 2 title 'floor (bare TCP ping-pong)'\n",
-		prof ? prof->name : "?", cfg->eff_hz, cfg->reps);
+		"$rt using 1:($3>0?$3:0.5) with steps lw 2 title 'floor (bare %s ping-pong)'\n",
+		cfg->transport == BENCH_UDP ? "UDP" : (prof ? prof->name : "?"), cfg->eff_hz,
+		cfg->reps, bench_floor_proto(cfg->transport));
 	xrange(p, total[H_WAKE_OURS], total[H_WAKE_FLOOR]);
 	fputs("set title 'worker wake-up'\n"
 	      "set xlabel 'us (ours: ring commit -> worker runs; floor: timer lateness)'\n"

@@ -9,9 +9,10 @@
  * angular speed eased in over 0.3 s); the commanded TCP velocity is the
  * circle's tangential velocity plus 10/s times the position error (x, y
  * toward the ideal point, z toward the circle's plane); rtl_motion_speedl()
- * takes it with a horizon of one period, rtl_motion_step() produces the
- * setpoint, and the backend (<rtloop/motion_backend.h>) turns it into a UDP
- * command datagram or the RTDE command registers. The error is the
+ * takes it with a horizon of one period, rtl_motion_loop_step() produces
+ * the setpoint (and reports the motion events to the loop's counters), and
+ * the backend (<rtloop/motion_backend.h>) turns it into a UDP command
+ * datagram or the RTDE command registers. The error is the
  * distance of each measured TCP position from the circle (radial and
  * vertical), so a phase lag along the circle does not count.
  *
@@ -267,7 +268,8 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 			a->err_n++;
 		}
 	}
-	rtl_motion_step(&a->motion, now, &m, &out);
+	/* Also counts and traces the motion events in the loop. */
+	rtl_motion_loop_step(&a->motion, loop, now, &m, &out);
 	if (a->udp)
 		ret = rtl_motion_to_udp(&out, horizon, rtl_loop_commands(loop));
 	else

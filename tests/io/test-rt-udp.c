@@ -12,6 +12,8 @@
 
 #include <rtloop/rt_udp.h>
 
+#include "alloc-count.h"
+
 /* The layout as docs/doosan-rt.md 4.1 tabulates it: name, offset, bytes. */
 static const struct {
 	const char *name;
@@ -351,41 +353,25 @@ Test(rt_udp, names)
 
 /* ---- RT safety: the codec never allocates ----------------------------------- */
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-static _Thread_local bool counting;
-static _Thread_local unsigned long allocs;
-
-extern void *__libc_malloc(size_t n);
-
-__attribute__((weak)) void *malloc(size_t n)
-{
-	if (counting)
-		allocs++;
-	return __libc_malloc(n);
-}
-
 Test(rt_udp, codec_does_not_allocate)
 {
 	static struct rtl_rt_state s;
 	struct rtl_rt_udp_cmd c = { .mode = RTL_RT_UDP_MODE_STOP };
 	struct rtl_rt_udp_header h;
-	void *(*volatile do_malloc)(size_t) = malloc;
-	void *p;
+	long allocs;
 
-	counting = true;
-	p = do_malloc(16); /* positive control: the counter must see it */
-	counting = false;
-	free(p);
-	cr_assert_eq(allocs, 1, "malloc counting is not working");
-	allocs = 0;
-	counting = true;
+	/* Positive control: the counter sees an allocation, so a zero below
+	 * means something (tests/common/alloc-count.h). */
+	cr_assert(rtl_test_alloc_selftest(), "malloc counting inactive");
+	rtl_test_alloc_mark_thread();
+	rtl_test_alloc_start();
 	for (int i = 0; i < 100; i++) {
 		rtl_rt_udp_encode_state(buf, sizeof(buf), (uint64_t)i, i, &s);
 		rtl_rt_udp_decode_state(buf, 1370, &h, &s);
 		rtl_rt_udp_encode_command(buf, sizeof(buf), (uint64_t)i, i, &c);
 		rtl_rt_udp_decode_command(buf, 208, &h, &c);
 	}
-	counting = false;
-	cr_expect_eq(allocs, 0);
+	allocs = rtl_test_alloc_stop();
+	rtl_test_alloc_unmark_thread();
+	cr_expect_eq(allocs, 0, "%ld allocations", allocs);
 }
-#endif

@@ -39,6 +39,7 @@ Test(trace_shim, arguments_are_never_evaluated)
 	rtl_trace_skipped(seq++, (uint32_t)n[0]++, RTL_TRACE_SKIP_RING_FULL);
 	rtl_trace_watchdog_fired(seq++, (uint32_t)n[0]++);
 	rtl_trace_reconnect((uint32_t)n[0]++, (int32_t)n[1]++);
+	rtl_trace_motion_event(seq++, (uint32_t)n[0]++);
 	rtl_trace_text(n[0]++, "never");
 	rtl_trace_step_started(side_effect());
 	cr_assert_eq(seq, 7, "a sequence argument was evaluated");

@@ -28,6 +28,7 @@ set -u
 emitter=${1:?usage: test-trace.sh PATH/TO/trace-emitter}
 frames=60
 seq0=1000 # SEQ0 in trace-emitter.c
+motion_seq=1007 # MOTION_SEQ: the one frame with rtloop:motion_event (events 9)
 t_cmd=30  # seconds allowed for any one command
 
 n=0
@@ -171,7 +172,7 @@ fi
 # The awk program prints one "ok<TAB>description" or "not ok<TAB>description
 # <TAB>diagnostic" line per check. Lines look like:
 # [t] (+d) host rtloop:frame_received: { cpu_id = 1 }, { vpid = 42 }, { seq = 1001, ctrl_ts = 500.5, ... }
-if ! awk -v N="$frames" -v SEQ0="$seq0" '
+if ! awk -v N="$frames" -v SEQ0="$seq0" -v MSEQ="$motion_seq" '
 function field(key,    s) {
 	# the value of "key = value" in the payload, for plain numbers
 	if (!match(payload, "[{ ]" key " = [^,}]*"))
@@ -197,7 +198,7 @@ function report(ok, desc, diag) {
 BEGIN {
 	nper = split("frame_received frame_decoded frame_committed worker_woke step_started step_finished", per, " ")
 	split("controller worker ring_full", reason_name, " ")
-	ntypes = split("frame_received frame_decoded frame_committed worker_woke step_started step_finished package_sent package_suppressed skipped watchdog_fired reconnect text", types, " ")
+	ntypes = split("frame_received frame_decoded frame_committed worker_woke step_started step_finished package_sent package_suppressed skipped watchdog_fired reconnect motion_event text", types, " ")
 }
 {
 	if (!match($0, / rtloop:[a-z_]+: /))
@@ -235,6 +236,9 @@ BEGIN {
 		r = int(seq / 10) % 3
 		if (!match(payload, "reason = \\( \"" reason_name[r + 1] "\" : container = " r " \\)"))
 			bad(ev, "seq " seq ": reason, want " reason_name[r + 1] " (" r ") in " payload)
+	} else if (ev == "motion_event") {
+		expect(ev, "seq", MSEQ)
+		expect(ev, "events", 9)
 	} else if (ev == "watchdog_fired") {
 		expect(ev, "last_seq", SEQ0 + N - 1)
 		expect(ev, "periods_missed", 3)
@@ -276,7 +280,7 @@ END {
 		}
 	}
 	for (i = 1; i <= ntypes; i++)
-		if (types[i] != "watchdog_fired" && types[i] != "reconnect" && types[i] != "text") {
+		if (types[i] != "watchdog_fired" && types[i] != "reconnect" && types[i] != "text" && types[i] != "motion_event") {
 			want = (types[i] == "skipped") ? int((SEQ0 + N - 1) / 10) - int((SEQ0 - 1) / 10) : N
 			if (types[i] ~ /^package_/) want = N / 2
 			if (total[types[i]] != want) {
@@ -308,12 +312,16 @@ END {
 		bad_order++
 		order_diag = order_diag " start text / watchdog / end text out of place"
 	}
+	if (!(idx["motion_event", MSEQ] > idx["step_started", MSEQ] && idx["motion_event", MSEQ] < idx["step_finished", MSEQ])) {
+		bad_order++
+		order_diag = order_diag " motion_event not inside the step of frame " MSEQ ";"
+	}
 	report(bad_order == 0, "events in loop order within and across frames", bad_order " problems:" order_diag)
 
 	# field values, per event type
 	for (i = 1; i <= ntypes; i++)
 		report(nbad[types[i]] == 0, "rtloop:" types[i] " field values as emitted", nbad[types[i]] + 0 " wrong: " why[types[i]])
-	report(nrec == 2 && ntext == 2 && total["watchdog_fired"] == 1, "reconnect x2, text x2, watchdog_fired x1", "reconnect " nrec + 0 ", text " ntext + 0 ", watchdog_fired " total["watchdog_fired"] + 0)
+	report(nrec == 2 && ntext == 2 && total["watchdog_fired"] == 1 && total["motion_event"] == 1, "reconnect x2, text x2, watchdog_fired x1, motion_event x1", "reconnect " nrec + 0 ", text " ntext + 0 ", watchdog_fired " total["watchdog_fired"] + 0 ", motion_event " total["motion_event"] + 0)
 }' "$tmp/trace.txt" >"$tmp/checks.txt"; then
 	tap not-ok "awk checker ran" "$(cat "$tmp/checks.txt")"
 	finish

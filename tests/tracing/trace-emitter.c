@@ -16,6 +16,7 @@
  *     frame_committed(seq, seq % 8 + 1)
  *     worker_woke(seq, seq odd ? -seq : seq)
  *     step_started(seq)
+ *     motion_event(seq, 9)                              only when seq == 1007
  *     step_finished(seq, 2 * seq + 1)
  *     package_sent(seq, 2, 40) when seq is even, else package_suppressed(seq, 2, 40)
  *   watchdog_fired(last seq, 3), text(6, "trace-emitter end")
@@ -37,6 +38,9 @@
 #include "rtl_trace.h"
 
 #define SEQ0 1000
+/* The one frame whose step reports motion events: time-out and stopped. */
+#define MOTION_SEQ (SEQ0 + 7)
+#define MOTION_EVENTS 9u
 #define MAX_REPS 101
 
 /* Keeps the compiler from deleting or merging the loop bodies. */
@@ -60,6 +64,8 @@ static void emit_frames(uint64_t frames)
 		rtl_trace_frame_committed(seq, (uint32_t)(seq % 8 + 1));
 		rtl_trace_worker_woke(seq, seq % 2 ? -(int64_t)seq : (int64_t)seq);
 		rtl_trace_step_started(seq);
+		if (seq == MOTION_SEQ)
+			rtl_trace_motion_event(seq, MOTION_EVENTS);
 		rtl_trace_step_finished(seq, 2 * (int64_t)seq + 1);
 		if (seq % 2 == 0)
 			rtl_trace_package_sent(seq, 2, 40);

@@ -5,7 +5,8 @@
  * One LTTng-UST provider, "rtloop", with an event at every stage a frame
  * goes through: received, decoded, committed to the ring, worker woke, step
  * started and finished, package sent or suppressed; plus the exceptions
- * (skipped frames, watchdog, reconnect) and a slow-path text event. Every
+ * (skipped frames, watchdog, reconnect, the motion events a step reported)
+ * and a slow-path text event. Every
  * per-frame event carries the frame's sequence number (uint64), so an
  * analysis pairs the events of one frame by "seq" and reads the time between
  * stages off the event timestamps (LTTng's clock is CLOCK_MONOTONIC).
@@ -78,7 +79,7 @@ enum rtl_trace_skip_reason {
 /*
  * The typed sinks for the compiled-out macros: one per event, with the
  * event's argument types, never called at run time. Their parameters are
- * unused by design; say so once instead of in twelve bodies.
+ * unused by design; say so once instead of in thirteen bodies.
  */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -124,6 +125,10 @@ static inline void rtl_trace_nop_watchdog_fired(uint64_t last_seq, uint32_t peri
 }
 
 static inline void rtl_trace_nop_reconnect(uint32_t attempt, int32_t result)
+{
+}
+
+static inline void rtl_trace_nop_motion_event(uint64_t seq, uint32_t events)
 {
 }
 
@@ -183,6 +188,11 @@ static inline void rtl_trace_nop_text(int32_t level, const char *msg)
 
 /* Connection attempt @attempt ended with @result (0, or -errno). */
 #define rtl_trace_reconnect(attempt, result) RTL_TRACE_EVENT_(reconnect, attempt, result)
+
+/* The step of frame @seq raised motion events @events (bit
+ * 1u << enum rtl_motion_event each: 1 time-out, 2 loss, 4 limit,
+ * 8 stopped), through rtl_loop_note_motion(). */
+#define rtl_trace_motion_event(seq, events) RTL_TRACE_EVENT_(motion_event, seq, events)
 
 /* A line of text at @level (the rtloop log level, or the controller's
  * message level). Copies the string: slow path only, never per frame. */

@@ -13,7 +13,7 @@
  * Field types are fixed-width and match the rtl_trace_nop_* sinks of
  * rtl_trace.h one for one; docs/tracing.md lists them. Log levels let a
  * session record only the exceptions: per-frame events are DEBUG, text is
- * INFO, skips, watchdog and reconnects are WARNING.
+ * INFO, skips, watchdog, reconnects and motion events are WARNING.
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER rtloop
@@ -114,6 +114,12 @@ LTTNG_UST_TRACEPOINT_EVENT(rtloop, reconnect,
 		lttng_ust_field_integer(uint32_t, attempt, attempt)
 		lttng_ust_field_integer(int32_t, result, result)))
 
+LTTNG_UST_TRACEPOINT_EVENT(rtloop, motion_event,
+	LTTNG_UST_TP_ARGS(uint64_t, seq, uint32_t, events),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(uint64_t, seq, seq)
+		lttng_ust_field_integer(uint32_t, events, events)))
+
 LTTNG_UST_TRACEPOINT_EVENT(rtloop, text,
 	LTTNG_UST_TP_ARGS(int32_t, level, const char *, msg),
 	LTTNG_UST_TP_FIELDS(
@@ -131,6 +137,7 @@ LTTNG_UST_TRACEPOINT_LOGLEVEL(rtloop, package_suppressed, LTTNG_UST_TRACEPOINT_L
 LTTNG_UST_TRACEPOINT_LOGLEVEL(rtloop, skipped, LTTNG_UST_TRACEPOINT_LOGLEVEL_WARNING)
 LTTNG_UST_TRACEPOINT_LOGLEVEL(rtloop, watchdog_fired, LTTNG_UST_TRACEPOINT_LOGLEVEL_WARNING)
 LTTNG_UST_TRACEPOINT_LOGLEVEL(rtloop, reconnect, LTTNG_UST_TRACEPOINT_LOGLEVEL_WARNING)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(rtloop, motion_event, LTTNG_UST_TRACEPOINT_LOGLEVEL_WARNING)
 LTTNG_UST_TRACEPOINT_LOGLEVEL(rtloop, text, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 /* clang-format on */
 

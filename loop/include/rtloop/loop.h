@@ -37,6 +37,9 @@
  * flag that is tried, never waited for, so neither thread can block the
  * other.
  *
+ * The step may report the motion events of its period
+ * (rtl_loop_note_motion()): they are counted with the rest and traced.
+ *
  * Accounting is always on: counters are single-writer relaxed atomics and
  * the histograms are rtl_hist, so a non-RT thread reads them at any time
  * (rtl_loop_stats(), rtl_loop_report()) without disturbing the hot path.
@@ -195,6 +198,12 @@ struct rtl_loop_stats {
 	uint64_t watchdog;	 /* watchdog episodes (safe commands sent) */
 	uint64_t reconnects;	 /* successful reconnects */
 	uint64_t rx_errors;	 /* malformed or failed receives */
+	/* Motion events the step reported (rtl_loop_note_motion()), one
+	 * count per event raised: */
+	uint64_t motion_timeouts; /* velocity command time-outs */
+	uint64_t motion_losses;	  /* streams ended by the loss count */
+	uint64_t motion_limits;	  /* global-limit events (rate-limited, 1/s) */
+	uint64_t motion_stops;	  /* stops that reached zero velocity */
 };
 
 /* The loop's histograms (ns). */
@@ -278,6 +287,22 @@ RTL_API void *rtl_loop_commands(struct rtl_loop *loop);
  * sent). Any thread. */
 RTL_API void rtl_loop_arm(struct rtl_loop *loop, bool armed);
 RTL_API bool rtl_loop_armed(const struct rtl_loop *loop);
+
+/*
+ * Report the motion events of one step (the bits of struct
+ * rtl_motion_output.events: 1u << enum rtl_motion_event, <rtloop/motion.h>)
+ * to the loop: each of TIMEOUT, LOSS, LIMIT and STOPPED bumps its counter
+ * (motion_timeouts, motion_losses, motion_limits, motion_stops), and a
+ * non-zero @events fires the tracepoint rtloop:motion_event with the
+ * sequence number of the frame being stepped. Unknown bits are traced, not
+ * counted; 0 and a NULL @loop do nothing. rtl_motion_loop_step()
+ * (<rtloop/motion_backend.h>) calls it for you.
+ * Single writer: call it from the step function (the worker) or, with the
+ * external-loop API, from the thread that calls rtl_loop_read(); or from
+ * any one thread while the loop is not running.
+ * RT-safe: no allocation, no locks, no system calls.
+ */
+RTL_API void rtl_loop_note_motion(struct rtl_loop *loop, uint32_t events);
 
 /* Counters, readable at any time from any thread. */
 RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *out);

@@ -40,11 +40,16 @@
  * (watchdog_ms = -1), because a robot that hears nothing for 100 ms while
  * holding a velocity would otherwise trip: for benchmarks only.
  *
- * Events: the motion API's events and counters stay in rtl_motion (the
- * loop has no generic event counters): read them with
- * rtl_motion_get_stats() from any thread, or install an RT-safe handler
- * with rtl_motion_set_handler(). The backends keep no counters of their
- * own: the transport counts what it sent.
+ * Events: the motion API raises them from rtl_motion_step() into its own
+ * counters (rtl_motion_get_stats()), the user's RT-safe handler
+ * (rtl_motion_set_handler()) and the output's `events` bits. In a loop,
+ * step with rtl_motion_loop_step() instead: it passes those bits to
+ * rtl_loop_note_motion(), so the events also reach the loop's counters
+ * (motion_timeouts, ...: rtl_loop_stats(), rtl_loop_report()) and the
+ * rtloop:motion_event tracepoint. That is the one place every backend
+ * goes through (the mapping functions below, rtl_drfl_send()), and it
+ * leaves the single handler slot to the application. The backends keep
+ * no counters of their own: the transport counts what it sent.
  *
  * Every function is RT-safe: no allocation, no locks, no system calls.
  */
@@ -55,9 +60,27 @@
 #include <stdint.h>
 
 #include <rtloop/compiler.h>
+#include <rtloop/loop.h>
 #include <rtloop/motion.h>
 #include <rtloop/rt_udp.h>
 #include <rtloop/rtde_recipe.h>
+
+/* ---- the loop ---------------------------------------------------------------------- */
+
+/*
+ * rtl_motion_step() from a loop's step function: step @m at @now_ns with
+ * @measured (may be NULL) into @out, then report out->events to @loop
+ * (rtl_loop_note_motion(): the loop's motion_* counters and the
+ * rtloop:motion_event tracepoint). @loop may be NULL (plain
+ * rtl_motion_step()). Call it from the step function, or from the
+ * external loop's reading thread: the loop's single writer.
+ * Returns what rtl_motion_step() returns: the mode of @out, or -EINVAL
+ * (@m or @out NULL; nothing is reported). RT-safe: no allocation, no
+ * locks, no system calls.
+ */
+RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_loop *loop, int64_t now_ns,
+				 const struct rtl_motion_state *measured,
+				 struct rtl_motion_output *out);
 
 /* ---- UDP (Doosan units) ---------------------------------------------------------- */
 
