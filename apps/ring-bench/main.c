@@ -44,6 +44,7 @@
 #include <rtloop/ring.h>
 
 #include "bench.h"
+#include "cli.h"
 #if RING_BENCH_HAVE_CK
 #include <ck_ring.h>
 #endif
@@ -51,6 +52,7 @@
 #include "peers.h"
 #endif
 
+#define PROG "ring-bench"
 #define MAX_REPS 101
 
 /* ---- rtl_ring ---------------------------------------------------------- */
@@ -330,27 +332,6 @@ static void usage(FILE *f)
 		MAX_REPS);
 }
 
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
-static int bad_flag(const char *flag, const char *arg, const char *why)
-{
-	fprintf(stderr, "ring-bench: bad %s '%s': %s (see --help)\n", flag, arg ? arg : "", why);
-	return 2;
-}
-
 /* Returns 0, 1 after --help, or 2 on a usage error. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -370,54 +351,51 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){ .reps = 7, .items = 2000000, .cpu = { 0, 1 }, .cg_impl = I_RTL };
-	while ((c = getopt_long(argc, argv, "hr:n:c:j:qg:i:s:", longopts, NULL)) != -1) {
-		uint64_t v, w;
-		char *comma;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hr:n:c:j:qg:i:s:", longopts, NULL)) != -1) {
+		uint64_t v, cpu[2];
 
 		switch (c) {
 		case 'h':
 			usage(stdout);
 			return 1;
 		case 'r':
-			if (!parse_u64(optarg, &v) || v < 1 || v > MAX_REPS)
-				return bad_flag("--reps", optarg, "want an integer in 1..101");
+			if (rtl_cli_parse_u64(optarg, 1, MAX_REPS, &v))
+				return rtl_cli_bad_value(PROG, "--reps", optarg,
+							 "want an integer in 1..101");
 			o->reps = (unsigned)v;
 			break;
 		case 'n':
-			if (!parse_u64(optarg, &v) || v < 2000 || v > UINT64_C(1) << 40)
-				return bad_flag("--items", optarg, "want an integer >= 2000");
+			if (rtl_cli_parse_u64(optarg, 2000, UINT64_C(1) << 40, &v))
+				return rtl_cli_bad_value(PROG, "--items", optarg,
+							 "want an integer >= 2000");
 			o->items = v;
 			items_set = true;
 			break;
 		case 'c':
-			comma = strchr(optarg, ',');
-			if (!comma)
-				return bad_flag("--cpus", optarg, "want two CPU numbers, A,B");
-			*comma = '\0';
-			if (!parse_u64(optarg, &v) || !parse_u64(comma + 1, &w) ||
-			    v >= CPU_SETSIZE || w >= CPU_SETSIZE) {
-				*comma = ',';
-				return bad_flag("--cpus", optarg, "want two CPU numbers, A,B");
-			}
-			*comma = ',';
-			if (v == w)
-				return bad_flag(
-					"--cpus", optarg,
+			if (rtl_cli_parse_list(optarg, CPU_SETSIZE - 1, cpu, 2, 2) < 0)
+				return rtl_cli_bad_value(PROG, "--cpus", optarg,
+							 "want two CPU numbers, A,B");
+			if (cpu[0] == cpu[1])
+				return rtl_cli_bad_value(
+					PROG, "--cpus", optarg,
 					"the two threads spin: they need two different CPUs");
-			o->cpu[0] = (int)v;
-			o->cpu[1] = (int)w;
+			o->cpu[0] = (int)cpu[0];
+			o->cpu[1] = (int)cpu[1];
 			break;
 		case 'j':
 			if (!*optarg)
-				return bad_flag("--json", optarg, "want a file name or -");
+				return rtl_cli_bad_value(PROG, "--json", optarg,
+							 "want a file name or -");
 			o->json = optarg;
 			break;
 		case 'q':
 			o->quick = true;
 			break;
 		case 'g':
-			if (!parse_u64(optarg, &v) || v < 1 || v > UINT64_C(1) << 40)
-				return bad_flag("--callgrind", optarg, "want a positive integer");
+			if (rtl_cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
+				return rtl_cli_bad_value(PROG, "--callgrind", optarg,
+							 "want a positive integer");
 			o->callgrind = v;
 			break;
 		case 'i': {
@@ -427,8 +405,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				if (!strcmp(optarg, impl_name[k]))
 					break;
 			if (k == NIMPL)
-				return bad_flag("--impl", optarg,
-						"want rtl, rtl-batch, ck, boost or rwq");
+				return rtl_cli_bad_value(PROG, "--impl", optarg,
+							 "want rtl, rtl-batch, ck, boost or rwq");
 			o->cg_impl = (enum impl)k;
 			break;
 		}
@@ -438,15 +416,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			else if (!strcmp(optarg, "64"))
 				o->cg_size = 1;
 			else
-				return bad_flag("--size", optarg, "want 8 or 64");
+				return rtl_cli_bad_value(PROG, "--size", optarg, "want 8 or 64");
 			break;
 		default:
-			fprintf(stderr, "ring-bench: see --help\n");
-			return 2;
+			return rtl_cli_getopt_error(PROG, c, argv);
 		}
 	}
 	if (optind < argc)
-		return bad_flag("argument", argv[optind], "ring-bench takes no operands");
+		return rtl_cli_extra_args(PROG, optind, argc, argv);
 	if (o->quick && !items_set)
 		o->items = 200000;
 	return 0;

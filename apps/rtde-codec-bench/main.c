@@ -50,6 +50,9 @@
 #include <rtloop/rtde_recipe.h>
 #include <rtloop/time.h>
 
+#include "cli.h"
+
+#define PROG "rtde-codec-bench"
 #define MAX_REPS 101
 #define TARGET_NS 10000000.0 /* per timing */
 
@@ -588,28 +591,6 @@ static void usage(FILE *f)
 		MAX_REPS);
 }
 
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
-static int bad_flag(const char *flag, const char *arg, const char *why)
-{
-	fprintf(stderr, "rtde-codec-bench: bad %s '%s': %s (see --help)\n", flag, arg ? arg : "",
-		why);
-	return 2;
-}
-
 static int lookup(const char *s, const char *const *names, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -645,63 +626,64 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			return 1;
 		case 'r':
-			if (!parse_u64(optarg, &v) || v < 1 || v > MAX_REPS)
-				return bad_flag("--reps", optarg, "want an integer in 1..101");
+			if (rtl_cli_parse_u64(optarg, 1, MAX_REPS, &v))
+				return rtl_cli_bad_value(PROG, "--reps", optarg,
+							 "want an integer in 1..101");
 			o->reps = (unsigned)v;
 			break;
 		case 'n':
-			if (!parse_u64(optarg, &v) || v < 1 || v > UINT64_C(1) << 40)
-				return bad_flag("--iters", optarg, "want a positive integer");
+			if (rtl_cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
+				return rtl_cli_bad_value(PROG, "--iters", optarg,
+							 "want a positive integer");
 			o->iters = v;
 			break;
 		case 'c':
-			if (!parse_u64(optarg, &v) || v >= CPU_SETSIZE)
-				return bad_flag("--cpu", optarg, "want a CPU number");
+			if (rtl_cli_parse_u64(optarg, 0, CPU_SETSIZE - 1, &v))
+				return rtl_cli_bad_value(PROG, "--cpu", optarg,
+							 "want a CPU number");
 			o->cpu = (int)v;
 			break;
 		case 'R':
 			k = lookup(optarg, recipe_name, NRECIPE);
 			if (k < 0)
-				return bad_flag("--recipe", optarg,
-						"want typical, exhaustive or exhaustive-unpack");
+				return rtl_cli_bad_value(
+					PROG, "--recipe", optarg,
+					"want typical, exhaustive or exhaustive-unpack");
 			o->only[k] = true;
 			o->any_only = true;
 			o->cg_recipe = (enum recipe_id)k;
 			break;
 		case 'j':
 			if (!*optarg)
-				return bad_flag("--json", optarg, "want a file name or -");
+				return rtl_cli_bad_value(PROG, "--json", optarg,
+							 "want a file name or -");
 			o->json = optarg;
 			break;
 		case 'g':
-			if (!parse_u64(optarg, &v) || v < 1 || v > UINT64_C(1) << 40)
-				return bad_flag("--callgrind", optarg, "want a positive integer");
+			if (rtl_cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
+				return rtl_cli_bad_value(PROG, "--callgrind", optarg,
+							 "want a positive integer");
 			o->callgrind = v;
 			break;
 		case 'i':
 			k = lookup(optarg, impl_name, NIMPL);
 			if (k < 0)
-				return bad_flag("--impl", optarg,
-						"want decode, floor, floor-elem, encode or "
-						"floor-encode");
+				return rtl_cli_bad_value(
+					PROG, "--impl", optarg,
+					"want decode, floor, floor-elem, encode or "
+					"floor-encode");
 			o->cg_impl = (enum impl)k;
 			impl_set = true;
 			break;
-		case ':':
-			fprintf(stderr,
-				"rtde-codec-bench: option '%s' needs a value (see --help)\n",
-				argv[optind - 1]);
-			return 2;
 		default:
-			fprintf(stderr, "rtde-codec-bench: unknown option '%s' (see --help)\n",
-				argv[optind - 1]);
-			return 2;
+			return rtl_cli_getopt_error(PROG, c, argv);
 		}
 	}
 	if (optind < argc)
-		return bad_flag("argument", argv[optind], "rtde-codec-bench takes no operands");
+		return rtl_cli_extra_args(PROG, optind, argc, argv);
 	if (impl_set && !o->callgrind)
-		return bad_flag("--impl", impl_name[o->cg_impl], "only with --callgrind");
+		return rtl_cli_bad_value(PROG, "--impl", impl_name[o->cg_impl],
+					 "only with --callgrind");
 	return 0;
 }
 
@@ -856,9 +838,10 @@ int main(int argc, char **argv)
 
 	/* 2. pin */
 	if (o.cpu >= 0 && (err = pin_self(o.cpu)) < 0) {
-		fprintf(stderr, "rtde-codec-bench: bad --cpu '%d': %s (see --help)\n", o.cpu,
-			strerror(-err));
-		return 2;
+		char cpu[16];
+
+		snprintf(cpu, sizeof(cpu), "%d", o.cpu);
+		return rtl_cli_bad_value(PROG, "--cpu", cpu, strerror(-err));
 	}
 	if (o.callgrind)
 		return run_callgrind(&o);

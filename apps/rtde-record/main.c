@@ -18,7 +18,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #include <rtloop/log.h>
 #include <rtloop/time.h>
 
+#include "cli.h"
 #include "record.h"
 
 #define PROG "rtde-record"
@@ -114,40 +114,6 @@ static void on_signal(int sig)
 		rtl_rec_stop(rec);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "; see " PROG " --help\n");
-	return EXIT_USAGE;
-}
-
-static bool parse_u64(const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-
-	if (!s[0] || s[0] == '-')
-		return false;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return !errno && !*end && *out <= max;
-}
-
-static bool parse_double(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return s[0] && !errno && !*end && isfinite(*out) && *out >= 0;
-}
-
 static int dump(const char *in, const char *out, bool extra)
 {
 	struct rtl_rec_error err = { 0 };
@@ -192,11 +158,10 @@ int main(int argc, char **argv)
 	struct rtl_rec_config cfg = { 0 };
 	struct rtl_rec_result res;
 	struct rtl_rec_error err = { 0 };
-	struct sigaction sa;
 	struct rtl_rec *rec = NULL;
 	const char *config = NULL, *fields = NULL, *key = NULL, *output = NULL, *dump_in = NULL;
 	bool binary = false, json = false, added_ts = false;
-	unsigned long long u;
+	uint64_t u;
 	double d;
 	int c, idx, ret;
 
@@ -214,20 +179,20 @@ int main(int argc, char **argv)
 			return EXIT_OK;
 		case OPT_HOST:
 			if (!optarg[0])
-				return usage_error("--host needs an address");
+				return rtl_cli_usage_error(PROG, "--host needs an address");
 			cfg.host = optarg;
 			break;
 		case OPT_PORT:
-			if (!parse_u64(optarg, 65535, &u) || u == 0)
-				return usage_error("--port '%s' is not a port number (1-65535)",
-						   optarg);
+			if (rtl_cli_parse_u64(optarg, 1, 65535, &u))
+				return rtl_cli_bad_value(PROG, "--port", optarg,
+							 "not a port number (1-65535)");
 			cfg.port = (uint16_t)u;
 			break;
 		case OPT_FREQUENCY:
-			if (!parse_double(optarg, &d) || (d > 0 && d < 1))
-				return usage_error("--frequency '%s' is not a rate in Hz (>= 1, "
-						   "or 0 for the maximum)",
-						   optarg);
+			if (rtl_cli_parse_double(optarg, 0, HUGE_VAL, &d) || (d > 0 && d < 1))
+				return rtl_cli_bad_value(PROG, "--frequency", optarg,
+							 "not a rate in Hz (>= 1, or 0 for the "
+							 "maximum)");
 			cfg.frequency = d;
 			break;
 		case 'c':
@@ -240,14 +205,14 @@ int main(int argc, char **argv)
 			fields = optarg;
 			break;
 		case OPT_SAMPLES:
-			if (!parse_u64(optarg, UINT64_MAX, &u))
-				return usage_error("--samples '%s' is not a count", optarg);
+			if (rtl_cli_parse_u64(optarg, 0, UINT64_MAX, &u))
+				return rtl_cli_bad_value(PROG, "--samples", optarg, "not a count");
 			cfg.samples = u;
 			break;
 		case OPT_DURATION:
-			if (!parse_double(optarg, &d) || d > 1e9)
-				return usage_error("--duration '%s' is not a time in seconds",
-						   optarg);
+			if (rtl_cli_parse_double(optarg, 0, 1e9, &d))
+				return rtl_cli_bad_value(PROG, "--duration", optarg,
+							 "not a time in seconds");
 			cfg.duration_ns = (int64_t)(d * 1e9);
 			if (d > 0 && cfg.duration_ns == 0)
 				cfg.duration_ns = 1;
@@ -271,8 +236,8 @@ int main(int argc, char **argv)
 			cfg.rt_mode = RTL_LOOP_RT_OFF;
 			break;
 		case OPT_CPU:
-			if (!parse_u64(optarg, 4095, &u))
-				return usage_error("--cpu '%s' is not a CPU number", optarg);
+			if (rtl_cli_parse_u64(optarg, 0, 4095, &u))
+				return rtl_cli_bad_value(PROG, "--cpu", optarg, "not a CPU number");
 			cfg.rx_cpu = (int)u;
 			break;
 		case OPT_BUFFERED:
@@ -280,36 +245,31 @@ int main(int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
-		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			if (optopt) {
-				char flag[3] = { '-', (char)optopt, '\0' };
-
-				return usage_error("unknown option '%s'", flag);
-			}
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return rtl_cli_getopt_error(PROG, c, argv);
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return rtl_cli_extra_args(PROG, optind, argc, argv);
 	rtl_log_set_handler(log_handler, NULL);
 
 	/* Validate. */
 	if (dump_in) {
 		if (config || fields || binary)
-			return usage_error("--dump converts a file: it takes no %s",
-					   config   ? "--config"
-					   : fields ? "--fields"
-						    : "--binary");
+			return rtl_cli_usage_error(PROG, "--dump converts a file: it takes no %s",
+						   config   ? "--config"
+						   : fields ? "--fields"
+							    : "--binary");
 		return dump(dump_in, output ? output : "-", !cfg.no_extra_columns);
 	}
 	if (config && fields)
-		return usage_error("give --config or --fields, not both");
+		return rtl_cli_usage_error(PROG, "give --config or --fields, not both");
 	if (!config && !fields)
-		return usage_error("nothing to record: give --config FILE or --fields LIST");
+		return rtl_cli_usage_error(
+			PROG, "nothing to record: give --config FILE or --fields LIST");
 	if (key && !config)
-		return usage_error("--recipe '%s' selects a recipe of an XML --config", key);
+		return rtl_cli_usage_error(
+			PROG, "--recipe '%s' selects a recipe of an XML --config", key);
 	ret = rtl_rec_outputs(outputs, sizeof(outputs), fields, config, key, &added_ts, &err);
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -339,11 +299,7 @@ int main(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	g_rec = rec;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	rtl_cli_on_stop_signals(on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
 	/* Run. */

@@ -28,6 +28,7 @@
 #include <rtloop/thread.h>
 #include <rtloop/time.h>
 
+#include "cli.h"
 #include "server.h"
 #include "udp.h"
 
@@ -157,75 +158,15 @@ struct cli {
 
 static const char *opt_name; /* the option being parsed, for messages */
 
-static int bad_value(const char *arg, const char *what)
-{
-	fprintf(stderr, PROG ": %s: '%s' is not %s; see " PROG " --help\n", opt_name, arg, what);
-	return -EINVAL;
-}
-
-static int parse_u64(const char *arg, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	if (!*arg || *arg == '-')
-		return bad_value(arg, "a non-negative integer");
-	v = strtoull(arg, &end, 10);
-	if (errno || *end)
-		return bad_value(arg, "a non-negative integer");
-	if (v < min || v > max) {
-		fprintf(stderr, PROG ": %s: %s is out of range [%" PRIu64 ", %" PRIu64 "]\n",
-			opt_name, arg, min, max);
-		return -ERANGE;
-	}
-	*out = v;
-	return 0;
-}
-
+/* rtl_cli_u64() into a 32-bit field. */
 static int parse_u32(const char *arg, uint32_t min, uint32_t max, uint32_t *out)
 {
 	uint64_t v;
-	int err = parse_u64(arg, min, max, &v);
+	int err = rtl_cli_u64(PROG, opt_name, arg, min, max, &v);
 
 	if (!err)
 		*out = (uint32_t)v;
 	return err;
-}
-
-static int parse_seconds(const char *arg, double min, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v))
-		return bad_value(arg, "a number of seconds");
-	if (v < min || v > 1e7) {
-		fprintf(stderr, PROG ": %s: %s is out of range [%g, 1e7]\n", opt_name, arg, min);
-		return -ERANGE;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_double(const char *arg, double min, double max, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v))
-		return bad_value(arg, "a number");
-	if (v < min || v > max) {
-		fprintf(stderr, PROG ": %s: %s is out of range [%g, %g]\n", opt_name, arg, min,
-			max);
-		return -ERANGE;
-	}
-	*out = v;
-	return 0;
 }
 
 static int parse_version(const char *arg, struct rtl_rtde_controller_version *v)
@@ -234,7 +175,7 @@ static int parse_version(const char *arg, struct rtl_rtde_controller_version *v)
 	int used = 0, n = sscanf(arg, "%u.%u.%u%n.%u%n", &a, &b, &c, &used, &d, &used);
 
 	if (n < 3 || arg[used] || a == 0 || a > 255 || b > 255 || c > 65535)
-		return bad_value(arg, "a version X.Y.Z or X.Y.Z.B");
+		return rtl_cli_bad_value(PROG, opt_name, arg, "not a version X.Y.Z or X.Y.Z.B");
 	v->major = a;
 	v->minor = b;
 	v->bugfix = c;
@@ -322,7 +263,7 @@ static int parse(int argc, char **argv, struct cli *cli)
 			err = parse_u32(optarg, 1, RTL_SIM_MAX_SESSIONS, &cli->sim.max_clients);
 			break;
 		case OPT_SEND_BUFFER:
-			err = parse_u64(optarg, 4096, 1u << 30, &u64);
+			err = rtl_cli_u64(PROG, name, optarg, 4096, 1u << 30, &u64);
 			cli->sim.send_buffer = (size_t)u64;
 			break;
 		case OPT_SNDBUF:
@@ -331,13 +272,9 @@ static int parse(int argc, char **argv, struct cli *cli)
 			break;
 		case 'P':
 			p = rtl_sim_profile_find(optarg);
-			if (!p) {
-				fprintf(stderr,
-					PROG ": --profile: unknown profile '%s' (cb3, eseries, "
-					     "polyscope-x)\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (!p)
+				return rtl_cli_bad_value(PROG, name, optarg,
+							 "not cb3, eseries or polyscope-x");
 			cli->sim.profile = (enum rtl_sim_profile_id)(p - rtl_sim_profile(0));
 			break;
 		case OPT_CONTROLLER_VERSION:
@@ -351,7 +288,7 @@ static int parse(int argc, char **argv, struct cli *cli)
 			cli->sim.fieldbus = true;
 			break;
 		case OPT_START_TIME:
-			err = parse_seconds(optarg, 0.0, &cli->sim.start_time_s);
+			err = rtl_cli_double(PROG, name, optarg, 0.0, 1e7, &cli->sim.start_time_s);
 			break;
 		case OPT_TEXT_V2:
 			cli->sim.text_v2 = true;
@@ -369,13 +306,13 @@ static int parse(int argc, char **argv, struct cli *cli)
 			err = parse_u32(optarg, 1, 60000, &f->stall_ms);
 			break;
 		case OPT_STALL_EVERY:
-			err = parse_seconds(optarg, 0.001, &f->stall_every_s);
+			err = rtl_cli_double(PROG, name, optarg, 0.001, 1e7, &f->stall_every_s);
 			break;
 		case OPT_BURST:
 			err = parse_u32(optarg, 2, 10000, &f->burst);
 			break;
 		case OPT_BURST_EVERY:
-			err = parse_seconds(optarg, 0.001, &f->burst_every_s);
+			err = rtl_cli_double(PROG, name, optarg, 0.001, 1e7, &f->burst_every_s);
 			break;
 		case OPT_FRAGMENT:
 			f->fragment = true;
@@ -384,20 +321,20 @@ static int parse(int argc, char **argv, struct cli *cli)
 			err = parse_u32(optarg, 1, 65535, &f->fragment_max);
 			break;
 		case OPT_RESET_AFTER:
-			err = parse_u64(optarg, 1, UINT64_MAX, &f->reset_after);
+			err = rtl_cli_u64(PROG, name, optarg, 1, UINT64_MAX, &f->reset_after);
 			break;
 		case OPT_TEXT_EVERY:
 			err = parse_u32(optarg, 1, UINT32_MAX, &f->text_every);
 			break;
 		case OPT_SEED:
-			err = parse_u64(optarg, 0, UINT64_MAX, &f->seed);
+			err = rtl_cli_u64(PROG, name, optarg, 0, UINT64_MAX, &f->seed);
 			break;
 		case OPT_ECHO:
 			err = parse_u32(optarg, 0, RTL_RTDE_REG_COUNT - 1, &u32);
 			cli->sim.echo_register = (int)u32;
 			break;
 		case 'd':
-			err = parse_seconds(optarg, 0.001, &cli->srv.duration_s);
+			err = rtl_cli_double(PROG, name, optarg, 0.001, 1e7, &cli->srv.duration_s);
 			break;
 		case 'j':
 			cli->json = optarg;
@@ -413,17 +350,17 @@ static int parse(int argc, char **argv, struct cli *cli)
 			cli->mlock = false;
 			break;
 		case OPT_CONTACT_Z:
-			err = parse_double(optarg, -2.0, 2.0, &rc->contact.point[2]);
+			err = rtl_cli_double(PROG, name, optarg, -2.0, 2.0, &rc->contact.point[2]);
 			rc->contact.enabled = true;
 			break;
 		case OPT_CONTACT_K:
-			err = parse_double(optarg, 0.0, 1e7, &rc->contact.stiffness);
+			err = rtl_cli_double(PROG, name, optarg, 0.0, 1e7, &rc->contact.stiffness);
 			break;
 		case OPT_CONTACT_D:
-			err = parse_double(optarg, 0.0, 1e6, &rc->contact.damping);
+			err = rtl_cli_double(PROG, name, optarg, 0.0, 1e6, &rc->contact.damping);
 			break;
 		case OPT_FORCE_NOISE:
-			err = parse_double(optarg, 0.0, 1e4, &rc->force_noise);
+			err = rtl_cli_double(PROG, name, optarg, 0.0, 1e4, &rc->force_noise);
 			rc->torque_noise = rc->force_noise / 10.0;
 			break;
 		case OPT_UDP:
@@ -437,31 +374,14 @@ static int parse(int argc, char **argv, struct cli *cli)
 			err = parse_u32(optarg, 0, 60000, &u32);
 			rc->watchdog_ns = (int64_t)u32 * RTL_NS_PER_MS;
 			break;
-		case ':':
-			fprintf(stderr,
-				PROG ": option '%s' needs an argument; see " PROG " --help\n",
-				argv[optind - 1]);
-			return -EINVAL;
 		default:
-			if (optopt)
-				fprintf(stderr,
-					PROG ": unknown option '-%c'; see " PROG " --help\n",
-					optopt);
-			else
-				fprintf(stderr, PROG ": unknown option '%s'; see " PROG " --help\n",
-					argv[optind - 1]);
-			return -EINVAL;
+			return rtl_cli_getopt_error(PROG, c, argv);
 		}
 		if (err)
 			return err;
 	}
 	rc->seed = f->seed;
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'; see " PROG " --help\n",
-			argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return rtl_cli_extra_args(PROG, optind, argc, argv);
 }
 
 /* Options that are fine one by one but not together. */
@@ -680,7 +600,7 @@ static int report_json(FILE *f, const struct run_info *ri)
 }
 
 /* rtde-sim --udp: the options that apply, then udp.c runs and reports. */
-static int run_udp(const struct cli *cli, struct sigaction *sa)
+static int run_udp(const struct cli *cli)
 {
 	struct rtl_sim_udp_opts o;
 	bool to_stdout = cli->json && !strcmp(cli->json, "-");
@@ -702,9 +622,7 @@ static int run_udp(const struct cli *cli, struct sigaction *sa)
 			return EXIT_FAIL;
 		}
 	}
-	sigemptyset(&sa->sa_mask);
-	sigaction(SIGINT, sa, NULL);
-	sigaction(SIGTERM, sa, NULL);
+	rtl_cli_on_stop_signals(on_signal);
 	err = rtl_sim_udp_main(&o, to_stdout ? stderr : stdout, json, cli->quiet, &the_udp);
 	if (json && json != stdout && fclose(json))
 		err = -EIO;
@@ -718,7 +636,6 @@ int main(int argc, char **argv)
 	struct rtl_rt_error rterr;
 	struct status status = { 0 };
 	struct run_info ri = { .sched = "SCHED_OTHER" };
-	struct sigaction sa = { .sa_handler = on_signal };
 	char sched[64];
 	int64_t t_start;
 	int err;
@@ -760,7 +677,7 @@ int main(int argc, char **argv)
 
 	/* UDP mode (udp.h): its own server over the same robot options. */
 	if (cli.udp)
-		return run_udp(&cli, &sa);
+		return run_udp(&cli);
 
 	/* Allocate: the server binds now, so a busy port fails before we run. */
 	if (!cli.quiet && isatty(STDERR_FILENO)) {
@@ -788,9 +705,7 @@ int main(int argc, char **argv)
 
 	/* Run until a signal or the duration. */
 	the_server = srv;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	rtl_cli_on_stop_signals(on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	t_start = rtl_time_now();
 	err = rtl_sim_server_run(srv);

@@ -49,6 +49,8 @@
 #include <rtloop/rtde_transport.h>
 #include <rtloop/time.h>
 
+#include "cli.h"
+
 #define PROG "rtloop-admittance"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -305,52 +307,9 @@ static void usage(FILE *f)
 		"Exit status: 0 ran to the end, 1 could not run or the loop failed, 2 usage.\n");
 }
 
-static int bad_value(const char *flag, const char *v, const char *why)
-{
-	fprintf(stderr, PROG ": %s '%s': %s; see " PROG " --help\n", flag, v, why);
-	return -EINVAL;
-}
-
-static int parse_num(const char *flag, const char *v, double lo, double hi, double *out)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno || end == v || *end || !isfinite(d))
-		return bad_value(flag, v, "not a number");
-	if (d < lo || d > hi) {
-		char why[96];
-
-		snprintf(why, sizeof(why), "out of range [%g, %g]", lo, hi);
-		return bad_value(flag, v, why);
-	}
-	*out = d;
-	return 0;
-}
-
-static int parse_cpus(const char *v, int *a, int *b)
-{
-	char *end;
-	long x, y;
-
-	errno = 0;
-	x = strtol(v, &end, 10);
-	if (errno || end == v || *end != ',' || x < 0 || x > 4095)
-		return bad_value("--cpus", v, "expected two CPU numbers A,B");
-	v = end + 1;
-	y = strtol(v, &end, 10);
-	if (errno || end == v || *end || y < 0 || y > 4095)
-		return bad_value("--cpus", v, "expected two CPU numbers A,B");
-	*a = (int)x;
-	*b = (int)y;
-	return 0;
-}
-
 enum { OPT_RT = 256, OPT_CPUS, OPT_CSV_EVERY };
 
-/* Returns 0, 1 for --help, or -EINVAL (message printed). */
+/* Returns 0, 1 for --help, or RTL_CLI_EXIT_USAGE (message printed). */
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
@@ -373,7 +332,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	double d;
+	uint64_t u = 0, cpus[2];
 	int c, err = 0;
 
 	opterr = 0;
@@ -385,17 +344,15 @@ static int parse(int argc, char **argv, struct opts *o)
 			return 1;
 		case 'H':
 			if (!*optarg)
-				err = bad_value("--host", optarg, "empty");
+				err = rtl_cli_bad_value(PROG, "--host", optarg, "empty");
 			o->host = optarg;
 			break;
 		case 'p':
-			err = parse_num("--port", optarg, 1, 65535, &d);
-			o->port = (uint16_t)d;
-			if (!err && d != floor(d))
-				err = bad_value("--port", optarg, "not an integer");
+			err = rtl_cli_u64(PROG, "--port", optarg, 1, 65535, &u);
+			o->port = (uint16_t)u;
 			break;
 		case 'd':
-			err = parse_num("--duration", optarg, 0.1, 86400, &o->duration);
+			err = rtl_cli_double(PROG, "--duration", optarg, 0.1, 86400, &o->duration);
 			break;
 		case 'r':
 			o->read_only = true;
@@ -404,29 +361,29 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->echo = true;
 			break;
 		case 'F':
-			err = parse_num("--target-force", optarg, 0, 200, &o->target);
+			err = rtl_cli_double(PROG, "--target-force", optarg, 0, 200, &o->target);
 			break;
 		case 'M':
-			err = parse_num("--mass", optarg, 0.01, 1e4, &o->mass);
+			err = rtl_cli_double(PROG, "--mass", optarg, 0.01, 1e4, &o->mass);
 			break;
 		case 'D':
-			err = parse_num("--damping", optarg, 0, 1e6, &o->damping);
+			err = rtl_cli_double(PROG, "--damping", optarg, 0, 1e6, &o->damping);
 			break;
 		case 'K':
-			err = parse_num("--stiffness", optarg, 0, 1e6, &o->stiffness);
+			err = rtl_cli_double(PROG, "--stiffness", optarg, 0, 1e6, &o->stiffness);
 			break;
 		case 'a':
-			err = parse_num("--accel", optarg, 0.01, 20, &o->accel);
+			err = rtl_cli_double(PROG, "--accel", optarg, 0.01, 20, &o->accel);
 			break;
 		case 'T':
-			err = parse_num("--max-travel", optarg, 0, 1, &o->travel);
+			err = rtl_cli_double(PROG, "--max-travel", optarg, 0, 1, &o->travel);
 			break;
 		case 'c':
 			o->csv = optarg;
 			break;
 		case OPT_CSV_EVERY:
-			err = parse_num("--csv-every", optarg, 1, 1e6, &d);
-			o->csv_every = (unsigned)d;
+			err = rtl_cli_u64(PROG, "--csv-every", optarg, 1, 1000000, &u);
+			o->csv_every = (unsigned)u;
 			break;
 		case 'j':
 			o->json = optarg;
@@ -439,38 +396,30 @@ static int parse(int argc, char **argv, struct opts *o)
 			else if (!strcmp(optarg, "off"))
 				o->rt = RTL_LOOP_RT_OFF;
 			else
-				err = bad_value("--rt", optarg, "expected require, degrade or off");
+				err = rtl_cli_bad_value(PROG, "--rt", optarg,
+							"expected require, degrade or off");
 			break;
 		case OPT_CPUS:
-			err = parse_cpus(optarg, &o->rx_cpu, &o->worker_cpu);
+			if (rtl_cli_parse_list(optarg, 4095, cpus, 2, 2) < 0) {
+				err = rtl_cli_bad_value(PROG, "--cpus", optarg,
+							"expected two CPU numbers A,B");
+				break;
+			}
+			o->rx_cpu = (int)cpus[0];
+			o->worker_cpu = (int)cpus[1];
 			break;
-		case ':':
-			fprintf(stderr,
-				PROG ": option '%s' needs an argument; see " PROG " --help\n",
-				argv[optind - 1]);
-			return -EINVAL;
 		default:
-			if (optopt)
-				fprintf(stderr,
-					PROG ": unknown option '-%c'; see " PROG " --help\n",
-					optopt);
-			else
-				fprintf(stderr, PROG ": unknown option '%s'; see " PROG " --help\n",
-					argv[optind - 1]);
-			return -EINVAL;
+			return rtl_cli_getopt_error(PROG, c, argv);
 		}
 	}
 	if (err)
 		return err;
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'; see " PROG " --help\n",
-			argv[optind]);
-		return -EINVAL;
-	}
+	if (optind < argc)
+		return rtl_cli_extra_args(PROG, optind, argc, argv);
 	if (o->echo && o->read_only) {
 		fprintf(stderr, PROG ": --echo writes a register, --read-only writes nothing: "
 				     "choose one\n");
-		return -EINVAL;
+		return RTL_CLI_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -696,7 +645,6 @@ int main(int argc, char **argv)
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_rt_error err = { 0 };
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct joiner j = { 0 };
 	pthread_t joiner;
 	FILE *report;
@@ -718,7 +666,7 @@ int main(int argc, char **argv)
 			      .worker_cpu = -1 };
 	ret = parse(argc, argv, &a->o);
 	if (ret)
-		return ret > 0 ? EXIT_OK : EXIT_USAGE;
+		return ret == 1 ? EXIT_OK : EXIT_USAGE;
 	rtl_log_set_handler(rtl_log_stderr, (void *)(intptr_t)RTL_LOG_WARN);
 
 	/* Allocate and pre-fault the samples (the loop locks them with the
@@ -779,9 +727,7 @@ int main(int argc, char **argv)
 	}
 
 	/* Run: connect, lock, prioritise, start the threads. */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	rtl_cli_on_stop_signals(on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	ret = rtl_loop_start(a->loop, &err);
 	if (ret) {

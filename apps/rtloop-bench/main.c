@@ -47,6 +47,7 @@
 #include <rtloop/time.h>
 
 #include "bench.h"
+#include "cli.h"
 
 #define PROG BENCH_PROG
 
@@ -115,61 +116,6 @@ static void usage(FILE *f)
 		DEFAULT_PRIORITY, DEFAULT_OUTPUTS);
 }
 
-static int bad(const char *flag, const char *val, const char *why)
-{
-	fprintf(stderr, PROG ": bad %s '%s': %s; see " PROG " --help\n", flag, val, why);
-	return EXIT_USAGE;
-}
-
-static bool parse_double(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return !errno && end != s && !*end && isfinite(*out);
-}
-
-static bool parse_long(const char *s, long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtol(s, &end, 10);
-	return !errno && end != s && !*end;
-}
-
-/* "A,B" or "A,B,C" into @cpu[3] (A,B means rx and worker both on B). */
-static bool parse_cpus(const char *s, int cpu[3])
-{
-	const char *p = s;
-	long v[3];
-	int n = 0;
-
-	for (;;) {
-		char *end;
-
-		if (n == 3)
-			return false;
-		errno = 0;
-		v[n] = strtol(p, &end, 10);
-		if (errno || end == p || v[n] < 0 || v[n] >= CPU_SETSIZE)
-			return false;
-		n++;
-		if (!*end)
-			break;
-		if (*end != ',')
-			return false;
-		p = end + 1;
-	}
-	if (n < 2)
-		return false;
-	cpu[0] = (int)v[0];
-	cpu[1] = (int)v[1];
-	cpu[2] = (int)(n == 3 ? v[2] : v[1]);
-	return true;
-}
-
 struct opts {
 	struct bench_cfg cfg;
 	bool quick, have_duration, have_reps, have_cpus, have_profile, have_outputs;
@@ -197,9 +143,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	};
 	struct bench_cfg *c = &o->cfg;
 	const struct rtl_sim_profile *prof;
-	int ch, cpu[3];
+	uint64_t u, cpu[3];
+	int ch, n;
 	double d;
-	long l;
 
 	memset(o, 0, sizeof(*o));
 	c->profile = RTL_SIM_PROFILE_ESERIES;
@@ -217,11 +163,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			else if (!strcmp(optarg, "udp"))
 				c->transport = BENCH_UDP;
 			else
-				return bad("--transport", optarg, "rtde or udp");
+				return rtl_cli_bad_value(PROG, "--transport", optarg,
+							 "rtde or udp");
 			break;
 		case 'd':
-			if (!parse_double(optarg, &d) || d <= 0 || d > 86400)
-				return bad("--duration", optarg, "seconds in (0, 86400]");
+			if (rtl_cli_parse_double(optarg, 0, 86400, &d) || d <= 0)
+				return rtl_cli_bad_value(PROG, "--duration", optarg,
+							 "seconds in (0, 86400]");
 			c->duration_s = d;
 			o->have_duration = true;
 			break;
@@ -229,55 +177,51 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->quick = true;
 			break;
 		case 'n':
-			if (!parse_long(optarg, &l) || l < 1 || l > BENCH_MAX_REPS)
-				return bad("--reps", optarg, "an integer from 1 to 51");
-			c->reps = (unsigned)l;
+			if (rtl_cli_parse_u64(optarg, 1, BENCH_MAX_REPS, &u))
+				return rtl_cli_bad_value(PROG, "--reps", optarg,
+							 "an integer from 1 to 51");
+			c->reps = (unsigned)u;
 			o->have_reps = true;
 			break;
 		case 'r':
-			if (!parse_double(optarg, &d) || d < 1)
-				return bad("--rate", optarg, "a rate in Hz, at least 1");
+			if (rtl_cli_parse_double(optarg, 1, HUGE_VAL, &d))
+				return rtl_cli_bad_value(PROG, "--rate", optarg,
+							 "a rate in Hz, at least 1");
 			c->rate_hz = d;
 			break;
 		case 'P':
 			prof = rtl_sim_profile_find(optarg);
 			if (!prof)
-				return bad("--profile", optarg, "one of cb3, eseries, polyscope-x");
+				return rtl_cli_bad_value(PROG, "--profile", optarg,
+							 "one of cb3, eseries, polyscope-x");
 			for (int i = 0; i < RTL_SIM_PROFILE_COUNT; i++)
 				if (rtl_sim_profile((enum rtl_sim_profile_id)i) == prof)
 					c->profile = (enum rtl_sim_profile_id)i;
 			o->have_profile = true;
 			break;
 		case 'c':
-			if (!parse_cpus(optarg, cpu))
-				return bad("--cpus", optarg,
-					   "SIM,LOOP or SIM,RX,WORKER CPU numbers");
-			c->cpu_sim = cpu[0];
-			c->cpu_rx = cpu[1];
-			c->cpu_worker = cpu[2];
+			/* SIM,LOOP means rx and worker both on LOOP. */
+			n = rtl_cli_parse_list(optarg, CPU_SETSIZE - 1, cpu, 2, 3);
+			if (n < 0)
+				return rtl_cli_bad_value(PROG, "--cpus", optarg,
+							 "SIM,LOOP or SIM,RX,WORKER CPU numbers");
+			c->cpu_sim = (int)cpu[0];
+			c->cpu_rx = (int)cpu[1];
+			c->cpu_worker = (int)cpu[n - 1];
 			o->have_cpus = true;
 			break;
 		case 'p':
-			if (!parse_long(optarg, &l) || l < 1 || l > 99)
-				return bad("--priority", optarg,
-					   "a SCHED_FIFO priority from 1 to 99");
-			c->prio_worker = (int)l;
+			if (rtl_cli_parse_u64(optarg, 1, 99, &u))
+				return rtl_cli_bad_value(PROG, "--priority", optarg,
+							 "a SCHED_FIFO priority from 1 to 99");
+			c->prio_worker = (int)u;
 			break;
-		case OPT_SPIN: {
-			char *end;
-			long us = strtol(optarg, &end, 10);
-
-			if (*optarg == '\0' || *end || us < 0 || us > 100000) {
-				fprintf(stderr,
-					PROG
-					": bad --spin-us '%s': microseconds 0..100000; see " PROG
-					" --help\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			c->spin_ns = us * RTL_NS_PER_US;
+		case OPT_SPIN:
+			if (rtl_cli_parse_u64(optarg, 0, 100000, &u))
+				return rtl_cli_bad_value(PROG, "--spin-us", optarg,
+							 "microseconds 0..100000");
+			c->spin_ns = (int64_t)u * RTL_NS_PER_US;
 			break;
-		}
 		case OPT_OUTPUTS:
 			c->outputs = optarg;
 			o->have_outputs = true;
@@ -288,27 +232,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'o':
 			c->plot = optarg;
 			break;
-		case ':':
-			fprintf(stderr,
-				PROG ": option '%s' needs an argument; see " PROG " --help\n",
-				argv[optind - 1]);
-			return EXIT_USAGE;
 		default:
-			if (optopt && optopt < OPT_OUTPUTS)
-				fprintf(stderr,
-					PROG ": unknown option '-%c'; see " PROG " --help\n",
-					optopt);
-			else
-				fprintf(stderr, PROG ": unknown option '%s'; see " PROG " --help\n",
-					argv[optind - 1]);
-			return EXIT_USAGE;
+			return rtl_cli_getopt_error(PROG, ch, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'; see " PROG " --help\n",
-			argv[optind]);
-		return EXIT_USAGE;
-	}
+	if (optind < argc)
+		return rtl_cli_extra_args(PROG, optind, argc, argv);
 	return -1;
 }
 
@@ -329,21 +258,25 @@ static int validate(struct opts *o)
 	c->phase_ns = llround(c->duration_s * 1e9 / (3.0 * c->reps));
 	if (c->phase_ns < MIN_PHASE_NS) {
 		snprintf(buf, sizeof(buf), "%g", c->duration_s);
-		return bad("--duration", buf,
-			   "each phase of each repetition needs at least 0.1 s (duration >= "
-			   "0.3 s times --reps)");
+		return rtl_cli_bad_value(
+			PROG, "--duration", buf,
+			"each phase of each repetition needs at least 0.1 s (duration >= "
+			"0.3 s times --reps)");
 	}
 
 	if (c->transport == BENCH_UDP) {
 		if (o->have_profile)
-			return bad("--profile", rtl_sim_profile(c->profile)->name,
-				   "applies to --transport rtde only");
+			return rtl_cli_bad_value(PROG, "--profile",
+						 rtl_sim_profile(c->profile)->name,
+						 "applies to --transport rtde only");
 		if (o->have_outputs)
-			return bad("--outputs", c->outputs, "applies to --transport rtde only");
+			return rtl_cli_bad_value(PROG, "--outputs", c->outputs,
+						 "applies to --transport rtde only");
 		c->rate_hz = c->rate_hz > 0 ? c->rate_hz : UDP_DEFAULT_HZ;
 		if (c->rate_hz > UDP_MAX_HZ) {
 			snprintf(buf, sizeof(buf), "%g", c->rate_hz);
-			return bad("--rate", buf, "above the UDP stream's 1000 Hz");
+			return rtl_cli_bad_value(PROG, "--rate", buf,
+						 "above the UDP stream's 1000 Hz");
 		}
 		/* The simulator streams at any period: no divisor rule. */
 		c->divisor = 1;
@@ -354,7 +287,8 @@ static int validate(struct opts *o)
 		c->rate_hz = c->rate_hz > 0 ? c->rate_hz : (double)prof->frequency_hz;
 		if (c->rate_hz > prof->frequency_hz) {
 			snprintf(buf, sizeof(buf), "%g", c->rate_hz);
-			return bad("--rate", buf, "above the profile's maximum rate");
+			return rtl_cli_bad_value(PROG, "--rate", buf,
+						 "above the profile's maximum rate");
 		}
 		c->divisor = rtl_rtde_output_divisor((double)prof->frequency_hz, c->rate_hz);
 		c->eff_hz = (double)prof->frequency_hz / c->divisor;
@@ -374,7 +308,8 @@ static int validate(struct opts *o)
 			if (!CPU_ISSET(cpus[i], &allowed)) {
 				snprintf(buf, sizeof(buf), "%d,%d,%d", c->cpu_sim, c->cpu_rx,
 					 c->cpu_worker);
-				return bad("--cpus", buf, "a CPU this process may not run on");
+				return rtl_cli_bad_value(PROG, "--cpus", buf,
+							 "a CPU this process may not run on");
 			}
 	}
 
@@ -384,11 +319,12 @@ static int validate(struct opts *o)
 		c->in_size = RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE;
 	} else {
 		if (!strstr(c->outputs, "timestamp"))
-			return bad("--outputs", c->outputs,
-				   "the recipe must hold timestamp (the echo)");
+			return rtl_cli_bad_value(PROG, "--outputs", c->outputs,
+						 "the recipe must hold timestamp (the echo)");
 		ret = bench_package_size(c->outputs, true, &c->out_size);
 		if (ret < 0)
-			return bad("--outputs", c->outputs, "not a valid output recipe");
+			return rtl_cli_bad_value(PROG, "--outputs", c->outputs,
+						 "not a valid output recipe");
 		ret = bench_package_size(RTL_RTDE_CMD_ECHO_RECIPE, false, &c->in_size);
 		if (ret < 0) {
 			fprintf(stderr, PROG ": the echo recipe does not build: %s\n",
@@ -397,9 +333,9 @@ static int validate(struct opts *o)
 		}
 	}
 	if (c->plot && !*c->plot)
-		return bad("--plot", c->plot, "needs a file name");
+		return rtl_cli_bad_value(PROG, "--plot", c->plot, "needs a file name");
 	if (c->json && !*c->json)
-		return bad("--json", c->json, "needs a file name");
+		return rtl_cli_bad_value(PROG, "--json", c->json, "needs a file name");
 	return -1;
 }
 

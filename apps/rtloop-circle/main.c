@@ -39,6 +39,8 @@
 #include <rtloop/time.h>
 #include <rtloop/udp_transport.h>
 
+#include "cli.h"
+
 #define PROG "rtloop-circle"
 #define GAIN 10.0  /* position feedback [1/s] */
 #define EASE_S 0.3 /* angular speed ramp */
@@ -104,23 +106,6 @@ static void usage(FILE *f)
 		   "Exit status: 0 done, 1 could not run, 2 usage error.\n");
 }
 
-static int parse_num(const char *name, const char *arg, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v < lo || v > hi) {
-		fprintf(stderr,
-			PROG ": %s: '%s' is not a number in [%g, %g]; see " PROG " --help\n", name,
-			arg, lo, hi);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
@@ -134,39 +119,37 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	double port;
+	uint64_t port;
 	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:H:p:r:T:d:jh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if (strcmp(optarg, "udp") && strcmp(optarg, "rtde")) {
-				fprintf(stderr, PROG ": --transport: '%s' is not udp or rtde\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (strcmp(optarg, "udp") && strcmp(optarg, "rtde"))
+				return rtl_cli_bad_value(PROG, "--transport", optarg,
+							 "not udp or rtde");
 			o->udp = !strcmp(optarg, "udp");
 			break;
 		case 'H':
 			o->host = optarg;
 			break;
 		case 'p':
-			if (parse_num("--port", optarg, 1, 65535, &port))
-				return -EINVAL;
+			if (rtl_cli_u64(PROG, "--port", optarg, 1, 65535, &port))
+				return RTL_CLI_EXIT_USAGE;
 			o->port = (unsigned)port;
 			break;
 		case 'r':
-			if (parse_num("--radius", optarg, 0.001, 0.3, &o->radius))
-				return -EINVAL;
+			if (rtl_cli_double(PROG, "--radius", optarg, 0.001, 0.3, &o->radius))
+				return RTL_CLI_EXIT_USAGE;
 			break;
 		case 'T':
-			if (parse_num("--period-s", optarg, 0.2, 60, &o->period_s))
-				return -EINVAL;
+			if (rtl_cli_double(PROG, "--period-s", optarg, 0.2, 60, &o->period_s))
+				return RTL_CLI_EXIT_USAGE;
 			break;
 		case 'd':
-			if (parse_num("--duration", optarg, 0.1, 3600, &o->duration_s))
-				return -EINVAL;
+			if (rtl_cli_double(PROG, "--duration", optarg, 0.1, 3600, &o->duration_s))
+				return RTL_CLI_EXIT_USAGE;
 			break;
 		case 'j':
 			o->json = true;
@@ -174,23 +157,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'h':
 			usage(stdout);
 			exit(EXIT_OK);
-		case ':':
-			fprintf(stderr,
-				PROG ": option '%s' needs an argument; see " PROG " --help\n",
-				argv[optind - 1]);
-			return -EINVAL;
 		default:
-			fprintf(stderr, PROG ": unknown option '%s'; see " PROG " --help\n",
-				argv[optind - 1]);
-			return -EINVAL;
+			return rtl_cli_getopt_error(PROG, c, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'; see " PROG " --help\n",
-			argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return rtl_cli_extra_args(PROG, optind, argc, argv);
 }
 
 /* ---- the controller (worker thread) ------------------------------------------------------ */
@@ -315,7 +286,6 @@ int main(int argc, char **argv)
 	struct rtl_motion_config mc;
 	struct rtl_loop_stats st;
 	struct rtl_rt_error err = { 0 };
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct rtl_loop *loop = NULL;
 	double rms;
 	int ret;
@@ -368,9 +338,7 @@ int main(int argc, char **argv)
 	/* Run: connect (the period is known then), set up the motion, circle,
 	 * stop, and wait for the robot to come to rest. */
 	the_loop = loop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	rtl_cli_on_stop_signals(on_signal);
 	ret = rtl_loop_start(loop, &err);
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);

@@ -16,6 +16,8 @@
 
 #include <rtloop/doctor.h>
 
+#include "cli.h"
+
 #define PROG "rtloop-doctor"
 
 enum { EXIT_OK = 0, EXIT_BAD = 1, EXIT_USAGE = 2 };
@@ -65,33 +67,16 @@ int main(int argc, char **argv)
 		case 'r':
 			opts.root = optarg;
 			break;
-		case ':':
-			fprintf(stderr,
-				PROG ": option '%s' needs an argument; see " PROG " --help\n",
-				argv[optind - 1]);
-			return EXIT_USAGE;
 		default:
-			if (optopt)
-				fprintf(stderr,
-					PROG ": unknown option '-%c'; see " PROG " --help\n",
-					optopt);
-			else
-				fprintf(stderr, PROG ": unknown option '%s'; see " PROG " --help\n",
-					argv[optind - 1]);
-			return EXIT_USAGE;
+			return rtl_cli_getopt_error(PROG, c, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'; see " PROG " --help\n",
-			argv[optind]);
-		return EXIT_USAGE;
-	}
+	if (optind < argc)
+		return rtl_cli_extra_args(PROG, optind, argc, argv);
 
 	/* Validate and run. */
-	if (opts.root && !*opts.root) {
-		fprintf(stderr, PROG ": --root needs a directory; see " PROG " --help\n");
-		return EXIT_USAGE;
-	}
+	if (opts.root && !*opts.root)
+		return rtl_cli_usage_error(PROG, "--root needs a directory");
 	n = rtl_doctor_run(&opts, findings, RTL_DOCTOR_MAX_FINDINGS);
 	if (n < 0) {
 		if (opts.root)

@@ -22,11 +22,11 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "trace.h"
 
 #define WORST_MAX 10000
@@ -67,46 +67,10 @@ static void usage(FILE *f)
 		"both: 2 on a usage error.\n");
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, RTT_PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "; see " RTT_PROG " --help\n");
-	return RTT_EXIT_USAGE;
-}
-
-/* getopt's error cases, worded the same everywhere. */
-static int bad_option(int c, char **argv, const char *sub)
-{
-	if (c == ':')
-		return usage_error("%s%soption '%s' needs an argument", sub ? sub : "",
-				   sub ? ": " : "", argv[optind - 1]);
-	if (optopt)
-		return usage_error("%s%sunknown option '-%c'", sub ? sub : "", sub ? ": " : "",
-				   optopt);
-	return usage_error("%s%sunknown option '%s'", sub ? sub : "", sub ? ": " : "",
-			   argv[optind - 1]);
-}
-
-static bool parse_u64(const char *s, uint64_t max, uint64_t *v)
-{
-	char *end;
-	unsigned long long x;
-
-	if (!*s || *s == '-' || *s == '+')
-		return false;
-	errno = 0;
-	x = strtoull(s, &end, 10);
-	if (errno || *end || x > max)
-		return false;
-	*v = x;
-	return true;
-}
+/* Messages of a subcommand start "rtloop-trace record: " and point at its
+ * --help, which prints the same usage. */
+#define RECORD RTT_PROG " record"
+#define REPORT RTT_PROG " report"
 
 /* "4M", "262144", "64k": digits and an optional k/M/G suffix, as lttng takes. */
 static bool valid_size(const char *s)
@@ -139,37 +103,34 @@ static int cmd_record(int argc, char **argv)
 			return RTT_EXIT_OK;
 		case 'o':
 			if (!*optarg)
-				return usage_error("record: --output needs a directory");
+				return rtl_cli_usage_error(RECORD, "--output needs a directory");
 			o.output = optarg;
 			break;
 		case 's':
 			if (!valid_size(optarg))
-				return usage_error(
-					"record: --subbuf-size '%s' is not a size such as "
-					"4M or 262144",
-					optarg);
+				return rtl_cli_bad_value(RECORD, "--subbuf-size", optarg,
+							 "not a size such as 4M or 262144");
 			o.subbuf_size = optarg;
 			break;
 		case 'n':
-			if (!parse_u64(optarg, 1u << 20, &v) || v == 0 || (v & (v - 1)))
-				return usage_error(
-					"record: --num-subbuf '%s' is not a power of two", optarg);
+			if (rtl_cli_parse_u64(optarg, 1, 1u << 20, &v) || (v & (v - 1)))
+				return rtl_cli_bad_value(RECORD, "--num-subbuf", optarg,
+							 "not a power of two");
 			o.num_subbuf = (unsigned)v;
 			break;
 		case 't':
-			if (!parse_u64(optarg, 3600000, &v))
-				return usage_error("record: --register-timeout '%s' is not a count "
-						   "of ms (0..3600000)",
-						   optarg);
+			if (rtl_cli_parse_u64(optarg, 0, 3600000, &v))
+				return rtl_cli_bad_value(RECORD, "--register-timeout", optarg,
+							 "not a count of ms (0..3600000)");
 			o.register_timeout = optarg;
 			break;
 		default:
-			return bad_option(c, argv, "record");
+			return rtl_cli_getopt_error(RECORD, c, argv);
 		}
 	}
 	if (optind >= argc)
-		return usage_error(
-			"record: no command given (record [OPTIONS] -- COMMAND [ARG...])");
+		return rtl_cli_usage_error(
+			RECORD, "no command given (record [OPTIONS] -- COMMAND [ARG...])");
 	o.argv = argv + optind;
 	return rtt_record(&o);
 }
@@ -199,29 +160,30 @@ static int cmd_report(int argc, char **argv)
 			json = true;
 			break;
 		case 'w':
-			if (!parse_u64(optarg, WORST_MAX, &worst))
-				return usage_error("report: --worst '%s' is not a count 0..%d",
-						   optarg, WORST_MAX);
+			if (rtl_cli_u64(REPORT, "--worst", optarg, 0, WORST_MAX, &worst))
+				return RTT_EXIT_USAGE;
 			break;
 		case 'p':
-			if (!parse_u64(optarg, INT32_MAX, &v) || v == 0)
-				return usage_error("report: --pid '%s' is not a process id",
-						   optarg);
+			if (rtl_cli_parse_u64(optarg, 1, INT32_MAX, &v))
+				return rtl_cli_bad_value(REPORT, "--pid", optarg,
+							 "not a process id");
 			pid = (int64_t)v;
 			break;
 		case 'P':
 			if (!*optarg)
-				return usage_error("report: --plot needs a file name (FILE.png)");
+				return rtl_cli_usage_error(REPORT,
+							   "--plot needs a file name (FILE.png)");
 			plot = optarg;
 			break;
 		default:
-			return bad_option(c, argv, "report");
+			return rtl_cli_getopt_error(REPORT, c, argv);
 		}
 	}
 	if (optind >= argc)
-		return usage_error("report: no trace directory given (report [OPTIONS] DIR)");
+		return rtl_cli_usage_error(REPORT,
+					   "no trace directory given (report [OPTIONS] DIR)");
 	if (argc - optind > 1)
-		return usage_error("report: unexpected argument '%s'", argv[optind + 1]);
+		return rtl_cli_extra_args(REPORT, optind + 1, argc, argv);
 	dir = argv[optind];
 
 	if (rtt_analysis_init(&a, pid)) {
@@ -284,16 +246,16 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return RTT_EXIT_OK;
 		default:
-			return bad_option(c, argv, NULL);
+			return rtl_cli_getopt_error(RTT_PROG, c, argv);
 		}
 	}
 	if (optind >= argc)
-		return usage_error("no subcommand given (record or report)");
+		return rtl_cli_usage_error(RTT_PROG, "no subcommand given (record or report)");
 	sub = argv[optind];
 	/* Each subcommand parses its own argv, whose argv[0] is its name. */
 	if (strcmp(sub, "record") == 0)
 		return cmd_record(argc - optind, argv + optind);
 	if (strcmp(sub, "report") == 0)
 		return cmd_report(argc - optind, argv + optind);
-	return usage_error("unknown subcommand '%s' (record or report)", sub);
+	return rtl_cli_usage_error(RTT_PROG, "unknown subcommand '%s' (record or report)", sub);
 }
