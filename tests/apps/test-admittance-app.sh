@@ -11,42 +11,15 @@ set -u
 
 app=${1:?usage: $0 path/to/rtloop-admittance path/to/rtde-sim}
 sim=${2:?usage: $0 path/to/rtloop-admittance path/to/rtde-sim}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rtl-admittance-app.XXXXXX") || exit 99
-sim_pid=""
-cleanup() {
-	[ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else fail "$desc"; fi
-}
-contains() { case $1 in *"$2"*) return 0 ;; esac; return 1; }
-
-# run ARGS...: runs the app, leaving $out, $err and $rc.
-run() {
-	"$app" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	out=$(cat "$tmp/out")
-	err=$(cat "$tmp/err")
-}
+# shellcheck source=SCRIPTDIR/tap.sh
+. "$(dirname "$0")/tap.sh"
+tap_init rtl-admittance-app
 
 # --- flags -------------------------------------------------------------------
-run --help
-check "--help exits 0" [ "$rc" -eq 0 ]
+check_exits 0 --help
 check "--help documents --target-force, --echo and --read-only" \
-	sh -c 'case "$1" in *--target-force*--read-only*--echo*) exit 0 ;; esac; exit 1' _ "$out"
-run --bogus
-check "an unknown flag exits 2" [ "$rc" -eq 2 ]
-check "an unknown flag is named" contains "$err" "--bogus"
+	in_order "$out" --target-force --read-only --echo
+check_unknown_flag --bogus
 run --duration soon
 check "a bad value exits 2" [ "$rc" -eq 2 ]
 check "a bad value is named" contains "$err" "--duration"
@@ -57,20 +30,10 @@ check "--echo with --read-only is refused" [ "$rc" -eq 2 ]
 
 # --- against rtde-sim --------------------------------------------------------
 # The UR5e starts with its TCP at z = 0.4879 m: the plane 28 mm below.
-"$sim" --port 0 --contact-z 0.46 --echo-register 47 --duration 30 \
-	--json "$tmp/sim.json" >"$tmp/sim.txt" 2>"$tmp/sim.log" &
-sim_pid=$!
-port=""
-i=0
-while [ -z "$port" ] && [ $i -lt 100 ] && kill -0 "$sim_pid" 2>/dev/null; do
-	port=$(sed -n 's/.*listening on [0-9.]*:\([0-9][0-9]*\).*/\1/p' "$tmp/sim.log" 2>/dev/null)
-	[ -n "$port" ] || sleep 0.05
-	i=$((i + 1))
-done
-if [ -z "$port" ]; then
+if ! start_sim "$sim_rtde_port" --port 0 --contact-z 0.46 --echo-register 47 --duration 30 \
+	--json "$tmp/sim.json"; then
 	fail "rtde-sim started (log: $(cat "$tmp/sim.log"))"
-	echo "1..$n"
-	exit 1
+	finish
 fi
 ok "rtde-sim listens on port $port"
 
@@ -107,11 +70,8 @@ zend=$(awk -F, 'END { print $2 }' "$tmp/run.csv")
 check "the TCP went down into the plane (z $zend m < 0.46 m)" \
 	awk -v z="$zend" 'BEGIN { exit !(z < 0.46 && z > 0.45) }'
 
-kill -TERM "$sim_pid" 2>/dev/null
-wait "$sim_pid"
-sim_pid=""
+stop_sim
 trips=$(sed -n 's/.*"round_trips":\([0-9]*\).*/\1/p' "$tmp/sim.json")
 check "the simulator measured echo round trips ($trips)" [ "${trips:-0}" -gt 1000 ]
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

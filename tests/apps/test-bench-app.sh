@@ -11,67 +11,38 @@
 set -u
 
 app=${1:?usage: $0 path/to/rtloop-bench}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rtl-bench-app.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else fail "$desc"; fi
-}
-
-# run ARGS...: runs the app, leaving $out, $err and $rc.
-run() {
-	"$app" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	out=$(cat "$tmp/out")
-	err=$(cat "$tmp/err")
-}
-
-contains() { case $1 in *"$2"*) return 0 ;; esac; return 1; }
+# shellcheck source=SCRIPTDIR/tap.sh
+. "$(dirname "$0")/tap.sh"
+tap_init rtl-bench-app
 
 # --- flags -------------------------------------------------------------------
-run --help
-check "--help exits 0" [ "$rc" -eq 0 ]
+check_exits 0 --help
 for flag in --transport --duration --rate --profile --cpus --priority --json --plot --quick; do
 	check "--help documents $flag" contains "$out" "$flag"
 done
 
-run --no-such-flag
-check "an unknown flag exits 2" [ "$rc" -eq 2 ]
-check "an unknown flag is named" contains "$err" "--no-such-flag"
+check_unknown_flag --no-such-flag
 
-run --reps 0
-check "--reps 0 exits 2" [ "$rc" -eq 2 ]
+check_exits 2 --reps 0
 check "--reps 0 is named" contains "$err" "--reps"
 
 run --profile nonesuch
-check "an unknown profile exits 2 naming --profile" \
-	sh -c '[ "$1" -eq 2 ] && case $2 in *--profile*) exit 0 ;; esac; exit 1' _ "$rc" "$err"
+check "an unknown profile exits 2 naming --profile" exits_saying 2 --profile
 
 run --cpus 0,x
-check "a bad CPU list exits 2 naming --cpus" \
-	sh -c '[ "$1" -eq 2 ] && case $2 in *--cpus*) exit 0 ;; esac; exit 1' _ "$rc" "$err"
+check "a bad CPU list exits 2 naming --cpus" exits_saying 2 --cpus
 
 run --profile cb3 --rate 500
-check "a rate above the profile's exits 2 naming --rate" \
-	sh -c '[ "$1" -eq 2 ] && case $2 in *--rate*) exit 0 ;; esac; exit 1' _ "$rc" "$err"
+check "a rate above the profile's exits 2 naming --rate" exits_saying 2 --rate
 
 run --transport pigeon
-check "an unknown transport exits 2 naming --transport" \
-	sh -c '[ "$1" -eq 2 ] && case $2 in *--transport*) exit 0 ;; esac; exit 1' _ "$rc" "$err"
+check "an unknown transport exits 2 naming --transport" exits_saying 2 --transport
 
 run --transport udp --profile cb3
-check "--profile with --transport udp exits 2 naming --profile" \
-	sh -c '[ "$1" -eq 2 ] && case $2 in *--profile*) exit 0 ;; esac; exit 1' _ "$rc" "$err"
+check "--profile with --transport udp exits 2 naming --profile" exits_saying 2 --profile
 
 run --transport udp --rate 2000
-check "a UDP rate above 1000 Hz exits 2 naming --rate" \
-	sh -c '[ "$1" -eq 2 ] && case $2 in *--rate*) exit 0 ;; esac; exit 1' _ "$rc" "$err"
+check "a UDP rate above 1000 Hz exits 2 naming --rate" exits_saying 2 --rate
 
 run --duration
 check "a missing argument exits 2" [ "$rc" -eq 2 ]
@@ -91,12 +62,12 @@ quick_run() {
 		printf '%s\n' "$err" | sed 's/^/# /'
 	fi
 	check "$tr: the table has the round trip, the wake-up and the stages" \
-		sh -c 'case $1 in *"round trip"*"worker wake-up"*"rx_to_step"*) exit 0 ;; esac; exit 1' _ "$out"
+		in_order "$out" "round trip" "worker wake-up" "rx_to_step"
 	check "$tr: the floor is a bare $proto ping-pong" contains "$out" "floor (bare $proto)"
 	check "$tr: the report states the target" contains "$out" "target: round-trip p99"
 	check "$tr: --json wrote a file" [ -s "$json" ]
-	if command -v python3 >/dev/null 2>&1; then
-		check "$tr: --json parses and has the keys" python3 -c '
+	if have python3; then
+		py_check "$tr: --json parses and has the keys" '
 import json, sys
 d = json.load(open(sys.argv[1]))
 for k in ("tool", "machine", "config", "round_trip", "wake", "stages", "target", "reps"):
@@ -118,7 +89,7 @@ if sys.argv[2] == "udp":
     assert d["config"]["input_package_bytes"] == 208, d["config"]
 assert isinstance(d["target"]["met"], bool)
 ' "$json" "$tr"
-	elif command -v jq >/dev/null 2>&1; then
+	elif have jq; then
 		check "$tr: --json parses and has the keys" \
 			jq -e '.round_trip.ours.count > 0 and .round_trip.floor.count > 0
 				and .wake.ours.count > 0 and .wake.floor.count > 0
@@ -127,12 +98,11 @@ assert isinstance(d["target"]["met"], bool)
 				and (.target.met | type == "boolean")
 				and (.reps | length) == .config.reps' "$json" >/dev/null
 	else
-		ok "# SKIP no python3 or jq to parse JSON"
+		skip "$tr: --json parses and has the keys" "no python3 or jq to parse JSON"
 	fi
 }
 
 quick_run rtde TCP
 quick_run udp UDP
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

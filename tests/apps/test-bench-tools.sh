@@ -7,35 +7,21 @@
 set -u
 ring=$1
 codec=$2
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT INT TERM
-n=0
-check() { # description, then a command that must succeed
-	n=$((n + 1))
-	d=$1
-	shift
-	if "$@" >"$dir/out" 2>&1; then
-		echo "ok $n - $d"
-	else
-		echo "not ok $n - $d"
-		sed 's/^/# /' "$dir/out" | tail -5
-	fi
-}
+# shellcheck source=SCRIPTDIR/tap.sh
+. "$(dirname "$0")/tap.sh"
+tap_init rtl-bench-tools
+# shellcheck disable=SC2317 # invoked by check_quiet
 bad_flag() { # tool: exits 2 and names the flag
-	"$1" --bogus-flag >"$dir/o" 2>"$dir/e"
-	[ $? -eq 2 ] && grep -q -- "--bogus-flag" "$dir/e"
+	run_cmd "$1" --bogus-flag
+	exits_saying 2 --bogus-flag
 }
-json_has() { # file, keys...
-	f=$1
-	shift
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if all(k in d for k in sys.argv[2:]) else 1)' "$f" "$@"
-}
-echo "1..8"
-check "ring-bench --help exits 0" "$ring" --help
-check "ring-bench names a bad flag and exits 2" bad_flag "$ring"
-check "ring-bench --quick --reps 1 runs" "$ring" --quick --reps 1 --json "$dir/rb.json"
-check "ring-bench JSON has the probe and the cases" json_has "$dir/rb.json" probe_ns_one_way cases machine
-check "rtde-codec-bench --help exits 0" "$codec" --help
-check "rtde-codec-bench names a bad flag and exits 2" bad_flag "$codec"
-check "rtde-codec-bench --reps 1 runs" "$codec" --reps 1 -R typical --json "$dir/cb.json"
-check "rtde-codec-bench JSON has the recipes" json_has "$dir/cb.json" recipes machine reps
+plan 8
+check_quiet "ring-bench --help exits 0" "$ring" --help
+check_quiet "ring-bench names a bad flag and exits 2" bad_flag "$ring"
+check_quiet "ring-bench --quick --reps 1 runs" "$ring" --quick --reps 1 --json "$tmp/rb.json"
+check_quiet "ring-bench JSON has the probe and the cases" json_has "$tmp/rb.json" probe_ns_one_way cases machine
+check_quiet "rtde-codec-bench --help exits 0" "$codec" --help
+check_quiet "rtde-codec-bench names a bad flag and exits 2" bad_flag "$codec"
+check_quiet "rtde-codec-bench --reps 1 runs" "$codec" --reps 1 -R typical --json "$tmp/cb.json"
+check_quiet "rtde-codec-bench JSON has the recipes" json_has "$tmp/cb.json" recipes machine reps
+finish

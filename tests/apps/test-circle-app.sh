@@ -15,59 +15,10 @@ set -u
 app=${1:?usage: $0 path/to/rtloop-circle path/to/rtde-sim}
 sim=${2:?usage: $0 path/to/rtloop-circle path/to/rtde-sim}
 BOUND_MM=3
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rtl-circle-app.XXXXXX") || exit 99
-sim_pid=""
-stop_sim() {
-	if [ -n "$sim_pid" ]; then
-		kill "$sim_pid" 2>/dev/null
-		wait "$sim_pid" 2>/dev/null
-		sim_pid=""
-	fi
-}
-cleanup() {
-	stop_sim
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else fail "$desc"; fi
-}
-contains() { case $1 in *"$2"*) return 0 ;; esac; return 1; }
-
-# run ARGS...: runs the app (bounded), leaving $out, $err and $rc.
-run() {
-	timeout 30 "$app" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	out=$(cat "$tmp/out")
-	err=$(cat "$tmp/err")
-}
-
-# start_sim SED-PATTERN ARGS...: starts rtde-sim ARGS in the background and
-# sets $port from the first line of its stderr matching SED-PATTERN (which
-# captures the port), waiting up to 5 s. Returns non-zero when it did not
-# come up.
-start_sim() {
-	pattern=$1
-	shift
-	"$sim" "$@" >"$tmp/sim.txt" 2>"$tmp/sim.log" &
-	sim_pid=$!
-	port=""
-	i=0
-	while [ -z "$port" ] && [ $i -lt 100 ] && kill -0 "$sim_pid" 2>/dev/null; do
-		port=$(sed -n "$pattern" "$tmp/sim.log" 2>/dev/null | head -1)
-		[ -n "$port" ] || sleep 0.05
-		i=$((i + 1))
-	done
-	[ -n "$port" ]
-}
+# shellcheck source=SCRIPTDIR/tap.sh
+. "$(dirname "$0")/tap.sh"
+tap_init rtl-circle-app
+run_timeout=30 # run: each run of the app bounded
 
 # circle TRANSPORT: a 2-second circle against the simulator on $port, then
 # the checks on its report.
@@ -85,22 +36,17 @@ circle() {
 }
 
 # --- flags -------------------------------------------------------------------
-run --help
-check "--help exits 0" [ "$rc" -eq 0 ]
+check_exits 0 --help
 check "--help documents --transport, --radius and --duration" \
-	sh -c 'case "$1" in *--transport*--radius*--duration*) exit 0 ;; esac; exit 1' _ "$out"
-run --bogus
-check "an unknown flag exits 2" [ "$rc" -eq 2 ]
-check "an unknown flag is named" contains "$err" "--bogus"
+	in_order "$out" --transport --radius --duration
+check_unknown_flag --bogus
 run --transport carrier-pigeon
-check "a bad --transport exits 2 naming it" \
-	sh -c '[ "$1" -eq 2 ] && case $2 in *--transport*) exit 0 ;; esac; exit 1' _ "$rc" "$err"
+check "a bad --transport exits 2 naming it" exits_saying 2 --transport
 run --radius 5
-check "a radius out of range exits 2 naming --radius" \
-	sh -c '[ "$1" -eq 2 ] && case $2 in *--radius*) exit 0 ;; esac; exit 1' _ "$rc" "$err"
+check "a radius out of range exits 2 naming --radius" exits_saying 2 --radius
 
 # --- over UDP: rtde-sim --udp at 1 kHz -----------------------------------------
-if start_sim 's/.*UDP on [0-9.]*:\([0-9][0-9]*\).*/\1/p' --udp --udp-port 0 --duration 30; then
+if start_sim "$sim_udp_port" --udp --udp-port 0 --duration 30; then
 	ok "rtde-sim --udp serves on port $port"
 	circle udp
 else
@@ -109,7 +55,7 @@ fi
 stop_sim
 
 # --- over RTDE: rtde-sim at 500 Hz ----------------------------------------------
-if start_sim 's/.*listening on [0-9.]*:\([0-9][0-9]*\).*/\1/p' --port 0 --duration 30; then
+if start_sim "$sim_rtde_port" --port 0 --duration 30; then
 	ok "rtde-sim listens on port $port"
 	circle rtde
 else
@@ -117,5 +63,4 @@ else
 fi
 stop_sim
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -8,26 +8,9 @@
 set -u
 
 app=${1:?usage: $0 path/to/rtloop-doctor}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rtl-doctor-app.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else fail "$desc"; fi
-}
-
-# run ARGS...: runs the app, leaving $out, $err and $rc.
-run() {
-	"$app" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	out=$(cat "$tmp/out")
-	err=$(cat "$tmp/err")
-}
+# shellcheck source=SCRIPTDIR/tap.sh
+. "$(dirname "$0")/tap.sh"
+tap_init rtl-doctor-app
 
 put() { # put ROOT REL TEXT
 	mkdir -p "$(dirname "$1/$2")"
@@ -51,20 +34,12 @@ good_tree() {
 	put "$r" dev/cpu_dma_latency ''
 }
 
-contains() { case $1 in *"$2"*) return 0 ;; esac; return 1; }
-starts_with() { case $1 in "$2"*) return 0 ;; esac; return 1; }
-
 # --- flags -------------------------------------------------------------------
-run --help
-check "--help exits 0" [ "$rc" -eq 0 ]
+check_exits 0 --help
 check "--help documents --json and --root" contains "$out" "--json"
 check "--help documents the exit status" contains "$out" "Exit status"
 
-run --bogus
-check "unknown long flag exits 2" [ "$rc" -eq 2 ]
-check "unknown long flag is named on stderr" contains "$err" "'--bogus'"
-check "unknown long flag points at --help" contains "$err" "--help"
-check "unknown flag prints nothing on stdout" [ -z "$out" ]
+check_unknown_flag --bogus "unknown long flag"
 
 run -x
 check "unknown short flag exits 2 and is named" [ "$rc" -eq 2 ]
@@ -116,9 +91,9 @@ check "with its fix" contains "$out" "PREEMPT_RT kernel"
 run --json --root "$bad"
 check "--json keeps the exit code" [ "$rc" -eq 1 ]
 check "--json starts with {" starts_with "$out" "{"
-if command -v python3 >/dev/null 2>&1; then
-	printf '%s' "$out" >"$tmp/json"
-	check "--json parses and has every finding" python3 -c '
+printf '%s' "$out" >"$tmp/json"
+if have python3; then
+	py_check "--json parses and has every finding" '
 import json, sys
 d = json.load(open(sys.argv[1]))
 ids = [f["id"] for f in d["findings"]]
@@ -126,11 +101,11 @@ assert len(ids) == 14 and len(set(ids)) == 14, ids
 assert d["worst"] == "bad" and d["counts"]["bad"] >= 1, d
 assert all(f["verdict"] in ("ok", "warn", "bad") for f in d["findings"])
 ' "$tmp/json"
-elif command -v jq >/dev/null 2>&1; then
+elif have jq; then
 	check "--json parses and has every finding" \
-		[ "$(printf '%s' "$out" | jq '.findings | length')" = 14 ]
+		[ "$(jq '.findings | length' "$tmp/json")" = 14 ]
 else
-	ok "# SKIP no python3 or jq to parse JSON"
+	skip "--json parses and has every finding" "no python3 or jq to parse JSON"
 fi
 
 # --- the real machine --------------------------------------------------------
@@ -138,5 +113,4 @@ run
 check "the real system gives 0 or 1" [ "$rc" -le 1 ]
 check "the real system prints a summary" contains "$out" " ok, "
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -10,50 +10,20 @@ set -u
 
 app=${1:?usage: $0 path/to/rtde-record path/to/rtde-sim}
 sim=${2:?usage: $0 path/to/rtde-record path/to/rtde-sim}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rtl-record-app.XXXXXX") || exit 99
-simpid=
-cleanup() {
-	[ -n "$simpid" ] && kill "$simpid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
+# shellcheck source=SCRIPTDIR/tap.sh
+. "$(dirname "$0")/tap.sh"
+tap_init rtl-record-app
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else fail "$desc"; fi
-}
-
-# run ARGS...: runs the app, leaving $out, $err and $rc.
-run() {
-	"$app" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	out=$(cat "$tmp/out")
-	err=$(cat "$tmp/err")
-}
-
-contains() { case $1 in *"$2"*) return 0 ;; esac; return 1; }
-starts_with() { case $1 in "$2"*) return 0 ;; esac; return 1; }
-exits_saying() { [ "$rc" -eq "$1" ] && contains "$err" "$2"; } # exits_saying CODE TEXT
 lines() { wc -l <"$1" | tr -d ' '; }
 
 # --- flags -------------------------------------------------------------------
-run --help
-check "--help exits 0" [ "$rc" -eq 0 ]
+check_exits 0 --help
 check "--help documents --config, --fields and --binary" \
-	sh -c 'case "$1" in *--config*--fields*--binary*) exit 0 ;; esac; exit 1' - "$out"
+	in_order "$out" --config --fields --binary
 check "--help documents --dump and the exit status" \
-	sh -c 'case "$1" in *--dump*"Exit status"*) exit 0 ;; esac; exit 1' - "$out"
+	in_order "$out" --dump "Exit status"
 
-run --bogus
-check "unknown long flag exits 2" [ "$rc" -eq 2 ]
-check "unknown long flag is named on stderr" contains "$err" "'--bogus'"
-check "unknown long flag points at --help" contains "$err" "--help"
-check "unknown flag prints nothing on stdout" [ -z "$out" ]
+check_unknown_flag --bogus "unknown long flag"
 
 run -x
 check "unknown short flag exits 2 and is named" exits_saying 2 "'-x'"
@@ -92,20 +62,9 @@ run --dump "$tmp/missing.bin"
 check "--dump of a missing file exits 1 and names it" exits_saying 1 "missing.bin"
 
 # --- recordings from the simulator --------------------------------------------
-: >"$tmp/sim.err"
-"$sim" --port 0 --duration 60 --skip-every 50 >"$tmp/sim.out" 2>"$tmp/sim.err" &
-simpid=$!
-port=
-i=0
-while [ $i -lt 50 ] && [ -z "$port" ]; do
-	port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/sim.err")
-	[ -z "$port" ] && sleep 0.1
-	i=$((i + 1))
-done
-if [ -z "$port" ]; then
-	fail "rtde-sim started"
-	echo "1..$n"
-	exit 1
+if ! start_sim "$sim_rtde_port" --port 0 --duration 60 --skip-every 50; then
+	fail "rtde-sim started" "$(cat "$tmp/sim.log")"
+	finish
 fi
 ok "rtde-sim started on port $port"
 at="--host 127.0.0.1 --port $port --no-rt"
@@ -133,7 +92,7 @@ check "its header is the state recipe, expanded" starts_with "$(head -n 1 "$tmp/
 check "it holds 100 rows and the header" [ "$(lines "$tmp/state.csv")" -eq 101 ]
 check "the summary counts 100 packages" contains "$err" "100 packages recorded"
 check "the summary names controller skips and writer overflow" \
-	sh -c 'case "$1" in *"controller skips"*"writer overflow: 0"*) exit 0 ;; esac; exit 1' - "$err"
+	in_order "$err" "controller skips" "writer overflow: 0"
 
 # shellcheck disable=SC2086
 run $at --config "$tmp/rec.xml" --samples 20 --no-extra-columns -o "$tmp/out.csv"
@@ -164,26 +123,21 @@ check "--dump to stdout, strict layout" \
 run $at --fields timestamp,actual_qd --samples 10 -o - --json
 check "-o - exits 0" [ "$rc" -eq 0 ]
 check "-o - streams the CSV to stdout" [ "$(printf '%s\n' "$out" | wc -l | tr -d ' ')" -eq 11 ]
-if command -v python3 >/dev/null 2>&1; then
-	printf '%s\n' "$err" | tail -n 1 >"$tmp/sum.json"
-	check "--json prints the summary as JSON" python3 -c '
+printf '%s\n' "$err" | tail -n 1 >"$tmp/sum.json"
+py_check "--json prints the summary as JSON" '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["packages"] == 10 and d["writer_overflow"] == 0 and d["end"] == "samples", d
 assert d["bytes"] > 0 and "controller_skips" in d and "rate_hz" in d, d
 ' "$tmp/sum.json"
-	printf '%s\n' "$out" >"$tmp/stdout.csv"
-	check "Python's csv module reads it as record.py output" python3 -c '
+printf '%s\n' "$out" >"$tmp/stdout.csv"
+py_check "Python's csv module reads it as record.py output" '
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1]), delimiter=" "))
 assert len(rows) == 11 and all(len(r) == len(rows[0]) for r in rows), rows[:2]
 assert rows[0][:2] == ["timestamp", "actual_qd_0"], rows[0]
 [float(x) for r in rows[1:] for x in r]
 ' "$tmp/stdout.csv"
-else
-	ok "# SKIP no python3 to parse JSON"
-	ok "# SKIP no python3 to parse the CSV"
-fi
 
 # SIGINT: the recording stops cleanly and is flushed to the last row.
 # shellcheck disable=SC2086
@@ -198,9 +152,6 @@ check "the summary says it was stopped" contains "$(cat "$tmp/int.err")" "ended:
 check "the file ends with a whole row" [ "$(tail -c 1 "$tmp/int.csv" | od -An -c | tr -d ' ')" = '\n' ]
 check "the file holds rows" [ "$(lines "$tmp/int.csv")" -gt 50 ]
 
-kill "$simpid" 2>/dev/null
-wait "$simpid" 2>/dev/null
-simpid=
+stop_sim
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -25,62 +25,23 @@ app=${1:?usage: $0 path/to/rtloop-trace [path/to/trace-emitter]}
 emitter=${2:-}
 frames=60
 
-if [ ! -x "$app" ]; then
-	echo "1..0 # SKIP rtloop-trace not built (needs libbabeltrace2)"
-	exit 0
-fi
+# shellcheck source=SCRIPTDIR/tap.sh
+. "$(dirname "$0")/tap.sh"
+[ -x "$app" ] || skip_all "rtloop-trace not built (needs libbabeltrace2)"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rtl-trace-app.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	[ -s "$tmp/err" ] && sed 's/^/# /' "$tmp/err" | head -20
-	return 0
-}
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-check() { # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else fail "$desc"; fi
-}
-
-# run ARGS...: runs the app, leaving $out, $err and $rc.
-run() {
-	timeout 120 "$app" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	out=$(cat "$tmp/out")
-	err=$(cat "$tmp/err")
-}
-
-contains() { case $1 in *"$2"*) return 0 ;; esac; return 1; }
-check_exit() { # check_exit DESCRIPTION RC TEXT: exit status RC and TEXT on stderr
-	if [ "$rc" -eq "$2" ] && contains "$err" "$3"; then ok "$1"; else fail "$1"; fi
-}
+tap_init rtl-trace-app
+run_timeout=120 # run: each run of the app bounded
+tap_diag_file=$tmp/err # under a "not ok": the last run's stderr
 
 # --- flags -------------------------------------------------------------------
-run --help
-check "--help exits 0" [ "$rc" -eq 0 ]
+check_exits 0 --help
 check "--help documents record and report" contains "$out" "record [OPTIONS] [--] COMMAND"
 check "--help documents --json, --worst and --plot" \
-	sh -c 'case "$1" in *--json*--worst*--plot*) exit 0 ;; esac; exit 1' sh "$out"
+	in_order "$out" --json --worst --plot
 check "--help documents the exit status" contains "$out" "Exit status"
-run report --help
-check "report --help exits 0" [ "$rc" -eq 0 ]
+check_exits 0 report --help
 
-run --bogus
-check "unknown global flag exits 2" [ "$rc" -eq 2 ]
-check "unknown global flag is named" contains "$err" "'--bogus'"
-check "unknown flag points at --help" contains "$err" "--help"
-check "unknown flag prints nothing on stdout" [ -z "$out" ]
+check_unknown_flag --bogus "unknown global flag"
 
 run report --bogus "$tmp"
 check "unknown report flag exits 2" [ "$rc" -eq 2 ]
@@ -95,7 +56,7 @@ check "--worst without a count exits 2" [ "$rc" -eq 2 ]
 check "--worst without a count is named" contains "$err" "'--worst'"
 
 run report --worst many "$tmp"
-check_exit "--worst with a bad count exits 2 naming it" 2 "--worst 'many'"
+check "--worst with a bad count exits 2 naming it" exits_saying 2 "--worst 'many'"
 
 run frobnicate
 check "an unknown subcommand exits 2" [ "$rc" -eq 2 ]
@@ -108,7 +69,7 @@ run record
 check "record without a command exits 2" [ "$rc" -eq 2 ]
 
 run report "$tmp" extra
-check_exit "a stray argument exits 2 and is named" 2 "'extra'"
+check "a stray argument exits 2 and is named" exits_saying 2 "'extra'"
 
 mkdir "$tmp/empty"
 run report "$tmp/empty"
@@ -120,39 +81,28 @@ mkdir "$tmp/notctf"
 echo "this is not CTF" >"$tmp/notctf/metadata"
 echo "nor this" >"$tmp/notctf/channel_0"
 run report "$tmp/notctf"
-check_exit "a directory with a bogus trace exits 1 naming it" 1 "$tmp/notctf"
+check "a directory with a bogus trace exits 1 naming it" exits_saying 1 "$tmp/notctf"
 
 run report "$tmp/does-not-exist"
-check_exit "a missing directory exits 1 naming it" 1 "does-not-exist"
+check "a missing directory exits 1 naming it" exits_saying 1 "does-not-exist"
 
 mkdir "$tmp/full" && echo x >"$tmp/full/file"
 run record --output "$tmp/full" -- true
-check_exit "record into a non-empty directory exits 2 naming it" 2 "$tmp/full"
+check "record into a non-empty directory exits 2 naming it" exits_saying 2 "$tmp/full"
 
 # --- record and report -----------------------------------------------------------
 why=
 if [ -z "$emitter" ] || [ ! -x "$emitter" ]; then
 	why="trace-emitter not built (needs liblttng-ust)"
-elif ! command -v lttng >/dev/null 2>&1 || ! command -v lttng-sessiond >/dev/null 2>&1; then
+elif ! have lttng || ! have lttng-sessiond; then
 	why="lttng not installed (Debian: lttng-tools)"
-elif ! timeout 10 lttng list >/dev/null 2>&1; then
-	timeout 30 lttng-sessiond --daemonize --no-kernel </dev/null >/dev/null 2>&1
-	tries=0
-	while ! timeout 10 lttng list >/dev/null 2>&1; do
-		tries=$((tries + 1))
-		if [ "$tries" -ge 20 ]; then
-			why="no lttng session daemon reachable and none could be started"
-			break
-		fi
-		sleep 0.25
-	done
+elif ! sessiond_up; then
+	why="no lttng session daemon reachable and none could be started"
 fi
 
 if [ -n "$why" ]; then
 	skip "record and report a trace of trace-emitter" "$why"
-	echo "1..$n"
-	[ "$failed" -eq 0 ]
-	exit
+	finish
 fi
 
 trace="$tmp/trace"
@@ -167,12 +117,11 @@ check "record left no session behind" sh -c '! lttng list 2>/dev/null | grep -qF
 run record --output "$tmp/trace-false" -- false
 check "record passes the command's exit status on (false: 1)" [ "$rc" -eq 1 ]
 run record --output "$tmp/trace-missing" -- "$tmp/no-such-command"
-check_exit "record of a missing command exits 127 naming it" 127 "no-such-command"
+check "record of a missing command exits 127 naming it" exits_saying 127 "no-such-command"
 
 if [ -z "$pid" ]; then
 	fail "report (no pid from record)"
-	echo "1..$n"
-	exit 1
+	finish
 fi
 
 run report --pid "$pid" "$trace"
@@ -191,20 +140,19 @@ worst_rows=$(printf '%s\n' "$out" | sed -n '/^Worst/,/^$/p' | grep -c ' \(sent\|
 check "... five rows of breakdown" [ "$worst_rows" -eq 5 ]
 check "skipped: 12 frames in 6 events (controller 2, worker 4, ring_full 6)" \
 	contains "$out" "12 in 6 events (controller 2, worker 4, ring_full 6)"
-check "watchdog fired once, 3 periods" sh -c 'printf "%s\n" "$1" | grep -Eq "watchdog fired +1 \(3 periods missed\)"' sh "$out"
-check "2 reconnects, 1 failed" sh -c 'printf "%s\n" "$1" | grep -Eq "reconnects +2 \(1 failed\)"' sh "$out"
-check "no incomplete frames" sh -c 'printf "%s\n" "$1" | grep -Eq "incomplete frames +0$"' sh "$out"
-check "no absent frames" sh -c 'printf "%s\n" "$1" | grep -Eq "absent frames +0 "' sh "$out"
-check "nothing discarded" sh -c 'printf "%s\n" "$1" | grep -Eq "tracer discarded +0 events, 0 packets"' sh "$out"
+check "watchdog fired once, 3 periods" matches "$out" 'watchdog fired +1 \(3 periods missed\)'
+check "2 reconnects, 1 failed" matches "$out" 'reconnects +2 \(1 failed\)'
+check "no incomplete frames" matches "$out" 'incomplete frames +0$'
+check "no absent frames" matches "$out" 'absent frames +0 '
+check "nothing discarded" matches "$out" 'tracer discarded +0 events, 0 packets'
 
 run report --pid "$pid" --worst 2 "$trace"
 check "--worst 2 lists 2 frames" contains "$out" "Worst 2 frames"
 
 run report --json --pid "$pid" "$trace"
 check "report --json exits 0" [ "$rc" -eq 0 ]
-if command -v python3 >/dev/null 2>&1; then
-	printf '%s' "$out" >"$tmp/json"
-	if python3 -c '
+printf '%s' "$out" >"$tmp/json"
+py_check "report --json parses and has every stage and loss" '
 import json, sys
 d = json.load(open(sys.argv[1]))
 n = int(sys.argv[2])
@@ -229,16 +177,9 @@ assert l["reconnects"] == 2 and l["reconnects_failed"] == 1, l
 assert l["incomplete_frames"] == 0 and l["absent_frames"] == 0, l
 assert l["discarded_events"] == 0 and l["duplicate_events"] == 0, l
 assert [p["pid"] for p in d["processes"]] == [int(sys.argv[3])], d["processes"]
-' "$tmp/json" "$frames" "$pid" 2>"$tmp/err"; then
-		ok "report --json parses and has every stage and loss"
-	else
-		fail "report --json parses and has every stage and loss"
-	fi
-else
-	skip "report --json parses" "no python3"
-fi
+' "$tmp/json" "$frames" "$pid"
 
-if command -v gnuplot >/dev/null 2>&1; then
+if have gnuplot; then
 	run report --pid "$pid" --plot "$tmp/hist.png" "$trace"
 	if [ "$rc" -eq 0 ] && [ "$(head -c 4 "$tmp/hist.png" 2>/dev/null | tail -c 3)" = PNG ]; then
 		ok "--plot exits 0 and writes a PNG"
@@ -251,5 +192,4 @@ else
 	skip "--plot writes a PNG" "gnuplot not installed (Debian: gnuplot-nox)"
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -31,42 +31,15 @@ seq0=1000 # SEQ0 in trace-emitter.c
 motion_seq=1007 # MOTION_SEQ: the one frame with rtloop:motion_event (events 9)
 t_cmd=30  # seconds allowed for any one command
 
-n=0
-failed=0
-tap()
-{
-	# tap ok|not-ok "description" [diagnostic...]
-	n=$((n + 1))
-	if [ "$1" = ok ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-		shift 2
-		for d in "$@"; do
-			printf '%s\n' "$d" | sed 's/^/# /'
-		done
-	fi
-}
-
-finish()
-{
-	echo "1..$n"
-	exit "$failed"
-}
+# shellcheck source=SCRIPTDIR/../apps/tap.sh
+. "$(dirname "$0")/../apps/tap.sh"
 
 for tool in lttng lttng-sessiond babeltrace2 timeout; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "1..0 # SKIP $tool not installed (Debian: lttng-tools, babeltrace2)"
-		exit 0
-	fi
+	have "$tool" || skip_all "$tool not installed (Debian: lttng-tools, babeltrace2)"
 done
-if [ ! -x "$emitter" ]; then
-	echo "1..0 # SKIP emitter '$emitter' not built"
-	exit 0
-fi
+[ -x "$emitter" ] || skip_all "emitter '$emitter' not built"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rtloop-trace.XXXXXX") || exit 1
+tap_init rtloop-trace
 session="rtloop-test-$$-$(date +%s%N)"
 session_up=0
 emitter_pid=
@@ -80,12 +53,9 @@ cleanup()
 	if [ "$session_up" = 1 ]; then
 		timeout 15 lttng destroy "$session" >/dev/null 2>&1
 	fi
-	rm -rf "$tmp"
+	tap_cleanup
 }
 trap cleanup EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 lt()
 {
@@ -93,23 +63,7 @@ lt()
 }
 
 # ---- session daemon ---------------------------------------------------------
-reachable()
-{
-	timeout 10 lttng list >/dev/null 2>&1
-}
-if ! reachable; then
-	# A concurrent run may start one at the same time; either way, poll.
-	timeout "$t_cmd" lttng-sessiond --daemonize --no-kernel </dev/null >/dev/null 2>&1
-	tries=0
-	while ! reachable; do
-		tries=$((tries + 1))
-		if [ "$tries" -ge 20 ]; then
-			echo "1..0 # SKIP no lttng session daemon reachable and none could be started"
-			exit 0
-		fi
-		sleep 0.25
-	done
-fi
+sessiond_up || skip_all "no lttng session daemon reachable and none could be started"
 
 # ---- record -----------------------------------------------------------------
 rc=1
@@ -123,9 +77,9 @@ if lt create "$session" --output="$tmp/trace"; then
 	rc=$?
 fi
 if [ "$rc" -eq 0 ]; then
-	tap ok "session $session created, rtloop:* enabled, started"
+	ok "session $session created, rtloop:* enabled, started"
 else
-	tap not-ok "session $session created, rtloop:* enabled, started" "$(cat "$tmp/lttng.log")"
+	fail "session $session created, rtloop:* enabled, started" "$(cat "$tmp/lttng.log")"
 	finish
 fi
 
@@ -142,17 +96,17 @@ rc=$?
 emitter_pid=
 vpid=$(cat "$tmp/pid" 2>/dev/null)
 if [ "$rc" -eq 0 ] && [ -n "$vpid" ]; then
-	tap ok "trace-emitter --frames $frames ran (pid $vpid)"
+	ok "trace-emitter --frames $frames ran (pid $vpid)"
 else
-	tap not-ok "trace-emitter --frames $frames ran" "exit status $rc" "$(cat "$tmp/emitter.log")"
+	fail "trace-emitter --frames $frames ran" "exit status $rc" "$(cat "$tmp/emitter.log")"
 	finish
 fi
 
 if lt stop "$session" && lt destroy "$session"; then
 	session_up=0
-	tap ok "session stopped and destroyed"
+	ok "session stopped and destroyed"
 else
-	tap not-ok "session stopped and destroyed" "$(cat "$tmp/lttng.log")"
+	fail "session stopped and destroyed" "$(cat "$tmp/lttng.log")"
 	finish
 fi
 
@@ -161,9 +115,9 @@ timeout "$t_cmd" babeltrace2 "$tmp/trace" >"$tmp/all.txt" 2>"$tmp/bt.err"
 rc=$?
 grep -F "{ vpid = $vpid }" "$tmp/all.txt" >"$tmp/trace.txt"
 if [ "$rc" -eq 0 ] && [ -s "$tmp/trace.txt" ] && ! grep -qi discarded "$tmp/bt.err"; then
-	tap ok "babeltrace2 read $(wc -l <"$tmp/trace.txt") events of pid $vpid, none discarded"
+	ok "babeltrace2 read $(wc -l <"$tmp/trace.txt") events of pid $vpid, none discarded"
 else
-	tap not-ok "babeltrace2 read the events of pid $vpid, none discarded" "exit status $rc" \
+	fail "babeltrace2 read the events of pid $vpid, none discarded" "exit status $rc" \
 		"$(head -20 "$tmp/bt.err")" "$(head -5 "$tmp/all.txt")"
 	finish
 fi
@@ -323,18 +277,11 @@ END {
 		report(nbad[types[i]] == 0, "rtloop:" types[i] " field values as emitted", nbad[types[i]] + 0 " wrong: " why[types[i]])
 	report(nrec == 2 && ntext == 2 && total["watchdog_fired"] == 1 && total["motion_event"] == 1, "reconnect x2, text x2, watchdog_fired x1, motion_event x1", "reconnect " nrec + 0 ", text " ntext + 0 ", watchdog_fired " total["watchdog_fired"] + 0 ", motion_event " total["motion_event"] + 0)
 }' "$tmp/trace.txt" >"$tmp/checks.txt"; then
-	tap not-ok "awk checker ran" "$(cat "$tmp/checks.txt")"
+	fail "awk checker ran" "$(cat "$tmp/checks.txt")"
 	finish
 fi
 
-tab=$(printf '\t')
-while IFS="$tab" read -r verdict desc diag; do
-	if [ "$verdict" = ok ]; then
-		tap ok "$desc"
-	else
-		tap not-ok "$desc" "$diag"
-	fi
-done <"$tmp/checks.txt"
+report_lines "$tmp/checks.txt"
 if [ "$failed" != 0 ]; then
 	echo "# first events of the trace:"
 	head -12 "$tmp/trace.txt" | sed 's/^/# /'
