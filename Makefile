@@ -14,8 +14,25 @@ SUITES ?=
 
 all: build
 
+# The Debian packages in .ci/packages that are missing, installed with
+# apt-get (as root; otherwise named, with the command that installs them).
+# Idempotent and quiet when everything is present.
+PACKAGES := $(shell grep -v '^\#' .ci/packages)
+
 deps:
-	@sh .ci/deps
+	@missing=$$(for p in $(PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done | tr '\n' ' '); \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "rtloop: missing Debian packages: $$missing" >&2; \
+			echo "rtloop: fix: sudo apt-get install $$missing (or sudo make deps)" >&2; \
+			exit 1; \
+		fi; \
+		echo "rtloop: installing: $$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
+	fi
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) $(MESON_OPTS)
