@@ -16,6 +16,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <rtloop/stat.h>
 #include <rtloop/rtde_coalesce.h>
 
 /* Two 64-bit atomics per recipe on a single-writer path: they must be
@@ -220,11 +221,6 @@ static uint8_t compute_mask(const struct rtl_rtde_coalesce_slot *s,
 /* One relaxed load and store: exact with a single writer, and no locked
  * read-modify-write on the hot path. Readers need no ordering: a counter
  * is a number, not a flag that publishes data. */
-static void bump(_Atomic uint64_t *x)
-{
-	atomic_store_explicit(x, atomic_load_explicit(x, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-}
 
 RTL_API int rtl_rtde_coalesce_encode(struct rtl_rtde_coalesce *c, uint8_t *out, size_t cap)
 {
@@ -266,7 +262,7 @@ RTL_API int rtl_rtde_coalesce_encode(struct rtl_rtde_coalesce *c, uint8_t *out, 
 		int len;
 
 		if (!s->staged) {
-			bump(&c->counters[i].suppressed);
+			rtl_stat_add(&c->counters[i].suppressed, 1);
 			continue;
 		}
 		fields = out + pos + RTL_RTDE_HEADER_SIZE + 1;
@@ -322,7 +318,7 @@ RTL_API int rtl_rtde_coalesce_commit(struct rtl_rtde_coalesce *c)
 			s->masks[k].touched |= s->masks[k].staged;
 		s->staged = false;
 		s->force = false;
-		bump(&c->counters[i].sent);
+		rtl_stat_add(&c->counters[i].sent, 1);
 		committed++;
 	}
 	return committed;

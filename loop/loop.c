@@ -13,10 +13,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <rtloop/json.h>
 #include <rtloop/log.h>
 #include <rtloop/loop.h>
 #include <rtloop/motion.h>
 #include <rtloop/ring.h>
+#include <rtloop/stat.h>
 #include <rtloop/thread.h>
 #include <rtloop/time.h>
 
@@ -74,6 +76,10 @@ struct rtl_loop {
 	/* rx thread state. */
 	uint64_t seq;
 	int64_t last_rx_ns;
+	int64_t watchdog_ns; /* watchdog_periods periods; 0: off (set at connect) */
+	/* The transport's period, for the worker's overrun count: atomic
+	 * because a reconnect on the rx thread may change it. */
+	_Atomic int64_t period_ns;
 	/* Receive time of frame seq at [seq % WATCHDOG_HISTORY]: the
 	 * watchdog's view of how long the oldest unfinished frame waits. */
 	int64_t rx_times[WATCHDOG_HISTORY];
@@ -102,18 +108,6 @@ static const char *const hist_names[RTL_LOOP_H_COUNT] = {
 	[RTL_LOOP_H_INTERARRIVAL] = "interarrival",
 	[RTL_LOOP_H_WAKE] = "wake",
 };
-
-static void bump(_Atomic uint64_t *c, uint64_t n)
-{
-	/* relaxed: statistics with a single writer; no RMW on the hot path. */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-			      memory_order_relaxed);
-}
-
-static uint64_t get(const _Atomic uint64_t *c)
-{
-	return atomic_load_explicit(c, memory_order_relaxed);
-}
 
 static void note(struct rtl_loop *loop, const char *msg)
 {
@@ -145,12 +139,16 @@ RTL_API const char *rtl_loop_hist_name(enum rtl_loop_hist_id id)
 
 static int fail(struct rtl_rt_error *err, int code, const char *msg)
 {
-	if (err) {
-		err->code = code;
-		snprintf(err->msg, sizeof(err->msg), "%s", msg);
-	}
 	rtl_log(RTL_LOG_ERROR, "%s", msg);
-	return code;
+	return rtl_rt_error_set(err, code, "%s", msg);
+}
+
+/* The NUMA node of the worker's CPU, or -1: where the memory it reads goes. */
+static int worker_node(const struct rtl_loop_config *cfg)
+{
+	int node = cfg->worker_cpu >= 0 ? rtl_mem_cpu_node(cfg->worker_cpu) : -1;
+
+	return node >= 0 ? node : -1;
 }
 
 static int validate(const struct rtl_loop_config *cfg, struct rtl_rt_error *err)
@@ -183,7 +181,6 @@ RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config 
 {
 	struct rtl_loop *loop;
 	void *mem;
-	int node = -1;
 	int ret;
 
 	if (!out || !cfg)
@@ -206,9 +203,7 @@ RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config 
 		loop->cfg.watchdog_periods = DEFAULT_WATCHDOG;
 	if (!loop->cfg.reconnect_backoff_ns)
 		loop->cfg.reconnect_backoff_ns = DEFAULT_BACKOFF_NS;
-	if (cfg->worker_cpu >= 0 && rtl_mem_cpu_node(cfg->worker_cpu) >= 0)
-		node = rtl_mem_cpu_node(cfg->worker_cpu);
-	ret = rtl_mem_alloc(&mem, sizeof(struct rtl_hist) * RTL_LOOP_H_COUNT, node);
+	ret = rtl_mem_alloc(&mem, sizeof(struct rtl_hist) * RTL_LOOP_H_COUNT, worker_node(cfg));
 	if (ret < 0) {
 		free(loop);
 		return fail(err, ret, "loop: cannot allocate the histograms");
@@ -225,7 +220,7 @@ static int make_ring(struct rtl_loop *loop, struct rtl_rt_error *err)
 {
 	size_t values = (loop->t->values_size + 7) & ~(size_t)7;
 	size_t slot = sizeof(struct rtl_loop_frame) + values;
-	int node = -1;
+	int node;
 	void *mem;
 	int ret;
 
@@ -235,8 +230,7 @@ static int make_ring(struct rtl_loop *loop, struct rtl_rt_error *err)
 		return fail(
 			err, -EMSGSIZE,
 			"loop: the transport's frames grew after a reconnect; restart the loop");
-	if (loop->cfg.worker_cpu >= 0 && rtl_mem_cpu_node(loop->cfg.worker_cpu) >= 0)
-		node = rtl_mem_cpu_node(loop->cfg.worker_cpu);
+	node = worker_node(&loop->cfg);
 	loop->slot_size = slot;
 	loop->ring_bytes = rtl_ring_storage_size(loop->cfg.ring_capacity, slot);
 	/* Storage on the worker's node: the consumer reads every slot. */
@@ -252,6 +246,17 @@ static int make_ring(struct rtl_loop *loop, struct rtl_rt_error *err)
 	loop->scratch = (struct rtl_loop_frame *)(void *)((unsigned char *)loop->ring_storage +
 							  loop->ring_bytes);
 	return rtl_ring_init(loop->ring, loop->ring_storage, loop->cfg.ring_capacity, slot);
+}
+
+/* After every connect: what depends on the transport's frame size and
+ * period is derived here, not per frame. */
+static int connected(struct rtl_loop *loop, struct rtl_rt_error *err)
+{
+	loop->watchdog_ns = loop->cfg.watchdog_periods > 0 && loop->t->period_ns > 0
+				    ? (int64_t)loop->cfg.watchdog_periods * loop->t->period_ns
+				    : 0;
+	atomic_store_explicit(&loop->period_ns, loop->t->period_ns, memory_order_relaxed);
+	return make_ring(loop, err);
 }
 
 /* ---- transmit ownership ----------------------------------------------------------------- */
@@ -300,14 +305,14 @@ static int do_send(struct rtl_loop *loop, uint64_t seq)
 	int ret;
 
 	if (!atomic_load_explicit(&loop->armed, memory_order_relaxed)) {
-		bump(&loop->c.suppressed, 1);
+		rtl_stat_add(&loop->c.suppressed, 1);
 		return 0;
 	}
 	if (t->ops->check) {
 		char why[sizeof(loop->reject_why)];
 
 		if (t->ops->check(t, why, sizeof(why)) < 0) {
-			bump(&loop->c.rejected, 1);
+			rtl_stat_add(&loop->c.rejected, 1);
 			if (!atomic_load_explicit(&loop->reject_noted, memory_order_relaxed)) {
 				memcpy(loop->reject_why, why, sizeof(why));
 				loop->reject_why[sizeof(why) - 1] = '\0';
@@ -319,19 +324,19 @@ static int do_send(struct rtl_loop *loop, uint64_t seq)
 		}
 	}
 	if (!tx_try(loop)) {
-		bump(&loop->c.would_block, 1);
+		rtl_stat_add(&loop->c.would_block, 1);
 		return -EAGAIN;
 	}
 	ret = t->ops->send(t);
 	tx_release(loop);
 	if (ret > 0) {
-		bump(&loop->c.sends, 1);
+		rtl_stat_add(&loop->c.sends, 1);
 		rtl_trace_package_sent(seq, 0, (uint32_t)ret);
 	} else if (ret == 0) {
-		bump(&loop->c.suppressed, 1);
+		rtl_stat_add(&loop->c.suppressed, 1);
 		rtl_trace_package_suppressed(seq, 0, 0);
 	} else if (ret == -EAGAIN) {
-		bump(&loop->c.would_block, 1);
+		rtl_stat_add(&loop->c.would_block, 1);
 	}
 	return ret;
 }
@@ -356,38 +361,34 @@ static void wake_worker(struct rtl_loop *loop)
  */
 static void watchdog_check(struct rtl_loop *loop, int64_t now, uint64_t seq)
 {
-	int64_t limit = (int64_t)loop->cfg.watchdog_periods * loop->t->period_ns;
 	uint64_t done = atomic_load_explicit(&loop->done_count, memory_order_relaxed);
 	int64_t oldest;
 
-	if (loop->cfg.watchdog_periods < 0 || loop->t->period_ns <= 0 || done > seq)
+	if (!loop->watchdog_ns || done > seq)
 		return;
 	/* More frames pending than remembered: the oldest is older still. */
 	oldest = seq - done >= WATCHDOG_HISTORY ? INT64_MIN / 2
 						: loop->rx_times[done % WATCHDOG_HISTORY];
-	if (now - oldest <= limit)
+	if (now - oldest <= loop->watchdog_ns)
 		return;
 	if (atomic_load_explicit(&loop->watchdog_on, memory_order_relaxed))
 		return;
 	if (send_safe(loop) < 0)
 		return; /* busy or would block: try again with the next frame */
 	atomic_store_explicit(&loop->watchdog_on, 1, memory_order_relaxed);
-	bump(&loop->c.watchdog, 1);
+	rtl_stat_add(&loop->c.watchdog, 1);
 	rtl_trace_watchdog_fired(seq, (uint32_t)((seq - done) + 1));
 }
 
+/* Sleep @ns in chunks of at most 50 ms, so that a stop is seen quickly. */
 static void backoff_sleep(struct rtl_loop *loop, int64_t ns)
 {
 	int64_t end = rtl_time_now() + ns;
+	int64_t now;
 
-	while (!atomic_load(&loop->stop) && rtl_time_now() < end) {
-		int64_t chunk = end - rtl_time_now();
-
-		if (chunk > 50 * RTL_NS_PER_MS)
-			chunk = 50 * RTL_NS_PER_MS;
-		if (chunk > 0)
-			rtl_time_sleep_until(rtl_time_now() + chunk);
-	}
+	while (!atomic_load(&loop->stop) && (now = rtl_time_now()) < end)
+		rtl_time_sleep_until(end - now > 50 * RTL_NS_PER_MS ? now + 50 * RTL_NS_PER_MS
+								    : end);
 }
 
 /* The connection is gone: reconnect (slow path) or end the loop. Returns
@@ -413,10 +414,10 @@ static bool reconnect(struct rtl_loop *loop, int why)
 		ret = loop->t->ops->connect(loop->t, &err);
 		rtl_trace_reconnect((uint32_t)i, ret);
 		if (ret == 0) {
-			ret = make_ring(loop, &err);
+			ret = connected(loop, &err);
 			if (ret < 0)
 				break;
-			bump(&loop->c.reconnects, 1);
+			rtl_stat_add(&loop->c.reconnects, 1);
 			tx_release(loop);
 			rtl_log(RTL_LOG_INFO, "loop: reconnected; commands are disarmed until "
 					      "rtl_loop_arm()");
@@ -458,35 +459,39 @@ static void *rx_main(void *arg)
 		for (;;) {
 			struct rtl_loop_frame *slot = rtl_ring_reserve(loop->ring);
 			struct rtl_loop_frame *f = slot ? slot : loop->scratch;
-			int r = t->ops->next(t, f, loop->slot_size - sizeof(*f));
+			int r;
+
+			/* Before next(): the transport's "now", so it reads no
+			 * clock per frame. */
+			f->rx_ns = now;
+			r = t->ops->next(t, f, loop->slot_size - sizeof(*f));
 
 			if (r == 0)
 				break;
 			if (r < 0) {
-				bump(&loop->c.rx_errors, 1);
+				rtl_stat_add(&loop->c.rx_errors, 1);
 				if (!reconnect(loop, r))
 					goto out;
 				break;
 			}
 			f->seq = loop->seq++;
-			f->rx_ns = now;
 			loop->rx_times[f->seq % WATCHDOG_HISTORY] = now;
 			/* Both events follow the decode (the frame's seq is known
 			 * only then); the time recv() returned is in rx_ns. */
 			rtl_trace_frame_received(f->seq, f->ctrl_time, f->rx_ns, f->size);
 			rtl_trace_frame_decoded(f->seq, 0);
-			bump(&loop->c.frames, 1);
+			rtl_stat_add(&loop->c.frames, 1);
 			if (loop->last_rx_ns)
 				rtl_hist_record(&loop->hist[RTL_LOOP_H_INTERARRIVAL],
 						now - loop->last_rx_ns);
 			loop->last_rx_ns = now;
 			if (f->ctrl_skipped) {
-				bump(&loop->c.ctrl_skipped, f->ctrl_skipped);
+				rtl_stat_add(&loop->c.ctrl_skipped, f->ctrl_skipped);
 				rtl_trace_skipped(f->seq, f->ctrl_skipped,
 						  RTL_TRACE_SKIP_CONTROLLER);
 			}
 			if (!slot) {
-				bump(&loop->c.ring_full, 1);
+				rtl_stat_add(&loop->c.ring_full, 1);
 				rtl_trace_skipped(f->seq, 1, RTL_TRACE_SKIP_RING_FULL);
 			} else {
 				f->commit_ns = rtl_time_now();
@@ -514,7 +519,7 @@ static const struct rtl_loop_frame *take(struct rtl_loop *loop)
 		return rtl_ring_peek(loop->ring);
 	f = rtl_ring_peek_newest(loop->ring, &skipped);
 	if (f && skipped) {
-		bump(&loop->c.worker_skipped, skipped);
+		rtl_stat_add(&loop->c.worker_skipped, skipped);
 		rtl_trace_skipped(f->seq, skipped, RTL_TRACE_SKIP_WORKER);
 	}
 	return f;
@@ -577,9 +582,11 @@ static const struct rtl_loop_frame *wait_frame(struct rtl_loop *loop, int64_t de
 /* Book-keeping when a frame starts being processed. */
 static void frame_started(struct rtl_loop *loop, const struct rtl_loop_frame *f, int64_t now)
 {
-	rtl_hist_record(&loop->hist[RTL_LOOP_H_WAKE], now - f->commit_ns);
+	int64_t wake = now - f->commit_ns;
+
+	rtl_hist_record(&loop->hist[RTL_LOOP_H_WAKE], wake);
 	rtl_hist_record(&loop->hist[RTL_LOOP_H_RX_TO_STEP], now - f->rx_ns);
-	rtl_trace_worker_woke(f->seq, now - f->commit_ns);
+	rtl_trace_worker_woke(f->seq, wake);
 	loop->step_seq = f->seq;
 }
 
@@ -595,7 +602,7 @@ static void *worker_main(void *arg)
 
 	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed)) {
 		const struct rtl_loop_frame *f = wait_frame(loop, INT64_MAX);
-		int64_t start, end;
+		int64_t start, end, period;
 		uint64_t seq;
 		int ret;
 
@@ -608,9 +615,10 @@ static void *worker_main(void *arg)
 		end = rtl_time_now();
 		rtl_trace_step_finished(f->seq, end - start);
 		rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP], end - start);
-		bump(&loop->c.steps, 1);
-		if (loop->t->period_ns > 0 && end - start > loop->t->period_ns)
-			bump(&loop->c.overruns, 1);
+		rtl_stat_add(&loop->c.steps, 1);
+		period = atomic_load_explicit(&loop->period_ns, memory_order_relaxed);
+		if (period > 0 && end - start > period)
+			rtl_stat_add(&loop->c.overruns, 1);
 		if (ret < 0) {
 			int expect = 0;
 
@@ -696,7 +704,7 @@ RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err)
 			*err = e;
 		return ret;
 	}
-	ret = make_ring(loop, err);
+	ret = connected(loop, err);
 	if (ret < 0)
 		goto err_disconnect;
 	atomic_store(&loop->stop, 0);
@@ -806,7 +814,7 @@ RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_
 	now = rtl_time_now();
 	frame_started(loop, f, now);
 	loop->last_read_start = now;
-	bump(&loop->c.steps, 1);
+	rtl_stat_add(&loop->c.steps, 1);
 	loop->holding = true;
 	loop->held_seq = f->seq;
 	return f;
@@ -857,13 +865,13 @@ RTL_API void rtl_loop_note_motion(struct rtl_loop *loop, uint32_t events)
 		return;
 	c = &loop->c;
 	if (events & (1u << RTL_MOTION_EV_TIMEOUT))
-		bump(&c->motion_timeouts, 1);
+		rtl_stat_add(&c->motion_timeouts, 1);
 	if (events & (1u << RTL_MOTION_EV_LOSS))
-		bump(&c->motion_losses, 1);
+		rtl_stat_add(&c->motion_losses, 1);
 	if (events & (1u << RTL_MOTION_EV_LIMIT))
-		bump(&c->motion_limits, 1);
+		rtl_stat_add(&c->motion_limits, 1);
 	if (events & (1u << RTL_MOTION_EV_STOPPED))
-		bump(&c->motion_stops, 1);
+		rtl_stat_add(&c->motion_stops, 1);
 	rtl_trace_motion_event(loop->step_seq, events);
 }
 
@@ -875,23 +883,23 @@ RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *
 		return;
 	c = &loop->c;
 	*s = (struct rtl_loop_stats){
-		.frames = get(&c->frames),
-		.ctrl_skipped = get(&c->ctrl_skipped),
-		.worker_skipped = get(&c->worker_skipped),
-		.ring_full = get(&c->ring_full),
-		.steps = get(&c->steps),
-		.overruns = get(&c->overruns),
-		.sends = get(&c->sends),
-		.suppressed = get(&c->suppressed),
-		.would_block = get(&c->would_block),
-		.rejected = get(&c->rejected),
-		.watchdog = get(&c->watchdog),
-		.reconnects = get(&c->reconnects),
-		.rx_errors = get(&c->rx_errors),
-		.motion_timeouts = get(&c->motion_timeouts),
-		.motion_losses = get(&c->motion_losses),
-		.motion_limits = get(&c->motion_limits),
-		.motion_stops = get(&c->motion_stops),
+		.frames = rtl_stat_get(&c->frames),
+		.ctrl_skipped = rtl_stat_get(&c->ctrl_skipped),
+		.worker_skipped = rtl_stat_get(&c->worker_skipped),
+		.ring_full = rtl_stat_get(&c->ring_full),
+		.steps = rtl_stat_get(&c->steps),
+		.overruns = rtl_stat_get(&c->overruns),
+		.sends = rtl_stat_get(&c->sends),
+		.suppressed = rtl_stat_get(&c->suppressed),
+		.would_block = rtl_stat_get(&c->would_block),
+		.rejected = rtl_stat_get(&c->rejected),
+		.watchdog = rtl_stat_get(&c->watchdog),
+		.reconnects = rtl_stat_get(&c->reconnects),
+		.rx_errors = rtl_stat_get(&c->rx_errors),
+		.motion_timeouts = rtl_stat_get(&c->motion_timeouts),
+		.motion_losses = rtl_stat_get(&c->motion_losses),
+		.motion_limits = rtl_stat_get(&c->motion_limits),
+		.motion_stops = rtl_stat_get(&c->motion_stops),
 	};
 }
 
@@ -938,20 +946,6 @@ static size_t counter_list(const struct rtl_loop_stats *s, const char **names, u
 	return n;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json)
 {
 	struct rtl_loop_stats s;
@@ -977,9 +971,9 @@ RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json)
 			rtl_hist_write_json(&loop->hist[h], f);
 		}
 		fputs("},\"rt_notes\":", f);
-		json_string(f, loop->rt_notes);
+		rtl_json_string(f, loop->rt_notes);
 		fputs(",\"first_rejection\":", f);
-		json_string(f, why ? why : "");
+		rtl_json_string(f, why ? why : "");
 		fputs("}\n", f);
 	} else {
 		fputs("loop counters:\n", f);

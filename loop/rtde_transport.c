@@ -9,30 +9,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <rtloop/log.h>
 #include <rtloop/rtde_transport.h>
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
 
 #define DEFAULT_TIMEOUT_NS (3 * RTL_NS_PER_SEC)
-
-/* Fill @err; a longer message (a recipe report) is logged whole and cut
- * in @err. */
-static int set_err(struct rtl_rt_error *err, int code, const char *msg)
-{
-	size_t n = strlen(msg);
-
-	if (n >= sizeof(err->msg))
-		rtl_log(RTL_LOG_ERROR, "%s", msg);
-	if (err) {
-		if (n >= sizeof(err->msg))
-			n = sizeof(err->msg) - 1;
-		err->code = code;
-		memcpy(err->msg, msg, n);
-		err->msg[n] = '\0';
-	}
-	return code;
-}
 
 static struct rtl_rtde_transport *of(struct rtl_transport *base)
 {
@@ -46,12 +27,24 @@ static bool settled(enum rtl_rtde_client_state s, bool no_start)
 	return s == RTL_RTDE_CLIENT_RUNNING || (no_start && s == RTL_RTDE_CLIENT_READY);
 }
 
+/* Drain every event of the bytes fed so far (the framer points into t->rx
+ * until next() returns 0). Returns 0, or a fatal error's code with @err
+ * filled. */
+static int drain(struct rtl_rtde_client *c, struct rtl_rt_error *err)
+{
+	struct rtl_rtde_client_event ev;
+
+	while (rtl_rtde_client_next(c, rtl_time_now(), &ev) == 1)
+		if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal)
+			return rtl_rt_error_set(err, ev.u.error->code, "%s", ev.u.error->message);
+	return 0;
+}
+
 /* Run the client on the socket until it streams (or fails). */
 static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_rt_error *err)
 {
 	struct rtl_rtde_client *c = t->client;
 	bool no_start = t->cfg.client.flags & RTL_RTDE_CLIENT_NO_START;
-	struct rtl_rtde_client_event ev;
 	const uint8_t *out;
 	size_t n;
 	ssize_t got;
@@ -62,19 +55,17 @@ static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_
 		while ((n = rtl_rtde_client_tx(c, &out)) > 0) {
 			ret = rtl_tcp_send_all(t->fd, out, n, deadline);
 			if (ret < 0)
-				return set_err(err, ret, "RTDE: sending a setup request failed");
+				return rtl_rt_error_set(err, ret,
+							"RTDE: sending a setup request failed");
 			rtl_rtde_client_tx_done(c, n);
 		}
-		/* Drain every event of the bytes fed so far: the framer points
-		 * into t->rx until next() returns 0. */
-		while (rtl_rtde_client_next(c, rtl_time_now(), &ev) == 1) {
-			if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal)
-				return set_err(err, ev.u.error->code, ev.u.error->message);
-		}
+		ret = drain(c, err);
+		if (ret)
+			return ret;
 		if (settled(rtl_rtde_client_state(c), no_start))
 			return 0;
 		if (rtl_time_now() >= deadline)
-			return set_err(
+			return rtl_rt_error_set(
 				err, -ETIMEDOUT,
 				"RTDE: the handshake did not finish in time; is this an RTDE "
 				"controller (port 30004)?");
@@ -85,11 +76,12 @@ static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_
 			continue; /* the deadline check above reports it */
 		if (got <= 0) {
 			rtl_rtde_client_closed(c, rtl_time_now(), got < 0 ? (int)got : 0);
-			while (rtl_rtde_client_next(c, rtl_time_now(), &ev) == 1)
-				if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal)
-					return set_err(err, ev.u.error->code, ev.u.error->message);
-			return set_err(err, -ECONNRESET,
-				       "RTDE: the controller closed the connection during set-up");
+			ret = drain(c, err);
+			if (ret)
+				return ret;
+			return rtl_rt_error_set(
+				err, -ECONNRESET,
+				"RTDE: the controller closed the connection during set-up");
 		}
 		t->rx_bytes += (size_t)got;
 		rtl_rtde_client_feed(c, t->rx, (size_t)got);
@@ -109,7 +101,8 @@ static int setup_coalescer(struct rtl_rtde_transport *t, struct rtl_rt_error *er
 		for (unsigned i = 0; i < info->n_inputs; i++) {
 			ret = rtl_rtde_coalesce_set_id(&t->coal, i, info->input_ids[i]);
 			if (ret < 0)
-				return set_err(err, ret, "RTDE: input recipe ids changed badly");
+				return rtl_rt_error_set(err, ret,
+							"RTDE: input recipe ids changed badly");
 		}
 		/* The controller kept the old values, or another client changed
 		 * them: send everything again. */
@@ -119,42 +112,75 @@ static int setup_coalescer(struct rtl_rtde_transport *t, struct rtl_rt_error *er
 		recipes[i] = rtl_rtde_client_input_recipe(t->client, i);
 	ret = rtl_rtde_coalesce_init(&t->coal, recipes, info->input_ids, info->n_inputs);
 	if (ret < 0)
-		return set_err(err, ret, "RTDE: an input recipe is too large for the coalescer");
+		return rtl_rt_error_set(err, ret,
+					"RTDE: an input recipe is too large for the coalescer");
 	t->coal_ready = true;
 	return 0;
 }
 
-/* Limits by name into (recipe, handle) pairs. */
-static int resolve_limits(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
+/* Doubles the coalescer treats as "not set" while NaN (values behind a
+ * mask: the speed slider and the analog outputs). */
+static bool nan_means_unset(const struct rtl_rtde_field *f)
+{
+	static const char *const names[] = { "speed_slider_fraction", "standard_analog_output_0",
+					     "standard_analog_output_1" };
+
+	for (size_t i = 0; f && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(f->name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * What check() reads on every send, resolved here once per connect (names
+ * compared now, never per cycle): where each input double and each limited
+ * field sits in the coalescer's frames, which stay put.
+ */
+static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
 {
 	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(t->client);
-	char msg[200];
 
-	t->n_limits = 0;
+	t->n_finite = t->n_limits = 0;
+	for (unsigned i = 0; i < info->n_inputs; i++) {
+		const struct rtl_rtde_recipe *r = rtl_rtde_client_input_recipe(t->client, i);
+		const unsigned char *values = rtl_rtde_coalesce_frame(&t->coal, i)->values;
+
+		/* No overflow: the coalescer took at most MAX_RECIPES recipes of
+		 * at most MAX_BYTES each, and every double takes 8 of them. */
+		for (uint32_t k = 0; k < r->n; k++) {
+			const struct rtl_rtde_slot *s = &r->slots[k];
+
+			if (s->type != RTL_RTDE_TYPE_DOUBLE && s->type != RTL_RTDE_TYPE_VECTOR3D &&
+			    s->type != RTL_RTDE_TYPE_VECTOR6D)
+				continue;
+			t->finite[t->n_finite++] = (struct rtl_rtde_transport_finite){
+				.at = values + s->host_offset,
+				.slot = (uint16_t)k,
+				.recipe = (uint8_t)i,
+				.elems = (uint8_t)rtl_rtde_type_elems((enum rtl_rtde_type)s->type),
+				.nan_ok = nan_means_unset(r->fields[k]),
+			};
+		}
+	}
 	for (unsigned l = 0; l < t->cfg.n_limits; l++) {
-		const struct rtl_rtde_limit *lim = &t->cfg.limits[l];
-		bool found = false;
+		const char *field = t->cfg.limits[l].field;
+		struct rtl_rtde_handle h;
+		unsigned i = 0;
 
-		for (unsigned i = 0; i < info->n_inputs && !found; i++) {
-			struct rtl_rtde_handle h;
-
-			if (rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(t->client, i),
-						   lim->field, &h) == 0) {
-				t->limits[t->n_limits].recipe = (uint8_t)i;
-				t->limits[t->n_limits].h = h;
-				t->limits[t->n_limits].min = lim->min;
-				t->limits[t->n_limits].max = lim->max;
-				t->n_limits++;
-				found = true;
-			}
-		}
-		if (!found) {
-			snprintf(msg, sizeof(msg),
-				 "RTDE: limit on '%s', which no input recipe contains; fix: add it "
-				 "to an input recipe or drop the limit",
-				 lim->field);
-			return set_err(err, -ENOENT, msg);
-		}
+		while (i < info->n_inputs &&
+		       rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(t->client, i), field,
+					      &h) != 0)
+			i++;
+		if (i == info->n_inputs)
+			return rtl_rt_error_set(err, -ENOENT,
+						"RTDE: limit on '%s', which no input recipe "
+						"contains; fix: add it to an input recipe or drop "
+						"the limit",
+						field);
+		t->limits[t->n_limits++] = (struct rtl_rtde_transport_bound){
+			.at = rtl_rtde_coalesce_frame(&t->coal, i)->values + h.offset,
+			.elems = (uint8_t)rtl_rtde_type_elems((enum rtl_rtde_type)h.type),
+		};
 	}
 	return 0;
 }
@@ -176,7 +202,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 	if (t->fd < 0) {
 		ret = t->fd;
 		t->fd = -1;
-		return set_err(err, ret, terr.message);
+		return rtl_rt_error_set(err, ret, "%s", terr.message);
 	}
 	ret = handshake(t, deadline, err);
 	if (ret < 0)
@@ -184,7 +210,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 	ret = setup_coalescer(t, err);
 	if (ret < 0)
 		goto err_close;
-	ret = resolve_limits(t, err);
+	ret = resolve_checks(t, err);
 	if (ret < 0)
 		goto err_close;
 	t->tx_off = t->tx_len = 0;
@@ -226,7 +252,8 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 	struct rtl_rtde_transport *t = of(base);
 	struct rtl_rtde_client_event ev;
 
-	while (rtl_rtde_client_next(t->client, rtl_time_now(), &ev) == 1) {
+	/* f->rx_ns: when recv() returned these bytes (no clock read here). */
+	while (rtl_rtde_client_next(t->client, f->rx_ns, &ev) == 1) {
 		switch (ev.type) {
 		case RTL_RTDE_CLIENT_EV_DATA: {
 			struct rtl_rtde_frame fr = { f->values, 0, (uint32_t)cap };
@@ -321,70 +348,41 @@ static int op_send_safe(struct rtl_transport *base)
 	return op_send(base);
 }
 
-/* Doubles the coalescer treats as "not set" while NaN (values behind a
- * mask: the speed slider and the analog outputs). */
-static bool nan_means_unset(const struct rtl_rtde_field *f)
+static double load_double(const unsigned char *p)
 {
-	static const char *const names[] = { "speed_slider_fraction", "standard_analog_output_0",
-					     "standard_analog_output_1" };
+	double v;
 
-	for (size_t i = 0; f && i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(f->name, names[i]) == 0)
-			return true;
-	return false;
-}
-
-static bool all_finite(const struct rtl_rtde_recipe *r, const struct rtl_rtde_frame *f,
-		       const char **bad)
-{
-	for (uint32_t i = 0; i < r->n; i++) {
-		const struct rtl_rtde_slot *s = &r->slots[i];
-		unsigned elems = rtl_rtde_type_elems((enum rtl_rtde_type)s->type);
-		double v;
-
-		if (s->type != RTL_RTDE_TYPE_DOUBLE && s->type != RTL_RTDE_TYPE_VECTOR3D &&
-		    s->type != RTL_RTDE_TYPE_VECTOR6D)
-			continue;
-		for (unsigned e = 0; e < elems; e++) {
-			memcpy(&v, f->values + s->host_offset + e * sizeof(double), sizeof(v));
-			if (isfinite(v) || (isnan(v) && nan_means_unset(r->fields[i])))
-				continue;
-			*bad = r->fields[i] ? r->fields[i]->name : "?";
-			return false;
-		}
-	}
-	return true;
+	memcpy(&v, p, sizeof(v));
+	return v;
 }
 
 static int op_check(struct rtl_transport *base, char *why, size_t len)
 {
 	struct rtl_rtde_transport *t = of(base);
-	const struct rtl_rtde_client_info *info;
-	const char *bad = NULL;
 
-	if (!t->coal_ready)
-		return 0;
-	info = rtl_rtde_client_info(t->client);
-	for (unsigned i = 0; i < info->n_inputs; i++) {
-		if (!all_finite(rtl_rtde_client_input_recipe(t->client, i),
-				rtl_rtde_coalesce_frame(&t->coal, i), &bad)) {
-			snprintf(why, len, "input '%s' is not finite", bad);
+	for (unsigned k = 0; k < t->n_finite; k++) {
+		const struct rtl_rtde_transport_finite *c = &t->finite[k];
+
+		for (unsigned e = 0; e < c->elems; e++) {
+			double v = load_double(c->at + e * sizeof(double));
+			const struct rtl_rtde_field *f;
+
+			if (isfinite(v) || (isnan(v) && c->nan_ok))
+				continue;
+			f = rtl_rtde_client_input_recipe(t->client, c->recipe)->fields[c->slot];
+			snprintf(why, len, "input '%s' is not finite", f ? f->name : "?");
 			return -EDOM;
 		}
 	}
 	for (unsigned l = 0; l < t->n_limits; l++) {
-		const struct rtl_rtde_frame *f =
-			rtl_rtde_coalesce_frame(&t->coal, t->limits[l].recipe);
-		unsigned elems = rtl_rtde_type_elems((enum rtl_rtde_type)t->limits[l].h.type);
-		double v;
+		const struct rtl_rtde_limit *lim = &t->cfg.limits[l];
 
-		for (unsigned e = 0; e < elems; e++) {
-			memcpy(&v, f->values + t->limits[l].h.offset + e * sizeof(double),
-			       sizeof(v));
-			if (v < t->limits[l].min || v > t->limits[l].max) {
+		for (unsigned e = 0; e < t->limits[l].elems; e++) {
+			double v = load_double(t->limits[l].at + e * sizeof(double));
+
+			if (v < lim->min || v > lim->max) {
 				snprintf(why, len, "input '%s'[%u] = %g is outside [%g, %g]",
-					 t->cfg.limits[l].field, e, v, t->limits[l].min,
-					 t->limits[l].max);
+					 lim->field, e, v, lim->min, lim->max);
 				return -EDOM;
 			}
 		}
@@ -432,9 +430,9 @@ RTL_API int rtl_rtde_transport_init(struct rtl_rtde_transport *t,
 	struct rtl_rtde_client_error cerr = { 0 };
 
 	if (!t || !cfg)
-		return set_err(err, -EINVAL, "RTDE transport: no configuration");
+		return rtl_rt_error_set(err, -EINVAL, "RTDE transport: no configuration");
 	if (cfg->n_limits > RTL_RTDE_TRANSPORT_MAX_LIMITS)
-		return set_err(err, -EINVAL, "RTDE transport: too many limits");
+		return rtl_rt_error_set(err, -EINVAL, "RTDE transport: too many limits");
 	memset(t, 0, offsetof(struct rtl_rtde_transport, tx));
 	t->cfg = *cfg;
 	if (!t->cfg.host)
@@ -444,7 +442,7 @@ RTL_API int rtl_rtde_transport_init(struct rtl_rtde_transport *t,
 	t->fd = -1;
 	t->client = rtl_rtde_client_create(&cfg->client, &cerr);
 	if (!t->client)
-		return set_err(err, cerr.code ? cerr.code : -ENOMEM, cerr.message);
+		return rtl_rt_error_set(err, cerr.code ? cerr.code : -ENOMEM, "%s", cerr.message);
 	t->base.ops = &rtde_ops;
 	t->base.impl = t;
 	t->base.commands = &t->coal;

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rtloop/stat.h>
 #include <rtloop/time.h>
 #include <rtloop/udp_transport.h>
 
@@ -26,30 +27,9 @@
 /* Kernel timestamps older than this are not believed (a clock step). */
 #define KERNEL_TS_MAX_AGE_NS RTL_NS_PER_SEC
 
-static int set_err(struct rtl_rt_error *err, int code, const char *msg)
-{
-	if (err) {
-		size_t n = strlen(msg);
-
-		if (n >= sizeof(err->msg))
-			n = sizeof(err->msg) - 1;
-		err->code = code;
-		memcpy(err->msg, msg, n);
-		err->msg[n] = '\0';
-	}
-	return code;
-}
-
 static struct rtl_udp_transport *of(struct rtl_transport *base)
 {
 	return base->impl;
-}
-
-static void bump(_Atomic uint64_t *c)
-{
-	/* Single writer per counter: a relaxed load and store, no RMW. */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
 }
 
 /* ---- receive ---------------------------------------------------------------------------- */
@@ -95,8 +75,8 @@ static int rx_one(struct rtl_udp_transport *t, int flags)
 			 * ends the stream. */
 			if (atomic_load_explicit(&t->stopping, memory_order_relaxed))
 				return 0;
-			bump(&t->c.datagrams);
-			bump(&t->c.bad);
+			rtl_stat_add(&t->c.datagrams, 1);
+			rtl_stat_add(&t->c.bad, 1);
 			continue;
 		}
 		break;
@@ -111,7 +91,7 @@ static int rx_one(struct rtl_udp_transport *t, int flags)
 			t->rx_kernel_ns = kernel_to_mono(rtl_time_from_timespec(&ts));
 		}
 	}
-	bump(&t->c.datagrams);
+	rtl_stat_add(&t->c.datagrams, 1);
 	return (int)n;
 }
 
@@ -140,28 +120,28 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 	t->rx_len = 0; /* one frame per datagram */
 	ret = rtl_rt_udp_decode_header(t->rx, len, &h);
 	if (ret < 0) {
-		bump(&t->c.bad);
+		rtl_stat_add(&t->c.bad, 1);
 		return 0;
 	}
 	if (h.type != RTL_RT_UDP_STATE) {
-		bump(&t->c.other);
+		rtl_stat_add(&t->c.other, 1);
 		return 0;
 	}
 	if (cap < sizeof(*v))
 		return -EMSGSIZE;
 	if (t->have_seq) {
 		if (h.seq <= t->last_seq && t->last_seq - h.seq <= RESYNC_BACK) {
-			bump(&t->c.reordered);
+			rtl_stat_add(&t->c.reordered, 1);
 			return 0;
 		}
 		if (h.seq > t->last_seq)
 			skipped = h.seq - t->last_seq - 1;
 		else
-			bump(&t->c.resyncs);
+			rtl_stat_add(&t->c.resyncs, 1);
 	}
 	ret = rtl_rt_state_decode(t->rx + RTL_RT_UDP_HEADER_SIZE, h.length, &v->rt);
 	if (ret < 0) {
-		bump(&t->c.bad);
+		rtl_stat_add(&t->c.bad, 1);
 		return 0;
 	}
 	t->have_seq = true;
@@ -173,10 +153,10 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 	f->ctrl_skipped = skipped > UINT32_MAX ? UINT32_MAX : (uint32_t)skipped;
 	f->kernel_rx_ns = t->rx_kernel_ns;
 	if (!t->rx_kernel_ns)
-		bump(&t->c.no_kernel_ts);
+		rtl_stat_add(&t->c.no_kernel_ts, 1);
 	atomic_store_explicit(&t->echo_seq, h.seq, memory_order_relaxed);
 	atomic_store_explicit(&t->echo_ns, h.send_ns, memory_order_relaxed);
-	bump(&t->c.states);
+	rtl_stat_add(&t->c.states, 1);
 	return 1;
 }
 
@@ -194,7 +174,7 @@ static int tx(struct rtl_udp_transport *t, const uint8_t *buf, int len)
 	} while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			bump(&t->c.would_block);
+			rtl_stat_add(&t->c.would_block, 1);
 			return -EAGAIN;
 		}
 		return -errno;
@@ -204,42 +184,41 @@ static int tx(struct rtl_udp_transport *t, const uint8_t *buf, int len)
 	return len;
 }
 
+/* Echo the newest state in @c, encode it into @buf and send it; count a
+ * datagram that left in @sent. */
+static int send_cmd(struct rtl_udp_transport *t, struct rtl_rt_udp_cmd *c, uint8_t *buf, size_t cap,
+		    _Atomic uint64_t *sent)
+{
+	int len, ret;
+
+	c->echo_seq = atomic_load_explicit(&t->echo_seq, memory_order_relaxed);
+	c->echo_ns = atomic_load_explicit(&t->echo_ns, memory_order_relaxed);
+	len = rtl_rt_udp_encode_command(buf, cap, t->tx_seq, rtl_time_now(), c);
+	if (len < 0)
+		return len;
+	ret = tx(t, buf, len);
+	if (ret > 0)
+		rtl_stat_add(sent, 1);
+	return ret;
+}
+
 static int op_send(struct rtl_transport *base)
 {
 	struct rtl_udp_transport *t = of(base);
 	struct rtl_rt_udp_cmd c = t->cmd;
-	int len, ret;
 
 	if (c.mode == RTL_RT_UDP_MODE_NONE)
 		return 0;
-	c.echo_seq = atomic_load_explicit(&t->echo_seq, memory_order_relaxed);
-	c.echo_ns = atomic_load_explicit(&t->echo_ns, memory_order_relaxed);
-	len = rtl_rt_udp_encode_command(t->tx, sizeof(t->tx), t->tx_seq, rtl_time_now(), &c);
-	if (len < 0)
-		return len;
-	ret = tx(t, t->tx, len);
-	if (ret > 0)
-		bump(&t->c.commands);
-	return ret;
+	return send_cmd(t, &c, t->tx, sizeof(t->tx), &t->c.commands);
 }
 
 static int op_send_safe(struct rtl_transport *base)
 {
 	struct rtl_udp_transport *t = of(base);
 	struct rtl_rt_udp_cmd c = { .mode = RTL_RT_UDP_MODE_STOP };
-	int len, ret;
 
 	c.acc[0] = t->cfg.safe_decel;
-	c.echo_seq = atomic_load_explicit(&t->echo_seq, memory_order_relaxed);
-	c.echo_ns = atomic_load_explicit(&t->echo_ns, memory_order_relaxed);
-	len = rtl_rt_udp_encode_command(t->tx_safe, sizeof(t->tx_safe), t->tx_seq, rtl_time_now(),
-					&c);
-	if (len < 0)
-		return len;
-	ret = tx(t, t->tx_safe, len);
-	if (ret > 0)
-		bump(&t->c.safe);
-	return ret;
+	return send_cmd(t, &c, t->tx_safe, sizeof(t->tx_safe), &t->c.safe);
 }
 
 static bool bad_vec(const double *v, bool auto_ok)
@@ -273,11 +252,13 @@ static int op_check(struct rtl_transport *base, char *why, size_t len)
 			 rtl_rt_udp_mode_name(c->mode));
 		return -EDOM;
 	}
+	if (c->mode == RTL_RT_UDP_MODE_STOP)
+		return 0; /* no speed to limit */
 	for (int i = 0; i < 6; i++) {
 		double lim = joint ? t->cfg.max_joint_vel
 				   : (i < 3 ? t->cfg.max_linear_vel : t->cfg.max_angular_vel);
 
-		if (c->mode == RTL_RT_UDP_MODE_STOP || lim <= 0 || c->vel[i] == RTL_RT_UDP_AUTO)
+		if (lim <= 0 || c->vel[i] == RTL_RT_UDP_AUTO)
 			continue;
 		if (fabs(c->vel[i]) > lim) {
 			snprintf(why, len, "%s: vel[%d] = %g is above the limit %g %s",
@@ -295,29 +276,26 @@ static int open_socket(struct rtl_udp_transport *t, struct rtl_rt_error *err)
 {
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM };
 	struct addrinfo *res = NULL;
-	char serv[8], msg[256];
+	char serv[8];
 	int one = 1, r, fd;
 
 	snprintf(serv, sizeof(serv), "%u", t->cfg.port);
 	r = getaddrinfo(t->cfg.host, serv, &hints, &res);
-	if (r != 0) {
-		snprintf(msg, sizeof(msg), "UDP: cannot resolve '%s': %s", t->cfg.host,
-			 gai_strerror(r));
-		return set_err(err, -EHOSTUNREACH, msg);
-	}
+	if (r != 0)
+		return rtl_rt_error_set(err, -EHOSTUNREACH, "UDP: cannot resolve '%s': %s",
+					t->cfg.host, gai_strerror(r));
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		r = -errno;
 		freeaddrinfo(res);
-		return set_err(err, r, "UDP: socket() failed");
+		return rtl_rt_error_set(err, r, "UDP: socket() failed");
 	}
 	if (connect(fd, res->ai_addr, res->ai_addrlen) < 0) {
 		r = -errno;
 		freeaddrinfo(res);
 		close(fd);
-		snprintf(msg, sizeof(msg), "UDP: connect to %s:%u failed: %s", t->cfg.host,
-			 t->cfg.port, strerror(-r));
-		return set_err(err, r, msg);
+		return rtl_rt_error_set(err, r, "UDP: connect to %s:%u failed: %s", t->cfg.host,
+					t->cfg.port, strerror(-r));
 	}
 	freeaddrinfo(res);
 	if (!t->cfg.no_kernel_timestamps)
@@ -345,7 +323,6 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_r
 	int64_t next_hello = 0;
 	uint64_t hellos = 0;
 	bool welcomed = false;
-	char msg[320];
 
 	for (;;) {
 		int64_t now = rtl_time_now(), wait;
@@ -354,17 +331,15 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_r
 		struct rtl_rt_udp_hello w;
 		int n;
 
-		if (now >= deadline) {
-			snprintf(
-				msg, sizeof(msg),
+		if (now >= deadline)
+			return rtl_rt_error_set(
+				err, -ETIMEDOUT,
 				"UDP: no %s from %s:%u within %.1f s (%llu HELLOs sent); is the "
 				"simulator running with --udp on that port, or the controller's RT "
 				"server on that address?",
 				welcomed ? "state stream" : "answer", t->cfg.host, t->cfg.port,
 				(double)t->cfg.connect_timeout_ns / 1e9,
 				(unsigned long long)hellos);
-			return set_err(err, -ETIMEDOUT, msg);
-		}
 		if (!welcomed && now >= next_hello) {
 			n = send_hello(t, hellos++);
 			if (n == -ECONNREFUSED)
@@ -375,7 +350,7 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_r
 		       now;
 		n = poll(&pfd, 1, (int)((wait + RTL_NS_PER_MS - 1) / RTL_NS_PER_MS));
 		if (n < 0 && errno != EINTR)
-			return set_err(err, -errno, "UDP: poll() failed");
+			return rtl_rt_error_set(err, -errno, "UDP: poll() failed");
 		if (n <= 0)
 			continue;
 		n = rx_one(t, MSG_DONTWAIT);
@@ -384,21 +359,21 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_r
 		if (n == -ETIMEDOUT)
 			continue;
 		if (n <= 0)
-			return set_err(err, n < 0 ? n : -ECONNRESET, "UDP: receive failed");
+			return rtl_rt_error_set(err, n < 0 ? n : -ECONNRESET,
+						"UDP: receive failed");
 		n = rtl_rt_udp_decode_header(t->rx, t->rx_len, &h);
 		if (n < 0) {
-			bump(&t->c.bad);
+			rtl_stat_add(&t->c.bad, 1);
 			continue;
 		}
 		if (h.type == RTL_RT_UDP_WELCOME &&
 		    rtl_rt_udp_decode_hello(t->rx, t->rx_len, NULL, &w) > 0) {
-			if (strcmp(w.schema, RTL_RT_UDP_SCHEMA) != 0) {
-				snprintf(msg, sizeof(msg),
-					 "UDP: the server streams schema '%s', rtloop knows only "
-					 "'" RTL_RT_UDP_SCHEMA "'",
-					 w.schema);
-				return set_err(err, -EPROTONOSUPPORT, msg);
-			}
+			if (strcmp(w.schema, RTL_RT_UDP_SCHEMA) != 0)
+				return rtl_rt_error_set(
+					err, -EPROTONOSUPPORT,
+					"UDP: the server streams schema '%s', rtloop "
+					"knows only '" RTL_RT_UDP_SCHEMA "'",
+					w.schema);
 			t->server_period_ns = w.period_ns;
 			welcomed = true;
 		} else if (h.type == RTL_RT_UDP_STATE) {
@@ -406,16 +381,16 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_r
 			t->pending = true;
 			return 0;
 		} else {
-			bump(&t->c.other);
+			rtl_stat_add(&t->c.other, 1);
 		}
 	}
 
 refused:
-	snprintf(msg, sizeof(msg),
-		 "UDP: %s:%u refused (ICMP port unreachable): nothing listens there; start "
-		 "rtde-sim --udp, or check the controller's RT address and port",
-		 t->cfg.host, t->cfg.port);
-	return set_err(err, -ECONNREFUSED, msg);
+	return rtl_rt_error_set(
+		err, -ECONNREFUSED,
+		"UDP: %s:%u refused (ICMP port unreachable): nothing listens there; "
+		"start rtde-sim --udp, or check the controller's RT address and port",
+		t->cfg.host, t->cfg.port);
 }
 
 static void close_fd(struct rtl_udp_transport *t)
@@ -505,14 +480,15 @@ RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
 				   struct rtl_rt_error *err)
 {
 	if (!t || !cfg)
-		return set_err(err, -EINVAL, "UDP transport: no configuration");
+		return rtl_rt_error_set(err, -EINVAL, "UDP transport: no configuration");
 	if (cfg->period_ns < 0 || cfg->period_ns > RTL_NS_PER_SEC || cfg->connect_timeout_ns < 0 ||
 	    !(cfg->max_joint_vel >= 0) || !(cfg->max_linear_vel >= 0) ||
 	    !(cfg->max_angular_vel >= 0) ||
 	    !(cfg->safe_decel > 0 || cfg->safe_decel == 0 || cfg->safe_decel == RTL_RT_UDP_AUTO))
-		return set_err(err, -EINVAL,
-			       "UDP transport: period above 1 s, a negative time-out or limit, or "
-			       "a safe deceleration that is neither > 0 nor AUTO");
+		return rtl_rt_error_set(
+			err, -EINVAL,
+			"UDP transport: period above 1 s, a negative time-out or limit, or "
+			"a safe deceleration that is neither > 0 nor AUTO");
 	memset(t, 0, offsetof(struct rtl_udp_transport, tx));
 	t->cfg = *cfg;
 	if (!t->cfg.host)

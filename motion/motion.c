@@ -512,8 +512,30 @@ static void latch_speed(struct rtl_motion *m, int64_t now, const struct rtl_moti
  * as 1/D and 1/D^2; non-zero end velocities converge in a few more. */
 #define STRETCH_ROUNDS 4
 
-static void quintic(const struct rtl_motion *m, int i, double d, double s, double *p, double *v,
-		    double *a);
+/* Coefficients c1..c5 of axis @i's quintic from (p0, v0, a0) to
+ * (p1, v1, a1) over @d seconds, in normalised time s = t / d. */
+static void quintic_coef(const struct rtl_motion *m, int i, double d, double c[5])
+{
+	/* In normalised time: velocities scale by d, accelerations by d^2. */
+	double h = m->p1[i] - m->p0[i];
+	double V0 = m->v0[i] * d, V1 = m->v1[i] * d;
+	double A0 = m->a0[i] * d * d, A1 = m->a1[i] * d * d;
+
+	c[0] = V0;
+	c[1] = A0 / 2;
+	c[2] = (20 * h - (8 * V1 + 12 * V0) - (3 * A0 - A1)) / 2;
+	c[3] = (-30 * h + (14 * V1 + 16 * V0) + (3 * A0 - 2 * A1)) / 2;
+	c[4] = (12 * h - 6 * (V1 + V0) + (A1 - A0)) / 2;
+}
+
+/* The quintic from @p0 with coefficients @c over @d seconds, at s in [0, 1]. */
+static void quintic(double p0, const double c[5], double d, double s, double *p, double *v,
+		    double *a)
+{
+	*p = p0 + s * (c[0] + s * (c[1] + s * (c[2] + s * (c[3] + s * c[4]))));
+	*v = (c[0] + s * (2 * c[1] + s * (3 * c[2] + s * (4 * c[3] + s * 5 * c[4])))) / d;
+	*a = (2 * c[1] + s * (6 * c[2] + s * (12 * c[3] + s * 20 * c[4]))) / (d * d);
+}
 
 /* How far the segment's velocity and acceleration peaks exceed the limits:
  * the largest of |v| / vlim and sqrt(|a| / alim), or <= 1 when within. */
@@ -524,10 +546,13 @@ static double overshoot(const struct rtl_motion *m, const double *vlim, const do
 	double worst = 1;
 
 	for (int i = 0; i < N; i++) {
+		double c[5];
+
+		quintic_coef(m, i, d, c);
 		for (int j = 0; j <= PEAK_SAMPLES; j++) {
 			double p, v, a, rv, ra;
 
-			quintic(m, i, d, (double)j / PEAK_SAMPLES, &p, &v, &a);
+			quintic(m->p0[i], c, d, (double)j / PEAK_SAMPLES, &p, &v, &a);
 			rv = fabs(v) / vlim[i];
 			ra = sqrt(fabs(a) / alim[i]);
 			if (rv > worst) {
@@ -575,6 +600,9 @@ static void latch_servo(struct rtl_motion *m, int64_t now, const struct rtl_moti
 				what == RTL_MOTION_LIMIT_VEL ? vlim[axis] : alim[axis], events);
 		m->seg_ns = sec_to_ns((double)m->seg_ns * 1e-9 * k);
 	}
+	/* The curve is fixed now: plan it once, not in every step. */
+	for (int i = 0; i < N; i++)
+		quintic_coef(m, i, (double)m->seg_ns * 1e-9, m->qc[i]);
 }
 
 static void latch(struct rtl_motion *m, int64_t now, const struct rtl_motion_state *meas,
@@ -602,24 +630,6 @@ static void latch(struct rtl_motion *m, int64_t now, const struct rtl_motion_sta
 	default:
 		break;
 	}
-}
-
-/* Quintic from (p0, v0, a0) to (p1, v1, a1) over d seconds, at s in [0, 1]. */
-static void quintic(const struct rtl_motion *m, int i, double d, double s, double *p, double *v,
-		    double *a)
-{
-	/* In normalised time: velocities scale by d, accelerations by d^2. */
-	double h = m->p1[i] - m->p0[i];
-	double V0 = m->v0[i] * d, V1 = m->v1[i] * d;
-	double A0 = m->a0[i] * d * d, A1 = m->a1[i] * d * d;
-	double c2 = A0 / 2;
-	double c3 = (20 * h - (8 * V1 + 12 * V0) - (3 * A0 - A1)) / 2;
-	double c4 = (-30 * h + (14 * V1 + 16 * V0) + (3 * A0 - 2 * A1)) / 2;
-	double c5 = (12 * h - 6 * (V1 + V0) + (A1 - A0)) / 2;
-
-	*p = m->p0[i] + s * (V0 + s * (c2 + s * (c3 + s * (c4 + s * c5))));
-	*v = (V0 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)))) / d;
-	*a = (2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5))) / (d * d);
 }
 
 static void advance(struct rtl_motion *m, int64_t now, const struct rtl_motion_state *meas,
@@ -666,7 +676,8 @@ static void advance(struct rtl_motion *m, int64_t now, const struct rtl_motion_s
 				m->vel[i] = m->v1[i];
 				m->acc[i] = ramping ? m->a1[i] : 0.0;
 			} else {
-				quintic(m, i, d, f, &m->pos[i], &m->vel[i], &m->acc[i]);
+				quintic(m->p0[i], m->qc[i], d, f, &m->pos[i], &m->vel[i],
+					&m->acc[i]);
 			}
 			if (m->v1[i] != 0)
 				moving = true;

@@ -25,6 +25,7 @@
 
 #include "rtl-config.h"
 #include <rtloop/doctor.h>
+#include <rtloop/json.h>
 
 /* Bits of CapEff (linux/capability.h). */
 #define CAP_BIT_IPC_LOCK 14
@@ -596,11 +597,10 @@ static void check_memlock(const struct ctx *c, struct rtl_doctor_finding *f)
 		say(f, RTL_DOCTOR_BAD,
 		    "RLIMIT_MEMLOCK %s, below %s, and no CAP_IPC_LOCK: mlockall fails", lim, need);
 	if (c->memlock_hard > c->memlock) {
-		if (c->memlock_hard == RTL_DOCTOR_UNLIMITED)
-			snprintf(hard, sizeof(hard), "unlimited");
-		else
-			snprintf(hard, sizeof(hard), "%llu",
-				 (unsigned long long)(c->memlock_hard / 1024));
+		/* ulimit -l counts KiB */
+		fmt_count(c->memlock_hard == RTL_DOCTOR_UNLIMITED ? RTL_DOCTOR_UNLIMITED
+								  : c->memlock_hard / 1024,
+			  hard, sizeof(hard));
 		fix(f, "raise the soft limit to the hard one (`ulimit -l %s`), or %s", hard,
 		    FIX_MEMLOCK);
 	} else {
@@ -1091,8 +1091,6 @@ static int ctx_init(struct ctx *c, const struct rtl_doctor_opts *opts)
 	memset(c, 0, sizeof(*c));
 	c->opts = opts ? opts : &defaults;
 	root = c->opts->root;
-	if (root && !*root)
-		return -EINVAL;
 	c->real = !root || strcmp(root, "/") == 0;
 	if (!c->real) {
 		n = strlen(root);
@@ -1220,26 +1218,6 @@ RTL_API int rtl_doctor_write_text(FILE *f, const struct rtl_doctor_finding *fi, 
 	return ferror(f) ? -EIO : 0;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", f);
-		else if (ch == '\t')
-			fputs("\\t", f);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 RTL_API int rtl_doctor_write_json(FILE *f, const struct rtl_doctor_finding *fi, size_t n)
 {
 	size_t counts[3];
@@ -1252,12 +1230,12 @@ RTL_API int rtl_doctor_write_json(FILE *f, const struct rtl_doctor_finding *fi, 
 	fputs("\"findings\":[", f);
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",\n{\"id\":" : "\n{\"id\":", f);
-		json_string(f, fi[i].id);
+		rtl_json_string(f, fi[i].id);
 		fprintf(f,
 			",\"verdict\":\"%s\",\"found\":", rtl_doctor_verdict_name(fi[i].verdict));
-		json_string(f, fi[i].found);
+		rtl_json_string(f, fi[i].found);
 		fputs(",\"fix\":", f);
-		json_string(f, fi[i].fix);
+		rtl_json_string(f, fi[i].fix);
 		fputc('}', f);
 	}
 	fputs("]}\n", f);

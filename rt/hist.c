@@ -4,19 +4,13 @@
  * the two writers (human line, JSON). The bucket layout and the concurrency
  * rules are explained in <rtloop/hist.h>; everything here reads counters
  * with relaxed loads and, when it writes, follows the single-writer rule
- * through rtl_hist__add().
+ * through rtl_stat_add().
  */
 #include <errno.h>
 #include <math.h>
 
 #include <rtloop/hist.h>
 #include <rtloop/time.h>
-
-static uint64_t load(const _Atomic uint64_t *c)
-{
-	/* relaxed: each counter is read on its own; see the header. */
-	return atomic_load_explicit(c, memory_order_relaxed);
-}
 
 static void store(_Atomic uint64_t *c, uint64_t v)
 {
@@ -70,21 +64,21 @@ RTL_API int rtl_hist_merge(struct rtl_hist *dst, const struct rtl_hist *src)
 	if (!dst || !src)
 		return -EINVAL;
 	for (unsigned i = 0; i < RTL_HIST_BUCKETS; i++) {
-		v = load(&src->buckets[i]);
+		v = rtl_stat_get(&src->buckets[i]);
 		if (v)
-			rtl_hist__add(&dst->buckets[i], v);
+			rtl_stat_add(&dst->buckets[i], v);
 	}
-	rtl_hist__add(&dst->count, load(&src->count));
-	rtl_hist__add(&dst->sum, load(&src->sum));
-	rtl_hist__add(&dst->overflow, load(&src->overflow));
-	rtl_hist__add(&dst->underflow, load(&src->underflow));
+	rtl_stat_add(&dst->count, rtl_stat_get(&src->count));
+	rtl_stat_add(&dst->sum, rtl_stat_get(&src->sum));
+	rtl_stat_add(&dst->overflow, rtl_stat_get(&src->overflow));
+	rtl_stat_add(&dst->underflow, rtl_stat_get(&src->underflow));
 	/* Both stored so that "larger is more extreme"; an empty source
 	 * contributes 0 to each and changes nothing. */
-	v = load(&src->min_inv);
-	if (v > load(&dst->min_inv))
+	v = rtl_stat_get(&src->min_inv);
+	if (v > rtl_stat_get(&dst->min_inv))
 		store(&dst->min_inv, v);
-	v = load(&src->max);
-	if (v > load(&dst->max))
+	v = rtl_stat_get(&src->max);
+	if (v > rtl_stat_get(&dst->max))
 		store(&dst->max, v);
 	return 0;
 }
@@ -98,21 +92,21 @@ RTL_API int rtl_hist_snapshot(struct rtl_hist *dst, const struct rtl_hist *src)
 	/* Buckets before count: a reader that compares the two on the copy
 	 * sees the count lag the buckets, never lead them by much. */
 	for (unsigned i = 0; i < RTL_HIST_BUCKETS; i++)
-		store(&dst->buckets[i], load(&src->buckets[i]));
-	store(&dst->overflow, load(&src->overflow));
-	store(&dst->underflow, load(&src->underflow));
-	store(&dst->count, load(&src->count));
-	store(&dst->sum, load(&src->sum));
-	store(&dst->min_inv, load(&src->min_inv));
-	store(&dst->max, load(&src->max));
+		store(&dst->buckets[i], rtl_stat_get(&src->buckets[i]));
+	store(&dst->overflow, rtl_stat_get(&src->overflow));
+	store(&dst->underflow, rtl_stat_get(&src->underflow));
+	store(&dst->count, rtl_stat_get(&src->count));
+	store(&dst->sum, rtl_stat_get(&src->sum));
+	store(&dst->min_inv, rtl_stat_get(&src->min_inv));
+	store(&dst->max, rtl_stat_get(&src->max));
 	return 0;
 }
 
 RTL_API double rtl_hist_mean(const struct rtl_hist *h)
 {
-	uint64_t n = load(&h->count);
+	uint64_t n = rtl_stat_get(&h->count);
 
-	return n ? (double)load(&h->sum) / (double)n : 0.0;
+	return n ? (double)rtl_stat_get(&h->sum) / (double)n : 0.0;
 }
 
 /* Nearest rank of percentile @p among @n > 0 samples, in [1, n]. */
@@ -143,8 +137,8 @@ RTL_API int64_t rtl_hist_percentile(const struct rtl_hist *h, double p)
 	/* Count from the buckets themselves, not h->count: on a live
 	 * histogram the two may disagree, and the walk below must end. */
 	for (unsigned i = 0; i < RTL_HIST_BUCKETS; i++)
-		n += load(&h->buckets[i]);
-	n += load(&h->overflow);
+		n += rtl_stat_get(&h->buckets[i]);
+	n += rtl_stat_get(&h->overflow);
 	if (n == 0)
 		return 0;
 	rank = rank_of(p, n);
@@ -157,7 +151,7 @@ RTL_API int64_t rtl_hist_percentile(const struct rtl_hist *h, double p)
 	if (rank == n)
 		return hi;
 	for (unsigned i = 0; i < RTL_HIST_BUCKETS; i++) {
-		seen += load(&h->buckets[i]);
+		seen += rtl_stat_get(&h->buckets[i]);
 		if (seen >= rank) {
 			bucket_bounds(i, &b);
 			/* Clamp: no sample lies outside [min, max]. */
@@ -193,7 +187,7 @@ RTL_API int rtl_hist_next_bucket(const struct rtl_hist *h, int from, struct rtl_
 	if (!h || !b || from < 0)
 		return -EINVAL;
 	for (int i = from; i < RTL_HIST_BUCKETS; i++) {
-		c = load(&h->buckets[i]);
+		c = rtl_stat_get(&h->buckets[i]);
 		if (c) {
 			bucket_bounds((unsigned)i, b);
 			b->count = c;
@@ -206,7 +200,7 @@ RTL_API int rtl_hist_next_bucket(const struct rtl_hist *h, int from, struct rtl_
 /* Mean in whole ns, rounded half up, without floating point or overflow. */
 static uint64_t mean_ns(const struct rtl_hist *h)
 {
-	uint64_t n = load(&h->count), s = load(&h->sum);
+	uint64_t n = rtl_stat_get(&h->count), s = rtl_stat_get(&h->sum);
 	uint64_t q, r;
 
 	if (n == 0)

@@ -10,6 +10,7 @@
 #include <alloca.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,13 +27,23 @@
 
 #define STACK_GUARD_MARGIN (16 * 1024)
 
+RTL_API int rtl_rt_error_set(struct rtl_rt_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
 static void set_error(struct rtl_rt_error *err, int code, const char *msg)
 {
 	rtl_log(RTL_LOG_ERROR, "%s", msg);
-	if (!err)
-		return;
-	err->code = code;
-	snprintf(err->msg, sizeof(err->msg), "%s", msg);
+	rtl_rt_error_set(err, code, "%s", msg);
 }
 
 static void format_limit(char *buf, size_t len, rlim_t v)

@@ -312,14 +312,11 @@ RTL_API int rtl_thread_hold_cpu_latency(int32_t us, struct rtl_rt_error *err)
 	}
 	return fd;
 fail:
-	if (err) {
-		err->code = -e;
-		snprintf(err->msg, sizeof(err->msg),
-			 "cannot hold /dev/cpu_dma_latency (%s): deep C-states may add wake-up "
-			 "latency; fix: run as root, or give the user write access to the device",
-			 strerror(e));
-	}
-	return -e;
+	return rtl_rt_error_set(err, -e,
+				"cannot hold /dev/cpu_dma_latency (%s): deep C-states may add "
+				"wake-up latency; fix: run as root, or give the user write "
+				"access to the device",
+				strerror(e));
 }
 
 RTL_API void rtl_thread_release_cpu_latency(int fd)

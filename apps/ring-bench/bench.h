@@ -44,9 +44,9 @@ struct item64 {
 
 /* Slots per queue (all implementations). ck_ring and boost use one less. */
 #define BENCH_CAPACITY 1024u
-/* Items per rtl_ring_push_n_sz()/pop_n_sz() call in the batch runs. */
-/* Items per batch operation: 128 8-byte items are 1 KiB, an eighth of the
- * ring, which amortises the index transfers; -DBENCH_BATCH=32u to compare. */
+/* Items per rtl_ring_push_n_sz()/pop_n_sz() call in the batch runs: 128
+ * 8-byte items are 1 KiB, an eighth of the ring, which amortises the index
+ * transfers; -DBENCH_BATCH=32u to compare. */
 #ifndef BENCH_BATCH
 #define BENCH_BATCH 128u
 #endif
@@ -58,7 +58,6 @@ struct item64 {
  * out of order or corrupted (0 when the queue is correct).
  */
 struct bench_ops {
-	const char *name;
 	void *(*create)(void);
 	void (*reset)(void *q);
 	void (*destroy)(void *q);
@@ -188,11 +187,11 @@ static inline uint64_t bench_ticks(void)
 
 /* The bench_ops initialiser for the kernels of @tag (positional, so C++17
  * accepts it too). */
-#define BENCH_OPS(label, tag)                                                                      \
-	{                                                                                          \
-		label, tag##_create, tag##_reset, tag##_destroy, tag##_tput_prod, tag##_tput_cons, \
-			tag##_rt_ping, tag##_rt_pong, tag##_lat_prod, tag##_lat_cons,              \
-			tag##_cg_loop                                                              \
+#define BENCH_OPS(tag)                                                                      \
+	{                                                                                   \
+		tag##_create, tag##_reset, tag##_destroy, tag##_tput_prod, tag##_tput_cons, \
+			tag##_rt_ping, tag##_rt_pong, tag##_lat_prod, tag##_lat_cons,       \
+			tag##_cg_loop                                                       \
 	}
 
 #ifdef __cplusplus

@@ -37,13 +37,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <rtloop/hist.h>
 #include <rtloop/ring.h>
+#include <rtloop/time.h>
 
 #include "bench.h"
+#include "benchmark.h"
 #include "cli.h"
 #if RING_BENCH_HAVE_CK
 #include <ck_ring.h>
@@ -248,16 +250,16 @@ enum impl {
 static const char *const impl_name[NIMPL] = { "rtl", "rtl-batch", "ck", "boost", "rwq" };
 static const int sizes[2] = { 8, 64 };
 
-static const struct bench_ops rtl_ops[2] = { BENCH_OPS("rtl", rtl8), BENCH_OPS("rtl", rtl64) };
+static const struct bench_ops rtl_ops[2] = { BENCH_OPS(rtl8), BENCH_OPS(rtl64) };
 /* Batch: the single-item kernels for everything but throughput and cg. */
 static const struct bench_ops rtlb_ops[2] = {
-	{ "rtl-batch", rtl8_create, rtl8_reset, rtl_destroy, rtlb8_tput_prod, rtlb8_tput_cons,
-	  rtl8_rt_ping, rtl8_rt_pong, rtl8_lat_prod, rtl8_lat_cons, rtlb8_cg_loop },
-	{ "rtl-batch", rtl64_create, rtl64_reset, rtl_destroy, rtlb64_tput_prod, rtlb64_tput_cons,
-	  rtl64_rt_ping, rtl64_rt_pong, rtl64_lat_prod, rtl64_lat_cons, rtlb64_cg_loop },
+	{ rtl8_create, rtl8_reset, rtl_destroy, rtlb8_tput_prod, rtlb8_tput_cons, rtl8_rt_ping,
+	  rtl8_rt_pong, rtl8_lat_prod, rtl8_lat_cons, rtlb8_cg_loop },
+	{ rtl64_create, rtl64_reset, rtl_destroy, rtlb64_tput_prod, rtlb64_tput_cons, rtl64_rt_ping,
+	  rtl64_rt_pong, rtl64_lat_prod, rtl64_lat_cons, rtlb64_cg_loop },
 };
 #if RING_BENCH_HAVE_CK
-static const struct bench_ops ck_ops[2] = { BENCH_OPS("ck", ck8), BENCH_OPS("ck", ck64) };
+static const struct bench_ops ck_ops[2] = { BENCH_OPS(ck8), BENCH_OPS(ck64) };
 #endif
 
 /* ops[impl][size index], NULL where the peer was not built. */
@@ -431,22 +433,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 /* ---- threads and timing ------------------------------------------------ */
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* TSC ticks per ns, measured against CLOCK_MONOTONIC over 50 ms. */
 static double calibrate_ticks(void)
 {
-	int64_t t0 = now_ns(), t1;
+	int64_t t0 = rtl_time_now(), t1;
 	uint64_t k0 = bench_ticks(), k1;
 
 	do {
-		t1 = now_ns();
+		t1 = rtl_time_now();
 	} while (t1 - t0 < 50000000);
 	k1 = bench_ticks();
 	return (double)(k1 - k0) / (double)(t1 - t0);
@@ -524,7 +518,7 @@ static void *side_b(void *arg)
 		j->ops->lat_cons(j->q1, j->n, j->samples);
 		break;
 	}
-	j->t_end_b = now_ns();
+	j->t_end_b = rtl_time_now();
 	return NULL;
 }
 
@@ -550,7 +544,7 @@ static int64_t run_job(struct job *j, int cpu_b)
 		return -err;
 	while (!atomic_load(&j->ready)) {
 	}
-	t0 = now_ns();
+	t0 = rtl_time_now();
 	atomic_store_explicit(&j->go, 1, memory_order_release);
 	switch (j->kind) {
 	case K_PROBE:
@@ -566,7 +560,7 @@ static int64_t run_job(struct job *j, int cpu_b)
 		j->ops->lat_prod(j->q1, j->n, j->gap);
 		break;
 	}
-	t_end_a = now_ns();
+	t_end_a = rtl_time_now();
 	pthread_join(th, NULL);
 	j->bad += bad_a;
 	return (t_end_a > j->t_end_b ? t_end_a : j->t_end_b) - t0;
@@ -574,43 +568,12 @@ static int64_t run_job(struct job *j, int cpu_b)
 
 /* ---- statistics -------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-struct stat3 {
-	double med, min, max;
-};
-
-/* Median, min and max of @n values (NaN entries are skipped). */
-static struct stat3 stats(const double *v, unsigned n)
-{
-	double s[MAX_REPS];
-	unsigned k = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		if (!isnan(v[i]))
-			s[k++] = v[i];
-	if (!k)
-		return (struct stat3){ NAN, NAN, NAN };
-	qsort(s, k, sizeof(s[0]), cmp_double);
-	return (struct stat3){ k % 2 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2, s[0], s[k - 1] };
-}
+_Static_assert(MAX_REPS <= RTL_BENCH_MAX_VALUES, "rtl_bench_stat3() would drop repetitions");
 
 /* ---- results ------------------------------------------------------------ */
 
 enum lat_q { Q50, Q99, Q999, QMAX, NQ };
-static const double lat_frac[NQ] = { 0.50, 0.99, 0.999, 1.0 };
+static const double lat_pct[NQ] = { 50.0, 99.0, 99.9, 100.0 };
 static const char *const lat_label[NQ] = { "p50", "p99", "p99.9", "max" };
 
 /* Per repetition figures; NaN where not measured. */
@@ -642,8 +605,9 @@ static void fill_nan(double *v, size_t n)
 struct ctx {
 	const struct opts *o;
 	double ticks_per_ns;
-	void *q[2][NIMPL][2]; /* [size][impl][queue], created once */
-	uint64_t *samples;
+	void *q[2][NIMPL][2];	   /* [size][impl][queue], created once */
+	uint64_t *samples;	   /* one latency run's, in ticks */
+	struct rtl_hist *lat_hist; /* the same in ns */
 	uint64_t n_tput, n_rt, n_lat;
 };
 
@@ -682,12 +646,16 @@ static int run_one(struct ctx *c, enum kind kind, int s, enum impl i, unsigned r
 		res.rt[s][i][rep] = (double)ns / (double)j.n;
 		break;
 	case K_LAT:
-		qsort(c->samples, j.n, sizeof(c->samples[0]), cmp_u64);
-		for (int q = 0; q < NQ; q++) {
-			size_t at = (size_t)(lat_frac[q] * (double)(j.n - 1));
-
-			res.lat[s][i][q][rep] = (double)c->samples[at] / c->ticks_per_ns;
-		}
+		/* The percentiles of rtl_hist: within 0.4 % of the exact ones
+		 * (the maximum exact), without sorting the samples. A negative
+		 * difference (TSC skew between the CPUs) counts as underflow. */
+		rtl_hist_reset(c->lat_hist);
+		for (uint64_t k = 0; k < j.n; k++)
+			rtl_hist_record(c->lat_hist, (int64_t)((double)(int64_t)c->samples[k] /
+							       c->ticks_per_ns));
+		for (int q = 0; q < NQ; q++)
+			res.lat[s][i][q][rep] =
+				(double)rtl_hist_percentile(c->lat_hist, lat_pct[q]);
 		break;
 	case K_PROBE:
 		break;
@@ -771,29 +739,9 @@ static const char *verdict(double med, double target, bool at_least)
 	return (at_least ? med >= target : med <= target) ? "met" : "MISSED";
 }
 
-static void read_cpu_model(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
-
-	snprintf(buf, len, "unknown");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (!strncmp(line, "model name", 10) && colon) {
-			snprintf(buf, len, "%s", colon + 2);
-			buf[strcspn(buf, "\n")] = '\0';
-			break;
-		}
-	}
-	fclose(f);
-}
-
 static void report_text(FILE *f, const struct ctx *c)
 {
-	struct stat3 p = stats(res.probe, res.reps);
+	struct rtl_bench_stat3 p = rtl_bench_stat3(res.probe, res.reps);
 
 	fprintf(f,
 		"\nthroughput, items/ms (median of %u reps; ratio = median of per-rep ratios "
@@ -803,7 +751,8 @@ static void report_text(FILE *f, const struct ctx *c)
 		"rwq", "best", "rtl/best peer", "target", "");
 	for (int s = 0; s < 2; s++) {
 		for (int b = 0; b < 2; b++) {
-			struct stat3 r = stats(b ? res.r_batch[s] : res.r_single[s], res.reps);
+			struct rtl_bench_stat3 r =
+				rtl_bench_stat3(b ? res.r_batch[s] : res.r_single[s], res.reps);
 			char label[32];
 
 			if (b)
@@ -812,10 +761,12 @@ static void report_text(FILE *f, const struct ctx *c)
 			else
 				snprintf(label, sizeof(label), "%d B single", sizes[s]);
 			fprintf(f, "%-14s", label);
-			put_num(f, " ", stats(res.tput[s][b ? I_RTLB : I_RTL], res.reps).med, 9, 0,
-				"");
+			put_num(f, " ",
+				rtl_bench_stat3(res.tput[s][b ? I_RTLB : I_RTL], res.reps).med, 9,
+				0, "");
 			for (int i = I_CK; i < NIMPL; i++)
-				put_num(f, " ", stats(res.tput[s][i], res.reps).med, 9, 0, "");
+				put_num(f, " ", rtl_bench_stat3(res.tput[s][i], res.reps).med, 9, 0,
+					"");
 			fprintf(f, "  %-6s", impl_name[usual_best(s)]);
 			put_num(f, " ", r.med, 5, 2, "");
 			put_num(f, " [", r.min, 5, 2, "");
@@ -832,13 +783,14 @@ static void report_text(FILE *f, const struct ctx *c)
 	fprintf(f, "%-14s %9s %9s %9s %9s  %-22s %-9s %-7s\n", "case", "rtl", "ck", "boost", "rwq",
 		"rtl/ck", "rtl/probe", "target");
 	for (int s = 0; s < 2; s++) {
-		struct stat3 r = stats(res.r_rt[s], res.reps);
-		double ours = stats(res.rt[s][I_RTL], res.reps).med;
+		struct rtl_bench_stat3 r = rtl_bench_stat3(res.r_rt[s], res.reps);
+		double ours = rtl_bench_stat3(res.rt[s][I_RTL], res.reps).med;
 
 		fprintf(f, "%-14s", sizes[s] == 8 ? "8 B" : "64 B");
 		for (int i = 0; i < NIMPL; i++)
 			if (i != I_RTLB)
-				put_num(f, " ", stats(res.rt[s][i], res.reps).med, 9, 0, "");
+				put_num(f, " ", rtl_bench_stat3(res.rt[s][i], res.reps).med, 9, 0,
+					"");
 		put_num(f, "  ", r.med, 5, 2, "");
 		put_num(f, " [", r.min, 5, 2, "");
 		put_num(f, ", ", r.max, 5, 2, "]");
@@ -857,12 +809,13 @@ static void report_text(FILE *f, const struct ctx *c)
 				continue;
 			fprintf(f, "%-14s %-6s", sizes[s] == 8 ? "8 B" : "64 B", impl_name[i]);
 			for (int q = 0; q < NQ; q++)
-				put_num(f, " ", stats(res.lat[s][i][q], res.reps).med, 9, 0, "");
+				put_num(f, " ", rtl_bench_stat3(res.lat[s][i][q], res.reps).med, 9,
+					0, "");
 			fprintf(f, "\n");
 		}
 		fprintf(f, "%-14s %-6s", "", "rtl/ck");
 		for (int q = 0; q < NQ; q++)
-			put_num(f, " ", stats(res.r_lat[s][q], res.reps).med, 9, 2, "");
+			put_num(f, " ", rtl_bench_stat3(res.r_lat[s][q], res.reps).med, 9, 2, "");
 		fprintf(f, "  (median ratio)\n");
 	}
 	if (res.bad)
@@ -872,7 +825,7 @@ static void report_text(FILE *f, const struct ctx *c)
 
 static void json_stat(FILE *f, const char *key, const double *v, unsigned n, bool comma)
 {
-	struct stat3 s = stats(v, n);
+	struct rtl_bench_stat3 s = rtl_bench_stat3(v, n);
 
 	fprintf(f, "\"%s\": ", key);
 	if (isnan(s.med))
@@ -891,8 +844,11 @@ static int report_json(const struct ctx *c, const char *machine, const char *cpu
 			strerror(errno));
 		return 1;
 	}
-	fprintf(f, "{\"benchmark\": \"ring-bench\", \"machine\": \"%s\", \"cpu_model\": \"%s\", ",
-		machine, cpu_model);
+	fprintf(f, "{\"benchmark\": \"ring-bench\", \"machine\": ");
+	rtl_json_string(f, machine);
+	fprintf(f, ", \"cpu_model\": ");
+	rtl_json_string(f, cpu_model);
+	fprintf(f, ", ");
 	fprintf(f,
 		"\"config\": {\"reps\": %u, \"items\": %" PRIu64 ", \"rt_items\": %" PRIu64
 		", \"lat_items\": %" PRIu64
@@ -976,7 +932,6 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 	struct ctx c = { .o = &o };
-	struct utsname un;
 	char machine[256], cpu_model[128];
 	FILE *out;
 	int ret = 1, err;
@@ -1012,7 +967,8 @@ int main(int argc, char **argv)
 	c.n_rt = o.items / 20;
 	c.n_lat = o.items / 20;
 	c.samples = calloc(c.n_lat, sizeof(*c.samples));
-	if (!c.samples)
+	c.lat_hist = calloc(1, sizeof(*c.lat_hist));
+	if (!c.samples || !c.lat_hist)
 		goto err_oom;
 	for (int s = 0; s < 2; s++)
 		for (int i = 0; i < NIMPL; i++) {
@@ -1031,10 +987,8 @@ int main(int argc, char **argv)
 	res.reps = o.reps;
 	c.ticks_per_ns = calibrate_ticks();
 
-	uname(&un);
-	snprintf(machine, sizeof(machine), "%s %s %s, %ld CPUs online", un.sysname, un.release,
-		 un.machine, sysconf(_SC_NPROCESSORS_ONLN));
-	read_cpu_model(cpu_model, sizeof(cpu_model));
+	rtl_bench_machine(machine, sizeof(machine), false);
+	rtl_bench_cpu_model(cpu_model, sizeof(cpu_model));
 	fprintf(out, "ring-bench: %s; %s\n", machine, cpu_model);
 	fprintf(out,
 		"cpus %d,%d; %u reps; %" PRIu64 " items per throughput run, %" PRIu64
@@ -1059,7 +1013,7 @@ int main(int argc, char **argv)
 		res.probe[r] = (double)ns / (2.0 * (double)j.n);
 	}
 	{
-		struct stat3 p = stats(res.probe, o.reps);
+		struct rtl_bench_stat3 p = rtl_bench_stat3(res.probe, o.reps);
 
 		fprintf(out,
 			"core-to-core probe (one cache line, cpu %d <-> %d): %.1f ns one-way "
@@ -1098,5 +1052,6 @@ out_free:
 				if (c.q[s][i][k])
 					ops_of((enum impl)i, s)->destroy(c.q[s][i][k]);
 	free(c.samples);
+	free(c.lat_hist);
 	return ret;
 }

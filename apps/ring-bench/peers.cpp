@@ -118,7 +118,6 @@ BENCH_KERNELS(rwq64, rwq64_t, item64, RWQ_PUSH, RWQ_POP)
 } // namespace
 
 extern "C" {
-const struct bench_ops peer_boost_ops[2] = { BENCH_OPS("boost", boost8),
-					     BENCH_OPS("boost", boost64) };
-const struct bench_ops peer_rwq_ops[2] = { BENCH_OPS("rwq", rwq8), BENCH_OPS("rwq", rwq64) };
+const struct bench_ops peer_boost_ops[2] = { BENCH_OPS(boost8), BENCH_OPS(boost64) };
+const struct bench_ops peer_rwq_ops[2] = { BENCH_OPS(rwq8), BENCH_OPS(rwq64) };
 }

@@ -42,14 +42,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include <rtloop/rtde.h>
 #include <rtloop/rtde_fields.h>
 #include <rtloop/rtde_recipe.h>
 #include <rtloop/time.h>
 
+#include "benchmark.h"
 #include "cli.h"
 
 #define PROG "rtde-codec-bench"
@@ -127,22 +126,18 @@ struct bench {
 /* ---- the implementations ------------------------------------------- */
 
 /*
- * The floor: copy every element and swap the multi-byte ones, over runs of
- * contiguous elements of one size in wire order, so that the inner loops
- * have constant strides and memory is walked front to back.
+ * Copy and byte-swap the runs, from the package into the frame (@to_wire
+ * false) or back: one memcpy + bswap per element in loops of constant
+ * stride, memory walked front to back. Always inlined, so that each floor
+ * below is its own straight loop with the direction folded away.
  */
-static __attribute__((noinline)) void floor_once(const struct bench *b)
+static inline __attribute__((always_inline)) void swap_runs(const struct run *runs, size_t nruns,
+							    const unsigned char *from,
+							    unsigned char *to, bool to_wire)
 {
-	/* Locals: the stores below are through char pointers, which may
-	 * alias *b, so the compiler would reload b's members per element. */
-	const uint8_t *w = b->wire;
-	unsigned char *h = b->host_floor;
-	const struct run *runs = b->runs;
-	size_t nruns = b->nruns;
-
 	for (size_t i = 0; i < nruns; i++) {
-		const uint8_t *src = w + runs[i].wire;
-		unsigned char *dst = h + runs[i].host;
+		const unsigned char *src = from + (to_wire ? runs[i].host : runs[i].wire);
+		unsigned char *dst = to + (to_wire ? runs[i].wire : runs[i].host);
 		size_t n = runs[i].count;
 
 		switch (runs[i].size) {
@@ -169,6 +164,17 @@ static __attribute__((noinline)) void floor_once(const struct bench *b)
 			break;
 		}
 	}
+}
+
+/*
+ * The floor: copy every element and swap the multi-byte ones, over runs of
+ * contiguous elements of one size in wire order.
+ */
+static __attribute__((noinline)) void floor_once(const struct bench *b)
+{
+	/* Arguments, not b's members: the stores are through char pointers,
+	 * which may alias *b, so the compiler would reload them per element. */
+	swap_runs(b->runs, b->nruns, b->wire, b->host_floor, false);
 }
 
 /*
@@ -206,40 +212,7 @@ static __attribute__((noinline)) void floor_elem_once(const struct bench *b)
  */
 static __attribute__((noinline)) void floor_enc_once(const struct bench *b)
 {
-	const unsigned char *h = b->host_src;
-	uint8_t *w = b->wire_floor_enc;
-	const struct run *runs = b->runs;
-	size_t nruns = b->nruns;
-
-	for (size_t i = 0; i < nruns; i++) {
-		const unsigned char *src = h + runs[i].host;
-		uint8_t *dst = w + runs[i].wire;
-		size_t n = runs[i].count;
-
-		switch (runs[i].size) {
-		case 8:
-			for (size_t j = 0; j < n; j++) {
-				uint64_t v;
-
-				memcpy(&v, src + 8 * j, 8);
-				v = __builtin_bswap64(v);
-				memcpy(dst + 8 * j, &v, 8);
-			}
-			break;
-		case 4:
-			for (size_t j = 0; j < n; j++) {
-				uint32_t v;
-
-				memcpy(&v, src + 4 * j, 4);
-				v = __builtin_bswap32(v);
-				memcpy(dst + 4 * j, &v, 4);
-			}
-			break;
-		default:
-			memcpy(dst, src, n);
-			break;
-		}
-	}
+	swap_runs(b->runs, b->nruns, b->host_src, b->wire_floor_enc, true);
 }
 
 /* What the receive thread does: the library's decode of one package. */
@@ -410,16 +383,13 @@ static int finish_bench(struct bench *b)
 			struct elem e = { (uint32_t)(b->wire_off[i] + j * es),
 					  (uint32_t)(b->host_off[i] + j * es) };
 
-			if (es == 8) {
+			if (es == 8)
 				b->e8[b->n8++] = e;
-				add_to_runs(b->runs, &b->nruns, e, 8);
-			} else if (es == 4) {
+			else if (es == 4)
 				b->e4[b->n4++] = e;
-				add_to_runs(b->runs, &b->nruns, e, 4);
-			} else {
+			else
 				b->e1[b->n1++] = e;
-				add_to_runs(b->runs, &b->nruns, e, 1);
-			}
+			add_to_runs(b->runs, &b->nruns, e, (uint32_t)es);
 		}
 	}
 	if (rtl_rtde_frame_init(&b->f, b->host_dec, b->host_size, b->r) ||
@@ -689,33 +659,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 /* ---- statistics and report ------------------------------------------------- */
 
-struct stat3 {
-	double med, min, max;
-};
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static struct stat3 stats(const double *v, unsigned n)
-{
-	double s[MAX_REPS];
-	struct stat3 r;
-
-	memcpy(s, v, n * sizeof(double));
-	qsort(s, n, sizeof(double), cmp_double);
-	r.min = s[0];
-	r.max = s[n - 1];
-	r.med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	return r;
-}
+_Static_assert(MAX_REPS <= RTL_BENCH_MAX_VALUES, "rtl_bench_stat3() would drop repetitions");
 
 static void json_stat(FILE *f, const char *key, const double *v, unsigned n, bool comma)
 {
-	struct stat3 s = stats(v, n);
+	struct rtl_bench_stat3 s = rtl_bench_stat3(v, n);
 
 	fprintf(f, "\"%s\": {\"median\": %.4f, \"min\": %.4f, \"max\": %.4f}%s", key, s.med, s.min,
 		s.max, comma ? ", " : "");
@@ -731,8 +679,9 @@ static int report_json(const struct opts *o, struct bench *bs, const bool *run, 
 			strerror(errno));
 		return -1;
 	}
-	fprintf(f, "{\"bench\": \"rtde-codec-bench\", \"machine\": \"%s\", \"reps\": %u, ", machine,
-		o->reps);
+	fprintf(f, "{\"bench\": \"rtde-codec-bench\", \"machine\": ");
+	rtl_json_string(f, machine);
+	fprintf(f, ", \"reps\": %u, ", o->reps);
 	fprintf(f, "\"recipes\": {");
 	for (int i = 0; i < NRECIPE; i++) {
 		const struct bench *b = &bs[i];
@@ -823,7 +772,6 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct bench *bs = NULL;
 	bool run[NRECIPE];
-	struct utsname un;
 	char machine[256];
 	FILE *out;
 	int ret = 1, err;
@@ -864,9 +812,7 @@ int main(int argc, char **argv)
 		bs[i].iters = o.iters ? o.iters : calibrate(&bs[i]);
 	}
 
-	uname(&un);
-	snprintf(machine, sizeof(machine), "%s %s %s, %ld CPUs online", un.sysname, un.release,
-		 un.machine, sysconf(_SC_NPROCESSORS_ONLN));
+	rtl_bench_machine(machine, sizeof(machine), false);
 	fprintf(out, "rtde-codec-bench: %s; cpu %s; %u reps, library and floors interleaved\n",
 		machine, o.cpu >= 0 ? "pinned" : "not pinned", o.reps);
 
@@ -894,16 +840,16 @@ int main(int argc, char **argv)
 		"decode/floor [min,max]", "decode/elem [min,max]");
 	for (int i = 0; i < NRECIPE; i++) {
 		const struct bench *b = &bs[i];
-		struct stat3 d, fl, fe, q, qe;
+		struct rtl_bench_stat3 d, fl, fe, q, qe;
 		char el[32], rq[48], rqe[48];
 
 		if (!run[i])
 			continue;
-		d = stats(b->ns[I_DECODE], o.reps);
-		fl = stats(b->ns[I_FLOOR], o.reps);
-		fe = stats(b->ns[I_FLOOR_ELEM], o.reps);
-		q = stats(b->ratio, o.reps);
-		qe = stats(b->ratio_elem, o.reps);
+		d = rtl_bench_stat3(b->ns[I_DECODE], o.reps);
+		fl = rtl_bench_stat3(b->ns[I_FLOOR], o.reps);
+		fe = rtl_bench_stat3(b->ns[I_FLOOR_ELEM], o.reps);
+		q = rtl_bench_stat3(b->ratio, o.reps);
+		qe = rtl_bench_stat3(b->ratio_elem, o.reps);
 		snprintf(el, sizeof(el), "%zu/%zu/%zu", b->n8, b->n4, b->n1);
 		snprintf(rq, sizeof(rq), "%.2f [%.2f, %.2f]", q.med, q.min, q.max);
 		snprintf(rqe, sizeof(rqe), "%.2f [%.2f, %.2f]", qe.med, qe.min, qe.max);
@@ -915,13 +861,13 @@ int main(int argc, char **argv)
 		"encode/floor [min,max]");
 	for (int i = 0; i < NRECIPE; i++) {
 		const struct bench *b = &bs[i];
-		struct stat3 e, fl, q;
+		struct rtl_bench_stat3 e, fl, q;
 
 		if (!run[i])
 			continue;
-		e = stats(b->ns[I_ENCODE], o.reps);
-		fl = stats(b->ns[I_FLOOR_ENC], o.reps);
-		q = stats(b->ratio_enc, o.reps);
+		e = rtl_bench_stat3(b->ns[I_ENCODE], o.reps);
+		fl = rtl_bench_stat3(b->ns[I_FLOOR_ENC], o.reps);
+		q = rtl_bench_stat3(b->ratio_enc, o.reps);
 		fprintf(out, "%-17s %9.1f %8.1f  %.2f [%.2f, %.2f]\n", recipe_name[i], e.med,
 			fl.med, q.med, q.min, q.max);
 	}

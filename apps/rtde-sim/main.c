@@ -425,7 +425,7 @@ static int validate(struct cli *cli)
 			cli->sim.echo_register);
 		return -EINVAL;
 	}
-	if (cli->srv.bind && inet_pton(AF_INET, cli->srv.bind, &addr) != 1) {
+	if (inet_pton(AF_INET, cli->srv.bind, &addr) != 1) {
 		fprintf(stderr, PROG ": --bind %s: not an IPv4 address\n", cli->srv.bind);
 		return -EINVAL;
 	}
@@ -644,7 +644,8 @@ int main(int argc, char **argv)
 	rtl_sim_opts_default(&cli.sim);
 	cli.sim.robot.contact.stiffness = 5000.0;
 	cli.sim.robot.contact.damping = 50.0;
-	cli.srv.port = 30004;
+	cli.srv.bind = "127.0.0.1";
+	cli.srv.port = RTL_RTDE_PORT;
 	cli.udp_port = RTL_RT_UDP_DEFAULT_PORT;
 	if (parse(argc, argv, &cli) || validate(&cli))
 		return EXIT_USAGE;
@@ -690,18 +691,16 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": the simulator refused these options (robot or "
 					     "fault settings out of range)\n");
 		else
-			fprintf(stderr, PROG ": cannot listen on %s:%u: %s\n",
-				cli.srv.bind ? cli.srv.bind : "127.0.0.1", cli.srv.port,
-				strerror(-err));
+			fprintf(stderr, PROG ": cannot listen on %s:%u: %s\n", cli.srv.bind,
+				cli.srv.port, strerror(-err));
 		return EXIT_FAIL;
 	}
 	ri.port = rtl_sim_server_port(srv);
 	ri.sim = rtl_sim_server_sim(srv);
 	ri.profile = rtl_sim_profile(cli.sim.profile);
 	if (!cli.quiet)
-		fprintf(stderr, PROG ": listening on %s:%u (%s, %u Hz)\n",
-			cli.srv.bind ? cli.srv.bind : "127.0.0.1", ri.port, ri.profile->name,
-			ri.sim->max_hz);
+		fprintf(stderr, PROG ": listening on %s:%u (%s, %u Hz)\n", cli.srv.bind, ri.port,
+			ri.profile->name, ri.sim->max_hz);
 
 	/* Run until a signal or the duration. */
 	the_server = srv;

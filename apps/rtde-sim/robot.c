@@ -563,8 +563,6 @@ static void update_outputs(struct rtl_sim_robot *r, double dt)
 	}
 	r->actual_robot_current = p_elec / V_SUPPLY;
 	r->actual_robot_voltage = V_SUPPLY - 0.05 * r->actual_robot_current;
-	r->actual_main_voltage = V_SUPPLY;
-	memcpy(r->tcp_offset, r->cfg.tcp_offset, sizeof(r->tcp_offset));
 }
 
 /* ---- lifecycle ------------------------------------------------------------------- */
@@ -594,10 +592,12 @@ int rtl_sim_robot_init(struct rtl_sim_robot *r, const struct rtl_sim_robot_confi
 		.speed_scaling = 1.0,
 		.target_speed_fraction = 1.0,
 		.standard_analog_output = { 4.0, 4.0 }, /* current domain, ratio 0 */
+		.actual_main_voltage = V_SUPPLY,
 		.active_mode = RTL_RTDE_CMD_IDLE,
 		.rng = cfg->seed,
 	};
 	r->cfg.contact = contact;
+	memcpy(r->tcp_offset, cfg->tcp_offset, sizeof(r->tcp_offset));
 	memcpy(r->target_q, cfg->q0, sizeof(r->target_q));
 	memcpy(r->actual_q, cfg->q0, sizeof(r->actual_q));
 	for (int i = 0; i < N; i++)

@@ -85,6 +85,7 @@ int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts
 	srv->listen_fd = srv->epoll_fd = srv->timer_fd = srv->stop_fd = -1;
 	for (int i = 0; i < RTL_SIM_MAX_SESSIONS; i++)
 		srv->conns[i].fd = -1;
+	pthread_mutex_init(&srv->lock, NULL);
 	if (opts)
 		srv->opts = *opts;
 	if (!srv->opts.bind)
@@ -93,12 +94,11 @@ int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts
 		srv->opts.status_interval_ns = 500 * RTL_NS_PER_MS;
 	if (srv->opts.duration_s < 0 || srv->opts.sndbuf < 0) {
 		err = -EINVAL;
-		goto err_free;
+		goto err_close;
 	}
-	pthread_mutex_init(&srv->lock, NULL);
 	srv->sim = rtl_sim_new(sim_opts, rtl_time_now(), &err);
 	if (!srv->sim)
-		goto err_free;
+		goto err_close;
 
 	if (inet_pton(AF_INET, srv->opts.bind, &sa.sin_addr) != 1) {
 		err = -EINVAL;
@@ -131,9 +131,6 @@ err_errno:
 	err = -errno;
 err_close:
 	rtl_sim_server_destroy(srv);
-	return err;
-err_free:
-	free(srv);
 	return err;
 }
 

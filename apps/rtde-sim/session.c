@@ -307,6 +307,8 @@ static int judge(const struct rtl_sim *sim, const struct rtl_sim_session *s, boo
 			r->types[i] = t;
 			if (input && f && (int)idx == sim->echo_idx)
 				r->echo_slot = (int)i;
+			if (input && f)
+				r->roles |= sim->role[idx];
 		}
 		i++;
 	}

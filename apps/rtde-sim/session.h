@@ -82,6 +82,7 @@ struct rtl_sim_recipe {
 	enum rtl_rtde_type *types;
 	uint32_t *offsets; /* within the fields part of a data package */
 	int echo_slot;	   /* input recipes: field index of the echo register, or -1 */
+	unsigned roles;	   /* input recipes: what its fields drive (sim->role of each, OR-ed) */
 };
 
 /* What a session did, for the report. */

@@ -112,13 +112,33 @@ static int field_idx(const char *name)
 	return f ? rtl_rtde_field_index(f) : -1;
 }
 
-/* The command registers of <rtloop/rtde_cmd.h>, in struct order. */
+/* Slots of sim->cmd_idx[]: the command registers in struct order. */
+enum {
+	CMD_MODE,
+	CMD_SEQ,
+	CMD_WATCHDOG_MS,
+	CMD_PARAM0,
+	CMD_ACCEL = CMD_PARAM0 + RTL_RTDE_CMD_NPARAM,
+	CMD_TIME,
+	CMD_LOOKAHEAD,
+	CMD_GAIN,
+};
+
+/* The command registers of <rtloop/rtde_cmd.h>. */
 static const char *const cmd_fields[] = {
-	RTL_RTDE_CMD_FIELD_MODE,   RTL_RTDE_CMD_FIELD_SEQ,    RTL_RTDE_CMD_FIELD_WATCHDOG_MS,
-	RTL_RTDE_CMD_FIELD_PARAM0, RTL_RTDE_CMD_FIELD_PARAM1, RTL_RTDE_CMD_FIELD_PARAM2,
-	RTL_RTDE_CMD_FIELD_PARAM3, RTL_RTDE_CMD_FIELD_PARAM4, RTL_RTDE_CMD_FIELD_PARAM5,
-	RTL_RTDE_CMD_FIELD_ACCEL,  RTL_RTDE_CMD_FIELD_TIME,   RTL_RTDE_CMD_FIELD_LOOKAHEAD,
-	RTL_RTDE_CMD_FIELD_GAIN,
+	[CMD_MODE] = RTL_RTDE_CMD_FIELD_MODE,
+	[CMD_SEQ] = RTL_RTDE_CMD_FIELD_SEQ,
+	[CMD_WATCHDOG_MS] = RTL_RTDE_CMD_FIELD_WATCHDOG_MS,
+	[CMD_PARAM0] = RTL_RTDE_CMD_FIELD_PARAM0,
+	RTL_RTDE_CMD_FIELD_PARAM1,
+	RTL_RTDE_CMD_FIELD_PARAM2,
+	RTL_RTDE_CMD_FIELD_PARAM3,
+	RTL_RTDE_CMD_FIELD_PARAM4,
+	RTL_RTDE_CMD_FIELD_PARAM5,
+	[CMD_ACCEL] = RTL_RTDE_CMD_FIELD_ACCEL,
+	[CMD_TIME] = RTL_RTDE_CMD_FIELD_TIME,
+	[CMD_LOOKAHEAD] = RTL_RTDE_CMD_FIELD_LOOKAHEAD,
+	[CMD_GAIN] = RTL_RTDE_CMD_FIELD_GAIN,
 };
 #define N_CMD (sizeof(cmd_fields) / sizeof(cmd_fields[0]))
 _Static_assert(N_CMD == RTL_SIM_CMD_FIELDS, "command registers changed");
@@ -144,13 +164,22 @@ _Static_assert(N_IO == RTL_SIM_IO_FIELDS, "robot inputs changed");
 
 enum { ROLE_CMD = 1, ROLE_IO = 2 };
 
+/* The output registers the executor reports in, RTL_RTDE_CMD_OUT_MODE on. */
+static const char *const cmd_out_fields[] = {
+	RTL_RTDE_CMD_FIELD_OUT_MODE,
+	RTL_RTDE_CMD_FIELD_OUT_SEQ,
+	RTL_RTDE_CMD_FIELD_OUT_WD_TRIPS,
+	RTL_RTDE_CMD_FIELD_OUT_STATUS,
+};
+#define N_CMD_OUT (sizeof(cmd_out_fields) / sizeof(cmd_out_fields[0]))
+_Static_assert(N_CMD_OUT == 4, "executor outputs changed");
+
 /* The robot has something to say (a watchdog trip): tell the connection
  * that owns the heartbeat register, which is the one commanding. */
 static void robot_message(void *ctx, enum rtl_sim_robot_level level, const char *text)
 {
 	struct rtl_sim *sim = ctx;
-	int seq = field_idx(RTL_RTDE_CMD_FIELD_SEQ);
-	unsigned owner = seq >= 0 ? sim->owner[seq] : 0;
+	unsigned owner = sim->owner[sim->cmd_idx[CMD_SEQ]];
 	struct rtl_sim_session *s = owner ? sim->sessions[owner - 1] : NULL;
 
 	if (s && s->close == RTL_SIM_CLOSE_NONE)
@@ -257,12 +286,8 @@ int rtl_sim_init(struct rtl_sim *sim, const struct rtl_sim_opts *o, int64_t t0)
 	sim->control_step_idx = field_idx("control_step");
 	sim->digital_out_idx = field_idx("actual_digital_output_bits");
 	sim->config_out_idx = field_idx("actual_configurable_digital_output_bits");
-	for (int i = 0; i < 4; i++) {
-		char name[40];
-
-		snprintf(name, sizeof(name), "output_int_register_%d", RTL_RTDE_CMD_OUT_MODE + i);
-		sim->cmd_out_idx[i] = field_idx(name);
-	}
+	for (size_t i = 0; i < N_CMD_OUT; i++)
+		sim->cmd_out_idx[i] = field_idx(cmd_out_fields[i]);
 	sim->echo_idx = -1;
 	if (o->echo_register >= 0) {
 		char name[40];
@@ -376,27 +401,24 @@ void rtl_sim_inputs_written(struct rtl_sim *sim, struct rtl_sim_session *s,
 			    const struct rtl_sim_recipe *r, int64_t now)
 {
 	const union rtl_rtde_value *v = sim->values;
-	unsigned roles = 0;
 
-	for (uint32_t i = 0; i < r->n; i++)
-		roles |= sim->role[r->fields[i]];
-	if (roles & ROLE_CMD) {
+	if (r->roles & ROLE_CMD) {
 		struct rtl_sim_robot_cmd c = {
-			.mode = v[sim->cmd_idx[0]].i32,
-			.seq = v[sim->cmd_idx[1]].i32,
-			.watchdog_ms = v[sim->cmd_idx[2]].i32,
-			.accel = v[sim->cmd_idx[9]].d,
-			.time = v[sim->cmd_idx[10]].d,
-			.lookahead = v[sim->cmd_idx[11]].d,
-			.gain = v[sim->cmd_idx[12]].d,
+			.mode = v[sim->cmd_idx[CMD_MODE]].i32,
+			.seq = v[sim->cmd_idx[CMD_SEQ]].i32,
+			.watchdog_ms = v[sim->cmd_idx[CMD_WATCHDOG_MS]].i32,
+			.accel = v[sim->cmd_idx[CMD_ACCEL]].d,
+			.time = v[sim->cmd_idx[CMD_TIME]].d,
+			.lookahead = v[sim->cmd_idx[CMD_LOOKAHEAD]].d,
+			.gain = v[sim->cmd_idx[CMD_GAIN]].d,
 		};
 
 		for (int i = 0; i < RTL_RTDE_CMD_NPARAM; i++)
-			c.param[i] = v[sim->cmd_idx[3 + i]].d;
+			c.param[i] = v[sim->cmd_idx[CMD_PARAM0 + i]].d;
 		if (rtl_sim_robot_command(&sim->robot, &c, now) == -EINVAL)
 			sim->stats.commands_refused++;
 	}
-	if (roles & ROLE_IO) {
+	if (r->roles & ROLE_IO) {
 		struct rtl_sim_robot_inputs in = {
 			.speed_slider_mask = v[sim->io_idx[0]].u32,
 			.speed_slider_fraction = v[sim->io_idx[1]].d,

@@ -382,7 +382,7 @@ static void on_datagram(struct rtl_sim_udp *u, size_t len, const struct sockaddr
 static void cycle(struct rtl_sim_udp *u, int64_t now, bool send)
 {
 	uint64_t k = u->cycle++;
-	uint32_t every = u->opts.skip_every, count = u->opts.skip_count ? u->opts.skip_count : 1;
+	uint32_t every = u->opts.skip_every;
 	uint64_t seq;
 	int len;
 
@@ -396,7 +396,7 @@ static void cycle(struct rtl_sim_udp *u, int64_t now, bool send)
 		u->st.overruns++;
 		return;
 	}
-	if (every && k % every >= every - count) {
+	if (every && k % every >= every - u->opts.skip_count) {
 		u->st.states_skipped++;
 		return;
 	}
@@ -422,6 +422,12 @@ void rtl_sim_udp_opts_default(struct rtl_sim_udp_opts *o)
 	o->period_ns = RTL_NS_PER_MS;
 	o->client_timeout_ns = RTL_NS_PER_SEC;
 	rtl_sim_robot_config_default(&o->robot);
+}
+
+/* Deadline of cycle @k: on the grid from t0, never "now + period". */
+static int64_t deadline(const struct rtl_sim_udp *u, uint64_t k)
+{
+	return u->t0 + (int64_t)k * u->opts.period_ns;
 }
 
 static int ep_add(struct rtl_sim_udp *u, int fd, uint64_t tag)
@@ -450,6 +456,8 @@ int rtl_sim_udp_create(struct rtl_sim_udp **out, const struct rtl_sim_udp_opts *
 		u->opts.bind = "127.0.0.1";
 	if (u->opts.client_timeout_ns <= 0)
 		u->opts.client_timeout_ns = RTL_NS_PER_SEC;
+	if (!u->opts.skip_count)
+		u->opts.skip_count = 1;
 	u->opts.robot.period_ns = u->opts.period_ns;
 	pthread_mutex_init(&u->lock, NULL);
 	rtl_hist_init(&u->echo_hist);
@@ -526,8 +534,7 @@ int rtl_sim_udp_run(struct rtl_sim_udp *u)
 	u->cycle = 0;
 	u->end = u->opts.duration_s > 0 ? now + llround(u->opts.duration_s * 1e9) : 0;
 	while (!quit) {
-		int64_t due = u->t0 + (int64_t)u->cycle * u->opts.period_ns;
-		struct itimerspec its = { .it_value = rtl_time_to_timespec(due) };
+		struct itimerspec its = { .it_value = rtl_time_to_timespec(deadline(u, u->cycle)) };
 		int n;
 
 		timerfd_settime(u->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
@@ -550,12 +557,9 @@ int rtl_sim_udp_run(struct rtl_sim_udp *u)
 		/* Inputs first: a command counts in the cycle it arrived in. */
 		read_all(u);
 		now = rtl_time_now();
-		while (now >= u->t0 + (int64_t)u->cycle * u->opts.period_ns) {
-			int64_t behind = (now - (u->t0 + (int64_t)u->cycle * u->opts.period_ns)) /
-					 u->opts.period_ns;
-
-			cycle(u, now, behind <= MAX_CATCH_UP);
-		}
+		while (now >= deadline(u, u->cycle))
+			cycle(u, now,
+			      (now - deadline(u, u->cycle)) / u->opts.period_ns <= MAX_CATCH_UP);
 		publish(u);
 		if (u->end && now >= u->end)
 			quit = true;
@@ -669,7 +673,7 @@ static void report_json(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port
 		"{\"program\":\"rtde-sim\",\"mode\":\"udp\",\"port\":%u,\"frequency_hz\":%.3f,"
 		"\"seconds\":%.6f,\"skip_every\":%u,\"skip_count\":%u,",
 		port, 1e9 / (double)o->period_ns, secs, o->skip_every,
-		o->skip_every ? (o->skip_count ? o->skip_count : 1) : 0);
+		o->skip_every ? o->skip_count : 0);
 	fprintf(f,
 		"\"stats\":{\"cycles\":%" PRIu64 ",\"overruns\":%" PRIu64
 		",\"states_sent\":%" PRIu64 ",\"states_skipped\":%" PRIu64
@@ -693,6 +697,7 @@ int rtl_sim_udp_main(const struct rtl_sim_udp_opts *o, FILE *out, FILE *json, bo
 	struct rtl_sim_udp *u;
 	struct rtl_sim_udp_stats st;
 	int64_t t0;
+	double secs;
 	int err = rtl_sim_udp_create(&u, o);
 
 	if (err) {
@@ -706,12 +711,12 @@ int rtl_sim_udp_main(const struct rtl_sim_udp_opts *o, FILE *out, FILE *json, bo
 	*running = u;
 	t0 = rtl_time_now();
 	err = rtl_sim_udp_run(u);
+	secs = (double)(rtl_time_now() - t0) / 1e9;
 	*running = NULL;
 	rtl_sim_udp_stats(u, &st);
-	report(out, &u->opts, u->port, &st, &u->echo_hist, (double)(rtl_time_now() - t0) / 1e9);
+	report(out, &u->opts, u->port, &st, &u->echo_hist, secs);
 	if (json)
-		report_json(json, &u->opts, u->port, &st, &u->echo_hist,
-			    (double)(rtl_time_now() - t0) / 1e9);
+		report_json(json, &u->opts, u->port, &st, &u->echo_hist, secs);
 	rtl_sim_udp_destroy(u);
 	return err;
 }

@@ -213,7 +213,6 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 	if (!a->o.read_only) {
 		struct rtl_rtde_frame *cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
 		double twist[6] = { 0 };
-
 		bool finishing = atomic_load_explicit(&a->finishing, memory_order_relaxed);
 
 		if (a->bias_n >= ZERO_FRAMES)

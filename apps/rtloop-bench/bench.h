@@ -132,13 +132,6 @@ int bench_package_size(const char *names, bool output, size_t *out);
 
 /* ---- report.c ---- */
 
-/* Median, min and max of the finite values of @v[0..n). */
-struct bench_stat3 {
-	double med, min, max;
-	unsigned n;
-};
-struct bench_stat3 bench_stat3(const double *v, unsigned n);
-
 /* @d = the samples of @end that are not in @start (both snapshots of one
  * histogram, @start taken earlier). Counts are exact; min and max are
  * exact when they fall in the bucket of the whole run's min or max, else

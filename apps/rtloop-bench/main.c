@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <rtloop/doctor.h>
@@ -47,6 +46,7 @@
 #include <rtloop/time.h>
 
 #include "bench.h"
+#include "benchmark.h"
 #include "cli.h"
 
 #define PROG BENCH_PROG
@@ -356,26 +356,6 @@ static bool in_path(const char *prog)
 	return false;
 }
 
-static void read_cpu_model(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
-
-	snprintf(buf, len, "unknown");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (!strncmp(line, "model name", 10) && colon) {
-			snprintf(buf, len, "%s", colon + 2);
-			buf[strcspn(buf, "\n")] = '\0';
-			break;
-		}
-	}
-	fclose(f);
-}
-
 /* ---- progress ---------------------------------------------------------------------- */
 
 struct progress {
@@ -424,7 +404,6 @@ int main(int argc, char **argv)
 	struct rtl_rt_error err = { 0 };
 	struct progress pr = { 0 };
 	const struct rtl_sim_profile *prof;
-	struct utsname un;
 	char machine[512], cpu_model[128], why[1200];
 	char *doctor_json = NULL;
 	size_t doctor_len = 0;
@@ -483,10 +462,8 @@ int main(int argc, char **argv)
 			goto err_oom;
 
 	/* The context first: machine, kernel, CPUs, what real time we got. */
-	uname(&un);
-	snprintf(machine, sizeof(machine), "%s %s %s %s, %ld CPUs online", un.sysname, un.release,
-		 un.version, un.machine, sysconf(_SC_NPROCESSORS_ONLN));
-	read_cpu_model(cpu_model, sizeof(cpu_model));
+	rtl_bench_machine(machine, sizeof(machine), true);
+	rtl_bench_cpu_model(cpu_model, sizeof(cpu_model));
 	fprintf(out, PROG ": %s\n  cpu: %s\n", machine, cpu_model);
 	nf = rtl_doctor_run(NULL, findings, RTL_DOCTOR_MAX_FINDINGS);
 	if (nf > 0) {

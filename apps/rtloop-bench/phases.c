@@ -41,6 +41,7 @@
 #include <rtloop/udp_transport.h>
 
 #include "bench.h"
+#include "benchmark.h"
 #include "server.h"
 #include "udp.h"
 
@@ -420,6 +421,122 @@ static int run_timer(const struct bench_cfg *cfg, struct bench_rep *rep, struct 
 
 /* ---- P_OURS: the simulator and the loop ---------------------------------------------- */
 
+/* The simulator's counters that P_OURS reads, whichever transport. */
+struct sim_counts {
+	uint64_t sent, echoes, echo_unmatched, overruns, sessions;
+};
+
+/* What P_OURS measures of the running simulator: its live histograms
+ * (rtl_hist: safe to read while its thread writes them; @wake NULL where
+ * the simulator keeps none) and its counters. */
+struct ours_sim {
+	void *sim;
+	const struct rtl_hist *echo, *wake;
+	void (*counts)(void *sim, struct sim_counts *c);
+};
+
+/*
+ * The part of P_OURS that does not depend on the transport: with the
+ * simulator running, create and start the loop of @lc (transport, step and
+ * user already set), warm up, then cut the measured window out of the live
+ * histograms and counters into @rep; stop the loop again.
+ */
+static int measure_ours(const struct bench_cfg *cfg, struct rtl_loop_config *lc,
+			const struct ours_sim *sim, struct bench_rep *rep, struct bench_rt *rt,
+			bench_progress_fn progress, void *pctx, char *why, size_t why_len)
+{
+	struct rtl_loop *loop = NULL;
+	struct rtl_rt_error err = { 0 };
+	struct rtl_hist *snap0 = calloc(H_COUNT, sizeof(*snap0));
+	struct rtl_hist *snap1 = calloc(H_COUNT, sizeof(*snap1));
+	const struct rtl_hist *live[H_COUNT] = { 0 };
+	struct sim_counts ss0, ss1;
+	struct rtl_loop_stats ls0, ls1;
+	int64_t warm_end;
+	int ret;
+
+	if (!snap0 || !snap1) {
+		ret = say(why, why_len, -ENOMEM, "simulator phase", NULL);
+		goto out;
+	}
+	lc->rt_mode = RTL_LOOP_RT_DEGRADE;
+	lc->rx_priority = cfg->prio_rx;
+	lc->worker_priority = cfg->prio_worker;
+	lc->rx_cpu = cfg->cpu_rx;
+	lc->worker_cpu = cfg->cpu_worker;
+	lc->spin_ns = cfg->spin_ns;
+	lc->every_frame = true; /* every package is answered, so every one is measured */
+	ret = rtl_loop_create(&loop, lc, &err);
+	if (ret < 0) {
+		say(why, why_len, ret, "loop", err.msg);
+		goto out;
+	}
+	ret = rtl_loop_start(loop, &err);
+	if (ret < 0) {
+		say(why, why_len, ret, "loop start", err.msg);
+		goto out;
+	}
+	if (rtl_loop_rt_notes(loop)[0] && !rt->fifo_degraded) {
+		snprintf(rt->degraded_note, sizeof(rt->degraded_note), "loop: %s",
+			 rtl_loop_rt_notes(loop));
+		rt->degraded_note[strcspn(rt->degraded_note, "\n")] = '\0';
+		rt->fifo_degraded = true;
+	}
+
+	/* Warm up, then cut the window out of the live histograms. */
+	live[H_RT_OURS] = sim->echo;
+	live[H_SIM_WAKE] = sim->wake;
+	live[H_WAKE_OURS] = rtl_loop_hist(loop, RTL_LOOP_H_WAKE);
+	live[H_RX_TO_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_RX_TO_STEP);
+	live[H_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_STEP);
+	live[H_STEP_TO_SEND] = rtl_loop_hist(loop, RTL_LOOP_H_STEP_TO_SEND);
+	live[H_INTERARRIVAL] = rtl_loop_hist(loop, RTL_LOOP_H_INTERARRIVAL);
+	warm_end = rtl_time_now() + BENCH_WARMUP_NS;
+	wait_until(warm_end, P_OURS, progress, pctx);
+	for (int i = 0; i < H_COUNT; i++)
+		if (live[i])
+			rtl_hist_snapshot(&snap0[i], live[i]);
+	sim->counts(sim->sim, &ss0);
+	rtl_loop_stats(loop, &ls0);
+	wait_until(warm_end + cfg->phase_ns, P_OURS, progress, pctx);
+	for (int i = 0; i < H_COUNT; i++)
+		if (live[i])
+			rtl_hist_snapshot(&snap1[i], live[i]);
+	sim->counts(sim->sim, &ss1);
+	rtl_loop_stats(loop, &ls1);
+	for (int i = 0; i < H_COUNT; i++)
+		if (live[i])
+			bench_hist_diff(rep->h[i], &snap1[i], &snap0[i]);
+
+	rep->sim_sent = ss1.sent - ss0.sent;
+	rep->echoes = ss1.echoes - ss0.echoes;
+	rep->echo_unmatched = ss1.echo_unmatched - ss0.echo_unmatched;
+	rep->sim_overruns = ss1.overruns - ss0.overruns;
+	rep->frames = ls1.frames - ls0.frames;
+	rep->steps = ls1.steps - ls0.steps;
+	rep->worker_skipped = ls1.worker_skipped - ls0.worker_skipped;
+	rep->ring_full = ls1.ring_full - ls0.ring_full;
+	rep->would_block = ls1.would_block - ls0.would_block;
+	rep->ctrl_skipped = ls1.ctrl_skipped - ls0.ctrl_skipped;
+	ret = 0;
+	if (ss1.sessions != 1) {
+		snprintf(why, why_len, "the loop reconnected during the measurement");
+		ret = -ECONNRESET;
+	}
+
+out:
+	if (loop) {
+		rtl_loop_stop(loop);
+		rtl_loop_join(loop);
+		rtl_loop_destroy(loop);
+	}
+	free(snap0);
+	free(snap1);
+	return ret;
+}
+
+/* ---- P_OURS over RTDE: rtde-sim's server and the loop ---------------------------------- */
+
 struct ours {
 	struct rtl_rtde_handle ts, echo;
 };
@@ -450,19 +567,13 @@ static void *sim_main(void *arg)
 	return (void *)(intptr_t)rtl_sim_server_run(srv);
 }
 
-/* Live histograms of P_OURS, in the order of enum bench_hist. */
-static void ours_live(struct rtl_sim_server *srv, struct rtl_loop *loop,
-		      const struct rtl_hist *live[H_COUNT])
+static void sim_counts(void *sim, struct sim_counts *c)
 {
-	memset(live, 0, sizeof(live[0]) * H_COUNT);
-	/* The simulator's histograms are rtl_hist: safe to read live. */
-	live[H_RT_OURS] = rtl_sim_server_echo_hist(srv);
-	live[H_SIM_WAKE] = rtl_sim_server_wake_hist(srv);
-	live[H_WAKE_OURS] = rtl_loop_hist(loop, RTL_LOOP_H_WAKE);
-	live[H_RX_TO_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_RX_TO_STEP);
-	live[H_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_STEP);
-	live[H_STEP_TO_SEND] = rtl_loop_hist(loop, RTL_LOOP_H_STEP_TO_SEND);
-	live[H_INTERARRIVAL] = rtl_loop_hist(loop, RTL_LOOP_H_INTERARRIVAL);
+	struct rtl_sim_stats st;
+
+	rtl_sim_server_stats(sim, &st);
+	*c = (struct sim_counts){ st.data_sent, st.echoes, st.echo_unmatched, st.overruns,
+				  st.connections };
 }
 
 static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
@@ -474,23 +585,15 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	struct rtl_rtde_transport *tr = NULL;
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
-	struct rtl_loop *loop = NULL;
 	struct rtl_rt_error err = { 0 };
 	struct rtl_thread sim_th;
 	struct ours o = { 0 };
-	struct rtl_hist *snap0 = NULL, *snap1 = NULL;
-	const struct rtl_hist *live[H_COUNT];
-	struct rtl_sim_stats ss0, ss1;
-	struct rtl_loop_stats ls0, ls1;
 	bool sim_running = false, tr_ready = false;
-	int64_t warm_end;
 	void *sim_ret = NULL;
 	int ret;
 
-	snap0 = calloc(H_COUNT, sizeof(*snap0));
-	snap1 = calloc(H_COUNT, sizeof(*snap1));
 	tr = calloc(1, sizeof(*tr));
-	if (!snap0 || !snap1 || !tr) {
+	if (!tr) {
 		ret = say(why, why_len, -ENOMEM, "simulator phase", NULL);
 		goto out;
 	}
@@ -511,7 +614,7 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	}
 	sim_running = true;
 
-	/* The loop: RTDE transport, echo step, every frame stepped. */
+	/* The loop: RTDE transport, echo step. */
 	tc.host = "127.0.0.1";
 	tc.port = rtl_sim_server_port(srv);
 	tc.client.outputs = cfg->outputs;
@@ -528,71 +631,12 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	lc.transport = rtl_rtde_transport_base(tr);
 	lc.step = echo_step;
 	lc.user = &o;
-	lc.rt_mode = RTL_LOOP_RT_DEGRADE;
-	lc.rx_priority = cfg->prio_rx;
-	lc.worker_priority = cfg->prio_worker;
-	lc.rx_cpu = cfg->cpu_rx;
-	lc.worker_cpu = cfg->cpu_worker;
-	lc.spin_ns = cfg->spin_ns;
-	lc.every_frame = true; /* every package is echoed, so every one is measured */
-	ret = rtl_loop_create(&loop, &lc, &err);
-	if (ret < 0) {
-		say(why, why_len, ret, "loop", err.msg);
-		goto out;
-	}
-	ret = rtl_loop_start(loop, &err);
-	if (ret < 0) {
-		say(why, why_len, ret, "loop start", err.msg);
-		goto out;
-	}
-	if (rtl_loop_rt_notes(loop)[0] && !rt->fifo_degraded) {
-		snprintf(rt->degraded_note, sizeof(rt->degraded_note), "loop: %s",
-			 rtl_loop_rt_notes(loop));
-		rt->degraded_note[strcspn(rt->degraded_note, "\n")] = '\0';
-		rt->fifo_degraded = true;
-	}
-
-	/* Warm up, then cut the window out of the live histograms. */
-	warm_end = rtl_time_now() + BENCH_WARMUP_NS;
-	wait_until(warm_end, P_OURS, progress, pctx);
-	ours_live(srv, loop, live);
-	for (int i = 0; i < H_COUNT; i++)
-		if (live[i])
-			rtl_hist_snapshot(&snap0[i], live[i]);
-	rtl_sim_server_stats(srv, &ss0);
-	rtl_loop_stats(loop, &ls0);
-	wait_until(warm_end + cfg->phase_ns, P_OURS, progress, pctx);
-	for (int i = 0; i < H_COUNT; i++)
-		if (live[i])
-			rtl_hist_snapshot(&snap1[i], live[i]);
-	rtl_sim_server_stats(srv, &ss1);
-	rtl_loop_stats(loop, &ls1);
-	for (int i = 0; i < H_COUNT; i++)
-		if (live[i])
-			bench_hist_diff(rep->h[i], &snap1[i], &snap0[i]);
-
-	rep->sim_sent = ss1.data_sent - ss0.data_sent;
-	rep->echoes = ss1.echoes - ss0.echoes;
-	rep->echo_unmatched = ss1.echo_unmatched - ss0.echo_unmatched;
-	rep->sim_overruns = ss1.overruns - ss0.overruns;
-	rep->frames = ls1.frames - ls0.frames;
-	rep->steps = ls1.steps - ls0.steps;
-	rep->worker_skipped = ls1.worker_skipped - ls0.worker_skipped;
-	rep->ring_full = ls1.ring_full - ls0.ring_full;
-	rep->would_block = ls1.would_block - ls0.would_block;
-	rep->ctrl_skipped = ls1.ctrl_skipped - ls0.ctrl_skipped;
-	ret = 0;
-	if (ss1.connections != 1) {
-		snprintf(why, why_len, "the loop reconnected during the measurement");
-		ret = -ECONNRESET;
-	}
+	ret = measure_ours(cfg, &lc,
+			   &(struct ours_sim){ srv, rtl_sim_server_echo_hist(srv),
+					       rtl_sim_server_wake_hist(srv), sim_counts },
+			   rep, rt, progress, pctx, why, why_len);
 
 out:
-	if (loop) {
-		rtl_loop_stop(loop);
-		rtl_loop_join(loop);
-		rtl_loop_destroy(loop);
-	}
 	if (sim_running) {
 		rtl_sim_server_stop(srv);
 		rtl_thread_join(&sim_th, &sim_ret);
@@ -603,8 +647,6 @@ out:
 		rtl_rtde_transport_fini(tr);
 	rtl_sim_server_destroy(srv);
 	free(tr);
-	free(snap0);
-	free(snap1);
 	return ret;
 }
 
@@ -636,6 +678,15 @@ static void *udp_sim_main(void *arg)
 	return (void *)(intptr_t)rtl_sim_udp_run(sim);
 }
 
+static void udp_sim_counts(void *sim, struct sim_counts *c)
+{
+	struct rtl_sim_udp_stats st;
+
+	rtl_sim_udp_stats(sim, &st);
+	*c = (struct sim_counts){ st.states_sent, st.echoes, st.echo_unmatched, st.overruns,
+				  st.sessions };
+}
+
 static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
 			bench_progress_fn progress, void *pctx, char *why, size_t why_len)
 {
@@ -644,22 +695,14 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	struct rtl_udp_transport *tr = NULL;
 	struct rtl_udp_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
-	struct rtl_loop *loop = NULL;
 	struct rtl_rt_error err = { 0 };
 	struct rtl_thread sim_th;
-	struct rtl_hist *snap0 = NULL, *snap1 = NULL;
-	const struct rtl_hist *live[H_COUNT] = { 0 };
-	struct rtl_sim_udp_stats ss0, ss1;
-	struct rtl_loop_stats ls0, ls1;
 	bool sim_running = false, tr_ready = false;
-	int64_t warm_end;
 	void *sim_ret = NULL;
 	int ret;
 
-	snap0 = calloc(H_COUNT, sizeof(*snap0));
-	snap1 = calloc(H_COUNT, sizeof(*snap1));
 	tr = calloc(1, sizeof(*tr));
-	if (!snap0 || !snap1 || !tr) {
+	if (!tr) {
 		ret = say(why, why_len, -ENOMEM, "simulator phase", NULL);
 		goto out;
 	}
@@ -680,7 +723,7 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	}
 	sim_running = true;
 
-	/* The loop: UDP transport, echo step, every frame stepped. */
+	/* The loop: UDP transport, echo step. */
 	tc.host = "127.0.0.1";
 	tc.port = rtl_sim_udp_port(sim);
 	tc.period_ns = cfg->period_ns;
@@ -692,78 +735,13 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	tr_ready = true;
 	lc.transport = rtl_udp_transport_base(tr);
 	lc.step = udp_echo_step;
-	lc.rt_mode = RTL_LOOP_RT_DEGRADE;
-	lc.rx_priority = cfg->prio_rx;
-	lc.worker_priority = cfg->prio_worker;
-	lc.rx_cpu = cfg->cpu_rx;
-	lc.worker_cpu = cfg->cpu_worker;
-	lc.spin_ns = cfg->spin_ns;
-	lc.every_frame = true; /* every state is answered, so every one is measured */
-	ret = rtl_loop_create(&loop, &lc, &err);
-	if (ret < 0) {
-		say(why, why_len, ret, "loop", err.msg);
-		goto out;
-	}
-	ret = rtl_loop_start(loop, &err);
-	if (ret < 0) {
-		say(why, why_len, ret, "loop start", err.msg);
-		goto out;
-	}
-	if (rtl_loop_rt_notes(loop)[0] && !rt->fifo_degraded) {
-		snprintf(rt->degraded_note, sizeof(rt->degraded_note), "loop: %s",
-			 rtl_loop_rt_notes(loop));
-		rt->degraded_note[strcspn(rt->degraded_note, "\n")] = '\0';
-		rt->fifo_degraded = true;
-	}
-
-	/* Warm up, then cut the window out of the live histograms (the
-	 * simulator's echo histogram is an rtl_hist: safe to read live; the
-	 * UDP mode keeps no wake-up histogram). */
-	live[H_RT_OURS] = rtl_sim_udp_echo_hist(sim);
-	live[H_WAKE_OURS] = rtl_loop_hist(loop, RTL_LOOP_H_WAKE);
-	live[H_RX_TO_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_RX_TO_STEP);
-	live[H_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_STEP);
-	live[H_STEP_TO_SEND] = rtl_loop_hist(loop, RTL_LOOP_H_STEP_TO_SEND);
-	live[H_INTERARRIVAL] = rtl_loop_hist(loop, RTL_LOOP_H_INTERARRIVAL);
-	warm_end = rtl_time_now() + BENCH_WARMUP_NS;
-	wait_until(warm_end, P_OURS, progress, pctx);
-	for (int i = 0; i < H_COUNT; i++)
-		if (live[i])
-			rtl_hist_snapshot(&snap0[i], live[i]);
-	rtl_sim_udp_stats(sim, &ss0);
-	rtl_loop_stats(loop, &ls0);
-	wait_until(warm_end + cfg->phase_ns, P_OURS, progress, pctx);
-	for (int i = 0; i < H_COUNT; i++)
-		if (live[i])
-			rtl_hist_snapshot(&snap1[i], live[i]);
-	rtl_sim_udp_stats(sim, &ss1);
-	rtl_loop_stats(loop, &ls1);
-	for (int i = 0; i < H_COUNT; i++)
-		if (live[i])
-			bench_hist_diff(rep->h[i], &snap1[i], &snap0[i]);
-
-	rep->sim_sent = ss1.states_sent - ss0.states_sent;
-	rep->echoes = ss1.echoes - ss0.echoes;
-	rep->echo_unmatched = ss1.echo_unmatched - ss0.echo_unmatched;
-	rep->sim_overruns = ss1.overruns - ss0.overruns;
-	rep->frames = ls1.frames - ls0.frames;
-	rep->steps = ls1.steps - ls0.steps;
-	rep->worker_skipped = ls1.worker_skipped - ls0.worker_skipped;
-	rep->ring_full = ls1.ring_full - ls0.ring_full;
-	rep->would_block = ls1.would_block - ls0.would_block;
-	rep->ctrl_skipped = ls1.ctrl_skipped - ls0.ctrl_skipped;
-	ret = 0;
-	if (ss1.sessions != 1) {
-		snprintf(why, why_len, "the loop reconnected during the measurement");
-		ret = -ECONNRESET;
-	}
+	/* The UDP mode keeps no wake-up histogram. */
+	ret = measure_ours(
+		cfg, &lc,
+		&(struct ours_sim){ sim, rtl_sim_udp_echo_hist(sim), NULL, udp_sim_counts }, rep,
+		rt, progress, pctx, why, why_len);
 
 out:
-	if (loop) {
-		rtl_loop_stop(loop);
-		rtl_loop_join(loop);
-		rtl_loop_destroy(loop);
-	}
 	if (sim_running) {
 		rtl_sim_udp_stop(sim);
 		rtl_thread_join(&sim_th, &sim_ret);
@@ -774,8 +752,6 @@ out:
 		rtl_udp_transport_fini(tr);
 	rtl_sim_udp_destroy(sim);
 	free(tr);
-	free(snap0);
-	free(snap1);
 	return ret;
 }
 
@@ -876,13 +852,6 @@ static void *probe_init(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* One probe run between threads on @a and @b (both created here, so the
  * caller's affinity is untouched): ns per one-way transfer, or NaN. */
 static double probe_once(int a, int b)
@@ -912,18 +881,11 @@ static double probe_once(int a, int b)
 double bench_probe(int a, int b)
 {
 	double runs[PROBE_RUNS];
-	unsigned n = 0;
 
 	if (a == b)
 		return NAN;
-	for (int r = 0; r < PROBE_RUNS; r++) {
-		double ns = probe_once(a, b);
-
-		if (!isnan(ns))
-			runs[n++] = ns;
-	}
-	if (!n)
-		return NAN;
-	qsort(runs, n, sizeof(runs[0]), cmp_double);
-	return runs[n / 2];
+	for (int r = 0; r < PROBE_RUNS; r++)
+		runs[r] = probe_once(a, b);
+	/* The median of the runs that finished (NaN: none did). */
+	return rtl_bench_stat3(runs, PROBE_RUNS).med;
 }

@@ -22,6 +22,9 @@
 #include <rtloop/time.h>
 
 #include "bench.h"
+#include "benchmark.h"
+
+_Static_assert(BENCH_MAX_REPS <= RTL_BENCH_MAX_VALUES, "rtl_bench_stat3() would drop repetitions");
 
 static const char *const hist_names[H_COUNT] = {
 	[H_RT_OURS] = "round_trip_ours",   [H_RT_FLOOR] = "round_trip_floor",
@@ -57,30 +60,6 @@ static double q_of(const struct rtl_hist *h, int q)
 	if (!rtl_hist_count(h))
 		return NAN;
 	return q == NQ - 1 ? (double)rtl_hist_max(h) : (double)rtl_hist_percentile(h, quantiles[q]);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-struct bench_stat3 bench_stat3(const double *v, unsigned n)
-{
-	struct bench_stat3 s = { NAN, NAN, NAN, 0 };
-	double tmp[BENCH_MAX_REPS];
-
-	for (unsigned i = 0; i < n && i < BENCH_MAX_REPS; i++)
-		if (isfinite(v[i]))
-			tmp[s.n++] = v[i];
-	if (!s.n)
-		return s;
-	qsort(tmp, s.n, sizeof(tmp[0]), cmp_double);
-	s.min = tmp[0];
-	s.max = tmp[s.n - 1];
-	s.med = s.n % 2 ? tmp[s.n / 2] : (tmp[s.n / 2 - 1] + tmp[s.n / 2]) / 2.0;
-	return s;
 }
 
 /* ---- window of a live histogram ---------------------------------------------------------- */
@@ -140,8 +119,8 @@ void bench_hist_diff(struct rtl_hist *d, const struct rtl_hist *end, const struc
 /* ---- text ------------------------------------------------------------------------------------ */
 
 /* Ratios ours / floor of quantile @q in each repetition. */
-static struct bench_stat3 ratio(struct bench_rep *reps, unsigned n, int ours, int floor, int q,
-				double *per_rep)
+static struct rtl_bench_stat3 ratio(struct bench_rep *reps, unsigned n, int ours, int floor, int q,
+				    double *per_rep)
 {
 	double v[BENCH_MAX_REPS];
 
@@ -152,7 +131,7 @@ static struct bench_stat3 ratio(struct bench_rep *reps, unsigned n, int ours, in
 		if (per_rep)
 			per_rep[r] = v[r];
 	}
-	return bench_stat3(v, n);
+	return rtl_bench_stat3(v, n);
 }
 
 static void row_us(FILE *f, const char *label, const struct rtl_hist *h)
@@ -174,7 +153,7 @@ static void row_ratio(FILE *f, const char *label, struct bench_rep *reps, unsign
 {
 	fprintf(f, "  %-22s", label);
 	for (int q = 0; q < NQ; q++) {
-		struct bench_stat3 s = ratio(reps, n, ours, floor, q, NULL);
+		struct rtl_bench_stat3 s = ratio(reps, n, ours, floor, q, NULL);
 		char cell[64];
 
 		if (!s.n)
@@ -200,7 +179,7 @@ void bench_report_text(FILE *f, const struct bench_cfg *cfg, struct bench_rep *r
 	unsigned n = cfg->reps;
 	uint64_t sent = 0, echoes = 0, unmatched = 0, frames = 0, wskip = 0, full = 0, wb = 0;
 	uint64_t cskip = 0, over = 0, fsent = 0, fbad = 0;
-	struct bench_stat3 p99 = ratio(reps, n, H_RT_OURS, H_RT_FLOOR, 1, NULL);
+	struct rtl_bench_stat3 p99 = ratio(reps, n, H_RT_OURS, H_RT_FLOOR, 1, NULL);
 	const char *proto = bench_floor_proto(cfg->transport);
 	char label[32];
 
@@ -266,22 +245,6 @@ static void json_num(FILE *f, double v)
 		fputs("null", f);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void json_quantiles(FILE *f, const struct rtl_hist *h)
 {
 	fprintf(f, "{\"count\":%" PRIu64, rtl_hist_count(h));
@@ -298,7 +261,7 @@ static void json_ratios(FILE *f, struct bench_rep *reps, unsigned n, int ours, i
 	fputc('{', f);
 	for (int q = 0; q < NQ; q++) {
 		double per[BENCH_MAX_REPS];
-		struct bench_stat3 s = ratio(reps, n, ours, floor, q, per);
+		struct rtl_bench_stat3 s = ratio(reps, n, ours, floor, q, per);
 
 		fprintf(f, "%s\"%s\":{\"median\":", q ? "," : "", q_keys[q]);
 		json_num(f, s.med);
@@ -336,18 +299,19 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg, const struct bench_r
 	static const int stages[] = { H_RX_TO_STEP, H_STEP, H_STEP_TO_SEND, H_INTERARRIVAL,
 				      H_SIM_WAKE };
 	const struct rtl_sim_profile *prof = rtl_sim_profile(cfg->profile);
-	struct bench_stat3 p99 = ratio(reps, cfg->reps, H_RT_OURS, H_RT_FLOOR, 1, NULL);
+	struct rtl_bench_stat3 p99 = ratio(reps, cfg->reps, H_RT_OURS, H_RT_FLOOR, 1, NULL);
 
 	fputs("{\"tool\":\"" BENCH_PROG "\",\"machine\":{\"system\":", f);
-	json_str(f, machine);
+	rtl_json_string(f, machine);
 	fputs(",\"cpu_model\":", f);
-	json_str(f, cpu_model);
+	rtl_json_string(f, cpu_model);
 	fputs(",\"probe_ns\":", f);
 	json_num(f, rt->probe_ns);
 	fprintf(f, ",\"mlockall\":%s,\"cpu_latency_held\":%s,\"sched_fifo\":%s,\"notes\":",
 		rt->mlocked ? "true" : "false", rt->cpu_latency_held ? "true" : "false",
 		rt->fifo_permitted && !rt->fifo_degraded ? "true" : "false");
-	json_str(f, rt->fifo_degraded ? rt->degraded_note
+	rtl_json_string(f, rt->fifo_degraded
+				      ? rt->degraded_note
 				      : (rt->fifo_permitted ? rt->mlock_note : rt->fifo_note));
 	fputs(",\"doctor\":", f);
 	fputs(doctor_json && *doctor_json ? doctor_json : "null", f);
@@ -356,7 +320,7 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg, const struct bench_r
 	if (cfg->transport == BENCH_UDP)
 		fputs("null", f); /* rtloop's UDP stream has no RTDE profile */
 	else
-		json_str(f, prof ? prof->name : "?");
+		rtl_json_string(f, prof ? prof->name : "?");
 	fprintf(f,
 		",\"duration_s\":%.3f,\"reps\":%u,\"phase_s\":%.3f,\"warmup_s\":%.3f,"
 		"\"rate_hz\":%.3f,\"effective_hz\":%.3f,\"period_ns\":%" PRId64
@@ -366,7 +330,7 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg, const struct bench_r
 		(double)BENCH_WARMUP_NS / 1e9, cfg->rate_hz, cfg->eff_hz, cfg->period_ns,
 		cfg->cpu_sim, cfg->cpu_rx, cfg->cpu_worker, cfg->prio_worker, cfg->prio_rx,
 		cfg->prio_rx);
-	json_str(f, cfg->outputs);
+	rtl_json_string(f, cfg->outputs);
 	fprintf(f,
 		",\"data_package_bytes\":%zu,\"input_package_bytes\":%zu,\"floor\":\"bare %s "
 		"ping-pong\"}",

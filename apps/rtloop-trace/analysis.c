@@ -28,6 +28,7 @@
 
 #include <rtloop/time.h>
 
+#include "benchmark.h"
 #include "trace.h"
 
 #define ALL_STAGES ((1u << RTT_NSTAGES) - 1)
@@ -471,27 +472,13 @@ int rtt_report_text(const struct rtt_analysis *a, FILE *f, const char *dir)
 
 /* ---- JSON ------------------------------------------------------------------ */
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 int rtt_report_json(const struct rtt_analysis *a, FILE *f, const char *dir)
 {
 	const struct rtt_losses *l = &a->loss;
 	int err = 0;
 
 	fprintf(f, "{\"trace\":");
-	json_string(f, dir);
+	rtl_json_string(f, dir);
 	fprintf(f,
 		",\"frames\":%zu,\"events\":%" PRIu64 ",\"span_ns\":%" PRId64 ",\"sent\":%" PRIu64
 		",\"suppressed\":%" PRIu64 ",\"extra_packages\":%" PRIu64 ",\"processes\":[",
@@ -510,7 +497,7 @@ int rtt_report_json(const struct rtt_analysis *a, FILE *f, const char *dir)
 		const struct rtl_hist *h = a->hist[i];
 
 		fprintf(f, "%s\n{\"name\":", i ? "," : "");
-		json_string(f, rtt_interval_name(i));
+		rtl_json_string(f, rtt_interval_name(i));
 		fprintf(f,
 			",\"from\":\"%s\",\"to\":\"%s\",\"count\":%" PRIu64 ",\"missing\":%" PRIu64
 			",\"p50_ns\":%" PRId64 ",\"p99_ns\":%" PRId64 ",\"p999_ns\":%" PRId64

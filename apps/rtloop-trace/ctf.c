@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,16 +44,6 @@ struct reader {
 	int ncache;
 	bool no_clock;
 };
-
-static void msgf(char *msg, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void msgf(char *msg, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- finding the traces -------------------------------------------------- */
 
@@ -329,49 +318,49 @@ int rtt_ctf_read(const char *dir, struct rtt_analysis *a, char *msg, size_t len)
 	msg[0] = '\0';
 	if (stat(dir, &sb) != 0) {
 		err = -errno;
-		msgf(msg, len,
-		     "%s: %s; give the directory " RTT_PROG " record wrote (its --output)", dir,
-		     strerror(-err));
+		snprintf(msg, len,
+			 "%s: %s; give the directory " RTT_PROG " record wrote (its --output)", dir,
+			 strerror(-err));
 		return err;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		msgf(msg, len,
-		     "%s: not a directory; give the directory " RTT_PROG
-		     " record wrote (its --output)",
-		     dir);
+		snprintf(msg, len,
+			 "%s: not a directory; give the directory " RTT_PROG
+			 " record wrote (its --output)",
+			 dir);
 		return -ENOTDIR;
 	}
 	nfound = 0;
 	if (nftw(dir, on_file, 32, FTW_PHYS) != 0) {
 		err = errno ? -errno : -EIO;
-		msgf(msg, len, "%s: cannot search it for traces: %s", dir, strerror(-err));
+		snprintf(msg, len, "%s: cannot search it for traces: %s", dir, strerror(-err));
 		goto out;
 	}
 	if (nfound == 0 && is_session_output(dir)) {
 		err = -ENOENT;
-		msgf(msg, len,
-		     "%s: the LTTng session recorded no event; was the program built with "
-		     "tracing (meson -Dtracing=enabled) and linked with librtloop's static "
-		     "library, and did it run while the session was recording?",
-		     dir);
+		snprintf(msg, len,
+			 "%s: the LTTng session recorded no event; was the program built with "
+			 "tracing (meson -Dtracing=enabled) and linked with librtloop's static "
+			 "library, and did it run while the session was recording?",
+			 dir);
 		goto out;
 	}
 	if (nfound == 0) {
 		err = -ENOENT;
-		msgf(msg, len,
-		     "%s: no CTF trace found (no 'metadata' file below it); record one with "
-		     "'" RTT_PROG " record --output %s -- COMMAND'",
-		     dir, dir);
+		snprintf(msg, len,
+			 "%s: no CTF trace found (no 'metadata' file below it); record one with "
+			 "'" RTT_PROG " record --output %s -- COMMAND'",
+			 dir, dir);
 		goto out;
 	}
 
 	ctf = find_plugin("ctf");
 	utils = find_plugin("utils");
 	if (!ctf || !utils) {
-		msgf(msg, len,
-		     "cannot load the babeltrace2 '%s' plugin; install babeltrace2's plugins "
-		     "(Debian: libbabeltrace2-0) or set BABELTRACE_PLUGIN_PATH",
-		     ctf ? "utils" : "ctf");
+		snprintf(msg, len,
+			 "cannot load the babeltrace2 '%s' plugin; install babeltrace2's plugins "
+			 "(Debian: libbabeltrace2-0) or set BABELTRACE_PLUGIN_PATH",
+			 ctf ? "utils" : "ctf");
 		goto out;
 	}
 	src_cls = bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs");
@@ -381,29 +370,29 @@ int rtt_ctf_read(const char *dir, struct rtt_analysis *a, char *msg, size_t len)
 	if (!src_cls || !mux_cls || !graph || !params ||
 	    bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) !=
 		    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
-		msgf(msg, len, "cannot set up the babeltrace2 graph");
+		snprintf(msg, len, "cannot set up the babeltrace2 graph");
 		goto out;
 	}
 	for (int i = 0; i < nfound; i++) {
 		if (bt_value_array_append_string_element(inputs, found[i]) !=
 		    BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK) {
 			err = -ENOMEM;
-			msgf(msg, len, "out of memory");
+			snprintf(msg, len, "out of memory");
 			goto out;
 		}
 	}
 	if (bt_graph_add_source_component(graph, src_cls, "src", params, BT_LOGGING_LEVEL_NONE,
 					  &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-		msgf(msg, len,
-		     "%s: not a readable CTF trace (source.ctf.fs refused %s); is it an LTTng "
-		     "trace directory, complete (session stopped)?",
-		     dir, found[0]);
+		snprintf(msg, len,
+			 "%s: not a readable CTF trace (source.ctf.fs refused %s); is it an LTTng "
+			 "trace directory, complete (session stopped)?",
+			 dir, found[0]);
 		take_bt_error(msg, len);
 		goto out;
 	}
 	if (bt_graph_add_filter_component(graph, mux_cls, "mux", NULL, BT_LOGGING_LEVEL_NONE,
 					  &mux) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-		msgf(msg, len, "cannot add the muxer to the babeltrace2 graph");
+		snprintf(msg, len, "cannot add the muxer to the babeltrace2 graph");
 		take_bt_error(msg, len);
 		goto out;
 	}
@@ -416,7 +405,7 @@ int rtt_ctf_read(const char *dir, struct rtt_analysis *a, char *msg, size_t len)
 
 		if (!in || bt_graph_connect_ports(graph, out, in, NULL) !=
 				   BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-			msgf(msg, len, "cannot connect the babeltrace2 graph");
+			snprintf(msg, len, "cannot connect the babeltrace2 graph");
 			take_bt_error(msg, len);
 			goto out;
 		}
@@ -434,7 +423,7 @@ int rtt_ctf_read(const char *dir, struct rtt_analysis *a, char *msg, size_t len)
 			    graph, mux_out,
 			    bt_component_sink_borrow_input_port_by_index_const(sink, 0),
 			    NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-			msgf(msg, len, "cannot connect the babeltrace2 sink");
+			snprintf(msg, len, "cannot connect the babeltrace2 sink");
 			take_bt_error(msg, len);
 			goto out;
 		}
@@ -446,12 +435,14 @@ int rtt_ctf_read(const char *dir, struct rtt_analysis *a, char *msg, size_t len)
 	if (st != BT_GRAPH_RUN_STATUS_OK) {
 		if (r.err == -ENOMEM) {
 			err = -ENOMEM;
-			msgf(msg, len, "%s: out of memory while reading the trace", dir);
+			snprintf(msg, len, "%s: out of memory while reading the trace", dir);
 		} else if (r.no_clock) {
 			err = -EINVAL;
-			msgf(msg, len, "%s: events without a timestamp: not an LTTng trace?", dir);
+			snprintf(msg, len, "%s: events without a timestamp: not an LTTng trace?",
+				 dir);
 		} else {
-			msgf(msg, len, "%s: cannot read the trace (corrupt or incomplete?)", dir);
+			snprintf(msg, len, "%s: cannot read the trace (corrupt or incomplete?)",
+				 dir);
 		}
 		take_bt_error(msg, len);
 		goto out;

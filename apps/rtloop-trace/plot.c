@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,16 +24,6 @@
 #include "trace.h"
 
 #define GNUPLOT_TIMEOUT_MS 60000
-
-static void msgf(char *msg, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void msgf(char *msg, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-}
 
 /* A gnuplot single-quoted string: a quote inside is written twice. */
 static void gp_string(FILE *f, const char *s)
@@ -143,12 +132,14 @@ int rtt_plot(const struct rtt_analysis *a, const char *png, const char *title, c
 	for (int i = 0; i < RTT_NINTERVALS; i++)
 		panels += rtl_hist_count(a->hist[i]) > 0;
 	if (!panels) {
-		msgf(msg, len, "--plot %s: no stage has a measured latency; nothing to plot", png);
+		snprintf(msg, len, "--plot %s: no stage has a measured latency; nothing to plot",
+			 png);
 		return -ENODATA;
 	}
 	if (!mkdtemp(tmp)) {
 		err = -errno;
-		msgf(msg, len, "--plot: cannot create a temporary directory: %s", strerror(-err));
+		snprintf(msg, len, "--plot: cannot create a temporary directory: %s",
+			 strerror(-err));
 		return err;
 	}
 	for (int i = 0; i < RTT_NINTERVALS; i++) {
@@ -179,11 +170,12 @@ int rtt_plot(const struct rtt_analysis *a, const char *png, const char *title, c
 	if (efd >= 0)
 		close(efd);
 	if (err == -ENOENT) {
-		msgf(msg, len,
-		     "--plot: gnuplot not found; install it (Debian: apt install gnuplot-nox) or "
-		     "leave out --plot");
+		snprintf(msg, len,
+			 "--plot: gnuplot not found; install it (Debian: apt install gnuplot-nox) "
+			 "or "
+			 "leave out --plot");
 	} else if (err) {
-		msgf(msg, len, "--plot: cannot run gnuplot: %s", strerror(-err));
+		snprintf(msg, len, "--plot: cannot run gnuplot: %s", strerror(-err));
 	} else if (code != 0) {
 		char first[512] = "";
 		FILE *f = fopen(errpath, "r");
@@ -194,14 +186,15 @@ int rtt_plot(const struct rtt_analysis *a, const char *png, const char *title, c
 			first[n] = '\0';
 			fclose(f);
 		}
-		msgf(msg, len, "--plot %s: gnuplot failed (exit status %d):\n%s", png, code, first);
+		snprintf(msg, len, "--plot %s: gnuplot failed (exit status %d):\n%s", png, code,
+			 first);
 		err = -EIO;
 	}
 	remove_tmp(tmp);
 	return err;
 
 io_err:
-	msgf(msg, len, "--plot: cannot write gnuplot's input in %s: %s", tmp, strerror(-err));
+	snprintf(msg, len, "--plot: cannot write gnuplot's input in %s: %s", tmp, strerror(-err));
 	remove_tmp(tmp);
 	return err;
 }

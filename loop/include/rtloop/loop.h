@@ -98,7 +98,9 @@ struct rtl_transport_ops {
 	int (*recv)(struct rtl_transport *t);
 	/*
 	 * rx thread: decode the next data frame of the bytes taken in into
-	 * @f (values up to @cap bytes; fill size, ctrl_time, ctrl_skipped).
+	 * @f (values up to @cap bytes; fill size, ctrl_time, ctrl_skipped,
+	 * kernel_rx_ns). @f->rx_ns already holds the time recv() returned:
+	 * the transport's "now", so it need not read a clock per frame.
 	 * Returns 1 for a frame, 0 when no whole frame is left, -errno when
 	 * the stream is unusable (reconnect). Other packages are handled
 	 * inside (slow path).
@@ -280,7 +282,7 @@ RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_
 RTL_API int rtl_loop_write(struct rtl_loop *loop);
 
 /* What the step function writes commands into (transport-defined, e.g.
- * struct rtl_rtde_coalescer for RTDE). */
+ * struct rtl_rtde_coalesce for RTDE). */
 RTL_API void *rtl_loop_commands(struct rtl_loop *loop);
 
 /* Arm or disarm the commands (disarmed: nothing but the safe set is

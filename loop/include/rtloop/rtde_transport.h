@@ -40,6 +40,10 @@
 
 #define RTL_RTDE_TRANSPORT_MAX_LIMITS 16
 #define RTL_RTDE_TRANSPORT_TX_SIZE 4096
+/* Input doubles (and vectors) check() tests: each takes 8 or more of the
+ * bytes of a recipe the coalescer holds. */
+#define RTL_RTDE_TRANSPORT_MAX_FINITE \
+	(RTL_RTDE_COALESCE_MAX_RECIPES * RTL_RTDE_COALESCE_MAX_BYTES / sizeof(double))
 
 struct rtl_rtde_transport;
 
@@ -66,6 +70,21 @@ struct rtl_rtde_transport_config {
 	unsigned n_limits;
 };
 
+/* Private: an input double (or vector) that must be finite. */
+struct rtl_rtde_transport_finite {
+	const unsigned char *at; /* in the coalescer's frame */
+	uint16_t slot;		 /* position in the recipe (for the name) */
+	uint8_t recipe;
+	uint8_t elems;
+	bool nan_ok; /* behind a mask: NaN means "not set" */
+};
+
+/* Private: a limited field (bounds in cfg.limits, same index). */
+struct rtl_rtde_transport_bound {
+	const unsigned char *at; /* in the coalescer's frame */
+	uint8_t elems;
+};
+
 /* Fields are private. */
 struct rtl_rtde_transport {
 	struct rtl_transport base;
@@ -76,11 +95,10 @@ struct rtl_rtde_transport {
 	bool coal_ready;
 	size_t tx_off, tx_len;
 	uint64_t rx_bytes, tx_bytes, backlogged;
-	struct {
-		uint8_t recipe;
-		struct rtl_rtde_handle h;
-		double min, max;
-	} limits[RTL_RTDE_TRANSPORT_MAX_LIMITS];
+	/* Resolved at connect, walked by check() on every send. */
+	struct rtl_rtde_transport_finite finite[RTL_RTDE_TRANSPORT_MAX_FINITE];
+	unsigned n_finite;
+	struct rtl_rtde_transport_bound limits[RTL_RTDE_TRANSPORT_MAX_LIMITS];
 	unsigned n_limits;
 	uint8_t tx[RTL_RTDE_TRANSPORT_TX_SIZE];
 	uint8_t rx[RTL_RTDE_MAX_PACKAGE_SIZE];

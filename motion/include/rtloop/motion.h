@@ -213,6 +213,8 @@ struct rtl_motion {
 	int64_t seg_ns;
 	double p0[RTL_MOTION_AXES], v0[RTL_MOTION_AXES], a0[RTL_MOTION_AXES];
 	double p1[RTL_MOTION_AXES], v1[RTL_MOTION_AXES], a1[RTL_MOTION_AXES];
+	/* Servo: the quintic's coefficients per axis, planned at the latch. */
+	double qc[RTL_MOTION_AXES][5];
 
 	/* The setpoint of the last step. */
 	double pos[RTL_MOTION_AXES], vel[RTL_MOTION_AXES], acc[RTL_MOTION_AXES];

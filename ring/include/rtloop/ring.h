@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include <rtloop/compiler.h>
+#include <rtloop/stat.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -129,10 +130,9 @@ RTL_INLINE unsigned char *rtl_ring__slot(const struct rtl_ring_side *s, uint32_t
 
 RTL_INLINE void rtl_ring__count(struct rtl_ring_side *s, uint64_t n)
 {
-	/* relaxed: a statistic with a single writer; readers need no ordering
-	 * with the data, only a value that is not torn. */
-	uint64_t v = atomic_load_explicit(&s->counter, memory_order_relaxed);
-	atomic_store_explicit(&s->counter, v + n, memory_order_relaxed);
+	/* A statistic with a single writer (this side): no ordering with the
+	 * data is needed, only a value that is not torn. */
+	rtl_stat_add(&s->counter, n);
 }
 
 /* Producer: free slots, reloading the consumer's index only when the cached

@@ -47,6 +47,7 @@
 #include <stdio.h>
 
 #include <rtloop/compiler.h>
+#include <rtloop/stat.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -98,16 +99,6 @@ RTL_INLINE unsigned rtl_hist__index(uint64_t v)
 	return (shift << RTL_HIST_SUB_BITS) + (unsigned)(v >> shift);
 }
 
-RTL_INLINE void rtl_hist__add(_Atomic uint64_t *c, uint64_t n)
-{
-	/* relaxed load + relaxed store: the writer is the only thread that
-	 * stores, so this cannot lose an update, and readers need only an
-	 * untorn value, not ordering. Cheaper than fetch_add (no lock prefix). */
-	uint64_t v = atomic_load_explicit(c, memory_order_relaxed);
-
-	atomic_store_explicit(c, v + n, memory_order_relaxed);
-}
-
 /* ---- writer -------------------------------------------------------------- */
 
 /*
@@ -137,16 +128,16 @@ RTL_INLINE void rtl_hist_record(struct rtl_hist *h, int64_t ns)
 	uint64_t v;
 
 	if (RTL_UNLIKELY(ns < 0)) {
-		rtl_hist__add(&h->underflow, 1);
+		rtl_stat_add(&h->underflow, 1);
 		ns = 0;
 	}
 	v = (uint64_t)ns;
 	if (RTL_LIKELY(v < (uint64_t)RTL_HIST_LIMIT_NS))
-		rtl_hist__add(&h->buckets[rtl_hist__index(v)], 1);
+		rtl_stat_add(&h->buckets[rtl_hist__index(v)], 1);
 	else
-		rtl_hist__add(&h->overflow, 1);
-	rtl_hist__add(&h->count, 1);
-	rtl_hist__add(&h->sum, v);
+		rtl_stat_add(&h->overflow, 1);
+	rtl_stat_add(&h->count, 1);
+	rtl_stat_add(&h->sum, v);
 	/* min is stored as (2^63 - min): larger stored value = smaller min. */
 	if ((uint64_t)INT64_MAX + 1 - v > atomic_load_explicit(&h->min_inv, memory_order_relaxed))
 		atomic_store_explicit(&h->min_inv, (uint64_t)INT64_MAX + 1 - v,

@@ -29,6 +29,15 @@ struct rtl_rt_error {
 };
 
 /*
+ * Fill @err (may be NULL) with @code and the printf-formatted message, cut
+ * to fit msg. Returns @code, so that a failure path reads
+ * "return rtl_rt_error_set(err, -EINVAL, ...);". Logs nothing. Not RT-safe
+ * (set-up and error paths only).
+ */
+RTL_API int rtl_rt_error_set(struct rtl_rt_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
  * mlockall(MCL_CURRENT | MCL_FUTURE). On failure fills @err (may be NULL)
  * and logs it at error level. Not RT-safe (set-up only).
  * Returns 0, or
