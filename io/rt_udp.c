@@ -10,6 +10,7 @@
  * way to reinterpret in C).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -80,23 +81,6 @@ static double get_f64(const uint8_t *p)
 	return d;
 }
 
-static void put_f32(uint8_t *p, float f)
-{
-	uint32_t v;
-
-	memcpy(&v, &f, sizeof(v));
-	put_u32(p, v);
-}
-
-static float get_f32(const uint8_t *p)
-{
-	uint32_t v = get_u32(p);
-	float f;
-
-	memcpy(&f, &v, sizeof(f));
-	return f;
-}
-
 /* ---- the state layout ----------------------------------------------------------------- */
 
 #define ROW(name, type, ctype, dims, count, off, unit)   \
@@ -135,107 +119,66 @@ RTL_API unsigned rtl_rt_type_size(enum rtl_rt_type type)
 	return 0;
 }
 
-RTL_API int rtl_rt_state_encode(const struct rtl_rt_state *s, uint8_t *out, size_t cap)
+/*
+ * Host order to little-endian and back are the same byte permutation (each
+ * element reversed on a big-endian host, copied on a little-endian one), so
+ * one walk serves encode and decode: read the source element as
+ * little-endian, store the value in host order. A float travels as its bit
+ * pattern, so it is handled as the integer of its width.
+ */
+static void state_walk(const unsigned char *src, unsigned char *dst, bool to_wire)
 {
-	const unsigned char *host = (const unsigned char *)s;
-
-	if (!s || !out)
-		return -EINVAL;
-	if (cap < RTL_RT_STATE_SIZE)
-		return -ENOSPC;
 	for (size_t i = 0; i < N_FIELDS; i++) {
 		const struct rtl_rt_field *f = &fields[i];
 		unsigned esz = rtl_rt_type_size((enum rtl_rt_type)f->type);
+		const unsigned char *s = src + (to_wire ? f->host_offset : f->offset);
+		unsigned char *d = dst + (to_wire ? f->offset : f->host_offset);
 
-		for (unsigned e = 0; e < f->count; e++) {
-			const unsigned char *h = host + f->host_offset + e * esz;
-			uint8_t *w = out + f->offset + e * esz;
+		for (unsigned e = 0; e < f->count; e++, s += esz, d += esz) {
+			switch (esz) {
+			case 8: {
+				uint64_t v = get_u64(s);
 
-			switch (f->type) {
-			case RTL_RT_F64: {
-				double d;
-
-				memcpy(&d, h, sizeof(d));
-				put_f64(w, d);
+				memcpy(d, &v, sizeof(v));
 				break;
 			}
-			case RTL_RT_F32: {
-				float v;
+			case 4: {
+				uint32_t v = get_u32(s);
 
-				memcpy(&v, h, sizeof(v));
-				put_f32(w, v);
+				memcpy(d, &v, sizeof(v));
 				break;
 			}
-			case RTL_RT_U32: {
-				uint32_t v;
+			case 2: {
+				uint16_t v = get_u16(s);
 
-				memcpy(&v, h, sizeof(v));
-				put_u32(w, v);
-				break;
-			}
-			case RTL_RT_U16: {
-				uint16_t v;
-
-				memcpy(&v, h, sizeof(v));
-				put_u16(w, v);
+				memcpy(d, &v, sizeof(v));
 				break;
 			}
 			default:
-				*w = *h;
+				*d = *s;
 				break;
 			}
 		}
 	}
+}
+
+RTL_API int rtl_rt_state_encode(const struct rtl_rt_state *s, uint8_t *out, size_t cap)
+{
+	if (!s || !out)
+		return -EINVAL;
+	if (cap < RTL_RT_STATE_SIZE)
+		return -ENOSPC;
+	state_walk((const unsigned char *)s, out, true);
 	return RTL_RT_STATE_SIZE;
 }
 
 RTL_API int rtl_rt_state_decode(const uint8_t *in, size_t len, struct rtl_rt_state *s)
 {
-	unsigned char *host = (unsigned char *)s;
-
 	if (!in || !s)
 		return -EINVAL;
 	if (len != RTL_RT_STATE_SIZE)
 		return -EMSGSIZE;
-	for (size_t i = 0; i < N_FIELDS; i++) {
-		const struct rtl_rt_field *f = &fields[i];
-		unsigned esz = rtl_rt_type_size((enum rtl_rt_type)f->type);
-
-		for (unsigned e = 0; e < f->count; e++) {
-			unsigned char *h = host + f->host_offset + e * esz;
-			const uint8_t *w = in + f->offset + e * esz;
-
-			switch (f->type) {
-			case RTL_RT_F64: {
-				double d = get_f64(w);
-
-				memcpy(h, &d, sizeof(d));
-				break;
-			}
-			case RTL_RT_F32: {
-				float v = get_f32(w);
-
-				memcpy(h, &v, sizeof(v));
-				break;
-			}
-			case RTL_RT_U32: {
-				uint32_t v = get_u32(w);
-
-				memcpy(h, &v, sizeof(v));
-				break;
-			}
-			case RTL_RT_U16: {
-				uint16_t v = get_u16(w);
-
-				memcpy(h, &v, sizeof(v));
-				break;
-			}
-			default:
-				*h = *w;
-				break;
-			}
-		}
-	}
+	state_walk(in, (unsigned char *)s, false);
 	return RTL_RT_STATE_SIZE;
 }
 

@@ -17,7 +17,7 @@
  * Two kinds of text are written. Set-up and fatal errors use snprintf and
  * may log: they happen once per connection. Non-fatal errors on the data
  * path (wrong recipe id, malformed or unknown packages) are assembled with
- * the two small writers below, so that the receive thread stays free of
+ * the small writers of txt.h, so that the receive thread stays free of
  * stdio while it streams.
  */
 #include <errno.h>
@@ -30,34 +30,7 @@
 #include <rtloop/log.h>
 #include <rtloop/rtde_client.h>
 
-/* ---- RT-safe text ---------------------------------------------------------- */
-
-struct txt {
-	char *b;
-	size_t cap;
-	size_t n;
-};
-
-static void t_str(struct txt *t, const char *s)
-{
-	while (*s && t->n + 1 < t->cap)
-		t->b[t->n++] = *s++;
-	t->b[t->n] = '\0';
-}
-
-static void t_u64(struct txt *t, uint64_t v)
-{
-	char d[21];
-	int k = 0;
-
-	do {
-		d[k++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (k > 0 && t->n + 1 < t->cap)
-		t->b[t->n++] = d[--k];
-	t->b[t->n] = '\0';
-}
+#include "txt.h"
 
 /* ---- names ------------------------------------------------------------------ */
 
@@ -365,15 +338,24 @@ static void malformed_reply(struct rtl_rtde_client *c, int type, size_t len, int
 	     pkg_name(type), len, strerror(-err));
 }
 
+/* Decode the one-byte reply to a V, S or P request into *@ok; false after
+ * failing on a malformed one. */
+static bool decode_accepted(struct rtl_rtde_client *c, enum rtl_rtde_pkg type, const uint8_t *pkg,
+			    size_t len, bool *ok)
+{
+	int err = rtl_rtde_decode_accepted_reply(pkg, len, type, ok);
+
+	if (err)
+		malformed_reply(c, type, len, err);
+	return err == 0;
+}
+
 static void on_protocol(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
 {
 	bool ok;
-	int err = rtl_rtde_decode_accepted_reply(pkg, len, RTL_RTDE_PKG_PROTOCOL_VERSION, &ok);
 
-	if (err) {
-		malformed_reply(c, RTL_RTDE_PKG_PROTOCOL_VERSION, len, err);
+	if (!decode_accepted(c, RTL_RTDE_PKG_PROTOCOL_VERSION, pkg, len, &ok))
 		return;
-	}
 	if (ok) {
 		c->info.protocol = (enum rtl_rtde_protocol)c->asked_protocol;
 		send_version(c, now);
@@ -550,12 +532,9 @@ static void running(struct rtl_rtde_client *c, int64_t now)
 static void on_start(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
 {
 	bool ok;
-	int err = rtl_rtde_decode_accepted_reply(pkg, len, RTL_RTDE_PKG_START, &ok);
 
-	if (err) {
-		malformed_reply(c, RTL_RTDE_PKG_START, len, err);
+	if (!decode_accepted(c, RTL_RTDE_PKG_START, pkg, len, &ok))
 		return;
-	}
 	if (!ok) {
 		fail(c, -EPERM,
 		     "the controller refused START: it needs a valid output recipe with at least "
@@ -569,12 +548,9 @@ static void on_start(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg,
 static void on_pause(struct rtl_rtde_client *c, const uint8_t *pkg, size_t len)
 {
 	bool ok;
-	int err = rtl_rtde_decode_accepted_reply(pkg, len, RTL_RTDE_PKG_PAUSE, &ok);
 
-	if (err) {
-		malformed_reply(c, RTL_RTDE_PKG_PAUSE, len, err);
+	if (!decode_accepted(c, RTL_RTDE_PKG_PAUSE, pkg, len, &ok))
 		return;
-	}
 	if (!ok) {
 		/* UR's guide says PAUSE is always accepted. */
 		fail(c, -EPROTO,
@@ -713,7 +689,7 @@ static void on_text(struct rtl_rtde_client *c, const uint8_t *pkg, size_t len)
 static uint64_t account(struct rtl_rtde_client *c, struct rtl_rtde_client_data *d)
 {
 	uint64_t cycles = 0, steps, skipped = 0;
-	unsigned n = c->info.divisor ? c->info.divisor : 1;
+	unsigned n = c->info.divisor; /* >= 1: init, connected and set_rate see to it */
 	bool back = false;
 
 	if (c->ts_off >= 0) {
@@ -1215,6 +1191,25 @@ err:
 	return err;
 }
 
+/* A create() that fails before a client exists: fill *@err (if given) and
+ * errno, return NULL. */
+__attribute__((format(printf, 3, 4))) static struct rtl_rtde_client *
+create_failed(struct rtl_rtde_client_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		memset(err, 0, sizeof(*err));
+		err->code = code;
+		err->fatal = true;
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		va_end(ap);
+	}
+	errno = -code;
+	return NULL;
+}
+
 RTL_API struct rtl_rtde_client *rtl_rtde_client_create(const struct rtl_rtde_client_config *cfg,
 						       struct rtl_rtde_client_error *err)
 {
@@ -1224,17 +1219,8 @@ RTL_API struct rtl_rtde_client *rtl_rtde_client_create(const struct rtl_rtde_cli
 	char *names = NULL;
 	int e;
 
-	if (!cfg) {
-		e = -EINVAL;
-		if (err) {
-			memset(err, 0, sizeof(*err));
-			err->code = e;
-			err->fatal = true;
-			snprintf(err->message, sizeof(err->message), "no configuration given");
-		}
-		errno = -e;
-		return NULL;
-	}
+	if (!cfg)
+		return create_failed(err, -EINVAL, "no configuration given");
 	copy = *cfg;
 	/* The names are copied into one block, in the order below. */
 	if (cfg->outputs)
@@ -1247,15 +1233,8 @@ RTL_API struct rtl_rtde_client *rtl_rtde_client_create(const struct rtl_rtde_cli
 	if (!c || (total && !names)) {
 		free(c);
 		free(names);
-		if (err) {
-			memset(err, 0, sizeof(*err));
-			err->code = -ENOMEM;
-			err->fatal = true;
-			snprintf(err->message, sizeof(err->message),
-				 "out of memory for an RTDE client (%zu bytes)", sizeof(*c));
-		}
-		errno = ENOMEM;
-		return NULL;
+		return create_failed(err, -ENOMEM, "out of memory for an RTDE client (%zu bytes)",
+				     sizeof(*c));
 	}
 	if (cfg->outputs) {
 		copy.outputs = strcpy(names + at, cfg->outputs);

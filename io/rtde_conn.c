@@ -115,10 +115,10 @@ static int pump(struct rtl_rtde_conn *conn, int64_t deadline, struct rtl_rtde_cl
 	}
 }
 
-/* Pump until the client reaches @want (or, for @also, that state too):
- * 0, or a fatal error's code, or -ETIMEDOUT. */
+/* Pump until the client reaches @want: 0, or a fatal error's code, or
+ * -ETIMEDOUT. */
 static int wait_state(struct rtl_rtde_conn *conn, int64_t deadline, enum rtl_rtde_client_state want,
-		      enum rtl_rtde_client_state also, const char *what)
+		      const char *what)
 {
 	struct rtl_rtde_client_event ev;
 	char msg[200];
@@ -127,8 +127,7 @@ static int wait_state(struct rtl_rtde_conn *conn, int64_t deadline, enum rtl_rtd
 		int r = pump(conn, deadline, &ev);
 
 		if (r == 1) {
-			if (ev.type == RTL_RTDE_CLIENT_EV_STATE &&
-			    (ev.u.state.to == want || ev.u.state.to == also))
+			if (ev.type == RTL_RTDE_CLIENT_EV_STATE && ev.u.state.to == want)
 				return 0;
 			if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal)
 				return ev.u.error->code;
@@ -170,11 +169,22 @@ static int connect_once(struct rtl_rtde_conn *conn, int64_t deadline)
 	conn->fd = fd;
 	rtl_rtde_client_connected(conn->client, rtl_time_now());
 	r = wait_state(conn, deadline, start ? RTL_RTDE_CLIENT_RUNNING : RTL_RTDE_CLIENT_READY,
-		       start ? RTL_RTDE_CLIENT_RUNNING : RTL_RTDE_CLIENT_READY,
 		       "the RTDE handshake");
 	if (r < 0)
 		drop_socket(conn);
 	return r;
+}
+
+/* An open() that fails before a connection exists: fill *@err (already
+ * zeroed) if given, return @code. */
+static int open_failed(struct rtl_rtde_client_error *err, int code, const char *msg)
+{
+	if (err) {
+		err->code = code;
+		err->fatal = true;
+		snprintf(err->message, sizeof(err->message), "RTDE open: %s", msg);
+	}
+	return code;
 }
 
 RTL_API int rtl_rtde_conn_open(struct rtl_rtde_conn **connp, const char *host, uint16_t port,
@@ -189,24 +199,12 @@ RTL_API int rtl_rtde_conn_open(struct rtl_rtde_conn **connp, const char *host, u
 		*connp = NULL;
 	if (err)
 		memset(err, 0, sizeof(*err));
-	if (!connp || !host || !cfg || timeout_ns <= 0) {
-		if (err) {
-			err->code = -EINVAL;
-			err->fatal = true;
-			snprintf(err->message, sizeof(err->message),
-				 "RTDE open: a NULL argument or a timeout <= 0");
-		}
-		return -EINVAL;
-	}
+	if (!connp || !host || !cfg || timeout_ns <= 0)
+		return open_failed(err, -EINVAL, "a NULL argument or a timeout <= 0");
 	conn = calloc(1, sizeof(*conn));
 	if (!conn || !(conn->host = strdup(host))) {
 		free(conn);
-		if (err) {
-			err->code = -ENOMEM;
-			err->fatal = true;
-			snprintf(err->message, sizeof(err->message), "RTDE open: out of memory");
-		}
-		return -ENOMEM;
+		return open_failed(err, -ENOMEM, "out of memory");
 	}
 	conn->fd = -1;
 	conn->port = port;
@@ -256,30 +254,31 @@ RTL_API int rtl_rtde_conn_send_inputs(struct rtl_rtde_conn *conn, unsigned idx,
 				rtl_time_now() + conn->client->timeout_ns);
 }
 
-RTL_API int rtl_rtde_conn_start(struct rtl_rtde_conn *conn, int64_t timeout_ns)
+/* Ask the client for START or PAUSE (@ask), then wait for state @want. */
+static int ask_and_wait(struct rtl_rtde_conn *conn, int64_t timeout_ns,
+			int (*ask)(struct rtl_rtde_client *, int64_t),
+			enum rtl_rtde_client_state want, const char *what)
 {
 	int r;
 
 	if (!conn || timeout_ns <= 0)
 		return -EINVAL;
-	r = rtl_rtde_client_start(conn->client, rtl_time_now());
+	r = ask(conn->client, rtl_time_now());
 	if (r)
 		return r;
-	return wait_state(conn, rtl_time_now() + timeout_ns, RTL_RTDE_CLIENT_RUNNING,
-			  RTL_RTDE_CLIENT_RUNNING, "START");
+	return wait_state(conn, rtl_time_now() + timeout_ns, want, what);
+}
+
+RTL_API int rtl_rtde_conn_start(struct rtl_rtde_conn *conn, int64_t timeout_ns)
+{
+	return ask_and_wait(conn, timeout_ns, rtl_rtde_client_start, RTL_RTDE_CLIENT_RUNNING,
+			    "START");
 }
 
 RTL_API int rtl_rtde_conn_pause(struct rtl_rtde_conn *conn, int64_t timeout_ns)
 {
-	int r;
-
-	if (!conn || timeout_ns <= 0)
-		return -EINVAL;
-	r = rtl_rtde_client_pause(conn->client, rtl_time_now());
-	if (r)
-		return r;
-	return wait_state(conn, rtl_time_now() + timeout_ns, RTL_RTDE_CLIENT_READY,
-			  RTL_RTDE_CLIENT_READY, "PAUSE");
+	return ask_and_wait(conn, timeout_ns, rtl_rtde_client_pause, RTL_RTDE_CLIENT_READY,
+			    "PAUSE");
 }
 
 RTL_API int rtl_rtde_conn_reconnect(struct rtl_rtde_conn *conn, int64_t timeout_ns)

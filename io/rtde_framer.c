@@ -26,28 +26,7 @@
 
 #include <rtloop/rtde.h>
 
-/* Append the NUL-terminated @s to @buf at *@pos (bounded by @cap, which
- * keeps room for the terminator). */
-static void put_str(char *buf, size_t cap, size_t *pos, const char *s)
-{
-	while (*s && *pos + 1 < cap)
-		buf[(*pos)++] = *s++;
-	buf[*pos] = '\0';
-}
-
-static void put_u64(char *buf, size_t cap, size_t *pos, uint64_t v)
-{
-	char digits[21];
-	int n = 0;
-
-	do {
-		digits[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n > 0 && *pos + 1 < cap)
-		buf[(*pos)++] = digits[--n];
-	buf[*pos] = '\0';
-}
+#include "txt.h"
 
 /*
  * Check the declared @size of the package starting at stream offset @at;
@@ -57,7 +36,7 @@ static int check_size(struct rtl_rtde_framer *f, uint64_t at, uint32_t size)
 {
 	struct rtl_rtde_framer_error *e = &f->error;
 	bool small = size < RTL_RTDE_HEADER_SIZE;
-	size_t pos = 0;
+	struct txt t = { e->message, sizeof(e->message), 0 };
 
 	if (!small && size <= f->max_size)
 		return 0;
@@ -66,16 +45,14 @@ static int check_size(struct rtl_rtde_framer *f, uint64_t at, uint32_t size)
 	e->offset = at;
 	e->value = size;
 	e->limit = small ? RTL_RTDE_HEADER_SIZE : f->max_size;
-	put_str(e->message, sizeof(e->message), &pos, "RTDE framer: package at stream offset ");
-	put_u64(e->message, sizeof(e->message), &pos, at);
-	put_str(e->message, sizeof(e->message), &pos, " declares size ");
-	put_u64(e->message, sizeof(e->message), &pos, size);
-	put_str(e->message, sizeof(e->message), &pos, small ? " (minimum " : " (maximum ");
-	put_u64(e->message, sizeof(e->message), &pos, e->limit);
-	put_str(e->message, sizeof(e->message), &pos,
-		"); the stream is not RTDE or is out of sync: reconnect");
+	t_str(&t, "RTDE framer: package at stream offset ");
+	t_u64(&t, at);
+	t_str(&t, " declares size ");
+	t_u64(&t, size);
+	t_str(&t, small ? " (minimum " : " (maximum ");
+	t_u64(&t, e->limit);
+	t_str(&t, "); the stream is not RTDE or is out of sync: reconnect");
 
-	f->failed = true;
 	f->in = NULL;
 	f->in_len = 0;
 	return e->code;
@@ -99,7 +76,6 @@ RTL_API void rtl_rtde_framer_reset(struct rtl_rtde_framer *f)
 	f->in = NULL;
 	f->in_len = 0;
 	f->offset = 0;
-	f->failed = false;
 	memset(&f->error, 0, sizeof(f->error));
 }
 
@@ -107,7 +83,7 @@ RTL_API int rtl_rtde_framer_feed(struct rtl_rtde_framer *f, const void *data, si
 {
 	if (!f || (!data && len > 0))
 		return -EINVAL;
-	if (f->failed)
+	if (f->error.code)
 		return f->error.code;
 	if (f->in_len > 0)
 		return -EBUSY;
@@ -136,7 +112,7 @@ RTL_API int rtl_rtde_framer_next(struct rtl_rtde_framer *f, const uint8_t **pkg,
 
 	if (!f || !pkg || !len)
 		return -EINVAL;
-	if (f->failed)
+	if (f->error.code)
 		return f->error.code;
 
 	/* Fast path: a whole package at the front of the fed bytes. */
@@ -188,7 +164,7 @@ RTL_API int rtl_rtde_framer_next(struct rtl_rtde_framer *f, const uint8_t **pkg,
 
 RTL_API const struct rtl_rtde_framer_error *rtl_rtde_framer_error(const struct rtl_rtde_framer *f)
 {
-	return f->failed ? &f->error : NULL;
+	return f->error.code ? &f->error : NULL;
 }
 
 RTL_API size_t rtl_rtde_framer_pending(const struct rtl_rtde_framer *f)

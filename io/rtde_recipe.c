@@ -610,9 +610,10 @@ RTL_API int rtl_rtde_recipe_from_list(struct rtl_rtde_recipe *r,
 				      struct rtl_rtde_report *rep)
 {
 	struct rtl_rtde_report local;
+	struct rtl_rtde_list it;
 	struct builder b;
-	const char *p;
-	size_t item = 0;
+	const char *s;
+	size_t len, item = 0;
 	int ret;
 
 	if (!rep)
@@ -620,27 +621,18 @@ RTL_API int rtl_rtde_recipe_from_list(struct rtl_rtde_recipe *r,
 	ret = enter(&b, r, opts, rep, list != NULL);
 	if (ret)
 		return ret;
-	p = list;
-	for (;;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		const char *s = p;
-
+	rtl_rtde_list_init(&it, list, strlen(list));
+	while (rtl_rtde_list_next(&it, &s, &len)) {
 		item++;
 		trim(&s, &len);
-		if (len == 0) {
-			/* Nothing after the last comma: allowed once, at the end
-			 * (and an all-blank list is simply empty). */
-			if (!comma)
-				break;
+		if (len > 0)
+			add_field(&b, s, len, NULL, 0);
+		else if (!it.done)
+			/* Blanks after the last comma are allowed, like the
+			 * trailing comma itself (and an all-blank list is
+			 * simply empty); anywhere else an empty item is not. */
 			report(rep, -EBADMSG, 0, NULL, "empty name at position %zu of the list",
 			       item);
-		} else {
-			add_field(&b, s, len, NULL, 0);
-		}
-		if (!comma)
-			break;
-		p = comma + 1;
 	}
 	return finish(&b);
 }
@@ -1087,7 +1079,9 @@ RTL_API int rtl_rtde_frame_init(struct rtl_rtde_frame *f, void *storage, size_t 
 /*
  * Big-endian wire to host and back. RTDE is big-endian; on a little-endian
  * host (every controller PC and every rtloop target so far) that is one
- * bswap instruction, on a big-endian one nothing.
+ * bswap instruction, on a big-endian one nothing. Not rtl_rtde_load_u64()
+ * and friends: GCC makes the same code of both, but clang unrolls the run
+ * loops below less when the swap is spelled as shifts.
  */
 static inline uint64_t swap64(uint64_t v)
 {
@@ -1109,57 +1103,24 @@ static inline uint32_t swap32(uint32_t v)
 
 /*
  * Decode and encode are the same walk in two directions: per run one
- * switch, then a loop of constant stride over its elements. Everything the
- * loops read from the recipe is copied into locals first: the stores go
- * through unsigned char pointers, which may alias the recipe, so the
- * compiler would otherwise reload the table after every store. Indices are
- * size_t so that the element address is one scaled add. The element loops
- * use memcpy for the unaligned wire side (one mov each at -O2).
+ * switch, then a loop of constant stride over its elements. A byte swap is
+ * its own inverse, so only the side each offset applies to changes;
+ * @to_wire is a constant at both call sites and the inlined copies keep no
+ * test of it in the loops. Everything the loops read from the recipe is
+ * copied into locals first: the stores go through unsigned char pointers,
+ * which may alias the recipe, so the compiler would otherwise reload the
+ * table after every store. Indices are size_t so that the element address
+ * is one scaled add. The element loops use memcpy for the unaligned wire
+ * side (one mov each at -O2).
  */
-static void runs_to_host(const struct rtl_rtde_run *runs, size_t n_runs, const uint8_t *wire,
-			 unsigned char *host)
+static inline __attribute__((always_inline)) void walk_runs(const struct rtl_rtde_run *runs,
+							    size_t n_runs, const unsigned char *src,
+							    unsigned char *dst, bool to_wire)
 {
 	for (size_t i = 0; i < n_runs; i++) {
-		const uint8_t *s = wire + runs[i].wire_offset;
-		unsigned char *d = host + runs[i].host_offset;
-		size_t n = runs[i].count;
-
-		switch (runs[i].kind) {
-		case RTL_RTDE_RUN_SWAP64:
-			for (size_t j = 0; j < n; j++) {
-				uint64_t v;
-
-				memcpy(&v, s + 8 * j, 8);
-				v = swap64(v);
-				memcpy(d + 8 * j, &v, 8);
-			}
-			break;
-		case RTL_RTDE_RUN_SWAP32:
-			for (size_t j = 0; j < n; j++) {
-				uint32_t v;
-
-				memcpy(&v, s + 4 * j, 4);
-				v = swap32(v);
-				memcpy(d + 4 * j, &v, 4);
-			}
-			break;
-		case RTL_RTDE_RUN_COPY8:
-			memcpy(d, s, n);
-			break;
-		default: /* RTL_RTDE_RUN_BOOL */
-			for (size_t j = 0; j < n; j++)
-				d[j] = s[j] != 0;
-			break;
-		}
-	}
-}
-
-static void runs_to_wire(const struct rtl_rtde_run *runs, size_t n_runs, const unsigned char *host,
-			 uint8_t *wire)
-{
-	for (size_t i = 0; i < n_runs; i++) {
-		const unsigned char *s = host + runs[i].host_offset;
-		uint8_t *d = wire + runs[i].wire_offset;
+		const unsigned char *s =
+			src + (to_wire ? runs[i].host_offset : runs[i].wire_offset);
+		unsigned char *d = dst + (to_wire ? runs[i].wire_offset : runs[i].host_offset);
 		size_t n = runs[i].count;
 
 		switch (runs[i].kind) {
@@ -1200,7 +1161,7 @@ RTL_API int rtl_rtde_recipe_decode(const struct rtl_rtde_recipe *r, const uint8_
 	if (len != r->wire_size)
 		return -EBADMSG;
 	/* An empty recipe has no runs: @fields may be NULL then. */
-	runs_to_host(r->runs, r->n_runs, fields, f->values);
+	walk_runs(r->runs, r->n_runs, fields, f->values, false);
 	f->size = r->host_size;
 	return 0;
 }
@@ -1212,7 +1173,7 @@ RTL_API int rtl_rtde_recipe_encode(const struct rtl_rtde_recipe *r, const struct
 		return -EINVAL;
 	if (cap < r->wire_size)
 		return -ENOSPC;
-	runs_to_wire(r->runs, r->n_runs, f->values, out);
+	walk_runs(r->runs, r->n_runs, f->values, out, true);
 	return (int)r->wire_size;
 }
 

@@ -311,8 +311,8 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg, const struct bench_r
 		rt->mlocked ? "true" : "false", rt->cpu_latency_held ? "true" : "false",
 		rt->fifo_permitted && !rt->fifo_degraded ? "true" : "false");
 	rtl_json_string(f, rt->fifo_degraded
-				      ? rt->degraded_note
-				      : (rt->fifo_permitted ? rt->mlock_note : rt->fifo_note));
+				   ? rt->degraded_note
+				   : (rt->fifo_permitted ? rt->mlock_note : rt->fifo_note));
 	fputs(",\"doctor\":", f);
 	fputs(doctor_json && *doctor_json ? doctor_json : "null", f);
 	fprintf(f, "},\"config\":{\"transport\":\"%s\",\"profile\":",

@@ -296,29 +296,30 @@ RTL_API const char *rtl_rtde_type_name(enum rtl_rtde_type t);
 RTL_API int rtl_rtde_type_from_name(const char *name, size_t len);
 
 /*
- * Decode one value of type @t from the wire bytes at @src into its host
- * form at @dst (rtl_rtde_type_size(t) bytes, any alignment; e.g. a member
- * of union rtl_rtde_value or of a user struct). BOOL is normalised to 0/1.
- * Does nothing for a pseudo-type. RT-safe.
+ * Wire to host and host to wire are the same byte permutation: a big-endian
+ * load of the source bytes, stored in host order, reverses each element on
+ * a little-endian host and copies it on a big-endian one, whichever side
+ * is the wire. So one body serves rtl_rtde_load_value() and
+ * rtl_rtde_store_value(). RT-safe.
  */
-RTL_INLINE void rtl_rtde_load_value(void *dst, const uint8_t *src, enum rtl_rtde_type t)
+RTL_INLINE void rtl_rtde__convert_value(unsigned char *d, const unsigned char *s,
+					enum rtl_rtde_type t)
 {
-	unsigned char *d = (unsigned char *)dst;
 	unsigned n = rtl_rtde_type_elems(t);
 
 	switch (t) {
 	case RTL_RTDE_TYPE_BOOL:
-		d[0] = src[0] != 0;
+		d[0] = s[0] != 0;
 		break;
 	case RTL_RTDE_TYPE_UINT8:
-		d[0] = src[0];
+		d[0] = s[0];
 		break;
 	case RTL_RTDE_TYPE_UINT32:
 	case RTL_RTDE_TYPE_INT32:
 	case RTL_RTDE_TYPE_VECTOR6INT32:
 	case RTL_RTDE_TYPE_VECTOR6UINT32:
 		for (unsigned i = 0; i < n; i++) {
-			uint32_t v = rtl_rtde_load_u32(src + 4 * i);
+			uint32_t v = rtl_rtde_load_u32(s + 4 * i);
 
 			memcpy(d + 4 * i, &v, 4);
 		}
@@ -330,7 +331,7 @@ RTL_INLINE void rtl_rtde_load_value(void *dst, const uint8_t *src, enum rtl_rtde
 		/* A double's bytes are swapped like a uint64_t's: IEEE-754
 		 * hosts store both with the same byte order. */
 		for (unsigned i = 0; i < n; i++) {
-			uint64_t v = rtl_rtde_load_u64(src + 8 * i);
+			uint64_t v = rtl_rtde_load_u64(s + 8 * i);
 
 			memcpy(d + 8 * i, &v, 8);
 		}
@@ -341,47 +342,24 @@ RTL_INLINE void rtl_rtde_load_value(void *dst, const uint8_t *src, enum rtl_rtde
 }
 
 /*
+ * Decode one value of type @t from the wire bytes at @src into its host
+ * form at @dst (rtl_rtde_type_size(t) bytes, any alignment; e.g. a member
+ * of union rtl_rtde_value or of a user struct). BOOL is normalised to 0/1.
+ * Does nothing for a pseudo-type. RT-safe.
+ */
+RTL_INLINE void rtl_rtde_load_value(void *dst, const uint8_t *src, enum rtl_rtde_type t)
+{
+	rtl_rtde__convert_value((unsigned char *)dst, src, t);
+}
+
+/*
  * Encode one value of type @t from its host form at @src into wire bytes at
  * @dst (rtl_rtde_type_size(t) bytes). A BOOL is written as 1 when its byte
  * is non-zero. Does nothing for a pseudo-type. RT-safe.
  */
 RTL_INLINE void rtl_rtde_store_value(uint8_t *dst, const void *src, enum rtl_rtde_type t)
 {
-	const unsigned char *s = (const unsigned char *)src;
-	unsigned n = rtl_rtde_type_elems(t);
-
-	switch (t) {
-	case RTL_RTDE_TYPE_BOOL:
-		dst[0] = s[0] != 0;
-		break;
-	case RTL_RTDE_TYPE_UINT8:
-		dst[0] = s[0];
-		break;
-	case RTL_RTDE_TYPE_UINT32:
-	case RTL_RTDE_TYPE_INT32:
-	case RTL_RTDE_TYPE_VECTOR6INT32:
-	case RTL_RTDE_TYPE_VECTOR6UINT32:
-		for (unsigned i = 0; i < n; i++) {
-			uint32_t v;
-
-			memcpy(&v, s + 4 * i, 4);
-			rtl_rtde_store_u32(dst + 4 * i, v);
-		}
-		break;
-	case RTL_RTDE_TYPE_UINT64:
-	case RTL_RTDE_TYPE_DOUBLE:
-	case RTL_RTDE_TYPE_VECTOR3D:
-	case RTL_RTDE_TYPE_VECTOR6D:
-		for (unsigned i = 0; i < n; i++) {
-			uint64_t v;
-
-			memcpy(&v, s + 8 * i, 8);
-			rtl_rtde_store_u64(dst + 8 * i, v);
-		}
-		break;
-	default:
-		break;
-	}
+	rtl_rtde__convert_value(dst, (const unsigned char *)src, t);
 }
 
 /* ---- comma-separated lists (names in requests, types in replies) ----- */
@@ -776,9 +754,8 @@ struct rtl_rtde_framer {
 	uint32_t need;	   /* its declared size, 0 until the header is in */
 	const uint8_t *in; /* fed bytes not consumed yet */
 	size_t in_len;
-	uint64_t offset; /* stream offset of in[0] */
-	bool failed;
-	struct rtl_rtde_framer_error error;
+	uint64_t offset;		    /* stream offset of in[0] */
+	struct rtl_rtde_framer_error error; /* code != 0: failed until reset */
 };
 
 /*

@@ -334,17 +334,23 @@ RTL_API int rtl_rtde_recipe_encode(const struct rtl_rtde_recipe *r, const struct
  * a setter writes nothing and returns false. RT-safe.
  */
 
+/* The handle's extent lies inside the frame's values. */
+RTL_INLINE bool rtl_rtde__fits(const struct rtl_rtde_frame *f, struct rtl_rtde_handle h)
+{
+	return (uint64_t)h.offset + h.size <= f->size;
+}
+
 RTL_INLINE bool rtl_rtde__ok(const struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 			     enum rtl_rtde_type t)
 {
-	return h.type == (uint8_t)t && (uint64_t)h.offset + h.size <= f->size;
+	return h.type == (uint8_t)t && rtl_rtde__fits(f, h);
 }
 
 /* Any value type, into the matching member of @out. */
 RTL_INLINE bool rtl_rtde_frame_get(const struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 				   union rtl_rtde_value *out)
 {
-	if (!rtl_rtde_handle_valid(h) || (uint64_t)h.offset + h.size > f->size)
+	if (!rtl_rtde_handle_valid(h) || !rtl_rtde__fits(f, h))
 		return false;
 	memcpy(out, f->values + h.offset, h.size);
 	return true;
@@ -363,7 +369,7 @@ RTL_INLINE uint64_t rtl_rtde_frame_get_uint(const struct rtl_rtde_frame *f,
 	uint32_t u32;
 	uint64_t u64;
 
-	if ((uint64_t)h.offset + h.size > f->size)
+	if (!rtl_rtde__fits(f, h))
 		return 0;
 	switch (h.type) {
 	case RTL_RTDE_TYPE_BOOL:
@@ -451,7 +457,7 @@ RTL_INLINE bool rtl_rtde_frame_get_vec6_uint(const struct rtl_rtde_frame *f,
 RTL_INLINE bool rtl_rtde_frame_set(struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 				   const union rtl_rtde_value *in)
 {
-	if (!rtl_rtde_handle_valid(h) || (uint64_t)h.offset + h.size > f->size)
+	if (!rtl_rtde_handle_valid(h) || !rtl_rtde__fits(f, h))
 		return false;
 	memcpy(f->values + h.offset, in, h.size);
 	if (h.type == RTL_RTDE_TYPE_BOOL)
@@ -475,7 +481,7 @@ RTL_INLINE bool rtl_rtde_frame_set_uint(struct rtl_rtde_frame *f, struct rtl_rtd
 {
 	uint32_t u32 = (uint32_t)v;
 
-	if ((uint64_t)h.offset + h.size > f->size)
+	if (!rtl_rtde__fits(f, h))
 		return false;
 	switch (h.type) {
 	case RTL_RTDE_TYPE_BOOL:
