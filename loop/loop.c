@@ -43,6 +43,8 @@ struct counters {
 		suppressed, would_block, rejected, watchdog, reconnects, rx_errors;
 	/* Written by the worker (rtl_loop_note_motion()). */
 	_Atomic uint64_t motion_timeouts, motion_losses, motion_limits, motion_stops;
+	/* Written by the waiting thread (worker or external reader). */
+	_Atomic uint64_t spin_hits, spin_time_ns;
 };
 
 struct rtl_loop {
@@ -68,6 +70,9 @@ struct rtl_loop {
 	 * frame below it is done (or skipped). */
 	_Atomic uint64_t done_count;
 	_Atomic int watchdog_on; /* safe commands sent, worker not back yet */
+	/* When the running step started (0: none running), for inline
+	 * mode's watchdog thread. */
+	_Atomic int64_t step_begin_ns;
 
 	struct rtl_thread rx, worker;
 	bool rx_running, worker_running, started;
@@ -84,8 +89,10 @@ struct rtl_loop {
 	 * watchdog's view of how long the oldest unfinished frame waits. */
 	int64_t rx_times[WATCHDOG_HISTORY];
 
-	/* Worker state: the frame being stepped (for rtloop:motion_event). */
+	/* Worker state: the frame being stepped (for rtloop:motion_event),
+	 * and the receive time of the last frame taken (the spin window). */
 	uint64_t step_seq;
+	int64_t taken_rx_ns;
 
 	/* External-loop state. */
 	bool holding;
@@ -124,7 +131,7 @@ static void futex_wake(_Atomic uint32_t *word)
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t val, int64_t timeout_ns)
 {
-	struct timespec ts = rtl_time_to_timespec(timeout_ns);
+	struct timespec ts = rtl_time_to_timespec(timeout_ns > 0 ? timeout_ns : 0);
 
 	/* Returns at once (EAGAIN) if *word != val: a commit we raced. */
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
@@ -163,16 +170,20 @@ static int validate(const struct rtl_loop_config *cfg, struct rtl_rt_error *err)
 	if (cfg->ring_capacity & (cfg->ring_capacity - 1))
 		return fail(err, -EINVAL,
 			    "loop: ring_capacity must be a power of two (or 0 for the default)");
+	if (cfg->inline_step && !cfg->step)
+		return fail(err, -EINVAL,
+			    "loop: inline_step needs a step function (with the external-loop "
+			    "API your own thread runs the step: leave inline_step false)");
 	if ((unsigned)cfg->rt_mode > RTL_LOOP_RT_OFF)
 		return fail(err, -EINVAL, "loop: unknown rt_mode");
 	if (cfg->watchdog_periods > WATCHDOG_HISTORY / 2)
 		return fail(err, -EINVAL,
 			    "loop: watchdog_periods must be at most 128 (or -1: off)");
-	if (cfg->spin_ns < 0 || cfg->reconnect_attempts < 0 || cfg->reconnect_backoff_ns < 0)
-		return fail(
-			err, -EINVAL,
-			"loop: spin_ns, reconnect_attempts and reconnect_backoff_ns must not be "
-			"negative");
+	if (cfg->spin_ns < 0 || cfg->spin_lead_ns < 0 || cfg->reconnect_attempts < 0 ||
+	    cfg->reconnect_backoff_ns < 0)
+		return fail(err, -EINVAL,
+			    "loop: spin_ns, spin_lead_ns, reconnect_attempts and "
+			    "reconnect_backoff_ns must not be negative");
 	return 0;
 }
 
@@ -441,6 +452,8 @@ static void stop_all(struct rtl_loop *loop)
 	futex_wake(&loop->events);
 }
 
+static int run_inline(struct rtl_loop *loop); /* below, with the worker */
+
 static void *rx_main(void *arg)
 {
 	struct rtl_loop *loop = arg;
@@ -497,10 +510,13 @@ static void *rx_main(void *arg)
 				f->commit_ns = rtl_time_now();
 				rtl_ring_commit(loop->ring);
 				rtl_trace_frame_committed(f->seq, rtl_ring_size(loop->ring));
-				wake_worker(loop);
+				if (!loop->cfg.inline_step)
+					wake_worker(loop);
 			}
 			watchdog_check(loop, now, f->seq);
 		}
+		if (loop->cfg.inline_step && run_inline(loop) < 0)
+			break;
 	}
 out:
 	stop_all(loop);
@@ -532,31 +548,82 @@ static void cpu_relax(void)
 #endif
 }
 
+RTL_API struct rtl_loop_spin rtl_loop_spin_window(int64_t wait_start, int64_t last_rx_ns,
+						  int64_t period_ns, int64_t spin_ns,
+						  int64_t spin_lead_ns)
+{
+	struct rtl_loop_spin w = { wait_start, wait_start };
+
+	if (spin_ns < 0 || spin_lead_ns < 0)
+		return w;
+	if (!spin_lead_ns) {
+		w.until = wait_start + spin_ns;
+		return w;
+	}
+	if (period_ns <= 0 || last_rx_ns <= 0)
+		return w;
+	w.from = last_rx_ns + period_ns - spin_lead_ns;
+	w.until = w.from + (spin_ns ? spin_ns : 2 * spin_lead_ns);
+	if (w.from < wait_start)
+		w.from = wait_start;
+	return w;
+}
+
+/* Spin from @now until @until for a frame. Counts the time spun inside the
+ * window (a preemption that carries us past @until is not spinning). */
+static const struct rtl_loop_frame *spin_for_frame(struct rtl_loop *loop, int64_t now,
+						   int64_t until)
+{
+	const struct rtl_loop_frame *f = NULL;
+	int64_t start = now;
+
+	while (now < until) {
+		f = take(loop);
+		if (f) {
+			rtl_stat_add(&loop->c.spin_hits, 1);
+			break;
+		}
+		cpu_relax();
+		now = rtl_time_now();
+	}
+	rtl_stat_add(&loop->c.spin_time_ns, (uint64_t)((now < until ? now : until) - start));
+	return f;
+}
+
 /*
  * Wait for a frame until @deadline (absolute ns; INT64_MAX: until stop).
- * Spin for the configured budget, then sleep on the event count.
+ * Sleep on the event count, spinning inside the window that
+ * rtl_loop_spin_window() gives.
  */
 static const struct rtl_loop_frame *wait_frame(struct rtl_loop *loop, int64_t deadline)
 {
-	for (;;) {
-		const struct rtl_loop_frame *f = take(loop);
-		int64_t now, spin_end;
+	int64_t wait_start = rtl_time_now();
+	struct rtl_loop_spin w =
+		rtl_loop_spin_window(wait_start, loop->taken_rx_ns,
+				     atomic_load_explicit(&loop->period_ns, memory_order_relaxed),
+				     loop->cfg.spin_ns, loop->cfg.spin_lead_ns);
+	const struct rtl_loop_frame *f;
+
+	for (int64_t now = wait_start;; now = rtl_time_now()) {
+		int64_t wake;
 		uint32_t seen;
 
-		if (f)
-			return f;
-		if (atomic_load_explicit(&loop->stop, memory_order_relaxed))
-			return NULL;
-		now = rtl_time_now();
-		if (now >= deadline)
-			return NULL;
-		spin_end = now + loop->cfg.spin_ns;
-		while (loop->cfg.spin_ns && rtl_time_now() < spin_end) {
-			f = take(loop);
+		f = take(loop);
+		if (f || atomic_load_explicit(&loop->stop, memory_order_relaxed) || now >= deadline)
+			break;
+		if (now >= w.from && now < w.until) {
+			f = spin_for_frame(loop, now, w.until < deadline ? w.until : deadline);
 			if (f)
-				return f;
-			cpu_relax();
+				break;
+			continue;
 		}
+		/* Sleep until the window opens, the deadline, or the idle
+		 * re-check of the stop flag, whichever comes first. */
+		wake = now + IDLE_WAKE_NS;
+		if (deadline < wake)
+			wake = deadline;
+		if (w.from > now && w.from < w.until && w.from < wake)
+			wake = w.from;
 		/*
 		 * No lost wake-up: "seen" is read (seq_cst, so also acquire)
 		 * before we announce sleep. A commit whose event bump we read
@@ -568,15 +635,15 @@ static const struct rtl_loop_frame *wait_frame(struct rtl_loop *loop, int64_t de
 		seen = atomic_load_explicit(&loop->events, memory_order_seq_cst);
 		atomic_store_explicit(&loop->sleeping, 1, memory_order_seq_cst);
 		f = take(loop);
-		if (!f && !atomic_load(&loop->stop)) {
-			int64_t left = deadline - rtl_time_now();
-
-			futex_wait(&loop->events, seen, left < IDLE_WAKE_NS ? left : IDLE_WAKE_NS);
-		}
+		if (!f && !atomic_load(&loop->stop))
+			futex_wait(&loop->events, seen, wake - rtl_time_now());
 		atomic_store_explicit(&loop->sleeping, 0, memory_order_relaxed);
 		if (f)
-			return f;
+			break;
 	}
+	if (f)
+		loop->taken_rx_ns = f->rx_ns;
+	return f;
 }
 
 /* Book-keeping when a frame starts being processed. */
@@ -596,43 +663,101 @@ static void step_done(struct rtl_loop *loop, uint64_t seq)
 	atomic_store_explicit(&loop->watchdog_on, 0, memory_order_relaxed);
 }
 
+/*
+ * Run the step for @f, send, release the slot. On a step error: record it,
+ * stop the loop and return it (< 0). Worker and inline rx thread alike.
+ */
+static int run_step(struct rtl_loop *loop, const struct rtl_loop_frame *f)
+{
+	int64_t start = rtl_time_now(), end, period;
+	uint64_t seq;
+	int ret;
+
+	frame_started(loop, f, start);
+	atomic_store_explicit(&loop->step_begin_ns, start, memory_order_relaxed);
+	rtl_trace_step_started(f->seq);
+	ret = loop->cfg.step(loop, f, loop->cfg.user);
+	end = rtl_time_now();
+	rtl_trace_step_finished(f->seq, end - start);
+	rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP], end - start);
+	rtl_stat_add(&loop->c.steps, 1);
+	period = atomic_load_explicit(&loop->period_ns, memory_order_relaxed);
+	if (period > 0 && end - start > period)
+		rtl_stat_add(&loop->c.overruns, 1);
+	if (ret < 0) {
+		int expect = 0;
+
+		rtl_ring_release(loop->ring);
+		atomic_store_explicit(&loop->step_begin_ns, 0, memory_order_relaxed);
+		atomic_compare_exchange_strong(&loop->result, &expect, ret);
+		stop_all(loop);
+		loop->t->ops->shutdown(loop->t);
+		return ret;
+	}
+	do_send(loop, f->seq);
+	rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND], rtl_time_now() - start);
+	seq = f->seq; /* the slot is the producer's after the release */
+	rtl_ring_release(loop->ring);
+	atomic_store_explicit(&loop->step_begin_ns, 0, memory_order_relaxed);
+	step_done(loop, seq);
+	return 0;
+}
+
 static void *worker_main(void *arg)
 {
 	struct rtl_loop *loop = arg;
 
 	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed)) {
 		const struct rtl_loop_frame *f = wait_frame(loop, INT64_MAX);
-		int64_t start, end, period;
-		uint64_t seq;
-		int ret;
 
-		if (!f)
-			continue;
-		start = rtl_time_now();
-		frame_started(loop, f, start);
-		rtl_trace_step_started(f->seq);
-		ret = loop->cfg.step(loop, f, loop->cfg.user);
-		end = rtl_time_now();
-		rtl_trace_step_finished(f->seq, end - start);
-		rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP], end - start);
-		rtl_stat_add(&loop->c.steps, 1);
-		period = atomic_load_explicit(&loop->period_ns, memory_order_relaxed);
-		if (period > 0 && end - start > period)
-			rtl_stat_add(&loop->c.overruns, 1);
-		if (ret < 0) {
-			int expect = 0;
-
-			rtl_ring_release(loop->ring);
-			atomic_compare_exchange_strong(&loop->result, &expect, ret);
-			stop_all(loop);
-			loop->t->ops->shutdown(loop->t);
+		if (f && run_step(loop, f) < 0)
 			break;
+	}
+	return NULL;
+}
+
+/* Inline mode, on the rx thread: step what the last receive committed
+ * (the newest frame, or each one with every_frame). */
+static int run_inline(struct rtl_loop *loop)
+{
+	const struct rtl_loop_frame *f;
+
+	while ((f = take(loop)))
+		if (run_step(loop, f) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * Inline mode's watchdog, on a thread of its own (the rx thread is the one
+ * that stalls): every half watchdog time, a step running for longer than
+ * the watchdog time sends the safe commands, once per episode. It sleeps
+ * on the event count, which only stop_all() bumps in this mode.
+ */
+static void *watch_main(void *arg)
+{
+	struct rtl_loop *loop = arg;
+
+	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed)) {
+		uint32_t seen = atomic_load_explicit(&loop->events, memory_order_seq_cst);
+		int64_t period = atomic_load_explicit(&loop->period_ns, memory_order_relaxed);
+		int64_t limit = loop->cfg.watchdog_periods > 0 && period > 0
+					? loop->cfg.watchdog_periods * period
+					: 0;
+		int64_t begin = atomic_load_explicit(&loop->step_begin_ns, memory_order_relaxed);
+		int64_t now = rtl_time_now();
+
+		if (limit && begin && now - begin > limit &&
+		    !atomic_load_explicit(&loop->watchdog_on, memory_order_relaxed) &&
+		    send_safe(loop) >= 0) {
+			atomic_store_explicit(&loop->watchdog_on, 1, memory_order_relaxed);
+			rtl_stat_add(&loop->c.watchdog, 1);
+			rtl_trace_watchdog_fired(
+				atomic_load_explicit(&loop->done_count, memory_order_relaxed), 1);
 		}
-		do_send(loop, f->seq);
-		rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND], rtl_time_now() - start);
-		seq = f->seq; /* the slot is the producer's after the release */
-		rtl_ring_release(loop->ring);
-		step_done(loop, seq);
+		if (atomic_load_explicit(&loop->stop, memory_order_relaxed))
+			break;
+		futex_wait(&loop->events, seen, limit ? limit / 2 : IDLE_WAKE_NS);
 	}
 	return NULL;
 }
@@ -711,8 +836,11 @@ RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err)
 	atomic_store(&loop->result, 0);
 	atomic_store(&loop->done_count, loop->seq);
 	if (loop->cfg.step) {
-		ret = spawn(loop, &loop->worker, "rtl-worker", loop->cfg.worker_priority,
-			    loop->cfg.worker_cpu, worker_main, err);
+		/* Inline mode steps on the rx thread; the second thread then
+		 * only keeps the watchdog. */
+		ret = spawn(loop, &loop->worker, loop->cfg.inline_step ? "rtl-watch" : "rtl-worker",
+			    loop->cfg.worker_priority, loop->cfg.worker_cpu,
+			    loop->cfg.inline_step ? watch_main : worker_main, err);
 		if (ret < 0)
 			goto err_disconnect;
 		loop->worker_running = true;
@@ -900,6 +1028,8 @@ RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *
 		.motion_losses = rtl_stat_get(&c->motion_losses),
 		.motion_limits = rtl_stat_get(&c->motion_limits),
 		.motion_stops = rtl_stat_get(&c->motion_stops),
+		.spin_hits = rtl_stat_get(&c->spin_hits),
+		.spin_time_ns = rtl_stat_get(&c->spin_time_ns),
 	};
 }
 
@@ -942,6 +1072,8 @@ static size_t counter_list(const struct rtl_loop_stats *s, const char **names, u
 	C(motion_losses);
 	C(motion_limits);
 	C(motion_stops);
+	C(spin_hits);
+	C(spin_time_ns);
 #undef C
 	return n;
 }

@@ -404,10 +404,11 @@ static void cycle(struct rtl_sim_udp *u, int64_t now, bool send)
 			       u->opts.start_time_s +
 				       (double)u->robot.cycles * ((double)u->opts.period_ns * 1e-9),
 			       &u->state);
-	now = rtl_time_now();
-	len = rtl_rt_udp_encode_state(u->tx, sizeof(u->tx), seq, now, &u->state);
+	len = rtl_rt_udp_encode_state(u->tx, sizeof(u->tx), seq, rtl_time_now(), &u->state);
+	/* The round trip starts when the bytes are handed to the socket, as
+	 * the bare ping-pong's does: after the plant step and the encode. */
 	u->echo[seq % ECHO_RING].seq = seq;
-	u->echo[seq % ECHO_RING].sent_ns = now;
+	u->echo[seq % ECHO_RING].sent_ns = rtl_time_now();
 	send_to_peer(u, u->tx, len);
 	if (len > 0)
 		u->st.states_sent++;

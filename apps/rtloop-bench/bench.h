@@ -67,9 +67,10 @@ struct bench_cfg {
 	enum rtl_sim_profile_id profile; /* RTDE only */
 	const char *outputs;		 /* RTDE output recipe (has `timestamp`) */
 	int cpu_sim, cpu_rx, cpu_worker;
-	int prio_worker; /* worker and timer floor */
-	int prio_rx;	 /* rx, simulator and ping-pong threads */
-	int64_t spin_ns; /* the worker spins this long before it sleeps */
+	int prio_worker;      /* worker and timer floor */
+	int prio_rx;	      /* rx, simulator and ping-pong threads */
+	int64_t spin_ns;      /* the worker's spin budget */
+	int64_t spin_lead_ns; /* ...placed this long before the frame is due */
 	const char *json;
 	const char *plot;
 	/* Derived. */

@@ -100,6 +100,9 @@ static void usage(FILE *f)
 		"      --spin-us US     the worker spins this long for a frame before it sleeps\n"
 		"                       on the futex (default 0; spinning wants a CPU of its own\n"
 		"                       or one it shares only with higher priorities)\n"
+		"      --spin-lead-us US  the worker sleeps until US before the next frame is\n"
+		"                       due and spins from there (for --spin-us, or 2 x US when\n"
+		"                       that is 0); default 0 (off)\n"
 		"      --outputs NAMES  output recipe (must hold timestamp; default %s;\n"
 		"                       rtde only)\n"
 		"  -j, --json FILE      write every figure as JSON (- for stdout)\n"
@@ -124,7 +127,7 @@ struct opts {
 /* Returns -1 to go on, else the exit status. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_OUTPUTS = 256, OPT_SPIN };
+	enum { OPT_OUTPUTS = 256, OPT_SPIN, OPT_SPIN_LEAD };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "transport", required_argument, NULL, 't' },
@@ -137,6 +140,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "priority", required_argument, NULL, 'p' },
 		{ "outputs", required_argument, NULL, OPT_OUTPUTS },
 		{ "spin-us", required_argument, NULL, OPT_SPIN },
+		{ "spin-lead-us", required_argument, NULL, OPT_SPIN_LEAD },
 		{ "json", required_argument, NULL, 'j' },
 		{ "plot", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
@@ -221,6 +225,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return rtl_cli_bad_value(PROG, "--spin-us", optarg,
 							 "microseconds 0..100000");
 			c->spin_ns = (int64_t)u * RTL_NS_PER_US;
+			break;
+		case OPT_SPIN_LEAD:
+			if (rtl_cli_parse_u64(optarg, 0, 100000, &u))
+				return rtl_cli_bad_value(PROG, "--spin-lead-us", optarg,
+							 "microseconds 0..100000");
+			c->spin_lead_ns = (int64_t)u * RTL_NS_PER_US;
 			break;
 		case OPT_OUTPUTS:
 			c->outputs = optarg;

@@ -183,6 +183,9 @@ static const struct rtl_transport_ops fake_ops = {
 
 static struct fake fk;
 static struct rtl_transport tr;
+/* Run the step on the rx thread (rtl_loop_config.inline_step): the tests
+ * below that hold in both modes run twice, as loop/ and loop_inline/. */
+static bool inline_mode;
 
 static void fake_setup(void)
 {
@@ -278,6 +281,7 @@ static struct rtl_loop *start_loop(bool every, uint32_t ring, enum rtl_loop_rt_m
 		.ring_capacity = ring,
 		.every_frame = every,
 		.watchdog_periods = -1,
+		.inline_step = inline_mode,
 	};
 	struct rtl_loop *loop = NULL;
 	struct rtl_rt_error err = { 0 };
@@ -300,7 +304,7 @@ static void halt(struct rtl_loop *loop, struct rtl_loop_stats *s)
 
 /* ---- tests --------------------------------------------------------------------------- */
 
-Test(loop, every_frame_steps_each_frame_in_order)
+static void every_frame_steps_each_frame_in_order(void)
 {
 	struct rtl_loop *loop = start_loop(true, 1024, RTL_LOOP_RT_OFF);
 	struct rtl_loop_stats s;
@@ -320,7 +324,19 @@ Test(loop, every_frame_steps_each_frame_in_order)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, newest_only_counts_every_skipped_frame)
+Test(loop, every_frame_steps_each_frame_in_order)
+{
+	inline_mode = false;
+	every_frame_steps_each_frame_in_order();
+}
+
+Test(loop_inline, every_frame_steps_each_frame_in_order)
+{
+	inline_mode = true;
+	every_frame_steps_each_frame_in_order();
+}
+
+static void newest_only_counts_every_skipped_frame(void)
 {
 	struct rtl_loop *loop = start_loop(false, 256, RTL_LOOP_RT_OFF);
 	struct rtl_loop_stats s;
@@ -338,7 +354,19 @@ Test(loop, newest_only_counts_every_skipped_frame)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, full_ring_drops_are_counted)
+Test(loop, newest_only_counts_every_skipped_frame)
+{
+	inline_mode = false;
+	newest_only_counts_every_skipped_frame();
+}
+
+Test(loop_inline, newest_only_counts_every_skipped_frame)
+{
+	inline_mode = true;
+	newest_only_counts_every_skipped_frame();
+}
+
+static void full_ring_drops_are_counted(void)
 {
 	struct rtl_loop *loop = start_loop(true, 4, RTL_LOOP_RT_OFF);
 	struct rtl_loop_stats s;
@@ -354,7 +382,19 @@ Test(loop, full_ring_drops_are_counted)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, watchdog_sends_safe_commands_once_per_stall)
+Test(loop, full_ring_drops_are_counted)
+{
+	inline_mode = false;
+	full_ring_drops_are_counted();
+}
+
+Test(loop_inline, full_ring_drops_are_counted)
+{
+	inline_mode = true;
+	full_ring_drops_are_counted();
+}
+
+static void watchdog_sends_safe_commands_once_per_stall(void)
 {
 	struct rtl_loop_config cfg = {
 		.transport = &tr,
@@ -363,6 +403,7 @@ Test(loop, watchdog_sends_safe_commands_once_per_stall)
 		.rt_mode = RTL_LOOP_RT_OFF,
 		.rx_cpu = -1,
 		.worker_cpu = -1,
+		.inline_step = inline_mode,
 		.watchdog_periods = 10,
 	};
 	struct rtl_loop *loop;
@@ -385,7 +426,19 @@ Test(loop, watchdog_sends_safe_commands_once_per_stall)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, non_finite_commands_are_rejected_and_replaced)
+Test(loop, watchdog_sends_safe_commands_once_per_stall)
+{
+	inline_mode = false;
+	watchdog_sends_safe_commands_once_per_stall();
+}
+
+Test(loop_inline, watchdog_sends_safe_commands_once_per_stall)
+{
+	inline_mode = true;
+	watchdog_sends_safe_commands_once_per_stall();
+}
+
+static void non_finite_commands_are_rejected_and_replaced(void)
 {
 	struct rtl_loop *loop = start_loop(true, 64, RTL_LOOP_RT_OFF);
 	struct rtl_loop_stats s;
@@ -400,7 +453,19 @@ Test(loop, non_finite_commands_are_rejected_and_replaced)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, step_error_stops_the_loop_with_its_code)
+Test(loop, non_finite_commands_are_rejected_and_replaced)
+{
+	inline_mode = false;
+	non_finite_commands_are_rejected_and_replaced();
+}
+
+Test(loop_inline, non_finite_commands_are_rejected_and_replaced)
+{
+	inline_mode = true;
+	non_finite_commands_are_rejected_and_replaced();
+}
+
+static void step_error_stops_the_loop_with_its_code(void)
 {
 	struct rtl_loop *loop = start_loop(true, 64, RTL_LOOP_RT_OFF);
 
@@ -411,7 +476,19 @@ Test(loop, step_error_stops_the_loop_with_its_code)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, disarmed_loop_sends_nothing)
+Test(loop, step_error_stops_the_loop_with_its_code)
+{
+	inline_mode = false;
+	step_error_stops_the_loop_with_its_code();
+}
+
+Test(loop_inline, step_error_stops_the_loop_with_its_code)
+{
+	inline_mode = true;
+	step_error_stops_the_loop_with_its_code();
+}
+
+static void disarmed_loop_sends_nothing(void)
 {
 	struct rtl_loop *loop = start_loop(true, 64, RTL_LOOP_RT_OFF);
 	struct rtl_loop_stats s;
@@ -426,7 +503,19 @@ Test(loop, disarmed_loop_sends_nothing)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, lost_connection_reconnects_disarmed)
+Test(loop, disarmed_loop_sends_nothing)
+{
+	inline_mode = false;
+	disarmed_loop_sends_nothing();
+}
+
+Test(loop_inline, disarmed_loop_sends_nothing)
+{
+	inline_mode = true;
+	disarmed_loop_sends_nothing();
+}
+
+static void lost_connection_reconnects_disarmed(void)
 {
 	struct rtl_loop_config cfg = {
 		.transport = &tr,
@@ -435,6 +524,7 @@ Test(loop, lost_connection_reconnects_disarmed)
 		.rt_mode = RTL_LOOP_RT_OFF,
 		.rx_cpu = -1,
 		.worker_cpu = -1,
+		.inline_step = inline_mode,
 		.watchdog_periods = -1,
 		.reconnect_attempts = 3,
 		.reconnect_backoff_ns = RTL_NS_PER_MS,
@@ -463,6 +553,18 @@ Test(loop, lost_connection_reconnects_disarmed)
 	halt(loop, &s);
 	cr_expect_eq(s.frames, 20, "frames flow again on the new connection");
 	rtl_loop_destroy(loop);
+}
+
+Test(loop, lost_connection_reconnects_disarmed)
+{
+	inline_mode = false;
+	lost_connection_reconnects_disarmed();
+}
+
+Test(loop_inline, lost_connection_reconnects_disarmed)
+{
+	inline_mode = true;
+	lost_connection_reconnects_disarmed();
 }
 
 Test(loop, external_loop_reads_newest_and_writes)
@@ -514,6 +616,137 @@ Test(loop, bad_configuration_is_refused)
 	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
 	cr_expect(strstr(err.msg, "power of two") != NULL);
 	cr_expect_eq(rtl_loop_create(NULL, &cfg, NULL), -EINVAL);
+	cfg.ring_capacity = 0;
+	cfg.inline_step = true; /* without a step function */
+	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
+	cr_expect(strstr(err.msg, "inline_step needs a step function") != NULL, "message: %s",
+		  err.msg);
+}
+
+/* ---- the wait's spin window ------------------------------------------------------------------ */
+
+static void expect_window(struct rtl_loop_spin w, int64_t from, int64_t until, const char *what)
+{
+	cr_expect_eq(w.from, from, "%s: from %lld, expected %lld", what, (long long)w.from,
+		     (long long)from);
+	cr_expect_eq(w.until, until, "%s: until %lld, expected %lld", what, (long long)w.until,
+		     (long long)until);
+}
+
+Test(loop, spin_window_follows_the_policy)
+{
+	/* No spin configured: an empty window at the start of the wait. */
+	expect_window(rtl_loop_spin_window(5000, 1000, 1000, 0, 0), 5000, 5000, "off");
+	/* spin_ns alone: right away, for the budget. */
+	expect_window(rtl_loop_spin_window(5000, 1000, 1000, 300, 0), 5000, 5300, "after step");
+	/* Lead: the next frame is due at 10000 + 1000; spin from 100 before,
+	 * for 2 x 100 by default or for spin_ns. */
+	expect_window(rtl_loop_spin_window(10200, 10000, 1000, 0, 100), 10900, 11100, "lead");
+	expect_window(rtl_loop_spin_window(10200, 10000, 1000, 350, 100), 10900, 11250,
+		      "lead + budget");
+	/* A wait that starts late shortens the window; its end stays. */
+	expect_window(rtl_loop_spin_window(11000, 10000, 1000, 0, 100), 11000, 11100, "late");
+	/* ...and one that starts after the end spins not at all. */
+	{
+		struct rtl_loop_spin w = rtl_loop_spin_window(11500, 10000, 1000, 0, 100);
+
+		cr_expect(w.until <= w.from, "a wait after the window must not spin");
+	}
+	/* Without a previous frame or a period there is no due time. */
+	expect_window(rtl_loop_spin_window(7000, 0, 1000, 0, 100), 7000, 7000, "no frame yet");
+	expect_window(rtl_loop_spin_window(7000, 6000, 0, 0, 100), 7000, 7000, "no period");
+	/* Negative settings never spin. */
+	expect_window(rtl_loop_spin_window(7000, 6000, 1000, -1, 0), 7000, 7000, "negative");
+	expect_window(rtl_loop_spin_window(7000, 6000, 1000, 0, -5), 7000, 7000, "negative lead");
+}
+
+static struct rtl_loop *start_spinning(int64_t spin_ns, int64_t lead_ns)
+{
+	struct rtl_loop_config cfg = {
+		.transport = &tr,
+		.step = step_record,
+		.user = &sn,
+		.rt_mode = RTL_LOOP_RT_OFF,
+		.rx_cpu = -1,
+		.worker_cpu = -1,
+		.every_frame = true,
+		.watchdog_periods = -1,
+		.spin_ns = spin_ns,
+		.spin_lead_ns = lead_ns,
+	};
+	struct rtl_loop *loop = NULL;
+	struct rtl_rt_error err = { 0 };
+
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	cr_assert_eq(rtl_loop_create(&loop, &cfg, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_start(loop, &err), 0, "%s", err.msg);
+	return loop;
+}
+
+/*
+ * A spinning worker still steps every frame, finds frames while it spins,
+ * and never spins longer than its budget per wait. The windows are wide
+ * (tens of ms against frames 2 to 5 ms apart), so a frame lands in one
+ * however the threads are scheduled.
+ */
+Test(loop, spinning_worker_steps_every_frame_within_its_budget)
+{
+	const int64_t budget = 50 * RTL_NS_PER_MS;
+	struct rtl_loop *loop = start_spinning(budget, 0);
+	struct rtl_loop_stats s;
+
+	feed(0, 20, 5 * RTL_NS_PER_MS);
+	settle(loop, 20);
+	halt(loop, &s);
+	cr_expect_eq(s.steps, 20);
+	cr_expect_eq(sn.out_of_order, 0);
+	cr_expect(s.spin_hits >= 1 && s.spin_hits <= s.steps, "spin hits %llu of %llu steps",
+		  (unsigned long long)s.spin_hits, (unsigned long long)s.steps);
+	/* One window per wait: at most steps + 1 waits (the last one ends
+	 * with the stop), each at most the budget. */
+	cr_expect((int64_t)s.spin_time_ns <= (int64_t)(s.steps + 1) * budget,
+		  "spun %lld ns over %llu waits", (long long)s.spin_time_ns,
+		  (unsigned long long)s.steps + 1);
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, spin_lead_spins_before_the_due_frame_within_its_budget)
+{
+	/* Frames every 2 ms (the fake's period): the window opens 1.5 ms
+	 * after a frame and lasts 3 ms, so the next frame falls inside it. */
+	const int64_t lead = 1500 * RTL_NS_PER_US;
+	struct rtl_loop *loop = start_spinning(0, lead);
+	struct rtl_loop_stats s;
+
+	feed(0, 40, PERIOD_NS);
+	settle(loop, 40);
+	halt(loop, &s);
+	cr_expect_eq(s.steps, 40);
+	cr_expect_eq(sn.out_of_order, 0);
+	cr_expect(s.spin_hits >= 1 && s.spin_hits <= s.steps, "spin hits %llu of %llu steps",
+		  (unsigned long long)s.spin_hits, (unsigned long long)s.steps);
+	cr_expect((int64_t)s.spin_time_ns <= (int64_t)(s.steps + 1) * 2 * lead,
+		  "spun %lld ns over %llu waits", (long long)s.spin_time_ns,
+		  (unsigned long long)s.steps + 1);
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, negative_spin_settings_are_refused)
+{
+	struct rtl_loop_config cfg = { .spin_lead_ns = -1 };
+	struct rtl_loop *loop = NULL;
+	struct rtl_rt_error err = { 0 };
+
+	fake_setup();
+	cfg.transport = &tr;
+	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
+	cr_expect(strstr(err.msg, "spin_lead_ns") != NULL, "message: %s", err.msg);
+	cr_expect(loop == NULL);
+	cfg.spin_lead_ns = 0;
+	cfg.spin_ns = -1;
+	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
+	cr_expect(strstr(err.msg, "spin_ns") != NULL, "message: %s", err.msg);
 }
 
 /* ---- motion events reach the loop's counters ---------------------------------------------- */
@@ -639,7 +872,7 @@ Test(loop, motion_timeout_in_a_running_loop_is_counted_once_and_reported)
 
 #ifndef RTL_NO_MALLOC_HOOK
 
-Test(loop_rt, steady_state_allocates_nothing_and_takes_no_fault)
+static void steady_state_allocates_nothing_and_takes_no_fault(void)
 {
 	struct rtl_loop *loop = start_loop(true, 256, RTL_LOOP_RT_DEGRADE);
 	struct rtl_loop_stats s;
@@ -667,5 +900,17 @@ Test(loop_rt, steady_state_allocates_nothing_and_takes_no_fault)
 		     "worker page faults over 5000 steps");
 	rtl_loop_destroy(loop);
 	rtl_mem_unlock_all();
+}
+
+Test(loop_rt, steady_state_allocates_nothing_and_takes_no_fault)
+{
+	inline_mode = false;
+	steady_state_allocates_nothing_and_takes_no_fault();
+}
+
+Test(loop_rt, inline_steady_state_allocates_nothing_and_takes_no_fault)
+{
+	inline_mode = true;
+	steady_state_allocates_nothing_and_takes_no_fault();
 }
 #endif /* RTL_NO_MALLOC_HOOK */

@@ -15,8 +15,11 @@
  *        path) and never reach the worker.
  *   [ring]       rtl_ring, slots of sizeof(struct rtl_loop_frame) + values,
  *                storage on the worker's NUMA node.
- *   [worker]     SCHED_FIFO, pinned to another CPU
- *        wait: spin for a budget, then sleep on a futex; take the newest
+ *   [worker]     SCHED_FIFO, pinned to another CPU (or, with inline_step,
+ *                the rx thread itself: see struct rtl_loop_config)
+ *        wait: sleep on a futex, spinning for a bounded budget either
+ *        right after the step or (spin_lead_ns) just before the next
+ *        frame is due (rtl_loop_spin_window()); take the newest
  *        frame (counting the skipped ones) or every frame; call step();
  *        transport->send() encodes and sends only what changed, without
  *        blocking (a send that would block is counted and retried with the
@@ -167,9 +170,32 @@ struct rtl_loop_config {
 	/* true: the worker runs the step for every frame; false (default):
 	 * only for the newest, counting the ones it skipped. */
 	bool every_frame;
+	/* Inline mode: the rx thread runs the step (and the send) itself,
+	 * right after the frames of a receive are decoded, instead of waking
+	 * a worker. Where the two threads would share a CPU anyway (two-CPU
+	 * machines, laptops) this drops the futex wake-up and a context
+	 * switch, about 3 us per cycle on the development VM
+	 * (docs/rtloop-bench.md). The second thread (worker_cpu,
+	 * worker_priority) then only keeps the watchdog: it checks every half
+	 * watchdog time whether a step has run too long and sends the safe
+	 * commands. While a step runs nothing is received: frames wait in the
+	 * socket, and after a stall the newest of a receive is stepped (the
+	 * rest count as worker-skipped). Needs a step function; spin_ns and
+	 * spin_lead_ns do not apply. Default false. */
+	bool inline_step;
 	/* Worker wait: spin this long before sleeping on the futex
-	 * (default 0: sleep at once; spinning needs a CPU of its own). */
+	 * (default 0: sleep at once; spinning needs a CPU of its own, and
+	 * with SCHED_FIFO it starves lower priorities on that CPU meanwhile). */
 	int64_t spin_ns;
+	/* Place the spin around the next frame's arrival instead of after
+	 * the step: the worker sleeps until spin_lead_ns before the frame is
+	 * due (the last frame's receive time + the transport's period) and
+	 * spins from there for spin_ns (0: 2 x spin_lead_ns). A frame that
+	 * comes early wakes the worker through the futex as usual. Default
+	 * 0 (off). For a periodic controller this is the cheap way to skip
+	 * the futex wake-up: a few per cent of a CPU instead of all of it.
+	 * See rtl_loop_spin_window(). */
+	int64_t spin_lead_ns;
 	/* Watchdog: when the worker has not finished a step for this many
 	 * periods while frames arrive, the rx thread sends the safe
 	 * commands (default 3; -1 disables). */
@@ -206,6 +232,9 @@ struct rtl_loop_stats {
 	uint64_t motion_losses;	  /* streams ended by the loss count */
 	uint64_t motion_limits;	  /* global-limit events (rate-limited, 1/s) */
 	uint64_t motion_stops;	  /* stops that reached zero velocity */
+	/* The worker's wait (and rtl_loop_read()'s): */
+	uint64_t spin_hits;    /* frames found while spinning (no futex wake-up) */
+	uint64_t spin_time_ns; /* time spent spinning, in total */
 };
 
 /* The loop's histograms (ns). */
@@ -219,6 +248,29 @@ enum rtl_loop_hist_id {
 };
 
 /* ---- API ----------------------------------------------------------------------------- */
+
+/* Where the wait spins: [from, until), absolute ns; empty when until <= from. */
+struct rtl_loop_spin {
+	int64_t from, until;
+};
+
+/*
+ * The wait's spin policy, a pure function (the worker and rtl_loop_read()
+ * use it; exposed for tests and for external loops that want the same):
+ * a wait that started at @wait_start, after a frame received at
+ * @last_rx_ns (0: none yet), with the transport's @period_ns (0: unknown)
+ * and the configuration's @spin_ns and @spin_lead_ns.
+ *   - @spin_lead_ns == 0: spin right away, [wait_start, wait_start + spin_ns).
+ *   - @spin_lead_ns > 0 with a known period and a previous frame: the next
+ *     frame is due at last_rx_ns + period_ns; spin from spin_lead_ns
+ *     before that for spin_ns (0: 2 x spin_lead_ns), but not before
+ *     @wait_start (a late start shortens the window, never moves its end).
+ *   - @spin_lead_ns > 0 without them: no spin (the next frame gives one).
+ * Never spins longer than the budget. RT-safe.
+ */
+RTL_API struct rtl_loop_spin rtl_loop_spin_window(int64_t wait_start, int64_t last_rx_ns,
+						  int64_t period_ns, int64_t spin_ns,
+						  int64_t spin_lead_ns);
 
 /*
  * Create a loop for @cfg (copied): allocates and pre-faults the ring and
