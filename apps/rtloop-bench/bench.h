@@ -59,6 +59,12 @@ enum bench_hist {
 	H_COUNT,
 };
 
+enum bench_mode {
+	BENCH_MODE_AUTO = 0, /* inline when rx and worker share a CPU and no spin is asked */
+	BENCH_MODE_THREADS,  /* rx thread -> ring -> worker */
+	BENCH_MODE_INLINE,   /* the rx thread runs the step (rtl_loop_config.inline_step) */
+};
+
 struct bench_cfg {
 	enum bench_transport transport;
 	double duration_s;
@@ -69,6 +75,7 @@ struct bench_cfg {
 	int cpu_sim, cpu_rx, cpu_worker;
 	int prio_worker;      /* worker and timer floor */
 	int prio_rx;	      /* rx, simulator and ping-pong threads */
+	enum bench_mode mode; /* how the loop steps (--mode) */
 	int64_t spin_ns;      /* the worker's spin budget */
 	int64_t spin_lead_ns; /* ...placed this long before the frame is due */
 	const char *json;

@@ -97,6 +97,11 @@ static void usage(FILE *f)
 		"                       N+10 (at most 99). Best effort: refused means "
 		"SCHED_OTHER,\n"
 		"                       and the report says so\n"
+		"  -m, --mode MODE      how the loop steps: threads (rx thread -> ring -> "
+		"worker),\n"
+		"                       inline (the rx thread runs the step itself), or auto\n"
+		"                       (default: inline when rx and worker share a CPU and no\n"
+		"                       --spin-us/--spin-lead-us is given, threads otherwise)\n"
 		"      --spin-us US     the worker spins this long for a frame before it sleeps\n"
 		"                       on the futex (default 0; spinning wants a CPU of its own\n"
 		"                       or one it shares only with higher priorities)\n"
@@ -139,6 +144,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "priority", required_argument, NULL, 'p' },
 		{ "outputs", required_argument, NULL, OPT_OUTPUTS },
+		{ "mode", required_argument, NULL, 'm' },
 		{ "spin-us", required_argument, NULL, OPT_SPIN },
 		{ "spin-lead-us", required_argument, NULL, OPT_SPIN_LEAD },
 		{ "json", required_argument, NULL, 'j' },
@@ -156,7 +162,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	c->prio_worker = DEFAULT_PRIORITY;
 	c->outputs = DEFAULT_OUTPUTS;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ht:d:qn:r:P:c:p:j:o:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":ht:d:qn:r:P:c:p:m:j:o:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			usage(stdout);
@@ -219,6 +225,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return rtl_cli_bad_value(PROG, "--priority", optarg,
 							 "a SCHED_FIFO priority from 1 to 99");
 			c->prio_worker = (int)u;
+			break;
+		case 'm':
+			if (!strcmp(optarg, "auto"))
+				c->mode = BENCH_MODE_AUTO;
+			else if (!strcmp(optarg, "threads"))
+				c->mode = BENCH_MODE_THREADS;
+			else if (!strcmp(optarg, "inline"))
+				c->mode = BENCH_MODE_INLINE;
+			else
+				return rtl_cli_bad_value(PROG, "--mode", optarg,
+							 "one of auto, threads, inline");
 			break;
 		case OPT_SPIN:
 			if (rtl_cli_parse_u64(optarg, 0, 100000, &u))
@@ -311,6 +328,17 @@ static int validate(struct opts *o)
 		c->cpu_sim = 0;
 		c->cpu_rx = c->cpu_worker = ncpu > 1 ? 1 : 0;
 	}
+	if (c->mode == BENCH_MODE_INLINE && (c->spin_ns || c->spin_lead_ns)) {
+		fprintf(stderr,
+			"%s: --spin-us and --spin-lead-us set the worker's wait, and --mode "
+			"inline has no worker: drop them or use --mode threads\n",
+			PROG);
+		return 2;
+	}
+	if (c->mode == BENCH_MODE_AUTO)
+		c->mode = c->cpu_rx == c->cpu_worker && !c->spin_ns && !c->spin_lead_ns
+				  ? BENCH_MODE_INLINE
+				  : BENCH_MODE_THREADS;
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
 		int cpus[3] = { c->cpu_sim, c->cpu_rx, c->cpu_worker };
 
@@ -517,6 +545,20 @@ int main(int argc, char **argv)
 		"  cpus: simulator %d, rx %d, worker %d; SCHED_FIFO %d (rx, simulator, "
 		"ping-pong), %d (worker, timer)\n",
 		cfg->cpu_sim, cfg->cpu_rx, cfg->cpu_worker, cfg->prio_rx, cfg->prio_worker);
+	if (cfg->mode == BENCH_MODE_INLINE)
+		fputs("  loop mode: inline (the rx thread runs the step; the worker CPU keeps only "
+		      "the watchdog)\n",
+		      out);
+	else
+		fprintf(out,
+			"  loop mode: threads (rx thread -> ring -> worker), worker spin %.0f us"
+			"%s%.0f us before the frame is due%s\n",
+			(double)(cfg->spin_ns	     ? cfg->spin_ns
+				 : cfg->spin_lead_ns ? 2 * cfg->spin_lead_ns
+						     : 0) /
+				1e3,
+			cfg->spin_lead_ns ? " from " : " (", (double)cfg->spin_lead_ns / 1e3,
+			cfg->spin_lead_ns ? "" : " lead: right after the step)");
 	fprintf(out,
 		"  %u repetitions of 3 phases x %.2f s (+%.1f s warm-up each), order rotating; "
 		"about %.0f s\n",

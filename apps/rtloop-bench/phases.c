@@ -466,6 +466,7 @@ static int measure_ours(const struct bench_cfg *cfg, struct rtl_loop_config *lc,
 	lc->worker_cpu = cfg->cpu_worker;
 	lc->spin_ns = cfg->spin_ns;
 	lc->spin_lead_ns = cfg->spin_lead_ns;
+	lc->inline_step = cfg->mode == BENCH_MODE_INLINE;
 	lc->every_frame = true; /* every package is answered, so every one is measured */
 	ret = rtl_loop_create(&loop, lc, &err);
 	if (ret < 0) {

@@ -325,12 +325,13 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg, const struct bench_r
 		",\"duration_s\":%.3f,\"reps\":%u,\"phase_s\":%.3f,\"warmup_s\":%.3f,"
 		"\"rate_hz\":%.3f,\"effective_hz\":%.3f,\"period_ns\":%" PRId64
 		",\"cpus\":{\"sim\":%d,\"rx\":%d,\"worker\":%d},"
-		"\"priority\":{\"worker\":%d,\"rx\":%d,\"sim\":%d},\"spin_ns\":%" PRId64
-		",\"spin_lead_ns\":%" PRId64 ",\"outputs\":",
+		"\"priority\":{\"worker\":%d,\"rx\":%d,\"sim\":%d},\"mode\":\"%s\",\"spin_ns\":"
+		"%" PRId64 ",\"spin_lead_ns\":%" PRId64 ",\"outputs\":",
 		cfg->duration_s, cfg->reps, (double)cfg->phase_ns / 1e9,
 		(double)BENCH_WARMUP_NS / 1e9, cfg->rate_hz, cfg->eff_hz, cfg->period_ns,
 		cfg->cpu_sim, cfg->cpu_rx, cfg->cpu_worker, cfg->prio_worker, cfg->prio_rx,
-		cfg->prio_rx, cfg->spin_ns, cfg->spin_lead_ns);
+		cfg->prio_rx, cfg->mode == BENCH_MODE_INLINE ? "inline" : "threads", cfg->spin_ns,
+		cfg->spin_lead_ns);
 	rtl_json_string(f, cfg->outputs);
 	fprintf(f,
 		",\"data_package_bytes\":%zu,\"input_package_bytes\":%zu,\"floor\":\"bare %s "

@@ -17,7 +17,8 @@ tap_init rtl-bench-app
 
 # --- flags -------------------------------------------------------------------
 check_exits 0 --help
-for flag in --transport --duration --rate --profile --cpus --priority --json --plot --quick; do
+for flag in --transport --duration --rate --profile --cpus --priority --mode --spin-us \
+	--spin-lead-us --json --plot --quick; do
 	check "--help documents $flag" contains "$out" "$flag"
 done
 
@@ -44,6 +45,15 @@ check "--profile with --transport udp exits 2 naming --profile" exits_saying 2 -
 run --transport udp --rate 2000
 check "a UDP rate above 1000 Hz exits 2 naming --rate" exits_saying 2 --rate
 
+run --mode sideways
+check "an unknown loop mode exits 2 naming --mode" exits_saying 2 --mode
+
+run --mode inline --spin-lead-us 50
+check "a spin with --mode inline exits 2 naming --mode" exits_saying 2 --mode
+
+run --spin-lead-us 200000
+check "a spin lead above 100 ms exits 2 naming --spin-lead-us" exits_saying 2 --spin-lead-us
+
 run --duration
 check "a missing argument exits 2" [ "$rc" -eq 2 ]
 
@@ -51,12 +61,15 @@ run extra
 check "a stray argument exits 2" [ "$rc" -eq 2 ]
 
 # --- short runs ------------------------------------------------------------------
-# quick_run TRANSPORT FLOOR_PROTO: a two-second quick run and its JSON.
+# quick_run TRANSPORT FLOOR_PROTO MODE [FLAGS...]: a two-second quick run
+# and its JSON; MODE is the loop mode the run must report.
 quick_run() {
 	tr=$1
 	proto=$2
+	mode=$3
+	shift 3
 	json="$tmp/bench-$tr.json"
-	run --transport "$tr" --quick --duration 2 --json "$json"
+	run --transport "$tr" --quick --duration 2 --json "$json" "$@"
 	check "$tr: --quick --duration 2 --json runs (exit 0)" [ "$rc" -eq 0 ]
 	if [ "$rc" -ne 0 ]; then
 		printf '%s\n' "$err" | sed 's/^/# /'
@@ -65,6 +78,7 @@ quick_run() {
 		in_order "$out" "round trip" "worker wake-up" "rx_to_step"
 	check "$tr: the floor is a bare $proto ping-pong" contains "$out" "floor (bare $proto)"
 	check "$tr: the report states the target" contains "$out" "target: round-trip p99"
+	check "$tr: the report names the loop mode ($mode)" contains "$out" "loop mode: $mode"
 	check "$tr: --json wrote a file" [ -s "$json" ]
 	if have python3; then
 		py_check "$tr: --json parses and has the keys" '
@@ -88,7 +102,8 @@ if sys.argv[2] == "udp":
     assert d["config"]["data_package_bytes"] == 1370, d["config"]
     assert d["config"]["input_package_bytes"] == 208, d["config"]
 assert isinstance(d["target"]["met"], bool)
-' "$json" "$tr"
+assert d["config"]["mode"] == sys.argv[3], d["config"]["mode"]
+' "$json" "$tr" "$mode"
 	elif have jq; then
 		check "$tr: --json parses and has the keys" \
 			jq -e '.round_trip.ours.count > 0 and .round_trip.floor.count > 0
@@ -102,7 +117,9 @@ assert isinstance(d["target"]["met"], bool)
 	fi
 }
 
-quick_run rtde TCP
-quick_run udp UDP
+# The default layout (rx and worker on one CPU) runs inline; the threaded
+# loop with a spin window is the other mode.
+quick_run rtde TCP inline
+quick_run udp UDP threads --mode threads --spin-lead-us 50
 
 finish

@@ -90,6 +90,10 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 	return 0;
 }
 
+/* Step on the rx thread (rtl_loop_config.inline_step): the tests that
+ * run in both modes set it. */
+static bool rig_inline;
+
 static void rig_start(const struct rtl_sim_faults *faults, int watchdog_periods, int reconnects)
 {
 	struct rtl_sim_opts so;
@@ -120,6 +124,7 @@ static void rig_start(const struct rtl_sim_faults *faults, int watchdog_periods,
 	lc.rt_mode = RTL_LOOP_RT_OFF;
 	lc.rx_cpu = lc.worker_cpu = -1;
 	lc.every_frame = true;
+	lc.inline_step = rig_inline;
 	lc.watchdog_periods = watchdog_periods;
 	lc.reconnect_attempts = reconnects;
 	lc.reconnect_backoff_ns = 20 * RTL_NS_PER_MS;
@@ -149,7 +154,7 @@ static void rig_free(void)
 	rtl_sim_server_destroy(R.srv);
 }
 
-Test(loop_rtde, skipped_packages_counted_exactly)
+static void skipped_packages_counted_exactly(void)
 {
 	struct rtl_sim_faults f = { .skip_every = 50 };
 	struct rtl_loop_stats s;
@@ -171,6 +176,18 @@ Test(loop_rtde, skipped_packages_counted_exactly)
 	cr_expect_leq(ss.skipped_packages, s.ctrl_skipped + 2);
 	cr_expect_eq(s.steps, s.frames, "every frame stepped (every_frame)");
 	rig_free();
+}
+
+Test(loop_rtde, skipped_packages_counted_exactly)
+{
+	rig_inline = false;
+	skipped_packages_counted_exactly();
+}
+
+Test(loop_rtde_inline, skipped_packages_counted_exactly)
+{
+	rig_inline = true;
+	skipped_packages_counted_exactly();
 }
 
 Test(loop_rtde, commands_move_the_robot)
@@ -208,7 +225,7 @@ Test(loop_rtde, unchanged_commands_are_not_sent)
 	rig_free();
 }
 
-Test(loop_rtde, watchdog_stops_the_robot_when_the_step_stalls)
+static void watchdog_stops_the_robot_when_the_step_stalls(void)
 {
 	struct rtl_loop_stats s;
 	struct rtl_sim_stats ss;
@@ -222,7 +239,19 @@ Test(loop_rtde, watchdog_stops_the_robot_when_the_step_stalls)
 	rig_free();
 }
 
-Test(loop_rtde, reset_connection_reconnects_disarmed)
+Test(loop_rtde, watchdog_stops_the_robot_when_the_step_stalls)
+{
+	rig_inline = false;
+	watchdog_stops_the_robot_when_the_step_stalls();
+}
+
+Test(loop_rtde_inline, watchdog_stops_the_robot_when_the_step_stalls)
+{
+	rig_inline = true;
+	watchdog_stops_the_robot_when_the_step_stalls();
+}
+
+static void reset_connection_reconnects_disarmed(void)
 {
 	struct rtl_sim_faults f = { .reset_after = 200 };
 	struct rtl_loop_stats s;
@@ -236,6 +265,18 @@ Test(loop_rtde, reset_connection_reconnects_disarmed)
 	cr_expect(!rtl_loop_armed(R.loop), "commands stay off after the reconnect");
 	cr_expect_geq(s.frames, 400, "frames flow again after the reconnect");
 	rig_free();
+}
+
+Test(loop_rtde, reset_connection_reconnects_disarmed)
+{
+	rig_inline = false;
+	reset_connection_reconnects_disarmed();
+}
+
+Test(loop_rtde_inline, reset_connection_reconnects_disarmed)
+{
+	rig_inline = true;
+	reset_connection_reconnects_disarmed();
 }
 
 Test(loop_rtde, refused_connection_names_the_fix)

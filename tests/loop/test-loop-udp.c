@@ -150,6 +150,10 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 	return 0;
 }
 
+/* Step on the rx thread (rtl_loop_config.inline_step): the tests that
+ * run in both modes set it. */
+static bool rig_inline;
+
 static void rig_start(enum what what, uint32_t skip_every)
 {
 	struct rtl_sim_udp_opts so;
@@ -176,6 +180,7 @@ static void rig_start(enum what what, uint32_t skip_every)
 	lc.rt_mode = RTL_LOOP_RT_OFF;
 	lc.rx_cpu = lc.worker_cpu = -1;
 	lc.every_frame = true;
+	lc.inline_step = rig_inline;
 	lc.watchdog_periods = -1;
 	cr_assert_eq(rtl_loop_create(&R.loop, &lc, &err), 0, "%s", err.msg);
 	cr_assert_eq(rtl_loop_start(R.loop, &err), 0, "%s", err.msg);
@@ -203,7 +208,7 @@ static void rig_free(void)
 	rtl_sim_udp_destroy(R.sim);
 }
 
-Test(loop_udp, two_seconds_at_1khz_with_skips_counted_exactly)
+static void two_seconds_at_1khz_with_skips_counted_exactly(void)
 {
 	struct rtl_loop_stats s;
 	struct rtl_sim_udp_stats ss;
@@ -241,6 +246,18 @@ Test(loop_udp, two_seconds_at_1khz_with_skips_counted_exactly)
 		      "kernel receive times on CLOCK_MONOTONIC: %lld good, %lld bad",
 		      (long long)R.kernel_ok, (long long)R.kernel_bad);
 	rig_free();
+}
+
+Test(loop_udp, two_seconds_at_1khz_with_skips_counted_exactly)
+{
+	rig_inline = false;
+	two_seconds_at_1khz_with_skips_counted_exactly();
+}
+
+Test(loop_udp_inline, two_seconds_at_1khz_with_skips_counted_exactly)
+{
+	rig_inline = true;
+	two_seconds_at_1khz_with_skips_counted_exactly();
 }
 
 Test(loop_udp, speedj_commands_move_the_robot)
