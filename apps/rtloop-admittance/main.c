@@ -80,6 +80,7 @@ struct opts {
 	unsigned csv_every;
 	enum rtl_loop_rt_mode rt;
 	int rx_cpu, worker_cpu;
+	bool inline_step;
 };
 
 struct sample {
@@ -297,6 +298,9 @@ static void usage(FILE *f)
 		"Real time:\n"
 		"      --rt MODE           require | degrade (default) | off\n"
 		"      --cpus A,B          pin the receive thread to CPU A, the worker to B\n"
+		"      --inline            run the step on the receive thread (no hand-off to\n"
+		"                          the worker: about 3 us less per cycle where both\n"
+		"                          would share a CPU; B then keeps only the watchdog)\n"
 		"  -h, --help              print this help and exit\n"
 		"\n"
 		"While it runs, a status line on stderr (refreshed on a terminal, every 2 s\n"
@@ -306,7 +310,7 @@ static void usage(FILE *f)
 		"Exit status: 0 ran to the end, 1 could not run or the loop failed, 2 usage.\n");
 }
 
-enum { OPT_RT = 256, OPT_CPUS, OPT_CSV_EVERY };
+enum { OPT_RT = 256, OPT_CPUS, OPT_CSV_EVERY, OPT_INLINE };
 
 /* Returns 0, 1 for --help, or RTL_CLI_EXIT_USAGE (message printed). */
 static int parse(int argc, char **argv, struct opts *o)
@@ -328,6 +332,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "json", required_argument, NULL, 'j' },
 		{ "rt", required_argument, NULL, OPT_RT },
 		{ "cpus", required_argument, NULL, OPT_CPUS },
+		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -406,6 +411,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			}
 			o->rx_cpu = (int)cpus[0];
 			o->worker_cpu = (int)cpus[1];
+			break;
+		case OPT_INLINE:
+			o->inline_step = true;
 			break;
 		default:
 			return rtl_cli_getopt_error(PROG, c, argv);
@@ -710,6 +718,7 @@ int main(int argc, char **argv)
 	lc.worker_priority = WORKER_PRIORITY;
 	lc.rx_cpu = a->o.rx_cpu;
 	lc.worker_cpu = a->o.worker_cpu;
+	lc.inline_step = a->o.inline_step;
 	lc.start_disarmed = a->o.read_only;
 	/* The loop's watchdog sends the safe set (stop) when frames wait for a
 	 * worker that does not step. It counts from the last finished step, so

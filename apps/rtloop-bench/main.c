@@ -549,16 +549,24 @@ int main(int argc, char **argv)
 		fputs("  loop mode: inline (the rx thread runs the step; the worker CPU keeps only "
 		      "the watchdog)\n",
 		      out);
-	else
+	else if (cfg->spin_lead_ns)
 		fprintf(out,
-			"  loop mode: threads (rx thread -> ring -> worker), worker spin %.0f us"
-			"%s%.0f us before the frame is due%s\n",
-			(double)(cfg->spin_ns	     ? cfg->spin_ns
-				 : cfg->spin_lead_ns ? 2 * cfg->spin_lead_ns
-						     : 0) /
-				1e3,
-			cfg->spin_lead_ns ? " from " : " (", (double)cfg->spin_lead_ns / 1e3,
-			cfg->spin_lead_ns ? "" : " lead: right after the step)");
+			"  loop mode: threads (rx thread -> ring -> worker); the worker spins %.0f "
+			"us "
+			"from %.0f us before each frame is due\n",
+			(double)(cfg->spin_ns ? cfg->spin_ns : 2 * cfg->spin_lead_ns) / 1e3,
+			(double)cfg->spin_lead_ns / 1e3);
+	else if (cfg->spin_ns)
+		fprintf(out,
+			"  loop mode: threads (rx thread -> ring -> worker); the worker spins %.0f "
+			"us "
+			"after each step\n",
+			(double)cfg->spin_ns / 1e3);
+	else
+		fputs("  loop mode: threads (rx thread -> ring -> worker); the worker sleeps on "
+		      "the "
+		      "futex (no spin)\n",
+		      out);
 	fprintf(out,
 		"  %u repetitions of 3 phases x %.2f s (+%.1f s warm-up each), order rotating; "
 		"about %.0f s\n",

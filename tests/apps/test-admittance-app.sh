@@ -17,8 +17,8 @@ tap_init rtl-admittance-app
 
 # --- flags -------------------------------------------------------------------
 check_exits 0 --help
-check "--help documents --target-force, --echo and --read-only" \
-	in_order "$out" --target-force --read-only --echo
+check "--help documents --target-force, --echo, --read-only and --inline" \
+	in_order "$out" --target-force --read-only --echo --inline
 check_unknown_flag --bogus
 run --duration soon
 check "a bad value exits 2" [ "$rc" -eq 2 ]
@@ -43,10 +43,12 @@ sends=$(echo "$out" | awk '$1 == "sends" { print $2 }')
 check "read-only: nothing sent (sends $sends)" [ "${sends:-x}" = 0 ]
 
 # The plane is 28 mm down; a 10 mm travel limit stops the descent before it.
-# (The simulated robot stays where a client leaves it.)
-run --port "$port" --duration 1.5 --max-travel 0.01 --rt off --csv "$tmp/travel.csv"
+# (The simulated robot stays where a client leaves it.) This run steps on the
+# receive thread (--inline).
+run --port "$port" --duration 1.5 --max-travel 0.01 --rt off --inline --csv "$tmp/travel.csv"
+check "--inline: runs to the end (exit 0)" [ "$rc" -eq 0 ]
 zend=$(awk -F, 'END { print $2 }' "$tmp/travel.csv")
-check "--max-travel 0.01 stops the descent 10 mm down (z $zend m)" \
+check "--inline --max-travel 0.01 stops the descent 10 mm down (z $zend m)" \
 	awk -v z="$zend" 'BEGIN { exit !(z > 0.4775 && z < 0.4785) }'
 
 target=10
