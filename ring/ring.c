@@ -34,6 +34,7 @@ static void side_init(struct rtl_ring_side *s, void *storage, uint32_t capacity,
 	s->limit = start;
 	atomic_init(&s->counter, 0);
 	s->mask = capacity - 1;
+	s->capacity = capacity;
 	s->slot_size = slot_size;
 	s->slots = storage;
 }

@@ -42,7 +42,8 @@ struct item64 {
 	uint64_t pad[7];
 };
 
-/* Slots per queue (all implementations). ck_ring and boost use one less. */
+/* Slots per queue (all implementations). ck_ring holds one item less;
+ * boost::lockfree::spsc_queue<T, capacity<N>> holds N (it allocates N + 1). */
 #define BENCH_CAPACITY 1024u
 /* Items per rtl_ring_push_n_sz()/pop_n_sz() call in the batch runs: 128
  * 8-byte items are 1 KiB, an eighth of the ring, which amortises the index
