@@ -37,14 +37,18 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 want = int(sys.argv[2])
 frames = r["frames"]
-ok3 = frames >= want and r["losses"]["incomplete_frames"] == 0 and \
-      all(v == 0 for v in r["losses"]["missing_stages"].values()) and \
+# The program stops the loop once it has stepped `want` frames; a frame the
+# rx thread took in while the stop was on its way is received but never
+# stepped. Only those may lack stages: at most frames - want of them.
+cut = frames - want
+ok3 = frames >= want and r["losses"]["incomplete_frames"] <= cut and \
+      all(v <= cut for v in r["losses"]["missing_stages"].values()) and \
       r["losses"]["duplicate_events"] == 0 and r["losses"]["absent_frames"] == 0
-print(("ok" if ok3 else "not ok") + "\tevery stage once per frame (%d frames, %d incomplete)"
-      % (frames, r["losses"]["incomplete_frames"]))
+print(("ok" if ok3 else "not ok") + "\tevery stage once per frame (%d frames, %d incomplete, "
+      "%d allowed at the stop)" % (frames, r["losses"]["incomplete_frames"], cut))
 # In order: no stage interval is negative (recorded as underflow).
 neg = [s["name"] for s in r["stages"] if s["histogram"].get("underflow", 0)]
-ok4 = not neg and all(s["count"] == frames for s in r["stages"])
+ok4 = not neg and all(s["count"] >= want for s in r["stages"])
 print(("ok" if ok4 else "not ok") + "\tstages in loop order for every frame" +
       ("" if ok4 else "\tout of order: %s" % ",".join(neg)))
 PY
