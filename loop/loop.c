@@ -70,9 +70,9 @@ struct rtl_loop {
 	 * frame below it is done (or skipped). */
 	_Atomic uint64_t done_count;
 	_Atomic int watchdog_on; /* safe commands sent, worker not back yet */
-	/* When the running step started (0: none running), for inline
-	 * mode's watchdog thread. */
-	_Atomic int64_t step_begin_ns;
+	/* When the running step started (0: none running) and when the last
+	 * one did, for inline mode's watchdog thread. */
+	_Atomic int64_t step_begin_ns, last_begin_ns;
 
 	struct rtl_thread rx, worker;
 	bool rx_running, worker_running, started;
@@ -513,7 +513,9 @@ static void *rx_main(void *arg)
 				if (!loop->cfg.inline_step)
 					wake_worker(loop);
 			}
-			watchdog_check(loop, now, f->seq);
+			/* Inline mode: the watchdog thread watches the step. */
+			if (!loop->cfg.inline_step)
+				watchdog_check(loop, now, f->seq);
 		}
 		if (loop->cfg.inline_step && run_inline(loop) < 0)
 			break;
@@ -675,6 +677,7 @@ static int run_step(struct rtl_loop *loop, const struct rtl_loop_frame *f)
 
 	frame_started(loop, f, start);
 	atomic_store_explicit(&loop->step_begin_ns, start, memory_order_relaxed);
+	atomic_store_explicit(&loop->last_begin_ns, start, memory_order_relaxed);
 	rtl_trace_step_started(f->seq);
 	ret = loop->cfg.step(loop, f, loop->cfg.user);
 	end = rtl_time_now();
@@ -729,10 +732,27 @@ static int run_inline(struct rtl_loop *loop)
 }
 
 /*
+ * When the watchdog thread looks next: @limit after the step that counts
+ * (the running one, else the last one), plus half a period. Steps start
+ * when frames arrive, so the look falls between two frames, away from the
+ * receive-step-send path: a wake-up there would make the rx thread's own
+ * wake-up an interrupt to a busy CPU. With no step for a while, once per
+ * @limit, on the same phase.
+ */
+static int64_t watch_next(int64_t now, int64_t base, int64_t limit, int64_t period)
+{
+	int64_t next = (base ? base : now) + limit + period / 2;
+
+	if (next <= now)
+		next += ((now - next) / limit + 1) * limit;
+	return next;
+}
+
+/*
  * Inline mode's watchdog, on a thread of its own (the rx thread is the one
- * that stalls): every half watchdog time, a step running for longer than
- * the watchdog time sends the safe commands, once per episode. It sleeps
- * on the event count, which only stop_all() bumps in this mode.
+ * that stalls): a step running for longer than the watchdog time sends the
+ * safe commands, once per episode. It sleeps on the event count, which only
+ * stop_all() bumps in this mode.
  */
 static void *watch_main(void *arg)
 {
@@ -757,7 +777,19 @@ static void *watch_main(void *arg)
 		}
 		if (atomic_load_explicit(&loop->stop, memory_order_relaxed))
 			break;
-		futex_wait(&loop->events, seen, limit ? limit / 2 : IDLE_WAKE_NS);
+		if (!limit) {
+			futex_wait(&loop->events, seen, IDLE_WAKE_NS);
+			continue;
+		}
+		/* During a stall (safe set sent, or the transmit side busy):
+		 * again on the same phase, at most a watchdog time later. */
+		futex_wait(&loop->events, seen,
+			   watch_next(now,
+				      begin ? begin
+					    : atomic_load_explicit(&loop->last_begin_ns,
+								   memory_order_relaxed),
+				      limit, period) -
+				   now);
 	}
 	return NULL;
 }

@@ -336,6 +336,10 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 
 		now = rtl_time_now();
 		ran = rtl_sim_run_due(sim, now);
+		/* The timer goes to the next cycle before the packages are
+		 * flushed: after the send the thread only waits, so the
+		 * client's answer meets no timer work of ours. */
+		arm_timer(srv);
 		if (ran)
 			rtl_sim_mark_sent(sim, ran, rtl_time_now());
 

@@ -39,6 +39,7 @@ struct rtl_sim_udp {
 	/* Schedule. */
 	int64_t t0;	/* deadline of cycle 0 */
 	uint64_t cycle; /* next cycle to run */
+	int64_t armed;	/* the deadline the timer is set to, or -1 */
 	int64_t end;
 
 	/* The session. */
@@ -523,6 +524,20 @@ static void publish(struct rtl_sim_udp *u)
 	pthread_mutex_unlock(&u->lock);
 }
 
+/* Set the timer to @at unless it is set to it already (a system call, and
+ * on a VM a timer reprogramming, saved on every wake-up by a datagram). */
+static void arm(struct rtl_sim_udp *u, int64_t at)
+{
+	struct itimerspec its = { .it_value = rtl_time_to_timespec(at) };
+
+	if (at == u->armed)
+		return;
+	/* Re-arming also clears the expirations counted so far, so the timer
+	 * fd needs no read(2). */
+	timerfd_settime(u->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+	u->armed = at;
+}
+
 int rtl_sim_udp_run(struct rtl_sim_udp *u)
 {
 	struct epoll_event evs[4];
@@ -533,12 +548,13 @@ int rtl_sim_udp_run(struct rtl_sim_udp *u)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	u->t0 = now + u->opts.period_ns;
 	u->cycle = 0;
+	u->armed = -1;
 	u->end = u->opts.duration_s > 0 ? now + llround(u->opts.duration_s * 1e9) : 0;
 	while (!quit) {
-		struct itimerspec its = { .it_value = rtl_time_to_timespec(deadline(u, u->cycle)) };
+		uint64_t next;
 		int n;
 
-		timerfd_settime(u->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+		arm(u, deadline(u, u->cycle));
 		n = epoll_wait(u->epoll_fd, evs, 4, 200);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -546,19 +562,20 @@ int rtl_sim_udp_run(struct rtl_sim_udp *u)
 			err = -errno;
 			break;
 		}
-		for (int i = 0; i < n; i++) {
-			uint64_t dummy;
-
+		for (int i = 0; i < n; i++)
 			if (evs[i].data.u64 == TAG_STOP)
 				quit = true;
-			else if (evs[i].data.u64 == TAG_TIMER &&
-				 read(u->timer_fd, &dummy, sizeof(dummy)) < 0)
-				(void)0; /* EAGAIN: nothing to clear */
-		}
 		/* Inputs first: a command counts in the cycle it arrived in. */
 		read_all(u);
 		now = rtl_time_now();
-		while (now >= deadline(u, u->cycle))
+		/* The timer goes to the next cycle before this one's state is
+		 * sent: after the send the thread only waits, like a bare
+		 * ping-pong's, so that the client's answer meets no timer
+		 * work of ours. */
+		for (next = u->cycle; now >= deadline(u, next); next++)
+			;
+		arm(u, deadline(u, next));
+		while (u->cycle < next)
 			cycle(u, now,
 			      (now - deadline(u, u->cycle)) / u->opts.period_ns <= MAX_CATCH_UP);
 		publish(u);
