@@ -219,13 +219,17 @@ static void two_seconds_at_1khz_with_skips_counted_exactly(void)
 	rtl_udp_transport_stats(&R.tr, &ts);
 	cr_expect_geq(s.frames, 2000);
 	cr_expect_leq(s.frames, 2100);
-	/* Every sequence number between the first and the last frame is a
-	 * frame or a counted skip. */
-	cr_expect_eq(s.frames + s.ctrl_skipped, R.last_seq - R.first_seq + 1,
-		     "frames %llu + skipped %llu vs %llu numbers", (unsigned long long)s.frames,
-		     (unsigned long long)s.ctrl_skipped,
+	/* Every sequence number between the first and the last frame stepped
+	 * is a frame stepped or a skip that a stepped frame carried. (A frame
+	 * the rx thread took in while the stop was on its way is received but
+	 * never stepped, so the identity is the step's view.) */
+	cr_expect_eq(s.steps + R.skipped_sum, R.last_seq - R.first_seq + 1,
+		     "steps %llu + skipped %llu vs %llu numbers", (unsigned long long)s.steps,
+		     (unsigned long long)R.skipped_sum,
 		     (unsigned long long)(R.last_seq - R.first_seq + 1));
-	cr_expect_eq(s.ctrl_skipped, R.skipped_sum, "the loop counts what the frames say");
+	cr_expect_geq(s.ctrl_skipped, R.skipped_sum, "the loop counts what the frames say");
+	cr_expect_leq(s.ctrl_skipped, R.skipped_sum + (s.frames - s.steps),
+		      "one skip in 50: an unstepped frame carries at most one");
 	/* One in 50 skipped: the simulator's count, less at most the skips
 	 * before the first and after the last frame. */
 	cr_expect_gt(s.ctrl_skipped, 35);
@@ -238,7 +242,12 @@ static void two_seconds_at_1khz_with_skips_counted_exactly(void)
 		  (unsigned long long)(R.last_seq - R.first_seq));
 	cr_expect_eq(ts.reordered, 0);
 	cr_expect_eq(ts.bad, 0);
-	cr_expect_eq(s.steps, s.frames, "every frame stepped (every_frame)");
+	/* every_frame: no frame skipped or dropped; only the stop leaves
+	 * frames unstepped, at most a ring's worth. */
+	cr_expect_eq(s.worker_skipped + s.ring_full, 0);
+	cr_expect(s.frames >= s.steps && s.frames - s.steps <= 64,
+		  "frames %llu, steps %llu: every frame stepped but those in flight at the stop",
+		  (unsigned long long)s.frames, (unsigned long long)s.steps);
 	cr_expect_gt(s.sends, 1900, "streaming: a command every cycle");
 	cr_expect_gt(ss.commands, 1900);
 	cr_expect_gt(ss.echoes, 1800, "commands echo the newest state");
