@@ -207,7 +207,11 @@ void bench_report_text(FILE *f, const struct bench_cfg *cfg, struct bench_rep *r
 	row_ratio(f, "ratio", reps, n, H_RT_OURS, H_RT_FLOOR);
 	fputc('\n', f);
 	header(f, "worker wake-up");
-	row_us(f, "ours (commit->worker)", total[H_WAKE_OURS]);
+	/* Inline mode has no wake-up: the rx thread turns to the step. */
+	row_us(f,
+	       cfg->mode == BENCH_MODE_INLINE ? "ours (commit->step, inline)"
+					      : "ours (commit->worker)",
+	       total[H_WAKE_OURS]);
 	row_us(f, "floor (timer loop)", total[H_WAKE_FLOOR]);
 	row_ratio(f, "ratio", reps, n, H_WAKE_OURS, H_WAKE_FLOOR);
 	fputc('\n', f);
