@@ -32,6 +32,7 @@ static void side_init(struct rtl_ring_side *s, void *storage, uint32_t capacity,
 {
 	atomic_init(&s->index, start);
 	s->limit = start;
+	s->hard_limit = start;
 	atomic_init(&s->counter, 0);
 	s->mask = capacity - 1;
 	s->capacity = capacity;
@@ -50,6 +51,7 @@ RTL_API int rtl_ring_init_at(struct rtl_ring *r, void *storage, uint32_t capacit
 	side_init(&r->cons, storage, capacity, slot_size, start);
 	/* The producer may run ahead of the (empty) consumer by a capacity. */
 	r->prod.limit = start + capacity;
+	r->prod.hard_limit = start + capacity;
 	return 0;
 }
 

@@ -29,7 +29,10 @@
  *   moves 1.2-1.7x our items there. A prefetch of the consumer's line in
  *   every push closes that gap but delays the consumer's store of tail, and
  *   every store behind it, by a line transfer: about 10 % more round-trip
- *   time at 8 B. This ring serves a control loop, so latency wins.
+ *   time at 8 B. So the producer prefetches that line only once every
+ *   RTL_RING__LOOK_EVERY pushes (see rtl_ring__prod_free()): enough to keep
+ *   the far ring out of the empty state, too rare to show in a round trip,
+ *   and no instruction on the push's fast path.
  * - Each side also keeps its own copy of the read-only geometry (mask, slot
  *   size, storage pointer), so neither reads the other's line for it.
  * - The storage is separate from the control block: the caller may place it
@@ -72,9 +75,10 @@ extern "C" {
 struct rtl_ring_side {
 	/* Producer: next index to write. Consumer: next index to read. */
 	_Atomic uint32_t index;
-	/* First index this side may not pass, from its last look at the other
-	 * side (plain: private to this side). Producer: consumer index +
-	 * capacity. Consumer: producer index. */
+	/* First index this side may not pass without looking again (plain:
+	 * private to this side). Consumer: the producer's index, from its last
+	 * look. Producer: hard_limit, or RTL_RING__LOOK_EVERY past the push
+	 * that set it if that is sooner. */
 	uint32_t limit;
 	/* Producer: items refused because the ring was full.
 	 * Consumer: items dropped by the *_newest calls.
@@ -87,6 +91,9 @@ struct rtl_ring_side {
 	uint32_t capacity;
 	size_t slot_size; /* size_t: the slot offset is one multiply */
 	unsigned char *slots;
+	/* Producer only: consumer index + capacity from its last look at the
+	 * consumer, the real end of the free space (limit may end sooner). */
+	uint32_t hard_limit;
 };
 
 struct rtl_ring {
@@ -149,19 +156,42 @@ RTL_INLINE void rtl_ring__count(struct rtl_ring_side *s, uint64_t n)
 	rtl_stat_add(&s->counter, n);
 }
 
+/* Pushes between two prefetches of the consumer's line (see
+ * rtl_ring__prod_free()). */
+#define RTL_RING__LOOK_EVERY 16u
+
 /* Producer: free slots, reloading the consumer's index only when the cached
- * view shows fewer than @want free. */
+ * view shows fewer than @want free. The result may be less than the free
+ * space, never more. */
 RTL_INLINE uint32_t rtl_ring__prod_free(struct rtl_ring *r, uint32_t head, uint32_t want)
 {
 	struct rtl_ring_side *p = &r->prod;
 	uint32_t free_slots = p->limit - head;
 
-	if (free_slots < want) {
-		/* acquire: pairs with the consumer's release store of tail, so
-		 * its reads of the slots it handed back happen before we
-		 * overwrite them. */
-		p->limit = atomic_load_explicit(&r->cons.index, memory_order_acquire) + p->capacity;
-		free_slots = p->limit - head;
+	if (RTL_UNLIKELY(free_slots < want)) {
+		/* limit stops the producer here at least once every
+		 * RTL_RING__LOOK_EVERY pushes, to prefetch the consumer's line
+		 * without waiting for it. Otherwise a saturated ring between
+		 * far-apart CPUs settles empty (the design notes above) and the
+		 * consumer's polling makes every push wait for a line transfer;
+		 * a prefetch in every push prevents that too, but costs the
+		 * round trip about 10 % and adds an instruction per push
+		 * (docs/ring-bench.md). */
+		__builtin_prefetch(&r->cons.index, 0, 3);
+		if (p->hard_limit - head < want) {
+			/* acquire: pairs with the consumer's release store of
+			 * tail, so its reads of the slots it handed back happen
+			 * before we overwrite them. */
+			p->hard_limit = atomic_load_explicit(&r->cons.index, memory_order_acquire) +
+					p->capacity;
+		}
+		free_slots = p->hard_limit - head;
+		/* The cap applies only to calls that want no more than it
+		 * (single pushes, small batches); a larger batch gets all the
+		 * room there is. */
+		if (free_slots > RTL_RING__LOOK_EVERY && want <= RTL_RING__LOOK_EVERY)
+			free_slots = RTL_RING__LOOK_EVERY;
+		p->limit = head + free_slots;
 	}
 	return free_slots;
 }
