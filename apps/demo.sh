@@ -34,6 +34,32 @@ die() {
 	exit 1
 }
 
+# CPU placement, as docs/tuning.md advises: the simulator on the first CPU
+# this process may use; with two CPUs the loop's rx thread runs the step
+# itself on the other one (--inline: no hand-off on a CPU the two threads
+# would share), with three or more the rx thread and the worker get one each.
+# shellcheck disable=SC2046
+set -- $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status | awk -F, '{
+	for (i = 1; i <= NF; i++) {
+		n = split($i, r, "-")
+		for (c = r[1]; c <= (n == 2 ? r[2] : r[1]); c++)
+			cpu[k++] = c
+	}
+	if (k) print k, cpu[0], cpu[1 % k], cpu[k - 1]
+}')
+ncpu=${1:-1}
+if [ "$ncpu" -ge 3 ]; then
+	sim_pin="taskset -c $2"
+	loop_cpus="--cpus $3,$4"
+elif [ "$ncpu" -eq 2 ]; then
+	sim_pin="taskset -c $2"
+	loop_cpus="--cpus $4,$4 --inline"
+else
+	sim_pin=""
+	loop_cpus="--inline"
+fi
+command -v taskset >/dev/null 2>&1 || sim_pin=""
+
 [ -x "$app" ] || die "$app is missing: run 'make' (or ninja -C $build) first"
 mkdir -p "$out"
 rm -f "$out/demo.csv" "$out/loop.json" "$out/sim.json" "$out/sim.txt" "$out/rtloop-demo.png"
@@ -81,7 +107,9 @@ else
 	# Port 0: the simulator takes a free port and names it on stderr. Its
 	# --duration is a safety net; it is stopped (SIGTERM, clean report) when
 	# the loop is done. --priority is best effort: refused, it runs as is.
-	"$sim" --profile eseries --port 0 --contact-z "$contact_z" --force-noise 0.3 \
+	echo "   CPUs: ${sim_pin:+simulator on ${sim_pin#taskset -c }, }loop ${loop_cpus}"
+	# shellcheck disable=SC2086
+	$sim_pin "$sim" --profile eseries --port 0 --contact-z "$contact_z" --force-noise 0.3 \
 		--echo-register 47 --priority 70 --json "$out/sim.json" \
 		--duration $((duration + 10)) >"$out/sim.txt" 2>"$out/sim.log" &
 	sim_pid=$!
@@ -100,7 +128,8 @@ else
 	[ -n "$port" ] || die "rtde-sim did not say which port it listens on ($out/sim.log)"
 	echo "== rtloop-admittance: ${duration} s, pressing with $target N (speedl along z)"
 	status=0
-	"$app" --port "$port" --duration "$duration" --target-force "$target" --echo \
+	# shellcheck disable=SC2086
+	"$app" --port "$port" --duration "$duration" --target-force "$target" --echo $loop_cpus \
 		--csv "$out/demo.csv" --json "$out/loop.json" || status=$?
 	kill -TERM "$sim_pid" 2>/dev/null || true
 	wait "$sim_pid" || true
