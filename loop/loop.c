@@ -599,50 +599,57 @@ static const struct rtl_loop_frame *spin_for_frame(struct rtl_loop *loop, int64_
  */
 static const struct rtl_loop_frame *wait_frame(struct rtl_loop *loop, int64_t deadline)
 {
-	int64_t wait_start = rtl_time_now();
-	struct rtl_loop_spin w =
-		rtl_loop_spin_window(wait_start, loop->taken_rx_ns,
-				     atomic_load_explicit(&loop->period_ns, memory_order_relaxed),
-				     loop->cfg.spin_ns, loop->cfg.spin_lead_ns);
-	const struct rtl_loop_frame *f;
+	const struct rtl_loop_frame *f = take(loop);
+	struct rtl_loop_spin w;
+	int64_t now;
 
-	for (int64_t now = wait_start;; now = rtl_time_now()) {
+	/* A frame that is already there costs no clock read. */
+	if (f)
+		goto out;
+	now = rtl_time_now();
+	w = rtl_loop_spin_window(now, loop->taken_rx_ns,
+				 atomic_load_explicit(&loop->period_ns, memory_order_relaxed),
+				 loop->cfg.spin_ns, loop->cfg.spin_lead_ns);
+	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed) && now < deadline) {
 		int64_t wake;
 		uint32_t seen;
 
-		f = take(loop);
-		if (f || atomic_load_explicit(&loop->stop, memory_order_relaxed) || now >= deadline)
-			break;
 		if (now >= w.from && now < w.until) {
 			f = spin_for_frame(loop, now, w.until < deadline ? w.until : deadline);
 			if (f)
 				break;
-			continue;
+		} else {
+			/* Sleep until the window opens, the deadline, or the
+			 * idle re-check of the stop flag, whichever comes first. */
+			wake = now + IDLE_WAKE_NS;
+			if (deadline < wake)
+				wake = deadline;
+			if (w.from > now && w.from < w.until && w.from < wake)
+				wake = w.from;
+			/*
+			 * No lost wake-up: "seen" is read (seq_cst, so also
+			 * acquire) before we announce sleep. A commit whose event
+			 * bump we read is visible to the take() below. A later
+			 * bump changes the word, so futex_wait returns at once;
+			 * and the rx thread, which bumps before it reads
+			 * "sleeping" (both seq_cst), either sees us asleep and
+			 * wakes us or bumped before our announcement.
+			 */
+			seen = atomic_load_explicit(&loop->events, memory_order_seq_cst);
+			atomic_store_explicit(&loop->sleeping, 1, memory_order_seq_cst);
+			f = take(loop);
+			if (!f && !atomic_load(&loop->stop))
+				futex_wait(&loop->events, seen, wake - rtl_time_now());
+			atomic_store_explicit(&loop->sleeping, 0, memory_order_relaxed);
+			if (f)
+				break;
 		}
-		/* Sleep until the window opens, the deadline, or the idle
-		 * re-check of the stop flag, whichever comes first. */
-		wake = now + IDLE_WAKE_NS;
-		if (deadline < wake)
-			wake = deadline;
-		if (w.from > now && w.from < w.until && w.from < wake)
-			wake = w.from;
-		/*
-		 * No lost wake-up: "seen" is read (seq_cst, so also acquire)
-		 * before we announce sleep. A commit whose event bump we read
-		 * is visible to the take() below. A later bump changes the
-		 * word, so futex_wait returns at once; and the rx thread, which
-		 * bumps before it reads "sleeping" (both seq_cst), either sees
-		 * us asleep and wakes us or bumped before our announcement.
-		 */
-		seen = atomic_load_explicit(&loop->events, memory_order_seq_cst);
-		atomic_store_explicit(&loop->sleeping, 1, memory_order_seq_cst);
 		f = take(loop);
-		if (!f && !atomic_load(&loop->stop))
-			futex_wait(&loop->events, seen, wake - rtl_time_now());
-		atomic_store_explicit(&loop->sleeping, 0, memory_order_relaxed);
 		if (f)
 			break;
+		now = rtl_time_now();
 	}
+out:
 	if (f)
 		loop->taken_rx_ns = f->rx_ns;
 	return f;

@@ -15,6 +15,7 @@
 #include <rtloop/rtde_transport.h>
 #include <rtloop/time.h>
 
+#include "modes.h"
 #include "server.h"
 
 #define OUTPUTS "timestamp,actual_q,actual_qd," RTL_RTDE_CMD_STATUS_OUTPUTS
@@ -188,17 +189,7 @@ static void skipped_packages_counted_exactly(void)
 	rig_free();
 }
 
-Test(loop_rtde, skipped_packages_counted_exactly)
-{
-	rig_inline = false;
-	skipped_packages_counted_exactly();
-}
-
-Test(loop_rtde_inline, skipped_packages_counted_exactly)
-{
-	rig_inline = true;
-	skipped_packages_counted_exactly();
-}
+RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, skipped_packages_counted_exactly, rig_inline)
 
 Test(loop_rtde, commands_move_the_robot)
 {
@@ -249,17 +240,8 @@ static void watchdog_stops_the_robot_when_the_step_stalls(void)
 	rig_free();
 }
 
-Test(loop_rtde, watchdog_stops_the_robot_when_the_step_stalls)
-{
-	rig_inline = false;
-	watchdog_stops_the_robot_when_the_step_stalls();
-}
-
-Test(loop_rtde_inline, watchdog_stops_the_robot_when_the_step_stalls)
-{
-	rig_inline = true;
-	watchdog_stops_the_robot_when_the_step_stalls();
-}
+RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, watchdog_stops_the_robot_when_the_step_stalls,
+		    rig_inline)
 
 static void reset_connection_reconnects_disarmed(void)
 {
@@ -277,17 +259,7 @@ static void reset_connection_reconnects_disarmed(void)
 	rig_free();
 }
 
-Test(loop_rtde, reset_connection_reconnects_disarmed)
-{
-	rig_inline = false;
-	reset_connection_reconnects_disarmed();
-}
-
-Test(loop_rtde_inline, reset_connection_reconnects_disarmed)
-{
-	rig_inline = true;
-	reset_connection_reconnects_disarmed();
-}
+RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, reset_connection_reconnects_disarmed, rig_inline)
 
 Test(loop_rtde, refused_connection_names_the_fix)
 {

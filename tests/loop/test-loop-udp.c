@@ -15,6 +15,7 @@
 #include <rtloop/time.h>
 #include <rtloop/udp_transport.h>
 
+#include "modes.h"
 #include "udp.h"
 
 enum what { IDLE_STOP, SPEEDJ, CIRCLE };
@@ -257,17 +258,8 @@ static void two_seconds_at_1khz_with_skips_counted_exactly(void)
 	rig_free();
 }
 
-Test(loop_udp, two_seconds_at_1khz_with_skips_counted_exactly)
-{
-	rig_inline = false;
-	two_seconds_at_1khz_with_skips_counted_exactly();
-}
-
-Test(loop_udp_inline, two_seconds_at_1khz_with_skips_counted_exactly)
-{
-	rig_inline = true;
-	two_seconds_at_1khz_with_skips_counted_exactly();
-}
+RTL_TEST_BOTH_MODES(loop_udp, loop_udp_inline, two_seconds_at_1khz_with_skips_counted_exactly,
+		    rig_inline)
 
 Test(loop_udp, speedj_commands_move_the_robot)
 {

@@ -30,6 +30,7 @@
 #include <rtloop/time.h>
 
 #include "alloc-count.h"
+#include "modes.h"
 
 #define PERIOD_NS (2 * RTL_NS_PER_MS)
 
@@ -269,28 +270,43 @@ static int step_record(struct rtl_loop *loop, const struct rtl_loop_frame *f, vo
 	return 0;
 }
 
-static struct rtl_loop *start_loop(bool every, uint32_t ring, enum rtl_loop_rt_mode mode)
+/* The tests' loop: the fake transport, step_record, plain threads, no
+ * pinning, no watchdog, the mode the test runs in. */
+static struct rtl_loop_config test_config(void)
 {
-	struct rtl_loop_config cfg = {
+	return (struct rtl_loop_config){
 		.transport = &tr,
 		.step = step_record,
 		.user = &sn,
-		.rt_mode = mode,
+		.rt_mode = RTL_LOOP_RT_OFF,
 		.rx_cpu = -1,
 		.worker_cpu = -1,
-		.ring_capacity = ring,
-		.every_frame = every,
 		.watchdog_periods = -1,
 		.inline_step = inline_mode,
 	};
+}
+
+/* Fresh fake and step records, then create and start a loop for @cfg. */
+static struct rtl_loop *launch(const struct rtl_loop_config *cfg)
+{
 	struct rtl_loop *loop = NULL;
 	struct rtl_rt_error err = { 0 };
 
 	memset(&sn, 0, sizeof(sn));
 	fake_setup();
-	cr_assert_eq(rtl_loop_create(&loop, &cfg, &err), 0);
-	cr_assert_eq(rtl_loop_start(loop, &err), 0);
+	cr_assert_eq(rtl_loop_create(&loop, cfg, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_start(loop, &err), 0, "%s", err.msg);
 	return loop;
+}
+
+static struct rtl_loop *start_loop(bool every, uint32_t ring, enum rtl_loop_rt_mode mode)
+{
+	struct rtl_loop_config cfg = test_config();
+
+	cfg.rt_mode = mode;
+	cfg.ring_capacity = ring;
+	cfg.every_frame = every;
+	return launch(&cfg);
 }
 
 /* Stop and join: after this the test may read what the threads wrote
@@ -324,17 +340,7 @@ static void every_frame_steps_each_frame_in_order(void)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, every_frame_steps_each_frame_in_order)
-{
-	inline_mode = false;
-	every_frame_steps_each_frame_in_order();
-}
-
-Test(loop_inline, every_frame_steps_each_frame_in_order)
-{
-	inline_mode = true;
-	every_frame_steps_each_frame_in_order();
-}
+RTL_TEST_BOTH_MODES(loop, loop_inline, every_frame_steps_each_frame_in_order, inline_mode)
 
 static void newest_only_counts_every_skipped_frame(void)
 {
@@ -354,17 +360,7 @@ static void newest_only_counts_every_skipped_frame(void)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, newest_only_counts_every_skipped_frame)
-{
-	inline_mode = false;
-	newest_only_counts_every_skipped_frame();
-}
-
-Test(loop_inline, newest_only_counts_every_skipped_frame)
-{
-	inline_mode = true;
-	newest_only_counts_every_skipped_frame();
-}
+RTL_TEST_BOTH_MODES(loop, loop_inline, newest_only_counts_every_skipped_frame, inline_mode)
 
 static void full_ring_drops_are_counted(void)
 {
@@ -382,37 +378,16 @@ static void full_ring_drops_are_counted(void)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, full_ring_drops_are_counted)
-{
-	inline_mode = false;
-	full_ring_drops_are_counted();
-}
-
-Test(loop_inline, full_ring_drops_are_counted)
-{
-	inline_mode = true;
-	full_ring_drops_are_counted();
-}
+RTL_TEST_BOTH_MODES(loop, loop_inline, full_ring_drops_are_counted, inline_mode)
 
 static void watchdog_sends_safe_commands_once_per_stall(void)
 {
-	struct rtl_loop_config cfg = {
-		.transport = &tr,
-		.step = step_record,
-		.user = &sn,
-		.rt_mode = RTL_LOOP_RT_OFF,
-		.rx_cpu = -1,
-		.worker_cpu = -1,
-		.inline_step = inline_mode,
-		.watchdog_periods = 10,
-	};
+	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop;
 	struct rtl_loop_stats s;
 
-	memset(&sn, 0, sizeof(sn));
-	fake_setup();
-	cr_assert_eq(rtl_loop_create(&loop, &cfg, NULL), 0);
-	cr_assert_eq(rtl_loop_start(loop, NULL), 0);
+	cfg.watchdog_periods = 10;
+	loop = launch(&cfg);
 	feed(0, 10, PERIOD_NS);
 	atomic_store(&fk.stall_ms, 100); /* 50 periods, the watchdog allows 10 */
 	feed(10, 80, PERIOD_NS);
@@ -426,17 +401,7 @@ static void watchdog_sends_safe_commands_once_per_stall(void)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, watchdog_sends_safe_commands_once_per_stall)
-{
-	inline_mode = false;
-	watchdog_sends_safe_commands_once_per_stall();
-}
-
-Test(loop_inline, watchdog_sends_safe_commands_once_per_stall)
-{
-	inline_mode = true;
-	watchdog_sends_safe_commands_once_per_stall();
-}
+RTL_TEST_BOTH_MODES(loop, loop_inline, watchdog_sends_safe_commands_once_per_stall, inline_mode)
 
 static void non_finite_commands_are_rejected_and_replaced(void)
 {
@@ -453,17 +418,7 @@ static void non_finite_commands_are_rejected_and_replaced(void)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, non_finite_commands_are_rejected_and_replaced)
-{
-	inline_mode = false;
-	non_finite_commands_are_rejected_and_replaced();
-}
-
-Test(loop_inline, non_finite_commands_are_rejected_and_replaced)
-{
-	inline_mode = true;
-	non_finite_commands_are_rejected_and_replaced();
-}
+RTL_TEST_BOTH_MODES(loop, loop_inline, non_finite_commands_are_rejected_and_replaced, inline_mode)
 
 static void step_error_stops_the_loop_with_its_code(void)
 {
@@ -476,17 +431,7 @@ static void step_error_stops_the_loop_with_its_code(void)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, step_error_stops_the_loop_with_its_code)
-{
-	inline_mode = false;
-	step_error_stops_the_loop_with_its_code();
-}
-
-Test(loop_inline, step_error_stops_the_loop_with_its_code)
-{
-	inline_mode = true;
-	step_error_stops_the_loop_with_its_code();
-}
+RTL_TEST_BOTH_MODES(loop, loop_inline, step_error_stops_the_loop_with_its_code, inline_mode)
 
 static void disarmed_loop_sends_nothing(void)
 {
@@ -503,40 +448,18 @@ static void disarmed_loop_sends_nothing(void)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, disarmed_loop_sends_nothing)
-{
-	inline_mode = false;
-	disarmed_loop_sends_nothing();
-}
-
-Test(loop_inline, disarmed_loop_sends_nothing)
-{
-	inline_mode = true;
-	disarmed_loop_sends_nothing();
-}
+RTL_TEST_BOTH_MODES(loop, loop_inline, disarmed_loop_sends_nothing, inline_mode)
 
 static void lost_connection_reconnects_disarmed(void)
 {
-	struct rtl_loop_config cfg = {
-		.transport = &tr,
-		.step = step_record,
-		.user = &sn,
-		.rt_mode = RTL_LOOP_RT_OFF,
-		.rx_cpu = -1,
-		.worker_cpu = -1,
-		.inline_step = inline_mode,
-		.watchdog_periods = -1,
-		.reconnect_attempts = 3,
-		.reconnect_backoff_ns = RTL_NS_PER_MS,
-	};
+	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop;
 	struct rtl_loop_stats s;
 	int64_t end;
 
-	memset(&sn, 0, sizeof(sn));
-	fake_setup();
-	cr_assert_eq(rtl_loop_create(&loop, &cfg, NULL), 0);
-	cr_assert_eq(rtl_loop_start(loop, NULL), 0);
+	cfg.reconnect_attempts = 3;
+	cfg.reconnect_backoff_ns = RTL_NS_PER_MS;
+	loop = launch(&cfg);
 	feed(0, 10, 0);
 	settle(loop, 10);
 	shutdown(fk.peer, SHUT_RDWR); /* the "controller" goes away */
@@ -555,17 +478,7 @@ static void lost_connection_reconnects_disarmed(void)
 	rtl_loop_destroy(loop);
 }
 
-Test(loop, lost_connection_reconnects_disarmed)
-{
-	inline_mode = false;
-	lost_connection_reconnects_disarmed();
-}
-
-Test(loop_inline, lost_connection_reconnects_disarmed)
-{
-	inline_mode = true;
-	lost_connection_reconnects_disarmed();
-}
+RTL_TEST_BOTH_MODES(loop, loop_inline, lost_connection_reconnects_disarmed, inline_mode)
 
 Test(loop, external_loop_reads_newest_and_writes)
 {
@@ -662,26 +575,13 @@ Test(loop, spin_window_follows_the_policy)
 
 static struct rtl_loop *start_spinning(int64_t spin_ns, int64_t lead_ns)
 {
-	struct rtl_loop_config cfg = {
-		.transport = &tr,
-		.step = step_record,
-		.user = &sn,
-		.rt_mode = RTL_LOOP_RT_OFF,
-		.rx_cpu = -1,
-		.worker_cpu = -1,
-		.every_frame = true,
-		.watchdog_periods = -1,
-		.spin_ns = spin_ns,
-		.spin_lead_ns = lead_ns,
-	};
-	struct rtl_loop *loop = NULL;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_loop_config cfg = test_config();
 
-	memset(&sn, 0, sizeof(sn));
-	fake_setup();
-	cr_assert_eq(rtl_loop_create(&loop, &cfg, &err), 0, "%s", err.msg);
-	cr_assert_eq(rtl_loop_start(loop, &err), 0, "%s", err.msg);
-	return loop;
+	cfg.inline_step = false; /* the worker's wait is what spins */
+	cfg.every_frame = true;
+	cfg.spin_ns = spin_ns;
+	cfg.spin_lead_ns = lead_ns;
+	return launch(&cfg);
 }
 
 /*

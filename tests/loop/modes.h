@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests that hold in both loop modes: RTL_TEST_BOTH_MODES(SUITE, ISUITE,
+ * NAME, FLAG) defines Test(SUITE, NAME), which runs NAME() with FLAG false
+ * (rx thread -> ring -> worker), and Test(ISUITE, NAME), which runs it with
+ * FLAG true (rtl_loop_config.inline_step). Include after the Criterion (or
+ * TAP shim) header.
+ */
+#ifndef RTL_TEST_LOOP_MODES_H
+#define RTL_TEST_LOOP_MODES_H
+
+#define RTL_TEST_BOTH_MODES(suite, isuite, name, flag) \
+	Test(suite, name)                              \
+	{                                              \
+		flag = false;                          \
+		name();                                \
+	}                                              \
+	Test(isuite, name)                             \
+	{                                              \
+		flag = true;                           \
+		name();                                \
+	}
+
+#endif /* RTL_TEST_LOOP_MODES_H */
