@@ -27,6 +27,7 @@
 #include <rtloop/time.h>
 
 #include "server.h"
+#include "timer.h"
 
 /* epoll tags beyond the session ids. */
 enum {
@@ -250,16 +251,7 @@ static bool conn_flush(struct rtl_sim_server *srv, struct rtl_sim_session *s)
 
 static void arm_timer(struct rtl_sim_server *srv)
 {
-	int64_t wake = rtl_sim_next_wake(srv->sim);
-	struct itimerspec its = { .it_value = rtl_time_to_timespec(wake) };
-
-	if (wake == srv->armed)
-		return;
-	/* 0 would disarm: a wake time at the epoch is never real anyway. */
-	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
-		its.it_value.tv_nsec = 1;
-	timerfd_settime(srv->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
-	srv->armed = wake;
+	rtl_sim_timer_arm(srv->timer_fd, &srv->armed, rtl_sim_next_wake(srv->sim));
 }
 
 static void publish_stats(struct rtl_sim_server *srv)

@@ -20,6 +20,7 @@
 
 #include <rtloop/time.h>
 
+#include "timer.h"
 #include "udp.h"
 
 #define DEG (180.0 / M_PI)
@@ -524,20 +525,6 @@ static void publish(struct rtl_sim_udp *u)
 	pthread_mutex_unlock(&u->lock);
 }
 
-/* Set the timer to @at unless it is set to it already (a system call, and
- * on a VM a timer reprogramming, saved on every wake-up by a datagram). */
-static void arm(struct rtl_sim_udp *u, int64_t at)
-{
-	struct itimerspec its = { .it_value = rtl_time_to_timespec(at) };
-
-	if (at == u->armed)
-		return;
-	/* Re-arming also clears the expirations counted so far, so the timer
-	 * fd needs no read(2). */
-	timerfd_settime(u->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
-	u->armed = at;
-}
-
 int rtl_sim_udp_run(struct rtl_sim_udp *u)
 {
 	struct epoll_event evs[4];
@@ -554,7 +541,7 @@ int rtl_sim_udp_run(struct rtl_sim_udp *u)
 		uint64_t next;
 		int n;
 
-		arm(u, deadline(u, u->cycle));
+		rtl_sim_timer_arm(u->timer_fd, &u->armed, deadline(u, u->cycle));
 		n = epoll_wait(u->epoll_fd, evs, 4, 200);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -574,7 +561,7 @@ int rtl_sim_udp_run(struct rtl_sim_udp *u)
 		 * work of ours. */
 		for (next = u->cycle; now >= deadline(u, next); next++)
 			;
-		arm(u, deadline(u, next));
+		rtl_sim_timer_arm(u->timer_fd, &u->armed, deadline(u, next));
 		while (u->cycle < next)
 			cycle(u, now,
 			      (now - deadline(u, u->cycle)) / u->opts.period_ns <= MAX_CATCH_UP);
