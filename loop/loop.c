@@ -81,7 +81,10 @@ struct rtl_loop {
 	/* rx thread state. */
 	uint64_t seq;
 	int64_t last_rx_ns;
-	int64_t watchdog_ns; /* watchdog_periods periods; 0: off (set at connect) */
+	/* watchdog_periods periods; 0: off. Set at connect (on the rx thread
+	 * after a reconnect); atomic because inline mode's watchdog thread
+	 * reads it too. */
+	_Atomic int64_t watchdog_ns;
 	/* The transport's period, for the worker's overrun count: atomic
 	 * because a reconnect on the rx thread may change it. */
 	_Atomic int64_t period_ns;
@@ -263,9 +266,11 @@ static int make_ring(struct rtl_loop *loop, struct rtl_rt_error *err)
  * period is derived here, not per frame. */
 static int connected(struct rtl_loop *loop, struct rtl_rt_error *err)
 {
-	loop->watchdog_ns = loop->cfg.watchdog_periods > 0 && loop->t->period_ns > 0
-				    ? (int64_t)loop->cfg.watchdog_periods * loop->t->period_ns
-				    : 0;
+	atomic_store_explicit(&loop->watchdog_ns,
+			      loop->cfg.watchdog_periods > 0 && loop->t->period_ns > 0
+				      ? (int64_t)loop->cfg.watchdog_periods * loop->t->period_ns
+				      : 0,
+			      memory_order_relaxed);
 	atomic_store_explicit(&loop->period_ns, loop->t->period_ns, memory_order_relaxed);
 	return make_ring(loop, err);
 }
@@ -370,25 +375,32 @@ static void wake_worker(struct rtl_loop *loop)
  * worker's last step) keeps a quiet controller from looking like a stuck
  * worker: after a gap in the stream, the first frame starts the clock.
  */
+/* A stall: send the safe set, once per episode (until the worker finishes
+ * a step again). Busy or would block: the next check tries again. */
+static void watchdog_fire(struct rtl_loop *loop, uint64_t seq, uint32_t pending)
+{
+	if (atomic_load_explicit(&loop->watchdog_on, memory_order_relaxed))
+		return;
+	if (send_safe(loop) < 0)
+		return;
+	atomic_store_explicit(&loop->watchdog_on, 1, memory_order_relaxed);
+	rtl_stat_add(&loop->c.watchdog, 1);
+	rtl_trace_watchdog_fired(seq, pending);
+}
+
 static void watchdog_check(struct rtl_loop *loop, int64_t now, uint64_t seq)
 {
 	uint64_t done = atomic_load_explicit(&loop->done_count, memory_order_relaxed);
+	int64_t limit = atomic_load_explicit(&loop->watchdog_ns, memory_order_relaxed);
 	int64_t oldest;
 
-	if (!loop->watchdog_ns || done > seq)
+	if (!limit || done > seq)
 		return;
 	/* More frames pending than remembered: the oldest is older still. */
 	oldest = seq - done >= WATCHDOG_HISTORY ? INT64_MIN / 2
 						: loop->rx_times[done % WATCHDOG_HISTORY];
-	if (now - oldest <= loop->watchdog_ns)
-		return;
-	if (atomic_load_explicit(&loop->watchdog_on, memory_order_relaxed))
-		return;
-	if (send_safe(loop) < 0)
-		return; /* busy or would block: try again with the next frame */
-	atomic_store_explicit(&loop->watchdog_on, 1, memory_order_relaxed);
-	rtl_stat_add(&loop->c.watchdog, 1);
-	rtl_trace_watchdog_fired(seq, (uint32_t)((seq - done) + 1));
+	if (now - oldest > limit)
+		watchdog_fire(loop, seq, (uint32_t)((seq - done) + 1));
 }
 
 /* Sleep @ns in chunks of at most 50 ms, so that a stop is seen quickly. */
@@ -768,20 +780,14 @@ static void *watch_main(void *arg)
 	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed)) {
 		uint32_t seen = atomic_load_explicit(&loop->events, memory_order_seq_cst);
 		int64_t period = atomic_load_explicit(&loop->period_ns, memory_order_relaxed);
-		int64_t limit = loop->cfg.watchdog_periods > 0 && period > 0
-					? loop->cfg.watchdog_periods * period
-					: 0;
+		int64_t limit = atomic_load_explicit(&loop->watchdog_ns, memory_order_relaxed);
 		int64_t begin = atomic_load_explicit(&loop->step_begin_ns, memory_order_relaxed);
 		int64_t now = rtl_time_now();
 
-		if (limit && begin && now - begin > limit &&
-		    !atomic_load_explicit(&loop->watchdog_on, memory_order_relaxed) &&
-		    send_safe(loop) >= 0) {
-			atomic_store_explicit(&loop->watchdog_on, 1, memory_order_relaxed);
-			rtl_stat_add(&loop->c.watchdog, 1);
-			rtl_trace_watchdog_fired(
-				atomic_load_explicit(&loop->done_count, memory_order_relaxed), 1);
-		}
+		if (limit && begin && now - begin > limit)
+			watchdog_fire(loop,
+				      atomic_load_explicit(&loop->done_count, memory_order_relaxed),
+				      1);
 		if (atomic_load_explicit(&loop->stop, memory_order_relaxed))
 			break;
 		if (!limit) {
