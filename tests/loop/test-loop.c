@@ -573,33 +573,27 @@ Test(loop, spin_window_follows_the_policy)
 	expect_window(rtl_loop_spin_window(7000, 6000, 1000, 0, -5), 7000, 7000, "negative lead");
 }
 
-static struct rtl_loop *start_spinning(int64_t spin_ns, int64_t lead_ns)
+/*
+ * Run @frames frames @gap_ns apart through a worker that spins with
+ * @spin_ns / @lead_ns: it still steps every frame, finds frames while it
+ * spins, and never spins longer than @budget per wait.
+ */
+static void spin_run(int64_t spin_ns, int64_t lead_ns, uint64_t frames, int64_t gap_ns,
+		     int64_t budget)
 {
 	struct rtl_loop_config cfg = test_config();
+	struct rtl_loop *loop;
+	struct rtl_loop_stats s;
 
 	cfg.inline_step = false; /* the worker's wait is what spins */
 	cfg.every_frame = true;
 	cfg.spin_ns = spin_ns;
 	cfg.spin_lead_ns = lead_ns;
-	return launch(&cfg);
-}
-
-/*
- * A spinning worker still steps every frame, finds frames while it spins,
- * and never spins longer than its budget per wait. The windows are wide
- * (tens of ms against frames 2 to 5 ms apart), so a frame lands in one
- * however the threads are scheduled.
- */
-Test(loop, spinning_worker_steps_every_frame_within_its_budget)
-{
-	const int64_t budget = 50 * RTL_NS_PER_MS;
-	struct rtl_loop *loop = start_spinning(budget, 0);
-	struct rtl_loop_stats s;
-
-	feed(0, 20, 5 * RTL_NS_PER_MS);
-	settle(loop, 20);
+	loop = launch(&cfg);
+	feed(0, frames, gap_ns);
+	settle(loop, frames);
 	halt(loop, &s);
-	cr_expect_eq(s.steps, 20);
+	cr_expect_eq(s.steps, frames);
 	cr_expect_eq(sn.out_of_order, 0);
 	cr_expect(s.spin_hits >= 1 && s.spin_hits <= s.steps, "spin hits %llu of %llu steps",
 		  (unsigned long long)s.spin_hits, (unsigned long long)s.steps);
@@ -611,25 +605,23 @@ Test(loop, spinning_worker_steps_every_frame_within_its_budget)
 	rtl_loop_destroy(loop);
 }
 
+/*
+ * A spinning worker still steps every frame, finds frames while it spins,
+ * and never spins longer than its budget per wait. The windows are wide
+ * (tens of ms against frames 2 to 5 ms apart), so a frame lands in one
+ * however the threads are scheduled.
+ */
+Test(loop, spinning_worker_steps_every_frame_within_its_budget)
+{
+	spin_run(50 * RTL_NS_PER_MS, 0, 20, 5 * RTL_NS_PER_MS, 50 * RTL_NS_PER_MS);
+}
+
 Test(loop, spin_lead_spins_before_the_due_frame_within_its_budget)
 {
 	/* Frames every 2 ms (the fake's period): the window opens 1.5 ms
-	 * after a frame and lasts 3 ms, so the next frame falls inside it. */
-	const int64_t lead = 1500 * RTL_NS_PER_US;
-	struct rtl_loop *loop = start_spinning(0, lead);
-	struct rtl_loop_stats s;
-
-	feed(0, 40, PERIOD_NS);
-	settle(loop, 40);
-	halt(loop, &s);
-	cr_expect_eq(s.steps, 40);
-	cr_expect_eq(sn.out_of_order, 0);
-	cr_expect(s.spin_hits >= 1 && s.spin_hits <= s.steps, "spin hits %llu of %llu steps",
-		  (unsigned long long)s.spin_hits, (unsigned long long)s.steps);
-	cr_expect((int64_t)s.spin_time_ns <= (int64_t)(s.steps + 1) * 2 * lead,
-		  "spun %lld ns over %llu waits", (long long)s.spin_time_ns,
-		  (unsigned long long)s.steps + 1);
-	rtl_loop_destroy(loop);
+	 * after a frame and lasts 3 ms (2 x the lead), so the next frame
+	 * falls inside it. */
+	spin_run(0, 1500 * RTL_NS_PER_US, 40, PERIOD_NS, 2 * 1500 * RTL_NS_PER_US);
 }
 
 Test(loop, negative_spin_settings_are_refused)
