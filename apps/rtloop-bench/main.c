@@ -238,16 +238,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 							 "one of auto, threads, inline");
 			break;
 		case OPT_SPIN:
-			if (rtl_cli_parse_u64(optarg, 0, 100000, &u))
-				return rtl_cli_bad_value(PROG, "--spin-us", optarg,
-							 "microseconds 0..100000");
-			c->spin_ns = (int64_t)u * RTL_NS_PER_US;
-			break;
 		case OPT_SPIN_LEAD:
-			if (rtl_cli_parse_u64(optarg, 0, 100000, &u))
-				return rtl_cli_bad_value(PROG, "--spin-lead-us", optarg,
-							 "microseconds 0..100000");
-			c->spin_lead_ns = (int64_t)u * RTL_NS_PER_US;
+			/* Microseconds, 0..100 ms, for either field. */
+			if (rtl_cli_u64(PROG, ch == OPT_SPIN ? "--spin-us" : "--spin-lead-us",
+					optarg, 0, 100000, &u))
+				return RTL_CLI_EXIT_USAGE;
+			*(ch == OPT_SPIN ? &c->spin_ns : &c->spin_lead_ns) =
+				(int64_t)u * RTL_NS_PER_US;
 			break;
 		case OPT_OUTPUTS:
 			c->outputs = optarg;
