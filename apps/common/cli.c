@@ -101,6 +101,14 @@ int rtl_cli_usage_error(const char *prog, const char *fmt, ...)
 	return RTL_CLI_EXIT_USAGE;
 }
 
+int rtl_cli_lookup(const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (s && !strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
 int rtl_cli_bad_value(const char *prog, const char *flag, const char *value, const char *why)
 {
 	return rtl_cli_usage_error(prog, "bad %s '%s': %s", flag, value ? value : "", why);

@@ -44,6 +44,12 @@ int rtl_cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int rtl_cli_parse_double(const char *s, double min, double max, double *out);
 
 /*
+ * The index of @s in @names[0..n), or -1: for options that take one of a
+ * few words (--mode threads, --rt off), mapped onto an enum in that order.
+ */
+int rtl_cli_lookup(const char *s, const char *const *names, int n);
+
+/*
  * Parse a comma-separated list of decimal integers, each at most @max
  * ("0,1" or "2,3,3", as --cpus takes), into @v[0..n). The list must hold
  * @min_n to @max_n numbers, with no empty element and no spaces.

@@ -561,14 +561,6 @@ static void usage(FILE *f)
 		MAX_REPS);
 }
 
-static int lookup(const char *s, const char *const *names, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(s, names[i]))
-			return i;
-	return -1;
-}
-
 /* Returns 0, 1 after --help, or 2 on a usage error. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -614,7 +606,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->cpu = (int)v;
 			break;
 		case 'R':
-			k = lookup(optarg, recipe_name, NRECIPE);
+			k = rtl_cli_lookup(optarg, recipe_name, NRECIPE);
 			if (k < 0)
 				return rtl_cli_bad_value(
 					PROG, "--recipe", optarg,
@@ -636,7 +628,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->callgrind = v;
 			break;
 		case 'i':
-			k = lookup(optarg, impl_name, NIMPL);
+			k = rtl_cli_lookup(optarg, impl_name, NIMPL);
 			if (k < 0)
 				return rtl_cli_bad_value(
 					PROG, "--impl", optarg,

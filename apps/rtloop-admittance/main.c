@@ -392,17 +392,18 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'j':
 			o->json = optarg;
 			break;
-		case OPT_RT:
-			if (!strcmp(optarg, "require"))
-				o->rt = RTL_LOOP_RT_REQUIRE;
-			else if (!strcmp(optarg, "degrade"))
-				o->rt = RTL_LOOP_RT_DEGRADE;
-			else if (!strcmp(optarg, "off"))
-				o->rt = RTL_LOOP_RT_OFF;
-			else
+		case OPT_RT: {
+			/* In enum rtl_loop_rt_mode's order. */
+			static const char *const modes[] = { "require", "degrade", "off" };
+			int k = rtl_cli_lookup(optarg, modes, 3);
+
+			if (k < 0)
 				err = rtl_cli_bad_value(PROG, "--rt", optarg,
 							"expected require, degrade or off");
+			else
+				o->rt = (enum rtl_loop_rt_mode)k;
 			break;
+		}
 		case OPT_CPUS:
 			if (rtl_cli_parse_list(optarg, 4095, cpus, 2, 2) < 0) {
 				err = rtl_cli_bad_value(PROG, "--cpus", optarg,

@@ -167,15 +167,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
-		case 't':
-			if (!strcmp(optarg, "rtde"))
-				c->transport = BENCH_RTDE;
-			else if (!strcmp(optarg, "udp"))
-				c->transport = BENCH_UDP;
-			else
+		case 't': {
+			/* In enum bench_transport's order. */
+			static const char *const transports[] = { "rtde", "udp" };
+			int k = rtl_cli_lookup(optarg, transports, 2);
+
+			if (k < 0)
 				return rtl_cli_bad_value(PROG, "--transport", optarg,
 							 "rtde or udp");
+			c->transport = (enum bench_transport)k;
 			break;
+		}
 		case 'd':
 			if (rtl_cli_parse_double(optarg, 0, 86400, &d) || d <= 0)
 				return rtl_cli_bad_value(PROG, "--duration", optarg,
@@ -226,17 +228,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 							 "a SCHED_FIFO priority from 1 to 99");
 			c->prio_worker = (int)u;
 			break;
-		case 'm':
-			if (!strcmp(optarg, "auto"))
-				c->mode = BENCH_MODE_AUTO;
-			else if (!strcmp(optarg, "threads"))
-				c->mode = BENCH_MODE_THREADS;
-			else if (!strcmp(optarg, "inline"))
-				c->mode = BENCH_MODE_INLINE;
-			else
+		case 'm': {
+			/* In enum bench_mode's order. */
+			static const char *const modes[] = { "auto", "threads", "inline" };
+			int k = rtl_cli_lookup(optarg, modes, 3);
+
+			if (k < 0)
 				return rtl_cli_bad_value(PROG, "--mode", optarg,
 							 "one of auto, threads, inline");
+			c->mode = (enum bench_mode)k;
 			break;
+		}
 		case OPT_SPIN:
 		case OPT_SPIN_LEAD:
 			/* Microseconds, 0..100 ms, for either field. */

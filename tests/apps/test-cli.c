@@ -9,6 +9,19 @@
 
 #include "cli.h"
 
+Test(cli, lookup_finds_the_exact_word_or_none)
+{
+	static const char *const words[] = { "auto", "threads", "inline" };
+
+	cr_expect_eq(rtl_cli_lookup("auto", words, 3), 0);
+	cr_expect_eq(rtl_cli_lookup("inline", words, 3), 2);
+	cr_expect_eq(rtl_cli_lookup("Inline", words, 3), -1, "case matters");
+	cr_expect_eq(rtl_cli_lookup("inlin", words, 3), -1, "no prefixes");
+	cr_expect_eq(rtl_cli_lookup("", words, 3), -1);
+	cr_expect_eq(rtl_cli_lookup(NULL, words, 3), -1);
+	cr_expect_eq(rtl_cli_lookup("inline", words, 2), -1, "only the first n");
+}
+
 Test(cli, u64_takes_plain_decimal_in_range)
 {
 	uint64_t v = 0;
