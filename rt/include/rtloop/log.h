@@ -3,9 +3,20 @@
  * Logging: the library never prints. It hands each message to a handler the
  * application installs (default: none, messages are dropped), so programs
  * decide where text goes and RT threads never block on a terminal.
+ *
+ * Real-time threads do not call the handler at all. A thread that attached
+ * a log queue (rtl_log_queue_attach(); the loop does it for its rx thread,
+ * worker and watchdog thread) formats each message into a slot of its own
+ * bounded single-producer ring and returns: no lock, no allocation, no
+ * system call. A non-RT thread drains the queues (rtl_log_queue_drain(),
+ * the loop's "rtl-log" thread) and calls the handler there. A full queue
+ * drops the message and counts it (rtl_log_queue_dropped()): a flood of
+ * controller text never stalls the thread that receives it.
  */
 #ifndef RTLOOP_LOG_H
 #define RTLOOP_LOG_H
+
+#include <stdint.h>
 
 #include <rtloop/compiler.h>
 
@@ -16,9 +27,13 @@ enum rtl_log_level {
 	RTL_LOG_DEBUG = 3,
 };
 
+/* Longest message, terminating NUL included: longer ones are cut. */
+#define RTL_LOG_LINE 512
+
 /* A log handler receives one complete, NUL-terminated message without a
- * trailing newline. It may be called from any thread, but never from the
- * hot path of the receive thread or the worker. */
+ * trailing newline. It may be called from any thread that has no log
+ * queue attached, and from the thread that drains the queues; never from
+ * a thread with a queue attached. */
 typedef void (*rtl_log_fn)(void *user, enum rtl_log_level level, const char *msg);
 
 /* Install @fn (NULL to drop messages) with its @user pointer. Not
@@ -32,9 +47,46 @@ RTL_API void rtl_log_stderr(void *user, enum rtl_log_level level, const char *ms
 /* "error", "warning", "info", "debug". */
 RTL_API const char *rtl_log_level_name(enum rtl_log_level level);
 
-/* Emit a message through the installed handler (printf format). Not RT-safe
- * (formats into a stack buffer; the handler may block). */
+/*
+ * Emit a message (printf format). On a thread with a log queue attached:
+ * format it into the queue (or count it as dropped when the queue is
+ * full) and return; RT-safe (no allocation, no lock, no system call;
+ * vsnprintf into the slot). On any other thread: format on the stack and
+ * call the handler; not RT-safe (the handler may block). No handler: the
+ * message is not even formatted.
+ */
 RTL_API void rtl_log(enum rtl_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* ---- log queues for real-time threads --------------------------------------------- */
+
+struct rtl_log_queue;
+
+/*
+ * A queue of @slots messages (a power of two; 0: 64), each up to
+ * RTL_LOG_LINE bytes, in locked, pre-faulted memory. Not RT-safe.
+ * Returns 0 and sets *@out, or -EINVAL (@out NULL, @slots not a power of
+ * two or above 65536) or -ENOMEM.
+ */
+RTL_API int rtl_log_queue_create(struct rtl_log_queue **out, unsigned slots);
+
+/* Free @q (detach it from every thread first). NULL is accepted. */
+RTL_API void rtl_log_queue_destroy(struct rtl_log_queue *q);
+
+/*
+ * From now on rtl_log() on the calling thread goes into @q (NULL: back to
+ * the handler). One producer thread per queue at a time. RT-safe.
+ */
+RTL_API void rtl_log_queue_attach(struct rtl_log_queue *q);
+
+/*
+ * Hand every queued message of @q to the handler, in order, on the calling
+ * thread (one draining thread per queue at a time). Returns the number of
+ * messages handed over. Not RT-safe (the handler runs here). NULL: 0.
+ */
+RTL_API unsigned rtl_log_queue_drain(struct rtl_log_queue *q);
+
+/* Messages dropped because @q was full, from any thread. NULL: 0. */
+RTL_API uint64_t rtl_log_queue_dropped(const struct rtl_log_queue *q);
 
 #endif /* RTLOOP_LOG_H */
