@@ -128,6 +128,9 @@ RTL_API int rtl_rtde_coalesce_init(struct rtl_rtde_coalesce *c,
 	if (!c)
 		return -EINVAL;
 	c->n = 0;
+	c->beat_recipe = -1;
+	c->beat = 0;
+	c->raw_masks = false;
 	if (!recipes || !ids || n == 0)
 		return -EINVAL;
 	if (n > RTL_RTDE_COALESCE_MAX_RECIPES)
@@ -150,6 +153,7 @@ RTL_API int rtl_rtde_coalesce_init(struct rtl_rtde_coalesce *c,
 		s->recipe = recipes[i];
 		s->id = ids[i];
 		s->force = false;
+		s->resend = false;
 		s->staged = false;
 		s->n_masks = 0;
 		/* Cannot fail: the size was checked above. */
@@ -218,6 +222,27 @@ static uint8_t compute_mask(const struct rtl_rtde_coalesce_slot *s,
 	return mask & m->valid;
 }
 
+/* The mask of @m as the caller wrote it (raw masks); unset doubles still
+ * go out as 0.0. */
+static uint8_t raw_mask(const struct rtl_rtde_coalesce_slot *s, const struct rtl_rtde_coalesce_mask *m,
+			uint8_t *wire)
+{
+	const unsigned char *now = s->staging;
+	uint32_t mask = 0;
+
+	if (m->mask_type == RTL_RTDE_TYPE_UINT32)
+		memcpy(&mask, now + m->mask_host, sizeof(mask));
+	else
+		mask = now[m->mask_host];
+	if (m->kind != MASK_DIGITAL)
+		for (unsigned i = 0; i < 2; i++)
+			if ((m->present & (1u << i)) && isnan(load_double(now + m->value_host[i]))) {
+				rtl_rtde_store_f64(wire + m->value_wire[i], 0.0);
+				mask &= ~(1u << i);
+			}
+	return (uint8_t)(mask & m->valid);
+}
+
 /* One relaxed load and store: exact with a single writer, and no locked
  * read-modify-write on the hot path. Readers need no ordering: a counter
  * is a number, not a flag that publishes data. */
@@ -237,14 +262,17 @@ RTL_API int rtl_rtde_coalesce_encode(struct rtl_rtde_coalesce *c, uint8_t *out, 
 		const struct rtl_rtde_recipe *r = s->recipe;
 
 		/* Masks are ours: whatever the caller wrote there would make
-		 * the recipe look changed. */
-		for (unsigned k = 0; k < s->n_masks; k++) {
+		 * the recipe look changed. So is the heartbeat. */
+		if ((int32_t)i == c->beat_recipe)
+			memset(s->pending_buf + c->beat_host, 0, 4);
+		for (unsigned k = 0; k < s->n_masks && !c->raw_masks; k++) {
 			const struct rtl_rtde_coalesce_mask *m = &s->masks[k];
 
 			memset(s->pending_buf + m->mask_host, 0,
 			       rtl_rtde_type_size((enum rtl_rtde_type)m->mask_type));
 		}
-		s->staged = s->force || memcmp(s->pending_buf, s->last, r->host_size) != 0;
+		s->staged = s->force || s->resend ||
+			    memcmp(s->pending_buf, s->last, r->host_size) != 0;
 		if (s->staged)
 			total += RTL_RTDE_HEADER_SIZE + 1 + r->wire_size;
 	}
@@ -276,12 +304,14 @@ RTL_API int rtl_rtde_coalesce_encode(struct rtl_rtde_coalesce *c, uint8_t *out, 
 		for (unsigned k = 0; k < s->n_masks; k++) {
 			struct rtl_rtde_coalesce_mask *m = &s->masks[k];
 
-			m->staged = compute_mask(s, m, fields);
+			m->staged = c->raw_masks ? raw_mask(s, m, fields) : compute_mask(s, m, fields);
 			if (m->mask_type == RTL_RTDE_TYPE_UINT32)
 				rtl_rtde_store_u32(fields + m->mask_wire, m->staged);
 			else
 				fields[m->mask_wire] = m->staged;
 		}
+		if ((int32_t)i == c->beat_recipe)
+			rtl_rtde_store_u32(fields + c->beat_wire, ++c->beat);
 		/* The fields already sit where the package wants them: the
 		 * codec's memmove is then a no-op. */
 		len = rtl_rtde_encode_data(out + pos, cap - pos, RTL_RTDE_PROTOCOL_V2,
@@ -318,6 +348,7 @@ RTL_API int rtl_rtde_coalesce_commit(struct rtl_rtde_coalesce *c)
 			s->masks[k].touched |= s->masks[k].staged;
 		s->staged = false;
 		s->force = false;
+		s->resend = false;
 		rtl_stat_add(&c->counters[i].sent, 1);
 		committed++;
 	}
@@ -330,6 +361,56 @@ RTL_API int rtl_rtde_coalesce_force(struct rtl_rtde_coalesce *c)
 		return -EINVAL;
 	for (uint32_t i = 0; i < c->n; i++)
 		c->slots[i].force = true;
+	return 0;
+}
+
+RTL_API int rtl_rtde_coalesce_resend(struct rtl_rtde_coalesce *c, size_t i)
+{
+	if (!c || i >= c->n)
+		return -EINVAL;
+	c->slots[i].resend = true;
+	return 0;
+}
+
+RTL_API int rtl_rtde_coalesce_set_heartbeat(struct rtl_rtde_coalesce *c, size_t i,
+					    struct rtl_rtde_handle h)
+{
+	const struct rtl_rtde_recipe *r;
+
+	if (!c || i >= c->n)
+		return -EINVAL;
+	r = c->slots[i].recipe;
+	if ((h.type != RTL_RTDE_TYPE_INT32 && h.type != RTL_RTDE_TYPE_UINT32) || h.index >= r->n ||
+	    r->slots[h.index].host_offset != h.offset)
+		return -EINVAL;
+	c->beat_recipe = (int32_t)i;
+	c->beat_host = h.offset;
+	c->beat_wire = r->slots[h.index].wire_offset;
+	return 0;
+}
+
+RTL_API uint32_t rtl_rtde_coalesce_next_beat(struct rtl_rtde_coalesce *c)
+{
+	return c ? ++c->beat : 0;
+}
+
+RTL_API int rtl_rtde_coalesce_beat_offset(const struct rtl_rtde_coalesce *c)
+{
+	if (!c || c->beat_recipe < 0)
+		return -1;
+	return (int)(RTL_RTDE_HEADER_SIZE + 1 + c->beat_wire);
+}
+
+RTL_API int rtl_rtde_coalesce_beat_recipe(const struct rtl_rtde_coalesce *c)
+{
+	return c ? c->beat_recipe : -1;
+}
+
+RTL_API int rtl_rtde_coalesce_raw_masks(struct rtl_rtde_coalesce *c, bool raw)
+{
+	if (!c)
+		return -EINVAL;
+	c->raw_masks = raw;
 	return 0;
 }
 

@@ -169,15 +169,15 @@ RTL_API int rtl_tcp_wait(int fd, short events, int64_t deadline_ns)
 }
 
 /* Try one address; returns the connected socket or -errno. */
-static int try_connect(const struct addrinfo *ai, int64_t deadline)
+static int try_connect(const struct sockaddr *sa, socklen_t len, int64_t deadline)
 {
 	int fd, r, soerr = 0;
 	socklen_t sl = sizeof(soerr);
 
-	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+	if (connect(fd, sa, len) < 0) {
 		if (errno != EINPROGRESS) {
 			r = -errno;
 			goto err_close;
@@ -207,30 +207,65 @@ err_close:
 	return r;
 }
 
-RTL_API int rtl_tcp_connect(const char *host, uint16_t port, int64_t timeout_ns,
+RTL_API int rtl_tcp_resolve(const char *host, uint16_t port, struct rtl_tcp_addr *out,
 			    struct rtl_tcp_error *err)
 {
 	struct addrinfo *res, *ai;
-	int64_t deadline;
-	int r, fd = -ECONNREFUSED;
+	int r;
 
 	if (err)
 		err->code = 0, err->message[0] = '\0';
+	if (!out)
+		return set_err(err, -EINVAL, "resolve: no address to fill");
 	if (!host || !host[0])
 		return set_err(err, -EINVAL, "connect: no host given");
-	deadline = timeout_ns > 0 ? rtl_time_now() + timeout_ns : RTL_TCP_FOREVER;
 	r = resolve(host, port, false, &res, err, "connect to");
 	if (r < 0)
 		return r;
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = try_connect(ai, deadline);
+	out->n = 0;
+	for (ai = res; ai && out->n < RTL_TCP_MAX_ADDRS; ai = ai->ai_next) {
+		if (ai->ai_addrlen > sizeof(out->ss[0]))
+			continue;
+		memcpy(&out->ss[out->n], ai->ai_addr, ai->ai_addrlen);
+		out->len[out->n++] = ai->ai_addrlen;
+	}
+	freeaddrinfo(res);
+	snprintf(out->host, sizeof(out->host), "%s", host);
+	out->port = port;
+	if (!out->n)
+		return set_err(err, -ENOENT, "connect to %s:%u: '%s' has no usable address", host,
+			       port, host);
+	return 0;
+}
+
+RTL_API int rtl_tcp_connect_addr(const struct rtl_tcp_addr *addr, int64_t timeout_ns,
+				 struct rtl_tcp_error *err)
+{
+	int64_t deadline;
+	int fd = -ECONNREFUSED;
+
+	if (err)
+		err->code = 0, err->message[0] = '\0';
+	if (!addr || !addr->n)
+		return set_err(err, -EINVAL, "connect: no address resolved");
+	deadline = timeout_ns > 0 ? rtl_time_now() + timeout_ns : RTL_TCP_FOREVER;
+	for (unsigned i = 0; i < addr->n; i++) {
+		fd = try_connect((const struct sockaddr *)&addr->ss[i], addr->len[i], deadline);
 		if (fd >= 0 || fd == -ETIMEDOUT)
 			break;
 	}
-	freeaddrinfo(res);
 	if (fd < 0)
-		return connect_error(err, host, port, fd, timeout_ns);
+		return connect_error(err, addr->host, addr->port, fd, timeout_ns);
 	return fd;
+}
+
+RTL_API int rtl_tcp_connect(const char *host, uint16_t port, int64_t timeout_ns,
+			    struct rtl_tcp_error *err)
+{
+	struct rtl_tcp_addr addr;
+	int r = rtl_tcp_resolve(host, port, &addr, err);
+
+	return r < 0 ? r : rtl_tcp_connect_addr(&addr, timeout_ns, err);
 }
 
 RTL_API int rtl_tcp_listen(const char *host, uint16_t port, uint16_t *bound,

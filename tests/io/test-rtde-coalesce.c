@@ -733,3 +733,86 @@ Test(rtde_coalesce, rt_calls_do_not_allocate)
 	cr_assert_neq(sink, 0);
 	cr_assert_gt(st.sent, 0);
 }
+
+/* ---- the heartbeat, keep-alives and raw masks --------------------------------------- */
+
+static int32_t beat_of(const struct rtl_rtde_frame *f)
+{
+	return rtl_rtde_frame_get_int(f, hnd(&rec_servo, "input_int_register_25"));
+}
+
+Test(rtde_coalesce, heartbeat_is_ours_never_a_change_and_new_in_every_package)
+{
+	struct rtl_rtde_frame *f;
+
+	setup_two();
+	cr_assert_eq(rtl_rtde_coalesce_set_heartbeat(&coal, SERVO,
+						     hnd(&rec_servo, "input_int_register_25")),
+		     0);
+	/* The caller's writes to it change nothing. */
+	cr_assert(rtl_rtde_frame_set_int(servo(), hnd(&rec_servo, "input_int_register_25"), 77));
+	cr_expect_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0,
+		     "a heartbeat write alone is no change");
+	set_d(servo(), &rec_servo, "input_double_register_24", 0.5);
+	f = encode_one(&rec_servo, SERVO_ID);
+	cr_expect_eq(beat_of(f), 1, "the first package carries 1, not the caller's 77");
+	/* Not committed: the re-encode takes the next value. */
+	f = encode_one(&rec_servo, SERVO_ID);
+	cr_expect_eq(beat_of(f), 2);
+	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_expect_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0, "unchanged after commit");
+	cr_expect_eq(rtl_rtde_coalesce_next_beat(&coal), 3, "a value given out elsewhere");
+	set_d(servo(), &rec_servo, "input_double_register_24", 0.75);
+	f = encode_one(&rec_servo, SERVO_ID);
+	cr_expect_eq(beat_of(f), 4, "never a value handed out before");
+	cr_expect_eq(rtl_rtde_coalesce_beat_recipe(&coal), SERVO);
+	cr_expect_eq(rtl_rtde_coalesce_beat_offset(&coal),
+		     (int)(RTL_RTDE_HEADER_SIZE + 1 +
+			   rec_servo.slots[hnd(&rec_servo, "input_int_register_25").index].wire_offset));
+	/* Wrong type or recipe: refused. */
+	cr_expect_eq(rtl_rtde_coalesce_set_heartbeat(&coal, SERVO,
+						     hnd(&rec_servo, "input_double_register_24")),
+		     -EINVAL);
+	cr_expect_eq(rtl_rtde_coalesce_set_heartbeat(&coal, 9,
+						     hnd(&rec_servo, "input_int_register_25")),
+		     -EINVAL);
+	cr_expect_eq(rtl_rtde_coalesce_set_heartbeat(NULL, 0, hnd(&rec_servo, "input_int_register_25")),
+		     -EINVAL);
+}
+
+Test(rtde_coalesce, resend_sends_one_unchanged_recipe_once_with_no_mask)
+{
+	struct rtl_rtde_frame *f;
+
+	setup_two();
+	set_u(io(), &rec_io, "standard_digital_output", 0x05);
+	encode_one(&rec_io, IO_ID);
+	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_resend(&coal, IO), 0);
+	f = encode_one(&rec_io, IO_ID);
+	cr_expect_eq(get_uint(f, &rec_io, "standard_digital_output_mask"), 0,
+		     "a keep-alive re-applies no output");
+	cr_expect_eq(get_uint(f, &rec_io, "standard_digital_output"), 0x05);
+	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_expect_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0, "once only");
+	cr_expect_eq(rtl_rtde_coalesce_resend(&coal, 2), -EINVAL);
+	cr_expect_eq(rtl_rtde_coalesce_resend(NULL, 0), -EINVAL);
+}
+
+Test(rtde_coalesce, raw_masks_go_out_as_written)
+{
+	struct rtl_rtde_frame *f;
+
+	setup_two();
+	cr_assert_eq(rtl_rtde_coalesce_raw_masks(&coal, true), 0);
+	/* Turn output 0 off: only a raw mask can say "bit 0, value 0". */
+	set_u(io(), &rec_io, "standard_digital_output_mask", 0x01);
+	set_u(io(), &rec_io, "standard_digital_output", 0x00);
+	set_u(io(), &rec_io, "speed_slider_mask", 1); /* but the fraction stays unset */
+	f = encode_one(&rec_io, IO_ID);
+	cr_expect_eq(get_uint(f, &rec_io, "standard_digital_output_mask"), 0x01);
+	cr_expect_eq(get_uint(f, &rec_io, "standard_digital_output"), 0x00);
+	cr_expect_eq(get_uint(f, &rec_io, "speed_slider_mask"), 0, "an unset value never applies");
+	cr_expect_eq(get_double(f, &rec_io, "speed_slider_fraction"), 0.0, "and goes out as 0.0");
+	cr_expect_eq(rtl_rtde_coalesce_raw_masks(NULL, true), -EINVAL);
+}

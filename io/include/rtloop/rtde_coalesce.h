@@ -47,7 +47,23 @@
  * byte, makes them the last sent values. Without a commit, the next encode
  * compares against the old values again and so re-sends the newest ones.
  * rtl_rtde_coalesce_force() (after a reconnect) re-sends every recipe once,
- * with the masks of every output the coalescer has ever set.
+ * with the masks of every output the coalescer has ever set;
+ * rtl_rtde_coalesce_resend() re-sends one recipe once, masks as usual (a
+ * keep-alive).
+ *
+ * The heartbeat. A controller-side watchdog wants a value that changes in
+ * every package (the command layout's RTL_RTDE_CMD_REG_SEQ). Written by
+ * the caller it would make every package look changed and defeat the
+ * coalescing; forgotten, it trips the watchdog. So, like the masks, the
+ * heartbeat field is the coalescer's (rtl_rtde_coalesce_set_heartbeat()):
+ * what the caller writes there is ignored, it never makes the recipe look
+ * changed, and every package of its recipe carries the next value of a
+ * counter (rtl_rtde_coalesce_next_beat()), so no two packages repeat it.
+ *
+ * Raw masks (rtl_rtde_coalesce_raw_masks()): the mask fields are sent as
+ * the caller wrote them instead of being computed. For a package built
+ * once and sent later whatever the controller holds then (a safe set that
+ * turns an output off must say "mask 1, value 0").
  *
  * Counters (packages sent, recipes found unchanged) are relaxed atomics
  * with one writer, the thread that encodes and commits; any thread may read
@@ -112,6 +128,7 @@ struct rtl_rtde_coalesce_slot {
 	struct rtl_rtde_frame pending; /* the caller's values */
 	uint8_t id;
 	bool force;  /* send at the next encode even if unchanged */
+	bool resend; /* send at the next encode even if unchanged, masks as usual */
 	bool staged; /* encoded by the last encode, waiting for commit */
 	uint8_t n_masks;
 	struct rtl_rtde_coalesce_mask masks[RTL_RTDE_COALESCE_MAX_MASKS];
@@ -132,6 +149,11 @@ struct rtl_rtde_coalesce_counter {
  */
 struct rtl_rtde_coalesce {
 	uint32_t n;
+	int32_t beat_recipe; /* recipe of the heartbeat, -1: none */
+	uint32_t beat_host;  /* its host and wire offsets */
+	uint32_t beat_wire;
+	uint32_t beat;	     /* the last heartbeat value given out */
+	bool raw_masks;
 	struct rtl_rtde_coalesce_slot slots[RTL_RTDE_COALESCE_MAX_RECIPES];
 	/* Read by other threads: on their own cache lines, away from the
 	 * owner's working state. */
@@ -211,6 +233,47 @@ RTL_API int rtl_rtde_coalesce_commit(struct rtl_rtde_coalesce *c);
  * only. RT-safe.
  */
 RTL_API int rtl_rtde_coalesce_force(struct rtl_rtde_coalesce *c);
+
+/*
+ * Have the next encode send recipe @i even if unchanged (a keep-alive),
+ * with the masks computed as usual (only what changed). Lasts until a
+ * commit. Returns 0, or -EINVAL for a NULL @c or @i out of range. Owner
+ * thread only. RT-safe.
+ */
+RTL_API int rtl_rtde_coalesce_resend(struct rtl_rtde_coalesce *c, size_t i);
+
+/*
+ * Make field @h (an INT32 or UINT32 of recipe @i) the heartbeat, as
+ * described above; at most one per coalescer (a second call moves it).
+ * Returns 0, or -EINVAL for a NULL @c, @i out of range or @h not a 4-byte
+ * integer of that recipe. Set-up time; owner thread only. RT-safe.
+ */
+RTL_API int rtl_rtde_coalesce_set_heartbeat(struct rtl_rtde_coalesce *c, size_t i,
+					    struct rtl_rtde_handle h);
+
+/*
+ * The next heartbeat value (the counter starts at 0, so the first package
+ * carries 1; it wraps). For packages built elsewhere that must not repeat
+ * a value this coalescer sent (a pre-encoded safe set). Owner thread only.
+ * RT-safe.
+ */
+RTL_API uint32_t rtl_rtde_coalesce_next_beat(struct rtl_rtde_coalesce *c);
+
+/* Where the heartbeat sits in the package of its recipe: the offset of its
+ * four bytes from the start of the package (header included), or -1 when
+ * @c has none. RT-safe. */
+RTL_API int rtl_rtde_coalesce_beat_offset(const struct rtl_rtde_coalesce *c);
+
+/* The recipe index of the heartbeat, or -1. RT-safe. */
+RTL_API int rtl_rtde_coalesce_beat_recipe(const struct rtl_rtde_coalesce *c);
+
+/*
+ * Send the mask fields as the caller writes them (@raw true) instead of
+ * computing them from what changed (false, the default). Unset doubles
+ * behind a mask (NaN) still go out as 0.0. Returns 0 or -EINVAL (NULL).
+ * Owner thread only. RT-safe.
+ */
+RTL_API int rtl_rtde_coalesce_raw_masks(struct rtl_rtde_coalesce *c, bool raw);
 
 /*
  * Read the counters of recipe @i into @out. Returns 0, or -EINVAL for a

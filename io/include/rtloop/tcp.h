@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <rtloop/compiler.h>
@@ -46,6 +47,36 @@ struct rtl_tcp_error {
 	 * refused: nothing listens on 127.0.0.1:30004: is ...?" */
 	char message[320];
 };
+
+/* The addresses of a host name, resolved once (rtl_tcp_resolve()), so that
+ * a reconnect on a real-time thread never asks the resolver again. */
+#define RTL_TCP_MAX_ADDRS 4
+struct rtl_tcp_addr {
+	unsigned n;
+	struct sockaddr_storage ss[RTL_TCP_MAX_ADDRS];
+	socklen_t len[RTL_TCP_MAX_ADDRS];
+	char host[256]; /* as given, for messages (cut to fit) */
+	uint16_t port;
+};
+
+/*
+ * Resolve @host (name or address) port @port into @out: up to
+ * RTL_TCP_MAX_ADDRS stream addresses, in the resolver's order. Returns 0,
+ * or with @err filled: -ENOENT (unknown host), -EAGAIN (resolution failed
+ * for now), -EINVAL (@host NULL or empty, @out NULL), -ENOMEM. Not
+ * RT-safe.
+ */
+RTL_API int rtl_tcp_resolve(const char *host, uint16_t port, struct rtl_tcp_addr *out,
+			    struct rtl_tcp_error *err);
+
+/*
+ * Connect to the addresses of @addr within @timeout_ns, as
+ * rtl_tcp_connect() does after resolving, with the same errors (but no
+ * resolver errors: that was done). Makes no resolver call. Not RT-safe
+ * (it may wait up to @timeout_ns).
+ */
+RTL_API int rtl_tcp_connect_addr(const struct rtl_tcp_addr *addr, int64_t timeout_ns,
+				 struct rtl_tcp_error *err);
 
 /*
  * Connect to @host (name or address) port @port within @timeout_ns
