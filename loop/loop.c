@@ -1,13 +1,30 @@
 // SPDX-License-Identifier: MIT
 /*
  * The control loop: rx thread, ring, worker, accounting, watchdog,
- * reconnect. The design note is in <rtloop/loop.h>; this file adds the
- * reasoning at the lines where it matters.
+ * reconnect, the stop at exit. The design note is in <rtloop/loop.h>; this
+ * file adds the reasoning at the lines where it matters.
+ *
+ * Who does what, on which thread:
+ *   rx thread    receives and decodes; in threads mode it also watches the
+ *                worker (watchdog_check()); it reconnects (with the step
+ *                parked) and runs the stop at exit (finish()).
+ *   step thread  the worker, or the rx thread in inline mode, or the
+ *                external loop's thread: runs the step, checks and sends
+ *                the step's commands (do_send()).
+ *   watch thread inline mode only: the watchdog of a step that runs on the
+ *                rx thread.
+ *   log thread   not real-time: drains the real-time threads' log queues
+ *                into the application's handler.
+ * The transmit side (tx_owner) is held for every send: by the step thread
+ * for one send, by the watchdog for one safe package, by the rx thread for
+ * a whole reconnect and for the whole stop at exit.
  */
 #include <errno.h>
 #include <linux/futex.h>
 #include <math.h>
 #include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -30,18 +47,34 @@
 #define DEFAULT_WATCHDOG 3
 #define DEFAULT_BACKOFF_NS (100 * RTL_NS_PER_MS)
 #define MAX_BACKOFF_NS (2 * RTL_NS_PER_SEC)
+#define DEFAULT_STOP_TIMEOUT_NS (2 * RTL_NS_PER_SEC)
+/* The stop at exit is sent again this often while the arm comes to rest
+ * (a quarter of the controller's watchdog when it is known), so that a
+ * controller-side watchdog that watches for packages stays fed. */
+#define STOP_RESEND_NS (25 * RTL_NS_PER_MS)
+/* Frames in a row that must show rest before the stop counts as done. */
+#define REST_FRAMES 2
 /* The worker re-checks the stop flag at least this often while asleep. */
 #define IDLE_WAKE_NS (100 * RTL_NS_PER_MS)
+/* The log thread drains the real-time threads' queues this often. */
+#define LOG_DRAIN_NS (10 * RTL_NS_PER_MS)
+#define LOG_SLOTS 256
 #define PREFAULT_STACK (128 * 1024)
 /* Frames of receive times the watchdog remembers (a power of two); the
  * watchdog may span at most this many periods. */
 #define WATCHDOG_HISTORY 256
 
-/* Single-writer counters: relaxed load + store, readable by anyone. */
 struct counters {
+	/* Single writer each (the rx thread, the step thread, or the thread
+	 * that watches): relaxed load + store, readable by anyone. */
 	_Atomic uint64_t frames, ctrl_skipped, worker_skipped, ring_full, steps, overruns, sends,
-		suppressed, would_block, rejected, watchdog, reconnects, rx_errors;
-	/* Written by the worker (rtl_loop_note_motion()). */
+		suppressed, would_block, rejected, stale, after_stop, watchdog, silent, reconnects,
+		rx_errors, rx_timeouts, stop_frames, stop_wait_ns, stop_unconfirmed;
+	/* Written by whoever holds the transmit side (read-modify-write:
+	 * more than one thread sends safe packages); the step compares it
+	 * before and after to see whether one went out meanwhile. */
+	_Atomic uint64_t safe_sends;
+	/* Written by the step thread (rtl_loop_note_motion()). */
 	_Atomic uint64_t motion_timeouts, motion_losses, motion_limits, motion_stops;
 	/* Written by the waiting thread (worker or external reader). */
 	_Atomic uint64_t spin_hits, spin_time_ns;
@@ -62,49 +95,72 @@ struct rtl_loop {
 	_Atomic uint32_t events;
 	_Atomic uint32_t sleeping;
 
-	_Atomic int stop;
+	_Atomic int stop; /* the loop is ending: set once, by anyone */
 	_Atomic int result;
 	_Atomic int armed;
 	_Atomic int tx_owner; /* 0 free, 1 held */
-	/* Sequence number + 1 of the last frame the worker finished: every
-	 * frame below it is done (or skipped). */
-	_Atomic uint64_t done_count;
-	_Atomic int watchdog_on; /* safe commands sent, worker not back yet */
+	/* Parking: the rx thread asks (park), the step thread says whether
+	 * it is inside a step (in_step); Dekker's pattern, seq_cst. */
+	_Atomic int park;
+	_Atomic int in_step;
+	/* The watchdog's view: frames below @done are finished or skipped;
+	 * frame @done is being stepped or waits. @end_ns: when the last step
+	 * ended (stored before @done, read after it). */
+	_Atomic uint64_t done;
+	_Atomic int64_t end_ns;
 	/* When the running step started (0: none running) and when the last
-	 * one did, for inline mode's watchdog thread. */
+	 * one did, for inline mode's watch thread. */
 	_Atomic int64_t step_begin_ns, last_begin_ns;
+	/* When anything last went on the wire (under the transmit side). */
+	_Atomic int64_t last_tx_ns;
 
-	struct rtl_thread rx, worker;
-	bool rx_running, worker_running, started;
+	struct rtl_thread rx, worker, logger;
+	bool rx_running, worker_running, logger_running, started;
+	_Atomic int log_stop;
+	struct rtl_log_queue *rx_log, *worker_log;
 	int cpu_latency_fd; /* /dev/cpu_dma_latency held while running, or -1 */
 
 	/* rx thread state. */
 	uint64_t seq;
 	int64_t last_rx_ns;
+	int64_t last_frame_ns; /* the last data frame, for the receive time-out */
+	bool connected;
 	/* watchdog_periods periods; 0: off. Set at connect (on the rx thread
-	 * after a reconnect); atomic because inline mode's watchdog thread
+	 * after a reconnect); atomic because inline mode's watch thread
 	 * reads it too. */
 	_Atomic int64_t watchdog_ns;
 	/* The transport's period, for the worker's overrun count: atomic
 	 * because a reconnect on the rx thread may change it. */
 	_Atomic int64_t period_ns;
-	/* Receive time of frame seq at [seq % WATCHDOG_HISTORY]: the
-	 * watchdog's view of how long the oldest unfinished frame waits. */
+	/* Receive time of frame seq at [seq % WATCHDOG_HISTORY]. */
 	int64_t rx_times[WATCHDOG_HISTORY];
+	/* The watching thread's (rx, or watch in inline mode): the @done of
+	 * the last episode, so that one stall fires once. */
+	bool fired_any;
+	uint64_t fired_done;
 
-	/* Worker state: the frame being stepped (for rtloop:motion_event),
-	 * and the receive time of the last frame taken (the spin window). */
+	/* Step thread state: the frame being stepped (for
+	 * rtloop:motion_event), the receive time of the last frame taken
+	 * (the spin window), safe_sends when the step began, whether
+	 * anything went out since the last safe package, whether the
+	 * current silence was reported. */
 	uint64_t step_seq;
 	int64_t taken_rx_ns;
+	uint64_t step_safe_seen;
+	bool armed_sent;
+	bool silent_noted;
 
 	/* External-loop state. */
-	bool holding;
+	bool holding, in_ext_step;
 	uint64_t held_seq;
 	int64_t last_read_start;
 
 	/* First rejection reason, published once. */
 	_Atomic int reject_noted;
 	char reject_why[160];
+	/* How the stop at exit went, published once by the rx thread. */
+	_Atomic int stop_noted;
+	char stop_note[320];
 
 	struct counters c;
 	struct rtl_hist *hist; /* RTL_LOOP_H_COUNT of them */
@@ -140,6 +196,24 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t val, int64_t timeout_ns)
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
 }
 
+static bool stopping(const struct rtl_loop *loop)
+{
+	return atomic_load_explicit(&loop->stop, memory_order_relaxed);
+}
+
+/* Every thread that waits on the event count looks again (stop, unpark). */
+static void wake_all(struct rtl_loop *loop)
+{
+	atomic_fetch_add(&loop->events, 1);
+	futex_wake(&loop->events);
+}
+
+static void stop_all(struct rtl_loop *loop)
+{
+	atomic_store(&loop->stop, 1);
+	wake_all(loop);
+}
+
 /* ---- set-up ------------------------------------------------------------------------ */
 
 RTL_API const char *rtl_loop_hist_name(enum rtl_loop_hist_id id)
@@ -153,10 +227,20 @@ static int fail(struct rtl_rt_error *err, int code, const char *msg)
 	return rtl_rt_error_set(err, code, "%s", msg);
 }
 
+static int rx_cpu(const struct rtl_loop_config *cfg)
+{
+	return cfg->pin_rx ? cfg->rx_cpu : -1;
+}
+
+static int worker_cpu(const struct rtl_loop_config *cfg)
+{
+	return cfg->pin_worker ? cfg->worker_cpu : -1;
+}
+
 /* The NUMA node of the worker's CPU, or -1: where the memory it reads goes. */
 static int worker_node(const struct rtl_loop_config *cfg)
 {
-	int node = cfg->worker_cpu >= 0 ? rtl_mem_cpu_node(cfg->worker_cpu) : -1;
+	int node = worker_cpu(cfg) >= 0 ? rtl_mem_cpu_node(worker_cpu(cfg)) : -1;
 
 	return node >= 0 ? node : -1;
 }
@@ -179,15 +263,28 @@ static int validate(const struct rtl_loop_config *cfg, struct rtl_rt_error *err)
 			    "API your own thread runs the step: leave inline_step false)");
 	if ((unsigned)cfg->rt_mode > RTL_LOOP_RT_OFF)
 		return fail(err, -EINVAL, "loop: unknown rt_mode");
-	if (cfg->watchdog_periods > WATCHDOG_HISTORY / 2)
+	if ((!cfg->pin_rx && cfg->rx_cpu > 0) || (!cfg->pin_worker && cfg->worker_cpu > 0))
 		return fail(err, -EINVAL,
-			    "loop: watchdog_periods must be at most 128 (or -1: off)");
+			    "loop: rx_cpu or worker_cpu is set but pin_rx or pin_worker is "
+			    "not: set pin_rx = true (pin_worker = true) to pin the thread to "
+			    "that CPU; a zeroed configuration pins nothing");
+	if ((cfg->pin_rx && cfg->rx_cpu < 0) || (cfg->pin_worker && cfg->worker_cpu < 0))
+		return fail(err, -EINVAL, "loop: pin_rx or pin_worker is set with a negative CPU");
+	if (cfg->watchdog_periods > WATCHDOG_HISTORY / 2 || cfg->watchdog_periods < -1)
+		return fail(err, -EINVAL,
+			    "loop: watchdog_periods must be 1..128 (0: 3, -1: off)");
 	if (cfg->spin_ns < 0 || cfg->spin_lead_ns < 0 || cfg->reconnect_attempts < 0 ||
 	    cfg->reconnect_backoff_ns < 0)
 		return fail(err, -EINVAL,
 			    "loop: spin_ns, spin_lead_ns, reconnect_attempts and "
 			    "reconnect_backoff_ns must not be negative");
 	return 0;
+}
+
+static void free_queues(struct rtl_loop *loop)
+{
+	rtl_log_queue_destroy(loop->rx_log);
+	rtl_log_queue_destroy(loop->worker_log);
 }
 
 RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config *cfg,
@@ -217,8 +314,17 @@ RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config 
 		loop->cfg.watchdog_periods = DEFAULT_WATCHDOG;
 	if (!loop->cfg.reconnect_backoff_ns)
 		loop->cfg.reconnect_backoff_ns = DEFAULT_BACKOFF_NS;
+	if (!loop->cfg.stop_timeout_ns)
+		loop->cfg.stop_timeout_ns = DEFAULT_STOP_TIMEOUT_NS;
+	if (rtl_log_queue_create(&loop->rx_log, LOG_SLOTS) < 0 ||
+	    rtl_log_queue_create(&loop->worker_log, LOG_SLOTS) < 0) {
+		free_queues(loop);
+		free(loop);
+		return fail(err, -ENOMEM, "loop: cannot allocate the log queues");
+	}
 	ret = rtl_mem_alloc(&mem, sizeof(struct rtl_hist) * RTL_LOOP_H_COUNT, worker_node(cfg));
 	if (ret < 0) {
+		free_queues(loop);
 		free(loop);
 		return fail(err, ret, "loop: cannot allocate the histograms");
 	}
@@ -272,6 +378,8 @@ static int connected(struct rtl_loop *loop, struct rtl_rt_error *err)
 				      : 0,
 			      memory_order_relaxed);
 	atomic_store_explicit(&loop->period_ns, loop->t->period_ns, memory_order_relaxed);
+	loop->connected = true;
+	loop->last_frame_ns = rtl_time_now();
 	return make_ring(loop, err);
 }
 
@@ -292,60 +400,130 @@ static void tx_release(struct rtl_loop *loop)
 	atomic_store_explicit(&loop->tx_owner, 0, memory_order_release);
 }
 
-/* Slow path (reconnect): wait for the transmit side. Its owner holds it
- * only for the length of one send, so this waits microseconds. */
+/* Slow path (reconnect, the stop at exit): wait for the transmit side. Its
+ * owner holds it only for the length of one non-blocking send, so this
+ * waits microseconds. */
 static void tx_take(struct rtl_loop *loop)
 {
 	while (!tx_try(loop))
 		rtl_time_sleep_until(rtl_time_now() + 50 * RTL_NS_PER_US);
 }
 
-/* Send the safe command set if the transmit side is free. */
-static int send_safe(struct rtl_loop *loop)
+/* The safe package, by the holder of the transmit side. */
+static int safe_locked(struct rtl_loop *loop)
 {
 	int ret;
 
 	if (!loop->t->ops->send_safe)
 		return -ENOTSUP;
+	ret = loop->t->ops->send_safe(loop->t);
+	if (ret > 0) {
+		atomic_fetch_add_explicit(&loop->c.safe_sends, 1, memory_order_relaxed);
+		atomic_store_explicit(&loop->last_tx_ns, rtl_time_now(), memory_order_relaxed);
+	}
+	return ret;
+}
+
+/* The safe package if the transmit side is free (-EAGAIN if not). */
+static int send_safe(struct rtl_loop *loop)
+{
+	int ret;
+
 	if (!tx_try(loop))
 		return -EAGAIN;
-	ret = loop->t->ops->send_safe(loop->t);
+	ret = safe_locked(loop);
 	tx_release(loop);
 	return ret;
 }
 
-/* The worker's (or the external loop's) send: check, arm, coalesce. */
+/* Armed, yet nothing has gone out for longer than the controller waits
+ * before it stops the arm: say so, once per silence. The step thread's. */
+static void silence_check(struct rtl_loop *loop, int64_t now)
+{
+	int64_t wd = loop->t->ctrl_watchdog_ns;
+	int64_t last = atomic_load_explicit(&loop->last_tx_ns, memory_order_relaxed);
+
+	if (wd <= 0 || !loop->armed_sent || loop->silent_noted || !last || now - last <= wd)
+		return;
+	loop->silent_noted = true;
+	rtl_stat_add(&loop->c.silent, 1);
+	rtl_log(RTL_LOG_WARN,
+		"loop: armed, but nothing was sent for %.0f ms, longer than the controller's "
+		"watchdog (%.0f ms): the controller has stopped the arm. Is the step (or the "
+		"external loop) too slow, or are its commands never written?",
+		(double)(now - last) / 1e6, (double)wd / 1e6);
+}
+
+/* A rejected step: count it, keep the first reason, and send the safe
+ * package instead (the caller holds the transmit side). */
+static void rejected(struct rtl_loop *loop, const char *why)
+{
+	rtl_stat_add(&loop->c.rejected, 1);
+	if (!atomic_load_explicit(&loop->reject_noted, memory_order_relaxed)) {
+		snprintf(loop->reject_why, sizeof(loop->reject_why), "%s", why);
+		/* release: the text is complete before the flag. */
+		atomic_store_explicit(&loop->reject_noted, 1, memory_order_release);
+		rtl_log(RTL_LOG_ERROR,
+			"loop: commands rejected (%s): the safe package was sent instead; fix "
+			"the step (later rejections are counted, not logged)",
+			why);
+	}
+	safe_locked(loop);
+}
+
+/*
+ * The step thread's send: stopping, disarmed, stale, check, coalesce.
+ * Nothing the step wrote reaches the wire unchecked, and nothing it wrote
+ * goes out once the watchdog has sent the safe package during its step.
+ */
 static int do_send(struct rtl_loop *loop, uint64_t seq)
 {
 	struct rtl_transport *t = loop->t;
+	char why[sizeof(loop->reject_why)];
+	int64_t now;
 	int ret;
 
-	if (!atomic_load_explicit(&loop->armed, memory_order_relaxed)) {
-		rtl_stat_add(&loop->c.suppressed, 1);
+	if (stopping(loop)) {
+		rtl_stat_add(&loop->c.after_stop, 1);
 		return 0;
 	}
-	if (t->ops->check) {
-		char why[sizeof(loop->reject_why)];
-
-		if (t->ops->check(t, why, sizeof(why)) < 0) {
-			rtl_stat_add(&loop->c.rejected, 1);
-			if (!atomic_load_explicit(&loop->reject_noted, memory_order_relaxed)) {
-				memcpy(loop->reject_why, why, sizeof(why));
-				loop->reject_why[sizeof(why) - 1] = '\0';
-				/* release: the text is complete before the flag. */
-				atomic_store_explicit(&loop->reject_noted, 1, memory_order_release);
-			}
-			send_safe(loop);
-			return 0;
+	if (!atomic_load_explicit(&loop->armed, memory_order_relaxed)) {
+		rtl_stat_add(&loop->c.suppressed, 1);
+		/* Disarmed after commands went out: stop what they started. */
+		if (loop->armed_sent && tx_try(loop)) {
+			ret = safe_locked(loop);
+			tx_release(loop);
+			if (ret != -EAGAIN)
+				loop->armed_sent = false;
 		}
+		return 0;
 	}
+	if (atomic_load_explicit(&loop->c.safe_sends, memory_order_acquire) !=
+	    loop->step_safe_seen) {
+		rtl_stat_add(&loop->c.stale, 1);
+		return 0;
+	}
+	now = rtl_time_now();
+	silence_check(loop, now);
 	if (!tx_try(loop)) {
-		rtl_stat_add(&loop->c.would_block, 1);
+		if (stopping(loop))
+			rtl_stat_add(&loop->c.after_stop, 1);
+		else
+			rtl_stat_add(&loop->c.would_block, 1);
 		return -EAGAIN;
 	}
+	if (t->ops->check && t->ops->check(t, why, sizeof(why)) < 0) {
+		rejected(loop, why);
+		tx_release(loop);
+		return 0;
+	}
 	ret = t->ops->send(t);
+	if (ret > 0)
+		atomic_store_explicit(&loop->last_tx_ns, now, memory_order_relaxed);
 	tx_release(loop);
 	if (ret > 0) {
+		loop->armed_sent = true;
+		loop->silent_noted = false;
 		rtl_stat_add(&loop->c.sends, 1);
 		rtl_trace_package_sent(seq, 0, (uint32_t)ret);
 	} else if (ret == 0) {
@@ -355,6 +533,68 @@ static int do_send(struct rtl_loop *loop, uint64_t seq)
 		rtl_stat_add(&loop->c.would_block, 1);
 	}
 	return ret;
+}
+
+/* ---- parking: connect only while no step runs ------------------------------------------ */
+
+/*
+ * The step thread, before it steps: announce, then look (seq_cst both, as
+ * park_step() stores then looks: one of the two sees the other). false: a
+ * reconnect has the transport, do not step now.
+ */
+static bool step_enter(struct rtl_loop *loop)
+{
+	atomic_store_explicit(&loop->in_step, 1, memory_order_seq_cst);
+	if (!atomic_load_explicit(&loop->park, memory_order_seq_cst))
+		return true;
+	atomic_store_explicit(&loop->in_step, 0, memory_order_release);
+	return false;
+}
+
+static void step_leave(struct rtl_loop *loop)
+{
+	/* release: the step's writes (commands, handles it read) happen
+	 * before the rx thread's reconnect, which acquires in park_step(). */
+	atomic_store_explicit(&loop->in_step, 0, memory_order_release);
+}
+
+/* The step thread, parked: wait until the reconnect is over (or stop, or
+ * @deadline). */
+static void wait_unparked(struct rtl_loop *loop, int64_t deadline)
+{
+	for (;;) {
+		uint32_t seen = atomic_load_explicit(&loop->events, memory_order_seq_cst);
+		int64_t now;
+
+		if (!atomic_load_explicit(&loop->park, memory_order_acquire) || stopping(loop))
+			return;
+		now = rtl_time_now();
+		if (now >= deadline)
+			return;
+		futex_wait(&loop->events, seen,
+			   deadline - now < IDLE_WAKE_NS ? deadline - now : IDLE_WAKE_NS);
+	}
+}
+
+/* The rx thread: keep the step thread out of its step. Returns false if
+ * the loop is stopping meanwhile (a step that never ends). Slow path. */
+static bool park_step(struct rtl_loop *loop)
+{
+	if (loop->cfg.inline_step)
+		return true; /* the step runs on this very thread */
+	atomic_store_explicit(&loop->park, 1, memory_order_seq_cst);
+	while (atomic_load_explicit(&loop->in_step, memory_order_seq_cst)) {
+		if (stopping(loop))
+			return false;
+		rtl_time_sleep_until(rtl_time_now() + 50 * RTL_NS_PER_US);
+	}
+	return true;
+}
+
+static void unpark_step(struct rtl_loop *loop)
+{
+	atomic_store_explicit(&loop->park, 0, memory_order_release);
+	wake_all(loop);
 }
 
 /* ---- rx thread ---------------------------------------------------------------------------- */
@@ -370,27 +610,46 @@ static void wake_worker(struct rtl_loop *loop)
 }
 
 /*
- * The worker is late when the oldest frame it has not finished has waited
- * more than N periods. Measuring from that frame's arrival (not from the
- * worker's last step) keeps a quiet controller from looking like a stuck
- * worker: after a gap in the stream, the first frame starts the clock.
+ * A stall: send the safe package, once per episode. An episode is named by
+ * the watchdog's @done at the time (the frame being stepped, or the oldest
+ * waiting): it changes only when a step starts on a new frame or ends, so
+ * one stall fires once however long it lasts, and the next stall, after a
+ * recovery, has a new name and fires again. The name is the watching
+ * thread's alone, so no store of the step thread can lose against it.
+ * Transmit side busy: the next look tries again.
  */
-/* A stall: send the safe set, once per episode (until the worker finishes
- * a step again). Busy or would block: the next check tries again. */
-static void watchdog_fire(struct rtl_loop *loop, uint64_t seq, uint32_t pending)
+static void watchdog_fire(struct rtl_loop *loop, uint64_t done, uint64_t seq, uint32_t pending)
 {
-	if (atomic_load_explicit(&loop->watchdog_on, memory_order_relaxed))
+	int ret;
+
+	if (loop->fired_any && loop->fired_done == done)
 		return;
-	if (send_safe(loop) < 0)
+	ret = send_safe(loop);
+	if (ret == -EAGAIN)
 		return;
-	atomic_store_explicit(&loop->watchdog_on, 1, memory_order_relaxed);
+	loop->fired_any = true;
+	loop->fired_done = done;
 	rtl_stat_add(&loop->c.watchdog, 1);
 	rtl_trace_watchdog_fired(seq, pending);
+	if (ret == -ENOTSUP)
+		rtl_log(RTL_LOG_ERROR, "loop: watchdog: the step is late and the transport has no "
+				       "safe package to send; the controller's own watchdog must "
+				       "stop the arm");
 }
 
+/*
+ * The worker is late when a frame has waited more than the watchdog time
+ * with no step finishing since it arrived: the oldest unfinished frame's
+ * arrival, or the end of the last step if that is later (frames that
+ * arrived during a stall are skipped by the next step and must not start
+ * the clock again). Measuring from arrivals, not from the worker's last
+ * step, keeps a quiet controller from looking like a stuck worker.
+ */
 static void watchdog_check(struct rtl_loop *loop, int64_t now, uint64_t seq)
 {
-	uint64_t done = atomic_load_explicit(&loop->done_count, memory_order_relaxed);
+	/* acquire: the end_ns stored before this done is seen. */
+	uint64_t done = atomic_load_explicit(&loop->done, memory_order_acquire);
+	int64_t end = atomic_load_explicit(&loop->end_ns, memory_order_relaxed);
 	int64_t limit = atomic_load_explicit(&loop->watchdog_ns, memory_order_relaxed);
 	int64_t oldest;
 
@@ -399,8 +658,10 @@ static void watchdog_check(struct rtl_loop *loop, int64_t now, uint64_t seq)
 	/* More frames pending than remembered: the oldest is older still. */
 	oldest = seq - done >= WATCHDOG_HISTORY ? INT64_MIN / 2
 						: loop->rx_times[done % WATCHDOG_HISTORY];
+	if (end > oldest)
+		oldest = end;
 	if (now - oldest > limit)
-		watchdog_fire(loop, seq, (uint32_t)((seq - done) + 1));
+		watchdog_fire(loop, done, seq, (uint32_t)((seq - done) + 1));
 }
 
 /* Sleep @ns in chunks of at most 50 ms, so that a stop is seen quickly. */
@@ -409,30 +670,43 @@ static void backoff_sleep(struct rtl_loop *loop, int64_t ns)
 	int64_t end = rtl_time_now() + ns;
 	int64_t now;
 
-	while (!atomic_load(&loop->stop) && (now = rtl_time_now()) < end)
+	while (!stopping(loop) && (now = rtl_time_now()) < end)
 		rtl_time_sleep_until(end - now > 50 * RTL_NS_PER_MS ? now + 50 * RTL_NS_PER_MS
 								    : end);
 }
 
-/* The connection is gone: reconnect (slow path) or end the loop. Returns
- * true when the rx thread may go on receiving. */
+static const char *errname(int code)
+{
+	const char *s = strerrordesc_np(code < 0 ? -code : code);
+
+	return s ? s : "unknown error";
+}
+
+/*
+ * The connection is gone: reconnect (slow path) or end the loop. The step
+ * is parked and the transmit side held for the whole of it: connect()
+ * rebuilds the transport's tables and runs the application's callbacks,
+ * which no step may see half done. Returns true when the rx thread may go
+ * on receiving.
+ */
 static bool reconnect(struct rtl_loop *loop, int why)
 {
 	int64_t backoff = loop->cfg.reconnect_backoff_ns;
 	struct rtl_rt_error err = { 0 };
 	int ret = why;
 
-	/* Own the transmit side for the whole reconnect: the transport's
-	 * send state is replaced under the worker's feet otherwise. */
+	if (!park_step(loop))
+		return false;
 	tx_take(loop);
 	/* Commands stay off until the application says otherwise. */
 	atomic_store(&loop->armed, 0);
 	loop->t->ops->disconnect(loop->t);
-	for (int i = 1; i <= loop->cfg.reconnect_attempts && !atomic_load(&loop->stop); i++) {
+	loop->connected = false;
+	for (int i = 1; i <= loop->cfg.reconnect_attempts && !stopping(loop); i++) {
 		rtl_log(RTL_LOG_WARN, "loop: connection lost (%s); reconnect attempt %d of %d",
-			strerror(why < 0 ? -why : ECONNRESET), i, loop->cfg.reconnect_attempts);
+			errname(why < 0 ? why : -ECONNRESET), i, loop->cfg.reconnect_attempts);
 		backoff_sleep(loop, backoff);
-		if (atomic_load(&loop->stop))
+		if (stopping(loop))
 			break;
 		ret = loop->t->ops->connect(loop->t, &err);
 		rtl_trace_reconnect((uint32_t)i, ret);
@@ -440,16 +714,22 @@ static bool reconnect(struct rtl_loop *loop, int why)
 			ret = connected(loop, &err);
 			if (ret < 0)
 				break;
+			/* The controller may still hold the old connection's
+			 * last command: start from the safe set. */
+			safe_locked(loop);
 			rtl_stat_add(&loop->c.reconnects, 1);
 			tx_release(loop);
-			rtl_log(RTL_LOG_INFO, "loop: reconnected; commands are disarmed until "
-					      "rtl_loop_arm()");
+			unpark_step(loop);
+			rtl_log(RTL_LOG_INFO, "loop: reconnected; the safe package was sent and "
+					      "commands are disarmed until rtl_loop_arm()");
 			return true;
 		}
+		rtl_log(RTL_LOG_WARN, "loop: reconnect attempt %d failed: %s", i, err.msg);
 		backoff = backoff * 2 > MAX_BACKOFF_NS ? MAX_BACKOFF_NS : backoff * 2;
 	}
 	tx_release(loop);
-	if (!atomic_load(&loop->stop)) {
+	unpark_step(loop);
+	if (!stopping(loop)) {
 		int expect = 0;
 
 		atomic_compare_exchange_strong(&loop->result, &expect, ret < 0 ? ret : -ECONNRESET);
@@ -457,83 +737,227 @@ static bool reconnect(struct rtl_loop *loop, int why)
 	return false;
 }
 
-static void stop_all(struct rtl_loop *loop)
+static void stop_noted(struct rtl_loop *loop, bool confirmed, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* How the stop at exit went: for the report, and the log. rx thread. */
+static void stop_noted(struct rtl_loop *loop, bool confirmed, const char *fmt, ...)
 {
-	atomic_store(&loop->stop, 1);
-	atomic_fetch_add(&loop->events, 1);
-	futex_wake(&loop->events);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(loop->stop_note, sizeof(loop->stop_note), fmt, ap);
+	va_end(ap);
+	if (!confirmed)
+		rtl_stat_add(&loop->c.stop_unconfirmed, 1);
+	/* release: the text is complete before the flag. */
+	atomic_store_explicit(&loop->stop_noted, 1, memory_order_release);
+	rtl_log(confirmed ? RTL_LOG_INFO : RTL_LOG_ERROR, "loop: stop: %s", loop->stop_note);
+}
+
+/*
+ * Receive frames until the transport reports the arm at rest (REST_FRAMES
+ * in a row), resending the safe package every @resend_ns, until
+ * @deadline. Returns 1 at rest, 0 at the deadline, -errno when the
+ * connection failed.
+ */
+static int await_rest(struct rtl_loop *loop, int64_t sent_at, int64_t deadline, int64_t resend_ns)
+{
+	struct rtl_transport *t = loop->t;
+	int64_t now = rtl_time_now(), last_safe = sent_at;
+	unsigned rest = 0;
+
+	while (now < deadline) {
+		int n;
+
+		if (now - last_safe >= resend_ns && safe_locked(loop) > 0)
+			last_safe = now;
+		n = t->ops->recv(t);
+		now = rtl_time_now();
+		if (n == -EAGAIN)
+			continue;
+		if (n <= 0)
+			return n < 0 ? n : -ECONNRESET;
+		for (;;) {
+			struct rtl_loop_frame *f = loop->scratch;
+			int r;
+
+			f->rx_ns = now;
+			r = t->ops->next(t, f, loop->slot_size - sizeof(*f));
+			if (r == 0)
+				break;
+			if (r < 0)
+				return r;
+			rtl_stat_add(&loop->c.stop_frames, 1);
+			rest = t->ops->at_rest(t, f) ? rest + 1 : 0;
+			if (rest >= REST_FRAMES)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The stop at exit, on the rx thread, whatever ended the loop: hold the
+ * transmit side to the end (nothing the step sends can follow), send the
+ * safe package, and receive until the arm is at rest or the stop time-out.
+ */
+static void finish(struct rtl_loop *loop)
+{
+	struct rtl_transport *t = loop->t;
+	int64_t timeout = loop->cfg.stop_timeout_ns, resend = STOP_RESEND_NS, sent_at;
+	int ret;
+
+	stop_all(loop);
+	tx_take(loop);
+	if (!loop->connected) {
+		stop_noted(loop, false,
+			   "the connection was lost, so no stop could be sent: the controller's "
+			   "own watchdog stops the arm");
+		return;
+	}
+	ret = safe_locked(loop);
+	if (ret == -ENOTSUP) {
+		stop_noted(loop, false,
+			   "the transport has no safe package, so nothing was sent at exit; give "
+			   "it one (RTDE: the safe callback, or the command registers in an input "
+			   "recipe)");
+		return;
+	}
+	if (ret < 0 && ret != -EAGAIN) {
+		stop_noted(loop, false, "the stop could not be sent (%s)", errname(ret));
+		return;
+	}
+	sent_at = rtl_time_now();
+	if (timeout < 0) {
+		stop_noted(loop, true, "the stop was sent; rest not awaited (stop_timeout_ns < 0)");
+		return;
+	}
+	if (!t->ops->at_rest) {
+		stop_noted(loop, false,
+			   "the stop was sent, but the %s transport cannot tell whether the arm "
+			   "came to rest",
+			   t->ops->name);
+		return;
+	}
+	if (t->ctrl_watchdog_ns > 0 && t->ctrl_watchdog_ns / 4 < resend)
+		resend = t->ctrl_watchdog_ns / 4;
+	ret = await_rest(loop, ret == -EAGAIN ? 0 : sent_at, sent_at + timeout, resend);
+	if (ret == 1) {
+		int64_t took = rtl_time_now() - sent_at;
+
+		rtl_stat_add(&loop->c.stop_wait_ns, (uint64_t)took);
+		stop_noted(loop, true, "the arm was at rest %.1f ms after the stop (%llu frames)",
+			   (double)took / 1e6,
+			   (unsigned long long)rtl_stat_get(&loop->c.stop_frames));
+	} else if (ret == 0) {
+		stop_noted(loop, false, "the arm was not at rest %.1f s after the stop (%llu frames)",
+			   (double)timeout / 1e9,
+			   (unsigned long long)rtl_stat_get(&loop->c.stop_frames));
+	} else {
+		stop_noted(loop, false,
+			   "the connection failed while waiting for rest (%s): the controller's "
+			   "own watchdog stops the arm",
+			   errname(ret));
+	}
+}
+
+/* No data frame for the transport's receive time-out: a lost connection. */
+static bool rx_timed_out(struct rtl_loop *loop, int64_t now)
+{
+	int64_t limit = loop->t->rx_timeout_ns;
+
+	if (limit <= 0 || now - loop->last_frame_ns <= limit)
+		return false;
+	rtl_stat_add(&loop->c.rx_timeouts, 1);
+	rtl_log(RTL_LOG_ERROR,
+		"loop: no data frame from the controller for %.2f s (the %s transport's receive "
+		"time-out): the connection counts as lost",
+		(double)(now - loop->last_frame_ns) / 1e9, loop->t->ops->name);
+	return true;
 }
 
 static int run_inline(struct rtl_loop *loop); /* below, with the worker */
+
+/* Take in what one receive brought. Returns the number of frames, or
+ * -errno (after a failed reconnect: the rx thread ends). */
+static int take_in(struct rtl_loop *loop, int64_t now)
+{
+	struct rtl_transport *t = loop->t;
+	int got = 0;
+
+	for (;;) {
+		struct rtl_loop_frame *slot = rtl_ring_reserve(loop->ring);
+		struct rtl_loop_frame *f = slot ? slot : loop->scratch;
+		int r;
+
+		/* Before next(): the transport's "now", so it reads no clock
+		 * per frame. */
+		f->rx_ns = now;
+		r = t->ops->next(t, f, loop->slot_size - sizeof(*f));
+		if (r == 0)
+			break;
+		if (r < 0) {
+			rtl_stat_add(&loop->c.rx_errors, 1);
+			return reconnect(loop, r) ? got : r;
+		}
+		got++;
+		f->seq = loop->seq++;
+		loop->rx_times[f->seq % WATCHDOG_HISTORY] = now;
+		/* Both events follow the decode (the frame's seq is known only
+		 * then); the time recv() returned is in rx_ns. */
+		rtl_trace_frame_received(f->seq, f->ctrl_time, f->rx_ns, f->size);
+		rtl_trace_frame_decoded(f->seq, 0);
+		rtl_stat_add(&loop->c.frames, 1);
+		if (loop->last_rx_ns)
+			rtl_hist_record(&loop->hist[RTL_LOOP_H_INTERARRIVAL], now - loop->last_rx_ns);
+		loop->last_rx_ns = now;
+		loop->last_frame_ns = now;
+		if (f->ctrl_skipped) {
+			rtl_stat_add(&loop->c.ctrl_skipped, f->ctrl_skipped);
+			rtl_trace_skipped(f->seq, f->ctrl_skipped, RTL_TRACE_SKIP_CONTROLLER);
+		}
+		if (!slot) {
+			rtl_stat_add(&loop->c.ring_full, 1);
+			rtl_trace_skipped(f->seq, 1, RTL_TRACE_SKIP_RING_FULL);
+		} else {
+			f->commit_ns = rtl_time_now();
+			rtl_ring_commit(loop->ring);
+			rtl_trace_frame_committed(f->seq, rtl_ring_size(loop->ring));
+			if (!loop->cfg.inline_step)
+				wake_worker(loop);
+		}
+		/* Inline mode: the watch thread watches the step. */
+		if (!loop->cfg.inline_step)
+			watchdog_check(loop, now, f->seq);
+	}
+	return got;
+}
 
 static void *rx_main(void *arg)
 {
 	struct rtl_loop *loop = arg;
 	struct rtl_transport *t = loop->t;
 
-	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed)) {
-		int n = t->ops->recv(t);
-		int64_t now;
+	rtl_log_queue_attach(loop->rx_log);
+	while (!stopping(loop)) {
+		int n = t->ops->recv(t), got = 0;
+		int64_t now = rtl_time_now();
 
-		if (n <= 0) {
-			if (atomic_load(&loop->stop) || !reconnect(loop, n < 0 ? n : -ECONNRESET))
-				break;
-			continue;
-		}
-		now = rtl_time_now();
-		for (;;) {
-			struct rtl_loop_frame *slot = rtl_ring_reserve(loop->ring);
-			struct rtl_loop_frame *f = slot ? slot : loop->scratch;
-			int r;
-
-			/* Before next(): the transport's "now", so it reads no
-			 * clock per frame. */
-			f->rx_ns = now;
-			r = t->ops->next(t, f, loop->slot_size - sizeof(*f));
-
-			if (r == 0)
-				break;
-			if (r < 0) {
-				rtl_stat_add(&loop->c.rx_errors, 1);
-				if (!reconnect(loop, r))
-					goto out;
-				break;
-			}
-			f->seq = loop->seq++;
-			loop->rx_times[f->seq % WATCHDOG_HISTORY] = now;
-			/* Both events follow the decode (the frame's seq is known
-			 * only then); the time recv() returned is in rx_ns. */
-			rtl_trace_frame_received(f->seq, f->ctrl_time, f->rx_ns, f->size);
-			rtl_trace_frame_decoded(f->seq, 0);
-			rtl_stat_add(&loop->c.frames, 1);
-			if (loop->last_rx_ns)
-				rtl_hist_record(&loop->hist[RTL_LOOP_H_INTERARRIVAL],
-						now - loop->last_rx_ns);
-			loop->last_rx_ns = now;
-			if (f->ctrl_skipped) {
-				rtl_stat_add(&loop->c.ctrl_skipped, f->ctrl_skipped);
-				rtl_trace_skipped(f->seq, f->ctrl_skipped,
-						  RTL_TRACE_SKIP_CONTROLLER);
-			}
-			if (!slot) {
-				rtl_stat_add(&loop->c.ring_full, 1);
-				rtl_trace_skipped(f->seq, 1, RTL_TRACE_SKIP_RING_FULL);
-			} else {
-				f->commit_ns = rtl_time_now();
-				rtl_ring_commit(loop->ring);
-				rtl_trace_frame_committed(f->seq, rtl_ring_size(loop->ring));
-				if (!loop->cfg.inline_step)
-					wake_worker(loop);
-			}
-			/* Inline mode: the watchdog thread watches the step. */
-			if (!loop->cfg.inline_step)
-				watchdog_check(loop, now, f->seq);
-		}
-		if (loop->cfg.inline_step && run_inline(loop) < 0)
+		if (n > 0)
+			got = take_in(loop, now);
+		else if (n != -EAGAIN && !stopping(loop))
+			got = reconnect(loop, n < 0 ? n : -ECONNRESET) ? 0 : -ECONNRESET;
+		if (got < 0)
+			break;
+		if (!got && !stopping(loop) && rx_timed_out(loop, now) &&
+		    !reconnect(loop, -ETIMEDOUT))
+			break;
+		if (got > 0 && loop->cfg.inline_step && run_inline(loop) < 0)
 			break;
 	}
-out:
-	stop_all(loop);
+	finish(loop);
+	rtl_log_queue_attach(NULL);
 	return NULL;
 }
 
@@ -622,7 +1046,7 @@ static const struct rtl_loop_frame *wait_frame(struct rtl_loop *loop, int64_t de
 	w = rtl_loop_spin_window(now, loop->taken_rx_ns,
 				 atomic_load_explicit(&loop->period_ns, memory_order_relaxed),
 				 loop->cfg.spin_ns, loop->cfg.spin_lead_ns);
-	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed) && now < deadline) {
+	while (!stopping(loop) && now < deadline) {
 		int64_t wake;
 		uint32_t seen;
 
@@ -650,7 +1074,7 @@ static const struct rtl_loop_frame *wait_frame(struct rtl_loop *loop, int64_t de
 			seen = atomic_load_explicit(&loop->events, memory_order_seq_cst);
 			atomic_store_explicit(&loop->sleeping, 1, memory_order_seq_cst);
 			f = take(loop);
-			if (!f && !atomic_load(&loop->stop))
+			if (!f && !stopping(loop))
 				futex_wait(&loop->events, seen, wake - rtl_time_now());
 			atomic_store_explicit(&loop->sleeping, 0, memory_order_relaxed);
 			if (f)
@@ -667,7 +1091,10 @@ out:
 	return f;
 }
 
-/* Book-keeping when a frame starts being processed. */
+/* Book-keeping when a frame starts being processed: the watchdog's @done
+ * moves to it (the frames below are skipped or finished), and the safe
+ * packages sent so far are noted (one sent during the step makes it
+ * stale). */
 static void frame_started(struct rtl_loop *loop, const struct rtl_loop_frame *f, int64_t now)
 {
 	int64_t wake = now - f->commit_ns;
@@ -676,12 +1103,16 @@ static void frame_started(struct rtl_loop *loop, const struct rtl_loop_frame *f,
 	rtl_hist_record(&loop->hist[RTL_LOOP_H_RX_TO_STEP], now - f->rx_ns);
 	rtl_trace_worker_woke(f->seq, wake);
 	loop->step_seq = f->seq;
+	loop->step_safe_seen = atomic_load_explicit(&loop->c.safe_sends, memory_order_acquire);
+	atomic_store_explicit(&loop->done, f->seq, memory_order_release);
 }
 
-static void step_done(struct rtl_loop *loop, uint64_t seq)
+/* The step for frame @seq has ended at @now. */
+static void step_done(struct rtl_loop *loop, uint64_t seq, int64_t now)
 {
-	atomic_store_explicit(&loop->done_count, seq + 1, memory_order_relaxed);
-	atomic_store_explicit(&loop->watchdog_on, 0, memory_order_relaxed);
+	atomic_store_explicit(&loop->end_ns, now, memory_order_relaxed);
+	/* release: end_ns is seen by whoever sees this done. */
+	atomic_store_explicit(&loop->done, seq + 1, memory_order_release);
 }
 
 /*
@@ -691,16 +1122,16 @@ static void step_done(struct rtl_loop *loop, uint64_t seq)
 static int run_step(struct rtl_loop *loop, const struct rtl_loop_frame *f)
 {
 	int64_t start = rtl_time_now(), end, period;
-	uint64_t seq;
+	uint64_t seq = f->seq;
 	int ret;
 
 	frame_started(loop, f, start);
 	atomic_store_explicit(&loop->step_begin_ns, start, memory_order_relaxed);
 	atomic_store_explicit(&loop->last_begin_ns, start, memory_order_relaxed);
-	rtl_trace_step_started(f->seq);
+	rtl_trace_step_started(seq);
 	ret = loop->cfg.step(loop, f, loop->cfg.user);
 	end = rtl_time_now();
-	rtl_trace_step_finished(f->seq, end - start);
+	rtl_trace_step_finished(seq, end - start);
 	rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP], end - start);
 	rtl_stat_add(&loop->c.steps, 1);
 	period = atomic_load_explicit(&loop->period_ns, memory_order_relaxed);
@@ -712,16 +1143,17 @@ static int run_step(struct rtl_loop *loop, const struct rtl_loop_frame *f)
 		rtl_ring_release(loop->ring);
 		atomic_store_explicit(&loop->step_begin_ns, 0, memory_order_relaxed);
 		atomic_compare_exchange_strong(&loop->result, &expect, ret);
+		/* The rx thread sees it at the next frame (or receive slice)
+		 * and sends the stop. */
 		stop_all(loop);
-		loop->t->ops->shutdown(loop->t);
 		return ret;
 	}
-	do_send(loop, f->seq);
-	rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND], rtl_time_now() - start);
-	seq = f->seq; /* the slot is the producer's after the release */
-	rtl_ring_release(loop->ring);
+	do_send(loop, seq);
+	end = rtl_time_now();
+	rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND], end - start);
+	rtl_ring_release(loop->ring); /* the slot is the producer's after this */
 	atomic_store_explicit(&loop->step_begin_ns, 0, memory_order_relaxed);
-	step_done(loop, seq);
+	step_done(loop, seq, end);
 	return 0;
 }
 
@@ -729,12 +1161,25 @@ static void *worker_main(void *arg)
 {
 	struct rtl_loop *loop = arg;
 
-	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed)) {
+	rtl_log_queue_attach(loop->worker_log);
+	while (!stopping(loop)) {
 		const struct rtl_loop_frame *f = wait_frame(loop, INT64_MAX);
+		int ret;
 
-		if (f && run_step(loop, f) < 0)
+		if (!f)
+			continue;
+		/* A reconnect has the transport: wait, then take again (the
+		 * frame stays in the ring; a newer one may have come). */
+		if (!step_enter(loop)) {
+			wait_unparked(loop, INT64_MAX);
+			continue;
+		}
+		ret = run_step(loop, f);
+		step_leave(loop);
+		if (ret < 0)
 			break;
 	}
+	rtl_log_queue_attach(NULL);
 	return NULL;
 }
 
@@ -744,14 +1189,14 @@ static int run_inline(struct rtl_loop *loop)
 {
 	const struct rtl_loop_frame *f;
 
-	while ((f = take(loop)))
+	while (!stopping(loop) && (f = take(loop)))
 		if (run_step(loop, f) < 0)
 			return -1;
 	return 0;
 }
 
 /*
- * When the watchdog thread looks next: @limit after the step that counts
+ * When the watch thread looks next: @limit after the step that counts
  * (the running one, else the last one), plus half a period. Steps start
  * when frames arrive, so the look falls between two frames, away from the
  * receive-step-send path: a wake-up there would make the rx thread's own
@@ -770,25 +1215,27 @@ static int64_t watch_next(int64_t now, int64_t base, int64_t limit, int64_t peri
 /*
  * Inline mode's watchdog, on a thread of its own (the rx thread is the one
  * that stalls): a step running for longer than the watchdog time sends the
- * safe commands, once per episode. It sleeps on the event count, which only
- * stop_all() bumps in this mode.
+ * safe package, once per episode (watchdog_fire()). It sleeps on the event
+ * count, which in this mode only stop_all() and unpark bump.
  */
 static void *watch_main(void *arg)
 {
 	struct rtl_loop *loop = arg;
 
-	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed)) {
+	rtl_log_queue_attach(loop->worker_log);
+	while (!stopping(loop)) {
 		uint32_t seen = atomic_load_explicit(&loop->events, memory_order_seq_cst);
 		int64_t period = atomic_load_explicit(&loop->period_ns, memory_order_relaxed);
 		int64_t limit = atomic_load_explicit(&loop->watchdog_ns, memory_order_relaxed);
 		int64_t begin = atomic_load_explicit(&loop->step_begin_ns, memory_order_relaxed);
 		int64_t now = rtl_time_now();
 
-		if (limit && begin && now - begin > limit)
-			watchdog_fire(loop,
-				      atomic_load_explicit(&loop->done_count, memory_order_relaxed),
-				      1);
-		if (atomic_load_explicit(&loop->stop, memory_order_relaxed))
+		if (limit && begin && now - begin > limit) {
+			uint64_t done = atomic_load_explicit(&loop->done, memory_order_acquire);
+
+			watchdog_fire(loop, done, done, 1);
+		}
+		if (stopping(loop))
 			break;
 		if (!limit) {
 			futex_wait(&loop->events, seen, IDLE_WAKE_NS);
@@ -804,11 +1251,25 @@ static void *watch_main(void *arg)
 				      limit, period) -
 				   now);
 	}
+	rtl_log_queue_attach(NULL);
 	return NULL;
 }
 
-/* ---- start, stop ------------------------------------------------------------------------------
- */
+/* The log thread: not real-time; hands the real-time threads' messages
+ * to the application's handler. */
+static void *log_main(void *arg)
+{
+	struct rtl_loop *loop = arg;
+
+	while (!atomic_load_explicit(&loop->log_stop, memory_order_acquire)) {
+		rtl_log_queue_drain(loop->rx_log);
+		rtl_log_queue_drain(loop->worker_log);
+		rtl_time_sleep_until(rtl_time_now() + LOG_DRAIN_NS);
+	}
+	return NULL;
+}
+
+/* ---- start, stop ------------------------------------------------------------------------------ */
 
 static int spawn(struct rtl_loop *loop, struct rtl_thread *th, const char *name, int prio, int cpu,
 		 void *(*fn)(void *), struct rtl_rt_error *err)
@@ -823,7 +1284,7 @@ static int spawn(struct rtl_loop *loop, struct rtl_thread *th, const char *name,
 	};
 	int ret;
 
-	if (loop->cfg.rt_mode == RTL_LOOP_RT_OFF) {
+	if (loop->cfg.rt_mode == RTL_LOOP_RT_OFF || prio == 0) {
 		a.policy = SCHED_OTHER;
 		a.priority = 0;
 	}
@@ -841,6 +1302,27 @@ static int spawn(struct rtl_loop *loop, struct rtl_thread *th, const char *name,
 		note(loop, msg);
 	}
 	return 0;
+}
+
+/* A fresh run: every cross-thread flag and the per-run state. */
+static void reset_run(struct rtl_loop *loop)
+{
+	atomic_store(&loop->stop, 0);
+	atomic_store(&loop->result, 0);
+	atomic_store(&loop->tx_owner, 0);
+	atomic_store(&loop->park, 0);
+	atomic_store(&loop->in_step, 0);
+	atomic_store(&loop->log_stop, 0);
+	atomic_store(&loop->done, loop->seq);
+	atomic_store(&loop->end_ns, 0);
+	atomic_store(&loop->step_begin_ns, 0);
+	atomic_store(&loop->last_begin_ns, 0);
+	atomic_store(&loop->last_tx_ns, 0);
+	atomic_store(&loop->stop_noted, 0);
+	loop->fired_any = false;
+	loop->armed_sent = false;
+	loop->silent_noted = false;
+	loop->in_ext_step = false;
 }
 
 RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err)
@@ -868,44 +1350,58 @@ RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err)
 		if (loop->cpu_latency_fd < 0)
 			note(loop, e.msg);
 	}
+	reset_run(loop);
 	ret = loop->t->ops->connect(loop->t, &e);
 	if (ret < 0) {
 		if (err)
 			*err = e;
-		return ret;
+		goto err_latency;
 	}
 	ret = connected(loop, err);
 	if (ret < 0)
 		goto err_disconnect;
-	atomic_store(&loop->stop, 0);
-	atomic_store(&loop->result, 0);
-	atomic_store(&loop->done_count, loop->seq);
+	/* Whatever the controller holds from an earlier client, the loop
+	 * starts from the safe set (no threads yet: nobody else sends). */
+	safe_locked(loop);
+	if (!loop->t->ops->send_safe && atomic_load(&loop->armed))
+		rtl_log(RTL_LOG_WARN, "loop: the %s transport has no safe package: neither the "
+				      "watchdog nor the stop at exit can stop the arm",
+			loop->t->ops->name);
+	ret = spawn(loop, &loop->logger, "rtl-log", 0, -1, log_main, err);
+	if (ret < 0)
+		goto err_disconnect;
+	loop->logger_running = true;
 	if (loop->cfg.step) {
 		/* Inline mode steps on the rx thread; the second thread then
 		 * only keeps the watchdog. */
 		ret = spawn(loop, &loop->worker, loop->cfg.inline_step ? "rtl-watch" : "rtl-worker",
-			    loop->cfg.worker_priority, loop->cfg.worker_cpu,
+			    loop->cfg.worker_priority, worker_cpu(&loop->cfg),
 			    loop->cfg.inline_step ? watch_main : worker_main, err);
 		if (ret < 0)
-			goto err_disconnect;
+			goto err_stop_threads;
 		loop->worker_running = true;
 	}
-	ret = spawn(loop, &loop->rx, "rtl-rx", loop->cfg.rx_priority, loop->cfg.rx_cpu, rx_main,
+	ret = spawn(loop, &loop->rx, "rtl-rx", loop->cfg.rx_priority, rx_cpu(&loop->cfg), rx_main,
 		    err);
 	if (ret < 0)
-		goto err_stop_worker;
+		goto err_stop_threads;
 	loop->rx_running = true;
 	loop->started = true;
 	return 0;
 
-err_stop_worker:
-	if (loop->worker_running) {
-		stop_all(loop);
+err_stop_threads:
+	stop_all(loop);
+	if (loop->worker_running)
 		rtl_thread_join(&loop->worker, NULL);
-		loop->worker_running = false;
-	}
+	loop->worker_running = false;
+	atomic_store_explicit(&loop->log_stop, 1, memory_order_release);
+	if (loop->logger_running)
+		rtl_thread_join(&loop->logger, NULL);
+	loop->logger_running = false;
 err_disconnect:
 	loop->t->ops->disconnect(loop->t);
+	loop->connected = false;
+err_latency:
 	rtl_thread_release_cpu_latency(loop->cpu_latency_fd);
 	loop->cpu_latency_fd = -1;
 	return ret;
@@ -913,29 +1409,35 @@ err_disconnect:
 
 RTL_API void rtl_loop_stop(struct rtl_loop *loop)
 {
-	if (!loop)
-		return;
-	stop_all(loop);
-	loop->t->ops->shutdown(loop->t);
+	if (loop)
+		stop_all(loop);
 }
 
 RTL_API int rtl_loop_join(struct rtl_loop *loop)
 {
 	if (!loop || !loop->started)
 		return -EINVAL;
+	/* The rx thread ends after the stop at exit. */
 	if (loop->rx_running)
 		rtl_thread_join(&loop->rx, NULL);
-	/* The rx thread has ended: make sure the worker ends too. */
 	stop_all(loop);
 	if (loop->worker_running)
 		rtl_thread_join(&loop->worker, NULL);
-	loop->rx_running = loop->worker_running = false;
+	atomic_store_explicit(&loop->log_stop, 1, memory_order_release);
+	if (loop->logger_running)
+		rtl_thread_join(&loop->logger, NULL);
+	/* What the threads said after the log thread's last look. */
+	rtl_log_queue_drain(loop->rx_log);
+	rtl_log_queue_drain(loop->worker_log);
+	loop->rx_running = loop->worker_running = loop->logger_running = false;
 	loop->started = false;
 	if (loop->holding) {
 		rtl_ring_release(loop->ring);
 		loop->holding = false;
 	}
+	loop->in_ext_step = false;
 	loop->t->ops->disconnect(loop->t);
+	loop->connected = false;
 	rtl_thread_release_cpu_latency(loop->cpu_latency_fd);
 	loop->cpu_latency_fd = -1;
 	return atomic_load(&loop->result);
@@ -961,48 +1463,78 @@ RTL_API void rtl_loop_destroy(struct rtl_loop *loop)
 		rtl_mem_free(loop->ring_storage, loop->ring_bytes + loop->slot_size);
 	}
 	rtl_mem_free(loop->hist, sizeof(struct rtl_hist) * RTL_LOOP_H_COUNT);
+	free_queues(loop);
 	free(loop);
 }
 
 /* ---- external-loop API ---------------------------------------------------------------------- */
 
+/* The external loop's step ends (a write, or a read without one). */
+static void ext_step_end(struct rtl_loop *loop, int64_t now)
+{
+	rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP], now - loop->last_read_start);
+	step_done(loop, loop->held_seq, now);
+	loop->in_ext_step = false;
+	step_leave(loop);
+}
+
 RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_t timeout_ns)
 {
 	const struct rtl_loop_frame *f;
-	int64_t now;
+	int64_t now, deadline;
 
 	if (!loop || !loop->started || loop->cfg.step)
 		return NULL;
+	now = rtl_time_now();
+	if (loop->in_ext_step)
+		ext_step_end(loop, now);
 	if (loop->holding) {
 		rtl_ring_release(loop->ring);
 		loop->holding = false;
-		step_done(loop, loop->held_seq);
 	}
-	now = rtl_time_now();
-	if (loop->last_read_start)
-		rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP], now - loop->last_read_start);
-	f = wait_frame(loop, timeout_ns < 0 ? INT64_MAX : now + timeout_ns);
-	if (!f)
-		return NULL;
+	deadline = timeout_ns < 0 ? INT64_MAX : now + timeout_ns;
+	for (;;) {
+		f = wait_frame(loop, deadline);
+		if (!f)
+			return NULL;
+		if (step_enter(loop))
+			break;
+		wait_unparked(loop, deadline);
+		if (rtl_time_now() >= deadline)
+			return NULL;
+	}
 	now = rtl_time_now();
 	frame_started(loop, f, now);
 	loop->last_read_start = now;
 	rtl_stat_add(&loop->c.steps, 1);
 	loop->holding = true;
+	loop->in_ext_step = true;
 	loop->held_seq = f->seq;
 	return f;
 }
 
 RTL_API int rtl_loop_write(struct rtl_loop *loop)
 {
+	int64_t now;
 	int ret;
 
-	if (!loop || !loop->started)
+	if (!loop || !loop->started || loop->cfg.step)
 		return -EINVAL;
-	ret = do_send(loop, loop->seq);
-	if (loop->last_read_start)
-		rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND],
-				rtl_time_now() - loop->last_read_start);
+	if (!loop->in_ext_step) {
+		/* A write of its own (no read since the last write): a step
+		 * of its own, as short as the send. */
+		if (!step_enter(loop))
+			return -EAGAIN;
+		loop->step_safe_seen =
+			atomic_load_explicit(&loop->c.safe_sends, memory_order_acquire);
+		ret = do_send(loop, loop->held_seq);
+		step_leave(loop);
+		return ret;
+	}
+	ret = do_send(loop, loop->held_seq);
+	now = rtl_time_now();
+	rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND], now - loop->last_read_start);
+	ext_step_end(loop, now);
 	return ret;
 }
 
@@ -1066,9 +1598,19 @@ RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *
 		.suppressed = rtl_stat_get(&c->suppressed),
 		.would_block = rtl_stat_get(&c->would_block),
 		.rejected = rtl_stat_get(&c->rejected),
+		.stale = rtl_stat_get(&c->stale),
+		.after_stop = rtl_stat_get(&c->after_stop),
 		.watchdog = rtl_stat_get(&c->watchdog),
+		.safe_sends = rtl_stat_get(&c->safe_sends),
+		.silent = rtl_stat_get(&c->silent),
 		.reconnects = rtl_stat_get(&c->reconnects),
 		.rx_errors = rtl_stat_get(&c->rx_errors),
+		.rx_timeouts = rtl_stat_get(&c->rx_timeouts),
+		.log_dropped = rtl_log_queue_dropped(loop->rx_log) +
+			       rtl_log_queue_dropped(loop->worker_log),
+		.stop_frames = rtl_stat_get(&c->stop_frames),
+		.stop_wait_ns = rtl_stat_get(&c->stop_wait_ns),
+		.stop_unconfirmed = rtl_stat_get(&c->stop_unconfirmed),
 		.motion_timeouts = rtl_stat_get(&c->motion_timeouts),
 		.motion_losses = rtl_stat_get(&c->motion_losses),
 		.motion_limits = rtl_stat_get(&c->motion_limits),
@@ -1110,9 +1652,18 @@ static size_t counter_list(const struct rtl_loop_stats *s, const char **names, u
 	C(suppressed);
 	C(would_block);
 	C(rejected);
+	C(stale);
+	C(after_stop);
 	C(watchdog);
+	C(safe_sends);
+	C(silent);
 	C(reconnects);
 	C(rx_errors);
+	C(rx_timeouts);
+	C(log_dropped);
+	C(stop_frames);
+	C(stop_wait_ns);
+	C(stop_unconfirmed);
 	C(motion_timeouts);
 	C(motion_losses);
 	C(motion_limits);
@@ -1129,7 +1680,7 @@ RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json)
 	const char *names[sizeof(struct rtl_loop_stats) / sizeof(uint64_t)];
 	uint64_t v[sizeof(struct rtl_loop_stats) / sizeof(uint64_t)];
 	size_t n;
-	const char *why = NULL;
+	const char *why = NULL, *stop = NULL;
 
 	if (!loop || !f)
 		return -EINVAL;
@@ -1137,6 +1688,8 @@ RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json)
 	n = counter_list(&s, names, v);
 	if (atomic_load_explicit(&loop->reject_noted, memory_order_acquire))
 		why = loop->reject_why;
+	if (atomic_load_explicit(&loop->stop_noted, memory_order_acquire))
+		stop = loop->stop_note;
 	if (json) {
 		fputs("{\"counters\":{", f);
 		for (size_t i = 0; i < n; i++)
@@ -1151,11 +1704,13 @@ RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json)
 		rtl_json_string(f, loop->rt_notes);
 		fputs(",\"first_rejection\":", f);
 		rtl_json_string(f, why ? why : "");
+		fputs(",\"stop\":", f);
+		rtl_json_string(f, stop ? stop : "");
 		fputs("}\n", f);
 	} else {
 		fputs("loop counters:\n", f);
 		for (size_t i = 0; i < n; i++)
-			fprintf(f, "  %-15s %llu\n", names[i], (unsigned long long)v[i]);
+			fprintf(f, "  %-16s %llu\n", names[i], (unsigned long long)v[i]);
 		fputs("loop latency:\n", f);
 		for (int h = 0; h < RTL_LOOP_H_COUNT; h++) {
 			char title[32];
@@ -1165,6 +1720,14 @@ RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json)
 		}
 		if (why)
 			fprintf(f, "first rejected command: %s\n", why);
+		if (s.silent)
+			fprintf(f,
+				"SILENT: %llu times armed with nothing sent for longer than the "
+				"controller's watchdog: the controller stopped the arm\n",
+				(unsigned long long)s.silent);
+		if (stop)
+			fprintf(f, "stop at exit: %s%s\n", s.stop_unconfirmed ? "NOT CONFIRMED: " : "",
+				stop);
 		if (loop->rt_notes[0])
 			fprintf(f, "real-time settings not applied:\n%s", loop->rt_notes);
 	}

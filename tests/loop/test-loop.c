@@ -17,7 +17,9 @@
 #endif
 #include <errno.h>
 #include <math.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -51,6 +53,20 @@ static void note_hot_thread(int which)
 
 /* ---- the fake transport ---------------------------------------------------- */
 
+/*
+ * The fake keeps the contract of <rtloop/loop.h> as a real transport must:
+ * the step writes fk.cmd (its commands) and only check() and send() read
+ * it; the safe package is built at connect from fk.safe_value into storage
+ * of its own (checked there) and send_safe() sends exactly that; recv()
+ * waits at most the receive slice. Every value that goes on the "wire" is
+ * logged, so the tests can look at all of it.
+ */
+#define WIRE_LOG 8192
+
+/* A step is running: the fake's connect() counts what it overlaps. */
+static _Atomic int step_running;
+static _Atomic int connect_overlaps;
+
 struct fake {
 	/* Atomic: the rx thread replaces them on reconnect while the test
 	 * thread writes to the peer and stops the loop. */
@@ -59,27 +75,60 @@ struct fake {
 	unsigned char buf[4096];
 	size_t have, used;
 	double cmd;	  /* what the step writes */
-	double last_sent; /* what was last sent */
+	double last_sent; /* what was last sent (transmit side) */
+	double safe_value; /* configuration: the safe command */
+	double safe_pkg;   /* the safe package, built at connect */
+	bool resend;	   /* a safe package went out: send() re-sends */
+	int64_t ctrl_wd_ns; /* what connect() says the controller's watchdog is */
 	_Atomic int sends, safe_sends, connects;
 	_Atomic int stall_ms; /* the step sleeps this long once */
 	int64_t rx_faults_at[2];
 	_Atomic uint64_t rx_frames;
+	/* The wire: every value sent, and whether it was the safe package. */
+	_Atomic uint32_t n_wire;
+	double wire[WIRE_LOG];
+	bool wire_safe[WIRE_LOG];
 };
+
+static void wire_put(struct fake *f, double v, bool safe)
+{
+	uint32_t n = atomic_load_explicit(&f->n_wire, memory_order_relaxed);
+
+	if (n < WIRE_LOG) {
+		f->wire[n] = v;
+		f->wire_safe[n] = safe;
+		/* release: the entry is written before the count says so. */
+		atomic_store_explicit(&f->n_wire, n + 1, memory_order_release);
+	}
+}
 
 static int fake_connect(struct rtl_transport *t, struct rtl_rt_error *err)
 {
 	struct fake *f = t->impl;
+	struct timeval slice = { .tv_usec = RTL_TRANSPORT_RX_SLICE_NS / 1000 };
 	int sv[2];
 
+	if (!isfinite(f->safe_value))
+		return rtl_rt_error_set(err, -EDOM, "fake: the safe value is not finite");
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
 		return -errno;
+	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof(slice));
 	f->fd = sv[0];
 	f->peer = sv[1];
 	f->have = f->used = 0;
 	f->last_sent = NAN;
+	f->safe_pkg = f->safe_value;
 	t->values_size = sizeof(struct wire);
 	t->period_ns = PERIOD_NS;
+	t->ctrl_watchdog_ns = f->ctrl_wd_ns;
 	atomic_fetch_add(&f->connects, 1);
+	/* A step running now would see the transport change under it: the
+	 * loop must have parked it. Give a racing step time to show. */
+	for (int i = 0; i < 5 && atomic_load(&f->connects) > 1; i++) {
+		if (atomic_load(&step_running))
+			atomic_fetch_add(&connect_overlaps, 1);
+		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
+	}
 	return 0;
 }
 
@@ -92,7 +141,7 @@ static int fake_recv(struct rtl_transport *t)
 		f->used = f->have = 0;
 	n = recv(f->fd, f->buf + f->have, sizeof(f->buf) - f->have, 0);
 	if (n < 0)
-		return -errno;
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	f->have += (size_t)n;
 	return (int)n;
 }
@@ -126,9 +175,11 @@ static int fake_send(struct rtl_transport *t)
 {
 	struct fake *f = t->impl;
 
-	if (f->cmd == f->last_sent)
+	if (f->cmd == f->last_sent && !f->resend)
 		return 0;
 	f->last_sent = f->cmd;
+	f->resend = false;
+	wire_put(f, f->cmd, false);
 	atomic_fetch_add(&f->sends, 1);
 	return 8;
 }
@@ -137,6 +188,8 @@ static int fake_send_safe(struct rtl_transport *t)
 {
 	struct fake *f = t->impl;
 
+	wire_put(f, f->safe_pkg, true);
+	f->resend = true;
 	atomic_fetch_add(&f->safe_sends, 1);
 	return 8;
 }
@@ -150,6 +203,15 @@ static int fake_check(struct rtl_transport *t, char *why, size_t len)
 		return -EDOM;
 	}
 	return 0;
+}
+
+static bool fake_at_rest(struct rtl_transport *t, const struct rtl_loop_frame *fr)
+{
+	struct wire w;
+
+	(void)t;
+	memcpy(&w, fr->values, sizeof(w));
+	return w.value == 0;
 }
 
 static void fake_shutdown(struct rtl_transport *t)
@@ -182,6 +244,9 @@ static const struct rtl_transport_ops fake_ops = {
 	.disconnect = fake_disconnect,
 };
 
+/* The same, with at_rest(): the stop at exit waits for a rest frame. */
+static struct rtl_transport_ops fake_rest_ops;
+
 static struct fake fk;
 static struct rtl_transport tr;
 /* Run the step on the rx thread (rtl_loop_config.inline_step): the tests
@@ -192,9 +257,26 @@ static void fake_setup(void)
 {
 	memset(&fk, 0, sizeof(fk));
 	fk.fd = fk.peer = -1;
+	fk.safe_value = -1.0;
 	atomic_store(&hot_seen[0], false);
 	atomic_store(&hot_seen[1], false);
+	fake_rest_ops = fake_ops;
+	fake_rest_ops.at_rest = fake_at_rest;
 	tr = (struct rtl_transport){ .ops = &fake_ops, .impl = &fk, .commands = &fk.cmd };
+}
+
+/* Nothing non-finite ever went on the fake's wire, and every safe entry
+ * is the safe package exactly. (After the loop has joined.) */
+static void expect_clean_wire(void)
+{
+	uint32_t n = atomic_load(&fk.n_wire);
+
+	for (uint32_t i = 0; i < n; i++) {
+		cr_expect(isfinite(fk.wire[i]), "wire entry %u is %g", i, fk.wire[i]);
+		if (fk.wire_safe[i])
+			cr_expect_eq(fk.wire[i], fk.safe_value, "safe entry %u is %g", i,
+				     fk.wire[i]);
+	}
 }
 
 /* Write @n frames, one every @gap_ns (0: as fast as the socket takes them). */
@@ -240,7 +322,10 @@ struct seen {
 	int64_t worker_faults_at[2];
 	int stop_at;
 	bool write_nan;
+	bool constant;	  /* write 0.5 every step */
+	int step_sleep_us; /* every step takes this long */
 };
+
 
 static struct seen sn;
 
@@ -262,9 +347,15 @@ static int step_record(struct rtl_loop *loop, const struct rtl_loop_frame *f, vo
 		s->worker_faults_at[0] = rtl_mem_thread_minor_faults();
 	if (s->steps == 5200)
 		s->worker_faults_at[1] = rtl_mem_thread_minor_faults();
+	atomic_store(&step_running, 1);
 	if (stall)
 		rtl_time_sleep_until(rtl_time_now() + stall * RTL_NS_PER_MS);
-	*(double *)rtl_loop_commands(loop) = s->write_nan ? NAN : (double)(w.seq / 10);
+	if (s->step_sleep_us)
+		rtl_time_sleep_until(rtl_time_now() + s->step_sleep_us * RTL_NS_PER_US);
+	*(double *)rtl_loop_commands(loop) = s->write_nan ? NAN
+					     : s->constant ? 0.5
+							   : (double)(w.seq / 10);
+	atomic_store(&step_running, 0);
 	if (s->stop_at && s->steps == (uint64_t)s->stop_at)
 		return -ECANCELED;
 	return 0;
@@ -279,11 +370,21 @@ static struct rtl_loop_config test_config(void)
 		.step = step_record,
 		.user = &sn,
 		.rt_mode = RTL_LOOP_RT_OFF,
-		.rx_cpu = -1,
-		.worker_cpu = -1,
 		.watchdog_periods = -1,
 		.inline_step = inline_mode,
 	};
+}
+
+/* Create and start a loop for @cfg over the fake as it is set up now. */
+static struct rtl_loop *launch_prepared(const struct rtl_loop_config *cfg)
+{
+	struct rtl_loop *loop = NULL;
+	struct rtl_rt_error err = { 0 };
+
+	atomic_store(&connect_overlaps, 0);
+	cr_assert_eq(rtl_loop_create(&loop, cfg, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_start(loop, &err), 0, "%s", err.msg);
+	return loop;
 }
 
 /* Fresh fake and step records, then create and start a loop for @cfg. */
@@ -294,6 +395,7 @@ static struct rtl_loop *launch(const struct rtl_loop_config *cfg)
 
 	memset(&sn, 0, sizeof(sn));
 	fake_setup();
+	atomic_store(&connect_overlaps, 0);
 	cr_assert_eq(rtl_loop_create(&loop, cfg, &err), 0, "%s", err.msg);
 	cr_assert_eq(rtl_loop_start(loop, &err), 0, "%s", err.msg);
 	return loop;
@@ -316,6 +418,7 @@ static void halt(struct rtl_loop *loop, struct rtl_loop_stats *s)
 	rtl_loop_stop(loop);
 	cr_expect_eq(rtl_loop_join(loop), 0);
 	rtl_loop_stats(loop, s);
+	expect_clean_wire();
 }
 
 /* ---- tests --------------------------------------------------------------------------- */
@@ -380,28 +483,57 @@ static void full_ring_drops_are_counted(void)
 
 RTL_TEST_BOTH_MODES(loop, loop_inline, full_ring_drops_are_counted, inline_mode)
 
-static void watchdog_sends_safe_commands_once_per_stall(void)
+/* Safe entries on the fake's wire (after the loop has joined). */
+static unsigned wire_safe_count(void)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < atomic_load(&fk.n_wire); i++)
+		n += fk.wire_safe[i];
+	return n;
+}
+
+/*
+ * One stall fires the watchdog exactly once, however many frames pile up
+ * behind it and whatever the newest-only take skips; a second stall after
+ * the recovery fires it again. The stalled steps' commands are discarded
+ * (stale), and the next step's command is sent again although unchanged
+ * (the controller holds the safe set). The watchdog is 50 periods (100 ms)
+ * against 300 ms stalls, so scheduling noise cannot make an episode.
+ */
+static void watchdog_fires_exactly_once_per_stall(void)
 {
 	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop;
 	struct rtl_loop_stats s;
+	unsigned values = 0;
 
-	cfg.watchdog_periods = 10;
-	loop = launch(&cfg);
+	cfg.watchdog_periods = 50;
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	sn.constant = true;
+	loop = launch_prepared(&cfg);
 	feed(0, 10, PERIOD_NS);
-	atomic_store(&fk.stall_ms, 100); /* 50 periods, the watchdog allows 10 */
-	feed(10, 80, PERIOD_NS);
-	settle(loop, 90);
+	atomic_store(&fk.stall_ms, 300);
+	feed(10, 200, PERIOD_NS); /* the stall, and the recovery */
+	atomic_store(&fk.stall_ms, 300);
+	feed(210, 200, PERIOD_NS); /* a hang right after a recovery */
+	settle(loop, 410);
 	halt(loop, &s);
-	/* At least the stall fired it; scheduling noise on a loaded machine
-	 * may add an episode, but each episode sends the safe set once. */
-	cr_expect(s.watchdog >= 1, "the stall fired the watchdog");
-	cr_expect(s.watchdog <= 3, "%llu episodes for one stall", (unsigned long long)s.watchdog);
-	cr_expect_eq((uint64_t)fk.safe_sends, s.watchdog, "one safe send per episode");
+	cr_expect_eq(s.watchdog, 2, "%llu episodes for two stalls", (unsigned long long)s.watchdog);
+	cr_expect_eq(s.stale, 2, "each stalled step's commands are discarded");
+	/* Safe packages: the start, one per episode, the stop at exit. */
+	cr_expect_eq(s.safe_sends, 4);
+	cr_expect_eq(wire_safe_count(), 4);
+	for (uint32_t i = 0; i < fk.n_wire; i++)
+		values += !fk.wire_safe[i] && fk.wire[i] == 0.5;
+	cr_expect_eq(values, 3, "0.5 goes out first and again after each safe package");
+	cr_expect(fk.n_wire > 0 && fk.wire_safe[fk.n_wire - 1], "the stop is the last thing sent");
 	rtl_loop_destroy(loop);
 }
 
-RTL_TEST_BOTH_MODES(loop, loop_inline, watchdog_sends_safe_commands_once_per_stall, inline_mode)
+RTL_TEST_BOTH_MODES(loop, loop_inline, watchdog_fires_exactly_once_per_stall, inline_mode)
+
 
 static void non_finite_commands_are_rejected_and_replaced(void)
 {
@@ -414,7 +546,9 @@ static void non_finite_commands_are_rejected_and_replaced(void)
 	halt(loop, &s);
 	cr_expect_eq(s.rejected, s.steps);
 	cr_expect_eq(s.sends, 0);
-	cr_expect_eq((uint64_t)fk.safe_sends, s.steps, "the safe set goes out instead");
+	/* One at the start, one for each rejected step, one at the stop. */
+	cr_expect_eq((uint64_t)fk.safe_sends, s.steps + 2, "the safe set goes out instead");
+	cr_expect_eq(s.safe_sends, s.steps + 2);
 	rtl_loop_destroy(loop);
 }
 
@@ -428,6 +562,9 @@ static void step_error_stops_the_loop_with_its_code(void)
 	feed(0, 50, 0);
 	cr_expect_eq(rtl_loop_join(loop), -ECANCELED);
 	cr_expect_eq(sn.steps, 5);
+	cr_expect(fk.n_wire > 0 && fk.wire_safe[fk.n_wire - 1],
+		  "a step that ends the loop leaves the stop as the last thing sent");
+	expect_clean_wire();
 	rtl_loop_destroy(loop);
 }
 
@@ -480,13 +617,352 @@ static void lost_connection_reconnects_disarmed(void)
 
 RTL_TEST_BOTH_MODES(loop, loop_inline, lost_connection_reconnects_disarmed, inline_mode)
 
+/* ---- the stop at exit ------------------------------------------------------------------ */
+
+/*
+ * A controller for the stop tests, on its own thread: a frame every
+ * period, "moving" (value 1) until a safe package reaches the wire after
+ * @base entries, then at rest (value 0); or never at rest.
+ */
+struct ctl {
+	pthread_t th;
+	_Atomic int quit;
+	_Atomic uint32_t base; /* UINT32_MAX: no stop asked yet */
+	bool never_rest;
+	_Atomic uint64_t sent;
+};
+
+static struct ctl ctl;
+
+static bool stop_on_wire(uint32_t base)
+{
+	uint32_t n = atomic_load_explicit(&fk.n_wire, memory_order_acquire);
+
+	for (uint32_t i = base; i < n; i++)
+		if (fk.wire_safe[i])
+			return true;
+	return false;
+}
+
+static void *controller_main(void *arg)
+{
+	uint64_t seq = 0;
+	bool rest = false;
+
+	(void)arg;
+	while (!atomic_load(&ctl.quit)) {
+		uint32_t base = atomic_load(&ctl.base);
+		struct wire w;
+
+		if (!rest && !ctl.never_rest && base != UINT32_MAX && stop_on_wire(base))
+			rest = true;
+		w = (struct wire){ seq++, rest ? 0.0 : 1.0 };
+		if (send(fk.peer, &w, sizeof(w), MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof(w))
+			atomic_fetch_add(&ctl.sent, 1);
+		rtl_time_sleep_until(rtl_time_now() + PERIOD_NS);
+	}
+	return NULL;
+}
+
+/* A loop over the rest-aware fake, fed by the controller thread. */
+static struct rtl_loop *launch_with_controller(struct rtl_loop_config *cfg, bool never_rest)
+{
+	struct rtl_loop *loop;
+
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	tr.ops = &fake_rest_ops;
+	loop = launch_prepared(cfg);
+	memset(&ctl, 0, sizeof(ctl));
+	atomic_store(&ctl.base, UINT32_MAX);
+	ctl.never_rest = never_rest;
+	cr_assert_eq(pthread_create(&ctl.th, NULL, controller_main, NULL), 0);
+	return loop;
+}
+
+/* Wait (bounded) until @steps steps ran. */
+static void await_steps(struct rtl_loop *loop, uint64_t steps)
+{
+	int64_t end = rtl_time_now() + 5 * RTL_NS_PER_SEC;
+	struct rtl_loop_stats s;
+
+	do {
+		rtl_loop_stats(loop, &s);
+		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
+	} while (s.steps < steps && rtl_time_now() < end);
+}
+
+static void controller_quit(void)
+{
+	atomic_store(&ctl.quit, 1);
+	pthread_join(ctl.th, NULL);
+}
+
+static char *report_text(struct rtl_loop *loop)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert(f != NULL);
+	cr_expect_eq(rtl_loop_report(loop, f, false), 0);
+	fclose(f);
+	return text;
+}
+
+static void stop_waits_until_the_arm_is_at_rest(void)
+{
+	struct rtl_loop_config cfg = test_config();
+	struct rtl_loop *loop = launch_with_controller(&cfg, false);
+	struct rtl_loop_stats s;
+	char *text;
+
+	await_steps(loop, 20);
+	atomic_store(&ctl.base, atomic_load(&fk.n_wire));
+	rtl_loop_stop(loop);
+	cr_expect_eq(rtl_loop_join(loop), 0);
+	controller_quit();
+	rtl_loop_stats(loop, &s);
+	expect_clean_wire();
+	cr_expect_eq(s.stop_unconfirmed, 0, "the arm was seen at rest");
+	cr_expect_geq(s.stop_frames, 2, "two frames at rest in a row");
+	cr_expect_gt(s.stop_wait_ns, 0);
+	cr_expect(fk.wire_safe[fk.n_wire - 1], "the stop is the last thing sent");
+	text = report_text(loop);
+	cr_expect(strstr(text, "stop at exit: the arm was at rest") != NULL, "report: %s", text);
+	free(text);
+	rtl_loop_destroy(loop);
+}
+
+RTL_TEST_BOTH_MODES(loop, loop_inline, stop_waits_until_the_arm_is_at_rest, inline_mode)
+
+Test(loop, stop_without_rest_is_reported_and_bounded)
+{
+	struct rtl_loop_config cfg = test_config();
+	struct rtl_loop *loop;
+	struct rtl_loop_stats s;
+	char *text;
+
+	cfg.stop_timeout_ns = 200 * RTL_NS_PER_MS;
+	loop = launch_with_controller(&cfg, true);
+	await_steps(loop, 20);
+	rtl_loop_stop(loop);
+	cr_expect_eq(rtl_loop_join(loop), 0, "join returns after the stop time-out");
+	controller_quit();
+	rtl_loop_stats(loop, &s);
+	cr_expect_eq(s.stop_unconfirmed, 1);
+	cr_expect_gt(s.stop_frames, 0, "frames came, none at rest");
+	cr_expect(fk.wire_safe[fk.n_wire - 1]);
+	text = report_text(loop);
+	cr_expect(strstr(text, "stop at exit: NOT CONFIRMED: the arm was not at rest 0.2 s") !=
+			  NULL,
+		  "report: %s", text);
+	free(text);
+	rtl_loop_destroy(loop);
+}
+
+static void step_error_sends_the_stop_and_waits_for_rest(void)
+{
+	struct rtl_loop_config cfg = test_config();
+	struct rtl_loop *loop = launch_with_controller(&cfg, false);
+	struct rtl_loop_stats s;
+
+	sn.stop_at = 30;
+	atomic_store(&ctl.base, 0); /* the stop: any safe package after the first */
+	cr_expect_eq(rtl_loop_join(loop), -ECANCELED);
+	controller_quit();
+	rtl_loop_stats(loop, &s);
+	expect_clean_wire();
+	cr_expect_eq(s.stop_unconfirmed, 0);
+	cr_expect(fk.wire_safe[fk.n_wire - 1]);
+	rtl_loop_destroy(loop);
+}
+
+RTL_TEST_BOTH_MODES(loop, loop_inline, step_error_sends_the_stop_and_waits_for_rest, inline_mode)
+
+Test(loop, destroy_of_a_running_loop_sends_the_stop)
+{
+	struct rtl_loop_config cfg = test_config();
+	struct rtl_loop *loop = launch_with_controller(&cfg, false);
+
+	await_steps(loop, 20);
+	atomic_store(&ctl.base, atomic_load(&fk.n_wire));
+	rtl_loop_destroy(loop);
+	controller_quit();
+	expect_clean_wire();
+	cr_expect(fk.n_wire > 0 && fk.wire_safe[fk.n_wire - 1], "the stop went out");
+}
+
+/* ---- arming, silence, parking ------------------------------------------------------------ */
+
+static void disarm_sends_the_safe_package_once(void)
+{
+	struct rtl_loop_config cfg = test_config();
+	struct rtl_loop *loop;
+	struct rtl_loop_stats s;
+	uint32_t at_disarm;
+	bool value_after = false;
+
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	sn.constant = true;
+	loop = launch_prepared(&cfg);
+	feed(0, 20, PERIOD_NS);
+	settle(loop, 20);
+	rtl_loop_arm(loop, false);
+	at_disarm = atomic_load(&fk.n_wire);
+	feed(20, 20, PERIOD_NS);
+	settle(loop, 40);
+	halt(loop, &s);
+	/* start, disarm, stop */
+	cr_expect_eq(wire_safe_count(), 3);
+	cr_expect(fk.wire_safe[at_disarm], "the first thing after the disarm is the safe package");
+	for (uint32_t i = at_disarm; i < fk.n_wire; i++)
+		value_after |= !fk.wire_safe[i];
+	cr_expect(!value_after, "no step command while disarmed");
+	rtl_loop_destroy(loop);
+}
+
+RTL_TEST_BOTH_MODES(loop, loop_inline, disarm_sends_the_safe_package_once, inline_mode)
+
+static void silence_longer_than_the_controller_watchdog_is_reported(void)
+{
+	struct rtl_loop_config cfg = test_config();
+	struct rtl_loop *loop;
+	struct rtl_loop_stats s;
+	char *text;
+
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	fk.ctrl_wd_ns = 20 * RTL_NS_PER_MS;
+	sn.constant = true; /* sent once, then coalesced away: the fake has no keep-alive */
+	loop = launch_prepared(&cfg);
+	feed(0, 50, PERIOD_NS);
+	settle(loop, 50);
+	halt(loop, &s);
+	cr_expect_eq(s.sends, 1);
+	cr_expect_eq(s.silent, 1, "one silence, reported once");
+	text = report_text(loop);
+	cr_expect(strstr(text, "SILENT: 1 times armed with nothing sent") != NULL, "report: %s",
+		  text);
+	free(text);
+	rtl_loop_destroy(loop);
+}
+
+RTL_TEST_BOTH_MODES(loop, loop_inline, silence_longer_than_the_controller_watchdog_is_reported,
+		    inline_mode)
+
+Test(loop, reconnect_never_runs_beside_a_step)
+{
+	struct rtl_loop_config cfg = test_config();
+	struct rtl_loop *loop;
+	struct rtl_loop_stats s;
+	int64_t end;
+
+	cfg.reconnect_attempts = 3;
+	cfg.reconnect_backoff_ns = RTL_NS_PER_MS;
+	cfg.every_frame = true;
+	cfg.ring_capacity = 256;
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	sn.step_sleep_us = 3000; /* 40 frames: 120 ms of steps still to run */
+	loop = launch_prepared(&cfg);
+	feed(0, 40, 0);
+	shutdown(fk.peer, SHUT_RDWR); /* lost while the worker is busy */
+	end = rtl_time_now() + 5 * RTL_NS_PER_SEC;
+	do {
+		rtl_loop_stats(loop, &s);
+		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
+	} while (s.reconnects == 0 && rtl_time_now() < end);
+	cr_expect_eq(s.reconnects, 1);
+	cr_expect_eq(atomic_load(&connect_overlaps), 0, "connect() ran while a step ran");
+	settle(loop, 40);
+	halt(loop, &s);
+	cr_expect_eq(s.steps + s.ring_full, 40, "the parked steps ran after the reconnect");
+	rtl_loop_destroy(loop);
+}
+
+/* ---- safe defaults --------------------------------------------------------------------- */
+
+/* The CPUs thread @name of this process may run on, or -1. */
+static int thread_cpus(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = -1;
+
+	while (d && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+		cpu_set_t set;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+		comm[strcspn(comm, "\n")] = '\0';
+		if (strcmp(comm, name) != 0)
+			continue;
+		if (sched_getaffinity(atoi(e->d_name), sizeof(set), &set) == 0)
+			n = CPU_COUNT(&set);
+		break;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+Test(loop, zeroed_config_pins_nothing_and_keeps_the_watchdog_on)
+{
+	/* Only what a test must set: RT_OFF (unprivileged). */
+	struct rtl_loop_config cfg = { .transport = &tr, .step = step_record, .user = &sn,
+				       .rt_mode = RTL_LOOP_RT_OFF };
+	struct rtl_loop *loop;
+	struct rtl_loop_stats s;
+	cpu_set_t all;
+
+	cr_assert_eq(sched_getaffinity(0, sizeof(all), &all), 0);
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	loop = launch_prepared(&cfg);
+	feed(0, 10, PERIOD_NS);
+	settle(loop, 10);
+	cr_expect_eq(thread_cpus("rtl-rx"), CPU_COUNT(&all), "the rx thread is not pinned");
+	cr_expect_eq(thread_cpus("rtl-worker"), CPU_COUNT(&all), "the worker is not pinned");
+	atomic_store(&fk.stall_ms, 200); /* the default watchdog: 3 periods */
+	feed(10, 150, PERIOD_NS);
+	settle(loop, 160);
+	halt(loop, &s);
+	cr_expect_eq(s.watchdog, 1, "the watchdog is on by default");
+	rtl_loop_destroy(loop);
+}
+
+Test(loop, a_cpu_without_its_pin_flag_is_refused)
+{
+	struct rtl_loop_config cfg = { .rx_cpu = 1 };
+	struct rtl_loop *loop = NULL;
+	struct rtl_rt_error err = { 0 };
+
+	fake_setup();
+	cfg.transport = &tr;
+	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
+	cr_expect(strstr(err.msg, "set pin_rx = true") != NULL, "message: %s", err.msg);
+	cfg.rx_cpu = 0;
+	cfg.worker_cpu = 1;
+	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
+	cfg.pin_worker = true;
+	cr_assert_eq(rtl_loop_create(&loop, &cfg, &err), 0, "%s", err.msg);
+	rtl_loop_destroy(loop);
+}
+
 Test(loop, external_loop_reads_newest_and_writes)
 {
 	struct rtl_loop_config cfg = {
 		.transport = &tr,
 		.rt_mode = RTL_LOOP_RT_OFF,
-		.rx_cpu = -1,
-		.worker_cpu = -1,
 		.watchdog_periods = -1,
 	};
 	struct rtl_loop *loop;
@@ -645,7 +1121,7 @@ Test(loop, negative_spin_settings_are_refused)
 
 Test(loop, note_motion_counts_each_event_bit)
 {
-	struct rtl_loop_config cfg = { .transport = &tr, .rx_cpu = -1, .worker_cpu = -1 };
+	struct rtl_loop_config cfg = { .transport = &tr };
 	struct rtl_loop *loop;
 	struct rtl_loop_stats s;
 
@@ -701,8 +1177,6 @@ Test(loop, motion_timeout_in_a_running_loop_is_counted_once_and_reported)
 		.transport = &tr,
 		.step = step_motion,
 		.rt_mode = RTL_LOOP_RT_OFF,
-		.rx_cpu = -1,
-		.worker_cpu = -1,
 		.ring_capacity = 1024,
 		.every_frame = true,
 		.watchdog_periods = -1,
@@ -744,7 +1218,7 @@ Test(loop, motion_timeout_in_a_running_loop_is_counted_once_and_reported)
 	cr_assert(f != NULL);
 	cr_expect_eq(rtl_loop_report(loop, f, false), 0);
 	fclose(f);
-	cr_expect(strstr(text, "motion_timeouts 1\n") != NULL, "and the text report");
+	cr_expect(strstr(text, "  motion_timeouts  1\n") != NULL, "and the text report");
 	free(text);
 	rtl_loop_destroy(loop);
 }

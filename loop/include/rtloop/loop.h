@@ -86,17 +86,48 @@ struct rtl_loop_frame {
 
 struct rtl_transport;
 
+/*
+ * Who owns what: the safety contract every transport keeps (and every
+ * test fake, or it proves nothing). docs/architecture.md has the table.
+ *
+ *   commands (t->commands)  Written by the step's thread alone: the worker,
+ *                           the rx thread in inline mode, or the thread of
+ *                           the external loop (rtl_loop_read/write()).
+ *                           check() and send() read them on that thread.
+ *   transmit side           Encoder state, the socket's send path, its
+ *                           backlog, the heartbeat: one holder at a time
+ *                           (the loop's compare-and-swap flag, tried, never
+ *                           waited for on the hot path). check(), send()
+ *                           and send_safe() run only while holding it.
+ *   safe package            Built by connect() into storage of its own,
+ *                           pre-encoded, from the transport's configuration
+ *                           (e.g. the application's safe callback), and
+ *                           checked there: send_safe() sends exactly those
+ *                           bytes (with fresh sequence fields) from any
+ *                           thread that holds the transmit side, and never
+ *                           reads t->commands. The watchdog, a rejected
+ *                           step, a disarm and the stop at exit send it.
+ *   connect()               With the application's callbacks in it: only
+ *                           while no step runs: before the threads start,
+ *                           or on the rx thread with the step's thread
+ *                           parked and the transmit side held.
+ *   recv(), next(), at_rest()  The rx thread alone.
+ *   shutdown()              Any thread (async-signal-safe).
+ */
 struct rtl_transport_ops {
 	const char *name;
 	/*
-	 * Connect and set up (handshake, recipes): slow path, may block up
-	 * to the transport's own time-outs. Sets t->values_size and
-	 * t->period_ns. Returns 0 or -errno with @err filled.
+	 * Connect and set up (handshake, recipes, the safe package): slow
+	 * path, may block up to the transport's own time-outs. Sets
+	 * t->values_size, t->period_ns, t->rx_timeout_ns and
+	 * t->ctrl_watchdog_ns. Returns 0 or -errno with @err filled.
 	 */
 	int (*connect)(struct rtl_transport *t, struct rtl_rt_error *err);
 	/*
-	 * rx thread: block until bytes arrive and take them in. Returns the
-	 * byte count (> 0), 0 when the peer closed, or -errno.
+	 * rx thread: wait up to RTL_TRANSPORT_RX_SLICE_NS for bytes and take
+	 * them in. Returns the byte count (> 0), 0 when the peer closed,
+	 * -EAGAIN when nothing came within the slice (the loop looks at its
+	 * stop flag and its receive time-out, then calls again), or -errno.
 	 */
 	int (*recv)(struct rtl_transport *t);
 	/*
@@ -110,25 +141,41 @@ struct rtl_transport_ops {
 	 */
 	int (*next)(struct rtl_transport *t, struct rtl_loop_frame *f, size_t cap);
 	/*
-	 * Encode and send the current commands without blocking. Returns the
-	 * bytes sent (> 0), 0 when nothing changed (suppressed), -EAGAIN when
-	 * the socket would block (nothing committed: the newest values go next
-	 * time), or -errno. Called by the transmit owner only.
-	 */
-	int (*send)(struct rtl_transport *t);
-	/* As send(), for the safe command set (watchdog, rejected commands). */
-	int (*send_safe)(struct rtl_transport *t);
-	/*
-	 * Check the commands the step function wrote: 0 when they may be sent,
-	 * -EDOM when a value is not finite or outside its configured limit
-	 * (name it in @why, @len bytes). May be NULL.
+	 * The step's thread, holding the transmit side: may the commands the
+	 * step wrote be sent? 0, or -EDOM when a value is not finite or
+	 * outside its configured limit (name it in @why, @len bytes). May be
+	 * NULL (everything may be sent: then nothing can be non-finite).
 	 */
 	int (*check)(struct rtl_transport *t, char *why, size_t len);
-	/* Unblock recv() (shutdown(2)); callable from any thread. */
+	/*
+	 * The step's thread, holding the transmit side: encode and send the
+	 * commands without blocking (and keep the controller's watchdog fed
+	 * while nothing changes). Returns the bytes sent (> 0), 0 when nothing
+	 * changed (suppressed), -EAGAIN when the socket would block (nothing
+	 * committed: the newest values go next time), or -errno. After a
+	 * send_safe(), the next send() re-sends every command: the controller
+	 * holds the safe values then.
+	 */
+	int (*send)(struct rtl_transport *t);
+	/*
+	 * Any thread holding the transmit side: send the safe package built at
+	 * connect. Returns the bytes sent, -EAGAIN (would block; try again),
+	 * -ENOTSUP (this transport has no safe package), or -errno.
+	 */
+	int (*send_safe)(struct rtl_transport *t);
+	/*
+	 * rx thread: does @f show the arm at rest? NULL: the transport cannot
+	 * tell (the stop at exit is then sent without waiting).
+	 */
+	bool (*at_rest)(struct rtl_transport *t, const struct rtl_loop_frame *f);
+	/* Unblock recv() for good (shutdown(2)); any thread. */
 	void (*shutdown)(struct rtl_transport *t);
 	/* Close the connection (not the transport): reconnect may follow. */
 	void (*disconnect)(struct rtl_transport *t);
 };
+
+/* The longest a transport's recv() waits before it returns -EAGAIN. */
+#define RTL_TRANSPORT_RX_SLICE_NS (50 * 1000 * 1000LL)
 
 struct rtl_transport {
 	const struct rtl_transport_ops *ops;
@@ -136,6 +183,13 @@ struct rtl_transport {
 	void *commands;	    /* what the step function writes (transport-defined) */
 	size_t values_size; /* bytes of decoded values per frame (set by connect) */
 	int64_t period_ns;  /* expected time between frames (set by connect) */
+	/* No data frame for this long is a lost connection (set by connect;
+	 * 0: no limit). */
+	int64_t rx_timeout_ns;
+	/* The controller stops the arm after this long without a command
+	 * (set by connect; 0: unknown). A loop that sends nothing for longer
+	 * while armed is reported (rtl_loop_stats.silent). */
+	int64_t ctrl_watchdog_ns;
 };
 
 /* ---- configuration ---------------------------------------------------------------- */
@@ -143,9 +197,9 @@ struct rtl_transport {
 struct rtl_loop;
 
 /*
- * The user's control step, run by the worker for each frame it takes:
- * read @f, write commands into rtl_loop_commands(@loop). Return 0, or a
- * negative value to stop the loop. RT context: no allocation, no blocking.
+ * The user's control step, run for each frame taken: read @f, write
+ * commands into rtl_loop_commands(@loop). Return 0, or a negative value
+ * to stop the loop. RT context: no allocation, no blocking.
  */
 typedef int (*rtl_loop_step_fn)(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user);
 
@@ -155,17 +209,30 @@ enum rtl_loop_rt_mode {
 	RTL_LOOP_RT_OFF = 2,	 /* plain threads, no memory locking (tests) */
 };
 
+/*
+ * The loop's configuration. Zero is a safe value for every field: a
+ * configuration with only .transport and .step set runs unpinned threads
+ * at the default priorities (rx 90, worker 80) under SCHED_FIFO with
+ * memory locked (refusing to start without them), a ring of 64, the newest
+ * frame only, the watchdog on (3 periods), no reconnect, armed at start,
+ * and at exit the stop is sent and rest awaited for up to 2 s.
+ */
 struct rtl_loop_config {
 	struct rtl_transport *transport; /* required; not owned */
 	rtl_loop_step_fn step;		 /* NULL for the external-loop API */
 	void *user;
 	/* Real-time settings. */
-	enum rtl_loop_rt_mode rt_mode;
-	int rx_priority;     /* default 90 */
-	int worker_priority; /* default 80 */
-	int rx_cpu;	     /* default -1 (no pinning) */
-	int worker_cpu;	     /* default -1 */
-	/* Ring of frames: power of two, default 64. */
+	enum rtl_loop_rt_mode rt_mode; /* 0: RTL_LOOP_RT_REQUIRE */
+	int rx_priority;	       /* SCHED_FIFO priority; 0: 90 */
+	int worker_priority;	       /* 0: 80 */
+	/* Pinning: with pin_rx (pin_worker) set, the rx thread (worker) runs
+	 * on CPU rx_cpu (worker_cpu) only. Not set (0): not pinned; a CPU
+	 * given without its pin flag is refused (-EINVAL), so that "rx_cpu =
+	 * 1" alone never silently means something else. -1 is accepted as
+	 * "not pinned". */
+	bool pin_rx, pin_worker;
+	int rx_cpu, worker_cpu;
+	/* Ring of frames: power of two; 0: 64. */
 	uint32_t ring_capacity;
 	/* true: the worker runs the step for every frame; false (default):
 	 * only for the newest, counting the ones it skipped. */
@@ -196,36 +263,52 @@ struct rtl_loop_config {
 	 * the futex wake-up: a few per cent of a CPU instead of all of it.
 	 * See rtl_loop_spin_window(). */
 	int64_t spin_lead_ns;
-	/* Watchdog: when the worker has not finished a step for this many
-	 * periods while frames arrive, the rx thread sends the safe
-	 * commands (default 3; -1 disables). */
+	/* Watchdog: when a frame has waited this many periods without a
+	 * step finishing (the worker hangs, or a step runs too long), the
+	 * safe package is sent, once per stall, and the late step's commands
+	 * are discarded (rtl_loop_stats.stale). 0: 3; -1: off. */
 	int watchdog_periods;
 	/* Reconnect after a lost connection: attempts (default 0: stop the
 	 * loop instead) and the first back-off (default 100 ms, doubling up
-	 * to 2 s). Commands stay disarmed after a reconnect until
-	 * rtl_loop_arm(). */
+	 * to 2 s). The step is parked meanwhile; after a reconnect the safe
+	 * package is sent and commands stay disarmed until rtl_loop_arm(). */
 	int reconnect_attempts;
 	int64_t reconnect_backoff_ns;
 	/* Commands are sent only while armed; default armed at start. */
 	bool start_disarmed;
+	/* At exit (rtl_loop_stop(), a step's error, rtl_loop_destroy()) the
+	 * safe package is sent and the loop waits until the transport reports
+	 * the arm at rest, for up to this long. 0: 2 s; < 0: send, do not
+	 * wait. */
+	int64_t stop_timeout_ns;
 };
 
 /* ---- accounting ---------------------------------------------------------------------- */
 
 struct rtl_loop_stats {
-	uint64_t frames;	 /* data frames received */
+	uint64_t frames;	 /* data frames received (while running) */
 	uint64_t ctrl_skipped;	 /* frames the controller skipped (timestamp steps) */
 	uint64_t worker_skipped; /* frames the worker skipped (newest only) */
 	uint64_t ring_full;	 /* frames dropped because the ring was full */
 	uint64_t steps;		 /* step calls */
 	uint64_t overruns;	 /* steps that took longer than a period */
 	uint64_t sends;		 /* sends that put bytes on the wire */
-	uint64_t suppressed;	 /* sends with nothing changed */
+	uint64_t suppressed;	 /* sends with nothing changed, or disarmed */
 	uint64_t would_block;	 /* sends that would have blocked */
-	uint64_t rejected;	 /* steps whose commands failed the check */
-	uint64_t watchdog;	 /* watchdog episodes (safe commands sent) */
-	uint64_t reconnects;	 /* successful reconnects */
-	uint64_t rx_errors;	 /* malformed or failed receives */
+	uint64_t rejected;	 /* steps whose commands failed the check (safe set sent) */
+	uint64_t stale;	     /* steps whose commands were discarded: the watchdog fired meanwhile */
+	uint64_t after_stop; /* steps whose commands were discarded: the loop was stopping */
+	uint64_t watchdog;   /* watchdog episodes (one per stall) */
+	uint64_t safe_sends; /* safe packages sent: watchdog, rejections, disarm, (re)connect, stop */
+	uint64_t silent;     /* armed, yet nothing sent for longer than the controller's watchdog */
+	uint64_t reconnects; /* successful reconnects */
+	uint64_t rx_errors;  /* malformed or failed receives */
+	uint64_t rx_timeouts; /* connections declared lost: no frame for rx_timeout_ns */
+	uint64_t log_dropped; /* log lines of the real-time threads dropped (queue full) */
+	/* The stop at exit: */
+	uint64_t stop_frames;	   /* frames received while waiting for rest */
+	uint64_t stop_wait_ns;	   /* from the stop to rest confirmed */
+	uint64_t stop_unconfirmed; /* 1: the arm was not seen at rest (see the report) */
 	/* Motion events the step reported (rtl_loop_note_motion()), one
 	 * count per event raised: */
 	uint64_t motion_timeouts; /* velocity command time-outs */
@@ -284,7 +367,8 @@ RTL_API struct rtl_loop_spin rtl_loop_spin_window(int64_t wait_start, int64_t la
 RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config *cfg,
 			    struct rtl_rt_error *err);
 
-/* Stop (if running) and free. NULL is accepted. Not RT-safe. */
+/* Stop (if running: the stop at exit is sent and awaited, as with
+ * rtl_loop_stop()) and free. NULL is accepted. Not RT-safe. */
 RTL_API void rtl_loop_destroy(struct rtl_loop *loop);
 
 /*
@@ -299,16 +383,19 @@ RTL_API void rtl_loop_destroy(struct rtl_loop *loop);
 RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err);
 
 /*
- * Ask the loop to stop (async-signal-safe: one atomic store and a
- * shutdown(2) of the socket through the transport).
+ * Ask the loop to stop. Async-signal-safe (atomic stores and a futex
+ * wake): the rx thread sees it at the next frame or within
+ * RTL_TRANSPORT_RX_SLICE_NS, discards what the step sends from then on,
+ * sends the safe package and waits (bounded by stop_timeout_ns) until the
+ * arm is reported at rest; rtl_loop_join() returns after that.
  */
 RTL_API void rtl_loop_stop(struct rtl_loop *loop);
 
 /*
  * Wait until the loop has stopped (stop requested, step returned < 0,
- * connection lost without reconnect) and join its threads. Returns the
- * reason: 0 for a requested stop, the step's negative value, or -errno
- * of the transport. Not RT-safe.
+ * connection lost without reconnect), the stop at exit included, and join
+ * its threads. Returns the reason: 0 for a requested stop, the step's
+ * negative value, or -errno of the transport. Not RT-safe.
  */
 RTL_API int rtl_loop_join(struct rtl_loop *loop);
 
@@ -319,17 +406,21 @@ RTL_API int rtl_loop_run(struct rtl_loop *loop, struct rtl_rt_error *err);
  * External-loop API, for users who own their loop thread (no step function
  * configured): wait up to @timeout_ns for a frame newer than the last one
  * read and return it (the newest; older ones count as worker-skipped), or
- * NULL on time-out or stop. The frame stays valid until the next read.
- * Call from one thread only. RT-safe.
+ * NULL on time-out, stop, or while a reconnect runs. The frame stays valid
+ * until the next read. From the read until the rtl_loop_write() that
+ * follows (or the next read) the caller is in a step: a reconnect waits
+ * for its end, and the watchdog measures it. Call from one thread only.
+ * RT-safe.
  */
 RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_t timeout_ns);
 
 /*
  * External-loop API: send the commands written into rtl_loop_commands()
- * (checked, coalesced, non-blocking, as the worker would). Returns the
- * bytes sent, 0 (nothing changed, disarmed, or rejected: see the stats),
- * -EAGAIN (would block; retried next time with the newest values) or
- * -errno. RT-safe.
+ * (checked, coalesced, non-blocking, as the worker would) and end the
+ * step. Returns the bytes sent, 0 (nothing changed, disarmed, rejected,
+ * stale or stopping: see the stats), -EAGAIN (would block, or a reconnect
+ * runs; retried next time with the newest values) or -errno. From the
+ * thread that calls rtl_loop_read(). RT-safe.
  */
 RTL_API int rtl_loop_write(struct rtl_loop *loop);
 
@@ -337,8 +428,9 @@ RTL_API int rtl_loop_write(struct rtl_loop *loop);
  * struct rtl_rtde_coalesce for RTDE). */
 RTL_API void *rtl_loop_commands(struct rtl_loop *loop);
 
-/* Arm or disarm the commands (disarmed: nothing but the safe set is
- * sent). Any thread. */
+/* Arm or disarm the commands. Disarmed, the step's commands are not sent;
+ * the first step after a disarm sends the safe package once (if anything
+ * was sent while armed). Any thread. */
 RTL_API void rtl_loop_arm(struct rtl_loop *loop, bool armed);
 RTL_API bool rtl_loop_armed(const struct rtl_loop *loop);
 
