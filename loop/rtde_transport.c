@@ -5,15 +5,20 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rtloop/rtde_cmd.h>
 #include <rtloop/rtde_transport.h>
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
 
 #define DEFAULT_TIMEOUT_NS (3 * RTL_NS_PER_SEC)
+#define DEFAULT_RX_TIMEOUT_NS RTL_NS_PER_SEC
+#define DEFAULT_REST_SPEED 0.005 /* rad/s */
+#define REST_FIELD "actual_qd"
 
 static struct rtl_rtde_transport *of(struct rtl_transport *base)
 {
@@ -88,6 +93,40 @@ static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_
 	}
 }
 
+/* The input recipe (and handle) of field @name, or -1. */
+static int find_input(struct rtl_rtde_transport *t, const char *name, struct rtl_rtde_handle *h)
+{
+	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(t->client);
+
+	for (unsigned i = 0; i < info->n_inputs; i++)
+		if (rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(t->client, i), name, h) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The heartbeat field becomes the coalescer's (set-up, first connect). */
+static int setup_heartbeat(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
+{
+	const char *name = t->cfg.heartbeat ? t->cfg.heartbeat : RTL_RTDE_CMD_FIELD_SEQ;
+	struct rtl_rtde_handle h;
+	int i;
+
+	if (!name[0])
+		return 0;
+	i = find_input(t, name, &h);
+	if (i < 0)
+		return t->cfg.heartbeat ? rtl_rt_error_set(err, -ENOENT,
+							   "RTDE: the heartbeat field '%s' is in no "
+							   "input recipe; add it, or set heartbeat = \"\" "
+							   "for none",
+							   name)
+					: 0;
+	if (rtl_rtde_coalesce_set_heartbeat(&t->coal, (size_t)i, h) < 0)
+		return rtl_rt_error_set(err, -EINVAL,
+					"RTDE: the heartbeat field '%s' is not a 32-bit integer", name);
+	return 0;
+}
+
 /* Input recipes into the coalescer: first time set up, later re-keyed. */
 static int setup_coalescer(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
 {
@@ -114,6 +153,9 @@ static int setup_coalescer(struct rtl_rtde_transport *t, struct rtl_rt_error *er
 	if (ret < 0)
 		return rtl_rt_error_set(err, ret,
 					"RTDE: an input recipe is too large for the coalescer");
+	ret = setup_heartbeat(t, err);
+	if (ret < 0)
+		return ret;
 	t->coal_ready = true;
 	return 0;
 }
@@ -143,7 +185,8 @@ static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_rt_error *err
 	t->n_finite = t->n_limits = 0;
 	for (unsigned i = 0; i < info->n_inputs; i++) {
 		const struct rtl_rtde_recipe *r = rtl_rtde_client_input_recipe(t->client, i);
-		const unsigned char *values = rtl_rtde_coalesce_frame(&t->coal, i)->values;
+
+		t->coal_base[i] = rtl_rtde_coalesce_frame(&t->coal, i)->values;
 
 		/* No overflow: the coalescer took at most MAX_RECIPES recipes of
 		 * at most MAX_BYTES each, and every double takes 8 of them. */
@@ -154,7 +197,7 @@ static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_rt_error *err
 			    s->type != RTL_RTDE_TYPE_VECTOR6D)
 				continue;
 			t->finite[t->n_finite++] = (struct rtl_rtde_transport_finite){
-				.at = values + s->host_offset,
+				.offset = s->host_offset,
 				.slot = (uint16_t)k,
 				.recipe = (uint8_t)i,
 				.elems = (uint8_t)rtl_rtde_type_elems((enum rtl_rtde_type)s->type),
@@ -178,12 +221,15 @@ static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_rt_error *err
 						"the limit",
 						field);
 		t->limits[t->n_limits++] = (struct rtl_rtde_transport_bound){
-			.at = rtl_rtde_coalesce_frame(&t->coal, i)->values + h.offset,
+			.offset = h.offset,
+			.recipe = (uint8_t)i,
 			.elems = (uint8_t)rtl_rtde_type_elems((enum rtl_rtde_type)h.type),
 		};
 	}
 	return 0;
 }
+
+static int build_safe(struct rtl_rtde_transport *t, struct rtl_rt_error *err);
 
 static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 {
@@ -192,13 +238,15 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 		t->cfg.connect_timeout_ns ? t->cfg.connect_timeout_ns : DEFAULT_TIMEOUT_NS;
 	int64_t deadline = rtl_time_now() + timeout;
 	struct rtl_tcp_error terr = { 0 };
+	struct timeval slice = { .tv_usec = RTL_TRANSPORT_RX_SLICE_NS / 1000 };
+	int64_t period;
 	int ret;
 
 	if (t->fd >= 0) {
 		close(t->fd);
 		t->fd = -1;
 	}
-	t->fd = rtl_tcp_connect(t->cfg.host, t->cfg.port, timeout, &terr);
+	t->fd = rtl_tcp_connect_addr(&t->addr, timeout, &terr);
 	if (t->fd < 0) {
 		ret = t->fd;
 		t->fd = -1;
@@ -213,11 +261,31 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 	ret = resolve_checks(t, err);
 	if (ret < 0)
 		goto err_close;
+	/* The loop's receive slice: recv() returns -EAGAIN after it. */
+	if (setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof(slice)) < 0) {
+		ret = rtl_rt_error_set(err, -errno, "RTDE: cannot set the receive time-out");
+		goto err_close;
+	}
 	t->tx_off = t->tx_len = 0;
+	t->resend = false;
+	t->last_tx_ns = 0;
+	period = rtl_rtde_client_info(t->client)->period_ns;
 	base->values_size = rtl_rtde_client_output_recipe(t->client)->host_size;
-	base->period_ns = rtl_rtde_client_info(t->client)->period_ns;
+	base->period_ns = period;
+	base->rx_timeout_ns = t->cfg.rx_timeout_ns < 0	 ? 0
+			      : t->cfg.rx_timeout_ns > 0 ? t->cfg.rx_timeout_ns
+			      : 10 * period > DEFAULT_RX_TIMEOUT_NS ? 10 * period
+								 : DEFAULT_RX_TIMEOUT_NS;
+	base->ctrl_watchdog_ns = t->cfg.controller_watchdog_ns > 0 ? t->cfg.controller_watchdog_ns
+				 : t->cfg.controller_watchdog_ns < 0
+					 ? 0
+					 : (int64_t)RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS * RTL_NS_PER_MS;
+	rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(t->client), REST_FIELD, &t->rest);
 	if (t->cfg.connected)
 		t->cfg.connected(t, t->cfg.user);
+	ret = build_safe(t, err);
+	if (ret < 0)
+		goto err_close;
 	return 0;
 
 err_close:
@@ -237,7 +305,7 @@ static int op_recv(struct rtl_transport *base)
 		n = recv(t->fd, t->rx, sizeof(t->rx), 0);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	if (n == 0) {
 		rtl_rtde_client_closed(t->client, rtl_time_now(), 0);
 		return 0;
@@ -303,10 +371,35 @@ static int flush(struct rtl_rtde_transport *t)
 	return 0;
 }
 
+/*
+ * Send @len bytes of t->tx without blocking. Returns @len (the bytes the
+ * socket did not take are the backlog, flushed before anything else),
+ * -EAGAIN (nothing went: nothing is committed), or -errno.
+ */
+static int tx_send(struct rtl_rtde_transport *t, size_t len)
+{
+	ssize_t n;
+
+	do {
+		n = send(t->fd, t->tx, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	t->tx_bytes += (size_t)n;
+	if ((size_t)n < len) {
+		/* Part of a package left: it must follow before anything
+		 * else, or the stream breaks. It is in flight: commit. */
+		t->tx_off = (size_t)n;
+		t->tx_len = len;
+		t->backlogged++;
+	}
+	return (int)len;
+}
+
 static int op_send(struct rtl_transport *base)
 {
 	struct rtl_rtde_transport *t = of(base);
-	ssize_t n;
+	int64_t now = rtl_time_now(), keep = t->cfg.keepalive_ns;
 	int len, ret;
 
 	if (!t->coal_ready)
@@ -314,38 +407,53 @@ static int op_send(struct rtl_transport *base)
 	ret = flush(t);
 	if (ret < 0)
 		return ret;
+	/* The controller holds the safe set: every command goes again. */
+	if (t->resend)
+		rtl_rtde_coalesce_force(&t->coal);
 	len = rtl_rtde_coalesce_encode(&t->coal, t->tx, sizeof(t->tx));
+	if (len == 0 && keep > 0 && rtl_rtde_coalesce_beat_recipe(&t->coal) >= 0 &&
+	    now - t->last_tx_ns >= keep) {
+		/* Nothing changed for a while: the keep-alive (the heartbeat's
+		 * recipe as it is, with a new heartbeat). */
+		rtl_rtde_coalesce_resend(&t->coal, (size_t)rtl_rtde_coalesce_beat_recipe(&t->coal));
+		len = rtl_rtde_coalesce_encode(&t->coal, t->tx, sizeof(t->tx));
+		if (len > 0)
+			t->keepalives++;
+	}
 	if (len <= 0)
 		return len;
-	do {
-		n = send(t->fd, t->tx, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		/* Nothing left: nothing is committed, the newest values go
-		 * next time. */
-		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
-	}
-	t->tx_bytes += (size_t)n;
-	if (n < len) {
-		/* Part of a package left: it must follow before anything
-		 * else, or the stream breaks. It is in flight: commit. */
-		t->tx_off = (size_t)n;
-		t->tx_len = (size_t)len;
-		t->backlogged++;
-	}
+	ret = tx_send(t, (size_t)len);
+	if (ret < 0)
+		return ret; /* nothing left: the newest values go next time */
 	rtl_rtde_coalesce_commit(&t->coal);
+	t->resend = false;
+	t->last_tx_ns = now;
 	return len;
 }
 
 static int op_send_safe(struct rtl_transport *base)
 {
 	struct rtl_rtde_transport *t = of(base);
+	int ret;
 
-	if (!t->cfg.safe || !t->coal_ready)
+	if (!t->safe_len)
 		return -ENOTSUP;
-	t->cfg.safe(t, &t->coal, t->cfg.user);
-	rtl_rtde_coalesce_force(&t->coal);
-	return op_send(base);
+	if (t->fd < 0)
+		return -ENOTCONN;
+	ret = flush(t);
+	if (ret < 0)
+		return ret;
+	memcpy(t->tx, t->safe_tx, t->safe_len);
+	/* A heartbeat the controller has not seen: the safe set is obeyed
+	 * even by an executor whose watchdog tripped on a stale one. */
+	if (t->safe_beat >= 0)
+		rtl_rtde_store_u32(t->tx + t->safe_beat, rtl_rtde_coalesce_next_beat(&t->coal));
+	ret = tx_send(t, t->safe_len);
+	if (ret < 0)
+		return ret;
+	t->resend = true;
+	t->last_tx_ns = rtl_time_now();
+	return ret;
 }
 
 static double load_double(const unsigned char *p)
@@ -356,15 +464,17 @@ static double load_double(const unsigned char *p)
 	return v;
 }
 
-static int op_check(struct rtl_transport *base, char *why, size_t len)
+/* Every input double of the frames at @bases finite (or unset behind a
+ * mask), every limited field within its bounds. */
+static int check_values(const struct rtl_rtde_transport *t, const unsigned char *const *bases,
+			char *why, size_t len)
 {
-	struct rtl_rtde_transport *t = of(base);
-
 	for (unsigned k = 0; k < t->n_finite; k++) {
 		const struct rtl_rtde_transport_finite *c = &t->finite[k];
+		const unsigned char *at = bases[c->recipe] + c->offset;
 
 		for (unsigned e = 0; e < c->elems; e++) {
-			double v = load_double(c->at + e * sizeof(double));
+			double v = load_double(at + e * sizeof(double));
 			const struct rtl_rtde_field *f;
 
 			if (isfinite(v) || (isnan(v) && c->nan_ok))
@@ -376,9 +486,10 @@ static int op_check(struct rtl_transport *base, char *why, size_t len)
 	}
 	for (unsigned l = 0; l < t->n_limits; l++) {
 		const struct rtl_rtde_limit *lim = &t->cfg.limits[l];
+		const unsigned char *at = bases[t->limits[l].recipe] + t->limits[l].offset;
 
 		for (unsigned e = 0; e < t->limits[l].elems; e++) {
-			double v = load_double(t->limits[l].at + e * sizeof(double));
+			double v = load_double(at + e * sizeof(double));
 
 			if (v < lim->min || v > lim->max) {
 				snprintf(why, len, "input '%s'[%u] = %g is outside [%g, %g]",
@@ -388,6 +499,89 @@ static int op_check(struct rtl_transport *base, char *why, size_t len)
 		}
 	}
 	return 0;
+}
+
+static int op_check(struct rtl_transport *base, char *why, size_t len)
+{
+	struct rtl_rtde_transport *t = of(base);
+
+	return check_values(t, t->coal_base, why, len);
+}
+
+/*
+ * The safe package: the application's safe values (or mode = STOP) in
+ * frames of their own, checked, encoded once into safe_tx. At connect,
+ * while no step runs.
+ */
+static int build_safe(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
+{
+	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(t->client);
+	const struct rtl_rtde_recipe *recipes[RTL_RTDE_CLIENT_MAX_INPUTS];
+	const unsigned char *bases[RTL_RTDE_COALESCE_MAX_RECIPES];
+	struct rtl_rtde_handle mode;
+	int beat_recipe = rtl_rtde_coalesce_beat_recipe(&t->coal);
+	char why[160];
+	int len, ret, mode_recipe = -1;
+
+	t->safe_len = 0;
+	t->safe_beat = -1;
+	if (info->n_inputs == 0)
+		return 0;
+	if (!t->cfg.safe) {
+		mode_recipe = find_input(t, RTL_RTDE_CMD_FIELD_MODE, &mode);
+		if (mode_recipe < 0)
+			return 0; /* no safe package: the loop says so */
+	}
+	for (unsigned i = 0; i < info->n_inputs; i++)
+		recipes[i] = rtl_rtde_client_input_recipe(t->client, i);
+	ret = rtl_rtde_coalesce_init(&t->safe, recipes, info->input_ids, info->n_inputs);
+	if (ret < 0)
+		return rtl_rt_error_set(err, ret, "RTDE: cannot set up the safe package");
+	rtl_rtde_coalesce_raw_masks(&t->safe, true);
+	if (t->cfg.safe)
+		t->cfg.safe(t, &t->safe, t->cfg.user);
+	else
+		rtl_rtde_frame_set_int(rtl_rtde_coalesce_frame(&t->safe, (size_t)mode_recipe), mode,
+				       RTL_RTDE_CMD_STOP);
+	for (unsigned i = 0; i < info->n_inputs; i++)
+		bases[i] = rtl_rtde_coalesce_frame(&t->safe, i)->values;
+	if (check_values(t, bases, why, sizeof(why)) < 0)
+		return rtl_rt_error_set(err, -EDOM,
+					"RTDE: the safe set cannot be sent: %s; fix the safe "
+					"callback",
+					why);
+	len = rtl_rtde_coalesce_encode(&t->safe, t->safe_tx, sizeof(t->safe_tx));
+	if (len < 0)
+		return rtl_rt_error_set(err, len, "RTDE: the safe package does not fit");
+	if (len == 0)
+		return rtl_rt_error_set(err, -EINVAL,
+					"RTDE: the safe callback set no input value; write the "
+					"safe command (e.g. mode = RTL_RTDE_CMD_STOP) into its "
+					"frames");
+	t->safe_len = (size_t)len;
+	/* Where the heartbeat's recipe landed in the package, if it did. */
+	for (size_t pos = 0; beat_recipe >= 0 && pos + 4 <= t->safe_len;
+	     pos += rtl_rtde_load_u16(t->safe_tx + pos)) {
+		if (t->safe_tx[pos + 3] == info->input_ids[beat_recipe]) {
+			t->safe_beat = (int)pos + rtl_rtde_coalesce_beat_offset(&t->coal);
+			break;
+		}
+	}
+	return 0;
+}
+
+static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *f)
+{
+	struct rtl_rtde_transport *t = of(base);
+	struct rtl_rtde_frame fr = rtl_rtde_loop_state(f);
+	double qd[6];
+
+	if (!rtl_rtde_frame_get_vec6(&fr, t->rest, qd))
+		return false;
+	for (int i = 0; i < 6; i++)
+		if (!(fabs(qd[i]) < t->cfg.rest_speed))
+			return false;
+	return true;
 }
 
 static void op_shutdown(struct rtl_transport *base)
@@ -417,30 +611,88 @@ static const struct rtl_transport_ops rtde_ops = {
 	.send = op_send,
 	.send_safe = op_send_safe,
 	.check = op_check,
+	.at_rest = op_at_rest,
 	.shutdown = op_shutdown,
 	.disconnect = op_disconnect,
 };
 
 /* ---- set-up ------------------------------------------------------------------------------- */
 
+/* Whether the comma-separated @list names @name (blanks around names are
+ * allowed, as the client allows them). */
+static bool list_has(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (list && *list) {
+		const char *end = strchr(list, ',');
+		size_t len = end ? (size_t)(end - list) : strlen(list);
+
+		while (len && (*list == ' ' || *list == '\t'))
+			list++, len--;
+		while (len && (list[len - 1] == ' ' || list[len - 1] == '\t'))
+			len--;
+		if (len == n && memcmp(list, name, n) == 0)
+			return true;
+		list = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
 RTL_API int rtl_rtde_transport_init(struct rtl_rtde_transport *t,
 				    const struct rtl_rtde_transport_config *cfg,
 				    struct rtl_rt_error *err)
 {
 	struct rtl_rtde_client_error cerr = { 0 };
+	struct rtl_rtde_client_config cc;
+	struct rtl_tcp_error terr = { 0 };
+	char *outputs = NULL;
+	bool safe_possible;
+	int64_t wd;
+	int ret;
 
 	if (!t || !cfg)
 		return rtl_rt_error_set(err, -EINVAL, "RTDE transport: no configuration");
 	if (cfg->n_limits > RTL_RTDE_TRANSPORT_MAX_LIMITS)
 		return rtl_rt_error_set(err, -EINVAL, "RTDE transport: too many limits");
+	if (!(cfg->rest_speed >= 0))
+		return rtl_rt_error_set(err, -EINVAL,
+					"RTDE transport: rest_speed must be >= 0 (0: 0.005 rad/s)");
 	memset(t, 0, offsetof(struct rtl_rtde_transport, tx));
 	t->cfg = *cfg;
+	t->fd = -1;
 	if (!t->cfg.host)
 		t->cfg.host = "127.0.0.1";
 	if (!t->cfg.port)
 		t->cfg.port = RTL_RTDE_PORT;
-	t->fd = -1;
-	t->client = rtl_rtde_client_create(&cfg->client, &cerr);
+	if (!t->cfg.rest_speed)
+		t->cfg.rest_speed = DEFAULT_REST_SPEED;
+	wd = t->cfg.controller_watchdog_ns > 0 ? t->cfg.controller_watchdog_ns
+	     : t->cfg.controller_watchdog_ns < 0
+		     ? 0
+		     : (int64_t)RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS * RTL_NS_PER_MS;
+	if (!t->cfg.keepalive_ns)
+		t->cfg.keepalive_ns = wd / 4;
+	/* Once, here: a reconnect on the rx thread must not ask the resolver. */
+	ret = rtl_tcp_resolve(t->cfg.host, t->cfg.port, &t->addr, &terr);
+	if (ret < 0)
+		return rtl_rt_error_set(err, ret, "%s", terr.message);
+	/* The stop at exit waits for actual_qd to fall to rest. */
+	cc = cfg->client;
+	safe_possible = cfg->safe != NULL;
+	for (unsigned i = 0; i < RTL_RTDE_CLIENT_MAX_INPUTS && cfg->client.inputs[i]; i++)
+		safe_possible |= list_has(cfg->client.inputs[i], RTL_RTDE_CMD_FIELD_MODE);
+	if (safe_possible && cc.outputs && cc.outputs[0] && !list_has(cc.outputs, REST_FIELD)) {
+		size_t len = strlen(cc.outputs) + sizeof("," REST_FIELD);
+
+		outputs = malloc(len);
+		if (!outputs)
+			return rtl_rt_error_set(err, -ENOMEM, "RTDE transport: out of memory");
+		snprintf(outputs, len, "%s," REST_FIELD, cc.outputs);
+		cc.outputs = outputs;
+	}
+	t->client = rtl_rtde_client_create(&cc, &cerr);
+	free(outputs); /* the client copied the names */
 	if (!t->client)
 		return rtl_rt_error_set(err, cerr.code ? cerr.code : -ENOMEM, "%s", cerr.message);
 	t->base.ops = &rtde_ops;

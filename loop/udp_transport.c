@@ -26,6 +26,14 @@
 #define RESYNC_BACK 1000
 /* Kernel timestamps older than this are not believed (a clock step). */
 #define KERNEL_TS_MAX_AGE_NS RTL_NS_PER_SEC
+/* Doosan's velocity commands stop after 0.1 s without a new one. */
+#define CTRL_WATCHDOG_NS (100 * RTL_NS_PER_MS)
+#define DEFAULT_REST_SPEED 0.3 /* deg/s */
+/* Where the restamped fields sit in a COMMAND datagram. */
+#define OFF_SEQ 16
+#define OFF_SEND_NS 24
+#define OFF_ECHO_SEQ (RTL_RT_UDP_HEADER_SIZE + 8)
+#define OFF_ECHO_NS (RTL_RT_UDP_HEADER_SIZE + 16)
 
 static struct rtl_udp_transport *of(struct rtl_transport *base)
 {
@@ -48,7 +56,8 @@ static int64_t kernel_to_mono(int64_t krt)
 }
 
 /* One datagram into t->rx. Returns its length (> 0), 0 after shutdown, or
- * -errno (-ETIMEDOUT when SO_RCVTIMEO expired). */
+ * -errno (-EAGAIN when nothing came within SO_RCVTIMEO, or at once with
+ * MSG_DONTWAIT). */
 static int rx_one(struct rtl_udp_transport *t, int flags)
 {
 	union {
@@ -69,7 +78,7 @@ static int rx_one(struct rtl_udp_transport *t, int flags)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
 		if (n == 0) {
 			/* An empty datagram, or shutdown(2): only the latter
 			 * ends the stream. */
@@ -212,13 +221,41 @@ static int op_send(struct rtl_transport *base)
 	return send_cmd(t, &c, t->tx, sizeof(t->tx), &t->c.commands);
 }
 
+static void store_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
 static int op_send_safe(struct rtl_transport *base)
 {
 	struct rtl_udp_transport *t = of(base);
-	struct rtl_rt_udp_cmd c = { .mode = RTL_RT_UDP_MODE_STOP };
+	int ret;
 
-	c.acc[0] = t->cfg.safe_decel;
-	return send_cmd(t, &c, t->tx_safe, sizeof(t->tx_safe), &t->c.safe);
+	if (t->tx_safe_len <= 0)
+		return -ENOTSUP;
+	/* The bytes of connect, restamped: sequence, send time, echo. */
+	store_le64(t->tx_safe + OFF_SEQ, t->tx_seq);
+	store_le64(t->tx_safe + OFF_SEND_NS, (uint64_t)rtl_time_now());
+	store_le64(t->tx_safe + OFF_ECHO_SEQ,
+		   atomic_load_explicit(&t->echo_seq, memory_order_relaxed));
+	store_le64(t->tx_safe + OFF_ECHO_NS,
+		   (uint64_t)atomic_load_explicit(&t->echo_ns, memory_order_relaxed));
+	ret = tx(t, t->tx_safe, t->tx_safe_len);
+	if (ret > 0)
+		rtl_stat_add(&t->c.safe, 1);
+	return ret;
+}
+
+static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *f)
+{
+	struct rtl_udp_transport *t = of(base);
+	const struct rtl_udp_state *v = rtl_udp_loop_state(f);
+
+	for (int i = 0; i < 6; i++)
+		if (!(fabs(v->rt.actual_joint_velocity[i]) < t->cfg.rest_speed))
+			return false;
+	return true;
 }
 
 static bool bad_vec(const double *v, bool auto_ok)
@@ -274,33 +311,40 @@ static int op_check(struct rtl_transport *base, char *why, size_t len)
 
 static int open_socket(struct rtl_udp_transport *t, struct rtl_rt_error *err)
 {
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM };
-	struct addrinfo *res = NULL;
-	char serv[8];
 	int one = 1, r, fd;
 
-	snprintf(serv, sizeof(serv), "%u", t->cfg.port);
-	r = getaddrinfo(t->cfg.host, serv, &hints, &res);
-	if (r != 0)
-		return rtl_rt_error_set(err, -EHOSTUNREACH, "UDP: cannot resolve '%s': %s",
-					t->cfg.host, gai_strerror(r));
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
+	if (fd < 0)
+		return rtl_rt_error_set(err, -errno, "UDP: socket() failed");
+	if (connect(fd, (const struct sockaddr *)&t->addr, sizeof(t->addr)) < 0) {
 		r = -errno;
-		freeaddrinfo(res);
-		return rtl_rt_error_set(err, r, "UDP: socket() failed");
-	}
-	if (connect(fd, res->ai_addr, res->ai_addrlen) < 0) {
-		r = -errno;
-		freeaddrinfo(res);
 		close(fd);
 		return rtl_rt_error_set(err, r, "UDP: connect to %s:%u failed: %s", t->cfg.host,
 					t->cfg.port, strerror(-r));
 	}
-	freeaddrinfo(res);
 	if (!t->cfg.no_kernel_timestamps)
 		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	t->fd = fd;
+	return 0;
+}
+
+/* host:port to an IPv4 address, once (init). */
+static int resolve(struct rtl_udp_transport *t, struct rtl_rt_error *err)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM };
+	struct addrinfo *res = NULL;
+	char serv[8];
+	int r;
+
+	snprintf(serv, sizeof(serv), "%u", t->cfg.port);
+	r = getaddrinfo(t->cfg.host, serv, &hints, &res);
+	if (r != 0)
+		return rtl_rt_error_set(err, -EHOSTUNREACH,
+					"UDP: cannot resolve '%s': %s; check the name, or give "
+					"the controller's IPv4 address",
+					t->cfg.host, gai_strerror(r));
+	memcpy(&t->addr, res->ai_addr, sizeof(t->addr));
+	freeaddrinfo(res);
 	return 0;
 }
 
@@ -356,7 +400,7 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_r
 		n = rx_one(t, MSG_DONTWAIT);
 		if (n == -ECONNREFUSED)
 			goto refused;
-		if (n == -ETIMEDOUT)
+		if (n == -EAGAIN)
 			continue;
 		if (n <= 0)
 			return rtl_rt_error_set(err, n < 0 ? n : -ECONNRESET,
@@ -420,12 +464,25 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 	ret = handshake(t, deadline, err);
 	if (ret < 0)
 		goto err_close;
-	if (t->cfg.rx_timeout_ns > 0) {
-		struct timespec ts = rtl_time_to_timespec(t->cfg.rx_timeout_ns);
-		struct timeval tv = { .tv_sec = ts.tv_sec, .tv_usec = ts.tv_nsec / 1000 };
+	{
+		/* The loop's receive slice: recv() returns -EAGAIN after it. */
+		struct timeval tv = { .tv_usec = RTL_TRANSPORT_RX_SLICE_NS / 1000 };
 
-		setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+			ret = rtl_rt_error_set(err, -errno, "UDP: cannot set the receive time-out");
+			goto err_close;
+		}
 	}
+	{
+		/* The safe package, once: a STOP at the configured deceleration. */
+		struct rtl_rt_udp_cmd stop = { .mode = RTL_RT_UDP_MODE_STOP };
+
+		stop.acc[0] = t->cfg.safe_decel;
+		t->tx_safe_len = rtl_rt_udp_encode_command(t->tx_safe, sizeof(t->tx_safe), 0, 0,
+							   &stop);
+	}
+	base->rx_timeout_ns = t->cfg.rx_timeout_ns > 0 ? t->cfg.rx_timeout_ns : 0;
+	base->ctrl_watchdog_ns = CTRL_WATCHDOG_NS;
 	base->values_size = sizeof(struct rtl_udp_state);
 	base->period_ns = t->server_period_ns ? (int64_t)t->server_period_ns
 			  : t->cfg.period_ns  ? t->cfg.period_ns
@@ -468,6 +525,7 @@ static const struct rtl_transport_ops udp_ops = {
 	.send = op_send,
 	.send_safe = op_send_safe,
 	.check = op_check,
+	.at_rest = op_at_rest,
 	.shutdown = op_shutdown,
 	.disconnect = op_disconnect,
 };
@@ -479,11 +537,13 @@ RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
 				   const struct rtl_udp_transport_config *cfg,
 				   struct rtl_rt_error *err)
 {
+	int ret;
+
 	if (!t || !cfg)
 		return rtl_rt_error_set(err, -EINVAL, "UDP transport: no configuration");
 	if (cfg->period_ns < 0 || cfg->period_ns > RTL_NS_PER_SEC || cfg->connect_timeout_ns < 0 ||
 	    !(cfg->max_joint_vel >= 0) || !(cfg->max_linear_vel >= 0) ||
-	    !(cfg->max_angular_vel >= 0) ||
+	    !(cfg->max_angular_vel >= 0) || !(cfg->rest_speed >= 0) ||
 	    !(cfg->safe_decel > 0 || cfg->safe_decel == 0 || cfg->safe_decel == RTL_RT_UDP_AUTO))
 		return rtl_rt_error_set(
 			err, -EINVAL,
@@ -501,7 +561,12 @@ RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
 		t->cfg.rx_timeout_ns = DEFAULT_RX_TIMEOUT_NS;
 	if (t->cfg.safe_decel == 0)
 		t->cfg.safe_decel = RTL_RT_UDP_AUTO;
+	if (t->cfg.rest_speed == 0)
+		t->cfg.rest_speed = DEFAULT_REST_SPEED;
 	t->fd = -1;
+	ret = resolve(t, err);
+	if (ret < 0)
+		return ret;
 	t->base.ops = &udp_ops;
 	t->base.impl = t;
 	t->base.commands = &t->cmd;

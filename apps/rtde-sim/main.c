@@ -527,6 +527,13 @@ static void report_text(FILE *f, const struct run_info *ri)
 		st->data_sent, st->bytes_sent, st->packages_in, st->inputs_applied, st->texts_in,
 		st->errors_answered);
 	fprintf(f,
+		"  robot: %" PRIu64 " watchdog trips, %" PRIu64 " stops (%" PRIu64
+		" to rest, longest %" PRIu64 " cycles), %s at the end; %" PRIu64
+		" non-finite values received\n",
+		st->robot.watchdog_trips, st->robot.stops, st->robot.stops_at_rest,
+		st->robot.max_stop_cycles, st->robot.at_rest ? "at rest" : "MOVING",
+		st->nonfinite_in);
+	fprintf(f,
 		"  faults: jitter %" PRIu64 " cycles (max %.1f us), skipped %" PRIu64
 		" packages in %" PRIu64 " cycles, %" PRIu64 " stalls, %" PRIu64 " bursts, %" PRIu64
 		" fragmented writes, %" PRIu64 " resets, %" PRIu64 " texts\n",
@@ -576,11 +583,14 @@ static int report_json(FILE *f, const struct run_info *ri)
 		",\"connections\":%" PRIu64 ",\"clients_over_limit\":%" PRIu64
 		",\"slow_disconnects\":%" PRIu64 ",\"desync_disconnects\":%" PRIu64
 		",\"packages_in\":%" PRIu64 ",\"inputs_applied\":%" PRIu64 ",\"texts_in\":%" PRIu64
-		",\"errors_answered\":%" PRIu64 ",\"commands_refused\":%" PRIu64 "},",
+		",\"errors_answered\":%" PRIu64 ",\"commands_refused\":%" PRIu64
+		",\"nonfinite_in\":%" PRIu64 "},\"robot\":",
 		st->cycles, st->cycles_sending, st->overruns, st->data_sent, st->bytes_sent,
 		st->connections, st->clients_over_limit, st->slow_disconnects,
 		st->desync_disconnects, st->packages_in, st->inputs_applied, st->texts_in,
-		st->errors_answered, st->commands_refused);
+		st->errors_answered, st->commands_refused, st->nonfinite_in);
+	rtl_sim_robot_summary_json(f, &st->robot);
+	fputc(',', f);
 	fprintf(f,
 		"\"injected\":{\"jittered_cycles\":%" PRIu64 ",\"jitter_max_ns\":%" PRId64
 		",\"skipped_packages\":%" PRIu64 ",\"skipped_cycles\":%" PRIu64

@@ -887,6 +887,91 @@ static bool at_rest(const double qd[N])
 	return true;
 }
 
+static bool motion_mode(int32_t mode)
+{
+	return mode == RTL_RTDE_CMD_SPEEDJ || mode == RTL_RTDE_CMD_SPEEDL ||
+	       mode == RTL_RTDE_CMD_SERVOJ;
+}
+
+static bool moving(const struct rtl_sim_robot *r)
+{
+	return !at_rest(r->target_qd);
+}
+
+/* The stop book-keeping, once per step, after the mode is known: @mode is
+ * what this step executes (STOP after a watchdog trip is not a client's
+ * stop). */
+static void track_stop(struct rtl_sim_robot *r, int32_t mode, bool tripped)
+{
+	bool stop_mode = !tripped && (mode == RTL_RTDE_CMD_STOP || mode == RTL_RTDE_CMD_IDLE);
+
+	if (r->stopping && !stop_mode)
+		r->stopping = false; /* superseded before rest */
+	if (!r->stopping && stop_mode && moving(r)) {
+		r->stopping = true;
+		r->stop_started = r->cycles;
+		r->stops++;
+		r->last_stop_cmd = r->cmd;
+	}
+}
+
+static void track_rest(struct rtl_sim_robot *r)
+{
+	uint64_t took;
+
+	if (!r->stopping || moving(r))
+		return;
+	r->stopping = false;
+	took = r->cycles - r->stop_started;
+	r->stops_at_rest++;
+	r->last_stop_cycles = took;
+	if (took > r->max_stop_cycles)
+		r->max_stop_cycles = took;
+}
+
+bool rtl_sim_robot_at_rest(const struct rtl_sim_robot *r)
+{
+	for (int i = 0; i < N; i++)
+		if (r->actual_qd[i] != 0)
+			return false;
+	return true;
+}
+
+void rtl_sim_robot_summarize(const struct rtl_sim_robot *r, struct rtl_sim_robot_summary *out)
+{
+	*out = (struct rtl_sim_robot_summary){
+		.watchdog_trips = r->watchdog_trips,
+		.stops = r->stops,
+		.stops_at_rest = r->stops_at_rest,
+		.last_stop_cycles = r->last_stop_cycles,
+		.max_stop_cycles = r->max_stop_cycles,
+		.last_stop_cmd = r->last_stop_cmd,
+		.at_rest = rtl_sim_robot_at_rest(r),
+		.max_speed = rtl_sim_robot_max_speed(r),
+	};
+}
+
+void rtl_sim_robot_summary_json(FILE *f, const struct rtl_sim_robot_summary *s)
+{
+	fprintf(f,
+		"{\"watchdog_trips\":%llu,\"stops\":%llu,\"stops_at_rest\":%llu,"
+		"\"last_stop_cycles\":%llu,\"max_stop_cycles\":%llu,\"at_rest\":%s,"
+		"\"max_speed\":%.9g}",
+		(unsigned long long)s->watchdog_trips, (unsigned long long)s->stops,
+		(unsigned long long)s->stops_at_rest, (unsigned long long)s->last_stop_cycles,
+		(unsigned long long)s->max_stop_cycles, s->at_rest ? "true" : "false",
+		s->max_speed);
+}
+
+double rtl_sim_robot_max_speed(const struct rtl_sim_robot *r)
+{
+	double m = 0;
+
+	for (int i = 0; i < N; i++)
+		m = fmax(m, fabs(r->actual_qd[i]));
+	return m;
+}
+
 uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
 {
 	const struct rtl_sim_robot_cmd *c = &r->cmd;
@@ -897,14 +982,17 @@ uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
 	uint32_t ev = 0;
 	int64_t timeout;
 
-	/* watchdog: the command's timeout, 0 = the configured one, < 0 = off */
+	/* watchdog: the command's timeout, 0 = the configured one, < 0 = off;
+	 * only a motion command can go stale */
 	timeout = c->watchdog_ms > 0 ? (int64_t)c->watchdog_ms * 1000000
 				     : (c->watchdog_ms == 0 ? r->cfg.watchdog_ns : 0);
-	if (r->armed && timeout > 0 && now_ns - r->last_refresh_ns > timeout) {
+	if (r->armed && timeout > 0 && motion_mode(c->mode) &&
+	    now_ns - r->last_refresh_ns > timeout) {
 		watchdog_trip(r);
 		ev |= RTL_SIM_ROBOT_EV_WATCHDOG;
 	}
 
+	track_stop(r, mode, r->watchdog_tripped);
 	if (r->watchdog_tripped) {
 		mode = RTL_RTDE_CMD_STOP;
 		ramp_joints(r, zero, r->cfg.watchdog_decel, qd);
@@ -971,6 +1059,7 @@ uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
 	if (r->linear && r->limited)
 		enter_linear(r);
 	r->cycles++;
+	track_rest(r);
 	update_outputs(r, dt);
 	return ev;
 }

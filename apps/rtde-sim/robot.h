@@ -16,11 +16,18 @@
  * drive it with a loop.
  *
  * The model, in the order a step runs it:
- * - Watchdog. The heartbeat register must change within the timeout (100 ms
- *   by default). When it does not, the robot decelerates to rest in joint
+ * - Watchdog. While a motion command (speedj, speedl, servoj) is executed,
+ *   the heartbeat register must change within the timeout (100 ms by
+ *   default). When it does not, the robot decelerates to rest in joint
  *   space, counts a trip, and says so through the message hook. The next new
  *   heartbeat resumes command execution; a command with the stale heartbeat
- *   is refused (-ESTALE), so a stuck client cannot restart the motion.
+ *   is refused (-ESTALE), so a stuck client cannot restart the motion. STOP
+ *   and IDLE bring the arm to rest by themselves: under them the watchdog
+ *   does not trip, so a client that stops the arm and leaves trips nothing.
+ * - Stops. Each STOP or IDLE that finds the arm moving starts a stop; the
+ *   robot counts the stops, those that reached rest, and the cycles they
+ *   took (the last and the longest), so a test can read how fast a stop
+ *   sent by a client's watchdog took effect.
  * - Trajectory generator, per mode. speedj ramps the joint velocity vector
  *   toward the command with the acceleration of the leading joint (all
  *   joints reach the target together, so the joint-space direction holds, as
@@ -57,6 +64,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rtloop/rtde_cmd.h>
 
@@ -210,9 +218,17 @@ struct rtl_sim_robot {
 	uint64_t watchdog_trips;
 	bool watchdog_tripped; /* since the trip, until a new heartbeat */
 	uint32_t limited;      /* RTL_SIM_ROBOT_EV_*_LIMIT bits of the last step */
+	/* Stops (STOP or IDLE finding the arm moving): started, reached rest,
+	 * cycles from the command to rest (the last one, the longest), and
+	 * the command that started the last one. */
+	uint64_t stops, stops_at_rest;
+	uint64_t last_stop_cycles, max_stop_cycles;
+	struct rtl_sim_robot_cmd last_stop_cmd;
 
 	/* ---- private ---- */
 	struct rtl_sim_robot_cmd cmd;
+	bool stopping;	       /* a stop is on */
+	uint64_t stop_started; /* its first cycle */
 	bool seen_seq; /* last_seq is valid */
 	bool armed;    /* the watchdog is watching the heartbeat */
 	int64_t last_refresh_ns;
@@ -282,6 +298,27 @@ int rtl_sim_robot_set_contact(struct rtl_sim_robot *r, const struct rtl_sim_cont
 
 /* actual_digital_output_bits: 0-7 standard, 8-15 configurable, 16-17 tool. */
 uint64_t rtl_sim_robot_digital_output_bits(const struct rtl_sim_robot *r);
+
+/* What the reports and tests read of a robot's safety behaviour. */
+struct rtl_sim_robot_summary {
+	uint64_t watchdog_trips;
+	uint64_t stops, stops_at_rest;
+	uint64_t last_stop_cycles, max_stop_cycles;
+	struct rtl_sim_robot_cmd last_stop_cmd;
+	bool at_rest;	  /* every actual joint speed exactly 0 */
+	double max_speed; /* the largest |actual_qd| [rad/s] */
+};
+
+void rtl_sim_robot_summarize(const struct rtl_sim_robot *r, struct rtl_sim_robot_summary *out);
+
+/* @s as a JSON object (the sims' reports); not RT-safe (stdio). */
+void rtl_sim_robot_summary_json(FILE *f, const struct rtl_sim_robot_summary *s);
+
+/* Every joint's actual speed is exactly zero. */
+bool rtl_sim_robot_at_rest(const struct rtl_sim_robot *r);
+
+/* The largest |actual_qd| [rad/s]. */
+double rtl_sim_robot_max_speed(const struct rtl_sim_robot *r);
 
 /* The status word of RTL_RTDE_CMD_OUT_STATUS. */
 uint32_t rtl_sim_robot_cmd_status(const struct rtl_sim_robot *r);

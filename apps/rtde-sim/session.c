@@ -493,9 +493,19 @@ static int input_data(struct rtl_sim *sim, struct rtl_sim_session *s, const uint
 			      d.recipe_id, d.fields_len, r->wire_size);
 	/* Applied now, whether started or not (sections 9 and 10): the robot
 	 * sees it in the next control cycle. */
-	for (uint32_t i = 0; i < r->n; i++)
-		rtl_rtde_load_value(&sim->values[r->fields[i]], d.fields + r->offsets[i],
-				    r->types[i]);
+	for (uint32_t i = 0; i < r->n; i++) {
+		union rtl_rtde_value *v = &sim->values[r->fields[i]];
+
+		rtl_rtde_load_value(v, d.fields + r->offsets[i], r->types[i]);
+		/* Every double a client sends is looked at: a NaN on the wire
+		 * is the client's bug, and the tests count them here. */
+		if (r->types[i] == RTL_RTDE_TYPE_DOUBLE)
+			sim->stats.nonfinite_in += !isfinite(v->d);
+		else if (r->types[i] == RTL_RTDE_TYPE_VECTOR3D ||
+			 r->types[i] == RTL_RTDE_TYPE_VECTOR6D)
+			for (unsigned k = 0; k < rtl_rtde_type_elems(r->types[i]); k++)
+				sim->stats.nonfinite_in += !isfinite(v->v6d[k]);
+	}
 	s->stats.inputs_applied++;
 	sim->stats.inputs_applied++;
 	rtl_sim_inputs_written(sim, s, r, now);

@@ -649,5 +649,6 @@ void rtl_sim_get_stats(struct rtl_sim *sim, struct rtl_sim_stats *out)
 	}
 	sim->stats.clients = clients;
 	sim->stats.streaming = streaming;
+	rtl_sim_robot_summarize(&sim->robot, &sim->stats.robot);
 	*out = sim->stats;
 }

@@ -148,6 +148,7 @@ struct rtl_sim_stats {
 	uint64_t errors_answered; /* bad packages answered with an ERROR text */
 	uint64_t texts_in;
 	uint64_t commands_refused; /* command registers the robot refused (-EINVAL) */
+	uint64_t nonfinite_in;	   /* doubles in input packages that were NaN or infinite */
 	uint64_t overruns;	   /* cycles the host made us run late by > catch-up */
 	/* Faults injected. */
 	uint64_t jittered; /* cycles whose send was delayed */
@@ -164,6 +165,7 @@ struct rtl_sim_stats {
 	uint64_t echo_unmatched; /* echo values that named no remembered package */
 	unsigned clients;	 /* connected now */
 	unsigned streaming;	 /* started now */
+	struct rtl_sim_robot_summary robot;
 };
 
 struct rtl_sim_echo_slot {

@@ -317,6 +317,11 @@ static void on_command(struct rtl_sim_udp *u, const struct rtl_rt_udp_header *h,
 
 	u->st.commands++;
 	u->last_heard = now;
+	/* Every double a client sends is looked at (the tests count them). */
+	u->st.nonfinite_in += !isfinite(c->target_time);
+	for (int i = 0; i < 6; i++)
+		u->st.nonfinite_in += !isfinite(c->pos[i]) + !isfinite(c->vel[i]) +
+				      !isfinite(c->acc[i]);
 	if (u->have_cmd_seq && h->seq > u->last_cmd_seq + 1)
 		u->st.commands_lost += h->seq - u->last_cmd_seq - 1;
 	u->have_cmd_seq = true;
@@ -520,6 +525,7 @@ static void read_all(struct rtl_sim_udp *u)
 static void publish(struct rtl_sim_udp *u)
 {
 	u->st.client = u->client;
+	rtl_sim_robot_summarize(&u->robot, &u->st.robot);
 	pthread_mutex_lock(&u->lock);
 	u->snap = u->st;
 	pthread_mutex_unlock(&u->lock);
@@ -663,7 +669,13 @@ static void report(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port,
 		" servol (not modelled)\n",
 		st->datagrams_in, st->commands, st->commands_lost, st->bad_in, st->refused,
 		st->unsupported);
-	fprintf(f, "  robot: %" PRIu64 " command time-outs (0.1 s watchdog)\n", st->watchdog_trips);
+	fprintf(f,
+		"  robot: %" PRIu64 " command time-outs (0.1 s watchdog), %" PRIu64 " stops (%" PRIu64
+		" to rest, longest %" PRIu64 " cycles), %s at the end; %" PRIu64
+		" non-finite values received\n",
+		st->watchdog_trips, st->robot.stops, st->robot.stops_at_rest,
+		st->robot.max_stop_cycles, st->robot.at_rest ? "at rest" : "MOVING",
+		st->nonfinite_in);
 	fprintf(f, "  echo: %" PRIu64 " round trips, %" PRIu64 " unmatched\n", st->echoes,
 		st->echo_unmatched);
 	if (st->echoes)
@@ -687,11 +699,13 @@ static void report_json(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port
 		",\"byes\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"commands\":%" PRIu64
 		",\"commands_lost\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"unsupported\":%" PRIu64
 		",\"watchdog_trips\":%" PRIu64 ",\"echoes\":%" PRIu64 ",\"echo_unmatched\":%" PRIu64
-		"},\"echo_latency\":",
+		",\"nonfinite_in\":%" PRIu64 "},\"robot\":",
 		st->cycles, st->overruns, st->states_sent, st->states_skipped, st->send_errors,
 		st->datagrams_in, st->bad_in, st->hellos, st->sessions, st->rejected, st->byes,
 		st->timeouts, st->commands, st->commands_lost, st->refused, st->unsupported,
-		st->watchdog_trips, st->echoes, st->echo_unmatched);
+		st->watchdog_trips, st->echoes, st->echo_unmatched, st->nonfinite_in);
+	rtl_sim_robot_summary_json(f, &st->robot);
+	fprintf(f, ",\"echo_latency\":");
 	rtl_hist_write_json(echo, f);
 	fprintf(f, "}\n");
 }

@@ -89,7 +89,9 @@ struct rtl_sim_udp_stats {
 	uint64_t echoes;	 /* round trips recorded */
 	uint64_t echo_unmatched;
 	uint64_t mode_count[RTL_RT_UDP_MODE_COUNT]; /* commands per mode */
-	bool client;				    /* a session is on */
+	uint64_t nonfinite_in; /* doubles in command datagrams that were NaN or infinite */
+	bool client;	       /* a session is on */
+	struct rtl_sim_robot_summary robot;
 };
 
 struct rtl_sim_udp;

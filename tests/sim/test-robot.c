@@ -693,6 +693,64 @@ Test(sim_robot, watchdog_waits_for_the_first_heartbeat)
 	cr_assert_eq(g.r.watchdog_trips, 0);
 }
 
+Test(sim_robot, stop_and_idle_never_trip_the_watchdog)
+{
+	struct rig g;
+
+	for (int mode = RTL_RTDE_CMD_IDLE; mode <= RTL_RTDE_CMD_STOP; mode += RTL_RTDE_CMD_STOP) {
+		rig_init(&g, NULL);
+		set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 0.5 }, 2);
+		cycles(&g, 100);
+		/* The client says stop once and leaves: no new heartbeat. */
+		set_cmd(&g, mode, NULL, 2);
+		cycle(&g);
+		for (int n = 0; n < 1000; n++)
+			cr_assert_eq(quiet_cycle(&g), 0, "mode %d tripped after %d cycles", mode, n);
+		cr_assert_eq(g.r.watchdog_trips, 0);
+		cr_assert(rtl_sim_robot_at_rest(&g.r), "mode %d: at rest", mode);
+	}
+	/* A motion command still does. */
+	rig_init(&g, NULL);
+	set_cmd(&g, RTL_RTDE_CMD_SERVOJ, (double[6]){ 0 }, 0);
+	cycles(&g, 10);
+	for (int n = 0; n < 100; n++)
+		quiet_cycle(&g);
+	cr_assert_eq(g.r.watchdog_trips, 1);
+}
+
+Test(sim_robot, stops_are_counted_with_the_cycles_to_rest)
+{
+	struct rig g;
+	struct rtl_sim_robot_summary sum;
+
+	rig_init(&g, NULL);
+	set_cmd(&g, RTL_RTDE_CMD_STOP, NULL, 2);
+	cycles(&g, 10);
+	cr_assert_eq(g.r.stops, 0, "a stop at rest is no stop");
+	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 1.0 }, 2);
+	cycles(&g, 300);
+	set_cmd(&g, RTL_RTDE_CMD_STOP, (double[6]){ 0 }, 4);
+	cycles(&g, 200);
+	/* 1 rad/s at 4 rad/s^2: 125 cycles */
+	cr_assert_eq(g.r.stops, 1);
+	cr_assert_eq(g.r.stops_at_rest, 1);
+	cr_assert_eq(g.r.last_stop_cycles, 125);
+	cr_assert_eq(g.r.last_stop_cmd.accel, 4);
+	/* A stop superseded before rest does not count as reaching it. */
+	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 1.0 }, 2);
+	cycles(&g, 300);
+	set_cmd(&g, RTL_RTDE_CMD_IDLE, NULL, 0);
+	cycles(&g, 10);
+	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 1.0 }, 2);
+	cycles(&g, 10);
+	rtl_sim_robot_summarize(&g.r, &sum);
+	cr_assert_eq(sum.stops, 2);
+	cr_assert_eq(sum.stops_at_rest, 1);
+	cr_assert_eq(sum.max_stop_cycles, 125);
+	cr_assert(!sum.at_rest);
+	cr_assert_gt(sum.max_speed, 0.9);
+}
+
 /* ---- inputs ---- */
 
 Test(sim_robot, digital_outputs_change_only_under_their_masks)

@@ -2,31 +2,61 @@
 /*
  * rtl_rtde_transport: RTDE as a transport of the control loop.
  *
- * It glues the pieces of io/ into the four calls the loop makes:
- *   connect  TCP connect (TCP_NODELAY), then the client's handshake driven
- *            to RUNNING with the client step function; the coalescer is
- *            set up for the input recipes (ids from the controller) or, on
- *            a reconnect, re-keyed and forced so every input is re-sent.
- *   recv     one blocking recv(2) into a buffer the client's framer reads.
+ * It glues the pieces of io/ into the calls the loop makes:
+ *   connect  TCP connect (TCP_NODELAY) to the address resolved at init (a
+ *            reconnect never asks the resolver), then the client's
+ *            handshake driven to RUNNING with the client step function;
+ *            the coalescer is set up for the input recipes (ids from the
+ *            controller) or, on a reconnect, re-keyed and forced so every
+ *            input is re-sent; the application's connected() runs; the
+ *            safe package is built (below).
+ *   recv     one recv(2) into a buffer the client's framer reads, waiting
+ *            at most the loop's receive slice (SO_RCVTIMEO).
  *   next     the client's next data package, decoded with the output
  *            recipe straight into the ring slot; text messages and replies
- *            stay here (the client logs text messages: a rare slow path).
- *   send     the coalescer encodes only the changed input recipes; a
+ *            stay here (the client logs text messages: through the rx
+ *            thread's log queue, never to a terminal from here).
+ *   check    every input double finite (NaN only behind a mask, where it
+ *            means "not set"), and the configured limits.
+ *   send     the coalescer encodes only the changed input recipes; when
+ *            nothing changed for keepalive_ns, the heartbeat's recipe goes
+ *            out anyway (the keep-alive), so the controller's watchdog is
+ *            fed while coalescing still suppresses unchanged commands. A
  *            non-blocking send; bytes the socket did not take wait in a
  *            small backlog that is flushed before anything new, so nothing
  *            queues without bound and a send that would block commits
  *            nothing (the next cycle sends the newest values).
- * plus check (every input double finite, configured limits) and send_safe
- * (the application's safe values, e.g. "stop", forced out).
+ *   send_safe  the pre-encoded safe package, with a fresh heartbeat.
+ *   at_rest  every joint of actual_qd slower than rest_speed.
+ *
+ * The heartbeat. The command layout's heartbeat (RTL_RTDE_CMD_FIELD_SEQ,
+ * or the field named in the configuration) belongs to the transport: the
+ * coalescer puts a new value in every package of its recipe and ignores
+ * what the step writes there, so it can be neither forgotten nor the
+ * reason a package is sent.
+ *
+ * The safe package is built at every connect, after connected(), into a
+ * coalescer of its own (never the step's frames): the application's safe
+ * callback writes into its frames, which start zeroed (doubles behind a
+ * mask unset), with the masks sent as written (raw: "mask 1, value 0"
+ * turns an output off); without a callback and with the command register
+ * layout in an input recipe, the safe set is mode = RTL_RTDE_CMD_STOP.
+ * Every input recipe in which a value was set goes into the package, whole
+ * (fields not set are 0); it is checked as the step's commands are (a NaN
+ * there fails the connect) and encoded once. The watchdog, a rejected
+ * step, a disarm, a (re)connect and the stop at exit send exactly these
+ * bytes. Because the stop at exit waits for rest, actual_qd is added to
+ * the output recipe when a safe package can exist and it is not there.
  *
  * The step function reads the frame with the output recipe's handles
  * (rtl_rtde_transport_output_handle()) through rtl_rtde_loop_state(), and
  * writes commands into rtl_rtde_coalesce_frame(rtl_loop_commands(loop), i)
  * with the input recipes' handles.
  *
- * Threads: connect runs on the thread that starts the loop (or the rx
- * thread, on reconnect, while it owns the transmit side); recv and next on
- * the rx thread; send, send_safe and check on the transmit owner.
+ * Threads: as the contract of <rtloop/loop.h>: connect (and the callbacks)
+ * while no step runs; recv, next and at_rest on the rx thread; check and
+ * send on the step's thread holding the transmit side; send_safe on any
+ * thread holding it.
  */
 #ifndef RTLOOP_RTDE_TRANSPORT_H
 #define RTLOOP_RTDE_TRANSPORT_H
@@ -35,6 +65,7 @@
 
 #include <rtloop/compiler.h>
 #include <rtloop/loop.h>
+#include <rtloop/tcp.h>
 #include <rtloop/rtde_client.h>
 #include <rtloop/rtde_coalesce.h>
 
@@ -58,22 +89,40 @@ struct rtl_rtde_transport_config {
 	uint16_t port;		    /* default 30004 */
 	int64_t connect_timeout_ns; /* TCP connect and whole handshake; default 3 s */
 	struct rtl_rtde_client_config client;
-	/* Write the safe command values into the coalescer's frames (e.g.
-	 * mode = stop). Called by the transmit owner before send_safe. NULL:
-	 * the loop has no safe set (watchdog and rejections send nothing). */
+	/* Write the safe command values into @c's frames (a coalescer of
+	 * the safe package's own, zeroed; e.g. mode = stop). Called once per
+	 * connect, after connected(), while no step runs. NULL: mode =
+	 * RTL_RTDE_CMD_STOP when an input recipe has the command layout's
+	 * mode register, else no safe package (the watchdog, rejections and
+	 * the stop at exit then send nothing: avoid). */
 	void (*safe)(struct rtl_rtde_transport *t, struct rtl_rtde_coalesce *c, void *user);
 	/* Called at the end of every successful connect (handshake done,
-	 * coalescer ready): resolve handles here. */
+	 * coalescer ready), while no step runs: resolve handles here. */
 	void (*connected)(struct rtl_rtde_transport *t, void *user);
 	void *user;
 	struct rtl_rtde_limit limits[RTL_RTDE_TRANSPORT_MAX_LIMITS];
 	unsigned n_limits;
+	/* The heartbeat field (an input INT32 the transport owns, see
+	 * above). NULL: RTL_RTDE_CMD_FIELD_SEQ if an input recipe has it;
+	 * "": none. */
+	const char *heartbeat;
+	/* The controller's watchdog: it stops the arm after this long without
+	 * a new heartbeat. 0: RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS; < 0: none. */
+	int64_t controller_watchdog_ns;
+	/* Keep-alive: send the heartbeat's recipe when nothing went out for
+	 * this long. 0: a quarter of the controller's watchdog; < 0: off. */
+	int64_t keepalive_ns;
+	/* No data package for this long is a lost connection. 0: 1 s or 10
+	 * periods, whichever is longer; < 0: never. */
+	int64_t rx_timeout_ns;
+	/* At rest: every joint's actual_qd below this [rad/s]. 0: 0.005. */
+	double rest_speed;
 };
 
 /* Private: an input double (or vector) that must be finite. */
 struct rtl_rtde_transport_finite {
-	const unsigned char *at; /* in the coalescer's frame */
-	uint16_t slot;		 /* position in the recipe (for the name) */
+	uint32_t offset; /* host offset in its recipe's frame */
+	uint16_t slot;	 /* position in the recipe (for the name) */
 	uint8_t recipe;
 	uint8_t elems;
 	bool nan_ok; /* behind a mask: NaN means "not set" */
@@ -81,7 +130,8 @@ struct rtl_rtde_transport_finite {
 
 /* Private: a limited field (bounds in cfg.limits, same index). */
 struct rtl_rtde_transport_bound {
-	const unsigned char *at; /* in the coalescer's frame */
+	uint32_t offset;
+	uint8_t recipe;
 	uint8_t elems;
 };
 
@@ -89,25 +139,37 @@ struct rtl_rtde_transport_bound {
 struct rtl_rtde_transport {
 	struct rtl_transport base;
 	struct rtl_rtde_transport_config cfg;
+	struct rtl_tcp_addr addr; /* resolved at init */
 	struct rtl_rtde_client *client;
-	struct rtl_rtde_coalesce coal;
+	struct rtl_rtde_coalesce coal; /* the step's commands */
+	struct rtl_rtde_coalesce safe; /* the safe package's own frames */
 	int fd;
 	bool coal_ready;
+	bool resend;   /* a safe package went out: the next send forces all */
+	int safe_beat; /* offset of the heartbeat in safe_tx, -1: none */
+	size_t safe_len;
+	int64_t last_tx_ns;
+	struct rtl_rtde_handle rest; /* actual_qd in the output recipe */
 	size_t tx_off, tx_len;
-	uint64_t rx_bytes, tx_bytes, backlogged;
+	uint64_t rx_bytes, tx_bytes, backlogged, keepalives;
 	/* Resolved at connect, walked by check() on every send. */
 	struct rtl_rtde_transport_finite finite[RTL_RTDE_TRANSPORT_MAX_FINITE];
 	unsigned n_finite;
 	struct rtl_rtde_transport_bound limits[RTL_RTDE_TRANSPORT_MAX_LIMITS];
 	unsigned n_limits;
+	const unsigned char *coal_base[RTL_RTDE_COALESCE_MAX_RECIPES];
 	uint8_t tx[RTL_RTDE_TRANSPORT_TX_SIZE];
+	uint8_t safe_tx[RTL_RTDE_TRANSPORT_TX_SIZE];
 	uint8_t rx[RTL_RTDE_MAX_PACKAGE_SIZE];
 };
 
 /*
- * Set up @t for @cfg (copied; the name strings in cfg->client must outlive
- * @t). Allocates the client. Does not connect. Not RT-safe.
- * Returns 0, or -EINVAL (NULL, no outputs, too many limits), -ENOMEM, or
+ * Set up @t for @cfg (copied; the name strings in cfg->client, the
+ * heartbeat and limit names must outlive @t). Resolves the host (once:
+ * reconnects reuse the address) and allocates the client. Does not
+ * connect. Not RT-safe.
+ * Returns 0, or -EINVAL (NULL, no outputs, too many limits, a negative
+ * rest speed), -ENOENT or -EAGAIN (the host does not resolve), -ENOMEM, or
  * the client's configuration error (bad names), with @err filled.
  */
 RTL_API int rtl_rtde_transport_init(struct rtl_rtde_transport *t,

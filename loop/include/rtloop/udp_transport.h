@@ -6,14 +6,17 @@
  * Design
  * ------
  * One connected UDP socket, one datagram per call, no framing state:
- *   connect  resolve host:port, connect(2) the socket (so ICMP "port
- *            unreachable" comes back as ECONNREFUSED, and only the
- *            server's datagrams are received), turn on SO_TIMESTAMPNS,
+ *   connect  connect(2) the socket to the address resolved at init (so
+ *            ICMP "port unreachable" comes back as ECONNREFUSED, and only
+ *            the server's datagrams are received), turn on SO_TIMESTAMPNS,
  *            send HELLO every 100 ms until a WELCOME and the first STATE
  *            arrive or the connect time-out ends. The first STATE is kept
- *            and handed to the loop as its first frame.
- *   recv     one blocking recvmsg(2) (SO_RCVTIMEO = rx_timeout: a silent
- *            controller is a lost connection, -ETIMEDOUT). The kernel's
+ *            and handed to the loop as its first frame. The safe STOP
+ *            datagram is encoded here, once.
+ *   recv     one recvmsg(2), waiting at most the loop's receive slice
+ *            (SO_RCVTIMEO; then -EAGAIN). A silent controller is the
+ *            loop's business: no state for rx_timeout_ns is a lost
+ *            connection, even while other datagrams keep coming. The kernel's
  *            receive time (CLOCK_REALTIME, from SO_TIMESTAMPNS) is moved to
  *            CLOCK_MONOTONIC with the offset between the two clocks read
  *            right after the call: mono = kernel_rt - (rt_now - mono_now),
@@ -37,18 +40,21 @@
  *            filled here from the newest state received. Non-blocking:
  *            EAGAIN is -EAGAIN and nothing is counted as sent (the sequence
  *            number is not consumed).
- *   send_safe  a STOP datagram at cfg.safe_decel, from a buffer of its own
- *            (the user's command struct is not touched: send_safe may run
- *            on the rx thread).
+ *   send_safe  the STOP datagram at cfg.safe_decel encoded at connect, in
+ *            a buffer of its own, with a fresh sequence number, send time
+ *            and echo (the user's command struct is never read: send_safe
+ *            may run on the rx thread or the watch thread).
+ *   at_rest  every |actual_joint_velocity| below rest_speed.
  *   check    mode known, target_time in [0, 3600] s, every value finite,
  *            the configured speed limits (Doosan units, per axis).
  *   shutdown shutdown(SHUT_RD): the blocked recvmsg returns 0 (sending
  *            stays possible, for the BYE).
  *   disconnect  a BYE (best effort) and close.
  *
- * Threads: connect runs on the starting thread (or the rx thread on
- * reconnect, owning the transmit side); recv and next on the rx thread;
- * send, send_safe and check on the transmit owner. The echo values cross
+ * Threads: as the contract of <rtloop/loop.h>: connect while no step
+ * runs; recv, next and at_rest on the rx thread; check and send on the
+ * step's thread holding the transmit side; send_safe on any thread
+ * holding it. The echo values cross
  * from the rx thread to the transmit owner as two relaxed atomics: the
  * pair may tear (a number from one state, a time from the next), which
  * the server tolerates because it matches the number with its own clock.
@@ -56,6 +62,7 @@
 #ifndef RTLOOP_UDP_TRANSPORT_H
 #define RTLOOP_UDP_TRANSPORT_H
 
+#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -69,7 +76,7 @@ struct rtl_udp_transport_config {
 	uint16_t port;		    /* default RTL_RT_UDP_DEFAULT_PORT (12347) */
 	int64_t period_ns;	    /* asked for in HELLO; 0: the server's */
 	int64_t connect_timeout_ns; /* default 3 s */
-	int64_t rx_timeout_ns;	    /* silence = lost connection; default 1 s, < 0: never */
+	int64_t rx_timeout_ns;	    /* no state = lost connection; default 1 s, < 0: never */
 	/* Deceleration of the safe STOP, in the units of the last motion
 	 * (mm/s^2 or deg/s^2); default (0) RTL_RT_UDP_AUTO. */
 	double safe_decel;
@@ -82,6 +89,9 @@ struct rtl_udp_transport_config {
 	double max_angular_vel;
 	/* Do not ask for kernel receive timestamps (kernel_rx_ns stays 0). */
 	bool no_kernel_timestamps;
+	/* At rest: every joint's actual velocity below this [deg/s].
+	 * 0: 0.3 deg/s. */
+	double rest_speed;
 };
 
 /* What a frame of this transport carries (rtl_udp_loop_state()). */
@@ -108,6 +118,7 @@ struct rtl_udp_transport_stats {
 struct rtl_udp_transport {
 	struct rtl_transport base;
 	struct rtl_udp_transport_config cfg;
+	struct sockaddr_in addr; /* resolved at init */
 	int fd;
 	atomic_bool stopping;
 	struct rtl_rt_udp_cmd cmd; /* the step's commands */
@@ -126,6 +137,7 @@ struct rtl_udp_transport {
 		_Atomic uint64_t datagrams, states, bad, reordered, other, resyncs, commands, safe,
 			would_block, no_kernel_ts;
 	} c;
+	int tx_safe_len; /* the safe STOP, encoded at connect */
 	uint8_t tx[RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE];
 	uint8_t tx_safe[RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE];
 	/* One byte more than the largest datagram: a longer one is seen as
@@ -134,10 +146,11 @@ struct rtl_udp_transport {
 };
 
 /*
- * Set up @t for @cfg (copied; cfg->host must outlive @t). Does not
- * connect. Not RT-safe.
- * Returns 0, or -EINVAL (NULL, a negative limit or deceleration, a period
- * above 1 s) with @err filled.
+ * Set up @t for @cfg (copied). Resolves cfg->host once (IPv4; reconnects
+ * reuse the address). Does not connect. Not RT-safe.
+ * Returns 0, or -EINVAL (NULL, a negative limit, rest speed or
+ * deceleration, a period above 1 s) or -EHOSTUNREACH (the host does not
+ * resolve) with @err filled.
  */
 RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
 				   const struct rtl_udp_transport_config *cfg,
