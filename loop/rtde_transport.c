@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <rtloop/rtde_cmd.h>
+#include <rtloop/stat.h>
 #include <rtloop/rtde_transport.h>
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
@@ -88,7 +89,7 @@ static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_
 				err, -ECONNRESET,
 				"RTDE: the controller closed the connection during set-up");
 		}
-		t->rx_bytes += (size_t)got;
+		rtl_stat_add(&t->c.rx_bytes, (uint64_t)got);
 		rtl_rtde_client_feed(c, t->rx, (size_t)got);
 	}
 }
@@ -310,7 +311,7 @@ static int op_recv(struct rtl_transport *base)
 		rtl_rtde_client_closed(t->client, rtl_time_now(), 0);
 		return 0;
 	}
-	t->rx_bytes += (size_t)n;
+	rtl_stat_add(&t->c.rx_bytes, (uint64_t)n);
 	rtl_rtde_client_feed(t->client, t->rx, (size_t)n);
 	return (int)n;
 }
@@ -365,7 +366,7 @@ static int flush(struct rtl_rtde_transport *t)
 			return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
 		}
 		t->tx_off += (size_t)n;
-		t->tx_bytes += (size_t)n;
+		rtl_stat_add(&t->c.tx_bytes, (uint64_t)n);
 	}
 	t->tx_off = t->tx_len = 0;
 	return 0;
@@ -385,13 +386,13 @@ static int tx_send(struct rtl_rtde_transport *t, size_t len)
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
-	t->tx_bytes += (size_t)n;
+	rtl_stat_add(&t->c.tx_bytes, (uint64_t)n);
 	if ((size_t)n < len) {
 		/* Part of a package left: it must follow before anything
 		 * else, or the stream breaks. It is in flight: commit. */
 		t->tx_off = (size_t)n;
 		t->tx_len = len;
-		t->backlogged++;
+		rtl_stat_add(&t->c.backlogged, 1);
 	}
 	return (int)len;
 }
@@ -418,14 +419,14 @@ static int op_send(struct rtl_transport *base)
 		rtl_rtde_coalesce_resend(&t->coal, (size_t)rtl_rtde_coalesce_beat_recipe(&t->coal));
 		len = rtl_rtde_coalesce_encode(&t->coal, t->tx, sizeof(t->tx));
 		if (len > 0)
-			t->keepalives++;
+			rtl_stat_add(&t->c.keepalives, 1);
 	}
 	if (len <= 0)
 		return len;
 	ret = tx_send(t, (size_t)len);
 	if (ret < 0)
 		return ret; /* nothing left: the newest values go next time */
-	rtl_rtde_coalesce_commit(&t->coal);
+	rtl_stat_add(&t->c.packages, (uint64_t)rtl_rtde_coalesce_commit(&t->coal));
 	t->resend = false;
 	t->last_tx_ns = now;
 	return len;
@@ -451,6 +452,7 @@ static int op_send_safe(struct rtl_transport *base)
 	ret = tx_send(t, t->safe_len);
 	if (ret < 0)
 		return ret;
+	rtl_stat_add(&t->c.safe_packages, t->safe_pkgs);
 	t->resend = true;
 	t->last_tx_ns = rtl_time_now();
 	return ret;
@@ -559,13 +561,12 @@ static int build_safe(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
 					"safe command (e.g. mode = RTL_RTDE_CMD_STOP) into its "
 					"frames");
 	t->safe_len = (size_t)len;
-	/* Where the heartbeat's recipe landed in the package, if it did. */
-	for (size_t pos = 0; beat_recipe >= 0 && pos + 4 <= t->safe_len;
-	     pos += rtl_rtde_load_u16(t->safe_tx + pos)) {
-		if (t->safe_tx[pos + 3] == info->input_ids[beat_recipe]) {
+	/* Its packages, and where the heartbeat's recipe landed, if it did. */
+	t->safe_pkgs = 0;
+	for (size_t pos = 0; pos + 4 <= t->safe_len; pos += rtl_rtde_load_u16(t->safe_tx + pos)) {
+		t->safe_pkgs++;
+		if (beat_recipe >= 0 && t->safe_tx[pos + 3] == info->input_ids[beat_recipe])
 			t->safe_beat = (int)pos + rtl_rtde_coalesce_beat_offset(&t->coal);
-			break;
-		}
 	}
 	return 0;
 }
@@ -710,6 +711,21 @@ RTL_API void rtl_rtde_transport_fini(struct rtl_rtde_transport *t)
 	t->fd = -1;
 	rtl_rtde_client_destroy(t->client);
 	t->client = NULL;
+}
+
+RTL_API void rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
+				      struct rtl_rtde_transport_stats *out)
+{
+	if (!t || !out)
+		return;
+	*out = (struct rtl_rtde_transport_stats){
+		.packages = rtl_stat_get(&t->c.packages),
+		.keepalives = rtl_stat_get(&t->c.keepalives),
+		.safe_packages = rtl_stat_get(&t->c.safe_packages),
+		.backlogged = rtl_stat_get(&t->c.backlogged),
+		.rx_bytes = rtl_stat_get(&t->c.rx_bytes),
+		.tx_bytes = rtl_stat_get(&t->c.tx_bytes),
+	};
 }
 
 RTL_API struct rtl_rtde_client *rtl_rtde_transport_client(struct rtl_rtde_transport *t)

@@ -44,4 +44,21 @@ long rtl_test_alloc_stop(void);
  */
 bool rtl_test_alloc_selftest(void);
 
+/*
+ * The same for output: stdio calls (fprintf, vfprintf, printf, fputs,
+ * puts, fputc, putc, fwrite, dprintf and the _chk variants) and write(2)
+ * and writev(2) of the marked threads, counted between start and stop.
+ * Plain glibc builds only (under a sanitizer the selftest fails: the test
+ * must not pass vacuously).
+ */
+void rtl_test_io_start(void);
+long rtl_test_io_stop(void);
+/* One fputs from the calling thread, marked, must count exactly once. */
+bool rtl_test_io_selftest(void);
+
+/* write(2)-family system calls of thread @tid of this process so far, from
+ * the kernel's accounting (/proc/self/task/TID/io, syscw), or -1. Catches
+ * what the stdio hooks cannot: a write made inside libc. */
+long rtl_test_thread_write_syscalls(int tid);
+
 #endif /* RTL_TEST_ALLOC_COUNT_H */

@@ -2,14 +2,27 @@
 /*
  * The whole chain over loopback: rtde-sim's server (in this process, on an
  * ephemeral port) streams at 500 Hz; the loop receives through the RTDE
- * transport, the worker steps, the coalescer sends the command registers
- * back, and the simulated UR5e moves. Each test runs a few seconds at most.
+ * transport, the step runs, the coalescer sends the command registers
+ * back, and the simulated UR5e moves. What the robot did is read from the
+ * simulator (its stops, watchdog trips, the doubles it received), not
+ * from the loop's own counters. Each test runs a few seconds at most.
+ *
+ * The file uses only the Criterion macros the TSan shim provides, so the
+ * same tests run under ThreadSanitizer with the real transport.
  */
+#ifdef RTL_TAP_SHIM
+#include "tap-shim.h"
+#else
 #include <criterion/criterion.h>
+#endif
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <rtloop/log.h>
 #include <rtloop/loop.h>
 #include <rtloop/rtde_cmd.h>
 #include <rtloop/rtde_transport.h>
@@ -19,6 +32,19 @@
 #include "server.h"
 
 #define OUTPUTS "timestamp,actual_q,actual_qd," RTL_RTDE_CMD_STATUS_OUTPUTS
+#define PERIOD_S 0.002
+/* The safe set of these tests: stop at 2 rad/s^2. */
+#define SAFE_DECEL 2.0
+
+/* The doubles a step can write: the ten of the command recipe, then the
+ * echo register (a second input recipe). */
+#define N_DOUBLES 11
+static const char *const doubles[N_DOUBLES] = {
+	RTL_RTDE_CMD_FIELD_PARAM0, RTL_RTDE_CMD_FIELD_PARAM1,	 RTL_RTDE_CMD_FIELD_PARAM2,
+	RTL_RTDE_CMD_FIELD_PARAM3, RTL_RTDE_CMD_FIELD_PARAM4,	 RTL_RTDE_CMD_FIELD_PARAM5,
+	RTL_RTDE_CMD_FIELD_ACCEL,  RTL_RTDE_CMD_FIELD_TIME,	 RTL_RTDE_CMD_FIELD_LOOKAHEAD,
+	RTL_RTDE_CMD_FIELD_GAIN,   RTL_RTDE_CMD_FIELD_ECHO,
+};
 
 struct rig {
 	struct rtl_sim_server *srv;
@@ -26,11 +52,16 @@ struct rig {
 	struct rtl_loop *loop;
 	/* Handles, resolved on connect. */
 	struct rtl_rtde_handle ts, q, qd, out_mode;
-	struct rtl_rtde_handle mode, seq, wd, p0, acc;
+	struct rtl_rtde_handle mode, seq, p0, acc;
+	struct rtl_rtde_handle dbl[N_DOUBLES];
 	/* What the step does. */
-	double qd0;	/* joint 0 velocity to command */
-	bool heartbeat; /* change the heartbeat every step */
-	int stall_at;	/* stall the step once at this step number */
+	double qd0;	 /* joint 0 velocity to command (speedj) */
+	int stall_at;	 /* stall the step once at this step number... */
+	int stall_again; /* ...and again at this one */
+	int stop_at;	 /* return -ECANCELED at this step */
+	bool poison;	 /* every other step writes NaN/Inf into a double */
+	uint64_t poisoned; /* steps that wrote one */
+	bool safe_nan;	   /* the safe callback writes a NaN */
 	_Atomic int64_t steps;
 	uint64_t skipped_sum; /* ctrl_skipped of the frames stepped after the first */
 	double first_ts, last_ts;
@@ -50,9 +81,11 @@ static void on_connected(struct rtl_rtde_transport *t, void *user)
 	r->out_mode = rtl_rtde_transport_output_handle(t, RTL_RTDE_CMD_FIELD_OUT_MODE);
 	r->mode = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_MODE);
 	r->seq = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_SEQ);
-	r->wd = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_WATCHDOG_MS);
 	r->p0 = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_PARAM0);
 	r->acc = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_ACCEL);
+	for (int i = 0; i < N_DOUBLES; i++)
+		r->dbl[i] = rtl_rtde_transport_input_handle(t, i < N_DOUBLES - 1 ? 0 : 1,
+							    doubles[i]);
 }
 
 static void on_safe(struct rtl_rtde_transport *t, struct rtl_rtde_coalesce *c, void *user)
@@ -60,15 +93,20 @@ static void on_safe(struct rtl_rtde_transport *t, struct rtl_rtde_coalesce *c, v
 	struct rig *r = user;
 	struct rtl_rtde_frame *f = rtl_rtde_coalesce_frame(c, 0);
 
+	(void)t;
 	rtl_rtde_frame_set_int(f, r->mode, RTL_RTDE_CMD_STOP);
-	rtl_rtde_frame_set_double(f, r->acc, 2.0);
+	rtl_rtde_frame_set_double(f, r->acc, r->safe_nan ? NAN : SAFE_DECEL);
 }
+
+/* The values a poisoned step writes, in turn. */
+static const double bad_values[3] = { NAN, INFINITY, -INFINITY };
 
 static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *user)
 {
 	struct rig *r = user;
 	struct rtl_rtde_frame st = rtl_rtde_loop_state(fr);
 	struct rtl_rtde_frame *cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
+	struct rtl_rtde_frame *echo = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 1);
 	int64_t n = atomic_load_explicit(&r->steps, memory_order_relaxed) + 1;
 	double q[6];
 
@@ -82,33 +120,53 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 	r->last_ts = rtl_rtde_frame_get_double(&st, r->ts);
 	r->q0_last = q[0];
 	r->last_out_mode = rtl_rtde_frame_get_int(&st, r->out_mode);
-	if (r->stall_at && n == r->stall_at)
+	if ((r->stall_at && n == r->stall_at) || (r->stall_again && n == r->stall_again))
 		rtl_time_sleep_until(rtl_time_now() + 120 * RTL_NS_PER_MS);
 	rtl_rtde_frame_set_int(cmd, r->mode, RTL_RTDE_CMD_SPEEDJ);
-	rtl_rtde_frame_set_int(cmd, r->wd, r->heartbeat ? 0 : -1);
-	if (r->heartbeat)
-		rtl_rtde_frame_set_int(cmd, r->seq, (int32_t)n);
+	/* What a user who writes the heartbeat writes: the transport owns
+	 * the field, so this changes nothing on the wire. */
+	rtl_rtde_frame_set_int(cmd, r->seq, 7);
+	for (int i = 0; i < N_DOUBLES - 1; i++)
+		rtl_rtde_frame_set_double(cmd, r->dbl[i], 0.0);
 	rtl_rtde_frame_set_double(cmd, r->p0, r->qd0);
 	rtl_rtde_frame_set_double(cmd, r->acc, 5.0);
-	return 0;
+	/* The echo register only where every double is exercised: it
+	 * changes every frame, so it would defeat the coalescing tests. */
+	if (r->poison)
+		rtl_rtde_frame_set_double(echo, r->dbl[N_DOUBLES - 1], r->last_ts);
+	if (r->poison && n % 2 == 0) {
+		/* Each double in turn, each bad value in turn. */
+		int which = (int)((n / 2) % N_DOUBLES);
+
+		rtl_rtde_frame_set_double(which < N_DOUBLES - 1 ? cmd : echo, r->dbl[which],
+					  bad_values[(n / 2 / N_DOUBLES) % 3]);
+		r->poisoned++;
+	}
+	return r->stop_at && n == r->stop_at ? -ECANCELED : 0;
 }
 
 /* Step on the rx thread (rtl_loop_config.inline_step): the tests that
  * run in both modes set it. */
 static bool rig_inline;
 
-static void rig_start(const struct rtl_sim_faults *faults, int watchdog_periods, int reconnects)
+struct rig_opts {
+	struct rtl_sim_faults faults;
+	int watchdog_periods; /* 0: -1 (off) */
+	int reconnects;
+	int64_t keepalive_ns;
+	bool default_safe; /* no safe callback: the transport's mode = STOP */
+	bool external;	   /* no step function: the external-loop API */
+};
+
+static int rig_try_start(const struct rig_opts *o, struct rtl_rt_error *err)
 {
 	struct rtl_sim_opts so;
 	struct rtl_sim_server_opts sv = { 0 };
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
-	struct rtl_rt_error err = { 0 };
 
-	memset(&R, 0, sizeof(R));
 	rtl_sim_opts_default(&so);
-	if (faults)
-		so.faults = *faults;
+	so.faults = o->faults;
 	cr_assert_eq(rtl_sim_server_create(&R.srv, &so, &sv), 0);
 	cr_assert_eq(rtl_sim_server_start(R.srv), 0);
 
@@ -116,38 +174,93 @@ static void rig_start(const struct rtl_sim_faults *faults, int watchdog_periods,
 	tc.port = rtl_sim_server_port(R.srv);
 	tc.client.outputs = OUTPUTS;
 	tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
+	tc.client.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
 	tc.connected = on_connected;
-	tc.safe = on_safe;
+	tc.safe = o->default_safe ? NULL : on_safe;
 	tc.user = &R;
-	cr_assert_eq(rtl_rtde_transport_init(&R.tr, &tc, &err), 0, "%s", err.msg);
+	tc.keepalive_ns = o->keepalive_ns;
+	cr_assert_eq(rtl_rtde_transport_init(&R.tr, &tc, err), 0, "%s", err->msg);
 
 	lc.transport = rtl_rtde_transport_base(&R.tr);
-	lc.step = step;
+	lc.step = o->external ? NULL : step;
 	lc.user = &R;
 	lc.rt_mode = RTL_LOOP_RT_OFF;
-	lc.rx_cpu = lc.worker_cpu = -1;
 	lc.every_frame = true;
-	lc.inline_step = rig_inline;
-	lc.watchdog_periods = watchdog_periods;
-	lc.reconnect_attempts = reconnects;
+	lc.inline_step = rig_inline && !o->external;
+	lc.watchdog_periods = o->watchdog_periods ? o->watchdog_periods : -1;
+	lc.reconnect_attempts = o->reconnects;
 	lc.reconnect_backoff_ns = 20 * RTL_NS_PER_MS;
-	cr_assert_eq(rtl_loop_create(&R.loop, &lc, &err), 0, "%s", err.msg);
-	cr_assert_eq(rtl_loop_start(R.loop, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_create(&R.loop, &lc, err), 0, "%s", err->msg);
+	return rtl_loop_start(R.loop, err);
 }
 
-/* Run until @steps steps (bounded by 8 s), then stop the loop and the sim. */
-static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct rtl_sim_stats *ss)
+static void rig_start(const struct rig_opts *o)
+{
+	struct rtl_rt_error err = { 0 };
+
+	cr_assert_eq(rig_try_start(o, &err), 0, "%s", err.msg);
+}
+
+static void rig_reset(void)
+{
+	memset(&R, 0, sizeof(R));
+}
+
+/* Wait (bounded by 8 s) until @steps steps ran. */
+static void await_steps(int64_t steps)
 {
 	int64_t end = rtl_time_now() + 8 * RTL_NS_PER_SEC;
 
 	while (atomic_load(&R.steps) < steps && rtl_time_now() < end)
 		rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
-	rtl_loop_stop(R.loop);
-	rtl_loop_join(R.loop);
-	rtl_loop_stats(R.loop, s);
+}
+
+/* The simulator's view once it has applied @packages input packages
+ * (bounded wait: the last ones may still be in its socket). */
+static void sim_stats_after(uint64_t packages, struct rtl_sim_stats *ss)
+{
+	int64_t end = rtl_time_now() + RTL_NS_PER_SEC;
+
+	do {
+		rtl_sim_server_stats(R.srv, ss);
+		if (ss->inputs_applied >= packages)
+			break;
+		rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
+	} while (rtl_time_now() < end);
+}
+
+/* Input packages the transport put on the wire, the safe ones included. */
+static uint64_t packages_sent(void)
+{
+	struct rtl_rtde_transport_stats ts;
+
+	rtl_rtde_transport_stats(&R.tr, &ts);
+	return ts.packages + ts.safe_packages;
+}
+
+/* After the loop has joined: wait until the simulator applied every
+ * package sent, then stop it. */
+static void sim_finish(struct rtl_sim_stats *ss)
+{
+	sim_stats_after(packages_sent(), ss);
 	rtl_sim_server_stop(R.srv);
 	rtl_sim_server_join(R.srv);
 	rtl_sim_server_stats(R.srv, ss);
+}
+
+/* Stop the loop (the stop at exit included), then read both sides. */
+static void rig_finish(struct rtl_loop_stats *s, struct rtl_sim_stats *ss)
+{
+	rtl_loop_stop(R.loop);
+	rtl_loop_join(R.loop);
+	rtl_loop_stats(R.loop, s);
+	sim_finish(ss);
+}
+
+static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct rtl_sim_stats *ss)
+{
+	await_steps(steps);
+	rig_finish(s, ss);
 }
 
 static void rig_free(void)
@@ -157,21 +270,42 @@ static void rig_free(void)
 	rtl_sim_server_destroy(R.srv);
 }
 
+/* What every run must show at the controller: nothing non-finite
+ * received, no command refused, the arm at rest at the end, and the
+ * controller's own watchdog never needed. */
+static void expect_safe_end(const struct rtl_loop_stats *s, const struct rtl_sim_stats *ss)
+{
+	cr_expect_eq(ss->nonfinite_in, 0, "%llu non-finite doubles reached the controller",
+		     (unsigned long long)ss->nonfinite_in);
+	cr_expect_eq(ss->commands_refused, 0);
+	/* At rest as the transport judges it (its default rest speed): the
+	 * simulator may be stopped a cycle before the last 0.0004 rad/s. */
+	cr_expect(ss->robot.max_speed < 0.005, "the arm moves at the end (%g rad/s)",
+		  ss->robot.max_speed);
+	cr_expect_eq(ss->robot.watchdog_trips, 0, "the controller's watchdog tripped");
+	cr_expect_eq(s->stop_unconfirmed, 0, "the stop at exit was confirmed");
+	cr_expect_eq(ss->inputs_applied, packages_sent(),
+		     "every package sent was applied: %llu of %llu",
+		     (unsigned long long)ss->inputs_applied, (unsigned long long)packages_sent());
+}
+
+/* ---- counting ------------------------------------------------------------------------ */
+
 static void skipped_packages_counted_exactly(void)
 {
-	struct rtl_sim_faults f = { .skip_every = 50 };
+	struct rig_opts o = { .faults = { .skip_every = 50 } };
 	struct rtl_loop_stats s;
 	struct rtl_sim_stats ss;
 	double cycles;
 
-	rig_start(&f, -1, 0);
-	R.heartbeat = true;
+	rig_reset();
+	rig_start(&o);
 	rig_run(1200, &s, &ss);
 	/* Every control cycle between the first and the last frame stepped is
 	 * a frame stepped or a skip that a stepped frame carried. (A frame the
 	 * rx thread took in while the stop was on its way is counted as
 	 * received but never stepped, so the identity is the step's view.) */
-	cycles = round((R.last_ts - R.first_ts) / 0.002) + 1;
+	cycles = round((R.last_ts - R.first_ts) / PERIOD_S) + 1;
 	cr_expect_eq((double)(s.steps + R.skipped_sum), cycles,
 		     "steps %llu + skipped %llu vs %g cycles", (unsigned long long)s.steps,
 		     (unsigned long long)R.skipped_sum, cycles);
@@ -191,16 +325,24 @@ static void skipped_packages_counted_exactly(void)
 
 RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, skipped_packages_counted_exactly, rig_inline)
 
-Test(loop_rtde, commands_move_the_robot)
+/* ---- the heartbeat ----------------------------------------------------------------------- */
+
+/*
+ * The step never changes the heartbeat (it writes 7 every time): the
+ * transport owns it, coalescing sends the constant speedj once, and the
+ * keep-alive feeds the controller's watchdog, which never trips.
+ */
+Test(loop_rtde, commands_move_the_robot_and_the_heartbeat_cannot_be_forgotten)
 {
+	struct rig_opts o = { 0 };
 	struct rtl_loop_stats s;
 	struct rtl_sim_stats ss;
 	double moved, expect;
 
-	rig_start(NULL, -1, 0);
-	R.heartbeat = true;
+	rig_reset();
 	R.qd0 = 0.2;
-	rig_run(600, &s, &ss);
+	rig_start(&o);
+	rig_run(1000, &s, &ss);
 	/* 0.2 rad/s reached after 0.04 s at 5 rad/s^2; over the window the
 	 * joint moves 0.2 rad/s times the time, less the ramp and the lag. */
 	expect = 0.2 * (R.last_ts - R.first_ts);
@@ -208,63 +350,235 @@ Test(loop_rtde, commands_move_the_robot)
 	cr_expect(fabs(moved - expect) < 0.02, "joint 0 moved %g rad, expected about %g", moved,
 		  expect);
 	cr_expect_eq(R.last_out_mode, RTL_RTDE_CMD_SPEEDJ, "the executor runs speedj");
-	cr_expect_gt(s.sends, 500, "the heartbeat changes: every step sends");
+	/* 2 s at one keep-alive per 25 ms: about 80 packages, not 1000. */
+	cr_expect_gt(s.sends, 40);
+	cr_expect_lt(s.sends, 200, "%llu sends: unchanged commands are coalesced",
+		     (unsigned long long)s.sends);
+	cr_expect_eq(s.sends + s.suppressed, s.steps);
+	cr_expect_eq(s.silent, 0);
+	expect_safe_end(&s, &ss);
 	rig_free();
 }
 
-Test(loop_rtde, unchanged_commands_are_not_sent)
+Test(loop_rtde, silence_without_keepalive_is_reported_and_the_controller_stops)
 {
+	struct rig_opts o = { .keepalive_ns = -1 };
 	struct rtl_loop_stats s;
 	struct rtl_sim_stats ss;
 
-	rig_start(NULL, -1, 0);
-	R.heartbeat = false;
+	rig_reset();
+	R.qd0 = 0.1;
+	rig_start(&o);
 	rig_run(300, &s, &ss);
-	cr_expect_eq(s.sends, 1, "the first command goes out, then nothing changes");
-	cr_expect_eq(s.suppressed + s.sends, s.steps);
-	cr_expect_eq(ss.inputs_applied, 1, "the controller received one input package");
+	cr_expect_eq(s.sends, 1, "one command, then nothing changes and nothing is sent");
+	cr_expect_eq(s.silent, 1, "the silence is reported once");
+	cr_expect_eq(ss.robot.watchdog_trips, 1, "and the controller did stop the arm");
 	rig_free();
 }
 
-static void watchdog_stops_the_robot_when_the_step_stalls(void)
-{
-	struct rtl_loop_stats s;
-	struct rtl_sim_stats ss;
+/* ---- the watchdog ------------------------------------------------------------------------ */
 
-	rig_start(NULL, 10, 0);
-	R.heartbeat = true;
+/*
+ * Two 120 ms stalls against a 10-period (20 ms) watchdog: exactly two
+ * episodes, the stalled steps' commands discarded, and at the controller
+ * each stop is the safe set (mode STOP at 2 rad/s^2, parameters 0 although
+ * the step commands 0.1 rad/s), brings the arm from 0.1 rad/s to rest in
+ * 25 periods (0.1 / 2 s) plus one for the command to take effect, and the
+ * controller's own watchdog never trips.
+ */
+static void watchdog_stops_the_robot_once_per_stall(void)
+{
+	struct rig_opts o = { .watchdog_periods = 10 };
+	struct rtl_loop_stats s;
+	struct rtl_sim_stats mid, ss;
+
+	rig_reset();
 	R.qd0 = 0.1;
 	R.stall_at = 100;
-	rig_run(150, &s, &ss);
-	cr_expect_geq(s.watchdog, 1, "a 120 ms stall is more than 10 periods");
+	R.stall_again = 300;
+	rig_start(&o);
+	await_steps(250);
+	rtl_sim_server_stats(R.srv, &mid);
+	cr_expect_eq(mid.robot.stops, 1, "the first stall: one stop");
+	cr_expect_eq(mid.robot.stops_at_rest, 1, "which reached rest during the stall");
+	cr_expect_leq(mid.robot.last_stop_cycles, 26, "in %llu periods",
+		      (unsigned long long)mid.robot.last_stop_cycles);
+	cr_expect_geq(mid.robot.last_stop_cycles, 24);
+	cr_expect_eq(mid.robot.last_stop_cmd.mode, RTL_RTDE_CMD_STOP);
+	cr_expect_eq(mid.robot.last_stop_cmd.accel, SAFE_DECEL);
+	cr_expect_eq(mid.robot.last_stop_cmd.param[0], 0.0, "the safe set, not the step's 0.1");
+	rig_run(450, &s, &ss);
+	cr_expect_eq(s.watchdog, 2, "%llu episodes for two stalls",
+		     (unsigned long long)s.watchdog);
+	cr_expect_eq(s.stale, 2, "each stalled step's commands were discarded");
+	cr_expect_eq(ss.robot.stops_at_rest, 3, "two stalls and the stop at exit");
+	cr_expect_leq(ss.robot.max_stop_cycles, 26);
+	expect_safe_end(&s, &ss);
 	rig_free();
 }
 
-RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, watchdog_stops_the_robot_when_the_step_stalls,
+RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, watchdog_stops_the_robot_once_per_stall,
 		    rig_inline)
+
+/* ---- nothing non-finite reaches the wire --------------------------------------------- */
+
+/*
+ * Every other step writes NaN, +Inf or -Inf into one of the eleven doubles
+ * it can write (the command recipe's ten and the echo register), each in
+ * turn: every such step is rejected and the safe set goes out instead, and
+ * the controller, which looks at every double it receives, sees none.
+ */
+static void non_finite_commands_never_reach_the_controller(void)
+{
+	struct rig_opts o = { 0 };
+	struct rtl_loop_stats s;
+	struct rtl_sim_stats ss;
+
+	rig_reset();
+	R.qd0 = 0.05;
+	R.poison = true;
+	rig_start(&o);
+	rig_run(2 * N_DOUBLES * 3 * 3, &s, &ss);
+	cr_expect_gt(R.poisoned, N_DOUBLES * 3, "every double with every bad value");
+	cr_expect_geq(s.rejected, R.poisoned - 1, "%llu rejected of %llu poisoned steps",
+		      (unsigned long long)s.rejected, (unsigned long long)R.poisoned);
+	cr_expect_leq(s.rejected, R.poisoned);
+	expect_safe_end(&s, &ss);
+	rig_free();
+}
+
+RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, non_finite_commands_never_reach_the_controller,
+		    rig_inline)
+
+Test(loop_rtde, a_non_finite_safe_set_fails_the_connect)
+{
+	struct rig_opts o = { 0 };
+	struct rtl_rt_error err = { 0 };
+
+	rig_reset();
+	R.safe_nan = true;
+	cr_expect_eq(rig_try_start(&o, &err), -EDOM);
+	cr_expect(strstr(err.msg, "the safe set cannot be sent: input "
+				  "'input_double_register_30' is not finite") != NULL,
+		  "message: %s", err.msg);
+	rtl_sim_server_stop(R.srv);
+	rtl_sim_server_join(R.srv);
+	rig_free();
+}
+
+/* ---- the stop at exit ------------------------------------------------------------------- */
+
+static void stop_leaves_the_arm_at_rest(void)
+{
+	struct rig_opts o = { .default_safe = true }; /* the transport's own: mode STOP */
+	struct rtl_loop_stats s;
+	struct rtl_sim_stats ss;
+
+	rig_reset();
+	R.qd0 = 0.3;
+	rig_start(&o);
+	rig_run(400, &s, &ss);
+	cr_expect_gt(s.stop_frames, 0);
+	cr_expect_gt(s.stop_wait_ns, 0);
+	cr_expect_eq(ss.robot.stops_at_rest, 1);
+	cr_expect_eq(ss.robot.last_stop_cmd.mode, RTL_RTDE_CMD_STOP);
+	expect_safe_end(&s, &ss);
+	rig_free();
+}
+
+RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, stop_leaves_the_arm_at_rest, rig_inline)
+
+static void step_error_leaves_the_arm_at_rest(void)
+{
+	struct rig_opts o = { 0 };
+	struct rtl_loop_stats s;
+	struct rtl_sim_stats ss;
+
+	rig_reset();
+	R.qd0 = 0.3;
+	R.stop_at = 300;
+	rig_start(&o);
+	cr_expect_eq(rtl_loop_join(R.loop), -ECANCELED);
+	rtl_loop_stats(R.loop, &s);
+	sim_finish(&ss);
+	cr_expect_eq(ss.robot.stops_at_rest, 1);
+	expect_safe_end(&s, &ss);
+	rig_free();
+}
+
+RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, step_error_leaves_the_arm_at_rest, rig_inline)
+
+/* ---- reconnect ----------------------------------------------------------------------------- */
 
 static void reset_connection_reconnects_disarmed(void)
 {
-	struct rtl_sim_faults f = { .reset_after = 200 };
+	struct rig_opts o = { .faults = { .reset_after = 200 }, .reconnects = 5 };
 	struct rtl_loop_stats s;
 	struct rtl_sim_stats ss;
 
-	rig_start(&f, -1, 5);
-	R.heartbeat = true;
+	rig_reset();
+	rig_start(&o);
 	rig_run(500, &s, &ss);
 	cr_expect_geq(s.reconnects, 1);
 	cr_expect_geq(ss.resets, 1);
 	cr_expect(!rtl_loop_armed(R.loop), "commands stay off after the reconnect");
 	cr_expect_geq(s.frames, 400, "frames flow again after the reconnect");
+	/* The start, each reconnect, and the stop: the safe set. */
+	cr_expect_geq(s.safe_sends, 2 + s.reconnects);
+	cr_expect_eq(ss.nonfinite_in, 0);
 	rig_free();
 }
 
 RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, reset_connection_reconnects_disarmed, rig_inline)
 
+/* ---- the external-loop API ----------------------------------------------------------------- */
+
+/* A thread of the application's own: read, command, write, at 500 Hz. */
+static void *external_main(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&R.steps) < 500) {
+		const struct rtl_loop_frame *f = rtl_loop_read(R.loop, 100 * RTL_NS_PER_MS);
+		struct rtl_rtde_frame *cmd;
+
+		if (!f)
+			break;
+		cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(R.loop), 0);
+		rtl_rtde_frame_set_int(cmd, R.mode, RTL_RTDE_CMD_SPEEDJ);
+		rtl_rtde_frame_set_double(cmd, R.p0, 0.2);
+		rtl_rtde_frame_set_double(cmd, R.acc, 5.0);
+		rtl_loop_write(R.loop);
+		atomic_fetch_add(&R.steps, 1);
+	}
+	return NULL;
+}
+
+Test(loop_rtde, external_loop_moves_the_robot_and_stops_it)
+{
+	struct rig_opts o = { .external = true, .watchdog_periods = 50 };
+	struct rtl_loop_stats s;
+	struct rtl_sim_stats ss;
+	pthread_t th;
+
+	rig_reset();
+	rig_start(&o);
+	cr_assert_eq(pthread_create(&th, NULL, external_main, NULL), 0);
+	pthread_join(th, NULL);
+	rig_finish(&s, &ss);
+	cr_expect_geq(s.steps, 500);
+	cr_expect_gt(s.sends, 0);
+	cr_expect_eq(s.watchdog, 0);
+	cr_expect_eq(ss.robot.stops_at_rest, 1, "the stop at exit");
+	expect_safe_end(&s, &ss);
+	rig_free();
+}
+
+/* ---- connection errors ---------------------------------------------------------------------- */
+
 Test(loop_rtde, refused_connection_names_the_fix)
 {
 	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_rtde_transport tr;
+	static struct rtl_rtde_transport tr;
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_loop *loop;
 	struct rtl_rt_error err = { 0 };
@@ -280,7 +594,6 @@ Test(loop_rtde, refused_connection_names_the_fix)
 	cr_assert_eq(rtl_rtde_transport_init(&tr, &tc, &err), 0);
 	lc.transport = rtl_rtde_transport_base(&tr);
 	lc.rt_mode = RTL_LOOP_RT_OFF;
-	lc.rx_cpu = lc.worker_cpu = -1;
 	cr_assert_eq(rtl_loop_create(&loop, &lc, &err), 0);
 	cr_expect_eq(rtl_loop_start(loop, &err), -ECONNREFUSED);
 	cr_expect(strstr(err.msg, "rtde-sim") != NULL, "message: %s", err.msg);
@@ -288,12 +601,22 @@ Test(loop_rtde, refused_connection_names_the_fix)
 	rtl_rtde_transport_fini(&tr);
 }
 
-/* ---- steady state: no allocation, no page fault, over 5,000 cycles ---------------------- */
+Test(loop_rtde, unknown_host_fails_at_init_not_at_reconnect)
+{
+	struct rtl_rtde_transport_config tc = { 0 };
+	static struct rtl_rtde_transport tr;
+	struct rtl_rt_error err = { 0 };
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	tc.host = "no-such-host.invalid";
+	tc.client.outputs = "timestamp";
+	cr_expect_lt(rtl_rtde_transport_init(&tr, &tc, &err), 0);
+	cr_expect(strstr(err.msg, "no-such-host.invalid") != NULL, "message: %s", err.msg);
+}
+
+/* ---- steady state: no allocation, no fault, no stdio, over 10,000 cycles ------------------- */
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && !defined(RTL_TAP_SHIM)
 #include <dirent.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <rtloop/mem.h>
@@ -301,7 +624,7 @@ Test(loop_rtde, refused_connection_names_the_fix)
 #include "alloc-count.h"
 
 /*
- * The rx thread marks itself for the malloc count from inside the RTDE
+ * The rx thread marks itself for the counts from inside the RTDE
  * transport: its ops, copied, with recv() and next() (rx thread only)
  * wrapped. The worker marks itself in step_counting().
  */
@@ -387,12 +710,31 @@ static int step_counting(struct rtl_loop *loop, const struct rtl_loop_frame *fr,
 		note_hot_thread(1);
 	if (n == 300)
 		atomic_store(&worker_faults[0], rtl_mem_thread_minor_faults());
-	if (n == 5300)
+	if (n == 10300)
 		atomic_store(&worker_faults[1], rtl_mem_thread_minor_faults());
 	return step(loop, fr, user);
 }
 
-Test(loop_rtde_rt, steady_state_allocates_nothing_and_takes_no_fault, .timeout = 60)
+/* The application's log handler: it writes with stdio, as real ones do;
+ * it must run on the log thread, never on the rx thread or the worker. */
+static _Atomic uint64_t texts_logged;
+static FILE *log_sink;
+
+static void log_to_sink(void *user, enum rtl_log_level level, const char *msg)
+{
+	(void)user;
+	if (strstr(msg, "controller message"))
+		atomic_fetch_add(&texts_logged, 1);
+	fprintf(log_sink, "%s: %s\n", rtl_log_level_name(level), msg);
+}
+
+/*
+ * 10,000 cycles after warm-up with the controller sending a text message
+ * every 10 packages (1,000 of them): the rx thread and the worker make no
+ * allocation, take no page fault and make no stdio or write() call; the
+ * messages reach the application's handler through the log thread.
+ */
+Test(loop_rtde_rt, steady_state_allocates_nothing_faults_nothing_and_prints_nothing, .timeout = 90)
 {
 	struct rtl_sim_opts so;
 	struct rtl_sim_server_opts sv = { 0 };
@@ -400,23 +742,32 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_and_takes_no_fault, .timeout =
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_rt_error err = { 0 };
 	struct rtl_loop_stats s;
-	long rx_faults[2] = { -1, -1 };
-	pid_t rx_tid;
-	long allocs;
+	long rx_faults[2] = { -1, -1 }, unused;
+	long writes[2][2] = { { -1, -1 }, { -1, -1 } };
+	pid_t rx_tid, worker_tid;
+	long allocs, io;
+	uint64_t texts0;
 	int64_t end;
 
-	/* Positive control: the counter sees an allocation of a marked thread. */
+	/* Positive controls: the counters see a marked thread's malloc and
+	 * stdio. */
 	cr_assert(rtl_test_alloc_selftest(), "the allocation counter works");
+	cr_assert(rtl_test_io_selftest(), "the stdio/write counter works");
 	atomic_store(&hot_seen[0], false);
 	atomic_store(&hot_seen[1], false);
+	log_sink = fopen("/dev/null", "w");
+	cr_assert(log_sink != NULL);
+	rtl_log_set_handler(log_to_sink, NULL);
 
-	memset(&R, 0, sizeof(R));
+	rig_reset();
 	rtl_sim_opts_default(&so);
+	so.faults.text_every = 10;
 	cr_assert_eq(rtl_sim_server_create(&R.srv, &so, &sv), 0);
 	cr_assert_eq(rtl_sim_server_start(R.srv), 0);
 	tc.port = rtl_sim_server_port(R.srv);
 	tc.client.outputs = OUTPUTS;
 	tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
+	tc.client.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
 	tc.connected = on_connected;
 	tc.safe = on_safe;
 	tc.user = &R;
@@ -426,36 +777,51 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_and_takes_no_fault, .timeout =
 	lc.step = step_counting;
 	lc.user = &R;
 	lc.rt_mode = RTL_LOOP_RT_DEGRADE; /* mlockall and SCHED_FIFO where permitted */
-	lc.rx_cpu = lc.worker_cpu = -1;
 	lc.every_frame = true;
 	lc.watchdog_periods = -1;
-	R.heartbeat = true; /* a package every cycle: the send path runs too */
 	R.qd0 = 0.05;
 	cr_assert_eq(rtl_loop_create(&R.loop, &lc, &err), 0, "%s", err.msg);
 	cr_assert_eq(rtl_loop_start(R.loop, &err), 0, "%s", err.msg);
 
-	end = rtl_time_now() + 30 * RTL_NS_PER_SEC;
+	end = rtl_time_now() + 60 * RTL_NS_PER_SEC;
 	while (atomic_load(&R.steps) < 300 && rtl_time_now() < end)
 		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
 	rx_tid = find_thread("rtl-rx", &rx_faults[0]);
+	worker_tid = find_thread("rtl-worker", &unused);
+	writes[0][0] = rtl_test_thread_write_syscalls(rx_tid);
+	writes[1][0] = rtl_test_thread_write_syscalls(worker_tid);
 	cr_assert(hot_seen[0] && hot_seen[1], "both hot threads marked");
+	texts0 = atomic_load(&texts_logged);
 	rtl_test_alloc_start();
-	while (atomic_load(&R.steps) < 5300 && rtl_time_now() < end)
+	rtl_test_io_start();
+	while (atomic_load(&R.steps) < 10300 && rtl_time_now() < end)
 		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
 	find_thread("rtl-rx", &rx_faults[1]);
+	writes[0][1] = rtl_test_thread_write_syscalls(rx_tid);
+	writes[1][1] = rtl_test_thread_write_syscalls(worker_tid);
+	io = rtl_test_io_stop();
 	allocs = rtl_test_alloc_stop();
 	rtl_loop_stop(R.loop);
 	rtl_loop_join(R.loop);
 	rtl_loop_stats(R.loop, &s);
 	rtl_sim_server_stop(R.srv);
 	rtl_sim_server_join(R.srv);
+	rtl_log_set_handler(NULL, NULL);
+	fclose(log_sink);
 
-	cr_expect_geq(s.steps, 5300, "5,000 cycles after warm-up");
+	cr_expect_geq(s.steps, 10300, "10,000 cycles after warm-up");
 	cr_expect_neq(rx_tid, 0, "found the rx thread");
 	cr_expect_eq(allocs, 0, "%ld allocations in the rx thread and worker", allocs);
+	cr_expect_eq(io, 0, "%ld stdio or write() calls in the rx thread and worker", io);
+	cr_expect(writes[0][0] >= 0 && writes[1][0] >= 0, "the kernel's write counts are there");
+	cr_expect_eq(writes[0][1] - writes[0][0], 0, "write system calls of the rx thread");
+	cr_expect_eq(writes[1][1] - writes[1][0], 0, "write system calls of the worker");
 	cr_expect_eq(rx_faults[1] - rx_faults[0], 0, "rx thread minor faults");
 	cr_expect_eq(worker_faults[1] - worker_faults[0], 0, "worker minor faults");
-	cr_expect_gt(s.sends, 5000, "commands went out every cycle");
+	cr_expect_geq(atomic_load(&texts_logged) - texts0, 900,
+		      "the controller's texts reached the handler: %llu",
+		      (unsigned long long)(atomic_load(&texts_logged) - texts0));
+	cr_expect_eq(s.log_dropped, 0);
 	rig_free();
 	rtl_mem_unlock_all();
 }

@@ -135,6 +135,14 @@ struct rtl_rtde_transport_bound {
 	uint8_t elems;
 };
 
+struct rtl_rtde_transport_stats {
+	uint64_t packages;	/* input data packages of the step's commands sent */
+	uint64_t keepalives;	/* of those: sent only to feed the controller's watchdog */
+	uint64_t safe_packages; /* data packages of the safe package sent */
+	uint64_t backlogged;	/* sends the socket took only in part */
+	uint64_t rx_bytes, tx_bytes;
+};
+
 /* Fields are private. */
 struct rtl_rtde_transport {
 	struct rtl_transport base;
@@ -148,10 +156,16 @@ struct rtl_rtde_transport {
 	bool resend;   /* a safe package went out: the next send forces all */
 	int safe_beat; /* offset of the heartbeat in safe_tx, -1: none */
 	size_t safe_len;
+	unsigned safe_pkgs; /* data packages in safe_tx */
 	int64_t last_tx_ns;
 	struct rtl_rtde_handle rest; /* actual_qd in the output recipe */
 	size_t tx_off, tx_len;
-	uint64_t rx_bytes, tx_bytes, backlogged, keepalives;
+	/* Written by the rx thread (rx_bytes) or the holder of the transmit
+	 * side (the rest); read by anyone. */
+	struct {
+		_Atomic uint64_t packages, keepalives, safe_packages, backlogged, rx_bytes,
+			tx_bytes;
+	} c;
 	/* Resolved at connect, walked by check() on every send. */
 	struct rtl_rtde_transport_finite finite[RTL_RTDE_TRANSPORT_MAX_FINITE];
 	unsigned n_finite;
@@ -184,6 +198,10 @@ RTL_INLINE struct rtl_transport *rtl_rtde_transport_base(struct rtl_rtde_transpo
 {
 	return &t->base;
 }
+
+/* Counters; any thread (relaxed loads). NULL @t or @out: nothing. */
+RTL_API void rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
+				      struct rtl_rtde_transport_stats *out);
 
 /* The client (handshake info, counters, recipes). */
 RTL_API struct rtl_rtde_client *rtl_rtde_transport_client(struct rtl_rtde_transport *t);
