@@ -284,7 +284,8 @@ static int op_check(struct rtl_transport *base, char *why, size_t len)
 			 rtl_rt_udp_mode_name(c->mode), c->target_time);
 		return -EDOM;
 	}
-	if ((servo && bad_vec(c->pos, false)) || bad_vec(c->vel, servo) || bad_vec(c->acc, true)) {
+	/* Every double goes on the wire, used by the mode or not. */
+	if (bad_vec(c->pos, !servo) || bad_vec(c->vel, servo) || bad_vec(c->acc, true)) {
 		snprintf(why, len, "%s: a position, velocity or acceleration is not finite",
 			 rtl_rt_udp_mode_name(c->mode));
 		return -EDOM;

@@ -2,9 +2,17 @@
 /*
  * The loop over UDP against rtde-sim's UDP mode, in this process on an
  * ephemeral port: 1 kHz states in the Doosan v1.0 layout down, command
- * datagrams up, the simulated UR5e moving. Each test runs about 2 s.
+ * datagrams up, the simulated UR5e moving. What the robot did is read from
+ * the simulator. Each test runs about 2 s.
+ *
+ * The file uses only the Criterion macros the TSan shim provides, so the
+ * same tests run under ThreadSanitizer with the real transport.
  */
+#ifdef RTL_TAP_SHIM
+#include "tap-shim.h"
+#else
 #include <criterion/criterion.h>
+#endif
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -20,11 +28,24 @@
 
 enum what { IDLE_STOP, SPEEDJ, CIRCLE };
 
+/* The doubles of a command datagram: target_time, pos, vel, acc. */
+#define N_DOUBLES 19
+static const double bad_values[3] = { NAN, INFINITY, -INFINITY };
+
+static double *double_of(struct rtl_rt_udp_cmd *c, int i)
+{
+	return i == 0 ? &c->target_time : i <= 6 ? &c->pos[i - 1] : i <= 12 ? &c->vel[i - 7]
+									      : &c->acc[i - 13];
+}
+
 struct rig {
 	struct rtl_sim_udp *sim;
 	struct rtl_udp_transport tr;
 	struct rtl_loop *loop;
 	enum what what;
+	int stall_at, stall_again; /* stall the step 120 ms at these steps */
+	bool poison;		   /* every other step writes NaN/Inf into a double */
+	uint64_t poisoned;
 	_Atomic int64_t steps;
 	/* Frames. */
 	uint64_t first_seq, last_seq, skipped_sum;
@@ -128,6 +149,8 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 		r->kernel_ok++;
 	else
 		r->kernel_bad++;
+	if ((r->stall_at && n == r->stall_at) || (r->stall_again && n == r->stall_again))
+		rtl_time_sleep_until(rtl_time_now() + 120 * RTL_NS_PER_MS);
 	switch (r->what) {
 	case SPEEDJ:
 		memset(cmd, 0, sizeof(*cmd));
@@ -147,6 +170,10 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 		cmd->target_time = 0.001;
 		break;
 	}
+	if (r->poison && n % 2 == 0) {
+		*double_of(cmd, (int)((n / 2) % N_DOUBLES)) = bad_values[(n / 2 / N_DOUBLES) % 3];
+		r->poisoned++;
+	}
 	atomic_store_explicit(&r->steps, n, memory_order_relaxed);
 	return 0;
 }
@@ -155,14 +182,16 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
  * run in both modes set it. */
 static bool rig_inline;
 
-static void rig_start(enum what what, uint32_t skip_every)
+/* The safe STOP of these tests: 500 deg/s^2, so 10 deg/s stops in 20 ms. */
+#define SAFE_DECEL 500.0
+
+static void rig_start_wd(enum what what, uint32_t skip_every, int watchdog_periods)
 {
 	struct rtl_sim_udp_opts so;
 	struct rtl_udp_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_rt_error err = { 0 };
 
-	memset(&R, 0, sizeof(R));
 	R.what = what;
 	rtl_sim_udp_opts_default(&so);
 	so.port = 0;
@@ -173,33 +202,74 @@ static void rig_start(enum what what, uint32_t skip_every)
 	tc.host = "127.0.0.1";
 	tc.port = rtl_sim_udp_port(R.sim);
 	tc.max_joint_vel = 180.0;
+	tc.safe_decel = SAFE_DECEL;
 	cr_assert_eq(rtl_udp_transport_init(&R.tr, &tc, &err), 0, "%s", err.msg);
 
 	lc.transport = rtl_udp_transport_base(&R.tr);
 	lc.step = step;
 	lc.user = &R;
 	lc.rt_mode = RTL_LOOP_RT_OFF;
-	lc.rx_cpu = lc.worker_cpu = -1;
 	lc.every_frame = true;
 	lc.inline_step = rig_inline;
-	lc.watchdog_periods = -1;
+	lc.watchdog_periods = watchdog_periods;
 	cr_assert_eq(rtl_loop_create(&R.loop, &lc, &err), 0, "%s", err.msg);
 	cr_assert_eq(rtl_loop_start(R.loop, &err), 0, "%s", err.msg);
 }
 
-/* Run until @steps steps (bounded by 8 s), then stop the loop and the sim. */
-static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
+static void rig_reset(void)
+{
+	memset(&R, 0, sizeof(R));
+}
+
+static void rig_start(enum what what, uint32_t skip_every)
+{
+	rig_reset();
+	rig_start_wd(what, skip_every, -1);
+}
+
+static void await_steps(int64_t steps)
 {
 	int64_t end = rtl_time_now() + 8 * RTL_NS_PER_SEC;
 
 	while (atomic_load(&R.steps) < steps && rtl_time_now() < end)
 		rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
+}
+
+/* Command datagrams the transport sent, the safe ones included. */
+static uint64_t datagrams_sent(void)
+{
+	struct rtl_udp_transport_stats ts;
+
+	rtl_udp_transport_stats(&R.tr, &ts);
+	return ts.commands + ts.safe;
+}
+
+/* Stop the loop (the stop at exit included), wait (bounded) until the
+ * simulator has every datagram sent, stop it, read both sides. */
+static void rig_finish(struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
+{
+	int64_t end;
+
 	rtl_loop_stop(R.loop);
 	rtl_loop_join(R.loop);
 	rtl_loop_stats(R.loop, s);
+	end = rtl_time_now() + RTL_NS_PER_SEC;
+	do {
+		rtl_sim_udp_stats(R.sim, ss);
+		if (ss->commands >= datagrams_sent())
+			break;
+		rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
+	} while (rtl_time_now() < end);
 	rtl_sim_udp_stop(R.sim);
 	rtl_sim_udp_join(R.sim);
 	rtl_sim_udp_stats(R.sim, ss);
+}
+
+/* Run until @steps steps (bounded by 8 s), then finish. */
+static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
+{
+	await_steps(steps);
+	rig_finish(s, ss);
 }
 
 static void rig_free(void)
@@ -207,6 +277,22 @@ static void rig_free(void)
 	rtl_loop_destroy(R.loop);
 	rtl_udp_transport_fini(&R.tr);
 	rtl_sim_udp_destroy(R.sim);
+}
+
+/* What every run must show at the controller: nothing non-finite, no
+ * command refused, the arm at rest (as the transport judges it: 0.3
+ * deg/s), the controller's time-out never needed, every datagram in. */
+static void expect_safe_end(const struct rtl_loop_stats *s, const struct rtl_sim_udp_stats *ss)
+{
+	cr_expect_eq(ss->nonfinite_in, 0, "%llu non-finite doubles reached the controller",
+		     (unsigned long long)ss->nonfinite_in);
+	cr_expect_eq(ss->refused, 0);
+	cr_expect(ss->robot.max_speed < 0.3 * M_PI / 180, "the arm moves at the end (%g rad/s)",
+		  ss->robot.max_speed);
+	cr_expect_eq(ss->watchdog_trips, 0, "the controller's time-out stopped the arm");
+	cr_expect_eq(s->stop_unconfirmed, 0, "the stop at exit was confirmed");
+	cr_expect_eq(ss->commands, datagrams_sent(), "every datagram arrived: %llu of %llu",
+		     (unsigned long long)ss->commands, (unsigned long long)datagrams_sent());
 }
 
 static void two_seconds_at_1khz_with_skips_counted_exactly(void)
@@ -218,6 +304,7 @@ static void two_seconds_at_1khz_with_skips_counted_exactly(void)
 	rig_start(IDLE_STOP, 50);
 	rig_run(2000, &s, &ss);
 	rtl_udp_transport_stats(&R.tr, &ts);
+	expect_safe_end(&s, &ss);
 	cr_expect_geq(s.frames, 2000);
 	cr_expect_leq(s.frames, 2100);
 	/* Every sequence number between the first and the last frame stepped
@@ -277,7 +364,11 @@ Test(loop_udp, speedj_commands_move_the_robot)
 		  expect);
 	cr_expect_eq(R.last_robot_state, 2, "ROBOT_STATE MOVING");
 	cr_expect_eq(ss.watchdog_trips, 0, "commands every period: no time-out");
-	cr_expect_eq(ss.mode_count[RTL_RT_UDP_MODE_SPEEDJ], ss.commands);
+	/* The safe STOP at the start and at the exit, speedj in between. */
+	cr_expect_eq(ss.mode_count[RTL_RT_UDP_MODE_SPEEDJ] + ss.mode_count[RTL_RT_UDP_MODE_STOP],
+		     ss.commands);
+	cr_expect_eq(ss.robot.stops_at_rest, 1, "the stop at exit");
+	expect_safe_end(&s, &ss);
 	rig_free();
 }
 
@@ -305,10 +396,69 @@ Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
 		     ss.commands);
 	cr_expect_gt(ss.mode_count[RTL_RT_UDP_MODE_SPEEDL], 1900);
 	cr_expect_eq(ss.watchdog_trips, 0);
-	cr_log_info("circle r=50 mm at 1 Hz over UDP: RMS %.3f mm, max %.3f mm", rms * 1e3,
-		    R.err_max * 1e3);
+	expect_safe_end(&s, &ss);
 	rig_free();
 }
+
+/*
+ * Two 120 ms stalls against a 20-period (20 ms) watchdog: exactly two
+ * episodes; at the controller each is a STOP at the safe deceleration that
+ * brings 10 deg/s to rest in 20 periods (plus one for the command to take
+ * effect), and the controller's own 0.1 s time-out never fires.
+ */
+static void watchdog_stops_the_robot_once_per_stall(void)
+{
+	struct rtl_loop_stats s;
+	struct rtl_sim_udp_stats mid, ss;
+
+	rig_reset();
+	R.stall_at = 200;
+	R.stall_again = 600;
+	rig_start_wd(SPEEDJ, 0, 20);
+	await_steps(450);
+	rtl_sim_udp_stats(R.sim, &mid);
+	cr_expect_eq(mid.robot.stops, 1);
+	cr_expect_eq(mid.robot.stops_at_rest, 1);
+	cr_expect_leq(mid.robot.last_stop_cycles, 21, "%llu periods to rest",
+		      (unsigned long long)mid.robot.last_stop_cycles);
+	cr_expect_geq(mid.robot.last_stop_cycles, 19);
+	cr_expect_eq(mid.robot.last_stop_cmd.mode, RTL_RTDE_CMD_STOP);
+	cr_expect_eq(mid.robot.last_stop_cmd.param[0], 0.0, "the safe set, not the step's speedj");
+	rig_run(900, &s, &ss);
+	cr_expect_eq(s.watchdog, 2);
+	cr_expect_eq(s.stale, 2);
+	cr_expect_eq(ss.robot.stops_at_rest, 3, "two stalls and the stop at exit");
+	expect_safe_end(&s, &ss);
+	rig_free();
+}
+
+RTL_TEST_BOTH_MODES(loop_udp, loop_udp_inline, watchdog_stops_the_robot_once_per_stall, rig_inline)
+
+/*
+ * Every other step writes NaN, +Inf or -Inf into one of the nineteen
+ * doubles of the command datagram (whatever its mode uses): each is
+ * rejected, the safe STOP goes out instead, and the controller, which
+ * looks at every double it receives, sees none.
+ */
+static void non_finite_commands_never_reach_the_controller(void)
+{
+	struct rtl_loop_stats s;
+	struct rtl_sim_udp_stats ss;
+
+	rig_reset();
+	R.poison = true;
+	rig_start_wd(SPEEDJ, 0, -1);
+	rig_run(2 * N_DOUBLES * 3 * 2, &s, &ss);
+	cr_expect_gt(R.poisoned, N_DOUBLES * 3);
+	cr_expect_geq(s.rejected, R.poisoned - 1, "%llu rejected of %llu poisoned",
+		      (unsigned long long)s.rejected, (unsigned long long)R.poisoned);
+	cr_expect_leq(s.rejected, R.poisoned);
+	expect_safe_end(&s, &ss);
+	rig_free();
+}
+
+RTL_TEST_BOTH_MODES(loop_udp, loop_udp_inline, non_finite_commands_never_reach_the_controller,
+		    rig_inline)
 
 Test(loop_udp, nothing_listening_is_refused_with_the_fix)
 {
@@ -334,7 +484,6 @@ Test(loop_udp, nothing_listening_is_refused_with_the_fix)
 	lc.transport = rtl_udp_transport_base(&tr);
 	lc.step = step;
 	lc.rt_mode = RTL_LOOP_RT_OFF;
-	lc.rx_cpu = lc.worker_cpu = -1;
 	cr_assert_eq(rtl_loop_create(&loop, &lc, &err), 0);
 	cr_expect_eq(rtl_loop_start(loop, &err), -ECONNREFUSED, "%s", err.msg);
 	cr_expect(strstr(err.msg, "--udp") != NULL, "the message names the fix: %s", err.msg);
