@@ -90,7 +90,6 @@ RTL_API int rtl_motion_rtde_init(struct rtl_motion_rtde *b, const struct rtl_rtd
 	memset(b, 0, sizeof(*b));
 	b->period_s = (double)period_ns * 1e-9;
 	err |= rtl_rtde_recipe_handle(r, RTL_RTDE_CMD_FIELD_MODE, &b->h.mode);
-	err |= rtl_rtde_recipe_handle(r, RTL_RTDE_CMD_FIELD_SEQ, &b->h.seq);
 	err |= rtl_rtde_recipe_handle(r, RTL_RTDE_CMD_FIELD_WATCHDOG_MS, &b->h.watchdog_ms);
 	for (int i = 0; i < 6; i++)
 		err |= rtl_rtde_recipe_handle(r, params[i], &b->h.param[i]);
@@ -117,7 +116,7 @@ static double ramp_rate(bool joint, const double acc[6])
 RTL_API int rtl_motion_to_rtde(struct rtl_motion_rtde *b, const struct rtl_motion_output *out,
 			       struct rtl_rtde_frame *f)
 {
-	bool joint, changed;
+	bool joint;
 	const double *param;
 	static const double zero[6];
 	double accel = 0;
@@ -155,18 +154,8 @@ RTL_API int rtl_motion_to_rtde(struct rtl_motion_rtde *b, const struct rtl_motio
 	}
 	ret = out->mode == RTL_MOTION_SERVO_CARTESIAN ? -ENOTSUP : mode;
 
-	changed = !b->have_last || mode != b->last_mode || accel != b->last_accel ||
-		  memcmp(param, b->last_param, sizeof(b->last_param)) != 0;
-	if (!b->heartbeat_on_change || changed)
-		b->heartbeat++;
-	b->have_last = true;
-	b->last_mode = mode;
-	b->last_accel = accel;
-	memcpy(b->last_param, param, sizeof(b->last_param));
-
 	rtl_rtde_frame_set_int(f, b->h.mode, mode);
-	rtl_rtde_frame_set_int(f, b->h.seq, b->heartbeat);
-	rtl_rtde_frame_set_int(f, b->h.watchdog_ms, b->heartbeat_on_change ? -1 : b->watchdog_ms);
+	rtl_rtde_frame_set_int(f, b->h.watchdog_ms, b->watchdog_ms);
 	for (int i = 0; i < 6; i++)
 		rtl_rtde_frame_set_double(f, b->h.param[i], param[i]);
 	rtl_rtde_frame_set_double(f, b->h.accel, accel);

@@ -269,7 +269,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 	}
 	t->tx_off = t->tx_len = 0;
 	t->resend = false;
-	t->last_tx_ns = 0;
+	t->last_tx_ns = t->last_beat_ns = 0;
 	period = rtl_rtde_client_info(t->client)->period_ns;
 	base->values_size = rtl_rtde_client_output_recipe(t->client)->host_size;
 	base->period_ns = period;
@@ -401,6 +401,9 @@ static int op_send(struct rtl_transport *base)
 {
 	struct rtl_rtde_transport *t = of(base);
 	int64_t now = rtl_time_now(), keep = t->cfg.keepalive_ns;
+	int beat_recipe = rtl_rtde_coalesce_beat_recipe(&t->coal);
+	uint32_t beat_before = t->coal.beat;
+	bool keepalive = false;
 	int len, ret;
 
 	if (!t->coal_ready)
@@ -411,16 +414,13 @@ static int op_send(struct rtl_transport *base)
 	/* The controller holds the safe set: every command goes again. */
 	if (t->resend)
 		rtl_rtde_coalesce_force(&t->coal);
-	len = rtl_rtde_coalesce_encode(&t->coal, t->tx, sizeof(t->tx));
-	if (len == 0 && keep > 0 && rtl_rtde_coalesce_beat_recipe(&t->coal) >= 0 &&
-	    now - t->last_tx_ns >= keep) {
-		/* Nothing changed for a while: the keep-alive (the heartbeat's
-		 * recipe as it is, with a new heartbeat). */
-		rtl_rtde_coalesce_resend(&t->coal, (size_t)rtl_rtde_coalesce_beat_recipe(&t->coal));
-		len = rtl_rtde_coalesce_encode(&t->coal, t->tx, sizeof(t->tx));
-		if (len > 0)
-			rtl_stat_add(&t->c.keepalives, 1);
+	/* The heartbeat's recipe has not gone out for a while (other
+	 * recipes may have): send it as it is, with a new heartbeat. */
+	if (keep > 0 && beat_recipe >= 0 && now - t->last_beat_ns >= keep) {
+		rtl_rtde_coalesce_resend(&t->coal, (size_t)beat_recipe);
+		keepalive = true;
 	}
+	len = rtl_rtde_coalesce_encode(&t->coal, t->tx, sizeof(t->tx));
 	if (len <= 0)
 		return len;
 	ret = tx_send(t, (size_t)len);
@@ -429,6 +429,14 @@ static int op_send(struct rtl_transport *base)
 	rtl_stat_add(&t->c.packages, (uint64_t)rtl_rtde_coalesce_commit(&t->coal));
 	t->resend = false;
 	t->last_tx_ns = now;
+	if (t->coal.beat != beat_before) {
+		/* A keep-alive is a send only the keep-alive caused. */
+		if (keepalive && len == (int)(RTL_RTDE_HEADER_SIZE + 1 +
+					      rtl_rtde_client_input_recipe(t->client, (unsigned)beat_recipe)
+						      ->wire_size))
+			rtl_stat_add(&t->c.keepalives, 1);
+		t->last_beat_ns = now;
+	}
 	return len;
 }
 
@@ -455,6 +463,8 @@ static int op_send_safe(struct rtl_transport *base)
 	rtl_stat_add(&t->c.safe_packages, t->safe_pkgs);
 	t->resend = true;
 	t->last_tx_ns = rtl_time_now();
+	if (t->safe_beat >= 0)
+		t->last_beat_ns = t->last_tx_ns;
 	return ret;
 }
 

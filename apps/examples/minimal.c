@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: MIT
-/* The README's example: a 500 Hz loop that moves joint 0 back and forth. */
+/* The README's example: a 500 Hz loop that moves joint 0 back and forth for
+ * five seconds, then stops it. Usage: minimal [PORT] (default 30004). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <rtloop/loop.h>
 #include <rtloop/rtde_cmd.h>
 #include <rtloop/rtde_transport.h>
 
-static struct rtl_rtde_handle ts, mode, beat, qd0;
+static struct rtl_rtde_handle ts, mode, qd0;
 
-static void ready(struct rtl_rtde_transport *t, void *user)
+static void ready(struct rtl_rtde_transport *t, void *user) /* once connected */
 {
 	ts = rtl_rtde_transport_output_handle(t, "timestamp");
 	mode = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_MODE);
-	beat = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_SEQ);
 	qd0 = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_PARAM0);
 }
 
@@ -21,37 +22,35 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 {
 	struct rtl_rtde_frame in = rtl_rtde_loop_state(f);
 	struct rtl_rtde_frame *out = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
-	double t = rtl_rtde_frame_get_double(&in, ts);
 
 	rtl_rtde_frame_set_int(out, mode, RTL_RTDE_CMD_SPEEDJ);
-	rtl_rtde_frame_set_int(out, beat, (int32_t)f->seq);
-	rtl_rtde_frame_set_double(out, qd0, 0.2 * sin(t));
-	return f->seq < 2500 ? 0 : -ECANCELED; /* stop after five seconds */
+	rtl_rtde_frame_set_double(out, qd0, 0.2 * sin(rtl_rtde_frame_get_double(&in, ts)));
+	return f->seq < 2500 ? 0 : -ECANCELED; /* five seconds; the loop then stops the arm */
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static struct rtl_rtde_transport rtde;
 	struct rtl_rtde_transport_config tc = {
-		.host = "127.0.0.1",
+		.port = argc > 1 ? (uint16_t)atoi(argv[1]) : 0,
 		.client = { .outputs = "timestamp,actual_q", .inputs = { RTL_RTDE_CMD_RECIPE } },
 		.connected = ready,
 	};
-	struct rtl_loop_config lc = {
-		.step = step, .rt_mode = RTL_LOOP_RT_DEGRADE, .rx_cpu = 0, .worker_cpu = 1
-	};
+	struct rtl_loop_config lc = { .step = step, .rt_mode = RTL_LOOP_RT_DEGRADE };
 	struct rtl_rt_error err = { 0 };
 	struct rtl_loop *loop;
+	int ret;
 
 	if (rtl_rtde_transport_init(&rtde, &tc, &err) < 0)
 		return fprintf(stderr, "%s\n", err.msg), 1;
 	lc.transport = rtl_rtde_transport_base(&rtde);
 	if (rtl_loop_create(&loop, &lc, &err) < 0)
 		return fprintf(stderr, "%s\n", err.msg), 1;
-	if (rtl_loop_run(loop, &err) != -ECANCELED)
-		fprintf(stderr, "loop ended early: %s\n", err.msg);
+	ret = rtl_loop_run(loop, &err);
+	if (ret != -ECANCELED)
+		fprintf(stderr, "loop ended early: %s\n", err.msg[0] ? err.msg : "see the report");
 	rtl_loop_report(loop, stdout, false);
 	rtl_loop_destroy(loop);
 	rtl_rtde_transport_fini(&rtde);
-	return 0;
+	return ret == -ECANCELED ? 0 : 1;
 }

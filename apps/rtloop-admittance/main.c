@@ -16,9 +16,11 @@
  * settles where the surface pushes back with N. The first ZERO_FRAMES
  * frames hold still and zero the force sensor (real sensors read an
  * offset; the simulator's is zero). vz goes out as a speedl
- * twist in the register layout of <rtloop/rtde_cmd.h>, with a heartbeat
- * that changes every frame, so the executor's watchdog stops the robot when
- * the loop dies.
+ * twist in the register layout of <rtloop/rtde_cmd.h>; the transport owns
+ * the heartbeat and keeps the executor's watchdog fed, so the executor
+ * stops the robot when the loop dies. At the end (the duration, a signal,
+ * an error) the loop itself sends the safe set (stop) and waits until the
+ * arm is at rest.
  *
  * Shape: a thin driver over rtl_loop (callback API). main() parses, checks,
  * allocates and pre-faults the sample buffer, starts the loop (which locks
@@ -68,7 +70,6 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* Frames at rest at the start whose mean force is the sensor's zero. */
 #define ZERO_FRAMES 50
 /* Frames that command stop at the end, before the loop closes. */
-#define STOP_FRAMES 10
 
 struct opts {
 	const char *host;
@@ -79,6 +80,7 @@ struct opts {
 	const char *csv, *json;
 	unsigned csv_every;
 	enum rtl_loop_rt_mode rt;
+	bool pin;
 	int rx_cpu, worker_cpu;
 	bool inline_step;
 };
@@ -93,11 +95,10 @@ struct app {
 	struct rtl_loop *loop;
 	/* Handles, resolved on connect. */
 	struct rtl_rtde_handle ts, pose, force, out_mode, out_status, out_trips;
-	struct rtl_rtde_handle mode, seq, wd, acc, echo;
+	struct rtl_rtde_handle mode, wd, acc, echo;
 	struct rtl_rtde_handle twist[RTL_RTDE_CMD_NPARAM]; /* vx vy vz wx wy wz */
 	/* Worker state (the step function only). */
 	double vz, z0, t0, last_ts;
-	int32_t heartbeat;
 	bool started;
 	double bias_sum, bias; /* the force sensor's z offset, zeroed at start */
 	unsigned bias_n;
@@ -109,10 +110,6 @@ struct app {
 	/* The newest state, for the status line (relaxed: display only). */
 	_Atomic double now_z, now_fz, now_vz;
 	_Atomic int32_t exec_mode, exec_status, exec_trips; /* the executor's registers */
-	/* The end: main sets finishing, the step then commands stop and counts
-	 * the frames it did so, and main stops the loop after a few. */
-	atomic_bool finishing;
-	_Atomic unsigned stop_frames;
 };
 
 /* ---- the law ------------------------------------------------------------------------ */
@@ -155,7 +152,6 @@ static void on_connected(struct rtl_rtde_transport *t, void *user)
 	if (a->o.read_only)
 		return;
 	a->mode = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_MODE);
-	a->seq = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_SEQ);
 	a->wd = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_WATCHDOG_MS);
 	for (int i = 0; i < RTL_RTDE_CMD_NPARAM; i++)
 		a->twist[i] = rtl_rtde_transport_input_handle(t, 0, twist_fields[i]);
@@ -214,19 +210,11 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 	if (!a->o.read_only) {
 		struct rtl_rtde_frame *cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
 		double twist[6] = { 0 };
-		bool finishing = atomic_load_explicit(&a->finishing, memory_order_relaxed);
 
 		if (a->bias_n >= ZERO_FRAMES)
 			a->vz = admittance(&a->o, a->vz, f, pose[2], a->z0, dt);
-		if (finishing) {
-			a->vz = 0;
-			atomic_fetch_add_explicit(&a->stop_frames, 1, memory_order_relaxed);
-		}
 		twist[2] = a->vz;
-		a->heartbeat++;
-		rtl_rtde_frame_set_int(cmd, a->mode,
-				       finishing ? RTL_RTDE_CMD_STOP : RTL_RTDE_CMD_SPEEDL);
-		rtl_rtde_frame_set_int(cmd, a->seq, a->heartbeat);
+		rtl_rtde_frame_set_int(cmd, a->mode, RTL_RTDE_CMD_SPEEDL);
 		rtl_rtde_frame_set_int(cmd, a->wd, 0); /* the executor's default timeout */
 		for (int i = 0; i < RTL_RTDE_CMD_NPARAM; i++)
 			rtl_rtde_frame_set_double(cmd, a->twist[i], twist[i]);
@@ -410,6 +398,7 @@ static int parse(int argc, char **argv, struct opts *o)
 							"expected two CPU numbers A,B");
 				break;
 			}
+			o->pin = true;
 			o->rx_cpu = (int)cpus[0];
 			o->worker_cpu = (int)cpus[1];
 			break;
@@ -556,20 +545,6 @@ static void watch(struct app *a, struct joiner *j)
 		fputc('\n', stderr);
 }
 
-/* Leave the robot at rest: command stop for a few frames (bounded by
- * 200 ms, in case frames no longer come), then let the loop go. */
-static void finish(struct app *a, struct joiner *j)
-{
-	int64_t end = rtl_time_now() + 200 * RTL_NS_PER_MS;
-
-	if (a->o.read_only)
-		return;
-	atomic_store(&a->finishing, true);
-	while (atomic_load(&a->stop_frames) < STOP_FRAMES && !atomic_load(&j->done) &&
-	       rtl_time_now() < end)
-		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
-}
-
 static int write_csv(const struct app *a, const char *path)
 {
 	size_t n = atomic_load_explicit(&a->n_samples, memory_order_acquire);
@@ -669,9 +644,7 @@ int main(int argc, char **argv)
 			      .accel = 4,
 			      .travel = 0.1,
 			      .csv_every = 1,
-			      .rt = RTL_LOOP_RT_DEGRADE,
-			      .rx_cpu = -1,
-			      .worker_cpu = -1 };
+			      .rt = RTL_LOOP_RT_DEGRADE };
 	ret = parse(argc, argv, &a->o);
 	if (ret)
 		return ret == 1 ? EXIT_OK : EXIT_USAGE;
@@ -717,16 +690,16 @@ int main(int argc, char **argv)
 	lc.rt_mode = a->o.rt;
 	lc.rx_priority = RX_PRIORITY;
 	lc.worker_priority = WORKER_PRIORITY;
+	lc.pin_rx = lc.pin_worker = a->o.pin;
 	lc.rx_cpu = a->o.rx_cpu;
 	lc.worker_cpu = a->o.worker_cpu;
 	lc.inline_step = a->o.inline_step;
 	lc.start_disarmed = a->o.read_only;
-	/* The loop's watchdog sends the safe set (stop) when frames wait for a
-	 * worker that does not step. It counts from the last finished step, so
-	 * a controller that falls silent for a few periods (a loaded host) looks
-	 * like a stuck worker to it: 10 periods (20 ms at 500 Hz) keeps that
-	 * from stopping the robot; the executor's own heartbeat watchdog
-	 * (100 ms) still catches a dead loop. */
+	/* The loop's watchdog sends the safe set (stop) when a frame waits
+	 * that long for a step to finish. 10 periods (20 ms at 500 Hz) keeps a
+	 * loaded host's scheduling hiccup from stopping the robot; the
+	 * executor's own heartbeat watchdog (100 ms) still catches a dead
+	 * loop. */
 	lc.watchdog_periods = WATCHDOG_PERIODS;
 	ret = rtl_loop_create(&a->loop, &lc, &err);
 	if (ret) {
@@ -761,7 +734,7 @@ int main(int argc, char **argv)
 		goto out_loop;
 	}
 	watch(a, &j);
-	finish(a, &j);
+	/* The loop sends the stop and waits for rest before it ends. */
 	rtl_loop_stop(a->loop);
 	pthread_join(joiner, NULL);
 	if (j.result < 0) {

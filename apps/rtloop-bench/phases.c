@@ -462,7 +462,9 @@ static int measure_ours(const struct bench_cfg *cfg, struct rtl_loop_config *lc,
 	lc->rt_mode = RTL_LOOP_RT_DEGRADE;
 	lc->rx_priority = cfg->prio_rx;
 	lc->worker_priority = cfg->prio_worker;
+	lc->pin_rx = cfg->cpu_rx >= 0;
 	lc->rx_cpu = cfg->cpu_rx;
+	lc->pin_worker = cfg->cpu_worker >= 0;
 	lc->worker_cpu = cfg->cpu_worker;
 	lc->spin_ns = cfg->spin_ns;
 	lc->spin_lead_ns = cfg->spin_lead_ns;

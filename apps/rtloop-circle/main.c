@@ -66,7 +66,6 @@ struct app {
 	struct rtl_motion motion;
 	int64_t period_ns;
 	_Atomic bool motion_ready;
-	int32_t safe_n; /* heartbeats of the safe set (transmit owner only) */
 	_Atomic bool finishing;
 	/* The circle. */
 	bool started;
@@ -272,9 +271,8 @@ static void rtde_safe(struct rtl_rtde_transport *t, struct rtl_rtde_coalesce *c,
 	struct app *a = user;
 	struct rtl_rtde_frame *f = rtl_rtde_coalesce_frame(c, 0);
 
+	(void)t;
 	rtl_rtde_frame_set_int(f, a->rtde_b.h.mode, RTL_RTDE_CMD_STOP);
-	/* A heartbeat of its own range: the worker owns rtde_b.heartbeat. */
-	rtl_rtde_frame_set_int(f, a->rtde_b.h.seq, INT32_MIN + ++a->safe_n);
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */
@@ -327,7 +325,6 @@ int main(int argc, char **argv)
 	lc.step = step;
 	lc.user = &a;
 	lc.rt_mode = RTL_LOOP_RT_DEGRADE;
-	lc.rx_cpu = lc.worker_cpu = -1;
 	lc.every_frame = true;
 	ret = rtl_loop_create(&loop, &lc, &err);
 	if (ret < 0) {

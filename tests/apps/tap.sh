@@ -228,6 +228,21 @@ d = json.load(open(sys.argv[1]))
 sys.exit(0 if all(k in d for k in sys.argv[2:]) else 1)' "$@"
 }
 
+# For py_check: rtde-sim's JSON report (sys.argv[1], either mode) says the
+# arm ended at rest, the executor's watchdog never had to stop it, and no
+# non-finite value arrived ("every app ends with the arm at rest").
+sim_left_safe_py='import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["robot"]
+bad = []
+if not r["at_rest"]:
+    bad.append("the arm moves at the end (%g rad/s)" % r["max_speed"])
+if r["watchdog_trips"]:
+    bad.append("the watchdog tripped %d times" % r["watchdog_trips"])
+if d["stats"]["nonfinite_in"]:
+    bad.append("%d non-finite values arrived" % d["stats"]["nonfinite_in"])
+sys.exit("; ".join(bad) if bad else 0)'
+
 # Port patterns for start_sim: rtde-sim's start message, TCP or UDP.
 sim_rtde_port='s/.*listening on [0-9.]*:\([0-9][0-9]*\).*/\1/p'
 sim_udp_port='s/.*UDP on [0-9.]*:\([0-9][0-9]*\).*/\1/p'

@@ -71,8 +71,23 @@ check "the tool presses with the target: mean $mean N over the last second, targ
 zend=$(awk -F, 'END { print $2 }' "$tmp/run.csv")
 check "the TCP went down into the plane (z $zend m < 0.46 m)" \
 	awk -v z="$zend" 'BEGIN { exit !(z < 0.46 && z > 0.45) }'
+check "the loop stopped the arm at the end and saw it at rest" \
+	contains "$out" "stop at exit: the arm was at rest"
+
+# A signal ends the loop the same way: the stop is sent and awaited.
+"$app" --port "$port" --duration 20 --rt off >"$tmp/int.out" 2>"$tmp/int.err" &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+check "SIGINT: exits 0" [ "$rc" -eq 0 ]
+check "SIGINT: the stop was sent and the arm seen at rest" \
+	grep -q "stop at exit: the arm was at rest" "$tmp/int.out"
 
 stop_sim
+py_check "the arm ends at rest, the executor's watchdog never tripped (rtde-sim's report)" \
+	"$sim_left_safe_py" "$tmp/sim.json"
 trips=$(sed -n 's/.*"round_trips":\([0-9]*\).*/\1/p' "$tmp/sim.json")
 check "the simulator measured echo round trips ($trips)" [ "${trips:-0}" -gt 1000 ]
 

@@ -46,21 +46,25 @@ run --radius 5
 check "a radius out of range exits 2 naming --radius" exits_saying 2 --radius
 
 # --- over UDP: rtde-sim --udp at 1 kHz -----------------------------------------
-if start_sim "$sim_udp_port" --udp --udp-port 0 --duration 30; then
+if start_sim "$sim_udp_port" --udp --udp-port 0 --duration 30 --json "$tmp/sim-udp.json"; then
 	ok "rtde-sim --udp serves on port $port"
 	circle udp
 else
 	fail "rtde-sim --udp started (log: $(cat "$tmp/sim.log"))"
 fi
 stop_sim
+py_check "udp: the arm ends at rest, the controller's time-out never fired" \
+	"$sim_left_safe_py" "$tmp/sim-udp.json"
 
 # --- over RTDE: rtde-sim at 500 Hz ----------------------------------------------
-if start_sim "$sim_rtde_port" --port 0 --duration 30; then
+if start_sim "$sim_rtde_port" --port 0 --duration 30 --json "$tmp/sim-rtde.json"; then
 	ok "rtde-sim listens on port $port"
 	circle rtde
 else
 	fail "rtde-sim started (log: $(cat "$tmp/sim.log"))"
 fi
 stop_sim
+py_check "rtde: the arm ends at rest, the executor's watchdog never tripped" \
+	"$sim_left_safe_py" "$tmp/sim-rtde.json"
 
 finish

@@ -60,6 +60,7 @@ struct rig {
 	int stall_again; /* ...and again at this one */
 	int stop_at;	 /* return -ECANCELED at this step */
 	bool poison;	 /* every other step writes NaN/Inf into a double */
+	bool echo;	 /* write the echo register (new every frame) */
 	uint64_t poisoned; /* steps that wrote one */
 	bool safe_nan;	   /* the safe callback writes a NaN */
 	_Atomic int64_t steps;
@@ -132,7 +133,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 	rtl_rtde_frame_set_double(cmd, r->acc, 5.0);
 	/* The echo register only where every double is exercised: it
 	 * changes every frame, so it would defeat the coalescing tests. */
-	if (r->poison)
+	if (r->poison || r->echo)
 		rtl_rtde_frame_set_double(echo, r->dbl[N_DOUBLES - 1], r->last_ts);
 	if (r->poison && n % 2 == 0) {
 		/* Each double in turn, each bad value in turn. */
@@ -356,6 +357,31 @@ Test(loop_rtde, commands_move_the_robot_and_the_heartbeat_cannot_be_forgotten)
 		     (unsigned long long)s.sends);
 	cr_expect_eq(s.sends + s.suppressed, s.steps);
 	cr_expect_eq(s.silent, 0);
+	expect_safe_end(&s, &ss);
+	rig_free();
+}
+
+/*
+ * The echo recipe changes every frame and goes out every frame; the
+ * command recipe, which carries the heartbeat, does not change: the
+ * keep-alive must still send it (packages going out are not enough).
+ */
+Test(loop_rtde, keepalive_feeds_the_heartbeat_while_another_recipe_streams)
+{
+	struct rig_opts o = { 0 };
+	struct rtl_loop_stats s;
+	struct rtl_sim_stats ss;
+	struct rtl_rtde_coalesce_stats cmd;
+
+	rig_reset();
+	R.qd0 = 0.1;
+	R.echo = true;
+	rig_start(&o);
+	rig_run(500, &s, &ss);
+	rtl_rtde_coalesce_stats(rtl_loop_commands(R.loop), 0, &cmd);
+	cr_expect_gt(cmd.sent, 20, "the command recipe went out %llu times in 1 s",
+		     (unsigned long long)cmd.sent);
+	cr_expect_lt(cmd.sent, 100, "but was coalesced");
 	expect_safe_end(&s, &ss);
 	rig_free();
 }

@@ -109,7 +109,7 @@ static void rtde_setup(void)
 	rtl_rtde_recipe_handle(&rec, RTL_RTDE_CMD_FIELD_TIME, &h_time);
 }
 
-Test(backend_rtde, speedl_writes_si_registers_and_a_new_heartbeat_each_period, .init = rtde_setup)
+Test(backend_rtde, speedl_writes_si_registers_and_leaves_the_heartbeat_alone, .init = rtde_setup)
 {
 	struct rtl_motion_rtde b;
 	struct rtl_motion_output o = speed(RTL_MOTION_SPEED_CARTESIAN, RTL_MOTION_CARTESIAN);
@@ -126,31 +126,11 @@ Test(backend_rtde, speedl_writes_si_registers_and_a_new_heartbeat_each_period, .
 	cr_expect_float_eq(rtl_rtde_frame_get_double(&fr, h_acc), 5.0, 1e-12,
 			   "the translation's norm");
 	cr_expect_eq(rtl_rtde_frame_get_int(&fr, h_wd), 0, "the executor's default watchdog");
-	cr_expect_eq(rtl_rtde_frame_get_int(&fr, h_seq), 1);
-	rtl_motion_to_rtde(&b, &o, &fr);
-	cr_expect_eq(rtl_rtde_frame_get_int(&fr, h_seq), 2, "unchanged command, new heartbeat");
+	cr_expect_eq(rtl_rtde_frame_get_int(&fr, h_seq), 0, "the transport's field");
 	/* A slow ramp is raised to the executor's default. */
 	o.acc[0] = o.acc[1] = 0;
 	rtl_motion_to_rtde(&b, &o, &fr);
 	cr_expect_eq(rtl_rtde_frame_get_double(&fr, h_acc), RTL_RTDE_CMD_LINEAR_ACCEL_DEFAULT);
-}
-
-Test(backend_rtde, heartbeat_on_change_coalesces_and_turns_the_watchdog_off, .init = rtde_setup)
-{
-	struct rtl_motion_rtde b;
-	struct rtl_motion_output o = speed(RTL_MOTION_SPEED_JOINT, RTL_MOTION_JOINT);
-
-	cr_assert_eq(rtl_motion_rtde_init(&b, &rec, 2000000), 0);
-	b.heartbeat_on_change = true;
-	o.vel[0] = 0.2;
-	cr_assert_eq(rtl_motion_to_rtde(&b, &o, &fr), RTL_RTDE_CMD_SPEEDJ);
-	cr_expect_eq(rtl_rtde_frame_get_int(&fr, h_seq), 1);
-	cr_expect_eq(rtl_rtde_frame_get_int(&fr, h_wd), -1);
-	rtl_motion_to_rtde(&b, &o, &fr);
-	cr_expect_eq(rtl_rtde_frame_get_int(&fr, h_seq), 1, "nothing changed");
-	o.vel[0] = 0.3;
-	rtl_motion_to_rtde(&b, &o, &fr);
-	cr_expect_eq(rtl_rtde_frame_get_int(&fr, h_seq), 2);
 }
 
 Test(backend_rtde, servoj_idle_and_servol, .init = rtde_setup)

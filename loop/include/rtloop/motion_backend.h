@@ -29,16 +29,13 @@
  *   units: servol's orientation must already be in Doosan's ZYZ Euler
  *   angles); RTDE is SI already.
  *
- * RTDE specifics: the command recipe (RTL_RTDE_CMD_RECIPE) carries a
- * heartbeat that changes every period, so the input coalescer, which sends
- * only recipes whose values changed, sends the command recipe in every
- * period while streaming: that heartbeat is what arms and feeds the
- * robot-side watchdog (RTL_RTDE_CMD_REG_WATCHDOG_MS: 0 = the executor's
- * 100 ms default, > 0 ms, < 0 off). With heartbeat_on_change set, the
- * heartbeat moves only when a command value changed, so unchanged
- * velocities are coalesced away; the watchdog is then switched off
- * (watchdog_ms = -1), because a robot that hears nothing for 100 ms while
- * holding a velocity would otherwise trip: for benchmarks only.
+ * RTDE specifics: the backend writes mode, watchdog timeout and parameters
+ * of the command recipe (RTL_RTDE_CMD_RECIPE). The heartbeat is not the
+ * backend's: the RTDE transport owns it (a new value in every package of
+ * its recipe), so unchanged setpoints are coalesced away and the
+ * transport's keep-alive feeds the executor's watchdog
+ * (RTL_RTDE_CMD_REG_WATCHDOG_MS: 0 = the executor's 100 ms default, > 0 ms,
+ * < 0 off).
  *
  * Events: the motion API raises them from rtl_motion_step() into its own
  * counters (rtl_motion_get_stats()), the user's RT-safe handler
@@ -98,19 +95,12 @@ RTL_API int rtl_motion_to_udp(const struct rtl_motion_output *out, double target
 struct rtl_motion_rtde {
 	/* Handles in the command recipe (rtl_motion_rtde_resolve()). */
 	struct {
-		struct rtl_rtde_handle mode, seq, watchdog_ms, param[6], accel, time, lookahead,
-			gain;
+		struct rtl_rtde_handle mode, watchdog_ms, param[6], accel, time, lookahead, gain;
 	} h;
 	double period_s;     /* servoj's t: one period */
 	double lookahead;    /* servoj lookahead [s]; 0: the executor's default */
 	double gain;	     /* servoj gain; 0: the executor's default */
-	int32_t watchdog_ms; /* see above; ignored (-1) with heartbeat_on_change */
-	bool heartbeat_on_change;
-	/* Private: the heartbeat and the last values written. */
-	int32_t heartbeat;
-	bool have_last;
-	int32_t last_mode;
-	double last_param[6], last_accel;
+	int32_t watchdog_ms; /* see above */
 };
 
 /*

@@ -19,9 +19,10 @@
  *   check    every input double finite (NaN only behind a mask, where it
  *            means "not set"), and the configured limits.
  *   send     the coalescer encodes only the changed input recipes; when
- *            nothing changed for keepalive_ns, the heartbeat's recipe goes
- *            out anyway (the keep-alive), so the controller's watchdog is
- *            fed while coalescing still suppresses unchanged commands. A
+ *            the heartbeat's recipe has not gone out for keepalive_ns, it
+ *            goes out anyway (the keep-alive), so the controller's watchdog
+ *            is fed while coalescing still suppresses unchanged commands
+ *            (and while other recipes, an echo, change every cycle). A
  *            non-blocking send; bytes the socket did not take wait in a
  *            small backlog that is flushed before anything new, so nothing
  *            queues without bound and a send that would block commits
@@ -158,6 +159,7 @@ struct rtl_rtde_transport {
 	size_t safe_len;
 	unsigned safe_pkgs; /* data packages in safe_tx */
 	int64_t last_tx_ns;
+	int64_t last_beat_ns; /* the heartbeat's recipe last went out */
 	struct rtl_rtde_handle rest; /* actual_qd in the output recipe */
 	size_t tx_off, tx_len;
 	/* Written by the rx thread (rx_bytes) or the holder of the transmit
