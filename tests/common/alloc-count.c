@@ -48,7 +48,7 @@ static void note_alloc(void)
 		atomic_fetch_add(&count, 1);
 }
 
-static void note_io(void)
+static __attribute__((unused)) void note_io(void)
 {
 	if (marked && atomic_load(&io_counting))
 		atomic_fetch_add(&io_count, 1);

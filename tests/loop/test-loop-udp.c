@@ -42,7 +42,7 @@ struct rig {
 	struct rtl_sim_udp *sim;
 	struct rtl_udp_transport tr;
 	struct rtl_loop *loop;
-	enum what what;
+	_Atomic int what; /* enum what; the test thread may change it (release) */
 	int stall_at, stall_again; /* stall the step 120 ms at these steps */
 	bool poison;		   /* every other step writes NaN/Inf into a double */
 	uint64_t poisoned;
@@ -151,7 +151,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 		r->kernel_bad++;
 	if ((r->stall_at && n == r->stall_at) || (r->stall_again && n == r->stall_again))
 		rtl_time_sleep_until(rtl_time_now() + 120 * RTL_NS_PER_MS);
-	switch (r->what) {
+	switch (atomic_load_explicit(&r->what, memory_order_acquire)) {
 	case SPEEDJ:
 		memset(cmd, 0, sizeof(*cmd));
 		cmd->mode = RTL_RT_UDP_MODE_SPEEDJ;
@@ -192,7 +192,7 @@ static void rig_start_wd(enum what what, uint32_t skip_every, int watchdog_perio
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_rt_error err = { 0 };
 
-	R.what = what;
+	atomic_store(&R.what, what);
 	rtl_sim_udp_opts_default(&so);
 	so.port = 0;
 	so.skip_every = skip_every;
@@ -386,7 +386,8 @@ Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
 	R.radius = 0.05;
 	R.omega = 2 * M_PI / 1.0; /* one turn per second: 0.31 m/s */
 	atomic_store(&R.steps, 0);
-	R.what = CIRCLE;
+	/* release: the motion and the circle are set up before the flag. */
+	atomic_store_explicit(&R.what, CIRCLE, memory_order_release);
 	rig_run(2000, &s, &ss);
 	cr_assert_gt(R.err_n, 1500);
 	rms = sqrt(R.err_sq / (double)R.err_n);

@@ -112,6 +112,8 @@ static int fake_connect(struct rtl_transport *t, struct rtl_rt_error *err)
 		return rtl_rt_error_set(err, -EDOM, "fake: the safe value is not finite");
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
 		return -errno;
+	if (f->peer >= 0)
+		close(f->peer); /* the last connection's, shut down already */
 	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof(slice));
 	f->fd = sv[0];
 	f->peer = sv[1];
@@ -225,11 +227,14 @@ static void fake_disconnect(struct rtl_transport *t)
 {
 	struct fake *f = t->impl;
 
+	/* The peer is the test's: shut down (the "controller" sees the
+	 * connection end), closed when no test thread can use it any more
+	 * (the next connect, or the next test). */
 	if (f->fd >= 0)
 		close(f->fd);
 	if (f->peer >= 0)
-		close(f->peer);
-	f->fd = f->peer = -1;
+		shutdown(f->peer, SHUT_RDWR);
+	f->fd = -1;
 }
 
 static const struct rtl_transport_ops fake_ops = {
@@ -255,6 +260,9 @@ static bool inline_mode;
 
 static void fake_setup(void)
 {
+	/* An earlier test's peer (the shim runs every test in one process). */
+	if (fk.peer > 0)
+		close(fk.peer);
 	memset(&fk, 0, sizeof(fk));
 	fk.fd = fk.peer = -1;
 	fk.safe_value = -1.0;
@@ -436,10 +444,11 @@ static void every_frame_steps_each_frame_in_order(void)
 	cr_expect_eq(s.worker_skipped, 0);
 	cr_expect_eq(sn.out_of_order, 0);
 	cr_expect_eq(s.steps, sn.steps);
-	/* Commands change every 10 frames: coalescing sends ~1 in 10. */
+	/* Commands change every 10 frames: coalescing sends at most one per
+	 * ten frames (frames dropped on a full ring take no change away). */
 	cr_expect_eq(s.sends + s.suppressed, s.steps);
 	cr_expect_eq((uint64_t)fk.sends, s.sends);
-	cr_expect(s.sends <= s.steps / 10 + 2);
+	cr_expect(s.sends <= 2000 / 10 + 1, "%llu sends", (unsigned long long)s.sends);
 	rtl_loop_destroy(loop);
 }
 
@@ -665,11 +674,13 @@ static void *controller_main(void *arg)
 }
 
 /* A loop over the rest-aware fake, fed by the controller thread. */
-static struct rtl_loop *launch_with_controller(struct rtl_loop_config *cfg, bool never_rest)
+static struct rtl_loop *launch_with_controller(struct rtl_loop_config *cfg, bool never_rest,
+					      int stop_at)
 {
 	struct rtl_loop *loop;
 
 	memset(&sn, 0, sizeof(sn));
+	sn.stop_at = stop_at;
 	fake_setup();
 	tr.ops = &fake_rest_ops;
 	loop = launch_prepared(cfg);
@@ -713,7 +724,7 @@ static char *report_text(struct rtl_loop *loop)
 static void stop_waits_until_the_arm_is_at_rest(void)
 {
 	struct rtl_loop_config cfg = test_config();
-	struct rtl_loop *loop = launch_with_controller(&cfg, false);
+	struct rtl_loop *loop = launch_with_controller(&cfg, false, 0);
 	struct rtl_loop_stats s;
 	char *text;
 
@@ -744,7 +755,7 @@ Test(loop, stop_without_rest_is_reported_and_bounded)
 	char *text;
 
 	cfg.stop_timeout_ns = 200 * RTL_NS_PER_MS;
-	loop = launch_with_controller(&cfg, true);
+	loop = launch_with_controller(&cfg, true, 0);
 	await_steps(loop, 20);
 	rtl_loop_stop(loop);
 	cr_expect_eq(rtl_loop_join(loop), 0, "join returns after the stop time-out");
@@ -764,10 +775,9 @@ Test(loop, stop_without_rest_is_reported_and_bounded)
 static void step_error_sends_the_stop_and_waits_for_rest(void)
 {
 	struct rtl_loop_config cfg = test_config();
-	struct rtl_loop *loop = launch_with_controller(&cfg, false);
+	struct rtl_loop *loop = launch_with_controller(&cfg, false, 30);
 	struct rtl_loop_stats s;
 
-	sn.stop_at = 30;
 	atomic_store(&ctl.base, 0); /* the stop: any safe package after the first */
 	cr_expect_eq(rtl_loop_join(loop), -ECANCELED);
 	controller_quit();
@@ -783,7 +793,7 @@ RTL_TEST_BOTH_MODES(loop, loop_inline, step_error_sends_the_stop_and_waits_for_r
 Test(loop, destroy_of_a_running_loop_sends_the_stop)
 {
 	struct rtl_loop_config cfg = test_config();
-	struct rtl_loop *loop = launch_with_controller(&cfg, false);
+	struct rtl_loop *loop = launch_with_controller(&cfg, false, 0);
 
 	await_steps(loop, 20);
 	atomic_store(&ctl.base, atomic_load(&fk.n_wire));

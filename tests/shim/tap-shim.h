@@ -48,5 +48,18 @@ void shim_check(bool ok, bool fatal, const char *file, int line, const char *exp
 	shim_check(shim_eq_(__VA_ARGS__, ""), true, __FILE__, __LINE__, #__VA_ARGS__)
 #define cr_expect_eq(...) \
 	shim_check(shim_eq_(__VA_ARGS__, ""), false, __FILE__, __LINE__, #__VA_ARGS__)
+#define shim_cmp_(op, a, b, ...) ((a)op(b))
+#define SHIM_CMP(fatal, op, ...) \
+	shim_check(shim_cmp_(op, __VA_ARGS__, ""), fatal, __FILE__, __LINE__, #__VA_ARGS__)
+#define cr_assert_neq(...) SHIM_CMP(true, !=, __VA_ARGS__)
+#define cr_assert_gt(...) SHIM_CMP(true, >, __VA_ARGS__)
+#define cr_assert_geq(...) SHIM_CMP(true, >=, __VA_ARGS__)
+#define cr_assert_lt(...) SHIM_CMP(true, <, __VA_ARGS__)
+#define cr_assert_leq(...) SHIM_CMP(true, <=, __VA_ARGS__)
+#define cr_expect_neq(...) SHIM_CMP(false, !=, __VA_ARGS__)
+#define cr_expect_gt(...) SHIM_CMP(false, >, __VA_ARGS__)
+#define cr_expect_geq(...) SHIM_CMP(false, >=, __VA_ARGS__)
+#define cr_expect_lt(...) SHIM_CMP(false, <, __VA_ARGS__)
+#define cr_expect_leq(...) SHIM_CMP(false, <=, __VA_ARGS__)
 
 #endif /* RTL_TAP_SHIM_H */
