@@ -250,10 +250,10 @@ static int validate(const struct rtl_loop_config *cfg, struct rtl_rt_error *err)
 	const struct rtl_transport *t = cfg->transport;
 
 	if (!t || !t->ops || !t->ops->connect || !t->ops->recv || !t->ops->next || !t->ops->send ||
-	    !t->ops->shutdown || !t->ops->disconnect)
+	    !t->ops->disconnect)
 		return fail(err, -EINVAL,
 			    "loop: the transport is missing or lacks a required operation "
-			    "(connect, recv, next, send, shutdown, disconnect)");
+			    "(connect, recv, next, send, disconnect)");
 	if (cfg->ring_capacity & (cfg->ring_capacity - 1))
 		return fail(err, -EINVAL,
 			    "loop: ring_capacity must be a power of two (or 0 for the default)");

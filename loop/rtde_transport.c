@@ -595,14 +595,6 @@ static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *
 	return true;
 }
 
-static void op_shutdown(struct rtl_transport *base)
-{
-	struct rtl_rtde_transport *t = of(base);
-
-	if (t->fd >= 0)
-		shutdown(t->fd, SHUT_RDWR);
-}
-
 static void op_disconnect(struct rtl_transport *base)
 {
 	struct rtl_rtde_transport *t = of(base);
@@ -623,7 +615,6 @@ static const struct rtl_transport_ops rtde_ops = {
 	.send_safe = op_send_safe,
 	.check = op_check,
 	.at_rest = op_at_rest,
-	.shutdown = op_shutdown,
 	.disconnect = op_disconnect,
 };
 

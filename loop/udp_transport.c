@@ -55,7 +55,7 @@ static int64_t kernel_to_mono(int64_t krt)
 	return mono;
 }
 
-/* One datagram into t->rx. Returns its length (> 0), 0 after shutdown, or
+/* One datagram into t->rx. Returns its length (> 0), or
  * -errno (-EAGAIN when nothing came within SO_RCVTIMEO, or at once with
  * MSG_DONTWAIT). */
 static int rx_one(struct rtl_udp_transport *t, int flags)
@@ -80,10 +80,7 @@ static int rx_one(struct rtl_udp_transport *t, int flags)
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
 		if (n == 0) {
-			/* An empty datagram, or shutdown(2): only the latter
-			 * ends the stream. */
-			if (atomic_load_explicit(&t->stopping, memory_order_relaxed))
-				return 0;
+			/* An empty datagram: malformed. */
 			rtl_stat_add(&t->c.datagrams, 1);
 			rtl_stat_add(&t->c.bad, 1);
 			continue;
@@ -452,7 +449,6 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 	int ret;
 
 	close_fd(t);
-	atomic_store(&t->stopping, false);
 	t->pending = false;
 	t->have_seq = false;
 	t->rx_len = 0;
@@ -495,17 +491,6 @@ err_close:
 	return ret;
 }
 
-static void op_shutdown(struct rtl_transport *base)
-{
-	struct rtl_udp_transport *t = of(base);
-
-	atomic_store(&t->stopping, true);
-	/* SHUT_RD only: it wakes the blocked recvmsg, and the BYE of
-	 * disconnect() can still go out. */
-	if (t->fd >= 0)
-		shutdown(t->fd, SHUT_RD);
-}
-
 static void op_disconnect(struct rtl_transport *base)
 {
 	struct rtl_udp_transport *t = of(base);
@@ -527,7 +512,6 @@ static const struct rtl_transport_ops udp_ops = {
 	.send_safe = op_send_safe,
 	.check = op_check,
 	.at_rest = op_at_rest,
-	.shutdown = op_shutdown,
 	.disconnect = op_disconnect,
 };
 

@@ -216,13 +216,6 @@ static bool fake_at_rest(struct rtl_transport *t, const struct rtl_loop_frame *f
 	return w.value == 0;
 }
 
-static void fake_shutdown(struct rtl_transport *t)
-{
-	struct fake *f = t->impl;
-
-	shutdown(f->fd, SHUT_RDWR);
-}
-
 static void fake_disconnect(struct rtl_transport *t)
 {
 	struct fake *f = t->impl;
@@ -245,7 +238,6 @@ static const struct rtl_transport_ops fake_ops = {
 	.send = fake_send,
 	.send_safe = fake_send_safe,
 	.check = fake_check,
-	.shutdown = fake_shutdown,
 	.disconnect = fake_disconnect,
 };
 

@@ -8,7 +8,9 @@
  * Design
  * ------
  *   [rx thread]  SCHED_FIFO, pinned, memory locked
- *        transport->recv() blocks on the socket; transport->next() cuts and
+ *        transport->recv() waits on the socket (at most a receive slice,
+ *        so a stop is seen even when the controller is silent);
+ *        transport->next() cuts and
  *        decodes each data frame straight into a reserved ring slot (header
  *        struct rtl_loop_frame + decoded values); commit; wake the worker.
  *        Setup replies and text messages stay inside the transport (slow
@@ -35,10 +37,24 @@
  * value it read. Both sides use sequentially consistent operations on the
  * two words, so a wake-up cannot be lost (Dekker's pattern).
  *
- * The transmit side has one owner at a time: the worker, or the rx thread
- * when the watchdog sends the safe commands. Ownership is a compare-and-swap
- * flag that is tried, never waited for, so neither thread can block the
- * other.
+ * Safety. The transmit side has one owner at a time (a compare-and-swap
+ * flag that the hot path tries and never waits for): the step's thread for
+ * one send, the watchdog for one safe package, the rx thread for a whole
+ * reconnect and for the whole stop at exit. The safe package is the
+ * transport's own, built and checked at connect; it never contains what
+ * the step wrote (the contract below, and docs/architecture.md). The
+ * watchdog fires once per stall and the late step's commands are then
+ * discarded; a rejected step (a non-finite value, a limit) sends the safe
+ * package instead; a reconnect parks the step (no step runs while the
+ * transport and the application's callbacks change); every end of the
+ * loop (rtl_loop_stop(), a step's error, a lost connection that does not
+ * come back, rtl_loop_destroy()) sends the safe package and waits, bounded,
+ * until the transport reports the arm at rest. A loop that is armed yet
+ * sends nothing for longer than the controller's watchdog is reported.
+ *
+ * Logging. What the rx thread, the worker and the watch thread log goes
+ * into their own lock-free queues (<rtloop/log.h>); a non-RT thread of the
+ * loop ("rtl-log") hands it to the application's handler.
  *
  * The step may report the motion events of its period
  * (rtl_loop_note_motion()): they are counted with the rest and traced.
@@ -48,8 +64,9 @@
  * (rtl_loop_stats(), rtl_loop_report()) without disturbing the hot path.
  *
  * Hot-path rules: after rtl_loop_start() the rx thread and the worker make
- * no allocation, take no lock and perform no system call other than the
- * transport's receive/send and the futex; tests/loop proves it.
+ * no allocation, take no lock, print nothing and perform no system call
+ * other than the transport's receive/send and the futex; tests/loop
+ * proves it.
  */
 #ifndef RTLOOP_LOOP_H
 #define RTLOOP_LOOP_H
@@ -112,7 +129,6 @@ struct rtl_transport;
  *                           or on the rx thread with the step's thread
  *                           parked and the transmit side held.
  *   recv(), next(), at_rest()  The rx thread alone.
- *   shutdown()              Any thread (async-signal-safe).
  */
 struct rtl_transport_ops {
 	const char *name;
@@ -168,8 +184,6 @@ struct rtl_transport_ops {
 	 * tell (the stop at exit is then sent without waiting).
 	 */
 	bool (*at_rest)(struct rtl_transport *t, const struct rtl_loop_frame *f);
-	/* Unblock recv() for good (shutdown(2)); any thread. */
-	void (*shutdown)(struct rtl_transport *t);
 	/* Close the connection (not the transport): reconnect may follow. */
 	void (*disconnect)(struct rtl_transport *t);
 };

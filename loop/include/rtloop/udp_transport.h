@@ -47,8 +47,6 @@
  *   at_rest  every |actual_joint_velocity| below rest_speed.
  *   check    mode known, target_time in [0, 3600] s, every value finite,
  *            the configured speed limits (Doosan units, per axis).
- *   shutdown shutdown(SHUT_RD): the blocked recvmsg returns 0 (sending
- *            stays possible, for the BYE).
  *   disconnect  a BYE (best effort) and close.
  *
  * Threads: as the contract of <rtloop/loop.h>: connect while no step
@@ -120,7 +118,6 @@ struct rtl_udp_transport {
 	struct rtl_udp_transport_config cfg;
 	struct sockaddr_in addr; /* resolved at init */
 	int fd;
-	atomic_bool stopping;
 	struct rtl_rt_udp_cmd cmd; /* the step's commands */
 	uint32_t server_period_ns;
 	/* rx thread */
