@@ -224,8 +224,8 @@ static uint8_t compute_mask(const struct rtl_rtde_coalesce_slot *s,
 
 /* The mask of @m as the caller wrote it (raw masks); unset doubles still
  * go out as 0.0. */
-static uint8_t raw_mask(const struct rtl_rtde_coalesce_slot *s, const struct rtl_rtde_coalesce_mask *m,
-			uint8_t *wire)
+static uint8_t raw_mask(const struct rtl_rtde_coalesce_slot *s,
+			const struct rtl_rtde_coalesce_mask *m, uint8_t *wire)
 {
 	const unsigned char *now = s->staging;
 	uint32_t mask = 0;
@@ -236,7 +236,8 @@ static uint8_t raw_mask(const struct rtl_rtde_coalesce_slot *s, const struct rtl
 		mask = now[m->mask_host];
 	if (m->kind != MASK_DIGITAL)
 		for (unsigned i = 0; i < 2; i++)
-			if ((m->present & (1u << i)) && isnan(load_double(now + m->value_host[i]))) {
+			if ((m->present & (1u << i)) &&
+			    isnan(load_double(now + m->value_host[i]))) {
 				rtl_rtde_store_f64(wire + m->value_wire[i], 0.0);
 				mask &= ~(1u << i);
 			}
@@ -271,8 +272,8 @@ RTL_API int rtl_rtde_coalesce_encode(struct rtl_rtde_coalesce *c, uint8_t *out, 
 			memset(s->pending_buf + m->mask_host, 0,
 			       rtl_rtde_type_size((enum rtl_rtde_type)m->mask_type));
 		}
-		s->staged = s->force || s->resend ||
-			    memcmp(s->pending_buf, s->last, r->host_size) != 0;
+		s->staged =
+			s->force || s->resend || memcmp(s->pending_buf, s->last, r->host_size) != 0;
 		if (s->staged)
 			total += RTL_RTDE_HEADER_SIZE + 1 + r->wire_size;
 	}
@@ -304,7 +305,8 @@ RTL_API int rtl_rtde_coalesce_encode(struct rtl_rtde_coalesce *c, uint8_t *out, 
 		for (unsigned k = 0; k < s->n_masks; k++) {
 			struct rtl_rtde_coalesce_mask *m = &s->masks[k];
 
-			m->staged = c->raw_masks ? raw_mask(s, m, fields) : compute_mask(s, m, fields);
+			m->staged =
+				c->raw_masks ? raw_mask(s, m, fields) : compute_mask(s, m, fields);
 			if (m->mask_type == RTL_RTDE_TYPE_UINT32)
 				rtl_rtde_store_u32(fields + m->mask_wire, m->staged);
 			else

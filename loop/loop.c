@@ -271,8 +271,7 @@ static int validate(const struct rtl_loop_config *cfg, struct rtl_rt_error *err)
 	if ((cfg->pin_rx && cfg->rx_cpu < 0) || (cfg->pin_worker && cfg->worker_cpu < 0))
 		return fail(err, -EINVAL, "loop: pin_rx or pin_worker is set with a negative CPU");
 	if (cfg->watchdog_periods > WATCHDOG_HISTORY / 2 || cfg->watchdog_periods < -1)
-		return fail(err, -EINVAL,
-			    "loop: watchdog_periods must be 1..128 (0: 3, -1: off)");
+		return fail(err, -EINVAL, "loop: watchdog_periods must be 1..128 (0: 3, -1: off)");
 	if (cfg->spin_ns < 0 || cfg->spin_lead_ns < 0 || cfg->reconnect_attempts < 0 ||
 	    cfg->reconnect_backoff_ns < 0)
 		return fail(err, -EINVAL,
@@ -851,7 +850,8 @@ static void finish(struct rtl_loop *loop)
 			   (double)took / 1e6,
 			   (unsigned long long)rtl_stat_get(&loop->c.stop_frames));
 	} else if (ret == 0) {
-		stop_noted(loop, false, "the arm was not at rest %.1f s after the stop (%llu frames)",
+		stop_noted(loop, false,
+			   "the arm was not at rest %.1f s after the stop (%llu frames)",
 			   (double)timeout / 1e9,
 			   (unsigned long long)rtl_stat_get(&loop->c.stop_frames));
 	} else {
@@ -910,7 +910,8 @@ static int take_in(struct rtl_loop *loop, int64_t now)
 		rtl_trace_frame_decoded(f->seq, 0);
 		rtl_stat_add(&loop->c.frames, 1);
 		if (loop->last_rx_ns)
-			rtl_hist_record(&loop->hist[RTL_LOOP_H_INTERARRIVAL], now - loop->last_rx_ns);
+			rtl_hist_record(&loop->hist[RTL_LOOP_H_INTERARRIVAL],
+					now - loop->last_rx_ns);
 		loop->last_rx_ns = now;
 		loop->last_frame_ns = now;
 		if (f->ctrl_skipped) {
@@ -1269,7 +1270,8 @@ static void *log_main(void *arg)
 	return NULL;
 }
 
-/* ---- start, stop ------------------------------------------------------------------------------ */
+/* ---- start, stop ------------------------------------------------------------------------------
+ */
 
 static int spawn(struct rtl_loop *loop, struct rtl_thread *th, const char *name, int prio, int cpu,
 		 void *(*fn)(void *), struct rtl_rt_error *err)
@@ -1364,8 +1366,9 @@ RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err)
 	 * starts from the safe set (no threads yet: nobody else sends). */
 	safe_locked(loop);
 	if (!loop->t->ops->send_safe && atomic_load(&loop->armed))
-		rtl_log(RTL_LOG_WARN, "loop: the %s transport has no safe package: neither the "
-				      "watchdog nor the stop at exit can stop the arm",
+		rtl_log(RTL_LOG_WARN,
+			"loop: the %s transport has no safe package: neither the "
+			"watchdog nor the stop at exit can stop the arm",
 			loop->t->ops->name);
 	ret = spawn(loop, &loop->logger, "rtl-log", 0, -1, log_main, err);
 	if (ret < 0)
@@ -1726,8 +1729,8 @@ RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json)
 				"controller's watchdog: the controller stopped the arm\n",
 				(unsigned long long)s.silent);
 		if (stop)
-			fprintf(f, "stop at exit: %s%s\n", s.stop_unconfirmed ? "NOT CONFIRMED: " : "",
-				stop);
+			fprintf(f, "stop at exit: %s%s\n",
+				s.stop_unconfirmed ? "NOT CONFIRMED: " : "", stop);
 		if (loop->rt_notes[0])
 			fprintf(f, "real-time settings not applied:\n%s", loop->rt_notes);
 	}

@@ -100,7 +100,8 @@ static int find_input(struct rtl_rtde_transport *t, const char *name, struct rtl
 	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(t->client);
 
 	for (unsigned i = 0; i < info->n_inputs; i++)
-		if (rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(t->client, i), name, h) == 0)
+		if (rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(t->client, i), name, h) ==
+		    0)
 			return (int)i;
 	return -1;
 }
@@ -116,15 +117,17 @@ static int setup_heartbeat(struct rtl_rtde_transport *t, struct rtl_rt_error *er
 		return 0;
 	i = find_input(t, name, &h);
 	if (i < 0)
-		return t->cfg.heartbeat ? rtl_rt_error_set(err, -ENOENT,
-							   "RTDE: the heartbeat field '%s' is in no "
-							   "input recipe; add it, or set heartbeat = \"\" "
-							   "for none",
-							   name)
-					: 0;
+		return t->cfg.heartbeat
+			       ? rtl_rt_error_set(err, -ENOENT,
+						  "RTDE: the heartbeat field '%s' is in no "
+						  "input recipe; add it, or set heartbeat = \"\" "
+						  "for none",
+						  name)
+			       : 0;
 	if (rtl_rtde_coalesce_set_heartbeat(&t->coal, (size_t)i, h) < 0)
 		return rtl_rt_error_set(err, -EINVAL,
-					"RTDE: the heartbeat field '%s' is not a 32-bit integer", name);
+					"RTDE: the heartbeat field '%s' is not a 32-bit integer",
+					name);
 	return 0;
 }
 
@@ -273,14 +276,15 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 	period = rtl_rtde_client_info(t->client)->period_ns;
 	base->values_size = rtl_rtde_client_output_recipe(t->client)->host_size;
 	base->period_ns = period;
-	base->rx_timeout_ns = t->cfg.rx_timeout_ns < 0	 ? 0
-			      : t->cfg.rx_timeout_ns > 0 ? t->cfg.rx_timeout_ns
+	base->rx_timeout_ns = t->cfg.rx_timeout_ns < 0		    ? 0
+			      : t->cfg.rx_timeout_ns > 0	    ? t->cfg.rx_timeout_ns
 			      : 10 * period > DEFAULT_RX_TIMEOUT_NS ? 10 * period
-								 : DEFAULT_RX_TIMEOUT_NS;
-	base->ctrl_watchdog_ns = t->cfg.controller_watchdog_ns > 0 ? t->cfg.controller_watchdog_ns
-				 : t->cfg.controller_watchdog_ns < 0
-					 ? 0
-					 : (int64_t)RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS * RTL_NS_PER_MS;
+								    : DEFAULT_RX_TIMEOUT_NS;
+	base->ctrl_watchdog_ns =
+		t->cfg.controller_watchdog_ns > 0 ? t->cfg.controller_watchdog_ns
+		: t->cfg.controller_watchdog_ns < 0
+			? 0
+			: (int64_t)RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS * RTL_NS_PER_MS;
 	rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(t->client), REST_FIELD, &t->rest);
 	if (t->cfg.connected)
 		t->cfg.connected(t, t->cfg.user);
@@ -431,9 +435,10 @@ static int op_send(struct rtl_transport *base)
 	t->last_tx_ns = now;
 	if (t->coal.beat != beat_before) {
 		/* A keep-alive is a send only the keep-alive caused. */
-		if (keepalive && len == (int)(RTL_RTDE_HEADER_SIZE + 1 +
-					      rtl_rtde_client_input_recipe(t->client, (unsigned)beat_recipe)
-						      ->wire_size))
+		if (keepalive &&
+		    len == (int)(RTL_RTDE_HEADER_SIZE + 1 +
+				 rtl_rtde_client_input_recipe(t->client, (unsigned)beat_recipe)
+					 ->wire_size))
 			rtl_stat_add(&t->c.keepalives, 1);
 		t->last_beat_ns = now;
 	}

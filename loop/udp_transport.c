@@ -475,8 +475,8 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 		struct rtl_rt_udp_cmd stop = { .mode = RTL_RT_UDP_MODE_STOP };
 
 		stop.acc[0] = t->cfg.safe_decel;
-		t->tx_safe_len = rtl_rt_udp_encode_command(t->tx_safe, sizeof(t->tx_safe), 0, 0,
-							   &stop);
+		t->tx_safe_len =
+			rtl_rt_udp_encode_command(t->tx_safe, sizeof(t->tx_safe), 0, 0, &stop);
 	}
 	base->rx_timeout_ns = t->cfg.rx_timeout_ns > 0 ? t->cfg.rx_timeout_ns : 0;
 	base->ctrl_watchdog_ns = CTRL_WATCHDOG_NS;

@@ -229,8 +229,8 @@ struct rtl_sim_robot {
 	struct rtl_sim_robot_cmd cmd;
 	bool stopping;	       /* a stop is on */
 	uint64_t stop_started; /* its first cycle */
-	bool seen_seq; /* last_seq is valid */
-	bool armed;    /* the watchdog is watching the heartbeat */
+	bool seen_seq;	       /* last_seq is valid */
+	bool armed;	       /* the watchdog is watching the heartbeat */
 	int64_t last_refresh_ns;
 	bool linear;	 /* the last motion was Cartesian: stop with stopl */
 	double twist[6]; /* speedl: the ramped twist being executed */

@@ -320,8 +320,8 @@ static void on_command(struct rtl_sim_udp *u, const struct rtl_rt_udp_header *h,
 	/* Every double a client sends is looked at (the tests count them). */
 	u->st.nonfinite_in += !isfinite(c->target_time);
 	for (int i = 0; i < 6; i++)
-		u->st.nonfinite_in += !isfinite(c->pos[i]) + !isfinite(c->vel[i]) +
-				      !isfinite(c->acc[i]);
+		u->st.nonfinite_in +=
+			!isfinite(c->pos[i]) + !isfinite(c->vel[i]) + !isfinite(c->acc[i]);
 	if (u->have_cmd_seq && h->seq > u->last_cmd_seq + 1)
 		u->st.commands_lost += h->seq - u->last_cmd_seq - 1;
 	u->have_cmd_seq = true;
@@ -670,8 +670,8 @@ static void report(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port,
 		st->datagrams_in, st->commands, st->commands_lost, st->bad_in, st->refused,
 		st->unsupported);
 	fprintf(f,
-		"  robot: %" PRIu64 " command time-outs (0.1 s watchdog), %" PRIu64 " stops (%" PRIu64
-		" to rest, longest %" PRIu64 " cycles), %s at the end; %" PRIu64
+		"  robot: %" PRIu64 " command time-outs (0.1 s watchdog), %" PRIu64
+		" stops (%" PRIu64 " to rest, longest %" PRIu64 " cycles), %s at the end; %" PRIu64
 		" non-finite values received\n",
 		st->watchdog_trips, st->robot.stops, st->robot.stops_at_rest,
 		st->robot.max_stop_cycles, st->robot.at_rest ? "at rest" : "MOVING",

@@ -140,9 +140,9 @@ static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 
 /* dlsym() returns an object pointer; POSIX guarantees it converts to a
  * function pointer, ISO C does not say so: copy the bits. */
-#define FIND(field, name)                                    \
-	do {                                                 \
-		void *p_ = dlsym(RTLD_NEXT, name);           \
+#define FIND(field, name)                                     \
+	do {                                                  \
+		void *p_ = dlsym(RTLD_NEXT, name);            \
 		memcpy(&real.field, &p_, sizeof(real.field)); \
 	} while (0)
 
@@ -159,7 +159,6 @@ static void find_real(void)
 	FIND(putc, "putc");
 	FIND(fwrite, "fwrite");
 }
-
 
 #define REAL(name) (pthread_once(&real_once, find_real), real.name)
 

@@ -760,24 +760,27 @@ Test(rtde_coalesce, heartbeat_is_ours_never_a_change_and_new_in_every_package)
 	f = encode_one(&rec_servo, SERVO_ID);
 	cr_expect_eq(beat_of(f), 2);
 	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
-	cr_expect_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0, "unchanged after commit");
+	cr_expect_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0,
+		     "unchanged after commit");
 	cr_expect_eq(rtl_rtde_coalesce_next_beat(&coal), 3, "a value given out elsewhere");
 	set_d(servo(), &rec_servo, "input_double_register_24", 0.75);
 	f = encode_one(&rec_servo, SERVO_ID);
 	cr_expect_eq(beat_of(f), 4, "never a value handed out before");
 	cr_expect_eq(rtl_rtde_coalesce_beat_recipe(&coal), SERVO);
-	cr_expect_eq(rtl_rtde_coalesce_beat_offset(&coal),
-		     (int)(RTL_RTDE_HEADER_SIZE + 1 +
-			   rec_servo.slots[hnd(&rec_servo, "input_int_register_25").index].wire_offset));
+	cr_expect_eq(
+		rtl_rtde_coalesce_beat_offset(&coal),
+		(int)(RTL_RTDE_HEADER_SIZE + 1 +
+		      rec_servo.slots[hnd(&rec_servo, "input_int_register_25").index].wire_offset));
 	/* Wrong type or recipe: refused. */
 	cr_expect_eq(rtl_rtde_coalesce_set_heartbeat(&coal, SERVO,
 						     hnd(&rec_servo, "input_double_register_24")),
 		     -EINVAL);
-	cr_expect_eq(rtl_rtde_coalesce_set_heartbeat(&coal, 9,
-						     hnd(&rec_servo, "input_int_register_25")),
-		     -EINVAL);
-	cr_expect_eq(rtl_rtde_coalesce_set_heartbeat(NULL, 0, hnd(&rec_servo, "input_int_register_25")),
-		     -EINVAL);
+	cr_expect_eq(
+		rtl_rtde_coalesce_set_heartbeat(&coal, 9, hnd(&rec_servo, "input_int_register_25")),
+		-EINVAL);
+	cr_expect_eq(
+		rtl_rtde_coalesce_set_heartbeat(NULL, 0, hnd(&rec_servo, "input_int_register_25")),
+		-EINVAL);
 }
 
 Test(rtde_coalesce, resend_sends_one_unchanged_recipe_once_with_no_mask)

@@ -40,9 +40,9 @@
  * echo register (a second input recipe). */
 #define N_DOUBLES 11
 static const char *const doubles[N_DOUBLES] = {
-	RTL_RTDE_CMD_FIELD_PARAM0, RTL_RTDE_CMD_FIELD_PARAM1,	 RTL_RTDE_CMD_FIELD_PARAM2,
-	RTL_RTDE_CMD_FIELD_PARAM3, RTL_RTDE_CMD_FIELD_PARAM4,	 RTL_RTDE_CMD_FIELD_PARAM5,
-	RTL_RTDE_CMD_FIELD_ACCEL,  RTL_RTDE_CMD_FIELD_TIME,	 RTL_RTDE_CMD_FIELD_LOOKAHEAD,
+	RTL_RTDE_CMD_FIELD_PARAM0, RTL_RTDE_CMD_FIELD_PARAM1, RTL_RTDE_CMD_FIELD_PARAM2,
+	RTL_RTDE_CMD_FIELD_PARAM3, RTL_RTDE_CMD_FIELD_PARAM4, RTL_RTDE_CMD_FIELD_PARAM5,
+	RTL_RTDE_CMD_FIELD_ACCEL,  RTL_RTDE_CMD_FIELD_TIME,   RTL_RTDE_CMD_FIELD_LOOKAHEAD,
 	RTL_RTDE_CMD_FIELD_GAIN,   RTL_RTDE_CMD_FIELD_ECHO,
 };
 
@@ -55,12 +55,12 @@ struct rig {
 	struct rtl_rtde_handle mode, seq, p0, acc;
 	struct rtl_rtde_handle dbl[N_DOUBLES];
 	/* What the step does. */
-	double qd0;	 /* joint 0 velocity to command (speedj) */
-	int stall_at;	 /* stall the step once at this step number... */
-	int stall_again; /* ...and again at this one */
-	int stop_at;	 /* return -ECANCELED at this step */
-	bool poison;	 /* every other step writes NaN/Inf into a double */
-	bool echo;	 /* write the echo register (new every frame) */
+	double qd0;	   /* joint 0 velocity to command (speedj) */
+	int stall_at;	   /* stall the step once at this step number... */
+	int stall_again;   /* ...and again at this one */
+	int stop_at;	   /* return -ECANCELED at this step */
+	bool poison;	   /* every other step writes NaN/Inf into a double */
+	bool echo;	   /* write the echo register (new every frame) */
 	uint64_t poisoned; /* steps that wrote one */
 	bool safe_nan;	   /* the safe callback writes a NaN */
 	_Atomic int64_t steps;
@@ -85,8 +85,8 @@ static void on_connected(struct rtl_rtde_transport *t, void *user)
 	r->p0 = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_PARAM0);
 	r->acc = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_ACCEL);
 	for (int i = 0; i < N_DOUBLES; i++)
-		r->dbl[i] = rtl_rtde_transport_input_handle(t, i < N_DOUBLES - 1 ? 0 : 1,
-							    doubles[i]);
+		r->dbl[i] =
+			rtl_rtde_transport_input_handle(t, i < N_DOUBLES - 1 ? 0 : 1, doubles[i]);
 }
 
 static void on_safe(struct rtl_rtde_transport *t, struct rtl_rtde_coalesce *c, void *user)
@@ -434,8 +434,7 @@ static void watchdog_stops_the_robot_once_per_stall(void)
 	cr_expect_eq(mid.robot.last_stop_cmd.accel, SAFE_DECEL);
 	cr_expect_eq(mid.robot.last_stop_cmd.param[0], 0.0, "the safe set, not the step's 0.1");
 	rig_run(450, &s, &ss);
-	cr_expect_eq(s.watchdog, 2, "%llu episodes for two stalls",
-		     (unsigned long long)s.watchdog);
+	cr_expect_eq(s.watchdog, 2, "%llu episodes for two stalls", (unsigned long long)s.watchdog);
 	cr_expect_eq(s.stale, 2, "each stalled step's commands were discarded");
 	cr_expect_eq(ss.robot.stops_at_rest, 3, "two stalls and the stop at exit");
 	cr_expect_leq(ss.robot.max_stop_cycles, 26);

@@ -34,15 +34,17 @@ static const double bad_values[3] = { NAN, INFINITY, -INFINITY };
 
 static double *double_of(struct rtl_rt_udp_cmd *c, int i)
 {
-	return i == 0 ? &c->target_time : i <= 6 ? &c->pos[i - 1] : i <= 12 ? &c->vel[i - 7]
-									      : &c->acc[i - 13];
+	return i == 0	 ? &c->target_time
+	       : i <= 6	 ? &c->pos[i - 1]
+	       : i <= 12 ? &c->vel[i - 7]
+			 : &c->acc[i - 13];
 }
 
 struct rig {
 	struct rtl_sim_udp *sim;
 	struct rtl_udp_transport tr;
 	struct rtl_loop *loop;
-	_Atomic int what; /* enum what; the test thread may change it (release) */
+	_Atomic int what;	   /* enum what; the test thread may change it (release) */
 	int stall_at, stall_again; /* stall the step 120 ms at these steps */
 	bool poison;		   /* every other step writes NaN/Inf into a double */
 	uint64_t poisoned;

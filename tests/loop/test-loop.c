@@ -74,11 +74,11 @@ struct fake {
 	_Atomic int peer; /* test side */
 	unsigned char buf[4096];
 	size_t have, used;
-	double cmd;	  /* what the step writes */
-	double last_sent; /* what was last sent (transmit side) */
-	double safe_value; /* configuration: the safe command */
-	double safe_pkg;   /* the safe package, built at connect */
-	bool resend;	   /* a safe package went out: send() re-sends */
+	double cmd;	    /* what the step writes */
+	double last_sent;   /* what was last sent (transmit side) */
+	double safe_value;  /* configuration: the safe command */
+	double safe_pkg;    /* the safe package, built at connect */
+	bool resend;	    /* a safe package went out: send() re-sends */
 	int64_t ctrl_wd_ns; /* what connect() says the controller's watchdog is */
 	_Atomic int sends, safe_sends, connects;
 	_Atomic int stall_ms; /* the step sleeps this long once */
@@ -322,10 +322,9 @@ struct seen {
 	int64_t worker_faults_at[2];
 	int stop_at;
 	bool write_nan;
-	bool constant;	  /* write 0.5 every step */
+	bool constant;	   /* write 0.5 every step */
 	int step_sleep_us; /* every step takes this long */
 };
-
 
 static struct seen sn;
 
@@ -352,7 +351,7 @@ static int step_record(struct rtl_loop *loop, const struct rtl_loop_frame *f, vo
 		rtl_time_sleep_until(rtl_time_now() + stall * RTL_NS_PER_MS);
 	if (s->step_sleep_us)
 		rtl_time_sleep_until(rtl_time_now() + s->step_sleep_us * RTL_NS_PER_US);
-	*(double *)rtl_loop_commands(loop) = s->write_nan ? NAN
+	*(double *)rtl_loop_commands(loop) = s->write_nan  ? NAN
 					     : s->constant ? 0.5
 							   : (double)(w.seq / 10);
 	atomic_store(&step_running, 0);
@@ -535,7 +534,6 @@ static void watchdog_fires_exactly_once_per_stall(void)
 
 RTL_TEST_BOTH_MODES(loop, loop_inline, watchdog_fires_exactly_once_per_stall, inline_mode)
 
-
 static void non_finite_commands_are_rejected_and_replaced(void)
 {
 	struct rtl_loop *loop = start_loop(true, 64, RTL_LOOP_RT_OFF);
@@ -667,7 +665,7 @@ static void *controller_main(void *arg)
 
 /* A loop over the rest-aware fake, fed by the controller thread. */
 static struct rtl_loop *launch_with_controller(struct rtl_loop_config *cfg, bool never_rest,
-					      int stop_at)
+					       int stop_at)
 {
 	struct rtl_loop *loop;
 
@@ -920,8 +918,9 @@ static int thread_cpus(const char *name)
 Test(loop, zeroed_config_pins_nothing_and_keeps_the_watchdog_on)
 {
 	/* Only what a test must set: RT_OFF (unprivileged). */
-	struct rtl_loop_config cfg = { .transport = &tr, .step = step_record, .user = &sn,
-				       .rt_mode = RTL_LOOP_RT_OFF };
+	struct rtl_loop_config cfg = {
+		.transport = &tr, .step = step_record, .user = &sn, .rt_mode = RTL_LOOP_RT_OFF
+	};
 	struct rtl_loop *loop;
 	struct rtl_loop_stats s;
 	cpu_set_t all;

@@ -705,7 +705,8 @@ Test(sim_robot, stop_and_idle_never_trip_the_watchdog)
 		set_cmd(&g, mode, NULL, 2);
 		cycle(&g);
 		for (int n = 0; n < 1000; n++)
-			cr_assert_eq(quiet_cycle(&g), 0, "mode %d tripped after %d cycles", mode, n);
+			cr_assert_eq(quiet_cycle(&g), 0, "mode %d tripped after %d cycles", mode,
+				     n);
 		cr_assert_eq(g.r.watchdog_trips, 0);
 		cr_assert(rtl_sim_robot_at_rest(&g.r), "mode %d: at rest", mode);
 	}

@@ -152,7 +152,7 @@ struct rtl_rtde_coalesce {
 	int32_t beat_recipe; /* recipe of the heartbeat, -1: none */
 	uint32_t beat_host;  /* its host and wire offsets */
 	uint32_t beat_wire;
-	uint32_t beat;	     /* the last heartbeat value given out */
+	uint32_t beat; /* the last heartbeat value given out */
 	bool raw_masks;
 	struct rtl_rtde_coalesce_slot slots[RTL_RTDE_COALESCE_MAX_RECIPES];
 	/* Read by other threads: on their own cache lines, away from the

@@ -313,7 +313,8 @@ struct rtl_loop_stats {
 	uint64_t stale;	     /* steps whose commands were discarded: the watchdog fired meanwhile */
 	uint64_t after_stop; /* steps whose commands were discarded: the loop was stopping */
 	uint64_t watchdog;   /* watchdog episodes (one per stall) */
-	uint64_t safe_sends; /* safe packages sent: watchdog, rejections, disarm, (re)connect, stop */
+	uint64_t safe_sends; /* safe packages sent: watchdog, rejections, disarm, (re)connect, stop
+			      */
 	uint64_t silent;     /* armed, yet nothing sent for longer than the controller's watchdog */
 	uint64_t reconnects; /* successful reconnects */
 	uint64_t rx_errors;  /* malformed or failed receives */

@@ -159,7 +159,7 @@ struct rtl_rtde_transport {
 	size_t safe_len;
 	unsigned safe_pkgs; /* data packages in safe_tx */
 	int64_t last_tx_ns;
-	int64_t last_beat_ns; /* the heartbeat's recipe last went out */
+	int64_t last_beat_ns;	     /* the heartbeat's recipe last went out */
 	struct rtl_rtde_handle rest; /* actual_qd in the output recipe */
 	size_t tx_off, tx_len;
 	/* Written by the rx thread (rx_bytes) or the holder of the transmit
