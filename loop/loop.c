@@ -111,8 +111,10 @@ struct rtl_loop {
 	/* When the running step started (0: none running) and when the last
 	 * one did, for inline mode's watch thread. */
 	_Atomic int64_t step_begin_ns, last_begin_ns;
-	/* When anything last went on the wire (under the transmit side). */
+	/* When anything last went on the wire (under the transmit side), and
+	 * whether a step's command ever did (this run). */
 	_Atomic int64_t last_tx_ns;
+	_Atomic int commanded;
 
 	struct rtl_thread rx, worker, logger;
 	bool rx_running, worker_running, logger_running, started;
@@ -138,6 +140,7 @@ struct rtl_loop {
 	 * the last episode, so that one stall fires once. */
 	bool fired_any;
 	uint64_t fired_done;
+	bool stop_on_loss; /* the safe package went out as the connection was lost */
 
 	/* Step thread state: the frame being stepped (for
 	 * rtloop:motion_event), the receive time of the last frame taken
@@ -521,6 +524,8 @@ static int do_send(struct rtl_loop *loop, uint64_t seq)
 		atomic_store_explicit(&loop->last_tx_ns, now, memory_order_relaxed);
 	tx_release(loop);
 	if (ret > 0) {
+		if (!loop->armed_sent)
+			atomic_store_explicit(&loop->commanded, 1, memory_order_relaxed);
 		loop->armed_sent = true;
 		loop->silent_noted = false;
 		rtl_stat_add(&loop->c.sends, 1);
@@ -697,8 +702,12 @@ static bool reconnect(struct rtl_loop *loop, int why)
 	if (!park_step(loop))
 		return false;
 	tx_take(loop);
-	/* Commands stay off until the application says otherwise. */
+	/* Commands stay off until the application says otherwise. A stream
+	 * that broke (a protocol error, a silent controller) may still take a
+	 * stop: send it before letting go (on a closed socket it just fails). */
 	atomic_store(&loop->armed, 0);
+	if (safe_locked(loop) > 0)
+		loop->stop_on_loss = true;
 	loop->t->ops->disconnect(loop->t);
 	loop->connected = false;
 	for (int i = 1; i <= loop->cfg.reconnect_attempts && !stopping(loop); i++) {
@@ -805,17 +814,27 @@ static void finish(struct rtl_loop *loop)
 {
 	struct rtl_transport *t = loop->t;
 	int64_t timeout = loop->cfg.stop_timeout_ns, resend = STOP_RESEND_NS, sent_at;
+	bool commanded;
 	int ret;
 
 	stop_all(loop);
 	tx_take(loop);
-	if (!loop->connected) {
+	commanded = atomic_load_explicit(&loop->commanded, memory_order_relaxed);
+	if (!loop->connected && commanded) {
 		stop_noted(loop, false,
-			   "the connection was lost, so no stop could be sent: the controller's "
-			   "own watchdog stops the arm");
+			   loop->stop_on_loss
+				   ? "the connection was lost; the stop was sent as it went, but "
+				     "whether the arm came to rest could not be seen: the "
+				     "controller's own watchdog stops it"
+				   : "the connection was lost, so no stop could be sent: the "
+				     "controller's own watchdog stops the arm");
 		return;
 	}
-	ret = safe_locked(loop);
+	ret = loop->connected ? safe_locked(loop) : -ENOTSUP;
+	if (ret == -ENOTSUP && !commanded) {
+		stop_noted(loop, true, "no command was sent, so there was nothing to stop");
+		return;
+	}
 	if (ret == -ENOTSUP) {
 		stop_noted(loop, false,
 			   "the transport has no safe package, so nothing was sent at exit; give "
@@ -1321,7 +1340,13 @@ static void reset_run(struct rtl_loop *loop)
 	atomic_store(&loop->last_begin_ns, 0);
 	atomic_store(&loop->last_tx_ns, 0);
 	atomic_store(&loop->stop_noted, 0);
+	atomic_store(&loop->commanded, 0);
+	/* The stop at exit is this run's. */
+	atomic_store(&loop->c.stop_frames, 0);
+	atomic_store(&loop->c.stop_wait_ns, 0);
+	atomic_store(&loop->c.stop_unconfirmed, 0);
 	loop->fired_any = false;
+	loop->stop_on_loss = false;
 	loop->armed_sent = false;
 	loop->silent_noted = false;
 	loop->in_ext_step = false;

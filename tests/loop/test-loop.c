@@ -81,7 +81,8 @@ struct fake {
 	bool resend;	    /* a safe package went out: send() re-sends */
 	int64_t ctrl_wd_ns; /* what connect() says the controller's watchdog is */
 	_Atomic int sends, safe_sends, connects;
-	_Atomic int stall_ms; /* the step sleeps this long once */
+	_Atomic int stall_ms;	   /* the step sleeps this long once */
+	_Atomic uint64_t break_at; /* next() reports the stream broken at this frame */
 	int64_t rx_faults_at[2];
 	_Atomic uint64_t rx_frames;
 	/* The wire: every value sent, and whether it was the safe package. */
@@ -155,6 +156,10 @@ static int fake_next(struct rtl_transport *t, struct rtl_loop_frame *fr, size_t 
 
 	if (f->have - f->used < sizeof(struct wire))
 		return 0;
+	if (atomic_load(&f->break_at) &&
+	    atomic_load_explicit(&f->rx_frames, memory_order_relaxed) + 1 >=
+		    atomic_load(&f->break_at))
+		return -EPROTO;
 	memcpy(fr->values, f->buf + f->used, sizeof(struct wire));
 	f->used += sizeof(struct wire);
 	fr->size = sizeof(struct wire);
@@ -792,6 +797,35 @@ Test(loop, destroy_of_a_running_loop_sends_the_stop)
 	expect_clean_wire();
 	cr_expect(fk.n_wire > 0 && fk.wire_safe[fk.n_wire - 1], "the stop went out");
 }
+
+/* A stream that breaks (a protocol error) with no reconnect: the loop ends
+ * with the error, and the stop went out on the way. */
+static void broken_stream_still_gets_the_stop(void)
+{
+	struct rtl_loop_config cfg = test_config();
+	struct rtl_loop *loop;
+	struct rtl_loop_stats s;
+	char *text;
+
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	atomic_store(&fk.break_at, 30);
+	loop = launch_prepared(&cfg);
+	feed(0, 20, 0);
+	settle(loop, 20); /* commands went out: there is something to stop */
+	feed(20, 30, 0);
+	cr_expect_eq(rtl_loop_join(loop), -EPROTO);
+	rtl_loop_stats(loop, &s);
+	expect_clean_wire();
+	cr_expect(fk.n_wire > 0 && fk.wire_safe[fk.n_wire - 1], "the stop is the last thing sent");
+	cr_expect_eq(s.rx_errors, 1);
+	text = report_text(loop);
+	cr_expect(strstr(text, "the stop was sent as it went") != NULL, "report: %s", text);
+	free(text);
+	rtl_loop_destroy(loop);
+}
+
+RTL_TEST_BOTH_MODES(loop, loop_inline, broken_stream_still_gets_the_stop, inline_mode)
 
 /* ---- arming, silence, parking ------------------------------------------------------------ */
 
