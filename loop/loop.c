@@ -56,8 +56,8 @@
 #define REST_FRAMES 2
 /* The worker re-checks the stop flag at least this often while asleep. */
 #define IDLE_WAKE_NS (100 * RTL_NS_PER_MS)
-/* The log thread drains the real-time threads' queues this often. */
-#define LOG_DRAIN_NS (10 * RTL_NS_PER_MS)
+/* The log thread sleeps on its bell, and looks at least this often. */
+#define LOG_IDLE_NS (500 * RTL_NS_PER_MS)
 #define LOG_SLOTS 256
 #define PREFAULT_STACK (128 * 1024)
 /* Frames of receive times the watchdog remembers (a power of two); the
@@ -119,6 +119,7 @@ struct rtl_loop {
 	struct rtl_thread rx, worker, logger;
 	bool rx_running, worker_running, logger_running, started;
 	_Atomic int log_stop;
+	_Atomic uint32_t log_bell; /* rung by the queues and by join */
 	struct rtl_log_queue *rx_log, *worker_log;
 	int cpu_latency_fd; /* /dev/cpu_dma_latency held while running, or -1 */
 
@@ -324,6 +325,10 @@ RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config 
 		free(loop);
 		return fail(err, -ENOMEM, "loop: cannot allocate the log queues");
 	}
+	/* The log thread sleeps until a queue rings: no periodic wake-up
+	 * disturbs the real-time threads' CPUs. */
+	rtl_log_queue_set_bell(loop->rx_log, (uint32_t *)&loop->log_bell);
+	rtl_log_queue_set_bell(loop->worker_log, (uint32_t *)&loop->log_bell);
 	ret = rtl_mem_alloc(&mem, sizeof(struct rtl_hist) * RTL_LOOP_H_COUNT, worker_node(cfg));
 	if (ret < 0) {
 		free_queues(loop);
@@ -478,11 +483,10 @@ static void rejected(struct rtl_loop *loop, const char *why)
  * Nothing the step wrote reaches the wire unchecked, and nothing it wrote
  * goes out once the watchdog has sent the safe package during its step.
  */
-static int do_send(struct rtl_loop *loop, uint64_t seq)
+static int do_send(struct rtl_loop *loop, uint64_t seq, int64_t now)
 {
 	struct rtl_transport *t = loop->t;
 	char why[sizeof(loop->reject_why)];
-	int64_t now;
 	int ret;
 
 	if (stopping(loop)) {
@@ -505,7 +509,6 @@ static int do_send(struct rtl_loop *loop, uint64_t seq)
 		rtl_stat_add(&loop->c.stale, 1);
 		return 0;
 	}
-	now = rtl_time_now();
 	silence_check(loop, now);
 	if (!tx_try(loop)) {
 		if (stopping(loop))
@@ -519,7 +522,7 @@ static int do_send(struct rtl_loop *loop, uint64_t seq)
 		tx_release(loop);
 		return 0;
 	}
-	ret = t->ops->send(t);
+	ret = t->ops->send(t, now);
 	if (ret > 0)
 		atomic_store_explicit(&loop->last_tx_ns, now, memory_order_relaxed);
 	tx_release(loop);
@@ -1168,7 +1171,7 @@ static int run_step(struct rtl_loop *loop, const struct rtl_loop_frame *f)
 		stop_all(loop);
 		return ret;
 	}
-	do_send(loop, seq);
+	do_send(loop, seq, end);
 	end = rtl_time_now();
 	rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND], end - start);
 	rtl_ring_release(loop->ring); /* the slot is the producer's after this */
@@ -1276,17 +1279,29 @@ static void *watch_main(void *arg)
 }
 
 /* The log thread: not real-time; hands the real-time threads' messages
- * to the application's handler. */
+ * to the application's handler. It sleeps on the bell the queues ring (a
+ * bump read before the drain makes the wait return at once: no message
+ * waits for the next ring). */
 static void *log_main(void *arg)
 {
 	struct rtl_loop *loop = arg;
 
 	while (!atomic_load_explicit(&loop->log_stop, memory_order_acquire)) {
+		uint32_t seen = atomic_load_explicit(&loop->log_bell, memory_order_seq_cst);
+
 		rtl_log_queue_drain(loop->rx_log);
 		rtl_log_queue_drain(loop->worker_log);
-		rtl_time_sleep_until(rtl_time_now() + LOG_DRAIN_NS);
+		if (!atomic_load_explicit(&loop->log_stop, memory_order_acquire))
+			futex_wait(&loop->log_bell, seen, LOG_IDLE_NS);
 	}
 	return NULL;
+}
+
+static void stop_logger(struct rtl_loop *loop)
+{
+	atomic_store_explicit(&loop->log_stop, 1, memory_order_release);
+	atomic_fetch_add(&loop->log_bell, 1);
+	futex_wake(&loop->log_bell);
 }
 
 /* ---- start, stop ------------------------------------------------------------------------------
@@ -1422,7 +1437,7 @@ err_stop_threads:
 	if (loop->worker_running)
 		rtl_thread_join(&loop->worker, NULL);
 	loop->worker_running = false;
-	atomic_store_explicit(&loop->log_stop, 1, memory_order_release);
+	stop_logger(loop);
 	if (loop->logger_running)
 		rtl_thread_join(&loop->logger, NULL);
 	loop->logger_running = false;
@@ -1451,7 +1466,7 @@ RTL_API int rtl_loop_join(struct rtl_loop *loop)
 	stop_all(loop);
 	if (loop->worker_running)
 		rtl_thread_join(&loop->worker, NULL);
-	atomic_store_explicit(&loop->log_stop, 1, memory_order_release);
+	stop_logger(loop);
 	if (loop->logger_running)
 		rtl_thread_join(&loop->logger, NULL);
 	/* What the threads said after the log thread's last look. */
@@ -1555,11 +1570,11 @@ RTL_API int rtl_loop_write(struct rtl_loop *loop)
 			return -EAGAIN;
 		loop->step_safe_seen =
 			atomic_load_explicit(&loop->c.safe_sends, memory_order_acquire);
-		ret = do_send(loop, loop->held_seq);
+		ret = do_send(loop, loop->held_seq, rtl_time_now());
 		step_leave(loop);
 		return ret;
 	}
-	ret = do_send(loop, loop->held_seq);
+	ret = do_send(loop, loop->held_seq, rtl_time_now());
 	now = rtl_time_now();
 	rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND], now - loop->last_read_start);
 	ext_step_end(loop, now);

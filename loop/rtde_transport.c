@@ -401,10 +401,10 @@ static int tx_send(struct rtl_rtde_transport *t, size_t len)
 	return (int)len;
 }
 
-static int op_send(struct rtl_transport *base)
+static int op_send(struct rtl_transport *base, int64_t now)
 {
 	struct rtl_rtde_transport *t = of(base);
-	int64_t now = rtl_time_now(), keep = t->cfg.keepalive_ns;
+	int64_t keep = t->cfg.keepalive_ns;
 	int beat_recipe = rtl_rtde_coalesce_beat_recipe(&t->coal);
 	uint32_t beat_before = t->coal.beat;
 	bool keepalive = false;

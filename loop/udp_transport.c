@@ -193,13 +193,13 @@ static int tx(struct rtl_udp_transport *t, const uint8_t *buf, int len)
 /* Echo the newest state in @c, encode it into @buf and send it; count a
  * datagram that left in @sent. */
 static int send_cmd(struct rtl_udp_transport *t, struct rtl_rt_udp_cmd *c, uint8_t *buf, size_t cap,
-		    _Atomic uint64_t *sent)
+		    int64_t now, _Atomic uint64_t *sent)
 {
 	int len, ret;
 
 	c->echo_seq = atomic_load_explicit(&t->echo_seq, memory_order_relaxed);
 	c->echo_ns = atomic_load_explicit(&t->echo_ns, memory_order_relaxed);
-	len = rtl_rt_udp_encode_command(buf, cap, t->tx_seq, rtl_time_now(), c);
+	len = rtl_rt_udp_encode_command(buf, cap, t->tx_seq, now, c);
 	if (len < 0)
 		return len;
 	ret = tx(t, buf, len);
@@ -208,14 +208,14 @@ static int send_cmd(struct rtl_udp_transport *t, struct rtl_rt_udp_cmd *c, uint8
 	return ret;
 }
 
-static int op_send(struct rtl_transport *base)
+static int op_send(struct rtl_transport *base, int64_t now)
 {
 	struct rtl_udp_transport *t = of(base);
 	struct rtl_rt_udp_cmd c = t->cmd;
 
 	if (c.mode == RTL_RT_UDP_MODE_NONE)
 		return 0;
-	return send_cmd(t, &c, t->tx, sizeof(t->tx), &t->c.commands);
+	return send_cmd(t, &c, t->tx, sizeof(t->tx), now, &t->c.commands);
 }
 
 static void store_le64(uint8_t *p, uint64_t v)

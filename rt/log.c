@@ -13,11 +13,14 @@
  * without knowing where it runs.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <rtloop/log.h>
 #include <rtloop/mem.h>
@@ -43,6 +46,7 @@ struct rtl_log_queue {
 	void *storage;
 	size_t storage_size;
 	_Atomic uint64_t dropped; /* written by the producer only */
+	uint32_t *bell;		  /* bumped and woken after each message */
 };
 
 RTL_API void rtl_log_set_handler(rtl_log_fn fn, void *user)
@@ -95,6 +99,10 @@ RTL_API void rtl_log(enum rtl_log_level level, const char *fmt, ...)
 		vsnprintf(s->msg, sizeof(s->msg), fmt, ap);
 		va_end(ap);
 		rtl_ring_commit(&q->ring);
+		if (q->bell) {
+			__atomic_fetch_add(q->bell, 1, __ATOMIC_SEQ_CST);
+			syscall(SYS_futex, q->bell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		}
 		return;
 	}
 	va_start(ap, fmt);
@@ -159,6 +167,12 @@ RTL_API unsigned rtl_log_queue_drain(struct rtl_log_queue *q)
 		n++;
 	}
 	return n;
+}
+
+RTL_API void rtl_log_queue_set_bell(struct rtl_log_queue *q, uint32_t *bell)
+{
+	if (q)
+		q->bell = bell;
 }
 
 RTL_API uint64_t rtl_log_queue_dropped(const struct rtl_log_queue *q)

@@ -178,7 +178,7 @@ static int fake_next(struct rtl_transport *t, struct rtl_loop_frame *fr, size_t 
 	return 1;
 }
 
-static int fake_send(struct rtl_transport *t)
+static int fake_send(struct rtl_transport *t, int64_t now)
 {
 	struct fake *f = t->impl;
 

@@ -166,13 +166,15 @@ struct rtl_transport_ops {
 	/*
 	 * The step's thread, holding the transmit side: encode and send the
 	 * commands without blocking (and keep the controller's watchdog fed
-	 * while nothing changes). Returns the bytes sent (> 0), 0 when nothing
+	 * while nothing changes). @now: CLOCK_MONOTONIC ns, read by the loop
+	 * after the step (the transport need not read a clock). Returns the
+	 * bytes sent (> 0), 0 when nothing
 	 * changed (suppressed), -EAGAIN when the socket would block (nothing
 	 * committed: the newest values go next time), or -errno. After a
 	 * send_safe(), the next send() re-sends every command: the controller
 	 * holds the safe values then.
 	 */
-	int (*send)(struct rtl_transport *t);
+	int (*send)(struct rtl_transport *t, int64_t now);
 	/*
 	 * Any thread holding the transmit side: send the safe package built at
 	 * connect. Returns the bytes sent, -EAGAIN (would block; try again),

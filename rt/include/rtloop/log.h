@@ -8,8 +8,9 @@
  * a log queue (rtl_log_queue_attach(); the loop does it for its rx thread,
  * worker and watchdog thread) formats each message into a slot of its own
  * bounded single-producer ring and returns: no lock, no allocation, no
- * system call. A non-RT thread drains the queues (rtl_log_queue_drain(),
- * the loop's "rtl-log" thread) and calls the handler there. A full queue
+ * system call but one FUTEX_WAKE on the drainer's bell. A non-RT thread
+ * drains the queues (rtl_log_queue_drain(), the loop's "rtl-log" thread,
+ * asleep until a bell rings) and calls the handler there. A full queue
  * drops the message and counts it (rtl_log_queue_dropped()): a flood of
  * controller text never stalls the thread that receives it.
  */
@@ -50,10 +51,10 @@ RTL_API const char *rtl_log_level_name(enum rtl_log_level level);
 /*
  * Emit a message (printf format). On a thread with a log queue attached:
  * format it into the queue (or count it as dropped when the queue is
- * full) and return; RT-safe (no allocation, no lock, no system call;
- * vsnprintf into the slot). On any other thread: format on the stack and
- * call the handler; not RT-safe (the handler may block). No handler: the
- * message is not even formatted.
+ * full), ring its bell and return; RT-safe (no allocation, no lock, no
+ * system call but the futex wake; vsnprintf into the slot). On any other thread: format on the
+ * stack and call the handler; not RT-safe (the handler may block). No handler: the message is not
+ * even formatted.
  */
 RTL_API void rtl_log(enum rtl_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -85,6 +86,15 @@ RTL_API void rtl_log_queue_attach(struct rtl_log_queue *q);
  * messages handed over. Not RT-safe (the handler runs here). NULL: 0.
  */
 RTL_API unsigned rtl_log_queue_drain(struct rtl_log_queue *q);
+
+/*
+ * After each message queued in @q, bump the 32-bit word @bell and
+ * FUTEX_WAKE one waiter on it, so that the draining thread can sleep on
+ * @bell (FUTEX_WAIT) instead of polling. One system call per message, on
+ * the producer's thread; none while nothing is logged. NULL: no bell.
+ * Set-up time.
+ */
+RTL_API void rtl_log_queue_set_bell(struct rtl_log_queue *q, uint32_t *bell);
 
 /* Messages dropped because @q was full, from any thread. NULL: 0. */
 RTL_API uint64_t rtl_log_queue_dropped(const struct rtl_log_queue *q);
