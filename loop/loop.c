@@ -52,8 +52,11 @@
  * (a quarter of the controller's watchdog when it is known), so that a
  * controller-side watchdog that watches for packages stays fed. */
 #define STOP_RESEND_NS (25 * RTL_NS_PER_MS)
-/* Frames in a row that must show rest before the stop counts as done. */
+/* Frames in a row that must show rest before the stop counts as done, and
+ * the periods after the stop before a frame counts at all (earlier ones
+ * may show the controller before it applied the stop). */
 #define REST_FRAMES 2
+#define REST_AFTER_PERIODS 2
 /* The worker re-checks the stop flag at least this often while asleep. */
 #define IDLE_WAKE_NS (100 * RTL_NS_PER_MS)
 /* The log thread sleeps on its bell, and looks at least this often. */
@@ -776,6 +779,7 @@ static int await_rest(struct rtl_loop *loop, int64_t sent_at, int64_t deadline, 
 {
 	struct rtl_transport *t = loop->t;
 	int64_t now = rtl_time_now(), last_safe = sent_at;
+	int64_t counts_from = now + REST_AFTER_PERIODS * t->period_ns;
 	unsigned rest = 0;
 
 	while (now < deadline) {
@@ -800,6 +804,8 @@ static int await_rest(struct rtl_loop *loop, int64_t sent_at, int64_t deadline, 
 			if (r < 0)
 				return r;
 			rtl_stat_add(&loop->c.stop_frames, 1);
+			if (now < counts_from)
+				continue;
 			rest = t->ops->at_rest(t, f) ? rest + 1 : 0;
 			if (rest >= REST_FRAMES)
 				return 1;

@@ -18,7 +18,7 @@
 
 #define DEFAULT_TIMEOUT_NS (3 * RTL_NS_PER_SEC)
 #define DEFAULT_RX_TIMEOUT_NS RTL_NS_PER_SEC
-#define DEFAULT_REST_SPEED 0.005 /* rad/s */
+#define DEFAULT_REST_SPEED 0.001 /* rad/s: 0.06 deg/s, 0.5 mm/s at half a metre */
 #define REST_FIELD "actual_qd"
 
 static struct rtl_rtde_transport *of(struct rtl_transport *base)

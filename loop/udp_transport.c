@@ -28,7 +28,7 @@
 #define KERNEL_TS_MAX_AGE_NS RTL_NS_PER_SEC
 /* Doosan's velocity commands stop after 0.1 s without a new one. */
 #define CTRL_WATCHDOG_NS (100 * RTL_NS_PER_MS)
-#define DEFAULT_REST_SPEED 0.3 /* deg/s */
+#define DEFAULT_REST_SPEED 0.06 /* deg/s: 0.001 rad/s */
 /* Where the restamped fields sit in a COMMAND datagram. */
 #define OFF_SEQ 16
 #define OFF_SEND_NS 24

@@ -282,14 +282,14 @@ static void rig_free(void)
 }
 
 /* What every run must show at the controller: nothing non-finite, no
- * command refused, the arm at rest (as the transport judges it: 0.3
+ * command refused, the arm at rest (as the transport judges it: 0.06
  * deg/s), the controller's time-out never needed, every datagram in. */
 static void expect_safe_end(const struct rtl_loop_stats *s, const struct rtl_sim_udp_stats *ss)
 {
 	cr_expect_eq(ss->nonfinite_in, 0, "%llu non-finite doubles reached the controller",
 		     (unsigned long long)ss->nonfinite_in);
 	cr_expect_eq(ss->refused, 0);
-	cr_expect(ss->robot.max_speed < 0.3 * M_PI / 180, "the arm moves at the end (%g rad/s)",
+	cr_expect(ss->robot.max_speed < 0.001, "the arm moves at the end (%g rad/s)",
 		  ss->robot.max_speed);
 	cr_expect_eq(ss->watchdog_trips, 0, "the controller's time-out stopped the arm");
 	cr_expect_eq(s->stop_unconfirmed, 0, "the stop at exit was confirmed");

@@ -28,7 +28,7 @@
  *            queues without bound and a send that would block commits
  *            nothing (the next cycle sends the newest values).
  *   send_safe  the pre-encoded safe package, with a fresh heartbeat.
- *   at_rest  every joint of actual_qd slower than rest_speed.
+ *   at_rest  every joint of actual_qd slower than rest_speed (0.001 rad/s).
  *
  * The heartbeat. The command layout's heartbeat (RTL_RTDE_CMD_FIELD_SEQ,
  * or the field named in the configuration) belongs to the transport: the
@@ -116,7 +116,7 @@ struct rtl_rtde_transport_config {
 	/* No data package for this long is a lost connection. 0: 1 s or 10
 	 * periods, whichever is longer; < 0: never. */
 	int64_t rx_timeout_ns;
-	/* At rest: every joint's actual_qd below this [rad/s]. 0: 0.005. */
+	/* At rest: every joint's actual_qd below this [rad/s]. 0: 0.001. */
 	double rest_speed;
 };
 

@@ -88,7 +88,7 @@ struct rtl_udp_transport_config {
 	/* Do not ask for kernel receive timestamps (kernel_rx_ns stays 0). */
 	bool no_kernel_timestamps;
 	/* At rest: every joint's actual velocity below this [deg/s].
-	 * 0: 0.3 deg/s. */
+	 * 0: 0.06 deg/s (0.001 rad/s). */
 	double rest_speed;
 };
 
