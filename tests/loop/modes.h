@@ -21,4 +21,16 @@
 		name();                                \
 	}
 
+/*
+ * The poisoning tests' identity: every step that wrote a NaN or an Inf was
+ * rejected (at most the last one may not have reached its send before the
+ * stop), and no other step was.
+ */
+#define RTL_TEST_EXPECT_POISON_REJECTED(rejected, poisoned)                                    \
+	do {                                                                                   \
+		cr_expect_geq((rejected), (poisoned)-1, "%llu rejected of %llu poisoned",      \
+			      (unsigned long long)(rejected), (unsigned long long)(poisoned)); \
+		cr_expect_leq((rejected), (poisoned));                                         \
+	} while (0)
+
 #endif /* RTL_TEST_LOOP_MODES_H */
