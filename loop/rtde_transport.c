@@ -33,14 +33,18 @@ static bool settled(enum rtl_rtde_client_state s, bool no_start)
 	return s == RTL_RTDE_CLIENT_RUNNING || (no_start && s == RTL_RTDE_CLIENT_READY);
 }
 
-/* Drain every event of the bytes fed so far (the framer points into t->rx
- * until next() returns 0). Returns 0, or a fatal error's code with @err
- * filled. */
-static int drain(struct rtl_rtde_client *c, struct rtl_rt_error *err)
+/* Take the events of the bytes fed so far until the client has settled
+ * (@until_settled) or none is left. What follows the settling (data
+ * packages that came in the same read as the START reply) stays in the
+ * framer for the loop: op_recv() hands it over before it receives again.
+ * Returns 0, or a fatal error's code with @err filled. */
+static int drain(struct rtl_rtde_client *c, bool until_settled, bool no_start,
+		 struct rtl_rt_error *err)
 {
 	struct rtl_rtde_client_event ev;
 
-	while (rtl_rtde_client_next(c, rtl_time_now(), &ev) == 1)
+	while (!(until_settled && settled(rtl_rtde_client_state(c), no_start)) &&
+	       rtl_rtde_client_next(c, rtl_time_now(), &ev) == 1)
 		if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal)
 			return rtl_rt_error_set(err, ev.u.error->code, "%s", ev.u.error->message);
 	return 0;
@@ -65,11 +69,14 @@ static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_
 							"RTDE: sending a setup request failed");
 			rtl_rtde_client_tx_done(c, n);
 		}
-		ret = drain(c, err);
+		ret = drain(c, true, no_start, err);
 		if (ret)
 			return ret;
-		if (settled(rtl_rtde_client_state(c), no_start))
+		if (settled(rtl_rtde_client_state(c), no_start)) {
+			/* The rest of this read (data) is the loop's. */
+			t->pending = true;
 			return 0;
+		}
 		if (rtl_time_now() >= deadline)
 			return rtl_rt_error_set(
 				err, -ETIMEDOUT,
@@ -82,7 +89,7 @@ static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_
 			continue; /* the deadline check above reports it */
 		if (got <= 0) {
 			rtl_rtde_client_closed(c, rtl_time_now(), got < 0 ? (int)got : 0);
-			ret = drain(c, err);
+			ret = drain(c, false, no_start, err);
 			if (ret)
 				return ret;
 			return rtl_rt_error_set(
@@ -256,6 +263,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 		t->fd = -1;
 		return rtl_rt_error_set(err, ret, "%s", terr.message);
 	}
+	t->pending = false;
 	ret = handshake(t, deadline, err);
 	if (ret < 0)
 		goto err_close;
@@ -306,6 +314,12 @@ static int op_recv(struct rtl_transport *base)
 	struct rtl_rtde_transport *t = of(base);
 	ssize_t n;
 
+	/* The handshake's last read may hold data packages: next() takes
+	 * them before anything new is received (into the same buffer). */
+	if (t->pending) {
+		t->pending = false;
+		return 1;
+	}
 	do {
 		n = recv(t->fd, t->rx, sizeof(t->rx), 0);
 	} while (n < 0 && errno == EINTR);
@@ -609,6 +623,7 @@ static void op_disconnect(struct rtl_transport *base)
 		t->fd = -1;
 	}
 	t->tx_off = t->tx_len = 0;
+	t->pending = false;
 }
 
 static const struct rtl_transport_ops rtde_ops = {

@@ -28,6 +28,7 @@
 #include <rtloop/rtde_transport.h>
 #include <rtloop/time.h>
 
+#include "fake-rtde.h"
 #include "modes.h"
 #include "server.h"
 
@@ -149,6 +150,17 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 /* Step on the rx thread (rtl_loop_config.inline_step): the tests that
  * run in both modes set it. */
 static bool rig_inline;
+
+/* A step that only counts (for controllers without the command layout). */
+static int step_count_only(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *user)
+{
+	struct rig *r = user;
+
+	(void)loop;
+	(void)fr;
+	atomic_fetch_add_explicit(&r->steps, 1, memory_order_relaxed);
+	return 0;
+}
 
 struct rig_opts {
 	struct rtl_sim_faults faults;
@@ -595,6 +607,51 @@ Test(loop_rtde, external_loop_moves_the_robot_and_stops_it)
 	expect_safe_end(&s, &ss);
 	rig_free();
 }
+
+/* ---- a controller that sends the START reply and data in one write -------------------------- */
+
+/*
+ * Real controllers sometimes send the START reply and the first data
+ * packages back to back, so that one receive holds them all. Every one of
+ * them must reach the loop as a frame (none swallowed by the handshake).
+ */
+static void data_in_the_start_read_reaches_the_loop(void)
+{
+	static struct fake fk = { .conns = 1, .ndata = 50, .burst = true };
+	static struct rtl_rtde_transport tr;
+	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_loop_config lc = { 0 };
+	struct rtl_rt_error err = { 0 };
+	struct rtl_loop_stats s;
+	struct rtl_loop *loop;
+
+	rig_reset();
+	atomic_store(&fk.served, 0);
+	fake_start(&fk);
+	tc.port = fk.port;
+	tc.client.outputs = "timestamp,actual_q";
+	cr_assert_eq(rtl_rtde_transport_init(&tr, &tc, &err), 0, "%s", err.msg);
+	lc.transport = rtl_rtde_transport_base(&tr);
+	lc.step = step_count_only;
+	lc.user = &R;
+	lc.rt_mode = RTL_LOOP_RT_OFF;
+	lc.every_frame = true;
+	lc.inline_step = rig_inline;
+	lc.ring_capacity = 64;
+	cr_assert_eq(rtl_loop_create(&loop, &lc, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_start(loop, &err), 0, "%s", err.msg);
+	/* The controller closes after the burst: the loop ends on its own. */
+	cr_expect_eq(rtl_loop_join(loop), -ECONNRESET);
+	rtl_loop_stats(loop, &s);
+	fake_stop(&fk);
+	cr_expect_eq(s.frames, 50, "frames %llu of the 50 sent", (unsigned long long)s.frames);
+	cr_expect_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(&tr))->data, 50);
+	rtl_loop_destroy(loop);
+	rtl_rtde_transport_fini(&tr);
+}
+
+RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, data_in_the_start_read_reaches_the_loop,
+		    rig_inline)
 
 /* ---- connection errors ---------------------------------------------------------------------- */
 

@@ -154,6 +154,7 @@ struct rtl_rtde_transport {
 	struct rtl_rtde_coalesce safe; /* the safe package's own frames */
 	int fd;
 	bool coal_ready;
+	bool pending;  /* the handshake's last read holds data for next() */
 	bool resend;   /* a safe package went out: the next send forces all */
 	int safe_beat; /* offset of the heartbeat in safe_tx, -1: none */
 	size_t safe_len;
