@@ -179,4 +179,3 @@ void fake_stop(struct fake *fk)
 	pthread_join(fk->th, NULL);
 	close(fk->lfd);
 }
-
