@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Build the RTDE libFuzzer harnesses with clang (fuzzer + ASan + UBSan)
-# straight from the io/ sources, generate the seed corpora from the
+# straight from the io/rtde/ sources, generate the seed corpora from the
 # section-7 test vectors, and run each harness for a bounded time.
 #
 #   tests/fuzz/run-fuzz.sh [SECONDS_PER_HARNESS]     (default 20)
@@ -33,10 +33,10 @@ esac
 
 mkdir -p "$work/bin" "$work/corpus" "$work/artifacts" "$work/logs"
 
-incs="-I$root/ring/include -I$root/rt/include -I$root/io/include -I$root/tests/io"
+incs="-I$root/ring/include -I$root/rt/include -I$root/io/rtde/include -I$root/io/rtde -I$root/tests/io/rtde"
 cflags="-std=c17 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter"
 san="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
-lib="$root/io/rtde_codec.c $root/io/rtde_framer.c"
+lib="$root/io/rtde/rtde_codec.c $root/io/rtde/rtde_framer.c"
 
 # name:source:extra-flags. The decode-* variants pin the package type to a
 # group so the fuzzer explores the payload parsers (see fuzz-decode.c).

@@ -191,7 +191,7 @@ static inline void rtl_trace_nop_text(int32_t level, const char *msg)
 
 /* The step of frame @seq raised motion events @events (bit
  * 1u << enum rtl_motion_event each: 1 time-out, 2 loss, 4 limit,
- * 8 stopped), through rtl_loop_note_motion(). */
+ * 8 stopped), from rtl_motion_loop_step(). */
 #define rtl_trace_motion_event(seq, events) RTL_TRACE_EVENT_(motion_event, seq, events)
 
 /* A line of text at @level (the rtloop log level, or the controller's

@@ -9,6 +9,8 @@
 #include <rtloop/motion_backend.h>
 #include <rtloop/rtde_cmd.h>
 
+#include "rtl_trace.h"
+
 /* ---- the loop ------------------------------------------------------------------------- */
 
 RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_loop *loop, int64_t now_ns,
@@ -17,8 +19,10 @@ RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_loop *loop, in
 {
 	int ret = rtl_motion_step(m, now_ns, measured, out);
 
-	if (ret >= 0)
-		rtl_loop_note_motion(loop, out->events);
+	/* The motion keeps its own counters (rtl_motion_get_stats()); the
+	 * trace says which frame of the loop raised the events. */
+	if (ret >= 0 && out->events)
+		rtl_trace_motion_event(rtl_loop_step_seq(loop), out->events);
 	return ret;
 }
 

@@ -33,7 +33,6 @@
 #include <rtloop/json.h>
 #include <rtloop/log.h>
 #include <rtloop/loop.h>
-#include <rtloop/motion.h>
 #include <rtloop/ring.h>
 #include <rtloop/stat.h>
 #include <rtloop/thread.h>
@@ -77,8 +76,6 @@ struct counters {
 	 * more than one thread sends safe packages); the step compares it
 	 * before and after to see whether one went out meanwhile. */
 	_Atomic uint64_t safe_sends;
-	/* Written by the step thread (rtl_loop_note_motion()). */
-	_Atomic uint64_t motion_timeouts, motion_losses, motion_limits, motion_stops;
 	/* Written by the waiting thread (worker or external reader). */
 	_Atomic uint64_t spin_hits, spin_time_ns;
 };
@@ -1606,27 +1603,9 @@ RTL_API bool rtl_loop_armed(const struct rtl_loop *loop)
 	return loop && atomic_load(&loop->armed);
 }
 
-/* The motion API's event numbers are the loop's bit positions. */
-_Static_assert(RTL_MOTION_EV_TIMEOUT == 0 && RTL_MOTION_EV_LOSS == 1 && RTL_MOTION_EV_LIMIT == 2 &&
-		       RTL_MOTION_EV_STOPPED == 3,
-	       "rtl_loop_note_motion() maps the bits of enum rtl_motion_event");
-
-RTL_API void rtl_loop_note_motion(struct rtl_loop *loop, uint32_t events)
+RTL_API uint64_t rtl_loop_step_seq(const struct rtl_loop *loop)
 {
-	struct counters *c;
-
-	if (!loop || !events)
-		return;
-	c = &loop->c;
-	if (events & (1u << RTL_MOTION_EV_TIMEOUT))
-		rtl_stat_add(&c->motion_timeouts, 1);
-	if (events & (1u << RTL_MOTION_EV_LOSS))
-		rtl_stat_add(&c->motion_losses, 1);
-	if (events & (1u << RTL_MOTION_EV_LIMIT))
-		rtl_stat_add(&c->motion_limits, 1);
-	if (events & (1u << RTL_MOTION_EV_STOPPED))
-		rtl_stat_add(&c->motion_stops, 1);
-	rtl_trace_motion_event(loop->step_seq, events);
+	return loop ? loop->step_seq : 0;
 }
 
 RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *s)
@@ -1660,10 +1639,6 @@ RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *
 		.stop_frames = rtl_stat_get(&c->stop_frames),
 		.stop_wait_ns = rtl_stat_get(&c->stop_wait_ns),
 		.stop_unconfirmed = rtl_stat_get(&c->stop_unconfirmed),
-		.motion_timeouts = rtl_stat_get(&c->motion_timeouts),
-		.motion_losses = rtl_stat_get(&c->motion_losses),
-		.motion_limits = rtl_stat_get(&c->motion_limits),
-		.motion_stops = rtl_stat_get(&c->motion_stops),
 		.spin_hits = rtl_stat_get(&c->spin_hits),
 		.spin_time_ns = rtl_stat_get(&c->spin_time_ns),
 	};
@@ -1713,10 +1688,6 @@ static size_t counter_list(const struct rtl_loop_stats *s, const char **names, u
 	C(stop_frames);
 	C(stop_wait_ns);
 	C(stop_unconfirmed);
-	C(motion_timeouts);
-	C(motion_losses);
-	C(motion_limits);
-	C(motion_stops);
 	C(spin_hits);
 	C(spin_time_ns);
 #undef C

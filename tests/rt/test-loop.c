@@ -27,12 +27,10 @@
 
 #include <rtloop/loop.h>
 #include <rtloop/mem.h>
-#include <rtloop/motion.h>
-#include <rtloop/motion_backend.h>
 #include <rtloop/time.h>
 
 #include "alloc-count.h"
-#include "modes.h"
+#include "loop-modes.h"
 
 #define PERIOD_NS (2 * RTL_NS_PER_MS)
 
@@ -1150,112 +1148,6 @@ Test(loop, negative_spin_settings_are_refused)
 	cfg.spin_ns = -1;
 	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
 	cr_expect(strstr(err.msg, "spin_ns") != NULL, "message: %s", err.msg);
-}
-
-/* ---- motion events reach the loop's counters ---------------------------------------------- */
-
-Test(loop, note_motion_counts_each_event_bit)
-{
-	struct rtl_loop_config cfg = { .transport = &tr };
-	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
-
-	fake_setup();
-	cr_assert_eq(rtl_loop_create(&loop, &cfg, NULL), 0);
-	/* Not running: the test thread is the single writer. */
-	rtl_loop_note_motion(loop, 1u << RTL_MOTION_EV_TIMEOUT);
-	rtl_loop_note_motion(loop, (1u << RTL_MOTION_EV_LOSS) | (1u << RTL_MOTION_EV_STOPPED));
-	rtl_loop_note_motion(loop, 1u << RTL_MOTION_EV_LIMIT);
-	rtl_loop_note_motion(loop, 0);
-	rtl_loop_note_motion(loop, 1u << 20); /* unknown: traced, not counted */
-	rtl_loop_note_motion(NULL, 1u << RTL_MOTION_EV_TIMEOUT);
-	rtl_loop_stats(loop, &s);
-	cr_expect_eq(s.motion_timeouts, 1);
-	cr_expect_eq(s.motion_losses, 1);
-	cr_expect_eq(s.motion_limits, 1);
-	cr_expect_eq(s.motion_stops, 1);
-	cr_expect_eq(s.steps, 0, "no other counter moves");
-	rtl_loop_destroy(loop);
-}
-
-static struct rtl_motion mo;
-
-/*
- * One speedl in the first frame, then no command: the 0.1 s time-out falls
- * 50 frames later. The motion's clock is the frame's sequence number times
- * the period, so what happens does not depend on the scheduling.
- */
-static int step_motion(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
-{
-	struct rtl_motion_output out;
-	struct wire w;
-	int64_t now;
-
-	(void)user;
-	memcpy(&w, f->values, sizeof(w));
-	now = (int64_t)w.seq * PERIOD_NS;
-	if (w.seq == 0) {
-		double vel[RTL_MOTION_AXES] = { 0.01 }, acc[RTL_MOTION_AXES];
-
-		for (int i = 0; i < RTL_MOTION_AXES; i++)
-			acc[i] = RTL_MOTION_ACC_AUTO;
-		rtl_motion_speedl(&mo, now, vel, acc, (double)PERIOD_NS * 1e-9);
-	}
-	rtl_motion_loop_step(&mo, loop, now, NULL, &out);
-	*(double *)rtl_loop_commands(loop) = out.vel[0];
-	return 0;
-}
-
-Test(loop, motion_timeout_in_a_running_loop_is_counted_once_and_reported)
-{
-	struct rtl_loop_config cfg = {
-		.transport = &tr,
-		.step = step_motion,
-		.rt_mode = RTL_LOOP_RT_OFF,
-		.ring_capacity = 1024,
-		.every_frame = true,
-		.watchdog_periods = -1,
-	};
-	struct rtl_motion_config mc;
-	struct rtl_motion_stats ms;
-	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	fake_setup();
-	cr_assert_eq(rtl_motion_config_init(&mc, PERIOD_NS), 0);
-	cr_assert_eq(rtl_motion_init(&mo, &mc), 0);
-	cr_assert_eq(rtl_loop_create(&loop, &cfg, NULL), 0);
-	cr_assert_eq(rtl_loop_start(loop, NULL), 0);
-	feed(0, 200, 0); /* 0.4 s of motion time: well past the time-out */
-	settle(loop, 200);
-	halt(loop, &s);
-	cr_expect_eq(s.steps, 200, "every frame stepped");
-	cr_expect_eq(s.motion_timeouts, 1, "one time-out");
-	cr_expect_eq(s.motion_losses, 0);
-	rtl_motion_get_stats(&mo, &ms);
-	cr_expect_eq(ms.events[RTL_MOTION_EV_TIMEOUT], 1);
-	cr_expect_eq(s.motion_stops, ms.events[RTL_MOTION_EV_STOPPED],
-		     "the loop saw every event the motion raised");
-	cr_expect_eq(s.motion_limits, ms.events[RTL_MOTION_EV_LIMIT]);
-
-	f = open_memstream(&text, &len);
-	cr_assert(f != NULL);
-	cr_expect_eq(rtl_loop_report(loop, f, true), 0);
-	fclose(f);
-	cr_expect(strstr(text, "\"motion_timeouts\":1,") != NULL, "the JSON report counts it");
-	cr_expect(strstr(text, "\"motion_losses\":0,") != NULL);
-	free(text);
-	text = NULL;
-	f = open_memstream(&text, &len);
-	cr_assert(f != NULL);
-	cr_expect_eq(rtl_loop_report(loop, f, false), 0);
-	fclose(f);
-	cr_expect(strstr(text, "  motion_timeouts  1\n") != NULL, "and the text report");
-	free(text);
-	rtl_loop_destroy(loop);
 }
 
 /* ---- the hot path allocates nothing and takes no page fault ----------------------------- */

@@ -23,7 +23,7 @@
 #include <rtloop/time.h>
 #include <rtloop/udp_transport.h>
 
-#include "modes.h"
+#include "loop-modes.h"
 #include "udp.h"
 
 enum what { IDLE_STOP, SPEEDJ, CIRCLE };

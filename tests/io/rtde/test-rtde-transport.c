@@ -29,7 +29,7 @@
 #include <rtloop/time.h>
 
 #include "fake-rtde.h"
-#include "modes.h"
+#include "loop-modes.h"
 #include "server.h"
 
 #define OUTPUTS "timestamp,actual_q,actual_qd," RTL_RTDE_CMD_STATUS_OUTPUTS

@@ -40,13 +40,11 @@
  * Events: the motion API raises them from rtl_motion_step() into its own
  * counters (rtl_motion_get_stats()), the user's RT-safe handler
  * (rtl_motion_set_handler()) and the output's `events` bits. In a loop,
- * step with rtl_motion_loop_step() instead: it passes those bits to
- * rtl_loop_note_motion(), so the events also reach the loop's counters
- * (motion_timeouts, ...: rtl_loop_stats(), rtl_loop_report()) and the
- * rtloop:motion_event tracepoint. That is the one place every backend
- * goes through (the mapping functions below, rtl_drfl_send()), and it
- * leaves the single handler slot to the application. The backends keep
- * no counters of their own: the transport counts what it sent.
+ * step with rtl_motion_loop_step() instead: it also fires the
+ * rtloop:motion_event tracepoint with the sequence number of the loop's
+ * frame being stepped (rtl_loop_step_seq()). The loop itself knows nothing
+ * of motion: the counters stay the motion's. The backends keep no counters
+ * of their own: the transport counts what it sent.
  *
  * Every function is RT-safe: no allocation, no locks, no system calls.
  */
@@ -66,11 +64,10 @@
 
 /*
  * rtl_motion_step() from a loop's step function: step @m at @now_ns with
- * @measured (may be NULL) into @out, then report out->events to @loop
- * (rtl_loop_note_motion(): the loop's motion_* counters and the
- * rtloop:motion_event tracepoint). @loop may be NULL (plain
- * rtl_motion_step()). Call it from the step function, or from the
- * external loop's reading thread: the loop's single writer.
+ * @measured (may be NULL) into @out; when out->events is not 0, fire the
+ * rtloop:motion_event tracepoint with the frame @loop is stepping. @loop
+ * may be NULL (plain rtl_motion_step(), traced with frame 0). Call it from
+ * the step function, or from the external loop's reading thread.
  * Returns what rtl_motion_step() returns: the mode of @out, or -EINVAL
  * (@m or @out NULL; nothing is reported). RT-safe: no allocation, no
  * locks, no system calls.

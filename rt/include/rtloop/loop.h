@@ -56,9 +56,6 @@
  * into their own lock-free queues (<rtloop/log.h>); a non-RT thread of the
  * loop ("rtl-log") hands it to the application's handler.
  *
- * The step may report the motion events of its period
- * (rtl_loop_note_motion()): they are counted with the rest and traced.
- *
  * Accounting is always on: counters are single-writer relaxed atomics and
  * the histograms are rtl_hist, so a non-RT thread reads them at any time
  * (rtl_loop_stats(), rtl_loop_report()) without disturbing the hot path.
@@ -326,12 +323,6 @@ struct rtl_loop_stats {
 	uint64_t stop_frames;	   /* frames received while waiting for rest */
 	uint64_t stop_wait_ns;	   /* from the stop to rest confirmed */
 	uint64_t stop_unconfirmed; /* 1: the arm was not seen at rest (see the report) */
-	/* Motion events the step reported (rtl_loop_note_motion()), one
-	 * count per event raised: */
-	uint64_t motion_timeouts; /* velocity command time-outs */
-	uint64_t motion_losses;	  /* streams ended by the loss count */
-	uint64_t motion_limits;	  /* global-limit events (rate-limited, 1/s) */
-	uint64_t motion_stops;	  /* stops that reached zero velocity */
 	/* The worker's wait (and rtl_loop_read()'s): */
 	uint64_t spin_hits;    /* frames found while spinning (no futex wake-up) */
 	uint64_t spin_time_ns; /* time spent spinning, in total */
@@ -452,20 +443,11 @@ RTL_API void rtl_loop_arm(struct rtl_loop *loop, bool armed);
 RTL_API bool rtl_loop_armed(const struct rtl_loop *loop);
 
 /*
- * Report the motion events of one step (the bits of struct
- * rtl_motion_output.events: 1u << enum rtl_motion_event, <rtloop/motion.h>)
- * to the loop: each of TIMEOUT, LOSS, LIMIT and STOPPED bumps its counter
- * (motion_timeouts, motion_losses, motion_limits, motion_stops), and a
- * non-zero @events fires the tracepoint rtloop:motion_event with the
- * sequence number of the frame being stepped. Unknown bits are traced, not
- * counted; 0 and a NULL @loop do nothing. rtl_motion_loop_step()
- * (<rtloop/motion_backend.h>) calls it for you.
- * Single writer: call it from the step function (the worker) or, with the
- * external-loop API, from the thread that calls rtl_loop_read(); or from
- * any one thread while the loop is not running.
- * RT-safe: no allocation, no locks, no system calls.
+ * The sequence number (struct rtl_loop_frame.seq) of the frame being
+ * stepped, for what a step reports about itself (a tracepoint, a log line).
+ * The step's thread only; 0 for NULL. RT-safe.
  */
-RTL_API void rtl_loop_note_motion(struct rtl_loop *loop, uint32_t events);
+RTL_API uint64_t rtl_loop_step_seq(const struct rtl_loop *loop);
 
 /* Counters, readable at any time from any thread. */
 RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *out);
