@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The module boundaries of docs/architecture.md, proven with the build's own
+compile commands: for a source file of each module, its exact command line
+(from compile_commands.json) compiles a probe that includes a header the
+module may use (it must compile: the positive control) and one it may not
+(it must fail). Prints TAP. Usage: check-boundaries.py BUILD_DIR."""
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+# (module, one of its sources, an allowed header, forbidden headers)
+CASES = [
+    ("ring", "ring/ring.c", "<rtloop/stat.h>",
+     ["<rtloop/time.h>", "<rtl_trace.h>", "<rtloop/rtde.h>"]),
+    ("rt", "rt/loop.c", "<rtloop/ring.h>",
+     ["<rtloop/rtde.h>", "<rtloop/tcp.h>", "<rtloop/rt_udp.h>", "<rtloop/motion.h>",
+      '"cli.h"', '"io/rtde/include/rtloop/rtde.h"']),
+    ("io/net", "io/net/tcp.c", "<rtloop/time.h>",
+     ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"']),
+    ("io/rtde", "io/rtde/rtde_codec.c", "<rtloop/tcp.h>",
+     ["<rtloop/rt_udp.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"']),
+    ("io/udp", "io/udp/rt_udp.c", "<rtloop/loop.h>",
+     ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"']),
+    ("io/motion", "io/motion/motion.c", "<rtloop/rtde_recipe.h>",
+     ["<rtloop/drfl_api.h>", '"cli.h"']),
+]
+
+
+def command_for(db, src):
+    for e in db:
+        if os.path.normpath(e["file"]).endswith(os.path.normpath(src)):
+            args = e["arguments"] if "arguments" in e else shlex.split(e["command"])
+            return e["directory"], args
+    return None, None
+
+
+def probe(directory, args, src, header, tmp):
+    path = os.path.join(tmp, "probe.c")
+    with open(path, "w") as f:
+        f.write("#include %s\nint rtl_probe(void);\nint rtl_probe(void) { return 0; }\n" % header)
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("-o", "-MQ", "-MF"):
+            skip = True
+            continue
+        if a in ("-c", "-MD") or os.path.normpath(os.path.join(directory, a)).endswith(
+                os.path.normpath(src)):
+            continue
+        out.append(a)
+    r = subprocess.run(out + ["-fsyntax-only", path], cwd=directory, capture_output=True,
+                       text=True)
+    return r.returncode == 0, r.stderr
+
+
+def main():
+    build = sys.argv[1]
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        db = json.load(f)
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for module, src, allowed, forbidden in CASES:
+            directory, args = command_for(db, src)
+            if not args:
+                results.append((False, "%s: no compile command for %s" % (module, src), ""))
+                continue
+            ok, err = probe(directory, args, src, allowed, tmp)
+            results.append((ok, "%s may include %s (the control)" % (module, allowed), err))
+            for h in forbidden:
+                ok, err = probe(directory, args, src, h, tmp)
+                results.append((not ok, "%s may not include %s: it does not compile" % (module, h),
+                                "" if not ok else "it compiled"))
+    print("1..%d" % len(results))
+    failed = 0
+    for i, (ok, what, diag) in enumerate(results, 1):
+        print("%s %d - %s" % ("ok" if ok else "not ok", i, what))
+        if not ok:
+            failed += 1
+            for line in diag.strip().splitlines()[:5]:
+                print("# " + line)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
