@@ -225,10 +225,10 @@ RTL_API const char *rtl_loop_hist_name(enum rtl_loop_hist_id id)
 	return (unsigned)id < RTL_LOOP_H_COUNT ? hist_names[id] : "unknown";
 }
 
-static int fail(struct rtl_rt_error *err, int code, const char *msg)
+static int fail(struct rtl_error *err, int code, const char *msg)
 {
 	rtl_log(RTL_LOG_ERROR, "%s", msg);
-	return rtl_rt_error_set(err, code, "%s", msg);
+	return rtl_error_set(err, code, "%s", msg);
 }
 
 static int rx_cpu(const struct rtl_loop_config *cfg)
@@ -249,7 +249,7 @@ static int worker_node(const struct rtl_loop_config *cfg)
 	return node >= 0 ? node : -1;
 }
 
-static int validate(const struct rtl_loop_config *cfg, struct rtl_rt_error *err)
+static int validate(const struct rtl_loop_config *cfg, struct rtl_error *err)
 {
 	const struct rtl_transport *t = cfg->transport;
 
@@ -291,7 +291,7 @@ static void free_queues(struct rtl_loop *loop)
 }
 
 RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config *cfg,
-			    struct rtl_rt_error *err)
+			    struct rtl_error *err)
 {
 	struct rtl_loop *loop;
 	void *mem;
@@ -343,7 +343,7 @@ RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config 
 }
 
 /* The ring is sized once the transport knows its frame size. */
-static int make_ring(struct rtl_loop *loop, struct rtl_rt_error *err)
+static int make_ring(struct rtl_loop *loop, struct rtl_error *err)
 {
 	size_t values = (loop->t->values_size + 7) & ~(size_t)7;
 	size_t slot = sizeof(struct rtl_loop_frame) + values;
@@ -377,7 +377,7 @@ static int make_ring(struct rtl_loop *loop, struct rtl_rt_error *err)
 
 /* After every connect: what depends on the transport's frame size and
  * period is derived here, not per frame. */
-static int connected(struct rtl_loop *loop, struct rtl_rt_error *err)
+static int connected(struct rtl_loop *loop, struct rtl_error *err)
 {
 	atomic_store_explicit(&loop->watchdog_ns,
 			      loop->cfg.watchdog_periods > 0 && loop->t->period_ns > 0
@@ -699,7 +699,7 @@ static const char *errname(int code)
 static bool reconnect(struct rtl_loop *loop, int why)
 {
 	int64_t backoff = loop->cfg.reconnect_backoff_ns;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	int ret = why;
 
 	if (!park_step(loop))
@@ -1311,7 +1311,7 @@ static void stop_logger(struct rtl_loop *loop)
  */
 
 static int spawn(struct rtl_loop *loop, struct rtl_thread *th, const char *name, int prio, int cpu,
-		 void *(*fn)(void *), struct rtl_rt_error *err)
+		 void *(*fn)(void *), struct rtl_error *err)
 {
 	struct rtl_thread_attr a = {
 		.name = name,
@@ -1370,9 +1370,9 @@ static void reset_run(struct rtl_loop *loop)
 	loop->in_ext_step = false;
 }
 
-RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err)
+RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_error *err)
 {
-	struct rtl_rt_error e = { 0 };
+	struct rtl_error e = { 0 };
 	int ret;
 
 	if (!loop)
@@ -1489,7 +1489,7 @@ RTL_API int rtl_loop_join(struct rtl_loop *loop)
 	return atomic_load(&loop->result);
 }
 
-RTL_API int rtl_loop_run(struct rtl_loop *loop, struct rtl_rt_error *err)
+RTL_API int rtl_loop_run(struct rtl_loop *loop, struct rtl_error *err)
 {
 	int ret = rtl_loop_start(loop, err);
 

@@ -27,23 +27,10 @@
 
 #define STACK_GUARD_MARGIN (16 * 1024)
 
-RTL_API int rtl_rt_error_set(struct rtl_rt_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
-static void set_error(struct rtl_rt_error *err, int code, const char *msg)
+static void set_error(struct rtl_error *err, int code, const char *msg)
 {
 	rtl_log(RTL_LOG_ERROR, "%s", msg);
-	rtl_rt_error_set(err, code, "%s", msg);
+	rtl_error_set(err, code, "%s", msg);
 }
 
 static void format_limit(char *buf, size_t len, rlim_t v)
@@ -54,7 +41,7 @@ static void format_limit(char *buf, size_t len, rlim_t v)
 		snprintf(buf, len, "%llu KiB", (unsigned long long)(v / 1024));
 }
 
-RTL_API int rtl_mem_lock_all(struct rtl_rt_error *err)
+RTL_API int rtl_mem_lock_all(struct rtl_error *err)
 {
 	struct rlimit rl = { 0, 0 };
 	char lim[32];

@@ -280,7 +280,7 @@ static void *noop(void *arg)
 	return arg;
 }
 
-RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_rt_error *err)
+RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_error *err)
 {
 	struct rtl_thread_attr a = {
 		.policy = SCHED_FIFO, .priority = priority, .cpu = -1, .stack_size = 64 * 1024
@@ -295,7 +295,7 @@ RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_rt_error *err)
 	return ret == 0;
 }
 
-RTL_API int rtl_thread_hold_cpu_latency(int32_t us, struct rtl_rt_error *err)
+RTL_API int rtl_thread_hold_cpu_latency(int32_t us, struct rtl_error *err)
 {
 	int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
 	int e;
@@ -312,11 +312,11 @@ RTL_API int rtl_thread_hold_cpu_latency(int32_t us, struct rtl_rt_error *err)
 	}
 	return fd;
 fail:
-	return rtl_rt_error_set(err, -e,
-				"cannot hold /dev/cpu_dma_latency (%s): deep C-states may add "
-				"wake-up latency; fix: run as root, or give the user write "
-				"access to the device",
-				strerror(e));
+	return rtl_error_set(err, -e,
+			     "cannot hold /dev/cpu_dma_latency (%s): deep C-states may add "
+			     "wake-up latency; fix: run as root, or give the user write "
+			     "access to the device",
+			     strerror(e));
 }
 
 RTL_API void rtl_thread_release_cpu_latency(int fd)

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 		.connected = ready,
 	};
 	struct rtl_loop_config lc = { .step = step, .rt_mode = RTL_LOOP_RT_DEGRADE };
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	struct rtl_loop *loop;
 	int ret;
 

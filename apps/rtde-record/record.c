@@ -199,7 +199,7 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	struct rtl_rtde_recipe_opts opts = { .dir = RTL_RTDE_RECIPE_OUTPUT };
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
-	struct rtl_rt_error rterr = { 0 };
+	struct rtl_error rterr = { 0 };
 	struct rtl_rtde_recipe *r = NULL;
 	struct rtl_rtde_handle ts;
 	struct rtl_rec *rec;
@@ -394,7 +394,7 @@ static void fill_meta(struct rtl_rec *rec, struct rtl_rec_meta *m,
 
 int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_error *err)
 {
-	struct rtl_rt_error rterr = { 0 };
+	struct rtl_error rterr = { 0 };
 	struct rtl_rtde_client *client;
 	struct rtl_loop_stats st;
 	struct rtl_rec_meta meta;
@@ -536,7 +536,8 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 			res->end = RTL_REC_END_LOST;
 			set_err(&res->io_error, res->loop_result ? res->loop_result : -ECONNRESET,
 				"%s:%u: %s", rec->host, rec->cfg.port,
-				ce->code ? ce->message : "the controller closed the connection");
+				ce->err.code ? ce->err.msg
+					     : "the controller closed the connection");
 		}
 	}
 	ret = close_out(&rec->csv);

@@ -643,7 +643,7 @@ int main(int argc, char **argv)
 {
 	struct cli cli = { .mlock = true };
 	struct rtl_sim_server *srv = NULL;
-	struct rtl_rt_error rterr;
+	struct rtl_error rterr;
 	struct status status = { 0 };
 	struct run_info ri = { .sched = "SCHED_OTHER" };
 	char sched[64];

@@ -647,7 +647,7 @@ int rtl_sim_session_feed(struct rtl_sim *sim, struct rtl_sim_session *s, const v
 	if (r == -EMSGSIZE) {
 		fe = rtl_rtde_framer_error(&s->framer);
 		rtl_sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR,
-				     fe ? fe->message : "RTDE stream out of sync",
+				     fe ? fe->err.msg : "RTDE stream out of sync",
 				     RTL_SIM_TEXT_SOURCE);
 		s->stats.errors++;
 		sim->stats.errors_answered++;

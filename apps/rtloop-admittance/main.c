@@ -627,7 +627,7 @@ int main(int argc, char **argv)
 	struct app *a = &app;
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	struct joiner j = { 0 };
 	pthread_t joiner;
 	FILE *report;

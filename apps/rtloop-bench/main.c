@@ -438,7 +438,7 @@ int main(int argc, char **argv)
 	struct bench_rep *reps = NULL;
 	struct rtl_hist *total[H_COUNT] = { 0 };
 	struct rtl_doctor_finding findings[RTL_DOCTOR_MAX_FINDINGS];
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	struct progress pr = { 0 };
 	const struct rtl_sim_profile *prof;
 	char machine[512], cpu_model[128], why[1200];

@@ -446,7 +446,7 @@ static int measure_ours(const struct bench_cfg *cfg, struct rtl_loop_config *lc,
 			bench_progress_fn progress, void *pctx, char *why, size_t why_len)
 {
 	struct rtl_loop *loop = NULL;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	struct rtl_hist *snap0 = calloc(H_COUNT, sizeof(*snap0));
 	struct rtl_hist *snap1 = calloc(H_COUNT, sizeof(*snap1));
 	const struct rtl_hist *live[H_COUNT] = { 0 };
@@ -589,7 +589,7 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	struct rtl_rtde_transport *tr = NULL;
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	struct rtl_thread sim_th;
 	struct ours o = { 0 };
 	bool sim_running = false, tr_ready = false;
@@ -699,7 +699,7 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	struct rtl_udp_transport *tr = NULL;
 	struct rtl_udp_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	struct rtl_thread sim_th;
 	bool sim_running = false, tr_ready = false;
 	void *sim_ret = NULL;

@@ -283,7 +283,7 @@ int main(int argc, char **argv)
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_motion_config mc;
 	struct rtl_loop_stats st;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	struct rtl_loop *loop = NULL;
 	double rms;
 	int ret;

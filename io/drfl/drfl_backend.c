@@ -13,7 +13,7 @@
 #define DEFAULT_HOST "192.168.137.100"
 #define DEFAULT_LOSS 4
 
-static int fail(struct rtl_rt_error *err, int code, const char *call)
+static int fail(struct rtl_error *err, int code, const char *call)
 {
 	if (err) {
 		err->code = code;
@@ -49,7 +49,7 @@ static void to_f6(const double in[6], float out[6])
 }
 
 RTL_API int rtl_drfl_open(const struct rtl_drfl_api *api, const struct rtl_drfl_config *cfg,
-			  struct rtl_rt_error *err)
+			  struct rtl_error *err)
 {
 	double period, v[6];
 	float f[6];

@@ -23,17 +23,17 @@
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
 
-static int set_err(struct rtl_tcp_error *err, int code, const char *fmt, ...)
+static int set_err(struct rtl_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int set_err(struct rtl_tcp_error *err, int code, const char *fmt, ...)
+static int set_err(struct rtl_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (err) {
 		err->code = code;
 		va_start(ap, fmt);
-		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
 	}
 	return code;
@@ -46,7 +46,7 @@ static const char *errtext(int code, char *buf, size_t cap)
 }
 
 /* The message for a failed connect to @host:@port. */
-static int connect_error(struct rtl_tcp_error *err, const char *host, uint16_t port, int code,
+static int connect_error(struct rtl_error *err, const char *host, uint16_t port, int code,
 			 int64_t timeout_ns)
 {
 	char buf[128];
@@ -80,7 +80,7 @@ static int connect_error(struct rtl_tcp_error *err, const char *host, uint16_t p
 }
 
 static int resolve(const char *host, uint16_t port, bool passive, struct addrinfo **res,
-		   struct rtl_tcp_error *err, const char *what)
+		   struct rtl_error *err, const char *what)
 {
 	struct addrinfo hints = { 0 };
 	char serv[8];
@@ -208,13 +208,13 @@ err_close:
 }
 
 RTL_API int rtl_tcp_resolve(const char *host, uint16_t port, struct rtl_tcp_addr *out,
-			    struct rtl_tcp_error *err)
+			    struct rtl_error *err)
 {
 	struct addrinfo *res, *ai;
 	int r;
 
 	if (err)
-		err->code = 0, err->message[0] = '\0';
+		err->code = 0, err->msg[0] = '\0';
 	if (!out)
 		return set_err(err, -EINVAL, "resolve: no address to fill");
 	if (!host || !host[0])
@@ -239,13 +239,13 @@ RTL_API int rtl_tcp_resolve(const char *host, uint16_t port, struct rtl_tcp_addr
 }
 
 RTL_API int rtl_tcp_connect_addr(const struct rtl_tcp_addr *addr, int64_t timeout_ns,
-				 struct rtl_tcp_error *err)
+				 struct rtl_error *err)
 {
 	int64_t deadline;
 	int fd = -ECONNREFUSED;
 
 	if (err)
-		err->code = 0, err->message[0] = '\0';
+		err->code = 0, err->msg[0] = '\0';
 	if (!addr || !addr->n)
 		return set_err(err, -EINVAL, "connect: no address resolved");
 	deadline = timeout_ns > 0 ? rtl_time_now() + timeout_ns : RTL_TCP_FOREVER;
@@ -260,7 +260,7 @@ RTL_API int rtl_tcp_connect_addr(const struct rtl_tcp_addr *addr, int64_t timeou
 }
 
 RTL_API int rtl_tcp_connect(const char *host, uint16_t port, int64_t timeout_ns,
-			    struct rtl_tcp_error *err)
+			    struct rtl_error *err)
 {
 	struct rtl_tcp_addr addr;
 	int r = rtl_tcp_resolve(host, port, &addr, err);
@@ -268,8 +268,7 @@ RTL_API int rtl_tcp_connect(const char *host, uint16_t port, int64_t timeout_ns,
 	return r < 0 ? r : rtl_tcp_connect_addr(&addr, timeout_ns, err);
 }
 
-RTL_API int rtl_tcp_listen(const char *host, uint16_t port, uint16_t *bound,
-			   struct rtl_tcp_error *err)
+RTL_API int rtl_tcp_listen(const char *host, uint16_t port, uint16_t *bound, struct rtl_error *err)
 {
 	struct addrinfo *res;
 	struct sockaddr_storage ss;
@@ -278,7 +277,7 @@ RTL_API int rtl_tcp_listen(const char *host, uint16_t port, uint16_t *bound,
 	int fd, r, one = 1;
 
 	if (err)
-		err->code = 0, err->message[0] = '\0';
+		err->code = 0, err->msg[0] = '\0';
 	if (!host)
 		host = "127.0.0.1";
 	if (!host[0])
@@ -314,14 +313,14 @@ err_free:
 	return set_err(err, r, "listen on %s:%u: %s", host, port, errtext(r, buf, sizeof(buf)));
 }
 
-RTL_API int rtl_tcp_accept(int lfd, int64_t timeout_ns, struct rtl_tcp_error *err)
+RTL_API int rtl_tcp_accept(int lfd, int64_t timeout_ns, struct rtl_error *err)
 {
 	int64_t deadline = timeout_ns < 0 ? RTL_TCP_FOREVER : rtl_time_now() + timeout_ns;
 	char buf[128];
 	int r, fd;
 
 	if (err)
-		err->code = 0, err->message[0] = '\0';
+		err->code = 0, err->msg[0] = '\0';
 	r = rtl_tcp_wait(lfd, POLLIN, deadline);
 	if (r == 0)
 		return set_err(err, -ETIMEDOUT, "accept: no client connected within %.3f s",

@@ -155,13 +155,13 @@ __attribute__((format(printf, 3, 4))) static void fail(struct rtl_rtde_client *c
 {
 	va_list ap;
 
-	c->error.code = code;
+	c->error.err.code = code;
 	c->error.fatal = true;
 	c->error.state = c->state;
 	va_start(ap, fmt);
-	vsnprintf(c->error.message, sizeof(c->error.message), fmt, ap);
+	vsnprintf(c->error.err.msg, sizeof(c->error.err.msg), fmt, ap);
 	va_end(ap);
-	rtl_log(RTL_LOG_DEBUG, "RTDE client: fatal: %s", c->error.message);
+	rtl_log(RTL_LOG_DEBUG, "RTDE client: fatal: %s", c->error.err.msg);
 	push_error(c);
 	set_state(c, RTL_RTDE_CLIENT_FAILED);
 	c->deadline = RTL_RTDE_CLIENT_NO_DEADLINE;
@@ -172,12 +172,12 @@ __attribute__((format(printf, 3, 4))) static void fail(struct rtl_rtde_client *c
  * drop_done(). RT-safe. */
 static struct txt drop_begin(struct rtl_rtde_client *c, int code)
 {
-	struct txt t = { c->error.message, sizeof(c->error.message), 0 };
+	struct txt t = { c->error.err.msg, sizeof(c->error.err.msg), 0 };
 
-	c->error.code = code;
+	c->error.err.code = code;
 	c->error.fatal = false;
 	c->error.state = c->state;
-	c->error.message[0] = '\0';
+	c->error.err.msg[0] = '\0';
 	return t;
 }
 
@@ -900,7 +900,7 @@ RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, int64_t now,
 		}
 		if (r < 0) {
 			c->stats.malformed++;
-			fail(c, r, "%s", rtl_rtde_framer_error(&c->framer)->message);
+			fail(c, r, "%s", rtl_rtde_framer_error(&c->framer)->err.msg);
 			continue;
 		}
 		if (check_deadline(c, now))
@@ -1013,23 +1013,23 @@ RTL_API int rtl_rtde_client_closed(struct rtl_rtde_client *c, int64_t now, int e
 	else
 		why = ": the controller restarted or rejected the request; check its text "
 		      "messages, then reconnect";
-	c->error.code = err < 0 ? err : -ECONNRESET;
+	c->error.err.code = err < 0 ? err : -ECONNRESET;
 	c->error.fatal = true;
 	c->error.state = c->state;
-	snprintf(c->error.message, sizeof(c->error.message),
+	snprintf(c->error.err.msg, sizeof(c->error.err.msg),
 		 "the controller %s the connection%s%s%s%s", err < 0 ? "reset" : "closed", cut,
 		 want ? " while the client waited for the " : " in state ",
 		 want ? pkg_name(want) : rtl_rtde_client_state_name(c->state),
 		 want ? " reply" : "");
 	/* Append the cause separately: the fixed part above is short. */
-	strncat(c->error.message, why, sizeof(c->error.message) - strlen(c->error.message) - 1);
+	strncat(c->error.err.msg, why, sizeof(c->error.err.msg) - strlen(c->error.err.msg) - 1);
 	if (err < 0 && err != -ECONNRESET) {
-		size_t n = strlen(c->error.message);
+		size_t n = strlen(c->error.err.msg);
 
-		snprintf(c->error.message + n, sizeof(c->error.message) - n, " (%s)",
+		snprintf(c->error.err.msg + n, sizeof(c->error.err.msg) - n, " (%s)",
 			 strerror(-err));
 	}
-	rtl_log(RTL_LOG_DEBUG, "RTDE client: %s", c->error.message);
+	rtl_log(RTL_LOG_DEBUG, "RTDE client: %s", c->error.err.msg);
 	push_error(c);
 	set_state(c, RTL_RTDE_CLIENT_CLOSED);
 	c->deadline = RTL_RTDE_CLIENT_NO_DEADLINE;
@@ -1140,25 +1140,25 @@ RTL_API int rtl_rtde_client_init(struct rtl_rtde_client *c,
 
 	err = -EINVAL;
 	if (isnan(cfg->frequency) || (cfg->frequency != 0 && cfg->frequency < 1)) {
-		snprintf(c->error.message, sizeof(c->error.message),
+		snprintf(c->error.err.msg, sizeof(c->error.err.msg),
 			 "output frequency %g Hz: use 0 for the controller's maximum, or 1 Hz to "
 			 "the maximum (125 Hz CB3, 500 Hz e-Series and PolyScope X)",
 			 cfg->frequency);
 		goto err;
 	}
 	if (cfg->reply_timeout_ns < 0 || cfg->data_timeout_ns < 0) {
-		snprintf(c->error.message, sizeof(c->error.message),
+		snprintf(c->error.err.msg, sizeof(c->error.err.msg),
 			 "negative timeout: use 0 for the default");
 		goto err;
 	}
 	if (cfg->protocol > 2) {
-		snprintf(c->error.message, sizeof(c->error.message),
+		snprintf(c->error.err.msg, sizeof(c->error.err.msg),
 			 "protocol %u: RTDE has versions 1 and 2 (0 asks for 2, then 1)",
 			 (unsigned)cfg->protocol);
 		goto err;
 	}
 	if (!c->has_outputs && !(cfg->flags & RTL_RTDE_CLIENT_NO_START)) {
-		snprintf(c->error.message, sizeof(c->error.message),
+		snprintf(c->error.err.msg, sizeof(c->error.err.msg),
 			 "no output fields: the controller refuses START without at least one "
 			 "output (add e.g. \"timestamp\"), or set RTL_RTDE_CLIENT_NO_START for a "
 			 "write-only client");
@@ -1170,8 +1170,9 @@ RTL_API int rtl_rtde_client_init(struct rtl_rtde_client *c,
 	if (c->has_outputs) {
 		err = rtl_rtde_recipe_from_list(&c->outputs, &o, cfg->outputs, &c->report);
 		if (err < 0) {
-			snprintf(c->error.message, sizeof(c->error.message), "output recipe: %s",
-				 report_text(c));
+			/* The report is cut to the message's size. */
+			snprintf(c->error.err.msg, sizeof(c->error.err.msg), "output recipe: %.*s",
+				 RTL_ERROR_MSG - 32, report_text(c));
 			goto err;
 		}
 	}
@@ -1179,15 +1180,15 @@ RTL_API int rtl_rtde_client_init(struct rtl_rtde_client *c,
 	for (unsigned i = 0; i < c->n_inputs; i++) {
 		err = rtl_rtde_recipe_from_list(&c->inputs[i], &o, cfg->inputs[i], &c->report);
 		if (err < 0) {
-			snprintf(c->error.message, sizeof(c->error.message), "input recipe %u: %s",
-				 i, report_text(c));
+			snprintf(c->error.err.msg, sizeof(c->error.err.msg),
+				 "input recipe %u: %.*s", i, RTL_ERROR_MSG - 32, report_text(c));
 			goto err;
 		}
 	}
 	c->error.fatal = false;
 	return 0;
 err:
-	c->error.code = err;
+	c->error.err.code = err;
 	return err;
 }
 
@@ -1200,10 +1201,10 @@ create_failed(struct rtl_rtde_client_error *err, int code, const char *fmt, ...)
 
 	if (err) {
 		memset(err, 0, sizeof(*err));
-		err->code = code;
+		err->err.code = code;
 		err->fatal = true;
 		va_start(ap, fmt);
-		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		vsnprintf(err->err.msg, sizeof(err->err.msg), fmt, ap);
 		va_end(ap);
 	}
 	errno = -code;

@@ -46,12 +46,12 @@ static int64_t min64(int64_t a, int64_t b)
 static int set_error(struct rtl_rtde_conn *conn, int code, enum rtl_rtde_client_state st,
 		     const char *msg)
 {
-	conn->error.code = code;
+	conn->error.err.code = code;
 	conn->error.fatal = true;
 	conn->error.state = st;
-	if (snprintf(conn->error.message, sizeof(conn->error.message), "RTDE %s:%u: %s", conn->host,
-		     conn->port, msg) >= (int)sizeof(conn->error.message))
-		memcpy(conn->error.message + sizeof(conn->error.message) - 4, "...", 4);
+	if (snprintf(conn->error.err.msg, sizeof(conn->error.err.msg), "RTDE %s:%u: %s", conn->host,
+		     conn->port, msg) >= (int)sizeof(conn->error.err.msg))
+		memcpy(conn->error.err.msg + sizeof(conn->error.err.msg) - 4, "...", 4);
 	return code;
 }
 
@@ -79,8 +79,8 @@ static int pump(struct rtl_rtde_conn *conn, int64_t deadline, struct rtl_rtde_cl
 
 		if (rtl_rtde_client_next(c, now, ev) == 1) {
 			if (ev->type == RTL_RTDE_CLIENT_EV_ERROR && ev->u.error->fatal) {
-				set_error(conn, ev->u.error->code, ev->u.error->state,
-					  ev->u.error->message);
+				set_error(conn, ev->u.error->err.code, ev->u.error->state,
+					  ev->u.error->err.msg);
 				drop_socket(conn);
 			}
 			return 1;
@@ -130,11 +130,11 @@ static int wait_state(struct rtl_rtde_conn *conn, int64_t deadline, enum rtl_rtd
 			if (ev.type == RTL_RTDE_CLIENT_EV_STATE && ev.u.state.to == want)
 				return 0;
 			if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal)
-				return ev.u.error->code;
+				return ev.u.error->err.code;
 			continue;
 		}
 		if (r == -ENOTCONN)
-			return conn->error.code ? conn->error.code : r;
+			return conn->error.err.code ? conn->error.err.code : r;
 		if (r < 0)
 			return r;
 		snprintf(msg, sizeof(msg),
@@ -149,7 +149,7 @@ static int wait_state(struct rtl_rtde_conn *conn, int64_t deadline, enum rtl_rtd
  * conn->error set. */
 static int connect_once(struct rtl_rtde_conn *conn, int64_t deadline)
 {
-	struct rtl_tcp_error terr;
+	struct rtl_error terr;
 	int64_t left = deadline - rtl_time_now();
 	bool start = !(conn->client->cfg.flags & RTL_RTDE_CLIENT_NO_START);
 	int fd, r;
@@ -160,10 +160,11 @@ static int connect_once(struct rtl_rtde_conn *conn, int64_t deadline)
 		left = 1;
 	fd = rtl_tcp_connect(conn->host, conn->port, left, &terr);
 	if (fd < 0) {
-		conn->error.code = fd;
+		conn->error.err.code = fd;
 		conn->error.fatal = true;
 		conn->error.state = RTL_RTDE_CLIENT_IDLE;
-		snprintf(conn->error.message, sizeof(conn->error.message), "RTDE %s", terr.message);
+		snprintf(conn->error.err.msg, sizeof(conn->error.err.msg), "RTDE %.*s",
+			 RTL_ERROR_MSG - 8, terr.msg);
 		return fd;
 	}
 	conn->fd = fd;
@@ -180,9 +181,9 @@ static int connect_once(struct rtl_rtde_conn *conn, int64_t deadline)
 static int open_failed(struct rtl_rtde_client_error *err, int code, const char *msg)
 {
 	if (err) {
-		err->code = code;
+		err->err.code = code;
 		err->fatal = true;
-		snprintf(err->message, sizeof(err->message), "RTDE open: %s", msg);
+		snprintf(err->err.msg, sizeof(err->err.msg), "RTDE open: %s", msg);
 	}
 	return code;
 }
@@ -212,7 +213,7 @@ RTL_API int rtl_rtde_conn_open(struct rtl_rtde_conn **connp, const char *host, u
 	conn->backoff_max = RTL_RTDE_CONN_BACKOFF_MAX_NS;
 	conn->client = rtl_rtde_client_create(cfg, &conn->error);
 	if (!conn->client) {
-		r = conn->error.code; /* the message names the recipe and field */
+		r = conn->error.err.code; /* the message names the recipe and field */
 		goto err_free;
 	}
 	r = connect_once(conn, deadline);
@@ -309,7 +310,7 @@ RTL_API int rtl_rtde_conn_reconnect(struct rtl_rtde_conn *conn, int64_t timeout_
 			return 0;
 		}
 		rtl_log(RTL_LOG_WARN, "RTDE: reconnect attempt %u failed: %s", attempt,
-			conn->error.message);
+			conn->error.err.msg);
 		if (conn->max_attempts && attempt >= conn->max_attempts)
 			return r;
 		now = rtl_time_now();

@@ -36,12 +36,12 @@ static int check_size(struct rtl_rtde_framer *f, uint64_t at, uint32_t size)
 {
 	struct rtl_rtde_framer_error *e = &f->error;
 	bool small = size < RTL_RTDE_HEADER_SIZE;
-	struct txt t = { e->message, sizeof(e->message), 0 };
+	struct txt t = { e->err.msg, sizeof(e->err.msg), 0 };
 
 	if (!small && size <= f->max_size)
 		return 0;
 
-	e->code = -EMSGSIZE;
+	e->err.code = -EMSGSIZE;
 	e->offset = at;
 	e->value = size;
 	e->limit = small ? RTL_RTDE_HEADER_SIZE : f->max_size;
@@ -55,7 +55,7 @@ static int check_size(struct rtl_rtde_framer *f, uint64_t at, uint32_t size)
 
 	f->in = NULL;
 	f->in_len = 0;
-	return e->code;
+	return e->err.code;
 }
 
 RTL_API int rtl_rtde_framer_init(struct rtl_rtde_framer *f, void *storage, size_t max_size)
@@ -83,8 +83,8 @@ RTL_API int rtl_rtde_framer_feed(struct rtl_rtde_framer *f, const void *data, si
 {
 	if (!f || (!data && len > 0))
 		return -EINVAL;
-	if (f->error.code)
-		return f->error.code;
+	if (f->error.err.code)
+		return f->error.err.code;
 	if (f->in_len > 0)
 		return -EBUSY;
 	if (len == 0)
@@ -112,8 +112,8 @@ RTL_API int rtl_rtde_framer_next(struct rtl_rtde_framer *f, const uint8_t **pkg,
 
 	if (!f || !pkg || !len)
 		return -EINVAL;
-	if (f->error.code)
-		return f->error.code;
+	if (f->error.err.code)
+		return f->error.err.code;
 
 	/* Fast path: a whole package at the front of the fed bytes. */
 	if (f->fill == 0 && f->in_len >= 2) {
@@ -164,7 +164,7 @@ RTL_API int rtl_rtde_framer_next(struct rtl_rtde_framer *f, const uint8_t **pkg,
 
 RTL_API const struct rtl_rtde_framer_error *rtl_rtde_framer_error(const struct rtl_rtde_framer *f)
 {
-	return f->error.code ? &f->error : NULL;
+	return f->error.err.code ? &f->error : NULL;
 }
 
 RTL_API size_t rtl_rtde_framer_pending(const struct rtl_rtde_framer *f)

@@ -39,19 +39,19 @@ static bool settled(enum rtl_rtde_client_state s, bool no_start)
  * framer for the loop: op_recv() hands it over before it receives again.
  * Returns 0, or a fatal error's code with @err filled. */
 static int drain(struct rtl_rtde_client *c, bool until_settled, bool no_start,
-		 struct rtl_rt_error *err)
+		 struct rtl_error *err)
 {
 	struct rtl_rtde_client_event ev;
 
 	while (!(until_settled && settled(rtl_rtde_client_state(c), no_start)) &&
 	       rtl_rtde_client_next(c, rtl_time_now(), &ev) == 1)
 		if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal)
-			return rtl_rt_error_set(err, ev.u.error->code, "%s", ev.u.error->message);
+			return rtl_error_set(err, ev.u.error->err.code, "%s", ev.u.error->err.msg);
 	return 0;
 }
 
 /* Run the client on the socket until it streams (or fails). */
-static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_rt_error *err)
+static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_error *err)
 {
 	struct rtl_rtde_client *c = t->client;
 	bool no_start = t->cfg.client.flags & RTL_RTDE_CLIENT_NO_START;
@@ -65,8 +65,8 @@ static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_
 		while ((n = rtl_rtde_client_tx(c, &out)) > 0) {
 			ret = rtl_tcp_send_all(t->fd, out, n, deadline);
 			if (ret < 0)
-				return rtl_rt_error_set(err, ret,
-							"RTDE: sending a setup request failed");
+				return rtl_error_set(err, ret,
+						     "RTDE: sending a setup request failed");
 			rtl_rtde_client_tx_done(c, n);
 		}
 		ret = drain(c, true, no_start, err);
@@ -78,7 +78,7 @@ static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_
 			return 0;
 		}
 		if (rtl_time_now() >= deadline)
-			return rtl_rt_error_set(
+			return rtl_error_set(
 				err, -ETIMEDOUT,
 				"RTDE: the handshake did not finish in time; is this an RTDE "
 				"controller (port 30004)?");
@@ -92,7 +92,7 @@ static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_
 			ret = drain(c, false, no_start, err);
 			if (ret)
 				return ret;
-			return rtl_rt_error_set(
+			return rtl_error_set(
 				err, -ECONNRESET,
 				"RTDE: the controller closed the connection during set-up");
 		}
@@ -114,7 +114,7 @@ static int find_input(struct rtl_rtde_transport *t, const char *name, struct rtl
 }
 
 /* The heartbeat field becomes the coalescer's (set-up, first connect). */
-static int setup_heartbeat(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
+static int setup_heartbeat(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
 	const char *name = t->cfg.heartbeat ? t->cfg.heartbeat : RTL_RTDE_CMD_FIELD_SEQ;
 	struct rtl_rtde_handle h;
@@ -125,21 +125,21 @@ static int setup_heartbeat(struct rtl_rtde_transport *t, struct rtl_rt_error *er
 	i = find_input(t, name, &h);
 	if (i < 0)
 		return t->cfg.heartbeat
-			       ? rtl_rt_error_set(err, -ENOENT,
-						  "RTDE: the heartbeat field '%s' is in no "
-						  "input recipe; add it, or set heartbeat = \"\" "
-						  "for none",
-						  name)
+			       ? rtl_error_set(err, -ENOENT,
+					       "RTDE: the heartbeat field '%s' is in no "
+					       "input recipe; add it, or set heartbeat = \"\" "
+					       "for none",
+					       name)
 			       : 0;
 	if (rtl_rtde_coalesce_set_heartbeat(&t->coal, (size_t)i, h) < 0)
-		return rtl_rt_error_set(err, -EINVAL,
-					"RTDE: the heartbeat field '%s' is not a 32-bit integer",
-					name);
+		return rtl_error_set(err, -EINVAL,
+				     "RTDE: the heartbeat field '%s' is not a 32-bit integer",
+				     name);
 	return 0;
 }
 
 /* Input recipes into the coalescer: first time set up, later re-keyed. */
-static int setup_coalescer(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
+static int setup_coalescer(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
 	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(t->client);
 	const struct rtl_rtde_recipe *recipes[RTL_RTDE_CLIENT_MAX_INPUTS];
@@ -151,8 +151,8 @@ static int setup_coalescer(struct rtl_rtde_transport *t, struct rtl_rt_error *er
 		for (unsigned i = 0; i < info->n_inputs; i++) {
 			ret = rtl_rtde_coalesce_set_id(&t->coal, i, info->input_ids[i]);
 			if (ret < 0)
-				return rtl_rt_error_set(err, ret,
-							"RTDE: input recipe ids changed badly");
+				return rtl_error_set(err, ret,
+						     "RTDE: input recipe ids changed badly");
 		}
 		/* The controller kept the old values, or another client changed
 		 * them: send everything again. */
@@ -162,8 +162,8 @@ static int setup_coalescer(struct rtl_rtde_transport *t, struct rtl_rt_error *er
 		recipes[i] = rtl_rtde_client_input_recipe(t->client, i);
 	ret = rtl_rtde_coalesce_init(&t->coal, recipes, info->input_ids, info->n_inputs);
 	if (ret < 0)
-		return rtl_rt_error_set(err, ret,
-					"RTDE: an input recipe is too large for the coalescer");
+		return rtl_error_set(err, ret,
+				     "RTDE: an input recipe is too large for the coalescer");
 	ret = setup_heartbeat(t, err);
 	if (ret < 0)
 		return ret;
@@ -189,7 +189,7 @@ static bool nan_means_unset(const struct rtl_rtde_field *f)
  * compared now, never per cycle): where each input double and each limited
  * field sits in the coalescer's frames, which stay put.
  */
-static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
+static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
 	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(t->client);
 
@@ -226,11 +226,11 @@ static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_rt_error *err
 					      &h) != 0)
 			i++;
 		if (i == info->n_inputs)
-			return rtl_rt_error_set(err, -ENOENT,
-						"RTDE: limit on '%s', which no input recipe "
-						"contains; fix: add it to an input recipe or drop "
-						"the limit",
-						field);
+			return rtl_error_set(err, -ENOENT,
+					     "RTDE: limit on '%s', which no input recipe "
+					     "contains; fix: add it to an input recipe or drop "
+					     "the limit",
+					     field);
 		t->limits[t->n_limits++] = (struct rtl_rtde_transport_bound){
 			.offset = h.offset,
 			.recipe = (uint8_t)i,
@@ -240,15 +240,15 @@ static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_rt_error *err
 	return 0;
 }
 
-static int build_safe(struct rtl_rtde_transport *t, struct rtl_rt_error *err);
+static int build_safe(struct rtl_rtde_transport *t, struct rtl_error *err);
 
-static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
+static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 {
 	struct rtl_rtde_transport *t = of(base);
 	int64_t timeout =
 		t->cfg.connect_timeout_ns ? t->cfg.connect_timeout_ns : DEFAULT_TIMEOUT_NS;
 	int64_t deadline = rtl_time_now() + timeout;
-	struct rtl_tcp_error terr = { 0 };
+	struct rtl_error terr = { 0 };
 	struct timeval slice = { .tv_usec = RTL_TRANSPORT_RX_SLICE_NS / 1000 };
 	int64_t period;
 	int ret;
@@ -261,7 +261,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 	if (t->fd < 0) {
 		ret = t->fd;
 		t->fd = -1;
-		return rtl_rt_error_set(err, ret, "%s", terr.message);
+		return rtl_error_set(err, ret, "%s", terr.msg);
 	}
 	t->pending = false;
 	ret = handshake(t, deadline, err);
@@ -275,7 +275,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 		goto err_close;
 	/* The loop's receive slice: recv() returns -EAGAIN after it. */
 	if (setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof(slice)) < 0) {
-		ret = rtl_rt_error_set(err, -errno, "RTDE: cannot set the receive time-out");
+		ret = rtl_error_set(err, -errno, "RTDE: cannot set the receive time-out");
 		goto err_close;
 	}
 	t->tx_off = t->tx_len = 0;
@@ -355,7 +355,7 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 		}
 		case RTL_RTDE_CLIENT_EV_ERROR:
 			if (ev.u.error->fatal)
-				return ev.u.error->code < 0 ? ev.u.error->code : -EPROTO;
+				return ev.u.error->err.code < 0 ? ev.u.error->err.code : -EPROTO;
 			continue;
 		case RTL_RTDE_CLIENT_EV_STATE:
 			if (ev.u.state.to == RTL_RTDE_CLIENT_FAILED ||
@@ -544,7 +544,7 @@ static int op_check(struct rtl_transport *base, char *why, size_t len)
  * frames of their own, checked, encoded once into safe_tx. At connect,
  * while no step runs.
  */
-static int build_safe(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
+static int build_safe(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
 	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(t->client);
 	const struct rtl_rtde_recipe *recipes[RTL_RTDE_CLIENT_MAX_INPUTS];
@@ -567,7 +567,7 @@ static int build_safe(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
 		recipes[i] = rtl_rtde_client_input_recipe(t->client, i);
 	ret = rtl_rtde_coalesce_init(&t->safe, recipes, info->input_ids, info->n_inputs);
 	if (ret < 0)
-		return rtl_rt_error_set(err, ret, "RTDE: cannot set up the safe package");
+		return rtl_error_set(err, ret, "RTDE: cannot set up the safe package");
 	rtl_rtde_coalesce_raw_masks(&t->safe, true);
 	if (t->cfg.safe)
 		t->cfg.safe(t, &t->safe, t->cfg.user);
@@ -577,18 +577,18 @@ static int build_safe(struct rtl_rtde_transport *t, struct rtl_rt_error *err)
 	for (unsigned i = 0; i < info->n_inputs; i++)
 		bases[i] = rtl_rtde_coalesce_frame(&t->safe, i)->values;
 	if (check_values(t, bases, why, sizeof(why)) < 0)
-		return rtl_rt_error_set(err, -EDOM,
-					"RTDE: the safe set cannot be sent: %s; fix the safe "
-					"callback",
-					why);
+		return rtl_error_set(err, -EDOM,
+				     "RTDE: the safe set cannot be sent: %s; fix the safe "
+				     "callback",
+				     why);
 	len = rtl_rtde_coalesce_encode(&t->safe, t->safe_tx, sizeof(t->safe_tx));
 	if (len < 0)
-		return rtl_rt_error_set(err, len, "RTDE: the safe package does not fit");
+		return rtl_error_set(err, len, "RTDE: the safe package does not fit");
 	if (len == 0)
-		return rtl_rt_error_set(err, -EINVAL,
-					"RTDE: the safe callback set no input value; write the "
-					"safe command (e.g. mode = RTL_RTDE_CMD_STOP) into its "
-					"frames");
+		return rtl_error_set(err, -EINVAL,
+				     "RTDE: the safe callback set no input value; write the "
+				     "safe command (e.g. mode = RTL_RTDE_CMD_STOP) into its "
+				     "frames");
 	t->safe_len = (size_t)len;
 	/* Its packages, and where the heartbeat's recipe landed, if it did. */
 	t->safe_pkgs = 0;
@@ -663,23 +663,23 @@ static bool list_has(const char *list, const char *name)
 
 RTL_API int rtl_rtde_transport_init(struct rtl_rtde_transport *t,
 				    const struct rtl_rtde_transport_config *cfg,
-				    struct rtl_rt_error *err)
+				    struct rtl_error *err)
 {
 	struct rtl_rtde_client_error cerr = { 0 };
 	struct rtl_rtde_client_config cc;
-	struct rtl_tcp_error terr = { 0 };
+	struct rtl_error terr = { 0 };
 	char *outputs = NULL;
 	bool safe_possible;
 	int64_t wd;
 	int ret;
 
 	if (!t || !cfg)
-		return rtl_rt_error_set(err, -EINVAL, "RTDE transport: no configuration");
+		return rtl_error_set(err, -EINVAL, "RTDE transport: no configuration");
 	if (cfg->n_limits > RTL_RTDE_TRANSPORT_MAX_LIMITS)
-		return rtl_rt_error_set(err, -EINVAL, "RTDE transport: too many limits");
+		return rtl_error_set(err, -EINVAL, "RTDE transport: too many limits");
 	if (!(cfg->rest_speed >= 0))
-		return rtl_rt_error_set(err, -EINVAL,
-					"RTDE transport: rest_speed must be >= 0 (0: 0.005 rad/s)");
+		return rtl_error_set(err, -EINVAL,
+				     "RTDE transport: rest_speed must be >= 0 (0: 0.005 rad/s)");
 	memset(t, 0, offsetof(struct rtl_rtde_transport, tx));
 	t->cfg = *cfg;
 	t->fd = -1;
@@ -698,7 +698,7 @@ RTL_API int rtl_rtde_transport_init(struct rtl_rtde_transport *t,
 	/* Once, here: a reconnect on the rx thread must not ask the resolver. */
 	ret = rtl_tcp_resolve(t->cfg.host, t->cfg.port, &t->addr, &terr);
 	if (ret < 0)
-		return rtl_rt_error_set(err, ret, "%s", terr.message);
+		return rtl_error_set(err, ret, "%s", terr.msg);
 	/* The stop at exit waits for actual_qd to fall to rest. */
 	cc = cfg->client;
 	safe_possible = cfg->safe != NULL;
@@ -709,14 +709,15 @@ RTL_API int rtl_rtde_transport_init(struct rtl_rtde_transport *t,
 
 		outputs = malloc(len);
 		if (!outputs)
-			return rtl_rt_error_set(err, -ENOMEM, "RTDE transport: out of memory");
+			return rtl_error_set(err, -ENOMEM, "RTDE transport: out of memory");
 		snprintf(outputs, len, "%s," REST_FIELD, cc.outputs);
 		cc.outputs = outputs;
 	}
 	t->client = rtl_rtde_client_create(&cc, &cerr);
 	free(outputs); /* the client copied the names */
 	if (!t->client)
-		return rtl_rt_error_set(err, cerr.code ? cerr.code : -ENOMEM, "%s", cerr.message);
+		return rtl_error_set(err, cerr.err.code ? cerr.err.code : -ENOMEM, "%s",
+				     cerr.err.msg);
 	t->base.ops = &rtde_ops;
 	t->base.impl = t;
 	t->base.commands = &t->coal;

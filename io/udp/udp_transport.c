@@ -307,18 +307,18 @@ static int op_check(struct rtl_transport *base, char *why, size_t len)
 
 /* ---- connection ---------------------------------------------------------------------------- */
 
-static int open_socket(struct rtl_udp_transport *t, struct rtl_rt_error *err)
+static int open_socket(struct rtl_udp_transport *t, struct rtl_error *err)
 {
 	int one = 1, r, fd;
 
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return rtl_rt_error_set(err, -errno, "UDP: socket() failed");
+		return rtl_error_set(err, -errno, "UDP: socket() failed");
 	if (connect(fd, (const struct sockaddr *)&t->addr, sizeof(t->addr)) < 0) {
 		r = -errno;
 		close(fd);
-		return rtl_rt_error_set(err, r, "UDP: connect to %s:%u failed: %s", t->cfg.host,
-					t->cfg.port, strerror(-r));
+		return rtl_error_set(err, r, "UDP: connect to %s:%u failed: %s", t->cfg.host,
+				     t->cfg.port, strerror(-r));
 	}
 	if (!t->cfg.no_kernel_timestamps)
 		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
@@ -327,7 +327,7 @@ static int open_socket(struct rtl_udp_transport *t, struct rtl_rt_error *err)
 }
 
 /* host:port to an IPv4 address, once (init). */
-static int resolve(struct rtl_udp_transport *t, struct rtl_rt_error *err)
+static int resolve(struct rtl_udp_transport *t, struct rtl_error *err)
 {
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM };
 	struct addrinfo *res = NULL;
@@ -337,10 +337,10 @@ static int resolve(struct rtl_udp_transport *t, struct rtl_rt_error *err)
 	snprintf(serv, sizeof(serv), "%u", t->cfg.port);
 	r = getaddrinfo(t->cfg.host, serv, &hints, &res);
 	if (r != 0)
-		return rtl_rt_error_set(err, -EHOSTUNREACH,
-					"UDP: cannot resolve '%s': %s; check the name, or give "
-					"the controller's IPv4 address",
-					t->cfg.host, gai_strerror(r));
+		return rtl_error_set(err, -EHOSTUNREACH,
+				     "UDP: cannot resolve '%s': %s; check the name, or give "
+				     "the controller's IPv4 address",
+				     t->cfg.host, gai_strerror(r));
 	memcpy(&t->addr, res->ai_addr, sizeof(t->addr));
 	freeaddrinfo(res);
 	return 0;
@@ -360,7 +360,7 @@ static int send_hello(struct rtl_udp_transport *t, uint64_t n)
 }
 
 /* HELLO until a WELCOME and the first STATE (kept pending in t->rx). */
-static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_rt_error *err)
+static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_error *err)
 {
 	int64_t next_hello = 0;
 	uint64_t hellos = 0;
@@ -374,7 +374,7 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_r
 		int n;
 
 		if (now >= deadline)
-			return rtl_rt_error_set(
+			return rtl_error_set(
 				err, -ETIMEDOUT,
 				"UDP: no %s from %s:%u within %.1f s (%llu HELLOs sent); is the "
 				"simulator running with --udp on that port, or the controller's RT "
@@ -392,7 +392,7 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_r
 		       now;
 		n = poll(&pfd, 1, (int)((wait + RTL_NS_PER_MS - 1) / RTL_NS_PER_MS));
 		if (n < 0 && errno != EINTR)
-			return rtl_rt_error_set(err, -errno, "UDP: poll() failed");
+			return rtl_error_set(err, -errno, "UDP: poll() failed");
 		if (n <= 0)
 			continue;
 		n = rx_one(t, MSG_DONTWAIT);
@@ -401,8 +401,7 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_r
 		if (n == -EAGAIN)
 			continue;
 		if (n <= 0)
-			return rtl_rt_error_set(err, n < 0 ? n : -ECONNRESET,
-						"UDP: receive failed");
+			return rtl_error_set(err, n < 0 ? n : -ECONNRESET, "UDP: receive failed");
 		n = rtl_rt_udp_decode_header(t->rx, t->rx_len, &h);
 		if (n < 0) {
 			rtl_stat_add(&t->c.bad, 1);
@@ -411,11 +410,10 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_r
 		if (h.type == RTL_RT_UDP_WELCOME &&
 		    rtl_rt_udp_decode_hello(t->rx, t->rx_len, NULL, &w) > 0) {
 			if (strcmp(w.schema, RTL_RT_UDP_SCHEMA) != 0)
-				return rtl_rt_error_set(
-					err, -EPROTONOSUPPORT,
-					"UDP: the server streams schema '%s', rtloop "
-					"knows only '" RTL_RT_UDP_SCHEMA "'",
-					w.schema);
+				return rtl_error_set(err, -EPROTONOSUPPORT,
+						     "UDP: the server streams schema '%s', rtloop "
+						     "knows only '" RTL_RT_UDP_SCHEMA "'",
+						     w.schema);
 			t->server_period_ns = w.period_ns;
 			welcomed = true;
 		} else if (h.type == RTL_RT_UDP_STATE) {
@@ -428,11 +426,10 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_r
 	}
 
 refused:
-	return rtl_rt_error_set(
-		err, -ECONNREFUSED,
-		"UDP: %s:%u refused (ICMP port unreachable): nothing listens there; "
-		"start rtde-sim --udp, or check the controller's RT address and port",
-		t->cfg.host, t->cfg.port);
+	return rtl_error_set(err, -ECONNREFUSED,
+			     "UDP: %s:%u refused (ICMP port unreachable): nothing listens there; "
+			     "start rtde-sim --udp, or check the controller's RT address and port",
+			     t->cfg.host, t->cfg.port);
 }
 
 static void close_fd(struct rtl_udp_transport *t)
@@ -442,7 +439,7 @@ static void close_fd(struct rtl_udp_transport *t)
 	t->fd = -1;
 }
 
-static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
+static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 {
 	struct rtl_udp_transport *t = of(base);
 	int64_t deadline = rtl_time_now() + t->cfg.connect_timeout_ns;
@@ -466,7 +463,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_rt_error *err)
 		struct timeval tv = { .tv_usec = RTL_TRANSPORT_RX_SLICE_NS / 1000 };
 
 		if (setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
-			ret = rtl_rt_error_set(err, -errno, "UDP: cannot set the receive time-out");
+			ret = rtl_error_set(err, -errno, "UDP: cannot set the receive time-out");
 			goto err_close;
 		}
 	}
@@ -520,17 +517,17 @@ static const struct rtl_transport_ops udp_ops = {
 
 RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
 				   const struct rtl_udp_transport_config *cfg,
-				   struct rtl_rt_error *err)
+				   struct rtl_error *err)
 {
 	int ret;
 
 	if (!t || !cfg)
-		return rtl_rt_error_set(err, -EINVAL, "UDP transport: no configuration");
+		return rtl_error_set(err, -EINVAL, "UDP transport: no configuration");
 	if (cfg->period_ns < 0 || cfg->period_ns > RTL_NS_PER_SEC || cfg->connect_timeout_ns < 0 ||
 	    !(cfg->max_joint_vel >= 0) || !(cfg->max_linear_vel >= 0) ||
 	    !(cfg->max_angular_vel >= 0) || !(cfg->rest_speed >= 0) ||
 	    !(cfg->safe_decel > 0 || cfg->safe_decel == 0 || cfg->safe_decel == RTL_RT_UDP_AUTO))
-		return rtl_rt_error_set(
+		return rtl_error_set(
 			err, -EINVAL,
 			"UDP transport: period above 1 s, a negative time-out or limit, or "
 			"a safe deceleration that is neither > 0 nor AUTO");

@@ -166,10 +166,10 @@ static void *fake_main(void *arg)
 
 void fake_start(struct fake *fk)
 {
-	struct rtl_tcp_error err;
+	struct rtl_error err;
 
 	fk->lfd = rtl_tcp_listen(NULL, 0, &fk->port, &err);
-	cr_assert_geq(fk->lfd, 0, "%s", err.message);
+	cr_assert_geq(fk->lfd, 0, "%s", err.msg);
 	cr_assert_gt(fk->port, 0);
 	cr_assert_eq(pthread_create(&fk->th, NULL, fake_main, fk), 0);
 }

@@ -101,14 +101,14 @@ static void wire_put(struct fake *f, double v, bool safe)
 	}
 }
 
-static int fake_connect(struct rtl_transport *t, struct rtl_rt_error *err)
+static int fake_connect(struct rtl_transport *t, struct rtl_error *err)
 {
 	struct fake *f = t->impl;
 	struct timeval slice = { .tv_usec = RTL_TRANSPORT_RX_SLICE_NS / 1000 };
 	int sv[2];
 
 	if (!isfinite(f->safe_value))
-		return rtl_rt_error_set(err, -EDOM, "fake: the safe value is not finite");
+		return rtl_error_set(err, -EDOM, "fake: the safe value is not finite");
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
 		return -errno;
 	if (f->peer >= 0)
@@ -381,7 +381,7 @@ static struct rtl_loop_config test_config(void)
 static struct rtl_loop *launch_prepared(const struct rtl_loop_config *cfg)
 {
 	struct rtl_loop *loop = NULL;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	atomic_store(&connect_overlaps, 0);
 	cr_assert_eq(rtl_loop_create(&loop, cfg, &err), 0, "%s", err.msg);
@@ -393,7 +393,7 @@ static struct rtl_loop *launch_prepared(const struct rtl_loop_config *cfg)
 static struct rtl_loop *launch(const struct rtl_loop_config *cfg)
 {
 	struct rtl_loop *loop = NULL;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	memset(&sn, 0, sizeof(sn));
 	fake_setup();
@@ -977,7 +977,7 @@ Test(loop, a_cpu_without_its_pin_flag_is_refused)
 {
 	struct rtl_loop_config cfg = { .rx_cpu = 1 };
 	struct rtl_loop *loop = NULL;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	fake_setup();
 	cfg.transport = &tr;
@@ -1028,7 +1028,7 @@ Test(loop, bad_configuration_is_refused)
 	struct rtl_transport bad = { .ops = NULL };
 	struct rtl_loop_config cfg = { .transport = &bad };
 	struct rtl_loop *loop;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
 	cr_expect(strstr(err.msg, "transport") != NULL);
@@ -1137,7 +1137,7 @@ Test(loop, negative_spin_settings_are_refused)
 {
 	struct rtl_loop_config cfg = { .spin_lead_ns = -1 };
 	struct rtl_loop *loop = NULL;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	fake_setup();
 	cfg.transport = &tr;

@@ -27,7 +27,7 @@ static void require_real_mlock(void)
 
 Test(mem, lock_all_locks_the_process)
 {
-	struct rtl_rt_error err;
+	struct rtl_error err;
 	int ret;
 
 	require_real_mlock();
@@ -45,7 +45,7 @@ Test(mem, lock_all_locks_the_process)
 Test(mem, refused_lock_names_the_limit_and_fix)
 {
 	struct rlimit zero = { 0, 0 };
-	struct rtl_rt_error err;
+	struct rtl_error err;
 	int ret;
 
 	require_real_mlock();

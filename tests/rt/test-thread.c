@@ -39,7 +39,7 @@ static void *observe(void *arg)
 
 static void require_rt(void)
 {
-	struct rtl_rt_error err;
+	struct rtl_error err;
 
 	if (!rtl_thread_rt_permitted(10, &err))
 		cr_skip_test("SCHED_FIFO not permitted here: %s", err.msg);
@@ -169,7 +169,7 @@ Test(thread, best_effort_degrades_and_records_why)
 
 Test(thread, cpu_latency_request_is_held_or_explained)
 {
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	int fd = rtl_thread_hold_cpu_latency(0, &err);
 
 	if (fd < 0) {
@@ -185,7 +185,7 @@ Test(thread, cpu_latency_request_is_held_or_explained)
 
 Test(thread, cpu_latency_refused_without_privileges)
 {
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	drop_privileges();
 	cr_assert_lt(rtl_thread_hold_cpu_latency(0, &err), 0);

@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 
 	rc = rtl_rtde_conn_open(&conn, host, (uint16_t)port, &cfg, 5 * RTL_NS_PER_SEC, &err);
 	if (rc < 0) {
-		fprintf(stderr, "soak-client: %s\n", err.message);
+		fprintf(stderr, "soak-client: %s\n", err.err.msg);
 		return 1;
 	}
 	end = rtl_time_now() + (int64_t)(duration * 1e9);
@@ -87,8 +87,8 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			break;
 		if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal) {
-			fprintf(stderr, "soak-client: %s\n", ev.u.error->message);
-			rc = ev.u.error->code;
+			fprintf(stderr, "soak-client: %s\n", ev.u.error->err.msg);
+			rc = ev.u.error->err.code;
 			break;
 		}
 		if (ev.type != RTL_RTDE_CLIENT_EV_DATA || !ev.u.data.has_timestamp)

@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 	struct rtl_loop_config lc = { 0 };
 	static struct rtl_rtde_transport tr;
 	struct rtl_loop *loop;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	struct rtl_loop_stats s;
 	int64_t end;
 

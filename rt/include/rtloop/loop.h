@@ -135,7 +135,7 @@ struct rtl_transport_ops {
 	 * t->values_size, t->period_ns, t->rx_timeout_ns and
 	 * t->ctrl_watchdog_ns. Returns 0 or -errno with @err filled.
 	 */
-	int (*connect)(struct rtl_transport *t, struct rtl_rt_error *err);
+	int (*connect)(struct rtl_transport *t, struct rtl_error *err);
 	/*
 	 * rx thread: wait up to RTL_TRANSPORT_RX_SLICE_NS for bytes and take
 	 * them in. Returns the byte count (> 0), 0 when the peer closed,
@@ -373,7 +373,7 @@ RTL_API struct rtl_loop_spin rtl_loop_spin_window(int64_t wait_start, int64_t la
  *   -ENOMEM  allocation failed.
  */
 RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config *cfg,
-			    struct rtl_rt_error *err);
+			    struct rtl_error *err);
 
 /* Stop (if running: the stop at exit is sent and awaited, as with
  * rtl_loop_stop()) and free. NULL is accepted. Not RT-safe. */
@@ -388,7 +388,7 @@ RTL_API void rtl_loop_destroy(struct rtl_loop *loop);
  * Returns 0, or -EPERM (real time refused and required), -EALREADY, or the
  * transport's connect error, with @err filled.
  */
-RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_rt_error *err);
+RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_error *err);
 
 /*
  * Ask the loop to stop. Async-signal-safe (atomic stores and a futex
@@ -408,7 +408,7 @@ RTL_API void rtl_loop_stop(struct rtl_loop *loop);
 RTL_API int rtl_loop_join(struct rtl_loop *loop);
 
 /* rtl_loop_start() then rtl_loop_join(): the callback API in one call. */
-RTL_API int rtl_loop_run(struct rtl_loop *loop, struct rtl_rt_error *err);
+RTL_API int rtl_loop_run(struct rtl_loop *loop, struct rtl_error *err);
 
 /*
  * External-loop API, for users who own their loop thread (no step function

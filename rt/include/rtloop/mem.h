@@ -11,7 +11,7 @@
  *     node when libnuma is built in and the kernel supports it, plain
  *     anonymous memory otherwise.
  * Refusals (limits, missing capabilities) come back as -errno plus a
- * sentence in struct rtl_rt_error that names the cause and the fix.
+ * sentence in struct rtl_error that names the cause and the fix.
  */
 #ifndef RTLOOP_MEM_H
 #define RTLOOP_MEM_H
@@ -21,21 +21,7 @@
 #include <stdint.h>
 
 #include <rtloop/compiler.h>
-
-/* A refused real-time request: the -errno code and what to do about it. */
-struct rtl_rt_error {
-	int code;	/* 0 or -errno */
-	char msg[1024]; /* cause and fix, NUL-terminated; empty when code == 0 */
-};
-
-/*
- * Fill @err (may be NULL) with @code and the printf-formatted message, cut
- * to fit msg. Returns @code, so that a failure path reads
- * "return rtl_rt_error_set(err, -EINVAL, ...);". Logs nothing. Not RT-safe
- * (set-up and error paths only).
- */
-RTL_API int rtl_rt_error_set(struct rtl_rt_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+#include <rtloop/error.h>
 
 /*
  * mlockall(MCL_CURRENT | MCL_FUTURE). On failure fills @err (may be NULL)
@@ -46,7 +32,7 @@ RTL_API int rtl_rt_error_set(struct rtl_rt_error *err, int code, const char *fmt
  *   -EPERM   no CAP_IPC_LOCK and RLIMIT_MEMLOCK is 0,
  *   -EAGAIN  the kernel could not lock some pages.
  */
-RTL_API int rtl_mem_lock_all(struct rtl_rt_error *err);
+RTL_API int rtl_mem_lock_all(struct rtl_error *err);
 
 /* munlockall(). Returns 0 or -errno. */
 RTL_API int rtl_mem_unlock_all(void);

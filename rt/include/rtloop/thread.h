@@ -42,7 +42,7 @@ struct rtl_thread {
 	int cpu;
 	/* Best effort fell back to SCHED_OTHER; err says why. */
 	bool degraded;
-	struct rtl_rt_error err;
+	struct rtl_error err;
 	/* Private. */
 	void *(*fn)(void *);
 	void *arg;
@@ -82,7 +82,7 @@ RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_th
  * applying it to a short-lived thread). Fills @err (may be NULL) with the
  * reason when it may not. Not RT-safe.
  */
-RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_rt_error *err);
+RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_error *err);
 
 /*
  * Ask the kernel's PM QoS to keep CPUs out of C-states whose exit latency
@@ -92,7 +92,7 @@ RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_rt_error *err);
  * Returns the descriptor (>= 0), or -errno (-EACCES: not root; -ENOENT: no
  * such device) with @err filled (may be NULL).
  */
-RTL_API int rtl_thread_hold_cpu_latency(int32_t us, struct rtl_rt_error *err);
+RTL_API int rtl_thread_hold_cpu_latency(int32_t us, struct rtl_error *err);
 
 /* Drop the request of rtl_thread_hold_cpu_latency(); a negative @fd is a
  * no-op. */

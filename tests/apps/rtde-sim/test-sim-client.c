@@ -84,7 +84,7 @@ static struct rtl_rtde_conn *dial(struct rtl_sim_server *srv,
 	struct rtl_rtde_conn *conn = NULL;
 	int r = rtl_rtde_conn_open(&conn, HOST, rtl_sim_server_port(srv), cfg, OPEN_TIMEOUT, &err);
 
-	cr_assert_eq(r, 0, "open: %d: %s", r, err.message);
+	cr_assert_eq(r, 0, "open: %d: %s", r, err.err.msg);
 	cr_assert_not_null(conn);
 	return conn;
 }
@@ -97,7 +97,7 @@ static int dial_fails(struct rtl_sim_server *srv, const struct rtl_rtde_client_c
 	int r = rtl_rtde_conn_open(&conn, HOST, rtl_sim_server_port(srv), cfg, OPEN_TIMEOUT, err);
 
 	cr_assert_null(conn);
-	cr_assert_eq(r, err->code, "the code returned is the code reported");
+	cr_assert_eq(r, err->err.code, "the code returned is the code reported");
 	return r;
 }
 
@@ -151,8 +151,8 @@ static size_t collect(struct rtl_rtde_conn *conn, struct stream *s, size_t want,
 		if (ev.type == RTL_RTDE_CLIENT_EV_TEXT)
 			s->texts++;
 		if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal) {
-			s->end = ev.u.error->code;
-			memcpy(s->end_msg, ev.u.error->message, sizeof(s->end_msg));
+			s->end = ev.u.error->err.code;
+			memcpy(s->end_msg, ev.u.error->err.msg, sizeof(s->end_msg));
 			break;
 		}
 		if (ev.type != RTL_RTDE_CLIENT_EV_DATA)
@@ -328,11 +328,11 @@ Test(sim_client, a_field_the_controller_lacks_is_reported_by_name)
 
 	/* The controller (3.15.8) answers NOT_FOUND for this field; the client
 	 * knows it from the registry and the version before it asks. */
-	cr_assert_eq(dial_fails(srv, &cfg, &err), -EPROTO, "%s", err.message);
+	cr_assert_eq(dial_fails(srv, &cfg, &err), -EPROTO, "%s", err.err.msg);
 	cr_assert(err.fatal);
-	cr_assert(contains(err.message, "'actual_current_as_torque'"), "%s", err.message);
-	cr_assert(contains(err.message, "3.15.8"), "names the controller: %s", err.message);
-	cr_assert(contains(err.message, "RTDE " HOST ":"), "names host:port: %s", err.message);
+	cr_assert(contains(err.err.msg, "'actual_current_as_torque'"), "%s", err.err.msg);
+	cr_assert(contains(err.err.msg, "3.15.8"), "names the controller: %s", err.err.msg);
+	cr_assert(contains(err.err.msg, "RTDE " HOST ":"), "names host:port: %s", err.err.msg);
 
 	/* With the drop flag the field goes and the rest streams. */
 	cfg.recipe_flags = RTL_RTDE_RECIPE_DROP_UNAVAILABLE;
@@ -343,9 +343,9 @@ Test(sim_client, a_field_the_controller_lacks_is_reported_by_name)
 
 	/* A name no controller has fails before any connection, with a hint. */
 	cfg.outputs = "timestamp,actual_tcp_pose";
-	cr_assert_eq(dial_fails(srv, &cfg, &err), -ENOENT, "%s", err.message);
-	cr_assert(contains(err.message, "'actual_tcp_pose'"), "%s", err.message);
-	cr_assert(contains(err.message, "actual_TCP_pose"), "suggests the name: %s", err.message);
+	cr_assert_eq(dial_fails(srv, &cfg, &err), -ENOENT, "%s", err.err.msg);
+	cr_assert(contains(err.err.msg, "'actual_tcp_pose'"), "%s", err.err.msg);
+	cr_assert(contains(err.err.msg, "actual_TCP_pose"), "suggests the name: %s", err.err.msg);
 	finish(srv, &st);
 	cr_assert_eq(st.connections, 2, "the misspelt recipe never connected");
 }
@@ -362,12 +362,12 @@ Test(sim_client, inputs_in_use_are_reported_by_name)
 	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
 
 	/* The same inputs from a second connection. */
-	cr_assert_eq(dial_fails(srv, &cfg, &err), -EBUSY, "%s", err.message);
+	cr_assert_eq(dial_fails(srv, &cfg, &err), -EBUSY, "%s", err.err.msg);
 	cr_assert(err.fatal);
 	cr_assert_eq(err.state, RTL_RTDE_CLIENT_INPUTS);
-	cr_assert(contains(err.message, "IN_USE"), "%s", err.message);
-	cr_assert(contains(err.message, "'" RTL_RTDE_CMD_FIELD_MODE "'"), "%s", err.message);
-	cr_assert(contains(err.message, "'" RTL_RTDE_CMD_FIELD_PARAM0 "'"), "%s", err.message);
+	cr_assert(contains(err.err.msg, "IN_USE"), "%s", err.err.msg);
+	cr_assert(contains(err.err.msg, "'" RTL_RTDE_CMD_FIELD_MODE "'"), "%s", err.err.msg);
+	cr_assert(contains(err.err.msg, "'" RTL_RTDE_CMD_FIELD_PARAM0 "'"), "%s", err.err.msg);
 	rtl_rtde_conn_close(owner);
 	finish(srv, NULL);
 
@@ -375,10 +375,10 @@ Test(sim_client, inputs_in_use_are_reported_by_name)
 	o.fieldbus = true;
 	srv = serve(&o, NULL);
 	cfg.inputs[0] = "input_int_register_3";
-	cr_assert_eq(dial_fails(srv, &cfg, &err), -EBUSY, "%s", err.message);
-	cr_assert(contains(err.message, "'input_int_register_3'"), "%s", err.message);
-	cr_assert(contains(err.message, "fieldbus") || contains(err.message, "EtherNet/IP"),
-		  "names the likely owner: %s", err.message);
+	cr_assert_eq(dial_fails(srv, &cfg, &err), -EBUSY, "%s", err.err.msg);
+	cr_assert(contains(err.err.msg, "'input_int_register_3'"), "%s", err.err.msg);
+	cr_assert(contains(err.err.msg, "fieldbus") || contains(err.err.msg, "EtherNet/IP"),
+		  "names the likely owner: %s", err.err.msg);
 	/* The external-client range is free. */
 	cfg.inputs[0] = RTL_RTDE_CMD_FIELD_MODE;
 	conn = dial(srv, &cfg);
@@ -409,9 +409,9 @@ Test(sim_client, two_clients_with_overlapping_inputs)
 	int tries = 0, rc;
 
 	/* B overlaps A in register 26 only: that one, and only that, is named. */
-	cr_assert_eq(dial_fails(srv, &cb, &err), -EBUSY, "%s", err.message);
-	cr_assert(contains(err.message, "'input_int_register_26'"), "%s", err.message);
-	cr_assert_not(contains(err.message, "'input_int_register_27'"), "%s", err.message);
+	cr_assert_eq(dial_fails(srv, &cb, &err), -EBUSY, "%s", err.err.msg);
+	cr_assert(contains(err.err.msg, "'input_int_register_26'"), "%s", err.err.msg);
+	cr_assert_not(contains(err.err.msg, "'input_int_register_27'"), "%s", err.err.msg);
 
 	/* Without the overlap B gets its register, and A reads what B writes. */
 	cb.inputs[0] = "input_int_register_27";
@@ -445,7 +445,7 @@ Test(sim_client, two_clients_with_overlapping_inputs)
 		if (rc == -EBUSY)
 			usleep(10000);
 	} while (rc == -EBUSY && ++tries < 200);
-	cr_assert_eq(rc, 0, "%s", err.message);
+	cr_assert_eq(rc, 0, "%s", err.err.msg);
 	rtl_rtde_conn_close(b);
 	finish(srv, NULL);
 }
@@ -521,7 +521,7 @@ Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
 	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,actual_q,actual_TCP_pose" };
 	struct rtl_rtde_client_error cerr;
-	struct rtl_tcp_error terr;
+	struct rtl_error terr;
 	struct rtl_sim_server *srv;
 	struct rtl_rtde_client *c;
 	struct rtl_rtde_handle hq;
@@ -538,9 +538,9 @@ Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 	o.faults.fragment_max = 3;
 	srv = serve(&o, NULL);
 	c = rtl_rtde_client_create(&cfg, &cerr);
-	cr_assert_not_null(c, "%s", cerr.message);
+	cr_assert_not_null(c, "%s", cerr.err.msg);
 	fd = rtl_tcp_connect(HOST, rtl_sim_server_port(srv), OPEN_TIMEOUT, &terr);
-	cr_assert_geq(fd, 0, "%s", terr.message);
+	cr_assert_geq(fd, 0, "%s", terr.msg);
 	cr_assert_eq(rtl_rtde_client_connected(c, rtl_time_now()), 0);
 	/* The driver loop of rtde_client.h, reading at most 3 bytes at a time
 	 * on top of the simulator's own 1..3-byte writes. */
@@ -562,7 +562,7 @@ Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 		recvs++;
 		cr_assert_eq(rtl_rtde_client_feed(c, buf, (size_t)got), 0);
 		while (rtl_rtde_client_next(c, rtl_time_now(), &ev) == 1) {
-			cr_assert_neq(ev.type, RTL_RTDE_CLIENT_EV_ERROR, "%s", ev.u.error->message);
+			cr_assert_neq(ev.type, RTL_RTDE_CLIENT_EV_ERROR, "%s", ev.u.error->err.msg);
 			if (ev.type != RTL_RTDE_CLIENT_EV_DATA)
 				continue;
 			if (n == 0) {
@@ -630,11 +630,11 @@ Test(sim_client, a_reset_is_reported_and_reconnect_resumes_the_stream)
 	cr_assert_eq(ev.type, RTL_RTDE_CLIENT_EV_STATE);
 	cr_assert_eq(ev.u.state.to, RTL_RTDE_CLIENT_CLOSED);
 	cr_assert_eq(rtl_rtde_conn_next_event(conn, &ev, 0), -ENOTCONN);
-	cr_assert_eq(rtl_rtde_conn_error(conn)->code, -ECONNRESET);
+	cr_assert_eq(rtl_rtde_conn_error(conn)->err.code, -ECONNRESET);
 	cr_assert_eq(rtl_rtde_conn_fd(conn), -1);
 
 	cr_assert_eq(rtl_rtde_conn_reconnect(conn, 3 * RTL_NS_PER_SEC), 0, "%s",
-		     rtl_rtde_conn_error(conn)->message);
+		     rtl_rtde_conn_error(conn)->err.msg);
 	cr_assert_eq(stats_of(conn)->reconnects, 1);
 	cr_assert_eq(rtl_rtde_client_state(rtl_rtde_conn_client(conn)), RTL_RTDE_CLIENT_RUNNING);
 	collect(conn, &S2, MAX_PKGS, 4 * RTL_NS_PER_SEC);
@@ -797,7 +797,7 @@ static void rig_next(struct rig *g)
 			g->texts++;
 		}
 		cr_assert(ev.type != RTL_RTDE_CLIENT_EV_ERROR || !ev.u.error->fatal, "%s",
-			  ev.u.error->message);
+			  ev.u.error->err.msg);
 		if (ev.type == RTL_RTDE_CLIENT_EV_DATA)
 			break;
 	}

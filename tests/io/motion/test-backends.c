@@ -296,7 +296,7 @@ static void fake_reset(void)
 Test(backend_drfl, open_calls_in_doosans_order, .init = fake_reset)
 {
 	struct rtl_drfl_config cfg = { .host = "10.0.0.5", .velx = 0.25, .set_input = true };
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	cr_assert_eq(rtl_drfl_open(&fake_api, &cfg, &err), 0, "%s", err.msg);
 	cr_expect_str_eq(F.log, "connect_rt_control set_rt_control_output set_rt_control_input "
@@ -328,7 +328,7 @@ Test(backend_drfl, output_only_by_default_and_joint_limits_in_deg, .init = fake_
 Test(backend_drfl, a_failed_call_disconnects_and_is_named, .init = fake_reset)
 {
 	struct rtl_drfl_config cfg = { 0 };
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	F.fail = "start_rt_control";
 	cr_expect_eq(rtl_drfl_open(&fake_api, &cfg, &err), -EIO);

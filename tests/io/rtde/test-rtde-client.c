@@ -61,11 +61,11 @@ static void record(const struct rtl_rtde_client_event *ev)
 		r->to = ev->u.state.to;
 		break;
 	case RTL_RTDE_CLIENT_EV_ERROR:
-		r->code = ev->u.error->code;
+		r->code = ev->u.error->err.code;
 		r->fatal = ev->u.error->fatal;
 		/* Messages are shorter than the buffer; cut the rest if not. */
-		r->len = strnlen(ev->u.error->message, sizeof(r->msg) - 1);
-		memcpy(r->msg, ev->u.error->message, r->len);
+		r->len = strnlen(ev->u.error->err.msg, sizeof(r->msg) - 1);
+		memcpy(r->msg, ev->u.error->err.msg, r->len);
 		r->msg[r->len] = '\0';
 		break;
 	case RTL_RTDE_CLIENT_EV_TEXT:
@@ -228,7 +228,7 @@ static void setup(void)
 
 static void start_client(void)
 {
-	cr_assert_eq(rtl_rtde_client_init(&cl, &cfg), 0, "%s", cl.error.message);
+	cr_assert_eq(rtl_rtde_client_init(&cl, &cfg), 0, "%s", cl.error.err.msg);
 	cr_assert_eq(rtl_rtde_client_connected(&cl, now), 0);
 	drain(&cl);
 }
@@ -395,7 +395,7 @@ Test(rtde_client, not_found_names_the_field)
 	cr_assert(strstr(e->msg, "'timestamp'"), "%s", e->msg);
 	cr_assert(strstr(e->msg, "SETUP_OUTPUTS"), "%s", e->msg);
 	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_FAILED);
-	cr_assert_eq(rtl_rtde_client_last_error(&cl)->code, -ENOENT);
+	cr_assert_eq(rtl_rtde_client_last_error(&cl)->err.code, -ENOENT);
 	cr_assert_eq(rtl_rtde_client_deadline(&cl), RTL_RTDE_CLIENT_NO_DEADLINE);
 	cr_assert_eq(rtl_rtde_client_feed(&cl, pkg, 3), -ENOTCONN);
 }
@@ -622,10 +622,10 @@ Test(rtde_client, reply_timeout_via_poll)
 	cr_assert_eq(rtl_rtde_client_poll(&cl, T0 + 499 * RTL_NS_PER_MS, &ev), 0);
 	cr_assert_eq(rtl_rtde_client_poll(&cl, T0 + 500 * RTL_NS_PER_MS, &ev), 1);
 	cr_assert_eq(ev.type, RTL_RTDE_CLIENT_EV_ERROR);
-	cr_assert_eq(ev.u.error->code, -ETIMEDOUT);
+	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
 	cr_assert(ev.u.error->fatal);
-	cr_assert(strstr(ev.u.error->message, "no REQUEST_PROTOCOL_VERSION reply within 0.500 s"),
-		  "%s", ev.u.error->message);
+	cr_assert(strstr(ev.u.error->err.msg, "no REQUEST_PROTOCOL_VERSION reply within 0.500 s"),
+		  "%s", ev.u.error->err.msg);
 	cr_assert_eq(rtl_rtde_client_poll(&cl, T0 + 600 * RTL_NS_PER_MS, &ev), 1);
 	cr_assert_eq(ev.type, RTL_RTDE_CLIENT_EV_STATE);
 	cr_assert_eq(ev.u.state.to, RTL_RTDE_CLIENT_FAILED);
@@ -646,8 +646,8 @@ Test(rtde_client, default_timeout_is_two_seconds_per_reply)
 	cr_assert_eq(rtl_rtde_client_next(&cl, now, &ev), 0);
 	now++;
 	cr_assert_eq(rtl_rtde_client_next(&cl, now, &ev), 1);
-	cr_assert_eq(ev.u.error->code, -ETIMEDOUT);
-	cr_assert(strstr(ev.u.error->message, "GET_URCONTROL_VERSION"));
+	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
+	cr_assert(strstr(ev.u.error->err.msg, "GET_URCONTROL_VERSION"));
 }
 
 Test(rtde_client, data_timeout_while_running)
@@ -661,8 +661,8 @@ Test(rtde_client, data_timeout_while_running)
 	cr_assert_eq(rtl_rtde_client_deadline(&cl), now + 100 * RTL_NS_PER_MS);
 	now += 100 * RTL_NS_PER_MS;
 	cr_assert_eq(rtl_rtde_client_poll(&cl, now, &ev), 1);
-	cr_assert_eq(ev.u.error->code, -ETIMEDOUT);
-	cr_assert(strstr(ev.u.error->message, "while streaming"), "%s", ev.u.error->message);
+	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
+	cr_assert(strstr(ev.u.error->err.msg, "while streaming"), "%s", ev.u.error->err.msg);
 }
 
 /* ---- loss accounting ------------------------------------------------------------ */
@@ -965,12 +965,12 @@ Test(rtde_client, init_checks_names_and_config)
 
 	cfg.outputs = "timestamp,actual_tcp_pose";
 	cr_assert_eq(rtl_rtde_client_init(&cl, &cfg), -ENOENT);
-	cr_assert(strstr(cl.error.message, "did you mean 'actual_TCP_pose'"), "%s",
-		  cl.error.message);
+	cr_assert(strstr(cl.error.err.msg, "did you mean 'actual_TCP_pose'"), "%s",
+		  cl.error.err.msg);
 	c = rtl_rtde_client_create(&cfg, &err);
 	cr_assert_null(c);
-	cr_assert_eq(err.code, -ENOENT);
-	cr_assert(strstr(err.message, "actual_tcp_pose"));
+	cr_assert_eq(err.err.code, -ENOENT);
+	cr_assert(strstr(err.err.msg, "actual_tcp_pose"));
 
 	cfg.outputs = OUTPUTS;
 	cfg.frequency = 0.5;
@@ -978,7 +978,7 @@ Test(rtde_client, init_checks_names_and_config)
 	cfg.frequency = 125;
 	cfg.outputs = NULL;
 	cr_assert_eq(rtl_rtde_client_init(&cl, &cfg), -EINVAL);
-	cr_assert(strstr(cl.error.message, "RTL_RTDE_CLIENT_NO_START"));
+	cr_assert(strstr(cl.error.err.msg, "RTL_RTDE_CLIENT_NO_START"));
 	cfg.flags = RTL_RTDE_CLIENT_NO_START;
 	cr_assert_eq(rtl_rtde_client_init(&cl, &cfg), 0);
 	cr_assert_eq(rtl_rtde_client_start(&cl, now), -ENOTCONN);
@@ -991,7 +991,7 @@ Test(rtde_client, init_checks_names_and_config)
 		cfg.outputs = outs;
 		cfg.flags = 0;
 		c = rtl_rtde_client_create(&cfg, &err);
-		cr_assert_not_null(c, "%s", err.message);
+		cr_assert_not_null(c, "%s", err.err.msg);
 		memset(outs, 'x', sizeof(outs) - 1);
 		cr_assert_str_eq(c->cfg.outputs, OUTPUTS);
 		rtl_rtde_client_destroy(c);

@@ -48,7 +48,7 @@ static int take_data(struct rtl_rtde_conn *c, int n, double *first_ts)
 
 		cr_assert_eq(r, 1, "next_event: %d", r);
 		if (ev.type == RTL_RTDE_CLIENT_EV_ERROR)
-			cr_assert_fail("error: %s", ev.u.error->message);
+			cr_assert_fail("error: %s", ev.u.error->err.msg);
 		if (ev.type == RTL_RTDE_CLIENT_EV_DATA) {
 			if (!got && first_ts)
 				*first_ts = ev.u.data.timestamp;
@@ -73,11 +73,11 @@ static void expect_closed(struct rtl_rtde_conn *c)
 			break;
 	}
 	cr_assert(ev.u.error->fatal);
-	cr_assert_eq(ev.u.error->code, -ECONNRESET);
-	cr_assert(strstr(ev.u.error->message, "closed the connection"), "%s", ev.u.error->message);
+	cr_assert_eq(ev.u.error->err.code, -ECONNRESET);
+	cr_assert(strstr(ev.u.error->err.msg, "closed the connection"), "%s", ev.u.error->err.msg);
 	/* The connection's copy names the peer. */
-	cr_assert(strncmp(rtl_rtde_conn_error(c)->message, "RTDE ", 5) == 0, "%s",
-		  rtl_rtde_conn_error(c)->message);
+	cr_assert(strncmp(rtl_rtde_conn_error(c)->err.msg, "RTDE ", 5) == 0, "%s",
+		  rtl_rtde_conn_error(c)->err.msg);
 	cr_assert_eq(rtl_rtde_conn_fd(c), -1);
 	do
 		r = rtl_rtde_conn_next_event(c, &ev, 100 * MS);
@@ -108,7 +108,7 @@ Test(rtde_conn, open_receive_peer_close_reconnect)
 	rtl_log_set_handler(log_capture, NULL);
 	fake_start(&fk);
 	cr_assert_eq(rtl_rtde_conn_open(&c, "127.0.0.1", fk.port, &cfg, 2 * SEC, &err), 0, "%s",
-		     err.message);
+		     err.err.msg);
 	info = rtl_rtde_client_info(rtl_rtde_conn_client(c));
 	cr_assert_eq(info->protocol, RTL_RTDE_PROTOCOL_V2);
 	cr_assert_eq(info->version.major, 5);
@@ -118,7 +118,7 @@ Test(rtde_conn, open_receive_peer_close_reconnect)
 	cr_assert_float_eq(ts, 42.0, 1e-9);
 	expect_closed(c);
 
-	cr_assert_eq(rtl_rtde_conn_reconnect(c, 2 * SEC), 0, "%s", rtl_rtde_conn_error(c)->message);
+	cr_assert_eq(rtl_rtde_conn_reconnect(c, 2 * SEC), 0, "%s", rtl_rtde_conn_error(c)->err.msg);
 	cr_assert_eq(rtl_rtde_client_stats(rtl_rtde_conn_client(c))->reconnects, 1);
 	cr_assert_eq(take_data(c, 3, NULL), 3);
 	cr_assert_eq(rtl_rtde_client_stats(rtl_rtde_conn_client(c))->data, 6);
@@ -143,7 +143,7 @@ Test(rtde_conn, send_inputs_reach_the_controller)
 
 	fake_start(&fk);
 	cr_assert_eq(rtl_rtde_conn_open(&c, "localhost", fk.port, &cfg, 2 * SEC, &err), 0, "%s",
-		     err.message);
+		     err.err.msg);
 	r = rtl_rtde_client_input_recipe(rtl_rtde_conn_client(c), 0);
 	cr_assert_eq(rtl_rtde_frame_init(&f, store, sizeof(store), r), 0);
 	cr_assert_eq(rtl_rtde_recipe_handle(r, "input_int_register_24", &h), 0);
@@ -166,7 +166,7 @@ Test(rtde_conn, pause_and_start_again)
 
 	fake_start(&fk);
 	cr_assert_eq(rtl_rtde_conn_open(&c, "127.0.0.1", fk.port, &cfg, 2 * SEC, &err), 0, "%s",
-		     err.message);
+		     err.err.msg);
 	cr_assert_eq(rtl_rtde_conn_pause(c, 2 * SEC), 0);
 	cr_assert_eq(rtl_rtde_client_state(rtl_rtde_conn_client(c)), RTL_RTDE_CLIENT_READY);
 	cr_assert_eq(rtl_rtde_conn_start(c, 2 * SEC), 0);
@@ -190,20 +190,20 @@ static uint16_t closed_port(void)
 Test(rtde_conn, closed_port_is_refused_with_a_clear_message)
 {
 	struct rtl_rtde_client_error err;
-	struct rtl_tcp_error terr;
+	struct rtl_error terr;
 	struct rtl_rtde_conn *c = (void *)1;
 	uint16_t port = closed_port();
 	char want[64];
 
 	snprintf(want, sizeof(want), "nothing listens on 127.0.0.1:%u", port);
 	cr_assert_eq(rtl_tcp_connect("127.0.0.1", port, SEC, &terr), -ECONNREFUSED);
-	cr_assert(strstr(terr.message, want), "%s", terr.message);
-	cr_assert(strstr(terr.message, "RTDE enabled"), "%s", terr.message);
+	cr_assert(strstr(terr.msg, want), "%s", terr.msg);
+	cr_assert(strstr(terr.msg, "RTDE enabled"), "%s", terr.msg);
 
 	cr_assert_eq(rtl_rtde_conn_open(&c, "127.0.0.1", port, &cfg, SEC, &err), -ECONNREFUSED);
 	cr_assert_null(c);
-	cr_assert_eq(err.code, -ECONNREFUSED);
-	cr_assert(strstr(err.message, want), "%s", err.message);
+	cr_assert_eq(err.err.code, -ECONNREFUSED);
+	cr_assert(strstr(err.err.msg, want), "%s", err.err.msg);
 }
 
 Test(rtde_conn, silent_peer_times_out)
@@ -217,9 +217,9 @@ Test(rtde_conn, silent_peer_times_out)
 	fake_start(&fk);
 	cr_assert_eq(rtl_rtde_conn_open(&c, "127.0.0.1", fk.port, &cfg, 2 * SEC, &err), -ETIMEDOUT);
 	cr_assert_lt(rtl_time_now() - t0, SEC);
-	cr_assert(strstr(err.message, "no REQUEST_PROTOCOL_VERSION reply within 0.300 s"), "%s",
-		  err.message);
-	cr_assert(strstr(err.message, "127.0.0.1:"), "%s", err.message);
+	cr_assert(strstr(err.err.msg, "no REQUEST_PROTOCOL_VERSION reply within 0.300 s"), "%s",
+		  err.err.msg);
+	cr_assert(strstr(err.err.msg, "127.0.0.1:"), "%s", err.err.msg);
 	fake_stop(&fk); /* the fake sees EOF when open() gives up */
 }
 
@@ -232,7 +232,7 @@ Test(rtde_conn, reconnect_backs_off_and_gives_up)
 
 	fake_start(&fk);
 	cr_assert_eq(rtl_rtde_conn_open(&c, "127.0.0.1", fk.port, &cfg, 2 * SEC, &err), 0, "%s",
-		     err.message);
+		     err.err.msg);
 	fake_stop(&fk); /* serves one connection, then stops listening */
 	cr_assert_eq(take_data(c, 1, NULL), 1);
 	expect_closed(c);
@@ -248,8 +248,8 @@ Test(rtde_conn, reconnect_backs_off_and_gives_up)
 	cr_assert_lt(rtl_time_now() - t0, 2 * SEC);
 	cr_assert_eq(log_attempts, 3, "%s", log_text);
 	cr_assert(strstr(log_text, "attempt 3 of 3"), "%s", log_text);
-	cr_assert(strstr(rtl_rtde_conn_error(c)->message, "nothing listens"), "%s",
-		  rtl_rtde_conn_error(c)->message);
+	cr_assert(strstr(rtl_rtde_conn_error(c)->err.msg, "nothing listens"), "%s",
+		  rtl_rtde_conn_error(c)->err.msg);
 	cr_assert_eq(rtl_rtde_client_stats(rtl_rtde_conn_client(c))->reconnects, 0);
 	rtl_log_set_handler(NULL, NULL);
 

@@ -224,11 +224,11 @@ Test(rtde_framer, size_below_three_is_an_error_naming_offset_and_value)
 	cr_assert_eq(rtl_rtde_framer_next(&f, &pkg, &len), -EMSGSIZE);
 	e = rtl_rtde_framer_error(&f);
 	cr_assert_not_null(e);
-	cr_assert_eq(e->code, -EMSGSIZE);
+	cr_assert_eq(e->err.code, -EMSGSIZE);
 	cr_assert_eq(e->offset, 8);
 	cr_assert_eq(e->value, 2);
 	cr_assert_eq(e->limit, 3);
-	cr_assert_str_eq(e->message, "RTDE framer: package at stream offset 8 declares size 2 "
+	cr_assert_str_eq(e->err.msg, "RTDE framer: package at stream offset 8 declares size 2 "
 				     "(minimum 3); the stream is not RTDE or is out of sync: "
 				     "reconnect");
 }
@@ -258,7 +258,7 @@ Test(rtde_framer, size_above_the_maximum_is_an_error_before_the_body_arrives)
 	cr_assert_eq(e->offset, 1234);
 	cr_assert_eq(e->value, 4097);
 	cr_assert_eq(e->limit, 4096);
-	cr_assert_str_eq(e->message, "RTDE framer: package at stream offset 1234 declares size "
+	cr_assert_str_eq(e->err.msg, "RTDE framer: package at stream offset 1234 declares size "
 				     "4097 (maximum 4096); the stream is not RTDE or is out of "
 				     "sync: reconnect");
 }

@@ -171,7 +171,7 @@ struct rig_opts {
 	bool external;	   /* no step function: the external-loop API */
 };
 
-static int rig_try_start(const struct rig_opts *o, struct rtl_rt_error *err)
+static int rig_try_start(const struct rig_opts *o, struct rtl_error *err)
 {
 	struct rtl_sim_opts so;
 	struct rtl_sim_server_opts sv = { 0 };
@@ -209,7 +209,7 @@ static int rig_try_start(const struct rig_opts *o, struct rtl_rt_error *err)
 
 static void rig_start(const struct rig_opts *o)
 {
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	cr_assert_eq(rig_try_start(o, &err), 0, "%s", err.msg);
 }
@@ -488,7 +488,7 @@ RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, non_finite_commands_never_reach
 Test(loop_rtde, a_non_finite_safe_set_fails_the_connect)
 {
 	struct rig_opts o = { 0 };
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	rig_reset();
 	R.safe_nan = true;
@@ -621,7 +621,7 @@ static void data_in_the_start_read_reaches_the_loop(void)
 	static struct rtl_rtde_transport tr;
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	struct rtl_loop_stats s;
 	struct rtl_loop *loop;
 
@@ -661,7 +661,7 @@ Test(loop_rtde, refused_connection_names_the_fix)
 	static struct rtl_rtde_transport tr;
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_loop *loop;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	uint16_t port;
 
 	/* A port that nothing listens on: a server made and destroyed. */
@@ -685,7 +685,7 @@ Test(loop_rtde, unknown_host_fails_at_init_not_at_reconnect)
 {
 	struct rtl_rtde_transport_config tc = { 0 };
 	static struct rtl_rtde_transport tr;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	tc.host = "no-such-host.invalid";
 	tc.client.outputs = "timestamp";
@@ -820,7 +820,7 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_faults_nothing_and_prints_noth
 	struct rtl_sim_server_opts sv = { 0 };
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	struct rtl_loop_stats s;
 	long rx_faults[2] = { -1, -1 }, unused;
 	long writes[2][2] = { { -1, -1 }, { -1, -1 } };

@@ -192,7 +192,7 @@ static void rig_start_wd(enum what what, uint32_t skip_every, int watchdog_perio
 	struct rtl_sim_udp_opts so;
 	struct rtl_udp_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 
 	atomic_store(&R.what, what);
 	rtl_sim_udp_opts_default(&so);
@@ -467,7 +467,7 @@ Test(loop_udp, nothing_listening_is_refused_with_the_fix)
 	struct rtl_udp_transport tr;
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_loop *loop;
-	struct rtl_rt_error err = { 0 };
+	struct rtl_error err = { 0 };
 	struct rtl_sim_udp_opts so;
 	struct rtl_sim_udp *sim;
 	uint16_t port;

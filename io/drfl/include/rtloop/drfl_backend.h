@@ -78,7 +78,7 @@ struct rtl_drfl_config {
  * @err names it). Not RT-safe.
  */
 RTL_API int rtl_drfl_open(const struct rtl_drfl_api *api, const struct rtl_drfl_config *cfg,
-			  struct rtl_rt_error *err);
+			  struct rtl_error *err);
 
 /* stop_rt_control then disconnect_rt_control. Returns 0 or -EIO (either
  * call failed; both are made). Not RT-safe. */

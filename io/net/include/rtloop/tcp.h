@@ -13,7 +13,7 @@
  * poll(), so they work the same on blocking and non-blocking sockets, and
  * MSG_NOSIGNAL, so a closed peer is -EPIPE, never SIGPIPE.
  *
- * Failures of connect, listen and accept fill a struct rtl_tcp_error with
+ * Failures of connect, listen and accept fill a struct rtl_error with
  * -errno and a message that names host:port, the cause and the usual fix
  * ("nothing listens on 127.0.0.1:30004: is the controller on, ...").
  * The library never prints.
@@ -33,6 +33,7 @@
 #include <sys/types.h>
 
 #include <rtloop/compiler.h>
+#include <rtloop/error.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,13 +41,6 @@ extern "C" {
 
 /* Deadline meaning "wait as long as it takes". */
 #define RTL_TCP_FOREVER INT64_MAX
-
-struct rtl_tcp_error {
-	int code; /* -errno; 0 when no error */
-	/* NUL-terminated, e.g. "connect to 127.0.0.1:30004: connection
-	 * refused: nothing listens on 127.0.0.1:30004: is ...?" */
-	char message[320];
-};
 
 /* The addresses of a host name, resolved once (rtl_tcp_resolve()), so that
  * a reconnect on a real-time thread never asks the resolver again. */
@@ -67,7 +61,7 @@ struct rtl_tcp_addr {
  * RT-safe.
  */
 RTL_API int rtl_tcp_resolve(const char *host, uint16_t port, struct rtl_tcp_addr *out,
-			    struct rtl_tcp_error *err);
+			    struct rtl_error *err);
 
 /*
  * Connect to the addresses of @addr within @timeout_ns, as
@@ -76,7 +70,7 @@ RTL_API int rtl_tcp_resolve(const char *host, uint16_t port, struct rtl_tcp_addr
  * (it may wait up to @timeout_ns).
  */
 RTL_API int rtl_tcp_connect_addr(const struct rtl_tcp_addr *addr, int64_t timeout_ns,
-				 struct rtl_tcp_error *err);
+				 struct rtl_error *err);
 
 /*
  * Connect to @host (name or address) port @port within @timeout_ns
@@ -94,7 +88,7 @@ RTL_API int rtl_tcp_connect_addr(const struct rtl_tcp_addr *addr, int64_t timeou
  * Not RT-safe.
  */
 RTL_API int rtl_tcp_connect(const char *host, uint16_t port, int64_t timeout_ns,
-			    struct rtl_tcp_error *err);
+			    struct rtl_error *err);
 
 /*
  * Listen on @host (NULL: 127.0.0.1, loopback only) port @port (0: an
@@ -103,8 +97,7 @@ RTL_API int rtl_tcp_connect(const char *host, uint16_t port, int64_t timeout_ns,
  * filled (-EADDRINUSE: another program has the port; -ENOENT: unknown
  * host; -EINVAL: @host empty). Not RT-safe.
  */
-RTL_API int rtl_tcp_listen(const char *host, uint16_t port, uint16_t *bound,
-			   struct rtl_tcp_error *err);
+RTL_API int rtl_tcp_listen(const char *host, uint16_t port, uint16_t *bound, struct rtl_error *err);
 
 /*
  * Accept one connection on listening socket @lfd within @timeout_ns (< 0:
@@ -112,7 +105,7 @@ RTL_API int rtl_tcp_listen(const char *host, uint16_t port, uint16_t *bound,
  * (and TCP_QUICKACK). Returns it, or -ETIMEDOUT, or -errno of accept, with
  * @err filled if not NULL. Not RT-safe.
  */
-RTL_API int rtl_tcp_accept(int lfd, int64_t timeout_ns, struct rtl_tcp_error *err);
+RTL_API int rtl_tcp_accept(int lfd, int64_t timeout_ns, struct rtl_error *err);
 
 /* Set or clear O_NONBLOCK on @fd. Returns 0 or -errno. RT-safe. */
 RTL_API int rtl_tcp_set_nonblocking(int fd, bool on);

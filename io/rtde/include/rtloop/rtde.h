@@ -61,6 +61,7 @@
 #include <string.h>
 
 #include <rtloop/compiler.h>
+#include <rtloop/error.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -737,13 +738,13 @@ RTL_API int rtl_rtde_encode(uint8_t *buf, size_t cap, enum rtl_rtde_protocol pro
  * header is ever returned as a package.
  */
 struct rtl_rtde_framer_error {
-	int code;	 /* -EMSGSIZE */
+	/* err.code: -EMSGSIZE; err.msg e.g. "RTDE framer: package at stream
+	 * offset 1234 declares size 2 (minimum 3); the stream is not RTDE or
+	 * is out of sync: reconnect" */
+	struct rtl_error err;
 	uint64_t offset; /* stream offset of the offending package's first byte */
 	uint32_t value;	 /* the size its header declares */
 	uint32_t limit;	 /* the bound it breaks: 3, or the configured maximum */
-	/* e.g. "RTDE framer: package at stream offset 1234 declares size 2
-	 * (minimum 3); the stream is not RTDE or is out of sync: reconnect" */
-	char message[192];
 };
 
 struct rtl_rtde_framer {

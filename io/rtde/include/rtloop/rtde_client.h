@@ -171,13 +171,12 @@ enum rtl_rtde_client_state {
  *   -ECONNRESET or the driver's code: the peer closed the connection.
  */
 struct rtl_rtde_client_error {
-	int code;
-	bool fatal;
-	enum rtl_rtde_client_state state; /* the state it happened in */
-	/* NUL-terminated; cause and fix, e.g. "controller 5.12.0 rejected
+	/* The code, and the cause and fix, e.g. "controller 5.12.0 rejected
 	 * input recipe 1 (SETUP_INPUTS): error: the controller answered
 	 * IN_USE for 'speed_slider_mask': ..." */
-	char message[RTL_RTDE_CLIENT_ERROR_MAX];
+	struct rtl_error err;
+	bool fatal;
+	enum rtl_rtde_client_state state; /* the state it happened in */
 };
 
 enum rtl_rtde_client_event_type {

@@ -191,7 +191,7 @@ struct rtl_rtde_transport {
  */
 RTL_API int rtl_rtde_transport_init(struct rtl_rtde_transport *t,
 				    const struct rtl_rtde_transport_config *cfg,
-				    struct rtl_rt_error *err);
+				    struct rtl_error *err);
 
 /* Close and free what init allocated. Not RT-safe. */
 RTL_API void rtl_rtde_transport_fini(struct rtl_rtde_transport *t);

@@ -151,7 +151,7 @@ struct rtl_udp_transport {
  */
 RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
 				   const struct rtl_udp_transport_config *cfg,
-				   struct rtl_rt_error *err);
+				   struct rtl_error *err);
 
 /* Close the socket. Not RT-safe. NULL is accepted. */
 RTL_API void rtl_udp_transport_fini(struct rtl_udp_transport *t);

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+/* The one error type (design in <rtloop/error.h>). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <rtloop/error.h>
+
+RTL_API int rtl_error_set(struct rtl_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
