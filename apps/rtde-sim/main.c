@@ -656,7 +656,7 @@ int main(int argc, char **argv)
 	cli.sim.robot.contact.damping = 50.0;
 	cli.srv.bind = "127.0.0.1";
 	cli.srv.port = RTL_RTDE_PORT;
-	cli.udp_port = RTL_RT_UDP_DEFAULT_PORT;
+	cli.udp_port = RTL_UDP_DEFAULT_PORT;
 	if (parse(argc, argv, &cli) || validate(&cli))
 		return EXIT_USAGE;
 

@@ -58,9 +58,9 @@ struct rtl_sim_udp {
 
 	struct rtl_sim_udp_stats st;
 	struct rtl_hist echo_hist;
-	struct rtl_rt_state state;
-	uint8_t tx[RTL_RT_UDP_MAX_DATAGRAM];
-	uint8_t rx[RTL_RT_UDP_MAX_DATAGRAM + 1];
+	struct rtl_udp_state state;
+	uint8_t tx[RTL_UDP_MAX_DATAGRAM];
+	uint8_t rx[RTL_UDP_MAX_DATAGRAM + 1];
 
 	pthread_t thread;
 	bool thread_started;
@@ -124,7 +124,7 @@ static void f6(const double in[6], float out[6])
 		out[i] = (float)in[i];
 }
 
-void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct rtl_rt_state *s)
+void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct rtl_udp_state *s)
 {
 	double flange[6], jac[36], jac0[36], fv[6] = { 0 };
 	bool moving = false;
@@ -196,7 +196,7 @@ static double ramp_acc(const double acc[], const double dv[], int n, double scal
 	for (int i = 0; i < n; i++) {
 		double a = 0;
 
-		if (acc[i] > 0 && acc[i] != RTL_RT_UDP_AUTO)
+		if (acc[i] > 0 && acc[i] != RTL_UDP_AUTO)
 			a = acc[i] * scale;
 		else if (target_time > 0)
 			a = fabs(dv[i]) / target_time;
@@ -205,7 +205,7 @@ static double ramp_acc(const double acc[], const double dv[], int n, double scal
 	return sqrt(sum);
 }
 
-int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_rt_udp_cmd *c, int32_t seq,
+int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_udp_cmd *c, int32_t seq,
 		      int64_t now_ns)
 {
 	struct rtl_sim_robot_cmd cmd = { .seq = seq, .mode = RTL_RTDE_CMD_IDLE };
@@ -214,7 +214,7 @@ int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_rt_udp_cmd *c, i
 	int ret;
 
 	switch (c->mode) {
-	case RTL_RT_UDP_MODE_SPEEDJ:
+	case RTL_UDP_MODE_SPEEDJ:
 		cmd.mode = RTL_RTDE_CMD_SPEEDJ;
 		for (int i = 0; i < 6; i++) {
 			cmd.param[i] = c->vel[i] * RAD;
@@ -222,7 +222,7 @@ int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_rt_udp_cmd *c, i
 		}
 		cmd.accel = ramp_acc(c->acc, dv, 6, RAD, c->target_time);
 		break;
-	case RTL_RT_UDP_MODE_SPEEDL:
+	case RTL_UDP_MODE_SPEEDL:
 		cmd.mode = RTL_RTDE_CMD_SPEEDL;
 		for (int i = 0; i < 3; i++) {
 			cmd.param[i] = c->vel[i] / 1000.0;
@@ -232,7 +232,7 @@ int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_rt_udp_cmd *c, i
 		/* The robot's linear ramp rate (m/s^2) from the x, y, z axes. */
 		cmd.accel = ramp_acc(c->acc, dv, 3, 1e-3, c->target_time);
 		break;
-	case RTL_RT_UDP_MODE_SERVOJ:
+	case RTL_UDP_MODE_SERVOJ:
 		cmd.mode = RTL_RTDE_CMD_SERVOJ;
 		for (int i = 0; i < 6; i++)
 			cmd.param[i] = c->pos[i] * RAD;
@@ -244,11 +244,11 @@ int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_rt_udp_cmd *c, i
 				fmax(RTL_RTDE_CMD_GAIN_MIN,
 				     RTL_RTDE_CMD_LOOKAHEAD_MIN * RTL_RTDE_CMD_GAIN_DEFAULT / tau));
 		break;
-	case RTL_RT_UDP_MODE_SERVOL:
+	case RTL_UDP_MODE_SERVOL:
 		unsupported = true;
 		cmd.mode = RTL_RTDE_CMD_STOP;
 		break;
-	case RTL_RT_UDP_MODE_STOP:
+	case RTL_UDP_MODE_STOP:
 		cmd.mode = RTL_RTDE_CMD_STOP;
 		cmd.accel = ramp_acc(c->acc, dv, 1, r->linear ? 1e-3 : RAD, 0);
 		break;
@@ -279,7 +279,7 @@ static void send_to_peer(struct rtl_sim_udp *u, const uint8_t *buf, int len)
 
 static void on_hello(struct rtl_sim_udp *u, const struct sockaddr_in *from, int64_t now)
 {
-	struct rtl_rt_udp_hello w = { .period_ns = (uint32_t)u->opts.period_ns };
+	struct rtl_udp_hello w = { .period_ns = (uint32_t)u->opts.period_ns };
 	int len;
 
 	u->st.hellos++;
@@ -304,14 +304,13 @@ static void on_hello(struct rtl_sim_udp *u, const struct sockaddr_in *from, int6
 	}
 	/* A repeated HELLO (the WELCOME was lost) is answered again. */
 	u->last_heard = now;
-	memcpy(w.schema, RTL_RT_UDP_SCHEMA, sizeof(RTL_RT_UDP_SCHEMA));
-	len = rtl_rt_udp_encode_hello(u->tx, sizeof(u->tx), RTL_RT_UDP_WELCOME, u->st.sessions, now,
-				      &w);
+	memcpy(w.schema, RTL_UDP_SCHEMA, sizeof(RTL_UDP_SCHEMA));
+	len = rtl_udp_encode_hello(u->tx, sizeof(u->tx), RTL_UDP_WELCOME, u->st.sessions, now, &w);
 	send_to_peer(u, u->tx, len);
 }
 
-static void on_command(struct rtl_sim_udp *u, const struct rtl_rt_udp_header *h,
-		       const struct rtl_rt_udp_cmd *c, int64_t now)
+static void on_command(struct rtl_sim_udp *u, const struct rtl_udp_header *h,
+		       const struct rtl_udp_cmd *c, int64_t now)
 {
 	int ret;
 
@@ -326,7 +325,7 @@ static void on_command(struct rtl_sim_udp *u, const struct rtl_rt_udp_header *h,
 		u->st.commands_lost += h->seq - u->last_cmd_seq - 1;
 	u->have_cmd_seq = true;
 	u->last_cmd_seq = h->seq;
-	if (c->mode < RTL_RT_UDP_MODE_COUNT)
+	if (c->mode < RTL_UDP_MODE_COUNT)
 		u->st.mode_count[c->mode]++;
 	if (c->echo_seq > u->last_echo_seq) {
 		unsigned i = (unsigned)(c->echo_seq % ECHO_RING);
@@ -349,15 +348,15 @@ static void on_command(struct rtl_sim_udp *u, const struct rtl_rt_udp_header *h,
 static void on_datagram(struct rtl_sim_udp *u, size_t len, const struct sockaddr_in *from,
 			int64_t now)
 {
-	struct rtl_rt_udp_header h;
-	struct rtl_rt_udp_cmd c;
+	struct rtl_udp_header h;
+	struct rtl_udp_cmd c;
 
 	u->st.datagrams_in++;
-	if (rtl_rt_udp_decode_header(u->rx, len, &h) < 0) {
+	if (rtl_udp_decode_header(u->rx, len, &h) < 0) {
 		u->st.bad_in++;
 		return;
 	}
-	if (h.type == RTL_RT_UDP_HELLO) {
+	if (h.type == RTL_UDP_HELLO) {
 		on_hello(u, from, now);
 		return;
 	}
@@ -365,7 +364,7 @@ static void on_datagram(struct rtl_sim_udp *u, size_t len, const struct sockaddr
 		u->st.rejected++;
 		return;
 	}
-	if (h.type == RTL_RT_UDP_BYE) {
+	if (h.type == RTL_UDP_BYE) {
 		/* The end of RT control: stop, and stop watching the
 		 * heartbeat (a new one, watchdog off). */
 		struct rtl_sim_robot_cmd stop = { .mode = RTL_RTDE_CMD_STOP,
@@ -375,8 +374,8 @@ static void on_datagram(struct rtl_sim_udp *u, size_t len, const struct sockaddr
 		rtl_sim_robot_command(&u->robot, &stop, now);
 		u->st.byes++;
 		u->client = false;
-	} else if (h.type == RTL_RT_UDP_COMMAND) {
-		if (rtl_rt_udp_decode_command(u->rx, len, &h, &c) < 0)
+	} else if (h.type == RTL_UDP_COMMAND) {
+		if (rtl_udp_decode_command(u->rx, len, &h, &c) < 0)
 			u->st.bad_in++;
 		else
 			on_command(u, &h, &c, now);
@@ -411,7 +410,7 @@ static void cycle(struct rtl_sim_udp *u, int64_t now, bool send)
 			       u->opts.start_time_s +
 				       (double)u->robot.cycles * ((double)u->opts.period_ns * 1e-9),
 			       &u->state);
-	len = rtl_rt_udp_encode_state(u->tx, sizeof(u->tx), seq, rtl_time_now(), &u->state);
+	len = rtl_udp_encode_state(u->tx, sizeof(u->tx), seq, rtl_time_now(), &u->state);
 	/* The round trip starts when the bytes are handed to the socket, as
 	 * the bare ping-pong's does: after the plant step and the encode. */
 	u->echo[seq % ECHO_RING].seq = seq;
@@ -426,7 +425,7 @@ static void cycle(struct rtl_sim_udp *u, int64_t now, bool send)
 void rtl_sim_udp_opts_default(struct rtl_sim_udp_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->port = RTL_RT_UDP_DEFAULT_PORT;
+	o->port = RTL_UDP_DEFAULT_PORT;
 	o->period_ns = RTL_NS_PER_MS;
 	o->client_timeout_ns = RTL_NS_PER_SEC;
 	rtl_sim_robot_config_default(&o->robot);

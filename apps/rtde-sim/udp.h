@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rtl_sim_udp: rtde-sim's UDP mode (`rtde-sim --udp`), a simulated
- * controller that speaks rtloop's 1 kHz UDP stream (<rtloop/rt_udp.h>,
+ * controller that speaks rtloop's 1 kHz UDP stream (<rtloop/udp.h>,
  * docs/udp.md) with the Doosan v1.0 state layout, driving the same UR5e
  * plant as the RTDE server (robot.h).
  *
@@ -51,7 +51,7 @@
 #include <stdio.h>
 
 #include <rtloop/hist.h>
-#include <rtloop/rt_udp.h>
+#include <rtloop/udp.h>
 
 #include "robot.h"
 
@@ -88,7 +88,7 @@ struct rtl_sim_udp_stats {
 	uint64_t watchdog_trips; /* the robot's 0.1 s command time-out */
 	uint64_t echoes;	 /* round trips recorded */
 	uint64_t echo_unmatched;
-	uint64_t mode_count[RTL_RT_UDP_MODE_COUNT]; /* commands per mode */
+	uint64_t mode_count[RTL_UDP_MODE_COUNT]; /* commands per mode */
 	uint64_t nonfinite_in; /* doubles in command datagrams that were NaN or infinite */
 	bool client;	       /* a session is on */
 	struct rtl_sim_robot_summary robot;
@@ -125,14 +125,14 @@ void rtl_sim_udp_destroy(struct rtl_sim_udp *u);
 void rtl_sim_udp_zyz(const double R[9], double abc[3]);
 
 /* The Doosan v1.0 state of @r at controller time @time_s. */
-void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct rtl_rt_state *s);
+void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct rtl_udp_state *s);
 
 /*
  * Apply command @c (Doosan units) with heartbeat @seq at @now_ns to @r.
  * Returns 0, -ENOTSUP (servol: the robot is told to stop instead), or the
  * robot's -EINVAL / -ESTALE.
  */
-int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_rt_udp_cmd *c, int32_t seq,
+int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_udp_cmd *c, int32_t seq,
 		      int64_t now_ns);
 
 /* ---- the program's UDP mode ------------------------------------------------------- */

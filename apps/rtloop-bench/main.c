@@ -40,7 +40,7 @@
 #include <rtloop/doctor.h>
 #include <rtloop/mem.h>
 #include <rtloop/rtde_cmd.h>
-#include <rtloop/rt_udp.h>
+#include <rtloop/udp.h>
 #include <rtloop/rtde_client.h>
 #include <rtloop/thread.h>
 #include <rtloop/time.h>
@@ -118,10 +118,10 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: 0 measured (whether or not the target was met), 1 could not run,\n"
 		"2 usage error.\n",
-		RTL_RTDE_CMD_REG_ECHO, RTL_RT_UDP_MAX_DATAGRAM,
-		RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE, DEFAULT_DURATION_S,
-		QUICK_DURATION_S, QUICK_REPS, DEFAULT_REPS, QUICK_REPS, BENCH_MAX_REPS,
-		DEFAULT_PRIORITY, DEFAULT_OUTPUTS);
+		RTL_RTDE_CMD_REG_ECHO, RTL_UDP_MAX_DATAGRAM,
+		RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE, DEFAULT_DURATION_S, QUICK_DURATION_S,
+		QUICK_REPS, DEFAULT_REPS, QUICK_REPS, BENCH_MAX_REPS, DEFAULT_PRIORITY,
+		DEFAULT_OUTPUTS);
 }
 
 struct opts {
@@ -352,8 +352,8 @@ static int validate(struct opts *o)
 
 	if (c->transport == BENCH_UDP) {
 		/* The datagrams of docs/udp.md: header + state, header + command. */
-		c->out_size = RTL_RT_UDP_HEADER_SIZE + RTL_RT_STATE_SIZE;
-		c->in_size = RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE;
+		c->out_size = RTL_UDP_HEADER_SIZE + RTL_UDP_STATE_SIZE;
+		c->in_size = RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE;
 	} else {
 		if (!strstr(c->outputs, "timestamp"))
 			return rtl_cli_bad_value(PROG, "--outputs", c->outputs,

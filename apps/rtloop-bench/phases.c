@@ -665,11 +665,11 @@ out:
  */
 static int udp_echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
 {
-	const struct rtl_udp_state *st = rtl_udp_loop_state(f);
-	struct rtl_rt_udp_cmd *cmd = rtl_loop_commands(loop);
+	const struct rtl_udp_frame *st = rtl_udp_loop_frame(f);
+	struct rtl_udp_cmd *cmd = rtl_loop_commands(loop);
 
 	(void)user;
-	cmd->mode = RTL_RT_UDP_MODE_STOP;
+	cmd->mode = RTL_UDP_MODE_STOP;
 	cmd->echo_seq = st->seq;
 	cmd->echo_ns = st->send_ns;
 	return 0;

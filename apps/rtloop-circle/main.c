@@ -170,7 +170,7 @@ static int parse(int argc, char **argv, struct opts *o)
 static int64_t read_state(struct app *a, const struct rtl_loop_frame *f, struct rtl_motion_state *m)
 {
 	if (a->udp) {
-		const struct rtl_rt_state *s = &rtl_udp_loop_state(f)->rt;
+		const struct rtl_udp_state *s = &rtl_udp_loop_frame(f)->rt;
 		double p[6], v[6], q[6], qd[6];
 
 		for (int i = 0; i < 6; i++) {

@@ -63,23 +63,23 @@ RTL_API int rtl_drfl_open(const struct rtl_drfl_api *api, const struct rtl_drfl_
 		return fail(err, -EINVAL, "the period (0.001..1 s)");
 	loss = cfg->loss_count ? cfg->loss_count : DEFAULT_LOSS;
 	if (!api->connect_rt_control(api->ctx, cfg->host ? cfg->host : DEFAULT_HOST,
-				     cfg->port ? cfg->port : RTL_RT_UDP_DEFAULT_PORT))
+				     cfg->port ? cfg->port : RTL_UDP_DEFAULT_PORT))
 		return fail(err, -ECONNREFUSED, "connect_rt_control");
 	call = "set_rt_control_output";
-	if (!api->set_rt_control_output(api->ctx, RTL_RT_UDP_SCHEMA, (float)period, loss))
+	if (!api->set_rt_control_output(api->ctx, RTL_UDP_SCHEMA, (float)period, loss))
 		goto err_disconnect;
 	call = "set_rt_control_input";
 	if (cfg->set_input &&
-	    !api->set_rt_control_input(api->ctx, RTL_RT_UDP_SCHEMA, (float)period, loss))
+	    !api->set_rt_control_input(api->ctx, RTL_UDP_SCHEMA, (float)period, loss))
 		goto err_disconnect;
 	/* Limits in Doosan units; the rotational ones derived (-10000). */
 	call = "set_velx_rt";
-	if (cfg->velx > 0 && !api->set_velx_rt(api->ctx, (float)rtl_motion_m_to_mm(cfg->velx),
-					       (float)RTL_RT_UDP_AUTO))
+	if (cfg->velx > 0 &&
+	    !api->set_velx_rt(api->ctx, (float)rtl_motion_m_to_mm(cfg->velx), (float)RTL_UDP_AUTO))
 		goto err_disconnect;
 	call = "set_accx_rt";
-	if (cfg->accx > 0 && !api->set_accx_rt(api->ctx, (float)rtl_motion_m_to_mm(cfg->accx),
-					       (float)RTL_RT_UDP_AUTO))
+	if (cfg->accx > 0 &&
+	    !api->set_accx_rt(api->ctx, (float)rtl_motion_m_to_mm(cfg->accx), (float)RTL_UDP_AUTO))
 		goto err_disconnect;
 	call = "set_velj_rt";
 	if (any(cfg->velj)) {
@@ -119,7 +119,7 @@ RTL_API int rtl_drfl_close(const struct rtl_drfl_api *api)
 RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motion_output *out,
 			  double target_time)
 {
-	struct rtl_rt_udp_cmd c;
+	struct rtl_udp_cmd c;
 	float pos[6], vel[6], acc[6], t = (float)target_time;
 	bool ok;
 	int mode;
@@ -133,16 +133,16 @@ RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motio
 	to_f6(c.vel, vel);
 	to_f6(c.acc, acc);
 	switch (mode) {
-	case RTL_RT_UDP_MODE_SPEEDL:
+	case RTL_UDP_MODE_SPEEDL:
 		ok = api->speedl_rt(api->ctx, vel, acc, t);
 		break;
-	case RTL_RT_UDP_MODE_SPEEDJ:
+	case RTL_UDP_MODE_SPEEDJ:
 		ok = api->speedj_rt(api->ctx, vel, acc, t);
 		break;
-	case RTL_RT_UDP_MODE_SERVOL:
+	case RTL_UDP_MODE_SERVOL:
 		ok = api->servol_rt(api->ctx, pos, vel, acc, t);
 		break;
-	case RTL_RT_UDP_MODE_SERVOJ:
+	case RTL_UDP_MODE_SERVOJ:
 		ok = api->servoj_rt(api->ctx, pos, vel, acc, t);
 		break;
 	default:
@@ -153,7 +153,7 @@ RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motio
 	return ok ? mode : -EIO;
 }
 
-RTL_API int rtl_drfl_read(const struct rtl_drfl_api *api, struct rtl_rt_state *s)
+RTL_API int rtl_drfl_read(const struct rtl_drfl_api *api, struct rtl_udp_state *s)
 {
 	const void *p;
 
@@ -162,5 +162,5 @@ RTL_API int rtl_drfl_read(const struct rtl_drfl_api *api, struct rtl_rt_state *s
 	p = api->read_data_rt(api->ctx);
 	if (!p)
 		return -ENODATA;
-	return rtl_rt_state_decode(p, RTL_RT_STATE_SIZE, s) < 0 ? -EIO : 0;
+	return rtl_udp_state_decode(p, RTL_UDP_STATE_SIZE, s) < 0 ? -EIO : 0;
 }

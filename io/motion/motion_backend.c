@@ -33,11 +33,11 @@ static void acc_magnitude(enum rtl_motion_space space, const double acc[6], doub
 {
 	rtl_motion_to_mm_deg(space, acc, out);
 	for (int i = 0; i < 6; i++)
-		out[i] = out[i] != 0 ? fabs(out[i]) : RTL_RT_UDP_AUTO;
+		out[i] = out[i] != 0 ? fabs(out[i]) : RTL_UDP_AUTO;
 }
 
 RTL_API int rtl_motion_to_udp(const struct rtl_motion_output *out, double target_time,
-			      struct rtl_rt_udp_cmd *cmd)
+			      struct rtl_udp_cmd *cmd)
 {
 	bool joint;
 
@@ -52,13 +52,13 @@ RTL_API int rtl_motion_to_udp(const struct rtl_motion_output *out, double target
 	case RTL_MOTION_SPEED_JOINT:
 	case RTL_MOTION_STOPPING:
 		/* Stopping: the decelerating setpoint as a speed command. */
-		cmd->mode = joint ? RTL_RT_UDP_MODE_SPEEDJ : RTL_RT_UDP_MODE_SPEEDL;
+		cmd->mode = joint ? RTL_UDP_MODE_SPEEDJ : RTL_UDP_MODE_SPEEDL;
 		rtl_motion_to_mm_deg(out->space, out->vel, cmd->vel);
 		acc_magnitude(out->space, out->acc, cmd->acc);
 		break;
 	case RTL_MOTION_SERVO_CARTESIAN:
 	case RTL_MOTION_SERVO_JOINT:
-		cmd->mode = joint ? RTL_RT_UDP_MODE_SERVOJ : RTL_RT_UDP_MODE_SERVOL;
+		cmd->mode = joint ? RTL_UDP_MODE_SERVOJ : RTL_UDP_MODE_SERVOL;
 		rtl_motion_to_mm_deg(out->space, out->pose, cmd->pos);
 		rtl_motion_to_mm_deg(out->space, out->vel, cmd->vel);
 		/* servoj_rt's acc is the signed end-of-segment acceleration. */
@@ -67,10 +67,10 @@ RTL_API int rtl_motion_to_udp(const struct rtl_motion_output *out, double target
 	case RTL_MOTION_IDLE:
 		/* At rest: keep the stream (and the controller's time-out)
 		 * alive with a STOP that does nothing. */
-		cmd->mode = RTL_RT_UDP_MODE_STOP;
+		cmd->mode = RTL_UDP_MODE_STOP;
 		memset(cmd->vel, 0, sizeof(cmd->vel));
 		for (int i = 0; i < 6; i++)
-			cmd->acc[i] = RTL_RT_UDP_AUTO;
+			cmd->acc[i] = RTL_UDP_AUTO;
 		break;
 	default:
 		return -EINVAL;

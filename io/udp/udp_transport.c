@@ -32,8 +32,8 @@
 /* Where the restamped fields sit in a COMMAND datagram. */
 #define OFF_SEQ 16
 #define OFF_SEND_NS 24
-#define OFF_ECHO_SEQ (RTL_RT_UDP_HEADER_SIZE + 8)
-#define OFF_ECHO_NS (RTL_RT_UDP_HEADER_SIZE + 16)
+#define OFF_ECHO_SEQ (RTL_UDP_HEADER_SIZE + 8)
+#define OFF_ECHO_NS (RTL_UDP_HEADER_SIZE + 16)
 
 static struct rtl_udp_transport *of(struct rtl_transport *base)
 {
@@ -115,8 +115,8 @@ static int op_recv(struct rtl_transport *base)
 static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t cap)
 {
 	struct rtl_udp_transport *t = of(base);
-	struct rtl_udp_state *v = (struct rtl_udp_state *)(void *)f->values;
-	struct rtl_rt_udp_header h;
+	struct rtl_udp_frame *v = (struct rtl_udp_frame *)(void *)f->values;
+	struct rtl_udp_header h;
 	size_t len = t->rx_len;
 	uint64_t skipped = 0;
 	int ret;
@@ -124,12 +124,12 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 	if (!len)
 		return 0;
 	t->rx_len = 0; /* one frame per datagram */
-	ret = rtl_rt_udp_decode_header(t->rx, len, &h);
+	ret = rtl_udp_decode_header(t->rx, len, &h);
 	if (ret < 0) {
 		rtl_stat_add(&t->c.bad, 1);
 		return 0;
 	}
-	if (h.type != RTL_RT_UDP_STATE) {
+	if (h.type != RTL_UDP_STATE) {
 		rtl_stat_add(&t->c.other, 1);
 		return 0;
 	}
@@ -145,7 +145,7 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 		else
 			rtl_stat_add(&t->c.resyncs, 1);
 	}
-	ret = rtl_rt_state_decode(t->rx + RTL_RT_UDP_HEADER_SIZE, h.length, &v->rt);
+	ret = rtl_udp_state_decode(t->rx + RTL_UDP_HEADER_SIZE, h.length, &v->rt);
 	if (ret < 0) {
 		rtl_stat_add(&t->c.bad, 1);
 		return 0;
@@ -192,14 +192,14 @@ static int tx(struct rtl_udp_transport *t, const uint8_t *buf, int len)
 
 /* Echo the newest state in @c, encode it into @buf and send it; count a
  * datagram that left in @sent. */
-static int send_cmd(struct rtl_udp_transport *t, struct rtl_rt_udp_cmd *c, uint8_t *buf, size_t cap,
+static int send_cmd(struct rtl_udp_transport *t, struct rtl_udp_cmd *c, uint8_t *buf, size_t cap,
 		    int64_t now, _Atomic uint64_t *sent)
 {
 	int len, ret;
 
 	c->echo_seq = atomic_load_explicit(&t->echo_seq, memory_order_relaxed);
 	c->echo_ns = atomic_load_explicit(&t->echo_ns, memory_order_relaxed);
-	len = rtl_rt_udp_encode_command(buf, cap, t->tx_seq, now, c);
+	len = rtl_udp_encode_command(buf, cap, t->tx_seq, now, c);
 	if (len < 0)
 		return len;
 	ret = tx(t, buf, len);
@@ -211,9 +211,9 @@ static int send_cmd(struct rtl_udp_transport *t, struct rtl_rt_udp_cmd *c, uint8
 static int op_send(struct rtl_transport *base, int64_t now)
 {
 	struct rtl_udp_transport *t = of(base);
-	struct rtl_rt_udp_cmd c = t->cmd;
+	struct rtl_udp_cmd c = t->cmd;
 
-	if (c.mode == RTL_RT_UDP_MODE_NONE)
+	if (c.mode == RTL_UDP_MODE_NONE)
 		return 0;
 	return send_cmd(t, &c, t->tx, sizeof(t->tx), now, &t->c.commands);
 }
@@ -247,7 +247,7 @@ static int op_send_safe(struct rtl_transport *base)
 static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *f)
 {
 	struct rtl_udp_transport *t = of(base);
-	const struct rtl_udp_state *v = rtl_udp_loop_state(f);
+	const struct rtl_udp_frame *v = rtl_udp_loop_frame(f);
 
 	for (int i = 0; i < 6; i++)
 		if (!(fabs(v->rt.actual_joint_velocity[i]) < t->cfg.rest_speed))
@@ -258,7 +258,7 @@ static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *
 static bool bad_vec(const double *v, bool auto_ok)
 {
 	for (int i = 0; i < 6; i++)
-		if (!isfinite(v[i]) || (v[i] == RTL_RT_UDP_AUTO && !auto_ok))
+		if (!isfinite(v[i]) || (v[i] == RTL_UDP_AUTO && !auto_ok))
 			return true;
 	return false;
 }
@@ -266,38 +266,38 @@ static bool bad_vec(const double *v, bool auto_ok)
 static int op_check(struct rtl_transport *base, char *why, size_t len)
 {
 	struct rtl_udp_transport *t = of(base);
-	const struct rtl_rt_udp_cmd *c = &t->cmd;
-	bool joint = c->mode == RTL_RT_UDP_MODE_SPEEDJ || c->mode == RTL_RT_UDP_MODE_SERVOJ;
-	bool servo = c->mode == RTL_RT_UDP_MODE_SERVOJ || c->mode == RTL_RT_UDP_MODE_SERVOL;
+	const struct rtl_udp_cmd *c = &t->cmd;
+	bool joint = c->mode == RTL_UDP_MODE_SPEEDJ || c->mode == RTL_UDP_MODE_SERVOJ;
+	bool servo = c->mode == RTL_UDP_MODE_SERVOJ || c->mode == RTL_UDP_MODE_SERVOL;
 
-	if (c->mode >= RTL_RT_UDP_MODE_COUNT) {
+	if (c->mode >= RTL_UDP_MODE_COUNT) {
 		snprintf(why, len, "command mode %u is unknown", c->mode);
 		return -EDOM;
 	}
-	if (c->mode == RTL_RT_UDP_MODE_NONE)
+	if (c->mode == RTL_UDP_MODE_NONE)
 		return 0;
 	if (!isfinite(c->target_time) || c->target_time < 0 || c->target_time > 3600) {
 		snprintf(why, len, "%s: target_time %g is not in [0, 3600] s",
-			 rtl_rt_udp_mode_name(c->mode), c->target_time);
+			 rtl_udp_mode_name(c->mode), c->target_time);
 		return -EDOM;
 	}
 	/* Every double goes on the wire, used by the mode or not. */
 	if (bad_vec(c->pos, !servo) || bad_vec(c->vel, servo) || bad_vec(c->acc, true)) {
 		snprintf(why, len, "%s: a position, velocity or acceleration is not finite",
-			 rtl_rt_udp_mode_name(c->mode));
+			 rtl_udp_mode_name(c->mode));
 		return -EDOM;
 	}
-	if (c->mode == RTL_RT_UDP_MODE_STOP)
+	if (c->mode == RTL_UDP_MODE_STOP)
 		return 0; /* no speed to limit */
 	for (int i = 0; i < 6; i++) {
 		double lim = joint ? t->cfg.max_joint_vel
 				   : (i < 3 ? t->cfg.max_linear_vel : t->cfg.max_angular_vel);
 
-		if (lim <= 0 || c->vel[i] == RTL_RT_UDP_AUTO)
+		if (lim <= 0 || c->vel[i] == RTL_UDP_AUTO)
 			continue;
 		if (fabs(c->vel[i]) > lim) {
 			snprintf(why, len, "%s: vel[%d] = %g is above the limit %g %s",
-				 rtl_rt_udp_mode_name(c->mode), i, c->vel[i], lim,
+				 rtl_udp_mode_name(c->mode), i, c->vel[i], lim,
 				 joint || i >= 3 ? "deg/s" : "mm/s");
 			return -EDOM;
 		}
@@ -348,12 +348,12 @@ static int resolve(struct rtl_udp_transport *t, struct rtl_error *err)
 
 static int send_hello(struct rtl_udp_transport *t, uint64_t n)
 {
-	struct rtl_rt_udp_hello hi = { .period_ns = (uint32_t)t->cfg.period_ns };
-	uint8_t buf[RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_HELLO_SIZE];
+	struct rtl_udp_hello hi = { .period_ns = (uint32_t)t->cfg.period_ns };
+	uint8_t buf[RTL_UDP_HEADER_SIZE + RTL_UDP_HELLO_SIZE];
 	int len;
 
-	memcpy(hi.schema, RTL_RT_UDP_SCHEMA, sizeof(RTL_RT_UDP_SCHEMA));
-	len = rtl_rt_udp_encode_hello(buf, sizeof(buf), RTL_RT_UDP_HELLO, n, rtl_time_now(), &hi);
+	memcpy(hi.schema, RTL_UDP_SCHEMA, sizeof(RTL_UDP_SCHEMA));
+	len = rtl_udp_encode_hello(buf, sizeof(buf), RTL_UDP_HELLO, n, rtl_time_now(), &hi);
 	if (send(t->fd, buf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN)
 		return -errno;
 	return 0;
@@ -369,8 +369,8 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_e
 	for (;;) {
 		int64_t now = rtl_time_now(), wait;
 		struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
-		struct rtl_rt_udp_header h;
-		struct rtl_rt_udp_hello w;
+		struct rtl_udp_header h;
+		struct rtl_udp_hello w;
 		int n;
 
 		if (now >= deadline)
@@ -402,21 +402,21 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_e
 			continue;
 		if (n <= 0)
 			return rtl_error_set(err, n < 0 ? n : -ECONNRESET, "UDP: receive failed");
-		n = rtl_rt_udp_decode_header(t->rx, t->rx_len, &h);
+		n = rtl_udp_decode_header(t->rx, t->rx_len, &h);
 		if (n < 0) {
 			rtl_stat_add(&t->c.bad, 1);
 			continue;
 		}
-		if (h.type == RTL_RT_UDP_WELCOME &&
-		    rtl_rt_udp_decode_hello(t->rx, t->rx_len, NULL, &w) > 0) {
-			if (strcmp(w.schema, RTL_RT_UDP_SCHEMA) != 0)
+		if (h.type == RTL_UDP_WELCOME &&
+		    rtl_udp_decode_hello(t->rx, t->rx_len, NULL, &w) > 0) {
+			if (strcmp(w.schema, RTL_UDP_SCHEMA) != 0)
 				return rtl_error_set(err, -EPROTONOSUPPORT,
 						     "UDP: the server streams schema '%s', rtloop "
-						     "knows only '" RTL_RT_UDP_SCHEMA "'",
+						     "knows only '" RTL_UDP_SCHEMA "'",
 						     w.schema);
 			t->server_period_ns = w.period_ns;
 			welcomed = true;
-		} else if (h.type == RTL_RT_UDP_STATE) {
+		} else if (h.type == RTL_UDP_STATE) {
 			/* Even if the WELCOME was lost: the stream is on. */
 			t->pending = true;
 			return 0;
@@ -469,15 +469,15 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 	}
 	{
 		/* The safe package, once: a STOP at the configured deceleration. */
-		struct rtl_rt_udp_cmd stop = { .mode = RTL_RT_UDP_MODE_STOP };
+		struct rtl_udp_cmd stop = { .mode = RTL_UDP_MODE_STOP };
 
 		stop.acc[0] = t->cfg.safe_decel;
 		t->tx_safe_len =
-			rtl_rt_udp_encode_command(t->tx_safe, sizeof(t->tx_safe), 0, 0, &stop);
+			rtl_udp_encode_command(t->tx_safe, sizeof(t->tx_safe), 0, 0, &stop);
 	}
 	base->rx_timeout_ns = t->cfg.rx_timeout_ns > 0 ? t->cfg.rx_timeout_ns : 0;
 	base->ctrl_watchdog_ns = CTRL_WATCHDOG_NS;
-	base->values_size = sizeof(struct rtl_udp_state);
+	base->values_size = sizeof(struct rtl_udp_frame);
 	base->period_ns = t->server_period_ns ? (int64_t)t->server_period_ns
 			  : t->cfg.period_ns  ? t->cfg.period_ns
 					      : DEFAULT_PERIOD_NS;
@@ -491,9 +491,9 @@ err_close:
 static void op_disconnect(struct rtl_transport *base)
 {
 	struct rtl_udp_transport *t = of(base);
-	uint8_t bye[RTL_RT_UDP_HEADER_SIZE];
+	uint8_t bye[RTL_UDP_HEADER_SIZE];
 
-	if (t->fd >= 0 && rtl_rt_udp_encode_bye(bye, sizeof(bye), t->tx_seq, rtl_time_now()) > 0)
+	if (t->fd >= 0 && rtl_udp_encode_bye(bye, sizeof(bye), t->tx_seq, rtl_time_now()) > 0)
 		(void)send(t->fd, bye, sizeof(bye), MSG_DONTWAIT | MSG_NOSIGNAL);
 	close_fd(t);
 	t->pending = false;
@@ -526,7 +526,7 @@ RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
 	if (cfg->period_ns < 0 || cfg->period_ns > RTL_NS_PER_SEC || cfg->connect_timeout_ns < 0 ||
 	    !(cfg->max_joint_vel >= 0) || !(cfg->max_linear_vel >= 0) ||
 	    !(cfg->max_angular_vel >= 0) || !(cfg->rest_speed >= 0) ||
-	    !(cfg->safe_decel > 0 || cfg->safe_decel == 0 || cfg->safe_decel == RTL_RT_UDP_AUTO))
+	    !(cfg->safe_decel > 0 || cfg->safe_decel == 0 || cfg->safe_decel == RTL_UDP_AUTO))
 		return rtl_error_set(
 			err, -EINVAL,
 			"UDP transport: period above 1 s, a negative time-out or limit, or "
@@ -536,13 +536,13 @@ RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
 	if (!t->cfg.host)
 		t->cfg.host = "127.0.0.1";
 	if (!t->cfg.port)
-		t->cfg.port = RTL_RT_UDP_DEFAULT_PORT;
+		t->cfg.port = RTL_UDP_DEFAULT_PORT;
 	if (!t->cfg.connect_timeout_ns)
 		t->cfg.connect_timeout_ns = DEFAULT_CONNECT_TIMEOUT_NS;
 	if (!t->cfg.rx_timeout_ns)
 		t->cfg.rx_timeout_ns = DEFAULT_RX_TIMEOUT_NS;
 	if (t->cfg.safe_decel == 0)
-		t->cfg.safe_decel = RTL_RT_UDP_AUTO;
+		t->cfg.safe_decel = RTL_UDP_AUTO;
 	if (t->cfg.rest_speed == 0)
 		t->cfg.rest_speed = DEFAULT_REST_SPEED;
 	t->fd = -1;
@@ -553,7 +553,7 @@ RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
 	t->base.impl = t;
 	t->base.commands = &t->cmd;
 	t->base.period_ns = t->cfg.period_ns ? t->cfg.period_ns : DEFAULT_PERIOD_NS;
-	t->base.values_size = sizeof(struct rtl_udp_state);
+	t->base.values_size = sizeof(struct rtl_udp_frame);
 	return 0;
 }
 

@@ -20,7 +20,7 @@ extern "C" {
 #define RTL_ERROR_MSG 1024
 
 struct rtl_error {
-	int code;		/* 0 or -errno */
+	int code;		 /* 0 or -errno */
 	char msg[RTL_ERROR_MSG]; /* cause and fix; empty when code == 0 */
 };
 

@@ -14,7 +14,7 @@
 #include <rtloop/motion_backend.h>
 #include <rtloop/rtde_cmd.h>
 
-#define AUTO RTL_RT_UDP_AUTO
+#define AUTO RTL_UDP_AUTO
 #define DEG(x) ((x)*180.0 / M_PI)
 
 static struct rtl_motion_output speed(enum rtl_motion_mode mode, enum rtl_motion_space space)
@@ -29,12 +29,12 @@ static struct rtl_motion_output speed(enum rtl_motion_mode mode, enum rtl_motion
 Test(backend_udp, speedl_in_mm_and_deg_with_auto_for_constant_axes)
 {
 	struct rtl_motion_output o = speed(RTL_MOTION_SPEED_CARTESIAN, RTL_MOTION_CARTESIAN);
-	struct rtl_rt_udp_cmd c;
+	struct rtl_udp_cmd c;
 
 	o.vel[0] = 0.1;
 	o.vel[5] = 0.5;
 	o.acc[0] = -1.0;
-	cr_assert_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_RT_UDP_MODE_SPEEDL);
+	cr_assert_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_UDP_MODE_SPEEDL);
 	cr_expect_float_eq(c.vel[0], 100.0, 1e-9);
 	cr_expect_float_eq(c.vel[5], DEG(0.5), 1e-9);
 	cr_expect_float_eq(c.acc[0], 1000.0, 1e-9, "the magnitude, in mm/s^2");
@@ -45,12 +45,12 @@ Test(backend_udp, speedl_in_mm_and_deg_with_auto_for_constant_axes)
 Test(backend_udp, servoj_sends_pose_vel_and_signed_acc_in_deg)
 {
 	struct rtl_motion_output o = speed(RTL_MOTION_SERVO_JOINT, RTL_MOTION_JOINT);
-	struct rtl_rt_udp_cmd c;
+	struct rtl_udp_cmd c;
 
 	o.pose[1] = -M_PI / 2;
 	o.vel[1] = 0.1;
 	o.acc[1] = -0.2;
-	cr_assert_eq(rtl_motion_to_udp(&o, 0.02, &c), RTL_RT_UDP_MODE_SERVOJ);
+	cr_assert_eq(rtl_motion_to_udp(&o, 0.02, &c), RTL_UDP_MODE_SERVOJ);
 	cr_expect_float_eq(c.pos[1], -90.0, 1e-9);
 	cr_expect_float_eq(c.vel[1], DEG(0.1), 1e-9);
 	cr_expect_float_eq(c.acc[1], DEG(-0.2), 1e-9);
@@ -60,16 +60,16 @@ Test(backend_udp, servoj_sends_pose_vel_and_signed_acc_in_deg)
 Test(backend_udp, stopping_follows_the_profile_and_idle_is_a_stop)
 {
 	struct rtl_motion_output o = speed(RTL_MOTION_STOPPING, RTL_MOTION_JOINT);
-	struct rtl_rt_udp_cmd c;
+	struct rtl_udp_cmd c;
 
 	o.vel[0] = 0.05;
 	o.acc[0] = -1.0;
-	cr_assert_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_RT_UDP_MODE_SPEEDJ);
+	cr_assert_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_UDP_MODE_SPEEDJ);
 	cr_expect_float_eq(c.vel[0], DEG(0.05), 1e-9);
 	o = speed(RTL_MOTION_STOPPING, RTL_MOTION_CARTESIAN);
-	cr_expect_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_RT_UDP_MODE_SPEEDL);
+	cr_expect_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_UDP_MODE_SPEEDL);
 	o = speed(RTL_MOTION_IDLE, RTL_MOTION_CARTESIAN);
-	cr_assert_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_RT_UDP_MODE_STOP);
+	cr_assert_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_UDP_MODE_STOP);
 	cr_expect_eq(c.acc[0], AUTO);
 	cr_expect_eq(c.vel[0], 0.0);
 }
@@ -77,7 +77,7 @@ Test(backend_udp, stopping_follows_the_profile_and_idle_is_a_stop)
 Test(backend_udp, bad_arguments)
 {
 	struct rtl_motion_output o = speed(RTL_MOTION_IDLE, RTL_MOTION_JOINT);
-	struct rtl_rt_udp_cmd c;
+	struct rtl_udp_cmd c;
 
 	cr_expect_eq(rtl_motion_to_udp(NULL, 0.001, &c), -EINVAL);
 	cr_expect_eq(rtl_motion_to_udp(&o, 0.0, &c), -EINVAL);
@@ -171,7 +171,7 @@ struct fake {
 	int last_loss;
 	char last_ip[32];
 	unsigned last_port;
-	uint8_t state[RTL_RT_STATE_SIZE];
+	uint8_t state[RTL_UDP_STATE_SIZE];
 	bool have_state;
 };
 
@@ -359,19 +359,19 @@ Test(backend_drfl, setpoints_become_the_rt_calls, .init = fake_reset)
 
 	o.vel[1] = 0.05;
 	o.acc[1] = 0.5;
-	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.001), RTL_RT_UDP_MODE_SPEEDL);
+	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.001), RTL_UDP_MODE_SPEEDL);
 	cr_expect_float_eq(F.last_vel[1], 50.0f, 1e-4, "mm/s");
 	cr_expect_float_eq(F.last_acc[1], 500.0f, 1e-3);
 	cr_expect_eq(F.last_acc[0], -10000.0f, "constant axes: AUTO");
 	cr_expect_float_eq(F.last_t, 0.001f, 1e-9);
 	o = speed(RTL_MOTION_SERVO_JOINT, RTL_MOTION_JOINT);
 	o.pose[2] = M_PI / 2;
-	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.02), RTL_RT_UDP_MODE_SERVOJ);
+	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.02), RTL_UDP_MODE_SERVOJ);
 	cr_expect_float_eq(F.last_pos[2], 90.0f, 1e-4);
 	o = speed(RTL_MOTION_SERVO_CARTESIAN, RTL_MOTION_CARTESIAN);
-	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.02), RTL_RT_UDP_MODE_SERVOL);
+	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.02), RTL_UDP_MODE_SERVOL);
 	o = speed(RTL_MOTION_IDLE, RTL_MOTION_CARTESIAN);
-	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.001), RTL_RT_UDP_MODE_STOP);
+	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.001), RTL_UDP_MODE_STOP);
 	cr_expect_str_eq(F.log, "speedl_rt servoj_rt servol_rt speedj_rt",
 			 "idle: zero joint velocity");
 	cr_expect_eq(F.last_vel[0], 0.0f);
@@ -382,13 +382,13 @@ Test(backend_drfl, setpoints_become_the_rt_calls, .init = fake_reset)
 
 Test(backend_drfl, read_decodes_the_packed_layout, .init = fake_reset)
 {
-	static struct rtl_rt_state in, out;
+	static struct rtl_udp_state in, out;
 
 	cr_expect_eq(rtl_drfl_read(&fake_api, &out), -ENODATA);
 	in.time_stamp = 12.5;
 	in.actual_joint_position[3] = -45.0f;
 	in.robot_state = 2;
-	cr_assert_eq(rtl_rt_state_encode(&in, F.state, sizeof(F.state)), RTL_RT_STATE_SIZE);
+	cr_assert_eq(rtl_udp_state_encode(&in, F.state, sizeof(F.state)), RTL_UDP_STATE_SIZE);
 	F.have_state = true;
 	cr_assert_eq(rtl_drfl_read(&fake_api, &out), 0);
 	cr_expect_eq(out.time_stamp, 12.5);

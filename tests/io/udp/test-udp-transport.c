@@ -32,7 +32,7 @@ enum what { IDLE_STOP, SPEEDJ, CIRCLE };
 #define N_DOUBLES 19
 static const double bad_values[3] = { NAN, INFINITY, -INFINITY };
 
-static double *double_of(struct rtl_rt_udp_cmd *c, int i)
+static double *double_of(struct rtl_udp_cmd *c, int i)
 {
 	return i == 0	 ? &c->target_time
 	       : i <= 6	 ? &c->pos[i - 1]
@@ -66,7 +66,7 @@ struct rig {
 static struct rig R;
 
 /* The measured state in SI units for the motion API. */
-static void measured(const struct rtl_rt_state *s, struct rtl_motion_state *m)
+static void measured(const struct rtl_udp_state *s, struct rtl_motion_state *m)
 {
 	double p[6], v[6], q[6], qd[6];
 
@@ -90,7 +90,7 @@ static double circle_error(const double p[3])
 	return hypot(hypot(dx, dy) - R.radius, dz);
 }
 
-static void circle_step(const struct rtl_rt_state *s, struct rtl_rt_udp_cmd *cmd)
+static void circle_step(const struct rtl_udp_state *s, struct rtl_udp_cmd *cmd)
 {
 	struct rtl_motion_state m;
 	struct rtl_motion_output out;
@@ -131,8 +131,8 @@ static void circle_step(const struct rtl_rt_state *s, struct rtl_rt_udp_cmd *cmd
 static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
 {
 	struct rig *r = user;
-	const struct rtl_udp_state *st = rtl_udp_loop_state(f);
-	struct rtl_rt_udp_cmd *cmd = rtl_loop_commands(loop);
+	const struct rtl_udp_frame *st = rtl_udp_loop_frame(f);
+	struct rtl_udp_cmd *cmd = rtl_loop_commands(loop);
 	int64_t n = atomic_load_explicit(&r->steps, memory_order_relaxed) + 1;
 
 	if (n == 1) {
@@ -156,7 +156,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 	switch (atomic_load_explicit(&r->what, memory_order_acquire)) {
 	case SPEEDJ:
 		memset(cmd, 0, sizeof(*cmd));
-		cmd->mode = RTL_RT_UDP_MODE_SPEEDJ;
+		cmd->mode = RTL_UDP_MODE_SPEEDJ;
 		cmd->vel[0] = 10.0; /* deg/s */
 		for (int i = 0; i < 6; i++)
 			cmd->acc[i] = 1000.0;
@@ -167,8 +167,8 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 		break;
 	default:
 		memset(cmd, 0, sizeof(*cmd));
-		cmd->mode = RTL_RT_UDP_MODE_STOP;
-		cmd->acc[0] = RTL_RT_UDP_AUTO;
+		cmd->mode = RTL_UDP_MODE_STOP;
+		cmd->acc[0] = RTL_UDP_AUTO;
 		cmd->target_time = 0.001;
 		break;
 	}
@@ -367,7 +367,7 @@ Test(loop_udp, speedj_commands_move_the_robot)
 	cr_expect_eq(R.last_robot_state, 2, "ROBOT_STATE MOVING");
 	cr_expect_eq(ss.watchdog_trips, 0, "commands every period: no time-out");
 	/* The safe STOP at the start and at the exit, speedj in between. */
-	cr_expect_eq(ss.mode_count[RTL_RT_UDP_MODE_SPEEDJ] + ss.mode_count[RTL_RT_UDP_MODE_STOP],
+	cr_expect_eq(ss.mode_count[RTL_UDP_MODE_SPEEDJ] + ss.mode_count[RTL_UDP_MODE_STOP],
 		     ss.commands);
 	cr_expect_eq(ss.robot.stops_at_rest, 1, "the stop at exit");
 	expect_safe_end(&s, &ss);
@@ -395,9 +395,9 @@ Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
 	rms = sqrt(R.err_sq / (double)R.err_n);
 	cr_expect_lt(rms, 0.002, "RMS distance from the circle %.3f mm", rms * 1e3);
 	cr_expect_lt(R.err_max, 0.006, "max distance from the circle %.3f mm", R.err_max * 1e3);
-	cr_expect_eq(ss.mode_count[RTL_RT_UDP_MODE_SPEEDL] + ss.mode_count[RTL_RT_UDP_MODE_STOP],
+	cr_expect_eq(ss.mode_count[RTL_UDP_MODE_SPEEDL] + ss.mode_count[RTL_UDP_MODE_STOP],
 		     ss.commands);
-	cr_expect_gt(ss.mode_count[RTL_RT_UDP_MODE_SPEEDL], 1900);
+	cr_expect_gt(ss.mode_count[RTL_UDP_MODE_SPEEDL], 1900);
 	cr_expect_eq(ss.watchdog_trips, 0);
 	expect_safe_end(&s, &ss);
 	rig_free();

@@ -28,7 +28,7 @@ struct rtl_drfl_api {
 	bool (*speedj_rt)(void *ctx, float vel[6], float acc[6], float t);
 	bool (*servol_rt)(void *ctx, float pos[6], float vel[6], float acc[6], float t);
 	bool (*servoj_rt)(void *ctx, float pos[6], float vel[6], float acc[6], float t);
-	/* The latest RT_OUTPUT_DATA_LIST (packed, RTL_RT_STATE_SIZE bytes), or
+	/* The latest RT_OUTPUT_DATA_LIST (packed, RTL_UDP_STATE_SIZE bytes), or
 	 * NULL before the first. */
 	const void *(*read_data_rt)(void *ctx);
 };

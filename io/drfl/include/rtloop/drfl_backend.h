@@ -32,7 +32,7 @@
  * Idle (the UDP STOP) becomes speedj_rt with zero velocity and AUTO
  * acceleration, which keeps the 0.1 s command time-out fed at rest.
  * State (rtl_drfl_read): read_data_rt()'s buffer is the packed v1.0
- * layout, decoded with rtl_rt_state_decode() (copied out at once: DRFL
+ * layout, decoded with rtl_udp_state_decode() (copied out at once: DRFL
  * overwrites it every cycle).
  *
  * Preconditions DRFL leaves to the application (docs/doosan-rt.md 7):
@@ -54,7 +54,7 @@
 #include <rtloop/drfl_api.h>
 #include <rtloop/mem.h>
 #include <rtloop/motion.h>
-#include <rtloop/rt_udp.h>
+#include <rtloop/udp.h>
 
 struct rtl_drfl_config {
 	const char *host; /* default "192.168.137.100" (RT server, DRCF >= 3.4: the robot IP) */
@@ -86,7 +86,7 @@ RTL_API int rtl_drfl_close(const struct rtl_drfl_api *api);
 
 /*
  * Send one period's setpoint @out with horizon @target_time s. Returns the
- * enum rtl_rt_udp_mode it was sent as, -EINVAL (NULL, target_time not
+ * enum rtl_udp_mode it was sent as, -EINVAL (NULL, target_time not
  * > 0) or -EIO (the DRFL call returned false). RT-safe on our side.
  */
 RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motion_output *out,
@@ -94,6 +94,6 @@ RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motio
 
 /* The latest state into @s. Returns 0, -EINVAL, or -ENODATA (no state
  * yet). RT-safe on our side. */
-RTL_API int rtl_drfl_read(const struct rtl_drfl_api *api, struct rtl_rt_state *s);
+RTL_API int rtl_drfl_read(const struct rtl_drfl_api *api, struct rtl_udp_state *s);
 
 #endif /* RTLOOP_DRFL_BACKEND_H */

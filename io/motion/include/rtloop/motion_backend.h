@@ -57,7 +57,7 @@
 #include <rtloop/compiler.h>
 #include <rtloop/loop.h>
 #include <rtloop/motion.h>
-#include <rtloop/rt_udp.h>
+#include <rtloop/udp.h>
 #include <rtloop/rtde_recipe.h>
 
 /* ---- the loop ---------------------------------------------------------------------- */
@@ -81,11 +81,11 @@ RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_loop *loop, in
 /*
  * Map @out onto the command datagram @cmd (all fields but the echo, which
  * the UDP transport fills), with horizon @target_time s (> 0; typically
- * one period). Returns the rtl_rt_udp_mode written, or -EINVAL (a NULL
+ * one period). Returns the rtl_udp_mode written, or -EINVAL (a NULL
  * pointer, @target_time not > 0, an unknown mode in @out).
  */
 RTL_API int rtl_motion_to_udp(const struct rtl_motion_output *out, double target_time,
-			      struct rtl_rt_udp_cmd *cmd);
+			      struct rtl_udp_cmd *cmd);
 
 /* ---- RTDE (the registers of <rtloop/rtde_cmd.h>) -------------------------------------- */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtl_udp_transport: the 1 kHz UDP stream (<rtloop/rt_udp.h>) as a
+ * rtl_udp_transport: the 1 kHz UDP stream (<rtloop/udp.h>) as a
  * transport of the control loop.
  *
  * Design
@@ -24,7 +24,7 @@
  *            realtime read. The error is the time between those reads
  *            (tens of ns) plus any clock step in between; a result later
  *            than now or more than 1 s old is discarded (0).
- *   next     decode the datagram into the slot as struct rtl_udp_state;
+ *   next     decode the datagram into the slot as struct rtl_udp_frame;
  *            ctrl_time = the sender's timestamp in s; ctrl_skipped = the
  *            gap in state sequence numbers (the server numbers its control
  *            cycles, so a gap is exactly the datagrams lost or skipped).
@@ -32,7 +32,7 @@
  *            and counted; a jump back by more than 1000 is a restarted
  *            server and resynchronises.
  *   send     streaming: the command struct (rtl_loop_commands(), a struct
- *            rtl_rt_udp_cmd in Doosan units) is sent in every cycle while
+ *            rtl_udp_cmd in Doosan units) is sent in every cycle while
  *            its mode is not NONE, unchanged or not. Doosan's velocity
  *            commands time out 0.1 s after the last datagram and its loss
  *            count counts periods without one, so suppressing repeats would
@@ -67,16 +67,16 @@
 
 #include <rtloop/compiler.h>
 #include <rtloop/loop.h>
-#include <rtloop/rt_udp.h>
+#include <rtloop/udp.h>
 
 struct rtl_udp_transport_config {
 	const char *host;	    /* default "127.0.0.1" */
-	uint16_t port;		    /* default RTL_RT_UDP_DEFAULT_PORT (12347) */
+	uint16_t port;		    /* default RTL_UDP_DEFAULT_PORT (12347) */
 	int64_t period_ns;	    /* asked for in HELLO; 0: the server's */
 	int64_t connect_timeout_ns; /* default 3 s */
 	int64_t rx_timeout_ns;	    /* no state = lost connection; default 1 s, < 0: never */
 	/* Deceleration of the safe STOP, in the units of the last motion
-	 * (mm/s^2 or deg/s^2); default (0) RTL_RT_UDP_AUTO. */
+	 * (mm/s^2 or deg/s^2); default (0) RTL_UDP_AUTO. */
 	double safe_decel;
 	/* Limits checked before each send, Doosan units, per axis; 0: none.
 	 * Joint modes: |vel| <= max_joint_vel (deg/s). Cartesian: x, y, z
@@ -92,11 +92,11 @@ struct rtl_udp_transport_config {
 	double rest_speed;
 };
 
-/* What a frame of this transport carries (rtl_udp_loop_state()). */
-struct rtl_udp_state {
+/* What a frame of this transport carries (rtl_udp_loop_frame()). */
+struct rtl_udp_frame {
 	uint64_t seq;	 /* the state datagram's sequence number */
 	int64_t send_ns; /* the server's send time (its CLOCK_MONOTONIC) */
-	struct rtl_rt_state rt;
+	struct rtl_udp_state rt;
 };
 
 struct rtl_udp_transport_stats {
@@ -118,7 +118,7 @@ struct rtl_udp_transport {
 	struct rtl_udp_transport_config cfg;
 	struct sockaddr_in addr; /* resolved at init */
 	int fd;
-	struct rtl_rt_udp_cmd cmd; /* the step's commands */
+	struct rtl_udp_cmd cmd; /* the step's commands */
 	uint32_t server_period_ns;
 	/* rx thread */
 	bool pending; /* rx holds the first state, from connect */
@@ -135,11 +135,11 @@ struct rtl_udp_transport {
 			would_block, no_kernel_ts;
 	} c;
 	int tx_safe_len; /* the safe STOP, encoded at connect */
-	uint8_t tx[RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE];
-	uint8_t tx_safe[RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE];
+	uint8_t tx[RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE];
+	uint8_t tx_safe[RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE];
 	/* One byte more than the largest datagram: a longer one is seen as
 	 * too long instead of silently cut to a valid length. */
-	uint8_t rx[RTL_RT_UDP_MAX_DATAGRAM + 1];
+	uint8_t rx[RTL_UDP_MAX_DATAGRAM + 1];
 };
 
 /*
@@ -163,13 +163,13 @@ RTL_INLINE struct rtl_transport *rtl_udp_transport_base(struct rtl_udp_transport
 }
 
 /* The state in a loop frame of this transport. RT-safe. */
-RTL_INLINE const struct rtl_udp_state *rtl_udp_loop_state(const struct rtl_loop_frame *f)
+RTL_INLINE const struct rtl_udp_frame *rtl_udp_loop_frame(const struct rtl_loop_frame *f)
 {
-	return (const struct rtl_udp_state *)(const void *)f->values;
+	return (const struct rtl_udp_frame *)(const void *)f->values;
 }
 
 /* The command the step writes (also rtl_loop_commands()). RT-safe. */
-RTL_INLINE struct rtl_rt_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *t)
+RTL_INLINE struct rtl_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *t)
 {
 	return &t->cmd;
 }

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include <rtloop/rt_udp.h>
+#include <rtloop/udp.h>
 
 #include "alloc-count.h"
 
@@ -68,12 +68,12 @@ static const struct {
 };
 #define N_DOC (sizeof(doc) / sizeof(doc[0]))
 
-static uint8_t buf[RTL_RT_UDP_MAX_DATAGRAM + 64];
+static uint8_t buf[RTL_UDP_MAX_DATAGRAM + 64];
 
-Test(rt_udp, layout_matches_the_documented_table)
+Test(udp_wire, layout_matches_the_documented_table)
 {
 	size_t n;
-	const struct rtl_rt_field *f = rtl_rt_state_fields(&n);
+	const struct rtl_udp_field *f = rtl_udp_state_fields(&n);
 
 	cr_assert_eq(n, N_DOC);
 	for (size_t i = 0; i < n; i++) {
@@ -81,15 +81,16 @@ Test(rt_udp, layout_matches_the_documented_table)
 		cr_expect_eq(f[i].offset, doc[i].off, "%s at %u, documented %u", f[i].name,
 			     f[i].offset, doc[i].off);
 		cr_expect_eq(f[i].size, doc[i].bytes, "%s", f[i].name);
-		cr_expect_eq(f[i].size, f[i].count * rtl_rt_type_size((enum rtl_rt_type)f[i].type),
-			     "%s", f[i].name);
+		cr_expect_eq(f[i].size,
+			     f[i].count * rtl_udp_elem_size((enum rtl_udp_elem)f[i].type), "%s",
+			     f[i].name);
 	}
 }
 
-Test(rt_udp, offsets_are_contiguous_and_sum_to_1338)
+Test(udp_wire, offsets_are_contiguous_and_sum_to_1338)
 {
 	size_t n, total = 0;
-	const struct rtl_rt_field *f = rtl_rt_state_fields(&n);
+	const struct rtl_udp_field *f = rtl_udp_state_fields(&n);
 
 	for (size_t i = 0; i < n; i++) {
 		cr_expect_eq(f[i].offset, total, "%s starts at %u, the previous row ended at %zu",
@@ -97,25 +98,25 @@ Test(rt_udp, offsets_are_contiguous_and_sum_to_1338)
 		total += f[i].size;
 	}
 	cr_expect_eq(total, 1338);
-	cr_expect_eq(RTL_RT_STATE_SIZE, 1338);
+	cr_expect_eq(RTL_UDP_STATE_SIZE, 1338);
 }
 
-Test(rt_udp, host_fields_hold_their_wire_size)
+Test(udp_wire, host_fields_hold_their_wire_size)
 {
 	size_t n;
-	const struct rtl_rt_field *f = rtl_rt_state_fields(&n);
+	const struct rtl_udp_field *f = rtl_udp_state_fields(&n);
 
 	for (size_t i = 0; i < n; i++)
-		cr_expect_leq(f[i].host_offset + f[i].size, sizeof(struct rtl_rt_state), "%s",
+		cr_expect_leq(f[i].host_offset + f[i].size, sizeof(struct rtl_udp_state), "%s",
 			      f[i].name);
-	cr_expect_eq(f[0].host_offset, offsetof(struct rtl_rt_state, time_stamp));
-	cr_expect_eq(f[N_DOC - 1].host_offset, offsetof(struct rtl_rt_state, reserved));
+	cr_expect_eq(f[0].host_offset, offsetof(struct rtl_udp_state, time_stamp));
+	cr_expect_eq(f[N_DOC - 1].host_offset, offsetof(struct rtl_udp_state, reserved));
 }
 
-Test(rt_udp, state_encodes_little_endian_at_the_documented_offsets)
+Test(udp_wire, state_encodes_little_endian_at_the_documented_offsets)
 {
-	static struct rtl_rt_state s;
-	uint8_t out[RTL_RT_STATE_SIZE];
+	static struct rtl_udp_state s;
+	uint8_t out[RTL_UDP_STATE_SIZE];
 	static const uint8_t ts[8] = { 0, 0, 0, 0, 0, 0, 0xf8, 0x3f }; /* 1.5 */
 	static const uint8_t one_f[4] = { 0, 0, 0x80, 0x3f };	       /* 1.0f */
 	static const uint8_t two_f[4] = { 0, 0, 0, 0x40 };	       /* 2.0f */
@@ -131,7 +132,7 @@ Test(rt_udp, state_encodes_little_endian_at_the_documented_offsets)
 	s.robot_state = 6;
 	s.control_mode = 3;
 	s.reserved[255] = 0x5a;
-	cr_assert_eq(rtl_rt_state_encode(&s, out, sizeof(out)), 1338);
+	cr_assert_eq(rtl_udp_state_encode(&s, out, sizeof(out)), 1338);
 	cr_expect_arr_eq(out + 0, ts, 8);
 	cr_expect_arr_eq(out + 8, one_f, 4);
 	cr_expect_arr_eq(out + 104 + 5 * 4, m90_f, 4);
@@ -148,10 +149,10 @@ Test(rt_udp, state_encodes_little_endian_at_the_documented_offsets)
 	cr_expect_eq(out[1337], 0x5a);
 }
 
-Test(rt_udp, state_decodes_a_hand_built_vector)
+Test(udp_wire, state_decodes_a_hand_built_vector)
 {
-	uint8_t in[RTL_RT_STATE_SIZE] = { 0 };
-	static struct rtl_rt_state s;
+	uint8_t in[RTL_UDP_STATE_SIZE] = { 0 };
+	static struct rtl_udp_state s;
 
 	/* time_stamp = 2.0 */
 	in[7] = 0x40;
@@ -171,7 +172,7 @@ Test(rt_udp, state_decodes_a_hand_built_vector)
 	in[1021] = 7;
 	/* robot_mode = 1 */
 	in[1078] = 1;
-	cr_assert_eq(rtl_rt_state_decode(in, sizeof(in), &s), 1338);
+	cr_assert_eq(rtl_udp_state_decode(in, sizeof(in), &s), 1338);
 	cr_expect_eq(s.time_stamp, 2.0);
 	cr_expect_eq(s.actual_joint_velocity[2], 2.0f);
 	cr_expect_eq(s.actual_joint_velocity[1], 0.0f);
@@ -183,10 +184,10 @@ Test(rt_udp, state_decodes_a_hand_built_vector)
 	cr_expect_eq(s.robot_mode, 1);
 }
 
-Test(rt_udp, state_bytes_round_trip)
+Test(udp_wire, state_bytes_round_trip)
 {
-	uint8_t in[RTL_RT_STATE_SIZE], out[RTL_RT_STATE_SIZE];
-	static struct rtl_rt_state s;
+	uint8_t in[RTL_UDP_STATE_SIZE], out[RTL_UDP_STATE_SIZE];
+	static struct rtl_udp_state s;
 	uint32_t x = 12345;
 
 	/* Pseudo-random bytes, keeping every float and double finite (the
@@ -195,119 +196,118 @@ Test(rt_udp, state_bytes_round_trip)
 		x = x * 1103515245u + 12345u;
 		in[i] = (uint8_t)(x >> 16);
 	}
-	for (size_t i = 0, n = 0; i < (rtl_rt_state_fields(&n), n); i++) {
-		const struct rtl_rt_field *f = &rtl_rt_state_fields(NULL)[i];
-		unsigned esz = rtl_rt_type_size((enum rtl_rt_type)f->type);
+	for (size_t i = 0, n = 0; i < (rtl_udp_state_fields(&n), n); i++) {
+		const struct rtl_udp_field *f = &rtl_udp_state_fields(NULL)[i];
+		unsigned esz = rtl_udp_elem_size((enum rtl_udp_elem)f->type);
 
-		if (f->type != RTL_RT_F32 && f->type != RTL_RT_F64)
+		if (f->type != RTL_UDP_F32 && f->type != RTL_UDP_F64)
 			continue;
 		for (unsigned e = 0; e < f->count; e++)
 			in[f->offset + e * esz + esz - 1] &= 0x3f;
 	}
-	cr_assert_eq(rtl_rt_state_decode(in, sizeof(in), &s), 1338);
-	cr_assert_eq(rtl_rt_state_encode(&s, out, sizeof(out)), 1338);
+	cr_assert_eq(rtl_udp_state_decode(in, sizeof(in), &s), 1338);
+	cr_assert_eq(rtl_udp_state_encode(&s, out, sizeof(out)), 1338);
 	cr_expect_arr_eq(in, out, sizeof(in));
 }
 
-Test(rt_udp, state_length_errors)
+Test(udp_wire, state_length_errors)
 {
-	static struct rtl_rt_state s;
-	uint8_t out[RTL_RT_STATE_SIZE] = { 0 };
+	static struct rtl_udp_state s;
+	uint8_t out[RTL_UDP_STATE_SIZE] = { 0 };
 
-	cr_expect_eq(rtl_rt_state_decode(out, 1337, &s), -EMSGSIZE);
-	cr_expect_eq(rtl_rt_state_decode(out, 1339, &s), -EMSGSIZE);
-	cr_expect_eq(rtl_rt_state_decode(NULL, 1338, &s), -EINVAL);
-	cr_expect_eq(rtl_rt_state_encode(&s, out, 1337), -ENOSPC);
-	cr_expect_eq(rtl_rt_state_encode(NULL, out, 1338), -EINVAL);
+	cr_expect_eq(rtl_udp_state_decode(out, 1337, &s), -EMSGSIZE);
+	cr_expect_eq(rtl_udp_state_decode(out, 1339, &s), -EMSGSIZE);
+	cr_expect_eq(rtl_udp_state_decode(NULL, 1338, &s), -EINVAL);
+	cr_expect_eq(rtl_udp_state_encode(&s, out, 1337), -ENOSPC);
+	cr_expect_eq(rtl_udp_state_encode(NULL, out, 1338), -EINVAL);
 }
 
-Test(rt_udp, header_bytes)
+Test(udp_wire, header_bytes)
 {
-	static struct rtl_rt_state s;
+	static struct rtl_udp_state s;
 	static const uint8_t head[32] = {
 		'R',  'T',  'L',  'U',	1,    3,    0,	  0,	/* magic, version, STATE */
 		0x3a, 0x05, 0,	  0,	0,    0,    0,	  0,	/* 1338, reserved */
 		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* seq */
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* send_ns = -1 */
 	};
-	struct rtl_rt_udp_header h;
+	struct rtl_udp_header h;
 
-	cr_assert_eq(rtl_rt_udp_encode_state(buf, sizeof(buf), 0x0102030405060708ull, -1, &s),
+	cr_assert_eq(rtl_udp_encode_state(buf, sizeof(buf), 0x0102030405060708ull, -1, &s),
 		     32 + 1338);
 	cr_expect_arr_eq(buf, head, 32);
-	cr_assert_eq(rtl_rt_udp_decode_header(buf, 32 + 1338, &h), 32);
+	cr_assert_eq(rtl_udp_decode_header(buf, 32 + 1338, &h), 32);
 	cr_expect_eq(h.version, 1);
-	cr_expect_eq(h.type, RTL_RT_UDP_STATE);
+	cr_expect_eq(h.type, RTL_UDP_STATE);
 	cr_expect_eq(h.length, 1338);
 	cr_expect_eq(h.seq, 0x0102030405060708ull);
 	cr_expect_eq(h.send_ns, -1);
 }
 
-Test(rt_udp, bad_datagrams_have_clear_errors)
+Test(udp_wire, bad_datagrams_have_clear_errors)
 {
-	static struct rtl_rt_state s;
-	struct rtl_rt_udp_header h;
-	struct rtl_rt_udp_cmd c = { .mode = RTL_RT_UDP_MODE_SPEEDL };
-	int n = rtl_rt_udp_encode_state(buf, sizeof(buf), 1, 1, &s);
+	static struct rtl_udp_state s;
+	struct rtl_udp_header h;
+	struct rtl_udp_cmd c = { .mode = RTL_UDP_MODE_SPEEDL };
+	int n = rtl_udp_encode_state(buf, sizeof(buf), 1, 1, &s);
 
 	cr_assert_eq(n, 1370);
-	cr_expect_eq(rtl_rt_udp_decode_header(buf, 31, &h), -EMSGSIZE, "shorter than a header");
-	cr_expect_eq(rtl_rt_udp_decode_header(buf, (size_t)n - 1, &h), -EMSGSIZE, "truncated");
-	cr_expect_eq(rtl_rt_udp_decode_state(buf, (size_t)n + 1, &h, &s), -EMSGSIZE,
-		     "trailing byte");
-	cr_expect_eq(rtl_rt_udp_decode_header(NULL, 32, &h), -EINVAL);
+	cr_expect_eq(rtl_udp_decode_header(buf, 31, &h), -EMSGSIZE, "shorter than a header");
+	cr_expect_eq(rtl_udp_decode_header(buf, (size_t)n - 1, &h), -EMSGSIZE, "truncated");
+	cr_expect_eq(rtl_udp_decode_state(buf, (size_t)n + 1, &h, &s), -EMSGSIZE, "trailing byte");
+	cr_expect_eq(rtl_udp_decode_header(NULL, 32, &h), -EINVAL);
 	buf[0] = 'X';
-	cr_expect_eq(rtl_rt_udp_decode_header(buf, (size_t)n, &h), -EBADMSG, "magic");
+	cr_expect_eq(rtl_udp_decode_header(buf, (size_t)n, &h), -EBADMSG, "magic");
 	buf[0] = 'R';
 	buf[4] = 2;
-	cr_expect_eq(rtl_rt_udp_decode_header(buf, (size_t)n, &h), -EPROTONOSUPPORT, "version");
+	cr_expect_eq(rtl_udp_decode_header(buf, (size_t)n, &h), -EPROTONOSUPPORT, "version");
 	buf[4] = 1;
 	buf[5] = 9;
-	cr_expect_eq(rtl_rt_udp_decode_header(buf, (size_t)n, &h), -EPROTO, "type");
-	buf[5] = RTL_RT_UDP_STATE;
+	cr_expect_eq(rtl_udp_decode_header(buf, (size_t)n, &h), -EPROTO, "type");
+	buf[5] = RTL_UDP_STATE;
 	buf[8] = 0x39; /* length 1337 in a 1370-byte datagram */
-	cr_expect_eq(rtl_rt_udp_decode_header(buf, (size_t)n, &h), -EMSGSIZE, "length field");
+	cr_expect_eq(rtl_udp_decode_header(buf, (size_t)n, &h), -EMSGSIZE, "length field");
 	buf[8] = 0x3a;
-	cr_expect_eq(rtl_rt_udp_decode_state(buf, (size_t)n, &h, &s), n, "repaired");
+	cr_expect_eq(rtl_udp_decode_state(buf, (size_t)n, &h, &s), n, "repaired");
 	/* A command is not a state, and vice versa. */
-	n = rtl_rt_udp_encode_command(buf, sizeof(buf), 1, 1, &c);
+	n = rtl_udp_encode_command(buf, sizeof(buf), 1, 1, &c);
 	cr_assert_eq(n, 32 + 176);
-	cr_expect_eq(rtl_rt_udp_decode_state(buf, (size_t)n, &h, &s), -EPROTO);
+	cr_expect_eq(rtl_udp_decode_state(buf, (size_t)n, &h, &s), -EPROTO);
 	/* A command payload cut to a state's length field is no state. */
-	cr_expect_eq(rtl_rt_udp_encode_state(buf, 100, 1, 1, &s), -ENOSPC);
-	cr_expect_eq(rtl_rt_udp_encode_command(buf, 207, 1, 1, &c), -ENOSPC);
-	c.mode = RTL_RT_UDP_MODE_COUNT;
-	cr_expect_eq(rtl_rt_udp_encode_command(buf, sizeof(buf), 1, 1, &c), -EINVAL);
+	cr_expect_eq(rtl_udp_encode_state(buf, 100, 1, 1, &s), -ENOSPC);
+	cr_expect_eq(rtl_udp_encode_command(buf, 207, 1, 1, &c), -ENOSPC);
+	c.mode = RTL_UDP_MODE_COUNT;
+	cr_expect_eq(rtl_udp_encode_command(buf, sizeof(buf), 1, 1, &c), -EINVAL);
 }
 
-Test(rt_udp, command_bytes_and_round_trip)
+Test(udp_wire, command_bytes_and_round_trip)
 {
-	struct rtl_rt_udp_cmd c = { 0 }, d;
-	struct rtl_rt_udp_header h;
+	struct rtl_udp_cmd c = { 0 }, d;
+	struct rtl_udp_header h;
 	static const uint8_t tt[8] = { 0x7b, 0x14, 0xae, 0x47, 0xe1, 0x7a, 0x84, 0x3f }; /* 0.01 */
 	static const uint8_t auto_acc[8] = { 0, 0, 0, 0, 0, 0x88, 0xc3, 0xc0 }; /* -10000 */
 	uint8_t *p = buf + 32;
 
-	c.mode = RTL_RT_UDP_MODE_SPEEDL;
+	c.mode = RTL_UDP_MODE_SPEEDL;
 	c.echo_seq = 77;
 	c.echo_ns = 123456789;
 	c.target_time = 0.01;
 	for (int i = 0; i < 6; i++) {
 		c.pos[i] = i;
 		c.vel[i] = 10.0 * i;
-		c.acc[i] = RTL_RT_UDP_AUTO;
+		c.acc[i] = RTL_UDP_AUTO;
 	}
-	cr_assert_eq(rtl_rt_udp_encode_command(buf, sizeof(buf), 5, 6, &c), 208);
-	cr_expect_eq(buf[5], RTL_RT_UDP_COMMAND);
+	cr_assert_eq(rtl_udp_encode_command(buf, sizeof(buf), 5, 6, &c), 208);
+	cr_expect_eq(buf[5], RTL_UDP_COMMAND);
 	cr_expect_eq(buf[8], 176);
-	cr_expect_eq(p[0], RTL_RT_UDP_MODE_SPEEDL);
+	cr_expect_eq(p[0], RTL_UDP_MODE_SPEEDL);
 	cr_expect_eq(p[8], 77);
 	cr_expect_arr_eq(p + 24, tt, 8);
 	cr_expect_arr_eq(p + 128 + 40, auto_acc, 8);
 	/* vel[1] = 10.0 = 0x4024000000000000 */
 	cr_expect_eq(p[80 + 8 + 7], 0x40);
 	cr_expect_eq(p[80 + 8 + 6], 0x24);
-	cr_assert_eq(rtl_rt_udp_decode_command(buf, 208, &h, &d), 208);
+	cr_assert_eq(rtl_udp_decode_command(buf, 208, &h, &d), 208);
 	cr_expect_eq(h.seq, 5);
 	cr_expect_eq(h.send_ns, 6);
 	cr_expect_eq(d.mode, c.mode);
@@ -318,46 +318,45 @@ Test(rt_udp, command_bytes_and_round_trip)
 	cr_expect_arr_eq(d.vel, c.vel, sizeof(c.vel));
 	cr_expect_arr_eq(d.acc, c.acc, sizeof(c.acc));
 	p[0] = 6;
-	cr_expect_eq(rtl_rt_udp_decode_command(buf, 208, &h, &d), -EPROTO, "unknown mode");
+	cr_expect_eq(rtl_udp_decode_command(buf, 208, &h, &d), -EPROTO, "unknown mode");
 }
 
-Test(rt_udp, hello_pads_the_schema)
+Test(udp_wire, hello_pads_the_schema)
 {
-	struct rtl_rt_udp_hello hi = { .period_ns = 1000000 }, out;
-	struct rtl_rt_udp_header h;
+	struct rtl_udp_hello hi = { .period_ns = 1000000 }, out;
+	struct rtl_udp_header h;
 
 	memcpy(hi.schema, "v1.0\0xyz", 8);
-	cr_assert_eq(rtl_rt_udp_encode_hello(buf, sizeof(buf), RTL_RT_UDP_HELLO, 0, 0, &hi), 48);
+	cr_assert_eq(rtl_udp_encode_hello(buf, sizeof(buf), RTL_UDP_HELLO, 0, 0, &hi), 48);
 	cr_expect_arr_eq(buf + 32, "v1.0\0\0\0\0", 8, "no stray bytes after the NUL");
 	cr_expect_eq(buf[40], 0x40);
 	cr_expect_eq(buf[41], 0x42);
 	cr_expect_eq(buf[42], 0x0f);
-	cr_assert_eq(rtl_rt_udp_decode_hello(buf, 48, &h, &out), 48);
+	cr_assert_eq(rtl_udp_decode_hello(buf, 48, &h, &out), 48);
 	cr_expect_str_eq(out.schema, "v1.0");
 	cr_expect_eq(out.period_ns, 1000000);
-	cr_expect_eq(rtl_rt_udp_encode_hello(buf, sizeof(buf), RTL_RT_UDP_STATE, 0, 0, &hi),
-		     -EINVAL);
-	cr_assert_eq(rtl_rt_udp_encode_bye(buf, sizeof(buf), 3, 4), 32);
-	cr_expect_eq(rtl_rt_udp_decode_hello(buf, 32, &h, &out), -EPROTO, "a bye is no hello");
-	cr_expect_eq(rtl_rt_udp_decode_header(buf, 32, &h), 32);
-	cr_expect_eq(h.type, RTL_RT_UDP_BYE);
+	cr_expect_eq(rtl_udp_encode_hello(buf, sizeof(buf), RTL_UDP_STATE, 0, 0, &hi), -EINVAL);
+	cr_assert_eq(rtl_udp_encode_bye(buf, sizeof(buf), 3, 4), 32);
+	cr_expect_eq(rtl_udp_decode_hello(buf, 32, &h, &out), -EPROTO, "a bye is no hello");
+	cr_expect_eq(rtl_udp_decode_header(buf, 32, &h), 32);
+	cr_expect_eq(h.type, RTL_UDP_BYE);
 }
 
-Test(rt_udp, names)
+Test(udp_wire, names)
 {
-	cr_expect_str_eq(rtl_rt_udp_type_name(RTL_RT_UDP_STATE), "state");
-	cr_expect_str_eq(rtl_rt_udp_type_name((enum rtl_rt_udp_type)0), "?");
-	cr_expect_str_eq(rtl_rt_udp_mode_name(RTL_RT_UDP_MODE_SPEEDL), "speedl");
-	cr_expect_str_eq(rtl_rt_udp_mode_name((enum rtl_rt_udp_mode)9), "?");
+	cr_expect_str_eq(rtl_udp_type_name(RTL_UDP_STATE), "state");
+	cr_expect_str_eq(rtl_udp_type_name((enum rtl_udp_type)0), "?");
+	cr_expect_str_eq(rtl_udp_mode_name(RTL_UDP_MODE_SPEEDL), "speedl");
+	cr_expect_str_eq(rtl_udp_mode_name((enum rtl_udp_mode)9), "?");
 }
 
 /* ---- RT safety: the codec never allocates ----------------------------------- */
 
-Test(rt_udp, codec_does_not_allocate)
+Test(udp_wire, codec_does_not_allocate)
 {
-	static struct rtl_rt_state s;
-	struct rtl_rt_udp_cmd c = { .mode = RTL_RT_UDP_MODE_STOP };
-	struct rtl_rt_udp_header h;
+	static struct rtl_udp_state s;
+	struct rtl_udp_cmd c = { .mode = RTL_UDP_MODE_STOP };
+	struct rtl_udp_header h;
 	long allocs;
 
 	/* Positive control: the counter sees an allocation, so a zero below
@@ -366,10 +365,10 @@ Test(rt_udp, codec_does_not_allocate)
 	rtl_test_alloc_mark_thread();
 	rtl_test_alloc_start();
 	for (int i = 0; i < 100; i++) {
-		rtl_rt_udp_encode_state(buf, sizeof(buf), (uint64_t)i, i, &s);
-		rtl_rt_udp_decode_state(buf, 1370, &h, &s);
-		rtl_rt_udp_encode_command(buf, sizeof(buf), (uint64_t)i, i, &c);
-		rtl_rt_udp_decode_command(buf, 208, &h, &c);
+		rtl_udp_encode_state(buf, sizeof(buf), (uint64_t)i, i, &s);
+		rtl_udp_decode_state(buf, 1370, &h, &s);
+		rtl_udp_encode_command(buf, sizeof(buf), (uint64_t)i, i, &c);
+		rtl_udp_decode_command(buf, 208, &h, &c);
 	}
 	allocs = rtl_test_alloc_stop();
 	rtl_test_alloc_unmark_thread();

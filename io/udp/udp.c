@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The UDP wire format: see <rtloop/rt_udp.h> for the design and
+ * The UDP wire format: see <rtloop/udp.h> for the design and
  * docs/udp.md for the specification.
  *
  * Bytes are assembled with shifts, never by casting a buffer to a wider
@@ -14,11 +14,11 @@
 #include <stddef.h>
 #include <string.h>
 
-#include <rtloop/rt_udp.h>
+#include <rtloop/udp.h>
 
 /* The table and the layout's promise: the last row ends at 1,338. */
-_Static_assert(1082 + 256 == RTL_RT_STATE_SIZE, "v1.0 layout is 1,338 bytes");
-_Static_assert(RTL_RT_UDP_HEADER_SIZE + RTL_RT_STATE_SIZE <= 1472,
+_Static_assert(1082 + 256 == RTL_UDP_STATE_SIZE, "v1.0 layout is 1,338 bytes");
+_Static_assert(RTL_UDP_HEADER_SIZE + RTL_UDP_STATE_SIZE <= 1472,
 	       "a state datagram fits an Ethernet frame without IP fragmentation");
 
 /* ---- little-endian primitives ------------------------------------------------------ */
@@ -83,37 +83,37 @@ static double get_f64(const uint8_t *p)
 
 /* ---- the state layout ----------------------------------------------------------------- */
 
-#define ROW(name, type, ctype, dims, count, off, unit)   \
-	{ #name,                                         \
-	  unit,                                          \
-	  off,                                           \
-	  (uint16_t)((count) * sizeof(ctype)),           \
-	  (uint16_t)offsetof(struct rtl_rt_state, name), \
-	  count,                                         \
+#define ROW(name, type, ctype, dims, count, off, unit)    \
+	{ #name,                                          \
+	  unit,                                           \
+	  off,                                            \
+	  (uint16_t)((count) * sizeof(ctype)),            \
+	  (uint16_t)offsetof(struct rtl_udp_state, name), \
+	  count,                                          \
 	  type },
-static const struct rtl_rt_field fields[] = { RTL_RT_STATE_FIELDS(ROW) };
+static const struct rtl_udp_field fields[] = { RTL_UDP_STATE_FIELDS(ROW) };
 #undef ROW
 
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
 
-RTL_API const struct rtl_rt_field *rtl_rt_state_fields(size_t *n)
+RTL_API const struct rtl_udp_field *rtl_udp_state_fields(size_t *n)
 {
 	if (n)
 		*n = N_FIELDS;
 	return fields;
 }
 
-RTL_API unsigned rtl_rt_type_size(enum rtl_rt_type type)
+RTL_API unsigned rtl_udp_elem_size(enum rtl_udp_elem type)
 {
 	switch (type) {
-	case RTL_RT_F64:
+	case RTL_UDP_F64:
 		return 8;
-	case RTL_RT_F32:
-	case RTL_RT_U32:
+	case RTL_UDP_F32:
+	case RTL_UDP_U32:
 		return 4;
-	case RTL_RT_U16:
+	case RTL_UDP_U16:
 		return 2;
-	case RTL_RT_U8:
+	case RTL_UDP_U8:
 		return 1;
 	}
 	return 0;
@@ -129,8 +129,8 @@ RTL_API unsigned rtl_rt_type_size(enum rtl_rt_type type)
 static void state_walk(const unsigned char *src, unsigned char *dst, bool to_wire)
 {
 	for (size_t i = 0; i < N_FIELDS; i++) {
-		const struct rtl_rt_field *f = &fields[i];
-		unsigned esz = rtl_rt_type_size((enum rtl_rt_type)f->type);
+		const struct rtl_udp_field *f = &fields[i];
+		unsigned esz = rtl_udp_elem_size((enum rtl_udp_elem)f->type);
 		const unsigned char *s = src + (to_wire ? f->host_offset : f->offset);
 		unsigned char *d = dst + (to_wire ? f->offset : f->host_offset);
 
@@ -162,97 +162,97 @@ static void state_walk(const unsigned char *src, unsigned char *dst, bool to_wir
 	}
 }
 
-RTL_API int rtl_rt_state_encode(const struct rtl_rt_state *s, uint8_t *out, size_t cap)
+RTL_API int rtl_udp_state_encode(const struct rtl_udp_state *s, uint8_t *out, size_t cap)
 {
 	if (!s || !out)
 		return -EINVAL;
-	if (cap < RTL_RT_STATE_SIZE)
+	if (cap < RTL_UDP_STATE_SIZE)
 		return -ENOSPC;
 	state_walk((const unsigned char *)s, out, true);
-	return RTL_RT_STATE_SIZE;
+	return RTL_UDP_STATE_SIZE;
 }
 
-RTL_API int rtl_rt_state_decode(const uint8_t *in, size_t len, struct rtl_rt_state *s)
+RTL_API int rtl_udp_state_decode(const uint8_t *in, size_t len, struct rtl_udp_state *s)
 {
 	if (!in || !s)
 		return -EINVAL;
-	if (len != RTL_RT_STATE_SIZE)
+	if (len != RTL_UDP_STATE_SIZE)
 		return -EMSGSIZE;
 	state_walk(in, (unsigned char *)s, false);
-	return RTL_RT_STATE_SIZE;
+	return RTL_UDP_STATE_SIZE;
 }
 
 /* ---- header --------------------------------------------------------------------------- */
 
-RTL_API int rtl_rt_udp_payload_size(enum rtl_rt_udp_type type)
+RTL_API int rtl_udp_payload_size(enum rtl_udp_type type)
 {
 	switch (type) {
-	case RTL_RT_UDP_HELLO:
-	case RTL_RT_UDP_WELCOME:
-		return RTL_RT_UDP_HELLO_SIZE;
-	case RTL_RT_UDP_STATE:
-		return RTL_RT_STATE_SIZE;
-	case RTL_RT_UDP_COMMAND:
-		return RTL_RT_UDP_COMMAND_SIZE;
-	case RTL_RT_UDP_BYE:
+	case RTL_UDP_HELLO:
+	case RTL_UDP_WELCOME:
+		return RTL_UDP_HELLO_SIZE;
+	case RTL_UDP_STATE:
+		return RTL_UDP_STATE_SIZE;
+	case RTL_UDP_COMMAND:
+		return RTL_UDP_COMMAND_SIZE;
+	case RTL_UDP_BYE:
 		return 0;
 	}
 	return -EPROTO;
 }
 
 /* Write a header for @type; the caller has checked the room. */
-static void put_header(uint8_t *out, enum rtl_rt_udp_type type, uint64_t seq, int64_t send_ns)
+static void put_header(uint8_t *out, enum rtl_udp_type type, uint64_t seq, int64_t send_ns)
 {
-	put_u32(out, RTL_RT_UDP_MAGIC);
-	out[4] = RTL_RT_UDP_VERSION;
+	put_u32(out, RTL_UDP_MAGIC);
+	out[4] = RTL_UDP_VERSION;
 	out[5] = (uint8_t)type;
 	put_u16(out + 6, 0);
-	put_u32(out + 8, (uint32_t)rtl_rt_udp_payload_size(type));
+	put_u32(out + 8, (uint32_t)rtl_udp_payload_size(type));
 	put_u32(out + 12, 0);
 	put_u64(out + 16, seq);
 	put_u64(out + 24, (uint64_t)send_ns);
 }
 
-RTL_API int rtl_rt_udp_decode_header(const uint8_t *buf, size_t len, struct rtl_rt_udp_header *h)
+RTL_API int rtl_udp_decode_header(const uint8_t *buf, size_t len, struct rtl_udp_header *h)
 {
 	int want;
 
 	if (!buf || !h)
 		return -EINVAL;
-	if (len < RTL_RT_UDP_HEADER_SIZE)
+	if (len < RTL_UDP_HEADER_SIZE)
 		return -EMSGSIZE;
-	if (get_u32(buf) != RTL_RT_UDP_MAGIC)
+	if (get_u32(buf) != RTL_UDP_MAGIC)
 		return -EBADMSG;
 	h->version = buf[4];
-	if (h->version != RTL_RT_UDP_VERSION)
+	if (h->version != RTL_UDP_VERSION)
 		return -EPROTONOSUPPORT;
 	h->type = buf[5];
 	h->flags = get_u16(buf + 6);
 	h->length = get_u32(buf + 8);
 	h->seq = get_u64(buf + 16);
 	h->send_ns = (int64_t)get_u64(buf + 24);
-	want = rtl_rt_udp_payload_size((enum rtl_rt_udp_type)h->type);
+	want = rtl_udp_payload_size((enum rtl_udp_type)h->type);
 	if (want < 0)
 		return -EPROTO;
-	if (h->length != len - RTL_RT_UDP_HEADER_SIZE || h->length != (uint32_t)want)
+	if (h->length != len - RTL_UDP_HEADER_SIZE || h->length != (uint32_t)want)
 		return -EMSGSIZE;
-	return RTL_RT_UDP_HEADER_SIZE;
+	return RTL_UDP_HEADER_SIZE;
 }
 
 /* ---- datagrams ------------------------------------------------------------------------ */
 
-RTL_API int rtl_rt_udp_encode_state(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
-				    const struct rtl_rt_state *s)
+RTL_API int rtl_udp_encode_state(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
+				 const struct rtl_udp_state *s)
 {
 	int n;
 
 	if (!out || !s)
 		return -EINVAL;
-	if (cap < RTL_RT_UDP_MAX_DATAGRAM)
+	if (cap < RTL_UDP_MAX_DATAGRAM)
 		return -ENOSPC;
-	put_header(out, RTL_RT_UDP_STATE, seq, send_ns);
-	n = rtl_rt_state_encode(s, out + RTL_RT_UDP_HEADER_SIZE, cap - RTL_RT_UDP_HEADER_SIZE);
-	return n < 0 ? n : RTL_RT_UDP_HEADER_SIZE + n;
+	put_header(out, RTL_UDP_STATE, seq, send_ns);
+	n = rtl_udp_state_encode(s, out + RTL_UDP_HEADER_SIZE, cap - RTL_UDP_HEADER_SIZE);
+	return n < 0 ? n : RTL_UDP_HEADER_SIZE + n;
 }
 
 /* Offsets of the COMMAND payload. */
@@ -267,19 +267,19 @@ enum {
 	CMD_ACC = 128,
 	CMD_END = 176,
 };
-_Static_assert(CMD_END == RTL_RT_UDP_COMMAND_SIZE, "command payload size");
+_Static_assert(CMD_END == RTL_UDP_COMMAND_SIZE, "command payload size");
 
-RTL_API int rtl_rt_udp_encode_command(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
-				      const struct rtl_rt_udp_cmd *c)
+RTL_API int rtl_udp_encode_command(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
+				   const struct rtl_udp_cmd *c)
 {
 	uint8_t *p;
 
-	if (!out || !c || c->mode >= RTL_RT_UDP_MODE_COUNT)
+	if (!out || !c || c->mode >= RTL_UDP_MODE_COUNT)
 		return -EINVAL;
-	if (cap < RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE)
+	if (cap < RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE)
 		return -ENOSPC;
-	put_header(out, RTL_RT_UDP_COMMAND, seq, send_ns);
-	p = out + RTL_RT_UDP_HEADER_SIZE;
+	put_header(out, RTL_UDP_COMMAND, seq, send_ns);
+	p = out + RTL_UDP_HEADER_SIZE;
 	memset(p, 0, CMD_ECHO_SEQ);
 	p[CMD_MODE] = c->mode;
 	p[CMD_FLAGS] = c->flags;
@@ -291,20 +291,20 @@ RTL_API int rtl_rt_udp_encode_command(uint8_t *out, size_t cap, uint64_t seq, in
 		put_f64(p + CMD_VEL + 8 * i, c->vel[i]);
 		put_f64(p + CMD_ACC + 8 * i, c->acc[i]);
 	}
-	return RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_COMMAND_SIZE;
+	return RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE;
 }
 
-RTL_API int rtl_rt_udp_encode_hello(uint8_t *out, size_t cap, enum rtl_rt_udp_type type,
-				    uint64_t seq, int64_t send_ns, const struct rtl_rt_udp_hello *h)
+RTL_API int rtl_udp_encode_hello(uint8_t *out, size_t cap, enum rtl_udp_type type, uint64_t seq,
+				 int64_t send_ns, const struct rtl_udp_hello *h)
 {
 	uint8_t *p;
 
-	if (!out || !h || (type != RTL_RT_UDP_HELLO && type != RTL_RT_UDP_WELCOME))
+	if (!out || !h || (type != RTL_UDP_HELLO && type != RTL_UDP_WELCOME))
 		return -EINVAL;
-	if (cap < RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_HELLO_SIZE)
+	if (cap < RTL_UDP_HEADER_SIZE + RTL_UDP_HELLO_SIZE)
 		return -ENOSPC;
 	put_header(out, type, seq, send_ns);
-	p = out + RTL_RT_UDP_HEADER_SIZE;
+	p = out + RTL_UDP_HEADER_SIZE;
 	/* The schema is copied up to its NUL and padded with NULs, so no
 	 * stray bytes of the caller's buffer reach the wire. */
 	for (size_t i = 0, end = 0; i < sizeof(h->schema); i++) {
@@ -314,24 +314,24 @@ RTL_API int rtl_rt_udp_encode_hello(uint8_t *out, size_t cap, enum rtl_rt_udp_ty
 	}
 	put_u32(p + 8, h->period_ns);
 	put_u32(p + 12, h->flags);
-	return RTL_RT_UDP_HEADER_SIZE + RTL_RT_UDP_HELLO_SIZE;
+	return RTL_UDP_HEADER_SIZE + RTL_UDP_HELLO_SIZE;
 }
 
-RTL_API int rtl_rt_udp_encode_bye(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns)
+RTL_API int rtl_udp_encode_bye(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns)
 {
 	if (!out)
 		return -EINVAL;
-	if (cap < RTL_RT_UDP_HEADER_SIZE)
+	if (cap < RTL_UDP_HEADER_SIZE)
 		return -ENOSPC;
-	put_header(out, RTL_RT_UDP_BYE, seq, send_ns);
-	return RTL_RT_UDP_HEADER_SIZE;
+	put_header(out, RTL_UDP_BYE, seq, send_ns);
+	return RTL_UDP_HEADER_SIZE;
 }
 
 /* The header of a datagram that must be of @type. */
-static int expect(const uint8_t *buf, size_t len, struct rtl_rt_udp_header *h, unsigned type,
+static int expect(const uint8_t *buf, size_t len, struct rtl_udp_header *h, unsigned type,
 		  unsigned type2)
 {
-	int ret = rtl_rt_udp_decode_header(buf, len, h);
+	int ret = rtl_udp_decode_header(buf, len, h);
 
 	if (ret < 0)
 		return ret;
@@ -340,35 +340,35 @@ static int expect(const uint8_t *buf, size_t len, struct rtl_rt_udp_header *h, u
 	return ret;
 }
 
-RTL_API int rtl_rt_udp_decode_state(const uint8_t *buf, size_t len, struct rtl_rt_udp_header *h,
-				    struct rtl_rt_state *s)
+RTL_API int rtl_udp_decode_state(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
+				 struct rtl_udp_state *s)
 {
-	struct rtl_rt_udp_header tmp;
+	struct rtl_udp_header tmp;
 	int ret;
 
 	if (!s)
 		return -EINVAL;
-	ret = expect(buf, len, h ? h : &tmp, RTL_RT_UDP_STATE, RTL_RT_UDP_STATE);
+	ret = expect(buf, len, h ? h : &tmp, RTL_UDP_STATE, RTL_UDP_STATE);
 	if (ret < 0)
 		return ret;
-	ret = rtl_rt_state_decode(buf + RTL_RT_UDP_HEADER_SIZE, RTL_RT_STATE_SIZE, s);
+	ret = rtl_udp_state_decode(buf + RTL_UDP_HEADER_SIZE, RTL_UDP_STATE_SIZE, s);
 	return ret < 0 ? ret : (int)len;
 }
 
-RTL_API int rtl_rt_udp_decode_command(const uint8_t *buf, size_t len, struct rtl_rt_udp_header *h,
-				      struct rtl_rt_udp_cmd *c)
+RTL_API int rtl_udp_decode_command(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
+				   struct rtl_udp_cmd *c)
 {
-	struct rtl_rt_udp_header tmp;
+	struct rtl_udp_header tmp;
 	const uint8_t *p;
 	int ret;
 
 	if (!c)
 		return -EINVAL;
-	ret = expect(buf, len, h ? h : &tmp, RTL_RT_UDP_COMMAND, RTL_RT_UDP_COMMAND);
+	ret = expect(buf, len, h ? h : &tmp, RTL_UDP_COMMAND, RTL_UDP_COMMAND);
 	if (ret < 0)
 		return ret;
-	p = buf + RTL_RT_UDP_HEADER_SIZE;
-	if (p[CMD_MODE] >= RTL_RT_UDP_MODE_COUNT)
+	p = buf + RTL_UDP_HEADER_SIZE;
+	if (p[CMD_MODE] >= RTL_UDP_MODE_COUNT)
 		return -EPROTO;
 	c->mode = p[CMD_MODE];
 	c->flags = p[CMD_FLAGS];
@@ -383,19 +383,19 @@ RTL_API int rtl_rt_udp_decode_command(const uint8_t *buf, size_t len, struct rtl
 	return (int)len;
 }
 
-RTL_API int rtl_rt_udp_decode_hello(const uint8_t *buf, size_t len, struct rtl_rt_udp_header *h,
-				    struct rtl_rt_udp_hello *out)
+RTL_API int rtl_udp_decode_hello(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
+				 struct rtl_udp_hello *out)
 {
-	struct rtl_rt_udp_header tmp;
+	struct rtl_udp_header tmp;
 	const uint8_t *p;
 	int ret;
 
 	if (!out)
 		return -EINVAL;
-	ret = expect(buf, len, h ? h : &tmp, RTL_RT_UDP_HELLO, RTL_RT_UDP_WELCOME);
+	ret = expect(buf, len, h ? h : &tmp, RTL_UDP_HELLO, RTL_UDP_WELCOME);
 	if (ret < 0)
 		return ret;
-	p = buf + RTL_RT_UDP_HEADER_SIZE;
+	p = buf + RTL_UDP_HEADER_SIZE;
 	memcpy(out->schema, p, sizeof(out->schema));
 	out->schema[sizeof(out->schema) - 1] = '\0';
 	out->period_ns = get_u32(p + 8);
@@ -403,30 +403,30 @@ RTL_API int rtl_rt_udp_decode_hello(const uint8_t *buf, size_t len, struct rtl_r
 	return (int)len;
 }
 
-RTL_API const char *rtl_rt_udp_type_name(enum rtl_rt_udp_type type)
+RTL_API const char *rtl_udp_type_name(enum rtl_udp_type type)
 {
 	switch (type) {
-	case RTL_RT_UDP_HELLO:
+	case RTL_UDP_HELLO:
 		return "hello";
-	case RTL_RT_UDP_WELCOME:
+	case RTL_UDP_WELCOME:
 		return "welcome";
-	case RTL_RT_UDP_STATE:
+	case RTL_UDP_STATE:
 		return "state";
-	case RTL_RT_UDP_COMMAND:
+	case RTL_UDP_COMMAND:
 		return "command";
-	case RTL_RT_UDP_BYE:
+	case RTL_UDP_BYE:
 		return "bye";
 	}
 	return "?";
 }
 
-RTL_API const char *rtl_rt_udp_mode_name(enum rtl_rt_udp_mode mode)
+RTL_API const char *rtl_udp_mode_name(enum rtl_udp_mode mode)
 {
 	static const char *const names[] = {
 		"none", "speedj", "speedl", "servoj", "servol", "stop"
 	};
 
-	if ((unsigned)mode >= RTL_RT_UDP_MODE_COUNT)
+	if ((unsigned)mode >= RTL_UDP_MODE_COUNT)
 		return "?";
 	return names[mode];
 }
