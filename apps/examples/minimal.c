@@ -30,7 +30,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 
 int main(int argc, char **argv)
 {
-	static struct rtl_rtde_transport rtde;
+	struct rtl_rtde_transport *rtde;
 	struct rtl_rtde_transport_config tc = {
 		.port = argc > 1 ? (uint16_t)atoi(argv[1]) : 0,
 		.client = { .outputs = "timestamp,actual_q", .inputs = { RTL_RTDE_CMD_RECIPE } },
@@ -41,9 +41,9 @@ int main(int argc, char **argv)
 	struct rtl_loop *loop;
 	int ret;
 
-	if (rtl_rtde_transport_init(&rtde, &tc, &err) < 0)
+	if (rtl_rtde_transport_create(&rtde, &tc, &err) < 0)
 		return fprintf(stderr, "%s\n", err.msg), 1;
-	lc.transport = rtl_rtde_transport_base(&rtde);
+	lc.transport = rtl_rtde_transport_base(rtde);
 	if (rtl_loop_create(&loop, &lc, &err) < 0)
 		return fprintf(stderr, "%s\n", err.msg), 1;
 	ret = rtl_loop_run(loop, &err);
@@ -51,6 +51,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "loop ended early: %s\n", err.msg[0] ? err.msg : "see the report");
 	rtl_loop_report(loop, stdout, false);
 	rtl_loop_destroy(loop);
-	rtl_rtde_transport_fini(&rtde);
+	rtl_rtde_transport_destroy(rtde);
 	return ret == -ECANCELED ? 0 : 1;
 }

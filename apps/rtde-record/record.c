@@ -31,7 +31,7 @@ struct rtl_rec {
 	struct rtl_rec_config cfg;
 	char outputs[NAMES_MAX];
 	char host[128];
-	struct rtl_rtde_transport tr;
+	struct rtl_rtde_transport *tr;
 	bool tr_ready;
 	struct rtl_loop *loop;
 	struct rtl_rec_schema schema;
@@ -267,14 +267,14 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	tc.connect_timeout_ns = cfg->connect_timeout_ns;
 	tc.client.outputs = rec->outputs;
 	tc.client.frequency = cfg->frequency;
-	ret = rtl_rtde_transport_init(&rec->tr, &tc, &rterr);
+	ret = rtl_rtde_transport_create(&rec->tr, &tc, &rterr);
 	if (ret < 0) {
 		set_err(err, ret, "%s", rterr.msg);
 		goto err_files;
 	}
 	rec->tr_ready = true;
 
-	lc.transport = rtl_rtde_transport_base(&rec->tr);
+	lc.transport = rtl_rtde_transport_base(rec->tr);
 	lc.step = NULL; /* external-loop API: this thread reads every frame */
 	lc.rt_mode = cfg->rt_mode;
 	lc.rx_cpu = cfg->rx_cpu;
@@ -297,7 +297,7 @@ err_files:
 	close_out(&rec->bin);
 err_free:
 	if (rec && rec->tr_ready)
-		rtl_rtde_transport_fini(&rec->tr);
+		rtl_rtde_transport_destroy(rec->tr);
 	free(rec);
 	free(r);
 	return ret;
@@ -319,7 +319,7 @@ void rtl_rec_destroy(struct rtl_rec *rec)
 	close_out(&rec->csv);
 	close_out(&rec->bin);
 	if (rec->tr_ready)
-		rtl_rtde_transport_fini(&rec->tr);
+		rtl_rtde_transport_destroy(rec->tr);
 	free(rec->line);
 	free(rec);
 }
@@ -415,7 +415,7 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 	 * the start: ask again. */
 	if (atomic_load(&rec->stop_requested))
 		rtl_loop_stop(rec->loop);
-	client = rtl_rtde_transport_client(&rec->tr);
+	client = rtl_rtde_transport_client(rec->tr);
 	res->info = *rtl_rtde_client_info(client);
 	snprintf(res->rt_notes, sizeof(res->rt_notes), "%s", rtl_loop_rt_notes(rec->loop));
 	ret = rtl_rec_schema_from_recipe(&rec->schema, rtl_rtde_client_output_recipe(client));

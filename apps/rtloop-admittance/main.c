@@ -91,7 +91,7 @@ struct sample {
 
 struct app {
 	struct opts o;
-	struct rtl_rtde_transport tr;
+	struct rtl_rtde_transport *tr;
 	struct rtl_loop *loop;
 	/* Handles, resolved on connect. */
 	struct rtl_rtde_handle ts, pose, force, out_mode, out_status, out_trips;
@@ -676,7 +676,7 @@ int main(int argc, char **argv)
 	}
 	tc.connected = on_connected;
 	tc.user = a;
-	ret = rtl_rtde_transport_init(&a->tr, &tc, &err);
+	ret = rtl_rtde_transport_create(&a->tr, &tc, &err);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		free(a->samples);
@@ -684,7 +684,7 @@ int main(int argc, char **argv)
 	}
 
 	/* The loop: newest frame only (a late worker catches up at once). */
-	lc.transport = rtl_rtde_transport_base(&a->tr);
+	lc.transport = rtl_rtde_transport_base(a->tr);
 	lc.step = step;
 	lc.user = a;
 	lc.rt_mode = a->o.rt;
@@ -766,7 +766,7 @@ int main(int argc, char **argv)
 out_loop:
 	rtl_loop_destroy(a->loop);
 out_transport:
-	rtl_rtde_transport_fini(&a->tr);
+	rtl_rtde_transport_destroy(a->tr);
 	free(a->samples);
 	return rc;
 }

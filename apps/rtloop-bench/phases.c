@@ -596,12 +596,6 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	void *sim_ret = NULL;
 	int ret;
 
-	tr = calloc(1, sizeof(*tr));
-	if (!tr) {
-		ret = say(why, why_len, -ENOMEM, "simulator phase", NULL);
-		goto out;
-	}
-
 	/* The simulator, on its own thread, CPU and priority. */
 	rtl_sim_opts_default(&so);
 	so.profile = cfg->profile;
@@ -626,7 +620,7 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	tc.client.frequency = cfg->rate_hz;
 	tc.connected = on_connected;
 	tc.user = &o;
-	ret = rtl_rtde_transport_init(tr, &tc, &err);
+	ret = rtl_rtde_transport_create(&tr, &tc, &err);
 	if (ret < 0) {
 		say(why, why_len, ret, "RTDE transport", err.msg);
 		goto out;
@@ -648,9 +642,8 @@ out:
 			ret = say(why, why_len, (int)(intptr_t)sim_ret, "simulator loop", NULL);
 	}
 	if (tr_ready)
-		rtl_rtde_transport_fini(tr);
+		rtl_rtde_transport_destroy(tr);
 	rtl_sim_server_destroy(srv);
-	free(tr);
 	return ret;
 }
 
@@ -705,12 +698,6 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	void *sim_ret = NULL;
 	int ret;
 
-	tr = calloc(1, sizeof(*tr));
-	if (!tr) {
-		ret = say(why, why_len, -ENOMEM, "simulator phase", NULL);
-		goto out;
-	}
-
 	/* rtde-sim --udp, on its own thread, CPU and priority. */
 	rtl_sim_udp_opts_default(&so);
 	so.port = 0;
@@ -731,7 +718,7 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	tc.host = "127.0.0.1";
 	tc.port = rtl_sim_udp_port(sim);
 	tc.period_ns = cfg->period_ns;
-	ret = rtl_udp_transport_init(tr, &tc, &err);
+	ret = rtl_udp_transport_create(&tr, &tc, &err);
 	if (ret < 0) {
 		say(why, why_len, ret, "UDP transport", err.msg);
 		goto out;
@@ -753,9 +740,8 @@ out:
 			ret = say(why, why_len, (int)(intptr_t)sim_ret, "simulator loop", NULL);
 	}
 	if (tr_ready)
-		rtl_udp_transport_fini(tr);
+		rtl_udp_transport_destroy(tr);
 	rtl_sim_udp_destroy(sim);
-	free(tr);
 	return ret;
 }
 

@@ -59,8 +59,8 @@ struct opts {
 struct app {
 	struct opts o;
 	bool udp;
-	struct rtl_udp_transport udp_tr;
-	struct rtl_rtde_transport rtde_tr;
+	struct rtl_udp_transport *udp_tr;
+	struct rtl_rtde_transport *rtde_tr;
 	struct rtl_motion_rtde rtde_b;
 	struct rtl_rtde_handle h_ts, h_pose, h_speed, h_q, h_qd;
 	struct rtl_motion motion;
@@ -304,8 +304,8 @@ int main(int argc, char **argv)
 						       .max_linear_vel = 2000.0,
 						       .max_angular_vel = 180.0 };
 
-		ret = rtl_udp_transport_init(&a.udp_tr, &tc, &err);
-		lc.transport = rtl_udp_transport_base(&a.udp_tr);
+		ret = rtl_udp_transport_create(&a.udp_tr, &tc, &err);
+		lc.transport = rtl_udp_transport_base(a.udp_tr);
 	} else {
 		struct rtl_rtde_transport_config tc = { .host = a.o.host,
 							.port = (uint16_t)a.o.port,
@@ -315,8 +315,8 @@ int main(int argc, char **argv)
 
 		tc.client.outputs = "timestamp,actual_TCP_pose,actual_TCP_speed,actual_q,actual_qd";
 		tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
-		ret = rtl_rtde_transport_init(&a.rtde_tr, &tc, &err);
-		lc.transport = rtl_rtde_transport_base(&a.rtde_tr);
+		ret = rtl_rtde_transport_create(&a.rtde_tr, &tc, &err);
+		lc.transport = rtl_rtde_transport_base(a.rtde_tr);
 	}
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -382,8 +382,8 @@ int main(int argc, char **argv)
 out:
 	rtl_loop_destroy(loop);
 	if (a.udp)
-		rtl_udp_transport_fini(&a.udp_tr);
+		rtl_udp_transport_destroy(a.udp_tr);
 	else
-		rtl_rtde_transport_fini(&a.rtde_tr);
+		rtl_rtde_transport_destroy(a.rtde_tr);
 	return ret < 0 ? EXIT_FAIL : EXIT_OK;
 }

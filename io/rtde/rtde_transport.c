@@ -16,6 +16,64 @@
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
 
+#define RTL_RTDE_TRANSPORT_TX_SIZE 4096
+/* Input doubles (and vectors) check() tests: each takes 8 or more of the
+ * bytes of a recipe the coalescer holds. */
+#define RTL_RTDE_TRANSPORT_MAX_FINITE \
+	(RTL_RTDE_COALESCE_MAX_RECIPES * RTL_RTDE_COALESCE_MAX_BYTES / sizeof(double))
+
+/* Private: an input double (or vector) that must be finite. */
+struct rtl_rtde_transport_finite {
+	uint32_t offset; /* host offset in its recipe's frame */
+	uint16_t slot;	 /* position in the recipe (for the name) */
+	uint8_t recipe;
+	uint8_t elems;
+	bool nan_ok; /* behind a mask: NaN means "not set" */
+};
+
+/* Private: a limited field (bounds in cfg.limits, same index). */
+struct rtl_rtde_transport_bound {
+	uint32_t offset;
+	uint8_t recipe;
+	uint8_t elems;
+};
+
+/* The transport (opaque to the API). */
+struct rtl_rtde_transport {
+	struct rtl_transport base;
+	struct rtl_rtde_transport_config cfg;
+	struct rtl_tcp_addr addr; /* resolved at init */
+	struct rtl_rtde_client *client;
+	struct rtl_rtde_coalesce coal; /* the step's commands */
+	struct rtl_rtde_coalesce safe; /* the safe package's own frames */
+	int fd;
+	bool coal_ready;
+	bool pending;  /* the handshake's last read holds data for next() */
+	bool resend;   /* a safe package went out: the next send forces all */
+	int safe_beat; /* offset of the heartbeat in safe_tx, -1: none */
+	size_t safe_len;
+	unsigned safe_pkgs; /* data packages in safe_tx */
+	int64_t last_tx_ns;
+	int64_t last_beat_ns;	     /* the heartbeat's recipe last went out */
+	struct rtl_rtde_handle rest; /* actual_qd in the output recipe */
+	size_t tx_off, tx_len;
+	/* Written by the rx thread (rx_bytes) or the holder of the transmit
+	 * side (the rest); read by anyone. */
+	struct {
+		_Atomic uint64_t packages, keepalives, safe_packages, backlogged, rx_bytes,
+			tx_bytes;
+	} c;
+	/* Resolved at connect, walked by check() on every send. */
+	struct rtl_rtde_transport_finite finite[RTL_RTDE_TRANSPORT_MAX_FINITE];
+	unsigned n_finite;
+	struct rtl_rtde_transport_bound limits[RTL_RTDE_TRANSPORT_MAX_LIMITS];
+	unsigned n_limits;
+	const unsigned char *coal_base[RTL_RTDE_COALESCE_MAX_RECIPES];
+	uint8_t tx[RTL_RTDE_TRANSPORT_TX_SIZE];
+	uint8_t safe_tx[RTL_RTDE_TRANSPORT_TX_SIZE];
+	uint8_t rx[RTL_RTDE_MAX_PACKAGE_SIZE];
+};
+
 #define DEFAULT_TIMEOUT_NS (3 * RTL_NS_PER_SEC)
 #define DEFAULT_RX_TIMEOUT_NS RTL_NS_PER_SEC
 #define DEFAULT_REST_SPEED 0.001 /* rad/s: 0.06 deg/s, 0.5 mm/s at half a metre */
@@ -661,9 +719,8 @@ static bool list_has(const char *list, const char *name)
 	return false;
 }
 
-RTL_API int rtl_rtde_transport_init(struct rtl_rtde_transport *t,
-				    const struct rtl_rtde_transport_config *cfg,
-				    struct rtl_error *err)
+static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_transport_config *cfg,
+			  struct rtl_error *err)
 {
 	struct rtl_rtde_client_error cerr = { 0 };
 	struct rtl_rtde_client_config cc;
@@ -724,15 +781,41 @@ RTL_API int rtl_rtde_transport_init(struct rtl_rtde_transport *t,
 	return 0;
 }
 
-RTL_API void rtl_rtde_transport_fini(struct rtl_rtde_transport *t)
+RTL_API int rtl_rtde_transport_create(struct rtl_rtde_transport **out,
+				      const struct rtl_rtde_transport_config *cfg,
+				      struct rtl_error *err)
+{
+	struct rtl_rtde_transport *t;
+	int ret;
+
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "RTDE transport: nowhere to put it");
+	*out = NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return rtl_error_set(err, -ENOMEM, "RTDE transport: out of memory");
+	ret = transport_init(t, cfg, err);
+	if (ret < 0) {
+		free(t);
+		return ret;
+	}
+	*out = t;
+	return 0;
+}
+
+RTL_API void rtl_rtde_transport_destroy(struct rtl_rtde_transport *t)
 {
 	if (!t)
 		return;
 	if (t->fd >= 0)
 		close(t->fd);
-	t->fd = -1;
 	rtl_rtde_client_destroy(t->client);
-	t->client = NULL;
+	free(t);
+}
+
+RTL_API struct rtl_transport *rtl_rtde_transport_base(struct rtl_rtde_transport *t)
+{
+	return t ? &t->base : NULL;
 }
 
 RTL_API void rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,

@@ -7,8 +7,10 @@
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -34,6 +36,36 @@
 #define OFF_SEND_NS 24
 #define OFF_ECHO_SEQ (RTL_UDP_HEADER_SIZE + 8)
 #define OFF_ECHO_NS (RTL_UDP_HEADER_SIZE + 16)
+
+/* The transport (opaque to the API). */
+struct rtl_udp_transport {
+	struct rtl_transport base;
+	struct rtl_udp_transport_config cfg;
+	struct sockaddr_in addr; /* resolved at init */
+	int fd;
+	struct rtl_udp_cmd cmd; /* the step's commands */
+	uint32_t server_period_ns;
+	/* rx thread */
+	bool pending; /* rx holds the first state, from connect */
+	bool have_seq;
+	uint64_t last_seq;
+	size_t rx_len;
+	int64_t rx_kernel_ns;
+	_Atomic uint64_t echo_seq;
+	_Atomic int64_t echo_ns;
+	/* transmit owner */
+	uint64_t tx_seq;
+	struct {
+		_Atomic uint64_t datagrams, states, bad, reordered, other, resyncs, commands, safe,
+			would_block, no_kernel_ts;
+	} c;
+	int tx_safe_len; /* the safe STOP, encoded at connect */
+	uint8_t tx[RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE];
+	uint8_t tx_safe[RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE];
+	/* One byte more than the largest datagram: a longer one is seen as
+	 * too long instead of silently cut to a valid length. */
+	uint8_t rx[RTL_UDP_MAX_DATAGRAM + 1];
+};
 
 static struct rtl_udp_transport *of(struct rtl_transport *base)
 {
@@ -515,9 +547,8 @@ static const struct rtl_transport_ops udp_ops = {
 /* ---- set-up ------------------------------------------------------------------------------------
  */
 
-RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
-				   const struct rtl_udp_transport_config *cfg,
-				   struct rtl_error *err)
+static int transport_init(struct rtl_udp_transport *t, const struct rtl_udp_transport_config *cfg,
+			  struct rtl_error *err)
 {
 	int ret;
 
@@ -557,10 +588,44 @@ RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
 	return 0;
 }
 
-RTL_API void rtl_udp_transport_fini(struct rtl_udp_transport *t)
+RTL_API int rtl_udp_transport_create(struct rtl_udp_transport **out,
+				     const struct rtl_udp_transport_config *cfg,
+				     struct rtl_error *err)
 {
-	if (t)
-		close_fd(t);
+	struct rtl_udp_transport *t;
+	int ret;
+
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "UDP transport: nowhere to put it");
+	*out = NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return rtl_error_set(err, -ENOMEM, "UDP transport: out of memory");
+	ret = transport_init(t, cfg, err);
+	if (ret < 0) {
+		free(t);
+		return ret;
+	}
+	*out = t;
+	return 0;
+}
+
+RTL_API void rtl_udp_transport_destroy(struct rtl_udp_transport *t)
+{
+	if (!t)
+		return;
+	close_fd(t);
+	free(t);
+}
+
+RTL_API struct rtl_transport *rtl_udp_transport_base(struct rtl_udp_transport *t)
+{
+	return t ? &t->base : NULL;
+}
+
+RTL_API struct rtl_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *t)
+{
+	return t ? &t->cmd : NULL;
 }
 
 RTL_API void rtl_udp_transport_stats(const struct rtl_udp_transport *t,

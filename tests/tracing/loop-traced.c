@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	struct rtl_sim_server_opts sv = { 0 };
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
-	static struct rtl_rtde_transport tr;
+	struct rtl_rtde_transport *tr;
 	struct rtl_loop *loop;
 	struct rtl_error err = { 0 };
 	struct rtl_loop_stats s;
@@ -58,9 +58,9 @@ int main(int argc, char **argv)
 	tc.client.outputs = "timestamp";
 	tc.client.inputs[0] = RTL_RTDE_CMD_ECHO_RECIPE;
 	tc.connected = connected;
-	if (rtl_rtde_transport_init(&tr, &tc, &err) < 0)
+	if (rtl_rtde_transport_create(&tr, &tc, &err) < 0)
 		goto fail;
-	lc.transport = rtl_rtde_transport_base(&tr);
+	lc.transport = rtl_rtde_transport_base(tr);
 	lc.step = step;
 	lc.rt_mode = RTL_LOOP_RT_OFF;
 	lc.rx_cpu = lc.worker_cpu = -1;
@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 	printf("frames %llu steps %llu sends %llu\n", (unsigned long long)s.frames,
 	       (unsigned long long)s.steps, (unsigned long long)s.sends);
 	rtl_loop_destroy(loop);
-	rtl_rtde_transport_fini(&tr);
+	rtl_rtde_transport_destroy(tr);
 	rtl_sim_server_stop(srv);
 	rtl_sim_server_join(srv);
 	rtl_sim_server_destroy(srv);

@@ -49,7 +49,7 @@ static const char *const doubles[N_DOUBLES] = {
 
 struct rig {
 	struct rtl_sim_server *srv;
-	struct rtl_rtde_transport tr;
+	struct rtl_rtde_transport *tr;
 	struct rtl_loop *loop;
 	/* Handles, resolved on connect. */
 	struct rtl_rtde_handle ts, q, qd, out_mode;
@@ -192,9 +192,9 @@ static int rig_try_start(const struct rig_opts *o, struct rtl_error *err)
 	tc.safe = o->default_safe ? NULL : on_safe;
 	tc.user = &R;
 	tc.keepalive_ns = o->keepalive_ns;
-	cr_assert_eq(rtl_rtde_transport_init(&R.tr, &tc, err), 0, "%s", err->msg);
+	cr_assert_eq(rtl_rtde_transport_create(&R.tr, &tc, err), 0, "%s", err->msg);
 
-	lc.transport = rtl_rtde_transport_base(&R.tr);
+	lc.transport = rtl_rtde_transport_base(R.tr);
 	lc.step = o->external ? NULL : step;
 	lc.user = &R;
 	lc.rt_mode = RTL_LOOP_RT_OFF;
@@ -247,7 +247,7 @@ static uint64_t packages_sent(void)
 {
 	struct rtl_rtde_transport_stats ts;
 
-	rtl_rtde_transport_stats(&R.tr, &ts);
+	rtl_rtde_transport_stats(R.tr, &ts);
 	return ts.packages + ts.safe_packages;
 }
 
@@ -279,7 +279,7 @@ static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct rtl_sim_stat
 static void rig_free(void)
 {
 	rtl_loop_destroy(R.loop);
-	rtl_rtde_transport_fini(&R.tr);
+	rtl_rtde_transport_destroy(R.tr);
 	rtl_sim_server_destroy(R.srv);
 }
 
@@ -618,7 +618,7 @@ Test(loop_rtde, external_loop_moves_the_robot_and_stops_it)
 static void data_in_the_start_read_reaches_the_loop(void)
 {
 	static struct fake fk = { .conns = 1, .ndata = 50, .burst = true };
-	static struct rtl_rtde_transport tr;
+	struct rtl_rtde_transport *tr = NULL;
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_error err = { 0 };
@@ -630,8 +630,8 @@ static void data_in_the_start_read_reaches_the_loop(void)
 	fake_start(&fk);
 	tc.port = fk.port;
 	tc.client.outputs = "timestamp,actual_q";
-	cr_assert_eq(rtl_rtde_transport_init(&tr, &tc, &err), 0, "%s", err.msg);
-	lc.transport = rtl_rtde_transport_base(&tr);
+	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), 0, "%s", err.msg);
+	lc.transport = rtl_rtde_transport_base(tr);
 	lc.step = step_count_only;
 	lc.user = &R;
 	lc.rt_mode = RTL_LOOP_RT_OFF;
@@ -645,9 +645,9 @@ static void data_in_the_start_read_reaches_the_loop(void)
 	rtl_loop_stats(loop, &s);
 	fake_stop(&fk);
 	cr_expect_eq(s.frames, 50, "frames %llu of the 50 sent", (unsigned long long)s.frames);
-	cr_expect_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(&tr))->data, 50);
+	cr_expect_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(tr))->data, 50);
 	rtl_loop_destroy(loop);
-	rtl_rtde_transport_fini(&tr);
+	rtl_rtde_transport_destroy(tr);
 }
 
 RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, data_in_the_start_read_reaches_the_loop,
@@ -658,7 +658,7 @@ RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, data_in_the_start_read_reaches_
 Test(loop_rtde, refused_connection_names_the_fix)
 {
 	struct rtl_rtde_transport_config tc = { 0 };
-	static struct rtl_rtde_transport tr;
+	struct rtl_rtde_transport *tr = NULL;
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_loop *loop;
 	struct rtl_error err = { 0 };
@@ -671,25 +671,25 @@ Test(loop_rtde, refused_connection_names_the_fix)
 
 	tc.port = port;
 	tc.client.outputs = "timestamp";
-	cr_assert_eq(rtl_rtde_transport_init(&tr, &tc, &err), 0);
-	lc.transport = rtl_rtde_transport_base(&tr);
+	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), 0);
+	lc.transport = rtl_rtde_transport_base(tr);
 	lc.rt_mode = RTL_LOOP_RT_OFF;
 	cr_assert_eq(rtl_loop_create(&loop, &lc, &err), 0);
 	cr_expect_eq(rtl_loop_start(loop, &err), -ECONNREFUSED);
 	cr_expect(strstr(err.msg, "rtde-sim") != NULL, "message: %s", err.msg);
 	rtl_loop_destroy(loop);
-	rtl_rtde_transport_fini(&tr);
+	rtl_rtde_transport_destroy(tr);
 }
 
 Test(loop_rtde, unknown_host_fails_at_init_not_at_reconnect)
 {
 	struct rtl_rtde_transport_config tc = { 0 };
-	static struct rtl_rtde_transport tr;
+	struct rtl_rtde_transport *tr = NULL;
 	struct rtl_error err = { 0 };
 
 	tc.host = "no-such-host.invalid";
 	tc.client.outputs = "timestamp";
-	cr_expect_lt(rtl_rtde_transport_init(&tr, &tc, &err), 0);
+	cr_expect_lt(rtl_rtde_transport_create(&tr, &tc, &err), 0);
 	cr_expect(strstr(err.msg, "no-such-host.invalid") != NULL, "message: %s", err.msg);
 }
 
@@ -851,8 +851,8 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_faults_nothing_and_prints_noth
 	tc.connected = on_connected;
 	tc.safe = on_safe;
 	tc.user = &R;
-	cr_assert_eq(rtl_rtde_transport_init(&R.tr, &tc, &err), 0, "%s", err.msg);
-	lc.transport = rtl_rtde_transport_base(&R.tr);
+	cr_assert_eq(rtl_rtde_transport_create(&R.tr, &tc, &err), 0, "%s", err.msg);
+	lc.transport = rtl_rtde_transport_base(R.tr);
 	count_rx_thread(lc.transport);
 	lc.step = step_counting;
 	lc.user = &R;

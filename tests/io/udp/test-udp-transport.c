@@ -42,7 +42,7 @@ static double *double_of(struct rtl_udp_cmd *c, int i)
 
 struct rig {
 	struct rtl_sim_udp *sim;
-	struct rtl_udp_transport tr;
+	struct rtl_udp_transport *tr;
 	struct rtl_loop *loop;
 	_Atomic int what;	   /* enum what; the test thread may change it (release) */
 	int stall_at, stall_again; /* stall the step 120 ms at these steps */
@@ -205,9 +205,9 @@ static void rig_start_wd(enum what what, uint32_t skip_every, int watchdog_perio
 	tc.port = rtl_sim_udp_port(R.sim);
 	tc.max_joint_vel = 180.0;
 	tc.safe_decel = SAFE_DECEL;
-	cr_assert_eq(rtl_udp_transport_init(&R.tr, &tc, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_udp_transport_create(&R.tr, &tc, &err), 0, "%s", err.msg);
 
-	lc.transport = rtl_udp_transport_base(&R.tr);
+	lc.transport = rtl_udp_transport_base(R.tr);
 	lc.step = step;
 	lc.user = &R;
 	lc.rt_mode = RTL_LOOP_RT_OFF;
@@ -242,7 +242,7 @@ static uint64_t datagrams_sent(void)
 {
 	struct rtl_udp_transport_stats ts;
 
-	rtl_udp_transport_stats(&R.tr, &ts);
+	rtl_udp_transport_stats(R.tr, &ts);
 	return ts.commands + ts.safe;
 }
 
@@ -277,7 +277,7 @@ static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct rtl_sim_udp_
 static void rig_free(void)
 {
 	rtl_loop_destroy(R.loop);
-	rtl_udp_transport_fini(&R.tr);
+	rtl_udp_transport_destroy(R.tr);
 	rtl_sim_udp_destroy(R.sim);
 }
 
@@ -305,7 +305,7 @@ static void two_seconds_at_1khz_with_skips_counted_exactly(void)
 
 	rig_start(IDLE_STOP, 50);
 	rig_run(2000, &s, &ss);
-	rtl_udp_transport_stats(&R.tr, &ts);
+	rtl_udp_transport_stats(R.tr, &ts);
 	expect_safe_end(&s, &ss);
 	cr_expect_geq(s.frames, 2000);
 	cr_expect_leq(s.frames, 2100);
@@ -464,7 +464,7 @@ RTL_TEST_BOTH_MODES(loop_udp, loop_udp_inline, non_finite_commands_never_reach_t
 Test(loop_udp, nothing_listening_is_refused_with_the_fix)
 {
 	struct rtl_udp_transport_config tc = { 0 };
-	struct rtl_udp_transport tr;
+	struct rtl_udp_transport *tr = NULL;
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_loop *loop;
 	struct rtl_error err = { 0 };
@@ -481,15 +481,15 @@ Test(loop_udp, nothing_listening_is_refused_with_the_fix)
 
 	tc.port = port;
 	tc.connect_timeout_ns = 500 * RTL_NS_PER_MS;
-	cr_assert_eq(rtl_udp_transport_init(&tr, &tc, &err), 0);
-	lc.transport = rtl_udp_transport_base(&tr);
+	cr_assert_eq(rtl_udp_transport_create(&tr, &tc, &err), 0);
+	lc.transport = rtl_udp_transport_base(tr);
 	lc.step = step;
 	lc.rt_mode = RTL_LOOP_RT_OFF;
 	cr_assert_eq(rtl_loop_create(&loop, &lc, &err), 0);
 	cr_expect_eq(rtl_loop_start(loop, &err), -ECONNREFUSED, "%s", err.msg);
 	cr_expect(strstr(err.msg, "--udp") != NULL, "the message names the fix: %s", err.msg);
 	rtl_loop_destroy(loop);
-	rtl_udp_transport_fini(&tr);
+	rtl_udp_transport_destroy(tr);
 }
 
 Test(loop_udp, zyz_angles_round_trip)

@@ -66,17 +66,12 @@
 
 #include <rtloop/compiler.h>
 #include <rtloop/loop.h>
-#include <rtloop/tcp.h>
 #include <rtloop/rtde_client.h>
 #include <rtloop/rtde_coalesce.h>
 
 #define RTL_RTDE_TRANSPORT_MAX_LIMITS 16
-#define RTL_RTDE_TRANSPORT_TX_SIZE 4096
-/* Input doubles (and vectors) check() tests: each takes 8 or more of the
- * bytes of a recipe the coalescer holds. */
-#define RTL_RTDE_TRANSPORT_MAX_FINITE \
-	(RTL_RTDE_COALESCE_MAX_RECIPES * RTL_RTDE_COALESCE_MAX_BYTES / sizeof(double))
 
+/* The transport: opaque (rtl_rtde_transport_create()). */
 struct rtl_rtde_transport;
 
 /* A bound on one input double (all elements of a vector field). */
@@ -120,22 +115,6 @@ struct rtl_rtde_transport_config {
 	double rest_speed;
 };
 
-/* Private: an input double (or vector) that must be finite. */
-struct rtl_rtde_transport_finite {
-	uint32_t offset; /* host offset in its recipe's frame */
-	uint16_t slot;	 /* position in the recipe (for the name) */
-	uint8_t recipe;
-	uint8_t elems;
-	bool nan_ok; /* behind a mask: NaN means "not set" */
-};
-
-/* Private: a limited field (bounds in cfg.limits, same index). */
-struct rtl_rtde_transport_bound {
-	uint32_t offset;
-	uint8_t recipe;
-	uint8_t elems;
-};
-
 struct rtl_rtde_transport_stats {
 	uint64_t packages;	/* input data packages of the step's commands sent */
 	uint64_t keepalives;	/* of those: sent only to feed the controller's watchdog */
@@ -144,63 +123,25 @@ struct rtl_rtde_transport_stats {
 	uint64_t rx_bytes, tx_bytes;
 };
 
-/* Fields are private. */
-struct rtl_rtde_transport {
-	struct rtl_transport base;
-	struct rtl_rtde_transport_config cfg;
-	struct rtl_tcp_addr addr; /* resolved at init */
-	struct rtl_rtde_client *client;
-	struct rtl_rtde_coalesce coal; /* the step's commands */
-	struct rtl_rtde_coalesce safe; /* the safe package's own frames */
-	int fd;
-	bool coal_ready;
-	bool pending;  /* the handshake's last read holds data for next() */
-	bool resend;   /* a safe package went out: the next send forces all */
-	int safe_beat; /* offset of the heartbeat in safe_tx, -1: none */
-	size_t safe_len;
-	unsigned safe_pkgs; /* data packages in safe_tx */
-	int64_t last_tx_ns;
-	int64_t last_beat_ns;	     /* the heartbeat's recipe last went out */
-	struct rtl_rtde_handle rest; /* actual_qd in the output recipe */
-	size_t tx_off, tx_len;
-	/* Written by the rx thread (rx_bytes) or the holder of the transmit
-	 * side (the rest); read by anyone. */
-	struct {
-		_Atomic uint64_t packages, keepalives, safe_packages, backlogged, rx_bytes,
-			tx_bytes;
-	} c;
-	/* Resolved at connect, walked by check() on every send. */
-	struct rtl_rtde_transport_finite finite[RTL_RTDE_TRANSPORT_MAX_FINITE];
-	unsigned n_finite;
-	struct rtl_rtde_transport_bound limits[RTL_RTDE_TRANSPORT_MAX_LIMITS];
-	unsigned n_limits;
-	const unsigned char *coal_base[RTL_RTDE_COALESCE_MAX_RECIPES];
-	uint8_t tx[RTL_RTDE_TRANSPORT_TX_SIZE];
-	uint8_t safe_tx[RTL_RTDE_TRANSPORT_TX_SIZE];
-	uint8_t rx[RTL_RTDE_MAX_PACKAGE_SIZE];
-};
-
 /*
- * Set up @t for @cfg (copied; the name strings in cfg->client, the
- * heartbeat and limit names must outlive @t). Resolves the host (once:
- * reconnects reuse the address) and allocates the client. Does not
- * connect. Not RT-safe.
- * Returns 0, or -EINVAL (NULL, no outputs, too many limits, a negative
- * rest speed), -ENOENT or -EAGAIN (the host does not resolve), -ENOMEM, or
- * the client's configuration error (bad names), with @err filled.
+ * A transport for @cfg (copied; the name strings in cfg->client, the
+ * heartbeat and limit names must outlive it). Resolves the host (once:
+ * reconnects reuse the address) and allocates the client and the
+ * transport's buffers. Does not connect. Not RT-safe.
+ * Returns 0 and sets *@out, or -EINVAL (NULL, no outputs, too many
+ * limits, a negative rest speed), -ENOENT or -EAGAIN (the host does not
+ * resolve), -ENOMEM, or the client's configuration error (bad names), with
+ * @err filled.
  */
-RTL_API int rtl_rtde_transport_init(struct rtl_rtde_transport *t,
-				    const struct rtl_rtde_transport_config *cfg,
-				    struct rtl_error *err);
+RTL_API int rtl_rtde_transport_create(struct rtl_rtde_transport **out,
+				      const struct rtl_rtde_transport_config *cfg,
+				      struct rtl_error *err);
 
-/* Close and free what init allocated. Not RT-safe. */
-RTL_API void rtl_rtde_transport_fini(struct rtl_rtde_transport *t);
+/* Close and free. NULL is accepted. Not RT-safe. */
+RTL_API void rtl_rtde_transport_destroy(struct rtl_rtde_transport *t);
 
-/* The loop's view of @t (for struct rtl_loop_config.transport). */
-RTL_INLINE struct rtl_transport *rtl_rtde_transport_base(struct rtl_rtde_transport *t)
-{
-	return &t->base;
-}
+/* The loop's view of @t (for struct rtl_loop_config.transport). RT-safe. */
+RTL_API struct rtl_transport *rtl_rtde_transport_base(struct rtl_rtde_transport *t);
 
 /* Counters; any thread (relaxed loads). NULL @t or @out: nothing. */
 RTL_API void rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,

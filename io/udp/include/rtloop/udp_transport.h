@@ -60,7 +60,6 @@
 #ifndef RTLOOP_UDP_TRANSPORT_H
 #define RTLOOP_UDP_TRANSPORT_H
 
-#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -112,55 +111,25 @@ struct rtl_udp_transport_stats {
 	uint64_t no_kernel_ts; /* frames without a usable kernel timestamp */
 };
 
-/* Fields are private. */
-struct rtl_udp_transport {
-	struct rtl_transport base;
-	struct rtl_udp_transport_config cfg;
-	struct sockaddr_in addr; /* resolved at init */
-	int fd;
-	struct rtl_udp_cmd cmd; /* the step's commands */
-	uint32_t server_period_ns;
-	/* rx thread */
-	bool pending; /* rx holds the first state, from connect */
-	bool have_seq;
-	uint64_t last_seq;
-	size_t rx_len;
-	int64_t rx_kernel_ns;
-	_Atomic uint64_t echo_seq;
-	_Atomic int64_t echo_ns;
-	/* transmit owner */
-	uint64_t tx_seq;
-	struct {
-		_Atomic uint64_t datagrams, states, bad, reordered, other, resyncs, commands, safe,
-			would_block, no_kernel_ts;
-	} c;
-	int tx_safe_len; /* the safe STOP, encoded at connect */
-	uint8_t tx[RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE];
-	uint8_t tx_safe[RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE];
-	/* One byte more than the largest datagram: a longer one is seen as
-	 * too long instead of silently cut to a valid length. */
-	uint8_t rx[RTL_UDP_MAX_DATAGRAM + 1];
-};
+/* The transport: opaque (rtl_udp_transport_create()). */
+struct rtl_udp_transport;
 
 /*
- * Set up @t for @cfg (copied). Resolves cfg->host once (IPv4; reconnects
- * reuse the address). Does not connect. Not RT-safe.
- * Returns 0, or -EINVAL (NULL, a negative limit, rest speed or
- * deceleration, a period above 1 s) or -EHOSTUNREACH (the host does not
- * resolve) with @err filled.
+ * A transport for @cfg (copied). Resolves cfg->host once (IPv4;
+ * reconnects reuse the address). Does not connect. Not RT-safe.
+ * Returns 0 and sets *@out, or -EINVAL (NULL, a negative limit, rest speed
+ * or deceleration, a period above 1 s), -EHOSTUNREACH (the host does not
+ * resolve) or -ENOMEM, with @err filled.
  */
-RTL_API int rtl_udp_transport_init(struct rtl_udp_transport *t,
-				   const struct rtl_udp_transport_config *cfg,
-				   struct rtl_error *err);
+RTL_API int rtl_udp_transport_create(struct rtl_udp_transport **out,
+				     const struct rtl_udp_transport_config *cfg,
+				     struct rtl_error *err);
 
-/* Close the socket. Not RT-safe. NULL is accepted. */
-RTL_API void rtl_udp_transport_fini(struct rtl_udp_transport *t);
+/* Close the socket and free. NULL is accepted. Not RT-safe. */
+RTL_API void rtl_udp_transport_destroy(struct rtl_udp_transport *t);
 
-/* The loop's view of @t (for struct rtl_loop_config.transport). */
-RTL_INLINE struct rtl_transport *rtl_udp_transport_base(struct rtl_udp_transport *t)
-{
-	return &t->base;
-}
+/* The loop's view of @t (for struct rtl_loop_config.transport). RT-safe. */
+RTL_API struct rtl_transport *rtl_udp_transport_base(struct rtl_udp_transport *t);
 
 /* The state in a loop frame of this transport. RT-safe. */
 RTL_INLINE const struct rtl_udp_frame *rtl_udp_loop_frame(const struct rtl_loop_frame *f)
@@ -169,10 +138,7 @@ RTL_INLINE const struct rtl_udp_frame *rtl_udp_loop_frame(const struct rtl_loop_
 }
 
 /* The command the step writes (also rtl_loop_commands()). RT-safe. */
-RTL_INLINE struct rtl_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *t)
-{
-	return &t->cmd;
-}
+RTL_API struct rtl_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *t);
 
 /* Counters; any thread (relaxed loads). */
 RTL_API void rtl_udp_transport_stats(const struct rtl_udp_transport *t,
