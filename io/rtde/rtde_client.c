@@ -32,6 +32,37 @@
 
 #include "txt.h"
 
+struct rtl_rtde_client {
+	struct rtl_rtde_client_config cfg;
+	unsigned n_inputs;
+	bool has_outputs;
+	enum rtl_rtde_client_state state;
+	uint16_t asked_protocol; /* version the pending V asks for */
+	unsigned input_index;	 /* the pending SETUP_INPUTS */
+	bool late_start;	 /* data came first: the START reply is still due */
+	int64_t timeout_ns;
+	int64_t deadline;
+	struct rtl_rtde_client_info info;
+	int32_t ts_off; /* wire offset of `timestamp`, -1 if absent */
+	int32_t cs_off; /* wire offset of `control_step`, -1 if absent */
+	bool have_base;
+	double base_ts;
+	uint64_t base_cs;
+	struct rtl_rtde_client_stats stats;
+	struct rtl_rtde_client_event queue[RTL_RTDE_CLIENT_EVENT_QUEUE];
+	unsigned q_head, q_len;
+	struct rtl_rtde_client_error error;
+	struct rtl_rtde_report report;
+	struct rtl_rtde_framer framer;
+	size_t tx_off, tx_len;
+	void *owned; /* create(): the copied names, freed by destroy() */
+	struct rtl_rtde_recipe outputs;
+	struct rtl_rtde_recipe inputs[RTL_RTDE_CLIENT_MAX_INPUTS];
+	uint8_t tx[RTL_RTDE_CLIENT_TX_SIZE];
+	char names[RTL_RTDE_CLIENT_TX_SIZE]; /* scratch for setup requests */
+	uint8_t rx[RTL_RTDE_MAX_PACKAGE_SIZE];
+};
+
 /* ---- names ------------------------------------------------------------------ */
 
 static const char *const state_names[RTL_RTDE_CLIENT_STATE_COUNT] = {
@@ -1114,8 +1145,7 @@ RTL_API int rtl_rtde_client_encode_inputs(const struct rtl_rtde_client *c, unsig
 
 /* ---- life cycle ------------------------------------------------------------------ */
 
-RTL_API int rtl_rtde_client_init(struct rtl_rtde_client *c,
-				 const struct rtl_rtde_client_config *cfg)
+static int client_init(struct rtl_rtde_client *c, const struct rtl_rtde_client_config *cfg)
 {
 	struct rtl_rtde_recipe_opts o = { RTL_RTDE_RECIPE_OUTPUT, 0,
 					  RTL_RTDE_RECIPE_NO_FIELDBUS_WARNING };
@@ -1192,27 +1222,8 @@ err:
 	return err;
 }
 
-/* A create() that fails before a client exists: fill *@err (if given) and
- * errno, return NULL. */
-__attribute__((format(printf, 3, 4))) static struct rtl_rtde_client *
-create_failed(struct rtl_rtde_client_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		memset(err, 0, sizeof(*err));
-		err->err.code = code;
-		err->fatal = true;
-		va_start(ap, fmt);
-		vsnprintf(err->err.msg, sizeof(err->err.msg), fmt, ap);
-		va_end(ap);
-	}
-	errno = -code;
-	return NULL;
-}
-
-RTL_API struct rtl_rtde_client *rtl_rtde_client_create(const struct rtl_rtde_client_config *cfg,
-						       struct rtl_rtde_client_error *err)
+RTL_API int rtl_rtde_client_create(struct rtl_rtde_client **out,
+				   const struct rtl_rtde_client_config *cfg, struct rtl_error *err)
 {
 	struct rtl_rtde_client_config copy;
 	struct rtl_rtde_client *c;
@@ -1220,8 +1231,9 @@ RTL_API struct rtl_rtde_client *rtl_rtde_client_create(const struct rtl_rtde_cli
 	char *names = NULL;
 	int e;
 
-	if (!cfg)
-		return create_failed(err, -EINVAL, "no configuration given");
+	if (!out || !cfg)
+		return rtl_error_set(err, -EINVAL, "RTDE client: no configuration given");
+	*out = NULL;
 	copy = *cfg;
 	/* The names are copied into one block, in the order below. */
 	if (cfg->outputs)
@@ -1234,7 +1246,8 @@ RTL_API struct rtl_rtde_client *rtl_rtde_client_create(const struct rtl_rtde_cli
 	if (!c || (total && !names)) {
 		free(c);
 		free(names);
-		return create_failed(err, -ENOMEM, "out of memory for an RTDE client (%zu bytes)",
+		return rtl_error_set(err, -ENOMEM,
+				     "RTDE client: out of memory for a client (%zu bytes)",
 				     sizeof(*c));
 	}
 	if (cfg->outputs) {
@@ -1245,17 +1258,17 @@ RTL_API struct rtl_rtde_client *rtl_rtde_client_create(const struct rtl_rtde_cli
 		copy.inputs[i] = strcpy(names + at, cfg->inputs[i]);
 		at += strlen(cfg->inputs[i]) + 1;
 	}
-	e = rtl_rtde_client_init(c, &copy);
+	e = client_init(c, &copy);
 	if (e) {
 		if (err)
-			*err = c->error;
+			*err = c->error.err;
 		free(names);
 		free(c);
-		errno = -e;
-		return NULL;
+		return e;
 	}
 	c->owned = names;
-	return c;
+	*out = c;
+	return 0;
 }
 
 RTL_API void rtl_rtde_client_destroy(struct rtl_rtde_client *c)

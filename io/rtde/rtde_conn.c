@@ -32,6 +32,8 @@ struct rtl_rtde_conn {
 	char *host;
 	int64_t backoff_first, backoff_max;
 	unsigned max_attempts;
+	bool no_start;	    /* the client's RTL_RTDE_CLIENT_NO_START */
+	int64_t timeout_ns; /* the client's reply time-out */
 	struct rtl_rtde_client_error error;
 	uint8_t tx[RTL_RTDE_CLIENT_TX_SIZE];
 	uint8_t rx[RX_SIZE];
@@ -89,7 +91,7 @@ static int pump(struct rtl_rtde_conn *conn, int64_t deadline, struct rtl_rtde_cl
 			return -ENOTCONN;
 		n_out = rtl_rtde_client_tx(c, &out);
 		if (n_out) {
-			r = rtl_tcp_send_all(conn->fd, out, n_out, now + c->timeout_ns);
+			r = rtl_tcp_send_all(conn->fd, out, n_out, now + conn->timeout_ns);
 			if (r < 0) {
 				rtl_rtde_client_closed(c, now, r);
 				continue;
@@ -151,7 +153,7 @@ static int connect_once(struct rtl_rtde_conn *conn, int64_t deadline)
 {
 	struct rtl_error terr;
 	int64_t left = deadline - rtl_time_now();
-	bool start = !(conn->client->cfg.flags & RTL_RTDE_CLIENT_NO_START);
+	bool start = !conn->no_start;
 	int fd, r;
 
 	drop_socket(conn);
@@ -211,9 +213,12 @@ RTL_API int rtl_rtde_conn_open(struct rtl_rtde_conn **connp, const char *host, u
 	conn->port = port;
 	conn->backoff_first = RTL_RTDE_CONN_BACKOFF_FIRST_NS;
 	conn->backoff_max = RTL_RTDE_CONN_BACKOFF_MAX_NS;
-	conn->client = rtl_rtde_client_create(cfg, &conn->error);
-	if (!conn->client) {
-		r = conn->error.err.code; /* the message names the recipe and field */
+	conn->no_start = cfg && (cfg->flags & RTL_RTDE_CLIENT_NO_START);
+	conn->timeout_ns = cfg && cfg->reply_timeout_ns ? cfg->reply_timeout_ns
+							: RTL_RTDE_CLIENT_REPLY_TIMEOUT_NS;
+	r = rtl_rtde_client_create(&conn->client, cfg, &conn->error.err);
+	if (r < 0) {
+		conn->error.fatal = true; /* the message names the recipe and field */
 		goto err_free;
 	}
 	r = connect_once(conn, deadline);
@@ -251,8 +256,7 @@ RTL_API int rtl_rtde_conn_send_inputs(struct rtl_rtde_conn *conn, unsigned idx,
 	n = rtl_rtde_client_encode_inputs(conn->client, idx, f, conn->tx, sizeof(conn->tx));
 	if (n < 0)
 		return n;
-	return rtl_tcp_send_all(conn->fd, conn->tx, (size_t)n,
-				rtl_time_now() + conn->client->timeout_ns);
+	return rtl_tcp_send_all(conn->fd, conn->tx, (size_t)n, rtl_time_now() + conn->timeout_ns);
 }
 
 /* Ask the client for START or PAUSE (@ask), then wait for state @want. */

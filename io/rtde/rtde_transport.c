@@ -722,7 +722,6 @@ static bool list_has(const char *list, const char *name)
 static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_transport_config *cfg,
 			  struct rtl_error *err)
 {
-	struct rtl_rtde_client_error cerr = { 0 };
 	struct rtl_rtde_client_config cc;
 	struct rtl_error terr = { 0 };
 	char *outputs = NULL;
@@ -770,11 +769,10 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 		snprintf(outputs, len, "%s," REST_FIELD, cc.outputs);
 		cc.outputs = outputs;
 	}
-	t->client = rtl_rtde_client_create(&cc, &cerr);
+	ret = rtl_rtde_client_create(&t->client, &cc, err);
 	free(outputs); /* the client copied the names */
-	if (!t->client)
-		return rtl_error_set(err, cerr.err.code ? cerr.err.code : -ENOMEM, "%s",
-				     cerr.err.msg);
+	if (ret < 0)
+		return ret;
 	t->base.ops = &rtde_ops;
 	t->base.impl = t;
 	t->base.commands = &t->coal;

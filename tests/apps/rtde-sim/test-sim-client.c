@@ -520,7 +520,7 @@ Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 {
 	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
 	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,actual_q,actual_TCP_pose" };
-	struct rtl_rtde_client_error cerr;
+	struct rtl_error cerr;
 	struct rtl_error terr;
 	struct rtl_sim_server *srv;
 	struct rtl_rtde_client *c;
@@ -537,8 +537,7 @@ Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 	o.faults.fragment = true;
 	o.faults.fragment_max = 3;
 	srv = serve(&o, NULL);
-	c = rtl_rtde_client_create(&cfg, &cerr);
-	cr_assert_not_null(c, "%s", cerr.err.msg);
+	cr_assert_eq(rtl_rtde_client_create(&c, &cfg, &cerr), 0, "%s", cerr.msg);
 	fd = rtl_tcp_connect(HOST, rtl_sim_server_port(srv), OPEN_TIMEOUT, &terr);
 	cr_assert_geq(fd, 0, "%s", terr.msg);
 	cr_assert_eq(rtl_rtde_client_connected(c, rtl_time_now()), 0);

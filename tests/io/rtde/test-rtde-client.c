@@ -27,7 +27,17 @@
 #define INPUT0 "input_int_register_24"
 
 /* The client is big: keep it (and the second one) off the stack. */
-static struct rtl_rtde_client cl, cl2;
+static struct rtl_rtde_client *cl, *cl2;
+/* The last create's error. */
+static struct rtl_error cl_err;
+
+/* (Re)create *@c for the configuration: the previous one is freed. */
+static int make_client(struct rtl_rtde_client **c, const struct rtl_rtde_client_config *cf)
+{
+	rtl_rtde_client_destroy(*c);
+	*c = NULL;
+	return rtl_rtde_client_create(c, cf, &cl_err);
+}
 static struct rtl_rtde_client_config cfg;
 static int64_t now = T0;
 static uint8_t pkg[65536];
@@ -100,8 +110,8 @@ static int drain(struct rtl_rtde_client *c)
 /* The controller sends @n bytes (one feed). */
 static void ctl_send(const void *p, size_t n)
 {
-	cr_assert_eq(rtl_rtde_client_feed(&cl, p, n), 0);
-	drain(&cl);
+	cr_assert_eq(rtl_rtde_client_feed(cl, p, n), 0);
+	drain(cl);
 }
 
 static void ctl_accept(int type, bool ok)
@@ -175,7 +185,7 @@ static struct rtl_rtde_msg req;
 static void expect_tx(int type)
 {
 	const uint8_t *p;
-	size_t n = rtl_rtde_client_tx(&cl, &p);
+	size_t n = rtl_rtde_client_tx(cl, &p);
 	enum rtl_rtde_protocol pr = proto;
 
 	cr_assert_gt(n, 0, "no request pending; expected '%c'", type);
@@ -185,8 +195,8 @@ static void expect_tx(int type)
 	if (type == 'V' || type == 'v')
 		pr = RTL_RTDE_PROTOCOL_V1;
 	cr_assert_eq(rtl_rtde_decode(p, n, pr, RTL_RTDE_FROM_CLIENT, &req), 0);
-	rtl_rtde_client_tx_done(&cl, n);
-	cr_assert_eq(rtl_rtde_client_tx(&cl, &p), 0);
+	rtl_rtde_client_tx_done(cl, n);
+	cr_assert_eq(rtl_rtde_client_tx(cl, &p), 0);
 }
 
 static int count(int type)
@@ -228,9 +238,9 @@ static void setup(void)
 
 static void start_client(void)
 {
-	cr_assert_eq(rtl_rtde_client_init(&cl, &cfg), 0, "%s", cl.error.err.msg);
-	cr_assert_eq(rtl_rtde_client_connected(&cl, now), 0);
-	drain(&cl);
+	cr_assert_eq(make_client(&cl, &cfg), 0, "%s", cl_err.msg);
+	cr_assert_eq(rtl_rtde_client_connected(cl, now), 0);
+	drain(cl);
 }
 
 /* Everything up to and including the SETUP_OUTPUTS request. */
@@ -254,7 +264,7 @@ static void handshake(void)
 	ctl_inputs(1, "INT32");
 	expect_tx('S');
 	ctl_accept('S', true);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_RUNNING);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
 }
 
 TestSuite(rtde_client, .init = setup);
@@ -278,7 +288,7 @@ Test(rtde_client, full_v2_handshake)
 	cr_assert_eq(memcmp(req.u.setup.names, INPUT0, strlen(INPUT0)), 0);
 	ctl_inputs(1, "INT32");
 	expect_tx('S');
-	cr_assert_eq(rtl_rtde_client_deadline(&cl), now + RTL_RTDE_CLIENT_REPLY_TIMEOUT_NS);
+	cr_assert_eq(rtl_rtde_client_deadline(cl), now + RTL_RTDE_CLIENT_REPLY_TIMEOUT_NS);
 	ctl_accept('S', true);
 
 	for (int i = 0; i < nrec; i++) {
@@ -288,7 +298,7 @@ Test(rtde_client, full_v2_handshake)
 		k++;
 	}
 	cr_assert_eq(k, 6);
-	info = rtl_rtde_client_info(&cl);
+	info = rtl_rtde_client_info(cl);
 	cr_assert_eq(info->protocol, RTL_RTDE_PROTOCOL_V2);
 	cr_assert_eq(info->version.major, 5);
 	cr_assert_eq(info->version.build, 1234);
@@ -299,7 +309,7 @@ Test(rtde_client, full_v2_handshake)
 	cr_assert_eq(info->divisor, 4);
 	cr_assert_eq(info->frequency, 125.0);
 	cr_assert_eq(info->period_ns, 8 * RTL_NS_PER_MS);
-	cr_assert_eq(rtl_rtde_client_deadline(&cl), RTL_RTDE_CLIENT_NO_DEADLINE);
+	cr_assert_eq(rtl_rtde_client_deadline(cl), RTL_RTDE_CLIENT_NO_DEADLINE);
 }
 
 Test(rtde_client, v1_fallback_when_v2_refused)
@@ -322,10 +332,10 @@ Test(rtde_client, v1_fallback_when_v2_refused)
 	ctl_outputs(0, "DOUBLE,VECTOR6D"); /* v1 reply: no id */
 	expect_tx('S');
 	ctl_accept('S', true);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_RUNNING);
-	cr_assert_eq(rtl_rtde_client_info(&cl)->protocol, RTL_RTDE_PROTOCOL_V1);
-	cr_assert_eq(rtl_rtde_client_info(&cl)->divisor, 1, "v1 streams at the maximum rate");
-	cr_assert_eq(rtl_rtde_client_info(&cl)->frequency, 125.0);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
+	cr_assert_eq(rtl_rtde_client_info(cl)->protocol, RTL_RTDE_PROTOCOL_V1);
+	cr_assert_eq(rtl_rtde_client_info(cl)->divisor, 1, "v1 streams at the maximum rate");
+	cr_assert_eq(rtl_rtde_client_info(cl)->frequency, 125.0);
 
 	n = enc_data(pkg, 0, 42.0); /* v1 data: no recipe id */
 	cr_assert_eq(n, 3 + 56);
@@ -343,7 +353,7 @@ Test(rtde_client, protocol_refused_twice_is_fatal)
 	expect_tx('V');
 	ctl_accept('V', false);
 	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_ERROR)->code, -EPROTONOSUPPORT);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_FAILED);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_FAILED);
 }
 
 Test(rtde_client, frequency_rule)
@@ -366,15 +376,15 @@ Test(rtde_client, frequency_rule)
 	cfg.frequency = 50;
 	to_outputs(3, 14);
 	cr_assert_eq(req.u.setup.frequency, 50.0);
-	cr_assert_eq(rtl_rtde_client_info(&cl)->divisor, 2);
-	cr_assert_eq(rtl_rtde_client_info(&cl)->frequency, 62.5);
-	cr_assert_eq(rtl_rtde_client_info(&cl)->period_ns, 16 * RTL_NS_PER_MS);
+	cr_assert_eq(rtl_rtde_client_info(cl)->divisor, 2);
+	cr_assert_eq(rtl_rtde_client_info(cl)->frequency, 62.5);
+	cr_assert_eq(rtl_rtde_client_info(cl)->period_ns, 16 * RTL_NS_PER_MS);
 
 	/* Above the maximum: the maximum is asked for. */
 	cfg.frequency = 1000;
 	to_outputs(5, 12);
 	cr_assert_eq(req.u.setup.frequency, 500.0);
-	cr_assert_eq(rtl_rtde_client_info(&cl)->divisor, 1);
+	cr_assert_eq(rtl_rtde_client_info(cl)->divisor, 1);
 
 	/* 0: the controller's maximum. */
 	cfg.frequency = 0;
@@ -394,10 +404,10 @@ Test(rtde_client, not_found_names_the_field)
 	cr_assert(e->fatal);
 	cr_assert(strstr(e->msg, "'timestamp'"), "%s", e->msg);
 	cr_assert(strstr(e->msg, "SETUP_OUTPUTS"), "%s", e->msg);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_FAILED);
-	cr_assert_eq(rtl_rtde_client_last_error(&cl)->err.code, -ENOENT);
-	cr_assert_eq(rtl_rtde_client_deadline(&cl), RTL_RTDE_CLIENT_NO_DEADLINE);
-	cr_assert_eq(rtl_rtde_client_feed(&cl, pkg, 3), -ENOTCONN);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_FAILED);
+	cr_assert_eq(rtl_rtde_client_last_error(cl)->err.code, -ENOENT);
+	cr_assert_eq(rtl_rtde_client_deadline(cl), RTL_RTDE_CLIENT_NO_DEADLINE);
+	cr_assert_eq(rtl_rtde_client_feed(cl, pkg, 3), -ENOTCONN);
 }
 
 Test(rtde_client, in_use_names_the_field)
@@ -438,7 +448,7 @@ Test(rtde_client, start_refused)
 	e = last(RTL_RTDE_CLIENT_EV_ERROR);
 	cr_assert_eq(e->code, -EPERM);
 	cr_assert(strstr(e->msg, "refused START"), "%s", e->msg);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_FAILED);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_FAILED);
 }
 
 Test(rtde_client, wrong_reply_type)
@@ -465,8 +475,8 @@ Test(rtde_client, reply_nobody_asked_for_is_dropped)
 	ctl_accept('V', true);
 	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_ERROR)->code, -EPROTO);
 	cr_assert_not(last(RTL_RTDE_CLIENT_EV_ERROR)->fatal);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->unexpected, 1);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_RUNNING);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->unexpected, 1);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
 }
 
 static int log_levels[8];
@@ -502,7 +512,7 @@ Test(rtde_client, text_between_request_and_reply)
 	ctl_send(pkg, (size_t)n);
 	cr_assert_str_eq(last(RTL_RTDE_CLIENT_EV_TEXT)->msg,
 			 "SafetySetup has not been confirmed yet|URControl");
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_PROTOCOL, "still waiting");
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_PROTOCOL, "still waiting");
 	ctl_accept('V', true);
 	expect_tx('v');
 	n = enc_text(pkg, RTL_RTDE_PROTOCOL_V2, RTL_RTDE_LEVEL_EXCEPTION, "boom", "URControl");
@@ -513,7 +523,7 @@ Test(rtde_client, text_between_request_and_reply)
 	expect_tx('O');
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_TEXT), 4);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_ERROR), 0);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->text, 4);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->text, 4);
 	cr_assert_eq(log_levels[RTL_LOG_INFO], 1);
 	cr_assert_eq(log_levels[RTL_LOG_WARN], 1);
 	cr_assert_eq(log_levels[RTL_LOG_ERROR], 2);
@@ -540,8 +550,8 @@ Test(rtde_client, data_before_start_reply_counts_as_start)
 	/* The late reply is taken quietly. */
 	ctl_accept('S', true);
 	cr_assert_eq(nrec, 2);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->unexpected, 0);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_RUNNING);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->unexpected, 0);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
 }
 
 Test(rtde_client, recipe_id_mismatch_is_dropped_and_counted)
@@ -560,10 +570,10 @@ Test(rtde_client, recipe_id_mismatch_is_dropped_and_counted)
 	cr_assert(strstr(e->msg, "recipe id 2"), "%s", e->msg);
 	cr_assert(strstr(e->msg, "has id 1"), "%s", e->msg);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 0);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->wrong_recipe, 1);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_recipe, 1);
 	ctl_data(50.008);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 1);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_RUNNING);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
 }
 
 Test(rtde_client, malformed_packages_are_dropped_and_counted)
@@ -584,11 +594,11 @@ Test(rtde_client, malformed_packages_are_dropped_and_counted)
 		  last(RTL_RTDE_CLIENT_EV_ERROR)->msg);
 	ctl_send(text, 5);
 	cr_assert(strstr(last(RTL_RTDE_CLIENT_EV_ERROR)->msg, "TEXT_MESSAGE"));
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->malformed, 3);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->malformed, 3);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_ERROR), 3);
 	ctl_data(7.0);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 1);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_RUNNING);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
 }
 
 Test(rtde_client, framer_out_of_sync_is_fatal)
@@ -603,12 +613,12 @@ Test(rtde_client, framer_out_of_sync_is_fatal)
 	cr_assert_eq(e->code, -EMSGSIZE);
 	cr_assert(e->fatal);
 	cr_assert(strstr(e->msg, "out of sync"), "%s", e->msg);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_FAILED);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_FAILED);
 	/* A new connection starts over. */
 	nrec = 0;
-	cr_assert_eq(rtl_rtde_client_connected(&cl, now), 0);
-	drain(&cl);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_PROTOCOL);
+	cr_assert_eq(rtl_rtde_client_connected(cl, now), 0);
+	drain(cl);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_PROTOCOL);
 	expect_tx('V');
 }
 
@@ -618,18 +628,18 @@ Test(rtde_client, reply_timeout_via_poll)
 
 	cfg.reply_timeout_ns = 500 * RTL_NS_PER_MS;
 	start_client();
-	cr_assert_eq(rtl_rtde_client_deadline(&cl), T0 + 500 * RTL_NS_PER_MS);
-	cr_assert_eq(rtl_rtde_client_poll(&cl, T0 + 499 * RTL_NS_PER_MS, &ev), 0);
-	cr_assert_eq(rtl_rtde_client_poll(&cl, T0 + 500 * RTL_NS_PER_MS, &ev), 1);
+	cr_assert_eq(rtl_rtde_client_deadline(cl), T0 + 500 * RTL_NS_PER_MS);
+	cr_assert_eq(rtl_rtde_client_poll(cl, T0 + 499 * RTL_NS_PER_MS, &ev), 0);
+	cr_assert_eq(rtl_rtde_client_poll(cl, T0 + 500 * RTL_NS_PER_MS, &ev), 1);
 	cr_assert_eq(ev.type, RTL_RTDE_CLIENT_EV_ERROR);
 	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
 	cr_assert(ev.u.error->fatal);
 	cr_assert(strstr(ev.u.error->err.msg, "no REQUEST_PROTOCOL_VERSION reply within 0.500 s"),
 		  "%s", ev.u.error->err.msg);
-	cr_assert_eq(rtl_rtde_client_poll(&cl, T0 + 600 * RTL_NS_PER_MS, &ev), 1);
+	cr_assert_eq(rtl_rtde_client_poll(cl, T0 + 600 * RTL_NS_PER_MS, &ev), 1);
 	cr_assert_eq(ev.type, RTL_RTDE_CLIENT_EV_STATE);
 	cr_assert_eq(ev.u.state.to, RTL_RTDE_CLIENT_FAILED);
-	cr_assert_eq(rtl_rtde_client_poll(&cl, T0 + 700 * RTL_NS_PER_MS, &ev), 0);
+	cr_assert_eq(rtl_rtde_client_poll(cl, T0 + 700 * RTL_NS_PER_MS, &ev), 0);
 }
 
 Test(rtde_client, default_timeout_is_two_seconds_per_reply)
@@ -641,11 +651,11 @@ Test(rtde_client, default_timeout_is_two_seconds_per_reply)
 	now = T0 + RTL_NS_PER_SEC;
 	ctl_accept('V', true); /* the next request gets its own 2 s */
 	expect_tx('v');
-	cr_assert_eq(rtl_rtde_client_deadline(&cl), T0 + 3 * RTL_NS_PER_SEC);
+	cr_assert_eq(rtl_rtde_client_deadline(cl), T0 + 3 * RTL_NS_PER_SEC);
 	now = T0 + 3 * RTL_NS_PER_SEC - 1;
-	cr_assert_eq(rtl_rtde_client_next(&cl, now, &ev), 0);
+	cr_assert_eq(rtl_rtde_client_next(cl, now, &ev), 0);
 	now++;
-	cr_assert_eq(rtl_rtde_client_next(&cl, now, &ev), 1);
+	cr_assert_eq(rtl_rtde_client_next(cl, now, &ev), 1);
 	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
 	cr_assert(strstr(ev.u.error->err.msg, "GET_URCONTROL_VERSION"));
 }
@@ -658,9 +668,9 @@ Test(rtde_client, data_timeout_while_running)
 	handshake();
 	now += 50 * RTL_NS_PER_MS;
 	ctl_data(1.0);
-	cr_assert_eq(rtl_rtde_client_deadline(&cl), now + 100 * RTL_NS_PER_MS);
+	cr_assert_eq(rtl_rtde_client_deadline(cl), now + 100 * RTL_NS_PER_MS);
 	now += 100 * RTL_NS_PER_MS;
-	cr_assert_eq(rtl_rtde_client_poll(&cl, now, &ev), 1);
+	cr_assert_eq(rtl_rtde_client_poll(cl, now, &ev), 1);
 	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
 	cr_assert(strstr(ev.u.error->err.msg, "while streaming"), "%s", ev.u.error->err.msg);
 }
@@ -681,9 +691,9 @@ Test(rtde_client, skipped_counted_from_timestamp_steps)
 	for (int i = 0; i < 6; i++)
 		cr_assert_eq(recs[i].skipped, want[i], "package %d: %llu skipped", i,
 			     (unsigned long long)recs[i].skipped);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->skipped, 11);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->data, 6);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->resets, 0);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 11);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->data, 6);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->resets, 0);
 }
 
 Test(rtde_client, skipped_counted_from_control_step)
@@ -714,8 +724,8 @@ Test(rtde_client, skipped_counted_from_control_step)
 		cr_assert_eq(recs[i].cs, cs[i]);
 		cr_assert_eq(recs[i].skipped, want[i], "package %d", i);
 	}
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->skipped, 2);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->resets, 1, "control_step went backwards");
+	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 2);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->resets, 1, "control_step went backwards");
 }
 
 Test(rtde_client, timestamp_reset_counted_and_rebased)
@@ -729,8 +739,8 @@ Test(rtde_client, timestamp_reset_counted_and_rebased)
 		ctl_data(ts[i]);
 	for (int i = 0; i < 5; i++)
 		cr_assert_eq(recs[i].skipped, want[i], "package %d", i);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->resets, 1);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->skipped, 1);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->resets, 1);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 1);
 }
 
 Test(rtde_client, fields_too_new_fail_or_drop)
@@ -754,7 +764,7 @@ Test(rtde_client, fields_too_new_fail_or_drop)
 	cfg.recipe_flags = RTL_RTDE_RECIPE_DROP_UNAVAILABLE;
 	to_outputs(5, 12);
 	cr_assert_eq(req.u.setup.names_len, strlen("timestamp"));
-	cr_assert_eq(rtl_rtde_client_output_recipe(&cl)->n, 1);
+	cr_assert_eq(rtl_rtde_client_output_recipe(cl)->n, 1);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_ERROR), 0);
 }
 
@@ -764,29 +774,29 @@ Test(rtde_client, pause_and_resume)
 {
 	handshake();
 	ctl_data(10.0);
-	cr_assert_eq(rtl_rtde_client_start(&cl, now), -EALREADY);
-	cr_assert_eq(rtl_rtde_client_pause(&cl, now), 0);
+	cr_assert_eq(rtl_rtde_client_start(cl, now), -EALREADY);
+	cr_assert_eq(rtl_rtde_client_pause(cl, now), 0);
 	expect_tx('P');
-	cr_assert_eq(rtl_rtde_client_pause(&cl, now), -EALREADY);
-	cr_assert_eq(rtl_rtde_client_start(&cl, now), -EBUSY);
+	cr_assert_eq(rtl_rtde_client_pause(cl, now), -EALREADY);
+	cr_assert_eq(rtl_rtde_client_start(cl, now), -EBUSY);
 	nrec = 0;
 	ctl_data(10.008); /* queued before the reply: still delivered */
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 1);
 	ctl_accept('P', true);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_READY);
-	cr_assert_eq(rtl_rtde_client_deadline(&cl), RTL_RTDE_CLIENT_NO_DEADLINE);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_READY);
+	cr_assert_eq(rtl_rtde_client_deadline(cl), RTL_RTDE_CLIENT_NO_DEADLINE);
 
-	cr_assert_eq(rtl_rtde_client_start(&cl, now), 0);
+	cr_assert_eq(rtl_rtde_client_start(cl, now), 0);
 	expect_tx('S');
 	ctl_accept('S', true);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_RUNNING);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
 	nrec = 0;
 	ctl_data(60.0); /* the controller ran on while paused: not skips */
 	ctl_data(60.008);
 	cr_assert_eq(recs[0].skipped, 0);
 	cr_assert_eq(recs[1].skipped, 0);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->skipped, 0);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->unexpected, 0);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 0);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->unexpected, 0);
 }
 
 Test(rtde_client, no_start_rests_in_ready)
@@ -796,10 +806,10 @@ Test(rtde_client, no_start_rests_in_ready)
 	ctl_outputs(1, "DOUBLE,VECTOR6D");
 	expect_tx('I');
 	ctl_inputs(1, "INT32");
-	cr_assert_eq(rtl_rtde_client_tx(&cl, NULL), 0);
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_READY);
-	cr_assert_eq(rtl_rtde_client_pause(&cl, now), -EALREADY);
-	cr_assert_eq(rtl_rtde_client_start(&cl, now), 0);
+	cr_assert_eq(rtl_rtde_client_tx(cl, NULL), 0);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_READY);
+	cr_assert_eq(rtl_rtde_client_pause(cl, now), -EALREADY);
+	cr_assert_eq(rtl_rtde_client_start(cl, now), 0);
 	expect_tx('S');
 }
 
@@ -810,11 +820,11 @@ Test(rtde_client, closed_mid_package_says_so)
 
 	handshake();
 	n = enc_data(pkg, 1, 1.0);
-	cr_assert_eq(rtl_rtde_client_feed(&cl, pkg, 10), 0);
-	drain(&cl);
+	cr_assert_eq(rtl_rtde_client_feed(cl, pkg, 10), 0);
+	drain(cl);
 	nrec = 0;
-	cr_assert_eq(rtl_rtde_client_closed(&cl, now, 0), 0);
-	drain(&cl);
+	cr_assert_eq(rtl_rtde_client_closed(cl, now, 0), 0);
+	drain(cl);
 	e = last(RTL_RTDE_CLIENT_EV_ERROR);
 	cr_assert(e);
 	cr_assert_eq(e->code, -ECONNRESET);
@@ -825,19 +835,19 @@ Test(rtde_client, closed_mid_package_says_so)
 	cr_assert(strstr(e->msg, want), "%s", e->msg);
 	cr_assert(strstr(e->msg, "reads too slowly"), "%s", e->msg);
 	cr_assert(saw_state(RTL_RTDE_CLIENT_CLOSED));
-	cr_assert_eq(rtl_rtde_client_state(&cl), RTL_RTDE_CLIENT_CLOSED);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_CLOSED);
 	/* Closing again says nothing more. */
 	nrec = 0;
-	cr_assert_eq(rtl_rtde_client_closed(&cl, now, 0), 0);
-	cr_assert_eq(drain(&cl), 0);
+	cr_assert_eq(rtl_rtde_client_closed(cl, now, 0), 0);
+	cr_assert_eq(drain(cl), 0);
 }
 
 Test(rtde_client, closed_during_handshake_names_the_reply)
 {
 	start_client();
 	expect_tx('V');
-	cr_assert_eq(rtl_rtde_client_closed(&cl, now, -ECONNRESET), 0);
-	drain(&cl);
+	cr_assert_eq(rtl_rtde_client_closed(cl, now, -ECONNRESET), 0);
+	drain(cl);
 	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_ERROR)->code, -ECONNRESET);
 	cr_assert(strstr(last(RTL_RTDE_CLIENT_EV_ERROR)->msg,
 			 "reset the connection while the client waited for the "
@@ -874,13 +884,13 @@ static void run_session(const uint8_t *s, size_t len, size_t step)
 {
 	struct rtl_rtde_client_event ev;
 
-	cr_assert_eq(rtl_rtde_client_init(&cl2, &cfg), 0);
-	cr_assert_eq(rtl_rtde_client_connected(&cl2, now), 0);
+	cr_assert_eq(make_client(&cl2, &cfg), 0);
+	cr_assert_eq(rtl_rtde_client_connected(cl2, now), 0);
 	for (size_t at = 0; at < len; at += step) {
 		size_t k = len - at < step ? len - at : step;
 
-		cr_assert_eq(rtl_rtde_client_feed(&cl2, s + at, k), 0);
-		while (rtl_rtde_client_next(&cl2, now, &ev) == 1)
+		cr_assert_eq(rtl_rtde_client_feed(cl2, s + at, k), 0);
+		while (rtl_rtde_client_next(cl2, now, &ev) == 1)
 			record(&ev);
 	}
 }
@@ -899,7 +909,7 @@ Test(rtde_client, byte_at_a_time_gives_the_same_events)
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_TEXT), 2);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_ERROR), 1);
 	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_DATA)->skipped, 0);
-	cr_assert_eq(rtl_rtde_client_stats(&cl2)->skipped, 2);
+	cr_assert_eq(rtl_rtde_client_stats(cl2)->skipped, 2);
 
 	for (size_t step = 1; step <= 7; step += 6) {
 		nrec = 0;
@@ -914,8 +924,8 @@ Test(rtde_client, byte_at_a_time_gives_the_same_events)
 			cr_assert_eq(recs[i].ts, whole[i].ts);
 			cr_assert_str_eq(recs[i].msg, whole[i].msg);
 		}
-		cr_assert_eq(rtl_rtde_client_stats(&cl2)->skipped, 2);
-		cr_assert_eq(rtl_rtde_client_stats(&cl2)->wrong_recipe, 1);
+		cr_assert_eq(rtl_rtde_client_stats(cl2)->skipped, 2);
+		cr_assert_eq(rtl_rtde_client_stats(cl2)->wrong_recipe, 1);
 	}
 }
 
@@ -932,68 +942,66 @@ Test(rtde_client, decode_and_encode_inputs)
 
 	handshake();
 	n = enc_data(pkg, 1, 3.5);
-	cr_assert_eq(rtl_rtde_client_feed(&cl, pkg, (size_t)n), 0);
-	cr_assert_eq(rtl_rtde_client_next(&cl, now, &ev), 1);
+	cr_assert_eq(rtl_rtde_client_feed(cl, pkg, (size_t)n), 0);
+	cr_assert_eq(rtl_rtde_client_next(cl, now, &ev), 1);
 	cr_assert_eq(
-		rtl_rtde_frame_init(&f, store, sizeof(store), rtl_rtde_client_output_recipe(&cl)),
+		rtl_rtde_frame_init(&f, store, sizeof(store), rtl_rtde_client_output_recipe(cl)),
 		0);
-	cr_assert_eq(rtl_rtde_client_decode(&cl, &ev, &f), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(&cl), "actual_q", &h), 0);
+	cr_assert_eq(rtl_rtde_client_decode(cl, &ev, &f), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(cl), "actual_q", &h), 0);
 	cr_assert(rtl_rtde_frame_get_vec6(&f, h, q));
 	cr_assert_float_eq(q[5], 0.5, 1e-12);
-	cr_assert_eq(rtl_rtde_client_next(&cl, now, &ev), 0);
+	cr_assert_eq(rtl_rtde_client_next(cl, now, &ev), 0);
 
 	cr_assert_eq(
-		rtl_rtde_frame_init(&f, store, sizeof(store), rtl_rtde_client_input_recipe(&cl, 0)),
+		rtl_rtde_frame_init(&f, store, sizeof(store), rtl_rtde_client_input_recipe(cl, 0)),
 		0);
-	cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(&cl, 0), INPUT0, &h), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(cl, 0), INPUT0, &h), 0);
 	cr_assert(rtl_rtde_frame_set_int(&f, h, -7));
-	n = rtl_rtde_client_encode_inputs(&cl, 0, &f, out, sizeof(out));
+	n = rtl_rtde_client_encode_inputs(cl, 0, &f, out, sizeof(out));
 	cr_assert_eq(n, 8);
 	cr_assert_eq(rtl_rtde_decode(out, (size_t)n, proto, RTL_RTDE_FROM_CLIENT, &m), 0);
 	cr_assert_eq(m.type, RTL_RTDE_PKG_DATA);
 	cr_assert_eq(m.u.data.recipe_id, 1);
 	cr_assert_eq(rtl_rtde_load_i32(m.u.data.fields), -7);
-	cr_assert_eq(rtl_rtde_client_encode_inputs(&cl, 1, &f, out, sizeof(out)), -EINVAL);
-	cr_assert_eq(rtl_rtde_client_encode_inputs(&cl, 0, &f, out, 6), -ENOSPC);
+	cr_assert_eq(rtl_rtde_client_encode_inputs(cl, 1, &f, out, sizeof(out)), -EINVAL);
+	cr_assert_eq(rtl_rtde_client_encode_inputs(cl, 0, &f, out, 6), -ENOSPC);
 }
 
 Test(rtde_client, init_checks_names_and_config)
 {
-	struct rtl_rtde_client_error err;
-	struct rtl_rtde_client *c;
+	struct rtl_error err;
+	struct rtl_rtde_client *c = NULL;
 
 	cfg.outputs = "timestamp,actual_tcp_pose";
-	cr_assert_eq(rtl_rtde_client_init(&cl, &cfg), -ENOENT);
-	cr_assert(strstr(cl.error.err.msg, "did you mean 'actual_TCP_pose'"), "%s",
-		  cl.error.err.msg);
-	c = rtl_rtde_client_create(&cfg, &err);
-	cr_assert_null(c);
-	cr_assert_eq(err.err.code, -ENOENT);
-	cr_assert(strstr(err.err.msg, "actual_tcp_pose"));
+	cr_assert_eq(make_client(&cl, &cfg), -ENOENT);
+	cr_assert(strstr(cl_err.msg, "did you mean 'actual_TCP_pose'"), "%s", cl_err.msg);
+	cr_assert_null(cl, "nothing is created on failure");
 
 	cfg.outputs = OUTPUTS;
 	cfg.frequency = 0.5;
-	cr_assert_eq(rtl_rtde_client_init(&cl, &cfg), -EINVAL);
+	cr_assert_eq(make_client(&cl, &cfg), -EINVAL);
 	cfg.frequency = 125;
 	cfg.outputs = NULL;
-	cr_assert_eq(rtl_rtde_client_init(&cl, &cfg), -EINVAL);
-	cr_assert(strstr(cl.error.err.msg, "RTL_RTDE_CLIENT_NO_START"));
+	cr_assert_eq(make_client(&cl, &cfg), -EINVAL);
+	cr_assert(strstr(cl_err.msg, "RTL_RTDE_CLIENT_NO_START"));
 	cfg.flags = RTL_RTDE_CLIENT_NO_START;
-	cr_assert_eq(rtl_rtde_client_init(&cl, &cfg), 0);
-	cr_assert_eq(rtl_rtde_client_start(&cl, now), -ENOTCONN);
-	cr_assert_eq(rtl_rtde_client_feed(&cl, pkg, 1), -ENOTCONN);
+	cr_assert_eq(make_client(&cl, &cfg), 0);
+	cr_assert_eq(rtl_rtde_client_start(cl, now), -ENOTCONN);
+	cr_assert_eq(rtl_rtde_client_feed(cl, pkg, 1), -ENOTCONN);
+	cr_assert_eq(rtl_rtde_client_create(NULL, &cfg, &err), -EINVAL);
+	cr_assert_eq(rtl_rtde_client_create(&c, NULL, &err), -EINVAL);
 
-	/* create copies the names. */
+	/* create copies the names: the recipe's are the configured ones
+	 * after the caller's buffer is overwritten. */
 	{
 		char outs[] = OUTPUTS;
 
 		cfg.outputs = outs;
 		cfg.flags = 0;
-		c = rtl_rtde_client_create(&cfg, &err);
-		cr_assert_not_null(c, "%s", err.err.msg);
+		cr_assert_eq(rtl_rtde_client_create(&c, &cfg, &err), 0, "%s", err.msg);
 		memset(outs, 'x', sizeof(outs) - 1);
-		cr_assert_str_eq(c->cfg.outputs, OUTPUTS);
+		cr_assert_str_eq(rtl_rtde_client_output_recipe(c)->fields[0]->name, "timestamp");
 		rtl_rtde_client_destroy(c);
 	}
 	rtl_rtde_client_destroy(NULL);
@@ -1011,7 +1019,7 @@ Test(rtde_client, running_data_allocates_nothing)
 
 	handshake();
 	cr_assert_eq(
-		rtl_rtde_frame_init(&f, store, sizeof(store), rtl_rtde_client_output_recipe(&cl)),
+		rtl_rtde_frame_init(&f, store, sizeof(store), rtl_rtde_client_output_recipe(cl)),
 		0);
 	/* A burst: good packages, a skip, a wrong id and a malformed one. */
 	for (int i = 0; i < 100; i++)
@@ -1028,25 +1036,25 @@ Test(rtde_client, running_data_allocates_nothing)
 		/* Whole, then split across feeds (the framer assembles). */
 		size_t cut = len / 3 + (size_t)round;
 
-		rtl_rtde_client_feed(&cl, burst, cut);
-		while (rtl_rtde_client_next(&cl, now, &ev) == 1)
+		rtl_rtde_client_feed(cl, burst, cut);
+		while (rtl_rtde_client_next(cl, now, &ev) == 1)
 			if (ev.type == RTL_RTDE_CLIENT_EV_DATA) {
-				rtl_rtde_client_decode(&cl, &ev, &f);
+				rtl_rtde_client_decode(cl, &ev, &f);
 				sink += ev.u.data.skipped + f.values[0];
 			}
-		rtl_rtde_client_feed(&cl, burst + cut, len - cut);
-		while (rtl_rtde_client_next(&cl, now, &ev) == 1)
+		rtl_rtde_client_feed(cl, burst + cut, len - cut);
+		while (rtl_rtde_client_next(cl, now, &ev) == 1)
 			if (ev.type == RTL_RTDE_CLIENT_EV_DATA) {
-				rtl_rtde_client_decode(&cl, &ev, &f);
+				rtl_rtde_client_decode(cl, &ev, &f);
 				sink += ev.u.data.skipped + f.values[0];
 			}
 	}
 	allocs = rtl_test_alloc_stop();
 	rtl_test_alloc_unmark_thread();
 	cr_assert_eq(allocs, 0, "%ld allocations", allocs);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->data, 20 * 99);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->wrong_recipe, 20);
-	cr_assert_eq(rtl_rtde_client_stats(&cl)->malformed, 20);
-	cr_assert_gt(rtl_rtde_client_stats(&cl)->skipped, 0);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->data, 20 * 99);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_recipe, 20);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->malformed, 20);
+	cr_assert_gt(rtl_rtde_client_stats(cl)->skipped, 0);
 	cr_assert_neq(sink, 0);
 }

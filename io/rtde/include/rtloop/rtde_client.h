@@ -243,37 +243,8 @@ struct rtl_rtde_client_stats {
 	uint64_t reconnects;   /* counted by the driver */
 };
 
-struct rtl_rtde_client {
-	/* Private: use the functions below. */
-	struct rtl_rtde_client_config cfg;
-	unsigned n_inputs;
-	bool has_outputs;
-	enum rtl_rtde_client_state state;
-	uint16_t asked_protocol; /* version the pending V asks for */
-	unsigned input_index;	 /* the pending SETUP_INPUTS */
-	bool late_start;	 /* data came first: the START reply is still due */
-	int64_t timeout_ns;
-	int64_t deadline;
-	struct rtl_rtde_client_info info;
-	int32_t ts_off; /* wire offset of `timestamp`, -1 if absent */
-	int32_t cs_off; /* wire offset of `control_step`, -1 if absent */
-	bool have_base;
-	double base_ts;
-	uint64_t base_cs;
-	struct rtl_rtde_client_stats stats;
-	struct rtl_rtde_client_event queue[RTL_RTDE_CLIENT_EVENT_QUEUE];
-	unsigned q_head, q_len;
-	struct rtl_rtde_client_error error;
-	struct rtl_rtde_report report;
-	struct rtl_rtde_framer framer;
-	size_t tx_off, tx_len;
-	void *owned; /* create(): the copied names, freed by destroy() */
-	struct rtl_rtde_recipe outputs;
-	struct rtl_rtde_recipe inputs[RTL_RTDE_CLIENT_MAX_INPUTS];
-	uint8_t tx[RTL_RTDE_CLIENT_TX_SIZE];
-	char names[RTL_RTDE_CLIENT_TX_SIZE]; /* scratch for setup requests */
-	uint8_t rx[RTL_RTDE_MAX_PACKAGE_SIZE];
-};
+/* The client: opaque (rtl_rtde_client_create()). */
+struct rtl_rtde_client;
 
 /* ---- pure helpers ---------------------------------------------------------- */
 
@@ -294,32 +265,22 @@ RTL_API const char *rtl_rtde_client_state_name(enum rtl_rtde_client_state s);
 /* ---- life cycle ------------------------------------------------------------ */
 
 /*
- * Set up @c in caller memory (sizeof(struct rtl_rtde_client), e.g. static
- * or locked) for @cfg, which is copied; the names strings are not: they
- * must outlive @c. The name lists are checked against the field registry
- * (no controller version yet), so typos fail here, with the report in
- * rtl_rtde_client_last_error(c).
- * Returns 0, or
+ * A client for @cfg, which is copied with its name strings. The name lists
+ * are checked against the field registry (no controller version yet), so
+ * typos fail here, with the report in @err.
+ * Returns 0 and sets *@out, or
  *   -EINVAL  a NULL pointer, a frequency below 1 Hz (not 0) or NaN, a
  *            negative timeout, protocol other than 0, 1 or 2, no outputs
  *            without RTL_RTDE_CLIENT_NO_START, or a names list that does
  *            not build (the builder's code: -ENOENT, -EEXIST, -E2BIG,
- *            -EBADMSG, -EINVAL).
+ *            -EBADMSG, -EINVAL);
+ *   -ENOMEM.
  * Not RT-safe.
  */
-RTL_API int rtl_rtde_client_init(struct rtl_rtde_client *c,
-				 const struct rtl_rtde_client_config *cfg);
+RTL_API int rtl_rtde_client_create(struct rtl_rtde_client **out,
+				   const struct rtl_rtde_client_config *cfg, struct rtl_error *err);
 
-/*
- * Allocate and set up a client for @cfg; the names are copied. Returns the
- * client, or NULL with errno set and, if @err is not NULL, @err filled
- * (-ENOMEM, or the codes of rtl_rtde_client_init()). Not RT-safe.
- */
-RTL_API struct rtl_rtde_client *rtl_rtde_client_create(const struct rtl_rtde_client_config *cfg,
-						       struct rtl_rtde_client_error *err);
-
-/* Free a client of rtl_rtde_client_create(). NULL is a no-op. Not
- * RT-safe. */
+/* Free a client. NULL is a no-op. Not RT-safe. */
 RTL_API void rtl_rtde_client_destroy(struct rtl_rtde_client *c);
 
 /* ---- driving ---------------------------------------------------------------- */
