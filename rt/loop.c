@@ -696,6 +696,23 @@ static const char *errname(int code)
  * which no step may see half done. Returns true when the rx thread may go
  * on receiving.
  */
+static bool reconnect(struct rtl_loop *loop, int why);
+
+/* The transport says the stream is unusable (@code; 0: the peer closed):
+ * say why, in the transport's words when it has them, then reconnect. */
+static bool lost(struct rtl_loop *loop, int code)
+{
+	const char *why = loop->t->ops->error ? loop->t->ops->error(loop->t) : NULL;
+
+	if (!why || !why[0])
+		why = code ? errname(code) : "the controller closed the connection";
+	if (!stopping(loop))
+		rtl_log(RTL_LOG_ERROR, "loop: connection lost: %s%s", why,
+			loop->cfg.reconnect_attempts ? ""
+						     : " (the loop ends: no reconnect_attempts)");
+	return reconnect(loop, code ? code : -ECONNRESET);
+}
+
 static bool reconnect(struct rtl_loop *loop, int why)
 {
 	int64_t backoff = loop->cfg.reconnect_backoff_ns;
@@ -714,8 +731,8 @@ static bool reconnect(struct rtl_loop *loop, int why)
 	loop->t->ops->disconnect(loop->t);
 	loop->connected = false;
 	for (int i = 1; i <= loop->cfg.reconnect_attempts && !stopping(loop); i++) {
-		rtl_log(RTL_LOG_WARN, "loop: connection lost (%s); reconnect attempt %d of %d",
-			errname(why < 0 ? why : -ECONNRESET), i, loop->cfg.reconnect_attempts);
+		rtl_log(RTL_LOG_WARN, "loop: reconnect attempt %d of %d", i,
+			loop->cfg.reconnect_attempts);
 		backoff_sleep(loop, backoff);
 		if (stopping(loop))
 			break;
@@ -924,7 +941,7 @@ static int take_in(struct rtl_loop *loop, int64_t now)
 			break;
 		if (r < 0) {
 			rtl_stat_add(&loop->c.rx_errors, 1);
-			return reconnect(loop, r) ? got : r;
+			return lost(loop, r) ? got : r;
 		}
 		got++;
 		f->seq = loop->seq++;
@@ -973,7 +990,7 @@ static void *rx_main(void *arg)
 		if (n > 0)
 			got = take_in(loop, now);
 		else if (n != -EAGAIN && !stopping(loop))
-			got = reconnect(loop, n < 0 ? n : -ECONNRESET) ? 0 : -ECONNRESET;
+			got = lost(loop, n) ? 0 : -ECONNRESET;
 		if (got < 0)
 			break;
 		if (!got && !stopping(loop) && rx_timed_out(loop, now) &&

@@ -43,10 +43,13 @@ struct rtl_rtde_transport {
 	struct rtl_transport base;
 	struct rtl_rtde_transport_config cfg;
 	struct rtl_tcp_addr addr; /* resolved at init */
+	char peer[96];		  /* "host:port", for messages */
+	struct rtl_error lost;	  /* why the stream ended (rx thread) */
 	struct rtl_rtde_client *client;
 	struct rtl_rtde_coalesce coal; /* the step's commands */
 	struct rtl_rtde_coalesce safe; /* the safe package's own frames */
 	int fd;
+	uint64_t connects; /* successful connects so far */
 	bool coal_ready;
 	bool pending;  /* the handshake's last read holds data for next() */
 	bool resend;   /* a safe package went out: the next send forces all */
@@ -108,6 +111,30 @@ static int drain(struct rtl_rtde_client *c, bool until_settled, bool no_start,
 	return 0;
 }
 
+/* @err again, naming the controller: "RTDE host:port: what went wrong". */
+static int name_peer(const struct rtl_rtde_transport *t, struct rtl_error *err)
+{
+	char what[RTL_ERROR_MSG];
+	const char *m;
+
+	if (!err)
+		return -EINVAL;
+	m = strncmp(err->msg, "RTDE: ", 6) == 0 ? err->msg + 6 : err->msg;
+	snprintf(what, sizeof(what), "%s", m);
+	return rtl_error_set(err, err->code, "RTDE %s: %s", t->peer, what);
+}
+
+/* The stream ended (rx thread): keep the client's explanation for the
+ * loop's log (rtl_transport_ops.error). Returns @code. */
+static int stream_lost(struct rtl_rtde_transport *t, int code)
+{
+	const struct rtl_rtde_client_error *ce = rtl_rtde_client_last_error(t->client);
+
+	rtl_error_set(&t->lost, code, "%s", ce->err.msg[0] ? ce->err.msg : strerror(-code));
+	name_peer(t, &t->lost);
+	return code;
+}
+
 /* Run the client on the socket until it streams (or fails). */
 static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_error *err)
 {
@@ -142,9 +169,13 @@ static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_
 				"controller (port 30004)?");
 		if (rtl_rtde_client_tx(c, &out) > 0)
 			continue;
-		got = rtl_tcp_recv(t->fd, t->rx, sizeof(t->rx), deadline);
+		/* Wake for the client's reply time-out too: drain() reports it. */
+		got = rtl_tcp_recv(t->fd, t->rx, sizeof(t->rx),
+				   rtl_rtde_client_deadline(c) < deadline
+					   ? rtl_rtde_client_deadline(c)
+					   : deadline);
 		if (got == -ETIMEDOUT)
-			continue; /* the deadline check above reports it */
+			continue; /* drain() or the deadline check above reports it */
 		if (got <= 0) {
 			rtl_rtde_client_closed(c, rtl_time_now(), got < 0 ? (int)got : 0);
 			ret = drain(c, false, no_start, err);
@@ -322,6 +353,8 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 		return rtl_error_set(err, ret, "%s", terr.msg);
 	}
 	t->pending = false;
+	t->lost.code = 0;
+	t->lost.msg[0] = '\0';
 	ret = handshake(t, deadline, err);
 	if (ret < 0)
 		goto err_close;
@@ -352,6 +385,8 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 			? 0
 			: (int64_t)RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS * RTL_NS_PER_MS;
 	rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(t->client), REST_FIELD, &t->rest);
+	if (t->connects++)
+		rtl_rtde_client_count_reconnect(t->client);
 	if (t->cfg.connected)
 		t->cfg.connected(t, t->cfg.user);
 	ret = build_safe(t, err);
@@ -362,7 +397,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 err_close:
 	close(t->fd);
 	t->fd = -1;
-	return ret;
+	return name_peer(t, err);
 }
 
 /* ---- rx thread ------------------------------------------------------------------------------ */
@@ -381,11 +416,14 @@ static int op_recv(struct rtl_transport *base)
 	do {
 		n = recv(t->fd, t->rx, sizeof(t->rx), 0);
 	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
-	if (n == 0) {
-		rtl_rtde_client_closed(t->client, rtl_time_now(), 0);
-		return 0;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return -EAGAIN;
+	if (n <= 0) {
+		int code = n < 0 ? -errno : -ECONNRESET;
+
+		rtl_rtde_client_closed(t->client, rtl_time_now(), code);
+		stream_lost(t, code);
+		return n < 0 ? code : 0;
 	}
 	rtl_stat_add(&t->c.rx_bytes, (uint64_t)n);
 	rtl_rtde_client_feed(t->client, t->rx, (size_t)n);
@@ -413,12 +451,14 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 		}
 		case RTL_RTDE_CLIENT_EV_ERROR:
 			if (ev.u.error->fatal)
-				return ev.u.error->err.code < 0 ? ev.u.error->err.code : -EPROTO;
+				return stream_lost(t, ev.u.error->err.code < 0
+							      ? ev.u.error->err.code
+							      : -EPROTO);
 			continue;
 		case RTL_RTDE_CLIENT_EV_STATE:
 			if (ev.u.state.to == RTL_RTDE_CLIENT_FAILED ||
 			    ev.u.state.to == RTL_RTDE_CLIENT_CLOSED)
-				return -ECONNRESET;
+				return stream_lost(t, -ECONNRESET);
 			continue;
 		default:
 			continue; /* text: the client logged it */
@@ -684,6 +724,11 @@ static void op_disconnect(struct rtl_transport *base)
 	t->pending = false;
 }
 
+static const char *op_error(struct rtl_transport *base)
+{
+	return of(base)->lost.msg;
+}
+
 static const struct rtl_transport_ops rtde_ops = {
 	.name = "rtde",
 	.connect = op_connect,
@@ -694,6 +739,7 @@ static const struct rtl_transport_ops rtde_ops = {
 	.check = op_check,
 	.at_rest = op_at_rest,
 	.disconnect = op_disconnect,
+	.error = op_error,
 };
 
 /* ---- set-up ------------------------------------------------------------------------------- */
@@ -751,6 +797,7 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 		     : (int64_t)RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS * RTL_NS_PER_MS;
 	if (!t->cfg.keepalive_ns)
 		t->cfg.keepalive_ns = wd / 4;
+	snprintf(t->peer, sizeof(t->peer), "%s:%u", t->cfg.host, (unsigned)t->cfg.port);
 	/* Once, here: a reconnect on the rx thread must not ask the resolver. */
 	ret = rtl_tcp_resolve(t->cfg.host, t->cfg.port, &t->addr, &terr);
 	if (ret < 0)

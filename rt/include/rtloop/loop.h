@@ -185,6 +185,13 @@ struct rtl_transport_ops {
 	bool (*at_rest)(struct rtl_transport *t, const struct rtl_loop_frame *f);
 	/* Close the connection (not the transport): reconnect may follow. */
 	void (*disconnect)(struct rtl_transport *t);
+	/*
+	 * rx thread, after recv() or next() said the stream is unusable (or
+	 * the peer closed): why, in a sentence that names the peer and the
+	 * fix, for the loop's log. NULL or "": the loop says it with the
+	 * error code. May be NULL.
+	 */
+	const char *(*error)(struct rtl_transport *t);
 };
 
 /* The longest a transport's recv() waits before it returns -EAGAIN. */
@@ -413,8 +420,9 @@ RTL_API int rtl_loop_run(struct rtl_loop *loop, struct rtl_error *err);
 /*
  * External-loop API, for users who own their loop thread (no step function
  * configured): wait up to @timeout_ns for a frame newer than the last one
- * read and return it (the newest; older ones count as worker-skipped), or
- * NULL on time-out, stop, or while a reconnect runs. The frame stays valid
+ * read and return it (the newest, older ones counting as worker-skipped;
+ * with every_frame, the oldest not yet read, so that every frame is read
+ * in order), or NULL on time-out, stop, or while a reconnect runs. The frame stays valid
  * until the next read. From the read until the rtl_loop_write() that
  * follows (or the next read) the caller is in a step: a reconnect waits
  * for its end, and the watchdog measures it. Call from one thread only.

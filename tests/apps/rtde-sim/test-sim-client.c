@@ -2,11 +2,26 @@
 /*
  * The rtloop RTDE client against rtde-sim over loopback: the simulator's
  * server runs in a thread of the test on an ephemeral port, and the client
- * is the one programs use (rtl_rtde_conn, the blocking driver; the step
- * function itself where the test wants to own the socket). Where
- * test-sim-server.c checks the bytes the simulator writes, this file checks
- * what the client makes of them: versions, rates, errors, loss counts,
- * reconnects, and the robot moving under register commands.
+ * is the one programs use: the RTDE transport under the control loop
+ * (rtloop/rtde_transport.h, rtloop/loop.h), driven from the test's thread
+ * through the external-loop API (no step function: rtl_loop_read() takes
+ * the frames, rtl_loop_write() sends the commands written into the
+ * coalescer's frames). Where a test wants to own the socket (a reader
+ * that stops reading, a fragmented stream) it drives the client's step
+ * function itself on a socket of its own (rtl_tcp_connect()). Where
+ * test-sim-server.c checks the bytes the simulator writes, this file
+ * checks what the client makes of them: versions, rates, errors, loss
+ * counts, reconnects, and the robot moving under register commands.
+ *
+ * Every loop here keeps every frame (every_frame, a ring far larger than
+ * a test's stream), so the test reads each data package in order, as a
+ * blocking driver would; the loop's own counters (ring_full,
+ * worker_skipped, frames) prove that none was lost. Counters of the client
+ * (owned by the loop's rx thread) are read only after the loop has
+ * stopped. Errors at connect come back from rtl_loop_start() (or from
+ * rtl_rtde_transport_create() for names no controller has); what the loop
+ * and the client say while running (a lost connection, the controller's
+ * text messages) is read from the log handler.
  *
  * The assertions are exact and independent of timing wherever the protocol
  * allows: timestamps advance in whole control periods computed from the
@@ -19,6 +34,8 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -26,10 +43,13 @@
 
 #include <criterion/criterion.h>
 
+#include <rtloop/log.h>
+#include <rtloop/loop.h>
 #include <rtloop/rtde.h>
 #include <rtloop/rtde_client.h>
 #include <rtloop/rtde_cmd.h>
-#include <rtloop/rtde_conn.h>
+#include <rtloop/rtde_coalesce.h>
+#include <rtloop/rtde_transport.h>
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
 
@@ -40,6 +60,8 @@
 #define OPEN_TIMEOUT (3 * RTL_NS_PER_SEC)
 /* The simulator's clock starts at 42 s (sim.h). */
 #define START_TS 42.0
+/* Frames a loop keeps: 16 s at 500 Hz, more than any test streams. */
+#define RING 8192
 
 /* ---- server ------------------------------------------------------------------------------ */
 
@@ -75,40 +97,196 @@ static struct rtl_sim_opts sim_opts(enum rtl_sim_profile_id p)
 	return o;
 }
 
-/* ---- client ------------------------------------------------------------------------------ */
+/* ---- what the library logs ------------------------------------------------------------------ */
 
-static struct rtl_rtde_conn *dial(struct rtl_sim_server *srv,
-				  const struct rtl_rtde_client_config *cfg)
+/*
+ * The loop hands what its threads log to the handler on its log thread;
+ * the handshake logs on the thread that starts the loop. Both are counted
+ * here.
+ */
+static struct {
+	pthread_mutex_t lock;
+	unsigned lost;		     /* the loop: "connection lost" */
+	unsigned texts;		     /* the client: controller text messages */
+	char lost_msg[RTL_LOG_LINE]; /* the first */
+	char text[RTL_LOG_LINE];     /* the last one's message, without the client's prefix */
+} L = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void on_log(void *user, enum rtl_log_level level, const char *msg)
 {
-	struct rtl_rtde_client_error err;
-	struct rtl_rtde_conn *conn = NULL;
-	int r = rtl_rtde_conn_open(&conn, HOST, rtl_sim_server_port(srv), cfg, OPEN_TIMEOUT, &err);
+	const char *text = strstr(msg, "RTDE controller message");
 
-	cr_assert_eq(r, 0, "open: %d: %s", r, err.err.msg);
-	cr_assert_not_null(conn);
-	return conn;
+	(void)user;
+	(void)level;
+	pthread_mutex_lock(&L.lock);
+	if (strstr(msg, "loop: connection lost: ") && L.lost++ == 0)
+		snprintf(L.lost_msg, sizeof(L.lost_msg), "%s", msg);
+	if (text) {
+		const char *body = strstr(text, "): ");
+
+		L.texts++;
+		snprintf(L.text, sizeof(L.text), "%s", body ? body + 3 : text);
+	}
+	pthread_mutex_unlock(&L.lock);
 }
 
-/* Open expecting failure: returns the code, the message in @err. */
-static int dial_fails(struct rtl_sim_server *srv, const struct rtl_rtde_client_config *cfg,
-		      struct rtl_rtde_client_error *err)
+/* Install the handler: at the start of a test, before any loop logs. */
+static void capture_log(void)
 {
-	struct rtl_rtde_conn *conn = NULL;
-	int r = rtl_rtde_conn_open(&conn, HOST, rtl_sim_server_port(srv), cfg, OPEN_TIMEOUT, err);
+	rtl_log_set_handler(on_log, NULL);
+}
 
-	cr_assert_null(conn);
-	cr_assert_eq(r, err->err.code, "the code returned is the code reported");
+static unsigned logged(const unsigned *counter)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&L.lock);
+	n = *counter;
+	pthread_mutex_unlock(&L.lock);
+	return n;
+}
+
+/* Wait (bounded) until *@counter reaches @count. */
+static bool await_logged(const unsigned *counter, unsigned count, int64_t timeout_ns)
+{
+	int64_t end = rtl_time_now() + timeout_ns;
+
+	while (logged(counter) < count && rtl_time_now() < end)
+		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
+	return logged(counter) >= count;
+}
+
+/* ---- client ------------------------------------------------------------------------------ */
+
+/* How a link differs from the default (NULL: none of this). */
+struct link_opts {
+	int reconnects;	    /* rtl_loop_config.reconnect_attempts */
+	int64_t backoff_ns; /* rtl_loop_config.reconnect_backoff_ns */
+	bool own_heartbeat; /* the test writes the heartbeat register itself */
+};
+
+/* A client as programs use it: the RTDE transport under a loop. */
+struct link {
+	struct rtl_rtde_transport *t;
+	struct rtl_loop *loop;
+	bool running;
+	struct rtl_rtde_handle ts, cs; /* timestamp, control_step (may be invalid) */
+};
+
+/*
+ * Create the transport and the loop for @cfg (which, with its names, must
+ * outlive the link) and start the loop: connect, handshake, START. Returns
+ * 0, or the code of what failed with @err filled; @l is then to be closed.
+ */
+static int link_try_open(struct link *l, struct rtl_sim_server *srv,
+			 const struct rtl_rtde_client_config *cfg, const struct link_opts *o,
+			 struct rtl_error *err)
+{
+	static const struct link_opts none = { 0 };
+	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_loop_config lc = { 0 };
+	int r;
+
+	memset(l, 0, sizeof(*l));
+	memset(err, 0, sizeof(*err));
+	if (!o)
+		o = &none;
+	tc.host = HOST;
+	tc.port = rtl_sim_server_port(srv);
+	tc.connect_timeout_ns = OPEN_TIMEOUT;
+	tc.client = *cfg;
+	if (o->own_heartbeat) {
+		tc.heartbeat = "";
+		tc.keepalive_ns = -1;
+	}
+	r = rtl_rtde_transport_create(&l->t, &tc, err);
+	if (r < 0)
+		return r;
+	lc.transport = rtl_rtde_transport_base(l->t);
+	lc.step = NULL; /* the external-loop API */
+	lc.rt_mode = RTL_LOOP_RT_OFF;
+	lc.every_frame = true;
+	lc.ring_capacity = RING;
+	lc.watchdog_periods = -1;
+	lc.reconnect_attempts = o->reconnects;
+	lc.reconnect_backoff_ns = o->backoff_ns;
+	cr_assert_eq(rtl_loop_create(&l->loop, &lc, err), 0, "%s", err->msg);
+	r = rtl_loop_start(l->loop, err);
+	if (r < 0)
+		return r;
+	l->running = true;
+	l->ts = rtl_rtde_transport_output_handle(l->t, "timestamp");
+	l->cs = rtl_rtde_transport_output_handle(l->t, "control_step");
+	return 0;
+}
+
+static void dial(struct link *l, struct rtl_sim_server *srv,
+		 const struct rtl_rtde_client_config *cfg, const struct link_opts *o)
+{
+	struct rtl_error err;
+	int r = link_try_open(l, srv, cfg, o, &err);
+
+	cr_assert_eq(r, 0, "open: %d: %s", r, err.msg);
+	cr_assert_not_null(l->loop);
+}
+
+/* Stop the loop (the stop at exit included) and join it: from here on the
+ * client's counters are exact. Returns the loop's result. */
+static int link_stop(struct link *l)
+{
+	if (!l->running)
+		return 0;
+	l->running = false;
+	rtl_loop_stop(l->loop);
+	return rtl_loop_join(l->loop);
+}
+
+static void link_close(struct link *l)
+{
+	link_stop(l);
+	rtl_loop_destroy(l->loop);
+	rtl_rtde_transport_destroy(l->t);
+	memset(l, 0, sizeof(*l));
+}
+
+static struct rtl_rtde_client *client_of(struct link *l)
+{
+	return rtl_rtde_transport_client(l->t);
+}
+
+/*
+ * Open expecting failure: returns the code, the message in @err, and the
+ * client's own report of it in @cerr (zeroed when the transport could not
+ * even be created).
+ */
+static int dial_fails(struct rtl_sim_server *srv, const struct rtl_rtde_client_config *cfg,
+		      struct rtl_error *err, struct rtl_rtde_client_error *cerr)
+{
+	struct link l;
+	int r = link_try_open(&l, srv, cfg, NULL, err);
+
+	cr_assert_lt(r, 0, "the open fails");
+	cr_assert_not(l.running);
+	cr_assert_eq(r, err->code, "the code returned is the code reported");
+	memset(cerr, 0, sizeof(*cerr));
+	if (l.t)
+		*cerr = *rtl_rtde_client_last_error(client_of(&l));
+	link_close(&l);
 	return r;
 }
 
-static const struct rtl_rtde_client_info *info_of(struct rtl_rtde_conn *conn)
+/* Valid from the open on (the handshake is done before the loop's threads
+ * start; only a reconnect writes it again). */
+static const struct rtl_rtde_client_info *info_of(struct link *l)
 {
-	return rtl_rtde_client_info(rtl_rtde_conn_client(conn));
+	return rtl_rtde_client_info(client_of(l));
 }
 
-static const struct rtl_rtde_client_stats *stats_of(struct rtl_rtde_conn *conn)
+/* The client's counters: after link_stop() only (the rx thread owns them). */
+static const struct rtl_rtde_client_stats *stats_of(struct link *l)
 {
-	return rtl_rtde_client_stats(rtl_rtde_conn_client(conn));
+	cr_assert_not(l->running, "the client's counters are read after the stop");
+	return rtl_rtde_client_stats(client_of(l));
 }
 
 static bool contains(const char *s, const char *what)
@@ -122,50 +300,81 @@ struct stream {
 	size_t n;
 	double ts[MAX_PKGS];
 	uint64_t cs[MAX_PKGS];
-	uint64_t skipped[MAX_PKGS]; /* the event's count of packages skipped before it */
+	uint64_t skipped[MAX_PKGS]; /* the frame's count of packages skipped before it */
 	uint64_t skipped_sum;
 	bool has_cs;
-	int end; /* 0, or the fatal error code that ended it */
+	int end; /* 0, or the fatal error code that ended it (a raw client's) */
 	char end_msg[RTL_RTDE_CLIENT_ERROR_MAX];
-	unsigned texts;
 };
 
 static struct stream S, S2;
 
-/*
- * Take up to @want data packages from @conn, within @timeout_ns in all;
- * stops early at a fatal error (kept in s->end). Returns the count.
- */
-static size_t collect(struct rtl_rtde_conn *conn, struct stream *s, size_t want, int64_t timeout_ns)
+static void take_frame(struct link *l, struct stream *s, const struct rtl_loop_frame *f)
+{
+	struct rtl_rtde_frame fr = rtl_rtde_loop_state(f);
+
+	cr_assert_lt(s->n, MAX_PKGS);
+	cr_assert(rtl_rtde_handle_valid(l->ts), "the recipe has a timestamp");
+	s->ts[s->n] = rtl_rtde_frame_get_double(&fr, l->ts);
+	cr_assert_eq(f->ctrl_time, s->ts[s->n], "the frame's controller time is the timestamp");
+	s->has_cs = rtl_rtde_handle_valid(l->cs);
+	s->cs[s->n] = s->has_cs ? rtl_rtde_frame_get_uint(&fr, l->cs) : 0;
+	s->skipped[s->n] = f->ctrl_skipped;
+	s->skipped_sum += f->ctrl_skipped;
+	s->n++;
+}
+
+/* Read frames into @s until it holds @want or @timeout_ns has passed (or
+ * the loop has ended and every frame is read). Returns the count. */
+static size_t collect_more(struct link *l, struct stream *s, size_t want, int64_t timeout_ns)
 {
 	int64_t end = rtl_time_now() + timeout_ns;
-	struct rtl_rtde_client_event ev;
 
-	memset(s, 0, sizeof(*s));
 	cr_assert_leq(want, MAX_PKGS);
-	while (s->n < want && rtl_time_now() < end) {
-		int r = rtl_rtde_conn_next_event(conn, &ev, end - rtl_time_now());
+	while (s->n < want) {
+		int64_t left = end - rtl_time_now();
+		const struct rtl_loop_frame *f = rtl_loop_read(l->loop, left > 0 ? left : 0);
 
-		if (r <= 0)
+		if (!f)
 			break;
-		if (ev.type == RTL_RTDE_CLIENT_EV_TEXT)
-			s->texts++;
-		if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal) {
-			s->end = ev.u.error->err.code;
-			memcpy(s->end_msg, ev.u.error->err.msg, sizeof(s->end_msg));
-			break;
-		}
-		if (ev.type != RTL_RTDE_CLIENT_EV_DATA)
-			continue;
-		cr_assert(ev.u.data.has_timestamp);
-		s->ts[s->n] = ev.u.data.timestamp;
-		s->has_cs = ev.u.data.has_control_step;
-		s->cs[s->n] = ev.u.data.control_step;
-		s->skipped[s->n] = ev.u.data.skipped;
-		s->skipped_sum += ev.u.data.skipped;
-		s->n++;
+		take_frame(l, s, f);
 	}
 	return s->n;
+}
+
+/* Take up to @want data packages from @l, within @timeout_ns in all.
+ * Returns the count. */
+static size_t collect(struct link *l, struct stream *s, size_t want, int64_t timeout_ns)
+{
+	memset(s, 0, sizeof(*s));
+	return collect_more(l, s, want, timeout_ns);
+}
+
+/*
+ * After the loop was told to stop, or its stream ended: every frame left.
+ * Read until none comes (bounded), then once more: a frame committed just
+ * before the rx thread stopped, while a read was looking the other way,
+ * is in the ring by the time that read has seen the stop.
+ */
+static void collect_rest(struct link *l, struct stream *s)
+{
+	collect_more(l, s, MAX_PKGS, 2 * RTL_NS_PER_SEC);
+	collect_more(l, s, MAX_PKGS, 0);
+}
+
+/* After link_stop(): every frame the loop received was read into @s, none
+ * dropped, none skipped. */
+static void assert_read_every_frame(struct link *l, const struct stream *s)
+{
+	struct rtl_loop_stats ls;
+
+	cr_assert_not(l->running);
+	rtl_loop_stats(l->loop, &ls);
+	cr_assert_eq(ls.ring_full, 0, "%llu frames dropped", (unsigned long long)ls.ring_full);
+	cr_assert_eq(ls.worker_skipped, 0, "%llu frames skipped",
+		     (unsigned long long)ls.worker_skipped);
+	cr_assert_eq(ls.frames, s->n, "the loop received %llu frames, the test read %zu",
+		     (unsigned long long)ls.frames, s->n);
 }
 
 /* Every timestamp step of @s is exactly @steps control periods of @hz. */
@@ -183,6 +392,101 @@ static long cycle_of(double ts, double hz)
 	return lround((ts - START_TS) * hz);
 }
 
+/* ---- a client driven by hand ---------------------------------------------------------------- */
+
+/* The step function on a socket of its own (the driver loop of
+ * rtde_client.h), for a reader that stops reading. */
+struct raw {
+	int fd;
+	struct rtl_rtde_client *c;
+	uint8_t buf[65536]; /* what was fed last: the client reads it in place */
+};
+
+static struct raw RAW;
+
+/* Connect and run the handshake until the client streams. Packages that
+ * came with the START reply stay fed, for raw_collect(). */
+static void raw_open(struct raw *r, struct rtl_sim_server *srv,
+		     const struct rtl_rtde_client_config *cfg)
+{
+	int64_t end = rtl_time_now() + OPEN_TIMEOUT;
+	struct rtl_error err;
+
+	cr_assert_eq(rtl_rtde_client_create(&r->c, cfg, &err), 0, "%s", err.msg);
+	r->fd = rtl_tcp_connect(HOST, rtl_sim_server_port(srv), OPEN_TIMEOUT, &err);
+	cr_assert_geq(r->fd, 0, "%s", err.msg);
+	cr_assert_eq(rtl_rtde_client_connected(r->c, rtl_time_now()), 0);
+	for (;;) {
+		struct rtl_rtde_client_event ev;
+		const uint8_t *out;
+		size_t len = rtl_rtde_client_tx(r->c, &out);
+		ssize_t got;
+
+		if (len) {
+			cr_assert_eq(rtl_tcp_send_all(r->fd, out, len, end), 0);
+			rtl_rtde_client_tx_done(r->c, len);
+		}
+		while (rtl_rtde_client_state(r->c) != RTL_RTDE_CLIENT_RUNNING &&
+		       rtl_rtde_client_next(r->c, rtl_time_now(), &ev) == 1)
+			cr_assert(ev.type != RTL_RTDE_CLIENT_EV_ERROR || !ev.u.error->fatal, "%s",
+				  ev.u.error->err.msg);
+		if (rtl_rtde_client_state(r->c) == RTL_RTDE_CLIENT_RUNNING)
+			return;
+		if (rtl_rtde_client_tx(r->c, &out))
+			continue;
+		cr_assert_gt(rtl_tcp_wait(r->fd, POLLIN, end), 0, "the handshake within 3 s");
+		got = recv(r->fd, r->buf, sizeof(r->buf), 0);
+		cr_assert_gt(got, 0, "the handshake goes on");
+		cr_assert_eq(rtl_rtde_client_feed(r->c, r->buf, (size_t)got), 0);
+	}
+}
+
+/* Take up to @want data packages within @timeout_ns; stops early at a
+ * fatal error (kept in s->end). Returns the count. */
+static size_t raw_collect(struct raw *r, struct stream *s, size_t want, int64_t timeout_ns)
+{
+	int64_t end = rtl_time_now() + timeout_ns;
+	struct rtl_rtde_client_event ev;
+
+	memset(s, 0, sizeof(*s));
+	cr_assert_leq(want, MAX_PKGS);
+	while (s->n < want && rtl_time_now() < end) {
+		ssize_t got;
+
+		while (s->n < want && rtl_rtde_client_next(r->c, rtl_time_now(), &ev) == 1) {
+			if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal) {
+				s->end = ev.u.error->err.code;
+				memcpy(s->end_msg, ev.u.error->err.msg, sizeof(s->end_msg));
+				return s->n;
+			}
+			if (ev.type != RTL_RTDE_CLIENT_EV_DATA)
+				continue;
+			cr_assert(ev.u.data.has_timestamp);
+			s->ts[s->n] = ev.u.data.timestamp;
+			s->skipped[s->n] = ev.u.data.skipped;
+			s->skipped_sum += ev.u.data.skipped;
+			s->n++;
+		}
+		if (s->n >= want || rtl_tcp_wait(r->fd, POLLIN, end) <= 0)
+			break;
+		got = recv(r->fd, r->buf, sizeof(r->buf), 0);
+		if (got <= 0) {
+			rtl_rtde_client_closed(r->c, rtl_time_now(), got < 0 ? -errno : 0);
+			continue;
+		}
+		cr_assert_eq(rtl_rtde_client_feed(r->c, r->buf, (size_t)got), 0);
+	}
+	return s->n;
+}
+
+static void raw_close(struct raw *r)
+{
+	close(r->fd);
+	rtl_rtde_client_destroy(r->c);
+	r->fd = -1;
+	r->c = NULL;
+}
+
 /* ---- versions, rates, protocols ------------------------------------------------------------ */
 
 Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
@@ -196,11 +500,13 @@ Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 			.outputs = "timestamp,control_step",
 			.recipe_flags = RTL_RTDE_RECIPE_DROP_UNAVAILABLE,
 		};
-		struct rtl_rtde_conn *conn = dial(srv, &cfg);
-		const struct rtl_rtde_client_info *in = info_of(conn);
+		const struct rtl_rtde_client_info *in;
 		const double hz = prof->frequency_hz;
 		struct rtl_rtde_handle h;
+		struct link l;
 
+		dial(&l, srv, &cfg, NULL);
+		in = info_of(&l);
 		cr_assert_eq(in->protocol, RTL_RTDE_PROTOCOL_V2, "%s", prof->name);
 		cr_assert_eq(in->version.major, prof->version.major, "%s", prof->name);
 		cr_assert_eq(in->version.minor, prof->version.minor, "%s", prof->name);
@@ -210,13 +516,12 @@ Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 		cr_assert_eq(in->frequency, hz);
 		cr_assert_eq(in->period_ns, llround(1e9 / hz));
 		cr_assert_eq(in->output_id, 1);
-		cr_assert_eq(rtl_rtde_recipe_handle(
-				     rtl_rtde_client_output_recipe(rtl_rtde_conn_client(conn)),
-				     "control_step", &h),
+		cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(client_of(&l)),
+						    "control_step", &h),
 			     p == RTL_SIM_PROFILE_CB3 ? -ENOENT : 0, "%s: control_step",
 			     prof->name);
 
-		cr_assert_eq(collect(conn, &S, 50, 2 * RTL_NS_PER_SEC), 50, "%s: %zu packages",
+		cr_assert_eq(collect(&l, &S, 50, 2 * RTL_NS_PER_SEC), 50, "%s: %zu packages",
 			     prof->name, S.n);
 		cr_assert_geq(S.ts[0], START_TS);
 		assert_steps(&S, hz, 1);
@@ -224,9 +529,11 @@ Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 		for (size_t i = 0; S.has_cs && i < S.n; i++)
 			cr_assert_eq(S.cs[i], (uint64_t)llround(S.ts[i] * hz),
 				     "control_step counts periods since the controller start");
-		cr_assert_eq(stats_of(conn)->skipped, 0);
-		cr_assert_eq(stats_of(conn)->malformed, 0);
-		rtl_rtde_conn_close(conn);
+		cr_assert_eq(S.skipped_sum, 0);
+		link_stop(&l);
+		cr_assert_eq(stats_of(&l)->skipped, 0);
+		cr_assert_eq(stats_of(&l)->malformed, 0);
+		link_close(&l);
 		finish(srv, NULL);
 	}
 }
@@ -235,35 +542,36 @@ Test(sim_client, falls_back_to_v1_and_streams_at_the_maximum_rate)
 {
 	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
 	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,actual_q", .frequency = 25 };
-	struct rtl_sim_server *srv;
-	struct rtl_rtde_conn *conn;
 	const struct rtl_rtde_client_info *in;
+	struct rtl_sim_server *srv;
+	struct link l;
 
 	/* An old controller: V 2 is refused, the client asks for 1. */
 	o.max_protocol = 1;
 	srv = serve(&o, NULL);
-	conn = dial(srv, &cfg);
-	in = info_of(conn);
+	dial(&l, srv, &cfg, NULL);
+	in = info_of(&l);
 	cr_assert_eq(in->protocol, RTL_RTDE_PROTOCOL_V1);
 	cr_assert_eq(in->output_id, 0, "no recipe id in v1");
 	cr_assert_eq(in->requested_frequency, 0, "v1 sends no frequency");
 	cr_assert_eq(in->divisor, 1, "v1 streams at the maximum rate whatever was asked");
 	cr_assert_eq(in->frequency, 500);
-	cr_assert_eq(collect(conn, &S, 100, 2 * RTL_NS_PER_SEC), 100);
+	cr_assert_eq(collect(&l, &S, 100, 2 * RTL_NS_PER_SEC), 100);
 	assert_steps(&S, 500, 1);
-	cr_assert_eq(stats_of(conn)->skipped, 0, "a 25 Hz request in v1 is not a loss of 19/20");
-	cr_assert_eq(stats_of(conn)->wrong_recipe, 0);
-	rtl_rtde_conn_close(conn);
+	link_stop(&l);
+	cr_assert_eq(stats_of(&l)->skipped, 0, "a 25 Hz request in v1 is not a loss of 19/20");
+	cr_assert_eq(stats_of(&l)->wrong_recipe, 0);
+	link_close(&l);
 	finish(srv, NULL);
 
 	/* A client told to speak v1 to a v2 controller. */
 	srv = serve(NULL, NULL);
 	cfg.protocol = 1;
-	conn = dial(srv, &cfg);
-	cr_assert_eq(info_of(conn)->protocol, RTL_RTDE_PROTOCOL_V1);
-	cr_assert_eq(collect(conn, &S, 20, 2 * RTL_NS_PER_SEC), 20);
+	dial(&l, srv, &cfg, NULL);
+	cr_assert_eq(info_of(&l)->protocol, RTL_RTDE_PROTOCOL_V1);
+	cr_assert_eq(collect(&l, &S, 20, 2 * RTL_NS_PER_SEC), 20);
 	assert_steps(&S, 500, 1);
-	rtl_rtde_conn_close(conn);
+	link_close(&l);
 	finish(srv, NULL);
 }
 
@@ -295,21 +603,24 @@ Test(sim_client, output_rate_follows_the_floor_rule)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct rtl_rtde_client_config cfg = { .outputs = "timestamp",
 						      .frequency = cases[i].asked };
-		struct rtl_rtde_conn *conn = dial(srv[cases[i].p], &cfg);
-		const struct rtl_rtde_client_info *in = info_of(conn);
+		const struct rtl_rtde_client_info *in;
 		double max = rtl_sim_profile(cases[i].p)->frequency_hz;
 		/* Two packages at 1 Hz; about a quarter second otherwise. */
 		size_t want = cases[i].hz < 10 ? 2 : (size_t)(cases[i].hz / 4) + 2;
+		struct link l;
 
+		dial(&l, srv[cases[i].p], &cfg, NULL);
+		in = info_of(&l);
 		cr_assert_eq(in->divisor, cases[i].n, "%g Hz asked: N %u", cases[i].asked,
 			     in->divisor);
 		cr_assert_eq(in->frequency, cases[i].hz, "%g Hz asked: %g Hz", cases[i].asked,
 			     in->frequency);
 		cr_assert_eq(in->requested_frequency, fmin(cases[i].asked, max));
-		cr_assert_eq(collect(conn, &S, want, 4 * RTL_NS_PER_SEC), want);
+		cr_assert_eq(collect(&l, &S, want, 4 * RTL_NS_PER_SEC), want);
 		assert_steps(&S, max, cases[i].n);
-		cr_assert_eq(stats_of(conn)->skipped, 0, "%g Hz asked", cases[i].asked);
-		rtl_rtde_conn_close(conn);
+		link_stop(&l);
+		cr_assert_eq(stats_of(&l)->skipped, 0, "%g Hz asked", cases[i].asked);
+		link_close(&l);
 	}
 	for (int p = 0; p < RTL_SIM_PROFILE_COUNT; p++)
 		finish(srv[p], NULL);
@@ -322,30 +633,32 @@ Test(sim_client, a_field_the_controller_lacks_is_reported_by_name)
 	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_CB3);
 	struct rtl_sim_server *srv = serve(&o, NULL);
 	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,actual_current_as_torque" };
-	struct rtl_rtde_client_error err;
-	struct rtl_rtde_conn *conn;
+	struct rtl_rtde_client_error cerr;
+	struct rtl_error err;
 	struct rtl_sim_stats st;
+	struct link l;
 
 	/* The controller (3.15.8) answers NOT_FOUND for this field; the client
 	 * knows it from the registry and the version before it asks. */
-	cr_assert_eq(dial_fails(srv, &cfg, &err), -EPROTO, "%s", err.err.msg);
-	cr_assert(err.fatal);
-	cr_assert(contains(err.err.msg, "'actual_current_as_torque'"), "%s", err.err.msg);
-	cr_assert(contains(err.err.msg, "3.15.8"), "names the controller: %s", err.err.msg);
-	cr_assert(contains(err.err.msg, "RTDE " HOST ":"), "names host:port: %s", err.err.msg);
+	cr_assert_eq(dial_fails(srv, &cfg, &err, &cerr), -EPROTO, "%s", err.msg);
+	cr_assert(cerr.fatal);
+	cr_assert_eq(cerr.err.code, -EPROTO, "the client's own report: %s", cerr.err.msg);
+	cr_assert(contains(err.msg, "'actual_current_as_torque'"), "%s", err.msg);
+	cr_assert(contains(err.msg, "3.15.8"), "names the controller: %s", err.msg);
+	cr_assert(contains(err.msg, "RTDE 127.0.0.1:"), "names host:port: %s", err.msg);
 
 	/* With the drop flag the field goes and the rest streams. */
 	cfg.recipe_flags = RTL_RTDE_RECIPE_DROP_UNAVAILABLE;
-	conn = dial(srv, &cfg);
-	cr_assert_eq(rtl_rtde_client_output_recipe(rtl_rtde_conn_client(conn))->n, 1);
-	cr_assert_eq(collect(conn, &S, 10, 2 * RTL_NS_PER_SEC), 10);
-	rtl_rtde_conn_close(conn);
+	dial(&l, srv, &cfg, NULL);
+	cr_assert_eq(rtl_rtde_client_output_recipe(client_of(&l))->n, 1);
+	cr_assert_eq(collect(&l, &S, 10, 2 * RTL_NS_PER_SEC), 10);
+	link_close(&l);
 
 	/* A name no controller has fails before any connection, with a hint. */
 	cfg.outputs = "timestamp,actual_tcp_pose";
-	cr_assert_eq(dial_fails(srv, &cfg, &err), -ENOENT, "%s", err.err.msg);
-	cr_assert(contains(err.err.msg, "'actual_tcp_pose'"), "%s", err.err.msg);
-	cr_assert(contains(err.err.msg, "actual_TCP_pose"), "suggests the name: %s", err.err.msg);
+	cr_assert_eq(dial_fails(srv, &cfg, &err, &cerr), -ENOENT, "%s", err.msg);
+	cr_assert(contains(err.msg, "'actual_tcp_pose'"), "%s", err.msg);
+	cr_assert(contains(err.msg, "actual_TCP_pose"), "suggests the name: %s", err.msg);
 	finish(srv, &st);
 	cr_assert_eq(st.connections, 2, "the misspelt recipe never connected");
 }
@@ -357,32 +670,34 @@ Test(sim_client, inputs_in_use_are_reported_by_name)
 		.outputs = "timestamp",
 		.inputs = { RTL_RTDE_CMD_FIELD_MODE "," RTL_RTDE_CMD_FIELD_PARAM0 },
 	};
-	struct rtl_rtde_client_error err;
-	struct rtl_rtde_conn *owner = dial(srv, &cfg), *conn;
 	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
+	struct rtl_rtde_client_error cerr;
+	struct rtl_error err;
+	struct link owner, l;
 
+	dial(&owner, srv, &cfg, NULL);
 	/* The same inputs from a second connection. */
-	cr_assert_eq(dial_fails(srv, &cfg, &err), -EBUSY, "%s", err.err.msg);
-	cr_assert(err.fatal);
-	cr_assert_eq(err.state, RTL_RTDE_CLIENT_INPUTS);
-	cr_assert(contains(err.err.msg, "IN_USE"), "%s", err.err.msg);
-	cr_assert(contains(err.err.msg, "'" RTL_RTDE_CMD_FIELD_MODE "'"), "%s", err.err.msg);
-	cr_assert(contains(err.err.msg, "'" RTL_RTDE_CMD_FIELD_PARAM0 "'"), "%s", err.err.msg);
-	rtl_rtde_conn_close(owner);
+	cr_assert_eq(dial_fails(srv, &cfg, &err, &cerr), -EBUSY, "%s", err.msg);
+	cr_assert(cerr.fatal);
+	cr_assert_eq(cerr.state, RTL_RTDE_CLIENT_INPUTS);
+	cr_assert(contains(err.msg, "IN_USE"), "%s", err.msg);
+	cr_assert(contains(err.msg, "'" RTL_RTDE_CMD_FIELD_MODE "'"), "%s", err.msg);
+	cr_assert(contains(err.msg, "'" RTL_RTDE_CMD_FIELD_PARAM0 "'"), "%s", err.msg);
+	link_close(&owner);
 	finish(srv, NULL);
 
 	/* A fieldbus adapter owns registers 0-23 for everyone. */
 	o.fieldbus = true;
 	srv = serve(&o, NULL);
 	cfg.inputs[0] = "input_int_register_3";
-	cr_assert_eq(dial_fails(srv, &cfg, &err), -EBUSY, "%s", err.err.msg);
-	cr_assert(contains(err.err.msg, "'input_int_register_3'"), "%s", err.err.msg);
-	cr_assert(contains(err.err.msg, "fieldbus") || contains(err.err.msg, "EtherNet/IP"),
-		  "names the likely owner: %s", err.err.msg);
+	cr_assert_eq(dial_fails(srv, &cfg, &err, &cerr), -EBUSY, "%s", err.msg);
+	cr_assert(contains(err.msg, "'input_int_register_3'"), "%s", err.msg);
+	cr_assert(contains(err.msg, "fieldbus") || contains(err.msg, "EtherNet/IP"),
+		  "names the likely owner: %s", err.msg);
 	/* The external-client range is free. */
 	cfg.inputs[0] = RTL_RTDE_CMD_FIELD_MODE;
-	conn = dial(srv, &cfg);
-	rtl_rtde_conn_close(conn);
+	dial(&l, srv, &cfg, NULL);
+	link_close(&l);
 	finish(srv, NULL);
 }
 
@@ -397,56 +712,56 @@ Test(sim_client, two_clients_with_overlapping_inputs)
 		.outputs = "timestamp",
 		.inputs = { "input_int_register_26,input_int_register_27" },
 	};
-	struct rtl_rtde_client_error err;
-	struct rtl_rtde_conn *a = dial(srv, &ca), *b;
-	struct rtl_rtde_client_event ev;
-	const struct rtl_rtde_recipe *r;
-	struct rtl_rtde_frame f;
+	struct rtl_rtde_client_error cerr;
+	struct rtl_error err;
 	struct rtl_rtde_handle h;
+	struct link a, b;
 	int64_t end;
-	uint64_t frame[4];
 	int32_t seen = 0;
 	int tries = 0, rc;
 
+	dial(&a, srv, &ca, NULL);
 	/* B overlaps A in register 26 only: that one, and only that, is named. */
-	cr_assert_eq(dial_fails(srv, &cb, &err), -EBUSY, "%s", err.err.msg);
-	cr_assert(contains(err.err.msg, "'input_int_register_26'"), "%s", err.err.msg);
-	cr_assert_not(contains(err.err.msg, "'input_int_register_27'"), "%s", err.err.msg);
+	cr_assert_eq(dial_fails(srv, &cb, &err, &cerr), -EBUSY, "%s", err.msg);
+	cr_assert(contains(err.msg, "'input_int_register_26'"), "%s", err.msg);
+	cr_assert_not(contains(err.msg, "'input_int_register_27'"), "%s", err.msg);
 
 	/* Without the overlap B gets its register, and A reads what B writes. */
 	cb.inputs[0] = "input_int_register_27";
-	b = dial(srv, &cb);
-	r = rtl_rtde_client_input_recipe(rtl_rtde_conn_client(b), 0);
-	cr_assert_eq(rtl_rtde_frame_init(&f, frame, sizeof(frame), r), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(r, "input_int_register_27", &h), 0);
-	rtl_rtde_frame_set_int(&f, h, 1234);
-	cr_assert_eq(rtl_rtde_conn_send_inputs(b, 0, &f), 0);
-	r = rtl_rtde_client_output_recipe(rtl_rtde_conn_client(a));
-	cr_assert_eq(rtl_rtde_recipe_handle(r, "input_int_register_27", &h), 0);
+	dial(&b, srv, &cb, NULL);
+	h = rtl_rtde_transport_input_handle(b.t, 0, "input_int_register_27");
+	cr_assert(rtl_rtde_handle_valid(h));
+	rtl_rtde_frame_set_int(rtl_rtde_coalesce_frame(rtl_loop_commands(b.loop), 0), h, 1234);
+	rc = rtl_loop_write(b.loop);
+	cr_assert_gt(rc, 0, "the register went out (%d)", rc);
+	h = rtl_rtde_transport_output_handle(a.t, "input_int_register_27");
+	cr_assert(rtl_rtde_handle_valid(h));
 	end = rtl_time_now() + 2 * RTL_NS_PER_SEC;
-	while (seen != 1234 && rtl_rtde_conn_next_event(a, &ev, end - rtl_time_now()) == 1) {
-		if (ev.type != RTL_RTDE_CLIENT_EV_DATA)
-			continue;
-		cr_assert_eq(rtl_rtde_frame_init(&f, frame, sizeof(frame), r), 0);
-		cr_assert_eq(rtl_rtde_client_decode(rtl_rtde_conn_client(a), &ev, &f), 0);
-		seen = rtl_rtde_frame_get_int(&f, h);
+	while (seen != 1234 && rtl_time_now() < end) {
+		const struct rtl_loop_frame *f = rtl_loop_read(a.loop, end - rtl_time_now());
+		struct rtl_rtde_frame fr;
+
+		if (!f)
+			break;
+		fr = rtl_rtde_loop_state(f);
+		seen = rtl_rtde_frame_get_int(&fr, h);
 	}
 	cr_assert_eq(seen, 1234, "A reads back the register B writes");
-	rtl_rtde_conn_close(b);
+	link_close(&b);
 
 	/* When A closes, its registers are free again (the server sees the
 	 * close at its next read: retry, as a reconnecting client does). */
-	rtl_rtde_conn_close(a);
+	link_close(&a);
 	cb.inputs[0] = "input_int_register_26,input_int_register_27";
 	do {
-		b = NULL;
-		rc = rtl_rtde_conn_open(&b, HOST, rtl_sim_server_port(srv), &cb, OPEN_TIMEOUT,
-					&err);
-		if (rc == -EBUSY)
+		rc = link_try_open(&b, srv, &cb, NULL, &err);
+		if (rc == -EBUSY) {
+			link_close(&b);
 			usleep(10000);
+		}
 	} while (rc == -EBUSY && ++tries < 200);
-	cr_assert_eq(rc, 0, "%s", err.err.msg);
-	rtl_rtde_conn_close(b);
+	cr_assert_eq(rc, 0, "%s", err.msg);
+	link_close(&b);
 	finish(srv, NULL);
 }
 
@@ -482,35 +797,49 @@ static void check_skips(const struct stream *s, uint64_t counted)
 	cr_assert_eq(s->n + gaps, (uint64_t)(k1 - k0 + 1), "every cycle received or counted");
 }
 
+/*
+ * The loops receive all the time, so the client counts what it received,
+ * not what the test has read: the server stops at the end, each loop ends
+ * with its stream, and every package either loop received is read, so the
+ * streams checked are the whole of what the clients counted.
+ */
 Test(sim_client, skipped_packages_are_counted_exactly_as_injected)
 {
 	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
 	struct rtl_rtde_client_config by_ts = { .outputs = "timestamp" };
 	struct rtl_rtde_client_config by_cs = { .outputs = "timestamp,control_step" };
 	struct rtl_sim_server *srv;
-	struct rtl_rtde_conn *a, *b;
 	struct rtl_sim_stats st;
+	struct link a, b;
 
 	o.faults.skip_every = 25;
 	o.faults.skip_count = 4;
 	srv = serve(&o, NULL);
-	a = dial(srv, &by_ts);
-	b = dial(srv, &by_cs);
-	cr_assert_eq(collect(a, &S, 400, 4 * RTL_NS_PER_SEC), 400);
-	cr_assert_eq(collect(b, &S2, 400, 4 * RTL_NS_PER_SEC), 400);
+	dial(&a, srv, &by_ts, NULL);
+	dial(&b, srv, &by_cs, NULL);
+	cr_assert_eq(collect(&a, &S, 400, 4 * RTL_NS_PER_SEC), 400);
+	cr_assert_eq(collect(&b, &S2, 400, 4 * RTL_NS_PER_SEC), 400);
+	finish(srv, &st);
+	collect_rest(&a, &S);
+	collect_rest(&b, &S2);
+	cr_assert_eq(link_stop(&a), -ECONNRESET, "a's stream ended with the server");
+	cr_assert_eq(link_stop(&b), -ECONNRESET, "b's stream ended with the server");
+	assert_read_every_frame(&a, &S);
+	assert_read_every_frame(&b, &S2);
 	cr_assert_not(S.has_cs);
 	cr_assert(S2.has_cs);
-	check_skips(&S, stats_of(a)->skipped);
-	check_skips(&S2, stats_of(b)->skipped);
-	cr_assert_eq(S.skipped_sum, stats_of(a)->skipped);
-	cr_assert_eq(S2.skipped_sum, stats_of(b)->skipped);
-	cr_assert_eq(stats_of(a)->resets + stats_of(b)->resets, 0);
-	finish(srv, &st);
+	cr_assert_eq(stats_of(&a)->data, S.n);
+	cr_assert_eq(stats_of(&b)->data, S2.n);
+	check_skips(&S, stats_of(&a)->skipped);
+	check_skips(&S2, stats_of(&b)->skipped);
+	cr_assert_eq(S.skipped_sum, stats_of(&a)->skipped);
+	cr_assert_eq(S2.skipped_sum, stats_of(&b)->skipped);
+	cr_assert_eq(stats_of(&a)->resets + stats_of(&b)->resets, 0);
 	/* The simulator counts every package it did not send to a started
 	 * client: those in the windows, and more before and after them. */
 	cr_assert_geq(st.skipped_packages, S.skipped_sum + S2.skipped_sum);
-	rtl_rtde_conn_close(a);
-	rtl_rtde_conn_close(b);
+	link_close(&a);
+	link_close(&b);
 }
 
 /* The home pose of the simulated UR5e (robot.h). */
@@ -601,51 +930,85 @@ Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 	cr_assert_geq(recvs, 300 * 108 / 3);
 }
 
+static struct stream ALL;
+
+/* @all up to its first step that is not one period of 500 Hz into @a, the
+ * rest into @b. */
+static void split_at_gap(const struct stream *all, struct stream *a, struct stream *b)
+{
+	size_t k = 1;
+
+	cr_assert_gt(all->n, 0);
+	while (k < all->n && lround((all->ts[k] - all->ts[k - 1]) * 500) == 1)
+		k++;
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	for (size_t i = 0; i < all->n; i++) {
+		struct stream *s = i < k ? a : b;
+
+		s->ts[s->n] = all->ts[i];
+		s->cs[s->n] = all->cs[i];
+		s->skipped[s->n] = all->skipped[i];
+		s->skipped_sum += all->skipped[i];
+		s->has_cs = all->has_cs;
+		s->n++;
+	}
+}
+
+/*
+ * reset_after 100: the simulator resets each connection (RST) after 100
+ * packages. The loop reports the loss, reconnects once after its back-off
+ * (1 s, far longer than the test takes to see the second loss and stop
+ * the loop, so there is no third connection), and the stream resumes.
+ * The two connections' frames are told apart by the back-off's gap in the
+ * timestamps; within each, every step is one period.
+ */
 Test(sim_client, a_reset_is_reported_and_reconnect_resumes_the_stream)
 {
 	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
 	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,control_step" };
-	struct rtl_rtde_client_event ev;
+	struct link_opts lo = { .reconnects = 1, .backoff_ns = RTL_NS_PER_SEC };
 	struct rtl_sim_server *srv;
-	struct rtl_rtde_conn *conn;
+	struct rtl_loop_stats ls;
 	struct rtl_sim_stats st;
 	double last_before;
+	struct link l;
 
+	capture_log();
 	o.faults.reset_after = 100;
 	srv = serve(&o, NULL);
-	conn = dial(srv, &cfg);
-	cr_assert_eq(rtl_rtde_conn_set_backoff(conn, 20 * RTL_NS_PER_MS, 200 * RTL_NS_PER_MS, 20),
-		     0);
+	dial(&l, srv, &cfg, &lo);
 
-	collect(conn, &S, MAX_PKGS, 4 * RTL_NS_PER_SEC);
-	cr_assert_eq(S.end, -ECONNRESET, "the reset is reported (%d: %s)", S.end, S.end_msg);
-	cr_assert(contains(S.end_msg, "reset"), "%s", S.end_msg);
-	cr_assert(contains(S.end_msg, "RUNNING"), "names the state: %s", S.end_msg);
+	cr_assert(await_logged(&L.lost, 1, 4 * RTL_NS_PER_SEC), "the reset is reported");
+	pthread_mutex_lock(&L.lock);
+	cr_assert(contains(L.lost_msg, "reset"), "%s", L.lost_msg);
+	cr_assert(contains(L.lost_msg, "RUNNING"), "names the state: %s", L.lost_msg);
+	cr_assert(contains(L.lost_msg, "RTDE 127.0.0.1:"), "names the peer: %s", L.lost_msg);
+	pthread_mutex_unlock(&L.lock);
+	cr_assert(await_logged(&L.lost, 2, 4 * RTL_NS_PER_SEC), "and again after 100 more");
+	rtl_loop_stop(l.loop); /* within the back-off: no third connection */
+	memset(&ALL, 0, sizeof(ALL));
+	collect_rest(&l, &ALL);
+	cr_assert_eq(link_stop(&l), 0);
+	assert_read_every_frame(&l, &ALL);
+
+	/* Both connections' frames: the first ends where the time jumps. */
+	split_at_gap(&ALL, &S, &S2);
 	cr_assert_eq(S.n, 100, "%zu", S.n);
 	assert_steps(&S, 500, 1);
 	last_before = S.ts[S.n - 1];
-	/* After the error event: the state change to CLOSED, then nothing. */
-	cr_assert_eq(rtl_rtde_conn_next_event(conn, &ev, 0), 1);
-	cr_assert_eq(ev.type, RTL_RTDE_CLIENT_EV_STATE);
-	cr_assert_eq(ev.u.state.to, RTL_RTDE_CLIENT_CLOSED);
-	cr_assert_eq(rtl_rtde_conn_next_event(conn, &ev, 0), -ENOTCONN);
-	cr_assert_eq(rtl_rtde_conn_error(conn)->err.code, -ECONNRESET);
-	cr_assert_eq(rtl_rtde_conn_fd(conn), -1);
-
-	cr_assert_eq(rtl_rtde_conn_reconnect(conn, 3 * RTL_NS_PER_SEC), 0, "%s",
-		     rtl_rtde_conn_error(conn)->err.msg);
-	cr_assert_eq(stats_of(conn)->reconnects, 1);
-	cr_assert_eq(rtl_rtde_client_state(rtl_rtde_conn_client(conn)), RTL_RTDE_CLIENT_RUNNING);
-	collect(conn, &S2, MAX_PKGS, 4 * RTL_NS_PER_SEC);
-	cr_assert_eq(S2.end, -ECONNRESET, "and again after 100 more");
 	cr_assert_eq(S2.n, 100, "%zu", S2.n);
 	cr_assert_gt(S2.ts[0], last_before, "time went on across the reconnect");
 	assert_steps(&S2, 500, 1);
+
+	rtl_loop_stats(l.loop, &ls);
+	cr_assert_eq(ls.reconnects, 1);
+	cr_assert_eq(stats_of(&l)->reconnects, 1, "the client counts it too");
 	/* A new START sets a new baseline: the reconnect gap is no loss and no
 	 * controller restart. */
-	cr_assert_eq(stats_of(conn)->skipped, 0);
-	cr_assert_eq(stats_of(conn)->resets, 0);
-	rtl_rtde_conn_close(conn);
+	cr_assert_eq(stats_of(&l)->skipped, 0);
+	cr_assert_eq(stats_of(&l)->resets, 0);
+	link_close(&l);
 	finish(srv, &st);
 	cr_assert_eq(st.resets, 2);
 	cr_assert_eq(st.connections, 2);
@@ -664,21 +1027,25 @@ Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_
 			   "ft_raw_wrench,elbow_position,elbow_velocity",
 	};
 	struct rtl_rtde_client_config light = { .outputs = "timestamp" };
-	struct rtl_rtde_conn *slow, *fast;
+	struct raw *slow = &RAW;
 	struct rtl_sim_server *srv;
+	struct rtl_loop_stats ls;
 	struct rtl_sim_stats st;
+	struct link fast;
 	int64_t end;
 	int rcvbuf = 4096;
 
 	o.send_buffer = 32768;
 	srv = serve(&o, &so);
-	slow = dial(srv, &heavy);
-	setsockopt(rtl_rtde_conn_fd(slow), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	fast = dial(srv, &light);
+	/* The slow one is the step function on a socket the test owns: it
+	 * stops reading as soon as it streams. */
+	raw_open(slow, srv, &heavy);
+	setsockopt(slow->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	dial(&fast, srv, &light, NULL);
 	/* One second of the fast client: every package, on time. */
-	cr_assert_eq(collect(fast, &S, 500, 3 * RTL_NS_PER_SEC), 500);
+	cr_assert_eq(collect(&fast, &S, 500, 3 * RTL_NS_PER_SEC), 500);
 	assert_steps(&S, 500, 1);
-	cr_assert_eq(stats_of(fast)->skipped, 0);
+	cr_assert_eq(S.skipped_sum, 0);
 	end = rtl_time_now() + 3 * RTL_NS_PER_SEC;
 	do {
 		rtl_sim_server_stats(srv, &st);
@@ -688,17 +1055,22 @@ Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_
 	cr_assert_eq(st.slow_disconnects, 1, "the reader that stopped was closed");
 
 	/* The slow one gets what was buffered, whole, then the explanation. */
-	collect(slow, &S2, MAX_PKGS, 3 * RTL_NS_PER_SEC);
+	raw_collect(slow, &S2, MAX_PKGS, 3 * RTL_NS_PER_SEC);
 	cr_assert_eq(S2.end, -ECONNRESET, "%d: %s", S2.end, S2.end_msg);
 	cr_assert(contains(S2.end_msg, "closed"), "an orderly close, not a reset: %s", S2.end_msg);
 	cr_assert(contains(S2.end_msg, "reads too slowly"), "says why: %s", S2.end_msg);
 	cr_assert_gt(S2.n, 0);
-	cr_assert_eq(stats_of(slow)->malformed, 0, "only whole packages");
-	/* ... and the fast one is still streaming. */
-	cr_assert_eq(collect(fast, &S, 50, 2 * RTL_NS_PER_SEC), 50);
+	cr_assert_eq(rtl_rtde_client_stats(slow->c)->malformed, 0, "only whole packages");
+	/* ... and the fast one is still streaming: the packages that came
+	 * meanwhile, in order, none lost. */
+	cr_assert_eq(collect(&fast, &S, 50, 2 * RTL_NS_PER_SEC), 50);
 	assert_steps(&S, 500, 1);
-	rtl_rtde_conn_close(slow);
-	rtl_rtde_conn_close(fast);
+	link_stop(&fast);
+	cr_assert_eq(stats_of(&fast)->skipped, 0);
+	rtl_loop_stats(fast.loop, &ls);
+	cr_assert_eq(ls.ring_full + ls.worker_skipped, 0, "the fast client lost nothing");
+	raw_close(slow);
+	link_close(&fast);
 	finish(srv, NULL);
 }
 
@@ -706,12 +1078,18 @@ Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_
 
 #define MOTION_OUTPUTS "timestamp,actual_q,actual_qd,actual_TCP_pose," RTL_RTDE_CMD_STATUS_OUTPUTS
 
-/* A client that commands the robot through the registers of rtde_cmd.h. */
+/*
+ * A client that commands the robot through the registers of rtde_cmd.h:
+ * a loop whose transport leaves the heartbeat to the test (heartbeat "",
+ * no keep-alive), so that the watchdog test can let it go stale. Every
+ * command carries a new heartbeat and so goes out. The loop's safe package
+ * (mode STOP, the transport's own) goes first and again at the end, where
+ * the loop waits for the robot to come to rest.
+ */
 struct rig {
 	struct rtl_sim_server *srv;
-	struct rtl_rtde_conn *conn;
-	struct rtl_rtde_frame st, cmd;
-	uint64_t st_mem[64], cmd_mem[16];
+	struct link l;
+	struct rtl_rtde_frame *cmd; /* the command recipe's frame in the coalescer */
 	struct rtl_rtde_handle ts, q, qd, pose, out_mode, out_seq, trips, status;
 	struct rtl_rtde_handle mode, seq, wd, param[6], acc, time, look, gain;
 	int32_t hb;
@@ -719,17 +1097,23 @@ struct rig {
 	double t, q_now[6], qd_now[6], pose_now[6];
 	int32_t mode_now, seq_now, trips_now;
 	uint32_t status_now;
-	unsigned texts;
-	char text[256];
 };
 
 static struct rig G;
 
-static struct rtl_rtde_handle handle(const struct rtl_rtde_recipe *r, const char *name)
+static struct rtl_rtde_handle out_handle(struct rig *g, const char *name)
 {
-	struct rtl_rtde_handle h;
+	struct rtl_rtde_handle h = rtl_rtde_transport_output_handle(g->l.t, name);
 
-	cr_assert_eq(rtl_rtde_recipe_handle(r, name, &h), 0, "%s", name);
+	cr_assert(rtl_rtde_handle_valid(h), "%s", name);
+	return h;
+}
+
+static struct rtl_rtde_handle in_handle(struct rig *g, const char *name)
+{
+	struct rtl_rtde_handle h = rtl_rtde_transport_input_handle(g->l.t, 0, name);
+
+	cr_assert(rtl_rtde_handle_valid(h), "%s", name);
 	return h;
 }
 
@@ -738,95 +1122,81 @@ static void rig_open(struct rig *g)
 	static const char *params[6] = { RTL_RTDE_CMD_FIELD_PARAM0, RTL_RTDE_CMD_FIELD_PARAM1,
 					 RTL_RTDE_CMD_FIELD_PARAM2, RTL_RTDE_CMD_FIELD_PARAM3,
 					 RTL_RTDE_CMD_FIELD_PARAM4, RTL_RTDE_CMD_FIELD_PARAM5 };
-	struct rtl_rtde_client_config cfg = { .outputs = MOTION_OUTPUTS,
-					      .inputs = { RTL_RTDE_CMD_RECIPE } };
-	const struct rtl_rtde_recipe *out, *in;
-	struct rtl_rtde_client *c;
+	static const struct rtl_rtde_client_config cfg = { .outputs = MOTION_OUTPUTS,
+							   .inputs = { RTL_RTDE_CMD_RECIPE } };
+	static const struct link_opts lo = { .own_heartbeat = true };
 
 	memset(g, 0, sizeof(*g));
+	capture_log();
 	g->srv = serve(NULL, NULL);
-	g->conn = dial(g->srv, &cfg);
-	c = rtl_rtde_conn_client(g->conn);
-	out = rtl_rtde_client_output_recipe(c);
-	in = rtl_rtde_client_input_recipe(c, 0);
-	cr_assert_eq(rtl_rtde_frame_init(&g->st, g->st_mem, sizeof(g->st_mem), out), 0);
-	cr_assert_eq(rtl_rtde_frame_init(&g->cmd, g->cmd_mem, sizeof(g->cmd_mem), in), 0);
-	g->ts = handle(out, "timestamp");
-	g->q = handle(out, "actual_q");
-	g->qd = handle(out, "actual_qd");
-	g->pose = handle(out, "actual_TCP_pose");
-	g->out_mode = handle(out, RTL_RTDE_CMD_FIELD_OUT_MODE);
-	g->out_seq = handle(out, RTL_RTDE_CMD_FIELD_OUT_SEQ);
-	g->trips = handle(out, RTL_RTDE_CMD_FIELD_OUT_WD_TRIPS);
-	g->status = handle(out, RTL_RTDE_CMD_FIELD_OUT_STATUS);
-	g->mode = handle(in, RTL_RTDE_CMD_FIELD_MODE);
-	g->seq = handle(in, RTL_RTDE_CMD_FIELD_SEQ);
-	g->wd = handle(in, RTL_RTDE_CMD_FIELD_WATCHDOG_MS);
+	dial(&g->l, g->srv, &cfg, &lo);
+	g->cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(g->l.loop), 0);
+	cr_assert_not_null(g->cmd);
+	g->ts = out_handle(g, "timestamp");
+	g->q = out_handle(g, "actual_q");
+	g->qd = out_handle(g, "actual_qd");
+	g->pose = out_handle(g, "actual_TCP_pose");
+	g->out_mode = out_handle(g, RTL_RTDE_CMD_FIELD_OUT_MODE);
+	g->out_seq = out_handle(g, RTL_RTDE_CMD_FIELD_OUT_SEQ);
+	g->trips = out_handle(g, RTL_RTDE_CMD_FIELD_OUT_WD_TRIPS);
+	g->status = out_handle(g, RTL_RTDE_CMD_FIELD_OUT_STATUS);
+	g->mode = in_handle(g, RTL_RTDE_CMD_FIELD_MODE);
+	g->seq = in_handle(g, RTL_RTDE_CMD_FIELD_SEQ);
+	g->wd = in_handle(g, RTL_RTDE_CMD_FIELD_WATCHDOG_MS);
 	for (int i = 0; i < 6; i++)
-		g->param[i] = handle(in, params[i]);
-	g->acc = handle(in, RTL_RTDE_CMD_FIELD_ACCEL);
-	g->time = handle(in, RTL_RTDE_CMD_FIELD_TIME);
-	g->look = handle(in, RTL_RTDE_CMD_FIELD_LOOKAHEAD);
-	g->gain = handle(in, RTL_RTDE_CMD_FIELD_GAIN);
+		g->param[i] = in_handle(g, params[i]);
+	g->acc = in_handle(g, RTL_RTDE_CMD_FIELD_ACCEL);
+	g->time = in_handle(g, RTL_RTDE_CMD_FIELD_TIME);
+	g->look = in_handle(g, RTL_RTDE_CMD_FIELD_LOOKAHEAD);
+	g->gain = in_handle(g, RTL_RTDE_CMD_FIELD_GAIN);
 }
 
 static void rig_close(struct rig *g)
 {
-	rtl_rtde_conn_close(g->conn);
+	link_close(&g->l);
 	finish(g->srv, NULL);
 }
 
 /* Wait for the next data package (bounded) and take its state. */
 static void rig_next(struct rig *g)
 {
-	struct rtl_rtde_client_event ev;
-	int64_t end = rtl_time_now() + 2 * RTL_NS_PER_SEC;
+	const struct rtl_loop_frame *f = rtl_loop_read(g->l.loop, 2 * RTL_NS_PER_SEC);
+	struct rtl_rtde_frame st;
 
-	for (;;) {
-		int r = rtl_rtde_conn_next_event(g->conn, &ev, end - rtl_time_now());
-
-		cr_assert_eq(r, 1, "a data package within 2 s (%d)", r);
-		if (ev.type == RTL_RTDE_CLIENT_EV_TEXT) {
-			size_t n = ev.u.text.message_len < sizeof(g->text) - 1
-					   ? ev.u.text.message_len
-					   : sizeof(g->text) - 1;
-
-			memcpy(g->text, ev.u.text.message, n);
-			g->text[n] = '\0';
-			g->texts++;
-		}
-		cr_assert(ev.type != RTL_RTDE_CLIENT_EV_ERROR || !ev.u.error->fatal, "%s",
-			  ev.u.error->err.msg);
-		if (ev.type == RTL_RTDE_CLIENT_EV_DATA)
-			break;
-	}
-	cr_assert_eq(rtl_rtde_client_decode(rtl_rtde_conn_client(g->conn), &ev, &g->st), 0);
-	g->t = rtl_rtde_frame_get_double(&g->st, g->ts);
-	rtl_rtde_frame_get_vec6(&g->st, g->q, g->q_now);
-	rtl_rtde_frame_get_vec6(&g->st, g->qd, g->qd_now);
-	rtl_rtde_frame_get_vec6(&g->st, g->pose, g->pose_now);
-	g->mode_now = rtl_rtde_frame_get_int(&g->st, g->out_mode);
-	g->seq_now = rtl_rtde_frame_get_int(&g->st, g->out_seq);
-	g->trips_now = rtl_rtde_frame_get_int(&g->st, g->trips);
-	g->status_now = (uint32_t)rtl_rtde_frame_get_int(&g->st, g->status);
+	cr_assert_not_null(f, "a data package within 2 s");
+	st = rtl_rtde_loop_state(f);
+	g->t = rtl_rtde_frame_get_double(&st, g->ts);
+	rtl_rtde_frame_get_vec6(&st, g->q, g->q_now);
+	rtl_rtde_frame_get_vec6(&st, g->qd, g->qd_now);
+	rtl_rtde_frame_get_vec6(&st, g->pose, g->pose_now);
+	g->mode_now = rtl_rtde_frame_get_int(&st, g->out_mode);
+	g->seq_now = rtl_rtde_frame_get_int(&st, g->out_seq);
+	g->trips_now = rtl_rtde_frame_get_int(&st, g->trips);
+	g->status_now = (uint32_t)rtl_rtde_frame_get_int(&st, g->status);
 }
 
 /*
- * Send a command; a new heartbeat unless @stale. Watchdog timeout @wd_ms
- * (0: the default 100 ms).
+ * Send a command; a new heartbeat unless @stale (the same package again:
+ * unchanged, the coalescer would send nothing, so it is made to resend).
+ * Watchdog timeout @wd_ms (0: the default 100 ms).
  */
 static void rig_send(struct rig *g, int32_t mode, const double p[6], double acc, int32_t wd_ms,
 		     bool stale)
 {
+	int r;
+
 	if (!stale)
 		g->hb++;
-	rtl_rtde_frame_set_int(&g->cmd, g->mode, mode);
-	rtl_rtde_frame_set_int(&g->cmd, g->seq, g->hb);
-	rtl_rtde_frame_set_int(&g->cmd, g->wd, wd_ms);
+	rtl_rtde_frame_set_int(g->cmd, g->mode, mode);
+	rtl_rtde_frame_set_int(g->cmd, g->seq, g->hb);
+	rtl_rtde_frame_set_int(g->cmd, g->wd, wd_ms);
 	for (int i = 0; i < 6; i++)
-		rtl_rtde_frame_set_double(&g->cmd, g->param[i], p ? p[i] : 0.0);
-	rtl_rtde_frame_set_double(&g->cmd, g->acc, acc);
-	cr_assert_eq(rtl_rtde_conn_send_inputs(g->conn, 0, &g->cmd), 0);
+		rtl_rtde_frame_set_double(g->cmd, g->param[i], p ? p[i] : 0.0);
+	rtl_rtde_frame_set_double(g->cmd, g->acc, acc);
+	if (stale)
+		cr_assert_eq(rtl_rtde_coalesce_resend(rtl_loop_commands(g->l.loop), 0), 0);
+	r = rtl_loop_write(g->l.loop);
+	cr_assert_gt(r, 0, "the command went out (%d)", r);
 }
 
 /* At rest: a stop and a converged servoj leave joint velocities of about
@@ -950,9 +1320,9 @@ Test(sim_client, servoj_converges_to_the_target_without_overshoot)
 	rig_next(&G);
 	for (int j = 0; j < 6; j++)
 		target[j] = home[j] + 0.02 * (j + 1) * (j % 2 ? -1 : 1);
-	rtl_rtde_frame_set_double(&G.cmd, G.time, 0.002);
-	rtl_rtde_frame_set_double(&G.cmd, G.look, 0.1);
-	rtl_rtde_frame_set_double(&G.cmd, G.gain, 300);
+	rtl_rtde_frame_set_double(G.cmd, G.time, 0.002);
+	rtl_rtde_frame_set_double(G.cmd, G.look, 0.1);
+	rtl_rtde_frame_set_double(G.cmd, G.gain, 300);
 	for (n = 0; n < 1500; n++) {
 		bool there = true;
 
@@ -980,6 +1350,7 @@ Test(sim_client, the_watchdog_stops_the_robot_when_the_heartbeat_stops)
 {
 	const double v = 0.2;
 	double p[6] = { v, 0, 0, 0, 0, 0 }, t_last = 0, t_trip = -1, q_rest;
+	struct rtl_rtde_transport_stats before, after;
 	int n;
 
 	rig_open(&G);
@@ -1009,15 +1380,21 @@ Test(sim_client, the_watchdog_stops_the_robot_when_the_heartbeat_stops)
 	cr_assert_eq(G.mode_now, RTL_RTDE_CMD_STOP);
 	cr_assert_eq(G.trips_now, 1);
 	cr_assert(G.status_now & RTL_RTDE_CMD_STATUS_WATCHDOG);
-	cr_assert_geq(G.texts, 1, "the controller says so");
-	cr_assert(contains(G.text, "watchdog"), "%s", G.text);
+	/* The controller says so (a text message, which the client logs). */
+	cr_assert(await_logged(&L.texts, 1, RTL_NS_PER_SEC), "the controller says so");
+	pthread_mutex_lock(&L.lock);
+	cr_assert(contains(L.text, "watchdog"), "%s", L.text);
+	pthread_mutex_unlock(&L.lock);
 	q_rest = G.q_now[0];
 
 	/* The stale heartbeat does not restart the motion... */
+	rtl_rtde_transport_stats(G.l.t, &before);
 	for (n = 0; n < 50; n++) {
 		rig_send(&G, RTL_RTDE_CMD_SPEEDJ, p, 5.0, 150, true);
 		rig_next(&G);
 	}
+	rtl_rtde_transport_stats(G.l.t, &after);
+	cr_assert_eq(after.packages - before.packages, 50, "the stale packages went out");
 	cr_assert(at_rest(&G));
 	cr_assert_eq(G.q_now[0], q_rest);
 	cr_assert(G.status_now & RTL_RTDE_CMD_STATUS_WATCHDOG);
