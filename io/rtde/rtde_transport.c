@@ -421,7 +421,8 @@ static int op_recv(struct rtl_transport *base)
 	if (n <= 0) {
 		int code = n < 0 ? -errno : -ECONNRESET;
 
-		rtl_rtde_client_closed(t->client, rtl_time_now(), code);
+		/* 0: an orderly close (the client words the two apart). */
+		rtl_rtde_client_closed(t->client, rtl_time_now(), n < 0 ? code : 0);
 		stream_lost(t, code);
 		return n < 0 ? code : 0;
 	}

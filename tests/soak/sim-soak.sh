@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # Soak test of rtde-sim (not run by CI): the simulator (e-Series, 500 Hz)
-# with five light clients (tests/soak/soak-client.c, rtl_rtde_conn reading
-# `timestamp`) for DURATION seconds, sampling the simulator's resident set
-# (VmRSS) every 10 s. At the end it prints, per client, the packages, the
+# with five light clients (tests/soak/soak-client.c: the RTDE transport under
+# the loop, reading `timestamp`) for DURATION seconds, sampling the
+# simulator's resident set (VmRSS) every 10 s. At the end it prints, per client, the packages, the
 # skips the client counted and the drift of the controller's timestamps
 # against the client's CLOCK_MONOTONIC, then the RSS series (start, max,
 # end, and every sample).

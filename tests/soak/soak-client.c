@@ -2,32 +2,61 @@
 /*
  * soak-client: one light RTDE client for tests/soak/sim-soak.sh.
  *
- * It connects with rtl_rtde_conn (the blocking driver every simple program
- * uses), streams `timestamp` at the controller's rate for a given time and
- * prints one line of key=value pairs:
+ * It is a program as users write them: the RTDE transport under the
+ * control loop (plain threads: five of them share the machine with the
+ * simulator), a step that stamps `timestamp` at the controller's rate and
+ * ends the loop when the time is up. It prints one line of key=value
+ * pairs:
  *
  *   packages skipped resets first_ts last_ts wall_s drift_ms
  *
  * drift = (last_ts - first_ts) - (arrival of the last package - arrival of
  * the first), both in the same run: the controller's timestamp (whole
  * control periods of the simulator's absolute-deadline timer) against this
- * process's CLOCK_MONOTONIC. A simulator that accumulated its period, or
- * lost cycles without saying so, drifts; one that schedules from absolute
- * deadlines stays within a period or two of 0 however long it runs.
+ * process's CLOCK_MONOTONIC (when the receive returned the package). A simulator that accumulated
+ * its period, or lost cycles without saying so, drifts; one that schedules from absolute deadlines
+ * stays within a period or two of 0 however long it runs.
  *
  * Usage: soak-client [-h HOST] [-p PORT] [-d SECONDS]
  * Exit status: 0 when the client streamed until the end, 1 on a
  * connection failure, 2 for bad arguments.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <rtloop/loop.h>
 #include <rtloop/rtde.h>
-#include <rtloop/rtde_conn.h>
+#include <rtloop/rtde_transport.h>
 #include <rtloop/time.h>
+
+struct soak {
+	int64_t end; /* CLOCK_MONOTONIC: the step ends the loop from here */
+	uint64_t packages;
+	double first_ts, last_ts;
+	int64_t first_ns, last_ns;
+};
+
+static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
+{
+	struct soak *s = user;
+
+	(void)loop;
+	if (f->rx_ns >= s->end)
+		return -ECANCELED; /* the time is up: stop, not an error */
+	if (isnan(f->ctrl_time))
+		return 0;
+	s->last_ns = f->rx_ns;
+	s->last_ts = f->ctrl_time;
+	if (s->packages++ == 0) {
+		s->first_ns = s->last_ns;
+		s->first_ts = s->last_ts;
+	}
+	return 0;
+}
 
 static void usage(FILE *f)
 {
@@ -36,16 +65,16 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct rtl_rtde_client_config cfg = { .outputs = "timestamp" };
-	struct rtl_rtde_client_error err = { 0 };
+	struct rtl_rtde_transport_config tc = { .client = { .outputs = "timestamp" } };
+	struct rtl_loop_config lc = { 0 };
 	const struct rtl_rtde_client_stats *st;
-	struct rtl_rtde_client_event ev;
-	struct rtl_rtde_conn *conn;
+	struct rtl_rtde_transport *tr;
+	struct rtl_error err = { 0 };
+	struct rtl_loop *loop;
+	struct soak s = { 0 };
 	const char *host = "127.0.0.1";
 	unsigned long port = RTL_RTDE_PORT;
-	double duration = 600, first_ts = 0, last_ts = 0;
-	int64_t first_ns = 0, last_ns = 0, end;
-	uint64_t packages = 0;
+	double duration = 600;
 	char *endp;
 	int opt, rc;
 
@@ -74,39 +103,41 @@ int main(int argc, char **argv)
 		}
 	}
 
-	rc = rtl_rtde_conn_open(&conn, host, (uint16_t)port, &cfg, 5 * RTL_NS_PER_SEC, &err);
+	tc.host = host;
+	tc.port = (uint16_t)port;
+	tc.connect_timeout_ns = 5 * RTL_NS_PER_SEC;
+	rc = rtl_rtde_transport_create(&tr, &tc, &err);
 	if (rc < 0) {
-		fprintf(stderr, "soak-client: %s\n", err.err.msg);
+		fprintf(stderr, "soak-client: %s\n", err.msg);
 		return 1;
 	}
-	end = rtl_time_now() + (int64_t)(duration * 1e9);
-	while (rtl_time_now() < end) {
-		rc = rtl_rtde_conn_next_event(conn, &ev, RTL_NS_PER_SEC);
-		if (rc == 0)
-			continue;
-		if (rc < 0)
-			break;
-		if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal) {
-			fprintf(stderr, "soak-client: %s\n", ev.u.error->err.msg);
-			rc = ev.u.error->err.code;
-			break;
-		}
-		if (ev.type != RTL_RTDE_CLIENT_EV_DATA || !ev.u.data.has_timestamp)
-			continue;
-		last_ns = rtl_time_now();
-		last_ts = ev.u.data.timestamp;
-		if (packages++ == 0) {
-			first_ns = last_ns;
-			first_ts = last_ts;
-		}
+	lc.transport = rtl_rtde_transport_base(tr);
+	lc.step = step;
+	lc.user = &s;
+	lc.rt_mode = RTL_LOOP_RT_OFF;
+	lc.inline_step = true; /* every package stamped as it is received */
+	lc.every_frame = true;
+	lc.watchdog_periods = -1; /* a reader: no commands to guard */
+	rc = rtl_loop_create(&loop, &lc, &err);
+	if (rc == 0) {
+		s.end = rtl_time_now() + (int64_t)(duration * 1e9);
+		rc = rtl_loop_run(loop, &err);
+		if (rc == -ECANCELED)
+			rc = 0;
+		else if (rc < 0 && !err.msg[0])
+			snprintf(err.msg, sizeof(err.msg),
+				 "the stream ended: %s (see the log above)", strerror(-rc));
 	}
-	st = rtl_rtde_client_stats(rtl_rtde_conn_client(conn));
+	if (rc < 0)
+		fprintf(stderr, "soak-client: %s\n", err.msg);
+	st = rtl_rtde_client_stats(rtl_rtde_transport_client(tr));
 	printf("packages=%llu skipped=%llu resets=%llu first_ts=%.6f last_ts=%.6f wall_s=%.6f "
 	       "drift_ms=%.3f\n",
-	       (unsigned long long)packages, (unsigned long long)st->skipped,
-	       (unsigned long long)st->resets, first_ts, last_ts,
-	       (double)(last_ns - first_ns) / 1e9,
-	       ((last_ts - first_ts) - (double)(last_ns - first_ns) / 1e9) * 1e3);
-	rtl_rtde_conn_close(conn);
+	       (unsigned long long)s.packages, (unsigned long long)st->skipped,
+	       (unsigned long long)st->resets, s.first_ts, s.last_ts,
+	       (double)(s.last_ns - s.first_ns) / 1e9,
+	       ((s.last_ts - s.first_ts) - (double)(s.last_ns - s.first_ns) / 1e9) * 1e3);
+	rtl_loop_destroy(loop);
+	rtl_rtde_transport_destroy(tr);
 	return rc < 0 ? 1 : 0;
 }

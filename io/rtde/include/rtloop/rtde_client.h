@@ -5,8 +5,8 @@
  * Design
  * ------
  * The client is a state machine that owns no socket and no thread. A
- * driver (rtde_conn.h for simple blocking programs, the rx thread of the
- * loop for real-time ones) moves bytes and time in and out of it:
+ * driver (the RTDE transport on the loop's rx thread, rtde_transport.h, or a
+ * test that owns its socket) moves bytes and time in and out of it:
  *
  *   rtl_rtde_client_connected(c, now)        a TCP connection is up
  *   loop:
