@@ -422,11 +422,11 @@ RTL_API int rtl_loop_run(struct rtl_loop *loop, struct rtl_error *err);
  * configured): wait up to @timeout_ns for a frame newer than the last one
  * read and return it (the newest, older ones counting as worker-skipped;
  * with every_frame, the oldest not yet read, so that every frame is read
- * in order), or NULL on time-out, stop, or while a reconnect runs. The frame stays valid
- * until the next read. From the read until the rtl_loop_write() that
- * follows (or the next read) the caller is in a step: a reconnect waits
- * for its end, and the watchdog measures it. Call from one thread only.
- * RT-safe.
+ * in order), or NULL on time-out, stop, or while a reconnect runs. The
+ * frame stays valid until the next read. From the read until the
+ * rtl_loop_write() that follows (or the next read) the caller is in a
+ * step: a reconnect waits for its end, and the watchdog measures it. Call
+ * from one thread only. RT-safe.
  */
 RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_t timeout_ns);
 
