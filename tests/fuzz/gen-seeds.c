@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Writes the fuzz seed corpora, one directory per harness under argv[1],
- * from the section-7 test vectors (tests/io/test-rtde-vectors.h): the
+ * from the section-7 test vectors (tests/io/rtde/test-rtde-vectors.h): the
  * seeds are the same bytes the unit tests pin down, laid out as each
  * harness reads its input. Run by run-fuzz.sh; not part of the library.
  */

@@ -62,7 +62,7 @@
  *
  * Hot-path rules: after rtl_loop_start() the rx thread and the worker make
  * no allocation, take no lock, print nothing and perform no system call
- * other than the transport's receive/send and the futex; tests/loop
+ * other than the transport's receive/send and the futex; tests/rt
  * proves it.
  */
 #ifndef RTLOOP_LOOP_H
