@@ -14,6 +14,8 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rtloop/stat.h>
@@ -22,6 +24,66 @@
 /* Two 64-bit atomics per recipe on a single-writer path: they must be
  * plain loads and stores, not a lock. */
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the counters need lock-free 64-bit atomics");
+
+/* A mask field and the values it governs. */
+struct rtl_rtde_coalesce_mask {
+	uint32_t mask_wire;	/* wire offset of the mask field */
+	uint32_t value_host[2]; /* host offsets of the values */
+	uint32_t value_wire[2]; /* wire offsets (doubles only) */
+	uint32_t type_host;	/* host offset of standard_analog_output_type */
+	uint8_t kind;		/* digital, slider or analog */
+	uint8_t mask_type;	/* enum rtl_rtde_type of the mask field */
+	uint8_t valid;		/* bits the mask may carry */
+	uint8_t present;	/* bit i: value i is in the recipe */
+	bool has_type;		/* standard_analog_output_type is in the recipe */
+	uint8_t touched;	/* bits ever sent in a committed mask (for force) */
+	uint8_t staged;		/* the mask of the last encode */
+	uint32_t mask_host;	/* host offset of the mask field */
+};
+
+/* Per-recipe state. */
+struct rtl_rtde_coalesce_slot {
+	const struct rtl_rtde_recipe *recipe;
+	struct rtl_rtde_frame pending; /* the caller's values */
+	uint8_t id;
+	bool force;  /* send at the next encode even if unchanged */
+	bool resend; /* send at the next encode even if unchanged, masks as usual */
+	bool staged; /* encoded by the last encode, waiting for commit */
+	uint8_t n_masks;
+	struct rtl_rtde_coalesce_mask masks[RTL_RTDE_COALESCE_MAX_MASKS];
+	_Alignas(8) unsigned char pending_buf[RTL_RTDE_COALESCE_MAX_BYTES];
+	_Alignas(8) unsigned char last[RTL_RTDE_COALESCE_MAX_BYTES];	/* last sent */
+	_Alignas(8) unsigned char staging[RTL_RTDE_COALESCE_MAX_BYTES]; /* encoded, not committed */
+};
+
+/* One recipe's counters, written by the owner only. */
+struct rtl_rtde_coalesce_counter {
+	_Atomic uint64_t sent;
+	_Atomic uint64_t suppressed;
+};
+
+/* The coalescer (opaque to the API). */
+struct rtl_rtde_coalesce {
+	uint32_t n;
+	int32_t beat_recipe; /* recipe of the heartbeat, -1: none */
+	uint32_t beat_host;  /* its host and wire offsets */
+	uint32_t beat_wire;
+	uint32_t beat; /* the last heartbeat value given out */
+	bool raw_masks;
+	struct rtl_rtde_coalesce_slot slots[RTL_RTDE_COALESCE_MAX_RECIPES];
+	/* Read by other threads: on their own cache lines, away from the
+	 * owner's working state. The alignment only holds if the coalescer
+	 * itself is cache-line aligned: create uses aligned_alloc(). */
+	_Alignas(RTL_CACHELINE) struct rtl_rtde_coalesce_counter
+		counters[RTL_RTDE_COALESCE_MAX_RECIPES];
+};
+
+/* aligned_alloc() wants a size that is a multiple of the alignment; C
+ * makes every struct's size a multiple of its own, which is this one. */
+_Static_assert(_Alignof(struct rtl_rtde_coalesce) == RTL_CACHELINE,
+	       "the counters set the coalescer's alignment");
+_Static_assert(sizeof(struct rtl_rtde_coalesce) % RTL_CACHELINE == 0,
+	       "aligned_alloc() needs a multiple of the alignment");
 
 enum mask_kind {
 	MASK_DIGITAL, /* bit i of the value is output i */
@@ -121,16 +183,54 @@ static bool id_taken(const struct rtl_rtde_coalesce *c, size_t n, size_t except,
 	return false;
 }
 
-RTL_API int rtl_rtde_coalesce_init(struct rtl_rtde_coalesce *c,
-				   const struct rtl_rtde_recipe *const *recipes, const uint8_t *ids,
-				   size_t n)
+/* No recipes, no heartbeat, computed masks: the state after create and
+ * after a failed setup. The slots are left as they are: with n 0 nothing
+ * reads them, and setup rewrites each one it hands out. */
+static void clear(struct rtl_rtde_coalesce *c)
 {
-	if (!c)
-		return -EINVAL;
 	c->n = 0;
 	c->beat_recipe = -1;
 	c->beat = 0;
 	c->raw_masks = false;
+}
+
+RTL_API int rtl_rtde_coalesce_create(struct rtl_rtde_coalesce **out)
+{
+	struct rtl_rtde_coalesce *c;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	/* Not calloc(): malloc's 16 bytes would split the counters' cache
+	 * lines with the owner's state, the false sharing they are aligned
+	 * against. */
+	c = aligned_alloc(RTL_CACHELINE, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	/* Zeroed, so that every page is touched here, at set-up time, and no
+	 * slot holds garbage even before it is used. */
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < RTL_RTDE_COALESCE_MAX_RECIPES; i++) {
+		atomic_init(&c->counters[i].sent, 0);
+		atomic_init(&c->counters[i].suppressed, 0);
+	}
+	clear(c);
+	*out = c;
+	return 0;
+}
+
+RTL_API void rtl_rtde_coalesce_destroy(struct rtl_rtde_coalesce *c)
+{
+	free(c);
+}
+
+RTL_API int rtl_rtde_coalesce_setup(struct rtl_rtde_coalesce *c,
+				    const struct rtl_rtde_recipe *const *recipes,
+				    const uint8_t *ids, size_t n)
+{
+	if (!c)
+		return -EINVAL;
+	clear(c);
 	if (!recipes || !ids || n == 0)
 		return -EINVAL;
 	if (n > RTL_RTDE_COALESCE_MAX_RECIPES)

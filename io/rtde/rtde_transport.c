@@ -46,8 +46,10 @@ struct rtl_rtde_transport {
 	char peer[96];		  /* "host:port", for messages */
 	struct rtl_error lost;	  /* why the stream ended (rx thread) */
 	struct rtl_rtde_client *client;
-	struct rtl_rtde_coalesce coal; /* the step's commands */
-	struct rtl_rtde_coalesce safe; /* the safe package's own frames */
+	/* Both created with the transport (their frames never move: check()
+	 * reads them through coal_base) and set up at connect. */
+	struct rtl_rtde_coalesce *coal; /* the step's commands */
+	struct rtl_rtde_coalesce *safe; /* the safe package's own frames */
 	int fd;
 	uint64_t connects; /* successful connects so far */
 	bool coal_ready;
@@ -220,7 +222,7 @@ static int setup_heartbeat(struct rtl_rtde_transport *t, struct rtl_error *err)
 					       "for none",
 					       name)
 			       : 0;
-	if (rtl_rtde_coalesce_set_heartbeat(&t->coal, (size_t)i, h) < 0)
+	if (rtl_rtde_coalesce_set_heartbeat(t->coal, (size_t)i, h) < 0)
 		return rtl_error_set(err, -EINVAL,
 				     "RTDE: the heartbeat field '%s' is not a 32-bit integer",
 				     name);
@@ -238,18 +240,18 @@ static int setup_coalescer(struct rtl_rtde_transport *t, struct rtl_error *err)
 		return 0;
 	if (t->coal_ready) {
 		for (unsigned i = 0; i < info->n_inputs; i++) {
-			ret = rtl_rtde_coalesce_set_id(&t->coal, i, info->input_ids[i]);
+			ret = rtl_rtde_coalesce_set_id(t->coal, i, info->input_ids[i]);
 			if (ret < 0)
 				return rtl_error_set(err, ret,
 						     "RTDE: input recipe ids changed badly");
 		}
 		/* The controller kept the old values, or another client changed
 		 * them: send everything again. */
-		return rtl_rtde_coalesce_force(&t->coal);
+		return rtl_rtde_coalesce_force(t->coal);
 	}
 	for (unsigned i = 0; i < info->n_inputs; i++)
 		recipes[i] = rtl_rtde_client_input_recipe(t->client, i);
-	ret = rtl_rtde_coalesce_init(&t->coal, recipes, info->input_ids, info->n_inputs);
+	ret = rtl_rtde_coalesce_setup(t->coal, recipes, info->input_ids, info->n_inputs);
 	if (ret < 0)
 		return rtl_error_set(err, ret,
 				     "RTDE: an input recipe is too large for the coalescer");
@@ -286,7 +288,7 @@ static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_error *err)
 	for (unsigned i = 0; i < info->n_inputs; i++) {
 		const struct rtl_rtde_recipe *r = rtl_rtde_client_input_recipe(t->client, i);
 
-		t->coal_base[i] = rtl_rtde_coalesce_frame(&t->coal, i)->values;
+		t->coal_base[i] = rtl_rtde_coalesce_frame(t->coal, i)->values;
 
 		/* No overflow: the coalescer took at most MAX_RECIPES recipes of
 		 * at most MAX_BYTES each, and every double takes 8 of them. */
@@ -518,8 +520,8 @@ static int op_send(struct rtl_transport *base, int64_t now)
 {
 	struct rtl_rtde_transport *t = of(base);
 	int64_t keep = t->cfg.keepalive_ns;
-	int beat_recipe = rtl_rtde_coalesce_beat_recipe(&t->coal);
-	uint32_t beat_before = t->coal.beat;
+	int beat_recipe = rtl_rtde_coalesce_beat_recipe(t->coal);
+	struct rtl_rtde_coalesce_stats beat_before = { 0 }, beat_after = { 0 };
 	bool keepalive = false;
 	int len, ret;
 
@@ -530,23 +532,30 @@ static int op_send(struct rtl_transport *base, int64_t now)
 		return ret;
 	/* The controller holds the safe set: every command goes again. */
 	if (t->resend)
-		rtl_rtde_coalesce_force(&t->coal);
+		rtl_rtde_coalesce_force(t->coal);
 	/* The heartbeat's recipe has not gone out for a while (other
 	 * recipes may have): send it as it is, with a new heartbeat. */
 	if (keep > 0 && beat_recipe >= 0 && now - t->last_beat_ns >= keep) {
-		rtl_rtde_coalesce_resend(&t->coal, (size_t)beat_recipe);
+		rtl_rtde_coalesce_resend(t->coal, (size_t)beat_recipe);
 		keepalive = true;
 	}
-	len = rtl_rtde_coalesce_encode(&t->coal, t->tx, sizeof(t->tx));
+	/* Whether the heartbeat's recipe goes out in this send: its sent
+	 * counter moves (the commit below counts it) exactly when it does.
+	 * Exact: this thread is the counters' only writer. */
+	if (beat_recipe >= 0)
+		rtl_rtde_coalesce_stats(t->coal, (size_t)beat_recipe, &beat_before);
+	len = rtl_rtde_coalesce_encode(t->coal, t->tx, sizeof(t->tx));
 	if (len <= 0)
 		return len;
 	ret = tx_send(t, (size_t)len);
 	if (ret < 0)
 		return ret; /* nothing left: the newest values go next time */
-	rtl_stat_add(&t->c.packages, (uint64_t)rtl_rtde_coalesce_commit(&t->coal));
+	rtl_stat_add(&t->c.packages, (uint64_t)rtl_rtde_coalesce_commit(t->coal));
 	t->resend = false;
 	t->last_tx_ns = now;
-	if (t->coal.beat != beat_before) {
+	if (beat_recipe >= 0)
+		rtl_rtde_coalesce_stats(t->coal, (size_t)beat_recipe, &beat_after);
+	if (beat_after.sent != beat_before.sent) {
 		/* A keep-alive is a send only the keep-alive caused. */
 		if (keepalive &&
 		    len == (int)(RTL_RTDE_HEADER_SIZE + 1 +
@@ -574,7 +583,7 @@ static int op_send_safe(struct rtl_transport *base)
 	/* A heartbeat the controller has not seen: the safe set is obeyed
 	 * even by an executor whose watchdog tripped on a stale one. */
 	if (t->safe_beat >= 0)
-		rtl_rtde_store_u32(t->tx + t->safe_beat, rtl_rtde_coalesce_next_beat(&t->coal));
+		rtl_rtde_store_u32(t->tx + t->safe_beat, rtl_rtde_coalesce_next_beat(t->coal));
 	ret = tx_send(t, t->safe_len);
 	if (ret < 0)
 		return ret;
@@ -649,7 +658,7 @@ static int build_safe(struct rtl_rtde_transport *t, struct rtl_error *err)
 	const struct rtl_rtde_recipe *recipes[RTL_RTDE_CLIENT_MAX_INPUTS];
 	const unsigned char *bases[RTL_RTDE_COALESCE_MAX_RECIPES];
 	struct rtl_rtde_handle mode;
-	int beat_recipe = rtl_rtde_coalesce_beat_recipe(&t->coal);
+	int beat_recipe = rtl_rtde_coalesce_beat_recipe(t->coal);
 	char why[160];
 	int len, ret, mode_recipe = -1;
 
@@ -664,23 +673,23 @@ static int build_safe(struct rtl_rtde_transport *t, struct rtl_error *err)
 	}
 	for (unsigned i = 0; i < info->n_inputs; i++)
 		recipes[i] = rtl_rtde_client_input_recipe(t->client, i);
-	ret = rtl_rtde_coalesce_init(&t->safe, recipes, info->input_ids, info->n_inputs);
+	ret = rtl_rtde_coalesce_setup(t->safe, recipes, info->input_ids, info->n_inputs);
 	if (ret < 0)
 		return rtl_error_set(err, ret, "RTDE: cannot set up the safe package");
-	rtl_rtde_coalesce_raw_masks(&t->safe, true);
+	rtl_rtde_coalesce_raw_masks(t->safe, true);
 	if (t->cfg.safe)
-		t->cfg.safe(t, &t->safe, t->cfg.user);
+		t->cfg.safe(t, t->safe, t->cfg.user);
 	else
-		rtl_rtde_frame_set_int(rtl_rtde_coalesce_frame(&t->safe, (size_t)mode_recipe), mode,
+		rtl_rtde_frame_set_int(rtl_rtde_coalesce_frame(t->safe, (size_t)mode_recipe), mode,
 				       RTL_RTDE_CMD_STOP);
 	for (unsigned i = 0; i < info->n_inputs; i++)
-		bases[i] = rtl_rtde_coalesce_frame(&t->safe, i)->values;
+		bases[i] = rtl_rtde_coalesce_frame(t->safe, i)->values;
 	if (check_values(t, bases, why, sizeof(why)) < 0)
 		return rtl_error_set(err, -EDOM,
 				     "RTDE: the safe set cannot be sent: %s; fix the safe "
 				     "callback",
 				     why);
-	len = rtl_rtde_coalesce_encode(&t->safe, t->safe_tx, sizeof(t->safe_tx));
+	len = rtl_rtde_coalesce_encode(t->safe, t->safe_tx, sizeof(t->safe_tx));
 	if (len < 0)
 		return rtl_error_set(err, len, "RTDE: the safe package does not fit");
 	if (len == 0)
@@ -694,7 +703,7 @@ static int build_safe(struct rtl_rtde_transport *t, struct rtl_error *err)
 	for (size_t pos = 0; pos + 4 <= t->safe_len; pos += rtl_rtde_load_u16(t->safe_tx + pos)) {
 		t->safe_pkgs++;
 		if (beat_recipe >= 0 && t->safe_tx[pos + 3] == info->input_ids[beat_recipe])
-			t->safe_beat = (int)pos + rtl_rtde_coalesce_beat_offset(&t->coal);
+			t->safe_beat = (int)pos + rtl_rtde_coalesce_beat_offset(t->coal);
 	}
 	return 0;
 }
@@ -817,13 +826,20 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 		snprintf(outputs, len, "%s," REST_FIELD, cc.outputs);
 		cc.outputs = outputs;
 	}
+	/* Allocated here, never on the hot path or at a reconnect: connect
+	 * only sets them up. rtl_rtde_transport_create() frees them if
+	 * anything below fails. */
+	if (rtl_rtde_coalesce_create(&t->coal) < 0 || rtl_rtde_coalesce_create(&t->safe) < 0) {
+		free(outputs);
+		return rtl_error_set(err, -ENOMEM, "RTDE transport: out of memory");
+	}
 	ret = rtl_rtde_client_create(&t->client, &cc, err);
 	free(outputs); /* the client copied the names */
 	if (ret < 0)
 		return ret;
 	t->base.ops = &rtde_ops;
 	t->base.impl = t;
-	t->base.commands = &t->coal;
+	t->base.commands = t->coal;
 	return 0;
 }
 
@@ -842,6 +858,9 @@ RTL_API int rtl_rtde_transport_create(struct rtl_rtde_transport **out,
 		return rtl_error_set(err, -ENOMEM, "RTDE transport: out of memory");
 	ret = transport_init(t, cfg, err);
 	if (ret < 0) {
+		/* NULL unless transport_init() got as far as creating them. */
+		rtl_rtde_coalesce_destroy(t->safe);
+		rtl_rtde_coalesce_destroy(t->coal);
 		free(t);
 		return ret;
 	}
@@ -856,6 +875,8 @@ RTL_API void rtl_rtde_transport_destroy(struct rtl_rtde_transport *t)
 	if (t->fd >= 0)
 		close(t->fd);
 	rtl_rtde_client_destroy(t->client);
+	rtl_rtde_coalesce_destroy(t->safe);
+	rtl_rtde_coalesce_destroy(t->coal);
 	free(t);
 }
 

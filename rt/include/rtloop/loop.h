@@ -441,7 +441,8 @@ RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_
 RTL_API int rtl_loop_write(struct rtl_loop *loop);
 
 /* What the step function writes commands into (transport-defined, e.g.
- * struct rtl_rtde_coalesce for RTDE). */
+ * a struct rtl_rtde_coalesce * for RTDE, an opaque handle: write through
+ * rtl_rtde_coalesce_frame()). */
 RTL_API void *rtl_loop_commands(struct rtl_loop *loop);
 
 /* Arm or disarm the commands. Disarmed, the step's commands are not sent;

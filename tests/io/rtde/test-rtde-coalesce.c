@@ -5,8 +5,8 @@
  * cleared after a commit, the slider and analog outputs apply their first
  * value and never an unset one, encode without commit re-sends the newest
  * values, the bytes are the codec's (decoded back), counters, force, bad
- * arguments with their exact codes, and that the RT-safe calls never
- * allocate.
+ * arguments with their exact codes, that setup and the RT-safe calls never
+ * allocate, and the life cycle (create, setup again, destroy).
  */
 #include <errno.h>
 #include <math.h>
@@ -46,8 +46,24 @@
 
 /* Large: keep them off the stack. */
 static struct rtl_rtde_recipe rec_io, rec_servo, rec_tmp;
-static struct rtl_rtde_coalesce coal;
 static uint8_t buf[4096];
+/* Created empty before every test and destroyed after it: tests set it up
+ * with the recipes they want. */
+static struct rtl_rtde_coalesce *coal;
+
+static void create_coal(void)
+{
+	cr_assert_eq(rtl_rtde_coalesce_create(&coal), 0);
+	cr_assert_not_null(coal);
+}
+
+static void destroy_coal(void)
+{
+	rtl_rtde_coalesce_destroy(coal);
+	coal = NULL;
+}
+
+TestSuite(rtde_coalesce, .init = create_coal, .fini = destroy_coal);
 
 static void build(struct rtl_rtde_recipe *r, const char *list)
 {
@@ -73,17 +89,17 @@ static void setup_two(void)
 
 	build(&rec_io, IO_LIST);
 	build(&rec_servo, SERVO_LIST);
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, 2), 0);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 2), 0);
 }
 
 static struct rtl_rtde_frame *io(void)
 {
-	return rtl_rtde_coalesce_frame(&coal, IO);
+	return rtl_rtde_coalesce_frame(coal, IO);
 }
 
 static struct rtl_rtde_frame *servo(void)
 {
-	return rtl_rtde_coalesce_frame(&coal, SERVO);
+	return rtl_rtde_coalesce_frame(coal, SERVO);
 }
 
 /* One decoded package of the output. */
@@ -151,7 +167,7 @@ static double get_double(const struct rtl_rtde_frame *f, const struct rtl_rtde_r
 static struct rtl_rtde_frame *encode_one(const struct rtl_rtde_recipe *r, uint8_t id)
 {
 	static struct pkg p[8];
-	int n = rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf));
+	int n = rtl_rtde_coalesce_encode(coal, buf, sizeof(buf));
 
 	cr_assert_gt(n, 0, "encode returned %d", n);
 	cr_assert_eq(split(buf, (size_t)n, p, 8), 1);
@@ -177,13 +193,13 @@ Test(rtde_coalesce, unchanged_values_send_nothing)
 {
 	setup_two();
 	for (int i = 0; i < 3; i++)
-		cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 0);
+		cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 0);
 
 	/* Writing the value already sent is no change either. */
 	set_d(servo(), &rec_servo, "input_double_register_24", 0.0);
 	set_u(io(), &rec_io, "standard_digital_output", 0);
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 }
 
 Test(rtde_coalesce, one_changed_field_sends_only_its_recipe)
@@ -195,8 +211,8 @@ Test(rtde_coalesce, one_changed_field_sends_only_its_recipe)
 	f = encode_one(&rec_servo, SERVO_ID);
 	cr_assert_eq(get_double(f, &rec_servo, "input_double_register_27"), 1.25);
 	cr_assert_eq(get_double(f, &rec_servo, "input_double_register_24"), 0.0);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 
 	cr_assert(rtl_rtde_frame_set_int(io(), hnd(&rec_io, "input_int_register_24"), 42));
 	f = encode_one(&rec_io, IO_ID);
@@ -212,12 +228,12 @@ Test(rtde_coalesce, two_changed_recipes_travel_in_recipe_order)
 	setup_two();
 	cr_assert(rtl_rtde_frame_set_bool(servo(), hnd(&rec_servo, "input_bit_register_64"), true));
 	cr_assert(rtl_rtde_frame_set_int(io(), hnd(&rec_io, "input_int_register_24"), -5));
-	n = rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf));
+	n = rtl_rtde_coalesce_encode(coal, buf, sizeof(buf));
 	cr_assert_eq((size_t)n, 2 * 4 + rec_io.wire_size + rec_servo.wire_size);
 	cr_assert_eq(split(buf, (size_t)n, p, 4), 2);
 	cr_assert_eq(p[0].id, IO_ID);
 	cr_assert_eq(p[1].id, SERVO_ID);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 2);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 2);
 }
 
 /* ---- bytes ------------------------------------------------------------------ */
@@ -256,19 +272,19 @@ Test(rtde_coalesce, bytes_equal_the_codec_output)
 	cr_assert(rtl_rtde_frame_set_int(servo(), hnd(&rec_servo, "input_int_register_25"),
 					 INT32_MIN));
 	cr_assert(rtl_rtde_frame_set_bool(servo(), hnd(&rec_servo, "input_bit_register_64"), true));
-	n = rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf));
+	n = rtl_rtde_coalesce_encode(coal, buf, sizeof(buf));
 	wn = reference(&rec_servo, servo(), SERVO_ID, want, sizeof(want));
 	cr_assert_eq((size_t)n, wn);
 	cr_assert_arr_eq(buf, want, wn)
 		;
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 
 	/* Masks: the codec's package of the frame with the masks filled in
 	 * and unset doubles as 0.0. */
 	set_u(io(), &rec_io, "standard_digital_output", 0x81);
 	set_u(io(), &rec_io, "tool_digital_output", 0x02);
 	set_d(io(), &rec_io, "standard_analog_output_1", 0.5);
-	n = rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf));
+	n = rtl_rtde_coalesce_encode(coal, buf, sizeof(buf));
 	cr_assert_eq(rtl_rtde_frame_init(&ref, refbuf, sizeof(refbuf), &rec_io), 0);
 	memcpy(refbuf, io()->values, rec_io.host_size);
 	set_u(&ref, &rec_io, "standard_digital_output_mask", 0x81);
@@ -301,22 +317,22 @@ Test(rtde_coalesce, digital_mask_is_the_changed_bits_and_clears_after_commit)
 	f = encode_one(&rec_io, IO_ID);
 	cr_assert_eq(get_uint(f, &rec_io, "standard_digital_output_mask"), 0x09);
 	cr_assert_eq(get_uint(f, &rec_io, "standard_digital_output"), 0x09);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 
 	/* Turn bit 0 off and bit 7 on: only those two bits are in the mask. */
 	set_u(io(), &rec_io, "standard_digital_output", 0x88);
 	f = encode_one(&rec_io, IO_ID);
 	cr_assert_eq(get_uint(f, &rec_io, "standard_digital_output_mask"), 0x81);
 	cr_assert_eq(get_uint(f, &rec_io, "standard_digital_output"), 0x88);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 
 	/* Another field of the recipe changes: the mask is cleared. */
 	cr_assert(rtl_rtde_frame_set_int(io(), hnd(&rec_io, "input_int_register_24"), 1));
 	f = encode_one(&rec_io, IO_ID);
 	cr_assert_eq(get_uint(f, &rec_io, "standard_digital_output_mask"), 0);
 	cr_assert_eq(get_uint(f, &rec_io, "standard_digital_output"), 0x88);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 }
 
 Test(rtde_coalesce, each_digital_mask_follows_its_own_value)
@@ -338,7 +354,7 @@ Test(rtde_coalesce, mask_fields_written_by_the_caller_are_ignored)
 	setup_two();
 	set_u(io(), &rec_io, "standard_digital_output_mask", 0xff);
 	set_u(io(), &rec_io, "speed_slider_mask", 1);
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 	cr_assert_eq(get_uint(io(), &rec_io, "standard_digital_output_mask"), 0);
 }
 
@@ -354,16 +370,16 @@ Test(rtde_coalesce, speed_slider_first_write_applies_then_only_changes)
 	f = encode_one(&rec_io, IO_ID);
 	cr_assert_eq(get_uint(f, &rec_io, "speed_slider_mask"), 1);
 	cr_assert_eq(get_double(f, &rec_io, "speed_slider_fraction"), 0.0);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 
 	set_d(io(), &rec_io, "speed_slider_fraction", 0.0);
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 
 	set_d(io(), &rec_io, "speed_slider_fraction", 0.75);
 	f = encode_one(&rec_io, IO_ID);
 	cr_assert_eq(get_uint(f, &rec_io, "speed_slider_mask"), 1);
 	cr_assert_eq(get_double(f, &rec_io, "speed_slider_fraction"), 0.75);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 
 	set_u(io(), &rec_io, "standard_digital_output", 1);
 	f = encode_one(&rec_io, IO_ID);
@@ -384,9 +400,9 @@ Test(rtde_coalesce, unset_slider_and_analog_outputs_are_never_applied)
 	cr_assert_eq(get_double(f, &rec_io, "speed_slider_fraction"), 0.0);
 	cr_assert_eq(get_double(f, &rec_io, "standard_analog_output_0"), 0.0);
 	cr_assert_eq(get_double(f, &rec_io, "standard_analog_output_1"), 0.0);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 	/* Still unset after the commit: no change, nothing sent. */
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 	cr_assert(isnan(get_double(io(), &rec_io, "standard_analog_output_0")));
 }
 
@@ -399,20 +415,20 @@ Test(rtde_coalesce, analog_mask_bit_per_output_and_type)
 	f = encode_one(&rec_io, IO_ID);
 	cr_assert_eq(get_uint(f, &rec_io, "standard_analog_output_mask"), 0x01);
 	cr_assert_eq(get_double(f, &rec_io, "standard_analog_output_0"), 0.25);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 
 	set_d(io(), &rec_io, "standard_analog_output_1", 0.5);
 	f = encode_one(&rec_io, IO_ID);
 	cr_assert_eq(get_uint(f, &rec_io, "standard_analog_output_mask"), 0x02);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 
 	/* Output 0 switches to voltage: its bit goes with the type bit. */
 	set_u(io(), &rec_io, "standard_analog_output_type", 0x01);
 	f = encode_one(&rec_io, IO_ID);
 	cr_assert_eq(get_uint(f, &rec_io, "standard_analog_output_mask"), 0x01);
 	cr_assert_eq(get_uint(f, &rec_io, "standard_analog_output_type"), 0x01);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 }
 
 Test(rtde_coalesce, a_mask_without_its_value_stays_zero)
@@ -422,9 +438,9 @@ Test(rtde_coalesce, a_mask_without_its_value_stays_zero)
 	struct rtl_rtde_frame *f;
 
 	build(&rec_tmp, "standard_digital_output_mask, input_int_register_30");
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, 1), 0);
-	set_u(rtl_rtde_coalesce_frame(&coal, 0), &rec_tmp, "standard_digital_output_mask", 0xff);
-	cr_assert(rtl_rtde_frame_set_int(rtl_rtde_coalesce_frame(&coal, 0),
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 1), 0);
+	set_u(rtl_rtde_coalesce_frame(coal, 0), &rec_tmp, "standard_digital_output_mask", 0xff);
+	cr_assert(rtl_rtde_frame_set_int(rtl_rtde_coalesce_frame(coal, 0),
 					 hnd(&rec_tmp, "input_int_register_30"), 9));
 	f = encode_one(&rec_tmp, 1);
 	cr_assert_eq(get_uint(f, &rec_tmp, "standard_digital_output_mask"), 0);
@@ -439,15 +455,15 @@ Test(rtde_coalesce, encode_without_commit_resends_the_newest_values)
 	setup_two();
 	set_d(servo(), &rec_servo, "input_double_register_24", 1.0);
 	set_u(io(), &rec_io, "standard_digital_output", 0x02);
-	cr_assert_gt(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
+	cr_assert_gt(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 	/* The send would block: no commit. The IO change was undone. */
 	set_d(servo(), &rec_servo, "input_double_register_24", 2.0);
 	set_u(io(), &rec_io, "standard_digital_output", 0x00);
 	f = encode_one(&rec_servo, SERVO_ID);
 	cr_assert_eq(get_double(f, &rec_servo, "input_double_register_24"), 2.0);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 0, "a second commit commits nothing");
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 0, "a second commit commits nothing");
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 }
 
 Test(rtde_coalesce, commit_records_what_was_encoded_not_later_writes)
@@ -456,10 +472,10 @@ Test(rtde_coalesce, commit_records_what_was_encoded_not_later_writes)
 
 	setup_two();
 	set_d(servo(), &rec_servo, "input_double_register_25", 1.0);
-	cr_assert_gt(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
+	cr_assert_gt(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 	/* Written while the package is on its way. */
 	set_d(servo(), &rec_servo, "input_double_register_25", 3.0);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 	f = encode_one(&rec_servo, SERVO_ID);
 	cr_assert_eq(get_double(f, &rec_servo, "input_double_register_25"), 3.0);
 }
@@ -482,7 +498,7 @@ static void assert_stats(size_t i, uint64_t sent, uint64_t suppressed)
 {
 	struct rtl_rtde_coalesce_stats st;
 
-	cr_assert_eq(rtl_rtde_coalesce_stats(&coal, i, &st), 0);
+	cr_assert_eq(rtl_rtde_coalesce_stats(coal, i, &st), 0);
 	cr_assert_eq(st.sent, sent, "recipe %zu: sent %llu, want %llu", i,
 		     (unsigned long long)st.sent, (unsigned long long)sent);
 	cr_assert_eq(st.suppressed, suppressed, "recipe %zu: suppressed %llu, want %llu", i,
@@ -497,22 +513,22 @@ Test(rtde_coalesce, counters_count_sent_and_suppressed_per_recipe_and_total)
 	assert_stats(IO, 0, 0);
 	assert_stats(SERVO, 0, 0);
 
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0); /* 2 suppressed */
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0); /* 2 suppressed */
 	set_d(servo(), &rec_servo, "input_double_register_29", 9.0);
-	cr_assert_gt(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0); /* IO suppressed */
-	assert_stats(SERVO, 0, 1);					    /* not sent yet */
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_gt(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0); /* IO suppressed */
+	assert_stats(SERVO, 0, 1);					   /* not sent yet */
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 	assert_stats(SERVO, 1, 1);
 	assert_stats(IO, 0, 2);
 
 	set_u(io(), &rec_io, "standard_digital_output", 1);
 	set_d(servo(), &rec_servo, "input_double_register_29", 8.0);
-	cr_assert_gt(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 2);
+	cr_assert_gt(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 2);
 	assert_stats(IO, 1, 2);
 	assert_stats(SERVO, 2, 1);
 
-	cr_assert_eq(rtl_rtde_coalesce_total(&coal, &t), 0);
+	cr_assert_eq(rtl_rtde_coalesce_total(coal, &t), 0);
 	cr_assert_eq(t.sent, 3);
 	cr_assert_eq(t.suppressed, 3);
 }
@@ -528,16 +544,16 @@ Test(rtde_coalesce, force_resends_every_recipe_with_the_outputs_ever_set)
 	setup_two();
 	set_u(io(), &rec_io, "standard_digital_output", 0x03);
 	set_d(io(), &rec_io, "speed_slider_fraction", 0.5);
-	cr_assert_gt(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_gt(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 	set_u(io(), &rec_io, "standard_digital_output", 0x01);
-	cr_assert_gt(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
+	cr_assert_gt(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
 
 	/* Reconnect: everything goes again, the digital mask holds bits 0 and
 	 * 1 (both ever set), the slider is re-applied, unset analog stays 0. */
-	cr_assert_eq(rtl_rtde_coalesce_force(&coal), 0);
-	n = rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf));
+	cr_assert_eq(rtl_rtde_coalesce_force(coal), 0);
+	n = rtl_rtde_coalesce_encode(coal, buf, sizeof(buf));
 	cr_assert_eq(split(buf, (size_t)n, p, 4), 2);
 	cr_assert_eq(p[0].id, IO_ID);
 	cr_assert_eq(p[1].id, SERVO_ID);
@@ -549,10 +565,10 @@ Test(rtde_coalesce, force_resends_every_recipe_with_the_outputs_ever_set)
 	cr_assert_eq(get_uint(f, &rec_io, "standard_analog_output_mask"), 0);
 
 	/* Without a commit the force holds. */
-	n = rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf));
+	n = rtl_rtde_coalesce_encode(coal, buf, sizeof(buf));
 	cr_assert_eq(split(buf, (size_t)n, p, 4), 2);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 2);
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 2);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 	/* The last encode found both unchanged. */
 	assert_stats(IO, 3, 1);
 	assert_stats(SERVO, 1, 3);
@@ -561,10 +577,10 @@ Test(rtde_coalesce, force_resends_every_recipe_with_the_outputs_ever_set)
 Test(rtde_coalesce, set_id_changes_the_package_id)
 {
 	setup_two();
-	cr_assert_eq(rtl_rtde_coalesce_set_id(&coal, SERVO, 9), 0);
-	cr_assert_eq(rtl_rtde_coalesce_set_id(&coal, SERVO, IO_ID), -EINVAL);
-	cr_assert_eq(rtl_rtde_coalesce_set_id(&coal, SERVO, 0), -EINVAL);
-	cr_assert_eq(rtl_rtde_coalesce_set_id(&coal, 2, 10), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_set_id(coal, SERVO, 9), 0);
+	cr_assert_eq(rtl_rtde_coalesce_set_id(coal, SERVO, IO_ID), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_set_id(coal, SERVO, 0), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_set_id(coal, 2, 10), -EINVAL);
 	cr_assert_eq(rtl_rtde_coalesce_set_id(NULL, 0, 10), -EINVAL);
 	set_d(servo(), &rec_servo, "input_double_register_24", 1.0);
 	encode_one(&rec_servo, 9);
@@ -590,14 +606,14 @@ Test(rtde_coalesce, a_recipe_of_every_input_fits)
 	}
 	cr_assert_eq(rtl_rtde_recipe_from_names(&rec_tmp, &in, names, n, NULL), (int)n);
 	cr_assert_leq(rec_tmp.host_size, RTL_RTDE_COALESCE_MAX_BYTES);
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, 1), 0);
-	f = rtl_rtde_coalesce_frame(&coal, 0);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 1), 0);
+	f = rtl_rtde_coalesce_frame(coal, 0);
 	set_u(f, &rec_tmp, "standard_digital_output", 0x20);
 	f = encode_one(&rec_tmp, 1);
 	cr_assert_eq(get_uint(f, &rec_tmp, "standard_digital_output_mask"), 0x20);
 }
 
-Test(rtde_coalesce, bad_arguments_at_init)
+Test(rtde_coalesce, bad_arguments_at_setup)
 {
 	const struct rtl_rtde_recipe *rs[RTL_RTDE_COALESCE_MAX_RECIPES + 1];
 	uint8_t ids[RTL_RTDE_COALESCE_MAX_RECIPES + 1];
@@ -609,58 +625,58 @@ Test(rtde_coalesce, bad_arguments_at_init)
 		rs[i] = &rec_servo;
 		ids[i] = (uint8_t)(i + 1);
 	}
-	cr_assert_eq(rtl_rtde_coalesce_init(NULL, rs, ids, 1), -EINVAL);
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, NULL, ids, 1), -EINVAL);
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, NULL, 1), -EINVAL);
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, 0), -EINVAL);
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, RTL_RTDE_COALESCE_MAX_RECIPES + 1),
+	cr_assert_eq(rtl_rtde_coalesce_setup(NULL, rs, ids, 1), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, NULL, ids, 1), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, NULL, 1), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 0), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, RTL_RTDE_COALESCE_MAX_RECIPES + 1),
 		     -E2BIG);
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, RTL_RTDE_COALESCE_MAX_RECIPES), 0);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, RTL_RTDE_COALESCE_MAX_RECIPES), 0);
 
 	/* A recipe id of 0 is the controller's "refused"; ids are unique. */
 	ids[1] = 0;
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, 2), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 2), -EINVAL);
 	ids[1] = 1;
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, 2), -EINVAL);
-	cr_assert_null(rtl_rtde_coalesce_frame(&coal, 0), "a failed init leaves no recipes");
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 2), -EINVAL);
+	cr_assert_null(rtl_rtde_coalesce_frame(coal, 0), "a failed setup leaves no recipes");
 	ids[1] = 2;
 
 	/* Output recipes, empty recipes and NULL recipes are refused. */
 	cr_assert_gt(rtl_rtde_recipe_from_list(&out_rec, &out, "timestamp", NULL), 0);
 	rs[1] = &out_rec;
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, 2), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 2), -EINVAL);
 	memset(&empty, 0, sizeof(empty));
 	empty.dir = RTL_RTDE_RECIPE_INPUT;
 	rs[1] = &empty;
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, 2), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 2), -EINVAL);
 	rs[1] = NULL;
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, 2), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 2), -EINVAL);
 
 	/* Every registry input fits, so only a recipe built by hand can be
 	 * too large for the fixed frames. */
 	big = rec_servo;
 	big.host_size = RTL_RTDE_COALESCE_MAX_BYTES + 8;
 	rs[1] = &big;
-	cr_assert_eq(rtl_rtde_coalesce_init(&coal, rs, ids, 2), -E2BIG);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 2), -E2BIG);
 }
 
-Test(rtde_coalesce, bad_arguments_after_init)
+Test(rtde_coalesce, bad_arguments_after_setup)
 {
 	struct rtl_rtde_coalesce_stats st;
 
 	setup_two();
 	cr_assert_eq(rtl_rtde_coalesce_encode(NULL, buf, sizeof(buf)), -EINVAL);
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, NULL, 10), -EINVAL);
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, NULL, 0), 0, "nothing to send needs no room");
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, NULL, 10), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, NULL, 0), 0, "nothing to send needs no room");
 	cr_assert_eq(rtl_rtde_coalesce_commit(NULL), -EINVAL);
 	cr_assert_eq(rtl_rtde_coalesce_force(NULL), -EINVAL);
 	cr_assert_null(rtl_rtde_coalesce_frame(NULL, 0));
-	cr_assert_null(rtl_rtde_coalesce_frame(&coal, 2));
+	cr_assert_null(rtl_rtde_coalesce_frame(coal, 2));
 	cr_assert_eq(rtl_rtde_coalesce_stats(NULL, 0, &st), -EINVAL);
-	cr_assert_eq(rtl_rtde_coalesce_stats(&coal, 0, NULL), -EINVAL);
-	cr_assert_eq(rtl_rtde_coalesce_stats(&coal, 2, &st), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_stats(coal, 0, NULL), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_stats(coal, 2, &st), -EINVAL);
 	cr_assert_eq(rtl_rtde_coalesce_total(NULL, &st), -EINVAL);
-	cr_assert_eq(rtl_rtde_coalesce_total(&coal, NULL), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_total(coal, NULL), -EINVAL);
 }
 
 Test(rtde_coalesce, too_small_a_buffer_is_enospc_and_commits_nothing)
@@ -673,20 +689,20 @@ Test(rtde_coalesce, too_small_a_buffer_is_enospc_and_commits_nothing)
 	set_u(io(), &rec_io, "standard_digital_output", 0x04);
 	set_d(servo(), &rec_servo, "input_double_register_24", 1.0);
 	/* Room for the first package but not the second. */
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, both - 1), -ENOSPC);
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, NULL, 0), -ENOSPC);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 0);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, both - 1), -ENOSPC);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, NULL, 0), -ENOSPC);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 0);
 	assert_stats(IO, 0, 0);
 	assert_stats(SERVO, 0, 0);
 
 	/* An earlier successful encode is dropped by a failed one. */
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), (int)both);
-	cr_assert_eq(rtl_rtde_coalesce_encode(&coal, buf, 1), -ENOSPC);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 0);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), (int)both);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, 1), -ENOSPC);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 0);
 
-	n = rtl_rtde_coalesce_encode(&coal, buf, both);
+	n = rtl_rtde_coalesce_encode(coal, buf, both);
 	cr_assert_eq(n, (int)both);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 2);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 2);
 }
 
 /* ---- RT safety ------------------------------------------------------------------------ */
@@ -712,20 +728,20 @@ Test(rtde_coalesce, rt_calls_do_not_allocate)
 
 	rtl_test_alloc_mark_thread();
 	rtl_test_alloc_start();
-	sink += rtl_rtde_coalesce_init(&coal, rs, ids, 2);
+	sink += rtl_rtde_coalesce_setup(coal, rs, ids, 2);
 	for (int i = 0; i < 1000; i++) {
 		rtl_rtde_frame_set_double(servo(), hd, i * 0.001);
 		rtl_rtde_frame_set_uint(io(), hdo, (uint64_t)(i / 10) & 0xff);
 		rtl_rtde_frame_set_double(io(), hs, (i / 100) * 0.1);
 		if (i % 250 == 0)
-			sink += rtl_rtde_coalesce_force(&coal);
-		sink += rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf));
+			sink += rtl_rtde_coalesce_force(coal);
+		sink += rtl_rtde_coalesce_encode(coal, buf, sizeof(buf));
 		if (i % 3)
-			sink += rtl_rtde_coalesce_commit(&coal);
-		sink += rtl_rtde_coalesce_encode(&coal, buf, 8);
-		sink += rtl_rtde_coalesce_stats(&coal, 1, &st);
-		sink += rtl_rtde_coalesce_total(&coal, &st);
-		sink += rtl_rtde_coalesce_set_id(&coal, 0, IO_ID);
+			sink += rtl_rtde_coalesce_commit(coal);
+		sink += rtl_rtde_coalesce_encode(coal, buf, 8);
+		sink += rtl_rtde_coalesce_stats(coal, 1, &st);
+		sink += rtl_rtde_coalesce_total(coal, &st);
+		sink += rtl_rtde_coalesce_set_id(coal, 0, IO_ID);
 	}
 	allocs = rtl_test_alloc_stop();
 	rtl_test_alloc_unmark_thread();
@@ -746,12 +762,12 @@ Test(rtde_coalesce, heartbeat_is_ours_never_a_change_and_new_in_every_package)
 	struct rtl_rtde_frame *f;
 
 	setup_two();
-	cr_assert_eq(rtl_rtde_coalesce_set_heartbeat(&coal, SERVO,
+	cr_assert_eq(rtl_rtde_coalesce_set_heartbeat(coal, SERVO,
 						     hnd(&rec_servo, "input_int_register_25")),
 		     0);
 	/* The caller's writes to it change nothing. */
 	cr_assert(rtl_rtde_frame_set_int(servo(), hnd(&rec_servo, "input_int_register_25"), 77));
-	cr_expect_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0,
+	cr_expect_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0,
 		     "a heartbeat write alone is no change");
 	set_d(servo(), &rec_servo, "input_double_register_24", 0.5);
 	f = encode_one(&rec_servo, SERVO_ID);
@@ -759,24 +775,23 @@ Test(rtde_coalesce, heartbeat_is_ours_never_a_change_and_new_in_every_package)
 	/* Not committed: the re-encode takes the next value. */
 	f = encode_one(&rec_servo, SERVO_ID);
 	cr_expect_eq(beat_of(f), 2);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
-	cr_expect_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0,
-		     "unchanged after commit");
-	cr_expect_eq(rtl_rtde_coalesce_next_beat(&coal), 3, "a value given out elsewhere");
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
+	cr_expect_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0, "unchanged after commit");
+	cr_expect_eq(rtl_rtde_coalesce_next_beat(coal), 3, "a value given out elsewhere");
 	set_d(servo(), &rec_servo, "input_double_register_24", 0.75);
 	f = encode_one(&rec_servo, SERVO_ID);
 	cr_expect_eq(beat_of(f), 4, "never a value handed out before");
-	cr_expect_eq(rtl_rtde_coalesce_beat_recipe(&coal), SERVO);
+	cr_expect_eq(rtl_rtde_coalesce_beat_recipe(coal), SERVO);
 	cr_expect_eq(
-		rtl_rtde_coalesce_beat_offset(&coal),
+		rtl_rtde_coalesce_beat_offset(coal),
 		(int)(RTL_RTDE_HEADER_SIZE + 1 +
 		      rec_servo.slots[hnd(&rec_servo, "input_int_register_25").index].wire_offset));
 	/* Wrong type or recipe: refused. */
-	cr_expect_eq(rtl_rtde_coalesce_set_heartbeat(&coal, SERVO,
+	cr_expect_eq(rtl_rtde_coalesce_set_heartbeat(coal, SERVO,
 						     hnd(&rec_servo, "input_double_register_24")),
 		     -EINVAL);
 	cr_expect_eq(
-		rtl_rtde_coalesce_set_heartbeat(&coal, 9, hnd(&rec_servo, "input_int_register_25")),
+		rtl_rtde_coalesce_set_heartbeat(coal, 9, hnd(&rec_servo, "input_int_register_25")),
 		-EINVAL);
 	cr_expect_eq(
 		rtl_rtde_coalesce_set_heartbeat(NULL, 0, hnd(&rec_servo, "input_int_register_25")),
@@ -790,15 +805,15 @@ Test(rtde_coalesce, resend_sends_one_unchanged_recipe_once_with_no_mask)
 	setup_two();
 	set_u(io(), &rec_io, "standard_digital_output", 0x05);
 	encode_one(&rec_io, IO_ID);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
-	cr_assert_eq(rtl_rtde_coalesce_resend(&coal, IO), 0);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
+	cr_assert_eq(rtl_rtde_coalesce_resend(coal, IO), 0);
 	f = encode_one(&rec_io, IO_ID);
 	cr_expect_eq(get_uint(f, &rec_io, "standard_digital_output_mask"), 0,
 		     "a keep-alive re-applies no output");
 	cr_expect_eq(get_uint(f, &rec_io, "standard_digital_output"), 0x05);
-	cr_assert_eq(rtl_rtde_coalesce_commit(&coal), 1);
-	cr_expect_eq(rtl_rtde_coalesce_encode(&coal, buf, sizeof(buf)), 0, "once only");
-	cr_expect_eq(rtl_rtde_coalesce_resend(&coal, 2), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
+	cr_expect_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0, "once only");
+	cr_expect_eq(rtl_rtde_coalesce_resend(coal, 2), -EINVAL);
 	cr_expect_eq(rtl_rtde_coalesce_resend(NULL, 0), -EINVAL);
 }
 
@@ -807,7 +822,7 @@ Test(rtde_coalesce, raw_masks_go_out_as_written)
 	struct rtl_rtde_frame *f;
 
 	setup_two();
-	cr_assert_eq(rtl_rtde_coalesce_raw_masks(&coal, true), 0);
+	cr_assert_eq(rtl_rtde_coalesce_raw_masks(coal, true), 0);
 	/* Turn output 0 off: only a raw mask can say "bit 0, value 0". */
 	set_u(io(), &rec_io, "standard_digital_output_mask", 0x01);
 	set_u(io(), &rec_io, "standard_digital_output", 0x00);
@@ -818,4 +833,88 @@ Test(rtde_coalesce, raw_masks_go_out_as_written)
 	cr_expect_eq(get_uint(f, &rec_io, "speed_slider_mask"), 0, "an unset value never applies");
 	cr_expect_eq(get_double(f, &rec_io, "speed_slider_fraction"), 0.0, "and goes out as 0.0");
 	cr_expect_eq(rtl_rtde_coalesce_raw_masks(NULL, true), -EINVAL);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+Test(rtde_coalesce, create_wants_somewhere_to_put_it)
+{
+	cr_assert_eq(rtl_rtde_coalesce_create(NULL), -EINVAL);
+}
+
+Test(rtde_coalesce, destroy_accepts_null)
+{
+	rtl_rtde_coalesce_destroy(NULL);
+}
+
+Test(rtde_coalesce, a_created_coalescer_has_no_recipes_until_setup)
+{
+	struct rtl_rtde_coalesce_stats st = { 1, 1 };
+
+	/* The counters sit on their own cache lines only if the whole
+	 * coalescer does. */
+	cr_assert_eq((uintptr_t)coal % RTL_CACHELINE, 0, "not cache-line aligned");
+	cr_assert_null(rtl_rtde_coalesce_frame(coal, 0));
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0, "no bytes to send");
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, NULL, 0), 0);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 0);
+	cr_assert_eq(rtl_rtde_coalesce_force(coal), 0);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0, "nothing to force");
+	cr_assert_eq(rtl_rtde_coalesce_resend(coal, 0), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_set_id(coal, 0, 1), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_beat_recipe(coal), -1);
+	cr_assert_eq(rtl_rtde_coalesce_beat_offset(coal), -1);
+	cr_assert_eq(rtl_rtde_coalesce_stats(coal, 0, &st), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_total(coal, &st), 0);
+	cr_assert_eq(st.sent, 0);
+	cr_assert_eq(st.suppressed, 0);
+}
+
+Test(rtde_coalesce, setup_after_a_failed_setup_works)
+{
+	const struct rtl_rtde_recipe *rs[] = { &rec_io, &rec_servo };
+	const uint8_t same[] = { IO_ID, IO_ID };
+
+	build(&rec_io, IO_LIST);
+	build(&rec_servo, SERVO_LIST);
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, same, 2), -EINVAL);
+	cr_assert_null(rtl_rtde_coalesce_frame(coal, 0));
+	setup_two();
+	set_d(servo(), &rec_servo, "input_double_register_24", 2.5);
+	cr_assert_eq(get_double(encode_one(&rec_servo, SERVO_ID), &rec_servo,
+				"input_double_register_24"),
+		     2.5);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
+	assert_stats(SERVO, 1, 0);
+}
+
+Test(rtde_coalesce, setup_again_starts_over)
+{
+	const struct rtl_rtde_recipe *rs[] = { &rec_servo };
+	const uint8_t ids[] = { SERVO_ID };
+
+	setup_two();
+	cr_assert_eq(rtl_rtde_coalesce_set_heartbeat(coal, SERVO,
+						     hnd(&rec_servo, "input_int_register_25")),
+		     0);
+	cr_assert_eq(rtl_rtde_coalesce_raw_masks(coal, true), 0);
+	set_d(servo(), &rec_servo, "input_double_register_24", 1.0);
+	encode_one(&rec_servo, SERVO_ID);
+	cr_assert_eq(rtl_rtde_coalesce_commit(coal), 1);
+
+	/* One recipe now: the old ones, their values, the heartbeat and the
+	 * counters are gone. */
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 1), 0);
+	cr_assert_null(rtl_rtde_coalesce_frame(coal, 1));
+	cr_assert_eq(rtl_rtde_coalesce_beat_recipe(coal), -1);
+	cr_assert_eq(rtl_rtde_frame_get_double(rtl_rtde_coalesce_frame(coal, 0),
+					       hnd(&rec_servo, "input_double_register_24")),
+		     0.0);
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
+	assert_stats(0, 0, 1);
+
+	/* And a failed setup leaves it empty, as after create. */
+	cr_assert_eq(rtl_rtde_coalesce_setup(coal, rs, ids, 0), -EINVAL);
+	cr_assert_null(rtl_rtde_coalesce_frame(coal, 0));
+	cr_assert_eq(rtl_rtde_coalesce_encode(coal, buf, sizeof(buf)), 0);
 }

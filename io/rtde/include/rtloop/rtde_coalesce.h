@@ -15,14 +15,15 @@
  * Once per cycle rtl_rtde_coalesce_encode() compares every pending frame
  * byte for byte with a copy of what was last sent and writes one whole
  * DATA_PACKAGE (header, recipe id, fields) for each recipe that differs.
- * Nothing is allocated: every frame lives inside the struct, bounded by
- * RTL_RTDE_COALESCE_MAX_BYTES per recipe.
+ * Only rtl_rtde_coalesce_create() allocates: every frame lives inside the
+ * coalescer, bounded by RTL_RTDE_COALESCE_MAX_BYTES per recipe, so setting
+ * it up (again, after a reconnect) and using it allocate nothing.
  *
  * Masks. Digital outputs, the speed slider and the analog outputs are
  * applied by the controller only where a mask bit is set (5.1), and a mask
  * sent twice applies twice. So the coalescer owns the mask fields (what the
  * caller writes there is ignored) and finds the pairs by field name when it
- * is initialised:
+ * is set up:
  *   standard_digital_output_mask     <- standard_digital_output
  *   configurable_digital_output_mask <- configurable_digital_output
  *   tool_digital_output_mask         <- tool_digital_output (bits 0-1 only)
@@ -69,16 +70,20 @@
  * with one writer, the thread that encodes and commits; any thread may read
  * them with rtl_rtde_coalesce_stats().
  *
- * Thread and RT safety: one thread owns a coalescer (writes the pending
- * frames, encodes, commits, forces); only the stats readers may run
- * elsewhere. Everything but rtl_rtde_coalesce_init() is RT-safe (no
- * allocation, no locks, no system calls); init is too, but it scans field
- * names, so it belongs to set-up time.
+ * Life cycle: rtl_rtde_coalesce_create() allocates an empty coalescer,
+ * rtl_rtde_coalesce_setup() gives it its recipes (and may be called again
+ * to start over with others), rtl_rtde_coalesce_destroy() frees it.
+ *
+ * Thread and RT safety: one thread owns a coalescer (sets it up, writes the
+ * pending frames, encodes, commits, forces); only the stats readers may run
+ * elsewhere. create and destroy allocate and free: set-up and tear-down
+ * time only. setup allocates nothing, takes no lock and makes no system
+ * call, but it scans field names, so it belongs to set-up time too.
+ * Everything else is RT-safe (no allocation, no locks, no system calls).
  */
 #ifndef RTLOOP_RTDE_COALESCE_H
 #define RTLOOP_RTDE_COALESCE_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -106,66 +111,40 @@ struct rtl_rtde_coalesce_stats {
 	uint64_t suppressed; /* encodes that found the recipe unchanged */
 };
 
-/* Private: a mask field and the values it governs. */
-struct rtl_rtde_coalesce_mask {
-	uint32_t mask_wire;	/* wire offset of the mask field */
-	uint32_t value_host[2]; /* host offsets of the values */
-	uint32_t value_wire[2]; /* wire offsets (doubles only) */
-	uint32_t type_host;	/* host offset of standard_analog_output_type */
-	uint8_t kind;		/* digital, slider or analog */
-	uint8_t mask_type;	/* enum rtl_rtde_type of the mask field */
-	uint8_t valid;		/* bits the mask may carry */
-	uint8_t present;	/* bit i: value i is in the recipe */
-	bool has_type;		/* standard_analog_output_type is in the recipe */
-	uint8_t touched;	/* bits ever sent in a committed mask (for force) */
-	uint8_t staged;		/* the mask of the last encode */
-	uint32_t mask_host;	/* host offset of the mask field */
-};
-
-/* Private: per-recipe state. */
-struct rtl_rtde_coalesce_slot {
-	const struct rtl_rtde_recipe *recipe;
-	struct rtl_rtde_frame pending; /* the caller's values */
-	uint8_t id;
-	bool force;  /* send at the next encode even if unchanged */
-	bool resend; /* send at the next encode even if unchanged, masks as usual */
-	bool staged; /* encoded by the last encode, waiting for commit */
-	uint8_t n_masks;
-	struct rtl_rtde_coalesce_mask masks[RTL_RTDE_COALESCE_MAX_MASKS];
-	_Alignas(8) unsigned char pending_buf[RTL_RTDE_COALESCE_MAX_BYTES];
-	_Alignas(8) unsigned char last[RTL_RTDE_COALESCE_MAX_BYTES];	/* last sent */
-	_Alignas(8) unsigned char staging[RTL_RTDE_COALESCE_MAX_BYTES]; /* encoded, not committed */
-};
-
-/* Private: one recipe's counters, written by the owner only. */
-struct rtl_rtde_coalesce_counter {
-	_Atomic uint64_t sent;
-	_Atomic uint64_t suppressed;
-};
-
 /*
- * The coalescer. Large (about 20 KiB): allocate it statically or at
- * set-up time. Fields are private: use the functions below.
+ * The coalescer: an opaque handle (its fields are private to
+ * rtde_coalesce.c). About 20 KiB: rtl_rtde_coalesce_create() allocates
+ * it, at set-up time; rtl_rtde_coalesce_setup() then gives it its recipes.
  */
-struct rtl_rtde_coalesce {
-	uint32_t n;
-	int32_t beat_recipe; /* recipe of the heartbeat, -1: none */
-	uint32_t beat_host;  /* its host and wire offsets */
-	uint32_t beat_wire;
-	uint32_t beat; /* the last heartbeat value given out */
-	bool raw_masks;
-	struct rtl_rtde_coalesce_slot slots[RTL_RTDE_COALESCE_MAX_RECIPES];
-	/* Read by other threads: on their own cache lines, away from the
-	 * owner's working state. */
-	_Alignas(RTL_CACHELINE) struct rtl_rtde_coalesce_counter
-		counters[RTL_RTDE_COALESCE_MAX_RECIPES];
-};
+struct rtl_rtde_coalesce;
 
 /*
- * Set up @c for the @n input recipes @recipes, whose recipe ids (from the
- * controller's SETUP_INPUTS replies) are @ids. The recipes are not copied:
- * they must stay valid and unchanged while @c is in use. Pending frames
- * start zeroed, except the doubles behind a mask, which start as NaN ("not
+ * Allocate an empty coalescer into *@out: no recipes yet (every call below
+ * treats it as having none: rtl_rtde_coalesce_frame() returns NULL, encode
+ * returns 0) until rtl_rtde_coalesce_setup() succeeds. Counters start at 0.
+ *
+ * Returns 0, or
+ *   -EINVAL  @out is NULL.
+ *   -ENOMEM  out of memory (*@out is then NULL).
+ * Allocates: set-up time only, not RT-safe. Thread-safe (it touches no
+ * shared state).
+ */
+RTL_API int rtl_rtde_coalesce_create(struct rtl_rtde_coalesce **out);
+
+/*
+ * Free @c (NULL is accepted and does nothing). The recipes given to setup
+ * are the caller's and stay untouched. No other thread may use @c, not
+ * even to read its stats. Not RT-safe (frees).
+ */
+RTL_API void rtl_rtde_coalesce_destroy(struct rtl_rtde_coalesce *c);
+
+/*
+ * (Re)configure @c (from rtl_rtde_coalesce_create()) for the @n input
+ * recipes @recipes, whose recipe ids (from the controller's SETUP_INPUTS
+ * replies) are @ids. Whatever @c held before (recipes, frames, heartbeat,
+ * raw masks, counters) is dropped. The recipes are not copied: they must
+ * stay valid and unchanged while @c is in use. Pending frames start
+ * zeroed, except the doubles behind a mask, which start as NaN ("not
  * set"); last sent values start equal to them, so nothing is sent until the
  * caller writes something (or forces). Counters start at 0.
  *
@@ -174,15 +153,17 @@ struct rtl_rtde_coalesce {
  *            or an output recipe, an id is 0, or two ids are equal.
  *   -E2BIG   @n > RTL_RTDE_COALESCE_MAX_RECIPES, or a recipe's frame is
  *            larger than RTL_RTDE_COALESCE_MAX_BYTES.
- * On failure @c is left with no recipes (n 0). RT-safe, but meant for
- * set-up time; not thread-safe for one @c.
+ * On failure @c is left with no recipes, as after create, and a later
+ * setup may still succeed. Allocates nothing (no lock, no system call),
+ * but meant for set-up time: it scans field names. Owner thread only; not
+ * thread-safe for one @c.
  */
-RTL_API int rtl_rtde_coalesce_init(struct rtl_rtde_coalesce *c,
-				   const struct rtl_rtde_recipe *const *recipes, const uint8_t *ids,
-				   size_t n);
+RTL_API int rtl_rtde_coalesce_setup(struct rtl_rtde_coalesce *c,
+				    const struct rtl_rtde_recipe *const *recipes,
+				    const uint8_t *ids, size_t n);
 
 /*
- * The pending frame of recipe @i (in the order given to init), for the
+ * The pending frame of recipe @i (in the order given to setup), for the
  * recipe accessors (rtl_rtde_frame_set_*() with handles of that recipe),
  * or NULL when @c is NULL or @i is out of range. Writes to mask fields are
  * ignored. Owner thread only. RT-safe.

@@ -126,8 +126,10 @@ struct rtl_rtde_transport_stats {
 /*
  * A transport for @cfg (copied; the name strings in cfg->client, the
  * heartbeat and limit names must outlive it). Resolves the host (once:
- * reconnects reuse the address) and allocates the client and the
- * transport's buffers. Does not connect. Not RT-safe.
+ * reconnects reuse the address) and allocates the client, the two
+ * coalescers (the step's commands and the safe package's; connect only
+ * sets them up) and the transport's buffers. Does not connect. Not
+ * RT-safe.
  * Returns 0 and sets *@out, or -EINVAL (NULL, no outputs, too many
  * limits, a negative rest speed), -ENOENT or -EAGAIN (the host does not
  * resolve), -ENOMEM, or the client's configuration error (bad names), with
