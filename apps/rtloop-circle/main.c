@@ -63,7 +63,7 @@ struct app {
 	struct rtl_rtde_transport *rtde_tr;
 	struct rtl_motion_rtde rtde_b;
 	struct rtl_rtde_handle h_ts, h_pose, h_speed, h_q, h_qd;
-	struct rtl_motion motion;
+	struct rtl_motion *motion; /* made once the period is known */
 	int64_t period_ns;
 	_Atomic bool motion_ready;
 	_Atomic bool finishing;
@@ -217,7 +217,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 	}
 	t = (double)(now - a->t0_ns) * 1e-9;
 	if (atomic_load_explicit(&a->finishing, memory_order_relaxed)) {
-		rtl_motion_stop(&a->motion, now, RTL_MOTION_ACC_AUTO);
+		rtl_motion_stop(a->motion, now, RTL_MOTION_ACC_AUTO);
 	} else {
 		w = omega * fmin(1.0, t / EASE_S);
 		th = t < EASE_S ? omega * t * t / (2 * EASE_S) : omega * (t - EASE_S / 2);
@@ -228,7 +228,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 		vel[2] = GAIN * (a->center[2] - m.tcp_pos[2]);
 		for (int i = 0; i < 6; i++)
 			acc[i] = RTL_MOTION_ACC_AUTO;
-		rtl_motion_speedl(&a->motion, now, vel, acc, horizon);
+		rtl_motion_speedl(a->motion, now, vel, acc, horizon);
 		if (t > SETTLE_S) {
 			double dx = m.tcp_pos[0] - a->center[0], dy = m.tcp_pos[1] - a->center[1];
 			double e = hypot(hypot(dx, dy) - r, m.tcp_pos[2] - a->center[2]);
@@ -239,7 +239,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 		}
 	}
 	/* Also counts and traces the motion events in the loop. */
-	rtl_motion_loop_step(&a->motion, loop, now, &m, &out);
+	rtl_motion_loop_step(a->motion, loop, now, &m, &out);
 	if (a->udp)
 		ret = rtl_motion_to_udp(&out, horizon, rtl_loop_commands(loop));
 	else
@@ -344,8 +344,14 @@ int main(int argc, char **argv)
 	if (a.udp)
 		a.period_ns = lc.transport->period_ns;
 	rtl_motion_config_init(&mc, a.period_ns);
-	rtl_motion_init(&a.motion, &mc);
-	rtl_motion_set_velx(&a.motion, 1.0, RTL_MOTION_ACC_AUTO);
+	ret = rtl_motion_create(&a.motion, &mc);
+	if (ret < 0) {
+		/* The worker has not seen the flag: it never touched the motion. */
+		fprintf(stderr, PROG ": the motion set-up: %s\n", strerror(-ret));
+		the_loop = NULL;
+		goto out;
+	}
+	rtl_motion_set_velx(a.motion, 1.0, RTL_MOTION_ACC_AUTO);
 	/* release: the worker sees the motion set up before the flag. */
 	atomic_store_explicit(&a.motion_ready, true, memory_order_release);
 	rtl_time_sleep_until(rtl_time_now() + llround(a.o.duration_s * 1e9));
@@ -380,7 +386,9 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		fprintf(stderr, PROG ": the loop ended: %s\n", strerror(-ret));
 out:
+	/* The loop first: its worker steps the motion until it is stopped. */
 	rtl_loop_destroy(loop);
+	rtl_motion_destroy(a.motion);
 	if (a.udp)
 		rtl_udp_transport_destroy(a.udp_tr);
 	else

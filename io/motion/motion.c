@@ -41,7 +41,10 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rtloop/motion.h>
@@ -54,6 +57,58 @@ enum cmd_kind {
 	CMD_SPEED = 1,
 	CMD_SERVO = 2,
 	CMD_STOP = 3,
+};
+
+/* A command as given, waiting for the next step to latch it. */
+struct motion_cmd {
+	int kind; /* enum cmd_kind */
+	enum rtl_motion_space space;
+	int64_t time_ns;
+	int64_t target_ns;
+	double pos[N];
+	double vel[N];
+	double acc[N];
+	double dec;
+};
+
+/* Written by the step thread only, read by any thread through
+ * rtl_motion_get_stats(). */
+struct motion_counters {
+	_Atomic uint64_t steps;
+	_Atomic uint64_t commands;
+	_Atomic uint64_t rejected;
+	_Atomic uint64_t latched;
+	_Atomic uint64_t limit_clamps;
+	_Atomic uint64_t events[RTL_MOTION_EV_COUNT];
+};
+
+struct rtl_motion {
+	struct rtl_motion_config cfg;
+	rtl_motion_event_fn on_event;
+	void *user;
+
+	struct motion_cmd pending; /* newest command not yet latched */
+
+	/* The profile: segment from (p0, v0, a0) at seg_start_ns to the
+	 * target over seg_ns. Speed/stop: v0 -> v1 linear. Servo: quintic. */
+	enum rtl_motion_mode mode;
+	enum rtl_motion_space space;
+	int64_t seg_start_ns;
+	int64_t seg_ns;
+	double p0[N], v0[N], a0[N];
+	double p1[N], v1[N], a1[N];
+	/* Servo: the quintic's coefficients per axis, planned at the latch. */
+	double qc[N][5];
+
+	/* The setpoint of the last step. */
+	double pos[N], vel[N], acc[N];
+
+	int64_t last_cmd_ns;	  /* time of the last latched command */
+	int missing;		  /* consecutive steps without a command */
+	int64_t last_limit_ev_ns; /* time of the last limit event */
+	bool limit_ev_ever;
+
+	struct motion_counters cnt;
 };
 
 /* Single writer: a relaxed load and store is enough for readers of other
@@ -120,18 +175,36 @@ RTL_API int rtl_motion_config_init(struct rtl_motion_config *cfg, int64_t period
 	return 0;
 }
 
-RTL_API int rtl_motion_init(struct rtl_motion *m, const struct rtl_motion_config *cfg)
+/* The rules of rtl_motion_create(): every value the step divides by or
+ * compares against must make sense, so the step itself never checks. */
+static bool config_ok(const struct rtl_motion_config *cfg)
 {
-	if (!m || !cfg || cfg->period_ns <= 0 || cfg->timeout_ns <= 0)
-		return -EINVAL;
+	if (cfg->period_ns <= 0 || cfg->timeout_ns <= 0)
+		return false;
 	if (cfg->loss_count == 0 || cfg->loss_count < RTL_MOTION_LOSS_OFF)
-		return -EINVAL;
+		return false;
 	if (!(cfg->rot_radius_m > 0) || isinf(cfg->rot_radius_m))
-		return -EINVAL;
+		return false;
 	for (int i = 0; i < N; i++)
 		if (!limit_ok(cfg->velx[i]) || !limit_ok(cfg->accx[i]) || !limit_ok(cfg->velj[i]) ||
 		    !limit_ok(cfg->accj[i]))
-			return -EINVAL;
+			return false;
+	return true;
+}
+
+RTL_API int rtl_motion_create(struct rtl_motion **out, const struct rtl_motion_config *cfg)
+{
+	struct rtl_motion *m;
+
+	if (out)
+		*out = NULL;
+	if (!out || !cfg || !config_ok(cfg))
+		return -EINVAL;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	/* Writing every byte here, at set-up time, also faults the pages in:
+	 * the step then touches only memory that is already resident. */
 	memset(m, 0, sizeof(*m));
 	m->cfg = *cfg;
 	m->mode = RTL_MOTION_IDLE;
@@ -145,7 +218,13 @@ RTL_API int rtl_motion_init(struct rtl_motion *m, const struct rtl_motion_config
 	atomic_init(&m->cnt.limit_clamps, 0);
 	for (int i = 0; i < RTL_MOTION_EV_COUNT; i++)
 		atomic_init(&m->cnt.events[i], 0);
+	*out = m;
 	return 0;
+}
+
+RTL_API void rtl_motion_destroy(struct rtl_motion *m)
+{
+	free(m);
 }
 
 RTL_API void rtl_motion_set_handler(struct rtl_motion *m, rtl_motion_event_fn fn, void *user)
@@ -191,7 +270,7 @@ static int speed(struct rtl_motion *m, enum rtl_motion_space space, int64_t now_
 		if (!(acc[i] > 0) && !is_auto(acc[i]))
 			return reject(m, -EINVAL);
 
-	m->pending = (struct rtl_motion_cmd_){
+	m->pending = (struct motion_cmd){
 		.kind = CMD_SPEED,
 		.space = space,
 		.time_ns = now_ns,
@@ -230,7 +309,7 @@ static int servo(struct rtl_motion *m, enum rtl_motion_space space, int64_t now_
 	if (ret)
 		return reject(m, ret);
 
-	m->pending = (struct rtl_motion_cmd_){
+	m->pending = (struct motion_cmd){
 		.kind = CMD_SERVO,
 		.space = space,
 		.time_ns = now_ns,
@@ -266,7 +345,7 @@ RTL_API int rtl_motion_stop(struct rtl_motion *m, int64_t now_ns, double dec)
 		return reject(m, -EDOM);
 	if (!(dec > 0) && !is_auto(dec))
 		return reject(m, -EINVAL);
-	m->pending = (struct rtl_motion_cmd_){
+	m->pending = (struct motion_cmd){
 		.kind = CMD_STOP,
 		.space = m->space,
 		.time_ns = now_ns,
@@ -464,7 +543,7 @@ static void clamp_vel(struct rtl_motion *m, int64_t now, double v[N], const doub
 		v[i] *= s;
 }
 
-static void latch_speed(struct rtl_motion *m, int64_t now, const struct rtl_motion_cmd_ *c,
+static void latch_speed(struct rtl_motion *m, int64_t now, const struct motion_cmd *c,
 			unsigned *events)
 {
 	const double *alim = acc_limit(m, c->space);
@@ -572,7 +651,7 @@ static double overshoot(const struct rtl_motion *m, const double *vlim, const do
 	return worst;
 }
 
-static void latch_servo(struct rtl_motion *m, int64_t now, const struct rtl_motion_cmd_ *c,
+static void latch_servo(struct rtl_motion *m, int64_t now, const struct motion_cmd *c,
 			unsigned *events)
 {
 	const double *vlim = vel_limit(m, c->space);
@@ -608,7 +687,7 @@ static void latch_servo(struct rtl_motion *m, int64_t now, const struct rtl_moti
 static void latch(struct rtl_motion *m, int64_t now, const struct rtl_motion_state *meas,
 		  unsigned *events)
 {
-	const struct rtl_motion_cmd_ *c = &m->pending;
+	const struct motion_cmd *c = &m->pending;
 	double dec[N];
 
 	switch (c->kind) {

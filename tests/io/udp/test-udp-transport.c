@@ -56,7 +56,7 @@ struct rig {
 	int64_t kernel_ok, kernel_bad;
 	int last_robot_state;
 	/* The circle. */
-	struct rtl_motion motion;
+	struct rtl_motion *motion;
 	double center[3], radius, omega;
 	int64_t t0_ns;
 	double err_sq, err_max;
@@ -116,8 +116,8 @@ static void circle_step(const struct rtl_udp_state *s, struct rtl_udp_cmd *cmd)
 	vel[2] = 10.0 * (R.center[2] - m.tcp_pos[2]);
 	for (int i = 0; i < 6; i++)
 		acc[i] = RTL_MOTION_ACC_AUTO;
-	rtl_motion_speedl(&R.motion, now, vel, acc, 0.001);
-	rtl_motion_step(&R.motion, now, &m, &out);
+	rtl_motion_speedl(R.motion, now, vel, acc, 0.001);
+	rtl_motion_step(R.motion, now, &m, &out);
 	rtl_motion_to_udp(&out, 0.001, cmd);
 	if (t > 0.05) {
 		double e = circle_error(m.tcp_pos);
@@ -277,6 +277,9 @@ static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct rtl_sim_udp_
 static void rig_free(void)
 {
 	rtl_loop_destroy(R.loop);
+	/* After the loop: the worker may step the motion until then. */
+	rtl_motion_destroy(R.motion);
+	R.motion = NULL;
 	rtl_udp_transport_destroy(R.tr);
 	rtl_sim_udp_destroy(R.sim);
 }
@@ -384,7 +387,7 @@ Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
 	rig_start(IDLE_STOP, 0);
 	/* The worker only reads R.motion once R.what says so. */
 	rtl_motion_config_init(&mc, RTL_NS_PER_MS);
-	cr_assert_eq(rtl_motion_init(&R.motion, &mc), 0);
+	cr_assert_eq(rtl_motion_create(&R.motion, &mc), 0);
 	R.radius = 0.05;
 	R.omega = 2 * M_PI / 1.0; /* one turn per second: 0.31 m/s */
 	atomic_store(&R.steps, 0);

@@ -4,13 +4,15 @@
  * (speedl_rt, speedj_rt, servol_rt, servoj_rt, the global RT limits), for
  * any backend.
  *
- * One struct rtl_motion per robot. The command functions (rtl_motion_speedl
- * and friends) only record the newest command with the time it was given;
- * rtl_motion_step(), called once per control period with the time of the
- * period and the measured state, latches it, advances the profile and
- * produces the setpoint the backend sends. Everything is a pure function
- * of explicit state and explicit time: no clock, no thread, no allocation,
- * so the unit tests drive it on a fake clock.
+ * One struct rtl_motion per robot, an opaque handle made at set-up time
+ * with rtl_motion_create() and freed with rtl_motion_destroy(). The
+ * command functions (rtl_motion_speedl and friends) only record the newest
+ * command with the time it was given; rtl_motion_step(), called once per
+ * control period with the time of the period and the measured state,
+ * latches it, advances the profile and produces the setpoint the backend
+ * sends. Everything is a pure function of explicit state and explicit
+ * time: no clock, no thread, and no allocation after the create, so the
+ * unit tests drive it on a fake clock.
  *
  * Units are SI: m, rad, s (and m/s, rad/s, m/s^2, rad/s^2). A Cartesian
  * vector is (x, y, z, rx, ry, rz); a joint vector is (q1..q6). Both spaces
@@ -38,15 +40,15 @@
  *     leave the state as it was.
  *
  * Threading: every function taking a struct rtl_motion * other than
- * rtl_motion_get_stats() must be called from one thread (the control
- * loop's step). Counters are single-writer relaxed atomics, so any thread
- * may read them with rtl_motion_get_stats().
+ * rtl_motion_get_stats() and rtl_motion_destroy() must be called from one
+ * thread (the control loop's step). Counters are single-writer relaxed
+ * atomics, so any thread may read them with rtl_motion_get_stats().
+ * rtl_motion_create() and rtl_motion_destroy() are set-up and tear-down
+ * calls (they allocate and free), made while no step uses the handle.
  */
 #ifndef RTLOOP_MOTION_H
 #define RTLOOP_MOTION_H
 
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 #include <rtloop/compiler.h>
@@ -177,56 +179,13 @@ struct rtl_motion_stats {
 	uint64_t events[RTL_MOTION_EV_COUNT]; /* raised, per event type */
 };
 
-/* Private parts of struct rtl_motion: use the functions. */
-struct rtl_motion_cmd_ {
-	int kind; /* 0 none, 1 speed, 2 servo, 3 stop */
-	enum rtl_motion_space space;
-	int64_t time_ns;
-	int64_t target_ns;
-	double pos[RTL_MOTION_AXES];
-	double vel[RTL_MOTION_AXES];
-	double acc[RTL_MOTION_AXES];
-	double dec;
-};
-
-struct rtl_motion_counters_ {
-	_Atomic uint64_t steps;
-	_Atomic uint64_t commands;
-	_Atomic uint64_t rejected;
-	_Atomic uint64_t latched;
-	_Atomic uint64_t limit_clamps;
-	_Atomic uint64_t events[RTL_MOTION_EV_COUNT];
-};
-
-struct rtl_motion {
-	struct rtl_motion_config cfg;
-	rtl_motion_event_fn on_event;
-	void *user;
-
-	struct rtl_motion_cmd_ pending; /* newest command not yet latched */
-
-	/* The profile: segment from (p0, v0, a0) at seg_start_ns to the
-	 * target over seg_ns. Speed/stop: v0 -> v1 linear. Servo: quintic. */
-	enum rtl_motion_mode mode;
-	enum rtl_motion_space space;
-	int64_t seg_start_ns;
-	int64_t seg_ns;
-	double p0[RTL_MOTION_AXES], v0[RTL_MOTION_AXES], a0[RTL_MOTION_AXES];
-	double p1[RTL_MOTION_AXES], v1[RTL_MOTION_AXES], a1[RTL_MOTION_AXES];
-	/* Servo: the quintic's coefficients per axis, planned at the latch. */
-	double qc[RTL_MOTION_AXES][5];
-
-	/* The setpoint of the last step. */
-	double pos[RTL_MOTION_AXES], vel[RTL_MOTION_AXES], acc[RTL_MOTION_AXES];
-	bool have_pos;
-
-	int64_t last_cmd_ns;	  /* time of the last latched command */
-	int missing;		  /* consecutive steps without a command */
-	int64_t last_limit_ev_ns; /* time of the last limit event */
-	bool limit_ev_ever;
-
-	struct rtl_motion_counters_ cnt;
-};
+/*
+ * The motion state of one robot: the pending command, the profile, the
+ * setpoint, the watchdogs and the counters. Opaque: its fields are
+ * private and change between versions; make one with rtl_motion_create()
+ * and use the functions.
+ */
+struct rtl_motion;
 
 /*
  * Fill @cfg with the defaults for control period @period_ns: time-out
@@ -236,12 +195,25 @@ struct rtl_motion {
 RTL_API int rtl_motion_config_init(struct rtl_motion_config *cfg, int64_t period_ns);
 
 /*
- * Initialise @m, idle, from @cfg (copied). Returns 0, or -EINVAL when an
- * argument is NULL, period_ns or timeout_ns <= 0, loss_count is 0 or below
- * -1, rot_radius_m is not > 0, or a limit is not > 0 (NaN included).
- * RT-safe.
+ * Allocate a motion state, idle, set up from @cfg (copied: later changes
+ * to *@cfg have no effect; use rtl_motion_set_velx() and friends), and
+ * store it in *@out. Set-up time: not RT-safe (it allocates); call it
+ * before the thread that will step it uses it, and hand the pointer over
+ * with release/acquire ordering (or before that thread starts).
+ * Returns 0, or
+ *   -EINVAL  @out or @cfg is NULL, period_ns or timeout_ns <= 0,
+ *            loss_count is 0 or below -1, rot_radius_m is not a finite
+ *            value > 0, or a limit is not > 0 (NaN included),
+ *   -ENOMEM  the allocation failed.
+ * On error *@out is set to NULL (when @out is not NULL).
  */
-RTL_API int rtl_motion_init(struct rtl_motion *m, const struct rtl_motion_config *cfg);
+RTL_API int rtl_motion_create(struct rtl_motion **out, const struct rtl_motion_config *cfg);
+
+/*
+ * Free @m. NULL is accepted. No other thread may use @m any more (stop or
+ * join the control loop that steps it first). Not RT-safe.
+ */
+RTL_API void rtl_motion_destroy(struct rtl_motion *m);
 
 /*
  * Install the event callback @fn (NULL: counters only) with @user. Call
