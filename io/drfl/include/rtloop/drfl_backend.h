@@ -13,7 +13,7 @@
  * set_velj_rt/set_accj_rt, speedl_rt/speedj_rt/servol_rt/servoj_rt,
  * read_data_rt). The logic (call order, units, the choice of command,
  * error reporting) is therefore testable without the vendor library:
- * tests/motion/test-backends.c fills the table with a fake that records
+ * tests/io/motion/test-backends.c fills the table with a fake that records
  * every call. The real table (<rtloop/drfl_real.h>, a C++ file calling
  * DRAFramework::CDRFLEx) is built only when Meson finds the library and
  * DRFLEx.h (-Ddrfl=auto|enabled).
