@@ -173,16 +173,14 @@ struct rtl_sim_session *rtl_sim_session_open(struct rtl_sim *sim, int64_t now)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->framer_buf = malloc(RTL_RTDE_MAX_PACKAGE_SIZE);
 	s->out.cap = sim->opts.send_buffer;
 	s->out.buf = malloc(s->out.cap);
-	if (!s->framer_buf || !s->out.buf) {
-		free(s->framer_buf);
+	if (rtl_rtde_framer_create(&s->framer, RTL_RTDE_MAX_PACKAGE_SIZE) < 0 || !s->out.buf) {
+		rtl_rtde_framer_destroy(s->framer);
 		free(s->out.buf);
 		free(s);
 		return NULL;
 	}
-	rtl_rtde_framer_init(&s->framer, s->framer_buf, RTL_RTDE_MAX_PACKAGE_SIZE);
 	s->id = id;
 	s->proto = RTL_RTDE_PROTOCOL_V1; /* until 'V' says otherwise (3.2) */
 	s->outputs.echo_slot = -1;
@@ -215,7 +213,7 @@ void rtl_sim_session_close(struct rtl_sim *sim, struct rtl_sim_session *s)
 		recipe_free(&s->inputs[i]);
 	if (sim->sessions[s->id] == s)
 		sim->sessions[s->id] = NULL;
-	free(s->framer_buf);
+	rtl_rtde_framer_destroy(s->framer);
 	free(s->out.buf);
 	free(s);
 }
@@ -636,8 +634,8 @@ int rtl_sim_session_feed(struct rtl_sim *sim, struct rtl_sim_session *s, const v
 		return -EINVAL;
 	if (s->close == RTL_SIM_CLOSE_DESYNC)
 		return -EMSGSIZE;
-	r = rtl_rtde_framer_feed(&s->framer, bytes, len);
-	while (r == 0 && (r = rtl_rtde_framer_next(&s->framer, &pkg, &plen)) == 1) {
+	r = rtl_rtde_framer_feed(s->framer, bytes, len);
+	while (r == 0 && (r = rtl_rtde_framer_next(s->framer, &pkg, &plen)) == 1) {
 		err = rtl_sim_session_handle(sim, s, pkg, plen, now);
 		n++;
 		if (err == -ENOBUFS)
@@ -645,7 +643,7 @@ int rtl_sim_session_feed(struct rtl_sim *sim, struct rtl_sim_session *s, const v
 		r = 0;
 	}
 	if (r == -EMSGSIZE) {
-		fe = rtl_rtde_framer_error(&s->framer);
+		fe = rtl_rtde_framer_error(s->framer);
 		rtl_sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR,
 				     fe ? fe->err.msg : "RTDE stream out of sync",
 				     RTL_SIM_TEXT_SOURCE);

@@ -32,10 +32,10 @@
  * SETUP_INPUTS gets no reply; a failed SETUP_INPUTS does not consume an id;
  * a frequency <= 0 (or NaN) makes the output recipe invalid.
  *
- * Memory: a session allocates its framer storage and send queue when it is
- * opened and its recipe tables when a set-up succeeds (set-up time, never
- * in the cycle). Thread safety: a session and its controller are owned by
- * one thread (the server's).
+ * Memory: a session creates its framer (with its storage) and allocates its
+ * send queue when it is opened, and its recipe tables when a set-up
+ * succeeds (set-up time, never in the cycle). Thread safety: a session and
+ * its controller are owned by one thread (the server's).
  */
 #ifndef RTLSIM_SESSION_H
 #define RTLSIM_SESSION_H
@@ -99,8 +99,7 @@ struct rtl_sim_session_stats {
 struct rtl_sim_session {
 	unsigned id; /* slot in the controller; owner tag is id + 1 */
 	enum rtl_rtde_protocol proto;
-	struct rtl_rtde_framer framer;
-	uint8_t *framer_buf;
+	struct rtl_rtde_framer *framer;
 	struct rtl_sim_queue out;
 
 	/* Output recipe (one per connection). */

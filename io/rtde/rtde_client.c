@@ -53,14 +53,13 @@ struct rtl_rtde_client {
 	unsigned q_head, q_len;
 	struct rtl_rtde_client_error error;
 	struct rtl_rtde_report report;
-	struct rtl_rtde_framer framer;
+	struct rtl_rtde_framer *framer; /* create(): 64 KiB of assembly storage */
 	size_t tx_off, tx_len;
 	void *owned; /* create(): the copied names, freed by destroy() */
 	struct rtl_rtde_recipe outputs;
 	struct rtl_rtde_recipe inputs[RTL_RTDE_CLIENT_MAX_INPUTS];
 	uint8_t tx[RTL_RTDE_CLIENT_TX_SIZE];
 	char names[RTL_RTDE_CLIENT_TX_SIZE]; /* scratch for setup requests */
-	uint8_t rx[RTL_RTDE_MAX_PACKAGE_SIZE];
 };
 
 /* ---- names ------------------------------------------------------------------ */
@@ -924,14 +923,14 @@ RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, int64_t now,
 			return 1;
 		if (!connected_state(c->state))
 			return 0;
-		r = rtl_rtde_framer_next(&c->framer, &pkg, &len);
+		r = rtl_rtde_framer_next(c->framer, &pkg, &len);
 		if (r == 1) {
 			on_package(c, now, pkg, len);
 			continue;
 		}
 		if (r < 0) {
 			c->stats.malformed++;
-			fail(c, r, "%s", rtl_rtde_framer_error(&c->framer)->err.msg);
+			fail(c, r, "%s", rtl_rtde_framer_error(c->framer)->err.msg);
 			continue;
 		}
 		if (check_deadline(c, now))
@@ -965,7 +964,7 @@ RTL_API int rtl_rtde_client_feed(struct rtl_rtde_client *c, const void *data, si
 		return -EINVAL;
 	if (!connected_state(c->state))
 		return -ENOTCONN;
-	return rtl_rtde_framer_feed(&c->framer, data, len);
+	return rtl_rtde_framer_feed(c->framer, data, len);
 }
 
 RTL_API size_t rtl_rtde_client_tx(const struct rtl_rtde_client *c, const uint8_t **data)
@@ -992,7 +991,7 @@ RTL_API int rtl_rtde_client_connected(struct rtl_rtde_client *c, int64_t now)
 {
 	if (!c)
 		return -EINVAL;
-	rtl_rtde_framer_reset(&c->framer);
+	rtl_rtde_framer_reset(c->framer);
 	c->q_head = c->q_len = 0;
 	c->tx_off = c->tx_len = 0;
 	c->have_base = false;
@@ -1008,6 +1007,7 @@ RTL_API int rtl_rtde_client_connected(struct rtl_rtde_client *c, int64_t now)
 
 RTL_API int rtl_rtde_client_closed(struct rtl_rtde_client *c, int64_t now, int err)
 {
+	const uint8_t *part;
 	size_t pending;
 	char cut[160] = "";
 	const char *why;
@@ -1018,15 +1018,15 @@ RTL_API int rtl_rtde_client_closed(struct rtl_rtde_client *c, int64_t now, int e
 		return -EINVAL;
 	if (!connected_state(c->state))
 		return 0;
-	pending = rtl_rtde_framer_pending(&c->framer);
+	part = rtl_rtde_framer_partial(c->framer, &pending);
 	if (pending >= RTL_RTDE_HEADER_SIZE) {
-		/* A package that straddles reads is assembled, header first,
-		 * in the storage the client gave the framer. */
-		int type = c->rx[2];
+		/* A package that straddles reads is assembled header first, so
+		 * the framer's partial bytes say what was cut. */
+		int type = part[2];
 
 		snprintf(cut, sizeof(cut),
 			 " in the middle of a package (%zu of %u bytes of a %s received)", pending,
-			 (unsigned)rtl_rtde_load_u16(c->rx), pkg_name(type));
+			 (unsigned)rtl_rtde_load_u16(part), pkg_name(type));
 	} else if (pending) {
 		snprintf(cut, sizeof(cut),
 			 " in the middle of a package header (%zu of 3 bytes received)", pending);
@@ -1161,7 +1161,6 @@ static int client_init(struct rtl_rtde_client *c, const struct rtl_rtde_client_c
 	c->info.divisor = 1;
 	c->error.state = RTL_RTDE_CLIENT_IDLE;
 	c->error.fatal = true;
-	rtl_rtde_framer_init(&c->framer, c->rx, sizeof(c->rx));
 	c->has_outputs = cfg->outputs && cfg->outputs[0];
 	while (c->n_inputs < RTL_RTDE_CLIENT_MAX_INPUTS && cfg->inputs[c->n_inputs])
 		c->n_inputs++;
@@ -1226,6 +1225,7 @@ RTL_API int rtl_rtde_client_create(struct rtl_rtde_client **out,
 				   const struct rtl_rtde_client_config *cfg, struct rtl_error *err)
 {
 	struct rtl_rtde_client_config copy;
+	struct rtl_rtde_framer *fr = NULL;
 	struct rtl_rtde_client *c;
 	size_t total = 0, at = 0;
 	char *names = NULL;
@@ -1243,12 +1243,16 @@ RTL_API int rtl_rtde_client_create(struct rtl_rtde_client **out,
 	c = malloc(sizeof(*c));
 	if (total)
 		names = malloc(total);
-	if (!c || (total && !names)) {
+	/* The framer, with room for the largest package the protocol allows:
+	 * a controller's reply is not bounded by anything smaller. */
+	e = rtl_rtde_framer_create(&fr, RTL_RTDE_MAX_PACKAGE_SIZE);
+	if (!c || (total && !names) || e) {
 		free(c);
 		free(names);
+		rtl_rtde_framer_destroy(fr);
 		return rtl_error_set(err, -ENOMEM,
 				     "RTDE client: out of memory for a client (%zu bytes)",
-				     sizeof(*c));
+				     sizeof(*c) + RTL_RTDE_MAX_PACKAGE_SIZE);
 	}
 	if (cfg->outputs) {
 		copy.outputs = strcpy(names + at, cfg->outputs);
@@ -1262,10 +1266,13 @@ RTL_API int rtl_rtde_client_create(struct rtl_rtde_client **out,
 	if (e) {
 		if (err)
 			*err = c->error.err;
+		rtl_rtde_framer_destroy(fr);
 		free(names);
 		free(c);
 		return e;
 	}
+	/* After client_init(), which clears the whole struct. */
+	c->framer = fr;
 	c->owned = names;
 	*out = c;
 	return 0;
@@ -1275,6 +1282,7 @@ RTL_API void rtl_rtde_client_destroy(struct rtl_rtde_client *c)
 {
 	if (!c)
 		return;
+	rtl_rtde_framer_destroy(c->framer);
 	free(c->owned);
 	free(c);
 }

@@ -19,14 +19,31 @@
  * and the framer then refuses everything until reset, so no later byte is
  * ever misread as a package. The error text is assembled by hand rather
  * than with snprintf so that the error path stays as RT-safe as the rest.
+ *
+ * The struct and its assembly storage are one allocation: the storage is a
+ * flexible array member sized at create, so a framer is one pointer for its
+ * owner and one free() at the end, and nothing can hand the framer storage
+ * that is too small or that lives shorter than the framer.
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rtloop/rtde.h>
 
 #include "txt.h"
+
+struct rtl_rtde_framer {
+	uint32_t max_size;
+	uint32_t fill;	   /* bytes of the partial package in buf */
+	uint32_t need;	   /* its declared size, 0 until the header is in */
+	const uint8_t *in; /* fed bytes not consumed yet */
+	size_t in_len;
+	uint64_t offset;		    /* stream offset of in[0] */
+	struct rtl_rtde_framer_error error; /* code != 0: failed until reset */
+	uint8_t buf[];			    /* assembly storage, max_size bytes */
+};
 
 /*
  * Check the declared @size of the package starting at stream offset @at;
@@ -58,15 +75,30 @@ static int check_size(struct rtl_rtde_framer *f, uint64_t at, uint32_t size)
 	return e->err.code;
 }
 
-RTL_API int rtl_rtde_framer_init(struct rtl_rtde_framer *f, void *storage, size_t max_size)
+RTL_API int rtl_rtde_framer_create(struct rtl_rtde_framer **out, size_t max_size)
 {
-	if (!f || !storage || max_size < RTL_RTDE_HEADER_SIZE ||
-	    max_size > RTL_RTDE_MAX_PACKAGE_SIZE)
+	struct rtl_rtde_framer *f;
+
+	if (!out)
 		return -EINVAL;
-	f->buf = storage;
+	*out = NULL;
+	if (max_size < RTL_RTDE_HEADER_SIZE || max_size > RTL_RTDE_MAX_PACKAGE_SIZE)
+		return -EINVAL;
+	f = malloc(sizeof(*f) + max_size);
+	if (!f)
+		return -ENOMEM;
+	/* Touch every page now, at set-up, rather than on the receive path
+	 * the first time a package straddles reads. */
+	memset(f, 0, sizeof(*f) + max_size);
 	f->max_size = (uint32_t)max_size;
 	rtl_rtde_framer_reset(f);
+	*out = f;
 	return 0;
+}
+
+RTL_API void rtl_rtde_framer_destroy(struct rtl_rtde_framer *f)
+{
+	free(f);
 }
 
 RTL_API void rtl_rtde_framer_reset(struct rtl_rtde_framer *f)
@@ -170,6 +202,15 @@ RTL_API const struct rtl_rtde_framer_error *rtl_rtde_framer_error(const struct r
 RTL_API size_t rtl_rtde_framer_pending(const struct rtl_rtde_framer *f)
 {
 	return f->fill;
+}
+
+RTL_API const uint8_t *rtl_rtde_framer_partial(const struct rtl_rtde_framer *f, size_t *len)
+{
+	size_t n = f ? f->fill : 0;
+
+	if (len)
+		*len = n;
+	return n ? f->buf : NULL;
 }
 
 RTL_API uint64_t rtl_rtde_framer_offset(const struct rtl_rtde_framer *f)

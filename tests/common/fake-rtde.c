@@ -44,20 +44,20 @@ static size_t reply_types(const char *names, size_t len, char *out, size_t cap,
 	return k;
 }
 
-/* Serve one connection until the client or the script ends it. */
-static void serve(struct fake *fk, int fd)
+/* Serve one connection until the client or the script ends it, cutting
+ * what the client sends with @fr (reset here: one stream per connection). */
+static void serve(struct fake *fk, int fd, struct rtl_rtde_framer *fr)
 {
-	static _Thread_local uint8_t store[65536], in[65536], out[65536];
+	static _Thread_local uint8_t in[65536], out[65536];
 	static _Thread_local enum rtl_rtde_type otypes[256], itypes[256];
 	struct rtl_rtde_controller_version v = { 5, 12, 0, 7 };
 	enum rtl_rtde_protocol proto = RTL_RTDE_PROTOCOL_V1;
-	struct rtl_rtde_framer fr;
 	size_t n_out = 0, n_in = 0;
 	int next_input = 1, wire = 0;
 	double ts = 42.0;
 	char types[4096];
 
-	cr_assert_eq(rtl_rtde_framer_init(&fr, store, RTL_RTDE_MAX_PACKAGE_SIZE), 0);
+	rtl_rtde_framer_reset(fr);
 	for (;;) {
 		ssize_t got = rtl_tcp_recv(fd, in, sizeof(in), rtl_time_now() + 3 * SEC);
 		const uint8_t *p;
@@ -67,8 +67,8 @@ static void serve(struct fake *fk, int fd)
 			return;
 		if (fk->silent)
 			continue;
-		rtl_rtde_framer_feed(&fr, in, (size_t)got);
-		while (rtl_rtde_framer_next(&fr, &p, &len) == 1) {
+		rtl_rtde_framer_feed(fr, in, (size_t)got);
+		while (rtl_rtde_framer_next(fr, &p, &len) == 1) {
 			struct rtl_rtde_msg m;
 			size_t k;
 
@@ -151,16 +151,19 @@ static void serve(struct fake *fk, int fd)
 static void *fake_main(void *arg)
 {
 	struct fake *fk = arg;
+	struct rtl_rtde_framer *fr;
 
+	cr_assert_eq(rtl_rtde_framer_create(&fr, RTL_RTDE_MAX_PACKAGE_SIZE), 0);
 	for (int i = 0; i < fk->conns; i++) {
 		int fd = rtl_tcp_accept(fk->lfd, 4 * SEC, NULL);
 
 		if (fd < 0)
 			break;
-		serve(fk, fd);
+		serve(fk, fd, fr);
 		close(fd);
 		atomic_fetch_add(&fk->served, 1);
 	}
+	rtl_rtde_framer_destroy(fr);
 	return NULL;
 }
 

@@ -19,8 +19,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static uint8_t storage[RTL_RTDE_MAX_PACKAGE_SIZE];
-
 #define CHECK(cond)              \
 	do {                     \
 		if (!(cond))     \
@@ -29,7 +27,7 @@ static uint8_t storage[RTL_RTDE_MAX_PACKAGE_SIZE];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rtl_rtde_framer f;
+	struct rtl_rtde_framer *f;
 	const struct rtl_rtde_framer_error *e;
 	const uint8_t *stream, *pkg;
 	size_t len, slen, ref = 0, fed = 0;
@@ -59,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p += s;
 	}
 
-	CHECK(rtl_rtde_framer_init(&f, storage, max) == 0);
+	CHECK(rtl_rtde_framer_create(&f, max) == 0);
 	while (fed < slen) {
 		size_t n;
 		uint8_t *piece;
@@ -73,9 +71,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		piece = malloc(n);
 		CHECK(piece);
 		memcpy(piece, stream + fed, n);
-		r = rtl_rtde_framer_feed(&f, piece, n);
+		r = rtl_rtde_framer_feed(f, piece, n);
 		if (r == 0) {
-			while ((r = rtl_rtde_framer_next(&f, &pkg, &len)) == 1) {
+			while ((r = rtl_rtde_framer_next(f, &pkg, &len)) == 1) {
 				/* Same cut as the reference, same bytes. */
 				CHECK(len >= 3 && len <= max);
 				CHECK(rtl_rtde_load_u16(pkg) == len);
@@ -91,18 +89,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 	}
 
-	e = rtl_rtde_framer_error(&f);
+	e = rtl_rtde_framer_error(f);
 	if (bad_at != SIZE_MAX) {
 		CHECK(r == -EMSGSIZE);
-		CHECK(e && e->code == -EMSGSIZE);
+		CHECK(e && e->err.code == -EMSGSIZE);
 		CHECK(e->offset == bad_at && e->value == bad_value);
 		CHECK(ref == bad_at);
-		CHECK(rtl_rtde_framer_next(&f, &pkg, &len) == -EMSGSIZE);
-		CHECK(rtl_rtde_framer_feed(&f, stream, 1) == -EMSGSIZE);
+		CHECK(rtl_rtde_framer_next(f, &pkg, &len) == -EMSGSIZE);
+		CHECK(rtl_rtde_framer_feed(f, stream, 1) == -EMSGSIZE);
 	} else {
 		CHECK(r == 0 && e == NULL);
-		CHECK(ref + rtl_rtde_framer_pending(&f) == slen);
-		CHECK(rtl_rtde_framer_offset(&f) == slen);
+		CHECK(ref + rtl_rtde_framer_pending(f) == slen);
+		CHECK(rtl_rtde_framer_offset(f) == slen);
 	}
+	rtl_rtde_framer_destroy(f);
 	return 0;
 }

@@ -62,8 +62,7 @@ static struct rtl_sim_opts profile_opts(enum rtl_sim_profile_id p)
 struct client {
 	int fd;
 	enum rtl_rtde_protocol proto;
-	struct rtl_rtde_framer framer;
-	uint8_t storage[RTL_RTDE_MAX_PACKAGE_SIZE];
+	struct rtl_rtde_framer *framer;
 	uint8_t rx[65536];
 	uint8_t pkg[RTL_RTDE_MAX_PACKAGE_SIZE];
 	bool fed;  /* the framer holds unconsumed fed bytes */
@@ -85,7 +84,7 @@ static struct client *dial(uint16_t port, int rcvbuf)
 		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	cr_assert_eq(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "connect: %s",
 		     strerror(errno));
-	rtl_rtde_framer_init(&c->framer, c->storage, sizeof(c->storage));
+	cr_assert_eq(rtl_rtde_framer_create(&c->framer, RTL_RTDE_MAX_PACKAGE_SIZE), 0);
 	c->proto = RTL_RTDE_PROTOCOL_V1;
 	return c;
 }
@@ -94,6 +93,7 @@ static void hang_up(struct client *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
+	rtl_rtde_framer_destroy(c->framer);
 	free(c);
 }
 
@@ -114,7 +114,7 @@ static int next_pkg(struct client *c, int timeout_ms)
 		int r;
 
 		if (c->fed) {
-			r = rtl_rtde_framer_next(&c->framer, &p, &len);
+			r = rtl_rtde_framer_next(c->framer, &p, &len);
 			cr_assert_geq(r, 0, "framer: %d", r);
 			if (r == 1) {
 				memcpy(c->pkg, p, len);
@@ -140,7 +140,7 @@ static int next_pkg(struct client *c, int timeout_ms)
 				c->error = -errno;
 				continue;
 			}
-			cr_assert_eq(rtl_rtde_framer_feed(&c->framer, c->rx, (size_t)n), 0);
+			cr_assert_eq(rtl_rtde_framer_feed(c->framer, c->rx, (size_t)n), 0);
 			c->fed = true;
 		}
 	}

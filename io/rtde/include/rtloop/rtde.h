@@ -10,8 +10,9 @@
  * included, then a uint8 type letter) and eight package types whose layouts
  * differ a little between protocol versions 1 and 2 and, for text messages
  * in v1, between directions (docs/rtde-protocol.md, the wire reference).
- * This module is the one place that knows those bytes. It keeps no state,
- * does no I/O and never allocates, so the client state machine, the
+ * This module is the one place that knows those bytes. It does no I/O, and
+ * apart from the framer (allocated once, by rtl_rtde_framer_create()) it
+ * keeps no state and never allocates, so the client state machine, the
  * simulator and the fuzzers all call the same code, and the receive thread
  * can call it on the hot path.
  *
@@ -50,7 +51,9 @@
  *   inside the bytes just fed is returned in place.
  *
  * Thread and RT safety: every function here is RT-safe (no allocation, no
- * locks, no system calls) and reentrant; a framer is owned by one thread.
+ * locks, no system calls) and reentrant, except rtl_rtde_framer_create()
+ * and rtl_rtde_framer_destroy() (set-up and tear-down); a framer is owned
+ * by one thread.
  */
 #ifndef RTLOOP_RTDE_H
 #define RTLOOP_RTDE_H
@@ -723,20 +726,27 @@ RTL_API int rtl_rtde_encode(uint8_t *buf, size_t cap, enum rtl_rtde_protocol pro
 /*
  * Cuts a byte stream, fed in any slicing, into whole packages.
  *
- * Usage: rtl_rtde_framer_feed() the bytes of one read, then call
+ * Usage: rtl_rtde_framer_create() once per connection owner (set-up time),
+ * rtl_rtde_framer_feed() the bytes of one read, then call
  * rtl_rtde_framer_next() until it returns 0 (all fed bytes consumed; a
  * partial package is kept inside) or an error. A package that lies whole in
  * the fed bytes is returned in place (no copy); one that straddles feeds is
- * assembled in the storage given at init. Either pointer stays valid until
- * the next call of feed, next or reset on this framer (and, for in-place
- * packages, while the fed bytes do).
+ * assembled in the framer's own storage (allocated, and touched, by
+ * create). Either pointer stays valid until the next call of feed, next or
+ * reset on this framer (and, for in-place packages, while the fed bytes
+ * do).
  *
  * A declared size below 3 or above the configured maximum means the stream
  * is not RTDE or has lost sync: the framer records where (stream offset of
- * the package's first byte, counted from init or reset) and what, and
+ * the package's first byte, counted from create or reset) and what, and
  * refuses all input until rtl_rtde_framer_reset(). Nothing after the bad
  * header is ever returned as a package.
+ *
+ * The framer is opaque: only create and destroy allocate or free; every
+ * other function below is RT-safe.
  */
+struct rtl_rtde_framer;
+
 struct rtl_rtde_framer_error {
 	/* err.code: -EMSGSIZE; err.msg e.g. "RTDE framer: package at stream
 	 * offset 1234 declares size 2 (minimum 3); the stream is not RTDE or
@@ -747,30 +757,27 @@ struct rtl_rtde_framer_error {
 	uint32_t limit;	 /* the bound it breaks: 3, or the configured maximum */
 };
 
-struct rtl_rtde_framer {
-	/* Private: use the functions below. */
-	uint8_t *buf; /* assembly storage, max_size bytes */
-	uint32_t max_size;
-	uint32_t fill;	   /* bytes of the partial package in buf */
-	uint32_t need;	   /* its declared size, 0 until the header is in */
-	const uint8_t *in; /* fed bytes not consumed yet */
-	size_t in_len;
-	uint64_t offset;		    /* stream offset of in[0] */
-	struct rtl_rtde_framer_error error; /* code != 0: failed until reset */
-};
-
 /*
- * Initialise @f to accept packages of up to @max_size bytes, assembling
- * them in @storage (at least @max_size bytes, owned by the caller, any
- * alignment; e.g. NUMA-local or locked memory). Use
- * RTL_RTDE_MAX_PACKAGE_SIZE to accept every package the protocol allows.
+ * Allocate a framer that accepts packages of up to @max_size bytes, with
+ * @max_size bytes of assembly storage in the same block, and store it in
+ * *@out. Use RTL_RTDE_MAX_PACKAGE_SIZE to accept every package the protocol
+ * allows. The storage is written once here, so that its pages are present
+ * before the receive path first assembles a package.
  *
  * Returns 0, or
- *   -EINVAL  @f or @storage is NULL, or @max_size is outside
+ *   -EINVAL  @out is NULL, or @max_size is outside
  *            [3, RTL_RTDE_MAX_PACKAGE_SIZE].
- * RT-safe; not thread-safe for one @f.
+ *   -ENOMEM  out of memory.
+ * On failure *@out (when @out is not NULL) is NULL. Not RT-safe (allocates);
+ * call it at set-up time.
  */
-RTL_API int rtl_rtde_framer_init(struct rtl_rtde_framer *f, void *storage, size_t max_size);
+RTL_API int rtl_rtde_framer_create(struct rtl_rtde_framer **out, size_t max_size);
+
+/*
+ * Free @f and its storage; packages it returned from that storage are gone
+ * with it. NULL is accepted. Not RT-safe.
+ */
+RTL_API void rtl_rtde_framer_destroy(struct rtl_rtde_framer *f);
 
 /*
  * Forget buffered bytes, pending input and any error; the stream offset
@@ -803,10 +810,21 @@ RTL_API int rtl_rtde_framer_next(struct rtl_rtde_framer *f, const uint8_t **pkg,
 /* The recorded error, or NULL while the framer is healthy. RT-safe. */
 RTL_API const struct rtl_rtde_framer_error *rtl_rtde_framer_error(const struct rtl_rtde_framer *f);
 
-/* Bytes of a partial package held (non-zero at EOF = truncated stream). */
+/* Bytes of a partial package held (non-zero at EOF = truncated stream).
+ * RT-safe. */
 RTL_API size_t rtl_rtde_framer_pending(const struct rtl_rtde_framer *f);
 
-/* Stream bytes consumed since init or reset (pending ones included). */
+/*
+ * The bytes of the partial package held, header first (so, once 3 are in,
+ * its declared size and type can be read to describe a truncated stream):
+ * returns them and sets *@len (may be NULL) to rtl_rtde_framer_pending().
+ * Returns NULL, *@len 0, when nothing is held or @f is NULL. Valid until
+ * the next feed, next, reset or destroy on @f. RT-safe.
+ */
+RTL_API const uint8_t *rtl_rtde_framer_partial(const struct rtl_rtde_framer *f, size_t *len);
+
+/* Stream bytes consumed since create or reset (pending ones included).
+ * RT-safe. */
 RTL_API uint64_t rtl_rtde_framer_offset(const struct rtl_rtde_framer *f);
 
 #ifdef __cplusplus

@@ -56,10 +56,10 @@
  * RTDE server, docs/rtde-protocol.md 6.7) is counted as a reset and the
  * baseline starts over; so does every START.
  *
- * Memory: the client is one large struct (the 64 KiB framer storage, the
- * transmit buffer and every recipe). rtl_rtde_client_create() allocates
- * it and copies the configured names; rtl_rtde_client_init() sets up
- * caller memory and keeps pointers to the caller's names.
+ * Memory: the client is one large struct (the transmit buffer and every
+ * recipe) and its framer (with 64 KiB of assembly storage).
+ * rtl_rtde_client_create() allocates both, touching every page, and copies
+ * the configured names; rtl_rtde_client_destroy() frees them.
  *
  * Thread and RT safety: a client belongs to one thread at a time. Set-up
  * (init, create, connected, the handshake replies) formats text and may
