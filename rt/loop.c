@@ -116,7 +116,7 @@ struct rtl_loop {
 	_Atomic int64_t last_tx_ns;
 	_Atomic int commanded;
 
-	struct rtl_thread rx, worker, logger;
+	struct rtl_thread *rx, *worker, *logger; /* joined (and freed): NULL */
 	bool rx_running, worker_running, logger_running, started;
 	_Atomic int log_stop;
 	_Atomic uint32_t log_bell; /* rung by the queues and by join */
@@ -1327,9 +1327,10 @@ static void stop_logger(struct rtl_loop *loop)
 /* ---- start, stop ------------------------------------------------------------------------------
  */
 
-static int spawn(struct rtl_loop *loop, struct rtl_thread *th, const char *name, int prio, int cpu,
+static int spawn(struct rtl_loop *loop, struct rtl_thread **th, const char *name, int prio, int cpu,
 		 void *(*fn)(void *), struct rtl_error *err)
 {
+	const struct rtl_thread_info *info;
 	struct rtl_thread_attr a = {
 		.name = name,
 		.policy = SCHED_FIFO,
@@ -1344,20 +1345,25 @@ static int spawn(struct rtl_loop *loop, struct rtl_thread *th, const char *name,
 		a.policy = SCHED_OTHER;
 		a.priority = 0;
 	}
-	ret = rtl_thread_create(th, &a, fn, loop);
-	if (ret < 0) {
-		if (err)
-			*err = th->err;
+	ret = rtl_thread_create(th, &a, fn, loop, err);
+	if (ret < 0)
 		return ret;
-	}
-	if (th->degraded) {
-		char msg[sizeof(th->err.msg) + 64];
+	info = rtl_thread_info(*th);
+	if (info->degraded) {
+		char msg[sizeof(info->why.msg) + 64];
 
 		snprintf(msg, sizeof(msg), "%s thread runs under SCHED_OTHER: %s", name,
-			 th->err.msg);
+			 info->why.msg);
 		note(loop, msg);
 	}
 	return 0;
+}
+
+/* Join (and so free) a thread of the loop; its pointer says it is gone. */
+static void join_thread(struct rtl_thread **th)
+{
+	rtl_thread_join(*th, NULL);
+	*th = NULL;
 }
 
 /* A fresh run: every cross-thread flag and the per-run state. */
@@ -1455,11 +1461,11 @@ RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_error *err)
 err_stop_threads:
 	stop_all(loop);
 	if (loop->worker_running)
-		rtl_thread_join(&loop->worker, NULL);
+		join_thread(&loop->worker);
 	loop->worker_running = false;
 	stop_logger(loop);
 	if (loop->logger_running)
-		rtl_thread_join(&loop->logger, NULL);
+		join_thread(&loop->logger);
 	loop->logger_running = false;
 err_disconnect:
 	loop->t->ops->disconnect(loop->t);
@@ -1482,13 +1488,13 @@ RTL_API int rtl_loop_join(struct rtl_loop *loop)
 		return -EINVAL;
 	/* The rx thread ends after the stop at exit. */
 	if (loop->rx_running)
-		rtl_thread_join(&loop->rx, NULL);
+		join_thread(&loop->rx);
 	stop_all(loop);
 	if (loop->worker_running)
-		rtl_thread_join(&loop->worker, NULL);
+		join_thread(&loop->worker);
 	stop_logger(loop);
 	if (loop->logger_running)
-		rtl_thread_join(&loop->logger, NULL);
+		join_thread(&loop->logger);
 	/* What the threads said after the log thread's last look. */
 	rtl_log_queue_drain(loop->rx_log);
 	rtl_log_queue_drain(loop->worker_log);

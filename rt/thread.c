@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -16,18 +16,15 @@
 #include <rtloop/log.h>
 #include <rtloop/thread.h>
 
-static void set_err(struct rtl_thread *t, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(struct rtl_thread *t, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	t->err.code = code;
-	va_start(ap, fmt);
-	vsnprintf(t->err.msg, sizeof(t->err.msg), fmt, ap);
-	va_end(ap);
-}
+struct rtl_thread {
+	pthread_t handle;
+	struct rtl_thread_info info; /* fixed before create returns */
+	/* What the trampoline needs. */
+	void *(*fn)(void *);
+	void *arg;
+	size_t prefault;
+	char name[16];
+};
 
 static const char *policy_name(int policy)
 {
@@ -47,51 +44,54 @@ static bool is_rt(int policy)
 	return policy == SCHED_FIFO || policy == SCHED_RR;
 }
 
-static int validate(const struct rtl_thread_attr *a, struct rtl_thread *t)
+static int validate(const struct rtl_thread_attr *a, struct rtl_error *e)
 {
 	cpu_set_t allowed;
 	int lo, hi;
 
 	if (a->policy != SCHED_FIFO && a->policy != SCHED_RR && a->policy != SCHED_OTHER) {
-		set_err(t, -EINVAL,
-			"unknown scheduling policy %d; fix: use SCHED_FIFO, SCHED_RR or "
-			"SCHED_OTHER",
-			a->policy);
+		rtl_error_set(e, -EINVAL,
+			      "unknown scheduling policy %d; fix: use SCHED_FIFO, SCHED_RR or "
+			      "SCHED_OTHER",
+			      a->policy);
 		return -EINVAL;
 	}
 	lo = sched_get_priority_min(a->policy);
 	hi = sched_get_priority_max(a->policy);
 	if (a->priority < lo || a->priority > hi) {
-		set_err(t, -EINVAL, "priority %d is outside %s's range %d..%d; fix: pick one in it",
-			a->priority, policy_name(a->policy), lo, hi);
+		rtl_error_set(e, -EINVAL,
+			      "priority %d is outside %s's range %d..%d; fix: pick one in it",
+			      a->priority, policy_name(a->policy), lo, hi);
 		return -EINVAL;
 	}
 	if (a->name && strlen(a->name) > 15) {
-		set_err(t, -EINVAL,
-			"thread name '%s' is longer than the kernel's 15 characters; fix: "
-			"shorten it",
-			a->name);
+		rtl_error_set(e, -EINVAL,
+			      "thread name '%s' is longer than the kernel's 15 characters; fix: "
+			      "shorten it",
+			      a->name);
 		return -EINVAL;
 	}
 	if (a->cpu >= 0) {
 		CPU_ZERO(&allowed);
 		if (a->cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(allowed), &allowed) != 0 ||
 		    !CPU_ISSET(a->cpu, &allowed)) {
-			set_err(t, -EINVAL,
+			rtl_error_set(
+				e, -EINVAL,
 				"CPU %d is not available to this process (it may use %d CPUs); "
 				"fix: pin to a CPU listed by 'taskset -pc %d' or pass -1",
 				a->cpu, CPU_COUNT(&allowed), (int)getpid());
 			return -EINVAL;
 		}
 	} else if (a->cpu < -1) {
-		set_err(t, -EINVAL, "CPU %d is not valid; fix: a CPU number, or -1 for no pinning",
-			a->cpu);
+		rtl_error_set(e, -EINVAL,
+			      "CPU %d is not valid; fix: a CPU number, or -1 for no pinning",
+			      a->cpu);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static void explain_eperm(struct rtl_thread *t, const struct rtl_thread_attr *a)
+static void explain_eperm(struct rtl_error *e, const struct rtl_thread_attr *a)
 {
 	struct rlimit rl = { 0, 0 };
 	char lim[24];
@@ -101,7 +101,8 @@ static void explain_eperm(struct rtl_thread *t, const struct rtl_thread_attr *a)
 		snprintf(lim, sizeof(lim), "unlimited");
 	else
 		snprintf(lim, sizeof(lim), "%llu", (unsigned long long)rl.rlim_cur);
-	set_err(t, -EPERM,
+	rtl_error_set(
+		e, -EPERM,
 		"%s priority %d refused (EPERM): RLIMIT_RTPRIO is %s and the process lacks "
 		"CAP_SYS_NICE, or its cgroup has no real-time runtime; fix: run as root, "
 		"'setcap cap_sys_nice+ep PROGRAM', or raise the limit ('@realtime - rtprio 98' "
@@ -109,18 +110,25 @@ static void explain_eperm(struct rtl_thread *t, const struct rtl_thread_attr *a)
 		policy_name(a->policy), a->priority, lim);
 }
 
-/* The kernel refused the real-time policy: explain it, and unless the caller
- * asked for best effort, fail. Returns true when the caller continues under
- * SCHED_OTHER (recorded in @t). */
-static bool refused_rt(struct rtl_thread *t, const struct rtl_thread_attr *a)
+/*
+ * The kernel refused the real-time policy: explain it and, unless the
+ * caller asked for best effort, fail with the explanation in @e. Returns
+ * true when the caller continues under SCHED_OTHER, recorded in @info with
+ * the explanation as the reason.
+ */
+static bool refused_rt(struct rtl_thread_info *info, const struct rtl_thread_attr *a,
+		       struct rtl_error *e)
 {
-	explain_eperm(t, a);
+	explain_eperm(e, a);
 	if (!a->best_effort)
 		return false;
-	rtl_log(RTL_LOG_WARN, "%s; continuing under SCHED_OTHER (best effort)", t->err.msg);
-	t->degraded = true;
-	t->policy = SCHED_OTHER;
-	t->priority = 0;
+	rtl_log(RTL_LOG_WARN, "%s; continuing under SCHED_OTHER (best effort)", e->msg);
+	/* Not a failure of the call: the reason moves to the info. */
+	info->why = *e;
+	*e = (struct rtl_error){ 0 };
+	info->degraded = true;
+	info->policy = SCHED_OTHER;
+	info->priority = 0;
 	return true;
 }
 
@@ -174,77 +182,102 @@ out:
 	return -ret;
 }
 
-RTL_API int rtl_thread_create(struct rtl_thread *t, const struct rtl_thread_attr *a,
-			      void *(*fn)(void *), void *arg)
+RTL_API int rtl_thread_create(struct rtl_thread **out, const struct rtl_thread_attr *a,
+			      void *(*fn)(void *), void *arg, struct rtl_error *err)
 {
 	static const struct rtl_thread_attr plain = { .policy = SCHED_OTHER, .cpu = -1 };
+	/* Filled on every failure, so the log says why even when @err is NULL;
+	 * copied to @err only then. */
+	struct rtl_error e = { 0 };
+	struct rtl_thread *t = NULL;
 	int ret;
 
-	if (!t)
-		return -EINVAL;
-	memset(t, 0, sizeof(*t));
-	if (!fn) {
-		set_err(t, -EINVAL, "no thread function given");
-		return -EINVAL;
-	}
+	if (!out)
+		return rtl_error_set(err, -EINVAL,
+				     "no place for the thread handle given (out is NULL)");
+	*out = NULL;
+	if (!fn)
+		return rtl_error_set(err, -EINVAL, "no thread function given");
 	if (!a)
 		a = &plain;
-	ret = validate(a, t);
+	ret = validate(a, &e);
 	if (ret < 0)
 		goto fail;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		ret = rtl_error_set(&e, -ENOMEM, "out of memory for a thread handle (%zu bytes)",
+				    sizeof(*t));
+		goto fail;
+	}
 	t->fn = fn;
 	t->arg = arg;
 	t->prefault = a->prefault_stack;
 	if (a->name)
 		snprintf(t->name, sizeof(t->name), "%s", a->name);
-	t->policy = a->policy;
-	t->priority = a->priority;
-	t->cpu = a->cpu;
+	t->info.policy = a->policy;
+	t->info.priority = a->priority;
+	t->info.cpu = a->cpu;
 	ret = spawn(t, a, a->policy, a->priority);
 	if (ret == -EPERM && is_rt(a->policy)) {
-		if (!refused_rt(t, a))
+		if (!refused_rt(&t->info, a, &e))
 			goto fail;
 		ret = spawn(t, a, SCHED_OTHER, 0);
 	}
 	if (ret < 0) {
-		if (!t->err.code)
-			set_err(t, ret,
-				"pthread_create failed: %s; fix: check memory and "
-				"thread limits (ulimit -u)",
-				strerror(-ret));
+		rtl_error_set(&e, ret,
+			      "pthread_create failed: %s; fix: check memory and thread limits "
+			      "(ulimit -u)",
+			      strerror(-ret));
 		goto fail;
 	}
+	*out = t;
 	return 0;
 fail:
-	rtl_log(RTL_LOG_ERROR, "%s", t->err.msg);
+	free(t);
+	rtl_log(RTL_LOG_ERROR, "%s", e.msg);
+	if (err)
+		*err = e;
 	return ret;
 }
 
 RTL_API int rtl_thread_join(struct rtl_thread *t, void **ret)
 {
+	int e;
+
 	if (!t)
 		return -EINVAL;
-	return -pthread_join(t->handle, ret);
+	e = pthread_join(t->handle, ret);
+	/* A failed join leaves the thread running (or never joinable): its
+	 * handle stays valid, and the caller's. */
+	if (e)
+		return -e;
+	free(t);
+	return 0;
 }
 
-RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_thread *t)
+RTL_API const struct rtl_thread_info *rtl_thread_info(const struct rtl_thread *t)
 {
-	struct rtl_thread local;
+	return t ? &t->info : NULL;
+}
+
+RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_thread_info *info,
+				  struct rtl_error *err)
+{
+	struct rtl_thread_info got = { 0 };
+	struct rtl_error e = { 0 };
 	struct sched_param sp;
 	int ret;
 
-	if (!t)
-		t = &local;
-	memset(t, 0, sizeof(*t));
+	if (info)
+		*info = got;
 	if (!a)
-		return -EINVAL;
-	ret = validate(a, t);
+		return rtl_error_set(err, -EINVAL, "no thread attributes given");
+	ret = validate(a, &e);
 	if (ret < 0)
 		goto fail;
-	t->handle = pthread_self();
-	t->policy = a->policy;
-	t->priority = a->priority;
-	t->cpu = a->cpu;
+	got.policy = a->policy;
+	got.priority = a->priority;
+	got.cpu = a->cpu;
 	if (a->cpu >= 0) {
 		cpu_set_t set;
 
@@ -252,26 +285,30 @@ RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_th
 		CPU_SET(a->cpu, &set);
 		ret = -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 		if (ret < 0) {
-			set_err(t, ret, "cannot pin to CPU %d: %s", a->cpu, strerror(-ret));
+			rtl_error_set(&e, ret, "cannot pin to CPU %d: %s", a->cpu, strerror(-ret));
 			goto fail;
 		}
 	}
 	sp.sched_priority = a->priority;
 	ret = -pthread_setschedparam(pthread_self(), a->policy, &sp);
 	if (ret == -EPERM && is_rt(a->policy)) {
-		if (!refused_rt(t, a))
+		if (!refused_rt(&got, a, &e))
 			goto fail;
 		ret = 0;
 	} else if (ret < 0) {
-		set_err(t, ret, "cannot set %s priority %d: %s", policy_name(a->policy),
-			a->priority, strerror(-ret));
+		rtl_error_set(&e, ret, "cannot set %s priority %d: %s", policy_name(a->policy),
+			      a->priority, strerror(-ret));
 		goto fail;
 	}
 	if (a->name)
 		pthread_setname_np(pthread_self(), a->name);
+	if (info)
+		*info = got;
 	return 0;
 fail:
-	rtl_log(RTL_LOG_ERROR, "%s", t->err.msg);
+	rtl_log(RTL_LOG_ERROR, "%s", e.msg);
+	if (err)
+		*err = e;
 	return ret;
 }
 
@@ -285,13 +322,15 @@ RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_error *err)
 	struct rtl_thread_attr a = {
 		.policy = SCHED_FIFO, .priority = priority, .cpu = -1, .stack_size = 64 * 1024
 	};
-	struct rtl_thread t;
-	int ret = rtl_thread_create(&t, &a, noop, NULL);
+	struct rtl_thread *t;
+	int ret = rtl_thread_create(&t, &a, noop, NULL, err);
 
-	if (ret == 0)
-		rtl_thread_join(&t, NULL);
-	if (err)
-		*err = t.err;
+	if (ret == 0) {
+		rtl_thread_join(t, NULL);
+		/* Permitted: no reason to give. */
+		if (err)
+			*err = (struct rtl_error){ 0 };
+	}
 	return ret == 0;
 }
 

@@ -673,13 +673,13 @@ int main(int argc, char **argv)
 			.cpu = -1,
 			.best_effort = true,
 		};
-		struct rtl_thread t;
+		struct rtl_thread_info ti;
 
-		err = rtl_thread_apply_self(&a, &t);
-		if (err || t.degraded) {
+		err = rtl_thread_apply_self(&a, &ti, NULL);
+		if (err || ti.degraded) {
 			fprintf(stderr,
 				PROG ": warning: SCHED_FIFO %d refused, running SCHED_OTHER: %s\n",
-				cli.priority, err ? strerror(-err) : t.err.msg);
+				cli.priority, err ? strerror(-err) : ti.why.msg);
 		} else {
 			snprintf(sched, sizeof(sched), "SCHED_FIFO %d", cli.priority);
 			ri.sched = sched;

@@ -65,18 +65,20 @@ static int say(char *why, size_t len, int err, const char *what, const char *det
 /* Record in @rt that thread @name fell back to SCHED_OTHER. */
 static void note_degraded(struct bench_rt *rt, const struct rtl_thread *th, const char *name)
 {
+	const struct rtl_thread_info *info = rtl_thread_info(th);
 	size_t n = strlen(rt->degraded_note);
 
-	if (!th->degraded)
+	if (!info->degraded)
 		return;
 	if (!rt->fifo_degraded)
 		snprintf(rt->degraded_note + n, sizeof(rt->degraded_note) - n,
-			 "%s runs under SCHED_OTHER: %s", name, th->err.msg);
+			 "%s runs under SCHED_OTHER: %s", name, info->why.msg);
 	rt->fifo_degraded = true;
 }
 
-static int spawn(struct rtl_thread *th, const char *name, int prio, int cpu, void *(*fn)(void *),
-		 void *arg, struct bench_rt *rt)
+/* Start @fn(@arg) as *@th, best effort; on failure @err says why. */
+static int spawn(struct rtl_thread **th, const char *name, int prio, int cpu, void *(*fn)(void *),
+		 void *arg, struct bench_rt *rt, struct rtl_error *err)
 {
 	struct rtl_thread_attr a = {
 		.name = name,
@@ -86,10 +88,10 @@ static int spawn(struct rtl_thread *th, const char *name, int prio, int cpu, voi
 		.prefault_stack = PREFAULT_STACK,
 		.best_effort = true,
 	};
-	int ret = rtl_thread_create(th, &a, fn, arg);
+	int ret = rtl_thread_create(th, &a, fn, arg, err);
 
 	if (ret == 0)
-		note_degraded(rt, th, name);
+		note_degraded(rt, *th, name);
 	return ret;
 }
 
@@ -323,7 +325,8 @@ static int run_floor(const struct bench_cfg *cfg, struct bench_rep *rep, struct 
 		     bench_progress_fn progress, void *pctx, char *why, size_t why_len)
 {
 	struct pingpong *pp = calloc(1, sizeof(*pp));
-	struct rtl_thread ts, tc;
+	struct rtl_thread *ts, *tc;
+	struct rtl_error terr;
 	int ret;
 
 	if (!pp)
@@ -338,25 +341,25 @@ static int run_floor(const struct bench_cfg *cfg, struct bench_rep *rep, struct 
 	}
 	pp->warm_end = rtl_time_now() + BENCH_WARMUP_NS;
 	pp->end = pp->warm_end + cfg->phase_ns;
-	ret = spawn(&tc, "bench-pp-cli", cfg->prio_rx, cfg->cpu_rx, pp_client, pp, rt);
+	ret = spawn(&tc, "bench-pp-cli", cfg->prio_rx, cfg->cpu_rx, pp_client, pp, rt, &terr);
 	if (ret < 0) {
-		say(why, why_len, ret, "ping-pong client thread", tc.err.msg);
+		say(why, why_len, ret, "ping-pong client thread", terr.msg);
 		goto out_close;
 	}
-	ret = spawn(&ts, "bench-pp-srv", cfg->prio_rx, cfg->cpu_sim, pp_server, pp, rt);
+	ret = spawn(&ts, "bench-pp-srv", cfg->prio_rx, cfg->cpu_sim, pp_server, pp, rt, &terr);
 	if (ret < 0) {
-		say(why, why_len, ret, "ping-pong server thread", ts.err.msg);
+		say(why, why_len, ret, "ping-pong server thread", terr.msg);
 		shutdown(pp->cli_fd, SHUT_RDWR);
-		rtl_thread_join(&tc, NULL);
+		rtl_thread_join(tc, NULL);
 		goto out_close;
 	}
 	wait_until(pp->end, P_FLOOR, progress, pctx);
-	rtl_thread_join(&ts, NULL);
+	rtl_thread_join(ts, NULL);
 	/* TCP: the server's shutdown ended the client with an EOF. UDP: wake
 	 * its blocked recv(2) here (shutdown of a datagram socket does). */
 	if (pp->udp)
 		shutdown(pp->cli_fd, SHUT_RDWR);
-	rtl_thread_join(&tc, NULL);
+	rtl_thread_join(tc, NULL);
 	rep->floor_sent = pp->sent;
 	rep->floor_bad = pp->bad;
 	ret = pp->err;
@@ -404,16 +407,18 @@ static int run_timer(const struct bench_cfg *cfg, struct bench_rep *rep, struct 
 		     bench_progress_fn progress, void *pctx, char *why, size_t why_len)
 {
 	struct timer_floor tf = { .period_ns = cfg->period_ns, .h = rep->h[H_WAKE_FLOOR] };
-	struct rtl_thread th;
+	struct rtl_thread *th;
+	struct rtl_error terr;
 	int ret;
 
 	tf.warm_end = rtl_time_now() + BENCH_WARMUP_NS;
 	tf.end = tf.warm_end + cfg->phase_ns;
-	ret = spawn(&th, "bench-timer", cfg->prio_worker, cfg->cpu_worker, timer_main, &tf, rt);
+	ret = spawn(&th, "bench-timer", cfg->prio_worker, cfg->cpu_worker, timer_main, &tf, rt,
+		    &terr);
 	if (ret < 0)
-		return say(why, why_len, ret, "timer thread", th.err.msg);
+		return say(why, why_len, ret, "timer thread", terr.msg);
 	wait_until(tf.end, P_TIMER, progress, pctx);
-	rtl_thread_join(&th, NULL);
+	rtl_thread_join(th, NULL);
 	if (tf.err < 0)
 		return say(why, why_len, tf.err, "timer loop", NULL);
 	return 0;
@@ -590,7 +595,7 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_error err = { 0 };
-	struct rtl_thread sim_th;
+	struct rtl_thread *sim_th = NULL;
 	struct ours o = { 0 };
 	bool sim_running = false, tr_ready = false;
 	void *sim_ret = NULL;
@@ -605,9 +610,9 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 		say(why, why_len, ret, "simulator", NULL);
 		goto out;
 	}
-	ret = spawn(&sim_th, "bench-sim", cfg->prio_rx, cfg->cpu_sim, sim_main, srv, rt);
+	ret = spawn(&sim_th, "bench-sim", cfg->prio_rx, cfg->cpu_sim, sim_main, srv, rt, &err);
 	if (ret < 0) {
-		say(why, why_len, ret, "simulator thread", sim_th.err.msg);
+		say(why, why_len, ret, "simulator thread", err.msg);
 		goto out;
 	}
 	sim_running = true;
@@ -637,7 +642,7 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 out:
 	if (sim_running) {
 		rtl_sim_server_stop(srv);
-		rtl_thread_join(&sim_th, &sim_ret);
+		rtl_thread_join(sim_th, &sim_ret);
 		if (ret == 0 && (intptr_t)sim_ret < 0)
 			ret = say(why, why_len, (int)(intptr_t)sim_ret, "simulator loop", NULL);
 	}
@@ -693,7 +698,7 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	struct rtl_udp_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_error err = { 0 };
-	struct rtl_thread sim_th;
+	struct rtl_thread *sim_th = NULL;
 	bool sim_running = false, tr_ready = false;
 	void *sim_ret = NULL;
 	int ret;
@@ -707,9 +712,9 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 		say(why, why_len, ret, "UDP simulator", NULL);
 		goto out;
 	}
-	ret = spawn(&sim_th, "bench-sim", cfg->prio_rx, cfg->cpu_sim, udp_sim_main, sim, rt);
+	ret = spawn(&sim_th, "bench-sim", cfg->prio_rx, cfg->cpu_sim, udp_sim_main, sim, rt, &err);
 	if (ret < 0) {
-		say(why, why_len, ret, "simulator thread", sim_th.err.msg);
+		say(why, why_len, ret, "simulator thread", err.msg);
 		goto out;
 	}
 	sim_running = true;
@@ -735,7 +740,7 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 out:
 	if (sim_running) {
 		rtl_sim_udp_stop(sim);
-		rtl_thread_join(&sim_th, &sim_ret);
+		rtl_thread_join(sim_th, &sim_ret);
 		if (ret == 0 && (intptr_t)sim_ret < 0)
 			ret = say(why, why_len, (int)(intptr_t)sim_ret, "simulator loop", NULL);
 	}
@@ -849,7 +854,7 @@ static double probe_once(int a, int b)
 	struct probe *pb = aligned_alloc(64, sizeof(*pb));
 	struct rtl_thread_attr ae = { .name = "bench-probe-b", .policy = SCHED_OTHER, .cpu = b };
 	struct rtl_thread_attr ai = { .name = "bench-probe-a", .policy = SCHED_OTHER, .cpu = a };
-	struct rtl_thread te, ti;
+	struct rtl_thread *te, *ti;
 	double ns = NAN;
 
 	if (!pb)
@@ -857,12 +862,12 @@ static double probe_once(int a, int b)
 	atomic_store(&pb->line, 0);
 	pb->end = rtl_time_now() + PROBE_LIMIT_NS;
 	pb->ns = NAN;
-	if (rtl_thread_create(&te, &ae, probe_echo, pb) == 0) {
-		if (rtl_thread_create(&ti, &ai, probe_init, pb) == 0) {
-			rtl_thread_join(&ti, NULL);
+	if (rtl_thread_create(&te, &ae, probe_echo, pb, NULL) == 0) {
+		if (rtl_thread_create(&ti, &ai, probe_init, pb, NULL) == 0) {
+			rtl_thread_join(ti, NULL);
 			ns = pb->ns;
 		}
-		rtl_thread_join(&te, NULL);
+		rtl_thread_join(te, NULL);
 	}
 	free(pb);
 	return ns;

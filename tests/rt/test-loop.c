@@ -18,11 +18,14 @@
 #include <errno.h>
 #include <math.h>
 #include <dirent.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <rtloop/loop.h>
@@ -1205,5 +1208,75 @@ Test(loop_rt, inline_steady_state_allocates_nothing_and_takes_no_fault)
 {
 	inline_mode = true;
 	steady_state_allocates_nothing_and_takes_no_fault();
+}
+
+/*
+ * Refused real-time threads: the process gives up CAP_SYS_NICE and its
+ * real-time allowance (a forked test: nothing leaks into other tests; hence
+ * not under the shim, which runs tests in one process). It stays the same
+ * user with its other capabilities, so that mlockall still works and the
+ * thread refusal is what the loop meets.
+ */
+static void drop_rt_privileges(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	struct rlimit zero = { 0, 0 };
+	uint32_t nice = 1u << (CAP_SYS_NICE % 32);
+
+	cr_assert_eq(setrlimit(RLIMIT_RTPRIO, &zero), 0);
+	cr_assert_eq(syscall(SYS_capget, &h, d), 0, "capget: %s", strerror(errno));
+	d[CAP_SYS_NICE / 32].effective &= ~nice;
+	d[CAP_SYS_NICE / 32].permitted &= ~nice;
+	d[CAP_SYS_NICE / 32].inheritable &= ~nice;
+	cr_assert_eq(syscall(SYS_capset, &h, d), 0, "capset: %s", strerror(errno));
+}
+
+Test(loop_rt, refused_fifo_degrades_and_the_notes_say_why)
+{
+	struct rtl_loop *loop;
+	struct rtl_loop_stats s;
+	const char *notes;
+
+	inline_mode = false;
+	drop_rt_privileges();
+	loop = start_loop(true, 64, RTL_LOOP_RT_DEGRADE);
+	notes = rtl_loop_rt_notes(loop);
+	cr_assert(strstr(notes, "rtl-worker thread runs under SCHED_OTHER: SCHED_FIFO"), "%s",
+		  notes);
+	cr_assert(strstr(notes, "rtl-rx thread runs under SCHED_OTHER: SCHED_FIFO"), "%s", notes);
+	cr_assert(strstr(notes, "RLIMIT_RTPRIO is 0"), "%s", notes);
+	cr_assert_not(strstr(notes, "rtl-log"), "the log thread asks for no priority: %s", notes);
+	/* Degraded, the loop still runs. */
+	feed(0, 20, 0);
+	settle(loop, 20);
+	halt(loop, &s);
+	cr_expect_eq(s.frames, 20);
+	rtl_loop_destroy(loop);
+	rtl_mem_unlock_all();
+}
+
+Test(loop_rt, refused_fifo_fails_the_start_when_required)
+{
+	struct rtl_loop_config cfg = test_config();
+	struct rtl_error err = { 0 };
+	struct rtl_loop *loop = NULL;
+
+	inline_mode = false;
+	cfg = test_config();
+	cfg.rt_mode = RTL_LOOP_RT_REQUIRE;
+	drop_rt_privileges();
+	memset(&sn, 0, sizeof(sn));
+	fake_setup();
+	cr_assert_eq(rtl_loop_create(&loop, &cfg, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_start(loop, &err), -EPERM, "%s", err.msg);
+	cr_assert_eq(err.code, -EPERM);
+	cr_assert(strstr(err.msg, "SCHED_FIFO priority"), "%s", err.msg);
+	cr_assert(strstr(err.msg, "RLIMIT_RTPRIO is 0"), "%s", err.msg);
+	/* The threads already started (the log thread) are joined: the loop
+	 * is not started, and destroying it does not wait for anything. */
+	cr_assert_eq(rtl_loop_join(loop), -EINVAL);
+	rtl_loop_destroy(loop);
+	rtl_mem_unlock_all();
 }
 #endif /* RTL_NO_MALLOC_HOOK */

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -56,6 +57,9 @@ static void drop_privileges(void)
 		cr_assert_eq(setuid(65534), 0, "drop to nobody: %s", strerror(errno));
 }
 
+/* Not a thread: create must overwrite it, also when it fails. */
+#define NOT_A_THREAD ((struct rtl_thread *)(uintptr_t)1)
+
 Test(thread, fifo_thread_gets_policy_priority_cpu_and_name)
 {
 	struct rtl_thread_attr a = { .name = "rtl-test",
@@ -63,19 +67,26 @@ Test(thread, fifo_thread_gets_policy_priority_cpu_and_name)
 				     .priority = 12,
 				     .cpu = 0,
 				     .prefault_stack = 64 * 1024 };
-	struct rtl_thread t;
+	const struct rtl_thread_info *info;
+	struct rtl_error err = { 0 };
+	struct rtl_thread *t;
 	struct seen s = { 0 };
 
 	require_rt();
-	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s), 0, "%s", t.err.msg);
-	cr_assert_eq(rtl_thread_join(&t, NULL), 0);
+	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s, &err), 0, "%s", err.msg);
+	info = rtl_thread_info(t);
+	cr_assert_not_null(info);
+	cr_assert_eq(info->policy, SCHED_FIFO);
+	cr_assert_eq(info->priority, 12);
+	cr_assert_eq(info->cpu, 0);
+	cr_assert_not(info->degraded);
+	cr_assert_eq(info->why.code, 0);
+	cr_assert_eq(rtl_thread_join(t, NULL), 0);
 	cr_assert_eq(s.policy, SCHED_FIFO);
 	cr_assert_eq(s.priority, 12);
 	cr_assert_eq(s.ncpus, 1);
 	cr_assert(s.cpu0);
 	cr_assert_str_eq(s.name, "rtl-test");
-	cr_assert_not(t.degraded);
-	cr_assert_eq(t.err.code, 0);
 }
 
 Test(thread, apply_self_changes_the_calling_thread)
@@ -83,68 +94,138 @@ Test(thread, apply_self_changes_the_calling_thread)
 	struct rtl_thread_attr a = {
 		.name = "rtl-self", .policy = SCHED_FIFO, .priority = 7, .cpu = 0
 	};
-	struct rtl_thread t;
+	struct rtl_thread_info info;
+	struct rtl_error err = { 0 };
 	struct seen s = { 0 };
 
 	require_rt();
-	cr_assert_eq(rtl_thread_apply_self(&a, &t), 0, "%s", t.err.msg);
+	cr_assert_eq(rtl_thread_apply_self(&a, &info, &err), 0, "%s", err.msg);
 	observe(&s);
 	cr_assert_eq(s.policy, SCHED_FIFO);
 	cr_assert_eq(s.priority, 7);
 	cr_assert_str_eq(s.name, "rtl-self");
+	cr_assert_eq(info.policy, SCHED_FIFO);
+	cr_assert_eq(info.priority, 7);
+	cr_assert_eq(info.cpu, 0);
+	cr_assert_not(info.degraded);
+}
+
+/* Create with @a fails with -EINVAL, *out cleared, and a message naming @what. */
+static void rejected(const struct rtl_thread_attr *a, const char *what)
+{
+	struct rtl_error err = { 0 };
+	struct rtl_thread *t = NOT_A_THREAD;
+	struct seen s;
+
+	cr_assert_eq(rtl_thread_create(&t, a, observe, &s, &err), -EINVAL, "want %s", what);
+	cr_assert_null(t, "*out is NULL on failure");
+	cr_assert_eq(err.code, -EINVAL);
+	cr_assert(strstr(err.msg, what), "want '%s' in: %s", what, err.msg);
 }
 
 Test(thread, bad_attributes_are_rejected_with_reason)
 {
-	struct rtl_thread t;
-	struct seen s;
-	struct rtl_thread_attr a = { .policy = 77, .cpu = -1 };
+	rejected(&(struct rtl_thread_attr){ .policy = 77, .cpu = -1 }, "policy");
+	rejected(&(struct rtl_thread_attr){ .policy = SCHED_FIFO, .priority = 0, .cpu = -1 },
+		 "priority 0");
+	rejected(&(struct rtl_thread_attr){ .policy = SCHED_OTHER, .priority = 5, .cpu = -1 },
+		 "priority 5");
+	rejected(&(struct rtl_thread_attr){ .policy = SCHED_OTHER, .cpu = 4000 }, "CPU 4000");
+	rejected(&(struct rtl_thread_attr){ .policy = SCHED_OTHER, .cpu = -2 }, "CPU -2");
+	rejected(&(struct rtl_thread_attr){ .name = "a-name-that-is-too-long", .cpu = -1 },
+		 "15 characters");
+}
 
-	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s), -EINVAL);
-	cr_assert(strstr(t.err.msg, "policy"), "%s", t.err.msg);
-	a = (struct rtl_thread_attr){ .policy = SCHED_FIFO, .priority = 0, .cpu = -1 };
-	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s), -EINVAL);
-	cr_assert(strstr(t.err.msg, "priority 0"), "%s", t.err.msg);
-	a = (struct rtl_thread_attr){ .policy = SCHED_OTHER, .priority = 5, .cpu = -1 };
-	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s), -EINVAL);
-	a = (struct rtl_thread_attr){ .policy = SCHED_OTHER, .cpu = 4000 };
-	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s), -EINVAL);
-	cr_assert(strstr(t.err.msg, "CPU 4000"), "%s", t.err.msg);
-	a = (struct rtl_thread_attr){ .policy = SCHED_OTHER, .cpu = -2 };
-	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s), -EINVAL);
-	a = (struct rtl_thread_attr){ .name = "a-name-that-is-too-long", .cpu = -1 };
-	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s), -EINVAL);
-	cr_assert(strstr(t.err.msg, "15 characters"), "%s", t.err.msg);
-	cr_assert_eq(rtl_thread_create(&t, NULL, NULL, NULL), -EINVAL);
-	cr_assert_eq(rtl_thread_create(NULL, NULL, observe, NULL), -EINVAL);
-	cr_assert_eq(rtl_thread_apply_self(NULL, NULL), -EINVAL);
+Test(thread, null_out_or_fn_is_einval_with_a_message)
+{
+	struct rtl_error err = { 0 };
+	struct rtl_thread *t = NOT_A_THREAD;
+	struct rtl_thread_info info;
+	struct seen s;
+
+	cr_assert_eq(rtl_thread_create(&t, NULL, NULL, &s, &err), -EINVAL);
+	cr_assert_null(t, "*out is NULL on failure");
+	cr_assert_eq(err.code, -EINVAL);
+	cr_assert(strstr(err.msg, "function"), "%s", err.msg);
+	err = (struct rtl_error){ 0 };
+	cr_assert_eq(rtl_thread_create(NULL, NULL, observe, &s, &err), -EINVAL);
+	cr_assert_eq(err.code, -EINVAL);
+	cr_assert(strstr(err.msg, "out is NULL"), "%s", err.msg);
+	/* @err is optional. */
+	cr_assert_eq(rtl_thread_create(NULL, NULL, observe, &s, NULL), -EINVAL);
+	cr_assert_eq(rtl_thread_create(&t, NULL, NULL, NULL, NULL), -EINVAL);
+	err = (struct rtl_error){ 0 };
+	cr_assert_eq(rtl_thread_apply_self(NULL, &info, &err), -EINVAL);
+	cr_assert_eq(err.code, -EINVAL);
+	cr_assert_neq(err.msg[0], '\0');
+	cr_assert_eq(rtl_thread_apply_self(NULL, NULL, NULL), -EINVAL);
+}
+
+Test(thread, join_null_is_einval_and_info_null_is_null)
+{
+	void *ret = NULL;
+
+	cr_assert_eq(rtl_thread_join(NULL, NULL), -EINVAL);
+	cr_assert_eq(rtl_thread_join(NULL, &ret), -EINVAL);
+	cr_assert_null(rtl_thread_info(NULL));
+}
+
+static void *give_back(void *arg)
+{
+	return arg;
+}
+
+Test(thread, join_returns_what_the_thread_returned)
+{
+	struct rtl_thread *t;
+	int token;
+	void *ret = NULL;
+
+	cr_assert_eq(rtl_thread_create(&t, NULL, give_back, &token, NULL), 0);
+	cr_assert_eq(rtl_thread_join(t, &ret), 0);
+	cr_assert_eq(ret, &token);
 }
 
 Test(thread, default_attributes_run_plain_thread)
 {
-	struct rtl_thread t;
+	const struct rtl_thread_info *info;
+	struct rtl_thread *t;
 	struct seen s = { 0 };
 
-	cr_assert_eq(rtl_thread_create(&t, NULL, observe, &s), 0);
-	rtl_thread_join(&t, NULL);
+	cr_assert_eq(rtl_thread_create(&t, NULL, observe, &s, NULL), 0);
+	info = rtl_thread_info(t);
+	cr_assert_eq(info->policy, SCHED_OTHER);
+	cr_assert_eq(info->priority, 0);
+	cr_assert_eq(info->cpu, -1);
+	cr_assert_not(info->degraded);
+	cr_assert_eq(rtl_thread_join(t, NULL), 0);
 	cr_assert_eq(s.policy, SCHED_OTHER);
 }
 
 Test(thread, refused_fifo_names_cause_and_fix)
 {
 	struct rtl_thread_attr a = { .policy = SCHED_FIFO, .priority = 50, .cpu = -1 };
-	struct rtl_thread t;
+	struct rtl_error err = { 0 };
+	struct rtl_thread *t = NOT_A_THREAD;
+	struct rtl_thread_info info;
 	struct seen s;
 
 	drop_privileges();
-	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s), -EPERM);
-	cr_assert_eq(t.err.code, -EPERM);
-	cr_assert(strstr(t.err.msg, "RLIMIT_RTPRIO is 0"), "cause: %s", t.err.msg);
-	cr_assert(strstr(t.err.msg, "CAP_SYS_NICE"), "cause: %s", t.err.msg);
-	cr_assert(strstr(t.err.msg, "limits.conf"), "fix: %s", t.err.msg);
-	cr_assert_not(t.degraded);
+	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s, &err), -EPERM);
+	cr_assert_null(t);
+	cr_assert_eq(err.code, -EPERM);
+	cr_assert(strstr(err.msg, "RLIMIT_RTPRIO is 0"), "cause: %s", err.msg);
+	cr_assert(strstr(err.msg, "CAP_SYS_NICE"), "cause: %s", err.msg);
+	cr_assert(strstr(err.msg, "limits.conf"), "fix: %s", err.msg);
 	cr_assert_not(rtl_thread_rt_permitted(50, NULL));
-	cr_assert_eq(rtl_thread_apply_self(&a, &t), -EPERM);
+	err = (struct rtl_error){ 0 };
+	cr_assert_not(rtl_thread_rt_permitted(50, &err));
+	cr_assert_eq(err.code, -EPERM);
+	err = (struct rtl_error){ 0 };
+	cr_assert_eq(rtl_thread_apply_self(&a, &info, &err), -EPERM);
+	cr_assert_eq(err.code, -EPERM);
+	cr_assert(strstr(err.msg, "CAP_SYS_NICE"), "%s", err.msg);
+	cr_assert_not(info.degraded, "a failure is not a degraded success");
 }
 
 Test(thread, best_effort_degrades_and_records_why)
@@ -152,19 +233,31 @@ Test(thread, best_effort_degrades_and_records_why)
 	struct rtl_thread_attr a = {
 		.policy = SCHED_FIFO, .priority = 50, .cpu = 0, .best_effort = true
 	};
-	struct rtl_thread t;
+	/* Untouched on success, also when best effort degraded. */
+	struct rtl_error err = { .code = 1 };
+	const struct rtl_thread_info *info;
+	struct rtl_thread_info self;
+	struct rtl_thread *t;
 	struct seen s = { 0 };
 
 	drop_privileges();
-	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s), 0);
-	rtl_thread_join(&t, NULL);
-	cr_assert(t.degraded);
-	cr_assert_eq(t.policy, SCHED_OTHER);
-	cr_assert_eq(t.err.code, -EPERM);
+	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s, &err), 0);
+	cr_assert_eq(err.code, 1);
+	info = rtl_thread_info(t);
+	cr_assert(info->degraded);
+	cr_assert_eq(info->policy, SCHED_OTHER);
+	cr_assert_eq(info->priority, 0);
+	cr_assert_eq(info->cpu, 0);
+	cr_assert_eq(info->why.code, -EPERM);
+	cr_assert(strstr(info->why.msg, "RLIMIT_RTPRIO is 0"), "why: %s", info->why.msg);
+	cr_assert_eq(rtl_thread_join(t, NULL), 0);
 	cr_assert_eq(s.policy, SCHED_OTHER, "the thread really runs under SCHED_OTHER");
 	cr_assert_eq(s.ncpus, 1, "pinning still applies when degraded");
-	cr_assert_eq(rtl_thread_apply_self(&a, &t), 0);
-	cr_assert(t.degraded);
+	cr_assert_eq(rtl_thread_apply_self(&a, &self, &err), 0);
+	cr_assert_eq(err.code, 1);
+	cr_assert(self.degraded);
+	cr_assert_eq(self.policy, SCHED_OTHER);
+	cr_assert_eq(self.why.code, -EPERM);
 }
 
 Test(thread, cpu_latency_request_is_held_or_explained)

@@ -7,7 +7,7 @@
  * cgroups, to everyone). rtloop never hides that: the call fails with the
  * errno and a sentence that names the cause and the fix, unless the caller
  * asked for best effort, in which case the thread runs under SCHED_OTHER
- * and the result records that it was degraded and why.
+ * and its rtl_thread_info() records that it was degraded and why.
  */
 #ifndef RTLOOP_THREAD_H
 #define RTLOOP_THREAD_H
@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include <rtloop/compiler.h>
+#include <rtloop/error.h>
 #include <rtloop/mem.h>
 
 /* Default stack for rtloop threads. Small on purpose: with
@@ -34,48 +35,78 @@ struct rtl_thread_attr {
 	bool best_effort;      /* on EPERM, run under SCHED_OTHER instead */
 };
 
-struct rtl_thread {
-	pthread_t handle;
-	/* What was applied. */
-	int policy;
-	int priority;
-	int cpu;
-	/* Best effort fell back to SCHED_OTHER; err says why. */
+/*
+ * A thread started by rtl_thread_create(). Opaque: the handle is allocated
+ * by create and freed by rtl_thread_join(), which is the destroy of a
+ * thread, as with pthreads (a thread never joined keeps its handle).
+ */
+struct rtl_thread;
+
+/* What was applied to a thread: a value, copied or read in place. */
+struct rtl_thread_info {
+	int policy;   /* SCHED_FIFO, SCHED_RR or SCHED_OTHER (after a fallback) */
+	int priority; /* 0 under SCHED_OTHER */
+	int cpu;      /* the CPU it is pinned to, or -1 */
+	/* Best effort fell back to SCHED_OTHER; @why says why (code -EPERM,
+	 * the cause and the fix). Zero when not degraded. */
 	bool degraded;
-	struct rtl_error err;
-	/* Private. */
-	void *(*fn)(void *);
-	void *arg;
-	size_t prefault;
-	char name[16];
+	struct rtl_error why;
 };
 
 /*
  * Start @fn(@arg) in a thread with the attributes @a (NULL: SCHED_OTHER,
- * unpinned); @t must stay valid until the thread is joined.
- * The policy and priority are set at creation
+ * unpinned) and store its handle in *@out, to be given to
+ * rtl_thread_join(). The policy and priority are set at creation
  * (PTHREAD_EXPLICIT_SCHED), so the thread never runs with the wrong ones.
- * Not RT-safe.
- * Returns 0, or
- *   -EINVAL  @t or @fn is NULL, unknown policy, priority outside the
+ * What was applied, and whether best effort degraded it, is in
+ * rtl_thread_info().
+ *
+ * Returns 0, or (with @err, which may be NULL, filled with the code and
+ * the cause and fix; failures other than a NULL @out or @fn are also
+ * logged)
+ *   -EINVAL  @out or @fn is NULL, unknown policy, priority outside the
  *            policy's range, CPU not available to this process, or a name
- *            longer than 15 characters (t->err says which),
+ *            longer than 15 characters (@err says which),
  *   -EPERM   the kernel refused the real-time policy and @a->best_effort is
- *            false (t->err names the cause and the fix),
- *   -EAGAIN  out of threads or memory for the stack.
+ *            false (@err names the cause and the fix),
+ *   -EAGAIN  out of threads or memory for the stack,
+ *   -ENOMEM  out of memory for the handle.
+ * On failure *@out (when @out is not NULL) is NULL and no thread runs. On
+ * success @err is left as it was. Not RT-safe (allocates).
  */
-RTL_API int rtl_thread_create(struct rtl_thread *t, const struct rtl_thread_attr *a,
-			      void *(*fn)(void *), void *arg);
+RTL_API int rtl_thread_create(struct rtl_thread **out, const struct rtl_thread_attr *a,
+			      void *(*fn)(void *), void *arg, struct rtl_error *err);
 
-/* Wait for a thread from rtl_thread_create(). Returns 0 or -errno. */
+/*
+ * Wait for @t to end, store what its function returned in *@ret (when @ret
+ * is not NULL), and free @t: join is the destroy of a thread, so @t and
+ * its rtl_thread_info() are gone once it returns 0. Each thread is joined
+ * exactly once, by one other thread.
+ *
+ * Returns 0, or
+ *   -EINVAL   @t is NULL (or, from pthread_join(), not joinable),
+ *   -EDEADLK  @t is the calling thread (or the two would deadlock),
+ * and on failure @t is left as it was. Blocks; not RT-safe.
+ */
 RTL_API int rtl_thread_join(struct rtl_thread *t, void **ret);
 
 /*
- * Apply @a's policy, priority, CPU and name to the calling thread (for loops
- * the application runs itself), filling @t (may be NULL) like
- * rtl_thread_create(). Not RT-safe. Same returns as rtl_thread_create().
+ * What was applied to @t (policy, priority, CPU) and, when best effort fell
+ * back to SCHED_OTHER, why. Fixed once rtl_thread_create() has returned, so
+ * any thread may read it until @t is joined. Returns NULL for a NULL @t.
+ * RT-safe.
  */
-RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_thread *t);
+RTL_API const struct rtl_thread_info *rtl_thread_info(const struct rtl_thread *t);
+
+/*
+ * Apply @a's policy, priority, CPU and name to the calling thread (for loops
+ * the application runs itself) and fill @info (may be NULL) with what was
+ * applied, like rtl_thread_info() for a created thread; on failure @info is
+ * zeroed. Returns and @err as for rtl_thread_create() (-EINVAL also for a
+ * NULL @a), without -ENOMEM. Not RT-safe.
+ */
+RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_thread_info *info,
+				  struct rtl_error *err);
 
 /*
  * Whether this process may use SCHED_FIFO at @priority right now (probed by
