@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include <rtloop/error.h>
+#include <rtloop/version.h>
 
 RTL_API int rtl_error_set(struct rtl_error *err, int code, const char *fmt, ...)
 {
@@ -16,4 +17,9 @@ RTL_API int rtl_error_set(struct rtl_error *err, int code, const char *fmt, ...)
 		va_end(ap);
 	}
 	return code;
+}
+
+RTL_API const char *rtl_version(void)
+{
+	return RTL_VERSION_STRING;
 }

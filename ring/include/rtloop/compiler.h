@@ -24,4 +24,43 @@
 #define RTL_INLINE static inline
 #endif
 
+/*
+ * C and C++: every public header compiles as C17, C++17 and C++20 (checked
+ * by the build, tests/headers/). The declarations sit between
+ * RTL_BEGIN_DECLS and RTL_END_DECLS (extern "C" in C++), and the few C-only
+ * constructs the inline hot paths need have one spelling per language:
+ *
+ *   RTL_ATOMIC(T)                _Atomic(T) in C, std::atomic<T> in C++: the
+ *                                same size, alignment and lock-free
+ *                                representation with GCC and Clang (the
+ *                                pairing C++23's <stdatomic.h> makes too);
+ *                                tests/headers/ checks every layout.
+ *   RTL_LOAD(p, order)           atomic load, order one of relaxed, acquire,
+ *   RTL_STORE(p, v, order)       seq_cst; store: relaxed, release, seq_cst.
+ *   RTL_ALIGNAS(n)               _Alignas / alignas.
+ *   RTL_STATIC_ASSERT(e, msg)    _Static_assert / static_assert.
+ *
+ * In C++ the structs that hold RTL_ATOMIC fields cannot be copied (as
+ * std::atomic cannot): read them with the accessor functions.
+ */
+#ifdef __cplusplus
+#include <atomic>
+#define RTL_BEGIN_DECLS extern "C" {
+#define RTL_END_DECLS }
+#define RTL_ATOMIC(T) std::atomic<T>
+#define RTL_LOAD(p, order) std::atomic_load_explicit((p), std::memory_order_##order)
+#define RTL_STORE(p, v, order) std::atomic_store_explicit((p), (v), std::memory_order_##order)
+#define RTL_ALIGNAS(n) alignas(n)
+#define RTL_STATIC_ASSERT(e, msg) static_assert(e, msg)
+#else
+#include <stdatomic.h>
+#define RTL_BEGIN_DECLS
+#define RTL_END_DECLS
+#define RTL_ATOMIC(T) _Atomic(T)
+#define RTL_LOAD(p, order) atomic_load_explicit((p), memory_order_##order)
+#define RTL_STORE(p, v, order) atomic_store_explicit((p), (v), memory_order_##order)
+#define RTL_ALIGNAS(n) _Alignas(n)
+#define RTL_STATIC_ASSERT(e, msg) _Static_assert(e, msg)
+#endif
+
 #endif /* RTLOOP_COMPILER_H */
