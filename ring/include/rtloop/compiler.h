@@ -39,6 +39,9 @@
  *   RTL_STORE(p, v, order)       seq_cst; store: relaxed, release, seq_cst.
  *   RTL_ALIGNAS(n)               _Alignas / alignas.
  *   RTL_STATIC_ASSERT(e, msg)    _Static_assert / static_assert.
+ *   RTL_FLEXIBLE_BEGIN/END       around a flexible array member (C99; an
+ *                                extension GCC and Clang accept in C++):
+ *                                silence the pedantic warning in C++ alone.
  *
  * In C++ the structs that hold RTL_ATOMIC fields cannot be copied (as
  * std::atomic cannot): read them with the accessor functions.
@@ -52,6 +55,15 @@
 #define RTL_STORE(p, v, order) std::atomic_store_explicit((p), (v), std::memory_order_##order)
 #define RTL_ALIGNAS(n) alignas(n)
 #define RTL_STATIC_ASSERT(e, msg) static_assert(e, msg)
+#if defined(__clang__)
+#define RTL_FLEXIBLE_BEGIN \
+	_Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Wc99-extensions\"")
+#define RTL_FLEXIBLE_END _Pragma("clang diagnostic pop")
+#else
+#define RTL_FLEXIBLE_BEGIN \
+	_Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wpedantic\"")
+#define RTL_FLEXIBLE_END _Pragma("GCC diagnostic pop")
+#endif
 #else
 #include <stdatomic.h>
 #define RTL_BEGIN_DECLS
@@ -61,6 +73,8 @@
 #define RTL_STORE(p, v, order) atomic_store_explicit((p), (v), memory_order_##order)
 #define RTL_ALIGNAS(n) _Alignas(n)
 #define RTL_STATIC_ASSERT(e, msg) _Static_assert(e, msg)
+#define RTL_FLEXIBLE_BEGIN
+#define RTL_FLEXIBLE_END
 #endif
 
 #endif /* RTLOOP_COMPILER_H */

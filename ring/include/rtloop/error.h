@@ -12,9 +12,7 @@
 
 #include <rtloop/compiler.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+RTL_BEGIN_DECLS
 
 /* Bytes of an error message, terminating NUL included: longer ones are cut. */
 #define RTL_ERROR_MSG 1024
@@ -33,8 +31,6 @@ struct rtl_error {
 RTL_API int rtl_error_set(struct rtl_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-#ifdef __cplusplus
-}
-#endif
+RTL_END_DECLS
 
 #endif /* RTLOOP_ERROR_H */

@@ -53,7 +53,6 @@
 #ifndef RTLOOP_RING_H
 #define RTLOOP_RING_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,9 +61,7 @@
 #include <rtloop/compiler.h>
 #include <rtloop/stat.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+RTL_BEGIN_DECLS
 
 /* Alignment of each side of the control block: two cache lines, so that the
  * adjacent-line prefetcher does not couple producer and consumer. */
@@ -74,7 +71,7 @@ extern "C" {
 
 struct rtl_ring_side {
 	/* Producer: next index to write. Consumer: next index to read. */
-	_Atomic uint32_t index;
+	RTL_ATOMIC(uint32_t) index;
 	/* First index this side may not pass without looking again (plain:
 	 * private to this side). Consumer: the producer's index, from its last
 	 * look. Producer: hard_limit, or RTL_RING__LOOK_EVERY past the push
@@ -83,7 +80,7 @@ struct rtl_ring_side {
 	/* Producer: items refused because the ring was full.
 	 * Consumer: items dropped by the *_newest calls.
 	 * Single writer (this side); atomic so other threads may read it. */
-	_Atomic uint64_t counter;
+	RTL_ATOMIC(uint64_t) counter;
 	/* Private copies of the read-only geometry. capacity is mask + 1,
 	 * kept apart so that the limit reload does not share the mask with
 	 * the slot computation (one instruction less per push). */
@@ -97,14 +94,15 @@ struct rtl_ring_side {
 };
 
 struct rtl_ring {
-	_Alignas(RTL_RING_ALIGN) struct rtl_ring_side prod;
-	_Alignas(RTL_RING_ALIGN) struct rtl_ring_side cons;
+	RTL_ALIGNAS(RTL_RING_ALIGN) struct rtl_ring_side prod;
+	RTL_ALIGNAS(RTL_RING_ALIGN) struct rtl_ring_side cons;
 };
 
-_Static_assert(offsetof(struct rtl_ring, cons) - offsetof(struct rtl_ring, prod) >= RTL_RING_ALIGN,
-	       "producer and consumer state must not share a cache line pair");
-_Static_assert(sizeof(struct rtl_ring_side) <= RTL_RING_ALIGN,
-	       "one side of the ring must fit its own cache lines");
+RTL_STATIC_ASSERT(offsetof(struct rtl_ring, cons) - offsetof(struct rtl_ring, prod) >=
+			  RTL_RING_ALIGN,
+		  "producer and consumer state must not share a cache line pair");
+RTL_STATIC_ASSERT(sizeof(struct rtl_ring_side) <= RTL_RING_ALIGN,
+		  "one side of the ring must fit its own cache lines");
 
 /*
  * Bytes of storage a ring of @capacity slots of @slot_size bytes needs.
@@ -182,8 +180,7 @@ RTL_INLINE uint32_t rtl_ring__prod_free(struct rtl_ring *r, uint32_t head, uint3
 			/* acquire: pairs with the consumer's release store of
 			 * tail, so its reads of the slots it handed back happen
 			 * before we overwrite them. */
-			p->hard_limit = atomic_load_explicit(&r->cons.index, memory_order_acquire) +
-					p->capacity;
+			p->hard_limit = RTL_LOAD(&r->cons.index, acquire) + p->capacity;
 		}
 		free_slots = p->hard_limit - head;
 		/* The cap applies only to calls that want no more than it
@@ -206,7 +203,7 @@ RTL_INLINE uint32_t rtl_ring__cons_avail(struct rtl_ring *r, uint32_t tail, uint
 	if (avail < want) {
 		/* acquire: pairs with the producer's release store of head, so
 		 * the slot contents it wrote are visible before we read them. */
-		c->limit = atomic_load_explicit(&r->prod.index, memory_order_acquire);
+		c->limit = RTL_LOAD(&r->prod.index, acquire);
 		avail = c->limit - tail;
 	}
 	return avail;
@@ -223,7 +220,7 @@ RTL_INLINE uint32_t rtl_ring__cons_avail(struct rtl_ring *r, uint32_t tail, uint
 RTL_INLINE void *rtl_ring_reserve(struct rtl_ring *r)
 {
 	/* relaxed: only this thread writes head. */
-	uint32_t head = atomic_load_explicit(&r->prod.index, memory_order_relaxed);
+	uint32_t head = RTL_LOAD(&r->prod.index, relaxed);
 
 	if (RTL_UNLIKELY(rtl_ring__prod_free(r, head, 1) == 0)) {
 		rtl_ring__count(&r->prod, 1);
@@ -238,11 +235,11 @@ RTL_INLINE void *rtl_ring_reserve(struct rtl_ring *r)
  */
 RTL_INLINE void rtl_ring_commit(struct rtl_ring *r)
 {
-	uint32_t head = atomic_load_explicit(&r->prod.index, memory_order_relaxed);
+	uint32_t head = RTL_LOAD(&r->prod.index, relaxed);
 
 	/* release: the item written into the slot becomes visible to the
 	 * consumer no later than the new head does. */
-	atomic_store_explicit(&r->prod.index, head + 1, memory_order_release);
+	RTL_STORE(&r->prod.index, head + 1, release);
 }
 
 /*
@@ -256,7 +253,7 @@ RTL_INLINE bool rtl_ring_push_sz(struct rtl_ring *r, const void *item, size_t si
 	struct rtl_ring_side *p = &r->prod;
 	/* relaxed: only this thread writes head. Read once: reserve + commit
 	 * would read it twice. */
-	uint32_t head = atomic_load_explicit(&p->index, memory_order_relaxed);
+	uint32_t head = RTL_LOAD(&p->index, relaxed);
 	/* Computed before head is masked: lets the compiler use one lea
 	 * instead of a register copy and an add. */
 	uint32_t next = head + 1;
@@ -267,7 +264,7 @@ RTL_INLINE bool rtl_ring_push_sz(struct rtl_ring *r, const void *item, size_t si
 	}
 	memcpy(rtl_ring__slot(p, head), item, size);
 	/* release: the item is visible no later than the new head. */
-	atomic_store_explicit(&p->index, next, memory_order_release);
+	RTL_STORE(&p->index, next, release);
 	return true;
 }
 
@@ -287,7 +284,7 @@ RTL_INLINE uint32_t rtl_ring_push_n_sz(struct rtl_ring *r, const void *items, ui
 				       size_t size)
 {
 	struct rtl_ring_side *p = &r->prod;
-	uint32_t head = atomic_load_explicit(&p->index, memory_order_relaxed);
+	uint32_t head = RTL_LOAD(&p->index, relaxed);
 	uint32_t k = rtl_ring__prod_free(r, head, n);
 	const unsigned char *src = (const unsigned char *)items;
 
@@ -310,7 +307,7 @@ RTL_INLINE uint32_t rtl_ring_push_n_sz(struct rtl_ring *r, const void *items, ui
 			memcpy(rtl_ring__slot(p, head + i), src + (size_t)i * size, size);
 	}
 	/* release: all k items are visible before the head that covers them. */
-	atomic_store_explicit(&p->index, head + k, memory_order_release);
+	RTL_STORE(&p->index, head + k, release);
 	return k;
 }
 
@@ -330,7 +327,7 @@ RTL_INLINE uint32_t rtl_ring_push_n(struct rtl_ring *r, const void *items, uint3
 RTL_INLINE const void *rtl_ring_peek(struct rtl_ring *r)
 {
 	/* relaxed: only this thread writes tail. */
-	uint32_t tail = atomic_load_explicit(&r->cons.index, memory_order_relaxed);
+	uint32_t tail = RTL_LOAD(&r->cons.index, relaxed);
 
 	if (rtl_ring__cons_avail(r, tail, 1) == 0)
 		return NULL;
@@ -344,11 +341,11 @@ RTL_INLINE const void *rtl_ring_peek(struct rtl_ring *r)
  */
 RTL_INLINE void rtl_ring_release(struct rtl_ring *r)
 {
-	uint32_t tail = atomic_load_explicit(&r->cons.index, memory_order_relaxed);
+	uint32_t tail = RTL_LOAD(&r->cons.index, relaxed);
 
 	/* release: our reads of the slot are complete before the producer can
 	 * see it free and overwrite it. */
-	atomic_store_explicit(&r->cons.index, tail + 1, memory_order_release);
+	RTL_STORE(&r->cons.index, tail + 1, release);
 }
 
 /*
@@ -360,7 +357,7 @@ RTL_INLINE bool rtl_ring_pop_sz(struct rtl_ring *r, void *item, size_t size)
 {
 	struct rtl_ring_side *c = &r->cons;
 	/* relaxed: only this thread writes tail. */
-	uint32_t tail = atomic_load_explicit(&c->index, memory_order_relaxed);
+	uint32_t tail = RTL_LOAD(&c->index, relaxed);
 	uint32_t next = tail + 1; /* early, as in rtl_ring_push_sz() */
 
 	if (rtl_ring__cons_avail(r, tail, 1) == 0)
@@ -368,7 +365,7 @@ RTL_INLINE bool rtl_ring_pop_sz(struct rtl_ring *r, void *item, size_t size)
 	memcpy(item, rtl_ring__slot(c, tail), size);
 	/* release: the copy out of the slot completes before the producer
 	 * may reuse it. */
-	atomic_store_explicit(&c->index, next, memory_order_release);
+	RTL_STORE(&c->index, next, release);
 	return true;
 }
 
@@ -386,7 +383,7 @@ RTL_INLINE bool rtl_ring_pop(struct rtl_ring *r, void *item)
 RTL_INLINE uint32_t rtl_ring_pop_n_sz(struct rtl_ring *r, void *items, uint32_t max, size_t size)
 {
 	struct rtl_ring_side *c = &r->cons;
-	uint32_t tail = atomic_load_explicit(&c->index, memory_order_relaxed);
+	uint32_t tail = RTL_LOAD(&c->index, relaxed);
 	uint32_t k = rtl_ring__cons_avail(r, tail, max);
 	unsigned char *dst = (unsigned char *)items;
 
@@ -409,7 +406,7 @@ RTL_INLINE uint32_t rtl_ring_pop_n_sz(struct rtl_ring *r, void *items, uint32_t 
 	}
 	/* release: our copies out of the k slots complete before the producer
 	 * may reuse them. */
-	atomic_store_explicit(&c->index, tail + k, memory_order_release);
+	RTL_STORE(&c->index, tail + k, release);
 	return k;
 }
 
@@ -428,11 +425,11 @@ RTL_INLINE uint32_t rtl_ring_pop_n(struct rtl_ring *r, void *items, uint32_t max
 RTL_INLINE const void *rtl_ring_peek_newest(struct rtl_ring *r, uint32_t *skipped)
 {
 	struct rtl_ring_side *c = &r->cons;
-	uint32_t tail = atomic_load_explicit(&c->index, memory_order_relaxed);
+	uint32_t tail = RTL_LOAD(&c->index, relaxed);
 	/* acquire: always look at the producer's current head (the cached one
 	 * may be stale, and "newest" means newest now); pairs with its release
 	 * store so the newest slot's contents are visible. */
-	uint32_t head = atomic_load_explicit(&r->prod.index, memory_order_acquire);
+	uint32_t head = RTL_LOAD(&r->prod.index, acquire);
 	uint32_t drop;
 
 	c->limit = head;
@@ -445,7 +442,7 @@ RTL_INLINE const void *rtl_ring_peek_newest(struct rtl_ring *r, uint32_t *skippe
 	if (drop) {
 		/* release: keeps the rule that every tail store is a release,
 		 * so the producer's acquire of tail orders after our reads. */
-		atomic_store_explicit(&c->index, head - 1, memory_order_release);
+		RTL_STORE(&c->index, head - 1, release);
 		rtl_ring__count(c, drop);
 	}
 	if (skipped)
@@ -498,8 +495,8 @@ RTL_INLINE uint32_t rtl_ring_size(const struct rtl_ring *r)
 	/* acquire on both, tail first: head only grows and never passes
 	 * tail + capacity, so reading tail before head gives a size that is
 	 * never negative; the clamp covers tail moving on meanwhile. */
-	uint32_t tail = atomic_load_explicit(&r->cons.index, memory_order_acquire);
-	uint32_t head = atomic_load_explicit(&r->prod.index, memory_order_acquire);
+	uint32_t tail = RTL_LOAD(&r->cons.index, acquire);
+	uint32_t head = RTL_LOAD(&r->prod.index, acquire);
 	uint32_t n = head - tail;
 
 	return n > r->prod.mask + 1 ? r->prod.mask + 1 : n;
@@ -514,17 +511,15 @@ RTL_INLINE uint32_t rtl_ring_free(const struct rtl_ring *r)
 /* Items refused because the ring was full, since init. */
 RTL_INLINE uint64_t rtl_ring_full_count(const struct rtl_ring *r)
 {
-	return atomic_load_explicit(&r->prod.counter, memory_order_relaxed);
+	return RTL_LOAD(&r->prod.counter, relaxed);
 }
 
 /* Items dropped by the *_newest calls, since init. */
 RTL_INLINE uint64_t rtl_ring_skipped_count(const struct rtl_ring *r)
 {
-	return atomic_load_explicit(&r->cons.counter, memory_order_relaxed);
+	return RTL_LOAD(&r->cons.counter, relaxed);
 }
 
-#ifdef __cplusplus
-}
-#endif
+RTL_END_DECLS
 
 #endif /* RTLOOP_RING_H */

@@ -13,22 +13,24 @@
 #ifndef RTLOOP_STAT_H
 #define RTLOOP_STAT_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include <rtloop/compiler.h>
 
+RTL_BEGIN_DECLS
+
 /* Add @n to the single-writer counter @c. Writer thread only; RT-safe. */
-RTL_INLINE void rtl_stat_add(_Atomic uint64_t *c, uint64_t n)
+RTL_INLINE void rtl_stat_add(RTL_ATOMIC(uint64_t) * c, uint64_t n)
 {
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-			      memory_order_relaxed);
+	RTL_STORE(c, RTL_LOAD(c, relaxed) + n, relaxed);
 }
 
 /* The value of @c, from any thread. RT-safe. */
-RTL_INLINE uint64_t rtl_stat_get(const _Atomic uint64_t *c)
+RTL_INLINE uint64_t rtl_stat_get(const RTL_ATOMIC(uint64_t) * c)
 {
-	return atomic_load_explicit(c, memory_order_relaxed);
+	return RTL_LOAD(c, relaxed);
 }
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_STAT_H */

@@ -68,6 +68,8 @@
 
 #include <rtloop/compiler.h>
 
+RTL_BEGIN_DECLS
+
 /* Number of findings rtl_doctor_run() produces: the @max it needs. */
 #define RTL_DOCTOR_MAX_FINDINGS 14
 /* Size of the text buffers of a finding, NUL included. */
@@ -203,5 +205,7 @@ RTL_API int rtl_doctor_write_text(FILE *f, const struct rtl_doctor_finding *fi, 
  * rtl_doctor_write_text().
  */
 RTL_API int rtl_doctor_write_json(FILE *f, const struct rtl_doctor_finding *fi, size_t n);
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_DOCTOR_H */

@@ -29,7 +29,7 @@
  * histograms need no init call.
  *
  * Concurrency: one writer thread calls rtl_hist_record() (and reset, merge
- * into it). Every counter is an _Atomic uint64_t that the writer updates
+ * into it). Every counter is an RTL_ATOMIC(uint64_t) that the writer updates
  * with a relaxed load and a relaxed store: no read-modify-write instruction,
  * no lock prefix, yet any other thread may read any counter at any time
  * without tearing (and without a data race in the C11 sense, so
@@ -42,16 +42,13 @@
 #ifndef RTLOOP_HIST_H
 #define RTLOOP_HIST_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include <rtloop/compiler.h>
 #include <rtloop/stat.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+RTL_BEGIN_DECLS
 
 /* log2 of the sub-buckets per power of two. */
 #define RTL_HIST_SUB_BITS 7
@@ -66,17 +63,17 @@ extern "C" {
 
 struct rtl_hist {
 	/* Hot scalars first: one record touches these and one bucket. */
-	_Atomic uint64_t count; /* all samples, overflow and underflow included */
-	_Atomic uint64_t sum;	/* of the (clamped) samples; wraps modulo 2^64 */
+	RTL_ATOMIC(uint64_t) count; /* all samples, overflow and underflow included */
+	RTL_ATOMIC(uint64_t) sum;   /* of the (clamped) samples; wraps modulo 2^64 */
 	/* (INT64_MAX + 1) - min, so that 0 means "no sample yet". */
-	_Atomic uint64_t min_inv;
-	_Atomic uint64_t max;	    /* 0 when empty; samples are >= 0 after clamping */
-	_Atomic uint64_t overflow;  /* samples >= RTL_HIST_LIMIT_NS */
-	_Atomic uint64_t underflow; /* samples < 0, recorded as 0 */
-	_Atomic uint64_t buckets[RTL_HIST_BUCKETS];
+	RTL_ATOMIC(uint64_t) min_inv;
+	RTL_ATOMIC(uint64_t) max;	/* 0 when empty; samples are >= 0 after clamping */
+	RTL_ATOMIC(uint64_t) overflow;	/* samples >= RTL_HIST_LIMIT_NS */
+	RTL_ATOMIC(uint64_t) underflow; /* samples < 0, recorded as 0 */
+	RTL_ATOMIC(uint64_t) buckets[RTL_HIST_BUCKETS];
 };
 
-_Static_assert(RTL_HIST_BUCKETS == 3584, "bucket layout changed: update the design note");
+RTL_STATIC_ASSERT(RTL_HIST_BUCKETS == 3584, "bucket layout changed: update the design note");
 
 /* One bucket, as reported by rtl_hist_bucket_bounds() and
  * rtl_hist_next_bucket(). */
@@ -139,11 +136,10 @@ RTL_INLINE void rtl_hist_record(struct rtl_hist *h, int64_t ns)
 	rtl_stat_add(&h->count, 1);
 	rtl_stat_add(&h->sum, v);
 	/* min is stored as (2^63 - min): larger stored value = smaller min. */
-	if ((uint64_t)INT64_MAX + 1 - v > atomic_load_explicit(&h->min_inv, memory_order_relaxed))
-		atomic_store_explicit(&h->min_inv, (uint64_t)INT64_MAX + 1 - v,
-				      memory_order_relaxed);
-	if (v > atomic_load_explicit(&h->max, memory_order_relaxed))
-		atomic_store_explicit(&h->max, v, memory_order_relaxed);
+	if ((uint64_t)INT64_MAX + 1 - v > RTL_LOAD(&h->min_inv, relaxed))
+		RTL_STORE(&h->min_inv, (uint64_t)INT64_MAX + 1 - v, relaxed);
+	if (v > RTL_LOAD(&h->max, relaxed))
+		RTL_STORE(&h->max, v, relaxed);
 }
 
 /*
@@ -176,26 +172,26 @@ RTL_API int rtl_hist_snapshot(struct rtl_hist *dst, const struct rtl_hist *src);
  * RT-safe. */
 RTL_INLINE uint64_t rtl_hist_count(const struct rtl_hist *h)
 {
-	return atomic_load_explicit(&h->count, memory_order_relaxed);
+	return RTL_LOAD(&h->count, relaxed);
 }
 
 /* Samples >= RTL_HIST_LIMIT_NS. Any thread; RT-safe. */
 RTL_INLINE uint64_t rtl_hist_overflow(const struct rtl_hist *h)
 {
-	return atomic_load_explicit(&h->overflow, memory_order_relaxed);
+	return RTL_LOAD(&h->overflow, relaxed);
 }
 
 /* Negative samples (recorded as 0). Any thread; RT-safe. */
 RTL_INLINE uint64_t rtl_hist_underflow(const struct rtl_hist *h)
 {
-	return atomic_load_explicit(&h->underflow, memory_order_relaxed);
+	return RTL_LOAD(&h->underflow, relaxed);
 }
 
 /* Smallest sample (exact, negative ones counting as 0), or 0 when empty.
  * Any thread; RT-safe. */
 RTL_INLINE int64_t rtl_hist_min(const struct rtl_hist *h)
 {
-	uint64_t inv = atomic_load_explicit(&h->min_inv, memory_order_relaxed);
+	uint64_t inv = RTL_LOAD(&h->min_inv, relaxed);
 
 	return inv ? (int64_t)((uint64_t)INT64_MAX + 1 - inv) : 0;
 }
@@ -204,7 +200,7 @@ RTL_INLINE int64_t rtl_hist_min(const struct rtl_hist *h)
  * RT-safe. */
 RTL_INLINE int64_t rtl_hist_max(const struct rtl_hist *h)
 {
-	return (int64_t)atomic_load_explicit(&h->max, memory_order_relaxed);
+	return (int64_t)RTL_LOAD(&h->max, relaxed);
 }
 
 /*
@@ -302,8 +298,6 @@ RTL_API int rtl_hist_print(const struct rtl_hist *h, FILE *f, const char *title,
  */
 RTL_API int rtl_hist_write_json(const struct rtl_hist *h, FILE *f);
 
-#ifdef __cplusplus
-}
-#endif
+RTL_END_DECLS
 
 #endif /* RTLOOP_HIST_H */

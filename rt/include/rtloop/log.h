@@ -21,6 +21,8 @@
 
 #include <rtloop/compiler.h>
 
+RTL_BEGIN_DECLS
+
 enum rtl_log_level {
 	RTL_LOG_ERROR = 0,
 	RTL_LOG_WARN = 1,
@@ -98,5 +100,7 @@ RTL_API void rtl_log_queue_set_bell(struct rtl_log_queue *q, uint32_t *bell);
 
 /* Messages dropped because @q was full, from any thread. NULL: 0. */
 RTL_API uint64_t rtl_log_queue_dropped(const struct rtl_log_queue *q);
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_LOG_H */

@@ -68,7 +68,6 @@
 #ifndef RTLOOP_LOOP_H
 #define RTLOOP_LOOP_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,6 +76,8 @@
 #include <rtloop/compiler.h>
 #include <rtloop/hist.h>
 #include <rtloop/mem.h>
+
+RTL_BEGIN_DECLS
 
 /* ---- frames ----------------------------------------------------------------- */
 
@@ -93,7 +94,9 @@ struct rtl_loop_frame {
 	double ctrl_time;      /* controller timestamp in s, NaN if the transport has none */
 	uint32_t ctrl_skipped; /* controller frames lost just before this one */
 	uint32_t size;	       /* bytes of values */
-	_Alignas(8) unsigned char values[];
+	RTL_FLEXIBLE_BEGIN
+	RTL_ALIGNAS(8) unsigned char values[];
+	RTL_FLEXIBLE_END
 };
 
 /* ---- the transport interface -------------------------------------------------- */
@@ -477,5 +480,7 @@ RTL_API const char *rtl_loop_rt_notes(const struct rtl_loop *loop);
  * or -EIO. Not RT-safe.
  */
 RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json);
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_LOOP_H */

@@ -23,6 +23,8 @@
 #include <rtloop/compiler.h>
 #include <rtloop/error.h>
 
+RTL_BEGIN_DECLS
+
 /*
  * mlockall(MCL_CURRENT | MCL_FUTURE). On failure fills @err (may be NULL)
  * and logs it at error level. Not RT-safe (set-up only).
@@ -77,5 +79,7 @@ RTL_API int rtl_mem_cpu_node(int cpu);
  * RUSAGE_THREAD), or -errno. RT-safe (one system call): for before/after
  * deltas around a hot loop. */
 RTL_API int64_t rtl_mem_thread_minor_faults(void);
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_MEM_H */

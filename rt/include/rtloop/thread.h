@@ -21,6 +21,8 @@
 #include <rtloop/error.h>
 #include <rtloop/mem.h>
 
+RTL_BEGIN_DECLS
+
 /* Default stack for rtloop threads. Small on purpose: with
  * mlockall(MCL_FUTURE) every byte of a thread stack is locked. */
 #define RTL_THREAD_DEFAULT_STACK (512 * 1024)
@@ -128,5 +130,7 @@ RTL_API int rtl_thread_hold_cpu_latency(int32_t us, struct rtl_error *err);
 /* Drop the request of rtl_thread_hold_cpu_latency(); a negative @fd is a
  * no-op. */
 RTL_API void rtl_thread_release_cpu_latency(int fd);
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_THREAD_H */

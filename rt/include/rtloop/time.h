@@ -13,6 +13,8 @@
 
 #include <rtloop/compiler.h>
 
+RTL_BEGIN_DECLS
+
 #define RTL_NS_PER_US INT64_C(1000)
 #define RTL_NS_PER_MS INT64_C(1000000)
 #define RTL_NS_PER_SEC INT64_C(1000000000)
@@ -60,5 +62,7 @@ RTL_API int64_t rtl_time_now(void);
  * deadline it cannot represent). RT-safe (one system call).
  */
 RTL_API int rtl_time_sleep_until(int64_t deadline_ns);
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_TIME_H */

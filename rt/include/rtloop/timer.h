@@ -16,6 +16,8 @@
 
 #include <rtloop/compiler.h>
 
+RTL_BEGIN_DECLS
+
 /* What to do after an overrun (a wake-up a whole period or more late). */
 enum rtl_timer_policy {
 	/* Run the missed cycles back to back: next deadline = last + period. */
@@ -58,5 +60,7 @@ RTL_API int64_t rtl_timer_step(struct rtl_timer *t, int64_t now_ns);
  * the sleep failed. RT-safe (two system calls: sleep and clock read).
  */
 RTL_API int64_t rtl_timer_wait(struct rtl_timer *t);
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_TIMER_H */

@@ -10,6 +10,10 @@
 
 #include <stdbool.h>
 
+#include <rtloop/compiler.h>
+
+RTL_BEGIN_DECLS
+
 /* The DRFL entry points, with the vendor's argument types; ctx is the
  * library's robot object. Every entry is required. */
 struct rtl_drfl_api {
@@ -32,5 +36,7 @@ struct rtl_drfl_api {
 	 * NULL before the first. */
 	const void *(*read_data_rt)(void *ctx);
 };
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_DRFL_API_H */

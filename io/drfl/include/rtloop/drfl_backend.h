@@ -56,6 +56,8 @@
 #include <rtloop/motion.h>
 #include <rtloop/udp.h>
 
+RTL_BEGIN_DECLS
+
 struct rtl_drfl_config {
 	const char *host; /* default "192.168.137.100" (RT server, DRCF >= 3.4: the robot IP) */
 	uint16_t port;	  /* default 12347 */
@@ -95,5 +97,7 @@ RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motio
 /* The latest state into @s. Returns 0, -EINVAL, or -ENODATA (no state
  * yet). RT-safe on our side. */
 RTL_API int rtl_drfl_read(const struct rtl_drfl_api *api, struct rtl_udp_state *s);
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_DRFL_BACKEND_H */

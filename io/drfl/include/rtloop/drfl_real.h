@@ -10,9 +10,7 @@
 #include <rtloop/compiler.h>
 #include <rtloop/drfl_api.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+RTL_BEGIN_DECLS
 
 /*
  * Create a DRFL robot object (DRAFramework::CDRFLEx) and fill @api with
@@ -24,8 +22,6 @@ RTL_API int rtl_drfl_api_real(struct rtl_drfl_api *api);
 /* Destroy the robot object of rtl_drfl_api_real(). NULL is accepted. */
 RTL_API void rtl_drfl_api_real_free(struct rtl_drfl_api *api);
 
-#ifdef __cplusplus
-}
-#endif
+RTL_END_DECLS
 
 #endif /* RTLOOP_DRFL_REAL_H */

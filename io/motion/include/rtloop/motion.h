@@ -53,6 +53,8 @@
 
 #include <rtloop/compiler.h>
 
+RTL_BEGIN_DECLS
+
 /* Axes of both spaces: Cartesian (x, y, z, rx, ry, rz) and joint (q1..q6). */
 #define RTL_MOTION_AXES 6
 
@@ -345,5 +347,7 @@ RTL_INLINE double rtl_motion_mm_to_m(double mm)
 {
 	return mm / 1000.0;
 }
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_MOTION_H */

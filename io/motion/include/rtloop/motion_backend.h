@@ -60,6 +60,8 @@
 #include <rtloop/udp.h>
 #include <rtloop/rtde_recipe.h>
 
+RTL_BEGIN_DECLS
+
 /* ---- the loop ---------------------------------------------------------------------- */
 
 /*
@@ -115,5 +117,7 @@ RTL_API int rtl_motion_rtde_init(struct rtl_motion_rtde *b, const struct rtl_rtd
  */
 RTL_API int rtl_motion_to_rtde(struct rtl_motion_rtde *b, const struct rtl_motion_output *out,
 			       struct rtl_rtde_frame *f);
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_MOTION_BACKEND_H */

@@ -35,9 +35,7 @@
 #include <rtloop/compiler.h>
 #include <rtloop/error.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+RTL_BEGIN_DECLS
 
 /* Deadline meaning "wait as long as it takes". */
 #define RTL_TCP_FOREVER INT64_MAX
@@ -142,8 +140,6 @@ RTL_API int rtl_tcp_send_all(int fd, const void *buf, size_t len, int64_t deadli
  */
 RTL_API ssize_t rtl_tcp_recv(int fd, void *buf, size_t cap, int64_t deadline_ns);
 
-#ifdef __cplusplus
-}
-#endif
+RTL_END_DECLS
 
 #endif /* RTLOOP_TCP_H */

@@ -66,9 +66,7 @@
 #include <rtloop/compiler.h>
 #include <rtloop/error.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+RTL_BEGIN_DECLS
 
 #define RTL_RTDE_PORT 30004
 /* Header: uint16 BE total size (header included), uint8 type. */
@@ -154,8 +152,8 @@ union rtl_rtde_value {
 	uint32_t v6u32[6]; /* VECTOR6UINT32 */
 };
 
-_Static_assert(sizeof(bool) == 1, "BOOL values are stored as one-byte bool");
-_Static_assert(sizeof(double) == 8, "DOUBLE values are IEEE-754 binary64");
+RTL_STATIC_ASSERT(sizeof(bool) == 1, "BOOL values are stored as one-byte bool");
+RTL_STATIC_ASSERT(sizeof(double) == 8, "DOUBLE values are IEEE-754 binary64");
 
 /* ---- big-endian load/store (any alignment) --------------------------- */
 
@@ -827,8 +825,6 @@ RTL_API const uint8_t *rtl_rtde_framer_partial(const struct rtl_rtde_framer *f, 
  * RT-safe. */
 RTL_API uint64_t rtl_rtde_framer_offset(const struct rtl_rtde_framer *f);
 
-#ifdef __cplusplus
-}
-#endif
+RTL_END_DECLS
 
 #endif /* RTLOOP_RTDE_H */

@@ -82,9 +82,7 @@
 #include <rtloop/rtde_fields.h>
 #include <rtloop/rtde_recipe.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+RTL_BEGIN_DECLS
 
 /* Most input recipes one client sets up. */
 #define RTL_RTDE_CLIENT_MAX_INPUTS 8
@@ -421,8 +419,6 @@ rtl_rtde_client_last_error(const struct rtl_rtde_client *c);
 /* The driver reconnected: count it in stats.reconnects. */
 RTL_API void rtl_rtde_client_count_reconnect(struct rtl_rtde_client *c);
 
-#ifdef __cplusplus
-}
-#endif
+RTL_END_DECLS
 
 #endif /* RTLOOP_RTDE_CLIENT_H */

@@ -36,6 +36,10 @@
 #ifndef RTLOOP_RTDE_CMD_H
 #define RTLOOP_RTDE_CMD_H
 
+#include <rtloop/compiler.h>
+
+RTL_BEGIN_DECLS
+
 /* Command modes, written to RTL_RTDE_CMD_FIELD_MODE. */
 enum rtl_rtde_cmd_mode {
 	/* No motion command. A moving robot decelerates with the default
@@ -144,5 +148,7 @@ enum rtl_rtde_cmd_mode {
 	RTL_RTDE_CMD_FIELD_OUT_MODE "," RTL_RTDE_CMD_FIELD_OUT_SEQ      \
 				    "," RTL_RTDE_CMD_FIELD_OUT_WD_TRIPS \
 				    "," RTL_RTDE_CMD_FIELD_OUT_STATUS
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_RTDE_CMD_H */

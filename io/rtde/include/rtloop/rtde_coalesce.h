@@ -92,9 +92,7 @@
 #include <rtloop/rtde.h>
 #include <rtloop/rtde_recipe.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+RTL_BEGIN_DECLS
 
 /* Input recipes one coalescer handles. */
 #define RTL_RTDE_COALESCE_MAX_RECIPES 8
@@ -271,8 +269,6 @@ RTL_API int rtl_rtde_coalesce_stats(const struct rtl_rtde_coalesce *c, size_t i,
 RTL_API int rtl_rtde_coalesce_total(const struct rtl_rtde_coalesce *c,
 				    struct rtl_rtde_coalesce_stats *out);
 
-#ifdef __cplusplus
-}
-#endif
+RTL_END_DECLS
 
 #endif /* RTLOOP_RTDE_COALESCE_H */

@@ -45,9 +45,7 @@
 #include <rtloop/compiler.h>
 #include <rtloop/rtde.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+RTL_BEGIN_DECLS
 
 /*
  * A controller version packed into one ordered number: major (8 bits),
@@ -202,8 +200,6 @@ RTL_API bool rtl_rtde_field_available(const struct rtl_rtde_field *f, uint64_t v
 RTL_API const struct rtl_rtde_field *rtl_rtde_field_suggest(const char *name, size_t len,
 							    unsigned dir_mask, unsigned *distance);
 
-#ifdef __cplusplus
-}
-#endif
+RTL_END_DECLS
 
 #endif /* RTLOOP_RTDE_FIELDS_H */

@@ -63,9 +63,7 @@
 #include <rtloop/rtde.h>
 #include <rtloop/rtde_fields.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+RTL_BEGIN_DECLS
 
 /* Most fields in one recipe: room for every field of the registry in one
  * direction (406 outputs, as UR's exhaustive test recipe, and 175
@@ -604,8 +602,6 @@ RTL_API int rtl_rtde_explain_reply(enum rtl_rtde_recipe_dir dir, uint64_t contro
 				   const char *names, size_t names_len, const char *types,
 				   size_t types_len, struct rtl_rtde_report *rep);
 
-#ifdef __cplusplus
-}
-#endif
+RTL_END_DECLS
 
 #endif /* RTLOOP_RTDE_RECIPE_H */

@@ -69,6 +69,8 @@
 #include <rtloop/rtde_client.h>
 #include <rtloop/rtde_coalesce.h>
 
+RTL_BEGIN_DECLS
+
 #define RTL_RTDE_TRANSPORT_MAX_LIMITS 16
 
 /* The transport: opaque (rtl_rtde_transport_create()). */
@@ -169,5 +171,7 @@ RTL_INLINE struct rtl_rtde_frame rtl_rtde_loop_state(const struct rtl_loop_frame
 
 	return fr;
 }
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_RTDE_TRANSPORT_H */

@@ -54,6 +54,8 @@
 
 #include <rtloop/compiler.h>
 
+RTL_BEGIN_DECLS
+
 #define RTL_UDP_MAGIC 0x554c5452u /* "RTLU" read as a little-endian u32 */
 #define RTL_UDP_VERSION 1
 #define RTL_UDP_HEADER_SIZE 32
@@ -279,5 +281,7 @@ RTL_API int rtl_udp_decode_hello(const uint8_t *buf, size_t len, struct rtl_udp_
 RTL_API const char *rtl_udp_type_name(enum rtl_udp_type type);
 /* "none", "speedj", "speedl", "servoj", "servol", "stop"; "?" when unknown. */
 RTL_API const char *rtl_udp_mode_name(enum rtl_udp_mode mode);
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_RT_UDP_H */

@@ -60,13 +60,14 @@
 #ifndef RTLOOP_UDP_TRANSPORT_H
 #define RTLOOP_UDP_TRANSPORT_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <rtloop/compiler.h>
 #include <rtloop/loop.h>
 #include <rtloop/udp.h>
+
+RTL_BEGIN_DECLS
 
 struct rtl_udp_transport_config {
 	const char *host;	    /* default "127.0.0.1" */
@@ -143,5 +144,7 @@ RTL_API struct rtl_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *
 /* Counters; any thread (relaxed loads). */
 RTL_API void rtl_udp_transport_stats(const struct rtl_udp_transport *t,
 				     struct rtl_udp_transport_stats *out);
+
+RTL_END_DECLS
 
 #endif /* RTLOOP_UDP_TRANSPORT_H */
