@@ -4,7 +4,7 @@
  *
  * Every app parses its options with getopt_long (opterr = 0, a leading ':'
  * in the option string) and words its own errors, so that a bad flag or
- * value is named and the exit status is 2 (style.md, "Apps are small
+ * value is named and the exit status is 2 (docs/style.md, "Apps are small
  * drivers"). What was written again in each app lives here: strict number
  * parsing, CPU-style lists, the getopt error cases, stray operands, the one
  * wording of a usage error, and the SIGINT/SIGTERM hook.

@@ -13,7 +13,7 @@
  * (analysis.c), then prints percentiles, the slowest frames with their
  * breakdown and the losses, as text or one JSON object, and optionally a
  * PNG of the histograms (plot.c). This file only parses and validates the
- * options and hands over: the usual driver of style.md, with one getopt
+ * options and hands over: the usual driver of docs/style.md, with one getopt
  * pass for the global options and one per subcommand.
  *
  * Exit status: see usage(). Usage errors name the offending flag and exit 2.

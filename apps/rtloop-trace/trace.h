@@ -8,7 +8,7 @@
  *   plot.c      histograms with gnuplot
  *
  * The analysis knows nothing about babeltrace2: it takes plain events with
- * explicit timestamps (a step function, as style.md asks), so the reader
+ * explicit timestamps (a step function, as docs/style.md asks), so the reader
  * can change without touching the arithmetic, and the arithmetic could be
  * tested from a list of events. Nothing here is a library API: the rtt_
  * prefix keeps the app's cross-file names apart from librtloop's rtl_.

@@ -108,7 +108,7 @@ static const struct pair_def {
 	  NULL,
 	  MASK_DIGITAL,
 	  0xff },
-	/* Bits 2-7 of the tool mask are reserved (rtde-protocol.md 5.1). */
+	/* Bits 2-7 of the tool mask are reserved (docs/rtde-protocol.md 5.1). */
 	{ "tool_digital_output_mask", { "tool_digital_output", NULL }, NULL, MASK_DIGITAL, 0x03 },
 	{ "speed_slider_mask", { "speed_slider_fraction", NULL }, NULL, MASK_SLIDER, 0x01 },
 	{ "standard_analog_output_mask",
