@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rtloop/version.h>
+
 /* One decimal integer at @s, ending at *@end. 0, -EINVAL or -ERANGE. */
 static int parse_digits(const char *s, char **end, uint64_t *out)
 {
@@ -171,6 +173,17 @@ int rtl_cli_extra_args(const char *prog, int first, int argc, char **argv)
 	if (first >= argc)
 		return 0;
 	return rtl_cli_usage_error(prog, "unexpected argument '%s'", argv[first]);
+}
+
+int rtl_cli_version(const char *prog)
+{
+	const char *lib = rtl_version();
+
+	if (strcmp(lib, RTL_VERSION_STRING) != 0)
+		printf("%s (rtloop) %s, library %s\n", prog, RTL_VERSION_STRING, lib);
+	else
+		printf("%s (rtloop) %s\n", prog, RTL_VERSION_STRING);
+	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
 
 int rtl_cli_on_stop_signals(void (*handler)(int))

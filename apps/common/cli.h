@@ -7,7 +7,7 @@
  * value is named and the exit status is 2 (docs/style.md, "Apps are small
  * drivers"). What was written again in each app lives here: strict number
  * parsing, CPU-style lists, the getopt error cases, stray operands, the one
- * wording of a usage error, and the SIGINT/SIGTERM hook.
+ * wording of a usage error, --version, and the SIGINT/SIGTERM hook.
  *
  * Two layers: rtl_cli_parse_*() only parse and return 0 or -errno (for an
  * app that words its own reason); rtl_cli_u64() and rtl_cli_double() parse
@@ -99,6 +99,15 @@ int rtl_cli_getopt_error(const char *prog, int c, char **argv);
  * Pass optind after the getopt loop.
  */
 int rtl_cli_extra_args(const char *prog, int first, int argc, char **argv);
+
+/*
+ * The answer to --version (and -V): print "PROG (rtloop) VERSION" to stdout,
+ * VERSION being RTL_VERSION_STRING of <rtloop/version.h>, and, should the
+ * library linked report another one (rtl_version()), ", library VERSION"
+ * after it. Returns 0, the exit status of --version, or 1 if stdout cannot
+ * be written (a full disk, a closed pipe).
+ */
+int rtl_cli_version(const char *prog);
 
 /*
  * Call @handler on SIGINT and SIGTERM (sigaction, empty mask, no flags: a

@@ -542,6 +542,7 @@ static void usage(FILE *f)
 		"With --callgrind, --recipe picks the recipe (default typical).\n"
 		"\n"
 		"  -h, --help           this text\n"
+		"  -V, --version        print the version and exit\n"
 		"  -r, --reps N         repetitions (default 11, at least 7 recommended, max %d)\n"
 		"  -n, --iters N        decodes per timing (default: about 10 ms worth)\n"
 		"  -c, --cpu N          pin to CPU N (default: not pinned)\n"
@@ -561,7 +562,7 @@ static void usage(FILE *f)
 		MAX_REPS);
 }
 
-/* Returns 0, 1 after --help, or 2 on a usage error. */
+/* Returns 0, 1 after --help, or 2 on a usage error; exits after --version. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
@@ -573,6 +574,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "json", required_argument, NULL, 'j' },
 		{ "callgrind", required_argument, NULL, 'g' },
 		{ "impl", required_argument, NULL, 'i' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool impl_set = false;
@@ -580,13 +582,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .reps = 11, .cpu = -1, .cg_impl = I_DECODE, .cg_recipe = R_TYPICAL };
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hr:n:c:R:j:g:i:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hr:n:c:R:j:g:i:V", longopts, NULL)) != -1) {
 		uint64_t v;
 
 		switch (c) {
 		case 'h':
 			usage(stdout);
 			return 1;
+		case 'V':
+			exit(rtl_cli_version(PROG));
 		case 'r':
 			if (rtl_cli_parse_u64(optarg, 1, MAX_REPS, &v))
 				return rtl_cli_bad_value(PROG, "--reps", optarg,

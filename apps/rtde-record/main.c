@@ -54,6 +54,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: " PROG " [options] (--config FILE | --fields LIST)\n"
 		"       " PROG " --dump FILE [--output CSV] [--no-extra-columns]\n"
+		"       " PROG " --help | --version\n"
 		"\n"
 		"Record every RTDE data package the controller sends, in order, to a CSV\n"
 		"file that UR's record.py readers accept (space separated, vector fields\n"
@@ -84,6 +85,7 @@ static void usage(FILE *f)
 		"      --buffered          accepted for record.py compatibility (always exact)\n"
 		"  -v, --verbose           connection details and progress every second\n"
 		"  -h, --help              print this help and exit\n"
+		"  -V, --version           print the version and exit\n"
 		"\n"
 		"The recipe always holds 'timestamp' (added first when missing): controller\n"
 		"skips are counted from it. SIGINT or SIGTERM stops cleanly: every package\n"
@@ -152,6 +154,7 @@ int main(int argc, char **argv)
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "buffered", no_argument, NULL, OPT_BUFFERED },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static char outputs[RTL_RTDE_CLIENT_TX_SIZE];
@@ -172,11 +175,13 @@ int main(int argc, char **argv)
 	cfg.rt_mode = RTL_LOOP_RT_DEGRADE;
 	cfg.rx_cpu = -1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hc:o:bv", longopts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hc:o:bvV", longopts, &idx)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
+		case 'V':
+			return rtl_cli_version(PROG);
 		case OPT_HOST:
 			if (!optarg[0])
 				return rtl_cli_usage_error(PROG, "--host needs an address");

@@ -290,6 +290,7 @@ static void usage(FILE *f)
 		"                          the worker: about 3 us less per cycle where both\n"
 		"                          would share a CPU; B then keeps only the watchdog)\n"
 		"  -h, --help              print this help and exit\n"
+		"  -V, --version           print the version and exit\n"
 		"\n"
 		"While it runs, a status line on stderr (refreshed on a terminal, every 2 s\n"
 		"otherwise): frame rate, frames, lost frames (skipped by the controller +\n"
@@ -300,7 +301,8 @@ static void usage(FILE *f)
 
 enum { OPT_RT = 256, OPT_CPUS, OPT_CSV_EVERY, OPT_INLINE };
 
-/* Returns 0, 1 for --help, or RTL_CLI_EXIT_USAGE (message printed). */
+/* Returns 0, 1 for --help, or RTL_CLI_EXIT_USAGE (message printed); exits
+ * after --version. */
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
@@ -322,6 +324,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t u = 0, cpus[2];
@@ -329,11 +332,13 @@ static int parse(int argc, char **argv, struct opts *o)
 
 	opterr = 0;
 	while (!err &&
-	       (c = getopt_long(argc, argv, ":H:p:d:reF:M:D:K:a:T:c:j:h", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, ":H:p:d:reF:M:D:K:a:T:c:j:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
 			return 1;
+		case 'V':
+			exit(rtl_cli_version(PROG));
 		case 'H':
 			if (!*optarg)
 				err = rtl_cli_bad_value(PROG, "--host", optarg, "empty");

@@ -115,6 +115,7 @@ static void usage(FILE *f)
 		"PNG\n"
 		"                       with gnuplot\n"
 		"  -h, --help           print this help and exit\n"
+		"  -V, --version        print the version and exit\n"
 		"\n"
 		"Exit status: 0 measured (whether or not the target was met), 1 could not run,\n"
 		"2 usage error.\n",
@@ -149,6 +150,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "spin-lead-us", required_argument, NULL, OPT_SPIN_LEAD },
 		{ "json", required_argument, NULL, 'j' },
 		{ "plot", required_argument, NULL, 'o' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench_cfg *c = &o->cfg;
@@ -162,11 +164,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	c->prio_worker = DEFAULT_PRIORITY;
 	c->outputs = DEFAULT_OUTPUTS;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ht:d:qn:r:P:c:p:m:j:o:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":ht:d:qn:r:P:c:p:m:j:o:V", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
+		case 'V':
+			return rtl_cli_version(PROG);
 		case 't': {
 			/* In enum bench_transport's order. */
 			static const char *const transports[] = { "rtde", "udp" };

@@ -101,6 +101,7 @@ static void usage(FILE *f)
 		   "  -d, --duration S          how long to circle in s (default 4; 0.1..3600)\n"
 		   "  -j, --json                print the result as one JSON object\n"
 		   "  -h, --help                print this help and exit\n"
+		   "  -V, --version             print the version and exit\n"
 		   "\n"
 		   "Exit status: 0 done, 1 could not run, 2 usage error.\n");
 }
@@ -116,13 +117,14 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t port;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:H:p:r:T:d:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:H:p:r:T:d:jhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (strcmp(optarg, "udp") && strcmp(optarg, "rtde"))
@@ -156,6 +158,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'h':
 			usage(stdout);
 			exit(EXIT_OK);
+		case 'V':
+			exit(rtl_cli_version(PROG));
 		default:
 			return rtl_cli_getopt_error(PROG, c, argv);
 		}

@@ -25,6 +25,7 @@ enum { EXIT_OK = 0, EXIT_BAD = 1, EXIT_USAGE = 2 };
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: " PROG " [--json] [--root DIR]\n"
+		   "       " PROG " --help | --version\n"
 		   "\n"
 		   "Check the kernel, limits and tuning this machine offers a real-time loop:\n"
 		   "preemption model, RLIMIT_RTPRIO and RLIMIT_MEMLOCK, CAP_SYS_NICE and\n"
@@ -36,6 +37,7 @@ static void usage(FILE *f)
 		   "  -j, --json       print one JSON object instead of text\n"
 		   "  -r, --root DIR   read /proc, /sys and /dev below DIR (for tests)\n"
 		   "  -h, --help       print this help and exit\n"
+		   "  -V, --version    print the version and exit\n"
 		   "\n"
 		   "Exit status: 0 nothing is bad, 1 at least one finding is bad,\n"
 		   "2 usage error or the checks could not run.\n");
@@ -47,6 +49,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rtl_doctor_finding findings[RTL_DOCTOR_MAX_FINDINGS];
@@ -56,7 +59,7 @@ int main(int argc, char **argv)
 
 	/* Parse: we print our own messages, naming the flag. */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hjr:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hjr:V", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
@@ -67,6 +70,8 @@ int main(int argc, char **argv)
 		case 'r':
 			opts.root = optarg;
 			break;
+		case 'V':
+			return rtl_cli_version(PROG);
 		default:
 			return rtl_cli_getopt_error(PROG, c, argv);
 		}

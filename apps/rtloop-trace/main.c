@@ -36,7 +36,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: " RTT_PROG " record [OPTIONS] [--] COMMAND [ARG...]\n"
 		"       " RTT_PROG " report [OPTIONS] DIR\n"
-		"       " RTT_PROG " --help | record --help | report --help\n"
+		"       " RTT_PROG " --help | record --help | report --help | --version\n"
 		"\n"
 		"record: run COMMAND in an LTTng session that records the rtloop provider\n"
 		"(rtloop:*, with the vpid and vtid contexts), starting a session daemon if none\n"
@@ -60,6 +60,7 @@ static void usage(FILE *f)
 		"  -P, --plot FILE.png       also draw the histograms (log axes) with gnuplot\n"
 		"\n"
 		"  -h, --help                print this help and exit\n"
+		"  -V, --version             (before the subcommand) print the version and exit\n"
 		"\n"
 		"Exit status: record: the command's (128 + signal if killed), 125 if the\n"
 		"recording could not be set up, 126/127 if the command could not be run;\n"
@@ -233,6 +234,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sub;
@@ -240,11 +242,13 @@ int main(int argc, char **argv)
 
 	/* Global options end at the subcommand ('+'); we word our own errors. */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
 			return RTT_EXIT_OK;
+		case 'V':
+			return rtl_cli_version(RTT_PROG);
 		default:
 			return rtl_cli_getopt_error(RTT_PROG, c, argv);
 		}

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* The apps' shared command-line helpers (apps/common/cli.h): strict number
- * and list parsing, and the wording of getopt's error cases. */
+ * and list parsing, the wording of getopt's error cases, --version. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+
+#include <rtloop/version.h>
 
 #include "cli.h"
 
@@ -112,6 +114,16 @@ Test(cli, bad_value_names_flag_and_value, .init = cr_redirect_stderr)
 	fflush(stderr);
 	cr_assert_stderr_eq_str("app: bad --port '70000': out of range [1, 65535]; see app --help\n"
 				"app: bad --duration 'soon': not a number; see app --help\n");
+}
+
+Test(cli, version_names_the_program_and_the_project_version, .init = cr_redirect_stdout)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "app (rtloop) %s\n", RTL_VERSION_STRING);
+	cr_assert_eq(rtl_cli_version("app"), 0);
+	fflush(stdout);
+	cr_assert_stdout_eq_str(want);
 }
 
 /* Runs getopt_long over @argv (opterr 0, leading ':') until its first error
