@@ -13,6 +13,7 @@ static struct rtl_rtde_handle ts, mode, qd0;
 
 static void ready(struct rtl_rtde_transport *t, void *user) /* once connected */
 {
+	(void)user; /* the handles are globals here */
 	ts = rtl_rtde_transport_output_handle(t, "timestamp");
 	mode = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_MODE);
 	qd0 = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_PARAM0);
@@ -23,6 +24,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 	struct rtl_rtde_frame in = rtl_rtde_loop_state(f);
 	struct rtl_rtde_frame *out = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
 
+	(void)user;
 	rtl_rtde_frame_set_int(out, mode, RTL_RTDE_CMD_SPEEDJ);
 	rtl_rtde_frame_set_double(out, qd0, 0.2 * sin(rtl_rtde_frame_get_double(&in, ts)));
 	return f->seq < 2500 ? 0 : -ECANCELED; /* five seconds; the loop then stops the arm */
