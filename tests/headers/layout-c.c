@@ -6,7 +6,7 @@
 #include "layout.h"
 #include "layout-list.h"
 
-#define RTL_LAYOUT(n) {#n, sizeof(struct n), _Alignof(struct n)},
+#define RTL_LAYOUT(n) { #n, sizeof(struct n), _Alignof(struct n) },
 const struct rtl_layout rtl_layout_c[] = {
 #include "layout-list.h"
 };

@@ -12,7 +12,8 @@
 #include "layout.h"
 #include "layout-list.h"
 
-namespace {
+namespace
+{
 
 struct cpp_layout {
 	const char *name;
@@ -20,7 +21,7 @@ struct cpp_layout {
 	size_t align;
 };
 
-#define RTL_LAYOUT(n) {#n, sizeof(struct n), alignof(struct n)},
+#define RTL_LAYOUT(n) { #n, sizeof(struct n), alignof(struct n) },
 const cpp_layout cpp[] = {
 #include "layout-list.h"
 };
@@ -39,8 +40,8 @@ int main()
 	failed += n != rtl_layout_c_n;
 	for (size_t i = 0; i < n; i++) {
 		const rtl_layout *c = i < rtl_layout_c_n ? &rtl_layout_c[i] : nullptr;
-		bool same = c && std::strcmp(c->name, cpp[i].name) == 0 &&
-			    c->size == cpp[i].size && c->align == cpp[i].align;
+		bool same = c && std::strcmp(c->name, cpp[i].name) == 0 && c->size == cpp[i].size &&
+			    c->align == cpp[i].align;
 		std::printf("%s %zu - struct %s: C++ size %zu align %zu", same ? "ok" : "not ok",
 			    i + 2, cpp[i].name, cpp[i].size, cpp[i].align);
 		if (!same && c)
