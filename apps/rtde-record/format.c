@@ -100,9 +100,14 @@ int rtl_rec_format_double(char *buf, size_t cap, double v)
 
 /* ---- schema ----------------------------------------------------------------------- */
 
+static uint32_t record_size_at(uint32_t values_offset, uint32_t values_size)
+{
+	return values_offset + ((values_size + 7u) & ~7u);
+}
+
 static uint32_t record_size(uint32_t values_size)
 {
-	return RTL_REC_RECORD_HEADER + ((values_size + 7u) & ~7u);
+	return record_size_at(RTL_REC_RECORD_HEADER, values_size);
 }
 
 int rtl_rec_schema_from_recipe(struct rtl_rec_schema *s, const struct rtl_rtde_recipe *r)
@@ -120,6 +125,7 @@ int rtl_rec_schema_from_recipe(struct rtl_rec_schema *s, const struct rtl_rtde_r
 	s->n = r->n;
 	s->values_size = r->host_size;
 	s->record_size = record_size(r->host_size);
+	s->values_offset = RTL_REC_RECORD_HEADER;
 	return 0;
 }
 
@@ -254,7 +260,7 @@ int rtl_rec_csv_row(char *buf, size_t cap, const struct rtl_rec_schema *s,
 		buf[len++] = ' ';
 		len += (size_t)put_i64(buf + len, row->rx_ns);
 		buf[len++] = ' ';
-		len += (size_t)put_u64(buf + len, (uint64_t)row->ctrl_skipped + row->dropped);
+		len += (size_t)put_u64(buf + len, row->ctrl_skipped + row->dropped);
 	}
 	buf[len++] = '\n';
 	buf[len] = '\0';
@@ -263,47 +269,47 @@ int rtl_rec_csv_row(char *buf, size_t cap, const struct rtl_rec_schema *s,
 
 /* ---- binary ----------------------------------------------------------------------------- */
 
-int rtl_rec_bin_header(FILE *f, const struct rtl_rec_schema *s, const struct rtl_rec_meta *m)
+int rtl_rec_bin_header(char *buf, size_t cap, const struct rtl_rec_schema *s,
+		       const struct rtl_rec_meta *m)
 {
-	long start = ftell(f);
+	size_t len;
 	int n;
 
-	n = fprintf(f,
-		    RTL_REC_MAGIC "# rtde-record binary recording; see docs/rtde-record.md\n"
-				  "endian little\n"
-				  "host %s\n"
-				  "port %u\n"
-				  "controller %s\n"
-				  "frequency %.17g\n"
-				  "period_ns %" PRId64 "\n"
-				  "record_size %" PRIu32 "\n"
-				  "values_offset %d\n"
-				  "values_size %" PRIu32 "\n"
-				  "fields %u\n",
-		    m->host[0] ? m->host : "-", m->port, m->controller[0] ? m->controller : "-",
-		    m->frequency, m->period_ns, s->record_size, RTL_REC_RECORD_HEADER,
-		    s->values_size, s->n);
-	if (n < 0)
-		return -EIO;
-	for (unsigned i = 0; i < s->n; i++)
-		if (fprintf(f, "field %s %s %" PRIu32 "\n", s->cols[i].name,
-			    rtl_rtde_type_name((enum rtl_rtde_type)s->cols[i].type),
-			    s->cols[i].offset) < 0)
-			return -EIO;
-	if (fputs("end\n", f) < 0)
-		return -EIO;
-	return start >= 0 ? (int)(ftell(f) - start) : n;
+	n = snprintf(buf, cap,
+		     RTL_REC_MAGIC "# rtde-record binary recording; see docs/rtde-record.md\n"
+				   "endian little\n"
+				   "host %s\n"
+				   "port %u\n"
+				   "controller %s\n"
+				   "frequency %.17g\n"
+				   "period_ns %" PRId64 "\n"
+				   "record_size %" PRIu32 "\n"
+				   "values_offset %d\n"
+				   "values_size %" PRIu32 "\n"
+				   "fields %u\n",
+		     m->host[0] ? m->host : "-", m->port, m->controller[0] ? m->controller : "-",
+		     m->frequency, m->period_ns, s->record_size, RTL_REC_RECORD_HEADER,
+		     s->values_size, s->n);
+	if (n < 0 || (size_t)n >= cap)
+		return -ENOSPC;
+	len = (size_t)n;
+	for (unsigned i = 0; i < s->n; i++) {
+		n = snprintf(buf + len, cap - len, "field %s %s %" PRIu32 "\n", s->cols[i].name,
+			     rtl_rtde_type_name((enum rtl_rtde_type)s->cols[i].type),
+			     s->cols[i].offset);
+		if (n < 0 || (size_t)n >= cap - len)
+			return -ENOSPC;
+		len += (size_t)n;
+	}
+	n = snprintf(buf + len, cap - len, "end\n");
+	if (n < 0 || (size_t)n >= cap - len)
+		return -ENOSPC;
+	return (int)(len + (size_t)n);
 }
 
 static void le64(unsigned char *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void le32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
 		p[i] = (unsigned char)(v >> (8 * i));
 }
 
@@ -321,21 +327,21 @@ static uint32_t get_le32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-int rtl_rec_bin_row(FILE *f, const struct rtl_rec_schema *s, const struct rtl_rec_row *row)
+int rtl_rec_bin_row(unsigned char *buf, size_t cap, const struct rtl_rec_schema *s,
+		    const struct rtl_rec_row *row)
 {
-	static const unsigned char zero[8];
-	unsigned char h[RTL_REC_RECORD_HEADER];
 	size_t pad = s->record_size - RTL_REC_RECORD_HEADER - s->values_size;
 
-	le64(h, row->seq);
-	le64(h + 8, (uint64_t)row->rx_ns);
-	le32(h + 16, row->ctrl_skipped);
-	le32(h + 20, row->dropped);
+	if (cap < s->record_size)
+		return -ENOSPC;
+	le64(buf, row->seq);
+	le64(buf + 8, (uint64_t)row->rx_ns);
+	le64(buf + 16, row->ctrl_skipped);
+	le64(buf + 24, row->dropped);
 	/* The values are in host form; the header says "endian little" and the
 	 * dump refuses other hosts (rtloop runs on x86-64 and arm64). */
-	if (fwrite(h, sizeof(h), 1, f) != 1 || fwrite(row->values, s->values_size, 1, f) != 1 ||
-	    (pad && fwrite(zero, pad, 1, f) != 1))
-		return -EIO;
+	memcpy(buf + RTL_REC_RECORD_HEADER, row->values, s->values_size);
+	memset(buf + RTL_REC_RECORD_HEADER + s->values_size, 0, pad);
 	return (int)s->record_size;
 }
 
@@ -376,7 +382,9 @@ int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_me
 			if (!have_rs || !have_vs || !have_fields || fields != n_declared ||
 			    fields == 0)
 				return bad(err, line_no, "schema incomplete before 'end'");
-			if (s->record_size != record_size(s->values_size))
+			if (!s->values_offset)
+				s->values_offset = RTL_REC_RECORD_HEADER_V0;
+			if (s->record_size != record_size_at(s->values_offset, s->values_size))
 				return bad(err, line_no, "record_size does not match values_size");
 			return 0;
 		}
@@ -404,8 +412,9 @@ int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_me
 			continue;
 		}
 		if (sscanf(line, "values_offset %llu", &u) == 1) {
-			if (u != RTL_REC_RECORD_HEADER)
+			if (u != RTL_REC_RECORD_HEADER && u != RTL_REC_RECORD_HEADER_V0)
 				return bad(err, line_no, "unsupported values_offset");
+			s->values_offset = (uint32_t)u;
 			continue;
 		}
 		if (sscanf(line, "values_size %llu", &u) == 1) {
@@ -523,9 +532,15 @@ int rtl_rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t
 		}
 		row.seq = get_le64(rec);
 		row.rx_ns = (int64_t)get_le64(rec + 8);
-		row.ctrl_skipped = get_le32(rec + 16);
-		row.dropped = get_le32(rec + 20);
-		row.values = rec + RTL_REC_RECORD_HEADER;
+		if (s->values_offset == RTL_REC_RECORD_HEADER_V0) {
+			/* 0.1.0's layout: the counts were u32. */
+			row.ctrl_skipped = get_le32(rec + 16);
+			row.dropped = get_le32(rec + 20);
+		} else {
+			row.ctrl_skipped = get_le64(rec + 16);
+			row.dropped = get_le64(rec + 24);
+		}
+		row.values = rec + s->values_offset;
 		len = rtl_rec_csv_row(line, line_cap, s, &row, extra);
 		if (len < 0 || fwrite(line, (size_t)len, 1, out) != 1) {
 			ret = -EIO;

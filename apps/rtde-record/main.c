@@ -11,8 +11,14 @@
  * stream the CSV to stdout.
  *
  * Exit status: 0 the recording ended as asked (samples, duration, SIGINT
- * or SIGTERM), 1 it could not start or was cut short (connection refused
- * or lost, unknown field, write error), 2 usage error.
+ * or SIGTERM) with at least one row; 1 it could not start or the
+ * connection was lost (refused, handshake, unknown field, closed); 2 usage
+ * error; 3 no data (--data-timeout of silence, or no row at all); 4 a write
+ * error (the message names the rows the file holds).
+ *
+ * The log handler escapes what it prints (text_sanitize()): controller
+ * text messages reach it verbatim and must not move the cursor, ring the
+ * bell or forge an "rtde-record:" line.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,7 +37,7 @@
 
 #define PROG "rtde-record"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_NO_DATA = 3, EXIT_WRITE = 4 };
 
 enum {
 	OPT_HOST = 256,
@@ -47,6 +53,7 @@ enum {
 	OPT_NO_RT,
 	OPT_CPU,
 	OPT_BUFFERED,
+	OPT_DATA_TIMEOUT,
 };
 
 static void usage(FILE *f)
@@ -73,6 +80,8 @@ static void usage(FILE *f)
 		"      --fields LIST       recipe as names: timestamp,actual_q,actual_TCP_pose\n"
 		"      --samples N         stop after N packages (default 0: no limit)\n"
 		"      --duration S        stop after S seconds (default 0: no limit)\n"
+		"      --data-timeout S    end with exit 3 when no data package comes for S\n"
+		"                          seconds (default 1; 0: wait for ever)\n"
 		"  -o, --output FILE       file to write, '-' for stdout (default robot_data.csv,\n"
 		"                          or robot_data.rtlrec with --binary)\n"
 		"  -b, --binary            write the binary format (for long runs)\n"
@@ -89,21 +98,69 @@ static void usage(FILE *f)
 		"\n"
 		"The recipe always holds 'timestamp' (added first when missing): controller\n"
 		"skips are counted from it. SIGINT or SIGTERM stops cleanly: every package\n"
-		"received is written and the files are flushed.\n"
+		"received is written and the files are flushed. Rows go to FILE.partial\n"
+		"(whole rows only, so it parses after a crash), renamed to FILE at the end\n"
+		"when it holds a row: a run that records nothing leaves FILE as it was.\n"
 		"\n"
-		"Exit status: 0 the recording ended as asked (--samples, --duration, SIGINT),\n"
-		"1 it could not start or was cut short (connection refused or lost, unknown\n"
-		"field, write error), 2 usage error. See rtde-record(1): docs/rtde-record.md.\n");
+		"Exit status: 0 the recording ended as asked (--samples, --duration, SIGINT)\n"
+		"with rows; 1 it could not start or the connection was lost (refused,\n"
+		"handshake, unknown field, closed); 2 usage error; 3 no data (--data-timeout,\n"
+		"or no row at all); 4 write error (the file holds the complete rows named).\n"
+		"See rtde-record(1): docs/rtde-record.md.\n");
 }
 
 static bool verbose;
 
+/*
+ * @n bytes of @src into @dst (NUL-terminated, cut to @dst_size) with
+ * printable ASCII kept, \r \n \t and \\ escaped, every other byte as \xHH.
+ * Returns the length written. The signature of the RTDE client's
+ * rtl_rtde_text_sanitize(), which replaces this copy once it is exported.
+ */
+static size_t rtl_rtde_text_sanitize(char *dst, size_t dst_size, const char *src, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t len = 0;
+
+	if (!dst_size)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)src[i];
+		char e[4];
+		size_t k = 0;
+
+		if (c == '\r' || c == '\n' || c == '\t' || c == '\\') {
+			e[k++] = '\\';
+			e[k++] = c == '\r' ? 'r' : c == '\n' ? 'n' : c == '\t' ? 't' : '\\';
+		} else if (c >= 0x20 && c < 0x7f) {
+			e[k++] = (char)c;
+		} else {
+			e[k++] = '\\';
+			e[k++] = 'x';
+			e[k++] = hex[c >> 4];
+			e[k++] = hex[c & 15];
+		}
+		if (len + k >= dst_size)
+			break;
+		memcpy(dst + len, e, k);
+		len += k;
+	}
+	dst[len] = '\0';
+	return len;
+}
+
 static void log_handler(void *user, enum rtl_log_level level, const char *msg)
 {
+	char clean[2048];
+
+	(void)user;
 	/* The library's errors are reported by this program with more
-	 * context; show them as they happen only when asked. */
-	if (level == RTL_LOG_WARN || (verbose && level <= RTL_LOG_INFO))
-		fprintf(stderr, PROG ": %s: %s\n", rtl_log_level_name(level), msg);
+	 * context; show them as they happen only when asked. Controller text
+	 * is in @msg verbatim: escape it. */
+	if (level == RTL_LOG_WARN || (verbose && level <= RTL_LOG_INFO)) {
+		rtl_rtde_text_sanitize(clean, sizeof(clean), msg, strlen(msg));
+		fprintf(stderr, PROG ": %s: %s\n", rtl_log_level_name(level), clean);
+	}
 }
 
 static struct rtl_rec *volatile g_rec;
@@ -153,6 +210,7 @@ int main(int argc, char **argv)
 		{ "no-rt", no_argument, NULL, OPT_NO_RT },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "buffered", no_argument, NULL, OPT_BUFFERED },
+		{ "data-timeout", required_argument, NULL, OPT_DATA_TIMEOUT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -247,6 +305,14 @@ int main(int argc, char **argv)
 			break;
 		case OPT_BUFFERED:
 			break;
+		case OPT_DATA_TIMEOUT:
+			if (rtl_cli_parse_double(optarg, 0, 1e6, &d))
+				return rtl_cli_bad_value(PROG, "--data-timeout", optarg,
+							 "not a time in seconds (0: no limit)");
+			cfg.data_timeout_ns = d > 0 ? (int64_t)(d * 1e9) : -1;
+			if (d > 0 && cfg.data_timeout_ns == 0)
+				cfg.data_timeout_ns = 1;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -316,10 +382,21 @@ int main(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 
-	/* Report. */
-	if (res.end == RTL_REC_END_LOST || res.end == RTL_REC_END_IO)
-		fprintf(stderr, PROG ": recording cut short: %s\n", res.io_error.msg);
+	/* Report: the cause first, then the counts. */
+	if (res.io_error.msg[0])
+		fprintf(stderr, PROG ": %s%s\n",
+			res.end == RTL_REC_END_LOST ? "recording cut short: " : "",
+			res.io_error.msg);
 	rtl_rec_summary(stderr, &res, json);
 	rtl_rec_destroy(rec);
-	return res.end == RTL_REC_END_LOST || res.end == RTL_REC_END_IO ? EXIT_FAIL : EXIT_OK;
+	switch (res.end) {
+	case RTL_REC_END_IO:
+		return EXIT_WRITE;
+	case RTL_REC_END_NO_DATA:
+		return EXIT_NO_DATA;
+	case RTL_REC_END_LOST:
+		return EXIT_FAIL;
+	default:
+		return res.rows ? EXIT_OK : EXIT_NO_DATA;
+	}
 }

@@ -5,19 +5,32 @@
  * the writer reads the loop's ring directly).
  *
  * The writer waits in rtl_loop_read() (a futex sleep, never a spin) at
- * most 100 ms at a time, so it also notices the duration ending, prints
- * progress and flushes nothing early: stdio's 1 MiB buffers turn the rows
- * into large writes. rtl_loop_read() returns NULL before its time-out only
- * when the loop has stopped and the ring is empty: that is how the writer
- * knows it has written the last frame received.
+ * most 100 ms at a time, so it also notices the duration ending, the
+ * controller falling silent (--data-timeout: the writer's clock, not the
+ * transport's, so the cause is worded here) and prints progress.
+ * rtl_loop_read() returns NULL before its time-out only when the loop has
+ * stopped and the ring is empty: that is how the writer knows it has
+ * written the last frame received.
+ *
+ * Outputs (struct out): each row is formatted into a buffer that holds
+ * whole rows only, written with write(2) when it is full or every
+ * RTL_REC_FLUSH_NS, to PATH.partial. write(2)'s count is what reached the
+ * file; a short or failed write is cut back with ftruncate() to the last
+ * whole row, so the file never ends in half a row and the message names
+ * the rows it holds. At the end: fsync(), then rename() to PATH when the
+ * file holds a row; otherwise the partial file is removed and an existing
+ * PATH is left as it was.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <rtloop/rtde_transport.h>
 #include <rtloop/time.h>
@@ -27,6 +40,21 @@
 #define WAIT_NS (100 * RTL_NS_PER_MS)
 #define NAMES_MAX RTL_RTDE_CLIENT_TX_SIZE
 
+/* One output file: whole rows, written from a buffer with write(2). */
+struct out {
+	const char *path; /* as given; "-": stdout */
+	char *partial;	  /* PATH.partial; NULL for stdout */
+	int fd;		  /* -1: not open */
+	bool binary;
+	uint32_t record_size; /* binary */
+	unsigned char *buf;   /* the header (hdr bytes), then whole rows */
+	size_t len, cap, hdr;
+	uint64_t buf_rows; /* rows in buf */
+	uint64_t rows;	   /* whole rows in the file */
+	uint64_t bytes;	   /* bytes in the file */
+	int err;	   /* -errno of the write that failed; 0 */
+};
+
 struct rtl_rec {
 	struct rtl_rec_config cfg;
 	char outputs[NAMES_MAX];
@@ -35,7 +63,7 @@ struct rtl_rec {
 	bool tr_ready;
 	struct rtl_loop *loop;
 	struct rtl_rec_schema schema;
-	FILE *csv, *bin;
+	struct out csv, bin;
 	char *line;
 	size_t line_cap;
 	uint32_t ring_capacity;
@@ -165,32 +193,163 @@ static uint32_t ring_capacity(const struct rtl_rec_config *cfg, size_t values)
 	return cap;
 }
 
-static int open_out(FILE **f, const char *path, const char *mode, struct rtl_rec_error *err)
+static void out_init(struct out *o)
 {
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+}
+
+/* Create PATH.partial (never over an existing one: it may be the only copy
+ * of a run that was killed) and the row buffer. */
+static int out_open(struct out *o, const char *path, bool binary, struct rtl_rec_error *err)
+{
+	size_t n = strlen(path) + sizeof(RTL_REC_PARTIAL);
+
+	o->path = path;
+	o->binary = binary;
+	o->cap = RTL_REC_IO_BUFFER;
+	o->buf = malloc(o->cap);
+	if (!o->buf)
+		return set_err(err, -ENOMEM, "out of memory");
 	if (strcmp(path, "-") == 0) {
-		*f = stdout;
-	} else {
-		*f = fopen(path, mode);
-		if (!*f)
-			return set_err(err, -errno, "--output '%s': cannot create it: %s", path,
-				       strerror(errno));
+		o->fd = STDOUT_FILENO;
+		return 0;
 	}
-	setvbuf(*f, NULL, _IOFBF, RTL_REC_IO_BUFFER);
+	o->partial = malloc(n);
+	if (!o->partial)
+		return set_err(err, -ENOMEM, "out of memory");
+	snprintf(o->partial, n, "%s" RTL_REC_PARTIAL, path);
+	o->fd = open(o->partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (o->fd < 0 && errno == EEXIST)
+		return set_err(
+			err, -EEXIST,
+			"--output '%s': '%s' exists: a recording that was cut short (killed, "
+			"or the machine stopped) left it, and it holds whole rows; recover it "
+			"(docs/rtde-record.md, \"After a crash\") or remove it",
+			path, o->partial);
+	if (o->fd < 0)
+		return set_err(err, -errno, "--output '%s': cannot create '%s': %s", path,
+			       o->partial, strerror(errno));
 	return 0;
 }
 
-static int close_out(FILE **f)
+/* Whole rows among the first @w bytes of o->buf: their byte count, and
+ * their number in *@rows (the header counts for no row). */
+static size_t whole_rows(const struct out *o, size_t w, uint64_t *rows)
 {
-	int ret = 0;
+	size_t keep = o->hdr;
 
-	if (!*f)
+	*rows = 0;
+	if (w < o->hdr)
 		return 0;
-	if (fflush(*f) != 0)
-		ret = -errno;
-	if (*f != stdout && fclose(*f) != 0 && !ret)
-		ret = -errno;
-	*f = NULL;
-	return ret;
+	if (o->binary) {
+		*rows = (w - o->hdr) / o->record_size;
+		return o->hdr + (size_t)*rows * o->record_size;
+	}
+	for (size_t i = o->hdr; i < w; i++) {
+		if (o->buf[i] == '\n') {
+			keep = i + 1;
+			(*rows)++;
+		}
+	}
+	return keep;
+}
+
+/* Write the buffer. On a failure the file is cut back to its last whole
+ * row (or to nothing before the header was whole) and o->err is set; no
+ * further write is made. Returns 0 or o->err. */
+static int out_flush(struct out *o)
+{
+	size_t w = 0, keep;
+	uint64_t rows;
+	struct stat st;
+
+	if (o->err)
+		return o->err;
+	while (w < o->len) {
+		ssize_t n = write(o->fd, o->buf + w, o->len - w);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* A short write is followed by the one that says why
+			 * (ENOSPC, EFBIG, EIO): this is that one. */
+			o->err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		w += (size_t)n;
+	}
+	if (!o->err) {
+		o->bytes += o->len;
+		o->rows += o->buf_rows;
+		o->len = o->hdr = 0;
+		o->buf_rows = 0;
+		return 0;
+	}
+	keep = whole_rows(o, w, &rows);
+	if (keep < w && !(fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+			  ftruncate(o->fd, (off_t)(o->bytes + keep)) == 0))
+		keep = w; /* not cut (a pipe): count what is there */
+	o->bytes += keep;
+	o->rows += rows;
+	o->len = o->hdr = 0;
+	o->buf_rows = 0;
+	return o->err;
+}
+
+/* Queue @n bytes (a whole row, or the header when !@row). */
+static int out_add(struct out *o, const void *p, size_t n, bool row)
+{
+	if (o->fd < 0)
+		return 0;
+	if (o->err)
+		return o->err;
+	if (o->len + n > o->cap && out_flush(o) < 0)
+		return o->err;
+	if (n > o->cap)
+		return o->err = -E2BIG;
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+	if (row)
+		o->buf_rows++;
+	else
+		o->hdr += n;
+	return 0;
+}
+
+/*
+ * Flush, fsync and close; then rename PATH.partial to PATH when it holds a
+ * row, else remove it (PATH is left as it was). Returns 0 or the first
+ * -errno (o->err keeps it).
+ */
+static int out_finish(struct out *o)
+{
+	struct stat st;
+	bool regular;
+
+	if (o->fd < 0)
+		goto out;
+	if (o->len)
+		out_flush(o);
+	regular = fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (regular && fsync(o->fd) != 0 && !o->err)
+		o->err = -errno;
+	if (o->fd != STDOUT_FILENO && close(o->fd) != 0 && !o->err)
+		o->err = -errno;
+	o->fd = -1;
+	if (o->partial) {
+		if (o->rows == 0) {
+			unlink(o->partial);
+			o->bytes = 0; /* nothing of this run is kept */
+		} else if (rename(o->partial, o->path) != 0 && !o->err)
+			o->err = -errno;
+	}
+out:
+	free(o->partial);
+	free(o->buf);
+	o->partial = NULL;
+	o->buf = NULL;
+	return o->err;
 }
 
 int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
@@ -251,13 +410,15 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	}
 	rec->ring_capacity = ring_capacity(cfg, r->host_size);
 
+	out_init(&rec->csv);
+	out_init(&rec->bin);
 	if (cfg->csv_path) {
-		ret = open_out(&rec->csv, cfg->csv_path, "w", err);
+		ret = out_open(&rec->csv, cfg->csv_path, false, err);
 		if (ret < 0)
-			goto err_free;
+			goto err_files;
 	}
 	if (cfg->bin_path) {
-		ret = open_out(&rec->bin, cfg->bin_path, "wb", err);
+		ret = out_open(&rec->bin, cfg->bin_path, true, err);
 		if (ret < 0)
 			goto err_files;
 	}
@@ -265,6 +426,8 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	tc.host = rec->host;
 	tc.port = rec->cfg.port;
 	tc.connect_timeout_ns = cfg->connect_timeout_ns;
+	/* The writer times the silence (--data-timeout) and words it. */
+	tc.rx_timeout_ns = -1;
 	tc.client.outputs = rec->outputs;
 	tc.client.frequency = cfg->frequency;
 	ret = rtl_rtde_transport_create(&rec->tr, &tc, &rterr);
@@ -293,8 +456,8 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	return 0;
 
 err_files:
-	close_out(&rec->csv);
-	close_out(&rec->bin);
+	out_finish(&rec->csv);
+	out_finish(&rec->bin);
 err_free:
 	if (rec && rec->tr_ready)
 		rtl_rtde_transport_destroy(rec->tr);
@@ -316,8 +479,8 @@ void rtl_rec_destroy(struct rtl_rec *rec)
 	if (!rec)
 		return;
 	rtl_loop_destroy(rec->loop);
-	close_out(&rec->csv);
-	close_out(&rec->bin);
+	out_finish(&rec->csv);
+	out_finish(&rec->bin);
 	if (rec->tr_ready)
 		rtl_rtde_transport_destroy(rec->tr);
 	free(rec->line);
@@ -326,44 +489,78 @@ void rtl_rec_destroy(struct rtl_rec *rec)
 
 /* ---- recording --------------------------------------------------------------------------- */
 
-static int write_headers(struct rtl_rec *rec, const struct rtl_rec_meta *m, uint64_t *bytes)
+/* The first output that failed, or NULL. */
+static struct out *failed_out(struct rtl_rec *rec)
+{
+	return rec->csv.err ? &rec->csv : rec->bin.err ? &rec->bin : NULL;
+}
+
+static int write_headers(struct rtl_rec *rec, const struct rtl_rec_meta *m)
 {
 	int n;
 
-	if (rec->csv) {
+	if (rec->csv.fd >= 0) {
 		n = rtl_rec_csv_header(rec->line, rec->line_cap, &rec->schema,
 				       !rec->cfg.no_extra_columns);
-		if (n < 0 || fwrite(rec->line, (size_t)n, 1, rec->csv) != 1)
+		if (n < 0 || out_add(&rec->csv, rec->line, (size_t)n, false) < 0)
 			return -EIO;
-		*bytes += (uint64_t)n;
 	}
-	if (rec->bin) {
-		n = rtl_rec_bin_header(rec->bin, &rec->schema, m);
-		if (n < 0)
+	if (rec->bin.fd >= 0) {
+		rec->bin.record_size = rec->schema.record_size;
+		n = rtl_rec_bin_header(rec->line, rec->line_cap, &rec->schema, m);
+		if (n < 0 || out_add(&rec->bin, rec->line, (size_t)n, false) < 0)
 			return -EIO;
-		*bytes += (uint64_t)n;
 	}
 	return 0;
 }
 
-static int write_row(struct rtl_rec *rec, const struct rtl_rec_row *row, uint64_t *bytes)
+static int write_row(struct rtl_rec *rec, const struct rtl_rec_row *row)
 {
 	int n;
 
-	if (rec->csv) {
+	if (rec->csv.fd >= 0) {
 		n = rtl_rec_csv_row(rec->line, rec->line_cap, &rec->schema, row,
 				    !rec->cfg.no_extra_columns);
-		if (n < 0 || fwrite(rec->line, (size_t)n, 1, rec->csv) != 1)
+		if (n < 0 || out_add(&rec->csv, rec->line, (size_t)n, true) < 0)
 			return -EIO;
-		*bytes += (uint64_t)n;
 	}
-	if (rec->bin) {
-		n = rtl_rec_bin_row(rec->bin, &rec->schema, row);
-		if (n < 0)
+	if (rec->bin.fd >= 0) {
+		n = rtl_rec_bin_row((unsigned char *)rec->line, rec->line_cap, &rec->schema, row);
+		if (n < 0 || out_add(&rec->bin, rec->line, (size_t)n, true) < 0)
 			return -EIO;
-		*bytes += (uint64_t)n;
 	}
 	return 0;
+}
+
+static int flush_all(struct rtl_rec *rec)
+{
+	int a = rec->csv.fd >= 0 ? out_flush(&rec->csv) : 0;
+	int b = rec->bin.fd >= 0 ? out_flush(&rec->bin) : 0;
+
+	return a < 0 ? a : b;
+}
+
+/*
+ * The client's skip count, widened to 64 bits: the loop's frame carries
+ * only its low 32 bits (rtl_loop_frame.ctrl_skipped), so a timestamp jump
+ * of more than 2^32 periods would wrap. The client counted it from the
+ * same timestamps (io/rtde/rtde_client.c account()), so the gap gives the
+ * high bits back: the count congruent to @low nearest to the estimate.
+ */
+static uint64_t widen_skipped(uint32_t low, double gap_s, const struct rtl_rtde_client_info *info)
+{
+	double est;
+	uint64_t k;
+
+	if (!isfinite(gap_s) || gap_s <= 0 || info->divisor == 0)
+		return low;
+	est = gap_s * info->max_frequency / info->divisor - 1;
+	if (est < 2147483648.0)
+		return low;
+	if (est > 1e15)
+		est = 1e15; /* the client's own cap */
+	k = (uint64_t)((est - low) / 4294967296.0 + 0.5);
+	return low + (k << 32);
 }
 
 static void progress(struct rtl_rec *rec, const struct rtl_rec_result *res, int64_t now,
@@ -392,14 +589,130 @@ static void fill_meta(struct rtl_rec *rec, struct rtl_rec_meta *m,
 	m->period_ns = info->period_ns;
 }
 
+/* " (wrong_size W, wrong_recipe R, malformed M)" */
+static void drops_text(char *buf, size_t cap, const struct rtl_rec_result *res)
+{
+	snprintf(buf, cap, "wrong_size %" PRIu64 ", wrong_recipe %" PRIu64 ", malformed %" PRIu64,
+		 res->wrong_size, res->wrong_recipe, res->malformed);
+}
+
+static uint64_t client_drops(const struct rtl_rec_result *res)
+{
+	return res->wrong_size + res->wrong_recipe + res->malformed;
+}
+
+/* res->end is RTL_REC_END_NO_DATA, or the run ended with no row: say what
+ * the controller did. */
+static void explain_no_data(struct rtl_rec_result *res, uint64_t seen)
+{
+	char drops[160];
+	double s = (double)res->data_timeout_ns / 1e9;
+
+	drops_text(drops, sizeof(drops), res);
+	if (res->end != RTL_REC_END_NO_DATA) {
+		if (client_drops(res))
+			set_err(&res->io_error, -ENODATA,
+				"no row was recorded: this client dropped all %" PRIu64
+				" data packages the controller sent in the %.1f s of the recording "
+				"(%s)",
+				client_drops(res), (double)res->wall_ns / 1e9, drops);
+		else
+			set_err(&res->io_error, -ENODATA,
+				"no row was recorded: the controller sent no data package in the "
+				"%.1f s of the recording",
+				(double)res->wall_ns / 1e9);
+		return;
+	}
+	if (seen == 0 && client_drops(res))
+		set_err(&res->io_error, -ETIMEDOUT,
+			"the controller sent no usable data package for %.1f s after START: this "
+			"client dropped all %" PRIu64
+			" it sent (%s), so the controller streams another layout than the recipe "
+			"it accepted; --data-timeout sets the limit",
+			s, client_drops(res), drops);
+	else if (seen == 0)
+		set_err(&res->io_error, -ETIMEDOUT,
+			"the controller sent no data package for %.1f s after START: it accepted "
+			"the recipe (%.1f Hz) and the start, then sent nothing (PolyScope X sends "
+			"no data until its safety setup is confirmed: see its text messages with "
+			"--verbose; else the controller stalled); --data-timeout sets the limit",
+			s, res->info.frequency);
+	else
+		set_err(&res->io_error, -ETIMEDOUT,
+			"the controller sent no data package for %.1f s after package %" PRIu64
+			" (controller time %.3f s): it stalled or the link is down; --data-timeout "
+			"sets the limit",
+			s, seen, res->last_ts);
+}
+
+/* The connection ended without a stop: word it by what the peer did. */
+static void explain_lost(struct rtl_rec *rec, struct rtl_rec_result *res,
+			 const struct rtl_rtde_client_error *ce, uint64_t seen)
+{
+	const char *how;
+
+	if (!ce->err.code) {
+		set_err(&res->io_error, res->loop_result ? res->loop_result : -ECONNRESET,
+			"%s:%u: the connection was lost after %" PRIu64 " data packages (%s)",
+			rec->host, rec->cfg.port, seen,
+			strerror(res->loop_result ? -res->loop_result : ECONNRESET));
+		return;
+	}
+	if (ce->state != RTL_RTDE_CLIENT_RUNNING || ce->err.code != -ECONNRESET) {
+		/* During a handshake step, or a protocol error: the client's
+		 * message names the step and the package. */
+		set_err(&res->io_error, ce->err.code, "%s:%u: %s", rec->host, rec->cfg.port,
+			ce->err.msg);
+		return;
+	}
+	/* Closed while streaming. The client's text blames a slow reader,
+	 * which this host can rule out: the writer kept up (no ring overflow). */
+	how = strstr(ce->err.msg, "reset the connection") ? "reset" : "closed";
+	if (res->ring_full)
+		set_err(&res->io_error, ce->err.code,
+			"%s:%u: the controller %s the connection %.1f s after START, after %" PRIu64
+			" data packages, while this host was behind (the ring of %" PRIu32
+			" packages overflowed): controllers close a client that reads too slowly; "
+			"write to a faster disk, use --binary or lower --frequency",
+			rec->host, rec->cfg.port, how, (double)res->wall_ns / 1e9, seen,
+			res->ring_capacity);
+	else
+		set_err(&res->io_error, ce->err.code,
+			"%s:%u: the controller %s the connection %.1f s after START, after %" PRIu64
+			" data packages; this host read every package in time (no ring overflow), "
+			"so not for reading slowly: a controller closes the clients past its limit "
+			"(about 3 RTDE clients, fieldbus adapters included; rtde-sim "
+			"--max-clients) "
+			"and restarts RTDE when it reboots; check for other clients, then "
+			"reconnect",
+			rec->host, rec->cfg.port, how, (double)res->wall_ns / 1e9, seen);
+}
+
+/* A write failed: name the file, the cause and the rows it holds. */
+static void explain_io(struct rtl_rec_result *res, const struct out *o)
+{
+	if (o->rows)
+		set_err(&res->io_error, o->err,
+			"%s: %s after %" PRIu64 " complete rows; the file holds those %" PRIu64
+			" rows",
+			o->path, strerror(-o->err), o->rows, o->rows);
+	else
+		set_err(&res->io_error, o->err,
+			"%s: %s before the first row was complete; %s was left as it was", o->path,
+			strerror(-o->err), o->path);
+}
+
 int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_error *err)
 {
 	struct rtl_error rterr = { 0 };
 	struct rtl_rtde_client *client;
+	const struct rtl_rtde_client_stats *cs;
 	struct rtl_loop_stats st;
 	struct rtl_rec_meta meta;
-	uint64_t expect_seq = 0;
-	int64_t start, t_end, next_progress, now;
+	struct out *bad_out;
+	uint64_t expect_seq = 0, seen = 0;
+	int64_t start, t_end, next_progress, next_flush, now, last_data, timeout;
+	double prev_ts = NAN;
 	bool ended = false;
 	int ret;
 
@@ -408,9 +721,17 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 	memset(res, 0, sizeof(*res));
 	res->first_ts = res->last_ts = NAN;
 	res->ring_capacity = rec->ring_capacity;
+	timeout = rec->cfg.data_timeout_ns < 0	 ? 0
+		  : rec->cfg.data_timeout_ns > 0 ? rec->cfg.data_timeout_ns
+						 : RTL_REC_DATA_TIMEOUT_NS;
+	res->data_timeout_ns = timeout;
 	ret = rtl_loop_start(rec->loop, &rterr);
-	if (ret < 0)
+	if (ret < 0) {
+		/* Nothing was recorded: the partial files go, PATH stays. */
+		out_finish(&rec->csv);
+		out_finish(&rec->bin);
 		return set_err(err, ret, "%s", rterr.msg);
+	}
 	/* A stop asked for during the connect (e.g. SIGINT) was reset by
 	 * the start: ask again. */
 	if (atomic_load(&rec->stop_requested))
@@ -420,7 +741,12 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 	snprintf(res->rt_notes, sizeof(res->rt_notes), "%s", rtl_loop_rt_notes(rec->loop));
 	ret = rtl_rec_schema_from_recipe(&rec->schema, rtl_rtde_client_output_recipe(client));
 	if (ret == 0) {
+		/* The line buffer also holds a binary header or record. */
 		rec->line_cap = rtl_rec_csv_line_max(&rec->schema);
+		if (rec->line_cap < 1024 + (size_t)rec->schema.n * 128)
+			rec->line_cap = 1024 + (size_t)rec->schema.n * 128;
+		if (rec->line_cap < rec->schema.record_size)
+			rec->line_cap = rec->schema.record_size;
 		rec->line = malloc(rec->line_cap);
 		if (!rec->line)
 			ret = -ENOMEM;
@@ -428,6 +754,8 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 	if (ret < 0) {
 		rtl_loop_stop(rec->loop);
 		rtl_loop_join(rec->loop);
+		out_finish(&rec->csv);
+		out_finish(&rec->bin);
 		return set_err(err, ret, "record: cannot set up the rows (%s)", strerror(-ret));
 	}
 	fill_meta(rec, &meta, &res->info);
@@ -443,11 +771,12 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 				res->rt_notes);
 	}
 	start = rtl_time_now();
+	last_data = start;
 	t_end = rec->cfg.duration_ns ? start + rec->cfg.duration_ns : INT64_MAX;
 	next_progress = start + RTL_NS_PER_SEC;
-	if (write_headers(rec, &meta, &res->bytes) < 0) {
+	next_flush = start + RTL_REC_FLUSH_NS;
+	if (write_headers(rec, &meta) < 0 || flush_all(rec) < 0) {
 		res->end = RTL_REC_END_IO;
-		set_err(&res->io_error, -EIO, "cannot write the header: %s", strerror(errno));
 		rtl_loop_stop(rec->loop);
 		ended = true;
 	}
@@ -458,11 +787,23 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 		int64_t until;
 
 		now = rtl_time_now();
+		if (now >= next_flush) {
+			/* Whole rows reach the file at least this often: a kill
+			 * loses no more. */
+			next_flush = now + RTL_REC_FLUSH_NS;
+			if (flush_all(rec) < 0) {
+				res->end = RTL_REC_END_IO;
+				rtl_loop_stop(rec->loop);
+				break;
+			}
+		}
 		until = now + WAIT_NS;
 		if (until > t_end)
 			until = t_end > now ? t_end : now;
 		if (rec->cfg.progress && until > next_progress)
 			until = next_progress > now ? next_progress : now;
+		if (timeout && until > last_data + timeout)
+			until = last_data + timeout > now ? last_data + timeout : now;
 		f = rtl_loop_read(rec->loop, until - now);
 		if (!f) {
 			now = rtl_time_now();
@@ -470,6 +811,11 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 				break; /* stopped, and every frame is written */
 			if (now >= t_end) {
 				res->end = RTL_REC_END_DURATION;
+				rtl_loop_stop(rec->loop);
+				break;
+			}
+			if (timeout && now - last_data >= timeout) {
+				res->end = RTL_REC_END_NO_DATA;
 				rtl_loop_stop(rec->loop);
 				break;
 			}
@@ -484,11 +830,15 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 			rtl_loop_stop(rec->loop);
 			break;
 		}
+		last_data = f->rx_ns;
+		seen++;
 		row.seq = f->seq;
 		row.rx_ns = f->rx_ns;
-		row.ctrl_skipped = f->ctrl_skipped;
+		row.ctrl_skipped =
+			widen_skipped(f->ctrl_skipped, f->ctrl_time - prev_ts, &res->info);
+		prev_ts = f->ctrl_time;
 		/* A seq gap: frames the rx thread could not queue (ring full). */
-		row.dropped = (uint32_t)(f->seq - expect_seq);
+		row.dropped = f->seq - expect_seq;
 		row.values = f->values;
 		expect_seq = f->seq + 1;
 		if (f->size != rec->schema.values_size) {
@@ -497,10 +847,8 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 			expect_seq = f->seq;
 			continue;
 		}
-		if (write_row(rec, &row, &res->bytes) < 0) {
+		if (write_row(rec, &row) < 0) {
 			res->end = RTL_REC_END_IO;
-			set_err(&res->io_error, -EIO, "cannot write the recording: %s",
-				strerror(errno));
 			rtl_loop_stop(rec->loop);
 			break;
 		}
@@ -526,36 +874,50 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 
 	res->loop_result = rtl_loop_join(rec->loop);
 	res->wall_ns = rtl_time_now() - start;
-	if (res->end != RTL_REC_END_SAMPLES && res->end != RTL_REC_END_DURATION &&
-	    res->end != RTL_REC_END_IO) {
-		if (atomic_load(&rec->stop_requested)) {
-			res->end = RTL_REC_END_STOPPED;
-		} else {
-			const struct rtl_rtde_client_error *ce = rtl_rtde_client_last_error(client);
-
-			res->end = RTL_REC_END_LOST;
-			set_err(&res->io_error, res->loop_result ? res->loop_result : -ECONNRESET,
-				"%s:%u: %s", rec->host, rec->cfg.port,
-				ce->err.code ? ce->err.msg
-					     : "the controller closed the connection");
-		}
-	}
-	ret = close_out(&rec->csv);
-	if (ret == 0)
-		ret = close_out(&rec->bin);
-	else
-		close_out(&rec->bin);
-	if (ret < 0 && res->end != RTL_REC_END_IO) {
-		res->end = RTL_REC_END_IO;
-		set_err(&res->io_error, ret, "cannot write the recording: %s", strerror(-ret));
-	}
 	rtl_loop_stats(rec->loop, &st);
 	res->frames = st.frames;
 	res->ring_full = st.ring_full;
 	res->after_stop = st.frames - res->rows - res->dropped;
 	/* The rx thread has ended: its client may be read. */
-	res->client_data = rtl_rtde_client_stats(client)->data;
-	res->client_skipped = rtl_rtde_client_stats(client)->skipped;
+	cs = rtl_rtde_client_stats(client);
+	res->client_data = cs->data;
+	res->client_skipped = cs->skipped;
+	res->wrong_recipe = cs->wrong_recipe;
+	/* Until the client counts wrong-size packages apart (stats.wrong_size),
+	 * its malformed count holds them. */
+	res->wrong_size = 0;
+	res->malformed = cs->malformed;
+	/* A package the client dropped leaves a gap in `timestamp` that it
+	 * counted as skipped: those are not the controller's. */
+	res->skipped = res->client_skipped > client_drops(res)
+			       ? res->client_skipped - client_drops(res)
+			       : 0;
+
+	/* Whole rows into the files, synced, renamed. */
+	out_finish(&rec->csv);
+	out_finish(&rec->bin);
+	bad_out = failed_out(rec);
+	res->bytes = rec->csv.bytes + rec->bin.bytes;
+	if (rec->csv.path && rec->bin.path)
+		res->rows = rec->csv.rows < rec->bin.rows ? rec->csv.rows : rec->bin.rows;
+	else
+		res->rows = rec->csv.path ? rec->csv.rows : rec->bin.rows;
+
+	if (bad_out) {
+		res->end = RTL_REC_END_IO;
+		explain_io(res, bad_out);
+	} else if (res->end == RTL_REC_END_NO_DATA) {
+		explain_no_data(res, seen);
+	} else if (res->end != RTL_REC_END_SAMPLES && res->end != RTL_REC_END_DURATION) {
+		if (atomic_load(&rec->stop_requested)) {
+			res->end = RTL_REC_END_STOPPED;
+		} else {
+			res->end = RTL_REC_END_LOST;
+			explain_lost(rec, res, rtl_rtde_client_last_error(client), seen);
+		}
+	}
+	if (res->rows == 0 && (res->end == RTL_REC_END_STOPPED || res->end == RTL_REC_END_DURATION))
+		explain_no_data(res, seen);
 	return 0;
 }
 
@@ -574,6 +936,8 @@ const char *rtl_rec_end_name(enum rtl_rec_end end)
 		return "connection lost";
 	case RTL_REC_END_IO:
 		return "write error";
+	case RTL_REC_END_NO_DATA:
+		return "no data";
 	}
 	return "?";
 }
@@ -586,16 +950,21 @@ void rtl_rec_summary(FILE *f, const struct rtl_rec_result *res, bool json)
 
 	if (json) {
 		fprintf(f,
-			"{\"end\":\"%s\",\"packages\":%" PRIu64 ",\"controller_skips\":%" PRIu64
-			",\"writer_overflow\":%" PRIu64 ",\"dropped\":%" PRIu64
-			",\"after_stop\":%" PRIu64 ",\"client_packages\":%" PRIu64
-			",\"client_skips\":%" PRIu64 ",\"bytes\":%" PRIu64
+			"{\"end\":\"%s\",\"packages\":%" PRIu64 ",\"lost\":%" PRIu64
+			",\"skipped\":%" PRIu64 ",\"controller_skips\":%" PRIu64
+			",\"wrong_size\":%" PRIu64 ",\"wrong_recipe\":%" PRIu64
+			",\"malformed\":%" PRIu64 ",\"writer_overflow\":%" PRIu64
+			",\"dropped\":%" PRIu64 ",\"after_stop\":%" PRIu64
+			",\"client_packages\":%" PRIu64 ",\"client_skips\":%" PRIu64
+			",\"bytes\":%" PRIu64
 			",\"duration_s\":%.6f,\"controller_duration_s\":%.6f,\"rate_hz\":%.3f"
 			",\"frequency_hz\":%.3f,\"ring_capacity\":%" PRIu32 "}\n",
-			rtl_rec_end_name(res->end), res->rows, res->ctrl_skipped, res->ring_full,
-			res->dropped, res->after_stop, res->client_data, res->client_skipped,
-			res->bytes, span, isnan(ctrl_span) ? 0.0 : ctrl_span, rate,
-			res->info.frequency, res->ring_capacity);
+			rtl_rec_end_name(res->end), res->rows, res->ctrl_skipped + res->dropped,
+			res->skipped, res->skipped, res->wrong_size, res->wrong_recipe,
+			res->malformed, res->ring_full, res->dropped, res->after_stop,
+			res->client_data, res->client_skipped, res->bytes, span,
+			isnan(ctrl_span) ? 0.0 : ctrl_span, rate, res->info.frequency,
+			res->ring_capacity);
 		return;
 	}
 	fprintf(f,
@@ -604,9 +973,12 @@ void rtl_rec_summary(FILE *f, const struct rtl_rec_result *res, bool json)
 		"configured), ended: %s\n",
 		res->rows, span, rate, res->info.frequency, rtl_rec_end_name(res->end));
 	fprintf(f,
-		"rtde-record: controller skips: %" PRIu64 " (marked in the lost column); "
-		"writer overflow: %" PRIu64 "; bytes written: %" PRIu64 "\n",
-		res->ctrl_skipped, res->ring_full, res->bytes);
+		"rtde-record: controller skips: %" PRIu64
+		"; dropped by this client: wrong_size %" PRIu64 ", wrong_recipe %" PRIu64
+		", malformed %" PRIu64 "; writer overflow: %" PRIu64 "; lost column total: %" PRIu64
+		"; bytes written: %" PRIu64 "\n",
+		res->skipped, res->wrong_size, res->wrong_recipe, res->malformed, res->ring_full,
+		res->ctrl_skipped + res->dropped, res->bytes);
 	if (res->after_stop)
 		fprintf(f,
 			"rtde-record: %" PRIu64 " packages arrived after the stop (not recorded)\n",

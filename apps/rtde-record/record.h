@@ -42,9 +42,17 @@
  *           integers in decimal, BOOL as 0/1; then, unless disabled, the
  *           columns host_time_ns (CLOCK_MONOTONIC receive time) and lost.
  *   binary  "RTLREC1\n", a text schema ending in "end\n", then fixed-size
- *           little-endian records: seq u64, rx_ns i64, ctrl_skipped u32,
- *           dropped u32, the values in host form at the schema's offsets.
+ *           little-endian records: seq u64, rx_ns i64, ctrl_skipped u64,
+ *           dropped u64, the values in host form at the schema's offsets
+ *           (files of 0.1.0 have u32 counts: values_offset 24; still read).
  *   rtl_rec_dump() turns a binary file into the CSV the live run writes.
+ *
+ * Output guarantees (docs/rtde-record.md "What the file holds"): rows go
+ * to PATH.partial with write(2) from a buffer of whole rows, so the file
+ * ends on a row boundary after a kill or a full disk; a failed write is
+ * cut back to the last whole row; at the end the file is fsync()ed and
+ * renamed to PATH, only when it holds at least one row: a run that could
+ * not start or recorded nothing never touches an existing PATH.
  *
  * Threads: rtl_rec_run() blocks the calling thread (the writer) until the
  * recording ends; rtl_rec_stop() may be called from any thread or a
@@ -67,16 +75,24 @@
 #define RTL_REC_BUFFER_S 10
 /* Largest ring storage the automatic sizing picks. */
 #define RTL_REC_RING_MAX_BYTES ((size_t)128 << 20)
-/* stdio buffer of each output file. */
-#define RTL_REC_IO_BUFFER ((size_t)1 << 20)
+/* Whole rows an output gathers before one write(2) (also written every
+ * RTL_REC_FLUSH_NS, so a kill loses at most that much). */
+#define RTL_REC_IO_BUFFER ((size_t)64 << 10)
+#define RTL_REC_FLUSH_NS (100 * 1000 * 1000)
+/* The file a recording is written to until it is complete. */
+#define RTL_REC_PARTIAL ".partial"
+/* Default --data-timeout. */
+#define RTL_REC_DATA_TIMEOUT_NS ((int64_t)1000 * 1000 * 1000)
 /* Bytes of an error message, NUL included (room for a recipe report). */
 #define RTL_REC_ERROR_MAX (RTL_RTDE_CLIENT_ERROR_MAX + 512)
 /* Longest field name kept in a schema, NUL included. */
 #define RTL_REC_NAME_MAX 64
 /* Magic line of a binary recording. */
 #define RTL_REC_MAGIC "RTLREC1\n"
-/* Bytes of a binary record before the values. */
-#define RTL_REC_RECORD_HEADER 24
+/* Bytes of a binary record before the values (seq, rx_ns, two u64 counts);
+ * 24 in files of 0.1.0 (u32 counts). */
+#define RTL_REC_RECORD_HEADER 32
+#define RTL_REC_RECORD_HEADER_V0 24
 
 struct rtl_rec_error {
 	int code; /* 0 or -errno */
@@ -94,8 +110,9 @@ struct rtl_rec_column {
 /* The fields of a recording: what the header and each row show. */
 struct rtl_rec_schema {
 	unsigned n;
-	uint32_t values_size; /* bytes of the values (host form) */
-	uint32_t record_size; /* binary record: header + values, 8-byte multiple */
+	uint32_t values_size;	/* bytes of the values (host form) */
+	uint32_t record_size;	/* binary record: header + values, 8-byte multiple */
+	uint32_t values_offset; /* binary record: RTL_REC_RECORD_HEADER (or _V0) */
 	struct rtl_rec_column cols[RTL_RTDE_RECIPE_MAX_FIELDS];
 };
 
@@ -112,8 +129,8 @@ struct rtl_rec_meta {
 struct rtl_rec_row {
 	uint64_t seq;
 	int64_t rx_ns;
-	uint32_t ctrl_skipped;
-	uint32_t dropped;
+	uint64_t ctrl_skipped;
+	uint64_t dropped;
 	const unsigned char *values; /* schema.values_size bytes, host form */
 };
 
@@ -143,11 +160,15 @@ int rtl_rec_csv_header(char *buf, size_t cap, const struct rtl_rec_schema *s, bo
 int rtl_rec_csv_row(char *buf, size_t cap, const struct rtl_rec_schema *s,
 		    const struct rtl_rec_row *row, bool extra);
 
-/* Write the binary header for @s and @m. Returns bytes written or -EIO. */
-int rtl_rec_bin_header(FILE *f, const struct rtl_rec_schema *s, const struct rtl_rec_meta *m);
+/* The binary header for @s and @m into @buf of @cap bytes. Returns the
+ * length or -ENOSPC. */
+int rtl_rec_bin_header(char *buf, size_t cap, const struct rtl_rec_schema *s,
+		       const struct rtl_rec_meta *m);
 
-/* Write one binary record. Returns bytes written (s->record_size) or -EIO. */
-int rtl_rec_bin_row(FILE *f, const struct rtl_rec_schema *s, const struct rtl_rec_row *row);
+/* One binary record (s->record_size bytes) into @buf of @cap bytes.
+ * Returns s->record_size or -ENOSPC. */
+int rtl_rec_bin_row(unsigned char *buf, size_t cap, const struct rtl_rec_schema *s,
+		    const struct rtl_rec_row *row);
 
 /*
  * Read a binary header from @f (positioned at its start) into @s and @m,
@@ -206,6 +227,9 @@ struct rtl_rec_config {
 	int rx_cpu;		    /* -1: no pinning */
 	uint32_t ring_capacity;	    /* power of two; 0: RTL_REC_BUFFER_S of data */
 	int64_t connect_timeout_ns; /* 0: 3 s */
+	/* No data package for this long ends the recording (RTL_REC_END_NO_DATA).
+	 * 0: RTL_REC_DATA_TIMEOUT_NS; < 0: no limit. */
+	int64_t data_timeout_ns;
 	/* Progress lines (verbose), once a second; NULL: none. */
 	FILE *progress;
 };
@@ -216,27 +240,35 @@ enum rtl_rec_end {
 	RTL_REC_END_DURATION = 2, /* --duration elapsed */
 	RTL_REC_END_LOST = 3,	  /* the controller closed or the link failed */
 	RTL_REC_END_IO = 4,	  /* writing the output failed */
+	RTL_REC_END_NO_DATA = 5,  /* no data package for data_timeout_ns */
 };
 
 struct rtl_rec_result {
 	enum rtl_rec_end end;
 	int loop_result;	 /* rtl_loop_join()'s value */
 	uint64_t rows;		 /* rows written */
-	uint64_t ctrl_skipped;	 /* sum of ctrl_skipped over the rows */
+	uint64_t ctrl_skipped;	 /* sum of ctrl_skipped over the rows: every gap */
 	uint64_t dropped;	 /* rows lost to a full ring (must be 0) */
 	uint64_t after_stop;	 /* received after the stop, not recorded */
 	uint64_t frames;	 /* loop: frames received */
 	uint64_t ring_full;	 /* loop: frames dropped, ring full */
 	uint64_t client_data;	 /* client: data packages delivered */
-	uint64_t client_skipped; /* client: packages the controller skipped */
-	uint64_t bytes;		 /* bytes written, all files */
+	uint64_t client_skipped; /* client: gaps in timestamp (its drops included) */
+	/* Data packages the client dropped (counted apart, never as skips). */
+	uint64_t wrong_size, wrong_recipe, malformed;
+	/* The controller's own skips: the gaps less the client's drops. */
+	uint64_t skipped;
+	uint64_t bytes; /* bytes that reached the files (write(2)'s count) */
 	int64_t first_rx_ns, last_rx_ns;
 	double first_ts, last_ts; /* controller timestamps of the first/last row */
 	int64_t wall_ns;	  /* start to end of the recording */
 	uint32_t ring_capacity;
 	struct rtl_rtde_client_info info;
 	char rt_notes[1024];
-	struct rtl_rec_error io_error; /* when end == RTL_REC_END_IO, or lost */
+	int64_t data_timeout_ns; /* in force (0: none) */
+	/* Why the recording was cut short (end LOST, IO or NO_DATA) or recorded
+	 * nothing: the whole sentence (the file, the row count, the cause). */
+	struct rtl_rec_error io_error;
 };
 
 struct rtl_rec;
@@ -272,7 +304,8 @@ void rtl_rec_destroy(struct rtl_rec *rec);
  * duration, effective rate; text lines, or one JSON object. */
 void rtl_rec_summary(FILE *f, const struct rtl_rec_result *res, bool json);
 
-/* "stopped", "samples", "duration", "connection lost", "write error". */
+/* "stopped", "samples", "duration", "connection lost", "write error",
+ * "no data". */
 const char *rtl_rec_end_name(enum rtl_rec_end end);
 
 #endif /* RTLREC_RECORD_H */
