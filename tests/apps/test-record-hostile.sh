@@ -25,7 +25,10 @@ lines() { wc -l <"$1" | tr -d ' '; }
 
 # start_fake MODE ARGS...: the hostile controller; sets $port.
 start_fake() {
-	python3 "$fake" --linger 15 "$@" 2>"$tmp/fake.log" &
+	# Emptied here, not by the child's redirection: that may come after the
+	# first read below, which would find the last fake's port.
+	: >"$tmp/fake.log"
+	python3 "$fake" --linger 15 "$@" 2>>"$tmp/fake.log" &
 	fake_pid=$!
 	port=
 	_i=0
