@@ -16,7 +16,8 @@
  *   [writer]     the thread that calls rtl_rec_run(), not real-time:
  *        rtl_loop_read() with every_frame set hands it each frame in order
  *        (the external-loop API: no worker thread); it formats the row
- *        (CSV, or binary records) into large stdio buffers.
+ *        (CSV, or binary records) into a buffer of whole rows, written
+ *        with write(2) (see "Output guarantees" below).
  *
  * Why no worker and second ring: a worker step would only copy each frame
  * into a second ring, and the loop's worker leaves the frames still queued
@@ -274,10 +275,11 @@ struct rtl_rec_result {
 struct rtl_rec;
 
 /*
- * Check @cfg, open the outputs and set up the loop (no connection yet).
- * Not RT-safe. Returns 0 and sets *@out, or -EINVAL (bad configuration),
- * -ENOENT and the recipe codes (bad names), -errno of opening an output,
- * -ENOMEM, with @err filled.
+ * Check @cfg, create each output's PATH.partial and set up the loop (no
+ * connection yet; an existing PATH is not touched). Not RT-safe. Returns
+ * 0 and sets *@out, or -EINVAL (bad configuration), -ENOENT and the
+ * recipe codes (bad names), -EEXIST (PATH.partial exists: never
+ * overwritten), -errno of creating an output, -ENOMEM, with @err filled.
  */
 int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 		   struct rtl_rec_error *err);
