@@ -10,6 +10,7 @@
  * way to reinterpret in C).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -274,7 +275,11 @@ RTL_API int rtl_udp_encode_command(uint8_t *out, size_t cap, uint64_t seq, int64
 {
 	uint8_t *p;
 
-	if (!out || !c || c->mode >= RTL_UDP_MODE_COUNT)
+	/* A target time is a duration (docs/doosan-rt.md 3.1): >= 0, 0 and
+	 * anything up to one period meaning "at once". -10000 (AUTO) is for
+	 * velocities and accelerations only, so it is refused here too. */
+	if (!out || !c || c->mode >= RTL_UDP_MODE_COUNT || !(c->target_time >= 0) ||
+	    !isfinite(c->target_time))
 		return -EINVAL;
 	if (cap < RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE)
 		return -ENOSPC;

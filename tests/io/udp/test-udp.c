@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -319,6 +320,23 @@ Test(udp_wire, command_bytes_and_round_trip)
 	cr_expect_arr_eq(d.acc, c.acc, sizeof(c.acc));
 	p[0] = 6;
 	cr_expect_eq(rtl_udp_decode_command(buf, 208, &h, &d), -EPROTO, "unknown mode");
+}
+
+Test(udp_wire, command_target_time_must_be_a_duration)
+{
+	static const double refused[] = { -1.0, -1e-9, RTL_UDP_AUTO, NAN, INFINITY, -INFINITY };
+	struct rtl_udp_cmd c = { .mode = RTL_UDP_MODE_SPEEDL };
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		c.target_time = refused[i];
+		cr_expect_eq(rtl_udp_encode_command(buf, sizeof(buf), 1, 1, &c), -EINVAL,
+			     "target_time %g", refused[i]);
+	}
+	/* 0 (and anything up to one period) means "at once": valid. */
+	c.target_time = 0;
+	cr_expect_eq(rtl_udp_encode_command(buf, sizeof(buf), 1, 1, &c), 208);
+	c.target_time = 3600;
+	cr_expect_eq(rtl_udp_encode_command(buf, sizeof(buf), 1, 1, &c), 208);
 }
 
 Test(udp_wire, hello_pads_the_schema)

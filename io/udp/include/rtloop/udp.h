@@ -252,7 +252,9 @@ RTL_API int rtl_udp_payload_size(enum rtl_udp_type type);
 /*
  * Build a datagram in @out (@cap bytes): header (@seq, @send_ns) and the
  * payload of the type. Return the datagram length, -EINVAL for a NULL
- * pointer (or an unknown mode), -ENOSPC when @cap is too small. RT-safe.
+ * pointer (or, for a command, an unknown mode or a target_time that is
+ * negative or not finite: it is a duration >= 0, never RTL_UDP_AUTO),
+ * -ENOSPC when @cap is too small. RT-safe.
  */
 RTL_API int rtl_udp_encode_state(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
 				 const struct rtl_udp_state *s);
