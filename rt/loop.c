@@ -706,6 +706,10 @@ static bool lost(struct rtl_loop *loop, int code)
 
 	if (!why || !why[0])
 		why = code ? errname(code) : "the controller closed the connection";
+	/* A transport that keeps its own receive deadline (one that other
+	 * datagrams cannot hold off) says so with -ETIMEDOUT. */
+	if (code == -ETIMEDOUT && !stopping(loop))
+		rtl_stat_add(&loop->c.rx_timeouts, 1);
 	if (!stopping(loop))
 		rtl_log(RTL_LOG_ERROR, "loop: connection lost: %s%s", why,
 			loop->cfg.reconnect_attempts ? ""
@@ -940,7 +944,10 @@ static int take_in(struct rtl_loop *loop, int64_t now)
 		if (r == 0)
 			break;
 		if (r < 0) {
-			rtl_stat_add(&loop->c.rx_errors, 1);
+			/* -ETIMEDOUT: the transport's own receive time-out
+			 * (lost() counts it), not a bad frame. */
+			if (r != -ETIMEDOUT)
+				rtl_stat_add(&loop->c.rx_errors, 1);
 			return lost(loop, r) ? got : r;
 		}
 		got++;

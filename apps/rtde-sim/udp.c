@@ -314,13 +314,29 @@ static void on_command(struct rtl_sim_udp *u, const struct rtl_udp_header *h,
 {
 	int ret;
 
-	u->st.commands++;
 	u->last_heard = now;
 	/* Every double a client sends is looked at (the tests count them). */
 	u->st.nonfinite_in += !isfinite(c->target_time);
 	for (int i = 0; i < 6; i++)
 		u->st.nonfinite_in +=
 			!isfinite(c->pos[i]) + !isfinite(c->vel[i]) + !isfinite(c->acc[i]);
+	/* Dropped, each under its own name, and not a heartbeat: a datagram
+	 * that repeats or precedes the newest one, and a target time that is
+	 * no duration (docs/doosan-rt.md 3.1: t >= 0; -10000 is AUTO only
+	 * for velocities and accelerations). */
+	if (u->have_cmd_seq && h->seq == u->last_cmd_seq) {
+		u->st.duplicate_in++;
+		return;
+	}
+	if (u->have_cmd_seq && h->seq < u->last_cmd_seq) {
+		u->st.stale_in++;
+		return;
+	}
+	if (!(c->target_time >= 0) || !isfinite(c->target_time)) {
+		u->st.bad_target_time++;
+		return;
+	}
+	u->st.commands++;
 	if (u->have_cmd_seq && h->seq > u->last_cmd_seq + 1)
 		u->st.commands_lost += h->seq - u->last_cmd_seq - 1;
 	u->have_cmd_seq = true;
@@ -664,10 +680,11 @@ static void report(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port,
 		st->states_sent, st->states_skipped, st->send_errors);
 	fprintf(f,
 		"  received: %" PRIu64 " datagrams, %" PRIu64 " commands (%" PRIu64
-		" lost in sequence gaps), %" PRIu64 " malformed, %" PRIu64 " refused, %" PRIu64
+		" lost in sequence gaps), %" PRIu64 " malformed, %" PRIu64 " stale, %" PRIu64
+		" duplicate, %" PRIu64 " with a bad target time, %" PRIu64 " refused, %" PRIu64
 		" servol (not modelled)\n",
-		st->datagrams_in, st->commands, st->commands_lost, st->bad_in, st->refused,
-		st->unsupported);
+		st->datagrams_in, st->commands, st->commands_lost, st->bad_in, st->stale_in,
+		st->duplicate_in, st->bad_target_time, st->refused, st->unsupported);
 	fprintf(f,
 		"  robot: %" PRIu64 " command time-outs (0.1 s watchdog), %" PRIu64
 		" stops (%" PRIu64 " to rest, longest %" PRIu64 " cycles), %s at the end; %" PRIu64
@@ -698,11 +715,13 @@ static void report_json(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port
 		",\"byes\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"commands\":%" PRIu64
 		",\"commands_lost\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"unsupported\":%" PRIu64
 		",\"watchdog_trips\":%" PRIu64 ",\"echoes\":%" PRIu64 ",\"echo_unmatched\":%" PRIu64
-		",\"nonfinite_in\":%" PRIu64 "},\"robot\":",
+		",\"nonfinite_in\":%" PRIu64 ",\"stale_in\":%" PRIu64 ",\"duplicate_in\":%" PRIu64
+		",\"bad_target_time\":%" PRIu64 "},\"robot\":",
 		st->cycles, st->overruns, st->states_sent, st->states_skipped, st->send_errors,
 		st->datagrams_in, st->bad_in, st->hellos, st->sessions, st->rejected, st->byes,
 		st->timeouts, st->commands, st->commands_lost, st->refused, st->unsupported,
-		st->watchdog_trips, st->echoes, st->echo_unmatched, st->nonfinite_in);
+		st->watchdog_trips, st->echoes, st->echo_unmatched, st->nonfinite_in, st->stale_in,
+		st->duplicate_in, st->bad_target_time);
 	rtl_sim_robot_summary_json(f, &st->robot);
 	fprintf(f, ",\"echo_latency\":");
 	rtl_hist_write_json(echo, f);

@@ -78,10 +78,10 @@ struct rtl_sim_udp_stats {
 	uint64_t bad_in; /* malformed datagrams */
 	uint64_t hellos;
 	uint64_t sessions; /* sessions started */
-	uint64_t rejected; /* HELLOs or commands from a second client */
+	uint64_t rejected; /* HELLOs or commands from a second client (foreign) */
 	uint64_t byes;
 	uint64_t timeouts;	 /* sessions taken over after the client's silence */
-	uint64_t commands;	 /* command datagrams received from the client */
+	uint64_t commands;	 /* command datagrams received and accepted (in sequence) */
 	uint64_t commands_lost;	 /* gaps in the command sequence numbers */
 	uint64_t refused;	 /* commands the robot refused */
 	uint64_t unsupported;	 /* servol (not modelled) */
@@ -90,7 +90,11 @@ struct rtl_sim_udp_stats {
 	uint64_t echo_unmatched;
 	uint64_t mode_count[RTL_UDP_MODE_COUNT]; /* commands per mode */
 	uint64_t nonfinite_in; /* doubles in command datagrams that were NaN or infinite */
-	bool client;	       /* a session is on */
+	/* Command datagrams dropped (not applied, not a heartbeat): */
+	uint64_t stale_in;	  /* sequence number older than the newest */
+	uint64_t duplicate_in;	  /* the newest sequence number again */
+	uint64_t bad_target_time; /* target_time negative or not finite */
+	bool client;		  /* a session is on */
 	struct rtl_sim_robot_summary robot;
 };
 

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rtloop/log.h>
 #include <rtloop/stat.h>
 #include <rtloop/time.h>
 #include <rtloop/udp_transport.h>
@@ -53,11 +54,19 @@ struct rtl_udp_transport {
 	int64_t rx_kernel_ns;
 	_Atomic uint64_t echo_seq;
 	_Atomic int64_t echo_ns;
+	/* The receive deadline counts from the last valid state (rx_ns of
+	 * its frame), so garbage that keeps coming cannot hold it off; the
+	 * drop counters at that moment, to say what came meanwhile. */
+	int64_t last_valid_ns;
+	uint64_t mark_malformed, mark_stale, mark_duplicate, mark_nonfinite;
+	bool nonfinite_logged; /* the first non-finite state of a connection is logged */
+	char why[256];	       /* error(): why the stream was given up */
 	/* transmit owner */
 	uint64_t tx_seq;
 	struct {
 		_Atomic uint64_t datagrams, states, bad, reordered, other, resyncs, commands, safe,
-			would_block, no_kernel_ts;
+			would_block, no_kernel_ts, malformed, stale, duplicate, nonfinite_state,
+			rx_deadline;
 	} c;
 	int tx_safe_len; /* the safe STOP, encoded at connect */
 	uint8_t tx[RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE];
@@ -87,6 +96,59 @@ static int64_t kernel_to_mono(int64_t krt)
 	return mono;
 }
 
+static void count_malformed(struct rtl_udp_transport *t)
+{
+	rtl_stat_add(&t->c.bad, 1);
+	rtl_stat_add(&t->c.malformed, 1);
+}
+
+static uint64_t get(const _Atomic uint64_t *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+/* No valid state since t->last_valid_ns for longer than the receive
+ * time-out at @now: say what the peer sent instead, -ETIMEDOUT. */
+static int deadline_passed(struct rtl_udp_transport *t, int64_t now)
+{
+	int64_t limit = t->cfg.rx_timeout_ns;
+
+	if (limit <= 0 || now - t->last_valid_ns <= limit)
+		return 0;
+	rtl_stat_add(&t->c.rx_deadline, 1);
+	snprintf(t->why, sizeof(t->why),
+		 "UDP peer %s:%u: no valid state datagram for %.2f s (%llu malformed, %llu "
+		 "stale, %llu duplicate, %llu non-finite received meanwhile)",
+		 t->cfg.host, t->cfg.port, (double)limit / 1e9,
+		 (unsigned long long)(get(&t->c.malformed) - t->mark_malformed),
+		 (unsigned long long)(get(&t->c.stale) - t->mark_stale),
+		 (unsigned long long)(get(&t->c.duplicate) - t->mark_duplicate),
+		 (unsigned long long)(get(&t->c.nonfinite_state) - t->mark_nonfinite));
+	return -ETIMEDOUT;
+}
+
+/* Non-finite floats and doubles in @s; the first one's field in *@first. */
+static unsigned nonfinite_values(const struct rtl_udp_state *s, const char **first)
+{
+	unsigned n = 0;
+
+	/* Walks the layout's list: every F32 and F64 member, element by
+	 * element (the matrices as their 36 floats). */
+#define CHECK_(name, type, ctype, dims, count, off, unit)                \
+	if (type == RTL_UDP_F32 || type == RTL_UDP_F64) {                \
+		const ctype *v_ = (const ctype *)(const void *)&s->name; \
+		for (int i_ = 0; i_ < (count); i_++) {                   \
+			if (!isfinite((double)v_[i_])) {                 \
+				if (!n++)                                \
+					*first = #name;                  \
+			}                                                \
+		}                                                        \
+	}
+	RTL_UDP_STATE_FIELDS(CHECK_)
+#undef CHECK_
+	return n;
+}
+
 /* One datagram into t->rx. Returns its length (> 0), or
  * -errno (-EAGAIN when nothing came within SO_RCVTIMEO, or at once with
  * MSG_DONTWAIT). */
@@ -114,7 +176,7 @@ static int rx_one(struct rtl_udp_transport *t, int flags)
 		if (n == 0) {
 			/* An empty datagram: malformed. */
 			rtl_stat_add(&t->c.datagrams, 1);
-			rtl_stat_add(&t->c.bad, 1);
+			count_malformed(t);
 			continue;
 		}
 		break;
@@ -137,11 +199,25 @@ static int op_recv(struct rtl_transport *base)
 {
 	struct rtl_udp_transport *t = of(base);
 
+	int n;
+
 	if (t->pending) {
 		t->pending = false;
 		return (int)t->rx_len;
 	}
-	return rx_one(t, 0);
+	n = rx_one(t, 0);
+	/* Silence: the deadline is looked at once per receive slice. A
+	 * datagram is looked at in next(), which knows if it was valid. */
+	if (n == -EAGAIN && deadline_passed(t, rtl_time_now()) < 0)
+		return -ETIMEDOUT;
+	return n;
+}
+
+/* A datagram that was dropped: 0, or -ETIMEDOUT once no valid state came
+ * for the receive time-out (the loop then gives the stream up). */
+static int dropped(struct rtl_udp_transport *t, const struct rtl_loop_frame *f)
+{
+	return deadline_passed(t, f->rx_ns);
 }
 
 static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t cap)
@@ -158,19 +234,20 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 	t->rx_len = 0; /* one frame per datagram */
 	ret = rtl_udp_decode_header(t->rx, len, &h);
 	if (ret < 0) {
-		rtl_stat_add(&t->c.bad, 1);
-		return 0;
+		count_malformed(t);
+		return dropped(t, f);
 	}
 	if (h.type != RTL_UDP_STATE) {
 		rtl_stat_add(&t->c.other, 1);
-		return 0;
+		return dropped(t, f);
 	}
 	if (cap < sizeof(*v))
 		return -EMSGSIZE;
 	if (t->have_seq) {
 		if (h.seq <= t->last_seq && t->last_seq - h.seq <= RESYNC_BACK) {
 			rtl_stat_add(&t->c.reordered, 1);
-			return 0;
+			rtl_stat_add(h.seq == t->last_seq ? &t->c.duplicate : &t->c.stale, 1);
+			return dropped(t, f);
 		}
 		if (h.seq > t->last_seq)
 			skipped = h.seq - t->last_seq - 1;
@@ -179,9 +256,33 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 	}
 	ret = rtl_udp_state_decode(t->rx + RTL_UDP_HEADER_SIZE, h.length, &v->rt);
 	if (ret < 0) {
-		rtl_stat_add(&t->c.bad, 1);
-		return 0;
+		count_malformed(t);
+		return dropped(t, f);
 	}
+	{
+		/* A NaN or an infinity never reaches the step: the state is
+		 * dropped (its sequence number not taken) and counted. */
+		const char *field = "";
+		unsigned bad = nonfinite_values(&v->rt, &field);
+
+		if (bad) {
+			rtl_stat_add(&t->c.nonfinite_state, 1);
+			if (!t->nonfinite_logged)
+				rtl_log(RTL_LOG_ERROR,
+					"UDP peer %s:%u: state %llu holds %u non-finite values "
+					"(the first in %s): dropped, and counted as "
+					"nonfinite_state",
+					t->cfg.host, t->cfg.port, (unsigned long long)h.seq, bad,
+					field);
+			t->nonfinite_logged = true;
+			return dropped(t, f);
+		}
+	}
+	t->last_valid_ns = f->rx_ns;
+	t->mark_malformed = get(&t->c.malformed);
+	t->mark_stale = get(&t->c.stale);
+	t->mark_duplicate = get(&t->c.duplicate);
+	t->mark_nonfinite = get(&t->c.nonfinite_state);
 	t->have_seq = true;
 	t->last_seq = h.seq;
 	v->seq = h.seq;
@@ -436,7 +537,7 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_e
 			return rtl_error_set(err, n < 0 ? n : -ECONNRESET, "UDP: receive failed");
 		n = rtl_udp_decode_header(t->rx, t->rx_len, &h);
 		if (n < 0) {
-			rtl_stat_add(&t->c.bad, 1);
+			count_malformed(t);
 			continue;
 		}
 		if (h.type == RTL_UDP_WELCOME &&
@@ -482,6 +583,8 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 	t->have_seq = false;
 	t->rx_len = 0;
 	t->server_period_ns = 0;
+	t->nonfinite_logged = false;
+	t->why[0] = '\0';
 	atomic_store_explicit(&t->echo_seq, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->echo_ns, 0, memory_order_relaxed);
 	ret = open_socket(t, err);
@@ -507,7 +610,17 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 		t->tx_safe_len =
 			rtl_udp_encode_command(t->tx_safe, sizeof(t->tx_safe), 0, 0, &stop);
 	}
-	base->rx_timeout_ns = t->cfg.rx_timeout_ns > 0 ? t->cfg.rx_timeout_ns : 0;
+	/* The deadline is the transport's (from the last valid state, with a
+	 * message that says what came instead); the loop's own, one receive
+	 * slice later, is only a backstop. The first state is the one kept
+	 * from the handshake. */
+	t->last_valid_ns = rtl_time_now();
+	t->mark_malformed = get(&t->c.malformed);
+	t->mark_stale = get(&t->c.stale);
+	t->mark_duplicate = get(&t->c.duplicate);
+	t->mark_nonfinite = get(&t->c.nonfinite_state);
+	base->rx_timeout_ns =
+		t->cfg.rx_timeout_ns > 0 ? t->cfg.rx_timeout_ns + RTL_TRANSPORT_RX_SLICE_NS : 0;
 	base->ctrl_watchdog_ns = CTRL_WATCHDOG_NS;
 	base->values_size = sizeof(struct rtl_udp_frame);
 	base->period_ns = t->server_period_ns ? (int64_t)t->server_period_ns
@@ -532,6 +645,11 @@ static void op_disconnect(struct rtl_transport *base)
 	t->rx_len = 0;
 }
 
+static const char *op_error(struct rtl_transport *base)
+{
+	return of(base)->why;
+}
+
 static const struct rtl_transport_ops udp_ops = {
 	.name = "udp",
 	.connect = op_connect,
@@ -542,6 +660,7 @@ static const struct rtl_transport_ops udp_ops = {
 	.check = op_check,
 	.at_rest = op_at_rest,
 	.disconnect = op_disconnect,
+	.error = op_error,
 };
 
 /* ---- set-up ------------------------------------------------------------------------------------
@@ -642,5 +761,10 @@ RTL_API void rtl_udp_transport_stats(const struct rtl_udp_transport *t,
 	out->safe = GET(safe);
 	out->would_block = GET(would_block);
 	out->no_kernel_ts = GET(no_kernel_ts);
+	out->malformed = GET(malformed);
+	out->stale = GET(stale);
+	out->duplicate = GET(duplicate);
+	out->nonfinite_state = GET(nonfinite_state);
+	out->rx_deadline = GET(rx_deadline);
 #undef GET
 }

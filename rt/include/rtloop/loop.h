@@ -143,7 +143,9 @@ struct rtl_transport_ops {
 	 * rx thread: wait up to RTL_TRANSPORT_RX_SLICE_NS for bytes and take
 	 * them in. Returns the byte count (> 0), 0 when the peer closed,
 	 * -EAGAIN when nothing came within the slice (the loop looks at its
-	 * stop flag and its receive time-out, then calls again), or -errno.
+	 * stop flag and its receive time-out, then calls again), or -errno
+	 * (-ETIMEDOUT, here or from next(): the transport's own receive
+	 * deadline passed; counted as rx_timeouts, explained by error()).
 	 */
 	int (*recv)(struct rtl_transport *t);
 	/*

@@ -28,9 +28,13 @@
  *            ctrl_time = the sender's timestamp in s; ctrl_skipped = the
  *            gap in state sequence numbers (the server numbers its control
  *            cycles, so a gap is exactly the datagrams lost or skipped).
- *            Duplicates and reordered datagrams (older numbers) are dropped
- *            and counted; a jump back by more than 1000 is a restarted
- *            server and resynchronises.
+ *            Duplicates and stale datagrams (older numbers) are dropped
+ *            and counted, each under its name, as malformed ones and states
+ *            holding a NaN or an infinity (which never reach the step); a
+ *            jump back by more than 1000 is a restarted server and
+ *            resynchronises. No valid state for rx_timeout_ns, counted from
+ *            the last one, ends the stream (-ETIMEDOUT, and error() names
+ *            what came meanwhile), however much else keeps arriving.
  *   send     streaming: the command struct (rtl_loop_commands(), a struct
  *            rtl_udp_cmd in Doosan units) is sent in every cycle while
  *            its mode is not NONE, unchanged or not. Doosan's velocity
@@ -74,7 +78,11 @@ struct rtl_udp_transport_config {
 	uint16_t port;		    /* default RTL_UDP_DEFAULT_PORT (12347) */
 	int64_t period_ns;	    /* asked for in HELLO; 0: the server's */
 	int64_t connect_timeout_ns; /* default 3 s */
-	int64_t rx_timeout_ns;	    /* no state = lost connection; default 1 s, < 0: never */
+	/* No valid state for this long (counted from the last one, however
+	 * many other datagrams come) = lost connection: recv() or next()
+	 * return -ETIMEDOUT and error() says what came instead; default 1 s,
+	 * < 0: never. */
+	int64_t rx_timeout_ns;
 	/* Deceleration of the safe STOP, in the units of the last motion
 	 * (mm/s^2 or deg/s^2); default (0) RTL_UDP_AUTO. */
 	double safe_decel;
@@ -110,6 +118,13 @@ struct rtl_udp_transport_stats {
 	uint64_t safe;	       /* safe STOP datagrams sent */
 	uint64_t would_block;  /* sends refused with EAGAIN */
 	uint64_t no_kernel_ts; /* frames without a usable kernel timestamp */
+	/* Every dropped datagram under its own name (bad and reordered above
+	 * are their sums, as before): */
+	uint64_t malformed;	  /* bad length, magic, version or type, or empty */
+	uint64_t stale;		  /* a state number older than the newest */
+	uint64_t duplicate;	  /* the newest state number again */
+	uint64_t nonfinite_state; /* a state holding a NaN or an infinity */
+	uint64_t rx_deadline;	  /* streams given up: no valid state for rx_timeout_ns */
 };
 
 /* The transport: opaque (rtl_udp_transport_create()). */
