@@ -49,8 +49,11 @@ static void usage(FILE *f)
 		"Network:\n"
 		"  -p, --port N              TCP port (default 30004; 0 = any free port)\n"
 		"  -b, --bind ADDR           IPv4 address to listen on (default 127.0.0.1)\n"
-		"      --max-clients N       clients served at once; more are answered, then\n"
+		"      --max-clients N       clients served at once; more are told so, then\n"
 		"                            closed after 1 s (default 16; UR's forum says 3)\n"
+		"      --handshake-timeout S a connection that sends no whole package for S s\n"
+		"                            before its first START is closed (default 5;\n"
+		"                            0 = never)\n"
 		"      --send-buffer BYTES   per-client send queue: a client that lets it\n"
 		"                            overflow is disconnected (default 262144)\n"
 		"      --sndbuf BYTES        SO_SNDBUF of client sockets (default: kernel's)\n"
@@ -115,6 +118,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_MAX_CLIENTS = 256,
+	OPT_HANDSHAKE_TIMEOUT,
 	OPT_SEND_BUFFER,
 	OPT_SNDBUF,
 	OPT_CONTROLLER_VERSION,
@@ -195,6 +199,7 @@ static int parse(int argc, char **argv, struct cli *cli)
 		{ "port", required_argument, NULL, 'p' },
 		{ "bind", required_argument, NULL, 'b' },
 		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+		{ "handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT },
 		{ "send-buffer", required_argument, NULL, OPT_SEND_BUFFER },
 		{ "sndbuf", required_argument, NULL, OPT_SNDBUF },
 		{ "profile", required_argument, NULL, 'P' },
@@ -268,6 +273,14 @@ static int parse(int argc, char **argv, struct cli *cli)
 		case OPT_MAX_CLIENTS:
 			err = parse_u32(optarg, 1, RTL_SIM_MAX_SESSIONS, &cli->sim.max_clients);
 			break;
+		case OPT_HANDSHAKE_TIMEOUT: {
+			double s;
+
+			err = rtl_cli_double(PROG, name, optarg, 0.0, 3600.0, &s);
+			if (!err)
+				cli->sim.handshake_timeout_ns = s > 0 ? llround(s * 1e9) : -1;
+			break;
+		}
 		case OPT_SEND_BUFFER:
 			err = rtl_cli_u64(PROG, name, optarg, 4096, 1u << 30, &u64);
 			cli->sim.send_buffer = (size_t)u64;
@@ -523,8 +536,9 @@ static void report_text(FILE *f, const struct run_info *ri)
 		st->cycles, st->cycles_sending, st->overruns);
 	fprintf(f,
 		"  clients: %" PRIu64 " connections, %" PRIu64 " over the limit, %" PRIu64
-		" slow readers disconnected, %" PRIu64 " out of sync\n",
-		st->connections, st->clients_over_limit, st->slow_disconnects,
+		" idle closed (handshake time-out), %" PRIu64 " slow readers disconnected, %" PRIu64
+		" out of sync\n",
+		st->connections, st->clients_over_limit, st->idle_closed, st->slow_disconnects,
 		st->desync_disconnects);
 	fprintf(f,
 		"  sent: %" PRIu64 " data packages, %" PRIu64 " bytes; received: %" PRIu64
@@ -587,12 +601,13 @@ static int report_json(FILE *f, const struct run_info *ri)
 		"\"stats\":{\"cycles\":%" PRIu64 ",\"cycles_sending\":%" PRIu64
 		",\"overruns\":%" PRIu64 ",\"data_sent\":%" PRIu64 ",\"bytes_sent\":%" PRIu64
 		",\"connections\":%" PRIu64 ",\"clients_over_limit\":%" PRIu64
-		",\"slow_disconnects\":%" PRIu64 ",\"desync_disconnects\":%" PRIu64
-		",\"packages_in\":%" PRIu64 ",\"inputs_applied\":%" PRIu64 ",\"texts_in\":%" PRIu64
+		",\"idle_closed\":%" PRIu64 ",\"slow_disconnects\":%" PRIu64
+		",\"desync_disconnects\":%" PRIu64 ",\"packages_in\":%" PRIu64
+		",\"inputs_applied\":%" PRIu64 ",\"texts_in\":%" PRIu64
 		",\"errors_answered\":%" PRIu64 ",\"commands_refused\":%" PRIu64
 		",\"nonfinite_in\":%" PRIu64 "},\"robot\":",
 		st->cycles, st->cycles_sending, st->overruns, st->data_sent, st->bytes_sent,
-		st->connections, st->clients_over_limit, st->slow_disconnects,
+		st->connections, st->clients_over_limit, st->idle_closed, st->slow_disconnects,
 		st->desync_disconnects, st->packages_in, st->inputs_applied, st->texts_in,
 		st->errors_answered, st->commands_refused, st->nonfinite_in);
 	rtl_sim_robot_summary_json(f, &st->robot);

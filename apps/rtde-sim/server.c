@@ -344,8 +344,11 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 				conn_close(srv, s);
 				continue;
 			}
-			if (rtl_sim_session_due_close(sim, s, now))
+			if (rtl_sim_session_due_close(sim, s, now)) {
+				/* Its last words (an idle client's ERROR text). */
+				conn_flush(srv, s);
 				conn_close(srv, s);
+			}
 		}
 
 		publish_stats(srv);

@@ -188,10 +188,20 @@ struct rtl_sim_session *rtl_sim_session_open(struct rtl_sim *sim, int64_t now)
 		s->inputs[i].echo_slot = -1;
 	if (clients >= sim->opts.max_clients) {
 		/* Section 9: extra clients get answers, then are closed. */
+		char msg[128];
+
 		s->close = RTL_SIM_CLOSE_LIMIT;
 		s->close_at = now + RTL_NS_PER_SEC;
 		sim->stats.clients_over_limit++;
+		/* Not silence: the client is told at once, in the v1 layout
+		 * (no V yet), which every client must expect at any time. */
+		snprintf(msg, sizeof(msg),
+			 "client limit reached (%u connected, rtde-sim --max-clients %u): "
+			 "this connection is closed in 1 s",
+			 clients, sim->opts.max_clients);
+		rtl_sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR, msg, RTL_SIM_TEXT_SOURCE);
 	}
+	s->last_in = now;
 	sim->sessions[id] = s;
 	sim->stats.connections++;
 	return s;
@@ -596,6 +606,7 @@ int rtl_sim_session_handle(struct rtl_sim *sim, struct rtl_sim_session *s, const
 			return accepted(sim, s, RTL_RTDE_PKG_START, false);
 		if (!s->started) {
 			s->started = true;
+			s->was_started = true;
 			s->start_cycle = sim->cycle;
 		}
 		return accepted(sim, s, RTL_RTDE_PKG_START, true);
@@ -636,6 +647,7 @@ int rtl_sim_session_feed(struct rtl_sim *sim, struct rtl_sim_session *s, const v
 		return -EMSGSIZE;
 	r = rtl_rtde_framer_feed(s->framer, bytes, len);
 	while (r == 0 && (r = rtl_rtde_framer_next(s->framer, &pkg, &plen)) == 1) {
+		s->last_in = now;
 		err = rtl_sim_session_handle(sim, s, pkg, plen, now);
 		n++;
 		if (err == -ENOBUFS)

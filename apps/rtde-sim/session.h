@@ -63,6 +63,7 @@ enum rtl_sim_close {
 	RTL_SIM_CLOSE_RESET,	/* --reset-after: abortive close (RST) */
 	RTL_SIM_CLOSE_DESYNC,	/* a header declares a size below 3: stream lost */
 	RTL_SIM_CLOSE_LIMIT,	/* over the client limit: closed after ~1 s */
+	RTL_SIM_CLOSE_IDLE,	/* no whole package within the handshake time-out */
 	RTL_SIM_CLOSE_SHUTDOWN, /* the simulator stops */
 };
 
@@ -114,6 +115,8 @@ struct rtl_sim_session {
 	struct rtl_sim_recipe inputs[RTL_SIM_MAX_INPUT_RECIPES];
 
 	bool started;
+	bool was_started;     /* a START was accepted once: the handshake is over */
+	int64_t last_in;      /* when the last whole package came (or the open) */
 	uint64_t start_cycle; /* first controller cycle after the accepted START */
 
 	/* Fault injection and the echo measurement. */

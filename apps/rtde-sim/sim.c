@@ -194,6 +194,7 @@ void rtl_sim_opts_default(struct rtl_sim_opts *o)
 	o->profile = RTL_SIM_PROFILE_ESERIES;
 	o->max_protocol = 2;
 	o->max_clients = 16;
+	o->handshake_timeout_ns = RTL_SIM_HANDSHAKE_TIMEOUT_DEFAULT;
 	o->send_buffer = RTL_SIM_SEND_BUFFER_DEFAULT;
 	o->start_time_s = 42.0;
 	o->echo_register = -1;
@@ -236,6 +237,8 @@ int rtl_sim_init(struct rtl_sim *sim, const struct rtl_sim_opts *o, int64_t t0)
 		return -EINVAL;
 	if (!sim->opts.max_clients)
 		sim->opts.max_clients = 16;
+	if (!sim->opts.handshake_timeout_ns)
+		sim->opts.handshake_timeout_ns = RTL_SIM_HANDSHAKE_TIMEOUT_DEFAULT;
 	if (!sim->opts.send_buffer)
 		sim->opts.send_buffer = RTL_SIM_SEND_BUFFER_DEFAULT;
 	if (sim->opts.send_buffer < 4096)
@@ -625,10 +628,25 @@ size_t rtl_sim_fragment_len(struct rtl_sim *sim, size_t avail)
 	return n < avail ? n : avail;
 }
 
-bool rtl_sim_session_due_close(const struct rtl_sim *sim, const struct rtl_sim_session *s,
-			       int64_t now)
+bool rtl_sim_session_due_close(struct rtl_sim *sim, struct rtl_sim_session *s, int64_t now)
 {
-	(void)sim;
+	int64_t limit = sim->opts.handshake_timeout_ns;
+
+	/* Idle before its first START: the slot is given back, with a word
+	 * to the client (the text goes out with the orderly close). */
+	if ((s->close == RTL_SIM_CLOSE_NONE || s->close == RTL_SIM_CLOSE_LIMIT) &&
+	    !s->was_started && limit > 0 && now - s->last_in >= limit) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "no complete package for %.1f s before the stream was started: "
+			 "connection closed (rtde-sim --handshake-timeout)",
+			 (double)limit / 1e9);
+		rtl_sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR, msg, RTL_SIM_TEXT_SOURCE);
+		s->close = RTL_SIM_CLOSE_IDLE;
+		sim->stats.idle_closed++;
+		return true;
+	}
 	if (s->close == RTL_SIM_CLOSE_NONE)
 		return false;
 	return s->close != RTL_SIM_CLOSE_LIMIT || now >= s->close_at;

@@ -67,6 +67,8 @@
 
 /* Connections at most (the client limit is an option below this). */
 #define RTL_SIM_MAX_SESSIONS 64
+/* Default of rtl_sim_opts.handshake_timeout_ns: 5 s. */
+#define RTL_SIM_HANDSHAKE_TIMEOUT_DEFAULT (5 * 1000 * 1000 * 1000LL)
 /* Cycles remembered for the echo measurement (4 s at 500 Hz). */
 #define RTL_SIM_ECHO_RING 2048
 /* Cycles a late simulator runs back to back before it skips instead. */
@@ -120,11 +122,15 @@ struct rtl_sim_opts {
 	struct rtl_rtde_controller_version version;
 	unsigned max_protocol; /* 1 or 2 (0 counts as 2) */
 	bool fieldbus;	       /* fieldbus ranges and standard inputs are IN_USE */
-	unsigned max_clients;  /* beyond: served, then closed after ~1 s (0: 16) */
-	size_t send_buffer;    /* per-client bound (0: RTL_SIM_SEND_BUFFER_DEFAULT) */
-	double start_time_s;   /* timestamp of cycle 0 */
-	int echo_register;     /* input_double_register_N to echo, -1 = none */
-	bool text_v2;	       /* controller text messages always in the v2 layout */
+	unsigned max_clients;  /* beyond: told so, served, closed after ~1 s (0: 16) */
+	/* A connection that sends no whole package for this long before its
+	 * first START is closed (idle_closed), so idle connections cannot
+	 * hold the client slots; 0: 5 s, < 0: never. */
+	int64_t handshake_timeout_ns;
+	size_t send_buffer;  /* per-client bound (0: RTL_SIM_SEND_BUFFER_DEFAULT) */
+	double start_time_s; /* timestamp of cycle 0 */
+	int echo_register;   /* input_double_register_N to echo, -1 = none */
+	bool text_v2;	     /* controller text messages always in the v2 layout */
 	struct rtl_sim_faults faults;
 	/* The plant; period_ns and the message hook are set by the sim. */
 	struct rtl_sim_robot_config robot;
@@ -141,6 +147,7 @@ struct rtl_sim_stats {
 	uint64_t bytes_sent;	 /* bytes queued, all clients */
 	uint64_t connections;	 /* sessions opened */
 	uint64_t clients_over_limit;
+	uint64_t idle_closed;	   /* closed by the handshake time-out */
 	uint64_t slow_disconnects; /* closed as too slow to read */
 	uint64_t desync_disconnects;
 	uint64_t packages_in;
@@ -290,8 +297,7 @@ void rtl_sim_inputs_written(struct rtl_sim *sim, struct rtl_sim_session *s,
 size_t rtl_sim_fragment_len(struct rtl_sim *sim, size_t avail);
 
 /* Sessions that want closing now (close set; LIMIT only once due). */
-bool rtl_sim_session_due_close(const struct rtl_sim *sim, const struct rtl_sim_session *s,
-			       int64_t now);
+bool rtl_sim_session_due_close(struct rtl_sim *sim, struct rtl_sim_session *s, int64_t now);
 
 /*
  * Record an echo: @value was written to the echo register by session @s

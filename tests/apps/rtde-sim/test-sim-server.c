@@ -616,6 +616,69 @@ Test(sim_server, interleaved_text_messages_arrive_between_data_packages)
 	rtl_sim_server_destroy(srv);
 }
 
+/* The next package is a controller text (v1 layout: no V was sent) with
+ * @msg. */
+static void expect_text(struct client *c, const char *msg)
+{
+	struct rtl_rtde_text t;
+	int n = next_pkg(c, 2000);
+
+	cr_assert_gt(n, 0, "a text within 2 s (%d)", n);
+	cr_assert_eq(c->pkg[2], 'M', "'%c' instead of a text", c->pkg[2]);
+	cr_assert_eq(rtl_rtde_decode_text(c->pkg, (size_t)n, RTL_RTDE_PROTOCOL_V1,
+					  RTL_RTDE_FROM_CONTROLLER, &t),
+		     0);
+	cr_assert_eq(t.level, RTL_RTDE_LEVEL_ERROR);
+	cr_assert_eq(t.message_len, strlen(msg), "'%.*s'", (int)t.message_len, t.message);
+	cr_assert(!memcmp(t.message, msg, t.message_len), "'%.*s'", (int)t.message_len, t.message);
+}
+
+Test(sim_server, idle_connections_are_closed_by_the_handshake_timeout_and_free_their_slots)
+{
+	enum { N = 4 };
+	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_ESERIES);
+	struct rtl_sim_server *srv;
+	struct rtl_sim_stats st;
+	struct client *idle[N], *late, *c;
+	int64_t t0, end;
+	size_t n;
+
+	o.max_clients = N;
+	o.handshake_timeout_ns = 300 * RTL_NS_PER_MS;
+	srv = serve(&o, NULL);
+	t0 = rtl_time_now();
+	for (int i = 0; i < N; i++)
+		idle[i] = dial(rtl_sim_server_port(srv), 0); /* never send a byte */
+	/* Every slot taken: the next one is told, not left in silence. */
+	late = dial(rtl_sim_server_port(srv), 0);
+	expect_text(late, "client limit reached (4 connected, rtde-sim --max-clients 4): this "
+			  "connection is closed in 1 s");
+	/* Each idle one is told why, then closed (bounded: 2 s each). */
+	for (int i = 0; i < N; i++) {
+		expect_text(idle[i], "no complete package for 0.3 s before the stream was "
+				     "started: connection closed (rtde-sim --handshake-timeout)");
+		cr_assert_eq(next_pkg(idle[i], 2000), -EPIPE, "then an orderly close");
+	}
+	cr_assert_geq(rtl_time_now() - t0, o.handshake_timeout_ns);
+	/* The slots are free: a real client is served and streams. */
+	c = streaming_client(rtl_sim_server_port(srv), 500, "timestamp", 0);
+	n = collect(c, 100, ts_buf, 4096, NULL);
+	cr_assert_gt(n, 10);
+	end = rtl_time_now() + 2 * RTL_NS_PER_SEC;
+	do
+		rtl_sim_server_stats(srv, &st);
+	while (st.idle_closed < N + 1 && rtl_time_now() < end);
+	/* The late one was idle too (it was still told, and closed). */
+	cr_assert_eq(st.idle_closed, N + 1);
+	cr_assert_eq(st.clients_over_limit, 1);
+	for (int i = 0; i < N; i++)
+		hang_up(idle[i]);
+	hang_up(late);
+	hang_up(c);
+	stop(srv);
+	rtl_sim_server_destroy(srv);
+}
+
 Test(sim_server, clients_over_the_limit_are_served_then_closed)
 {
 	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_ESERIES);
@@ -628,6 +691,8 @@ Test(sim_server, clients_over_the_limit_are_served_then_closed)
 	a = dial(rtl_sim_server_port(srv), 0);
 	cr_assert(request_version(a, 2));
 	b = dial(rtl_sim_server_port(srv), 0);
+	expect_text(b, "client limit reached (1 connected, rtde-sim --max-clients 1): this "
+		       "connection is closed in 1 s");
 	cr_assert(request_version(b, 2), "answered like any other");
 	len = next_pkg(b, 2000);
 	cr_assert_eq(len, -EPIPE, "then closed after about a second (%d)", len);
