@@ -74,6 +74,7 @@ struct app {
 	double err_sq, err_max;
 	uint64_t err_n;
 	int backend_errors;
+	uint64_t nonfinite_state; /* frames whose TCP was NaN or infinite: not stepped */
 };
 
 static struct rtl_loop *the_loop;
@@ -212,6 +213,15 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 	/* acquire: pairs with main()'s release after the motion set-up. */
 	if (!atomic_load_explicit(&a->motion_ready, memory_order_acquire))
 		return 0;
+	/* A non-finite measurement must not become an "RMS nan": counted,
+	 * not stepped, and the run fails (the UDP transport already drops
+	 * such states; the RTDE path is checked here). */
+	for (int i = 0; i < 3; i++) {
+		if (!isfinite(m.tcp_pos[i])) {
+			a->nonfinite_state++;
+			return 0;
+		}
+	}
 	if (!a->started) {
 		a->started = true;
 		a->t0_ns = now;
@@ -387,8 +397,27 @@ int main(int argc, char **argv)
 		       a.o.duration_s, (unsigned long long)a.err_n, rms * 1e3, a.err_max * 1e3,
 		       (unsigned long long)st.frames, (unsigned long long)st.ctrl_skipped,
 		       (unsigned long long)st.sends, (unsigned long long)st.overruns);
+	if (a.udp) {
+		struct rtl_udp_transport_stats ts;
+
+		rtl_udp_transport_stats(a.udp_tr, &ts);
+		printf("  UDP dropped: %llu malformed, %llu stale, %llu duplicate, %llu non-finite "
+		       "states\n",
+		       (unsigned long long)ts.malformed, (unsigned long long)ts.stale,
+		       (unsigned long long)ts.duplicate, (unsigned long long)ts.nonfinite_state);
+		a.nonfinite_state += ts.nonfinite_state;
+	}
 	if (ret < 0)
 		fprintf(stderr, PROG ": the loop ended: %s\n", strerror(-ret));
+	if (a.nonfinite_state) {
+		fprintf(stderr, PROG ": %llu states from the controller held NaN or infinity\n",
+			(unsigned long long)a.nonfinite_state);
+		ret = -EBADMSG;
+	}
+	if (!a.err_n) {
+		fprintf(stderr, PROG ": no tracking sample: the error cannot be measured\n");
+		ret = ret < 0 ? ret : -ENODATA;
+	}
 out:
 	/* The loop first: its worker steps the motion until it is stopped. */
 	rtl_loop_destroy(loop);
