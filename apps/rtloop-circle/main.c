@@ -297,6 +297,7 @@ int main(int argc, char **argv)
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_motion_config mc;
 	struct rtl_loop_stats st;
+	struct rtl_udp_transport_stats ts;
 	struct rtl_error err = { 0 };
 	struct rtl_loop *loop = NULL;
 	double rms;
@@ -377,19 +378,37 @@ int main(int argc, char **argv)
 
 	/* Report. */
 	rtl_loop_stats(loop, &st);
+	memset(&ts, 0, sizeof(ts));
 	rms = a.err_n ? sqrt(a.err_sq / (double)a.err_n) : NAN;
-	if (a.o.json)
+	if (a.udp)
+		rtl_udp_transport_stats(a.udp_tr, &ts);
+	if (a.o.json) {
+		/* JSON has no NaN: no sample is null. */
+		char rms_s[32] = "null", max_s[32] = "null";
+
+		if (a.err_n) {
+			snprintf(rms_s, sizeof(rms_s), "%.4f", rms * 1e3);
+			snprintf(max_s, sizeof(max_s), "%.4f", a.err_max * 1e3);
+		}
 		printf("{\"program\":\"" PROG "\",\"transport\":\"%s\",\"rate_hz\":%.1f,"
 		       "\"radius_m\":%g,\"period_s\":%g,\"duration_s\":%g,\"samples\":%llu,"
-		       "\"rms_error_mm\":%.4f,\"max_error_mm\":%.4f,\"frames\":%llu,"
+		       "\"rms_error_mm\":%s,\"max_error_mm\":%s,\"frames\":%llu,"
 		       "\"ctrl_skipped\":%llu,\"sends\":%llu,\"overruns\":%llu,"
-		       "\"backend_errors\":%d}\n",
+		       "\"backend_errors\":%d",
 		       a.udp ? "udp" : "rtde", 1e9 / (double)a.period_ns, a.o.radius, a.o.period_s,
-		       a.o.duration_s, (unsigned long long)a.err_n, rms * 1e3, a.err_max * 1e3,
+		       a.o.duration_s, (unsigned long long)a.err_n, rms_s, max_s,
 		       (unsigned long long)st.frames, (unsigned long long)st.ctrl_skipped,
 		       (unsigned long long)st.sends, (unsigned long long)st.overruns,
 		       a.backend_errors);
-	else
+		if (a.udp)
+			printf(",\"udp_dropped\":{\"malformed\":%llu,\"stale\":%llu,"
+			       "\"duplicate\":%llu,\"nonfinite_state\":%llu,\"rx_deadline\":%llu}",
+			       (unsigned long long)ts.malformed, (unsigned long long)ts.stale,
+			       (unsigned long long)ts.duplicate,
+			       (unsigned long long)ts.nonfinite_state,
+			       (unsigned long long)ts.rx_deadline);
+		printf("}\n");
+	} else {
 		printf(PROG ": %s at %.0f Hz, r = %g m, %g s per turn, %g s: %llu samples\n"
 			    "  tracking error: RMS %.3f mm, max %.3f mm\n"
 			    "  frames %llu, controller skipped %llu, sends %llu, overruns %llu\n",
@@ -397,16 +416,15 @@ int main(int argc, char **argv)
 		       a.o.duration_s, (unsigned long long)a.err_n, rms * 1e3, a.err_max * 1e3,
 		       (unsigned long long)st.frames, (unsigned long long)st.ctrl_skipped,
 		       (unsigned long long)st.sends, (unsigned long long)st.overruns);
-	if (a.udp) {
-		struct rtl_udp_transport_stats ts;
-
-		rtl_udp_transport_stats(a.udp_tr, &ts);
-		printf("  UDP dropped: %llu malformed, %llu stale, %llu duplicate, %llu non-finite "
-		       "states\n",
-		       (unsigned long long)ts.malformed, (unsigned long long)ts.stale,
-		       (unsigned long long)ts.duplicate, (unsigned long long)ts.nonfinite_state);
-		a.nonfinite_state += ts.nonfinite_state;
+		if (a.udp)
+			printf("  UDP dropped: %llu malformed, %llu stale, %llu duplicate, %llu "
+			       "non-finite states\n",
+			       (unsigned long long)ts.malformed, (unsigned long long)ts.stale,
+			       (unsigned long long)ts.duplicate,
+			       (unsigned long long)ts.nonfinite_state);
 	}
+	if (a.udp)
+		a.nonfinite_state += ts.nonfinite_state;
 	if (ret < 0)
 		fprintf(stderr, PROG ": the loop ended: %s\n", strerror(-ret));
 	if (a.nonfinite_state) {
