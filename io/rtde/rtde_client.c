@@ -48,6 +48,11 @@ struct rtl_rtde_client {
 	bool have_base;
 	double base_ts;
 	uint64_t base_cs;
+	/* Data packages dropped since the last one delivered (or START), by
+	 * cause: the controller sent them, so they are no controller skips. */
+	struct {
+		uint64_t size, recipe, malformed;
+	} run;
 	struct rtl_rtde_client_stats stats;
 	struct rtl_rtde_client_event queue[RTL_RTDE_CLIENT_EVENT_QUEUE];
 	unsigned q_head, q_len;
@@ -286,6 +291,7 @@ static void send_start(struct rtl_rtde_client *c, int64_t now)
 	 * the pause would count as skipped packages. */
 	c->have_base = false;
 	c->late_start = false;
+	memset(&c->run, 0, sizeof(c->run));
 	request(c, now, rtl_rtde_encode_start(p, cap), RTL_RTDE_CLIENT_STARTING,
 		"CONTROL_PACKAGE_START");
 }
@@ -719,8 +725,11 @@ static void on_text(struct rtl_rtde_client *c, const uint8_t *pkg, size_t len)
 static uint64_t account(struct rtl_rtde_client *c, struct rtl_rtde_client_data *d)
 {
 	uint64_t cycles = 0, steps, skipped = 0;
+	uint64_t dropped = c->run.size + c->run.recipe + c->run.malformed;
 	unsigned n = c->info.divisor; /* >= 1: init, connected and set_rate see to it */
 	bool back = false;
+
+	memset(&c->run, 0, sizeof(c->run));
 
 	if (c->ts_off >= 0) {
 		d->has_timestamp = true;
@@ -758,8 +767,9 @@ static uint64_t account(struct rtl_rtde_client *c, struct rtl_rtde_client_data *
 	}
 	if (c->have_base && !back) {
 		steps = (cycles + n / 2) / n;
-		if (steps > 1)
-			skipped = steps - 1;
+		/* The packages the client dropped filled part of the gap. */
+		if (steps > 1 + dropped)
+			skipped = steps - 1 - dropped;
 	}
 	if (back)
 		c->stats.resets++;
@@ -792,6 +802,7 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 	if (err) {
 		t = drop_begin(c, -EBADMSG);
 		c->stats.malformed++;
+		c->run.malformed++;
 		t_str(&t, "malformed DATA_PACKAGE of ");
 		t_u64(&t, len);
 		t_str(&t, " bytes (no recipe id)");
@@ -801,6 +812,7 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 	if (d.has_recipe_id && d.recipe_id != c->info.output_id) {
 		t = drop_begin(c, -ENOMSG);
 		c->stats.wrong_recipe++;
+		c->run.recipe++;
 		t_str(&t, "DATA_PACKAGE with recipe id ");
 		t_u64(&t, d.recipe_id);
 		t_str(&t, ", but the output recipe has id ");
@@ -812,11 +824,13 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 	}
 	if (d.fields_len != c->outputs.wire_size) {
 		t = drop_begin(c, -EBADMSG);
-		c->stats.malformed++;
-		t_str(&t, "malformed DATA_PACKAGE: ");
+		c->stats.wrong_size++;
+		c->run.size++;
+		t_str(&t, "DATA_PACKAGE of the wrong size: ");
 		t_u64(&t, d.fields_len);
 		t_str(&t, " bytes of fields, the output recipe has ");
 		t_u64(&t, c->outputs.wire_size);
+		t_str(&t, " (the controller streams another recipe than the one set up)");
 		drop_done(c, &t);
 		return;
 	}
@@ -996,6 +1010,7 @@ RTL_API int rtl_rtde_client_connected(struct rtl_rtde_client *c, int64_t now)
 	c->tx_off = c->tx_len = 0;
 	c->have_base = false;
 	c->late_start = false;
+	memset(&c->run, 0, sizeof(c->run));
 	c->input_index = 0;
 	memset(&c->info, 0, sizeof(c->info));
 	c->info.protocol = RTL_RTDE_PROTOCOL_V1; /* until V is accepted */

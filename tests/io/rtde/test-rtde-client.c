@@ -579,6 +579,7 @@ Test(rtde_client, recipe_id_mismatch_is_dropped_and_counted)
 Test(rtde_client, malformed_packages_are_dropped_and_counted)
 {
 	uint8_t bad[16] = { 0, 8, 'U', 1, 0, 0, 0, 0 }; /* 4 bytes of fields, recipe has 56 */
+	uint8_t no_id[3] = { 0, 3, 'U' };		/* v2: no recipe id */
 	uint8_t unknown[4] = { 0, 4, 'A', 0 };
 	uint8_t text[5] = { 0, 5, 'M', 9, 'x' }; /* v2: length 9 runs past the end */
 
@@ -587,15 +588,25 @@ Test(rtde_client, malformed_packages_are_dropped_and_counted)
 	ctl_send(bad, 8);
 	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_ERROR)->code, -EBADMSG);
 	cr_assert_not(last(RTL_RTDE_CLIENT_EV_ERROR)->fatal);
-	cr_assert(strstr(last(RTL_RTDE_CLIENT_EV_ERROR)->msg, "4 bytes of fields"), "%s",
-		  last(RTL_RTDE_CLIENT_EV_ERROR)->msg);
+	cr_assert_str_eq(last(RTL_RTDE_CLIENT_EV_ERROR)->msg,
+			 "DATA_PACKAGE of the wrong size: 4 bytes of fields, the output recipe "
+			 "has 56 (the controller streams another recipe than the one set up) "
+			 "(not fatal: dropped and counted)");
+	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_size, 1);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->malformed, 0, "a wrong size is no malformed");
+	ctl_send(no_id, 3);
+	cr_assert_str_eq(last(RTL_RTDE_CLIENT_EV_ERROR)->msg,
+			 "malformed DATA_PACKAGE of 3 bytes (no recipe id) (not fatal: dropped and "
+			 "counted)");
 	ctl_send(unknown, 4);
 	cr_assert(strstr(last(RTL_RTDE_CLIENT_EV_ERROR)->msg, "unknown type 65"), "%s",
 		  last(RTL_RTDE_CLIENT_EV_ERROR)->msg);
 	ctl_send(text, 5);
 	cr_assert(strstr(last(RTL_RTDE_CLIENT_EV_ERROR)->msg, "TEXT_MESSAGE"));
 	cr_assert_eq(rtl_rtde_client_stats(cl)->malformed, 3);
-	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_ERROR), 3);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_size, 1);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_recipe, 0);
+	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_ERROR), 4);
 	ctl_data(7.0);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 1);
 	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
@@ -726,6 +737,47 @@ Test(rtde_client, skipped_counted_from_control_step)
 	}
 	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 2);
 	cr_assert_eq(rtl_rtde_client_stats(cl)->resets, 1, "control_step went backwards");
+}
+
+/* A data package of the output recipe's id with @nfields bytes of fields. */
+static int enc_short_data(uint8_t *buf, double ts, size_t nfields)
+{
+	uint8_t f[56] = { 0 };
+	int n;
+
+	rtl_rtde_store_f64(f, ts);
+	n = rtl_rtde_encode_data(buf, 65536, proto, RTL_RTDE_FROM_CONTROLLER, 1, f, nfields);
+	cr_assert_gt(n, 0);
+	return n;
+}
+
+/*
+ * Packages the controller sent but the client dropped are no controller
+ * skips: 100.000 delivered, 100.008 (wrong size), 100.016 (wrong recipe
+ * id) and 100.024 (no recipe id) dropped, 100.032 delivered with 0
+ * skipped; then a real gap of two cycles (100.032 -> 100.056) counts 2.
+ */
+Test(rtde_client, dropped_packages_are_not_controller_skips)
+{
+	int n;
+
+	handshake();
+	nrec = 0;
+	ctl_data(100.0);
+	n = enc_short_data(pkg, 100.008, 8);
+	ctl_send(pkg, (size_t)n);
+	n = enc_data(pkg, 7, 100.016);
+	ctl_send(pkg, (size_t)n);
+	ctl_send("\x00\x03U", 3);
+	ctl_data(100.032);
+	ctl_data(100.056);
+	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 3);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_size, 1);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_recipe, 1);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->malformed, 1);
+	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_DATA)->skipped, 2, "the real gap");
+	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 2, "%llu skipped",
+		     (unsigned long long)rtl_rtde_client_stats(cl)->skipped);
 }
 
 Test(rtde_client, timestamp_reset_counted_and_rebased)
@@ -874,7 +926,8 @@ static size_t session(uint8_t *s)
 	n += (size_t)rtl_rtde_encode_accepted_reply(s + n, 65536, RTL_RTDE_PKG_START, true);
 	n += (size_t)enc_data(s + n, 1, 20.008);
 	n += (size_t)enc_data(s + n, 2, 20.016); /* wrong id */
-	n += (size_t)enc_data(s + n, 1, 20.032); /* two skipped (one was dropped) */
+	/* Two cycles missing: the client dropped one, the controller skipped one. */
+	n += (size_t)enc_data(s + n, 1, 20.032);
 	n += (size_t)enc_text(s + n, RTL_RTDE_PROTOCOL_V2, RTL_RTDE_LEVEL_INFO, "i", "src");
 	n += (size_t)enc_data(s + n, 1, 20.040);
 	return n;
@@ -909,7 +962,7 @@ Test(rtde_client, byte_at_a_time_gives_the_same_events)
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_TEXT), 2);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_ERROR), 1);
 	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_DATA)->skipped, 0);
-	cr_assert_eq(rtl_rtde_client_stats(cl2)->skipped, 2);
+	cr_assert_eq(rtl_rtde_client_stats(cl2)->skipped, 1);
 
 	for (size_t step = 1; step <= 7; step += 6) {
 		nrec = 0;
@@ -924,7 +977,7 @@ Test(rtde_client, byte_at_a_time_gives_the_same_events)
 			cr_assert_eq(recs[i].ts, whole[i].ts);
 			cr_assert_str_eq(recs[i].msg, whole[i].msg);
 		}
-		cr_assert_eq(rtl_rtde_client_stats(cl2)->skipped, 2);
+		cr_assert_eq(rtl_rtde_client_stats(cl2)->skipped, 1);
 		cr_assert_eq(rtl_rtde_client_stats(cl2)->wrong_recipe, 1);
 	}
 }
@@ -1054,7 +1107,8 @@ Test(rtde_client, running_data_allocates_nothing)
 	cr_assert_eq(allocs, 0, "%ld allocations", allocs);
 	cr_assert_eq(rtl_rtde_client_stats(cl)->data, 20 * 99);
 	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_recipe, 20);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->malformed, 20);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_size, 20);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->malformed, 0);
 	cr_assert_gt(rtl_rtde_client_stats(cl)->skipped, 0);
 	cr_assert_neq(sink, 0);
 }

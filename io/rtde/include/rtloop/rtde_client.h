@@ -41,8 +41,9 @@
  * just before it), a TEXT message (also logged through rtl_log at its
  * level), a STATE change, or an ERROR. Errors carry -errno, a flag saying
  * whether they are fatal, and a message that names the cause and the fix.
- * Non-fatal errors (a data package of another recipe id, a malformed
- * package, a package nobody asked for) drop the package and count it.
+ * Non-fatal errors (a data package of another recipe id or of the wrong
+ * size, a malformed package, a package nobody asked for) drop the package
+ * and count it, each under its own name in struct rtl_rtde_client_stats.
  * The event is the report: fatal errors go to rtl_log() at debug level
  * only, so a program that prints the event does not print them twice.
  *
@@ -54,7 +55,11 @@
  * with max = 125 Hz for controllers of major version < 5, else 500 Hz
  * (protocol 1: N = 1). A step backwards (the controller restarted its
  * RTDE server, docs/rtde-protocol.md 6.7) is counted as a reset and the
- * baseline starts over; so does every START.
+ * baseline starts over; so does every START. Data packages the client
+ * dropped (wrong size, wrong recipe id, malformed) were sent by the
+ * controller: they are subtracted from the gap before the next delivered
+ * package, so `skipped` counts only what the controller's clock says it
+ * skipped.
  *
  * Memory: the client is one large struct (the transmit buffer and every
  * recipe) and its framer (with 64 KiB of assembly storage).
@@ -163,8 +168,9 @@ enum rtl_rtde_client_state {
  *                     registry's, fields too new for the controller
  *                     (fatal); a package nobody asked for (not fatal).
  *   -EMSGSIZE         the stream is out of sync (fatal).
- *   -EBADMSG          a malformed package (not fatal, except a malformed
- *                     reply to a request).
+ *   -EBADMSG          a malformed package, or a data package whose fields
+ *                     are not the output recipe's size (not fatal, except
+ *                     a malformed reply to a request).
  *   -ENOMSG           a data package of another recipe id (not fatal).
  *   -ECONNRESET or the driver's code: the peer closed the connection.
  */
@@ -234,8 +240,10 @@ struct rtl_rtde_client_stats {
 	uint64_t data;	       /* data packages delivered as events */
 	uint64_t skipped;      /* packages the controller skipped */
 	uint64_t resets;       /* timestamp / control_step went backwards */
-	uint64_t malformed;    /* packages dropped as malformed */
-	uint64_t wrong_recipe; /* data packages of another recipe id */
+	uint64_t malformed;    /* packages dropped as malformed (they do not parse) */
+	uint64_t wrong_recipe; /* data packages of another recipe id, dropped */
+	uint64_t wrong_size;   /* data packages of the output recipe's id whose fields
+				* are not the recipe's size, dropped */
 	uint64_t unexpected;   /* packages nobody asked for, dropped */
 	uint64_t text;	       /* text messages */
 	uint64_t reconnects;   /* counted by the driver */
