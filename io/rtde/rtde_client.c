@@ -21,6 +21,7 @@
  * stdio while it streams.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,7 +53,11 @@ struct rtl_rtde_client {
 	 * cause: the controller sent them, so they are no controller skips. */
 	struct {
 		uint64_t size, recipe, malformed;
+		size_t last_len; /* fields of the last wrong-size package */
+		uint8_t last_id; /* id of the last package of another recipe */
 	} run;
+	int64_t started_ns;   /* RUNNING since (START accepted or first data) */
+	int64_t last_data_ns; /* the last data package delivered; 0: none since START */
 	struct rtl_rtde_client_stats stats;
 	struct rtl_rtde_client_event queue[RTL_RTDE_CLIENT_EVENT_QUEUE];
 	unsigned q_head, q_len;
@@ -558,10 +563,27 @@ static void on_inputs(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg
 	inputs_from(c, now, i + 1);
 }
 
+/* The data time-out in force (the period is known from the handshake);
+ * 0: none. */
+static int64_t data_timeout(const struct rtl_rtde_client *c)
+{
+	int64_t t = c->cfg.data_timeout_ns;
+
+	if (t < 0)
+		return 0;
+	if (t > 0)
+		return t;
+	t = 10 * c->info.period_ns;
+	return t > RTL_RTDE_CLIENT_DATA_TIMEOUT_NS ? t : RTL_RTDE_CLIENT_DATA_TIMEOUT_NS;
+}
+
 static void running(struct rtl_rtde_client *c, int64_t now)
 {
-	c->deadline = c->cfg.data_timeout_ns > 0 ? now + c->cfg.data_timeout_ns
-						 : RTL_RTDE_CLIENT_NO_DEADLINE;
+	int64_t t = data_timeout(c);
+
+	c->deadline = t ? now + t : RTL_RTDE_CLIENT_NO_DEADLINE;
+	c->started_ns = now;
+	c->last_data_ns = 0;
 	set_state(c, RTL_RTDE_CLIENT_RUNNING);
 }
 
@@ -813,6 +835,7 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 		t = drop_begin(c, -ENOMSG);
 		c->stats.wrong_recipe++;
 		c->run.recipe++;
+		c->run.last_id = d.recipe_id;
 		t_str(&t, "DATA_PACKAGE with recipe id ");
 		t_u64(&t, d.recipe_id);
 		t_str(&t, ", but the output recipe has id ");
@@ -826,6 +849,7 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 		t = drop_begin(c, -EBADMSG);
 		c->stats.wrong_size++;
 		c->run.size++;
+		c->run.last_len = d.fields_len;
 		t_str(&t, "DATA_PACKAGE of the wrong size: ");
 		t_u64(&t, d.fields_len);
 		t_str(&t, " bytes of fields, the output recipe has ");
@@ -834,8 +858,9 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 		drop_done(c, &t);
 		return;
 	}
-	if (c->state == RTL_RTDE_CLIENT_RUNNING && c->cfg.data_timeout_ns > 0)
-		c->deadline = now + c->cfg.data_timeout_ns;
+	if (c->state == RTL_RTDE_CLIENT_RUNNING && data_timeout(c))
+		c->deadline = now + data_timeout(c);
+	c->last_data_ns = now;
 	c->stats.data++;
 	ev.u.data.fields = d.fields;
 	ev.u.data.len = d.fields_len;
@@ -879,6 +904,59 @@ static void on_package(struct rtl_rtde_client *c, int64_t now, const uint8_t *pk
 	}
 }
 
+/* The data time-out expired: say for how long, since what, and what the
+ * controller sent instead (the packages dropped since the last good one). */
+static void data_timed_out(struct rtl_rtde_client *c)
+{
+	int64_t t = data_timeout(c);
+	uint64_t dropped = c->run.size + c->run.recipe + c->run.malformed;
+	char secs[32], since[96], what[400];
+
+	/* "1.0 s" for whole tenths, else milliseconds. */
+	snprintf(secs, sizeof(secs), t % (100 * INT64_C(1000000)) ? "%.3f s" : "%.1f s",
+		 (double)t / 1e9);
+	if (c->last_data_ns)
+		snprintf(since, sizeof(since), "after the last one (%.3f s after START)",
+			 (double)(c->last_data_ns - c->started_ns) / 1e9);
+	else
+		snprintf(since, sizeof(since), "after START");
+	if (!dropped) {
+		fail(c, -ETIMEDOUT,
+		     "no data package for %s %s (the controller stopped sending; raise "
+		     "data_timeout_ns if it is expected to pause)",
+		     secs, since);
+		return;
+	}
+	/* Only the kinds that came, e.g. "500 of the wrong size (the last
+	 * with 8 bytes of fields, the recipe has 56)". */
+	what[0] = '\0';
+	if (c->run.size)
+		snprintf(what, sizeof(what),
+			 "%" PRIu64 " of the wrong size (the last with %zu bytes of fields, the "
+			 "recipe has %u)",
+			 c->run.size, c->run.last_len, (unsigned)c->outputs.wire_size);
+	if (c->run.recipe) {
+		size_t n = strlen(what);
+
+		snprintf(what + n, sizeof(what) - n,
+			 "%s%" PRIu64
+			 " of another recipe id (the last: %u, the output recipe's: %u)",
+			 n ? ", " : "", c->run.recipe, (unsigned)c->run.last_id,
+			 (unsigned)c->info.output_id);
+	}
+	if (c->run.malformed) {
+		size_t n = strlen(what);
+
+		snprintf(what + n, sizeof(what) - n, "%s%" PRIu64 " malformed", n ? ", " : "",
+			 c->run.malformed);
+	}
+	fail(c, -ETIMEDOUT,
+	     "no valid data package for %s %s: the controller sent %" PRIu64
+	     " data packages in that time and every one was dropped (%s): it streams "
+	     "something else than the recipe set up; reconnect",
+	     secs, since, dropped, what);
+}
+
 static void timeout(struct rtl_rtde_client *c)
 {
 	double s = (double)c->timeout_ns / 1e9;
@@ -900,10 +978,7 @@ static void timeout(struct rtl_rtde_client *c)
 		     pkg_name(want), s);
 		break;
 	case RTL_RTDE_CLIENT_RUNNING:
-		fail(c, -ETIMEDOUT,
-		     "no DATA_PACKAGE for %.3f s while streaming: the network link is down, or the "
-		     "controller stalled or stopped RTDE; reconnect",
-		     (double)c->cfg.data_timeout_ns / 1e9);
+		data_timed_out(c);
 		break;
 	default:
 		fail(c, -ETIMEDOUT,
@@ -1190,9 +1265,9 @@ static int client_init(struct rtl_rtde_client *c, const struct rtl_rtde_client_c
 			 cfg->frequency);
 		goto err;
 	}
-	if (cfg->reply_timeout_ns < 0 || cfg->data_timeout_ns < 0) {
+	if (cfg->reply_timeout_ns < 0) {
 		snprintf(c->error.err.msg, sizeof(c->error.err.msg),
-			 "negative timeout: use 0 for the default");
+			 "negative reply timeout: use 0 for the default");
 		goto err;
 	}
 	if (cfg->protocol > 2) {

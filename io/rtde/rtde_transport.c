@@ -418,8 +418,17 @@ static int op_recv(struct rtl_transport *base)
 	do {
 		n = recv(t->fd, t->rx, sizeof(t->rx), 0);
 	} while (n < 0 && errno == EINTR);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		struct rtl_rtde_client_event ev;
+
+		/* Nothing for a slice: the client's data time-out, if it
+		 * expired, ends the stream with its explanation (the loop's own
+		 * receive time-out stays as it was, the last resort). */
+		while (rtl_rtde_client_poll(t->client, rtl_time_now(), &ev) == 1)
+			if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal)
+				return stream_lost(t, ev.u.error->err.code);
 		return -EAGAIN;
+	}
 	if (n <= 0) {
 		int code = n < 0 ? -errno : -ECONNRESET;
 
@@ -812,8 +821,13 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 	ret = rtl_tcp_resolve(t->cfg.host, t->cfg.port, &t->addr, &terr);
 	if (ret < 0)
 		return rtl_error_set(err, ret, "%s", terr.msg);
-	/* The stop at exit waits for actual_qd to fall to rest. */
 	cc = cfg->client;
+	/* The client's data time-out follows the loop's receive time-out
+	 * unless set: the same length, but the client's error says what the
+	 * controller did (stopped, or sent only packages it drops). */
+	if (!cc.data_timeout_ns)
+		cc.data_timeout_ns = cfg->rx_timeout_ns < 0 ? -1 : cfg->rx_timeout_ns;
+	/* The stop at exit waits for actual_qd to fall to rest. */
 	safe_possible = cfg->safe != NULL;
 	for (unsigned i = 0; i < RTL_RTDE_CLIENT_MAX_INPUTS && cfg->client.inputs[i]; i++)
 		safe_possible |= list_has(cfg->client.inputs[i], RTL_RTDE_CMD_FIELD_MODE);

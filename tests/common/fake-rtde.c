@@ -120,7 +120,9 @@ static void serve(struct fake *fk, int fd, struct rtl_rtde_framer *fr)
 					ts += 0.002;
 					n = rtl_rtde_encode_data(out + at, sizeof(out) - at, proto,
 								 RTL_RTDE_FROM_CONTROLLER, 1, f,
-								 (size_t)wire);
+								 (size_t)(fk->wrong_size && wire > 8
+										  ? wire - 8
+										  : wire));
 					if (!fk->burst)
 						send_pkg(fd, out, n);
 					else
@@ -128,7 +130,7 @@ static void serve(struct fake *fk, int fd, struct rtl_rtde_framer *fr)
 				}
 				if (fk->burst)
 					send_pkg(fd, out, (int)at);
-				if (!fk->wait_inputs)
+				if (!fk->wait_inputs && !fk->hold)
 					return; /* close after streaming */
 				break;
 			}

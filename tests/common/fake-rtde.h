@@ -25,6 +25,8 @@ struct fake {
 	bool silent;	  /* accept, then never answer */
 	bool wait_inputs; /* after streaming, wait for one input package */
 	bool burst;	  /* the START reply and the data in one write */
+	bool hold;	  /* after streaming, keep the connection open, silent */
+	bool wrong_size;  /* data packages 8 bytes short of the recipe */
 	atomic_int served;
 	atomic_int input_value;
 	atomic_int input_id;

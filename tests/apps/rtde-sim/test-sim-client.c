@@ -1025,6 +1025,9 @@ Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_
 			   "actual_TCP_pose,actual_TCP_speed,actual_TCP_force,target_TCP_pose,"
 			   "target_TCP_speed,joint_temperatures,actual_joint_voltage,tcp_offset,"
 			   "ft_raw_wrench,elbow_position,elbow_velocity",
+		/* It stops reading on purpose, for longer than the default
+		 * data time-out: the server's close is what is tested. */
+		.data_timeout_ns = -1,
 	};
 	struct rtl_rtde_client_config light = { .outputs = "timestamp" };
 	struct raw *slow = &RAW;

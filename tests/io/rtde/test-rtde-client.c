@@ -172,6 +172,18 @@ static int enc_data(uint8_t *buf, uint8_t id, double ts)
 	return n;
 }
 
+/* A data package of the output recipe's id with @nfields bytes of fields. */
+static int enc_short_data(uint8_t *buf, double ts, size_t nfields)
+{
+	uint8_t f[56] = { 0 };
+	int n;
+
+	rtl_rtde_store_f64(f, ts);
+	n = rtl_rtde_encode_data(buf, 65536, proto, RTL_RTDE_FROM_CONTROLLER, 1, f, nfields);
+	cr_assert_gt(n, 0);
+	return n;
+}
+
 static void ctl_data(double ts)
 {
 	int n = enc_data(pkg, 1, ts);
@@ -309,7 +321,8 @@ Test(rtde_client, full_v2_handshake)
 	cr_assert_eq(info->divisor, 4);
 	cr_assert_eq(info->frequency, 125.0);
 	cr_assert_eq(info->period_ns, 8 * RTL_NS_PER_MS);
-	cr_assert_eq(rtl_rtde_client_deadline(cl), RTL_RTDE_CLIENT_NO_DEADLINE);
+	/* Streaming: the default data time-out is running. */
+	cr_assert_eq(rtl_rtde_client_deadline(cl), now + RTL_RTDE_CLIENT_DATA_TIMEOUT_NS);
 }
 
 Test(rtde_client, v1_fallback_when_v2_refused)
@@ -683,7 +696,80 @@ Test(rtde_client, data_timeout_while_running)
 	now += 100 * RTL_NS_PER_MS;
 	cr_assert_eq(rtl_rtde_client_poll(cl, now, &ev), 1);
 	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
-	cr_assert(strstr(ev.u.error->err.msg, "while streaming"), "%s", ev.u.error->err.msg);
+	cr_assert(ev.u.error->fatal);
+	cr_assert_str_eq(ev.u.error->err.msg,
+			 "no data package for 0.1 s after the last one (0.050 s after START) (the "
+			 "controller stopped sending; raise data_timeout_ns if it is expected to "
+			 "pause)");
+}
+
+/* A controller that accepts START and never sends: 1 s by default. */
+Test(rtde_client, default_data_timeout_ends_a_silent_stream)
+{
+	struct rtl_rtde_client_event ev;
+
+	handshake();
+	cr_assert_eq(rtl_rtde_client_deadline(cl), now + RTL_NS_PER_SEC);
+	cr_assert_eq(rtl_rtde_client_poll(cl, now + RTL_NS_PER_SEC - 1, &ev), 0);
+	cr_assert_eq(rtl_rtde_client_poll(cl, now + RTL_NS_PER_SEC, &ev), 1);
+	cr_assert_eq(ev.type, RTL_RTDE_CLIENT_EV_ERROR);
+	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
+	cr_assert(ev.u.error->fatal);
+	cr_assert_eq(ev.u.error->state, RTL_RTDE_CLIENT_RUNNING);
+	cr_assert_str_eq(ev.u.error->err.msg,
+			 "no data package for 1.0 s after START (the controller stopped sending; "
+			 "raise data_timeout_ns if it is expected to pause)");
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_FAILED);
+}
+
+/* At a slow rate the default is 10 periods; < 0 is no limit. */
+Test(rtde_client, data_timeout_default_follows_the_rate_and_can_be_off)
+{
+	cfg.frequency = 5; /* one package every 100 cycles: 200 ms */
+	handshake();
+	cr_assert_eq(rtl_rtde_client_info(cl)->period_ns, 200 * RTL_NS_PER_MS);
+	cr_assert_eq(rtl_rtde_client_deadline(cl), now + 2 * RTL_NS_PER_SEC);
+
+	cfg.frequency = 125;
+	cfg.data_timeout_ns = -1;
+	handshake();
+	cr_assert_eq(rtl_rtde_client_deadline(cl), RTL_RTDE_CLIENT_NO_DEADLINE);
+}
+
+/*
+ * 2,000 data packages of the wrong size, 2 ms apart, and nothing valid:
+ * they do not reset the data time-out, so the session ends after 1 s (500
+ * packages) with a message that says what the controller sent.
+ */
+Test(rtde_client, only_dropped_packages_end_the_session)
+{
+	const struct rec *e;
+	int n, fed = 0;
+
+	handshake();
+	nrec = 0;
+	n = enc_short_data(pkg, 1.0, 8);
+	for (int i = 0; i < 2000; i++) {
+		now += 2 * RTL_NS_PER_MS;
+		if (rtl_rtde_client_feed(cl, pkg, (size_t)n) != 0)
+			break;
+		fed++;
+		nrec = 0; /* keep only this package's events */
+		drain(cl);
+	}
+	cr_assert_eq(fed, 500);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_size, 500);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->data, 0);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 0);
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_FAILED);
+	e = last(RTL_RTDE_CLIENT_EV_ERROR);
+	cr_assert(e && e->fatal);
+	cr_assert_eq(e->code, -ETIMEDOUT);
+	cr_assert_str_eq(
+		e->msg, "no valid data package for 1.0 s after START: the controller sent 500 data "
+			"packages in that time and every one was dropped (500 of the wrong size "
+			"(the last with 8 bytes of fields, the recipe has 56)): it streams "
+			"something else than the recipe set up; reconnect");
 }
 
 /* ---- loss accounting ------------------------------------------------------------ */
@@ -737,18 +823,6 @@ Test(rtde_client, skipped_counted_from_control_step)
 	}
 	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 2);
 	cr_assert_eq(rtl_rtde_client_stats(cl)->resets, 1, "control_step went backwards");
-}
-
-/* A data package of the output recipe's id with @nfields bytes of fields. */
-static int enc_short_data(uint8_t *buf, double ts, size_t nfields)
-{
-	uint8_t f[56] = { 0 };
-	int n;
-
-	rtl_rtde_store_f64(f, ts);
-	n = rtl_rtde_encode_data(buf, 65536, proto, RTL_RTDE_FROM_CONTROLLER, 1, f, nfields);
-	cr_assert_gt(n, 0);
-	return n;
 }
 
 /*

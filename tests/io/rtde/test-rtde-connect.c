@@ -283,6 +283,72 @@ Test(rtde_connect, a_silent_peer_times_out_at_the_first_reply)
 	fake_stop(&fk); /* the fake sees EOF when the connect gives up */
 }
 
+/*
+ * A controller that accepts START, then sends nothing and keeps the
+ * socket open: the client's data time-out (1 s by default) ends the
+ * session, and the loop's log says what the controller did.
+ */
+Test(rtde_connect, a_controller_that_stops_sending_ends_the_session)
+{
+	static struct fake fk = { .conns = 1, .ndata = 0, .hold = true };
+	struct rtl_error err = { 0 };
+	char want[256];
+	int64_t t0;
+
+	fake_start(&fk);
+	prog_open(&P, fk.port, NULL, 0, 0);
+	t0 = rtl_time_now();
+	cr_assert_eq(rtl_loop_start(P.loop, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_join(P.loop), -ETIMEDOUT);
+	cr_assert_lt(rtl_time_now() - t0, 2 * SEC, "bounded by the 1 s data time-out");
+	fake_stop(&fk);
+	snprintf(want, sizeof(want),
+		 "loop: connection lost: RTDE 127.0.0.1:%u: no data package for 1.0 s after "
+		 "START (the controller stopped sending; raise data_timeout_ns if it is expected "
+		 "to pause)",
+		 fk.port);
+	cr_assert(logged(want), "%s", L.text);
+	cr_assert_eq(P.frames, 0);
+	prog_close(&P);
+}
+
+/*
+ * 2,000 data packages of the wrong size and nothing else: no frame, and
+ * the session ends after the data time-out with every package counted
+ * under its name (none as a controller skip).
+ */
+Test(rtde_connect, only_wrong_size_packages_end_the_session)
+{
+	static struct fake fk = { .conns = 1, .ndata = 2000, .hold = true, .wrong_size = true };
+	const struct rtl_rtde_client_stats *cs;
+	struct rtl_error err = { 0 };
+	struct rtl_loop_stats s;
+	char want[512];
+
+	fake_start(&fk);
+	prog_open(&P, fk.port, NULL, 0, 0);
+	cr_assert_eq(rtl_loop_start(P.loop, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_join(P.loop), -ETIMEDOUT);
+	fake_stop(&fk);
+	rtl_loop_stats(P.loop, &s);
+	cs = rtl_rtde_client_stats(rtl_rtde_transport_client(P.tr));
+	cr_assert_eq(cs->wrong_size, 2000);
+	cr_assert_eq(cs->malformed, 0);
+	cr_assert_eq(cs->wrong_recipe, 0);
+	cr_assert_eq(cs->data, 0);
+	cr_assert_eq(cs->skipped, 0);
+	cr_assert_eq(s.frames, 0);
+	cr_assert_eq(s.ctrl_skipped, 0);
+	snprintf(want, sizeof(want),
+		 "loop: connection lost: RTDE 127.0.0.1:%u: no valid data package for 1.0 s "
+		 "after START: the controller sent 2000 data packages in that time and every one "
+		 "was dropped (2000 of the wrong size (the last with 48 bytes of fields, the "
+		 "recipe has 56)): it streams something else than the recipe set up; reconnect",
+		 fk.port);
+	cr_assert(logged(want), "%s", L.text);
+	prog_close(&P);
+}
+
 Test(rtde_connect, reconnect_backs_off_and_gives_up)
 {
 	static struct fake fk = { .conns = 1, .ndata = 1 };

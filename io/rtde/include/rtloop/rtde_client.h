@@ -93,6 +93,9 @@ RTL_BEGIN_DECLS
 #define RTL_RTDE_CLIENT_MAX_INPUTS 8
 /* Default time a reply may take. */
 #define RTL_RTDE_CLIENT_REPLY_TIMEOUT_NS INT64_C(2000000000)
+/* Default data time-out (at least 10 output periods: see
+ * rtl_rtde_client_config.data_timeout_ns). */
+#define RTL_RTDE_CLIENT_DATA_TIMEOUT_NS INT64_C(1000000000)
 /* Transmit buffer: the longest setup request (256 names of at most 39
  * bytes and commas) or input data package (256 VECTOR6D) fits. */
 #define RTL_RTDE_CLIENT_TX_SIZE 16384
@@ -130,8 +133,13 @@ struct rtl_rtde_client_config {
 	double frequency;
 	/* Time one reply may take; 0 = RTL_RTDE_CLIENT_REPLY_TIMEOUT_NS. */
 	int64_t reply_timeout_ns;
-	/* While RUNNING, the longest silence between data packages before a
-	 * fatal -ETIMEDOUT (a dead link); 0 = no limit. */
+	/* While RUNNING (from START on), the longest time without a data
+	 * package of the output recipe before a fatal -ETIMEDOUT that names
+	 * it: a controller that stopped sending, a dead link, or one that
+	 * sends only packages the client drops (wrong size, wrong recipe id,
+	 * malformed: they do not reset it). 0 = the default,
+	 * RTL_RTDE_CLIENT_DATA_TIMEOUT_NS or 10 output periods, whichever is
+	 * longer; < 0 = no limit. */
 	int64_t data_timeout_ns;
 	unsigned recipe_flags; /* enum rtl_rtde_recipe_flag */
 	unsigned flags;	       /* enum rtl_rtde_client_flag */
@@ -276,7 +284,7 @@ RTL_API const char *rtl_rtde_client_state_name(enum rtl_rtde_client_state s);
  * typos fail here, with the report in @err.
  * Returns 0 and sets *@out, or
  *   -EINVAL  a NULL pointer, a frequency below 1 Hz (not 0) or NaN, a
- *            negative timeout, protocol other than 0, 1 or 2, no outputs
+ *            negative reply timeout, protocol other than 0, 1 or 2, no outputs
  *            without RTL_RTDE_CLIENT_NO_START, or a names list that does
  *            not build (the builder's code: -ENOENT, -EEXIST, -E2BIG,
  *            -EBADMSG, -EINVAL);
@@ -345,14 +353,16 @@ RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, int64_t now,
 /*
  * Check the deadline alone at @now (no new bytes): returns 1 with the
  * queued event or the timeout error in *@ev, or 0. rtl_rtde_client_next()
- * does the same once the fed bytes are used up. Same return codes and
+ * does the same once the fed bytes are used up. A driver that stopped
+ * reading for a while feeds what its socket holds before it checks, or
+ * packages that did arrive count as missing. Same return codes and
  * safety as rtl_rtde_client_next().
  */
 RTL_API int rtl_rtde_client_poll(struct rtl_rtde_client *c, int64_t now,
 				 struct rtl_rtde_client_event *ev);
 
-/* Absolute time by which the pending reply (or, with a data timeout, the
- * next data package) must arrive; RTL_RTDE_CLIENT_NO_DEADLINE if none.
+/* Absolute time by which the pending reply (or, while RUNNING, the next
+ * data package) must arrive; RTL_RTDE_CLIENT_NO_DEADLINE if none.
  * A driver sleeps at most until then. RT-safe. */
 RTL_API int64_t rtl_rtde_client_deadline(const struct rtl_rtde_client *c);
 

@@ -11,7 +11,8 @@
  *            input is re-sent; the application's connected() runs; the
  *            safe package is built (below).
  *   recv     one recv(2) into a buffer the client's framer reads, waiting
- *            at most the loop's receive slice (SO_RCVTIMEO).
+ *            at most the loop's receive slice (SO_RCVTIMEO); after a slice
+ *            with nothing, the client's data time-out is checked.
  *   next     the client's next data package, decoded with the output
  *            recipe straight into the ring slot; text messages and replies
  *            stay here (the client logs text messages: through the rx
@@ -111,7 +112,10 @@ struct rtl_rtde_transport_config {
 	 * this long. 0: a quarter of the controller's watchdog; < 0: off. */
 	int64_t keepalive_ns;
 	/* No data package for this long is a lost connection. 0: 1 s or 10
-	 * periods, whichever is longer; < 0: never. */
+	 * periods, whichever is longer; < 0: never. It is also the client's
+	 * data time-out when client.data_timeout_ns is 0, so the stream ends
+	 * with the client's explanation ("no data package for 1.0 s after
+	 * START ..."); the loop's own check stays as the last resort. */
 	int64_t rx_timeout_ns;
 	/* At rest: every joint's actual_qd below this [rad/s]. 0: 0.001. */
 	double rest_speed;
