@@ -486,6 +486,49 @@ static void set_rate(struct rtl_rtde_client *c)
 	i->period_ns = (int64_t)llround(1e9 / i->max_frequency) * (int64_t)i->divisor;
 }
 
+/*
+ * The reported version is one UR ships: major 3 (CB3), 5 (e-Series) or 10
+ * (PolyScope X, which speaks RTDE as e-Series does, docs/rtde-protocol.md
+ * 2). Below 3 is no controller at all (a zeroed reply from a peer that
+ * only mimics RTDE); another major is refused unless the configuration
+ * allows it, because the rate and the field set would be a guess.
+ * False after failing.
+ */
+static bool check_version(struct rtl_rtde_client *c)
+{
+	const struct rtl_rtde_controller_version *v = &c->info.version;
+	enum rtl_rtde_line line = rtl_rtde_version_line(c->info.controller_version);
+	char txt[64];
+
+	snprintf(txt, sizeof(txt), "%" PRIu32 ".%" PRIu32 ".%" PRIu32 ".%" PRIu32, v->major,
+		 v->minor, v->bugfix, v->build);
+	if (v->major < 3) {
+		fail(c, -EPROTO,
+		     "the controller reported version %s, which no UR controller sends (UR ships "
+		     "3.x for CB3, 5.x for e-Series, 10.x for PolyScope X): the peer is not a UR "
+		     "controller, or its RTDE server is broken",
+		     txt);
+		return false;
+	}
+	if (v->major == 3 || v->major == 5 || v->major == 10)
+		return true;
+	if (!(c->cfg.flags & RTL_RTDE_CLIENT_ALLOW_UNKNOWN_VERSION)) {
+		fail(c, -EPROTONOSUPPORT,
+		     "the controller reported version %s, a major version UR has not shipped (3: "
+		     "CB3, 5: e-Series, 10: PolyScope X); the client would treat it as %s (%g Hz, "
+		     "the %s field versions): set RTL_RTDE_CLIENT_ALLOW_UNKNOWN_VERSION in the "
+		     "client's flags to accept that",
+		     txt, rtl_rtde_line_name(line), rtl_rtde_max_frequency(v->major),
+		     rtl_rtde_line_name(line));
+		return false;
+	}
+	rtl_log(RTL_LOG_WARN,
+		"RTDE: the controller reported version %s, a major version UR has not shipped; "
+		"treated as %s (%g Hz), as RTL_RTDE_CLIENT_ALLOW_UNKNOWN_VERSION asks",
+		txt, rtl_rtde_line_name(line), rtl_rtde_max_frequency(v->major));
+	return true;
+}
+
 static void on_version(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
 {
 	int err = rtl_rtde_decode_urcontrol_version_reply(pkg, len, &c->info.version);
@@ -495,6 +538,8 @@ static void on_version(struct rtl_rtde_client *c, int64_t now, const uint8_t *pk
 		return;
 	}
 	c->info.controller_version = rtl_rtde_version_pack(&c->info.version);
+	if (!check_version(c))
+		return;
 	if (!build_recipes(c))
 		return;
 	set_rate(c);

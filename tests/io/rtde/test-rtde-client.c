@@ -405,6 +405,77 @@ Test(rtde_client, frequency_rule)
 	cr_assert_eq(req.u.setup.frequency, 125.0);
 }
 
+/* The version reply, then the error it caused (or NULL). */
+static const struct rec *version_reply(uint32_t major, uint32_t minor)
+{
+	start_client();
+	expect_tx('V');
+	ctl_accept('V', true);
+	expect_tx('v');
+	nrec = 0;
+	ctl_version(major, minor);
+	return last(RTL_RTDE_CLIENT_EV_ERROR);
+}
+
+Test(rtde_client, version_zero_is_refused)
+{
+	const struct rec *e;
+	struct rtl_rtde_controller_version v = { 0, 0, 0, 0 };
+	int n;
+
+	start_client();
+	expect_tx('V');
+	ctl_accept('V', true);
+	expect_tx('v');
+	nrec = 0;
+	n = rtl_rtde_encode_urcontrol_version_reply(pkg, sizeof(pkg), &v);
+	ctl_send(pkg, (size_t)n);
+	e = last(RTL_RTDE_CLIENT_EV_ERROR);
+	cr_assert(e && e->fatal);
+	cr_assert_eq(e->code, -EPROTO);
+	cr_assert_str_eq(
+		e->msg,
+		"the controller reported version 0.0.0.0, which no UR controller sends (UR "
+		"ships 3.x for CB3, 5.x for e-Series, 10.x for PolyScope X): the peer is not "
+		"a UR controller, or its RTDE server is broken");
+	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_FAILED);
+	cr_assert_eq(rtl_rtde_client_tx(cl, NULL), 0, "no SETUP_OUTPUTS");
+	e = version_reply(2, 9);
+	cr_assert(e && e->code == -EPROTO, "major 2 too");
+}
+
+Test(rtde_client, unknown_major_is_refused_unless_allowed)
+{
+	static const uint32_t unknown[] = { 4, 6, 9, 11, 99 };
+	static const uint32_t shipped[] = { 3, 5, 10 };
+	const struct rec *e;
+
+	e = version_reply(99, 1);
+	cr_assert(e && e->fatal);
+	cr_assert_eq(e->code, -EPROTONOSUPPORT);
+	cr_assert_str_eq(
+		e->msg,
+		"the controller reported version 99.1.0.1234, a major version UR has not "
+		"shipped (3: CB3, 5: e-Series, 10: PolyScope X); the client would treat it "
+		"as PolyScope X (500 Hz, the PolyScope X field versions): set "
+		"RTL_RTDE_CLIENT_ALLOW_UNKNOWN_VERSION in the client's flags to accept that");
+	e = version_reply(4, 0);
+	cr_assert(e && e->code == -EPROTONOSUPPORT);
+	cr_assert(strstr(e->msg, "treat it as CB3 (125 Hz, the CB3 field versions)"), "%s", e->msg);
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+		e = version_reply(unknown[i], 0);
+		cr_assert(e && e->code == -EPROTONOSUPPORT, "major %u", unknown[i]);
+	}
+	for (size_t i = 0; i < sizeof(shipped) / sizeof(shipped[0]); i++) {
+		cr_assert_null(version_reply(shipped[i], 15), "major %u", shipped[i]);
+		expect_tx('O');
+	}
+	cfg.flags = RTL_RTDE_CLIENT_ALLOW_UNKNOWN_VERSION;
+	cr_assert_null(version_reply(6, 0));
+	expect_tx('O');
+	cr_assert_eq(rtl_rtde_client_info(cl)->max_frequency, 500.0);
+}
+
 Test(rtde_client, not_found_names_the_field)
 {
 	const struct rec *e;

@@ -18,7 +18,9 @@
  *
  * The handshake follows the typical order (docs/rtde-protocol.md 3.1):
  * REQUEST_PROTOCOL_VERSION 2 (and 1 when 2 is refused), then
- * GET_URCONTROL_VERSION; the recipes are then built from the configured
+ * GET_URCONTROL_VERSION, whose major must be one UR ships (3 CB3, 5
+ * e-Series, 10 PolyScope X; RTL_RTDE_CLIENT_ALLOW_UNKNOWN_VERSION lets
+ * others through); the recipes are then built from the configured
  * name lists against that controller version (rtde_recipe.h), so fields
  * newer than the controller fail with a clear report or are dropped, by
  * option. SETUP_OUTPUTS (with the frequency in v2), one SETUP_INPUTS per
@@ -113,6 +115,12 @@ enum rtl_rtde_client_flag {
 	/* Do not pass controller text messages to rtl_log() (they are still
 	 * returned as events). */
 	RTL_RTDE_CLIENT_NO_TEXT_LOG = 1u << 1,
+	/* Accept a controller whose major version UR has not shipped (4,
+	 * 6 to 9, above 10), with a warning, as the product line
+	 * rtl_rtde_version_line() gives (4: CB3, 6 to 9: e-Series, above 10:
+	 * PolyScope X). Without it the handshake fails with
+	 * -EPROTONOSUPPORT. Majors below 3 are always refused. */
+	RTL_RTDE_CLIENT_ALLOW_UNKNOWN_VERSION = 1u << 2,
 };
 
 /*
@@ -166,12 +174,17 @@ enum rtl_rtde_client_state {
  * An error. Codes (negative errno) and what they mean here:
  *   -ETIMEDOUT        no reply within the reply timeout, or no data
  *                     within the data timeout (fatal).
- *   -EPROTONOSUPPORT  the controller refused protocol 2 and 1 (fatal).
+ *   -EPROTONOSUPPORT  the controller refused protocol 2 and 1, or reported
+ *                     a major version UR has not shipped (not 3, 5 or
+ *                     10) without RTL_RTDE_CLIENT_ALLOW_UNKNOWN_VERSION
+ *                     (fatal).
  *   -ENOENT           a recipe field is unknown or NOT_FOUND (fatal).
  *   -EBUSY            an input came back IN_USE (fatal).
  *   -EEXIST, -E2BIG, -EINVAL  a names list that does not build (fatal).
  *   -EPERM            the controller refused START (fatal).
- *   -EPROTO           a reply of the wrong type, a recipe refused without
+ *   -EPROTO           a reply of the wrong type, a controller version with
+ *                     a major below 3 (0.0.0.0: no UR controller sends
+ *                     it), a recipe refused without
  *                     a reason, a setup reply with other types than the
  *                     registry's, fields too new for the controller
  *                     (fatal); a package nobody asked for (not fatal).
