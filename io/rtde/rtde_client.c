@@ -740,6 +740,7 @@ static void on_text(struct rtl_rtde_client *c, const uint8_t *pkg, size_t len)
 	struct rtl_rtde_client_event ev = { .type = RTL_RTDE_CLIENT_EV_TEXT };
 	struct rtl_rtde_text *t = &ev.u.text;
 	enum rtl_log_level lvl;
+	char msg[1024], src[256];
 	int err;
 
 	/*
@@ -777,10 +778,12 @@ static void on_text(struct rtl_rtde_client *c, const uint8_t *pkg, size_t len)
 			lvl = RTL_LOG_INFO;
 			break;
 		}
-		rtl_log(lvl, "RTDE controller message (%s%s%.*s): %.*s", level_name(t->level),
-			t->source_len ? ", from " : "", (int)t->source_len,
-			t->source ? t->source : "", (int)t->message_len,
-			t->message ? t->message : "");
+		/* The controller's bytes, made printable: no escape sequence,
+		 * no line of their own (rtl_rtde_text_sanitize()). */
+		rtl_rtde_text_sanitize(msg, sizeof(msg), t->message, t->message_len);
+		rtl_rtde_text_sanitize(src, sizeof(src), t->source, t->source_len);
+		rtl_log(lvl, "RTDE controller message (%s%s%s): %s", level_name(t->level),
+			t->source_len ? ", from " : "", src, msg);
 	}
 	push(c, &ev);
 }

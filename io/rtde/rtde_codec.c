@@ -824,6 +824,75 @@ RTL_API int rtl_rtde_decode_text(const uint8_t *buf, size_t len, enum rtl_rtde_p
 	return 0;
 }
 
+/* ---- controller text, made printable ------------------------------------ */
+
+/* The escape of byte @b into @e: the byte itself, \\, \t, \n, \r or
+ * \xHH. Returns its length (1, 2 or 4). */
+static size_t escape_byte(unsigned char b, char e[4])
+{
+	static const char hex[] = "0123456789abcdef";
+
+	e[0] = '\\';
+	switch (b) {
+	case '\t':
+		e[1] = 't';
+		return 2;
+	case '\n':
+		e[1] = 'n';
+		return 2;
+	case '\r':
+		e[1] = 'r';
+		return 2;
+	case '\\':
+		e[1] = '\\';
+		return 2;
+	default:
+		break;
+	}
+	if (b >= 0x20 && b < 0x7f) {
+		e[0] = (char)b;
+		return 1;
+	}
+	e[1] = 'x';
+	e[2] = hex[b >> 4];
+	e[3] = hex[b & 0xf];
+	return 4;
+}
+
+RTL_API size_t rtl_rtde_text_sanitize(char *dst, size_t dst_size, const char *src, size_t n)
+{
+	const char *mark = RTL_RTDE_TEXT_CUT_MARK;
+	const size_t mark_len = sizeof(RTL_RTDE_TEXT_CUT_MARK) - 1;
+	size_t total = 0, out = 0, room;
+	char e[4];
+
+	if (!dst || !dst_size)
+		return 0;
+	if (!src)
+		n = 0;
+	/* Whether it all fits decides whether room for the mark is kept. */
+	for (size_t i = 0; i < n; i++)
+		total += escape_byte((unsigned char)src[i], e);
+	room = dst_size - 1;
+	if (total > room)
+		room = room > mark_len ? room - mark_len : 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = escape_byte((unsigned char)src[i], e);
+
+		if (out + k > room)
+			break;
+		memcpy(dst + out, e, k);
+		out += k;
+	}
+	if (total > out) {
+		/* Cut: the mark, or as much of it as fits a tiny buffer. */
+		for (size_t m = 0; m < mark_len && out + 1 < dst_size; m++)
+			dst[out++] = mark[m];
+	}
+	dst[out] = '\0';
+	return out;
+}
+
 /* ---- data packages --------------------------------------------------- */
 
 RTL_API int rtl_rtde_data_fields_offset(enum rtl_rtde_protocol proto, enum rtl_rtde_dir dir)

@@ -1243,8 +1243,11 @@ static int next_type(struct rtl_rtde_report *rep, struct rtl_rtde_list *it, size
 	if (v < 0) {
 		char nm[RTL_RTDE_REPORT_FIELD_MAX];
 
+		/* The controller's bytes: made printable before they reach a
+		 * message. */
+		rtl_rtde_text_sanitize(nm, sizeof(nm), item, len);
 		report(rep, -EBADMSG, 0, NULL, "reply item %zu, '%s', is not an RTDE type", pos + 1,
-		       name_str(nm, sizeof(nm), item, len));
+		       nm);
 		return -EBADMSG;
 	}
 	*t = (enum rtl_rtde_type)v;

@@ -616,6 +616,49 @@ Test(rtde_client, text_between_request_and_reply)
 	rtl_log_set_handler(NULL, NULL);
 }
 
+static char logged_line[1024];
+
+static void keep_log(void *user, enum rtl_log_level level, const char *msg)
+{
+	(void)user;
+	(void)level;
+	if (strstr(msg, "controller message"))
+		snprintf(logged_line, sizeof(logged_line), "%s", msg);
+}
+
+/* What the controller writes reaches the log printable, on one line. */
+Test(rtde_client, text_messages_are_logged_sanitized)
+{
+	int n;
+
+	handshake();
+	logged_line[0] = '\0';
+	rtl_log_set_handler(keep_log, NULL);
+	n = enc_text(pkg, RTL_RTDE_PROTOCOL_V2, RTL_RTDE_LEVEL_ERROR,
+		     "\x1b[2J\rrtde-record: connected\a\nfake\xff", "\x1b[31mURControl");
+	ctl_send(pkg, (size_t)n);
+	rtl_log_set_handler(NULL, NULL);
+	cr_assert_str_eq(logged_line, "RTDE controller message (ERROR, from \\x1b[31mURControl): "
+				      "\\x1b[2J\\rrtde-record: connected\\x07\\nfake\\xff");
+	/* The event keeps the bytes as sent: a program that prints them
+	 * sanitizes them itself. */
+	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_TEXT)->msg[0], '\x1b');
+}
+
+/* A type name in a setup reply is the controller's text too. */
+Test(rtde_client, reply_type_text_is_sanitized_in_the_error)
+{
+	const struct rec *e;
+
+	to_outputs(5, 12);
+	nrec = 0;
+	ctl_outputs(1, "DOUBLE,\x1b[2J\n");
+	e = last(RTL_RTDE_CLIENT_EV_ERROR);
+	cr_assert(e && e->fatal);
+	cr_assert(strstr(e->msg, "reply item 2, '\\x1b[2J\\n', is not an RTDE type"), "%s", e->msg);
+	cr_assert_null(strchr(e->msg, '\x1b'));
+}
+
 Test(rtde_client, data_before_start_reply_counts_as_start)
 {
 	to_outputs(5, 12);

@@ -963,3 +963,101 @@ Test(rtde_codec, unpack_doubles_flattens_every_element)
 	cr_assert_eq(rtl_rtde_unpack_doubles(fields, (size_t)size, all_types, N_TYPES, d, 26),
 		     -ENOSPC);
 }
+
+/* ---- controller text, made printable --------------------------------------- */
+
+/* Sanitize the @n bytes at @src into a buffer of @size; returns the result. */
+static const char *sanitized(const char *src, size_t n, size_t size, size_t *len)
+{
+	static char out[65536];
+
+	cr_assert_leq(size, sizeof(out));
+	memset(out, 'Z', sizeof(out));
+	*len = rtl_rtde_text_sanitize(out, size, src, n);
+	cr_assert_lt(*len, size);
+	cr_assert_eq(out[*len], '\0', "always NUL-terminated");
+	cr_assert_eq(strlen(out), *len);
+	return out;
+}
+
+Test(rtde_codec, sanitize_escapes_terminal_control)
+{
+	static const char in[] = "\x1b[2J\x1b]0;owned\a\rrtde-record: done\nA\tB\\C";
+	size_t len;
+	const char *s = sanitized(in, sizeof(in) - 1, 256, &len);
+
+	cr_assert_str_eq(s, "\\x1b[2J\\x1b]0;owned\\x07\\rrtde-record: done\\nA\\tB\\\\C");
+	cr_assert_null(strchr(s, '\x1b'));
+	cr_assert_null(strchr(s, '\n'), "a fake line of the program cannot start");
+	cr_assert_null(strchr(s, '\r'));
+	cr_assert_null(strchr(s, '\a'));
+}
+
+Test(rtde_codec, sanitize_keeps_printable_ascii)
+{
+	size_t len;
+	const char *s = sanitized("Protective stop: C204A3 (joint 3)", 33, 64, &len);
+
+	cr_assert_str_eq(s, "Protective stop: C204A3 (joint 3)");
+	cr_assert_eq(len, 33);
+}
+
+Test(rtde_codec, sanitize_embedded_nul_and_invalid_utf8)
+{
+	static const char in[] = { 'a',	       '\0',	   'b', (char)0xff, (char)0xc3, (char)0x28,
+				   (char)0xe2, (char)0x82, 'c', (char)0x7f, (char)0x80 };
+	size_t len;
+	const char *s = sanitized(in, sizeof(in), 256, &len);
+
+	/* The NUL does not end the text; no byte from 0x7f up survives. */
+	cr_assert_str_eq(s, "a\\x00b\\xff\\xc3(\\xe2\\x82c\\x7f\\x80");
+	for (size_t i = 0; i < len; i++)
+		cr_assert(s[i] >= 0x20 && s[i] < 0x7f, "byte %zu: 0x%02x", i, (unsigned char)s[i]);
+}
+
+Test(rtde_codec, sanitize_cuts_long_text_with_a_mark)
+{
+	static char big[10240];
+	size_t len;
+	const char *s;
+
+	memset(big, 'x', sizeof(big));
+	for (size_t i = 0; i < sizeof(big); i += 100)
+		big[i] = '\x1b';
+	s = sanitized(big, sizeof(big), 1024, &len);
+	cr_assert_leq(len, 1023);
+	cr_assert_geq(len, 1023 - 3, "filled up to an escape's size");
+	cr_assert_eq(strcmp(s + len - strlen(RTL_RTDE_TEXT_CUT_MARK), RTL_RTDE_TEXT_CUT_MARK), 0,
+		     "ends with the mark: %s", s + len - 16);
+	/* No escape is split before the mark: every '\' starts a whole one. */
+	for (size_t i = 0; i + strlen(RTL_RTDE_TEXT_CUT_MARK) < len; i++)
+		if (s[i] == '\\')
+			cr_assert(s[i + 1] == 'x' && s[i + 2] == '1' && s[i + 3] == 'b', "at %zu",
+				  i);
+	/* Exactly fitting text is not cut; one byte more is. */
+	s = sanitized("abcdefghi", 9, 10, &len);
+	cr_assert_str_eq(s, "abcdefghi");
+	s = sanitized("abcdefghij", 10, 10, &len);
+	cr_assert_str_eq(s, "abcd" RTL_RTDE_TEXT_CUT_MARK);
+	/* The whole 10 KB with room: four bytes per escape, one per other. */
+	s = sanitized(big, sizeof(big), sizeof(big) * 4 + 1, &len);
+	cr_assert_eq(len, sizeof(big) + 3 * (sizeof(big) / 100 + 1));
+}
+
+Test(rtde_codec, sanitize_edge_cases)
+{
+	char out[4] = "zzz";
+	size_t len;
+
+	cr_assert_eq(rtl_rtde_text_sanitize(NULL, 10, "a", 1), 0);
+	cr_assert_eq(rtl_rtde_text_sanitize(out, 0, "a", 1), 0);
+	cr_assert_eq(out[0], 'z', "nothing written into a 0-byte buffer");
+	cr_assert_eq(rtl_rtde_text_sanitize(out, sizeof(out), NULL, 5), 0);
+	cr_assert_str_eq(out, "");
+	cr_assert_eq(rtl_rtde_text_sanitize(out, 1, "abc", 3), 0);
+	cr_assert_str_eq(out, "");
+	/* A buffer smaller than the mark holds what of it fits. */
+	len = rtl_rtde_text_sanitize(out, sizeof(out), "\x1b\x1b", 2);
+	cr_assert_eq(len, 3);
+	cr_assert_str_eq(out, "[..");
+}

@@ -680,6 +680,27 @@ RTL_API int rtl_rtde_encode_text(uint8_t *buf, size_t cap, enum rtl_rtde_protoco
 RTL_API int rtl_rtde_decode_text(const uint8_t *buf, size_t len, enum rtl_rtde_protocol proto,
 				 enum rtl_rtde_dir dir, struct rtl_rtde_text *text);
 
+/* What rtl_rtde_text_sanitize() ends a cut result with. */
+#define RTL_RTDE_TEXT_CUT_MARK "[...]"
+
+/*
+ * Make @n bytes of controller text (a TEXT_MESSAGE's message or source, or
+ * any string a peer sent) safe to print on a terminal or write into a log
+ * line, into @dst of @dst_size bytes: printable ASCII (0x20 to 0x7e) is
+ * kept, except the backslash, written "\\"; tab, newline and carriage
+ * return become "\t", "\n" and "\r"; every other byte (escape sequences,
+ * BEL, NUL, anything from 0x80 up, so UTF-8 too) becomes "\xHH". So the
+ * text stays on one line, moves no cursor, rings nothing, and cannot pass
+ * for a line of the program (no fake "rtde-record: ..." line). @src may
+ * hold NUL bytes; NULL counts as empty. The result is always
+ * NUL-terminated (for @dst_size > 0) and never splits an escape; when it
+ * does not fit, it ends with RTL_RTDE_TEXT_CUT_MARK. Four bytes per input
+ * byte plus one always suffice.
+ * Returns the length of the result (without the NUL), 0 when @dst is NULL
+ * or @dst_size is 0. RT-safe: no allocation, no stdio.
+ */
+RTL_API size_t rtl_rtde_text_sanitize(char *dst, size_t dst_size, const char *src, size_t n);
+
 /*
  * Offset of the fields within a DATA_PACKAGE: 3 (header only) for a v1
  * package from the controller, else 4 (header and recipe id). Returns
