@@ -836,7 +836,9 @@ static uint64_t account(struct rtl_rtde_client *c, struct rtl_rtde_client_data *
 		return 0;
 	}
 	if (c->have_base && !back) {
-		steps = (cycles + n / 2) / n;
+		/* Rounded to the nearest step without cycles + n / 2, which
+		 * wraps for a control_step that jumped near 2^64. */
+		steps = cycles / n + (cycles % n + n / 2 >= n);
 		/* The packages the client dropped filled part of the gap. */
 		if (steps > 1 + dropped)
 			skipped = steps - 1 - dropped;
@@ -844,7 +846,9 @@ static uint64_t account(struct rtl_rtde_client *c, struct rtl_rtde_client_data *
 	if (back)
 		c->stats.resets++;
 	c->have_base = true;
-	c->stats.skipped += skipped;
+	/* Saturating: a jump's count must not wrap the total. */
+	c->stats.skipped =
+		skipped > UINT64_MAX - c->stats.skipped ? UINT64_MAX : c->stats.skipped + skipped;
 	return skipped;
 }
 

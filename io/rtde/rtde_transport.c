@@ -457,7 +457,12 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 				continue;
 			f->size = fr.size;
 			f->ctrl_time = ev.u.data.has_timestamp ? ev.u.data.timestamp : NAN;
-			f->ctrl_skipped = (uint32_t)ev.u.data.skipped;
+			/* The frame holds 32 bits: a timestamp jump's huge
+			 * count saturates instead of wrapping to a small one
+			 * (the client's stats keep all 64). */
+			f->ctrl_skipped = ev.u.data.skipped > UINT32_MAX
+						  ? UINT32_MAX
+						  : (uint32_t)ev.u.data.skipped;
 			f->kernel_rx_ns = 0;
 			return 1;
 		}

@@ -116,6 +116,8 @@ static void serve(struct fake *fk, int fd, struct rtl_rtde_framer *fr)
 					int n;
 
 					/* The test's recipes put timestamp first. */
+					if (fk->jump_at && i == fk->jump_at)
+						ts += fk->jump_s;
 					rtl_rtde_store_f64(f, ts);
 					ts += 0.002;
 					n = rtl_rtde_encode_data(out + at, sizeof(out) - at, proto,

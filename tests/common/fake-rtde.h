@@ -27,6 +27,8 @@ struct fake {
 	bool burst;	  /* the START reply and the data in one write */
 	bool hold;	  /* after streaming, keep the connection open, silent */
 	bool wrong_size;  /* data packages 8 bytes short of the recipe */
+	int jump_at;	  /* > 0: the timestamp of this data package jumps... */
+	double jump_s;	  /* ...by this many seconds */
 	atomic_int served;
 	atomic_int input_value;
 	atomic_int input_id;

@@ -968,6 +968,38 @@ Test(rtde_client, dropped_packages_are_not_controller_skips)
 		     (unsigned long long)rtl_rtde_client_stats(cl)->skipped);
 }
 
+/*
+ * control_step jumping from 0 to 2^64 - 1 at one package every 4 cycles:
+ * 2^62 steps, so 2^62 - 1 skipped, all 64 bits of it (rounding by
+ * cycles + n / 2 wrapped to 0 here).
+ */
+Test(rtde_client, control_step_jump_keeps_64_bits)
+{
+	uint8_t f[16];
+	int n;
+
+	cfg.outputs = "timestamp,control_step";
+	to_outputs(5, 26);
+	ctl_outputs(1, "DOUBLE,UINT64");
+	expect_tx('I');
+	ctl_inputs(1, "INT32");
+	expect_tx('S');
+	ctl_accept('S', true);
+	nrec = 0;
+	for (int i = 0; i < 2; i++) {
+		rtl_rtde_store_f64(f, 100.0);
+		rtl_rtde_store_u64(f + 8, i ? UINT64_MAX : 0);
+		n = rtl_rtde_encode_data(pkg, sizeof(pkg), proto, RTL_RTDE_FROM_CONTROLLER, 1, f,
+					 sizeof(f));
+		ctl_send(pkg, (size_t)n);
+	}
+	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 2);
+	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_DATA)->skipped, (UINT64_C(1) << 62) - 1, "%llu",
+		     (unsigned long long)last(RTL_RTDE_CLIENT_EV_DATA)->skipped);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, (UINT64_C(1) << 62) - 1);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->resets, 0);
+}
+
 Test(rtde_client, timestamp_reset_counted_and_rebased)
 {
 	static const double ts[] = { 100.0, 100.008, 0.008, 0.016, 0.032 };

@@ -349,6 +349,32 @@ Test(rtde_connect, only_wrong_size_packages_end_the_session)
 	prog_close(&P);
 }
 
+/*
+ * A timestamp that jumps 10^7 s (5 * 10^9 cycles at 500 Hz): the client
+ * counts all 64 bits, the loop's 32-bit frame field saturates instead of
+ * wrapping to a small, plausible number.
+ */
+Test(rtde_connect, a_timestamp_jump_saturates_the_frame_skip_count)
+{
+	static struct fake fk = { .conns = 1, .ndata = 5, .jump_at = 3, .jump_s = 1e7 };
+	struct rtl_error err = { 0 };
+	struct rtl_loop_stats s;
+
+	fake_start(&fk);
+	prog_open(&P, fk.port, NULL, 0, 0);
+	cr_assert_eq(rtl_loop_start(P.loop, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_join(P.loop), -ECONNRESET);
+	fake_stop(&fk);
+	rtl_loop_stats(P.loop, &s);
+	cr_assert_eq(s.frames, 5);
+	cr_assert_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(P.tr))->skipped,
+		     UINT64_C(5000000000), "%llu",
+		     (unsigned long long)rtl_rtde_client_stats(rtl_rtde_transport_client(P.tr))
+			     ->skipped);
+	cr_assert_eq(s.ctrl_skipped, UINT32_MAX, "%llu", (unsigned long long)s.ctrl_skipped);
+	prog_close(&P);
+}
+
 Test(rtde_connect, reconnect_backs_off_and_gives_up)
 {
 	static struct fake fk = { .conns = 1, .ndata = 1 };
