@@ -681,6 +681,36 @@ Test(rtde_client, data_before_start_reply_counts_as_start)
 	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
 }
 
+/* The START reply and 100 data packages in one receive: every package
+ * is delivered, in order, none counted as lost. */
+Test(rtde_client, data_in_the_start_read_is_delivered)
+{
+	static uint8_t buf[8192];
+	size_t len;
+
+	to_outputs(5, 12);
+	ctl_outputs(1, "DOUBLE,VECTOR6D");
+	expect_tx('I');
+	ctl_inputs(1, "INT32");
+	expect_tx('S');
+	len = (size_t)rtl_rtde_encode_accepted_reply(buf, sizeof(buf), RTL_RTDE_PKG_START, true);
+	for (int i = 0; i < 100; i++)
+		len += (size_t)enc_data(buf + len, 1, 10.0 + 0.008 * i);
+	nrec = 0;
+	ctl_send(buf, len);
+	cr_assert_eq(recs[0].type, RTL_RTDE_CLIENT_EV_STATE);
+	cr_assert_eq(recs[0].to, RTL_RTDE_CLIENT_RUNNING);
+	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 100);
+	for (int i = 0; i < 100; i++) {
+		cr_assert_eq(recs[1 + i].type, RTL_RTDE_CLIENT_EV_DATA);
+		cr_assert_float_eq(recs[1 + i].ts, 10.0 + 0.008 * i, 1e-9, "package %d", i);
+		cr_assert_eq(recs[1 + i].skipped, 0);
+	}
+	cr_assert_eq(rtl_rtde_client_stats(cl)->data, 100);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 0);
+	cr_assert_eq(rtl_rtde_client_stats(cl)->unexpected, 0);
+}
+
 Test(rtde_client, recipe_id_mismatch_is_dropped_and_counted)
 {
 	const struct rec *e;

@@ -151,17 +151,6 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
  * run in both modes set it. */
 static bool rig_inline;
 
-/* A step that only counts (for controllers without the command layout). */
-static int step_count_only(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *user)
-{
-	struct rig *r = user;
-
-	(void)loop;
-	(void)fr;
-	atomic_fetch_add_explicit(&r->steps, 1, memory_order_relaxed);
-	return 0;
-}
-
 struct rig_opts {
 	struct rtl_sim_faults faults;
 	int watchdog_periods; /* 0: -1 (off) */
@@ -615,9 +604,31 @@ Test(loop_rtde, external_loop_moves_the_robot_and_stops_it)
  * packages back to back, so that one receive holds them all. Every one of
  * them must reach the loop as a frame (none swallowed by the handshake).
  */
+/* What the burst's steps saw: each frame's seq and controller time in
+ * order (the fake's timestamps: 42 s, then 2 ms apart). */
+static struct {
+	_Atomic int64_t n, out_of_order;
+	_Atomic uint64_t skipped;
+} B;
+
+static int step_check_order(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *user)
+{
+	int64_t k = atomic_load_explicit(&B.n, memory_order_relaxed);
+
+	(void)loop;
+	(void)user;
+	if ((int64_t)fr->seq != k || fabs(fr->ctrl_time - (42.0 + 0.002 * (double)k)) > 1e-9)
+		atomic_fetch_add_explicit(&B.out_of_order, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&B.skipped, fr->ctrl_skipped, memory_order_relaxed);
+	atomic_store_explicit(&B.n, k + 1, memory_order_relaxed);
+	return 0;
+}
+
 static void data_in_the_start_read_reaches_the_loop(void)
 {
-	static struct fake fk = { .conns = 1, .ndata = 50, .burst = true };
+	/* It holds the connection after the burst, so the loop ends by the
+	 * data time-out once every frame has been stepped. */
+	static struct fake fk = { .conns = 1, .ndata = 100, .burst = true, .hold = true };
 	struct rtl_rtde_transport *tr = NULL;
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
@@ -626,26 +637,35 @@ static void data_in_the_start_read_reaches_the_loop(void)
 	struct rtl_loop *loop;
 
 	rig_reset();
+	atomic_store(&B.n, 0);
+	atomic_store(&B.out_of_order, 0);
+	atomic_store(&B.skipped, 0);
 	atomic_store(&fk.served, 0);
 	fake_start(&fk);
 	tc.port = fk.port;
 	tc.client.outputs = "timestamp,actual_q";
 	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), 0, "%s", err.msg);
 	lc.transport = rtl_rtde_transport_base(tr);
-	lc.step = step_count_only;
+	lc.step = step_check_order;
 	lc.user = &R;
 	lc.rt_mode = RTL_LOOP_RT_OFF;
 	lc.every_frame = true;
 	lc.inline_step = rig_inline;
-	lc.ring_capacity = 64;
+	lc.ring_capacity = 128; /* the whole burst: no ring-full loss */
 	cr_assert_eq(rtl_loop_create(&loop, &lc, &err), 0, "%s", err.msg);
 	cr_assert_eq(rtl_loop_start(loop, &err), 0, "%s", err.msg);
-	/* The controller closes after the burst: the loop ends on its own. */
-	cr_expect_eq(rtl_loop_join(loop), -ECONNRESET);
+	cr_expect_eq(rtl_loop_join(loop), -ETIMEDOUT);
 	rtl_loop_stats(loop, &s);
 	fake_stop(&fk);
-	cr_expect_eq(s.frames, 50, "frames %llu of the 50 sent", (unsigned long long)s.frames);
-	cr_expect_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(tr))->data, 50);
+	cr_expect_eq(s.frames, 100, "frames %llu of the 100 sent", (unsigned long long)s.frames);
+	cr_expect_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(tr))->data, 100);
+	/* Each one stepped, in order, with the right seq and timestamp; none
+	 * lost anywhere. */
+	cr_expect_eq(atomic_load(&B.n), 100, "%lld stepped", (long long)atomic_load(&B.n));
+	cr_expect_eq(atomic_load(&B.out_of_order), 0);
+	cr_expect_eq(atomic_load(&B.skipped), 0);
+	cr_expect_eq(s.ring_full + s.worker_skipped + s.ctrl_skipped, 0);
+	cr_expect_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(tr))->skipped, 0);
 	rtl_loop_destroy(loop);
 	rtl_rtde_transport_destroy(tr);
 }
