@@ -16,9 +16,9 @@
  * error; 3 no data (--data-timeout of silence, or no row at all); 4 a write
  * error (the message names the rows the file holds).
  *
- * The log handler escapes what it prints (text_sanitize()): controller
- * text messages reach it verbatim and must not move the cursor, ring the
- * bell or forge an "rtde-record:" line.
+ * Controller text must not move the cursor, ring the bell or forge an
+ * "rtde-record:" line: the RTDE client escapes every byte of it
+ * (rtl_rtde_text_sanitize()) before it reaches the log handler here.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -111,56 +111,16 @@ static void usage(FILE *f)
 
 static bool verbose;
 
-/*
- * @n bytes of @src into @dst (NUL-terminated, cut to @dst_size) with
- * printable ASCII kept, \r \n \t and \\ escaped, every other byte as \xHH.
- * Returns the length written. The signature of the RTDE client's
- * rtl_rtde_text_sanitize(), which replaces this copy once it is exported.
- */
-static size_t rtl_rtde_text_sanitize(char *dst, size_t dst_size, const char *src, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t len = 0;
-
-	if (!dst_size)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)src[i];
-		char e[4];
-		size_t k = 0;
-
-		if (c == '\r' || c == '\n' || c == '\t' || c == '\\') {
-			e[k++] = '\\';
-			e[k++] = c == '\r' ? 'r' : c == '\n' ? 'n' : c == '\t' ? 't' : '\\';
-		} else if (c >= 0x20 && c < 0x7f) {
-			e[k++] = (char)c;
-		} else {
-			e[k++] = '\\';
-			e[k++] = 'x';
-			e[k++] = hex[c >> 4];
-			e[k++] = hex[c & 15];
-		}
-		if (len + k >= dst_size)
-			break;
-		memcpy(dst + len, e, k);
-		len += k;
-	}
-	dst[len] = '\0';
-	return len;
-}
-
 static void log_handler(void *user, enum rtl_log_level level, const char *msg)
 {
-	char clean[2048];
-
 	(void)user;
 	/* The library's errors are reported by this program with more
-	 * context; show them as they happen only when asked. Controller text
-	 * is in @msg verbatim: escape it. */
-	if (level == RTL_LOG_WARN || (verbose && level <= RTL_LOG_INFO)) {
-		rtl_rtde_text_sanitize(clean, sizeof(clean), msg, strlen(msg));
-		fprintf(stderr, PROG ": %s: %s\n", rtl_log_level_name(level), clean);
-	}
+	 * context; show them as they happen only when asked. Bytes from the
+	 * controller (its text messages, the names in its replies) reach
+	 * @msg already escaped by the client (rtl_rtde_text_sanitize()):
+	 * escaping again would double every backslash. */
+	if (level == RTL_LOG_WARN || (verbose && level <= RTL_LOG_INFO))
+		fprintf(stderr, PROG ": %s: %s\n", rtl_log_level_name(level), msg);
 }
 
 static struct rtl_rec *volatile g_rec;

@@ -542,10 +542,11 @@ static int flush_all(struct rtl_rec *rec)
 
 /*
  * The client's skip count, widened to 64 bits: the loop's frame carries
- * only its low 32 bits (rtl_loop_frame.ctrl_skipped), so a timestamp jump
- * of more than 2^32 periods would wrap. The client counted it from the
- * same timestamps (io/rtde/rtde_client.c account()), so the gap gives the
- * high bits back: the count congruent to @low nearest to the estimate.
+ * at most 32 bits (rtl_loop_frame.ctrl_skipped saturates at UINT32_MAX),
+ * so a timestamp jump of more than 2^32 periods does not fit. The client
+ * counted it from the same timestamps (io/rtde/rtde_client.c account()),
+ * so the gap gives the count back: the estimate itself when the frame's
+ * count saturated, else the count congruent to @low nearest to it.
  */
 static uint64_t widen_skipped(uint32_t low, double gap_s, const struct rtl_rtde_client_info *info)
 {
@@ -555,10 +556,12 @@ static uint64_t widen_skipped(uint32_t low, double gap_s, const struct rtl_rtde_
 	if (!isfinite(gap_s) || gap_s <= 0 || info->divisor == 0)
 		return low;
 	est = gap_s * info->max_frequency / info->divisor - 1;
-	if (est < 2147483648.0)
-		return low;
 	if (est > 1e15)
 		est = 1e15; /* the client's own cap */
+	if (low == UINT32_MAX && est >= (double)UINT32_MAX)
+		return (uint64_t)(est + 0.5); /* the frame's count saturated */
+	if (est < 2147483648.0)
+		return low;
 	k = (uint64_t)((est - low) / 4294967296.0 + 0.5);
 	return low + (k << 32);
 }
@@ -883,15 +886,13 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 	res->client_data = cs->data;
 	res->client_skipped = cs->skipped;
 	res->wrong_recipe = cs->wrong_recipe;
-	/* Until the client counts wrong-size packages apart (stats.wrong_size),
-	 * its malformed count holds them. */
-	res->wrong_size = 0;
+	res->wrong_size = cs->wrong_size;
 	res->malformed = cs->malformed;
-	/* A package the client dropped leaves a gap in `timestamp` that it
-	 * counted as skipped: those are not the controller's. */
-	res->skipped = res->client_skipped > client_drops(res)
-			       ? res->client_skipped - client_drops(res)
-			       : 0;
+	/* The controller's skips are those before the rows written: the
+	 * client's total also holds the gap before a package that came after
+	 * the stop. Its own drops (wrong size, recipe, malformed) are not in
+	 * either: they are counted under their names. */
+	res->skipped = res->ctrl_skipped;
 
 	/* Whole rows into the files, synced, renamed. */
 	out_finish(&rec->csv);
