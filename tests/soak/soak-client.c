@@ -8,7 +8,11 @@
  * ends the loop when the time is up. It prints one line of key=value
  * pairs:
  *
- *   packages skipped resets first_ts last_ts wall_s drift_ms
+ *   packages skipped resets reconnects text malformed first_ts last_ts wall_s
+ *   drift_ms
+ *
+ * (skipped, resets, reconnects, text and malformed: the RTDE client's own
+ * counters; packages + skipped spans [first_ts, last_ts] exactly.)
  *
  * drift = (last_ts - first_ts) - (arrival of the last package - arrival of
  * the first), both in the same run: the controller's timestamp (whole
@@ -45,16 +49,19 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 	struct soak *s = user;
 
 	(void)loop;
+	/* Counted before the time is checked: the client's skip count covers
+	 * the gap before this package, so [first_ts, last_ts] must include it
+	 * for packages + skipped to span the window exactly. */
+	if (!isnan(f->ctrl_time)) {
+		s->last_ns = f->rx_ns;
+		s->last_ts = f->ctrl_time;
+		if (s->packages++ == 0) {
+			s->first_ns = s->last_ns;
+			s->first_ts = s->last_ts;
+		}
+	}
 	if (f->rx_ns >= s->end)
 		return -ECANCELED; /* the time is up: stop, not an error */
-	if (isnan(f->ctrl_time))
-		return 0;
-	s->last_ns = f->rx_ns;
-	s->last_ts = f->ctrl_time;
-	if (s->packages++ == 0) {
-		s->first_ns = s->last_ns;
-		s->first_ts = s->last_ts;
-	}
 	return 0;
 }
 
@@ -131,10 +138,11 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		fprintf(stderr, "soak-client: %s\n", err.msg);
 	st = rtl_rtde_client_stats(rtl_rtde_transport_client(tr));
-	printf("packages=%llu skipped=%llu resets=%llu first_ts=%.6f last_ts=%.6f wall_s=%.6f "
-	       "drift_ms=%.3f\n",
+	printf("packages=%llu skipped=%llu resets=%llu reconnects=%llu text=%llu malformed=%llu "
+	       "first_ts=%.6f last_ts=%.6f wall_s=%.6f drift_ms=%.3f\n",
 	       (unsigned long long)s.packages, (unsigned long long)st->skipped,
-	       (unsigned long long)st->resets, s.first_ts, s.last_ts,
+	       (unsigned long long)st->resets, (unsigned long long)st->reconnects,
+	       (unsigned long long)st->text, (unsigned long long)st->malformed, s.first_ts, s.last_ts,
 	       (double)(s.last_ns - s.first_ns) / 1e9,
 	       ((s.last_ts - s.first_ts) - (double)(s.last_ns - s.first_ns) / 1e9) * 1e3);
 	rtl_loop_destroy(loop);
