@@ -1174,7 +1174,11 @@ RTL_API int rtl_rtde_client_closed(struct rtl_rtde_client *c, int64_t now, int e
 			 " in the middle of a package header (%zu of 3 bytes received)", pending);
 	}
 	want = expected_reply(c->state);
-	if (c->state == RTL_RTDE_CLIENT_RUNNING)
+	if (c->state == RTL_RTDE_CLIENT_RUNNING && err < 0)
+		/* A reset is no slow-reader close: name what the peer did. */
+		why = ": the controller (or a device between) aborted the stream with a reset: "
+		      "it restarted, or dropped this client; reconnect";
+	else if (c->state == RTL_RTDE_CLIENT_RUNNING)
 		why = ": controllers close a client that reads too slowly (its receive buffer "
 		      "overflowed: keep the receive thread fed), and restart RTDE once while "
 		      "booting; reconnect";

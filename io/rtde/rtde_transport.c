@@ -62,6 +62,12 @@ struct rtl_rtde_transport {
 	int64_t last_beat_ns;	     /* the heartbeat's recipe last went out */
 	struct rtl_rtde_handle rest; /* actual_qd in the output recipe */
 	size_t tx_off, tx_len;
+	/* The transmit side saw ECONNRESET: the peer reset the connection.
+	 * That send consumed the socket's error, so the rx thread's recv()
+	 * then reads 0 as if the peer had closed in order; this tells the
+	 * two apart. Set by the holder of the transmit side, read by the rx
+	 * thread, cleared at connect (no step runs then). */
+	atomic_bool tx_reset;
 	/* Written by the rx thread (rx_bytes) or the holder of the transmit
 	 * side (the rest); read by anyone. */
 	struct {
@@ -348,6 +354,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 		close(t->fd);
 		t->fd = -1;
 	}
+	atomic_store_explicit(&t->tx_reset, false, memory_order_relaxed);
 	t->fd = rtl_tcp_connect_addr(&t->addr, timeout, &terr);
 	if (t->fd < 0) {
 		ret = t->fd;
@@ -431,9 +438,11 @@ static int op_recv(struct rtl_transport *base)
 	}
 	if (n <= 0) {
 		int code = n < 0 ? -errno : -ECONNRESET;
+		bool reset = n < 0 || atomic_load_explicit(&t->tx_reset, memory_order_relaxed);
 
-		/* 0: an orderly close (the client words the two apart). */
-		rtl_rtde_client_closed(t->client, rtl_time_now(), n < 0 ? code : 0);
+		/* 0: an orderly close, unless a send saw the reset first (the
+		 * client words the two apart). */
+		rtl_rtde_client_closed(t->client, rtl_time_now(), reset ? code : 0);
 		stream_lost(t, code);
 		return n < 0 ? code : 0;
 	}
@@ -496,6 +505,8 @@ static int flush(struct rtl_rtde_transport *t)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == ECONNRESET)
+				atomic_store_explicit(&t->tx_reset, true, memory_order_relaxed);
 			return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
 		}
 		t->tx_off += (size_t)n;
@@ -517,6 +528,8 @@ static int tx_send(struct rtl_rtde_transport *t, size_t len)
 	do {
 		n = send(t->fd, t->tx, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == ECONNRESET)
+		atomic_store_explicit(&t->tx_reset, true, memory_order_relaxed);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	rtl_stat_add(&t->c.tx_bytes, (uint64_t)n);

@@ -51,19 +51,6 @@ TIMEOUT = 20  # no subprocess lives longer than this
 # Cases asserting the right behaviour of a program that gets it wrong
 # today (by TAP description prefix): reported "not ok", with a note.
 KNOWN_BROKEN = {
-    # rtde-record's summary "skipped" / "controller_skips" also counts the
-    # gaps before the packages received after the --duration stop
-    # (after_stop, not recorded): it then exceeds the lost column's total
-    # with no drop at all, and the text summary reads as if this host lost
-    # packages ("controller skips: 753 ... lost column total: 750").
-    "skips 3/4: rtde-record",
-    # A reset (RST, ECONNRESET) while streaming: the RTDE client's message
-    # says "the controller closed the connection in state RUNNING:
-    # controllers close a client that reads too slowly (its receive buffer
-    # overflowed ...)" though the loop kept up (ring_full 0) and the peer
-    # reset. rtde-record says it right ("reset the connection ... not for
-    # reading slowly").
-    "resets after 300: rtloop-admittance's message",
 }
 
 TMP = tempfile.mkdtemp(prefix="fault-matrix.")

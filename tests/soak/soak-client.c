@@ -142,8 +142,8 @@ int main(int argc, char **argv)
 	       "first_ts=%.6f last_ts=%.6f wall_s=%.6f drift_ms=%.3f\n",
 	       (unsigned long long)s.packages, (unsigned long long)st->skipped,
 	       (unsigned long long)st->resets, (unsigned long long)st->reconnects,
-	       (unsigned long long)st->text, (unsigned long long)st->malformed, s.first_ts, s.last_ts,
-	       (double)(s.last_ns - s.first_ns) / 1e9,
+	       (unsigned long long)st->text, (unsigned long long)st->malformed, s.first_ts,
+	       s.last_ts, (double)(s.last_ns - s.first_ns) / 1e9,
 	       ((s.last_ts - s.first_ts) - (double)(s.last_ns - s.first_ns) / 1e9) * 1e3);
 	rtl_loop_destroy(loop);
 	rtl_rtde_transport_destroy(tr);
