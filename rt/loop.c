@@ -69,9 +69,10 @@
 struct counters {
 	/* Single writer each (the rx thread, the step thread, or the thread
 	 * that watches): relaxed load + store, readable by anyone. */
-	_Atomic uint64_t frames, ctrl_skipped, worker_skipped, ring_full, steps, overruns, sends,
-		suppressed, would_block, rejected, stale, after_stop, watchdog, silent, reconnects,
-		rx_errors, rx_timeouts, stop_frames, stop_wait_ns, stop_unconfirmed;
+	_Atomic uint64_t frames, ctrl_skipped, worker_skipped, unstepped, ring_full, steps,
+		overruns, sends, suppressed, would_block, rejected, stale, after_stop, watchdog,
+		silent, reconnects, rx_errors, rx_timeouts, stop_frames, stop_wait_ns,
+		stop_unconfirmed;
 	/* Written by whoever holds the transmit side (read-modify-write:
 	 * more than one thread sends safe packages); the step compares it
 	 * before and after to see whether one went out meanwhile. */
@@ -1511,6 +1512,13 @@ RTL_API int rtl_loop_join(struct rtl_loop *loop)
 		rtl_ring_release(loop->ring);
 		loop->holding = false;
 	}
+	/* Frames the rx thread committed that no step took before the loop
+	 * ended (the stream was lost right after a burst, or the stop came):
+	 * counted, then dropped, so that a next run starts empty. */
+	while (loop->ring && rtl_ring_peek(loop->ring)) {
+		rtl_stat_add(&loop->c.unstepped, 1);
+		rtl_ring_release(loop->ring);
+	}
 	loop->in_ext_step = false;
 	loop->t->ops->disconnect(loop->t);
 	loop->connected = false;
@@ -1649,6 +1657,7 @@ RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *
 		.frames = rtl_stat_get(&c->frames),
 		.ctrl_skipped = rtl_stat_get(&c->ctrl_skipped),
 		.worker_skipped = rtl_stat_get(&c->worker_skipped),
+		.unstepped = rtl_stat_get(&c->unstepped),
 		.ring_full = rtl_stat_get(&c->ring_full),
 		.steps = rtl_stat_get(&c->steps),
 		.overruns = rtl_stat_get(&c->overruns),
@@ -1699,6 +1708,7 @@ static size_t counter_list(const struct rtl_loop_stats *s, const char **names, u
 	C(frames);
 	C(ctrl_skipped);
 	C(worker_skipped);
+	C(unstepped);
 	C(ring_full);
 	C(steps);
 	C(overruns);

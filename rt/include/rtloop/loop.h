@@ -314,6 +314,7 @@ struct rtl_loop_stats {
 	uint64_t frames;	 /* data frames received (while running) */
 	uint64_t ctrl_skipped;	 /* frames the controller skipped (timestamp steps) */
 	uint64_t worker_skipped; /* frames the worker skipped (newest only) */
+	uint64_t unstepped;	 /* frames received that no step took: the loop ended first */
 	uint64_t ring_full;	 /* frames dropped because the ring was full */
 	uint64_t steps;		 /* step calls */
 	uint64_t overruns;	 /* steps that took longer than a period */

@@ -673,6 +673,59 @@ static void data_in_the_start_read_reaches_the_loop(void)
 RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, data_in_the_start_read_reaches_the_loop,
 		    rig_inline)
 
+/* A slow step: 1 ms, so that the close after the burst finds frames the
+ * worker has not taken yet. */
+static int step_slowly(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *user)
+{
+	rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
+	return step_check_order(loop, fr, user);
+}
+
+Test(loop_rtde, frames_left_when_the_stream_ends_are_counted)
+{
+	/* The controller sends 100 packages at once and closes: the loop ends
+	 * with frames in the ring that no step took. Every frame received is
+	 * stepped, skipped by the worker or counted as unstepped: none
+	 * vanishes. */
+	static struct fake fk = { .conns = 1, .ndata = 100, .burst = true };
+	struct rtl_rtde_transport *tr = NULL;
+	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_loop_config lc = { 0 };
+	struct rtl_error err = { 0 };
+	struct rtl_loop_stats s;
+	struct rtl_loop *loop;
+
+	rig_reset();
+	atomic_store(&B.n, 0);
+	atomic_store(&B.out_of_order, 0);
+	atomic_store(&B.skipped, 0);
+	atomic_store(&fk.served, 0);
+	fake_start(&fk);
+	tc.port = fk.port;
+	tc.client.outputs = "timestamp,actual_q";
+	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), 0, "%s", err.msg);
+	lc.transport = rtl_rtde_transport_base(tr);
+	lc.step = step_slowly;
+	lc.rt_mode = RTL_LOOP_RT_OFF;
+	lc.every_frame = true;
+	lc.ring_capacity = 128;
+	cr_assert_eq(rtl_loop_create(&loop, &lc, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_start(loop, &err), 0, "%s", err.msg);
+	cr_expect_lt(rtl_loop_join(loop), 0);
+	rtl_loop_stats(loop, &s);
+	fake_stop(&fk);
+	cr_expect_eq(s.frames, 100, "frames %llu of the 100 sent", (unsigned long long)s.frames);
+	cr_expect_eq((uint64_t)atomic_load(&B.n) + s.worker_skipped + s.unstepped + s.ring_full,
+		     s.frames,
+		     "%lld stepped + %llu skipped + %llu unstepped + %llu ring full != %llu",
+		     (long long)atomic_load(&B.n), (unsigned long long)s.worker_skipped,
+		     (unsigned long long)s.unstepped, (unsigned long long)s.ring_full,
+		     (unsigned long long)s.frames);
+	cr_expect_eq(atomic_load(&B.out_of_order), 0);
+	rtl_loop_destroy(loop);
+	rtl_rtde_transport_destroy(tr);
+}
+
 /* ---- connection errors ---------------------------------------------------------------------- */
 
 Test(loop_rtde, refused_connection_names_the_fix)
