@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The fault matrix (issue #13): each of rtde-sim's faults against the
 recorder (rtde-record), the loop (rtloop-admittance) and the client
-(tests/soak/soak-client: the RTDE transport under the loop), each with the
+(tests/soak/soak-client.c: the RTDE transport under the loop), each with the
 exact counters it must produce. TAP on stdout.
 
 Usage: fault-matrix.py RTDE-SIM RTDE-RECORD RTLOOP-ADMITTANCE SOAK-CLIENT
