@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer harness: rtde-record's binary recording reader
+ * (apps/rtde-record/format.c), which `rtde-record --dump` runs on any file
+ * it is handed: rtl_rec_bin_read_header() on the text schema, then each
+ * fixed-size record formatted as a CSV row, as rtl_rec_dump() does (here
+ * from memory, through fmemopen(3), and at most 64 records).
+ *
+ * Oracles: documented codes only; an accepted schema has 1 to
+ * RTL_RTDE_RECIPE_MAX_FIELDS columns of value types inside values_size and
+ * a record size of the header plus the values rounded up to 8 bytes; every
+ * header and row fits the buffer rtl_rec_csv_line_max() asks for, ends in
+ * one newline and has exactly rtl_rec_csv_columns() columns.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz-common.h"
+#include "record.h"
+
+static void check_line(const char *line, int len, size_t cap, unsigned cols)
+{
+	unsigned seps = 0;
+
+	FUZZ_CHECK(len > 0 && (size_t)len < cap && line[len] == '\0');
+	FUZZ_CHECK(line[len - 1] == '\n' && memchr(line, '\n', (size_t)len) == line + len - 1);
+	for (int i = 0; i < len; i++)
+		seps += line[i] == ' ';
+	FUZZ_CHECK(seps + 1 == cols);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct rtl_rec_schema *s;
+	struct rtl_rec_meta m;
+	struct rtl_rec_error err;
+	unsigned char *rec;
+	char *line;
+	size_t cap;
+	FILE *f;
+	int r;
+
+	if (size == 0)
+		return 0;
+	f = fmemopen((void *)data, size, "rb");
+	s = malloc(sizeof(*s));
+	FUZZ_CHECK(f && s);
+	r = rtl_rec_bin_read_header(f, s, &m, &err);
+	FUZZ_CHECK(r == 0 || r == -EBADMSG || r == -EIO);
+	if (r < 0) {
+		FUZZ_CHECK(err.code == r && memchr(err.msg, '\0', sizeof(err.msg)));
+		goto out;
+	}
+	FUZZ_CHECK(s->n >= 1 && s->n <= RTL_RTDE_RECIPE_MAX_FIELDS);
+	FUZZ_CHECK(s->values_size >= 1 && s->values_size <= (1u << 20));
+	FUZZ_CHECK(s->record_size % 8 == 0 &&
+		   s->record_size >= RTL_REC_RECORD_HEADER + s->values_size &&
+		   s->record_size < RTL_REC_RECORD_HEADER + s->values_size + 8);
+	for (unsigned i = 0; i < s->n; i++) {
+		enum rtl_rtde_type t = (enum rtl_rtde_type)s->cols[i].type;
+
+		FUZZ_CHECK(rtl_rtde_type_is_value(t));
+		FUZZ_CHECK(s->cols[i].offset + rtl_rtde_type_size(t) <= s->values_size);
+		FUZZ_CHECK(memchr(s->cols[i].name, '\0', sizeof(s->cols[i].name)));
+	}
+	FUZZ_CHECK(memchr(m.host, '\0', sizeof(m.host)) && memchr(m.controller, '\0', 32));
+
+	cap = rtl_rec_csv_line_max(s);
+	line = malloc(cap);
+	rec = malloc(s->record_size);
+	FUZZ_CHECK(line && rec);
+	for (int extra = 0; extra <= 1; extra++)
+		check_line(line, rtl_rec_csv_header(line, cap, s, extra), cap,
+			   rtl_rec_csv_columns(s, extra));
+	for (int k = 0; k < 64 && fread(rec, 1, s->record_size, f) == s->record_size; k++) {
+		struct rtl_rec_row row = {
+			.seq = k,
+			.rx_ns = (int64_t)k * 2000000,
+			.ctrl_skipped = rec[16],
+			.dropped = rec[20],
+			.values = rec + RTL_REC_RECORD_HEADER,
+		};
+
+		memcpy(&row.seq, rec, sizeof(row.seq));
+		memcpy(&row.rx_ns, rec + 8, sizeof(row.rx_ns));
+		memcpy(&row.ctrl_skipped, rec + 16, sizeof(row.ctrl_skipped));
+		memcpy(&row.dropped, rec + 20, sizeof(row.dropped));
+		for (int extra = 0; extra <= 1; extra++)
+			check_line(line, rtl_rec_csv_row(line, cap, s, &row, extra), cap,
+				   rtl_rec_csv_columns(s, extra));
+	}
+	free(rec);
+	free(line);
+out:
+	free(s);
+	fclose(f);
+	return 0;
+}

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer harness: the UDP datagrams rtde-sim's UDP mode receives from
+ * anyone who can reach its port, handled as apps/rtde-sim/udp.c's
+ * on_datagram() does: the header (io/udp/udp.c), then, for a COMMAND,
+ * rtl_udp_decode_command() and rtl_sim_udp_apply() on the simulated robot,
+ * which then runs a control cycle; a BYE stops the robot. The socket loop
+ * around it is not fuzzed; the robot is the simulator's own.
+ *
+ * Input: a sequence of datagrams (fuzz-udp.h). Oracles: documented codes
+ * only; a decoded COMMAND has a known mode and encodes back to the same
+ * bytes (but for the fields decoding ignores); apply returns only its
+ * documented codes; whatever the commands say (NaN, infinities, huge
+ * values), the robot's joint positions and speeds stay finite.
+ */
+#include <math.h>
+#include <stdbool.h>
+
+#include "fuzz-udp.h"
+#include "robot.h"
+#include "udp.h"
+
+static void check_robot(const struct rtl_sim_robot *r)
+{
+	for (int i = 0; i < RTL_SIM_ROBOT_DOF; i++)
+		FUZZ_CHECK(isfinite(r->actual_q[i]) && isfinite(r->actual_qd[i]));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const int64_t period = 1000000; /* 1 kHz, as rtde-sim --udp */
+	/* The command's reserved bytes 2-7 (docs/udp.md), ignored on receipt. */
+	static const int reserved[] = { 34, 35, 36, 37, 38, 39, -1 };
+	struct rtl_sim_robot_config cfg;
+	struct rtl_sim_robot *robot = malloc(sizeof(*robot));
+	uint8_t *out = malloc(RTL_UDP_MAX_DATAGRAM);
+	const uint8_t *p = data;
+	size_t left = size, len;
+	int64_t now = 0;
+	uint8_t *d;
+
+	FUZZ_CHECK(robot && out);
+	rtl_sim_robot_config_default(&cfg);
+	cfg.period_ns = period;
+	FUZZ_CHECK(rtl_sim_robot_init(robot, &cfg) == 0);
+	while ((d = fuzz_udp_next(&p, &left, &len)) != NULL) {
+		struct rtl_udp_header h;
+		struct rtl_udp_cmd c;
+		int r = fuzz_udp_header(d, len, &h);
+		int rc = rtl_udp_decode_command(d, len, NULL, &c);
+
+		now += period;
+		if (r < 0) {
+			FUZZ_CHECK(rc == r);
+		} else if (h.type == RTL_UDP_COMMAND) {
+			FUZZ_CHECK(rc == (int)len || rc == -EPROTO);
+			if (rc > 0) {
+				FUZZ_CHECK(c.mode < RTL_UDP_MODE_COUNT);
+				FUZZ_CHECK(rtl_udp_encode_command(out, RTL_UDP_MAX_DATAGRAM, h.seq,
+								  h.send_ns, &c) == (int)len);
+				fuzz_udp_same(d, out, len, reserved);
+				r = rtl_sim_udp_apply(robot, &c, (int32_t)(uint32_t)h.seq, now);
+				FUZZ_CHECK(r == 0 || r == -ENOTSUP || r == -EINVAL || r == -ESTALE);
+			}
+		} else if (h.type == RTL_UDP_BYE) {
+			struct rtl_sim_robot_cmd stop = { .mode = RTL_RTDE_CMD_STOP,
+							  .seq = robot->last_seq + 1,
+							  .watchdog_ms = -1 };
+
+			FUZZ_CHECK(rc == -EPROTO);
+			rtl_sim_robot_command(robot, &stop, now);
+		} else {
+			FUZZ_CHECK(rc == -EPROTO);
+		}
+		rtl_sim_robot_step(robot, now);
+		check_robot(robot);
+		free(d);
+	}
+	free(out);
+	free(robot);
+	return 0;
+}
