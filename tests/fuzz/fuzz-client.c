@@ -26,6 +26,7 @@
 #include <rtloop/rtde_client.h>
 
 #include "fuzz-common.h"
+#include "fuzz-configs.h"
 
 /* Formats every message (the format arguments are exercised) and drops it. */
 static void quiet(void *user, enum rtl_log_level level, const char *msg)

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the stream harnesses share: the invariant check, the chunker that
- * cuts a byte stream into the pieces of successive reads, and the few
- * configurations the client and session harnesses (and gen-seeds.c, which
- * writes their seeds) agree on.
+ * cuts a byte stream into the pieces of successive reads.
  *
  * Chunking: the stream a peer sends arrives in reads of any size, and a
  * parser that holds state across reads must not care where they end. The
@@ -78,34 +76,5 @@ static inline uint8_t *fuzz_chunk_next(struct fuzz_chunker *c, size_t *n)
 	*n = k;
 	return piece;
 }
-
-/*
- * The client configurations of the client harness (byte 0 % FUZZ_CLIENT_CONFIGS picks
- * one). gen-seeds.c runs each against rtde-sim's session to record the
- * controller's side of a whole handshake and stream.
- */
-#define FUZZ_CLIENT_CONFIGS 4
-
-static const struct {
-	const char *outputs;
-	const char *inputs[3];
-	double frequency;
-	uint16_t protocol;
-	unsigned flags;
-} fuzz_client_configs[FUZZ_CLIENT_CONFIGS] = {
-	{ "timestamp,actual_q,actual_TCP_pose,robot_mode", { NULL }, 0, 0, 0 },
-	{ "timestamp,control_step,actual_qd,output_int_register_0",
-	  { "input_double_register_30,speed_slider_mask",
-	    "input_int_register_30,input_bit_register_70" },
-	  125,
-	  0,
-	  0 },
-	{ "timestamp,runtime_state,actual_digital_output_bits",
-	  { "speed_slider_fraction" },
-	  0,
-	  1,
-	  0 },
-	{ "timestamp,actual_q", { "input_double_register_31" }, 250, 2, 1u /* NO_START */ },
-};
 
 #endif /* RTL_FUZZ_COMMON_H */

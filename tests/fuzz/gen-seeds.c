@@ -26,6 +26,7 @@
 #include <rtloop/udp.h>
 
 #include "fuzz-common.h"
+#include "fuzz-configs.h"
 #include "record.h"
 #include "robot.h"
 #include "session.h"
