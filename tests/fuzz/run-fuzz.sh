@@ -118,6 +118,7 @@ for s in $plain $srcs; do
 	o="$work/obj/$(echo "$s" | tr / _).o"
 	objs="$objs $o"
 	inst=-fsanitize=fuzzer-no-link,
+	# shellcheck disable=SC2086,SC2116
 	case " $(echo $plain) " in
 	*" $s "*) inst=-fsanitize= ;;
 	esac
