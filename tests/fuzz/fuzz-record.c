@@ -55,9 +55,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_CHECK(s->n >= 1 && s->n <= RTL_RTDE_RECIPE_MAX_FIELDS);
 	FUZZ_CHECK(s->values_size >= 1 && s->values_size <= (1u << 20));
-	FUZZ_CHECK(s->record_size % 8 == 0 &&
-		   s->record_size >= RTL_REC_RECORD_HEADER + s->values_size &&
-		   s->record_size < RTL_REC_RECORD_HEADER + s->values_size + 8);
+	/* Records of this version (u64 counts) or of 0.1.0 (u32), read alike. */
+	FUZZ_CHECK(s->values_offset == RTL_REC_RECORD_HEADER ||
+		   s->values_offset == RTL_REC_RECORD_HEADER_V0);
+	FUZZ_CHECK(s->record_size % 8 == 0 && s->record_size >= s->values_offset + s->values_size &&
+		   s->record_size < s->values_offset + s->values_size + 8);
 	for (unsigned i = 0; i < s->n; i++) {
 		enum rtl_rtde_type t = (enum rtl_rtde_type)s->cols[i].type;
 
@@ -75,18 +77,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_line(line, rtl_rec_csv_header(line, cap, s, extra), cap,
 			   rtl_rec_csv_columns(s, extra));
 	for (int k = 0; k < 64 && fread(rec, 1, s->record_size, f) == s->record_size; k++) {
-		struct rtl_rec_row row = {
-			.seq = k,
-			.rx_ns = (int64_t)k * 2000000,
-			.ctrl_skipped = rec[16],
-			.dropped = rec[20],
-			.values = rec + RTL_REC_RECORD_HEADER,
-		};
+		struct rtl_rec_row row = { .values = rec + s->values_offset };
 
+		/* The record header as format.c lays it out: seq, rx_ns, then the
+		 * two counts, u64 (this version) or u32 (0.1.0). */
 		memcpy(&row.seq, rec, sizeof(row.seq));
 		memcpy(&row.rx_ns, rec + 8, sizeof(row.rx_ns));
-		memcpy(&row.ctrl_skipped, rec + 16, sizeof(row.ctrl_skipped));
-		memcpy(&row.dropped, rec + 20, sizeof(row.dropped));
+		if (s->values_offset == RTL_REC_RECORD_HEADER) {
+			memcpy(&row.ctrl_skipped, rec + 16, 8);
+			memcpy(&row.dropped, rec + 24, 8);
+		} else {
+			uint32_t a, b;
+
+			memcpy(&a, rec + 16, 4);
+			memcpy(&b, rec + 20, 4);
+			row.ctrl_skipped = a;
+			row.dropped = b;
+		}
 		for (int extra = 0; extra <= 1; extra++)
 			check_line(line, rtl_rec_csv_row(line, cap, s, &row, extra), cap,
 				   rtl_rec_csv_columns(s, extra));

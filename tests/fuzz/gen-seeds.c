@@ -422,8 +422,13 @@ static void record_seed(const char *name, const char *list, unsigned rows)
 	if (rtl_rtde_recipe_from_list(&r, &o, list, NULL) < 0 ||
 	    rtl_rec_schema_from_recipe(&s, &r) < 0 || s.values_size > sizeof(values))
 		die("record recipe");
+	char hdr[8192];
+	unsigned char rec[RTL_REC_RECORD_HEADER + sizeof(values)];
+	int n;
+
 	f = open_memstream(&buf, &len);
-	if (!f || rtl_rec_bin_header(f, &s, &m) < 0)
+	n = f ? rtl_rec_bin_header(hdr, sizeof(hdr), &s, &m) : -1;
+	if (n < 0 || fwrite(hdr, 1, (size_t)n, f) != (size_t)n)
 		die("rtl_rec_bin_header");
 	for (unsigned k = 0; k < rows; k++) {
 		struct rtl_rec_row row = { .seq = k + 1,
@@ -434,7 +439,8 @@ static void record_seed(const char *name, const char *list, unsigned rows)
 
 		memset(values, (int)k, s.values_size);
 		memcpy(values + s.cols[0].offset, &ts, sizeof(ts));
-		if (rtl_rec_bin_row(f, &s, &row) < 0)
+		n = rtl_rec_bin_row(rec, sizeof(rec), &s, &row);
+		if (n < 0 || fwrite(rec, 1, (size_t)n, f) != (size_t)n)
 			die("rtl_rec_bin_row");
 	}
 	if (fclose(f) != 0)
