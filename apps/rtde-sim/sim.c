@@ -366,8 +366,15 @@ union rtl_rtde_value *rtl_sim_value(struct rtl_sim *sim, const char *name)
 
 double rtl_sim_timestamp(const struct rtl_sim *sim, uint64_t k)
 {
-	/* From integers, so timestamp k is the double nearest start + k T. */
-	return (double)(sim->start_ns + (int64_t)k * sim->period_ns) / 1e9;
+	int64_t ns;
+
+	/* From integers, so timestamp k is the double nearest start + k T;
+	 * past 2^63 ns (k near 4.6e12 at 500 Hz, fed by a fuzzer, never by a
+	 * clock) in doubles rather than an overflow. */
+	if (k <= INT64_MAX && !__builtin_mul_overflow((int64_t)k, sim->period_ns, &ns) &&
+	    !__builtin_add_overflow(ns, sim->start_ns, &ns))
+		return (double)ns / 1e9;
+	return ((double)sim->start_ns + (double)k * (double)sim->period_ns) / 1e9;
 }
 
 void rtl_sim_publish(struct rtl_sim *sim, uint64_t k)
