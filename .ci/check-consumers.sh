@@ -129,25 +129,7 @@ foreach(t consumer_c consumer_c_static consumer_cpp)
   target_compile_options(${t} PRIVATE -Wall -Wextra -Werror -pedantic)
 endforeach()
 CMAKE
-cat >"$tmp/consumer/consumer.c" <<'C'
-#include <stdio.h>
-#include <string.h>
-#include <rtloop/ring.h>
-#include <rtloop/version.h>
-int main(void)
-{
-	struct rtl_ring *r;
-	unsigned long v = 7, out = 0;
-
-	if (rtl_ring_create(&r, 16, sizeof(v)) != 0)
-		return 1;
-	rtl_ring_push_sz(r, &v, sizeof(v));
-	rtl_ring_pop_sz(r, &out, sizeof(out));
-	rtl_ring_destroy(r);
-	printf("consumer ok: %lu, rtloop %s\n", out, rtl_version());
-	return out == 7 && strcmp(rtl_version(), RTL_VERSION_STRING) == 0 ? 0 : 1;
-}
-C
+cp "$src/.ci/ring-consumer.c" "$tmp/consumer/consumer.c"
 cat >"$tmp/consumer/consumer.cpp" <<'CPP'
 #include <cstdio>
 #include <memory>

@@ -937,14 +937,10 @@ Test(rtde_client, skipped_counted_from_timestamp_steps)
 	cr_assert_eq(rtl_rtde_client_stats(cl)->resets, 0);
 }
 
-Test(rtde_client, skipped_counted_from_control_step)
+/* A running client whose output recipe is timestamp,control_step (recipe
+ * 1), with nothing recorded yet. */
+static void stream_timestamp_and_control_step(void)
 {
-	uint8_t f[16];
-	int n;
-	/* control_step wins over a timestamp that says otherwise. */
-	static const uint64_t cs[] = { 1000, 1004, 1016, 1020, 10 };
-	static const uint64_t want[] = { 0, 0, 2, 0, 0 };
-
 	cfg.outputs = "timestamp,control_step";
 	to_outputs(5, 26);
 	ctl_outputs(1, "DOUBLE,UINT64");
@@ -953,13 +949,30 @@ Test(rtde_client, skipped_counted_from_control_step)
 	expect_tx('S');
 	ctl_accept('S', true);
 	nrec = 0;
-	for (int i = 0; i < 5; i++) {
-		rtl_rtde_store_f64(f, 100.0 + 0.008 * i);
-		rtl_rtde_store_u64(f + 8, cs[i]);
-		n = rtl_rtde_encode_data(pkg, sizeof(pkg), proto, RTL_RTDE_FROM_CONTROLLER, 1, f,
-					 sizeof(f));
-		ctl_send(pkg, (size_t)n);
-	}
+}
+
+/* One data package of that recipe. */
+static void ctl_data_cs(double ts, uint64_t cs)
+{
+	uint8_t f[16];
+	int n;
+
+	rtl_rtde_store_f64(f, ts);
+	rtl_rtde_store_u64(f + 8, cs);
+	n = rtl_rtde_encode_data(pkg, sizeof(pkg), proto, RTL_RTDE_FROM_CONTROLLER, 1, f,
+				 sizeof(f));
+	ctl_send(pkg, (size_t)n);
+}
+
+Test(rtde_client, skipped_counted_from_control_step)
+{
+	/* control_step wins over a timestamp that says otherwise. */
+	static const uint64_t cs[] = { 1000, 1004, 1016, 1020, 10 };
+	static const uint64_t want[] = { 0, 0, 2, 0, 0 };
+
+	stream_timestamp_and_control_step();
+	for (int i = 0; i < 5; i++)
+		ctl_data_cs(100.0 + 0.008 * i, cs[i]);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 5);
 	for (int i = 0; i < 5; i++) {
 		cr_assert_eq(recs[i].cs, cs[i]);
@@ -1005,24 +1018,9 @@ Test(rtde_client, dropped_packages_are_not_controller_skips)
  */
 Test(rtde_client, control_step_jump_keeps_64_bits)
 {
-	uint8_t f[16];
-	int n;
-
-	cfg.outputs = "timestamp,control_step";
-	to_outputs(5, 26);
-	ctl_outputs(1, "DOUBLE,UINT64");
-	expect_tx('I');
-	ctl_inputs(1, "INT32");
-	expect_tx('S');
-	ctl_accept('S', true);
-	nrec = 0;
-	for (int i = 0; i < 2; i++) {
-		rtl_rtde_store_f64(f, 100.0);
-		rtl_rtde_store_u64(f + 8, i ? UINT64_MAX : 0);
-		n = rtl_rtde_encode_data(pkg, sizeof(pkg), proto, RTL_RTDE_FROM_CONTROLLER, 1, f,
-					 sizeof(f));
-		ctl_send(pkg, (size_t)n);
-	}
+	stream_timestamp_and_control_step();
+	for (int i = 0; i < 2; i++)
+		ctl_data_cs(100.0, i ? UINT64_MAX : 0);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 2);
 	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_DATA)->skipped, (UINT64_C(1) << 62) - 1, "%llu",
 		     (unsigned long long)last(RTL_RTDE_CLIENT_EV_DATA)->skipped);

@@ -630,39 +630,53 @@ static int step_check_order(struct rtl_loop *loop, const struct rtl_loop_frame *
 	return 0;
 }
 
+/* One burst from @fk through a loop with @step_fn on every frame (inline or
+ * not), to its end: rtl_loop_join()'s result, the stats in @s, and the
+ * transport and the loop in @tr and @loop for the caller to look at and
+ * destroy. */
+static int run_burst(struct fake *fk, rtl_loop_step_fn step_fn, bool inline_step,
+		     struct rtl_loop_stats *s, struct rtl_rtde_transport **tr,
+		     struct rtl_loop **loop)
+{
+	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_loop_config lc = { 0 };
+	struct rtl_error err = { 0 };
+	int ret;
+
+	rig_reset();
+	atomic_store(&B.n, 0);
+	atomic_store(&B.out_of_order, 0);
+	atomic_store(&B.skipped, 0);
+	atomic_store(&fk->served, 0);
+	fake_start(fk);
+	tc.port = fk->port;
+	tc.client.outputs = "timestamp,actual_q";
+	cr_assert_eq(rtl_rtde_transport_create(tr, &tc, &err), 0, "%s", err.msg);
+	lc.transport = rtl_rtde_transport_base(*tr);
+	lc.step = step_fn;
+	lc.user = &R;
+	lc.rt_mode = RTL_LOOP_RT_OFF;
+	lc.every_frame = true;
+	lc.inline_step = inline_step;
+	lc.ring_capacity = 128; /* the whole burst: no ring-full loss */
+	cr_assert_eq(rtl_loop_create(loop, &lc, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_start(*loop, &err), 0, "%s", err.msg);
+	ret = rtl_loop_join(*loop);
+	rtl_loop_stats(*loop, s);
+	fake_stop(fk);
+	return ret;
+}
+
 static void data_in_the_start_read_reaches_the_loop(void)
 {
 	/* It holds the connection after the burst, so the loop ends by the
 	 * data time-out once every frame has been stepped. */
 	static struct fake fk = { .conns = 1, .ndata = 100, .burst = true, .hold = true };
 	struct rtl_rtde_transport *tr = NULL;
-	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
-	struct rtl_error err = { 0 };
 	struct rtl_loop_stats s;
 	struct rtl_loop *loop;
 
-	rig_reset();
-	atomic_store(&B.n, 0);
-	atomic_store(&B.out_of_order, 0);
-	atomic_store(&B.skipped, 0);
-	atomic_store(&fk.served, 0);
-	fake_start(&fk);
-	tc.port = fk.port;
-	tc.client.outputs = "timestamp,actual_q";
-	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), 0, "%s", err.msg);
-	lc.transport = rtl_rtde_transport_base(tr);
-	lc.step = step_check_order;
-	lc.user = &R;
-	lc.rt_mode = RTL_LOOP_RT_OFF;
-	lc.every_frame = true;
-	lc.inline_step = rig_inline;
-	lc.ring_capacity = 128; /* the whole burst: no ring-full loss */
-	cr_assert_eq(rtl_loop_create(&loop, &lc, &err), 0, "%s", err.msg);
-	cr_assert_eq(rtl_loop_start(loop, &err), 0, "%s", err.msg);
-	cr_expect_eq(rtl_loop_join(loop), -ETIMEDOUT);
-	rtl_loop_stats(loop, &s);
-	fake_stop(&fk);
+	cr_expect_eq(run_burst(&fk, step_check_order, rig_inline, &s, &tr, &loop), -ETIMEDOUT);
 	cr_expect_eq(s.frames, 100, "frames %llu of the 100 sent", (unsigned long long)s.frames);
 	cr_expect_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(tr))->data, 100);
 	/* Each one stepped, in order, with the right seq and timestamp; none
@@ -695,31 +709,10 @@ Test(loop_rtde, frames_left_when_the_stream_ends_are_counted)
 	 * vanishes. */
 	static struct fake fk = { .conns = 1, .ndata = 100, .burst = true };
 	struct rtl_rtde_transport *tr = NULL;
-	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
-	struct rtl_error err = { 0 };
 	struct rtl_loop_stats s;
 	struct rtl_loop *loop;
 
-	rig_reset();
-	atomic_store(&B.n, 0);
-	atomic_store(&B.out_of_order, 0);
-	atomic_store(&B.skipped, 0);
-	atomic_store(&fk.served, 0);
-	fake_start(&fk);
-	tc.port = fk.port;
-	tc.client.outputs = "timestamp,actual_q";
-	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), 0, "%s", err.msg);
-	lc.transport = rtl_rtde_transport_base(tr);
-	lc.step = step_slowly;
-	lc.rt_mode = RTL_LOOP_RT_OFF;
-	lc.every_frame = true;
-	lc.ring_capacity = 128;
-	cr_assert_eq(rtl_loop_create(&loop, &lc, &err), 0, "%s", err.msg);
-	cr_assert_eq(rtl_loop_start(loop, &err), 0, "%s", err.msg);
-	cr_expect_lt(rtl_loop_join(loop), 0);
-	rtl_loop_stats(loop, &s);
-	fake_stop(&fk);
+	cr_expect_lt(run_burst(&fk, step_slowly, false, &s, &tr, &loop), 0);
 	cr_expect_eq(s.frames, 100, "frames %llu of the 100 sent", (unsigned long long)s.frames);
 	cr_expect_eq((uint64_t)atomic_load(&B.n) + s.worker_skipped + s.unstepped + s.ring_full,
 		     s.frames,
