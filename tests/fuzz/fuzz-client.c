@@ -115,12 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	rtl_log_set_handler(quiet, NULL);
 	k = data[0] % FUZZ_CLIENT_CONFIGS;
-	cfg.outputs = fuzz_client_configs[k].outputs;
-	for (int i = 0; i < 3; i++)
-		cfg.inputs[i] = fuzz_client_configs[k].inputs[i];
-	cfg.frequency = fuzz_client_configs[k].frequency;
-	cfg.protocol = fuzz_client_configs[k].protocol;
-	cfg.flags = fuzz_client_configs[k].flags;
+	cfg = fuzz_client_configs[k];
 	cfg.data_timeout_ns = data[0] & 0x80 ? 100 * ms : 0;
 	trng = data[0] & 0x40 ? 0x2545F491u * (data[1] + 1u) : 0;
 	FUZZ_CHECK(rtl_rtde_client_create(&c, &cfg, NULL) == 0);

@@ -8,31 +8,25 @@
 #ifndef RTL_FUZZ_CONFIGS_H
 #define RTL_FUZZ_CONFIGS_H
 
-#include <stdint.h>
+#include <rtloop/rtde_client.h>
 
 /* Byte 0 % FUZZ_CLIENT_CONFIGS of a client input picks one. */
 #define FUZZ_CLIENT_CONFIGS 4
 
-static const struct {
-	const char *outputs;
-	const char *inputs[3];
-	double frequency;
-	uint16_t protocol;
-	unsigned flags;
-} fuzz_client_configs[FUZZ_CLIENT_CONFIGS] = {
-	{ "timestamp,actual_q,actual_TCP_pose,robot_mode", { NULL }, 0, 0, 0 },
-	{ "timestamp,control_step,actual_qd,output_int_register_0",
-	  { "input_double_register_30,speed_slider_mask",
-	    "input_int_register_30,input_bit_register_70" },
-	  125,
-	  0,
-	  0 },
-	{ "timestamp,runtime_state,actual_digital_output_bits",
-	  { "speed_slider_fraction" },
-	  0,
-	  1,
-	  0 },
-	{ "timestamp,actual_q", { "input_double_register_31" }, 250, 2, 1u /* NO_START */ },
+static const struct rtl_rtde_client_config fuzz_client_configs[FUZZ_CLIENT_CONFIGS] = {
+	{ .outputs = "timestamp,actual_q,actual_TCP_pose,robot_mode" },
+	{ .outputs = "timestamp,control_step,actual_qd,output_int_register_0",
+	  .inputs = { "input_double_register_30,speed_slider_mask",
+		      "input_int_register_30,input_bit_register_70" },
+	  .frequency = 125 },
+	{ .outputs = "timestamp,runtime_state,actual_digital_output_bits",
+	  .inputs = { "speed_slider_fraction" },
+	  .protocol = 1 },
+	{ .outputs = "timestamp,actual_q",
+	  .inputs = { "input_double_register_31" },
+	  .frequency = 250,
+	  .protocol = 2,
+	  .flags = RTL_RTDE_CLIENT_NO_START },
 };
 
 #endif /* RTL_FUZZ_CONFIGS_H */

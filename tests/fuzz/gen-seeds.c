@@ -179,12 +179,7 @@ static void converse(int k, struct stream *to_ctrl, struct stream *to_client)
 	int64_t now = 0;
 	int err;
 
-	cfg.outputs = fuzz_client_configs[k].outputs;
-	for (int i = 0; i < 3; i++)
-		cfg.inputs[i] = fuzz_client_configs[k].inputs[i];
-	cfg.frequency = fuzz_client_configs[k].frequency;
-	cfg.protocol = fuzz_client_configs[k].protocol;
-	cfg.flags = fuzz_client_configs[k].flags;
+	cfg = fuzz_client_configs[k];
 	if (rtl_rtde_client_create(&c, &cfg, NULL) < 0)
 		die("client config does not build");
 	sim = rtl_sim_new(NULL, 0, &err);
