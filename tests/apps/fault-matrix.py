@@ -39,12 +39,15 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import simrule  # noqa: E402  (tests/common: rtde-sim's cycle numbering and skip rule)
+
 if len(sys.argv) != 5:
     sys.exit("usage: fault-matrix.py RTDE-SIM RTDE-RECORD RTLOOP-ADMITTANCE SOAK-CLIENT")
 SIM, REC, LOOP, CLIENT = (os.path.abspath(p) for p in sys.argv[1:5])
 
 HZ = 500.0  # the eseries profile's rate, the programs ask for the maximum
-START = 42.0  # rtde-sim's default --start-time
+START = simrule.START  # rtde-sim's default --start-time
 RUN_S = 2  # each program's run
 TIMEOUT = 20  # no subprocess lives longer than this
 
@@ -110,20 +113,12 @@ def eq(what, got, want):
     return (got == want, "%s: got %r, want %r" % (what, got, want))
 
 
+skips_between = simrule.skips_between
+
+
 def cyc(ts):
     """The simulator's cycle number of timestamp ts."""
-    return int(round((ts - START) * HZ))
-
-
-def skips_between(a, b, n, k):
-    """Cycles in [a, b] the simulator skips with --skip-every n --skip-count k."""
-    if not n or b < a:
-        return 0
-
-    def upto(x):  # skipped cycles in [0, x)
-        full, rest = divmod(x, n)
-        return full * k + max(0, rest - (n - k))
-    return upto(b + 1) - upto(a)
+    return simrule.cycle(ts, HZ, START)
 
 
 # ---- processes ------------------------------------------------------------------

@@ -39,6 +39,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import simrule  # noqa: E402  (tests/common: rtde-sim's cycle numbering and skip rule)
+
 # The fault schedule: periodic faults a real controller shows, each with a
 # count in the simulator's report. Skips are the only ones that lose
 # packages (a busy controller never resends); stalls, bursts, jitter and
@@ -53,7 +56,7 @@ FAULTS = [
 ]
 SKIP_EVERY, SKIP_COUNT = 25000, 2
 HZ = 500.0
-START_TIME = 42.0  # rtde-sim's default --start-time
+START_TIME = simrule.START  # rtde-sim's default --start-time
 DRIFT_MS = 50.0  # start-up queueing included
 MIB = 1024
 
@@ -86,15 +89,10 @@ def injected_skips(ts_first, ts_last):
     """(skipped, produced): the packages the simulator's skip rule dropped
     between two timestamps it sent (cycle k is skipped when k % N >= N - K),
     and the cycles from the first to the last, both included."""
-    k0 = round((ts_first - START_TIME) * HZ)
-    k1 = round((ts_last - START_TIME) * HZ)
-
-    def upto(k):  # skipped cycles in [0, k)
-        full, rest = divmod(k, SKIP_EVERY)
-        return full * SKIP_COUNT + max(0, rest - (SKIP_EVERY - SKIP_COUNT))
-
+    k0 = simrule.cycle(ts_first, HZ, START_TIME)
+    k1 = simrule.cycle(ts_last, HZ, START_TIME)
     # Both ends were sent, so neither is a skipped cycle.
-    return upto(k1) - upto(k0 + 1), k1 - k0 + 1
+    return simrule.skips_between(k0 + 1, k1 - 1, SKIP_EVERY, SKIP_COUNT), k1 - k0 + 1
 
 
 def series_stats(samples, t_warm, t_end):
