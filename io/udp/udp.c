@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rtloop/udp.h>
@@ -197,6 +198,10 @@ RTL_API int rtl_udp_payload_size(enum rtl_udp_type type)
 		return RTL_UDP_COMMAND_SIZE;
 	case RTL_UDP_BYE:
 		return 0;
+	case RTL_UDP_ALARM:
+		return RTL_UDP_ALARM_SIZE;
+	case RTL_UDP_LIMITS:
+		return RTL_UDP_LIMITS_SIZE;
 	}
 	return -EPROTO;
 }
@@ -318,7 +323,7 @@ RTL_API int rtl_udp_encode_hello(uint8_t *out, size_t cap, enum rtl_udp_type typ
 		p[i] = end ? 0 : (uint8_t)h->schema[i];
 	}
 	put_u32(p + 8, h->period_ns);
-	put_u32(p + 12, h->flags);
+	put_u32(p + 12, (uint32_t)h->loss_count);
 	return RTL_UDP_HEADER_SIZE + RTL_UDP_HELLO_SIZE;
 }
 
@@ -404,8 +409,201 @@ RTL_API int rtl_udp_decode_hello(const uint8_t *buf, size_t len, struct rtl_udp_
 	memcpy(out->schema, p, sizeof(out->schema));
 	out->schema[sizeof(out->schema) - 1] = '\0';
 	out->period_ns = get_u32(p + 8);
-	out->flags = get_u32(p + 12);
+	out->loss_count = (int32_t)get_u32(p + 12);
 	return (int)len;
+}
+
+/* Offsets of the ALARM payload. */
+enum { ALARM_LEVEL = 0, ALARM_GROUP = 1, ALARM_CODE = 4, ALARM_TEXT = 8 };
+_Static_assert(ALARM_TEXT + RTL_UDP_ALARM_TEXT == RTL_UDP_ALARM_SIZE, "alarm payload size");
+
+RTL_API int rtl_udp_encode_alarm(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
+				 const struct rtl_udp_alarm *a)
+{
+	uint8_t *p;
+	size_t n;
+
+	if (!out || !a)
+		return -EINVAL;
+	if (cap < RTL_UDP_HEADER_SIZE + RTL_UDP_ALARM_SIZE)
+		return -ENOSPC;
+	put_header(out, RTL_UDP_ALARM, seq, send_ns);
+	p = out + RTL_UDP_HEADER_SIZE;
+	memset(p, 0, RTL_UDP_ALARM_SIZE);
+	p[ALARM_LEVEL] = a->level;
+	p[ALARM_GROUP] = a->group;
+	put_u32(p + ALARM_CODE, a->code);
+	n = strnlen(a->text, RTL_UDP_ALARM_TEXT - 1);
+	memcpy(p + ALARM_TEXT, a->text, n);
+	return RTL_UDP_HEADER_SIZE + RTL_UDP_ALARM_SIZE;
+}
+
+RTL_API int rtl_udp_decode_alarm(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
+				 struct rtl_udp_alarm *a)
+{
+	struct rtl_udp_header tmp;
+	const uint8_t *p;
+	int ret;
+
+	if (!a)
+		return -EINVAL;
+	ret = expect(buf, len, h ? h : &tmp, RTL_UDP_ALARM, RTL_UDP_ALARM);
+	if (ret < 0)
+		return ret;
+	p = buf + RTL_UDP_HEADER_SIZE;
+	a->level = p[ALARM_LEVEL];
+	a->group = p[ALARM_GROUP];
+	a->code = get_u32(p + ALARM_CODE);
+	/* Up to the first NUL; what is not printable ASCII becomes '?'. */
+	for (size_t i = 0; i < RTL_UDP_ALARM_TEXT; i++) {
+		uint8_t c = i < RTL_UDP_ALARM_TEXT - 1 ? p[ALARM_TEXT + i] : 0;
+
+		if (!c) {
+			memset(a->text + i, 0, RTL_UDP_ALARM_TEXT - i);
+			break;
+		}
+		a->text[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	return (int)len;
+}
+
+/* The 16 values of a LIMITS payload, in wire order. */
+static void limits_flat(const struct rtl_udp_limits *l, const double *v[16])
+{
+	v[0] = &l->velx[0];
+	v[1] = &l->velx[1];
+	v[2] = &l->accx[0];
+	v[3] = &l->accx[1];
+	for (int i = 0; i < 6; i++) {
+		v[4 + i] = &l->velj[i];
+		v[10 + i] = &l->accj[i];
+	}
+}
+
+/* A limit is >= 0 and finite; the rotational ones (wire index 1 and 3)
+ * may be AUTO. */
+static bool limits_ok(const struct rtl_udp_limits *l)
+{
+	const double *v[16];
+
+	limits_flat(l, v);
+	for (int i = 0; i < 16; i++) {
+		if ((i == 1 || i == 3) && *v[i] == RTL_UDP_AUTO)
+			continue;
+		if (!(*v[i] >= 0) || !isfinite(*v[i]))
+			return false;
+	}
+	return true;
+}
+
+RTL_API int rtl_udp_encode_limits(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
+				  const struct rtl_udp_limits *l)
+{
+	const double *v[16];
+
+	if (!out || !l || !limits_ok(l))
+		return -EINVAL;
+	if (cap < RTL_UDP_HEADER_SIZE + RTL_UDP_LIMITS_SIZE)
+		return -ENOSPC;
+	put_header(out, RTL_UDP_LIMITS, seq, send_ns);
+	limits_flat(l, v);
+	for (int i = 0; i < 16; i++)
+		put_f64(out + RTL_UDP_HEADER_SIZE + 8 * i, *v[i]);
+	return RTL_UDP_HEADER_SIZE + RTL_UDP_LIMITS_SIZE;
+}
+
+RTL_API int rtl_udp_decode_limits(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
+				  struct rtl_udp_limits *l)
+{
+	struct rtl_udp_header tmp;
+	const double *v[16];
+	int ret;
+
+	if (!l)
+		return -EINVAL;
+	ret = expect(buf, len, h ? h : &tmp, RTL_UDP_LIMITS, RTL_UDP_LIMITS);
+	if (ret < 0)
+		return ret;
+	limits_flat(l, v);
+	for (int i = 0; i < 16; i++)
+		*(double *)v[i] = get_f64(buf + RTL_UDP_HEADER_SIZE + 8 * i);
+	return limits_ok(l) ? (int)len : -EDOM;
+}
+
+/* ---- checks ------------------------------------------------------------------------------ */
+
+static bool bad_vec(const double *v, bool auto_ok)
+{
+	for (int i = 0; i < 6; i++)
+		if (!isfinite(v[i]) || (v[i] == RTL_UDP_AUTO && !auto_ok))
+			return true;
+	return false;
+}
+
+RTL_API int rtl_udp_cmd_check(const struct rtl_udp_cmd *c, const struct rtl_udp_cmd_limits *lim,
+			      char *why, size_t len)
+{
+	static const struct rtl_udp_cmd_limits none;
+	bool joint, servo;
+
+	if (!c)
+		return -EINVAL;
+	if (!lim)
+		lim = &none;
+	joint = c->mode == RTL_UDP_MODE_SPEEDJ || c->mode == RTL_UDP_MODE_SERVOJ;
+	servo = c->mode == RTL_UDP_MODE_SERVOJ || c->mode == RTL_UDP_MODE_SERVOL;
+	if (c->mode >= RTL_UDP_MODE_COUNT) {
+		snprintf(why, len, "command mode %u is unknown", c->mode);
+		return -EDOM;
+	}
+	if (c->mode == RTL_UDP_MODE_NONE)
+		return 0;
+	if (!isfinite(c->target_time) || c->target_time < 0 || c->target_time > 3600) {
+		snprintf(why, len, "%s: target_time %g is not in [0, 3600] s",
+			 rtl_udp_mode_name(c->mode), c->target_time);
+		return -EDOM;
+	}
+	/* Every double goes on the wire, used by the mode or not. */
+	if (bad_vec(c->pos, !servo) || bad_vec(c->vel, servo) || bad_vec(c->acc, true)) {
+		snprintf(why, len, "%s: a position, velocity or acceleration is not finite",
+			 rtl_udp_mode_name(c->mode));
+		return -EDOM;
+	}
+	if (c->mode == RTL_UDP_MODE_STOP)
+		return 0; /* no speed to limit */
+	for (int i = 0; i < 6; i++) {
+		double l = joint ? lim->max_joint_vel
+				 : (i < 3 ? lim->max_linear_vel : lim->max_angular_vel);
+
+		if (l <= 0 || c->vel[i] == RTL_UDP_AUTO)
+			continue;
+		if (fabs(c->vel[i]) > l) {
+			snprintf(why, len, "%s: vel[%d] = %g is above the limit %g %s",
+				 rtl_udp_mode_name(c->mode), i, c->vel[i], l,
+				 joint || i >= 3 ? "deg/s" : "mm/s");
+			return -EDOM;
+		}
+	}
+	return 0;
+}
+
+RTL_API unsigned rtl_udp_state_nonfinite(const struct rtl_udp_state *s, const char **first)
+{
+	unsigned n = 0;
+
+	/* Walks the layout's list: every F32 and F64 member, element by
+	 * element (the matrices as their 36 floats). */
+#define CHECK_(name, type, ctype, dims, count, off, unit)                \
+	if (type == RTL_UDP_F32 || type == RTL_UDP_F64) {                \
+		const ctype *v_ = (const ctype *)(const void *)&s->name; \
+		for (int i_ = 0; i_ < (count); i_++) {                   \
+			if (!isfinite((double)v_[i_]) && !n++ && first)  \
+				*first = #name;                          \
+		}                                                        \
+	}
+	RTL_UDP_STATE_FIELDS(CHECK_)
+#undef CHECK_
+	return n;
 }
 
 RTL_API const char *rtl_udp_type_name(enum rtl_udp_type type)
@@ -421,6 +619,10 @@ RTL_API const char *rtl_udp_type_name(enum rtl_udp_type type)
 		return "command";
 	case RTL_UDP_BYE:
 		return "bye";
+	case RTL_UDP_ALARM:
+		return "alarm";
+	case RTL_UDP_LIMITS:
+		return "limits";
 	}
 	return "?";
 }

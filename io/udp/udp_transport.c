@@ -7,7 +7,6 @@
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,28 +126,6 @@ static int deadline_passed(struct rtl_udp_transport *t, int64_t now)
 	return -ETIMEDOUT;
 }
 
-/* Non-finite floats and doubles in @s; the first one's field in *@first. */
-static unsigned nonfinite_values(const struct rtl_udp_state *s, const char **first)
-{
-	unsigned n = 0;
-
-	/* Walks the layout's list: every F32 and F64 member, element by
-	 * element (the matrices as their 36 floats). */
-#define CHECK_(name, type, ctype, dims, count, off, unit)                \
-	if (type == RTL_UDP_F32 || type == RTL_UDP_F64) {                \
-		const ctype *v_ = (const ctype *)(const void *)&s->name; \
-		for (int i_ = 0; i_ < (count); i_++) {                   \
-			if (!isfinite((double)v_[i_])) {                 \
-				if (!n++)                                \
-					*first = #name;                  \
-			}                                                \
-		}                                                        \
-	}
-	RTL_UDP_STATE_FIELDS(CHECK_)
-#undef CHECK_
-	return n;
-}
-
 /* One datagram into t->rx. Returns its length (> 0), or
  * -errno (-EAGAIN when nothing came within SO_RCVTIMEO, or at once with
  * MSG_DONTWAIT). */
@@ -263,7 +240,7 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 		/* A NaN or an infinity never reaches the step: the state is
 		 * dropped (its sequence number not taken) and counted. */
 		const char *field = "";
-		unsigned bad = nonfinite_values(&v->rt, &field);
+		unsigned bad = rtl_udp_state_nonfinite(&v->rt, &field);
 
 		if (bad) {
 			rtl_stat_add(&t->c.nonfinite_state, 1);
@@ -388,54 +365,14 @@ static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *
 	return true;
 }
 
-static bool bad_vec(const double *v, bool auto_ok)
-{
-	for (int i = 0; i < 6; i++)
-		if (!isfinite(v[i]) || (v[i] == RTL_UDP_AUTO && !auto_ok))
-			return true;
-	return false;
-}
-
 static int op_check(struct rtl_transport *base, char *why, size_t len)
 {
 	struct rtl_udp_transport *t = of(base);
-	const struct rtl_udp_cmd *c = &t->cmd;
-	bool joint = c->mode == RTL_UDP_MODE_SPEEDJ || c->mode == RTL_UDP_MODE_SERVOJ;
-	bool servo = c->mode == RTL_UDP_MODE_SERVOJ || c->mode == RTL_UDP_MODE_SERVOL;
+	const struct rtl_udp_cmd_limits lim = { .max_joint_vel = t->cfg.max_joint_vel,
+						.max_linear_vel = t->cfg.max_linear_vel,
+						.max_angular_vel = t->cfg.max_angular_vel };
 
-	if (c->mode >= RTL_UDP_MODE_COUNT) {
-		snprintf(why, len, "command mode %u is unknown", c->mode);
-		return -EDOM;
-	}
-	if (c->mode == RTL_UDP_MODE_NONE)
-		return 0;
-	if (!isfinite(c->target_time) || c->target_time < 0 || c->target_time > 3600) {
-		snprintf(why, len, "%s: target_time %g is not in [0, 3600] s",
-			 rtl_udp_mode_name(c->mode), c->target_time);
-		return -EDOM;
-	}
-	/* Every double goes on the wire, used by the mode or not. */
-	if (bad_vec(c->pos, !servo) || bad_vec(c->vel, servo) || bad_vec(c->acc, true)) {
-		snprintf(why, len, "%s: a position, velocity or acceleration is not finite",
-			 rtl_udp_mode_name(c->mode));
-		return -EDOM;
-	}
-	if (c->mode == RTL_UDP_MODE_STOP)
-		return 0; /* no speed to limit */
-	for (int i = 0; i < 6; i++) {
-		double lim = joint ? t->cfg.max_joint_vel
-				   : (i < 3 ? t->cfg.max_linear_vel : t->cfg.max_angular_vel);
-
-		if (lim <= 0 || c->vel[i] == RTL_UDP_AUTO)
-			continue;
-		if (fabs(c->vel[i]) > lim) {
-			snprintf(why, len, "%s: vel[%d] = %g is above the limit %g %s",
-				 rtl_udp_mode_name(c->mode), i, c->vel[i], lim,
-				 joint || i >= 3 ? "deg/s" : "mm/s");
-			return -EDOM;
-		}
-	}
-	return 0;
+	return rtl_udp_cmd_check(&t->cmd, &lim, why, len);
 }
 
 /* ---- connection ---------------------------------------------------------------------------- */

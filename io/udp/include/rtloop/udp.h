@@ -23,13 +23,20 @@
  *    24  i64 sender timestamp, ns of the sender's CLOCK_MONOTONIC
  *
  *   HELLO   client -> server   16 bytes: schema "v1.0" (8 bytes, NUL padded),
- *                              u32 period_ns (0: the server's), u32 flags
- *   WELCOME server -> client   16 bytes, as HELLO: the schema and period
- *                              the server streams with
+ *                              u32 period_ns (0: the server's), i32
+ *                              loss_count (set_rt_control_input's; <= 0 off)
+ *   WELCOME server -> client   16 bytes, as HELLO: the schema, period and
+ *                              loss count the server streams with
  *   STATE   server -> client   1,338 bytes: the Doosan v1.0 layout, byte for
  *                              byte (deg, mm, s, Nm; see the field table)
  *   COMMAND client -> server   176 bytes: a motion command in Doosan units
- *   BYE     client -> server   0 bytes: stop streaming to me
+ *   BYE     either way         0 bytes: the session ends (from the server:
+ *                              after an ALARM that says why)
+ *   ALARM   server -> client   128 bytes: u8 level, u8 group, u16 0, u32
+ *                              code, char text[120] (NUL padded)
+ *   LIMITS  client -> server   128 bytes: the global RT limits of
+ *                              set_velx_rt / set_accx_rt / set_velj_rt /
+ *                              set_accj_rt, 16 f64 (0: keep the server's)
  *
  * The codec is "struct-free": no packed struct is ever laid over the bytes.
  * The state layout is a table of (wire offset, type, count, host offset),
@@ -61,6 +68,10 @@ RTL_BEGIN_DECLS
 #define RTL_UDP_HEADER_SIZE 32
 #define RTL_UDP_HELLO_SIZE 16
 #define RTL_UDP_COMMAND_SIZE 176
+#define RTL_UDP_ALARM_SIZE 128
+#define RTL_UDP_LIMITS_SIZE 128
+/* Bytes of ALARM text, the NUL included. */
+#define RTL_UDP_ALARM_TEXT 120
 #define RTL_UDP_STATE_SIZE 1338 /* Doosan RT_OUTPUT_DATA_LIST v1.0, packed */
 /* The largest datagram: a state. */
 #define RTL_UDP_MAX_DATAGRAM (RTL_UDP_HEADER_SIZE + RTL_UDP_STATE_SIZE)
@@ -77,6 +88,8 @@ enum rtl_udp_type {
 	RTL_UDP_STATE = 3,
 	RTL_UDP_COMMAND = 4,
 	RTL_UDP_BYE = 5,
+	RTL_UDP_ALARM = 6,
+	RTL_UDP_LIMITS = 7,
 };
 
 struct rtl_udp_header {
@@ -92,7 +105,46 @@ struct rtl_udp_header {
 struct rtl_udp_hello {
 	char schema[8];	    /* "v1.0", NUL padded */
 	uint32_t period_ns; /* HELLO: wanted (0: the server's); WELCOME: streamed */
-	uint32_t flags;	    /* 0 */
+	/* set_rt_control_input's loss count: once commands flow, the server
+	 * ends the session (ALARM, BYE) when more than this many control
+	 * periods in a row pass without a COMMAND; <= 0: never (the value 0
+	 * old clients sent). WELCOME: the count the server applies. */
+	int32_t loss_count;
+};
+
+/* ALARM levels (Doosan's LOG_ALARM levels: info, warning, alarm). */
+enum rtl_udp_alarm_level {
+	RTL_UDP_ALARM_INFO = 0,
+	RTL_UDP_ALARM_WARN = 1,
+	RTL_UDP_ALARM_ERROR = 2,
+};
+
+/* ALARM codes of rtloop's stream (group RTL_UDP_ALARM_GROUP_RT); a server
+ * may send others, which a client reports as they come. */
+#define RTL_UDP_ALARM_GROUP_RT 1
+enum rtl_udp_alarm_code {
+	RTL_UDP_ALARM_CMD_TIMEOUT = 1, /* no command for 0.1 s while moving: stopped */
+	RTL_UDP_ALARM_LOSS = 2,	       /* more than loss_count periods lost: session ended */
+	RTL_UDP_ALARM_ACC_LIMIT = 3,   /* a command above the acceleration limit: clamped */
+	RTL_UDP_ALARM_VEL_LIMIT = 4,   /* a command above the velocity limit: clamped */
+	RTL_UDP_ALARM_UNSUPPORTED = 5, /* a command mode the server cannot run: stopped */
+};
+
+/* ALARM payload: 0 u8 level, 1 u8 group, 2 u16 0, 4 u32 code, 8 text[120]. */
+struct rtl_udp_alarm {
+	uint8_t level; /* enum rtl_udp_alarm_level */
+	uint8_t group;
+	uint32_t code;
+	char text[RTL_UDP_ALARM_TEXT]; /* printable ASCII, NUL terminated */
+};
+
+/* LIMITS payload, Doosan units, every one f64: 0 velx trans (mm/s), 8
+ * velx rot (deg/s), 16 accx trans (mm/s^2), 24 accx rot (deg/s^2), 32
+ * velj[6] (deg/s), 80 accj[6] (deg/s^2). 0: keep the server's;
+ * RTL_UDP_AUTO in a rotational value: derive it from the translational. */
+struct rtl_udp_limits {
+	double velx[2], accx[2];
+	double velj[6], accj[6];
 };
 
 /* Command modes: the Doosan RT command each one stands for. */
@@ -264,6 +316,14 @@ RTL_API int rtl_udp_encode_command(uint8_t *out, size_t cap, uint64_t seq, int64
 RTL_API int rtl_udp_encode_hello(uint8_t *out, size_t cap, enum rtl_udp_type type, uint64_t seq,
 				 int64_t send_ns, const struct rtl_udp_hello *h);
 RTL_API int rtl_udp_encode_bye(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns);
+/* The text is copied up to its NUL (at most RTL_UDP_ALARM_TEXT - 1 bytes)
+ * and padded with NULs. */
+RTL_API int rtl_udp_encode_alarm(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
+				 const struct rtl_udp_alarm *a);
+/* -EINVAL also for a non-finite or negative limit (other than AUTO in a
+ * rotational one). */
+RTL_API int rtl_udp_encode_limits(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
+				  const struct rtl_udp_limits *l);
 
 /*
  * Decode a whole datagram of the named type: the header (errors as
@@ -279,7 +339,42 @@ RTL_API int rtl_udp_decode_command(const uint8_t *buf, size_t len, struct rtl_ud
 RTL_API int rtl_udp_decode_hello(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
 				 struct rtl_udp_hello *out);
 
-/* "hello", "welcome", "state", "command", "bye"; "?" when unknown. */
+/* An ALARM: the text is NUL terminated, and every byte that is not
+ * printable ASCII becomes '?' (a peer's text goes to logs and
+ * terminals). */
+RTL_API int rtl_udp_decode_alarm(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
+				 struct rtl_udp_alarm *a);
+/* A LIMITS datagram: -EDOM when a value is negative (other than AUTO in a
+ * rotational one) or not finite. */
+RTL_API int rtl_udp_decode_limits(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
+				  struct rtl_udp_limits *l);
+
+/* ---- checks shared by every sender of commands ----------------------------------------- */
+
+/* Speed limits of rtl_udp_cmd_check(), Doosan units, per axis; 0: none. */
+struct rtl_udp_cmd_limits {
+	double max_joint_vel;	/* deg/s, joint modes */
+	double max_linear_vel;	/* mm/s, x, y, z of the Cartesian modes */
+	double max_angular_vel; /* deg/s, the rotations of the Cartesian modes */
+};
+
+/*
+ * May @c go to a controller? 0, or -EDOM with the reason in @why (@len
+ * bytes): an unknown mode, a target_time outside [0, 3600] s, any double
+ * that is not finite (all of them go on the wire, used by the mode or
+ * not), AUTO where it means nothing (a position; a speed command's
+ * velocity), a speed above @lim (may be NULL). Mode NONE passes. RT-safe.
+ */
+RTL_API int rtl_udp_cmd_check(const struct rtl_udp_cmd *c, const struct rtl_udp_cmd_limits *lim,
+			      char *why, size_t len);
+
+/* The float and double values of @s that are NaN or infinite (the
+ * matrices element by element); the first one's field name in *@first
+ * (may be NULL). RT-safe. */
+RTL_API unsigned rtl_udp_state_nonfinite(const struct rtl_udp_state *s, const char **first);
+
+/* "hello", "welcome", "state", "command", "bye", "alarm", "limits"; "?"
+ * when unknown. */
 RTL_API const char *rtl_udp_type_name(enum rtl_udp_type type);
 /* "none", "speedj", "speedl", "servoj", "servol", "stop"; "?" when unknown. */
 RTL_API const char *rtl_udp_mode_name(enum rtl_udp_mode mode);
