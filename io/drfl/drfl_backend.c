@@ -26,8 +26,10 @@ static int fail(struct rtl_error *err, int code, const char *call)
 	return code;
 }
 
-static bool complete(const struct rtl_drfl_api *a)
+RTL_API bool rtl_drfl_api_complete(const struct rtl_drfl_api *a)
 {
+	if (!a)
+		return false;
 	return a->connect_rt_control && a->disconnect_rt_control && a->set_rt_control_input &&
 	       a->set_rt_control_output && a->start_rt_control && a->stop_rt_control &&
 	       a->set_velx_rt && a->set_accx_rt && a->set_velj_rt && a->set_accj_rt &&
@@ -56,7 +58,7 @@ RTL_API int rtl_drfl_open(const struct rtl_drfl_api *api, const struct rtl_drfl_
 	int loss;
 	const char *call;
 
-	if (!api || !cfg || !complete(api))
+	if (!api || !cfg || !rtl_drfl_api_complete(api))
 		return fail(err, -EINVAL, "the entry-point table (incomplete)");
 	period = cfg->period_s ? cfg->period_s : 0.001;
 	if (!(period >= 0.001 && period <= 1.0))
@@ -109,30 +111,25 @@ RTL_API int rtl_drfl_close(const struct rtl_drfl_api *api)
 {
 	bool ok;
 
-	if (!api || !complete(api))
+	if (!api || !rtl_drfl_api_complete(api))
 		return -EINVAL;
 	ok = api->stop_rt_control(api->ctx);
 	ok = api->disconnect_rt_control(api->ctx) && ok;
 	return ok ? 0 : -EIO;
 }
 
-RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motion_output *out,
-			  double target_time)
+RTL_API int rtl_drfl_send_cmd(const struct rtl_drfl_api *api, const struct rtl_udp_cmd *c)
 {
-	struct rtl_udp_cmd c;
-	float pos[6], vel[6], acc[6], t = (float)target_time;
+	float pos[6], vel[6], acc[6], t;
 	bool ok;
-	int mode;
 
-	if (!api)
+	if (!api || !c)
 		return -EINVAL;
-	mode = rtl_motion_to_udp(out, target_time, &c);
-	if (mode < 0)
-		return mode;
-	to_f6(c.pos, pos);
-	to_f6(c.vel, vel);
-	to_f6(c.acc, acc);
-	switch (mode) {
+	t = (float)c->target_time;
+	to_f6(c->pos, pos);
+	to_f6(c->vel, vel);
+	to_f6(c->acc, acc);
+	switch (c->mode) {
 	case RTL_UDP_MODE_SPEEDL:
 		ok = api->speedl_rt(api->ctx, vel, acc, t);
 		break;
@@ -145,12 +142,35 @@ RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motio
 	case RTL_UDP_MODE_SERVOJ:
 		ok = api->servoj_rt(api->ctx, pos, vel, acc, t);
 		break;
-	default:
-		/* At rest: zero joint velocity keeps the time-out fed. */
+	case RTL_UDP_MODE_STOP:
+	case RTL_UDP_MODE_NONE:
+		/* DRFL has no RT stop: zero joint velocity at the stop's
+		 * deceleration (acc[0] on every axis) keeps the time-out fed
+		 * at rest. */
+		for (int i = 0; i < 6; i++) {
+			vel[i] = 0;
+			acc[i] = (float)c->acc[0];
+		}
 		ok = api->speedj_rt(api->ctx, vel, acc, t);
 		break;
+	default:
+		return -EINVAL;
 	}
-	return ok ? mode : -EIO;
+	return ok ? c->mode : -EIO;
+}
+
+RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motion_output *out,
+			  double target_time)
+{
+	struct rtl_udp_cmd c;
+	int mode;
+
+	if (!api)
+		return -EINVAL;
+	mode = rtl_motion_to_udp(out, target_time, &c);
+	if (mode < 0)
+		return mode;
+	return rtl_drfl_send_cmd(api, &c);
 }
 
 RTL_API int rtl_drfl_read(const struct rtl_drfl_api *api, struct rtl_udp_state *s)

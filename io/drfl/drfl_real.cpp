@@ -5,6 +5,7 @@
  * the same name; the logic that calls them is C (drfl_backend.c) and is
  * tested against a fake table.
  */
+#include <atomic>
 #include <cerrno>
 #include <new>
 
@@ -97,6 +98,54 @@ const void *read_rt(void *c)
 	return robot(c)->read_data_rt();
 }
 
+/* The vendor's callbacks take no user pointer: one registration per
+ * process, handed from the registering thread to DRFL's thread through
+ * atomics (the function last, so DRFL never sees a function without its
+ * user pointer). */
+std::atomic<void *> state_user{ nullptr };
+std::atomic<rtl_drfl_state_fn> state_fn{ nullptr };
+std::atomic<void *> alarm_user{ nullptr };
+std::atomic<rtl_drfl_alarm_fn> alarm_fn{ nullptr };
+
+void on_rt_state(const LPRT_OUTPUT_DATA_LIST data)
+{
+	rtl_drfl_state_fn fn = state_fn.load(std::memory_order_acquire);
+
+	if (fn && data)
+		fn(data, state_user.load(std::memory_order_relaxed));
+}
+
+void on_rt_alarm(LPLOG_ALARM a)
+{
+	rtl_drfl_alarm_fn fn = alarm_fn.load(std::memory_order_acquire);
+	struct rtl_drfl_alarm out = {};
+
+	if (!fn || !a)
+		return;
+	out.level = a->_iLevel;
+	out.group = a->_iGroup;
+	out.index = a->_iIndex;
+	for (int i = 0; i < 3; i++)
+		out.param[i] = a->_szParam[i][0] ? a->_szParam[i] : nullptr;
+	fn(&out, alarm_user.load(std::memory_order_relaxed));
+}
+
+void set_state_cb(void *c, rtl_drfl_state_fn fn, void *user)
+{
+	state_fn.store(nullptr, std::memory_order_release);
+	state_user.store(user, std::memory_order_relaxed);
+	state_fn.store(fn, std::memory_order_release);
+	robot(c)->set_on_rt_monitoring_data(fn ? on_rt_state : nullptr);
+}
+
+void set_alarm_cb(void *c, rtl_drfl_alarm_fn fn, void *user)
+{
+	alarm_fn.store(nullptr, std::memory_order_release);
+	alarm_user.store(user, std::memory_order_relaxed);
+	alarm_fn.store(fn, std::memory_order_release);
+	robot(c)->set_on_rt_log_alarm(fn ? on_rt_alarm : nullptr);
+}
+
 } // namespace
 
 extern "C" RTL_API int rtl_drfl_api_real(struct rtl_drfl_api *api)
@@ -122,6 +171,8 @@ extern "C" RTL_API int rtl_drfl_api_real(struct rtl_drfl_api *api)
 	api->servol_rt = servol;
 	api->servoj_rt = servoj;
 	api->read_data_rt = read_rt;
+	api->set_on_rt_monitoring_data = set_state_cb;
+	api->set_on_rt_log_alarm = set_alarm_cb;
 	return 0;
 }
 

@@ -14,6 +14,24 @@
 
 RTL_BEGIN_DECLS
 
+/*
+ * The library's RT callbacks, as the table passes them on. DRFL calls them
+ * on its own thread: @state is the packed RT_OUTPUT_DATA_LIST v1.0
+ * (RTL_UDP_STATE_SIZE bytes, little-endian), valid during the call only.
+ */
+typedef void (*rtl_drfl_state_fn)(const void *state, void *user);
+
+/* One alarm (DRFL's LOG_ALARM): level 0 info, 1 warning, 2 alarm; group,
+ * index (the code) and up to three parameter strings (NULL when absent),
+ * valid during the call only. */
+struct rtl_drfl_alarm {
+	unsigned level;
+	unsigned group;
+	unsigned index;
+	const char *param[3];
+};
+typedef void (*rtl_drfl_alarm_fn)(const struct rtl_drfl_alarm *alarm, void *user);
+
 /* The DRFL entry points, with the vendor's argument types; ctx is the
  * library's robot object. Every entry is required. */
 struct rtl_drfl_api {
@@ -35,6 +53,13 @@ struct rtl_drfl_api {
 	/* The latest RT_OUTPUT_DATA_LIST (packed, RTL_UDP_STATE_SIZE bytes), or
 	 * NULL before the first. */
 	const void *(*read_data_rt)(void *ctx);
+	/* Optional for the backend, required by the DRFL transport
+	 * (<rtloop/drfl_transport.h>): set_on_rt_monitoring_data and
+	 * set_on_rt_log_alarm with a user pointer. NULL @fn unregisters. The
+	 * vendor's callbacks carry no user pointer, so the real table keeps
+	 * one registration per process (Doosan allows one RT client). */
+	void (*set_on_rt_monitoring_data)(void *ctx, rtl_drfl_state_fn fn, void *user);
+	void (*set_on_rt_log_alarm)(void *ctx, rtl_drfl_alarm_fn fn, void *user);
 };
 
 RTL_END_DECLS

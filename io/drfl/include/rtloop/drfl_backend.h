@@ -73,6 +73,10 @@ struct rtl_drfl_config {
 	double velj[6], accj[6];
 };
 
+/* Is every entry the backend calls set in @api (the two callbacks are
+ * optional here)? NULL: false. */
+RTL_API bool rtl_drfl_api_complete(const struct rtl_drfl_api *api);
+
 /*
  * Open the RT session on @api (every entry set) as described above.
  * Returns 0, -EINVAL (NULL, a missing entry, period out of range),
@@ -93,6 +97,16 @@ RTL_API int rtl_drfl_close(const struct rtl_drfl_api *api);
  */
 RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motion_output *out,
 			  double target_time);
+
+/*
+ * Send the command @c (Doosan units, as a UDP COMMAND carries it) as the
+ * DRFL call of its mode; STOP and NONE become speedj_rt with zero
+ * velocity and acc[0] on every axis. Returns the mode, -EINVAL (NULL, an
+ * unknown mode) or -EIO (the call returned false: not sent; true means
+ * sent, never applied). Checks nothing (rtl_udp_cmd_check() does). RT-safe
+ * on our side.
+ */
+RTL_API int rtl_drfl_send_cmd(const struct rtl_drfl_api *api, const struct rtl_udp_cmd *c);
 
 /* The latest state into @s. Returns 0, -EINVAL, or -ENODATA (no state
  * yet). RT-safe on our side. */

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtl_drfl_transport: a Doosan robot through the vendor's DRFL library as
+ * a transport of the control loop, like RTDE and the UDP stream: the rx
+ * thread, the ring, the statistics, histograms, tracepoints, watchdog,
+ * safe set and stop-on-exit are the loop's own (<rtloop/loop.h>).
+ *
+ * Design
+ * ------
+ * DRFL receives the RT stream itself, on a thread of its own, and offers
+ * each state two ways: read_data_rt() (a buffer it overwrites every cycle)
+ * and the set_on_rt_monitoring_data() callback, called for every state.
+ * The transport takes the callback: polling read_data_rt() would need a
+ * sleep-and-look loop and still miss or repeat states.
+ *
+ *   DRFL's thread   callback: copy the 1,338-byte state and the time into
+ *                   a slot of a lock-free SPSC ring (<rtloop/ring.h>, 64
+ *                   slots), bump an event word and FUTEX_WAKE the rx
+ *                   thread if it sleeps. A full ring drops the state,
+ *                   counted (overflow). Alarms (set_on_rt_log_alarm) go
+ *                   the same way into a ring of their own.
+ *   recv            the rx thread: the loop's alarms first (logged; the
+ *                   same info alarm again within 1 s is counted, not
+ *                   logged: Doosan's limit messages come every cycle a
+ *                   limit is hit); then the states waiting, or a futex
+ *                   wait of at most the receive slice. No valid state for
+ *                   rx_timeout_ns (however many bad ones come) ends the
+ *                   stream: -ETIMEDOUT, and error() says what came instead
+ *                   and the controller's last alarm.
+ *   next            one state per call, decoded (rtl_udp_state_decode())
+ *                   into a struct rtl_udp_frame (the UDP transport's, so
+ *                   a step reads both the same way: rtl_udp_loop_frame()).
+ *                   DRFL gives no sequence number: the state's time_stamp
+ *                   does its work. A time_stamp equal to the newest is a
+ *                   duplicate, older a stale state (both dropped, counted;
+ *                   older by more than 1000 periods: the controller
+ *                   restarted, resynchronised); ctrl_skipped is the gap in
+ *                   periods. States holding a NaN or an infinity are
+ *                   dropped and counted (nonfinite_state).
+ *   check, send     the step writes a struct rtl_udp_cmd (Doosan units,
+ *                   rtl_motion_to_udp()), checked by rtl_udp_cmd_check()
+ *                   and sent as its DRFL call (rtl_drfl_send_cmd()) in
+ *                   every period while its mode is not NONE: the 0.1 s
+ *                   command time-out and the loss count of
+ *                   set_rt_control_input count periods without one. A
+ *                   call that returns false is -EIO, counted
+ *                   (command_failed); true means sent, never applied.
+ *   send_safe       speedj_rt with zero velocity at safe_decel on every
+ *                   axis and the period as target time, from floats built
+ *                   at connect (the user's command is never read).
+ *   at_rest         every |actual_joint_velocity| below rest_speed.
+ *   connect         register the callbacks, rtl_drfl_open() (Doosan's
+ *                   call order, <rtloop/drfl_backend.h>), then wait for the
+ *                   first state (connect_timeout_ns).
+ *   disconnect      rtl_drfl_close() (stop_rt_control,
+ *                   disconnect_rt_control), then unregister.
+ *
+ * Threads: the loop's contract; besides, the two callbacks run on DRFL's
+ * thread and touch only the two rings, the event word and counters of
+ * their own. DRFL must call each callback from one thread at a time (it
+ * has one receiving thread).
+ *
+ * Preconditions DRFL leaves to the application (docs/doosan-rt.md 7: the
+ * TCP API's safety mode, authority, STANDBY) are not done here.
+ */
+#ifndef RTLOOP_DRFL_TRANSPORT_H
+#define RTLOOP_DRFL_TRANSPORT_H
+
+#include <stdint.h>
+
+#include <rtloop/compiler.h>
+#include <rtloop/drfl_backend.h>
+#include <rtloop/loop.h>
+#include <rtloop/udp.h>
+#include <rtloop/udp_transport.h>
+
+RTL_BEGIN_DECLS
+
+struct rtl_drfl_transport_config {
+	/* The entry points (copied): every one of <rtloop/drfl_api.h>,
+	 * set_on_rt_monitoring_data included (set_on_rt_log_alarm may be
+	 * NULL: alarms are then not reported). */
+	const struct rtl_drfl_api *api;
+	/* The RT session: address, period, set_rt_control_input's loss
+	 * count, the global limits (<rtloop/drfl_backend.h>). */
+	struct rtl_drfl_config drfl;
+	int64_t connect_timeout_ns; /* first state after start; default 3 s */
+	/* No valid state for this long = lost connection; default 1 s. */
+	int64_t rx_timeout_ns;
+	/* Deceleration of the safe stop [deg/s^2]; 0: AUTO. */
+	double safe_decel;
+	/* Checked before each send (rtl_udp_cmd_check()); 0: none. */
+	struct rtl_udp_cmd_limits limits;
+	/* At rest: every joint below this [deg/s]; 0: 0.06 deg/s. */
+	double rest_speed;
+};
+
+struct rtl_drfl_transport_stats {
+	uint64_t callbacks; /* states DRFL handed over */
+	uint64_t states;    /* handed to the loop */
+	uint64_t overflow;  /* dropped: the ring to the rx thread was full */
+	/* Dropped, each under its own name: */
+	uint64_t stale;		  /* time_stamp older than the newest */
+	uint64_t duplicate;	  /* the newest time_stamp again */
+	uint64_t nonfinite_state; /* a NaN or an infinity in a float or double */
+	uint64_t resyncs;	  /* time_stamp jumped back > 1000 periods */
+	uint64_t rx_deadline;	  /* streams given up: no valid state for rx_timeout_ns */
+	uint64_t alarms;	  /* alarms DRFL reported */
+	uint64_t alarms_logged;
+	uint64_t alarms_suppressed; /* an info alarm repeated within 1 s */
+	uint64_t alarms_dropped;    /* the alarm ring was full */
+	uint64_t commands;	    /* *_rt calls that returned true (sent) */
+	uint64_t command_failed;    /* *_rt calls that returned false */
+	uint64_t safe;		    /* safe stops sent */
+};
+
+/* The transport: opaque (rtl_drfl_transport_create()). */
+struct rtl_drfl_transport;
+
+/*
+ * A transport for @cfg (copied, the table too). Does not connect. Returns
+ * 0 and sets *@out, or -EINVAL (NULL, an incomplete table, a negative
+ * time-out, limit, rest speed or deceleration, a period outside
+ * 0.001..1 s), -ENOTSUP (no set_on_rt_monitoring_data) or -ENOMEM, with
+ * @err filled. Not RT-safe.
+ */
+RTL_API int rtl_drfl_transport_create(struct rtl_drfl_transport **out,
+				      const struct rtl_drfl_transport_config *cfg,
+				      struct rtl_error *err);
+
+/* Disconnect if connected, and free. NULL is accepted. Not RT-safe. */
+RTL_API void rtl_drfl_transport_destroy(struct rtl_drfl_transport *t);
+
+/* The loop's view of @t (for struct rtl_loop_config.transport). */
+RTL_API struct rtl_transport *rtl_drfl_transport_base(struct rtl_drfl_transport *t);
+
+/* The command the step writes (also rtl_loop_commands()). */
+RTL_API struct rtl_udp_cmd *rtl_drfl_transport_command(struct rtl_drfl_transport *t);
+
+/* Counters; any thread (relaxed loads). */
+RTL_API void rtl_drfl_transport_stats(const struct rtl_drfl_transport *t,
+				      struct rtl_drfl_transport_stats *out);
+
+RTL_END_DECLS
+
+#endif /* RTLOOP_DRFL_TRANSPORT_H */

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The DRFL transport end to end: the loop over the real DRFL table
+ * (io/drfl/drfl_real.cpp) compiled against the stand-in library
+ * (tests/io/drfl/standin/, CDRFLEx over rtloop's UDP stream), against
+ * rtde-sim's UDP mode in this process on an ephemeral port. What the robot
+ * did is read from the simulator.
+ *
+ * Only the Criterion macros the TSan shim provides: the same tests run
+ * under ThreadSanitizer (DRFL's thread, the rx thread, the worker).
+ */
+#ifdef RTL_TAP_SHIM
+#include "tap-shim.h"
+#else
+#include <criterion/criterion.h>
+#endif
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rtloop/drfl_real.h>
+#include <rtloop/drfl_transport.h>
+#include <rtloop/log.h>
+#include <rtloop/loop.h>
+#include <rtloop/time.h>
+
+#include "udp.h"
+
+enum what { SPEEDJ, STOP, SILENT, FAST_ACC };
+
+struct rig {
+	struct rtl_sim_udp *sim;
+	struct rtl_drfl_api api;
+	struct rtl_drfl_transport *tr;
+	struct rtl_loop *loop;
+	_Atomic int what;
+	_Atomic int64_t steps;
+	double first_ts, last_ts, max_qd0;
+	uint64_t skipped_sum;
+	/* What the loop logged (the alarms). */
+	char log[8192];
+	_Atomic int log_lines;
+};
+
+static struct rig R;
+
+static void capture(void *user, enum rtl_log_level level, const char *msg)
+{
+	size_t n = strlen(R.log);
+
+	(void)user;
+	snprintf(R.log + n, sizeof(R.log) - n, "%s: %s\n", rtl_log_level_name(level), msg);
+	atomic_fetch_add(&R.log_lines, 1);
+}
+
+static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
+{
+	struct rig *r = user;
+	const struct rtl_udp_frame *st = rtl_udp_loop_frame(f);
+	struct rtl_udp_cmd *cmd = rtl_loop_commands(loop);
+	int64_t n = atomic_load_explicit(&r->steps, memory_order_relaxed) + 1;
+
+	if (n == 1)
+		r->first_ts = st->rt.time_stamp;
+	else
+		r->skipped_sum += f->ctrl_skipped;
+	r->last_ts = st->rt.time_stamp;
+	r->max_qd0 = fmax(r->max_qd0, st->rt.actual_joint_velocity[0]);
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->target_time = 0.001;
+	switch (atomic_load_explicit(&r->what, memory_order_acquire)) {
+	case SPEEDJ:
+	case FAST_ACC:
+		cmd->mode = RTL_UDP_MODE_SPEEDJ;
+		cmd->vel[0] = 10.0; /* deg/s */
+		for (int i = 0; i < 6; i++)
+			cmd->acc[i] = r->what == FAST_ACC ? 5000.0 : 1000.0;
+		break;
+	case SILENT:
+		cmd->mode = RTL_UDP_MODE_NONE; /* nothing goes out */
+		break;
+	default:
+		cmd->mode = RTL_UDP_MODE_STOP;
+		cmd->acc[0] = RTL_UDP_AUTO;
+		break;
+	}
+	atomic_store_explicit(&r->steps, n, memory_order_relaxed);
+	return 0;
+}
+
+static void rig_start(enum what what, uint32_t skip_every, const struct rtl_drfl_config *dc)
+{
+	struct rtl_sim_udp_opts so;
+	struct rtl_drfl_transport_config tc = { 0 };
+	struct rtl_loop_config lc = { 0 };
+	struct rtl_error err = { 0 };
+
+	memset(&R, 0, sizeof(R));
+	rtl_log_set_handler(capture, NULL);
+	atomic_store(&R.what, what);
+	rtl_sim_udp_opts_default(&so);
+	so.port = 0;
+	so.skip_every = skip_every;
+	cr_assert_eq(rtl_sim_udp_create(&R.sim, &so), 0);
+	cr_assert_eq(rtl_sim_udp_start(R.sim), 0);
+
+	cr_assert_eq(rtl_drfl_api_real(&R.api), 0);
+	tc.api = &R.api;
+	if (dc)
+		tc.drfl = *dc;
+	tc.drfl.host = "127.0.0.1";
+	tc.drfl.port = rtl_sim_udp_port(R.sim);
+	tc.safe_decel = 500.0;
+	tc.limits.max_joint_vel = 180.0;
+	tc.rx_timeout_ns = 300 * RTL_NS_PER_MS;
+	cr_assert_eq(rtl_drfl_transport_create(&R.tr, &tc, &err), 0, "%s", err.msg);
+
+	lc.transport = rtl_drfl_transport_base(R.tr);
+	lc.step = step;
+	lc.user = &R;
+	lc.rt_mode = RTL_LOOP_RT_OFF;
+	lc.every_frame = true;
+	lc.watchdog_periods = -1;
+	cr_assert_eq(rtl_loop_create(&R.loop, &lc, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_start(R.loop, &err), 0, "%s", err.msg);
+}
+
+static void await_steps(int64_t steps)
+{
+	int64_t end = rtl_time_now() + 8 * RTL_NS_PER_SEC;
+
+	while (atomic_load(&R.steps) < steps && rtl_time_now() < end)
+		rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
+}
+
+/* Calls that reached the controller: the commands and the safe stops. */
+static uint64_t calls_sent(void)
+{
+	struct rtl_drfl_transport_stats ts;
+
+	rtl_drfl_transport_stats(R.tr, &ts);
+	return ts.commands + ts.safe;
+}
+
+static int rig_finish(struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
+{
+	int64_t end;
+	int ret;
+
+	rtl_loop_stop(R.loop);
+	ret = rtl_loop_join(R.loop);
+	rtl_loop_stats(R.loop, s);
+	end = rtl_time_now() + RTL_NS_PER_SEC;
+	do {
+		rtl_sim_udp_stats(R.sim, ss);
+		if (ss->commands >= calls_sent())
+			break;
+		rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
+	} while (rtl_time_now() < end);
+	rtl_sim_udp_stop(R.sim);
+	rtl_sim_udp_join(R.sim);
+	rtl_sim_udp_stats(R.sim, ss);
+	return ret;
+}
+
+static void rig_free(void)
+{
+	rtl_loop_destroy(R.loop);
+	rtl_drfl_transport_destroy(R.tr);
+	rtl_drfl_api_real_free(&R.api);
+	rtl_sim_udp_destroy(R.sim);
+	rtl_log_set_handler(NULL, NULL);
+}
+
+Test(drfl_e2e, speedj_through_drfl_moves_the_robot_and_the_loop_stops_it_at_exit, .timeout = 30)
+{
+	struct rtl_loop_stats s;
+	struct rtl_sim_udp_stats ss;
+	struct rtl_drfl_transport_stats ts;
+
+	rig_start(SPEEDJ, 50, NULL);
+	await_steps(1000);
+	cr_expect_eq(rig_finish(&s, &ss), 0);
+	rtl_drfl_transport_stats(R.tr, &ts);
+	cr_expect_geq(s.steps, 1000);
+	cr_expect_gt(R.max_qd0, 9.0, "joint 0 reached ~10 deg/s (%g)", R.max_qd0);
+	/* Every state DRFL handed over is a frame or a drop under its name. */
+	cr_expect_eq(ts.states, s.frames + s.stop_frames, "states %llu frames %llu stop %llu",
+		     (unsigned long long)ts.states, (unsigned long long)s.frames,
+		     (unsigned long long)s.stop_frames);
+	{
+		uint64_t used =
+			ts.states + ts.overflow + ts.stale + ts.duplicate + ts.nonfinite_state;
+
+		/* ... or still in the transport's ring (64 slots) at the end. */
+		cr_expect_geq(ts.callbacks, used);
+		cr_expect_leq(ts.callbacks, used + 64, "callbacks %llu, used %llu",
+			      (unsigned long long)ts.callbacks, (unsigned long long)used);
+	}
+	/* The time_stamp does the sequence number's work: every period between
+	 * the first and the last frame stepped is a step or a skip. */
+	cr_expect_eq((uint64_t)llround((R.last_ts - R.first_ts) / 0.001) + 1,
+		     s.steps + R.skipped_sum, "periods vs steps %llu + skipped %llu",
+		     (unsigned long long)s.steps, (unsigned long long)R.skipped_sum);
+	cr_expect_gt(R.skipped_sum, 10, "one state in 50 skipped by the simulator");
+	cr_expect_leq(R.skipped_sum, ss.states_skipped);
+	/* The controller saw what the transport sent, and stopped. */
+	cr_expect_eq(ss.commands, calls_sent(), "%llu of %llu calls arrived",
+		     (unsigned long long)ss.commands, (unsigned long long)calls_sent());
+	cr_expect_gt(ss.mode_count[RTL_UDP_MODE_SPEEDJ], 900);
+	cr_expect_eq(ss.nonfinite_in, 0);
+	cr_expect_eq(ss.watchdog_trips, 0, "the command time-out never needed");
+	cr_expect_gt(ts.safe, 0, "the stop at exit");
+	cr_expect_eq(s.stop_unconfirmed, 0, "the arm was seen at rest");
+	cr_expect(ss.robot.max_speed < 0.001, "the arm moves at the end (%g rad/s)",
+		  ss.robot.max_speed);
+	cr_expect_eq(ss.byes, 1, "stop_rt_control said BYE");
+	rig_free();
+}
+
+Test(drfl_e2e, a_step_that_sends_nothing_is_stopped_by_the_time_out_and_the_alarm_is_logged,
+     .timeout = 30)
+{
+	struct rtl_loop_stats s;
+	struct rtl_sim_udp_stats ss;
+	int64_t end;
+
+	rig_start(SPEEDJ, 0, NULL);
+	await_steps(300);
+	atomic_store(&R.what, SILENT);
+	/* The simulator's 0.1 s command time-out stops the robot. */
+	end = rtl_time_now() + 5 * RTL_NS_PER_SEC;
+	do {
+		rtl_sim_udp_stats(R.sim, &ss);
+		rtl_time_sleep_until(rtl_time_now() + 10 * RTL_NS_PER_MS);
+	} while (!ss.watchdog_trips && rtl_time_now() < end);
+	cr_expect_eq(ss.watchdog_trips, 1);
+	atomic_store(&R.what, STOP);
+	rig_finish(&s, &ss);
+	cr_expect_gt(s.silent, 0, "the loop reports that it sent nothing while armed");
+	rig_free();
+}
