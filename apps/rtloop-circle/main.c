@@ -30,6 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if RTL_CIRCLE_DRFL
+#include <rtloop/drfl_real.h>
+#endif
+#include <rtloop/drfl_transport.h>
 #include <rtloop/log.h>
 #include <rtloop/loop.h>
 #include <rtloop/motion.h>
@@ -48,8 +52,10 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
+enum transport { T_UDP, T_RTDE, T_DRFL };
+
 struct opts {
-	bool udp;
+	enum transport transport;
 	const char *host;
 	unsigned port; /* 0: the transport's default */
 	double radius, period_s, duration_s;
@@ -58,8 +64,10 @@ struct opts {
 
 struct app {
 	struct opts o;
-	bool udp;
+	bool udp; /* the UDP stream's state and commands: UDP and DRFL */
 	struct rtl_udp_transport *udp_tr;
+	struct rtl_drfl_transport *drfl_tr;
+	struct rtl_drfl_api drfl_api;
 	struct rtl_rtde_transport *rtde_tr;
 	struct rtl_motion_rtde rtde_b;
 	struct rtl_rtde_handle h_ts, h_pose, h_speed, h_q, h_qd;
@@ -93,10 +101,12 @@ static void usage(FILE *f)
 		   "Trace a horizontal circle with speedl streaming (the motion API) against a\n"
 		   "controller or rtde-sim, and print the tracking error.\n"
 		   "\n"
-		   "  -t, --transport udp|rtde  1 kHz UDP stream (rtde-sim --udp) or 500 Hz RTDE\n"
-		   "                            (rtde-sim); default udp\n"
+		   "  -t, --transport udp|rtde|drfl  1 kHz UDP stream (rtde-sim --udp), 500 Hz\n"
+		   "                            RTDE (rtde-sim), or a Doosan robot through its\n"
+		   "                            DRFL library at 1 kHz; default udp\n"
 		   "  -H, --host ADDR           controller address (default 127.0.0.1)\n"
-		   "  -p, --port N              port (default 12347 for udp, 30004 for rtde)\n"
+		   "  -p, --port N              port (default 12347 for udp and drfl, 30004 for\n"
+		   "                            rtde)\n"
 		   "  -r, --radius M            circle radius in m (default 0.05; 0.001..0.3)\n"
 		   "  -T, --period-s S          time for one turn in s (default 2; 0.2..60)\n"
 		   "  -d, --duration S          how long to circle in s (default 4; 0.1..3600)\n"
@@ -128,10 +138,15 @@ static int parse(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, ":t:H:p:r:T:d:jhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if (strcmp(optarg, "udp") && strcmp(optarg, "rtde"))
+			if (!strcmp(optarg, "udp"))
+				o->transport = T_UDP;
+			else if (!strcmp(optarg, "rtde"))
+				o->transport = T_RTDE;
+			else if (!strcmp(optarg, "drfl"))
+				o->transport = T_DRFL;
+			else
 				return rtl_cli_bad_value(PROG, "--transport", optarg,
-							 "not udp or rtde");
-			o->udp = !strcmp(optarg, "udp");
+							 "not udp, rtde or drfl");
 			break;
 		case 'H':
 			o->host = optarg;
@@ -166,6 +181,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 	}
 	return rtl_cli_extra_args(PROG, optind, argc, argv);
+}
+
+static const char *transport_name(enum transport t)
+{
+	return t == T_UDP ? "udp" : t == T_DRFL ? "drfl" : "rtde";
 }
 
 /* ---- the controller (worker thread) ------------------------------------------------------ */
@@ -298,22 +318,49 @@ int main(int argc, char **argv)
 	struct rtl_motion_config mc;
 	struct rtl_loop_stats st;
 	struct rtl_udp_transport_stats ts;
+	struct rtl_drfl_transport_stats ds;
 	struct rtl_error err = { 0 };
 	struct rtl_loop *loop = NULL;
 	double rms;
 	int ret;
 
 	/* Parse and validate. */
-	a.o = (struct opts){
-		.udp = true, .host = "127.0.0.1", .radius = 0.05, .period_s = 2.0, .duration_s = 4.0
-	};
+	a.o = (struct opts){ .transport = T_UDP,
+			     .host = "127.0.0.1",
+			     .radius = 0.05,
+			     .period_s = 2.0,
+			     .duration_s = 4.0 };
 	if (parse(argc, argv, &a.o))
 		return EXIT_USAGE;
-	a.udp = a.o.udp;
+	a.udp = a.o.transport != T_RTDE;
 	rtl_log_set_handler(rtl_log_stderr, (void *)(intptr_t)RTL_LOG_WARN);
 
 	/* Allocate: the transport, the loop. */
-	if (a.udp) {
+	if (a.o.transport == T_DRFL) {
+		struct rtl_drfl_transport_config tc = {
+			.api = &a.drfl_api,
+			.drfl = { .host = a.o.host, .port = (uint16_t)a.o.port },
+			.limits = { .max_linear_vel = 2000.0, .max_angular_vel = 180.0 },
+		};
+
+#if RTL_CIRCLE_DRFL
+		ret = rtl_drfl_api_real(&a.drfl_api);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": the DRFL robot object: %s\n", strerror(-ret));
+			return EXIT_FAIL;
+		}
+		ret = rtl_drfl_transport_create(&a.drfl_tr, &tc, &err);
+		lc.transport = rtl_drfl_transport_base(a.drfl_tr);
+#else
+		(void)tc;
+		fprintf(stderr,
+			PROG ": --transport drfl: this rtloop was built without Doosan's "
+			     "DRFL library; fix: install DRFL (libDRFL and DRFLEx.h) and rebuild "
+			     "with meson setup -Ddrfl=enabled (or try it on rtde-sim --udp with "
+			     "-Ddrfl_standin=true, docs/rtloop-circle.md)\n");
+		return EXIT_FAIL;
+#endif
+	} else if (a.udp) {
 		struct rtl_udp_transport_config tc = { .host = a.o.host,
 						       .port = (uint16_t)a.o.port,
 						       .max_linear_vel = 2000.0,
@@ -356,7 +403,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		goto out;
 	}
-	if (a.udp)
+	if (a.udp) /* UDP and DRFL */
 		a.period_ns = lc.transport->period_ns;
 	rtl_motion_config_init(&mc, a.period_ns);
 	ret = rtl_motion_create(&a.motion, &mc);
@@ -379,9 +426,12 @@ int main(int argc, char **argv)
 	/* Report. */
 	rtl_loop_stats(loop, &st);
 	memset(&ts, 0, sizeof(ts));
+	memset(&ds, 0, sizeof(ds));
 	rms = a.err_n ? sqrt(a.err_sq / (double)a.err_n) : NAN;
-	if (a.udp)
+	if (a.o.transport == T_UDP)
 		rtl_udp_transport_stats(a.udp_tr, &ts);
+	else if (a.o.transport == T_DRFL)
+		rtl_drfl_transport_stats(a.drfl_tr, &ds);
 	if (a.o.json) {
 		/* JSON has no NaN: no sample is null. */
 		char rms_s[32] = "null", max_s[32] = "null";
@@ -395,12 +445,24 @@ int main(int argc, char **argv)
 		       "\"rms_error_mm\":%s,\"max_error_mm\":%s,\"frames\":%llu,"
 		       "\"ctrl_skipped\":%llu,\"sends\":%llu,\"overruns\":%llu,"
 		       "\"backend_errors\":%d",
-		       a.udp ? "udp" : "rtde", 1e9 / (double)a.period_ns, a.o.radius, a.o.period_s,
-		       a.o.duration_s, (unsigned long long)a.err_n, rms_s, max_s,
+		       transport_name(a.o.transport), 1e9 / (double)a.period_ns, a.o.radius,
+		       a.o.period_s, a.o.duration_s, (unsigned long long)a.err_n, rms_s, max_s,
 		       (unsigned long long)st.frames, (unsigned long long)st.ctrl_skipped,
 		       (unsigned long long)st.sends, (unsigned long long)st.overruns,
 		       a.backend_errors);
-		if (a.udp)
+		if (a.o.transport == T_DRFL)
+			printf(",\"drfl\":{\"callbacks\":%llu,\"overflow\":%llu,\"stale\":%llu,"
+			       "\"duplicate\":%llu,\"nonfinite_state\":%llu,\"rx_deadline\":%llu,"
+			       "\"alarms\":%llu,\"alarms_suppressed\":%llu,\"commands\":%llu,"
+			       "\"command_failed\":%llu}",
+			       (unsigned long long)ds.callbacks, (unsigned long long)ds.overflow,
+			       (unsigned long long)ds.stale, (unsigned long long)ds.duplicate,
+			       (unsigned long long)ds.nonfinite_state,
+			       (unsigned long long)ds.rx_deadline, (unsigned long long)ds.alarms,
+			       (unsigned long long)ds.alarms_suppressed,
+			       (unsigned long long)ds.commands,
+			       (unsigned long long)ds.command_failed);
+		if (a.o.transport == T_UDP)
 			printf(",\"udp_dropped\":{\"malformed\":%llu,\"stale\":%llu,"
 			       "\"duplicate\":%llu,\"nonfinite_state\":%llu,\"rx_deadline\":%llu}",
 			       (unsigned long long)ts.malformed, (unsigned long long)ts.stale,
@@ -412,19 +474,33 @@ int main(int argc, char **argv)
 		printf(PROG ": %s at %.0f Hz, r = %g m, %g s per turn, %g s: %llu samples\n"
 			    "  tracking error: RMS %.3f mm, max %.3f mm\n"
 			    "  frames %llu, controller skipped %llu, sends %llu, overruns %llu\n",
-		       a.udp ? "UDP" : "RTDE", 1e9 / (double)a.period_ns, a.o.radius, a.o.period_s,
-		       a.o.duration_s, (unsigned long long)a.err_n, rms * 1e3, a.err_max * 1e3,
+		       a.o.transport == T_UDP	 ? "UDP"
+		       : a.o.transport == T_DRFL ? "DRFL"
+						 : "RTDE",
+		       1e9 / (double)a.period_ns, a.o.radius, a.o.period_s, a.o.duration_s,
+		       (unsigned long long)a.err_n, rms * 1e3, a.err_max * 1e3,
 		       (unsigned long long)st.frames, (unsigned long long)st.ctrl_skipped,
 		       (unsigned long long)st.sends, (unsigned long long)st.overruns);
-		if (a.udp)
+		if (a.o.transport == T_DRFL)
+			printf("  DRFL: %llu states handed over, dropped %llu overflow, %llu "
+			       "stale, "
+			       "%llu duplicate, %llu non-finite; %llu alarms (%llu repeats not "
+			       "logged); %llu calls sent, %llu refused\n",
+			       (unsigned long long)ds.callbacks, (unsigned long long)ds.overflow,
+			       (unsigned long long)ds.stale, (unsigned long long)ds.duplicate,
+			       (unsigned long long)ds.nonfinite_state,
+			       (unsigned long long)ds.alarms,
+			       (unsigned long long)ds.alarms_suppressed,
+			       (unsigned long long)(ds.commands + ds.safe),
+			       (unsigned long long)ds.command_failed);
+		if (a.o.transport == T_UDP)
 			printf("  UDP dropped: %llu malformed, %llu stale, %llu duplicate, %llu "
 			       "non-finite states\n",
 			       (unsigned long long)ts.malformed, (unsigned long long)ts.stale,
 			       (unsigned long long)ts.duplicate,
 			       (unsigned long long)ts.nonfinite_state);
 	}
-	if (a.udp)
-		a.nonfinite_state += ts.nonfinite_state;
+	a.nonfinite_state += ts.nonfinite_state + ds.nonfinite_state;
 	if (ret < 0)
 		fprintf(stderr, PROG ": the loop ended: %s\n", strerror(-ret));
 	if (a.nonfinite_state) {
@@ -440,9 +516,11 @@ out:
 	/* The loop first: its worker steps the motion until it is stopped. */
 	rtl_loop_destroy(loop);
 	rtl_motion_destroy(a.motion);
-	if (a.udp)
-		rtl_udp_transport_destroy(a.udp_tr);
-	else
-		rtl_rtde_transport_destroy(a.rtde_tr);
+	rtl_udp_transport_destroy(a.udp_tr);
+	rtl_drfl_transport_destroy(a.drfl_tr);
+#if RTL_CIRCLE_DRFL
+	rtl_drfl_api_real_free(&a.drfl_api);
+#endif
+	rtl_rtde_transport_destroy(a.rtde_tr);
 	return ret < 0 ? EXIT_FAIL : EXIT_OK;
 }

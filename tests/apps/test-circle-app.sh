@@ -8,12 +8,17 @@
 # BOUND_MM: the simulator's plant tracks to about 0.5-0.8 mm
 # (docs/rtloop-circle.md), so the bound catches a broken controller or
 # backend, not a slow machine.
-# Usage: test-circle-app.sh path/to/rtloop-circle path/to/rtde-sim
+# With DRFL=drfl (librtloop holds the DRFL table: the vendor's or, in CI,
+# the stand-in of -Ddrfl_standin=true) also a circle over --transport
+# drfl against rtde-sim --udp; without it, --transport drfl must fail
+# naming the missing library and the fix.
+# Usage: test-circle-app.sh path/to/rtloop-circle path/to/rtde-sim [drfl|no-drfl]
 # Writes TAP to stdout; exits non-zero when a check fails.
 set -u
 
 app=${1:?usage: $0 path/to/rtloop-circle path/to/rtde-sim}
 sim=${2:?usage: $0 path/to/rtloop-circle path/to/rtde-sim}
+drfl=${3:-no-drfl}
 BOUND_MM=3
 # shellcheck source=SCRIPTDIR/tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -66,5 +71,24 @@ fi
 stop_sim
 py_check "rtde: the arm ends at rest, the executor's watchdog never tripped" \
 	"$sim_left_safe_py" "$tmp/sim-rtde.json"
+
+# --- over DRFL: the DRFL table on rtde-sim --udp, or the error without it ------
+if [ "$drfl" = drfl ]; then
+	if start_sim "$sim_udp_port" --udp --udp-port 0 --duration 30 --json "$tmp/sim-drfl.json"; then
+		ok "rtde-sim --udp serves on port $port (for DRFL)"
+		circle drfl
+		check "drfl: the report counts what DRFL handed over" \
+			in_order "$out" "DRFL:" "states handed over" "alarms" "calls sent"
+	else
+		fail "rtde-sim --udp started (log: $(cat "$tmp/sim.log"))"
+	fi
+	stop_sim
+	py_check "drfl: the arm ends at rest, the controller's time-out never fired" \
+		"$sim_left_safe_py" "$tmp/sim-drfl.json"
+else
+	run --transport drfl --port 9 --duration 1
+	check "without DRFL, --transport drfl exits 1 naming the library and the fix" \
+		exits_saying 1 "built without Doosan's DRFL library; fix: install DRFL"
+fi
 
 finish
