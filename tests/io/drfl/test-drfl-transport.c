@@ -16,6 +16,7 @@
 #endif
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,12 +46,19 @@ struct rig {
 
 static struct rig R;
 
+/* Handlers are called from any thread without a log queue (and from the
+ * loop's log thread): one at a time. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void capture(void *user, enum rtl_log_level level, const char *msg)
 {
-	size_t n = strlen(R.log);
+	size_t n;
 
 	(void)user;
+	pthread_mutex_lock(&log_lock);
+	n = strlen(R.log);
 	snprintf(R.log + n, sizeof(R.log) - n, "%s: %s\n", rtl_log_level_name(level), msg);
+	pthread_mutex_unlock(&log_lock);
 	atomic_fetch_add(&R.log_lines, 1);
 }
 
