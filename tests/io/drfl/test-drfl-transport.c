@@ -28,7 +28,7 @@
 
 #include "udp.h"
 
-enum what { SPEEDJ, STOP, SILENT, FAST_ACC };
+enum what { SPEEDJ, STOP, SILENT, FAST_ACC, SERVOL };
 
 struct rig {
 	struct rtl_sim_udp *sim;
@@ -37,7 +37,7 @@ struct rig {
 	struct rtl_loop *loop;
 	_Atomic int what;
 	_Atomic int64_t steps;
-	double first_ts, last_ts, max_qd0;
+	double first_ts, last_ts, max_qd0, max_qd; /* deg/s: joint 0, any joint */
 	uint64_t skipped_sum;
 	/* What the loop logged (the alarms). */
 	char log[8192];
@@ -75,6 +75,8 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 		r->skipped_sum += f->ctrl_skipped;
 	r->last_ts = st->rt.time_stamp;
 	r->max_qd0 = fmax(r->max_qd0, st->rt.actual_joint_velocity[0]);
+	for (int i = 0; i < 6; i++)
+		r->max_qd = fmax(r->max_qd, fabs(st->rt.actual_joint_velocity[i]));
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->target_time = 0.001;
 	switch (atomic_load_explicit(&r->what, memory_order_acquire)) {
@@ -87,6 +89,14 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 		break;
 	case SILENT:
 		cmd->mode = RTL_UDP_MODE_NONE; /* nothing goes out */
+		break;
+	case SERVOL:
+		/* Where the TCP is, 20 mm up: rtde-sim does not model servol. */
+		cmd->mode = RTL_UDP_MODE_SERVOL;
+		for (int i = 0; i < 6; i++)
+			cmd->pos[i] = st->rt.actual_tcp_position[i];
+		cmd->pos[2] += 20.0;
+		cmd->target_time = 0.02;
 		break;
 	default:
 		cmd->mode = RTL_UDP_MODE_STOP;
@@ -247,5 +257,26 @@ Test(drfl_e2e, a_step_that_sends_nothing_is_stopped_by_the_time_out_and_the_alar
 	atomic_store(&R.what, STOP);
 	rig_finish(&s, &ss);
 	cr_expect_gt(s.silent, 0, "the loop reports that it sent nothing while armed");
+	rig_free();
+}
+
+Test(drfl_e2e, a_call_that_returns_true_was_sent_not_applied, .timeout = 30)
+{
+	struct rtl_loop_stats s;
+	struct rtl_sim_udp_stats ss;
+	struct rtl_drfl_transport_stats ts;
+
+	/* servol_rt goes out and DRFL says true; the controller (rtde-sim: not
+	 * modelled) does not apply it and the robot does not move. */
+	rig_start(SERVOL, 0, NULL);
+	await_steps(300);
+	rig_finish(&s, &ss);
+	rtl_drfl_transport_stats(R.tr, &ts);
+	cr_expect_geq(ts.commands, 300, "every servol_rt call returned true (sent)");
+	cr_expect_eq(ts.command_failed, 0);
+	cr_expect_geq(ss.mode_count[RTL_UDP_MODE_SERVOL], 300, "and reached the controller");
+	cr_expect_eq(ss.unsupported, ss.mode_count[RTL_UDP_MODE_SERVOL],
+		     "which applied none of them");
+	cr_expect(R.max_qd < 0.06, "the robot did not move (%g deg/s in a state)", R.max_qd);
 	rig_free();
 }
