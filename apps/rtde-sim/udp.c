@@ -9,6 +9,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -28,6 +29,8 @@
 #define ECHO_RING 4096 /* states remembered for the round trip (4 s) */
 #define MAX_CATCH_UP 50
 #define READS_PER_WAKE 64
+/* Alarm codes are small: one rate per code of the RT group. */
+#define ALARM_CODES 8
 
 enum { TAG_SOCK = 1, TAG_TIMER, TAG_STOP };
 
@@ -51,6 +54,10 @@ struct rtl_sim_udp {
 	bool have_cmd_seq;
 	uint64_t last_cmd_seq;
 	uint64_t last_echo_seq;
+	struct rtl_sim_udp_loss loss;
+	struct rtl_udp_limits limits;
+	struct rtl_sim_udp_rate alarm_rate[ALARM_CODES];
+	uint64_t alarm_seq; /* the session's alarms sent */
 	struct {
 		uint64_t seq;
 		int64_t sent_ns;
@@ -261,6 +268,140 @@ int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_udp_cmd *c, int3
 	return unsupported ? -ENOTSUP : 0;
 }
 
+/* ---- Doosan's RT session rules: limits, loss count, alarm rate ---------------------------- */
+
+static void keep_or_take(double *cur, double in)
+{
+	if (in != 0)
+		*cur = in;
+}
+
+void rtl_sim_udp_limits_merge(struct rtl_udp_limits *cur, const struct rtl_udp_limits *in)
+{
+	for (int i = 0; i < 2; i++) {
+		keep_or_take(&cur->velx[i], in->velx[i]);
+		keep_or_take(&cur->accx[i], in->accx[i]);
+	}
+	for (int i = 0; i < 6; i++) {
+		keep_or_take(&cur->velj[i], in->velj[i]);
+		keep_or_take(&cur->accj[i], in->accj[i]);
+	}
+}
+
+/* The limit of axis @i: the joint's, or the Cartesian translational one
+ * on x, y, z and the rotational one (AUTO: the same number) on the
+ * rotations. 0: none. */
+static double axis_limit(const double j[6], const double x[2], bool joint, int i)
+{
+	if (joint)
+		return j[i];
+	if (i < 3)
+		return x[0];
+	return x[1] == RTL_UDP_AUTO ? x[0] : x[1];
+}
+
+/* The robot's target speed on axis @i in the command's Doosan units. */
+static double target_speed(const struct rtl_sim_robot *r, bool joint, int i)
+{
+	if (joint)
+		return r->target_qd[i] * DEG;
+	return r->target_TCP_speed[i] * (i < 3 ? 1000.0 : DEG);
+}
+
+bool rtl_sim_udp_clamp(const struct rtl_udp_limits *l, const struct rtl_sim_robot *r,
+		       struct rtl_udp_cmd *c, struct rtl_sim_udp_clamp *out)
+{
+	bool joint = c->mode == RTL_UDP_MODE_SPEEDJ;
+
+	memset(out, 0, sizeof(*out));
+	if (c->mode != RTL_UDP_MODE_SPEEDJ && c->mode != RTL_UDP_MODE_SPEEDL)
+		return false;
+	/* Velocities first: an AUTO acceleration is derived from the
+	 * velocity that will be commanded, the clamped one. */
+	for (int i = 0; i < 6; i++) {
+		double lim = axis_limit(l->velj, l->velx, joint, i), v = c->vel[i];
+
+		if (!(lim > 0) || !isfinite(v) || fabs(v) <= lim)
+			continue;
+		c->vel[i] = copysign(lim, v);
+		if (!out->vel) {
+			out->vel = true;
+			out->vel_axis = i;
+			out->vel_asked = v;
+			out->vel_limit = lim;
+		}
+	}
+	for (int i = 0; i < 6; i++) {
+		double lim = axis_limit(l->accj, l->accx, joint, i), a = c->acc[i];
+		/* What ramp_acc() derives: every value that is not above 0. */
+		bool derived = !(a > 0);
+
+		if (!(lim > 0))
+			continue;
+		if (derived) {
+			if (!(c->target_time > 0))
+				continue;
+			a = fabs(c->vel[i] - target_speed(r, joint, i)) / c->target_time;
+		}
+		if (!isfinite(a) || a <= lim)
+			continue;
+		c->acc[i] = lim;
+		if (!out->acc) {
+			out->acc = true;
+			out->acc_axis = i;
+			out->acc_asked = a;
+			out->acc_limit = lim;
+			out->acc_auto = derived;
+		}
+	}
+	return out->vel || out->acc;
+}
+
+const char *rtl_sim_udp_clamp_text(enum rtl_udp_mode mode, const struct rtl_sim_udp_clamp *cl,
+				   bool acc, char *buf, size_t len)
+{
+	int i = acc ? cl->acc_axis : cl->vel_axis;
+	const char *unit = mode == RTL_UDP_MODE_SPEEDJ || i >= 3 ? "deg/s" : "mm/s";
+
+	if (acc)
+		snprintf(buf, len, "%s: acc[%d] = %g %s^2%s is above the limit %g %s^2: clamped",
+			 rtl_udp_mode_name(mode), i, cl->acc_asked, unit,
+			 cl->acc_auto ? " (AUTO)" : "", cl->acc_limit, unit);
+	else
+		snprintf(buf, len, "%s: vel[%d] = %g %s is above the limit %g %s: clamped",
+			 rtl_udp_mode_name(mode), i, cl->vel_asked, unit, cl->vel_limit, unit);
+	return buf;
+}
+
+void rtl_sim_udp_loss_command(struct rtl_sim_udp_loss *l)
+{
+	l->armed = true;
+	l->fresh = true;
+}
+
+bool rtl_sim_udp_loss_cycle(struct rtl_sim_udp_loss *l, bool late)
+{
+	if (!l->armed || late)
+		return false;
+	if (l->fresh) {
+		l->fresh = false;
+		l->misses = 0;
+		return false;
+	}
+	if (l->misses < UINT32_MAX)
+		l->misses++;
+	return l->count > 0 && l->misses > (uint32_t)l->count;
+}
+
+bool rtl_sim_udp_rate_ok(struct rtl_sim_udp_rate *r, int64_t now_ns, int64_t interval_ns)
+{
+	if (r->any && now_ns - r->last_ns < interval_ns)
+		return false;
+	r->any = true;
+	r->last_ns = now_ns;
+	return true;
+}
+
 /* ---- the session ------------------------------------------------------------------------ */
 
 static bool same_peer(const struct sockaddr_in *a, const struct sockaddr_in *b)
@@ -268,16 +409,84 @@ static bool same_peer(const struct sockaddr_in *a, const struct sockaddr_in *b)
 	return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
 }
 
-static void send_to_peer(struct rtl_sim_udp *u, const uint8_t *buf, int len)
+/* True when the datagram went out. */
+static bool send_to_peer(struct rtl_sim_udp *u, const uint8_t *buf, int len)
 {
 	if (len <= 0)
-		return;
+		return false;
 	if (sendto(u->fd, buf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL,
-		   (const struct sockaddr *)&u->peer, sizeof(u->peer)) < 0)
+		   (const struct sockaddr *)&u->peer, sizeof(u->peer)) < 0) {
 		u->st.send_errors++;
+		return false;
+	}
+	return true;
 }
 
-static void on_hello(struct rtl_sim_udp *u, const struct sockaddr_in *from, int64_t now)
+static void send_alarm(struct rtl_sim_udp *u, enum rtl_udp_alarm_level level,
+		       enum rtl_udp_alarm_code code, const char *text, int64_t now)
+{
+	struct rtl_udp_alarm a = { .level = level, .group = RTL_UDP_ALARM_GROUP_RT, .code = code };
+	int len;
+
+	snprintf(a.text, sizeof(a.text), "%s", text);
+	/* Numbered even when the send fails: a gap is a lost alarm. */
+	len = rtl_udp_encode_alarm(u->tx, sizeof(u->tx), ++u->alarm_seq, now, &a);
+	if (send_to_peer(u, u->tx, len))
+		u->st.alarms_sent++;
+}
+
+/*
+ * An alarm that a client can provoke every period (a clamped or an
+ * unsupported command): at most one per second per code, on the simulated
+ * clock (the cycle the command acts in x period, the states' clock), so
+ * that the count depends on the cycles, not on how the host schedules us.
+ */
+static void send_alarm_rated(struct rtl_sim_udp *u, enum rtl_udp_alarm_level level,
+			     enum rtl_udp_alarm_code code, const char *text, int64_t now,
+			     uint64_t *suppressed)
+{
+	int64_t sim_ns = (int64_t)u->cycle * u->opts.period_ns;
+
+	if (!rtl_sim_udp_rate_ok(&u->alarm_rate[code % ALARM_CODES], sim_ns, RTL_NS_PER_SEC)) {
+		(*suppressed)++;
+		return;
+	}
+	send_alarm(u, level, code, text, now);
+}
+
+/* The end of RT control, the client's BYE or the loss count's: stop, and
+ * stop watching the heartbeat (a new one, watchdog off). */
+static void stop_robot(struct rtl_sim_udp *u, int64_t now)
+{
+	struct rtl_sim_robot_cmd stop = { .mode = RTL_RTDE_CMD_STOP,
+					  .seq = u->robot.last_seq + 1,
+					  .watchdog_ms = -1 };
+
+	rtl_sim_robot_command(&u->robot, &stop, now);
+}
+
+/* More than loss_count periods without a command: ALARM, BYE, stop, end
+ * (set_rt_control_input's loss count). @seq is this cycle's state number,
+ * which no state carries: the BYE does. */
+static void end_by_loss(struct rtl_sim_udp *u, uint64_t seq, int64_t now)
+{
+	char text[RTL_UDP_ALARM_TEXT];
+	int len;
+
+	snprintf(text, sizeof(text),
+		 "RT input lost %u periods in a row (loss count %d): RT session closed",
+		 u->loss.misses, u->loss.count);
+	send_alarm(u, RTL_UDP_ALARM_ERROR, RTL_UDP_ALARM_LOSS, text, now);
+	len = rtl_udp_encode_bye(u->tx, sizeof(u->tx), seq, now);
+	if (send_to_peer(u, u->tx, len))
+		u->st.byes_sent++;
+	stop_robot(u, now);
+	u->st.loss_closed++;
+	u->client = false;
+}
+
+static void on_hello(struct rtl_sim_udp *u, const struct sockaddr_in *from,
+		     const struct rtl_udp_hello *hi, int64_t now)
 {
 	struct rtl_udp_hello w = { .period_ns = (uint32_t)u->opts.period_ns };
 	int len;
@@ -301,17 +510,48 @@ static void on_hello(struct rtl_sim_udp *u, const struct sockaddr_in *from, int6
 		u->have_cmd_seq = false;
 		u->last_echo_seq = 0;
 		memset(u->echo, 0, sizeof(u->echo));
+		/* Doosan's RT settings belong to the session: none yet. */
+		memset(&u->loss, 0, sizeof(u->loss));
+		memset(&u->limits, 0, sizeof(u->limits));
+		memset(u->alarm_rate, 0, sizeof(u->alarm_rate));
+		u->alarm_seq = 0;
 	}
-	/* A repeated HELLO (the WELCOME was lost) is answered again. */
+	/* A repeated HELLO (the WELCOME was lost) is answered again, and
+	 * its loss count is the one that applies. */
 	u->last_heard = now;
+	u->loss.count = hi->loss_count > 0 ? hi->loss_count : 0;
+	w.loss_count = u->loss.count;
 	memcpy(w.schema, RTL_UDP_SCHEMA, sizeof(RTL_UDP_SCHEMA));
 	len = rtl_udp_encode_hello(u->tx, sizeof(u->tx), RTL_UDP_WELCOME, u->st.sessions, now, &w);
 	send_to_peer(u, u->tx, len);
 }
 
+/* A command the robot took was clamped: count it, tell the client. */
+static void on_clamp(struct rtl_sim_udp *u, enum rtl_udp_mode mode,
+		     const struct rtl_sim_udp_clamp *cl, int64_t now)
+{
+	char text[RTL_UDP_ALARM_TEXT];
+
+	if (cl->vel) {
+		u->st.vel_clamped++;
+		send_alarm_rated(u, RTL_UDP_ALARM_INFO, RTL_UDP_ALARM_VEL_LIMIT,
+				 rtl_sim_udp_clamp_text(mode, cl, false, text, sizeof(text)), now,
+				 &u->st.limit_alarms_suppressed);
+	}
+	if (cl->acc) {
+		u->st.acc_clamped++;
+		send_alarm_rated(u, RTL_UDP_ALARM_INFO, RTL_UDP_ALARM_ACC_LIMIT,
+				 rtl_sim_udp_clamp_text(mode, cl, true, text, sizeof(text)), now,
+				 &u->st.limit_alarms_suppressed);
+	}
+}
+
 static void on_command(struct rtl_sim_udp *u, const struct rtl_udp_header *h,
 		       const struct rtl_udp_cmd *c, int64_t now)
 {
+	struct rtl_udp_cmd run = *c; /* what the robot gets: within the limits */
+	struct rtl_sim_udp_clamp cl;
+	bool clamped;
 	int ret;
 
 	u->last_heard = now;
@@ -341,6 +581,7 @@ static void on_command(struct rtl_sim_udp *u, const struct rtl_udp_header *h,
 		u->st.commands_lost += h->seq - u->last_cmd_seq - 1;
 	u->have_cmd_seq = true;
 	u->last_cmd_seq = h->seq;
+	rtl_sim_udp_loss_command(&u->loss);
 	if (c->mode < RTL_UDP_MODE_COUNT)
 		u->st.mode_count[c->mode]++;
 	if (c->echo_seq > u->last_echo_seq) {
@@ -354,17 +595,44 @@ static void on_command(struct rtl_sim_udp *u, const struct rtl_udp_header *h,
 		}
 		u->last_echo_seq = c->echo_seq;
 	}
-	ret = rtl_sim_udp_apply(&u->robot, c, (int32_t)(uint32_t)h->seq, now);
-	if (ret == -ENOTSUP)
+	clamped = rtl_sim_udp_clamp(&u->limits, &u->robot, &run, &cl);
+	ret = rtl_sim_udp_apply(&u->robot, &run, (int32_t)(uint32_t)h->seq, now);
+	if (ret == -ENOTSUP) {
 		u->st.unsupported++;
-	else if (ret < 0)
+		send_alarm_rated(u, RTL_UDP_ALARM_WARN, RTL_UDP_ALARM_UNSUPPORTED,
+				 "servol_rt is not modelled by rtde-sim: robot stopped", now,
+				 &u->st.unsupported_alarms_suppressed);
+	} else if (ret < 0) {
 		u->st.refused++;
+	} else if (clamped) {
+		/* Only a command the robot took: a refused one moved nothing. */
+		on_clamp(u, run.mode, &cl, now);
+	}
+}
+
+static void on_limits(struct rtl_sim_udp *u, size_t len, int64_t now)
+{
+	struct rtl_udp_limits l;
+	int ret = rtl_udp_decode_limits(u->rx, len, NULL, &l);
+
+	u->last_heard = now;
+	if (ret == -EDOM) {
+		u->st.bad_limits++; /* a value below 0 or not finite: all ignored */
+		return;
+	}
+	if (ret < 0) {
+		u->st.bad_in++;
+		return;
+	}
+	rtl_sim_udp_limits_merge(&u->limits, &l);
+	u->st.limits_in++;
 }
 
 static void on_datagram(struct rtl_sim_udp *u, size_t len, const struct sockaddr_in *from,
 			int64_t now)
 {
 	struct rtl_udp_header h;
+	struct rtl_udp_hello hi;
 	struct rtl_udp_cmd c;
 
 	u->st.datagrams_in++;
@@ -373,7 +641,10 @@ static void on_datagram(struct rtl_sim_udp *u, size_t len, const struct sockaddr
 		return;
 	}
 	if (h.type == RTL_UDP_HELLO) {
-		on_hello(u, from, now);
+		if (rtl_udp_decode_hello(u->rx, len, &h, &hi) < 0)
+			u->st.bad_in++;
+		else
+			on_hello(u, from, &hi, now);
 		return;
 	}
 	if (!u->client || !same_peer(from, &u->peer)) {
@@ -381,13 +652,7 @@ static void on_datagram(struct rtl_sim_udp *u, size_t len, const struct sockaddr
 		return;
 	}
 	if (h.type == RTL_UDP_BYE) {
-		/* The end of RT control: stop, and stop watching the
-		 * heartbeat (a new one, watchdog off). */
-		struct rtl_sim_robot_cmd stop = { .mode = RTL_RTDE_CMD_STOP,
-						  .seq = u->robot.last_seq + 1,
-						  .watchdog_ms = -1 };
-
-		rtl_sim_robot_command(&u->robot, &stop, now);
+		stop_robot(u, now);
 		u->st.byes++;
 		u->client = false;
 	} else if (h.type == RTL_UDP_COMMAND) {
@@ -395,13 +660,33 @@ static void on_datagram(struct rtl_sim_udp *u, size_t len, const struct sockaddr
 			u->st.bad_in++;
 		else
 			on_command(u, &h, &c, now);
+	} else if (h.type == RTL_UDP_LIMITS) {
+		on_limits(u, len, now);
 	} else {
 		u->st.bad_in++; /* a server-to-client type */
 	}
 }
 
-/* One control cycle: step the robot, send the state unless skipped. */
-static void cycle(struct rtl_sim_udp *u, int64_t now, bool send)
+/* The robot's command time-out tripped: tell the client (once per trip). */
+static void on_watchdog(struct rtl_sim_udp *u, int64_t now)
+{
+	char text[RTL_UDP_ALARM_TEXT];
+
+	u->st.watchdog_trips++;
+	if (!u->client)
+		return;
+	snprintf(text, sizeof(text), "RT command time-out: no command for %lld ms; robot stopped",
+		 (long long)(u->robot.cfg.watchdog_ns / RTL_NS_PER_MS));
+	send_alarm(u, RTL_UDP_ALARM_ERROR, RTL_UDP_ALARM_CMD_TIMEOUT, text, now);
+}
+
+/*
+ * One control cycle: step the robot, count the loss, send the state unless
+ * skipped. @on_time: the newest cycle due; the others of a catch-up ran
+ * late because the host stalled us, and the client, which had no state to
+ * answer meanwhile, is not blamed for them by the loss count.
+ */
+static void cycle(struct rtl_sim_udp *u, int64_t now, bool send, bool on_time)
 {
 	uint64_t k = u->cycle++;
 	uint32_t every = u->opts.skip_every;
@@ -409,11 +694,15 @@ static void cycle(struct rtl_sim_udp *u, int64_t now, bool send)
 	int len;
 
 	if (rtl_sim_robot_step(&u->robot, now) & RTL_SIM_ROBOT_EV_WATCHDOG)
-		u->st.watchdog_trips++;
+		on_watchdog(u, now);
 	u->st.cycles++;
 	if (!u->client)
 		return;
 	seq = k - u->session_cycle0 + 1;
+	if (rtl_sim_udp_loss_cycle(&u->loss, !on_time)) {
+		end_by_loss(u, seq, now);
+		return;
+	}
 	if (!send) {
 		u->st.overruns++;
 		return;
@@ -585,7 +874,8 @@ int rtl_sim_udp_run(struct rtl_sim_udp *u)
 		rtl_sim_timer_arm(u->timer_fd, &u->armed, deadline(u, next));
 		while (u->cycle < next)
 			cycle(u, now,
-			      (now - deadline(u, u->cycle)) / u->opts.period_ns <= MAX_CATCH_UP);
+			      (now - deadline(u, u->cycle)) / u->opts.period_ns <= MAX_CATCH_UP,
+			      u->cycle + 1 == next);
 		publish(u);
 		if (u->end && now >= u->end)
 			quit = true;
@@ -692,6 +982,17 @@ static void report(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port,
 		st->watchdog_trips, st->robot.stops, st->robot.stops_at_rest,
 		st->robot.max_stop_cycles, st->robot.at_rest ? "at rest" : "MOVING",
 		st->nonfinite_in);
+	fprintf(f,
+		"  RT session: %" PRIu64 " alarms sent, %" PRIu64
+		" closed by the loss count (%" PRIu64 " BYEs sent)\n",
+		st->alarms_sent, st->loss_closed, st->byes_sent);
+	fprintf(f,
+		"  limits: %" PRIu64 " LIMITS applied, %" PRIu64 " bad; %" PRIu64
+		" commands with a velocity clamped, %" PRIu64
+		" with an acceleration clamped; %" PRIu64 " limit alarms and %" PRIu64
+		" servol alarms suppressed (1/s per code)\n",
+		st->limits_in, st->bad_limits, st->vel_clamped, st->acc_clamped,
+		st->limit_alarms_suppressed, st->unsupported_alarms_suppressed);
 	fprintf(f, "  echo: %" PRIu64 " round trips, %" PRIu64 " unmatched\n", st->echoes,
 		st->echo_unmatched);
 	if (st->echoes)
@@ -716,12 +1017,20 @@ static void report_json(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port
 		",\"commands_lost\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"unsupported\":%" PRIu64
 		",\"watchdog_trips\":%" PRIu64 ",\"echoes\":%" PRIu64 ",\"echo_unmatched\":%" PRIu64
 		",\"nonfinite_in\":%" PRIu64 ",\"stale_in\":%" PRIu64 ",\"duplicate_in\":%" PRIu64
-		",\"bad_target_time\":%" PRIu64 "},\"robot\":",
+		",\"bad_target_time\":%" PRIu64 ",",
 		st->cycles, st->overruns, st->states_sent, st->states_skipped, st->send_errors,
 		st->datagrams_in, st->bad_in, st->hellos, st->sessions, st->rejected, st->byes,
 		st->timeouts, st->commands, st->commands_lost, st->refused, st->unsupported,
 		st->watchdog_trips, st->echoes, st->echo_unmatched, st->nonfinite_in, st->stale_in,
 		st->duplicate_in, st->bad_target_time);
+	fprintf(f,
+		"\"loss_closed\":%" PRIu64 ",\"alarms_sent\":%" PRIu64 ",\"byes_sent\":%" PRIu64
+		",\"limits_in\":%" PRIu64 ",\"bad_limits\":%" PRIu64 ",\"vel_clamped\":%" PRIu64
+		",\"acc_clamped\":%" PRIu64 ",\"limit_alarms_suppressed\":%" PRIu64
+		",\"unsupported_alarms_suppressed\":%" PRIu64 "},\"robot\":",
+		st->loss_closed, st->alarms_sent, st->byes_sent, st->limits_in, st->bad_limits,
+		st->vel_clamped, st->acc_clamped, st->limit_alarms_suppressed,
+		st->unsupported_alarms_suppressed);
 	rtl_sim_robot_summary_json(f, &st->robot);
 	fprintf(f, ",\"echo_latency\":");
 	rtl_hist_write_json(echo, f);

@@ -38,6 +38,33 @@
  * - Echo: each sent state's (seq, send time) goes into a ring; a command
  *   that echoes a newer state number than any before records
  *   arrival - send time in a histogram (the round trip through the client).
+ * - The controller side of Doosan's RT session rules, each a pure piece:
+ *   - Loss count (set_rt_control_input's `loss`): the HELLO's loss_count
+ *     N > 0 is kept for the session and echoed in the WELCOME (0: off).
+ *     From the session's first accepted command on, every control cycle
+ *     with no accepted command since the previous one is a miss, any
+ *     command resets the run (rtl_sim_udp_loss_cycle()); more than N in a
+ *     row sends ALARM LOSS and a BYE, stops the robot as a client's BYE
+ *     does and ends the session. Cycles the host made us run late, in a
+ *     catch-up after a stall, are the simulator's fault, not the
+ *     client's: they neither count a miss nor end a run.
+ *   - Command time-out: each trip of the robot's watchdog during a
+ *     session sends one ALARM CMD_TIMEOUT.
+ *   - Global RT limits (set_velj_rt, set_accj_rt, set_velx_rt,
+ *     set_accx_rt): a LIMITS datagram merges into the session's limits
+ *     (rtl_sim_udp_limits_merge(): 0 keeps a value; none at the start of
+ *     a session), rtl_sim_udp_clamp() clamps each speedj / speedl
+ *     velocity and acceleration above its limit (an AUTO acceleration by
+ *     its derived value), and the motion goes on, as Doosan's does, with
+ *     an INFO ALARM.
+ *   - servol (not modelled) sends a WARN ALARM.
+ *   The INFO and WARN alarms go out at most once per second per code
+ *   (rtl_sim_udp_rate_ok()), on the simulated clock: cycle number x
+ *   period, the clock of the states' time_stamp, so the count does not
+ *   depend on how the host schedules us; the others are counted as
+ *   suppressed. An ALARM's sequence number counts the session's alarms
+ *   from 1 (a gap is a lost alarm); the server's BYE carries the number
+ *   of the cycle that ended the session (whose state is not sent).
  *
  * Thread safety: the driver thread owns the robot while running;
  * rtl_sim_udp_stats() copies a snapshot published under a mutex, from any
@@ -94,7 +121,17 @@ struct rtl_sim_udp_stats {
 	uint64_t stale_in;	  /* sequence number older than the newest */
 	uint64_t duplicate_in;	  /* the newest sequence number again */
 	uint64_t bad_target_time; /* target_time negative or not finite */
-	bool client;		  /* a session is on */
+	/* Doosan's RT session rules (see the design note): */
+	uint64_t loss_closed;			/* sessions ended by the loss count */
+	uint64_t alarms_sent;			/* ALARM datagrams sent */
+	uint64_t byes_sent;			/* BYE datagrams sent (the loss count) */
+	uint64_t limits_in;			/* LIMITS datagrams applied */
+	uint64_t bad_limits;			/* LIMITS dropped: a value < 0 or not finite */
+	uint64_t vel_clamped;			/* speedj/speedl commands with a velocity clamped */
+	uint64_t acc_clamped;			/* ... with an acceleration clamped */
+	uint64_t limit_alarms_suppressed;	/* VEL/ACC_LIMIT alarms not sent (1/s per code) */
+	uint64_t unsupported_alarms_suppressed; /* UNSUPPORTED alarms not sent (1/s) */
+	bool client;				/* a session is on */
 	struct rtl_sim_robot_summary robot;
 };
 
@@ -138,6 +175,73 @@ void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct
  */
 int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_udp_cmd *c, int32_t seq,
 		      int64_t now_ns);
+
+/*
+ * Limits of one session, Doosan units (struct rtl_udp_limits: 0 is no
+ * limit, RTL_UDP_AUTO in a rotational value is the translational number).
+ * Merge a LIMITS datagram's @in into @cur: each value that is not 0
+ * replaces the one in @cur, an AUTO included (it stays derived).
+ */
+void rtl_sim_udp_limits_merge(struct rtl_udp_limits *cur, const struct rtl_udp_limits *in);
+
+/* What rtl_sim_udp_clamp() clamped: the first axis of each kind, what the
+ * command asked there and the limit (Doosan units). */
+struct rtl_sim_udp_clamp {
+	bool vel, acc;
+	int vel_axis, acc_axis;
+	double vel_asked, vel_limit;
+	double acc_asked, acc_limit;
+	bool acc_auto; /* acc_asked was derived: |dv| / target_time */
+};
+
+/*
+ * Clamp the speedj or speedl command @c (Doosan units) in place to the
+ * limits @l: each finite velocity above its limit (speedj: velj[i] deg/s;
+ * speedl: velx[0] mm/s on x, y, z, the rotational velx[1] deg/s on the
+ * rotations) to +-limit, then each acceleration above its limit (accj[i];
+ * accx[0], accx[1]) to the limit. An acceleration that is AUTO (or not
+ * above 0, which the plant also derives) stands for |dv| / target_time,
+ * dv from the robot's target speed (@r) to the clamped velocity; with
+ * target_time 0 nothing is derived (the plant's default ramp), so nothing
+ * is clamped. Other modes, and non-finite values (the robot refuses
+ * them), are left alone. Fills @out; returns its vel | acc. Pure.
+ */
+bool rtl_sim_udp_clamp(const struct rtl_udp_limits *l, const struct rtl_sim_robot *r,
+		       struct rtl_udp_cmd *c, struct rtl_sim_udp_clamp *out);
+
+/* The INFO text of a clamp (@acc: the acceleration's, else the
+ * velocity's) of @mode into @buf: "speedj: acc[2] = 900 deg/s^2 is above
+ * the limit 500 deg/s^2: clamped". Returns @buf. */
+const char *rtl_sim_udp_clamp_text(enum rtl_udp_mode mode, const struct rtl_sim_udp_clamp *cl,
+				   bool acc, char *buf, size_t len);
+
+/* The loss count of a session (set_rt_control_input's `loss`). */
+struct rtl_sim_udp_loss {
+	int32_t count;	 /* N: the session ends after more than N misses; <= 0: never */
+	bool armed;	 /* the session's first command arrived */
+	bool fresh;	 /* a command arrived since the previous cycle */
+	uint32_t misses; /* cycles in a row without one */
+};
+
+/* An accepted command arrived. */
+void rtl_sim_udp_loss_command(struct rtl_sim_udp_loss *l);
+/*
+ * One control cycle: counts a miss (or ends the run); true when the
+ * session must end: more than l->count misses in a row. A @late cycle (one
+ * of a catch-up after the host stalled the simulator: not the newest one
+ * due) changes nothing, as the client had no state to answer meanwhile.
+ * Pure.
+ */
+bool rtl_sim_udp_loss_cycle(struct rtl_sim_udp_loss *l, bool late);
+
+/* At most one event per @interval_ns: true (and the time kept) when the
+ * last one let through is @interval_ns or more before @now_ns, or there
+ * was none yet. Pure. */
+struct rtl_sim_udp_rate {
+	bool any;
+	int64_t last_ns;
+};
+bool rtl_sim_udp_rate_ok(struct rtl_sim_udp_rate *r, int64_t now_ns, int64_t interval_ns);
 
 /* ---- the program's UDP mode ------------------------------------------------------- */
 
