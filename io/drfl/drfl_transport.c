@@ -26,8 +26,6 @@
 #define DEFAULT_REST_SPEED 0.06		       /* deg/s: 0.001 rad/s */
 #define CTRL_WATCHDOG_NS (100 * RTL_NS_PER_MS) /* Doosan's 0.1 s command time-out */
 #define RESYNC_PERIODS 1000
-#define ALARM_REPEAT_NS RTL_NS_PER_SEC
-#define ALARM_KEYS 8
 
 /* A state as DRFL's thread leaves it for the rx thread. */
 struct state_slot {
@@ -57,11 +55,7 @@ struct rtl_drfl_transport {
 	uint64_t frame_seq;
 	int64_t last_valid_ns;
 	uint64_t mark_stale, mark_duplicate, mark_nonfinite, mark_overflow;
-	struct {
-		unsigned group, index;
-		int64_t t_ns;
-	} logged[ALARM_KEYS];
-	unsigned logged_next;
+	struct rtl_udp_alarm_gate gate; /* info repeats: once a second */
 	char last_alarm[ALARM_TEXT + 64];
 	char why[512];
 	/* The step's thread. */
@@ -157,29 +151,6 @@ static void on_alarm(const struct rtl_drfl_alarm *a, void *user)
 
 /* ---- the rx thread ------------------------------------------------------------------- */
 
-/* May this alarm be logged now? Info alarms once a second per code. */
-static bool alarm_due(struct rtl_drfl_transport *t, const struct alarm_slot *a)
-{
-	unsigned i;
-
-	if (a->level != 0)
-		return true;
-	for (i = 0; i < ALARM_KEYS; i++) {
-		if (t->logged[i].t_ns && t->logged[i].group == a->group &&
-		    t->logged[i].index == a->index) {
-			if (a->t_ns - t->logged[i].t_ns < ALARM_REPEAT_NS)
-				return false;
-			t->logged[i].t_ns = a->t_ns;
-			return true;
-		}
-	}
-	i = t->logged_next++ % ALARM_KEYS;
-	t->logged[i].group = a->group;
-	t->logged[i].index = a->index;
-	t->logged[i].t_ns = a->t_ns;
-	return true;
-}
-
 static void drain_alarms(struct rtl_drfl_transport *t)
 {
 	static const char *const names[] = { "info", "warning", "alarm" };
@@ -190,7 +161,7 @@ static void drain_alarms(struct rtl_drfl_transport *t)
 
 		snprintf(t->last_alarm, sizeof(t->last_alarm), "%s %u.%u: %s", name, a->group,
 			 a->index, a->text[0] ? a->text : "(no text)");
-		if (alarm_due(t, a)) {
+		if (rtl_udp_alarm_gate_pass(&t->gate, a->level, a->group, a->index, a->t_ns)) {
 			rtl_log(a->level == 0	? RTL_LOG_INFO
 				: a->level == 1 ? RTL_LOG_WARN
 						: RTL_LOG_ERROR,

@@ -468,7 +468,7 @@ RTL_API int rtl_udp_decode_alarm(const uint8_t *buf, size_t len, struct rtl_udp_
 }
 
 /* The 16 values of a LIMITS payload, in wire order. */
-static void limits_flat(const struct rtl_udp_limits *l, const double *v[16])
+static void limits_flat(struct rtl_udp_limits *l, double *v[16])
 {
 	v[0] = &l->velx[0];
 	v[1] = &l->velx[1];
@@ -482,11 +482,12 @@ static void limits_flat(const struct rtl_udp_limits *l, const double *v[16])
 
 /* A limit is >= 0 and finite; the rotational ones (wire index 1 and 3)
  * may be AUTO. */
-static bool limits_ok(const struct rtl_udp_limits *l)
+static bool limits_ok(const struct rtl_udp_limits *in)
 {
-	const double *v[16];
+	struct rtl_udp_limits l = *in;
+	double *v[16];
 
-	limits_flat(l, v);
+	limits_flat(&l, v);
 	for (int i = 0; i < 16; i++) {
 		if ((i == 1 || i == 3) && *v[i] == RTL_UDP_AUTO)
 			continue;
@@ -499,14 +500,16 @@ static bool limits_ok(const struct rtl_udp_limits *l)
 RTL_API int rtl_udp_encode_limits(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
 				  const struct rtl_udp_limits *l)
 {
-	const double *v[16];
+	struct rtl_udp_limits copy;
+	double *v[16];
 
 	if (!out || !l || !limits_ok(l))
 		return -EINVAL;
 	if (cap < RTL_UDP_HEADER_SIZE + RTL_UDP_LIMITS_SIZE)
 		return -ENOSPC;
 	put_header(out, RTL_UDP_LIMITS, seq, send_ns);
-	limits_flat(l, v);
+	copy = *l;
+	limits_flat(&copy, v);
 	for (int i = 0; i < 16; i++)
 		put_f64(out + RTL_UDP_HEADER_SIZE + 8 * i, *v[i]);
 	return RTL_UDP_HEADER_SIZE + RTL_UDP_LIMITS_SIZE;
@@ -516,7 +519,7 @@ RTL_API int rtl_udp_decode_limits(const uint8_t *buf, size_t len, struct rtl_udp
 				  struct rtl_udp_limits *l)
 {
 	struct rtl_udp_header tmp;
-	const double *v[16];
+	double *v[16];
 	int ret;
 
 	if (!l)
@@ -526,7 +529,7 @@ RTL_API int rtl_udp_decode_limits(const uint8_t *buf, size_t len, struct rtl_udp
 		return ret;
 	limits_flat(l, v);
 	for (int i = 0; i < 16; i++)
-		*(double *)v[i] = get_f64(buf + RTL_UDP_HEADER_SIZE + 8 * i);
+		*v[i] = get_f64(buf + RTL_UDP_HEADER_SIZE + 8 * i);
 	return limits_ok(l) ? (int)len : -EDOM;
 }
 
@@ -604,6 +607,29 @@ RTL_API unsigned rtl_udp_state_nonfinite(const struct rtl_udp_state *s, const ch
 	RTL_UDP_STATE_FIELDS(CHECK_)
 #undef CHECK_
 	return n;
+}
+
+RTL_API bool rtl_udp_alarm_gate_pass(struct rtl_udp_alarm_gate *g, unsigned level, unsigned group,
+				     unsigned code, int64_t now_ns)
+{
+	unsigned i, n = sizeof(g->seen) / sizeof(g->seen[0]);
+
+	if (level != RTL_UDP_ALARM_INFO)
+		return true;
+	for (i = 0; i < n; i++) {
+		if (g->seen[i].t_ns && g->seen[i].group == group && g->seen[i].code == code) {
+			if (now_ns - g->seen[i].t_ns < RTL_UDP_ALARM_REPEAT_NS)
+				return false;
+			g->seen[i].t_ns = now_ns;
+			return true;
+		}
+	}
+	i = g->next++ % n;
+	g->seen[i].group = group;
+	g->seen[i].code = code;
+	/* 0 means unused: a pass at time 0 is stored as 1 ns. */
+	g->seen[i].t_ns = now_ns ? now_ns : 1;
+	return true;
 }
 
 RTL_API const char *rtl_udp_type_name(enum rtl_udp_type type)

@@ -58,14 +58,16 @@ struct rtl_udp_transport {
 	 * drop counters at that moment, to say what came meanwhile. */
 	int64_t last_valid_ns;
 	uint64_t mark_malformed, mark_stale, mark_duplicate, mark_nonfinite;
-	bool nonfinite_logged; /* the first non-finite state of a connection is logged */
-	char why[256];	       /* error(): why the stream was given up */
+	bool nonfinite_logged;		/* the first non-finite state of a connection is logged */
+	char why[512];			/* error(): why the stream was given up */
+	struct rtl_udp_alarm_gate gate; /* the server's info alarms: once a second */
+	char last_alarm[RTL_UDP_ALARM_TEXT + 32];
 	/* transmit owner */
 	uint64_t tx_seq;
 	struct {
 		_Atomic uint64_t datagrams, states, bad, reordered, other, resyncs, commands, safe,
 			would_block, no_kernel_ts, malformed, stale, duplicate, nonfinite_state,
-			rx_deadline;
+			rx_deadline, alarms, alarms_suppressed, server_byes;
 	} c;
 	int tx_safe_len; /* the safe STOP, encoded at connect */
 	uint8_t tx[RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE];
@@ -197,6 +199,30 @@ static int dropped(struct rtl_udp_transport *t, const struct rtl_loop_frame *f)
 	return deadline_passed(t, f->rx_ns);
 }
 
+/* An ALARM from the server: logged (an info repeated within a second is
+ * counted, not logged), kept for the message of a session's end. */
+static int on_alarm(struct rtl_udp_transport *t, const struct rtl_loop_frame *f, size_t len)
+{
+	static const char *const names[] = { "info", "warning", "alarm" };
+	struct rtl_udp_alarm a;
+
+	if (rtl_udp_decode_alarm(t->rx, len, NULL, &a) < 0) {
+		count_malformed(t);
+		return dropped(t, f);
+	}
+	rtl_stat_add(&t->c.alarms, 1);
+	snprintf(t->last_alarm, sizeof(t->last_alarm), "%s %u.%u: %s",
+		 a.level < 3 ? names[a.level] : "alarm", a.group, a.code, a.text);
+	if (rtl_udp_alarm_gate_pass(&t->gate, a.level, a.group, a.code, f->rx_ns))
+		rtl_log(a.level == RTL_UDP_ALARM_INFO	? RTL_LOG_INFO
+			: a.level == RTL_UDP_ALARM_WARN ? RTL_LOG_WARN
+							: RTL_LOG_ERROR,
+			"UDP peer %s:%u: %s", t->cfg.host, t->cfg.port, t->last_alarm);
+	else
+		rtl_stat_add(&t->c.alarms_suppressed, 1);
+	return dropped(t, f);
+}
+
 static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t cap)
 {
 	struct rtl_udp_transport *t = of(base);
@@ -213,6 +239,16 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 	if (ret < 0) {
 		count_malformed(t);
 		return dropped(t, f);
+	}
+	if (h.type == RTL_UDP_ALARM)
+		return on_alarm(t, f, len);
+	if (h.type == RTL_UDP_BYE) {
+		/* The server ended the session (its loss count, docs/udp.md). */
+		rtl_stat_add(&t->c.server_byes, 1);
+		snprintf(t->why, sizeof(t->why),
+			 "UDP peer %s:%u ended the RT session (BYE); its last alarm: %s",
+			 t->cfg.host, t->cfg.port, t->last_alarm[0] ? t->last_alarm : "none");
+		return -ECONNRESET;
 	}
 	if (h.type != RTL_UDP_STATE) {
 		rtl_stat_add(&t->c.other, 1);
@@ -418,7 +454,8 @@ static int resolve(struct rtl_udp_transport *t, struct rtl_error *err)
 
 static int send_hello(struct rtl_udp_transport *t, uint64_t n)
 {
-	struct rtl_udp_hello hi = { .period_ns = (uint32_t)t->cfg.period_ns };
+	struct rtl_udp_hello hi = { .period_ns = (uint32_t)t->cfg.period_ns,
+				    .loss_count = t->cfg.loss_count };
 	uint8_t buf[RTL_UDP_HEADER_SIZE + RTL_UDP_HELLO_SIZE];
 	int len;
 
@@ -522,6 +559,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 	t->server_period_ns = 0;
 	t->nonfinite_logged = false;
 	t->why[0] = '\0';
+	t->last_alarm[0] = '\0';
 	atomic_store_explicit(&t->echo_seq, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->echo_ns, 0, memory_order_relaxed);
 	ret = open_socket(t, err);
@@ -693,6 +731,9 @@ RTL_API void rtl_udp_transport_stats(const struct rtl_udp_transport *t,
 	out->bad = GET(bad);
 	out->reordered = GET(reordered);
 	out->other = GET(other);
+	out->alarms = GET(alarms);
+	out->alarms_suppressed = GET(alarms_suppressed);
+	out->server_byes = GET(server_byes);
 	out->resyncs = GET(resyncs);
 	out->commands = GET(commands);
 	out->safe = GET(safe);

@@ -161,12 +161,15 @@ static uint64_t calls_sent(void)
 	return ts.commands + ts.safe;
 }
 
-static int rig_finish(struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
+/* Stop the loop (or, !@stop, wait for it to end by itself: bounded by the
+ * transport's receive deadline), then the simulator. */
+static int rig_end(struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss, bool stop)
 {
 	int64_t end;
 	int ret;
 
-	rtl_loop_stop(R.loop);
+	if (stop)
+		rtl_loop_stop(R.loop);
 	ret = rtl_loop_join(R.loop);
 	rtl_loop_stats(R.loop, s);
 	end = rtl_time_now() + RTL_NS_PER_SEC;
@@ -180,6 +183,11 @@ static int rig_finish(struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
 	rtl_sim_udp_join(R.sim);
 	rtl_sim_udp_stats(R.sim, ss);
 	return ret;
+}
+
+static int rig_finish(struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
+{
+	return rig_end(s, ss, true);
 }
 
 static void rig_free(void)
@@ -258,6 +266,38 @@ Test(drfl_e2e, a_step_that_sends_nothing_is_stopped_by_the_time_out_and_the_alar
 	rig_finish(&s, &ss);
 	cr_expect_gt(s.silent, 0, "the loop reports that it sent nothing while armed");
 	rig_free();
+	/* The controller's alarm, through DRFL's callback into the loop's log. */
+	cr_expect(strstr(R.log, "error: DRFL alarm 1.1: RT command time-out: no command for "
+				"100 ms; robot stopped\n"),
+		  "%s", R.log);
+}
+
+Test(drfl_e2e, the_loss_count_ends_the_session_and_the_loop_says_why, .timeout = 30)
+{
+	struct rtl_drfl_config dc = { .set_input = true, .loss_count = 200 };
+	struct rtl_loop_stats s;
+	struct rtl_sim_udp_stats ss;
+	struct rtl_drfl_transport_stats ts;
+	const char *timeout, *loss, *end;
+
+	/* set_rt_control_input's loss count 200: 201 periods without a
+	 * command end the session (the 0.1 s command time-out stops the
+	 * robot first). A loose count: a loaded host must not end it early. */
+	rig_start(SPEEDJ, 0, &dc);
+	await_steps(300);
+	atomic_store(&R.what, SILENT);
+	cr_expect_eq(rig_end(&s, &ss, false), -ETIMEDOUT, "no state after the session ended");
+	rtl_drfl_transport_stats(R.tr, &ts);
+	cr_expect_eq(ss.loss_closed, 1);
+	cr_expect_eq(ss.byes_sent, 1);
+	cr_expect_eq(ts.rx_deadline, 1);
+	rig_free();
+	timeout = strstr(R.log, "error: DRFL alarm 1.1: RT command time-out");
+	loss = strstr(R.log, "error: DRFL alarm 1.2: RT input lost 201 periods in a row (loss "
+			     "count 200): RT session closed\n");
+	end = strstr(R.log, "the controller's last alarm: alarm 1.2: RT input lost 201 periods");
+	cr_expect(timeout && loss && end && timeout < loss && loss < end,
+		  "the time-out, the loss, then the end of the stream: %s", R.log);
 }
 
 Test(drfl_e2e, a_call_that_returns_true_was_sent_not_applied, .timeout = 30)
@@ -279,4 +319,43 @@ Test(drfl_e2e, a_call_that_returns_true_was_sent_not_applied, .timeout = 30)
 		     "which applied none of them");
 	cr_expect(R.max_qd < 0.06, "the robot did not move (%g deg/s in a state)", R.max_qd);
 	rig_free();
+}
+
+/* Lines of @log that hold @what. */
+static int count_lines(const char *log, const char *what)
+{
+	int n = 0;
+
+	for (const char *p = log; (p = strstr(p, what)) != NULL; p += strlen(what))
+		n++;
+	return n;
+}
+
+Test(drfl_e2e, an_acceleration_above_the_limit_is_clamped_with_one_info_a_second, .timeout = 30)
+{
+	struct rtl_drfl_config dc = { 0 };
+	struct rtl_loop_stats s;
+	struct rtl_sim_udp_stats ss;
+	int64_t t0, t1;
+	int infos;
+
+	/* set_accj_rt: 2 rad/s^2 (114.6 deg/s^2) on every joint; the step asks
+	 * for 5000 deg/s^2 in every period. */
+	for (int i = 0; i < 6; i++)
+		dc.accj[i] = 2.0;
+	t0 = rtl_time_now();
+	rig_start(FAST_ACC, 0, &dc);
+	await_steps(1500);
+	rig_finish(&s, &ss);
+	t1 = rtl_time_now();
+	rig_free();
+	cr_expect_gt(ss.limits_in, 0, "the limits reached the controller");
+	cr_expect_gt(ss.acc_clamped, 1000, "the commands were clamped (%llu)",
+		     (unsigned long long)ss.acc_clamped);
+	infos = count_lines(R.log, "info: DRFL info 1.3: speedj: acc[");
+	cr_expect_geq(infos, 1, "%s", R.log);
+	cr_expect_leq(infos, 1 + (t1 - t0) / RTL_NS_PER_SEC, "at most one a second: %d in %.1f s",
+		      infos, (double)(t1 - t0) * 1e-9);
+	cr_expect_gt(ss.limit_alarms_suppressed, 0, "the controller held the rest back");
+	cr_expect(ss.robot.max_speed < 0.001, "stopped at the end");
 }

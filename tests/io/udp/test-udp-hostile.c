@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rtloop/log.h>
 #include <rtloop/loop.h>
 #include <rtloop/time.h>
 #include <rtloop/udp.h>
@@ -243,6 +244,77 @@ Test(udp_hostile, a_silent_peer_ends_the_stream_with_what_it_sent_last)
 		 "stale, 0 duplicate, 0 non-finite received meanwhile)",
 		 p.port);
 	cr_assert_str_eq(r.t->ops->error(r.t), want);
+	finish(&r, &p);
+}
+
+static void send_alarm(struct peer *p, uint64_t seq, unsigned level, unsigned code,
+		       const char *text)
+{
+	struct rtl_udp_alarm a = { .level = (uint8_t)level,
+				   .group = RTL_UDP_ALARM_GROUP_RT,
+				   .code = code };
+	int n;
+
+	snprintf(a.text, sizeof(a.text), "%s", text);
+	n = rtl_udp_encode_alarm(dg, sizeof(dg), seq, rtl_time_now(), &a);
+	cr_assert_gt(n, 0);
+	to_client(p, dg, (size_t)n);
+}
+
+static char logged[8][RTL_LOG_LINE];
+static int n_logged;
+
+static void capture(void *user, enum rtl_log_level level, const char *msg)
+{
+	(void)user;
+	if (n_logged < 8)
+		snprintf(logged[n_logged++], RTL_LOG_LINE, "%s: %s", rtl_log_level_name(level),
+			 msg);
+}
+
+Test(udp_hostile, alarms_are_logged_info_repeats_once_a_second_and_a_server_bye_ends_the_stream)
+{
+	struct peer p = { 0 };
+	struct rx r = { 0 };
+	struct rtl_udp_transport_stats ts;
+	char want[256];
+	int64_t t0, t1;
+
+	rtl_log_set_handler(capture, NULL);
+	connect_to(&r, &p);
+	take_first_states(&r);
+	t0 = rtl_time_now();
+	for (int i = 0; i < 20; i++) {
+		send_alarm(&p, (uint64_t)i + 1, RTL_UDP_ALARM_INFO, RTL_UDP_ALARM_ACC_LIMIT,
+			   "speedj: acc[2] = 900 deg/s^2 is above the limit 500 deg/s^2: clamped");
+		cr_assert_eq(receive(&r), 0, "an alarm is no frame");
+	}
+	t1 = rtl_time_now();
+	send_alarm(&p, 21, RTL_UDP_ALARM_ERROR, RTL_UDP_ALARM_LOSS,
+		   "RT input lost 5 periods in a row (loss count 4): RT session closed\x1b[31m");
+	cr_assert_eq(receive(&r), 0);
+	cr_assert_eq(rtl_udp_encode_bye(dg, sizeof(dg), 22, rtl_time_now()), RTL_UDP_HEADER_SIZE);
+	to_client(&p, dg, RTL_UDP_HEADER_SIZE);
+	cr_assert_eq(receive(&r), -ECONNRESET, "the server ended the session");
+	snprintf(want, sizeof(want),
+		 "UDP peer 127.0.0.1:%u ended the RT session (BYE); its last alarm: alarm 1.2: "
+		 "RT input lost 5 periods in a row (loss count 4): RT session closed?[31m",
+		 p.port);
+	cr_assert_str_eq(r.t->ops->error(r.t), want);
+	rtl_udp_transport_stats(r.tr, &ts);
+	cr_assert_eq(ts.alarms, 21);
+	cr_assert_eq(ts.server_byes, 1);
+	/* The 20 info alarms came within t1 - t0: one logged per second begun. */
+	cr_assert_eq(ts.alarms_suppressed + (uint64_t)n_logged, 21, "logged or counted");
+	cr_assert_geq(n_logged, 2);
+	cr_assert_leq(n_logged, 2 + (t1 - t0) / RTL_NS_PER_SEC);
+	snprintf(want, sizeof(want),
+		 "info: UDP peer 127.0.0.1:%u: info 1.3: speedj: acc[2] = 900 deg/s^2 is above "
+		 "the limit 500 deg/s^2: clamped",
+		 p.port);
+	cr_assert_str_eq(logged[0], want);
+	cr_assert(strstr(logged[n_logged - 1], "error: UDP peer"), "%s", logged[n_logged - 1]);
+	rtl_log_set_handler(NULL, NULL);
 	finish(&r, &p);
 }
 

@@ -56,6 +56,7 @@
 #ifndef RTLOOP_RT_UDP_H
 #define RTLOOP_RT_UDP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -372,6 +373,24 @@ RTL_API int rtl_udp_cmd_check(const struct rtl_udp_cmd *c, const struct rtl_udp_
  * matrices element by element); the first one's field name in *@first
  * (may be NULL). RT-safe. */
 RTL_API unsigned rtl_udp_state_nonfinite(const struct rtl_udp_state *s, const char **first);
+
+/*
+ * The rate limit clients apply to a controller's alarms before they log
+ * them: an info alarm (level 0) passes at most once per @RTL_UDP_ALARM_REPEAT_NS
+ * for the same group and code (the newest 8 pairs are remembered); other
+ * levels always pass. Zero-initialise the gate. Pure and RT-safe; one
+ * thread at a time.
+ */
+#define RTL_UDP_ALARM_REPEAT_NS 1000000000LL
+struct rtl_udp_alarm_gate {
+	struct {
+		uint32_t group, code;
+		int64_t t_ns; /* 0: unused */
+	} seen[8];
+	unsigned next;
+};
+RTL_API bool rtl_udp_alarm_gate_pass(struct rtl_udp_alarm_gate *g, unsigned level, unsigned group,
+				     unsigned code, int64_t now_ns);
 
 /* "hello", "welcome", "state", "command", "bye", "alarm", "limits"; "?"
  * when unknown. */

@@ -32,7 +32,10 @@
  *            and counted, each under its name, as malformed ones and states
  *            holding a NaN or an infinity (which never reach the step); a
  *            jump back by more than 1000 is a restarted server and
- *            resynchronises. No valid state for rx_timeout_ns, counted from
+ *            resynchronises. An ALARM is logged (the loop's log; an
+ *            info alarm repeated within a second is only counted); a BYE
+ *            from the server ends the stream (-ECONNRESET, error() with
+ *            the server's last alarm). No valid state for rx_timeout_ns, counted from
  *            the last one, ends the stream (-ETIMEDOUT, and error() names
  *            what came meanwhile), however much else keeps arriving.
  *   send     streaming: the command struct (rtl_loop_commands(), a struct
@@ -74,9 +77,13 @@
 RTL_BEGIN_DECLS
 
 struct rtl_udp_transport_config {
-	const char *host;	    /* default "127.0.0.1" */
-	uint16_t port;		    /* default RTL_UDP_DEFAULT_PORT (12347) */
-	int64_t period_ns;	    /* asked for in HELLO; 0: the server's */
+	const char *host;  /* default "127.0.0.1" */
+	uint16_t port;	   /* default RTL_UDP_DEFAULT_PORT (12347) */
+	int64_t period_ns; /* asked for in HELLO; 0: the server's */
+	/* Sent in HELLO: once commands flow, the server ends the session when
+	 * more than this many periods in a row pass without one (Doosan's
+	 * set_rt_control_input loss count); <= 0: off. */
+	int32_t loss_count;
 	int64_t connect_timeout_ns; /* default 3 s */
 	/* No valid state for this long (counted from the last one, however
 	 * many other datagrams come) = lost connection: recv() or next()
@@ -125,6 +132,12 @@ struct rtl_udp_transport_stats {
 	uint64_t duplicate;	  /* the newest state number again */
 	uint64_t nonfinite_state; /* a state holding a NaN or an infinity */
 	uint64_t rx_deadline;	  /* streams given up: no valid state for rx_timeout_ns */
+	/* The server's ALARMs (logged; an info one repeated within a second
+	 * counted in alarms_suppressed instead) and its BYEs (the session
+	 * ended, e.g. by its loss count: recv()/next() -ECONNRESET). */
+	uint64_t alarms;
+	uint64_t alarms_suppressed;
+	uint64_t server_byes;
 };
 
 /* The transport: opaque (rtl_udp_transport_create()). */
