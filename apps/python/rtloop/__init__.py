@@ -1,0 +1,10 @@
+# SPDX-License-Identifier: MIT
+"""rtloop for Python: receive, record, simulate and run slow control loops.
+
+The real-time parts (the receive thread, the loop, the watchdog, the
+simulator) are rtloop's C code; Python talks to them without ever sitting
+on the receive thread's path. docs/python.md is the manual.
+"""
+from ._rtloop import Error, __version__
+
+__all__ = ["Error", "__version__"]
