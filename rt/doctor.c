@@ -678,7 +678,9 @@ static void check_governor(const struct ctx *c, struct rtl_doctor_finding *f)
 				nother++;
 				continue;
 			}
-			snprintf(gov[i].name, sizeof(gov[i].name), "%s", buf);
+			/* Governor names are short; a longer one is cut. */
+			snprintf(gov[i].name, sizeof(gov[i].name), "%.*s",
+				 (int)sizeof(gov[i].name) - 1, buf);
 			gov[i].n = 0;
 			ngov++;
 		}
