@@ -174,6 +174,20 @@ static void drain_alarms(struct rtl_drfl_transport *t)
 	}
 }
 
+/* Sleep up to @wait_ns until DRFL's thread commits a state: announce,
+ * look again, sleep on the event word read before the look (@seen), so a
+ * commit in between changes the word and the wait returns at once. */
+static void wait_states(struct rtl_drfl_transport *t, uint32_t seen, int64_t wait_ns)
+{
+	struct timespec ts = { .tv_sec = wait_ns / RTL_NS_PER_SEC,
+			       .tv_nsec = wait_ns % RTL_NS_PER_SEC };
+
+	atomic_store(&t->sleeping, 1);
+	if (!rtl_ring_size(t->states))
+		syscall(SYS_futex, (uint32_t *)&t->events, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+	atomic_store(&t->sleeping, 0);
+}
+
 /* The stream's deadline: no valid state for rx_timeout_ns. */
 static int deadline(struct rtl_drfl_transport *t, int64_t now)
 {
@@ -211,19 +225,8 @@ static int op_recv(struct rtl_transport *base)
 		wait_ns = t->last_valid_ns + t->cfg.rx_timeout_ns + 1 - now;
 	if (wait_ns > RTL_TRANSPORT_RX_SLICE_NS)
 		wait_ns = RTL_TRANSPORT_RX_SLICE_NS;
-	if (wait_ns > 0) {
-		struct timespec ts = { .tv_sec = wait_ns / RTL_NS_PER_SEC,
-				       .tv_nsec = wait_ns % RTL_NS_PER_SEC };
-
-		/* Announce, look again, sleep on the value read before the
-		 * look: a commit after it changes the word, and the wait
-		 * returns at once. */
-		atomic_store(&t->sleeping, 1);
-		if (!rtl_ring_size(t->states))
-			syscall(SYS_futex, (uint32_t *)&t->events, FUTEX_WAIT_PRIVATE, seen, &ts,
-				NULL, 0);
-		atomic_store(&t->sleeping, 0);
-	}
+	if (wait_ns > 0)
+		wait_states(t, seen, wait_ns);
 	drain_alarms(t);
 	n = rtl_ring_size(t->states);
 	if (n)
@@ -287,12 +290,8 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *f)
 {
 	struct rtl_drfl_transport *t = of(base);
-	const struct rtl_udp_frame *v = rtl_udp_loop_frame(f);
 
-	for (int i = 0; i < 6; i++)
-		if (!(fabs(v->rt.actual_joint_velocity[i]) < t->cfg.rest_speed))
-			return false;
-	return true;
+	return rtl_udp_state_at_rest(&rtl_udp_loop_frame(f)->rt, t->cfg.rest_speed);
 }
 
 /* ---- the transmit side ---------------------------------------------------------------- */
@@ -382,7 +381,6 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 	while (!rtl_ring_size(t->states)) {
 		int64_t left = end - rtl_time_now();
 		uint32_t seen = atomic_load(&t->events);
-		struct timespec ts;
 
 		if (left <= 0) {
 			op_disconnect(base);
@@ -396,15 +394,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 				t->cfg.drfl.port ? t->cfg.drfl.port : RTL_UDP_DEFAULT_PORT,
 				(double)t->cfg.connect_timeout_ns * 1e-9);
 		}
-		if (left > 10 * RTL_NS_PER_MS)
-			left = 10 * RTL_NS_PER_MS;
-		ts.tv_sec = 0;
-		ts.tv_nsec = left;
-		atomic_store(&t->sleeping, 1);
-		if (!rtl_ring_size(t->states))
-			syscall(SYS_futex, (uint32_t *)&t->events, FUTEX_WAIT_PRIVATE, seen, &ts,
-				NULL, 0);
-		atomic_store(&t->sleeping, 0);
+		wait_states(t, seen, left < 10 * RTL_NS_PER_MS ? left : 10 * RTL_NS_PER_MS);
 	}
 	drain_alarms(t);
 	t->last_valid_ns = rtl_time_now();

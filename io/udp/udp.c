@@ -609,6 +609,14 @@ RTL_API unsigned rtl_udp_state_nonfinite(const struct rtl_udp_state *s, const ch
 	return n;
 }
 
+RTL_API bool rtl_udp_state_at_rest(const struct rtl_udp_state *s, double rest_speed)
+{
+	for (int i = 0; i < 6; i++)
+		if (!(fabs(s->actual_joint_velocity[i]) < rest_speed))
+			return false;
+	return true;
+}
+
 RTL_API bool rtl_udp_alarm_gate_pass(struct rtl_udp_alarm_gate *g, unsigned level, unsigned group,
 				     unsigned code, int64_t now_ns)
 {

@@ -393,12 +393,8 @@ static int op_send_safe(struct rtl_transport *base)
 static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *f)
 {
 	struct rtl_udp_transport *t = of(base);
-	const struct rtl_udp_frame *v = rtl_udp_loop_frame(f);
 
-	for (int i = 0; i < 6; i++)
-		if (!(fabs(v->rt.actual_joint_velocity[i]) < t->cfg.rest_speed))
-			return false;
-	return true;
+	return rtl_udp_state_at_rest(&rtl_udp_loop_frame(f)->rt, t->cfg.rest_speed);
 }
 
 static int op_check(struct rtl_transport *base, char *why, size_t len)

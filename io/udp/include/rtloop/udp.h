@@ -392,6 +392,10 @@ struct rtl_udp_alarm_gate {
 RTL_API bool rtl_udp_alarm_gate_pass(struct rtl_udp_alarm_gate *g, unsigned level, unsigned group,
 				     unsigned code, int64_t now_ns);
 
+/* Is every joint of @s slower than @rest_speed [deg/s] (NaN is not)?
+ * RT-safe. */
+RTL_API bool rtl_udp_state_at_rest(const struct rtl_udp_state *s, double rest_speed);
+
 /* "hello", "welcome", "state", "command", "bye", "alarm", "limits"; "?"
  * when unknown. */
 RTL_API const char *rtl_udp_type_name(enum rtl_udp_type type);
