@@ -3,7 +3,8 @@
  * The UDP wire format: the Doosan v1.0 state layout (offsets and sizes
  * from docs/doosan-rt.md 4.1, which sum to 1,338), little-endian byte
  * vectors written by hand, round trips, and the exact error codes for
- * malformed datagrams.
+ * malformed datagrams; ALARM's text rules, LIMITS' value rules and HELLO's
+ * loss count.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -360,12 +361,206 @@ Test(udp_wire, hello_pads_the_schema)
 	cr_expect_eq(h.type, RTL_UDP_BYE);
 }
 
+Test(udp_wire, hello_carries_the_loss_count)
+{
+	static const int32_t counts[] = { 0, 4, -1, INT32_MAX, INT32_MIN };
+	struct rtl_udp_hello hi = { .schema = "v1.0", .period_ns = 2000000 }, out;
+	struct rtl_udp_header h;
+
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		hi.loss_count = counts[i];
+		cr_assert_eq(rtl_udp_encode_hello(buf, sizeof(buf), RTL_UDP_WELCOME, 9, 10, &hi),
+			     48);
+		/* i32 at payload offset 12, little-endian two's complement */
+		cr_expect_eq((uint32_t)buf[44] | (uint32_t)buf[45] << 8 | (uint32_t)buf[46] << 16 |
+				     (uint32_t)buf[47] << 24,
+			     (uint32_t)counts[i]);
+		memset(&out, 0x55, sizeof(out));
+		cr_assert_eq(rtl_udp_decode_hello(buf, 48, &h, &out), 48);
+		cr_expect_eq(h.type, RTL_UDP_WELCOME);
+		cr_expect_eq(out.loss_count, counts[i], "loss_count %d", counts[i]);
+		cr_expect_eq(out.period_ns, 2000000);
+	}
+}
+
+Test(udp_wire, alarm_bytes_and_round_trip)
+{
+	struct rtl_udp_alarm a = { .level = RTL_UDP_ALARM_ERROR,
+				   .group = RTL_UDP_ALARM_GROUP_RT,
+				   .code = RTL_UDP_ALARM_LOSS },
+			     d;
+	struct rtl_udp_header h;
+	static const uint8_t head[8] = { 'R', 'T', 'L', 'U', 1, RTL_UDP_ALARM, 0, 0 };
+	uint8_t *p = buf + 32;
+
+	strcpy(a.text, "loss count: session ended");
+	memset(buf, 0xee, sizeof(buf));
+	cr_assert_eq(rtl_udp_encode_alarm(buf, sizeof(buf), 0x0102, -2, &a), 32 + 128);
+	cr_expect_arr_eq(buf, head, 8);
+	cr_expect_eq(buf[8], 128);
+	cr_expect_eq(buf[16], 0x02);
+	cr_expect_eq(buf[17], 0x01);
+	cr_expect_eq(p[0], RTL_UDP_ALARM_ERROR, "level at 0");
+	cr_expect_eq(p[1], RTL_UDP_ALARM_GROUP_RT, "group at 1");
+	cr_expect_eq(p[2] | p[3], 0, "reserved u16");
+	cr_expect_eq(p[4], RTL_UDP_ALARM_LOSS, "u32 code at 4");
+	cr_expect_eq(p[5] | p[6] | p[7], 0);
+	cr_expect_arr_eq(p + 8, "loss count: session ended", 25);
+	for (int i = 8 + 25; i < 128; i++)
+		cr_expect_eq(p[i], 0, "NUL padding at payload byte %d", i);
+	memset(&d, 0x55, sizeof(d));
+	cr_assert_eq(rtl_udp_decode_alarm(buf, 160, &h, &d), 160);
+	cr_expect_eq(h.type, RTL_UDP_ALARM);
+	cr_expect_eq(h.seq, 0x0102);
+	cr_expect_eq(h.send_ns, -2);
+	cr_expect_eq(d.level, a.level);
+	cr_expect_eq(d.group, a.group);
+	cr_expect_eq(d.code, a.code);
+	cr_expect_str_eq(d.text, a.text);
+	cr_expect_eq(d.text[RTL_UDP_ALARM_TEXT - 1], 0);
+	/* A code above 255 and a level the codec does not name travel as
+	 * they are: a client reports what comes. */
+	a.code = 0xa1b2c3d4u;
+	a.level = 7;
+	cr_assert_eq(rtl_udp_encode_alarm(buf, sizeof(buf), 1, 1, &a), 160);
+	cr_expect_eq(p[4], 0xd4);
+	cr_expect_eq(p[7], 0xa1);
+	cr_assert_eq(rtl_udp_decode_alarm(buf, 160, NULL, &d), 160);
+	cr_expect_eq(d.code, 0xa1b2c3d4u);
+	cr_expect_eq(d.level, 7);
+	/* An alarm is no LIMITS datagram; sizes and pointers. */
+	cr_expect_eq(rtl_udp_decode_limits(buf, 160, &h, &(struct rtl_udp_limits){ 0 }), -EPROTO);
+	cr_expect_eq(rtl_udp_encode_alarm(buf, 159, 1, 1, &a), -ENOSPC);
+	cr_expect_eq(rtl_udp_encode_alarm(buf, sizeof(buf), 1, 1, NULL), -EINVAL);
+	cr_expect_eq(rtl_udp_decode_alarm(buf, 160, &h, NULL), -EINVAL);
+	cr_expect_eq(rtl_udp_decode_alarm(buf, 159, &h, &d), -EMSGSIZE);
+}
+
+Test(udp_wire, alarm_text_is_cut_at_119_bytes)
+{
+	struct rtl_udp_alarm a = { .code = 1 }, d;
+
+	memset(a.text, 'x', sizeof(a.text)); /* no NUL at all */
+	cr_assert_eq(rtl_udp_encode_alarm(buf, sizeof(buf), 1, 1, &a), 160);
+	for (int i = 0; i < RTL_UDP_ALARM_TEXT - 1; i++)
+		cr_expect_eq(buf[40 + i], 'x');
+	cr_expect_eq(buf[40 + RTL_UDP_ALARM_TEXT - 1], 0, "the last text byte is the NUL");
+	/* A peer's text without a NUL: byte 119 is read as one. */
+	memset(buf + 40, 'y', RTL_UDP_ALARM_TEXT);
+	cr_assert_eq(rtl_udp_decode_alarm(buf, 160, NULL, &d), 160);
+	cr_expect_eq(strlen(d.text), RTL_UDP_ALARM_TEXT - 1);
+	cr_expect_eq(d.text[0], 'y');
+}
+
+Test(udp_wire, alarm_text_non_printable_bytes_become_question_marks)
+{
+	struct rtl_udp_alarm a = { .level = RTL_UDP_ALARM_WARN, .group = 1, .code = 5 }, d;
+
+	strcpy(a.text, "servol: not modelled");
+	cr_assert_eq(rtl_udp_encode_alarm(buf, sizeof(buf), 1, 1, &a), 160);
+	buf[40 + 6] = 0x1b; /* ESC for the ':' */
+	buf[40 + 7] = 0x7f; /* DEL for the space */
+	buf[40 + 8] = 0xc3; /* a byte of UTF-8 for the 'n' */
+	buf[40 + 30] = 'z'; /* after the NUL: not read */
+	memset(&d, 0x55, sizeof(d));
+	cr_assert_eq(rtl_udp_decode_alarm(buf, 160, NULL, &d), 160);
+	cr_expect_str_eq(d.text, "servol???ot modelled");
+	for (size_t i = strlen(d.text); i < sizeof(d.text); i++)
+		cr_expect_eq(d.text[i], 0, "NUL padded at %zu", i);
+	/* The printable range's ends stay: 0x20 and 0x7e. */
+	memset(buf + 40, 0, RTL_UDP_ALARM_TEXT);
+	buf[40] = 0x20;
+	buf[41] = 0x7e;
+	buf[42] = 0x1f;
+	cr_assert_eq(rtl_udp_decode_alarm(buf, 160, NULL, &d), 160);
+	cr_expect_str_eq(d.text, " ~?");
+}
+
+static const struct rtl_udp_limits some_limits = {
+	.velx = { 250, RTL_UDP_AUTO },
+	.accx = { 2500, 0 },
+	.velj = { 60, 60, 60, 90, 90, 90 },
+	.accj = { 0, 1, 2, 3, 4, 5 },
+};
+
+Test(udp_wire, limits_bytes_and_round_trip)
+{
+	struct rtl_udp_limits d;
+	struct rtl_udp_header h;
+	static const uint8_t v250[8] = { 0, 0, 0, 0, 0, 0x40, 0x6f, 0x40 };  /* 250.0 */
+	static const uint8_t auto_[8] = { 0, 0, 0, 0, 0, 0x88, 0xc3, 0xc0 }; /* -10000 */
+	static const uint8_t v90[8] = { 0, 0, 0, 0, 0, 0x80, 0x56, 0x40 };   /* 90.0 */
+	static const uint8_t v5[8] = { 0, 0, 0, 0, 0, 0, 0x14, 0x40 };	     /* 5.0 */
+	uint8_t *p = buf + 32;
+
+	cr_assert_eq(rtl_udp_encode_limits(buf, sizeof(buf), 3, 4, &some_limits), 32 + 128);
+	cr_expect_eq(buf[5], RTL_UDP_LIMITS);
+	cr_expect_eq(buf[8], 128);
+	cr_expect_arr_eq(p + 0, v250, 8, "velx[0] at 0");
+	cr_expect_arr_eq(p + 8, auto_, 8, "velx[1] at 8: AUTO");
+	cr_expect_eq(p[16 + 7], 0x40, "accx[0] = 2500 at 16");
+	cr_expect_eq(p[16 + 6], 0xa3);
+	cr_expect_arr_eq(p + 24, (uint8_t[8]){ 0 }, 8, "accx[1] = 0 at 24");
+	cr_expect_arr_eq(p + 32 + 3 * 8, v90, 8, "velj[3] at 56");
+	cr_expect_arr_eq(p + 80 + 5 * 8, v5, 8, "accj[5] at 120");
+	memset(&d, 0x55, sizeof(d));
+	cr_assert_eq(rtl_udp_decode_limits(buf, 160, &h, &d), 160);
+	cr_expect_eq(h.seq, 3);
+	cr_expect_eq(h.send_ns, 4);
+	cr_expect_arr_eq(&d, &some_limits, sizeof(d));
+	cr_expect_eq(rtl_udp_encode_limits(buf, 159, 1, 1, &some_limits), -ENOSPC);
+	cr_expect_eq(rtl_udp_decode_limits(buf, 160, &h, NULL), -EINVAL);
+}
+
+/* The value at wire index @i of a LIMITS payload (0 velx[0] ... 15 accj[5]). */
+static double *limit_at(struct rtl_udp_limits *l, int i)
+{
+	return i < 2	? &l->velx[i]
+	       : i < 4	? &l->accx[i - 2]
+	       : i < 10 ? &l->velj[i - 4]
+			: &l->accj[i - 10];
+}
+
+Test(udp_wire, limits_refuse_nan_infinite_and_negative_values)
+{
+	static const double bad[] = { NAN, INFINITY, -INFINITY, -1.0, -1e-300 };
+	struct rtl_udp_limits l, d;
+
+	for (int i = 0; i < 16; i++)
+		for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			l = some_limits;
+			*limit_at(&l, i) = bad[k];
+			cr_expect_eq(rtl_udp_encode_limits(buf, sizeof(buf), 1, 1, &l), -EINVAL,
+				     "value %d = %g", i, bad[k]);
+			/* The same bytes from a peer: -EDOM, whole datagram. */
+			l = some_limits;
+			cr_assert_eq(rtl_udp_encode_limits(buf, sizeof(buf), 1, 1, &l), 160);
+			memcpy(buf + 32 + 8 * i, &bad[k], 8); /* little-endian host */
+			cr_expect_eq(rtl_udp_decode_limits(buf, 160, NULL, &d), -EDOM,
+				     "value %d = %g", i, bad[k]);
+		}
+	/* AUTO only where Doosan allows it: the rotational velx[1], accx[1]. */
+	for (int i = 0; i < 16; i++) {
+		l = some_limits;
+		*limit_at(&l, i) = RTL_UDP_AUTO;
+		cr_expect_eq(rtl_udp_encode_limits(buf, sizeof(buf), 1, 1, &l),
+			     i == 1 || i == 3 ? 160 : -EINVAL, "AUTO at %d", i);
+	}
+	/* 0 (keep) everywhere is valid. */
+	memset(&l, 0, sizeof(l));
+	cr_expect_eq(rtl_udp_encode_limits(buf, sizeof(buf), 1, 1, &l), 160);
+	cr_expect_eq(rtl_udp_decode_limits(buf, 160, NULL, &d), 160);
+}
+
 Test(udp_wire, names)
 {
 	cr_expect_str_eq(rtl_udp_type_name(RTL_UDP_STATE), "state");
 	cr_expect_str_eq(rtl_udp_type_name((enum rtl_udp_type)0), "?");
 	cr_expect_str_eq(rtl_udp_mode_name(RTL_UDP_MODE_SPEEDL), "speedl");
 	cr_expect_str_eq(rtl_udp_mode_name((enum rtl_udp_mode)9), "?");
+	cr_expect_str_eq(rtl_udp_type_name(RTL_UDP_ALARM), "alarm");
+	cr_expect_str_eq(rtl_udp_type_name(RTL_UDP_LIMITS), "limits");
+	cr_expect_str_eq(rtl_udp_type_name((enum rtl_udp_type)8), "?");
 }
 
 /* ---- RT safety: the codec never allocates ----------------------------------- */
@@ -374,6 +569,8 @@ Test(udp_wire, codec_does_not_allocate)
 {
 	static struct rtl_udp_state s;
 	struct rtl_udp_cmd c = { .mode = RTL_UDP_MODE_STOP };
+	struct rtl_udp_alarm a = { .text = "an alarm" };
+	struct rtl_udp_limits l;
 	struct rtl_udp_header h;
 	long allocs;
 
@@ -387,6 +584,10 @@ Test(udp_wire, codec_does_not_allocate)
 		rtl_udp_decode_state(buf, 1370, &h, &s);
 		rtl_udp_encode_command(buf, sizeof(buf), (uint64_t)i, i, &c);
 		rtl_udp_decode_command(buf, 208, &h, &c);
+		rtl_udp_encode_alarm(buf, sizeof(buf), (uint64_t)i, i, &a);
+		rtl_udp_decode_alarm(buf, 160, &h, &a);
+		rtl_udp_encode_limits(buf, sizeof(buf), (uint64_t)i, i, &some_limits);
+		rtl_udp_decode_limits(buf, 160, &h, &l);
 	}
 	allocs = rtl_test_alloc_stop();
 	rtl_test_alloc_unmark_thread();
