@@ -4,14 +4,20 @@
  * anyone who can reach its port, handled as apps/rtde-sim/udp.c's
  * on_datagram() does: the header (io/udp/udp.c), then, for a COMMAND,
  * rtl_udp_decode_command() and rtl_sim_udp_apply() on the simulated robot,
- * which then runs a control cycle; a BYE stops the robot. The socket loop
- * around it is not fuzzed; the robot is the simulator's own.
+ * which then runs a control cycle; a BYE stops the robot. A server that
+ * takes LIMITS reads them with rtl_udp_decode_limits(), which is fed every
+ * datagram too. The socket loop around it is not fuzzed; the robot is the
+ * simulator's own.
  *
  * Input: a sequence of datagrams (fuzz-udp.h). Oracles: documented codes
  * only; a decoded COMMAND has a known mode and encodes back to the same
  * bytes (but for the fields decoding ignores); apply returns only its
  * documented codes; whatever the commands say (NaN, infinities, huge
- * values), the robot's joint positions and speeds stay finite.
+ * values), the robot's joint positions and speeds stay finite; a LIMITS
+ * datagram decodes (every value finite and >= 0, AUTO allowed in the two
+ * rotational ones: docs/udp.md 4.6) and then encodes back to the same
+ * bytes, or is refused with -EDOM exactly when the harness finds such a
+ * value, and the encoder then refuses it too.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -19,6 +25,24 @@
 #include "fuzz-udp.h"
 #include "robot.h"
 #include "udp.h"
+
+/* Is the LIMITS value at wire index @i (0 to 15) one a receiver takes? */
+static bool limit_ok(int i, double v)
+{
+	return isfinite(v) && (v >= 0 || ((i == 1 || i == 3) && v == RTL_UDP_AUTO));
+}
+
+/* The sixteen values of a LIMITS payload, in wire order. */
+static void limits_values(const uint8_t *payload, double v[16])
+{
+	for (int i = 0; i < 16; i++) {
+		uint64_t u = 0;
+
+		for (int b = 7; b >= 0; b--)
+			u = u << 8 | payload[8 * i + b];
+		memcpy(&v[i], &u, sizeof(v[i]));
+	}
+}
 
 static void check_robot(const struct rtl_sim_robot *r)
 {
@@ -46,12 +70,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while ((d = fuzz_udp_next(&p, &left, &len)) != NULL) {
 		struct rtl_udp_header h;
 		struct rtl_udp_cmd c;
+		struct rtl_udp_limits l;
 		int r = fuzz_udp_header(d, len, &h);
 		int rc = rtl_udp_decode_command(d, len, NULL, &c);
+		int rl = rtl_udp_decode_limits(d, len, NULL, &l);
 
 		now += period;
+		FUZZ_CHECK(r < 0		      ? rl == r
+			   : h.type == RTL_UDP_LIMITS ? rl == (int)len || rl == -EDOM
+						      : rl == -EPROTO);
 		if (r < 0) {
 			FUZZ_CHECK(rc == r);
+		} else if (h.type == RTL_UDP_LIMITS) {
+			double v[16];
+			bool ok = true;
+
+			FUZZ_CHECK(rc == -EPROTO);
+			limits_values(d + RTL_UDP_HEADER_SIZE, v);
+			for (int i = 0; i < 16; i++)
+				ok &= limit_ok(i, v[i]);
+			FUZZ_CHECK(ok == (rl == (int)len));
+			r = rtl_udp_encode_limits(out, RTL_UDP_MAX_DATAGRAM, h.seq, h.send_ns, &l);
+			if (ok) {
+				FUZZ_CHECK(r == (int)len);
+				fuzz_udp_same(d, out, len, NULL);
+			} else {
+				FUZZ_CHECK(r == -EINVAL);
+			}
 		} else if (h.type == RTL_UDP_COMMAND) {
 			FUZZ_CHECK(rc == (int)len || rc == -EPROTO);
 			if (rc > 0) {

@@ -5,39 +5,76 @@
  * handshake reads WELCOME (rtl_udp_decode_header(), then
  * rtl_udp_decode_hello()), the stream reads STATE (the header, then
  * rtl_udp_state_decode() of the payload at the length the header gave),
- * and anything else is counted and dropped. The transport itself is tied
- * to its socket; these are the functions its op_next() and handshake()
- * hand the received bytes to.
+ * and anything else is counted and dropped. A client that reports the
+ * server's ALARMs reads them with rtl_udp_decode_alarm(), which is fed
+ * every datagram too. The transport itself is tied to its socket; these
+ * are the functions its op_next() and handshake() hand the received bytes
+ * to.
  *
  * Input: a sequence of datagrams (fuzz-udp.h). Oracles: documented codes
  * only; an accepted header describes the datagram exactly; the two ways to
  * decode a state agree; a decoded STATE or HELLO/WELCOME encodes back to
- * the same bytes (but for the fields decoding ignores); the sequence
- * numbers the stream would hand on are the ones received.
+ * the same bytes (but for the fields decoding ignores); a decoded ALARM's
+ * text is NUL-terminated printable ASCII, and it encodes back to the
+ * received bytes with the text sanitised as docs/udp.md 4.5 says (read up
+ * to the first NUL or byte 119, '?' for what is not printable), which the
+ * harness computes itself.
  */
 #include <stdbool.h>
 
 #include "fuzz-udp.h"
 
+/* The ALARM @d (@len bytes) as a receiver must read it, re-encoded: the
+ * text up to its first NUL (byte 119 is one), each byte outside 0x20 to
+ * 0x7e as '?', NULs after; the reserved u16 as 0. */
+static void alarm_expected(const uint8_t *d, size_t len, uint8_t *x)
+{
+	uint8_t *t = x + RTL_UDP_HEADER_SIZE + 8;
+	bool end = false;
+
+	memcpy(x, d, len);
+	x[RTL_UDP_HEADER_SIZE + 2] = x[RTL_UDP_HEADER_SIZE + 3] = 0;
+	for (int i = 0; i < RTL_UDP_ALARM_TEXT; i++) {
+		end |= i == RTL_UDP_ALARM_TEXT - 1 || t[i] == 0;
+		t[i] = end ? 0 : t[i] >= 0x20 && t[i] <= 0x7e ? t[i] : '?';
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rtl_udp_state *st = malloc(2 * sizeof(*st));
 	uint8_t *out = malloc(RTL_UDP_MAX_DATAGRAM);
+	uint8_t *want = malloc(RTL_UDP_MAX_DATAGRAM + 1);
 	const uint8_t *p = data;
 	size_t left = size, len;
 	uint8_t *d;
 
-	FUZZ_CHECK(st && out);
+	FUZZ_CHECK(st && out && want);
 	while ((d = fuzz_udp_next(&p, &left, &len)) != NULL) {
 		struct rtl_udp_header h, h2;
 		struct rtl_udp_hello w;
+		struct rtl_udp_alarm a;
 		int schema_tail[9];
 		int r = fuzz_udp_header(d, len, &h);
 		int rs = rtl_udp_decode_state(d, len, &h2, &st[1]);
 		int rh = rtl_udp_decode_hello(d, len, NULL, &w);
+		int ra = rtl_udp_decode_alarm(d, len, NULL, &a);
 
+		FUZZ_CHECK(r < 0 ? ra == r : ra == (h.type == RTL_UDP_ALARM ? (int)len : -EPROTO));
 		if (r < 0) {
 			FUZZ_CHECK(rs == r && rh == r);
+		} else if (h.type == RTL_UDP_ALARM) {
+			size_t n = strnlen(a.text, sizeof(a.text));
+
+			FUZZ_CHECK(rs == -EPROTO && rh == -EPROTO);
+			FUZZ_CHECK(n < sizeof(a.text));
+			for (size_t i = 0; i < sizeof(a.text); i++)
+				FUZZ_CHECK(i < n ? a.text[i] >= 0x20 && a.text[i] <= 0x7e
+						 : a.text[i] == 0);
+			FUZZ_CHECK(rtl_udp_encode_alarm(out, RTL_UDP_MAX_DATAGRAM, h.seq, h.send_ns,
+							&a) == (int)len);
+			alarm_expected(d, len, want);
+			fuzz_udp_same(want, out, len, NULL);
 		} else if (h.type == RTL_UDP_STATE) {
 			FUZZ_CHECK(rtl_udp_state_decode(d + RTL_UDP_HEADER_SIZE, h.length,
 							&st[0]) == RTL_UDP_STATE_SIZE);
@@ -67,6 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		free(d);
 	}
+	free(want);
 	free(out);
 	free(st);
 	return 0;

@@ -10,7 +10,8 @@
  *     in memory, each configuration of fuzz-common.h: what the controller
  *     said seeds the client, what the client said seeds the session;
  *   - udp-state and udp-command: datagrams made by io/udp/udp.c's encoders
- *     from rtde-sim's robot;
+ *     from rtde-sim's robot, and ALARM and LIMITS datagrams (some patched
+ *     to what the encoders refuse);
  *   - recipe-xml, recipe-text: small rtde_config documents and name lists;
  *   - record: binary recordings written by rtde-record's own writer.
  * Not part of the library.
@@ -274,6 +275,55 @@ static void dgram(struct stream *st, const uint8_t *d, int len)
 	append(st, d, (size_t)len);
 }
 
+/* ALARM and LIMITS (docs/udp.md 4.5, 4.6): what each side's decoder of
+ * them is fed, valid and not (the encoders refuse the invalid ones, so
+ * those bytes are patched in). */
+static void udp_alarm_limits_seeds(struct stream *st, uint8_t *d)
+{
+	struct rtl_udp_alarm a = {
+		.level = RTL_UDP_ALARM_ERROR,
+		.group = RTL_UDP_ALARM_GROUP_RT,
+		.code = RTL_UDP_ALARM_CMD_TIMEOUT,
+		.text = "command time-out: no command for 0.1 s; robot stopped"
+	};
+	struct rtl_udp_limits l = { .velx = { 250, RTL_UDP_AUTO },
+				    .accx = { 2500, 0 },
+				    .velj = { 60, 60, 60, 90, 90, 90 } };
+	struct rtl_udp_hello hi = { .schema = RTL_UDP_SCHEMA, .loss_count = 4 };
+	static const uint8_t nan_le[8] = { 0, 0, 0, 0, 0, 0, 0xf8, 0x7f };
+	int len;
+
+	/* The loop's side: an ALARM, one whose text is not printable and has
+	 * no NUL, then the server's BYE. */
+	st->len = 0;
+	dgram(st, d, rtl_udp_encode_alarm(d, RTL_UDP_MAX_DATAGRAM, 1, 5200000000, &a));
+	a.level = RTL_UDP_ALARM_WARN;
+	a.group = 7;
+	a.code = 4711;
+	len = rtl_udp_encode_alarm(d, RTL_UDP_MAX_DATAGRAM, 2, 5300000000, &a);
+	for (int i = 0; i < RTL_UDP_ALARM_TEXT; i++)
+		d[RTL_UDP_HEADER_SIZE + 8 + i] = (uint8_t)(i % 3 ? 'a' + i % 26 : 0x80 + i);
+	dgram(st, d, len);
+	dgram(st, d, rtl_udp_encode_bye(d, RTL_UDP_MAX_DATAGRAM, 3, 5400000000));
+	put("udp-state", "alarms-bye", st->b, st->len, NULL, 0);
+
+	/* rtde-sim's side: a HELLO with a loss count, LIMITS, LIMITS with a
+	 * NaN joint speed, then a command. */
+	st->len = 0;
+	dgram(st, d, rtl_udp_encode_hello(d, RTL_UDP_MAX_DATAGRAM, RTL_UDP_HELLO, 0, 1000, &hi));
+	dgram(st, d, rtl_udp_encode_limits(d, RTL_UDP_MAX_DATAGRAM, 1, 2000, &l));
+	len = rtl_udp_encode_limits(d, RTL_UDP_MAX_DATAGRAM, 2, 3000, &l);
+	memcpy(d + RTL_UDP_HEADER_SIZE + 32, nan_le, sizeof(nan_le));
+	dgram(st, d, len);
+	{
+		struct rtl_udp_cmd c = { .mode = RTL_UDP_MODE_SPEEDJ, .target_time = 0.001 };
+
+		c.vel[0] = 120;
+		dgram(st, d, rtl_udp_encode_command(d, RTL_UDP_MAX_DATAGRAM, 3, 4000, &c));
+	}
+	put("udp-command", "hello-limits", st->b, st->len, NULL, 0);
+}
+
 static void udp_seeds(void)
 {
 	static struct stream st;
@@ -332,6 +382,7 @@ static void udp_seeds(void)
 	}
 	dgram(&st, d, rtl_udp_encode_bye(d, sizeof(d), 99, 3000));
 	put("udp-command", "hello-modes-bye", st.b, st.len, NULL, 0);
+	udp_alarm_limits_seeds(&st, d);
 }
 
 /* ---- recipes ------------------------------------------------------------------------- */
