@@ -6,8 +6,10 @@
  * rtl_udp_decode_command() and rtl_sim_udp_apply() on the simulated robot,
  * which then runs a control cycle; a BYE stops the robot. A server that
  * takes LIMITS reads them with rtl_udp_decode_limits(), which is fed every
- * datagram too. The socket loop around it is not fuzzed; the robot is the
- * simulator's own.
+ * datagram too, and what decodes is merged into the session's limits
+ * (rtl_sim_udp_limits_merge()), which clamp each command before it is
+ * applied (rtl_sim_udp_clamp()), as on_command() does. The socket loop
+ * around it is not fuzzed; the robot is the simulator's own.
  *
  * Input: a sequence of datagrams (fuzz-udp.h). Oracles: documented codes
  * only; a decoded COMMAND has a known mode and encodes back to the same
@@ -17,7 +19,9 @@
  * datagram decodes (every value finite and >= 0, AUTO allowed in the two
  * rotational ones: docs/udp.md 4.6) and then encodes back to the same
  * bytes, or is refused with -EDOM exactly when the harness finds such a
- * value, and the encoder then refuses it too.
+ * value, and the encoder then refuses it too; a clamped speedj or speedl
+ * has no finite velocity above its limit, and a command of another mode
+ * is not touched.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -30,6 +34,40 @@
 static bool limit_ok(int i, double v)
 {
 	return isfinite(v) && (v >= 0 || ((i == 1 || i == 3) && v == RTL_UDP_AUTO));
+}
+
+/* The velocity limit of axis @i for a speedj (@joint) or speedl command, as
+ * docs/udp.md 9 gives it (rtde-sim's AUTO: the translational number); 0:
+ * none. */
+static double vel_limit(const struct rtl_udp_limits *l, bool joint, int i)
+{
+	if (joint)
+		return l->velj[i];
+	if (i < 3)
+		return l->velx[0];
+	return l->velx[1] == RTL_UDP_AUTO ? l->velx[0] : l->velx[1];
+}
+
+/* Clamp @c to @lim as rtde-sim does before applying it, and check it. */
+static void clamp_checked(const struct rtl_udp_limits *lim, const struct rtl_sim_robot *robot,
+			  struct rtl_udp_cmd *c)
+{
+	struct rtl_udp_cmd before = *c;
+	struct rtl_sim_udp_clamp cl;
+	bool speed = c->mode == RTL_UDP_MODE_SPEEDJ || c->mode == RTL_UDP_MODE_SPEEDL;
+	bool clamped = rtl_sim_udp_clamp(lim, robot, c, &cl);
+
+	FUZZ_CHECK(clamped == (cl.vel || cl.acc));
+	if (!speed) {
+		FUZZ_CHECK(!clamped && memcmp(&before, c, sizeof(*c)) == 0);
+		return;
+	}
+	for (int i = 0; i < 6; i++) {
+		double v = vel_limit(lim, c->mode == RTL_UDP_MODE_SPEEDJ, i);
+
+		if (v > 0 && isfinite(c->vel[i]))
+			FUZZ_CHECK(fabs(c->vel[i]) <= v);
+	}
 }
 
 /* The sixteen values of a LIMITS payload, in wire order. */
@@ -56,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The command's reserved bytes 2-7 (docs/udp.md), ignored on receipt. */
 	static const int reserved[] = { 34, 35, 36, 37, 38, 39, -1 };
 	struct rtl_sim_robot_config cfg;
+	struct rtl_udp_limits lim = { 0 }; /* the session's: none at the start */
 	struct rtl_sim_robot *robot = malloc(sizeof(*robot));
 	uint8_t *out = malloc(RTL_UDP_MAX_DATAGRAM);
 	const uint8_t *p = data;
@@ -94,6 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (ok) {
 				FUZZ_CHECK(r == (int)len);
 				fuzz_udp_same(d, out, len, NULL);
+				rtl_sim_udp_limits_merge(&lim, &l);
 			} else {
 				FUZZ_CHECK(r == -EINVAL);
 			}
@@ -112,6 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				} else {
 					FUZZ_CHECK(enc == (int)len);
 					fuzz_udp_same(d, out, len, reserved);
+					clamp_checked(&lim, robot, &c);
 					r = rtl_sim_udp_apply(robot, &c, (int32_t)(uint32_t)h.seq,
 							      now);
 					FUZZ_CHECK(r == 0 || r == -ENOTSUP || r == -EINVAL ||
