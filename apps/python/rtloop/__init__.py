@@ -6,5 +6,7 @@ simulator) are rtloop's C code; Python talks to them without ever sitting
 on the receive thread's path. docs/python.md is the manual.
 """
 from ._rtloop import Error, __version__
+from ._rtloop import DEFAULT_FIELDS, Control, Receive
 
 __all__ = ["Error", "__version__"]
+__all__ += ["DEFAULT_FIELDS", "Receive", "Control"]

@@ -21,4 +21,8 @@ typedef int (*rtl_py_part_fn)(PyObject *module);
 extern const rtl_py_part_fn rtl_py_parts[];
 extern const size_t rtl_py_parts_n;
 
+/* rtloop.Receive (_receive.c) and rtloop.Control (_control.c). */
+int rtl_py_receive_register(PyObject *module);
+int rtl_py_control_register(PyObject *module);
+
 #endif /* RTLOOP_PY_MODULE_H */

@@ -2,5 +2,9 @@
 /* The parts of _rtloop, registered in this order by PyInit__rtloop(). */
 #include "_module.h"
 
-const rtl_py_part_fn rtl_py_parts[] = { NULL };
-const size_t rtl_py_parts_n = 0;
+const rtl_py_part_fn rtl_py_parts[] = {
+	/* Receive before Control: Control is a Receive. */
+	rtl_py_receive_register,
+	rtl_py_control_register,
+};
+const size_t rtl_py_parts_n = sizeof(rtl_py_parts) / sizeof(rtl_py_parts[0]);

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What rtloop.Receive (_receive.c) shares with rtloop.Control (_control.c),
+ * which is its subclass: the object, the options both open the loop with,
+ * the argument parsers, and the calls that read the loop.
+ *
+ * One object is one rtloop loop over the RTDE transport, with no step
+ * function: the loop's rx thread (C, real time) receives every frame into
+ * the ring, and Python takes the newest one through the external-loop API
+ * (rtl_loop_read(), the GIL released while it waits). Nothing the rx
+ * thread does ever waits for Python.
+ *
+ * Threads: every call that touches the loop's step side (a read, a
+ * command, close) holds the GIL to begin with and marks the object busy
+ * before it lets the GIL go, so a second Python thread that comes meanwhile
+ * is refused (EBUSY) instead of racing the first one inside the loop.
+ * Statistics and histograms are relaxed atomics in the library: any thread.
+ */
+#ifndef RTLOOP_PY_RECEIVE_H
+#define RTLOOP_PY_RECEIVE_H
+
+#include "_module.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rtloop/loop.h>
+#include <rtloop/rtde_cmd.h>
+#include <rtloop/rtde_transport.h>
+
+/* The command registers of <rtloop/rtde_cmd.h>, resolved at connect. */
+struct rtl_py_cmd_handles {
+	struct rtl_rtde_handle mode, param[RTL_RTDE_CMD_NPARAM], accel, time, lookahead, gain;
+};
+
+/* The binding's own counts, for the loop's identities (docs/python.md). */
+struct rtl_py_counts {
+	uint64_t reads;	       /* rtl_loop_read() calls that returned a frame: the steps */
+	uint64_t rereads;      /* of those: taken again because the ring had been full */
+	uint64_t timeouts;     /* read() calls that returned None: no frame in time */
+	uint64_t writes;       /* rtl_loop_write() calls */
+	uint64_t lone_writes;  /* of those: with no read since the last write */
+	uint64_t write_errors; /* of those: failed with an error other than -EAGAIN */
+};
+
+struct rtl_py_rx {
+	PyObject ob_base; /* PyObject_HEAD, spelled out for clang-format */
+	bool control;	  /* an rtloop.Control: commands; get() reads the step's frame */
+	bool open;	  /* __init__ succeeded and close() has not run */
+	bool closed;	  /* close() has run (or __init__ failed) */
+	bool closing;	  /* close() is waiting for another thread to leave */
+	bool ended;	  /* the loop ended by itself (the connection): joined */
+	bool in_step;	  /* a read returned a frame and no write ended its step */
+	int busy;	  /* a call with the GIL released is inside the loop */
+	int end_code;
+	char end_msg[RTL_ERROR_MSG];
+	int64_t timeout_ns; /* the default wait of a read */
+	char *outputs;	    /* the output names, comma-separated (the transport's) */
+	struct rtl_rtde_transport *tr;
+	struct rtl_loop *loop;
+	/* The output recipe as connected. */
+	unsigned n_fields;
+	struct rtl_rtde_handle *handles;
+	PyObject *names; /* tuple of str, in recipe order */
+	PyObject *index; /* dict: name -> position */
+	double frequency;
+	char version[32];
+	struct rtl_py_cmd_handles cmd;
+	/* The newest frame taken, copied out of the ring. */
+	unsigned char *values;
+	uint32_t values_cap, values_size;
+	bool have;
+	uint64_t seq;
+	int64_t rx_ns;
+	double ctrl_time;
+	uint32_t ctrl_skipped;
+	uint64_t ring_full_seen;
+	struct rtl_py_counts n;
+	/* What stats(), histograms() and report() say once closed. */
+	PyObject *final_stats, *final_hists, *final_report;
+	/* The open objects, for the stop at interpreter exit. */
+	struct rtl_py_rx *prev, *next;
+};
+
+/* How to open one (the arguments, checked). */
+struct rtl_py_rx_opts {
+	const char *host;
+	uint16_t port;
+	PyObject *fields; /* a tuple of str, checked against the registry */
+	double frequency; /* 0: the controller's maximum */
+	int64_t timeout_ns;
+	bool control;
+	int watchdog_periods;
+	int64_t stop_timeout_ns;
+};
+
+extern PyTypeObject rtl_py_receive_type;
+
+/* Argument parsers: 0, or -1 with TypeError / ValueError set. @what names
+ * the call ("rtloop.Receive"). */
+int rtl_py_parse_port(PyObject *o, const char *what, uint16_t *out);
+int rtl_py_parse_fields(PyObject *o, const char *what, PyObject **out);
+/* Seconds, finite, in [@min, 1e6]; @none (if not NULL) for None. */
+int rtl_py_parse_seconds(PyObject *o, const char *what, const char *name, double min,
+			 const double *none, int64_t *ns);
+int rtl_py_parse_frequency(PyObject *o, const char *what, double *out);
+int rtl_py_parse_host(PyObject *o, const char *what, const char **out);
+/* Refuse a second __init__ (-1, rtloop.Error EALREADY). */
+int rtl_py_rx_begin(struct rtl_py_rx *s, const char *what);
+/* Defaults (the fields tuple is the module's DEFAULT_FIELDS). */
+PyObject *rtl_py_default_fields(void);
+
+/* Create, connect and start the loop for @o: 0, or -1 with the exception
+ * set (rtloop.Error with the library's sentence). */
+int rtl_py_rx_open(struct rtl_py_rx *s, const struct rtl_py_rx_opts *o);
+
+/* Refuse (-1, exception set) a call on a closed object, or while another
+ * thread is inside the loop; 0 when @s may be used now. */
+int rtl_py_rx_check(struct rtl_py_rx *s, const char *what);
+
+/* The state of the newest frame taken, as a dict (every field). */
+PyObject *rtl_py_rx_state(struct rtl_py_rx *s);
+
+/* Take a frame newer than the last one, waiting up to @timeout_ns (the
+ * GIL released). 1: taken (copied out), 0: none in time, -1: exception
+ * set (the loop ended, a signal's exception, misuse). */
+int rtl_py_rx_take(struct rtl_py_rx *s, int64_t timeout_ns, const char *what);
+
+/* The loop ended by itself: rtloop.Error with the code and the sentence
+ * of why; returns -1. */
+int rtl_py_rx_raise_ended(struct rtl_py_rx *s, const char *what);
+
+#endif /* RTLOOP_PY_RECEIVE_H */
