@@ -22,10 +22,19 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "long: the long-running test of its file (seconds, not milliseconds)")
 
 
+def args(faults):
+    """rtde-sim's options for a faults dict (rtloop.Sim's spelling):
+    {"skip_every": 100} -> --skip-every 100."""
+    out = []
+    for key, value in faults.items():
+        out += ["--" + key.replace("_", "-"), str(value)]
+    return out
+
+
 class SimProcess:
     """rtde-sim on a free port: .port, and finish() -> its JSON report."""
 
-    def __init__(self, directory, args):
+    def __init__(self, directory, faults):
         exe = os.environ.get("RTLOOP_SIM")
         if not exe:
             pytest.fail("RTLOOP_SIM is not set: run the tests through meson test")
@@ -34,7 +43,7 @@ class SimProcess:
         self.report = None
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(
-                [exe, "--port", "0", "--no-mlock", "--json", str(self.json), *args],
+                [exe, "--port", "0", "--no-mlock", "--json", str(self.json), *args(faults)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
         self.port = self._wait_port()
 
@@ -72,13 +81,14 @@ class SimProcess:
 
 @pytest.fixture
 def start_sim(tmp_path):
-    """start_sim(*args): a new rtde-sim with these options (faults, profile)."""
+    """start_sim(**faults): a new rtde-sim with these faults
+    (skip_every=100, skip_count=2, ...)."""
     sims = []
 
-    def start(*args):
+    def start(**faults):
         d = tmp_path / f"sim{len(sims)}"
         d.mkdir()
-        sims.append(SimProcess(d, args))
+        sims.append(SimProcess(d, faults))
         return sims[-1]
 
     yield start

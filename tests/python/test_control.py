@@ -127,7 +127,7 @@ def test_long_500hz_python_loop_for_10s_accounts_for_every_frame(start_sim):
           controller's watchdog never tripped.
     """
     every, count = 100, 2
-    sim = start_sim("--skip-every", str(every), "--skip-count", str(count))
+    sim = start_sim(skip_every=every, skip_count=count)
     reads = writes = 0
     first = last = None
     with rtloop.Control(HOST, sim.port, fields=("timestamp", "actual_q", "actual_qd")) as ctl:
