@@ -334,6 +334,17 @@ def test_a_refused_connection_is_econnrefused(free_port):
     assert e.value.errno == errno.ECONNREFUSED and "connection refused" in str(e.value)
 
 
+def test_a_control_opened_as_a_receive_refuses_commands(sim):
+    ctl = rtloop.Control.__new__(rtloop.Control)
+    rtloop.Receive.__init__(ctl, HOST, sim.port)
+    ctl.read(timeout=1.0)
+    with pytest.raises(TypeError, match="opened as a Receive"):
+        ctl.speedj(ZERO6)
+    ctl.close()
+    with pytest.raises(TypeError):
+        rtloop.Control.__init__(rtloop.Receive.__new__(rtloop.Receive), HOST, sim.port)
+
+
 def test_use_after_close_raises(sim):
     ctl = rtloop.Control(HOST, sim.port)
     ctl.read(timeout=1.0)

@@ -185,6 +185,15 @@ def test_bad_arguments_raise(kwargs, exc, text):
         rtloop.Receive(args.pop("host"), args.pop("port"), **args)
 
 
+def test_what_the_library_refuses_is_its_sentence(sim):
+    with pytest.raises(rtloop.Error) as e:
+        rtloop.Receive(HOST, sim.port, fields=("timestamp", "actual_q", "timestamp"))
+    assert e.value.errno == errno.EEXIST and "timestamp" in str(e.value)
+    # Faster than the controller: its maximum.
+    with rtloop.Receive(HOST, sim.port, frequency=1e9) as r:
+        assert r.frequency == HZ
+
+
 def test_bad_read_arguments_raise(sim):
     with rtloop.Receive(HOST, sim.port) as r:
         for bad, exc in (("1", TypeError), (-0.5, ValueError), (float("nan"), ValueError),

@@ -113,6 +113,11 @@ static int usable(struct rtl_py_rx *s, const char *what)
 {
 	if (rtl_py_rx_check(s, what) < 0)
 		return -1;
+	if (!s->control) {
+		/* Receive.__init__() called on a Control: no command recipe. */
+		PyErr_Format(PyExc_TypeError, "%s: this connection was opened as a Receive", what);
+		return -1;
+	}
 	return s->ended ? rtl_py_rx_raise_ended(s, what) : 0;
 }
 

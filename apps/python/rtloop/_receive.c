@@ -1031,8 +1031,10 @@ static PyObject *get_named(struct rtl_py_rx *s, PyObject *name, const char *what
 			     Py_TYPE(name)->tp_name);
 		return NULL;
 	}
-	pos = PyDict_GetItemWithError(s->index ? s->index : Py_None, name);
-	if (!pos && !PyErr_Occurred() && s->names) {
+	if (rtl_py_rx_check(s, what) < 0)
+		return NULL;
+	pos = PyDict_GetItemWithError(s->index, name);
+	if (!pos && !PyErr_Occurred()) {
 		PyObject *sep = PyUnicode_FromString(", ");
 		PyObject *list = sep ? PyUnicode_Join(sep, s->names) : NULL;
 
