@@ -908,11 +908,12 @@ int rtl_py_rx_take(struct rtl_py_rx *s, int64_t timeout_ns, const char *what)
 			continue;
 		}
 		if (stopped) {
+			/* Still busy while the join runs without the GIL: no
+			 * other thread may enter the loop meanwhile. */
+			if (!s->closing)
+				loop_ended(s);
 			s->busy = 0;
-			if (s->closing)
-				return 0;
-			loop_ended(s);
-			return rtl_py_rx_raise_ended(s, what);
+			return s->closing ? 0 : rtl_py_rx_raise_ended(s, what);
 		}
 		if (rtl_time_now() >= deadline) {
 			s->busy = 0;
