@@ -324,7 +324,7 @@ static PyTypeObject control_type = {
 		  "Python over RTDE with rtloop's command registers (ur_rtde: "
 		  "RTDEControlInterface): read() starts a step, a command ends it. rtloop's "
 		  "watchdog sends the safe set when a step is late; every exit stops the arm. "
-		  "docs/python-receive-control.md.",
+		  "docs/python.md.",
 	.tp_new = PyType_GenericNew,
 	.tp_init = control_init,
 	.tp_methods = control_methods,

@@ -1386,7 +1386,7 @@ PyTypeObject rtl_py_receive_type = {
 	.tp_doc = "Receive(host, port=30004, *, fields=DEFAULT_FIELDS, frequency=None, "
 		  "timeout=2.0)\n\nThe controller's state over RTDE, read-only (ur_rtde: "
 		  "RTDEReceiveInterface). rtloop's C rx thread receives every frame; Python "
-		  "takes the newest. docs/python-receive-control.md.",
+		  "takes the newest. docs/python.md.",
 	.tp_new = PyType_GenericNew,
 	.tp_init = rx_init,
 	.tp_dealloc = rx_dealloc,

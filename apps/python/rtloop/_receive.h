@@ -33,7 +33,7 @@ struct rtl_py_cmd_handles {
 	struct rtl_rtde_handle mode, param[RTL_RTDE_CMD_NPARAM], accel, time, lookahead, gain;
 };
 
-/* The binding's own counts, for the loop's identities (docs/python-receive-control.md). */
+/* The binding's own counts, for the loop's identities (docs/python.md). */
 struct rtl_py_counts {
 	uint64_t reads;	       /* rtl_loop_read() calls that returned a frame: the steps */
 	uint64_t rereads;      /* of those: taken again because the ring had been full */
