@@ -382,3 +382,22 @@ def test_commands_while_another_thread_reads_raise_ebusy(sim):
     assert ctl.stats()["python"]["writes"] == 0
     ctl.close()
     assert_safe_controller(sim.finish())
+
+
+def test_echo_writes_each_steps_timestamp_for_the_round_trip(start_sim):
+    """Control(echo=True) answers every step with its frame's timestamp in
+    input_double_register_47: the simulator matches each echo with the
+    package it sent (none unmatched) and counts one round trip per step."""
+    sim = start_sim(echo_register=47)
+    steps = 0
+    with rtloop.Control(HOST, sim.port, echo=True) as ctl:
+        while steps < 200:
+            if ctl.read(timeout=2.0) is None:
+                continue
+            ctl.speedj([0.0] * 6)
+            steps += 1
+    echo = sim.finish()["echo"]
+    assert echo["register"] == 47
+    assert echo["unmatched"] == 0, echo
+    # Each step echoes a new timestamp; the stop at exit may add one more.
+    assert steps <= echo["round_trips"] <= steps + 1, echo

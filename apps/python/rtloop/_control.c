@@ -157,6 +157,13 @@ static PyObject *command(struct rtl_py_rx *s, const char *what, int mode, const 
 	     rtl_rtde_frame_set_double(f, h->time, time) &&
 	     rtl_rtde_frame_set_double(f, h->lookahead, lookahead) &&
 	     rtl_rtde_frame_set_double(f, h->gain, gain);
+	if (ok && h->echo) {
+		/* The timestamp of the step's frame: the controller matches it
+		 * with the package it sent (its round trip). */
+		struct rtl_rtde_frame *e = rtl_rtde_coalesce_frame(rtl_loop_commands(s->loop), 1);
+
+		ok = e && rtl_rtde_frame_set_double(e, h->echo_reg, s->ctrl_time);
+	}
 	if (!ok) {
 		PyErr_Format(PyExc_SystemError,
 			     "%s: the command registers are not in the input "
@@ -268,18 +275,19 @@ static int control_init(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "host",	  "port",    "fields",
 				  "frequency",	  "timeout", "watchdog_periods",
-				  "stop_timeout", NULL };
+				  "stop_timeout", "echo",    NULL };
 	static const char what[] = "rtloop.Control";
 	static const double dflt_timeout = 2.0, dflt_stop = 2.0;
 	struct rtl_py_rx *s = RX(self);
 	PyObject *host, *port = NULL, *fields = NULL, *freq = NULL, *to = Py_None, *wd = NULL,
 			*stop = Py_None;
 	struct rtl_py_rx_opts o = { .control = true, .watchdog_periods = 3 };
-	int ret;
+	int echo = 0, ret;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$OOOOO:Control", kwlist, &host, &port,
-					 &fields, &freq, &to, &wd, &stop))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$OOOOOp:Control", kwlist, &host, &port,
+					 &fields, &freq, &to, &wd, &stop, &echo))
 		return -1;
+	o.echo = echo;
 	if (wd) {
 		long v;
 
@@ -320,7 +328,8 @@ static PyTypeObject control_type = {
 	.tp_basicsize = sizeof(struct rtl_py_rx),
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
 	.tp_doc = "Control(host, port=30004, *, fields=DEFAULT_FIELDS, frequency=None, "
-		  "timeout=2.0, watchdog_periods=3, stop_timeout=2.0)\n\nA control loop from "
+		  "timeout=2.0, watchdog_periods=3, stop_timeout=2.0, echo=False)\n\nA control "
+		  "loop from "
 		  "Python over RTDE with rtloop's command registers (ur_rtde: "
 		  "RTDEControlInterface): read() starts a step, a command ends it. rtloop's "
 		  "watchdog sends the safe set when a step is late; every exit stops the arm. "

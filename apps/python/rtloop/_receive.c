@@ -398,6 +398,8 @@ static void on_connected(struct rtl_rtde_transport *t, void *user)
 	h->time = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_TIME);
 	h->lookahead = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_LOOKAHEAD);
 	h->gain = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_GAIN);
+	if (h->echo)
+		h->echo_reg = rtl_rtde_transport_input_handle(t, 1, RTL_RTDE_CMD_FIELD_ECHO);
 }
 
 /* The recipe as connected: names, handles, the position of each name. */
@@ -497,6 +499,9 @@ int rtl_py_rx_open(struct rtl_py_rx *s, const struct rtl_py_rx_opts *o)
 	tc.client.outputs = s->outputs;
 	if (o->control) {
 		tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
+		if (o->echo)
+			tc.client.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
+		s->cmd.echo = o->echo;
 		lc.watchdog_periods = o->watchdog_periods;
 		lc.stop_timeout_ns = o->stop_timeout_ns;
 	} else {

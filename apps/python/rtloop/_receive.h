@@ -31,6 +31,11 @@
 /* The command registers of <rtloop/rtde_cmd.h>, resolved at connect. */
 struct rtl_py_cmd_handles {
 	struct rtl_rtde_handle mode, param[RTL_RTDE_CMD_NPARAM], accel, time, lookahead, gain;
+	/* Control(echo=True): input_double_register_47 (RTL_RTDE_CMD_ECHO_RECIPE,
+	 * input recipe 1), written with the step's frame timestamp by every
+	 * command, so rtde-sim --echo-register 47 measures the round trip. */
+	bool echo;
+	struct rtl_rtde_handle echo_reg;
 };
 
 /* The binding's own counts, for the loop's identities (docs/python.md). */
@@ -90,6 +95,7 @@ struct rtl_py_rx_opts {
 	double frequency; /* 0: the controller's maximum */
 	int64_t timeout_ns;
 	bool control;
+	bool echo; /* Control only: the echo register (struct rtl_py_cmd_handles) */
 	int watchdog_periods;
 	int64_t stop_timeout_ns;
 };
