@@ -29,6 +29,7 @@
 #include <rtloop/time.h>
 
 #include "cli.h"
+#include "options.h"
 #include "server.h"
 #include "udp.h"
 
@@ -116,77 +117,63 @@ static void usage(FILE *f)
 		"Exit status: 0 ran and stopped cleanly, 1 could not run, 2 usage error.\n");
 }
 
+/* The options of main() alone; the others are the settings table's
+ * (options.h), tagged OPT_TABLE + their id. */
 enum {
-	OPT_MAX_CLIENTS = 256,
-	OPT_HANDSHAKE_TIMEOUT,
-	OPT_SEND_BUFFER,
-	OPT_SNDBUF,
-	OPT_CONTROLLER_VERSION,
-	OPT_MAX_PROTOCOL,
-	OPT_FIELDBUS,
-	OPT_START_TIME,
-	OPT_TEXT_V2,
-	OPT_JITTER,
-	OPT_SKIP_EVERY,
-	OPT_SKIP_COUNT,
-	OPT_STALL_MS,
-	OPT_STALL_EVERY,
-	OPT_BURST,
-	OPT_BURST_EVERY,
-	OPT_FRAGMENT,
-	OPT_FRAGMENT_MAX,
-	OPT_RESET_AFTER,
-	OPT_TEXT_EVERY,
-	OPT_SEED,
-	OPT_ECHO,
-	OPT_PRIORITY,
+	OPT_PRIORITY = 256,
 	OPT_NO_MLOCK,
-	OPT_CONTACT_Z,
-	OPT_CONTACT_K,
-	OPT_CONTACT_D,
-	OPT_FORCE_NOISE,
-	OPT_WATCHDOG,
 	OPT_UDP,
 	OPT_UDP_PORT,
+	OPT_TABLE = 512,
 };
 
 struct cli {
-	struct rtl_sim_opts sim;
-	struct rtl_sim_server_opts srv;
+	struct rtl_sim_setup su; /* the controller's, the server's, the UDP port */
 	const char *json;
 	bool quiet;
 	int priority;
 	bool mlock;
 	bool udp;
-	uint16_t udp_port;
 };
 
 /* ---- option values ------------------------------------------------------------- */
 
-static const char *opt_name; /* the option being parsed, for messages */
-
-/* rtl_cli_u64() into a 32-bit field. */
-static int parse_u32(const char *arg, uint32_t min, uint32_t max, uint32_t *out)
+/* A setting of the table (options.h) from its command-line text: the
+ * number parsed with the command line's rules and messages, then set. */
+static int parse_setting(struct cli *cli, const struct rtl_sim_option *o, const char *flag,
+			 const char *arg)
 {
-	uint64_t v;
-	int err = rtl_cli_u64(PROG, opt_name, arg, min, max, &v);
+	char why[160], what[64];
+	uint64_t u;
+	double d;
+	int err;
 
-	if (!err)
-		*out = (uint32_t)v;
-	return err;
-}
-
-static int parse_version(const char *arg, struct rtl_rtde_controller_version *v)
-{
-	unsigned a = 0, b = 0, c = 0, d = 0;
-	int used = 0, n = sscanf(arg, "%u.%u.%u%n.%u%n", &a, &b, &c, &used, &d, &used);
-
-	if (n < 3 || arg[used] || a == 0 || a > 255 || b > 255 || c > 65535)
-		return rtl_cli_bad_value(PROG, opt_name, arg, "not a version X.Y.Z or X.Y.Z.B");
-	v->major = a;
-	v->minor = b;
-	v->bugfix = c;
-	v->build = n == 4 ? d : 0;
+	switch (o->kind) {
+	case RTL_SIM_OPT_FLAG:
+		err = rtl_sim_option_set_flag(&cli->su, o, RTL_SIM_STYLE_FLAG, why, sizeof(why));
+		break;
+	case RTL_SIM_OPT_UINT:
+		if (rtl_cli_u64(PROG, flag, arg, o->min, o->max, &u))
+			return RTL_CLI_EXIT_USAGE;
+		err = rtl_sim_option_set_uint(&cli->su, o, u, RTL_SIM_STYLE_FLAG, why, sizeof(why));
+		break;
+	case RTL_SIM_OPT_DOUBLE:
+		if (rtl_cli_double(PROG, flag, arg, o->dmin, o->dmax, &d))
+			return RTL_CLI_EXIT_USAGE;
+		err = rtl_sim_option_set_double(&cli->su, o, d, RTL_SIM_STYLE_FLAG, why,
+						sizeof(why));
+		break;
+	default:
+		err = rtl_sim_option_set_text(&cli->su, o, arg, RTL_SIM_STYLE_FLAG, why,
+					      sizeof(why));
+		if (err) {
+			snprintf(what, sizeof(what), "not %s", o->what);
+			return rtl_cli_bad_value(PROG, flag, arg, what);
+		}
+		break;
+	}
+	if (err)
+		return rtl_cli_usage_error(PROG, "%s", why);
 	return 0;
 }
 
@@ -194,60 +181,44 @@ static int parse_version(const char *arg, struct rtl_rtde_controller_version *v)
 
 static int parse(int argc, char **argv, struct cli *cli)
 {
-	static const struct option longopts[] = {
+	/* The options of main(), then the table's, then the terminator. */
+	static const struct option own[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "bind", required_argument, NULL, 'b' },
-		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
-		{ "handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT },
-		{ "send-buffer", required_argument, NULL, OPT_SEND_BUFFER },
-		{ "sndbuf", required_argument, NULL, OPT_SNDBUF },
 		{ "profile", required_argument, NULL, 'P' },
-		{ "controller-version", required_argument, NULL, OPT_CONTROLLER_VERSION },
-		{ "max-protocol", required_argument, NULL, OPT_MAX_PROTOCOL },
-		{ "fieldbus", no_argument, NULL, OPT_FIELDBUS },
-		{ "start-time", required_argument, NULL, OPT_START_TIME },
-		{ "text-v2", no_argument, NULL, OPT_TEXT_V2 },
-		{ "jitter-us", required_argument, NULL, OPT_JITTER },
-		{ "skip-every", required_argument, NULL, OPT_SKIP_EVERY },
-		{ "skip-count", required_argument, NULL, OPT_SKIP_COUNT },
-		{ "stall-ms", required_argument, NULL, OPT_STALL_MS },
-		{ "stall-every", required_argument, NULL, OPT_STALL_EVERY },
-		{ "burst", required_argument, NULL, OPT_BURST },
-		{ "burst-every", required_argument, NULL, OPT_BURST_EVERY },
-		{ "fragment", no_argument, NULL, OPT_FRAGMENT },
-		{ "fragment-max", required_argument, NULL, OPT_FRAGMENT_MAX },
-		{ "reset-after", required_argument, NULL, OPT_RESET_AFTER },
-		{ "text-every", required_argument, NULL, OPT_TEXT_EVERY },
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "echo-register", required_argument, NULL, OPT_ECHO },
-		{ "duration", required_argument, NULL, 'd' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "priority", required_argument, NULL, OPT_PRIORITY },
 		{ "no-mlock", no_argument, NULL, OPT_NO_MLOCK },
-		{ "contact-z", required_argument, NULL, OPT_CONTACT_Z },
-		{ "contact-stiffness", required_argument, NULL, OPT_CONTACT_K },
-		{ "contact-damping", required_argument, NULL, OPT_CONTACT_D },
-		{ "force-noise", required_argument, NULL, OPT_FORCE_NOISE },
-		{ "watchdog-ms", required_argument, NULL, OPT_WATCHDOG },
 		{ "udp", no_argument, NULL, OPT_UDP },
 		{ "udp-port", required_argument, NULL, OPT_UDP_PORT },
 		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
 	};
-	struct rtl_sim_faults *f = &cli->sim.faults;
-	struct rtl_sim_robot_config *rc = &cli->sim.robot;
+	enum { N_OWN = sizeof(own) / sizeof(own[0]) };
+	static struct option longopts[N_OWN + RTL_SIM_OPT_COUNT + 1];
 	const struct rtl_sim_profile *p;
 	uint64_t u64;
-	uint32_t u32;
 	int c, idx, err = 0;
+
+	memcpy(longopts, own, sizeof(own));
+	for (size_t i = 0; i < RTL_SIM_OPT_COUNT; i++) {
+		const struct rtl_sim_option *o = rtl_sim_option_at(i);
+
+		longopts[N_OWN + i] = (struct option){
+			.name = o->name,
+			.has_arg = o->kind == RTL_SIM_OPT_FLAG ? no_argument : required_argument,
+			.val = OPT_TABLE + (int)i,
+		};
+	}
+	longopts[N_OWN + RTL_SIM_OPT_COUNT] = (struct option){ NULL, 0, NULL, 0 };
 
 	opterr = 0;
 	for (;;) {
 		static char name[40];
 
 		idx = -1;
+		/* -d is --duration, from the table. */
 		c = getopt_long(argc, argv, ":hp:b:P:d:j:qV", longopts, &idx);
 		if (c == -1)
 			break;
@@ -256,7 +227,15 @@ static int parse(int argc, char **argv, struct cli *cli)
 			snprintf(name, sizeof(name), "--%s", longopts[idx].name);
 		else
 			snprintf(name, sizeof(name), "-%c", c);
-		opt_name = name;
+		if (c == 'd')
+			c = OPT_TABLE + RTL_SIM_OPT_DURATION;
+		if (c >= OPT_TABLE && c < OPT_TABLE + RTL_SIM_OPT_COUNT) {
+			err = parse_setting(cli, rtl_sim_option_at((size_t)(c - OPT_TABLE)), name,
+					    optarg);
+			if (err)
+				return err;
+			continue;
+		}
 		switch (c) {
 		case 'h':
 			usage(stdout);
@@ -264,96 +243,18 @@ static int parse(int argc, char **argv, struct cli *cli)
 		case 'V':
 			exit(rtl_cli_version(PROG));
 		case 'p':
-			err = parse_u32(optarg, 0, 65535, &u32);
-			cli->srv.port = (uint16_t)u32;
+			err = rtl_cli_u64(PROG, name, optarg, 0, 65535, &u64);
+			cli->su.srv.port = (uint16_t)u64;
 			break;
 		case 'b':
-			cli->srv.bind = optarg;
-			break;
-		case OPT_MAX_CLIENTS:
-			err = parse_u32(optarg, 1, RTL_SIM_MAX_SESSIONS, &cli->sim.max_clients);
-			break;
-		case OPT_HANDSHAKE_TIMEOUT: {
-			double s;
-
-			err = rtl_cli_double(PROG, name, optarg, 0.0, 3600.0, &s);
-			if (!err)
-				cli->sim.handshake_timeout_ns = s > 0 ? llround(s * 1e9) : -1;
-			break;
-		}
-		case OPT_SEND_BUFFER:
-			err = rtl_cli_u64(PROG, name, optarg, 4096, 1u << 30, &u64);
-			cli->sim.send_buffer = (size_t)u64;
-			break;
-		case OPT_SNDBUF:
-			err = parse_u32(optarg, 1, INT_MAX, &u32);
-			cli->srv.sndbuf = (int)u32;
+			cli->su.srv.bind = optarg;
 			break;
 		case 'P':
 			p = rtl_sim_profile_find(optarg);
 			if (!p)
 				return rtl_cli_bad_value(PROG, name, optarg,
 							 "not cb3, eseries or polyscope-x");
-			cli->sim.profile = (enum rtl_sim_profile_id)(p - rtl_sim_profile(0));
-			break;
-		case OPT_CONTROLLER_VERSION:
-			err = parse_version(optarg, &cli->sim.version);
-			break;
-		case OPT_MAX_PROTOCOL:
-			err = parse_u32(optarg, 1, 2, &u32);
-			cli->sim.max_protocol = u32;
-			break;
-		case OPT_FIELDBUS:
-			cli->sim.fieldbus = true;
-			break;
-		case OPT_START_TIME:
-			err = rtl_cli_double(PROG, name, optarg, 0.0, 1e7, &cli->sim.start_time_s);
-			break;
-		case OPT_TEXT_V2:
-			cli->sim.text_v2 = true;
-			break;
-		case OPT_JITTER:
-			err = parse_u32(optarg, 0, 1000000, &f->jitter_us);
-			break;
-		case OPT_SKIP_EVERY:
-			err = parse_u32(optarg, 2, 1000000, &f->skip_every);
-			break;
-		case OPT_SKIP_COUNT:
-			err = parse_u32(optarg, 1, 1000000, &f->skip_count);
-			break;
-		case OPT_STALL_MS:
-			err = parse_u32(optarg, 1, 60000, &f->stall_ms);
-			break;
-		case OPT_STALL_EVERY:
-			err = rtl_cli_double(PROG, name, optarg, 0.001, 1e7, &f->stall_every_s);
-			break;
-		case OPT_BURST:
-			err = parse_u32(optarg, 2, 10000, &f->burst);
-			break;
-		case OPT_BURST_EVERY:
-			err = rtl_cli_double(PROG, name, optarg, 0.001, 1e7, &f->burst_every_s);
-			break;
-		case OPT_FRAGMENT:
-			f->fragment = true;
-			break;
-		case OPT_FRAGMENT_MAX:
-			err = parse_u32(optarg, 1, 65535, &f->fragment_max);
-			break;
-		case OPT_RESET_AFTER:
-			err = rtl_cli_u64(PROG, name, optarg, 1, UINT64_MAX, &f->reset_after);
-			break;
-		case OPT_TEXT_EVERY:
-			err = parse_u32(optarg, 1, UINT32_MAX, &f->text_every);
-			break;
-		case OPT_SEED:
-			err = rtl_cli_u64(PROG, name, optarg, 0, UINT64_MAX, &f->seed);
-			break;
-		case OPT_ECHO:
-			err = parse_u32(optarg, 0, RTL_RTDE_REG_COUNT - 1, &u32);
-			cli->sim.echo_register = (int)u32;
-			break;
-		case 'd':
-			err = rtl_cli_double(PROG, name, optarg, 0.001, 1e7, &cli->srv.duration_s);
+			cli->su.sim.profile = (enum rtl_sim_profile_id)(p - rtl_sim_profile(0));
 			break;
 		case 'j':
 			cli->json = optarg;
@@ -362,36 +263,18 @@ static int parse(int argc, char **argv, struct cli *cli)
 			cli->quiet = true;
 			break;
 		case OPT_PRIORITY:
-			err = parse_u32(optarg, 1, 99, &u32);
-			cli->priority = (int)u32;
+			err = rtl_cli_u64(PROG, name, optarg, 1, 99, &u64);
+			cli->priority = (int)u64;
 			break;
 		case OPT_NO_MLOCK:
 			cli->mlock = false;
-			break;
-		case OPT_CONTACT_Z:
-			err = rtl_cli_double(PROG, name, optarg, -2.0, 2.0, &rc->contact.point[2]);
-			rc->contact.enabled = true;
-			break;
-		case OPT_CONTACT_K:
-			err = rtl_cli_double(PROG, name, optarg, 0.0, 1e7, &rc->contact.stiffness);
-			break;
-		case OPT_CONTACT_D:
-			err = rtl_cli_double(PROG, name, optarg, 0.0, 1e6, &rc->contact.damping);
-			break;
-		case OPT_FORCE_NOISE:
-			err = rtl_cli_double(PROG, name, optarg, 0.0, 1e4, &rc->force_noise);
-			rc->torque_noise = rc->force_noise / 10.0;
 			break;
 		case OPT_UDP:
 			cli->udp = true;
 			break;
 		case OPT_UDP_PORT:
-			err = parse_u32(optarg, 0, 65535, &u32);
-			cli->udp_port = (uint16_t)u32;
-			break;
-		case OPT_WATCHDOG:
-			err = parse_u32(optarg, 0, 60000, &u32);
-			rc->watchdog_ns = (int64_t)u32 * RTL_NS_PER_MS;
+			err = rtl_cli_u64(PROG, name, optarg, 0, 65535, &u64);
+			cli->su.udp_port = (uint16_t)u64;
 			break;
 		default:
 			return rtl_cli_getopt_error(PROG, c, argv);
@@ -399,53 +282,16 @@ static int parse(int argc, char **argv, struct cli *cli)
 		if (err)
 			return err;
 	}
-	rc->seed = f->seed;
 	return rtl_cli_extra_args(PROG, optind, argc, argv);
 }
 
-/* Options that are fine one by one but not together. */
+/* Settings that are fine one by one but not together (options.h). */
 static int validate(struct cli *cli)
 {
-	const struct rtl_sim_faults *f = &cli->sim.faults;
-	const struct rtl_sim_profile *p = rtl_sim_profile(cli->sim.profile);
-	struct in_addr addr;
+	char why[200];
 
-	if (cli->sim.version.major) {
-		uint64_t v = rtl_rtde_version_pack(&cli->sim.version);
-		uint64_t pv = rtl_rtde_version_pack(&p->version);
-
-		if (rtl_rtde_version_line(v) != rtl_rtde_version_line(pv)) {
-			fprintf(stderr,
-				PROG ": --controller-version %u.%u.%u is not a %s version; choose "
-				     "the profile of its line with --profile\n",
-				cli->sim.version.major, cli->sim.version.minor,
-				cli->sim.version.bugfix, p->name);
-			return -EINVAL;
-		}
-	}
-	if (f->skip_every && f->skip_count >= f->skip_every) {
-		fprintf(stderr, PROG ": --skip-count %u must be below --skip-every %u\n",
-			f->skip_count, f->skip_every);
-		return -EINVAL;
-	}
-	if (!f->skip_every && f->skip_count != 1) {
-		fprintf(stderr, PROG ": --skip-count needs --skip-every\n");
-		return -EINVAL;
-	}
-	if ((f->stall_ms != 0) != (f->stall_every_s > 0)) {
-		fprintf(stderr, PROG ": --stall-ms and --stall-every go together\n");
-		return -EINVAL;
-	}
-	if (cli->sim.fieldbus && cli->sim.echo_register >= 0 &&
-	    cli->sim.echo_register < RTL_RTDE_REG_FIELDBUS_END) {
-		fprintf(stderr,
-			PROG ": --echo-register %d is in the fieldbus range that --fieldbus "
-			     "makes IN_USE; use 24..47\n",
-			cli->sim.echo_register);
-		return -EINVAL;
-	}
-	if (inet_pton(AF_INET, cli->srv.bind, &addr) != 1) {
-		fprintf(stderr, PROG ": --bind %s: not an IPv4 address\n", cli->srv.bind);
+	if (rtl_sim_setup_check(&cli->su, RTL_SIM_STYLE_FLAG, why, sizeof(why))) {
+		fprintf(stderr, PROG ": %s\n", why);
 		return -EINVAL;
 	}
 	if (cli->json && !*cli->json) {
@@ -576,60 +422,6 @@ static void report_text(FILE *f, const struct run_info *ri)
 	}
 }
 
-static int report_json(FILE *f, const struct run_info *ri)
-{
-	const struct rtl_sim_stats *st = &ri->st;
-	const struct rtl_sim_faults *fl = &ri->sim->opts.faults;
-	char ver[48];
-
-	rtl_rtde_version_format(ver, sizeof(ver), ri->sim->version);
-	fprintf(f,
-		"{\"program\":\"" PROG "\",\"profile\":\"%s\",\"controller_version\":\"%s\","
-		"\"frequency_hz\":%u,\"max_protocol\":%u,\"port\":%u,\"seconds\":%.6f,"
-		"\"memory_locked\":%s,\"scheduling\":\"%s\",",
-		ri->profile->name, ver, ri->sim->max_hz, ri->sim->opts.max_protocol, ri->port,
-		ri->seconds, ri->mem_locked ? "true" : "false", ri->sched);
-	fprintf(f,
-		"\"faults\":{\"seed\":%" PRIu64 ",\"jitter_us\":%u,\"skip_every\":%u,"
-		"\"skip_count\":%u,\"stall_ms\":%u,\"stall_every_s\":%g,\"burst\":%u,"
-		"\"burst_every_s\":%g,\"fragment\":%s,\"reset_after\":%" PRIu64
-		",\"text_every\":%u},",
-		fl->seed, fl->jitter_us, fl->skip_every, fl->skip_every ? fl->skip_count : 0,
-		fl->stall_ms, fl->stall_every_s, fl->burst, fl->burst ? fl->burst_every_s : 0.0,
-		fl->fragment ? "true" : "false", fl->reset_after, fl->text_every);
-	fprintf(f,
-		"\"stats\":{\"cycles\":%" PRIu64 ",\"cycles_sending\":%" PRIu64
-		",\"overruns\":%" PRIu64 ",\"data_sent\":%" PRIu64 ",\"bytes_sent\":%" PRIu64
-		",\"connections\":%" PRIu64 ",\"clients_over_limit\":%" PRIu64
-		",\"idle_closed\":%" PRIu64 ",\"slow_disconnects\":%" PRIu64
-		",\"desync_disconnects\":%" PRIu64 ",\"packages_in\":%" PRIu64
-		",\"inputs_applied\":%" PRIu64 ",\"texts_in\":%" PRIu64
-		",\"errors_answered\":%" PRIu64 ",\"commands_refused\":%" PRIu64
-		",\"nonfinite_in\":%" PRIu64 "},\"robot\":",
-		st->cycles, st->cycles_sending, st->overruns, st->data_sent, st->bytes_sent,
-		st->connections, st->clients_over_limit, st->idle_closed, st->slow_disconnects,
-		st->desync_disconnects, st->packages_in, st->inputs_applied, st->texts_in,
-		st->errors_answered, st->commands_refused, st->nonfinite_in);
-	rtl_sim_robot_summary_json(f, &st->robot);
-	fputc(',', f);
-	fprintf(f,
-		"\"injected\":{\"jittered_cycles\":%" PRIu64 ",\"jitter_max_ns\":%" PRId64
-		",\"skipped_packages\":%" PRIu64 ",\"skipped_cycles\":%" PRIu64
-		",\"stalls\":%" PRIu64 ",\"bursts\":%" PRIu64 ",\"fragments\":%" PRIu64
-		",\"resets\":%" PRIu64 ",\"texts\":%" PRIu64 "},",
-		st->jittered, st->jitter_max_ns, st->skipped_packages, st->skipped_cycles,
-		st->stalls, st->bursts, st->fragments, st->resets, st->texts_injected);
-	fprintf(f, "\"wake_lateness\":");
-	rtl_hist_write_json(&ri->sim->wake_hist, f);
-	fprintf(f,
-		",\"echo\":{\"register\":%d,\"round_trips\":%" PRIu64 ",\"unmatched\":%" PRIu64
-		",\"latency\":",
-		ri->sim->opts.echo_register, st->echoes, st->echo_unmatched);
-	rtl_hist_write_json(&ri->sim->echo_hist, f);
-	fprintf(f, "}}\n");
-	return ferror(f) ? -EIO : 0;
-}
-
 /* rtde-sim --udp: the options that apply, then udp.c runs and reports. */
 static int run_udp(const struct cli *cli)
 {
@@ -638,14 +430,7 @@ static int run_udp(const struct cli *cli)
 	FILE *json = NULL;
 	int err;
 
-	rtl_sim_udp_opts_default(&o);
-	o.bind = cli->srv.bind;
-	o.port = cli->udp_port;
-	o.duration_s = cli->srv.duration_s;
-	o.start_time_s = cli->sim.start_time_s;
-	o.skip_every = cli->sim.faults.skip_every;
-	o.skip_count = cli->sim.faults.skip_count;
-	o.robot = cli->sim.robot;
+	rtl_sim_setup_udp(&cli->su, &o);
 	if (cli->json) {
 		json = to_stdout ? stdout : fopen(cli->json, "w");
 		if (!json) {
@@ -672,12 +457,7 @@ int main(int argc, char **argv)
 	int err;
 
 	/* Parse and validate. */
-	rtl_sim_opts_default(&cli.sim);
-	cli.sim.robot.contact.stiffness = 5000.0;
-	cli.sim.robot.contact.damping = 50.0;
-	cli.srv.bind = "127.0.0.1";
-	cli.srv.port = RTL_RTDE_PORT;
-	cli.udp_port = RTL_UDP_DEFAULT_PORT;
+	rtl_sim_setup_default(&cli.su);
 	if (parse(argc, argv, &cli) || validate(&cli))
 		return EXIT_USAGE;
 
@@ -713,24 +493,24 @@ int main(int argc, char **argv)
 
 	/* Allocate: the server binds now, so a busy port fails before we run. */
 	if (!cli.quiet && isatty(STDERR_FILENO)) {
-		cli.srv.status = on_status;
-		cli.srv.status_ctx = &status;
+		cli.su.srv.status = on_status;
+		cli.su.srv.status_ctx = &status;
 	}
-	err = rtl_sim_server_create(&srv, &cli.sim, &cli.srv);
+	err = rtl_sim_server_create(&srv, &cli.su.sim, &cli.su.srv);
 	if (err) {
 		if (err == -EINVAL)
 			fprintf(stderr, PROG ": the simulator refused these options (robot or "
 					     "fault settings out of range)\n");
 		else
-			fprintf(stderr, PROG ": cannot listen on %s:%u: %s\n", cli.srv.bind,
-				cli.srv.port, strerror(-err));
+			fprintf(stderr, PROG ": cannot listen on %s:%u: %s\n", cli.su.srv.bind,
+				cli.su.srv.port, strerror(-err));
 		return EXIT_FAIL;
 	}
 	ri.port = rtl_sim_server_port(srv);
 	ri.sim = rtl_sim_server_sim(srv);
-	ri.profile = rtl_sim_profile(cli.sim.profile);
+	ri.profile = rtl_sim_profile(cli.su.sim.profile);
 	if (!cli.quiet)
-		fprintf(stderr, PROG ": listening on %s:%u (%s, %u Hz)\n", cli.srv.bind, ri.port,
+		fprintf(stderr, PROG ": listening on %s:%u (%s, %u Hz)\n", cli.su.srv.bind, ri.port,
 			ri.profile->name, ri.sim->max_hz);
 
 	/* Run until a signal or the duration. */
@@ -757,7 +537,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": --json %s: %s\n", cli.json, strerror(errno));
 			err = -errno;
 		} else {
-			if (report_json(f, &ri))
+			if (rtl_sim_server_report_json(srv, f, ri.seconds, ri.mem_locked, ri.sched))
 				err = -EIO;
 			if (f != stdout && fclose(f))
 				err = -EIO;

@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -454,4 +455,63 @@ const struct rtl_hist *rtl_sim_server_echo_hist(struct rtl_sim_server *srv)
 const struct rtl_hist *rtl_sim_server_wake_hist(struct rtl_sim_server *srv)
 {
 	return &rtl_sim_server_sim(srv)->wake_hist;
+}
+
+int rtl_sim_server_report_json(struct rtl_sim_server *srv, FILE *f, double seconds, bool mem_locked,
+			       const char *sched)
+{
+	/* Constant while the loop runs: the options, the version, the rate. */
+	const struct rtl_sim *sim = srv->sim;
+	const struct rtl_sim_faults *fl = &sim->opts.faults;
+	const struct rtl_sim_profile *profile = rtl_sim_profile(sim->opts.profile);
+	struct rtl_sim_stats st;
+	char ver[48];
+
+	rtl_sim_server_stats(srv, &st);
+	rtl_rtde_version_format(ver, sizeof(ver), sim->version);
+	fprintf(f,
+		"{\"program\":\"rtde-sim\",\"profile\":\"%s\",\"controller_version\":\"%s\","
+		"\"frequency_hz\":%u,\"max_protocol\":%u,\"port\":%u,\"seconds\":%.6f,"
+		"\"memory_locked\":%s,\"scheduling\":\"%s\",",
+		profile->name, ver, sim->max_hz, sim->opts.max_protocol, srv->port, seconds,
+		mem_locked ? "true" : "false", sched);
+	fprintf(f,
+		"\"faults\":{\"seed\":%" PRIu64 ",\"jitter_us\":%u,\"skip_every\":%u,"
+		"\"skip_count\":%u,\"stall_ms\":%u,\"stall_every_s\":%g,\"burst\":%u,"
+		"\"burst_every_s\":%g,\"fragment\":%s,\"reset_after\":%" PRIu64
+		",\"text_every\":%u},",
+		fl->seed, fl->jitter_us, fl->skip_every, fl->skip_every ? fl->skip_count : 0,
+		fl->stall_ms, fl->stall_every_s, fl->burst, fl->burst ? fl->burst_every_s : 0.0,
+		fl->fragment ? "true" : "false", fl->reset_after, fl->text_every);
+	fprintf(f,
+		"\"stats\":{\"cycles\":%" PRIu64 ",\"cycles_sending\":%" PRIu64
+		",\"overruns\":%" PRIu64 ",\"data_sent\":%" PRIu64 ",\"bytes_sent\":%" PRIu64
+		",\"connections\":%" PRIu64 ",\"clients_over_limit\":%" PRIu64
+		",\"idle_closed\":%" PRIu64 ",\"slow_disconnects\":%" PRIu64
+		",\"desync_disconnects\":%" PRIu64 ",\"packages_in\":%" PRIu64
+		",\"inputs_applied\":%" PRIu64 ",\"texts_in\":%" PRIu64
+		",\"errors_answered\":%" PRIu64 ",\"commands_refused\":%" PRIu64
+		",\"nonfinite_in\":%" PRIu64 "},\"robot\":",
+		st.cycles, st.cycles_sending, st.overruns, st.data_sent, st.bytes_sent,
+		st.connections, st.clients_over_limit, st.idle_closed, st.slow_disconnects,
+		st.desync_disconnects, st.packages_in, st.inputs_applied, st.texts_in,
+		st.errors_answered, st.commands_refused, st.nonfinite_in);
+	rtl_sim_robot_summary_json(f, &st.robot);
+	fputc(',', f);
+	fprintf(f,
+		"\"injected\":{\"jittered_cycles\":%" PRIu64 ",\"jitter_max_ns\":%" PRId64
+		",\"skipped_packages\":%" PRIu64 ",\"skipped_cycles\":%" PRIu64
+		",\"stalls\":%" PRIu64 ",\"bursts\":%" PRIu64 ",\"fragments\":%" PRIu64
+		",\"resets\":%" PRIu64 ",\"texts\":%" PRIu64 "},",
+		st.jittered, st.jitter_max_ns, st.skipped_packages, st.skipped_cycles, st.stalls,
+		st.bursts, st.fragments, st.resets, st.texts_injected);
+	fprintf(f, "\"wake_lateness\":");
+	rtl_hist_write_json(rtl_sim_server_wake_hist(srv), f);
+	fprintf(f,
+		",\"echo\":{\"register\":%d,\"round_trips\":%" PRIu64 ",\"unmatched\":%" PRIu64
+		",\"latency\":",
+		sim->opts.echo_register, st.echoes, st.echo_unmatched);
+	rtl_hist_write_json(rtl_sim_server_echo_hist(srv), f);
+	fprintf(f, "}}\n");
+	return ferror(f) ? -EIO : 0;
 }

@@ -35,6 +35,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sim.h"
 
@@ -95,6 +96,17 @@ void rtl_sim_server_stats(struct rtl_sim_server *srv, struct rtl_sim_stats *out)
  * has a single writer (the server thread) and tear-free readers. */
 const struct rtl_hist *rtl_sim_server_echo_hist(struct rtl_sim_server *srv);
 const struct rtl_hist *rtl_sim_server_wake_hist(struct rtl_sim_server *srv);
+
+/*
+ * rtde-sim's report as one JSON object (rtde-sim --json, docs/rtde-sim.md
+ * "The report"): the configuration, the statistics as of the loop's last
+ * iteration, the injected faults and both histograms, with @seconds the
+ * run's length and @mem_locked and @sched (e.g. "SCHED_OTHER") what the
+ * host gave the server. Any thread, while the server runs or after (it
+ * reads only what may be read live). Returns 0, or -EIO when @f failed.
+ */
+int rtl_sim_server_report_json(struct rtl_sim_server *srv, FILE *f, double seconds, bool mem_locked,
+			       const char *sched);
 
 /* Close the sockets and free the server and its controller (after the
  * loop has returned). NULL is accepted. */

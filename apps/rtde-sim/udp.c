@@ -1037,6 +1037,15 @@ static void report_json(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port
 	fprintf(f, "}\n");
 }
 
+int rtl_sim_udp_report_json(struct rtl_sim_udp *u, FILE *f, double secs)
+{
+	struct rtl_sim_udp_stats st;
+
+	rtl_sim_udp_stats(u, &st);
+	report_json(f, &u->opts, u->port, &st, &u->echo_hist, secs);
+	return ferror(f) ? -EIO : 0;
+}
+
 int rtl_sim_udp_main(const struct rtl_sim_udp_opts *o, FILE *out, FILE *json, bool quiet,
 		     struct rtl_sim_udp **running)
 {

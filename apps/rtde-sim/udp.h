@@ -246,6 +246,14 @@ bool rtl_sim_udp_rate_ok(struct rtl_sim_udp_rate *r, int64_t now_ns, int64_t int
 /* ---- the program's UDP mode ------------------------------------------------------- */
 
 /*
+ * rtde-sim --udp's report as one JSON object (--json; docs/rtde-sim.md "UDP
+ * mode"): the configuration, every counter as of the driver's last
+ * snapshot, the echo histogram, with @secs the run's length. Any thread,
+ * while the driver runs or after. Returns 0, or -EIO when @f failed.
+ */
+int rtl_sim_udp_report_json(struct rtl_sim_udp *u, FILE *f, double secs);
+
+/*
  * rtde-sim --udp: create, run until SIGINT/SIGTERM (through
  * rtl_sim_udp_stop() from the caller's handler, see *@running) or the
  * duration, then print the report to @out (and JSON to @json when not

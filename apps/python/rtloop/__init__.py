@@ -10,3 +10,8 @@ from ._rtloop import DEFAULT_FIELDS, Control, Receive
 
 __all__ = ["Error", "__version__"]
 __all__ += ["DEFAULT_FIELDS", "Receive", "Control"]
+
+# The simulator for tests: rtde-sim in-process (docs/python.md).
+from ._rtloop import Sim  # noqa: E402
+
+__all__ += ["Sim"]
