@@ -24,8 +24,11 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <rtloop/rtde_fields.h>
 
 #include "record.h"
 
@@ -267,6 +270,336 @@ int rtl_rec_csv_row(char *buf, size_t cap, const struct rtl_rec_schema *s,
 	return (int)len;
 }
 
+/* ---- CSV, read back --------------------------------------------------------------------- */
+
+static int csv_bad(struct rtl_rec_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int csv_bad(struct rtl_rec_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* A name as the CSV header may hold it: letters, digits and '_'. */
+static bool name_ok(const char *p, size_t n)
+{
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
+		      (p[i] >= '0' && p[i] <= '9') || p[i] == '_'))
+			return false;
+	return true;
+}
+
+/* The @i-th space-separated token of @p[0..@n) in *@tok, *@tlen; false past
+ * the last. Tokens are found one after the other: @pos carries the scan. */
+static bool next_token(const char *p, size_t n, size_t *pos, const char **tok, size_t *tlen)
+{
+	size_t a = *pos, b;
+
+	if (a > n)
+		return false;
+	for (b = a; b < n && p[b] != ' '; b++)
+		;
+	*tok = p + a;
+	*tlen = b - a;
+	*pos = b + 1;
+	return true;
+}
+
+/* The line without its end ("\n", or the "\r\n" record.py's csv.writer
+ * writes). */
+static size_t strip_eol(const char *line, size_t len)
+{
+	if (len && line[len - 1] == '\n')
+		len--;
+	if (len && line[len - 1] == '\r')
+		len--;
+	return len;
+}
+
+int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema *s, bool *extra,
+			    struct rtl_rec_error *err)
+{
+	/* At most every column a scalar, plus the two extra ones. */
+	enum { MAX_TOKENS = RTL_RTDE_RECIPE_MAX_FIELDS * 6 + 2 };
+	const char *tok;
+	size_t tlen, pos = 0, n = strip_eol(line, len), ntok = 0, i;
+	uint32_t off = 0;
+	bool have_ts = false;
+	int ret;
+	struct span {
+		const char *p;
+		size_t n;
+	} * toks;
+
+	memset(s, 0, sizeof(*s));
+	*extra = false;
+	toks = malloc(sizeof(*toks) * MAX_TOKENS);
+	if (!toks)
+		return csv_bad(err, -ENOMEM, "out of memory");
+	while (next_token(line, n, &pos, &tok, &tlen)) {
+		if (ntok == MAX_TOKENS) {
+			ret = csv_bad(err, -ENOMSG, "more than %d columns", MAX_TOKENS);
+			goto out;
+		}
+		if (!name_ok(tok, tlen)) {
+			ret = csv_bad(
+				err, -ENOMSG,
+				"header column %zu is not a field name (letters, digits, '_')",
+				ntok + 1);
+			goto out;
+		}
+		toks[ntok].p = tok;
+		toks[ntok++].n = tlen;
+	}
+	/* The two columns of the recorder's own, both or none, last. */
+	if (ntok >= 2 && toks[ntok - 2].n == 12 && !memcmp(toks[ntok - 2].p, "host_time_ns", 12) &&
+	    toks[ntok - 1].n == 4 && !memcmp(toks[ntok - 1].p, "lost", 4)) {
+		*extra = true;
+		ntok -= 2;
+	}
+	for (i = 0; i < ntok;) {
+		const struct rtl_rtde_field *f = rtl_rtde_field_find_n(toks[i].p, toks[i].n);
+		enum rtl_rtde_type t = RTL_RTDE_TYPE_DOUBLE;
+		size_t name_len = toks[i].n, used = 1;
+		unsigned elems;
+
+		if (f && rtl_rtde_type_elems(f->type) == 1) {
+			t = f->type;
+		} else if (toks[i].n > 2 && !memcmp(toks[i].p + toks[i].n - 2, "_0", 2) &&
+			   (f = rtl_rtde_field_find_n(toks[i].p, toks[i].n - 2)) &&
+			   rtl_rtde_type_elems(f->type) > 1) {
+			/* name_0 .. name_{n-1}: one vector field. */
+			t = f->type;
+			name_len = toks[i].n - 2;
+			elems = rtl_rtde_type_elems(t);
+			for (unsigned e = 1; e < elems; e++) {
+				char want[RTL_REC_NAME_MAX + 8];
+				int w = snprintf(want, sizeof(want), "%.*s_%u", (int)name_len,
+						 toks[i].p, e);
+
+				if (i + e >= ntok || toks[i + e].n != (size_t)w ||
+				    memcmp(toks[i + e].p, want, (size_t)w)) {
+					ret = csv_bad(err, -EBADMSG,
+						      "header: the vector %.*s is not expanded as "
+						      "%.*s_0 .. %.*s_%u",
+						      (int)name_len, toks[i].p, (int)name_len,
+						      toks[i].p, (int)name_len, toks[i].p,
+						      elems - 1);
+					goto out;
+				}
+			}
+			used = elems;
+		} else if (f) {
+			ret = csv_bad(err, -EBADMSG,
+				      "header: the vector %.*s must be expanded as %.*s_0 ..",
+				      (int)toks[i].n, toks[i].p, (int)toks[i].n, toks[i].p);
+			goto out;
+		}
+		/* else a name this registry does not know: a double, as record.py's
+		 * readers take every column. */
+		if (name_len >= RTL_REC_NAME_MAX || s->n == RTL_RTDE_RECIPE_MAX_FIELDS) {
+			ret = csv_bad(err, -EBADMSG, "header: a name too long, or too many fields");
+			goto out;
+		}
+		for (unsigned c = 0; c < s->n; c++)
+			if (strlen(s->cols[c].name) == name_len &&
+			    !memcmp(s->cols[c].name, toks[i].p, name_len)) {
+				ret = csv_bad(err, -EBADMSG, "header: the field %.*s twice",
+					      (int)name_len, toks[i].p);
+				goto out;
+			}
+		memcpy(s->cols[s->n].name, toks[i].p, name_len);
+		s->cols[s->n].name[name_len] = '\0';
+		s->cols[s->n].type = (uint8_t)t;
+		s->cols[s->n].offset = off;
+		off += (uint32_t)rtl_rtde_type_size(t);
+		if (t == RTL_RTDE_TYPE_DOUBLE && !strcmp(s->cols[s->n].name, "timestamp"))
+			have_ts = true;
+		s->n++;
+		i += used;
+	}
+	if (!have_ts) {
+		ret = csv_bad(err, -ENOMSG,
+			      "no timestamp column (rtde-record records timestamp in every file)");
+		goto out;
+	}
+	s->values_size = off;
+	s->record_size = record_size(off);
+	s->values_offset = RTL_REC_RECORD_HEADER;
+	ret = 0;
+out:
+	free(toks);
+	return ret;
+}
+
+/* Cells are copied out (at most this long) so that strtod stops at the
+ * cell's end whatever follows it. */
+#define CELL_TEXT_MAX 64
+
+static bool parse_u64_text(const char *p, size_t n, uint64_t max, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (n == 0 || n > 20)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(p[i] - '0');
+
+		if (d > 9 || x > (UINT64_MAX - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	if (x > max)
+		return false;
+	*v = x;
+	return true;
+}
+
+static bool parse_i64_text(const char *p, size_t n, int64_t min, int64_t max, int64_t *v)
+{
+	uint64_t u;
+	bool neg = n && p[0] == '-';
+
+	if (!parse_u64_text(p + neg, n - neg, neg ? (uint64_t)0 - (uint64_t)min : (uint64_t)max,
+			    &u))
+		return false;
+	*v = neg ? (int64_t)((uint64_t)0 - u) : (int64_t)u;
+	return true;
+}
+
+static bool parse_double_text(const char *p, size_t n, double *v)
+{
+	char cell[CELL_TEXT_MAX];
+	char *end;
+
+	if (n == 0 || n >= sizeof(cell))
+		return false;
+	memcpy(cell, p, n);
+	cell[n] = '\0';
+	*v = strtod(cell, &end);
+	return *end == '\0';
+}
+
+int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_schema *s, bool extra,
+			  unsigned char *values, struct rtl_rec_row *row, struct rtl_rec_error *err)
+{
+	size_t n = strip_eol(line, len), pos = 0, tlen;
+	unsigned cell = 0, want = rtl_rec_csv_columns(s, extra);
+	const char *tok;
+
+	memset(row, 0, sizeof(*row));
+	memset(values, 0, s->values_size);
+	row->values = values;
+	if (n == 0)
+		return csv_bad(err, -EBADMSG, "an empty line, the header has %u cells", want);
+	for (unsigned i = 0; i < s->n; i++) {
+		enum rtl_rtde_type t = (enum rtl_rtde_type)s->cols[i].type;
+		unsigned elems = rtl_rtde_type_elems(t);
+		unsigned char *dst = values + s->cols[i].offset;
+
+		for (unsigned e = 0; e < elems; e++, cell++) {
+			uint64_t u;
+			int64_t i64;
+			uint32_t u32;
+			int32_t i32;
+			double d;
+			bool ok;
+
+			if (!next_token(line, n, &pos, &tok, &tlen))
+				return csv_bad(err, -EBADMSG, "%u cells, the header has %u", cell,
+					       want);
+			switch (t) {
+			case RTL_RTDE_TYPE_BOOL:
+				ok = (tlen == 1 && (tok[0] == '0' || tok[0] == '1')) ||
+				     (tlen == 4 && !memcmp(tok, "True", 4)) ||
+				     (tlen == 5 && !memcmp(tok, "False", 5));
+				dst[0] = ok && (tok[0] == '1' || tok[0] == 'T');
+				break;
+			case RTL_RTDE_TYPE_UINT8:
+				ok = parse_u64_text(tok, tlen, UINT8_MAX, &u);
+				if (ok)
+					dst[0] = (uint8_t)u;
+				break;
+			case RTL_RTDE_TYPE_UINT32:
+			case RTL_RTDE_TYPE_VECTOR6UINT32:
+				ok = parse_u64_text(tok, tlen, UINT32_MAX, &u);
+				u32 = (uint32_t)u;
+				if (ok)
+					memcpy(dst + 4 * e, &u32, 4);
+				break;
+			case RTL_RTDE_TYPE_INT32:
+			case RTL_RTDE_TYPE_VECTOR6INT32:
+				ok = parse_i64_text(tok, tlen, INT32_MIN, INT32_MAX, &i64);
+				i32 = (int32_t)i64;
+				if (ok)
+					memcpy(dst + 4 * e, &i32, 4);
+				break;
+			case RTL_RTDE_TYPE_UINT64:
+				ok = parse_u64_text(tok, tlen, UINT64_MAX, &u);
+				if (ok)
+					memcpy(dst, &u, 8);
+				break;
+			default: /* DOUBLE, VECTOR3D, VECTOR6D */
+				ok = parse_double_text(tok, tlen, &d);
+				if (ok)
+					memcpy(dst + 8 * e, &d, 8);
+				break;
+			}
+			if (!ok) {
+				if (elems > 1)
+					return csv_bad(err, -EBADMSG,
+						       "cell %u (%s_%u): '%.*s' is not a %s value",
+						       cell + 1, s->cols[i].name, e,
+						       (int)(tlen < 40 ? tlen : 40), tok,
+						       rtl_rtde_type_name(t));
+				return csv_bad(err, -EBADMSG,
+					       "cell %u (%s): '%.*s' is not a %s value", cell + 1,
+					       s->cols[i].name, (int)(tlen < 40 ? tlen : 40), tok,
+					       rtl_rtde_type_name(t));
+			}
+		}
+	}
+	if (extra) {
+		uint64_t lost;
+
+		if (!next_token(line, n, &pos, &tok, &tlen))
+			return csv_bad(err, -EBADMSG, "%u cells, the header has %u", cell, want);
+		if (!parse_i64_text(tok, tlen, INT64_MIN, INT64_MAX, &row->rx_ns))
+			return csv_bad(err, -EBADMSG,
+				       "cell %u (host_time_ns): '%.*s' is not a 64-bit integer",
+				       cell + 1, (int)(tlen < 40 ? tlen : 40), tok);
+		if (!next_token(line, n, &pos, &tok, &tlen))
+			return csv_bad(err, -EBADMSG, "%u cells, the header has %u", cell + 1,
+				       want);
+		if (!parse_u64_text(tok, tlen, UINT64_MAX, &lost))
+			return csv_bad(err, -EBADMSG,
+				       "cell %u (lost): '%.*s' is not an unsigned 64-bit integer",
+				       cell + 2, (int)(tlen < 40 ? tlen : 40), tok);
+		/* The CSV holds the sum: the controller's skips and the host's drops. */
+		row->ctrl_skipped = lost;
+		cell += 2;
+	}
+	if (pos <= n) {
+		unsigned more = cell;
+
+		while (next_token(line, n, &pos, &tok, &tlen))
+			more++;
+		return csv_bad(err, -EBADMSG, "%u cells, the header has %u", more, want);
+	}
+	return 0;
+}
+
 /* ---- binary ----------------------------------------------------------------------------- */
 
 int rtl_rec_bin_header(char *buf, size_t cap, const struct rtl_rec_schema *s,
@@ -343,6 +676,22 @@ int rtl_rec_bin_row(unsigned char *buf, size_t cap, const struct rtl_rec_schema 
 	memcpy(buf + RTL_REC_RECORD_HEADER, row->values, s->values_size);
 	memset(buf + RTL_REC_RECORD_HEADER + s->values_size, 0, pad);
 	return (int)s->record_size;
+}
+
+void rtl_rec_bin_parse_row(const struct rtl_rec_schema *s, const unsigned char *rec,
+			   struct rtl_rec_row *row)
+{
+	row->seq = get_le64(rec);
+	row->rx_ns = (int64_t)get_le64(rec + 8);
+	if (s->values_offset == RTL_REC_RECORD_HEADER_V0) {
+		/* 0.1.0's layout: the counts were u32. */
+		row->ctrl_skipped = get_le32(rec + 16);
+		row->dropped = get_le32(rec + 20);
+	} else {
+		row->ctrl_skipped = get_le64(rec + 16);
+		row->dropped = get_le64(rec + 24);
+	}
+	row->values = rec + s->values_offset;
 }
 
 static int bad(struct rtl_rec_error *err, unsigned line, const char *what)
@@ -530,17 +879,7 @@ int rtl_rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t
 					 got, s->record_size);
 			break;
 		}
-		row.seq = get_le64(rec);
-		row.rx_ns = (int64_t)get_le64(rec + 8);
-		if (s->values_offset == RTL_REC_RECORD_HEADER_V0) {
-			/* 0.1.0's layout: the counts were u32. */
-			row.ctrl_skipped = get_le32(rec + 16);
-			row.dropped = get_le32(rec + 20);
-		} else {
-			row.ctrl_skipped = get_le64(rec + 16);
-			row.dropped = get_le64(rec + 24);
-		}
-		row.values = rec + s->values_offset;
+		rtl_rec_bin_parse_row(s, rec, &row);
 		len = rtl_rec_csv_row(line, line_cap, s, &row, extra);
 		if (len < 0 || fwrite(line, (size_t)len, 1, out) != 1) {
 			ret = -EIO;

@@ -172,6 +172,46 @@ int rtl_rec_bin_row(unsigned char *buf, size_t cap, const struct rtl_rec_schema 
 		    const struct rtl_rec_row *row);
 
 /*
+ * The CSV header line @line (@len bytes, its "\n" or "\r\n" included or
+ * not) back into the schema @s: the inverse of rtl_rec_csv_header(). A
+ * column named by the field registry takes the field's type, a vector
+ * field's name_0 .. name_N-1 become one column of the vector type, a name
+ * the registry does not know is a DOUBLE (as record.py's readers take
+ * every column); the columns host_time_ns and lost, when they end the
+ * line, set *@extra. Offsets in @s are packed in order (the values of
+ * rtl_rec_csv_parse_row()). Returns 0, or
+ *   -ENOMSG   not a recording's header: a column that is not a field name,
+ *             or no `timestamp` (rtde-record records it in every file);
+ *   -EBADMSG  a recording's header that is malformed (a vector not fully
+ *             expanded, a field twice, too long a name);
+ *   -ENOMEM;
+ * with @err filled. Not RT-safe (allocates).
+ */
+int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema *s, bool *extra,
+			    struct rtl_rec_error *err);
+
+/*
+ * One CSV row @line (@len bytes, the line end included or not) of a file
+ * whose header gave @s and @extra: the values, in host form at @s's
+ * offsets, into @values (s->values_size bytes); host_time_ns into
+ * @row->rx_ns and lost into @row->ctrl_skipped (@row->dropped is 0: the CSV
+ * holds only the sum), @row->values = @values. Cells are exact: doubles as
+ * strtod reads them (nan, inf), integers in decimal within their type's
+ * range, BOOL 0/1 (or record.py's True/False). Returns 0, or -EBADMSG (a
+ * cell count other than the header's, a cell that is not its type's
+ * value: @err names the cell) with @err filled. RT-safe; no allocation.
+ */
+int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_schema *s, bool extra,
+			  unsigned char *values, struct rtl_rec_row *row,
+			  struct rtl_rec_error *err);
+
+/* The fields of binary record @rec (s->record_size bytes) of a file whose
+ * header gave @s, into @row (@row->values points into @rec). Both record
+ * layouts (values_offset 32, or 24 with u32 counts). RT-safe. */
+void rtl_rec_bin_parse_row(const struct rtl_rec_schema *s, const unsigned char *rec,
+			   struct rtl_rec_row *row);
+
+/*
  * Read a binary header from @f (positioned at its start) into @s and @m,
  * leaving @f at the first record. Returns 0, or -EBADMSG (not a
  * recording, or a malformed schema; @err says where), -EIO.

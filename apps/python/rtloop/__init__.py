@@ -15,3 +15,8 @@ __all__ += ["DEFAULT_FIELDS", "Receive", "Control"]
 from ._rtloop import Sim  # noqa: E402
 
 __all__ += ["Sim"]
+
+# Recordings: rtde-record's files as NumPy arrays (docs/python.md).
+from ._rtloop import Recording, RecordingError, TruncatedRecording, read_recording  # noqa: E402
+
+__all__ += ["Recording", "RecordingError", "TruncatedRecording", "read_recording"]

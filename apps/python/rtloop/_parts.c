@@ -3,9 +3,11 @@
 #include "_module.h"
 
 int rtl_py_sim_register(PyObject *module);
+int rtl_py_recording_register(PyObject *module);
 
 const rtl_py_part_fn rtl_py_parts[] = {
 	rtl_py_sim_register,
+	rtl_py_recording_register,
 	/* Receive before Control: Control is a Receive. */
 	rtl_py_receive_register,
 	rtl_py_control_register,
