@@ -486,3 +486,97 @@ def test_recording_misuse(tmp_path):
         with pytest.raises(AttributeError):
             setattr(rec, attr, None)
     assert "2 rows" in repr(rec)
+
+
+# ---- nothing crashes: every cut, random damage, threads --------------------------------------
+
+
+def small_csv():
+    return (b"timestamp actual_q_0 actual_q_1 actual_q_2 actual_q_3 actual_q_4 actual_q_5 "
+            b"robot_mode host_time_ns lost\n" +
+            b"".join(b"42.%03d 0.0 -1.5 1.5 -1.5 -1.5 0.0 7 %d 0\n" % (2 * i, 1000 + i)
+                     for i in range(5)))
+
+
+@pytest.mark.parametrize("make", [small_csv, binary_file])
+def test_every_cut_of_a_small_file_reads_or_raises_a_recording_error(tmp_path, make):
+    data = make()
+    path = tmp_path / "cut"
+    path.write_bytes(data)
+    rows = len(rtloop.read_recording(path))
+    whole = 0
+    for n in range(len(data) + 1):
+        path.write_bytes(data[:n])
+        for partial_ok in (False, True):
+            try:
+                rec = rtloop.read_recording(path, partial_ok=partial_ok)
+                assert len(rec) <= rows and (partial_ok or not rec.truncated)
+                whole += not rec.truncated
+            except rtloop.RecordingError as e:
+                assert e.errno in (errno.ENODATA, errno.ENOMSG, errno.EBADMSG), e
+                assert not (partial_ok and isinstance(e, rtloop.TruncatedRecording))
+    assert whole == 2 * (rows + 1)  # the header alone and each whole row, either flag
+
+
+def test_random_damage_reads_or_raises_a_recording_error(files, kind, tmp_path):
+    rng = np.random.default_rng(16)
+    data = bytearray(pathlib.Path(files[kind]["path"]).read_bytes())
+    path = tmp_path / "damaged"
+    for _ in range(150):
+        d = bytearray(data)
+        for pos in rng.integers(0, len(d), size=int(rng.integers(1, 8))):
+            d[pos] = int(rng.integers(0, 256))
+        if rng.random() < 0.3:
+            del d[int(rng.integers(0, len(d))):]
+        path.write_bytes(bytes(d))
+        try:
+            rec = rtloop.read_recording(path, partial_ok=bool(rng.random() < 0.5))
+            assert len(rec) <= ROWS + 1 and rec["timestamp"].shape[0] == len(rec)
+        except rtloop.RecordingError:
+            pass
+
+
+def test_names_and_messages_that_are_not_utf8(tmp_path):
+    path = tmp_path / "latin1.rtlrec"
+    path.write_bytes(binary_file().replace(b"field robot_mode", b"field r\xe9bot"))
+    rec = rtloop.read_recording(path)
+    assert "r\\xe9bot" in rec.fields
+    path.write_bytes(binary_file().replace(b"host -", b"host \xff"))
+    assert rtloop.read_recording(path).meta["host"] == "\\xff"
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(b"timestamp\n\xe9\n")
+    with pytest.raises(rtloop.RecordingError, match=r"\\xe9"):
+        rtloop.read_recording(path)
+
+
+def test_a_field_twice_in_a_binary_header(tmp_path):
+    path = tmp_path / "twice.rtlrec"
+    path.write_bytes(binary_file().replace(b"field robot_mode INT32", b"field timestamp INT32"))
+    with pytest.raises(rtloop.RecordingError, match="timestamp twice") as e:
+        rtloop.read_recording(path)
+    assert e.value.errno == errno.EBADMSG
+
+
+def test_reads_from_threads_at_once(files):
+    import concurrent.futures as cf
+    paths = [files["csv"]["path"], files["binary"]["path"]] * 8
+    with cf.ThreadPoolExecutor(4) as ex:
+        lens = list(ex.map(lambda p: len(rtloop.read_recording(p)), paths))
+    assert lens == [ROWS] * len(paths)
+
+
+def test_a_numpy_stand_in_is_refused_not_overrun(files, monkeypatch):
+    class FakeNumpy:
+        @staticmethod
+        def empty(shape, dtype):
+            return bytearray(1)  # a writable buffer of the wrong size
+
+    monkeypatch.setitem(sys.modules, "numpy", FakeNumpy)
+    with pytest.raises(RuntimeError, match="another size"):
+        rtloop.read_recording(files["binary"]["path"])
+
+
+def test_without_numpy_read_recording_says_so(files, monkeypatch):
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    with pytest.raises(ImportError):
+        rtloop.read_recording(files["csv"]["path"])

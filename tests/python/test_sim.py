@@ -518,3 +518,91 @@ def test_stop_from_many_threads_at_once():
     assert not any(t.is_alive() for t in threads)
     assert not sim.running and len(reports) == 8
     assert all(math.isfinite(r["seconds"]) for r in reports)
+
+
+# ---- nothing crashes: every setting against values of every kind ---------------------------
+
+FAULT_KEYS = ["max_clients", "handshake_timeout", "send_buffer", "sndbuf", "controller_version",
+              "max_protocol", "fieldbus", "text_v2", "jitter_us", "skip_every", "skip_count",
+              "stall_ms", "stall_every", "burst", "burst_every", "fragment", "fragment_max",
+              "reset_after", "text_every", "seed"]
+OPTION_KEYS = ["start_time", "echo_register", "duration", "contact_z", "contact_stiffness",
+               "contact_damping", "force_noise", "watchdog_ms", "bind"]
+ODD_VALUES = [None, True, False, 0, -1, 1, 3, 2 ** 31, 2 ** 64, -2 ** 70, 0.5, -0.0, 1e308,
+              float("nan"), float("inf"), "", "5.4.0", "x" * 10000, b"1", [], {}, object()]
+
+
+def test_the_unknown_keys_list_is_the_tables():
+    with pytest.raises(ValueError) as e:
+        rtloop.Sim(faults={"?": 1})
+    assert str(e.value).endswith("(valid faults: " + ", ".join(FAULT_KEYS) + ")")
+    with pytest.raises(ValueError) as e:
+        rtloop.Sim(**{"?": 1})
+    assert str(e.value).endswith("(valid options: " + ", ".join(OPTION_KEYS) + ")")
+
+
+@pytest.mark.parametrize("udp", [False, True])
+def test_every_setting_with_odd_values_raises_or_builds(udp):
+    built = 0
+    for key in FAULT_KEYS + OPTION_KEYS:
+        for value in ODD_VALUES:
+            kwargs = {"faults": {key: value}} if key in FAULT_KEYS else {key: value}
+            try:
+                rtloop.Sim(udp=udp, **kwargs)
+                built += 1
+            except (TypeError, ValueError) as e:
+                assert key in str(e) or "bind" in str(e), (key, value, str(e))
+    assert built > 20
+
+
+def test_a_value_that_changes_the_dict_while_it_is_read():
+    faults = {"skip_every": None, "jitter_us": 5, "seed": 3}
+
+    class Evil:
+        def __index__(self):
+            faults.clear()
+            return 10
+
+    faults["skip_every"] = Evil()
+    try:
+        rtloop.Sim(faults=faults)
+    except (TypeError, ValueError, RuntimeError):
+        pass  # "dictionary changed size" or applied: both fine, no crash
+
+
+def test_an_index_that_raises():
+    class Bad:
+        def __index__(self):
+            raise ZeroDivisionError("no")
+
+    with pytest.raises(ZeroDivisionError):
+        rtloop.Sim(faults={"skip_every": Bad()})
+    with pytest.raises(ZeroDivisionError):
+        rtloop.Sim(port=Bad())
+
+
+def test_a_forked_child_leaves_the_parents_simulator_alone():
+    with rtloop.Sim() as sim:
+        pid = os.fork()
+        if pid == 0:  # the child: dropping its copy must not stop the parent's
+            try:
+                sim.__exit__(None, None, None)
+                os._exit(0 if not sim.running else 3)
+            finally:
+                os._exit(4)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+        assert sim.running
+        c = client(sim)
+        assert len(c.timestamps(5)) == 5
+        c.close()
+
+
+def test_the_module_objects_cannot_be_made_half_way():
+    with pytest.raises(TypeError):
+        object.__new__(rtloop.Sim)
+    sim = rtloop.Sim.__new__(rtloop.Sim)  # no __init__: the defaults
+    assert sim.profile == "eseries" and sim.port == 0
+    with pytest.raises(TypeError):
+        class Sub(rtloop.Sim):
+            pass

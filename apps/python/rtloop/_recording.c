@@ -512,8 +512,8 @@ static const char *dtype_of(enum rtl_rtde_type t)
 /* numpy.empty(shape, dtype) and its writable memory in *@dst. The buffer
  * view is released at once: the array owns its memory and lives in the
  * Recording, which holds it for as long as we write. */
-static PyObject *new_array(PyObject *np_empty, Py_ssize_t rows, unsigned elems, const char *dtype,
-			   unsigned char **dst)
+static PyObject *new_array(PyObject *np_empty, Py_ssize_t rows, unsigned elems, size_t size,
+			   const char *dtype, unsigned char **dst)
 {
 	PyObject *arr, *shape;
 	Py_buffer view;
@@ -529,16 +529,31 @@ static PyObject *new_array(PyObject *np_empty, Py_ssize_t rows, unsigned elems, 
 		Py_DECREF(arr);
 		return NULL;
 	}
+	if (view.len != rows * (Py_ssize_t)size) {
+		/* Not numpy's empty (a stand-in in sys.modules?): do not write. */
+		PyBuffer_Release(&view);
+		Py_DECREF(arr);
+		PyErr_SetString(PyExc_RuntimeError,
+				"read_recording: numpy.empty() gave a buffer of another size");
+		return NULL;
+	}
 	*dst = view.buf;
 	PyBuffer_Release(&view);
 	return arr;
+}
+
+/* Text from the file or about it, which need not be UTF-8: undecodable
+ * bytes become \xNN escapes, so a message or a name never fails. */
+static PyObject *text(const char *s)
+{
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "backslashreplace");
 }
 
 static PyObject *str_or_none(const char *s)
 {
 	if (!s[0] || !strcmp(s, "-"))
 		Py_RETURN_NONE;
-	return PyUnicode_FromString(s);
+	return text(s);
 }
 
 static int put(PyObject *d, const char *k, PyObject *v)
@@ -560,7 +575,7 @@ static PyObject *make_meta(const struct reading *r)
 	if (!m || !recipe || !types)
 		goto fail;
 	for (unsigned c = 0; c < s->n; c++) {
-		PyObject *name = PyUnicode_FromString(s->cols[c].name);
+		PyObject *name = text(s->cols[c].name);
 		PyObject *t = PyUnicode_FromString(
 			rtl_rtde_type_name((enum rtl_rtde_type)s->cols[c].type));
 
@@ -619,11 +634,15 @@ static void raise_fault(const struct fault *f, PyObject *path, const unsigned ch
 
 		if (!start)
 			return;
-		msg = PyUnicode_FromFormat("not an rtde-record file: starts with %R%s (%s)", start,
-					   len > SHOW_BYTES ? "..." : "", f->msg);
+		PyObject *why = text(f->msg);
+
+		msg = why ? PyUnicode_FromFormat("not an rtde-record file: starts with %R%s (%U)",
+						 start, len > SHOW_BYTES ? "..." : "", why)
+			  : NULL;
+		Py_XDECREF(why);
 		Py_DECREF(start);
 	} else {
-		msg = PyUnicode_FromString(f->msg);
+		msg = text(f->msg);
 	}
 	if (!msg)
 		return;
@@ -722,11 +741,21 @@ static PyObject *read_recording(PyObject *Py_UNUSED(module), PyObject *args, PyO
 
 		col->size = x ? 8 : rtl_rtde_type_size(t);
 		col->offset = x ? 0 : r->s->cols[c].offset;
-		arr = new_array(np_empty, rec->rows, elems,
+		arr = new_array(np_empty, rec->rows, elems, col->size,
 				x ? extra_dtypes[c - r->s->n] : dtype_of(t), &col->dst);
 		if (!arr)
 			goto out;
-		key = PyUnicode_FromString(name);
+		key = text(name);
+		if (key && PyDict_Contains(rec->columns, key) == 1) {
+			/* The binary header's reader does not look for repeats. */
+			f.code = -EBADMSG;
+			snprintf(f.msg, sizeof(f.msg),
+				 "not a valid rtde-record header: the field %s twice", name);
+			Py_DECREF(key);
+			Py_DECREF(arr);
+			raise_fault(&f, path_str, r->buf, r->len);
+			goto out;
+		}
 		if (!key || PyDict_SetItem(rec->columns, key, arr) < 0) {
 			Py_XDECREF(key);
 			Py_DECREF(arr);

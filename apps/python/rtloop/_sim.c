@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <rtloop/time.h>
 
@@ -64,6 +65,7 @@ typedef struct {
 	size_t final_len;
 	int64_t t_start;
 	char sched[32]; /* the thread's scheduling, for the report */
+	pid_t pid;	/* of the process that started it */
 	uint16_t port;	/* bound */
 	pthread_t thread;
 
@@ -368,20 +370,37 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kwargs)
 				     Py_TYPE(faults)->tp_name);
 			return -1;
 		}
-		while (PyDict_Next(faults, &pos, &key, &value))
-			if (set_one(self, "faults", key, value, true) < 0)
+		while (PyDict_Next(faults, &pos, &key, &value)) {
+			int rc;
+
+			/* A value's __index__ may change the dict: hold both. */
+			Py_INCREF(key);
+			Py_INCREF(value);
+			rc = set_one(self, "faults", key, value, true);
+			Py_DECREF(key);
+			Py_DECREF(value);
+			if (rc < 0)
 				return -1;
+		}
 	}
 	pos = 0;
 	if (kwargs)
 		while (PyDict_Next(kwargs, &pos, &key, &value)) {
 			bool param = false;
+			int rc;
 
 			if (PyUnicode_Check(key))
 				for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 					if (PyUnicode_CompareWithASCIIString(key, known[i]) == 0)
 						param = true;
-			if (!param && set_one(self, "options", key, value, false) < 0)
+			if (param)
+				continue;
+			Py_INCREF(key);
+			Py_INCREF(value);
+			rc = set_one(self, "options", key, value, false);
+			Py_DECREF(key);
+			Py_DECREF(value);
+			if (rc < 0)
 				return -1;
 		}
 	self->su.srv.bind = self->bind;
@@ -455,6 +474,7 @@ static int start_locked(SimObject *self)
 		self->port = rtl_sim_server_port(self->srv);
 	}
 	describe_sched(self->sched, sizeof(self->sched));
+	self->pid = getpid();
 	self->ended = false;
 	self->joined = false;
 	self->t_start = rtl_time_now();
@@ -510,6 +530,13 @@ static int write_report(SimObject *self, char **out, size_t *len)
 static void finish(SimObject *self)
 {
 	pthread_mutex_lock(&self->lock);
+	if (!self->joined && (self->srv || self->u) && getpid() != self->pid) {
+		/* A forked child: the thread and the sockets are the parent's,
+		 * whose stop event we share. Leave them alone. */
+		self->joined = true;
+		self->srv = NULL;
+		self->u = NULL;
+	}
 	if (!self->joined && (self->srv || self->u)) {
 		if (self->udp)
 			rtl_sim_udp_stop(self->u);
