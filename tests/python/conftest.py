@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Fixtures of the Python tests: the simulator each test talks to.
 
-Until rtloop.Sim (the simulator in process) is there, the built rtde-sim
-($RTLOOP_SIM) runs as a subprocess on a free port, one per test, and its
-report is its JSON (--json), written when it is stopped (SIGTERM): the
-figures the tests hold the loop's counters against.
+start_sim() gives rtloop.Sim, the simulator in this process (its own C
+thread, on a free loopback port), one per test; its report() after the
+stop is the figures the tests hold the loop's counters against, the same
+keys as rtde-sim --json. SimProcess runs the built rtde-sim ($RTLOOP_SIM)
+as a subprocess instead, for a test that needs the controller outside this
+process (start_sim(process=True)).
 """
 import json
 import os
@@ -14,6 +16,8 @@ import subprocess
 import time
 
 import pytest
+
+import rtloop
 
 HOST = "127.0.0.1"
 
@@ -79,16 +83,45 @@ class SimProcess:
             self.proc.wait()
 
 
+# rtloop.Sim's keyword options; every other key is a fault.
+SIM_OPTIONS = {"start_time", "echo_register", "duration", "contact_z", "contact_stiffness",
+               "contact_damping", "force_noise", "watchdog_ms", "bind"}
+
+
+class SimInProcess:
+    """rtloop.Sim with SimProcess's face: .port, finish() -> the final report."""
+
+    def __init__(self, settings):
+        options = {k: v for k, v in settings.items() if k in SIM_OPTIONS}
+        faults = {k: v for k, v in settings.items() if k not in SIM_OPTIONS}
+        self.sim = rtloop.Sim(faults=faults or None, **options).start()
+        self.port = self.sim.port
+        self.report = None
+
+    def finish(self):
+        if self.report is None:
+            self.sim.stop()
+            self.report = self.sim.report()
+        return self.report
+
+    def kill(self):
+        self.sim.stop()
+
+
 @pytest.fixture
 def start_sim(tmp_path):
-    """start_sim(**faults): a new rtde-sim with these faults
-    (skip_every=100, skip_count=2, ...)."""
+    """start_sim(**settings): a new simulator with these faults and options
+    (skip_every=100, skip_count=2, echo_register=47, ...); process=True for
+    rtde-sim in a process of its own."""
     sims = []
 
-    def start(**faults):
-        d = tmp_path / f"sim{len(sims)}"
-        d.mkdir()
-        sims.append(SimProcess(d, faults))
+    def start(process=False, **settings):
+        if process:
+            d = tmp_path / f"sim{len(sims)}"
+            d.mkdir()
+            sims.append(SimProcess(d, settings))
+        else:
+            sims.append(SimInProcess(settings))
         return sims[-1]
 
     yield start
