@@ -110,6 +110,15 @@ check "installed tools link librtloop statically (no librtloop.so in their NEEDE
 	sh -c "! readelf -d '$prefix/bin/rtde-sim' '$prefix/bin/rtde-record' | grep -F 'librtloop.so'"
 check "installed rtde-sim runs without LD_LIBRARY_PATH" \
 	env -u LD_LIBRARY_PATH timeout 10 "$prefix/bin/rtde-sim" --help
+# The Python package, where meson install put it (the prefix's site
+# directory), used by Debian's interpreter: a Receive against the Sim.
+pysite=$(dirname "$(find "$prefix" -path '*/rtloop/__init__.py' | head -n 1)")
+check "the installed Python package imports and receives from its Sim (${pysite#"$prefix"/})" \
+	env PYTHONPATH="$(dirname "$pysite")" timeout 30 /usr/bin/python3 -c '
+import rtloop
+with rtloop.Sim() as sim, rtloop.Receive("127.0.0.1", sim.port) as r:
+    assert r.read(timeout=5.0) is not None and len(r.actual_q()) == 6
+'
 
 # ---- 2. CMake consumers ------------------------------------------------------------------
 section "CMake consumers: find_package(rtloop CONFIG) with CMAKE_PREFIX_PATH=<prefix>"
