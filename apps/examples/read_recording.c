@@ -165,19 +165,30 @@ static int read_binary(FILE *in, const char *path)
 	if (!rec)
 		return perror("malloc"), 1;
 
-	/* The records: seq u64, rx_ns i64, ctrl_skipped u32, dropped u32,
-	 * then the values. A partial last record (a run cut short) is left. */
+	/* The records: seq u64, rx_ns i64, ctrl_skipped u64, dropped u64
+	 * (values_offset 32); files of rtde-record 0.1.0 (values_offset 24)
+	 * hold the two counts as u32. Then the values. A partial last record
+	 * (a run cut short) is left. */
 	while (fread(rec, 1, record_size, in) == record_size) {
 		int64_t rx_ns;
-		uint32_t skipped, dropped;
+		uint64_t skipped = 0, dropped = 0;
 		double t = 0;
 
 		memcpy(&rx_ns, rec + 8, sizeof(rx_ns));
-		memcpy(&skipped, rec + 16, sizeof(skipped));
-		memcpy(&dropped, rec + 20, sizeof(dropped));
+		if (values_offset >= 32) {
+			memcpy(&skipped, rec + 16, sizeof(skipped));
+			memcpy(&dropped, rec + 24, sizeof(dropped));
+		} else {
+			uint32_t s32, d32;
+
+			memcpy(&s32, rec + 16, sizeof(s32));
+			memcpy(&d32, rec + 20, sizeof(d32));
+			skipped = s32;
+			dropped = d32;
+		}
 		if (ts >= 0)
 			memcpy(&t, rec + values_offset + fields[ts].offset, sizeof(t));
-		add_package(rx_ns, t, (uint64_t)skipped + dropped);
+		add_package(rx_ns, t, skipped + dropped);
 	}
 	print_summary("binary");
 	if (sum.packages) /* the last record is still in rec */
