@@ -60,6 +60,7 @@ struct opts {
 	unsigned port; /* 0: the transport's default */
 	double radius, period_s, duration_s;
 	bool json;
+	bool report; /* also the loop's report (rtl_loop_report()) */
 };
 
 struct app {
@@ -96,25 +97,28 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: " PROG " [options]\n"
-		   "\n"
-		   "Trace a horizontal circle with speedl streaming (the motion API) against a\n"
-		   "controller or rtde-sim, and print the tracking error.\n"
-		   "\n"
-		   "  -t, --transport udp|rtde|drfl  1 kHz UDP stream (rtde-sim --udp), 500 Hz\n"
-		   "                            RTDE (rtde-sim), or a Doosan robot through its\n"
-		   "                            DRFL library at 1 kHz; default udp\n"
-		   "  -H, --host ADDR           controller address (default 127.0.0.1)\n"
-		   "  -p, --port N              port (default 12347 for udp and drfl, 30004 for\n"
-		   "                            rtde)\n"
-		   "  -r, --radius M            circle radius in m (default 0.05; 0.001..0.3)\n"
-		   "  -T, --period-s S          time for one turn in s (default 2; 0.2..60)\n"
-		   "  -d, --duration S          how long to circle in s (default 4; 0.1..3600)\n"
-		   "  -j, --json                print the result as one JSON object\n"
-		   "  -h, --help                print this help and exit\n"
-		   "  -V, --version             print the version and exit\n"
-		   "\n"
-		   "Exit status: 0 done, 1 could not run, 2 usage error.\n");
+	fprintf(f,
+		"Usage: " PROG " [options]\n"
+		"\n"
+		"Trace a horizontal circle with speedl streaming (the motion API) against a\n"
+		"controller or rtde-sim, and print the tracking error.\n"
+		"\n"
+		"  -t, --transport udp|rtde|drfl  1 kHz UDP stream (rtde-sim --udp), 500 Hz\n"
+		"                            RTDE (rtde-sim), or a Doosan robot through its\n"
+		"                            DRFL library at 1 kHz; default udp\n"
+		"  -H, --host ADDR           controller address (default 127.0.0.1)\n"
+		"  -p, --port N              port (default 12347 for udp and drfl, 30004 for\n"
+		"                            rtde)\n"
+		"  -r, --radius M            circle radius in m (default 0.05; 0.001..0.3)\n"
+		"  -T, --period-s S          time for one turn in s (default 2; 0.2..60)\n"
+		"  -d, --duration S          how long to circle in s (default 4; 0.1..3600)\n"
+		"  -j, --json                print the result as one JSON object\n"
+		"  -R, --report              also print the loop's report (counters, histograms,\n"
+		"                            the stop at exit)\n"
+		"  -h, --help                print this help and exit\n"
+		"  -V, --version             print the version and exit\n"
+		"\n"
+		"Exit status: 0 done, 1 could not run, 2 usage error.\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -127,6 +131,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "period-s", required_argument, NULL, 'T' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "report", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -135,7 +140,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:H:p:r:T:d:jhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:H:p:r:T:d:jRhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (!strcmp(optarg, "udp"))
@@ -170,6 +175,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'j':
 			o->json = true;
+			break;
+		case 'R':
+			o->report = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -499,6 +507,8 @@ int main(int argc, char **argv)
 			       (unsigned long long)ts.malformed, (unsigned long long)ts.stale,
 			       (unsigned long long)ts.duplicate,
 			       (unsigned long long)ts.nonfinite_state);
+		if (a.o.report)
+			rtl_loop_report(loop, stdout, false);
 	}
 	a.nonfinite_state += ts.nonfinite_state + ds.nonfinite_state;
 	if (ret < 0)
