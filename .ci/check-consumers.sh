@@ -92,7 +92,7 @@ check "meson install built no test program (-Dtests=false)" \
 	sh -c "! find '$tmp/build' -type f -name 'test-*' -perm -u+x | grep ."
 missing=
 for f in include/rtloop/loop.h include/rtloop/version.h include/rtloop/rtde_transport.h \
-	bin/rtde-sim bin/rtde-record; do
+	bin/rtde-sim bin/rtde-record share/rtloop/rtloop_control.script; do
 	[ -e "$prefix/$f" ] || missing="$missing $f"
 done
 for f in librtloop.so librtloop.a pkgconfig/rtloop.pc cmake/rtloop/rtloopConfig.cmake \

@@ -12,7 +12,7 @@
 # round trip) and plots both into BUILD_DIR/demo/rtloop-demo.png.
 #
 # With ROBOT=<host>: the same loop against a real controller, which must run
-# apps/rtde-sim/rtloop_control.script. Read-only unless ARM=1.
+# rtloop_control.script. Read-only unless ARM=1.
 #
 # Environment: ROBOT, ARM, PORT (the robot's RTDE port, default 30004),
 # DURATION (seconds, default 20), TARGET (force in N, default 10).

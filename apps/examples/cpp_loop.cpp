@@ -15,7 +15,7 @@
  * The loop swings joint 0 on a slow sine for SECONDS, then its step
  * returns -ECANCELED and the loop stops the arm.
  * Usage: cpp_loop [PORT [SECONDS]] (default 30004, 2 s), against rtde-sim
- * or a robot running apps/rtde-sim/rtloop_control.script. */
+ * or a robot running rtloop_control.script. */
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>

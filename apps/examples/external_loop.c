@@ -7,7 +7,7 @@
  * the loop's worker would). Joint 0 swings on a slow sine, then the loop
  * stops the arm.
  * Usage: external_loop [PORT [SECONDS]] (default 30004, 2 s), against
- * rtde-sim or a robot running apps/rtde-sim/rtloop_control.script. */
+ * rtde-sim or a robot running rtloop_control.script. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>

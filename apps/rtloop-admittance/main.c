@@ -254,7 +254,8 @@ static void usage(FILE *f)
 		"An admittance (force-feedback) loop over RTDE: reads actual_TCP_pose and\n"
 		"actual_TCP_force, and drives the TCP along base z with speedl so that the\n"
 		"tool presses on a surface with the target force. The robot must run\n"
-		"apps/rtde-sim/rtloop_control.script (rtde-sim executes the same registers).\n"
+		"rtloop_control.script (rtde-sim executes the same registers), installed as\n"
+		"%s\n"
 		"\n"
 		"  a = (f - N - D*vz - K*(z - z0)) / M,  vz += dt*a,  |vz| <= 0.1 m/s\n"
 		"  (f = -actual_TCP_force.z, zeroed over the first 0.1 s at rest: the surface\n"
@@ -296,7 +297,8 @@ static void usage(FILE *f)
 		"otherwise): frame rate, frames, lost frames (skipped by the controller +\n"
 		"skipped by the worker), sends, p50/p99 of the loop's receive -> step and\n"
 		"step -> send times, TCP z and Fz. At the end the loop's report goes to stdout.\n"
-		"Exit status: 0 ran to the end, 1 could not run or the loop failed, 2 usage.\n");
+		"Exit status: 0 ran to the end, 1 could not run or the loop failed, 2 usage.\n",
+		rtl_rtde_cmd_script_installed());
 }
 
 enum { OPT_RT = 256, OPT_CPUS, OPT_CSV_EVERY, OPT_INLINE };
@@ -518,8 +520,9 @@ static void watch(struct app *a, struct joiner *j)
 				fprintf(stderr,
 					"%s" PROG ": the controller's executor is not running "
 					"(%s bit 0 is 0): nothing moves until "
-					"apps/rtde-sim/rtloop_control.script runs on the robot\n",
-					shown && tty ? "\n" : "", RTL_RTDE_CMD_FIELD_OUT_STATUS);
+					"%s runs on the robot\n",
+					shown && tty ? "\n" : "", RTL_RTDE_CMD_FIELD_OUT_STATUS,
+					rtl_rtde_cmd_script_installed());
 		}
 		if (now >= t_show) {
 			struct rtl_loop_stats s;

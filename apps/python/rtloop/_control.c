@@ -3,7 +3,7 @@
  * rtloop.Control: slow control loops from Python, a subclass of
  * rtloop.Receive (_receive.c) whose loop also has rtloop's command recipe
  * (RTL_RTDE_CMD_RECIPE, the register layout of <rtloop/rtde_cmd.h> that
- * apps/rtde-sim/rtloop_control.script executes on the controller).
+ * rtloop_control.script executes on the controller).
  *
  * The approach: the external-loop API. read() takes the newest frame and
  * starts a step (rtl_loop_read()); each command method (speedj, speedl,

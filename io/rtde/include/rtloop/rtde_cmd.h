@@ -8,7 +8,7 @@
  * program on the controller has to read them and call speedj/speedl/servoj.
  * This header fixes one layout that three parties share: rtloop clients
  * (which write it), the simulator rtde-sim (whose robot executes it), and
- * apps/rtde-sim/rtloop_control.script (the URScript program that executes it
+ * rtloop_control.script (the URScript program that executes it
  * on a real robot). docs/rtde-registers.md is the long form.
  *
  * - Only the external-client ranges are used (int and double registers
@@ -36,7 +36,10 @@
 #ifndef RTLOOP_RTDE_CMD_H
 #define RTLOOP_RTDE_CMD_H
 
+#include <stddef.h>
+
 #include <rtloop/compiler.h>
+#include <rtloop/error.h>
 
 RTL_BEGIN_DECLS
 
@@ -148,6 +151,22 @@ enum rtl_rtde_cmd_mode {
 	RTL_RTDE_CMD_FIELD_OUT_MODE "," RTL_RTDE_CMD_FIELD_OUT_SEQ      \
 				    "," RTL_RTDE_CMD_FIELD_OUT_WD_TRIPS \
 				    "," RTL_RTDE_CMD_FIELD_OUT_STATUS
+
+/*
+ * The control program, rtloop_control.script: generated at build time from
+ * these constants (apps/rtde-sim/rtloop_control.script.in) and installed to
+ * <datadir>/rtloop/. rtl_rtde_cmd_script_path() writes where it is into
+ * @out (@len bytes): $RTLOOP_CONTROL_SCRIPT when set (an override, e.g. a
+ * build tree's apps/rtde-sim/rtloop_control.script), else the installed
+ * copy. Returns 0 when the file is readable, or -errno (-EINVAL,
+ * -ENAMETOOLONG, the access error) with @err naming the path and the fix.
+ * Not RT-safe.
+ */
+#define RTL_RTDE_CMD_SCRIPT_NAME "rtloop_control.script"
+#define RTL_RTDE_CMD_SCRIPT_ENV "RTLOOP_CONTROL_SCRIPT"
+RTL_API int rtl_rtde_cmd_script_path(char *out, size_t len, struct rtl_error *err);
+/* The installed copy's path (<prefix>/<datadir>/rtloop/rtloop_control.script). */
+RTL_API const char *rtl_rtde_cmd_script_installed(void);
 
 RTL_END_DECLS
 
