@@ -272,10 +272,7 @@ int rtl_rec_csv_row(char *buf, size_t cap, const struct rtl_rec_schema *s,
 
 /* ---- CSV, read back --------------------------------------------------------------------- */
 
-static int csv_bad(struct rtl_rec_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int csv_bad(struct rtl_rec_error *err, int code, const char *fmt, ...)
+int rtl_rec_error_set(struct rtl_rec_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -346,14 +343,14 @@ int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema 
 	*extra = false;
 	toks = malloc(sizeof(*toks) * MAX_TOKENS);
 	if (!toks)
-		return csv_bad(err, -ENOMEM, "out of memory");
+		return rtl_rec_error_set(err, -ENOMEM, "out of memory");
 	while (next_token(line, n, &pos, &tok, &tlen)) {
 		if (ntok == MAX_TOKENS) {
-			ret = csv_bad(err, -ENOMSG, "more than %d columns", MAX_TOKENS);
+			ret = rtl_rec_error_set(err, -ENOMSG, "more than %d columns", MAX_TOKENS);
 			goto out;
 		}
 		if (!name_ok(tok, tlen)) {
-			ret = csv_bad(
+			ret = rtl_rec_error_set(
 				err, -ENOMSG,
 				"header column %zu is not a field name (letters, digits, '_')",
 				ntok + 1);
@@ -390,33 +387,36 @@ int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema 
 
 				if (i + e >= ntok || toks[i + e].n != (size_t)w ||
 				    memcmp(toks[i + e].p, want, (size_t)w)) {
-					ret = csv_bad(err, -EBADMSG,
-						      "header: the vector %.*s is not expanded as "
-						      "%.*s_0 .. %.*s_%u",
-						      (int)name_len, toks[i].p, (int)name_len,
-						      toks[i].p, (int)name_len, toks[i].p,
-						      elems - 1);
+					ret = rtl_rec_error_set(
+						err, -EBADMSG,
+						"header: the vector %.*s is not expanded as "
+						"%.*s_0 .. %.*s_%u",
+						(int)name_len, toks[i].p, (int)name_len, toks[i].p,
+						(int)name_len, toks[i].p, elems - 1);
 					goto out;
 				}
 			}
 			used = elems;
 		} else if (f) {
-			ret = csv_bad(err, -EBADMSG,
-				      "header: the vector %.*s must be expanded as %.*s_0 ..",
-				      (int)toks[i].n, toks[i].p, (int)toks[i].n, toks[i].p);
+			ret = rtl_rec_error_set(
+				err, -EBADMSG,
+				"header: the vector %.*s must be expanded as %.*s_0 ..",
+				(int)toks[i].n, toks[i].p, (int)toks[i].n, toks[i].p);
 			goto out;
 		}
 		/* else a name this registry does not know: a double, as record.py's
 		 * readers take every column. */
 		if (name_len >= RTL_REC_NAME_MAX || s->n == RTL_RTDE_RECIPE_MAX_FIELDS) {
-			ret = csv_bad(err, -EBADMSG, "header: a name too long, or too many fields");
+			ret = rtl_rec_error_set(err, -EBADMSG,
+						"header: a name too long, or too many fields");
 			goto out;
 		}
 		for (unsigned c = 0; c < s->n; c++)
 			if (strlen(s->cols[c].name) == name_len &&
 			    !memcmp(s->cols[c].name, toks[i].p, name_len)) {
-				ret = csv_bad(err, -EBADMSG, "header: the field %.*s twice",
-					      (int)name_len, toks[i].p);
+				ret = rtl_rec_error_set(err, -EBADMSG,
+							"header: the field %.*s twice",
+							(int)name_len, toks[i].p);
 				goto out;
 			}
 		memcpy(s->cols[s->n].name, toks[i].p, name_len);
@@ -430,8 +430,9 @@ int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema 
 		i += used;
 	}
 	if (!have_ts) {
-		ret = csv_bad(err, -ENOMSG,
-			      "no timestamp column (rtde-record records timestamp in every file)");
+		ret = rtl_rec_error_set(
+			err, -ENOMSG,
+			"no timestamp column (rtde-record records timestamp in every file)");
 		goto out;
 	}
 	s->values_size = off;
@@ -502,7 +503,8 @@ int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_sch
 	memset(values, 0, s->values_size);
 	row->values = values;
 	if (n == 0)
-		return csv_bad(err, -EBADMSG, "an empty line, the header has %u cells", want);
+		return rtl_rec_error_set(err, -EBADMSG, "an empty line, the header has %u cells",
+					 want);
 	for (unsigned i = 0; i < s->n; i++) {
 		enum rtl_rtde_type t = (enum rtl_rtde_type)s->cols[i].type;
 		unsigned elems = rtl_rtde_type_elems(t);
@@ -517,8 +519,8 @@ int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_sch
 			bool ok;
 
 			if (!next_token(line, n, &pos, &tok, &tlen))
-				return csv_bad(err, -EBADMSG, "%u cells, the header has %u", cell,
-					       want);
+				return rtl_rec_error_set(err, -EBADMSG,
+							 "%u cells, the header has %u", cell, want);
 			switch (t) {
 			case RTL_RTDE_TYPE_BOOL:
 				ok = (tlen == 1 && (tok[0] == '0' || tok[0] == '1')) ||
@@ -558,15 +560,16 @@ int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_sch
 			}
 			if (!ok) {
 				if (elems > 1)
-					return csv_bad(err, -EBADMSG,
-						       "cell %u (%s_%u): '%.*s' is not a %s value",
-						       cell + 1, s->cols[i].name, e,
-						       (int)(tlen < 40 ? tlen : 40), tok,
-						       rtl_rtde_type_name(t));
-				return csv_bad(err, -EBADMSG,
-					       "cell %u (%s): '%.*s' is not a %s value", cell + 1,
-					       s->cols[i].name, (int)(tlen < 40 ? tlen : 40), tok,
-					       rtl_rtde_type_name(t));
+					return rtl_rec_error_set(
+						err, -EBADMSG,
+						"cell %u (%s_%u): '%.*s' is not a %s value",
+						cell + 1, s->cols[i].name, e,
+						(int)(tlen < 40 ? tlen : 40), tok,
+						rtl_rtde_type_name(t));
+				return rtl_rec_error_set(
+					err, -EBADMSG, "cell %u (%s): '%.*s' is not a %s value",
+					cell + 1, s->cols[i].name, (int)(tlen < 40 ? tlen : 40),
+					tok, rtl_rtde_type_name(t));
 			}
 		}
 	}
@@ -574,18 +577,21 @@ int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_sch
 		uint64_t lost;
 
 		if (!next_token(line, n, &pos, &tok, &tlen))
-			return csv_bad(err, -EBADMSG, "%u cells, the header has %u", cell, want);
+			return rtl_rec_error_set(err, -EBADMSG, "%u cells, the header has %u", cell,
+						 want);
 		if (!parse_i64_text(tok, tlen, INT64_MIN, INT64_MAX, &row->rx_ns))
-			return csv_bad(err, -EBADMSG,
-				       "cell %u (host_time_ns): '%.*s' is not a 64-bit integer",
-				       cell + 1, (int)(tlen < 40 ? tlen : 40), tok);
+			return rtl_rec_error_set(
+				err, -EBADMSG,
+				"cell %u (host_time_ns): '%.*s' is not a 64-bit integer", cell + 1,
+				(int)(tlen < 40 ? tlen : 40), tok);
 		if (!next_token(line, n, &pos, &tok, &tlen))
-			return csv_bad(err, -EBADMSG, "%u cells, the header has %u", cell + 1,
-				       want);
+			return rtl_rec_error_set(err, -EBADMSG, "%u cells, the header has %u",
+						 cell + 1, want);
 		if (!parse_u64_text(tok, tlen, UINT64_MAX, &lost))
-			return csv_bad(err, -EBADMSG,
-				       "cell %u (lost): '%.*s' is not an unsigned 64-bit integer",
-				       cell + 2, (int)(tlen < 40 ? tlen : 40), tok);
+			return rtl_rec_error_set(
+				err, -EBADMSG,
+				"cell %u (lost): '%.*s' is not an unsigned 64-bit integer",
+				cell + 2, (int)(tlen < 40 ? tlen : 40), tok);
 		/* The CSV holds the sum: the controller's skips and the host's drops. */
 		row->ctrl_skipped = lost;
 		cell += 2;
@@ -595,7 +601,7 @@ int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_sch
 
 		while (next_token(line, n, &pos, &tok, &tlen))
 			more++;
-		return csv_bad(err, -EBADMSG, "%u cells, the header has %u", more, want);
+		return rtl_rec_error_set(err, -EBADMSG, "%u cells, the header has %u", more, want);
 	}
 	return 0;
 }

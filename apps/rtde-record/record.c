@@ -70,22 +70,6 @@ struct rtl_rec {
 	atomic_int stop_requested;
 };
 
-static int set_err(struct rtl_rec_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int set_err(struct rtl_rec_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 /* ---- recipes ------------------------------------------------------------------------- */
 
 /* Whether the file at @path starts (after blanks) with '<'. */
@@ -120,11 +104,12 @@ int rtl_rec_outputs(char *buf, size_t cap, const char *fields, const char *confi
 	if (added_ts)
 		*added_ts = false;
 	if (!r || !rep) {
-		ret = set_err(err, -ENOMEM, "out of memory");
+		ret = rtl_rec_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	if (!fields && !config) {
-		ret = set_err(err, -EINVAL, "no fields to record: give --fields or --config");
+		ret = rtl_rec_error_set(err, -EINVAL,
+					"no fields to record: give --fields or --config");
 		goto out;
 	}
 	if (fields) {
@@ -132,8 +117,8 @@ int rtl_rec_outputs(char *buf, size_t cap, const char *fields, const char *confi
 	} else {
 		ret = is_xml(config, &xml);
 		if (ret < 0) {
-			set_err(err, ret, "--config '%s': cannot open it: %s", config,
-				strerror(-ret));
+			rtl_rec_error_set(err, ret, "--config '%s': cannot open it: %s", config,
+					  strerror(-ret));
 			goto out;
 		}
 		if (!xml) {
@@ -152,11 +137,12 @@ int rtl_rec_outputs(char *buf, size_t cap, const char *fields, const char *confi
 
 		while (len && rep->text[len - 1] == '\n')
 			len--;
-		set_err(err, ret, "%s%s%s: the recipe does not build:\n%.*s%s", what,
-			config && !fields ? " " : "", config && !fields ? config : "", (int)len,
-			rep->text,
-			xml && ret == -ENOENT && !key ? "\n(choose a recipe with --recipe KEY)"
-						      : "");
+		rtl_rec_error_set(err, ret, "%s%s%s: the recipe does not build:\n%.*s%s", what,
+				  config && !fields ? " " : "", config && !fields ? config : "",
+				  (int)len, rep->text,
+				  xml && ret == -ENOENT && !key
+					  ? "\n(choose a recipe with --recipe KEY)"
+					  : "");
 		goto out;
 	}
 	if (rtl_rtde_recipe_handle(r, "timestamp", &h) < 0) {
@@ -166,7 +152,8 @@ int rtl_rec_outputs(char *buf, size_t cap, const char *fields, const char *confi
 			*added_ts = true;
 	}
 	if (off >= cap || rtl_rtde_recipe_names(r, buf + off, cap - off) < 0) {
-		ret = set_err(err, -E2BIG, "%s: the names do not fit %zu bytes", what, cap);
+		ret = rtl_rec_error_set(err, -E2BIG, "%s: the names do not fit %zu bytes", what,
+					cap);
 		goto out;
 	}
 	ret = (int)r->n + (off ? 1 : 0);
@@ -210,26 +197,26 @@ static int out_open(struct out *o, const char *path, bool binary, struct rtl_rec
 	o->cap = RTL_REC_IO_BUFFER;
 	o->buf = malloc(o->cap);
 	if (!o->buf)
-		return set_err(err, -ENOMEM, "out of memory");
+		return rtl_rec_error_set(err, -ENOMEM, "out of memory");
 	if (strcmp(path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
 		return 0;
 	}
 	o->partial = malloc(n);
 	if (!o->partial)
-		return set_err(err, -ENOMEM, "out of memory");
+		return rtl_rec_error_set(err, -ENOMEM, "out of memory");
 	snprintf(o->partial, n, "%s" RTL_REC_PARTIAL, path);
 	o->fd = open(o->partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (o->fd < 0 && errno == EEXIST)
-		return set_err(
+		return rtl_rec_error_set(
 			err, -EEXIST,
 			"--output '%s': '%s' exists: a recording that was cut short (killed, "
 			"or the machine stopped) left it, and it holds whole rows; recover it "
 			"(docs/rtde-record.md, \"After a crash\") or remove it",
 			path, o->partial);
 	if (o->fd < 0)
-		return set_err(err, -errno, "--output '%s': cannot create '%s': %s", path,
-			       o->partial, strerror(errno));
+		return rtl_rec_error_set(err, -errno, "--output '%s': cannot create '%s': %s", path,
+					 o->partial, strerror(errno));
 	return 0;
 }
 
@@ -365,22 +352,24 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	int ret;
 
 	if (!out || !cfg || !cfg->outputs)
-		return set_err(err, -EINVAL, "record: no configuration or no outputs");
+		return rtl_rec_error_set(err, -EINVAL, "record: no configuration or no outputs");
 	if (!cfg->csv_path && !cfg->bin_path)
-		return set_err(err, -EINVAL, "record: no output file");
+		return rtl_rec_error_set(err, -EINVAL, "record: no output file");
 	if (cfg->frequency < 0 || (cfg->frequency > 0 && cfg->frequency < 1) ||
 	    isnan(cfg->frequency))
-		return set_err(err, -EINVAL, "--frequency must be 0 (the maximum) or >= 1 Hz");
+		return rtl_rec_error_set(err, -EINVAL,
+					 "--frequency must be 0 (the maximum) or >= 1 Hz");
 	if (cfg->duration_ns < 0)
-		return set_err(err, -EINVAL, "--duration must not be negative");
+		return rtl_rec_error_set(err, -EINVAL, "--duration must not be negative");
 	if (cfg->ring_capacity & (cfg->ring_capacity - 1))
-		return set_err(err, -EINVAL, "record: ring capacity must be a power of two");
+		return rtl_rec_error_set(err, -EINVAL,
+					 "record: ring capacity must be a power of two");
 	if (strlen(cfg->outputs) >= NAMES_MAX)
-		return set_err(err, -E2BIG, "record: the outputs list is too long");
+		return rtl_rec_error_set(err, -E2BIG, "record: the outputs list is too long");
 	rec = calloc(1, sizeof(*rec));
 	r = malloc(sizeof(*r));
 	if (!rec || !r) {
-		ret = set_err(err, -ENOMEM, "out of memory");
+		ret = rtl_rec_error_set(err, -ENOMEM, "out of memory");
 		goto err_free;
 	}
 	rec->cfg = *cfg;
@@ -398,14 +387,16 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	if (ret > 0 && rtl_rtde_recipe_handle(r, "timestamp", &ts) < 0) {
 		/* Skips are counted from `timestamp`: always record it. */
 		if (strlen(cfg->outputs) + sizeof("timestamp,") > sizeof(rec->outputs)) {
-			ret = set_err(err, -E2BIG, "record: the outputs list is too long");
+			ret = rtl_rec_error_set(err, -E2BIG,
+						"record: the outputs list is too long");
 			goto err_free;
 		}
 		snprintf(rec->outputs, sizeof(rec->outputs), "timestamp,%s", cfg->outputs);
 		ret = rtl_rtde_recipe_from_list(r, &opts, rec->outputs, NULL);
 	}
 	if (ret < 0) {
-		set_err(err, ret, "record: the outputs do not build a recipe (%s)", strerror(-ret));
+		rtl_rec_error_set(err, ret, "record: the outputs do not build a recipe (%s)",
+				  strerror(-ret));
 		goto err_free;
 	}
 	rec->ring_capacity = ring_capacity(cfg, r->host_size);
@@ -432,7 +423,7 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	tc.client.frequency = cfg->frequency;
 	ret = rtl_rtde_transport_create(&rec->tr, &tc, &rterr);
 	if (ret < 0) {
-		set_err(err, ret, "%s", rterr.msg);
+		rtl_rec_error_set(err, ret, "%s", rterr.msg);
 		goto err_files;
 	}
 	rec->tr_ready = true;
@@ -448,7 +439,7 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	lc.reconnect_attempts = 0;
 	ret = rtl_loop_create(&rec->loop, &lc, &rterr);
 	if (ret < 0) {
-		set_err(err, ret, "%s", rterr.msg);
+		rtl_rec_error_set(err, ret, "%s", rterr.msg);
 		goto err_files;
 	}
 	free(r);
@@ -614,34 +605,39 @@ static void explain_no_data(struct rtl_rec_result *res, uint64_t seen)
 	drops_text(drops, sizeof(drops), res);
 	if (res->end != RTL_REC_END_NO_DATA) {
 		if (client_drops(res))
-			set_err(&res->io_error, -ENODATA,
+			rtl_rec_error_set(
+				&res->io_error, -ENODATA,
 				"no row was recorded: this client dropped all %" PRIu64
 				" data packages the controller sent in the %.1f s of the recording "
 				"(%s)",
 				client_drops(res), (double)res->wall_ns / 1e9, drops);
 		else
-			set_err(&res->io_error, -ENODATA,
+			rtl_rec_error_set(
+				&res->io_error, -ENODATA,
 				"no row was recorded: the controller sent no data package in the "
 				"%.1f s of the recording",
 				(double)res->wall_ns / 1e9);
 		return;
 	}
 	if (seen == 0 && client_drops(res))
-		set_err(&res->io_error, -ETIMEDOUT,
+		rtl_rec_error_set(
+			&res->io_error, -ETIMEDOUT,
 			"the controller sent no usable data package for %.1f s after START: this "
 			"client dropped all %" PRIu64
 			" it sent (%s), so the controller streams another layout than the recipe "
 			"it accepted; --data-timeout sets the limit",
 			s, client_drops(res), drops);
 	else if (seen == 0)
-		set_err(&res->io_error, -ETIMEDOUT,
+		rtl_rec_error_set(
+			&res->io_error, -ETIMEDOUT,
 			"the controller sent no data package for %.1f s after START: it accepted "
 			"the recipe (%.1f Hz) and the start, then sent nothing (PolyScope X sends "
 			"no data until its safety setup is confirmed: see its text messages with "
 			"--verbose; else the controller stalled); --data-timeout sets the limit",
 			s, res->info.frequency);
 	else
-		set_err(&res->io_error, -ETIMEDOUT,
+		rtl_rec_error_set(
+			&res->io_error, -ETIMEDOUT,
 			"the controller sent no data package for %.1f s after package %" PRIu64
 			" (controller time %.3f s): it stalled or the link is down; --data-timeout "
 			"sets the limit",
@@ -655,24 +651,26 @@ static void explain_lost(struct rtl_rec *rec, struct rtl_rec_result *res,
 	const char *how;
 
 	if (!ce->err.code) {
-		set_err(&res->io_error, res->loop_result ? res->loop_result : -ECONNRESET,
-			"%s:%u: the connection was lost after %" PRIu64 " data packages (%s)",
-			rec->host, rec->cfg.port, seen,
-			strerror(res->loop_result ? -res->loop_result : ECONNRESET));
+		rtl_rec_error_set(&res->io_error, res->loop_result ? res->loop_result : -ECONNRESET,
+				  "%s:%u: the connection was lost after %" PRIu64
+				  " data packages (%s)",
+				  rec->host, rec->cfg.port, seen,
+				  strerror(res->loop_result ? -res->loop_result : ECONNRESET));
 		return;
 	}
 	if (ce->state != RTL_RTDE_CLIENT_RUNNING || ce->err.code != -ECONNRESET) {
 		/* During a handshake step, or a protocol error: the client's
 		 * message names the step and the package. */
-		set_err(&res->io_error, ce->err.code, "%s:%u: %s", rec->host, rec->cfg.port,
-			ce->err.msg);
+		rtl_rec_error_set(&res->io_error, ce->err.code, "%s:%u: %s", rec->host,
+				  rec->cfg.port, ce->err.msg);
 		return;
 	}
 	/* Closed while streaming. The client's text blames a slow reader,
 	 * which this host can rule out: the writer kept up (no ring overflow). */
 	how = strstr(ce->err.msg, "reset the connection") ? "reset" : "closed";
 	if (res->ring_full)
-		set_err(&res->io_error, ce->err.code,
+		rtl_rec_error_set(
+			&res->io_error, ce->err.code,
 			"%s:%u: the controller %s the connection %.1f s after START, after %" PRIu64
 			" data packages, while this host was behind (the ring of %" PRIu32
 			" packages overflowed): controllers close a client that reads too slowly; "
@@ -680,7 +678,8 @@ static void explain_lost(struct rtl_rec *rec, struct rtl_rec_result *res,
 			rec->host, rec->cfg.port, how, (double)res->wall_ns / 1e9, seen,
 			res->ring_capacity);
 	else
-		set_err(&res->io_error, ce->err.code,
+		rtl_rec_error_set(
+			&res->io_error, ce->err.code,
 			"%s:%u: the controller %s the connection %.1f s after START, after %" PRIu64
 			" data packages; this host read every package in time (no ring overflow), "
 			"so not for reading slowly: a controller closes the clients past its limit "
@@ -695,14 +694,14 @@ static void explain_lost(struct rtl_rec *rec, struct rtl_rec_result *res,
 static void explain_io(struct rtl_rec_result *res, const struct out *o)
 {
 	if (o->rows)
-		set_err(&res->io_error, o->err,
-			"%s: %s after %" PRIu64 " complete rows; the file holds those %" PRIu64
-			" rows",
-			o->path, strerror(-o->err), o->rows, o->rows);
+		rtl_rec_error_set(&res->io_error, o->err,
+				  "%s: %s after %" PRIu64
+				  " complete rows; the file holds those %" PRIu64 " rows",
+				  o->path, strerror(-o->err), o->rows, o->rows);
 	else
-		set_err(&res->io_error, o->err,
-			"%s: %s before the first row was complete; %s was left as it was", o->path,
-			strerror(-o->err), o->path);
+		rtl_rec_error_set(&res->io_error, o->err,
+				  "%s: %s before the first row was complete; %s was left as it was",
+				  o->path, strerror(-o->err), o->path);
 }
 
 int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_error *err)
@@ -720,7 +719,7 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 	int ret;
 
 	if (!rec || !res)
-		return set_err(err, -EINVAL, "record: NULL");
+		return rtl_rec_error_set(err, -EINVAL, "record: NULL");
 	memset(res, 0, sizeof(*res));
 	res->first_ts = res->last_ts = NAN;
 	res->ring_capacity = rec->ring_capacity;
@@ -733,7 +732,7 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 		/* Nothing was recorded: the partial files go, PATH stays. */
 		out_finish(&rec->csv);
 		out_finish(&rec->bin);
-		return set_err(err, ret, "%s", rterr.msg);
+		return rtl_rec_error_set(err, ret, "%s", rterr.msg);
 	}
 	/* A stop asked for during the connect (e.g. SIGINT) was reset by
 	 * the start: ask again. */
@@ -759,7 +758,8 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 		rtl_loop_join(rec->loop);
 		out_finish(&rec->csv);
 		out_finish(&rec->bin);
-		return set_err(err, ret, "record: cannot set up the rows (%s)", strerror(-ret));
+		return rtl_rec_error_set(err, ret, "record: cannot set up the rows (%s)",
+					 strerror(-ret));
 	}
 	fill_meta(rec, &meta, &res->info);
 	if (rec->cfg.progress) {

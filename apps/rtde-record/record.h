@@ -100,6 +100,10 @@ struct rtl_rec_error {
 	char msg[RTL_REC_ERROR_MAX];
 };
 
+/* Fill @err (may be NULL) with @code and the message; returns @code. */
+int rtl_rec_error_set(struct rtl_rec_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* ---- schema and formats ---------------------------------------------------------- */
 
 struct rtl_rec_column {
