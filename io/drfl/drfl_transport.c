@@ -153,23 +153,15 @@ static void on_alarm(const struct rtl_drfl_alarm *a, void *user)
 
 static void drain_alarms(struct rtl_drfl_transport *t)
 {
-	static const char *const names[] = { "info", "warning", "alarm" };
 	const struct alarm_slot *a;
 
 	while ((a = rtl_ring_peek(t->alarms)) != NULL) {
-		const char *name = a->level < 3 ? names[a->level] : "alarm";
-
-		snprintf(t->last_alarm, sizeof(t->last_alarm), "%s %u.%u: %s", name, a->group,
-			 a->index, a->text[0] ? a->text : "(no text)");
-		if (rtl_udp_alarm_gate_pass(&t->gate, a->level, a->group, a->index, a->t_ns)) {
-			rtl_log(a->level == 0	? RTL_LOG_INFO
-				: a->level == 1 ? RTL_LOG_WARN
-						: RTL_LOG_ERROR,
-				"DRFL %s", t->last_alarm);
+		if (rtl_udp_alarm_report(&t->gate, t->last_alarm, sizeof(t->last_alarm), "DRFL",
+					 a->level, a->group, a->index,
+					 a->text[0] ? a->text : "(no text)", a->t_ns))
 			rtl_stat_add(&t->c.alarms_logged, 1);
-		} else {
+		else
 			rtl_stat_add(&t->c.alarms_suppressed, 1);
-		}
 		rtl_ring_release(t->alarms);
 	}
 }

@@ -62,6 +62,7 @@ struct rtl_udp_transport {
 	char why[512];			/* error(): why the stream was given up */
 	struct rtl_udp_alarm_gate gate; /* the server's info alarms: once a second */
 	char last_alarm[RTL_UDP_ALARM_TEXT + 32];
+	char who[300]; /* "UDP peer <host>:<port>:", the alarms' prefix */
 	/* transmit owner */
 	uint64_t tx_seq;
 	struct {
@@ -199,11 +200,26 @@ static int dropped(struct rtl_udp_transport *t, const struct rtl_loop_frame *f)
 	return deadline_passed(t, f->rx_ns);
 }
 
+RTL_API bool rtl_udp_alarm_report(struct rtl_udp_alarm_gate *gate, char *last, size_t len,
+				  const char *who, unsigned level, unsigned group, unsigned code,
+				  const char *text, int64_t now_ns)
+{
+	static const char *const names[] = { "info", "warning", "alarm" };
+
+	snprintf(last, len, "%s %u.%u: %s", level < 3 ? names[level] : "alarm", group, code, text);
+	if (!rtl_udp_alarm_gate_pass(gate, level, group, code, now_ns))
+		return false;
+	rtl_log(level == RTL_UDP_ALARM_INFO   ? RTL_LOG_INFO
+		: level == RTL_UDP_ALARM_WARN ? RTL_LOG_WARN
+					      : RTL_LOG_ERROR,
+		"%s %s", who, last);
+	return true;
+}
+
 /* An ALARM from the server: logged (an info repeated within a second is
  * counted, not logged), kept for the message of a session's end. */
 static int on_alarm(struct rtl_udp_transport *t, const struct rtl_loop_frame *f, size_t len)
 {
-	static const char *const names[] = { "info", "warning", "alarm" };
 	struct rtl_udp_alarm a;
 
 	if (rtl_udp_decode_alarm(t->rx, len, NULL, &a) < 0) {
@@ -211,14 +227,8 @@ static int on_alarm(struct rtl_udp_transport *t, const struct rtl_loop_frame *f,
 		return dropped(t, f);
 	}
 	rtl_stat_add(&t->c.alarms, 1);
-	snprintf(t->last_alarm, sizeof(t->last_alarm), "%s %u.%u: %s",
-		 a.level < 3 ? names[a.level] : "alarm", a.group, a.code, a.text);
-	if (rtl_udp_alarm_gate_pass(&t->gate, a.level, a.group, a.code, f->rx_ns))
-		rtl_log(a.level == RTL_UDP_ALARM_INFO	? RTL_LOG_INFO
-			: a.level == RTL_UDP_ALARM_WARN ? RTL_LOG_WARN
-							: RTL_LOG_ERROR,
-			"UDP peer %s:%u: %s", t->cfg.host, t->cfg.port, t->last_alarm);
-	else
+	if (!rtl_udp_alarm_report(&t->gate, t->last_alarm, sizeof(t->last_alarm), t->who, a.level,
+				  a.group, a.code, a.text, f->rx_ns))
 		rtl_stat_add(&t->c.alarms_suppressed, 1);
 	return dropped(t, f);
 }
@@ -658,6 +668,7 @@ static int transport_init(struct rtl_udp_transport *t, const struct rtl_udp_tran
 		t->cfg.host = "127.0.0.1";
 	if (!t->cfg.port)
 		t->cfg.port = RTL_UDP_DEFAULT_PORT;
+	snprintf(t->who, sizeof(t->who), "UDP peer %s:%u:", t->cfg.host, t->cfg.port);
 	if (!t->cfg.connect_timeout_ns)
 		t->cfg.connect_timeout_ns = DEFAULT_CONNECT_TIMEOUT_NS;
 	if (!t->cfg.rx_timeout_ns)

@@ -174,34 +174,36 @@ static PyObject *command(struct rtl_py_rx *s, const char *what, int mode, const 
 	return send(s, what);
 }
 
+/* speedj(qd, acc=None) and speedl(xd, acc=None): a vector and an
+ * acceleration, only the mode and the names differ. */
+static PyObject *speed(PyObject *self, PyObject *args, PyObject *kw, int mode, const char *what,
+		       const char *fmt, char **kwlist)
+{
+	struct rtl_py_rx *s = RX(self);
+	PyObject *v, *acc = Py_None;
+	double p[RTL_RTDE_CMD_NPARAM], a;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &v, &acc) ||
+	    parse_vec6(v, what, kwlist[0], p) < 0 ||
+	    parse_opt(acc, what, "acc", 0, true, HUGE_VAL, &a) < 0 || usable(s, what) < 0)
+		return NULL;
+	return command(s, what, mode, p, a, 0, 0, 0);
+}
+
 static PyObject *m_speedj(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "qd", "acc", NULL };
-	static const char what[] = "rtloop.Control.speedj";
-	struct rtl_py_rx *s = RX(self);
-	PyObject *qd, *acc = Py_None;
-	double p[RTL_RTDE_CMD_NPARAM], a;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:speedj", kwlist, &qd, &acc) ||
-	    parse_vec6(qd, what, "qd", p) < 0 ||
-	    parse_opt(acc, what, "acc", 0, true, HUGE_VAL, &a) < 0 || usable(s, what) < 0)
-		return NULL;
-	return command(s, what, RTL_RTDE_CMD_SPEEDJ, p, a, 0, 0, 0);
+	return speed(self, args, kw, RTL_RTDE_CMD_SPEEDJ, "rtloop.Control.speedj", "O|O:speedj",
+		     kwlist);
 }
 
 static PyObject *m_speedl(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "xd", "acc", NULL };
-	static const char what[] = "rtloop.Control.speedl";
-	struct rtl_py_rx *s = RX(self);
-	PyObject *xd, *acc = Py_None;
-	double p[RTL_RTDE_CMD_NPARAM], a;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:speedl", kwlist, &xd, &acc) ||
-	    parse_vec6(xd, what, "xd", p) < 0 ||
-	    parse_opt(acc, what, "acc", 0, true, HUGE_VAL, &a) < 0 || usable(s, what) < 0)
-		return NULL;
-	return command(s, what, RTL_RTDE_CMD_SPEEDL, p, a, 0, 0, 0);
+	return speed(self, args, kw, RTL_RTDE_CMD_SPEEDL, "rtloop.Control.speedl", "O|O:speedl",
+		     kwlist);
 }
 
 static PyObject *m_servoj(PyObject *self, PyObject *args, PyObject *kw)

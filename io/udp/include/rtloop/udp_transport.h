@@ -173,6 +173,18 @@ RTL_API struct rtl_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *
 RTL_API void rtl_udp_transport_stats(const struct rtl_udp_transport *t,
 				     struct rtl_udp_transport_stats *out);
 
+/*
+ * A controller's alarm as both the UDP and the DRFL transport report it:
+ * "<level> <group>.<code>: <text>" ("info", "warning", "alarm") into @last
+ * (@len bytes, kept for the message of a stream's end); then, when @gate
+ * lets it pass (rtl_udp_alarm_gate_pass(): info repeats once a second),
+ * rtl_log() "<who> <last>" at the level's log level. Returns whether it
+ * was logged. On the rx thread: RT-safe as rtl_log() is.
+ */
+RTL_API bool rtl_udp_alarm_report(struct rtl_udp_alarm_gate *gate, char *last, size_t len,
+				  const char *who, unsigned level, unsigned group, unsigned code,
+				  const char *text, int64_t now_ns);
+
 RTL_END_DECLS
 
 #endif /* RTLOOP_UDP_TRANSPORT_H */
