@@ -601,8 +601,7 @@ static int drain(struct rtl_ur_primary *c, struct rtl_error *err)
 	return count;
 }
 
-RTL_API int rtl_ur_primary_poll(struct rtl_ur_primary *c, int64_t timeout_ns,
-				struct rtl_error *err)
+RTL_API int rtl_ur_primary_poll(struct rtl_ur_primary *c, int64_t timeout_ns, struct rtl_error *err)
 {
 	int64_t deadline = rtl_time_now() + (timeout_ns > 0 ? timeout_ns : 0);
 
@@ -611,8 +610,8 @@ RTL_API int rtl_ur_primary_poll(struct rtl_ur_primary *c, int64_t timeout_ns,
 	if (!c)
 		return rtl_error_set(err, -EINVAL, "ur primary: no client");
 	for (;;) {
-		ssize_t n = rtl_tcp_recv(c->fd, c->buf + c->fill, sizeof(c->buf) - c->fill,
-					 deadline);
+		ssize_t n =
+			rtl_tcp_recv(c->fd, c->buf + c->fill, sizeof(c->buf) - c->fill, deadline);
 		int r;
 
 		if (n == -ETIMEDOUT)
@@ -622,12 +621,13 @@ RTL_API int rtl_ur_primary_poll(struct rtl_ur_primary *c, int64_t timeout_ns,
 					     c->host, c->port, strerror((int)-n));
 		if (n == 0) {
 			if (c->fill)
-				return rtl_error_set(err, -ECONNRESET,
-						     "%s:%u: the controller closed the connection "
-						     "in the middle of a message (%zu bytes of it "
-						     "received): reconnect; if it repeats, check the "
-						     "controller's log",
-						     c->host, c->port, c->fill);
+				return rtl_error_set(
+					err, -ECONNRESET,
+					"%s:%u: the controller closed the connection "
+					"in the middle of a message (%zu bytes of it "
+					"received): reconnect; if it repeats, check the "
+					"controller's log",
+					c->host, c->port, c->fill);
 			return rtl_error_set(err, -ECONNRESET,
 					     "%s:%u: the controller closed the connection: "
 					     "reconnect (a controller restarting or another client "
@@ -669,12 +669,13 @@ RTL_API int rtl_ur_primary_connect(const char *host, uint16_t port, int64_t time
 		int64_t left = deadline - rtl_time_now();
 
 		if (left <= 0) {
-			r = rtl_error_set(err, -ETIMEDOUT,
-					  "%s:%u: connected, but no version message within %.3f s: "
-					  "the port is not a UR primary/secondary interface (30001, "
-					  "30002) or the controller is still booting; check the port "
-					  "and try again",
-					  host, port, (double)timeout_ns / 1e9);
+			r = rtl_error_set(
+				err, -ETIMEDOUT,
+				"%s:%u: connected, but no version message within %.3f s: "
+				"the port is not a UR primary/secondary interface (30001, "
+				"30002) or the controller is still booting; check the port "
+				"and try again",
+				host, port, (double)timeout_ns / 1e9);
 			goto err_close;
 		}
 		r = rtl_ur_primary_poll(c, left, err);

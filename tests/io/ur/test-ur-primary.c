@@ -268,10 +268,10 @@ struct fake {
 	pthread_t th;
 	struct step steps[8];
 	unsigned n;
-	size_t chunk;	    /* write pieces of this size (0: whole) */
-	int64_t linger_ns;  /* stay connected this long after the last step */
-	struct step reply;  /* sent once the client has sent something */
-	char got[4096];	    /* what the client sent */
+	size_t chunk;	   /* write pieces of this size (0: whole) */
+	int64_t linger_ns; /* stay connected this long after the last step */
+	struct step reply; /* sent once the client has sent something */
+	char got[4096];	   /* what the client sent */
 	size_t got_len;
 };
 
@@ -296,8 +296,8 @@ static void *fake_run(void *arg)
 	}
 	end = rtl_time_now() + f->linger_ns;
 	while (rtl_time_now() < end) {
-		ssize_t n = rtl_tcp_recv(fd, f->got + f->got_len, sizeof(f->got) - 1 - f->got_len,
-					 end);
+		ssize_t n =
+			rtl_tcp_recv(fd, f->got + f->got_len, sizeof(f->got) - 1 - f->got_len, end);
 
 		if (n <= 0)
 			break;
@@ -354,8 +354,8 @@ Test(ur_primary_client, reads_version_then_mode_and_messages)
 	add_vec(&f, "robot-mode-5x");
 	add_vec(&f, "key-message");
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0,
-		     "%s", err.msg);
+	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0, "%s",
+		     err.msg);
 	cr_assert_eq(rtl_ur_primary_version(c)->major, 5);
 	end = rtl_time_now() + RTL_NS_PER_SEC;
 	while (!rtl_ur_primary_robot_mode(c, &m) || !rtl_ur_primary_next_msg(c, &msg)) {
@@ -382,8 +382,8 @@ Test(ur_primary_client, one_byte_writes_are_reassembled)
 	add_vec(&f, "version-3-15");
 	add_vec(&f, "robot-mode-5x"); /* 3.15: the 47-byte layout */
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, 2 * RTL_NS_PER_SEC, &c, &err),
-		     0, "%s", err.msg);
+	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, 2 * RTL_NS_PER_SEC, &c, &err), 0,
+		     "%s", err.msg);
 	cr_assert_str_eq(rtl_ur_primary_version(c)->project, "URControl");
 	end = rtl_time_now() + 2 * RTL_NS_PER_SEC;
 	while (!rtl_ur_primary_robot_mode(c, &m)) {
@@ -463,8 +463,8 @@ Test(ur_primary_client, hostile_messages_are_counted_not_fatal)
 	add(&f, popup, sizeof(popup));
 	add_vec(&f, "text");
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0,
-		     "%s", err.msg);
+	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0, "%s",
+		     err.msg);
 	end = rtl_time_now() + RTL_NS_PER_SEC;
 	do {
 		cr_assert_lt(rtl_time_now(), end);
@@ -489,12 +489,12 @@ Test(ur_primary_client, run_script_reports_the_runtime_exception_line)
 
 	add_vec(&f, "version-5-15");
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0,
-		     "%s", err.msg);
+	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0, "%s",
+		     err.msg);
 	/* No exception from this fake: the wait ends at its bound with 0. */
-	cr_assert_eq(rtl_ur_primary_run_script(c, prog, strlen(prog), 100 * RTL_NS_PER_MS, &rtx,
-					       &err),
-		     0, "%s", err.msg);
+	cr_assert_eq(
+		rtl_ur_primary_run_script(c, prog, strlen(prog), 100 * RTL_NS_PER_MS, &rtx, &err),
+		0, "%s", err.msg);
 	rtl_ur_primary_close(c);
 	fake_stop(&f);
 	cr_assert_eq(f.got_len, strlen(prog) + 1);
@@ -512,8 +512,8 @@ Test(ur_primary_client, runtime_exception_becomes_a_sentence)
 	add_vec(&f, "version-5-15");
 	f.reply = (struct step){ vec("runtime-exception")->bytes, vec("runtime-exception")->len };
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0,
-		     "%s", err.msg);
+	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0, "%s",
+		     err.msg);
 	cr_assert_eq(rtl_ur_primary_run_script(c, prog, strlen(prog), RTL_NS_PER_SEC, &rtx, &err),
 		     -ENOEXEC);
 	cr_assert_eq(rtx.line, 12);

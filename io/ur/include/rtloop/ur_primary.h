@@ -124,9 +124,9 @@ struct rtl_ur_robot_mode {
 	int8_t robot_mode;    /* -1 NO_CONTROLLER ... 7 RUNNING, 8 UPDATING_FIRMWARE */
 	uint8_t control_mode; /* 0 position, 1 teach, 2 force, 3 torque */
 	double target_speed_fraction;
-	double speed_scaling;		   /* 3.0 and later */
+	double speed_scaling;		    /* 3.0 and later */
 	double target_speed_fraction_limit; /* 3.2 and later; 0 before */
-	uint8_t reserved;		   /* 3.5 and later (and 5.x); 0 before */
+	uint8_t reserved;		    /* 3.5 and later (and 5.x); 0 before */
 };
 
 /*
@@ -239,21 +239,21 @@ RTL_API int rtl_ur_encode_robot_state(uint8_t *buf, size_t cap, uint8_t major, u
 
 /* What the client received, and everything it rejected, each by name. */
 struct rtl_ur_primary_stats {
-	uint64_t messages;	   /* complete messages framed */
-	uint64_t robot_states;	   /* ROBOT_STATE messages */
-	uint64_t robot_modes;	   /* robot mode data decoded */
-	uint64_t robot_msgs;	   /* robot messages queued */
-	uint64_t bad_length;	   /* a declared length below the header (fatal) */
-	uint64_t too_long;	   /* a declared length above the bound (fatal) */
-	uint64_t sub_overrun;	   /* a sub-package beyond its message (message dropped) */
-	uint64_t bad_robot_mode;   /* robot mode data shorter than its layout */
-	uint64_t bad_robot_msg;	   /* a robot message shorter than its fields */
-	uint64_t bad_version;	   /* a version message that did not decode */
-	uint64_t unknown_type;	   /* messages of another type (skipped) */
-	uint64_t unknown_sub;	   /* sub-packages not decoded (skipped) */
+	uint64_t messages;	    /* complete messages framed */
+	uint64_t robot_states;	    /* ROBOT_STATE messages */
+	uint64_t robot_modes;	    /* robot mode data decoded */
+	uint64_t robot_msgs;	    /* robot messages queued */
+	uint64_t bad_length;	    /* a declared length below the header (fatal) */
+	uint64_t too_long;	    /* a declared length above the bound (fatal) */
+	uint64_t sub_overrun;	    /* a sub-package beyond its message (message dropped) */
+	uint64_t bad_robot_mode;    /* robot mode data shorter than its layout */
+	uint64_t bad_robot_msg;	    /* a robot message shorter than its fields */
+	uint64_t bad_version;	    /* a version message that did not decode */
+	uint64_t unknown_type;	    /* messages of another type (skipped) */
+	uint64_t unknown_sub;	    /* sub-packages not decoded (skipped) */
 	uint64_t unknown_robot_msg; /* robot-message types not decoded (skipped) */
-	uint64_t queue_dropped;	   /* robot messages dropped from a full queue */
-	uint64_t cut_strings;	   /* messages with a text cut to fit */
+	uint64_t queue_dropped;	    /* robot messages dropped from a full queue */
+	uint64_t cut_strings;	    /* messages with a text cut to fit */
 };
 
 struct rtl_ur_primary;
@@ -299,8 +299,7 @@ RTL_API bool rtl_ur_primary_robot_mode(const struct rtl_ur_primary *c,
 RTL_API bool rtl_ur_primary_next_msg(struct rtl_ur_primary *c, struct rtl_ur_robot_msg *out);
 
 /* The counters since connect. */
-RTL_API void rtl_ur_primary_stats(const struct rtl_ur_primary *c,
-				  struct rtl_ur_primary_stats *out);
+RTL_API void rtl_ur_primary_stats(const struct rtl_ur_primary *c, struct rtl_ur_primary_stats *out);
 
 /*
  * Send the URScript program @text (@len bytes) as it is, followed by a
