@@ -826,13 +826,17 @@ Test(sim_robot, speed_slider_scales_commanded_motion)
 	in.speed_slider_fraction = 0.5;
 	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), 0);
 	cr_assert_float_eq(g.r.target_speed_fraction, 0.5, 0);
-	cr_assert_float_eq(g.r.speed_scaling, 0.5, 0);
+	cr_assert_float_eq(g.r.speed_scaling, 1.0, 0, "the slider is not the limiter");
 
+	/* half the commanded speed, and so half the distance */
 	q0 = g.r.target_q[0];
 	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 0.4 }, 1.0);
 	cycles(&g, 500);
 	cr_assert_float_eq(g.r.target_qd[0], 0.2, 1e-12);
 	cr_assert_float_eq(g.r.target_q[0] - q0, 0.2 * (1 - 0.1), 1e-9);
+	cr_assert_float_eq(g.r.speed_scaling, 1.0, 0, "0.2 rad/s is within the limit");
+	cr_assert_float_eq(g.r.speed_scaling * g.r.target_speed_fraction, g.r.target_qd[0] / 0.4,
+			   1e-12, "the combined scaling is the executed fraction");
 
 	/* servoj moves no faster than the scaled joint limit */
 	set_cmd(&g, RTL_RTDE_CMD_SERVOJ, g.r.target_q, 0);
