@@ -40,7 +40,7 @@ struct prim {
 	uint64_t sent_seq;   /* the last controller message sent */
 	int64_t next_state;  /* when the next robot state is due */
 	int depth;	     /* open blocks of the program being read */
-	size_t start;	     /* where it starts in in[] */
+	size_t start;	     /* where the next program starts in in[] */
 	size_t len, scanned; /* bytes held; bytes cut into lines */
 	char in[RTL_SIM_SCRIPT_MAX];
 };
@@ -195,7 +195,9 @@ static bool opens_block(const char *s, size_t n)
 }
 
 /* One line [b, e) of the text (newline excluded): advance the framing;
- * returns true when it completes a program. */
+ * returns true when it completes a program. Comments and blank lines
+ * before a program belong to it (a controller numbers the lines of the
+ * text it was sent); blank lines between programs are dropped. */
 static bool line(struct prim *p, size_t b, size_t e)
 {
 	const char *s = p->in + b;
@@ -207,10 +209,13 @@ static bool line(struct prim *p, size_t b, size_t e)
 	}
 	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
 		n--;
+	if (!n && p->depth == 0 && p->start == b) {
+		p->start = e + 1;
+		return false;
+	}
 	if (!n || *s == '#')
 		return false;
 	if (p->depth == 0) {
-		p->start = b;
 		if (!word(s, n, "def") && !word(s, n, "sec"))
 			return true; /* a line of its own */
 		p->depth = 1;
@@ -232,7 +237,7 @@ static void prim_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t
 		return;
 	while (n) {
 		size_t k = sizeof(p->in) - p->len < n ? sizeof(p->in) - p->len : n;
-		size_t done = 0;
+		size_t done;
 
 		memcpy(p->in + p->len, data, k);
 		p->len += k;
@@ -247,15 +252,15 @@ static void prim_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t
 			if (!line(p, b, i))
 				continue;
 			rtl_sim_ctrl_program(sim, c->kind, p->in + p->start, i + 1 - p->start, now);
-			done = i + 1;
+			p->start = i + 1;
 		}
-		if (p->depth == 0 && p->scanned > done)
-			done = p->scanned; /* blank lines and comments between programs */
+		/* What is before the next program is done with. */
+		done = p->start;
 		if (done) {
 			memmove(p->in, p->in + done, p->len - done);
 			p->len -= done;
 			p->scanned -= done;
-			p->start = p->start >= done ? p->start - done : 0;
+			p->start = 0;
 		}
 		if (p->len == sizeof(p->in)) {
 			struct rtl_sim_ctrl_msg m = { .kind = RTL_SIM_MSG_KEY,

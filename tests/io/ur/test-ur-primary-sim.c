@@ -201,8 +201,8 @@ Test(ur_primary_sim, control_script_starts_the_executor)
 
 	start(false);
 	c = connect_to(RTL_SIM_PORT_SECONDARY);
-	cr_assert_eq(rtl_ur_primary_run_script(c, s, len, 300 * RTL_NS_PER_MS, NULL, &err), 0,
-		     "%s", err.msg);
+	cr_assert_eq(rtl_ur_primary_run_script(c, s, len, 300 * RTL_NS_PER_MS, NULL, &err), 0, "%s",
+		     err.msg);
 	rtl_ur_primary_close(c);
 	sim = stop();
 	cr_assert_eq(sim->ctrl.stats.rtloop_started, 1);
@@ -257,13 +257,16 @@ Test(ur_primary_sim, changed_program_gets_a_runtime_exception_naming_the_line)
 	size_t len;
 	char *s = read_script(&len);
 	char *p = strstr(s, "end\n");
+	size_t at;
 	int want;
 
 	/* Change the first "end" into "end # changed": a line that differs. */
 	cr_assert(p);
+	at = (size_t)(p - s) + 3;
 	want = line_of(s, "end\n");
 	s = realloc(s, len + 16);
-	p = s + (p - s) + 3;
+	cr_assert(s);
+	p = s + at;
 	memmove(p + 10, p, len - (size_t)(p - s) + 1);
 	memcpy(p, " # changed", 10);
 	len += 10;
@@ -289,8 +292,7 @@ Test(ur_primary_sim, program_before_power_on_is_refused_with_a_message)
 
 	start(true);
 	c = connect_to(RTL_SIM_PORT_PRIMARY);
-	cr_assert_eq(rtl_ur_primary_send_script(c, s, len, RTL_NS_PER_SEC, &err), 0, "%s",
-		     err.msg);
+	cr_assert_eq(rtl_ur_primary_send_script(c, s, len, RTL_NS_PER_SEC, &err), 0, "%s", err.msg);
 	wait_msg(c, RTL_UR_RMSG_KEY, &m);
 	cr_assert(m.text[0]);
 	rtl_ur_primary_close(c);
