@@ -264,7 +264,8 @@ RTL_API int rtl_ur_encode_robot_state(uint8_t *buf, size_t cap, uint8_t major, u
 
 /* ---- robot messages ------------------------------------------------------- */
 
-/* Open robot message @msg of robot-message type @want (-1: any). */
+/* Open robot message @msg: its type, with timestamp and source read and
+ * @r on the body. */
 static int open_rmsg(const uint8_t *msg, size_t len, struct rd *r, uint64_t *ts, int8_t *src)
 {
 	int t = rtl_ur_robot_msg_type(msg, len);
