@@ -57,6 +57,11 @@ static const double viscous[N] = { 6.0, 6.0, 4.0, 1.5, 1.5, 1.5 };	    /* N m s 
 #define V_SUPPLY 48.0
 #define P_IDLE 35.0   /* W drawn by the arm's electronics */
 #define R_WINDING 0.3 /* ohm */
+#define EXEC_BASE_MS 0.35
+#define EXEC_MOVING_MS 0.05
+#define EXEC_JITTER_MS 0.03
+#define EXEC_MIN_MS 0.3
+#define EXEC_MAX_MS 0.6
 
 static const char wd_text[] = "rtde-sim: RTDE watchdog: no new heartbeat within the timeout, "
 			      "stopping the robot";
@@ -361,6 +366,11 @@ void rtl_sim_robot_config_default(struct rtl_sim_robot_config *cfg)
 		.watchdog_ns = (int64_t)RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS * 1000000,
 		.watchdog_decel = 10.0,
 		.contact = { .normal = { 0, 0, 1 } },
+		/* a 1 kg tool 5 cm out along the flange axis, a solid sphere
+		 * of radius 5 cm: 2/5 m r^2 = 0.001 kg m^2 about each axis */
+		.payload_mass = 1.0,
+		.payload_cog = { 0, 0, 0.05 },
+		.payload_inertia = { 0.001, 0.001, 0.001, 0, 0, 0 },
 		.seed = 1,
 	};
 	for (int i = 0; i < N; i++) {
@@ -429,45 +439,72 @@ static int check_config(const struct rtl_sim_robot_config *c)
 		return -EINVAL;
 	if (!all_finite(c->tcp_offset, 6) || !nonneg(c->force_noise) || !nonneg(c->torque_noise))
 		return -EINVAL;
+	if (!nonneg(c->payload_mass) || !all_finite(c->payload_cog, 3) ||
+	    !all_finite(c->payload_inertia, 6))
+		return -EINVAL;
 	return 0;
 }
 
 /* ---- outputs ------------------------------------------------------------------- */
 
-/*
- * Motor torques holding @q against gravity, and the norm of the links'
- * linear momentum at @qd.
- */
-static void gravity_and_momentum(const struct frame f[N + 2], const double qd[N], double tau[N],
-				 double *momentum)
-{
-	double com[N][3], p[3] = { 0, 0, 0 };
+static bool at_rest(const double qd[N]);
 
-	for (int i = 0; i < N; i++) {
+/*
+ * Motor torques holding @q against gravity, and the norm of the linear
+ * momentum of the links and the payload at @qd. Body N is the payload: its
+ * centre of gravity is given in the flange frame, f[N], and it hangs on
+ * every joint, as the last link does.
+ */
+static void gravity_and_momentum(const struct rtl_sim_robot *r, const struct frame f[N + 2],
+				 const double qd[N], double tau[N], double *momentum)
+{
+	double com[N + 1][3], mass[N + 1], p[3] = { 0, 0, 0 };
+
+	for (int i = 0; i <= N; i++) {
+		const double *c = i < N ? link_com[i] : r->cfg.payload_cog;
 		double t[3];
 
-		matvec3(f[i + 1].R, link_com[i], t);
+		mass[i] = i < N ? link_mass[i] : r->cfg.payload_mass;
+		matvec3(f[i < N ? i + 1 : N].R, c, t);
 		for (int k = 0; k < 3; k++)
-			com[i][k] = f[i + 1].p[k] + t[k];
+			com[i][k] = f[i < N ? i + 1 : N].p[k] + t[k];
 	}
 	for (int j = 0; j < N; j++) {
 		double z[3] = { f[j].R[2], f[j].R[5], f[j].R[8] };
 
 		tau[j] = 0;
-		/* link i hangs on joints 0..i: its weight loads every one of them,
+		/* body i hangs on joints 0..i: its weight loads every one of them,
 		 * and joint j moves it with z_j x (c_i - o_j) */
-		for (int i = j; i < N; i++) {
+		for (int i = j; i <= N; i++) {
 			double rr[3] = { com[i][0] - f[j].p[0], com[i][1] - f[j].p[1],
 					 com[i][2] - f[j].p[2] };
 			double v[3];
 
 			cross3(z, rr, v);
-			tau[j] += link_mass[i] * GRAVITY * v[2];
+			tau[j] += mass[i] * GRAVITY * v[2];
 			for (int k = 0; k < 3; k++)
-				p[k] += link_mass[i] * v[k] * qd[j];
+				p[k] += mass[i] * v[k] * qd[j];
 		}
 	}
 	*momentum = norm3(p);
+}
+
+/*
+ * actual_execution_time [ms]: how long the controller's real-time thread
+ * took this cycle. The model: 0.35 ms of fixed work, 0.05 ms more while the
+ * arm moves (trajectory generation, dynamics), and seeded Gaussian jitter
+ * of 0.03 ms, kept within 0.3-0.6 ms, well inside the 2 ms (or 8 ms) period
+ * as on a healthy controller. Its own generator, so that the force noise
+ * sequence of a seed does not depend on it.
+ */
+static double execution_time(struct rtl_sim_robot *r)
+{
+	double u = sqrt(-2 * log(uniform01(&r->exec_rng)));
+	double w = 2 * M_PI * uniform01(&r->exec_rng);
+	double t = EXEC_BASE_MS + (at_rest(r->actual_qd) ? 0 : EXEC_MOVING_MS) +
+		   EXEC_JITTER_MS * u * cos(w);
+
+	return fmin(EXEC_MAX_MS, fmax(EXEC_MIN_MS, t));
 }
 
 static void contact_force(struct rtl_sim_robot *r, const double pose[6], const double speed[6],
@@ -497,7 +534,9 @@ static void update_outputs(struct rtl_sim_robot *r, double dt)
 {
 	struct frame ft[N + 2], fa[N + 2];
 	double jt[36], ja[36], gt[N], ga[N], f3[3], mom, dummy, p_elec = P_IDLE;
+	double prev_v[3], sf[3];
 
+	memcpy(prev_v, r->actual_TCP_speed, sizeof(prev_v));
 	chain(r->target_q, r->cfg.tcp_offset, ft);
 	chain(r->actual_q, r->cfg.tcp_offset, fa);
 	jacobian_of(ft, jt);
@@ -521,6 +560,15 @@ static void update_outputs(struct rtl_sim_robot *r, double dt)
 			r->elbow_velocity[k] += v[k] * r->actual_qd[j];
 	}
 
+	/* The tool accelerometer reads specific force in the flange frame:
+	 * the TCP's acceleration (from consecutive TCP speeds) minus gravity,
+	 * so +g away from the earth at rest. At rest both speeds are exactly
+	 * zero, and the reading is gravity exactly, rotated into the flange. */
+	for (int k = 0; k < 3; k++)
+		sf[k] = dt > 0 ? (r->actual_TCP_speed[k] - prev_v[k]) / dt : 0;
+	sf[2] += GRAVITY;
+	matvec3_t(fa[N].R, sf, r->actual_tool_accelerometer);
+
 	/* contact and force sensor */
 	contact_force(r, r->actual_TCP_pose, r->actual_TCP_speed, f3);
 	for (int k = 0; k < 3; k++) {
@@ -537,8 +585,8 @@ static void update_outputs(struct rtl_sim_robot *r, double dt)
 	r->tcp_force_scalar = norm3(r->actual_TCP_force);
 
 	/* joint torques and currents */
-	gravity_and_momentum(ft, r->target_qd, gt, &dummy);
-	gravity_and_momentum(fa, r->actual_qd, ga, &mom);
+	gravity_and_momentum(r, ft, r->target_qd, gt, &dummy);
+	gravity_and_momentum(r, fa, r->actual_qd, ga, &mom);
 	r->actual_momentum = mom;
 	for (int i = 0; i < N; i++) {
 		/* the motors also hold what the tool exerts: J^T f */
@@ -563,6 +611,9 @@ static void update_outputs(struct rtl_sim_robot *r, double dt)
 	}
 	r->actual_robot_current = p_elec / V_SUPPLY;
 	r->actual_robot_voltage = V_SUPPLY - 0.05 * r->actual_robot_current;
+	/* the tool connector sits on the last joint and shares its heat */
+	r->tool_temperature = r->joint_temperatures[N - 1];
+	r->actual_execution_time = execution_time(r);
 }
 
 /* ---- lifecycle ------------------------------------------------------------------- */
@@ -595,9 +646,14 @@ int rtl_sim_robot_init(struct rtl_sim_robot *r, const struct rtl_sim_robot_confi
 		.actual_main_voltage = V_SUPPLY,
 		.active_mode = RTL_RTDE_CMD_IDLE,
 		.rng = cfg->seed,
+		/* another stream of the same seed, for the execution time */
+		.exec_rng = cfg->seed ^ 0x5851f42d4c957f2dull,
+		.payload = cfg->payload_mass,
 	};
 	r->cfg.contact = contact;
 	memcpy(r->tcp_offset, cfg->tcp_offset, sizeof(r->tcp_offset));
+	memcpy(r->payload_cog, cfg->payload_cog, sizeof(r->payload_cog));
+	memcpy(r->payload_inertia, cfg->payload_inertia, sizeof(r->payload_inertia));
 	memcpy(r->target_q, cfg->q0, sizeof(r->target_q));
 	memcpy(r->actual_q, cfg->q0, sizeof(r->actual_q));
 	for (int i = 0; i < N; i++)
@@ -690,7 +746,6 @@ int rtl_sim_robot_set_inputs(struct rtl_sim_robot *r, const struct rtl_sim_robot
 		double s = fmin(1.0, fmax(0.0, in->speed_slider_fraction));
 
 		r->target_speed_fraction = s;
-		r->speed_scaling = s;
 	}
 	return 0;
 }
@@ -713,8 +768,12 @@ static double period_s(const struct rtl_sim_robot *r)
 	return (double)r->cfg.period_ns * 1e-9;
 }
 
-/* Scale @v uniformly into the joint speed limits. Returns the event bit. */
-static uint32_t clamp_speed(const struct rtl_sim_robot *r, double v[N])
+/*
+ * Scale @v uniformly into the joint speed limits. *@ratio takes the factor
+ * applied when it is the smallest yet (the trajectory limiter's speed
+ * scaling of this step). Returns the event bit.
+ */
+static uint32_t clamp_speed(const struct rtl_sim_robot *r, double v[N], double *ratio)
 {
 	double f = 1.0;
 
@@ -724,6 +783,7 @@ static uint32_t clamp_speed(const struct rtl_sim_robot *r, double v[N])
 		return 0;
 	for (int i = 0; i < N; i++)
 		v[i] /= f;
+	*ratio = fmin(*ratio, 1.0 / f);
 	return RTL_SIM_ROBOT_EV_VEL_LIMIT;
 }
 
@@ -818,7 +878,7 @@ static void track_joints(const struct rtl_sim_robot *r, double out[N])
 	for (int i = 0; i < N; i++) {
 		double e = c->param[i] - r->target_q[i];
 		double lim = fmin(sqrt(2 * SERVO_BRAKE * r->cfg.qdd_max[i] * fabs(e)),
-				  r->speed_scaling * r->cfg.qd_max[i]);
+				  r->target_speed_fraction * r->cfg.qd_max[i]);
 
 		out[i] = fmax(-lim, fmin(lim, e / tau));
 	}
@@ -827,12 +887,13 @@ static void track_joints(const struct rtl_sim_robot *r, double out[N])
 /*
  * Joint limits on the velocity @qd planned for the end of this period:
  * speed (uniform), braking ahead of a position limit (per joint), velocity
- * change (uniform, or per joint when @per_joint).
+ * change (uniform, or per joint when @per_joint). *@ratio as clamp_speed().
  */
-static uint32_t apply_limits(const struct rtl_sim_robot *r, double qd[N], bool per_joint)
+static uint32_t apply_limits(const struct rtl_sim_robot *r, double qd[N], bool per_joint,
+			     double *ratio)
 {
 	double dt = period_s(r), f = 1.0;
-	uint32_t ev = clamp_speed(r, qd);
+	uint32_t ev = clamp_speed(r, qd, ratio);
 
 	for (int i = 0; i < N; i++) {
 		/* The fastest v to end this period with such that braking at a
@@ -976,7 +1037,7 @@ uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
 {
 	const struct rtl_sim_robot_cmd *c = &r->cmd;
 	static const double zero[6];
-	double dt = period_s(r), qd[N], target[6];
+	double dt = period_s(r), qd[N], target[6], limiter = 1.0;
 	int32_t mode = c->mode;
 	bool per_joint = false, was_linear = r->linear;
 	uint32_t ev = 0;
@@ -1002,8 +1063,8 @@ uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
 		switch (mode) {
 		case RTL_RTDE_CMD_SPEEDJ:
 			for (int i = 0; i < N; i++)
-				target[i] = r->speed_scaling * c->param[i];
-			ev |= clamp_speed(r, target);
+				target[i] = r->target_speed_fraction * c->param[i];
+			ev |= clamp_speed(r, target, &limiter);
 			ramp_joints(r, target, a > 0 ? a : r->cfg.joint_accel, qd);
 			r->linear = false;
 			break;
@@ -1011,7 +1072,7 @@ uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
 			if (!was_linear)
 				enter_linear(r);
 			for (int i = 0; i < 6; i++)
-				target[i] = r->speed_scaling * c->param[i];
+				target[i] = r->target_speed_fraction * c->param[i];
 			ramp_linear(r, target, a > 0 ? a : r->cfg.linear_accel, qd);
 			r->linear = true;
 			break;
@@ -1036,7 +1097,11 @@ uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
 		}
 	}
 	r->active_mode = mode;
-	ev |= apply_limits(r, qd, per_joint);
+	ev |= apply_limits(r, qd, per_joint, &limiter);
+	/* The slider is the operator's (target_speed_fraction, applied to the
+	 * command above); speed_scaling is only what the limiter took on top,
+	 * as ur_rtde's combined scaling multiplies the two. */
+	r->speed_scaling = limiter;
 
 	/* the actual joints follow one cycle behind the targets */
 	memcpy(r->actual_q, r->target_q, sizeof(r->actual_q));

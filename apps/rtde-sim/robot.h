@@ -40,20 +40,26 @@
  *   lookahead * 300 / gain, bounded by a braking curve so that it stops on
  *   the target without overshoot. stop (and idle) ramp to rest, in Cartesian
  *   space after speedl (stopl), in joint space otherwise (stopj).
- * - Limits, applied to every mode: the speed slider scales the commanded
- *   speeds (speed_scaling = target_speed_fraction); velocities are scaled
- *   uniformly to the joint speed limits (direction kept); a joint brakes
- *   ahead of its position limit; the velocity change per cycle is scaled
- *   uniformly to the joint acceleration limits. What bound is recorded in
- *   .limited.
+ * - Limits, applied to every mode: the speed slider (target_speed_fraction)
+ *   scales the commanded speeds, as on the real robot; velocities are scaled
+ *   uniformly to the joint speed limits (direction kept), and that ratio is
+ *   speed_scaling, the trajectory limiter's factor (1 while nothing limits
+ *   the speed, so that a client's combined scaling, speed_scaling x
+ *   target_speed_fraction, is the fraction of the commanded speed the arm
+ *   executes); a joint brakes ahead of its position limit; the velocity
+ *   change per cycle is scaled uniformly to the joint acceleration limits.
+ *   What bound is recorded in .limited.
  * - Integration: trapezoidal (a velocity ramp integrates exactly). These are
  *   the target_* values. The actual joints follow one cycle behind.
  * - Outputs: forward kinematics (standard UR5e DH) gives the TCP poses as UR
  *   reports them (x, y, z in m, rotation vector in rad, base frame), the
  *   Jacobian gives the TCP speeds; a virtual contact plane gives
  *   actual_TCP_force, with seeded Gaussian noise; gravity of UR's published
- *   link masses, an inertia and a friction term give plausible joint torques,
- *   currents, temperatures and power draw.
+ *   link masses and the configured payload, an inertia and a friction term
+ *   give plausible joint torques, currents, temperatures and power draw; the
+ *   tool accelerometer reads the TCP's acceleration minus gravity in the
+ *   flange frame; the execution time is a seeded model of the controller's
+ *   real-time thread.
  *
  * Thread safety: none; one robot belongs to one thread. Every function is
  * RT-safe (no allocation, no locks, no system calls) unless it says
@@ -119,7 +125,12 @@ struct rtl_sim_robot_config {
 	struct rtl_sim_contact contact;
 	double force_noise;  /* standard deviation of each force component [N], >= 0 */
 	double torque_noise; /* standard deviation of each torque component [N m], >= 0 */
-	uint64_t seed;	     /* of the noise generator */
+	/* The mounted payload (set_payload), reported as payload, payload_cog
+	 * and payload_inertia and carried in the gravity torques. */
+	double payload_mass;	   /* [kg], >= 0 */
+	double payload_cog[3];	   /* centre of gravity, flange frame [m] */
+	double payload_inertia[6]; /* Ixx Iyy Izz Ixy Ixz Iyz about the cog [kg m^2] */
+	uint64_t seed;		   /* of the noise generator */
 	/* Called from rtl_sim_robot_step() when the robot has something to say
 	 * (a watchdog trip); the server turns it into an RTDE text message. Must
 	 * be RT-safe itself. NULL: silent. @text is a static string. */
@@ -191,6 +202,12 @@ struct rtl_sim_robot {
 	double actual_robot_voltage;
 	double actual_robot_current;
 	double actual_momentum;
+	double actual_tool_accelerometer[3]; /* specific force, flange frame [m/s^2] */
+	double actual_execution_time;	     /* [ms] */
+	double tool_temperature;	     /* [deg C] */
+	double payload;			     /* [kg] */
+	double payload_cog[3];		     /* [m] */
+	double payload_inertia[6];	     /* [kg m^2] */
 	double elbow_position[3];
 	double elbow_velocity[3];
 	int32_t joint_mode[RTL_SIM_ROBOT_DOF];
@@ -200,8 +217,8 @@ struct rtl_sim_robot {
 	uint32_t robot_status_bits;
 	uint32_t safety_status_bits;
 	uint32_t runtime_state;
-	double speed_scaling;
-	double target_speed_fraction;
+	double speed_scaling;	      /* the limiter's factor of this step, 0..1 */
+	double target_speed_fraction; /* the speed slider, 0..1 */
 	uint8_t standard_digital_out; /* bits of actual_digital_output_bits 0-7 */
 	uint8_t configurable_digital_out;
 	uint8_t tool_digital_out;
@@ -237,6 +254,7 @@ struct rtl_sim_robot {
 	double ref_p[3]; /* speedl: reference pose the TCP is held to */
 	double ref_R[9];
 	uint64_t rng;
+	uint64_t exec_rng; /* actual_execution_time's own stream */
 	double spare_gauss;
 	bool have_spare;
 };
@@ -246,7 +264,8 @@ struct rtl_sim_robot {
  * pi rad/s, acceleration limits 15 rad/s^2, position limits +-2 pi (elbow
  * +-pi), default accelerations 1.4 rad/s^2 and 1.2 m/s^2, watchdog 100 ms
  * with a 10 rad/s^2 stop, start pose (0, -pi/2, pi/2, -pi/2, -pi/2, 0), no
- * TCP offset, no contact, no noise, seed 1.
+ * TCP offset, a 1 kg payload at (0, 0, 0.05) m in the flange frame with
+ * 0.001 kg m^2 about each axis, no contact, no noise, seed 1.
  */
 void rtl_sim_robot_config_default(struct rtl_sim_robot_config *cfg);
 
@@ -256,8 +275,9 @@ void rtl_sim_robot_config_default(struct rtl_sim_robot_config *cfg);
  * first heartbeat. @cfg is copied.
  * Returns 0, or -EINVAL when a pointer is NULL, the period is not positive,
  * a limit is not positive or finite, a position range is empty, q0 lies
- * outside it, a noise or contact parameter is negative, or an enabled
- * contact has a zero normal.
+ * outside it, a noise or contact parameter is negative, the payload mass is
+ * negative or a payload value is not finite, or an enabled contact has a
+ * zero normal.
  */
 int rtl_sim_robot_init(struct rtl_sim_robot *r, const struct rtl_sim_robot_config *cfg);
 

@@ -30,11 +30,15 @@
 #include "server.h"
 #include "timer.h"
 
-/* epoll tags beyond the session ids. */
+/* epoll tags beyond the session ids: the RTDE listener, the timer, the
+ * stop event, the service listeners, then the service connections. */
 enum {
 	TAG_LISTEN = RTL_SIM_MAX_SESSIONS,
 	TAG_TIMER,
 	TAG_STOP,
+	TAG_SVC_LISTEN,
+	TAG_SVC_CONN = TAG_SVC_LISTEN + RTL_SIM_PORT_COUNT,
+	TAG_END = TAG_SVC_CONN + RTL_SIM_MAX_CONNS,
 };
 
 #define READ_CHUNK 65536
@@ -47,12 +51,22 @@ struct conn {
 	bool want_out; /* EPOLLOUT is registered */
 };
 
+/* A service connection: its socket and what the service sees. */
+struct svc_conn {
+	int fd; /* -1: free */
+	bool want_out;
+	struct rtl_sim_conn c;
+};
+
 struct rtl_sim_server {
 	struct rtl_sim *sim;
 	struct rtl_sim_server_opts opts;
 	int listen_fd, epoll_fd, timer_fd, stop_fd;
 	uint16_t port;
 	struct conn conns[RTL_SIM_MAX_SESSIONS];
+	int svc_listen_fd[RTL_SIM_PORT_COUNT];
+	uint16_t svc_port[RTL_SIM_PORT_COUNT];
+	struct svc_conn svc[RTL_SIM_MAX_CONNS];
 	int64_t armed; /* wake time the timer is armed for */
 	uint8_t rx[READ_CHUNK];
 
@@ -71,6 +85,32 @@ static int ep_ctl(struct rtl_sim_server *srv, int op, int fd, uint32_t events, u
 	return epoll_ctl(srv->epoll_fd, op, fd, &ev) ? -errno : 0;
 }
 
+/* Listen on @addr's address, port @port (0: ephemeral). */
+static int listen_on(struct rtl_sim_server *srv, const struct sockaddr_in *addr, uint16_t port,
+		     int *fd_out, uint16_t *port_out)
+{
+	struct sockaddr_in sa = *addr;
+	socklen_t salen = sizeof(sa);
+	int one = 1, fd;
+
+	(void)srv;
+	sa.sin_port = htons(port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &salen)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	*fd_out = fd;
+	*port_out = ntohs(sa.sin_port);
+	return 0;
+}
+
 int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts *sim_opts,
 			  const struct rtl_sim_server_opts *opts)
 {
@@ -87,6 +127,10 @@ int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts
 	srv->listen_fd = srv->epoll_fd = srv->timer_fd = srv->stop_fd = -1;
 	for (int i = 0; i < RTL_SIM_MAX_SESSIONS; i++)
 		srv->conns[i].fd = -1;
+	for (int i = 0; i < RTL_SIM_PORT_COUNT; i++)
+		srv->svc_listen_fd[i] = -1;
+	for (int i = 0; i < RTL_SIM_MAX_CONNS; i++)
+		srv->svc[i].fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	if (opts)
 		srv->opts = *opts;
@@ -126,6 +170,21 @@ int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts
 	    (err = ep_ctl(srv, EPOLL_CTL_ADD, srv->timer_fd, EPOLLIN, TAG_TIMER)) ||
 	    (err = ep_ctl(srv, EPOLL_CTL_ADD, srv->stop_fd, EPOLLIN, TAG_STOP)))
 		goto err_close;
+	for (int k = 0; k < RTL_SIM_PORT_COUNT; k++) {
+		int32_t want = srv->opts.service_port[k];
+
+		if (want < 0 || want > 65535 ||
+		    (k == RTL_SIM_PORT_DASHBOARD &&
+		     srv->sim->opts.profile == RTL_SIM_PROFILE_POLYSCOPE_X))
+			continue;
+		err = listen_on(srv, &sa, (uint16_t)want, &srv->svc_listen_fd[k],
+				&srv->svc_port[k]);
+		if (!err)
+			err = ep_ctl(srv, EPOLL_CTL_ADD, srv->svc_listen_fd[k], EPOLLIN,
+				     TAG_SVC_LISTEN + (uint64_t)k);
+		if (err)
+			goto err_close;
+	}
 	*out = srv;
 	return 0;
 
@@ -139,6 +198,11 @@ err_close:
 uint16_t rtl_sim_server_port(const struct rtl_sim_server *srv)
 {
 	return srv->port;
+}
+
+uint16_t rtl_sim_server_service_port(const struct rtl_sim_server *srv, enum rtl_sim_port_kind k)
+{
+	return (unsigned)k < RTL_SIM_PORT_COUNT ? srv->svc_port[k] : 0;
 }
 
 struct rtl_sim *rtl_sim_server_sim(struct rtl_sim_server *srv)
@@ -250,6 +314,126 @@ static bool conn_flush(struct rtl_sim_server *srv, struct rtl_sim_session *s)
 	return true;
 }
 
+/* ---- service connections (ports.h) ------------------------------------------------- */
+
+static void svc_close(struct rtl_sim_server *srv, struct svc_conn *sc)
+{
+	const struct rtl_sim_port_ops *ops = rtl_sim_port_ops(sc->c.kind);
+
+	if (sc->fd < 0)
+		return;
+	if (ops && ops->close)
+		ops->close(srv->sim, &sc->c);
+	epoll_ctl(srv->epoll_fd, EPOLL_CTL_DEL, sc->fd, NULL);
+	close(sc->fd);
+	free(sc->c.out);
+	sc->fd = -1;
+	sc->want_out = false;
+	memset(&sc->c, 0, sizeof(sc->c));
+}
+
+static void svc_accept(struct rtl_sim_server *srv, enum rtl_sim_port_kind k, int64_t now)
+{
+	const struct rtl_sim_port_ops *ops = rtl_sim_port_ops(k);
+	int one = 1;
+
+	for (;;) {
+		int fd = accept4(srv->svc_listen_fd[k], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct svc_conn *sc = NULL;
+
+		if (fd < 0)
+			return;
+		for (unsigned i = 0; i < RTL_SIM_MAX_CONNS && !sc; i++)
+			if (srv->svc[i].fd < 0)
+				sc = &srv->svc[i];
+		if (!sc) {
+			close(fd); /* all slots taken */
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		sc->fd = fd;
+		sc->c = (struct rtl_sim_conn){
+			.kind = k,
+			.id = (unsigned)(sc - srv->svc),
+			.opened_ns = now,
+		};
+		if (ep_ctl(srv, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP, TAG_SVC_CONN + sc->c.id) ||
+		    (ops && ops->open && ops->open(srv->sim, &sc->c, now) < 0)) {
+			svc_close(srv, sc);
+			continue;
+		}
+	}
+}
+
+/* Write what the service queued; false when the connection is gone. */
+static bool svc_flush(struct rtl_sim_server *srv, struct svc_conn *sc)
+{
+	struct rtl_sim_conn *c = &sc->c;
+	bool more;
+
+	while (c->len > c->off) {
+		ssize_t n =
+			send(sc->fd, c->out + c->off, c->len - c->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		c->off += (size_t)n;
+		c->bytes_out += (uint64_t)n;
+	}
+	if (c->off == c->len)
+		c->off = c->len = 0;
+	more = c->len > c->off;
+	if (more != sc->want_out) {
+		ep_ctl(srv, EPOLL_CTL_MOD, sc->fd, EPOLLIN | EPOLLRDHUP | (more ? EPOLLOUT : 0),
+		       TAG_SVC_CONN + c->id);
+		sc->want_out = more;
+	}
+	return true;
+}
+
+/* Read what the client sent; false when the connection is gone. */
+static bool svc_read(struct rtl_sim_server *srv, struct svc_conn *sc, int64_t now)
+{
+	const struct rtl_sim_port_ops *ops = rtl_sim_port_ops(sc->c.kind);
+
+	for (int i = 0; i < READS_PER_EVENT; i++) {
+		ssize_t n = recv(sc->fd, srv->rx, sizeof(srv->rx), 0);
+
+		if (n == 0)
+			return false;
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+		sc->c.bytes_in += (uint64_t)n;
+		if (ops && ops->feed)
+			ops->feed(srv->sim, &sc->c, srv->rx, (size_t)n, now);
+		if ((size_t)n < sizeof(srv->rx))
+			break;
+	}
+	return true;
+}
+
+/* Every service connection: tick, write, close what asked for it. */
+static void svc_service(struct rtl_sim_server *srv, int64_t now)
+{
+	for (unsigned i = 0; i < RTL_SIM_MAX_CONNS; i++) {
+		struct svc_conn *sc = &srv->svc[i];
+		const struct rtl_sim_port_ops *ops;
+
+		if (sc->fd < 0)
+			continue;
+		ops = rtl_sim_port_ops(sc->c.kind);
+		if (ops && ops->tick && !sc->c.close)
+			ops->tick(srv->sim, &sc->c, now);
+		if (!svc_flush(srv, sc) || (sc->c.close && sc->c.len == sc->c.off))
+			svc_close(srv, sc);
+	}
+}
+
 static void arm_timer(struct rtl_sim_server *srv)
 {
 	rtl_sim_timer_arm(srv->timer_fd, &srv->armed, rtl_sim_next_wake(srv->sim));
@@ -270,7 +454,7 @@ static void publish_stats(struct rtl_sim_server *srv)
 int rtl_sim_server_run(struct rtl_sim_server *srv)
 {
 	struct rtl_sim *sim = srv->sim;
-	struct epoll_event evs[RTL_SIM_MAX_SESSIONS + 3];
+	struct epoll_event evs[TAG_END];
 	int64_t now = rtl_time_now(), end = 0, next_status;
 	bool quit = false;
 	int err = 0;
@@ -315,6 +499,20 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 				srv->armed = -1;
 			} else if (tag == TAG_STOP) {
 				quit = true;
+			} else if (tag >= TAG_SVC_LISTEN && tag < TAG_SVC_CONN) {
+				svc_accept(srv, (enum rtl_sim_port_kind)(tag - TAG_SVC_LISTEN),
+					   now);
+			} else if (tag >= TAG_SVC_CONN && tag < TAG_END) {
+				struct svc_conn *sc = &srv->svc[tag - TAG_SVC_CONN];
+				bool alive = sc->fd >= 0;
+
+				if (alive &&
+				    (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+					alive = svc_read(srv, sc, now);
+				if (alive && (evs[i].events & EPOLLOUT))
+					alive = svc_flush(srv, sc);
+				if (!alive)
+					svc_close(srv, sc);
 			} else if (tag < RTL_SIM_MAX_SESSIONS && (s = sim->sessions[tag])) {
 				bool alive = true;
 
@@ -352,6 +550,7 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 			}
 		}
 
+		svc_service(srv, now);
 		publish_stats(srv);
 		if (now >= next_status) {
 			if (srv->opts.status) {
@@ -378,6 +577,11 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 		if (s->close == RTL_SIM_CLOSE_NONE)
 			s->close = RTL_SIM_CLOSE_SHUTDOWN;
 		conn_close(srv, s);
+	}
+	for (unsigned i = 0; i < RTL_SIM_MAX_CONNS; i++) {
+		if (srv->svc[i].fd >= 0)
+			svc_flush(srv, &srv->svc[i]);
+		svc_close(srv, &srv->svc[i]);
 	}
 	publish_stats(srv);
 	return err;
@@ -433,8 +637,13 @@ void rtl_sim_server_destroy(struct rtl_sim_server *srv)
 		for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++)
 			if (srv->sim->sessions[i])
 				conn_close(srv, srv->sim->sessions[i]);
+		for (unsigned i = 0; i < RTL_SIM_MAX_CONNS; i++)
+			svc_close(srv, &srv->svc[i]);
 		rtl_sim_free(srv->sim);
 	}
+	for (int k = 0; k < RTL_SIM_PORT_COUNT; k++)
+		if (srv->svc_listen_fd[k] >= 0)
+			close(srv->svc_listen_fd[k]);
 	if (srv->listen_fd >= 0)
 		close(srv->listen_fd);
 	if (srv->epoll_fd >= 0)

@@ -21,6 +21,10 @@
  *   fault). The thread sleeps in epoll_wait; it never spins.
  * - an eventfd to stop it, written by rtl_sim_server_stop(), which is
  *   async-signal-safe so a SIGINT handler may call it.
+ * - the controller's other TCP services (ports.h): the dashboard server and
+ *   the script ports, each a listener of its own and connections whose
+ *   bytes go to the service's callbacks, in the same loop, so the
+ *   controller state they drive has one owner;
  * Fault injection at this level is only how bytes leave: fragmented writes
  * (random 1..n byte pieces, one send() each) and the abortive close
  * (SO_LINGER 0, so close() sends RST) of --reset-after.
@@ -37,6 +41,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ports.h"
 #include "sim.h"
 
 struct rtl_sim_server_opts {
@@ -45,6 +50,13 @@ struct rtl_sim_server_opts {
 	int sndbuf;		    /* SO_SNDBUF of client sockets; 0: the kernel's */
 	double duration_s;	    /* stop after this long; 0: until stopped */
 	int64_t status_interval_ns; /* 0: 500 ms */
+	/* The dashboard, primary, secondary and realtime ports (ports.h,
+	 * indexed by enum rtl_sim_port_kind): 0 = an ephemeral port (what a
+	 * zeroed struct asks for, so tests run in parallel), > 0 = that
+	 * port, < 0 = not served (a controller without it). The polyscope-x
+	 * profile serves no dashboard whatever this says (PolyScope X has
+	 * none on 29999). */
+	int32_t service_port[RTL_SIM_PORT_COUNT];
 	/* Called on the server thread every status interval (NULL: never). */
 	void (*status)(void *ctx, const struct rtl_sim_stats *st, int64_t now);
 	void *status_ctx;
@@ -67,6 +79,9 @@ int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts
 
 /* The TCP port the server listens on. */
 uint16_t rtl_sim_server_port(const struct rtl_sim_server *srv);
+
+/* The port service @k listens on, or 0 when it is not served. */
+uint16_t rtl_sim_server_service_port(const struct rtl_sim_server *srv, enum rtl_sim_port_kind k);
 
 /* The controller (read it only while the server thread is not running). */
 struct rtl_sim *rtl_sim_server_sim(struct rtl_sim_server *srv);

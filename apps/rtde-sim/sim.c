@@ -82,6 +82,12 @@ static const struct {
 	RO("actual_robot_voltage", actual_robot_voltage, DOUBLE),
 	RO("actual_robot_current", actual_robot_current, DOUBLE),
 	RO("actual_momentum", actual_momentum, DOUBLE),
+	RO("actual_tool_accelerometer", actual_tool_accelerometer, VECTOR3D),
+	RO("actual_execution_time", actual_execution_time, DOUBLE),
+	RO("tool_temperature", tool_temperature, DOUBLE),
+	RO("payload", payload, DOUBLE),
+	RO("payload_cog", payload_cog, VECTOR3D),
+	RO("payload_inertia", payload_inertia, VECTOR6D),
 	RO("elbow_position", elbow_position, VECTOR3D),
 	RO("elbow_velocity", elbow_velocity, VECTOR3D),
 	RO("joint_mode", joint_mode, VECTOR6INT32),
@@ -182,8 +188,13 @@ static void robot_message(void *ctx, enum rtl_sim_robot_level level, const char 
 	unsigned owner = sim->owner[sim->cmd_idx[CMD_SEQ]];
 	struct rtl_sim_session *s = owner ? sim->sessions[owner - 1] : NULL;
 
+	struct rtl_sim_ctrl_msg m = { .kind = RTL_SIM_MSG_TEXT, .level = RTL_SIM_LEVEL_WARNING };
+
 	if (s && s->close == RTL_SIM_CLOSE_NONE)
 		rtl_sim_session_text(sim, s, (uint8_t)level, text, "URControl");
+	/* and the controller's log, which the primary interface streams */
+	snprintf(m.text, sizeof(m.text), "%s", text);
+	rtl_sim_ctrl_message(sim, &m);
 }
 
 /* ---- set-up ------------------------------------------------------------------ */
@@ -203,6 +214,7 @@ void rtl_sim_opts_default(struct rtl_sim_opts *o)
 	o->faults.burst_every_s = 1.0;
 	o->faults.seed = 1;
 	rtl_sim_robot_config_default(&o->robot);
+	rtl_sim_ctrl_opts_default(&o->ctrl);
 }
 
 static uint64_t seconds_to_cycles(double s, uint32_t hz)
@@ -303,10 +315,13 @@ int rtl_sim_init(struct rtl_sim *sim, const struct rtl_sim_opts *o, int64_t t0)
 	sim->opts.robot.message = robot_message;
 	sim->opts.robot.message_ctx = sim;
 	err = rtl_sim_robot_init(&sim->robot, &sim->opts.robot);
+	if (!err)
+		err = rtl_sim_ctrl_init(sim);
 	if (err) {
 		rtl_sim_destroy(sim);
 		return err;
 	}
+	rtl_sim_ctrl_tick(sim, t0);
 
 	sim->t0 = t0;
 	sim->rng = f->seed ? f->seed : 0x9e3779b97f4a7c15ull;
@@ -327,6 +342,7 @@ void rtl_sim_destroy(struct rtl_sim *sim)
 		return;
 	for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++)
 		rtl_sim_session_close(sim, sim->sessions[i]);
+	rtl_sim_ctrl_destroy(sim);
 	free(sim->values);
 	free(sim->owner);
 	free(sim->role);
@@ -391,13 +407,19 @@ void rtl_sim_publish(struct rtl_sim *sim, uint64_t k)
 		sim->values[sim->digital_out_idx].u64 = rtl_sim_robot_digital_output_bits(r);
 	if (sim->config_out_idx >= 0)
 		sim->values[sim->config_out_idx].u64 = r->configurable_digital_out;
-	regs[0] = r->active_mode;
-	regs[1] = r->last_seq;
-	regs[2] = (int32_t)(r->watchdog_trips > INT32_MAX ? INT32_MAX : r->watchdog_trips);
-	regs[3] = (int32_t)rtl_sim_robot_cmd_status(r);
-	for (int i = 0; i < 4; i++)
-		if (sim->cmd_out_idx[i] >= 0)
-			sim->values[sim->cmd_out_idx[i]].i32 = regs[i];
+	/* The executor's outputs; while no rtloop program runs they keep
+	 * their last values, as a real controller's registers do. */
+	if (rtl_sim_ctrl_executing(&sim->ctrl)) {
+		uint64_t trips = r->watchdog_trips - sim->ctrl.trips_base;
+
+		regs[0] = r->active_mode;
+		regs[1] = r->last_seq;
+		regs[2] = (int32_t)(trips > INT32_MAX ? INT32_MAX : trips);
+		regs[3] = (int32_t)rtl_sim_robot_cmd_status(r);
+		for (int i = 0; i < 4; i++)
+			if (sim->cmd_out_idx[i] >= 0)
+				sim->values[sim->cmd_out_idx[i]].i32 = regs[i];
+	}
 	if (sim->timestamp_idx >= 0)
 		sim->values[sim->timestamp_idx].d = rtl_sim_timestamp(sim, k);
 	if (sim->control_step_idx >= 0)
@@ -425,7 +447,11 @@ void rtl_sim_inputs_written(struct rtl_sim *sim, struct rtl_sim_session *s,
 
 		for (int i = 0; i < RTL_RTDE_CMD_NPARAM; i++)
 			c.param[i] = v[sim->cmd_idx[CMD_PARAM0 + i]].d;
-		if (rtl_sim_robot_command(&sim->robot, &c, now) == -EINVAL)
+		/* The registers are written either way; only a running rtloop
+		 * program reads them. */
+		if (!rtl_sim_ctrl_executing(&sim->ctrl))
+			sim->ctrl.stats.commands_ignored++;
+		else if (rtl_sim_robot_command(&sim->robot, &c, now) == -EINVAL)
 			sim->stats.commands_refused++;
 	}
 	if (r->roles & ROLE_IO) {
@@ -544,6 +570,7 @@ int rtl_sim_cycle(struct rtl_sim *sim, int64_t now, bool send)
 	bool skip = skipped(sim, k), skipped_any = false;
 	int queued = 0;
 
+	rtl_sim_ctrl_tick(sim, now);
 	rtl_sim_robot_step(&sim->robot, now);
 	rtl_sim_publish(sim, k);
 

@@ -62,6 +62,7 @@
 #include <rtloop/rtde.h>
 #include <rtloop/rtde_fields.h>
 
+#include "controller.h"
 #include "robot.h"
 #include "session.h"
 
@@ -134,6 +135,8 @@ struct rtl_sim_opts {
 	struct rtl_sim_faults faults;
 	/* The plant; period_ns and the message hook are set by the sim. */
 	struct rtl_sim_robot_config robot;
+	/* The controller around it: start state, timings, the control script. */
+	struct rtl_sim_ctrl_opts ctrl;
 };
 
 /* Fill @o with the defaults: eseries, protocol 2, 16 clients, 256 KiB,
@@ -211,6 +214,7 @@ struct rtl_sim {
 	uint64_t rng;
 
 	struct rtl_sim_robot robot;
+	struct rtl_sim_ctrl ctrl;
 
 	struct rtl_sim_echo_slot echo_ring[RTL_SIM_ECHO_RING];
 	struct rtl_hist echo_hist; /* send -> echo arrival, ns */

@@ -166,7 +166,9 @@ void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct
 	rtl_sim_robot_jacobian(r->actual_q, r->tcp_offset, jac);
 	for (int i = 0; i < 36; i++)
 		s->jacobian_matrix[i / 6][i % 6] = (float)jac[i];
-	s->operation_speed_rate = (float)(r->speed_scaling * 100.0);
+	/* Doosan's operation speed rate is the pendant's speed override, 1-100 %:
+	 * the slider, not the limiter's factor */
+	s->operation_speed_rate = (float)fmax(1.0, r->target_speed_fraction * 100.0);
 	f6(r->joint_temperatures, s->joint_temperature);
 	s->controller_digital_input = (uint16_t)r->actual_digital_input_bits;
 	s->controller_digital_output =

@@ -3,7 +3,9 @@
  * The simulated UR5e, stepped on a fake clock: kinematics against poses
  * derived by hand from the DH table, each command mode against the motion
  * it must produce, the watchdog, the I/O masks, the speed slider and the
- * virtual contact.
+ * limiter's speed scaling, the virtual contact, and the outputs a client
+ * reads about the arm's state (tool accelerometer, payload, execution
+ * time).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <rtloop/rtde_cmd.h>
 
 #include "robot.h"
+#include "sim.h"
 
 #define PERIOD 2000000 /* ns: 500 Hz */
 #define DT 0.002
@@ -74,6 +77,15 @@ static void assert_vec_eq(const double *a, const double *b, int n, double eps, c
 {
 	for (int i = 0; i < n; i++)
 		cr_assert_float_eq(a[i], b[i], eps, "%s[%d]: %.12f != %.12f", what, i, a[i], b[i]);
+}
+
+static double dot_n(const double *a, int n)
+{
+	double s = 0;
+
+	for (int i = 0; i < n; i++)
+		s += a[i] * a[i];
+	return s;
 }
 
 static double dist3(const double *a, const double *b)
@@ -297,6 +309,15 @@ Test(sim_robot, init_rejects_bad_configurations)
 	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
 	bad = c;
 	bad.force_noise = -1;
+	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	bad = c;
+	bad.payload_mass = -0.5;
+	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	bad = c;
+	bad.payload_cog[1] = NAN;
+	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	bad = c;
+	bad.payload_inertia[4] = INFINITY;
 	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
 	bad = c;
 	bad.contact = (struct rtl_sim_contact){ .enabled = true, .stiffness = 1000 };
@@ -826,13 +847,17 @@ Test(sim_robot, speed_slider_scales_commanded_motion)
 	in.speed_slider_fraction = 0.5;
 	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), 0);
 	cr_assert_float_eq(g.r.target_speed_fraction, 0.5, 0);
-	cr_assert_float_eq(g.r.speed_scaling, 0.5, 0);
+	cr_assert_float_eq(g.r.speed_scaling, 1.0, 0, "the slider is not the limiter");
 
+	/* half the commanded speed, and so half the distance */
 	q0 = g.r.target_q[0];
 	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 0.4 }, 1.0);
 	cycles(&g, 500);
 	cr_assert_float_eq(g.r.target_qd[0], 0.2, 1e-12);
 	cr_assert_float_eq(g.r.target_q[0] - q0, 0.2 * (1 - 0.1), 1e-9);
+	cr_assert_float_eq(g.r.speed_scaling, 1.0, 0, "0.2 rad/s is within the limit");
+	cr_assert_float_eq(g.r.speed_scaling * g.r.target_speed_fraction, g.r.target_qd[0] / 0.4,
+			   1e-12, "the combined scaling is the executed fraction");
 
 	/* servoj moves no faster than the scaled joint limit */
 	set_cmd(&g, RTL_RTDE_CMD_SERVOJ, g.r.target_q, 0);
@@ -848,6 +873,271 @@ Test(sim_robot, speed_slider_scales_commanded_motion)
 	in.speed_slider_fraction = NAN;
 	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), -EINVAL);
 	cr_assert_float_eq(g.r.target_speed_fraction, 1.0, 0);
+}
+
+Test(sim_robot, speed_scaling_is_the_speed_limiters_ratio)
+{
+	struct rig g;
+	struct rtl_sim_robot_inputs in = { .speed_slider_mask = 1, .speed_slider_fraction = 0.5 };
+
+	/* 10 rad/s on joint 0 against a pi rad/s limit: the limiter takes
+	 * pi / 10 of the command, from the first cycle on */
+	rig_init(&g, NULL);
+	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 10, 5, 0, 0, 0, 0 }, 15);
+	cycle(&g);
+	cr_assert_float_eq(g.r.speed_scaling, M_PI / 10, 1e-12);
+	cycles(&g, 200);
+	cr_assert_float_eq(g.r.target_qd[0], M_PI, 1e-12);
+	cr_assert_float_eq(g.r.speed_scaling, g.r.target_qd[0] / 10, 1e-12, "the applied ratio");
+	cr_assert_float_eq(g.r.target_speed_fraction, 1.0, 0);
+
+	/* with the slider at half, the limiter has half as much to take */
+	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), 0);
+	cycles(&g, 10);
+	cr_assert_float_eq(g.r.speed_scaling, M_PI / 5, 1e-12);
+	cr_assert_float_eq(g.r.speed_scaling * g.r.target_speed_fraction, g.r.target_qd[0] / 10,
+			   1e-12, "combined = executed / commanded");
+
+	/* back within the limit: no scaling */
+	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 1, 0, 0, 0, 0, 0 }, 15);
+	cycle(&g);
+	cr_assert_float_eq(g.r.speed_scaling, 1.0, 0);
+}
+
+Test(sim_robot, speedl_beyond_the_joint_limits_reports_speed_scaling)
+{
+	struct rig g;
+	double lead = 0;
+
+	rig_init(&g, NULL);
+	/* turning the tool about its own (vertical) axis at 8 rad/s: the last
+	 * wrist cannot follow past pi rad/s; 0.4 s is past the ramp at the
+	 * joints' 15 rad/s^2 */
+	set_cmd(&g, RTL_RTDE_CMD_SPEEDL, (double[6]){ 0, 0, 0, 0, 0, 8 }, 50);
+	cycles(&g, 200);
+	cr_assert(g.r.limited & RTL_SIM_ROBOT_EV_VEL_LIMIT);
+	cr_assert_lt(g.r.speed_scaling, 1.0);
+	cr_assert_gt(g.r.speed_scaling, 0.0);
+	for (int i = 0; i < 6; i++)
+		lead = fmax(lead, fabs(g.r.target_qd[i]) / g.r.cfg.qd_max[i]);
+	cr_assert_float_eq(lead, 1.0, 1e-9, "the leading joint runs at its limit");
+}
+
+/* ---- tool accelerometer ---- */
+
+#define G_PLANT 9.82 /* UR's g, which the plant uses */
+
+/* What an accelerometer at rest in the flange reads at @q: "up" (specific
+ * force, +g away from the earth) resolved along the flange's axes, which
+ * are the columns of the flange's rotation from the FK. */
+static void gravity_in_flange(const double q[6], double out[3])
+{
+	double pose[6], rot[9], up[3] = { 0, 0, G_PLANT };
+
+	rtl_sim_robot_fk(q, NULL, pose);
+	rtl_sim_robot_rotvec_to_matrix(pose + 3, rot);
+	for (int axis = 0; axis < 3; axis++)
+		out[axis] = rot[0 + axis] * up[0] + rot[3 + axis] * up[1] + rot[6 + axis] * up[2];
+}
+
+Test(sim_robot, tool_accelerometer_reads_gravity_in_the_flange_frame_at_rest)
+{
+	static const double poses[][6] = {
+		{ 0, -M_PI / 2, M_PI / 2, -M_PI / 2, -M_PI / 2, 0 },
+		{ 0, 0, 0, 0, 0, 0 },
+		{ 0.3, -1.2, 1.9, -2.0, -1.1, 0.7 },
+		{ -1.0, -0.4, -1.5, 0.8, 2.2, -2.5 },
+	};
+	struct rtl_sim_robot_config c;
+	struct rig g;
+	double want[3];
+
+	/* the start pose points the flange straight down (the FK's rotation
+	 * is pi about (1, 1, 0) / sqrt 2): "up" is -z of the tool */
+	rig_init(&g, NULL);
+	quiet_cycle(&g);
+	assert_vec_eq(g.r.actual_tool_accelerometer, (double[3]){ 0, 0, -G_PLANT }, 3, 1e-12,
+		      "start pose");
+
+	rtl_sim_robot_config_default(&c);
+	for (size_t k = 0; k < sizeof(poses) / sizeof(poses[0]); k++) {
+		memcpy(c.q0, poses[k], sizeof(c.q0));
+		rig_init(&g, &c);
+		quiet_cycle(&g);
+		gravity_in_flange(poses[k], want);
+		cr_assert_float_eq(sqrt(dot_n(g.r.actual_tool_accelerometer, 3)), 9.81, 0.02,
+				   "pose %zu", k);
+		assert_vec_eq(g.r.actual_tool_accelerometer, want, 3, 1e-12, "direction");
+	}
+
+	/* a TCP offset moves the TCP, not the flange the sensor sits in */
+	c.tcp_offset[2] = 0.1;
+	c.tcp_offset[3] = 0.9;
+	c.tcp_offset[5] = -0.4;
+	rig_init(&g, &c);
+	quiet_cycle(&g);
+	assert_vec_eq(g.r.actual_tool_accelerometer, want, 3, 1e-12, "with a TCP offset");
+}
+
+Test(sim_robot, tool_accelerometer_adds_the_tcp_acceleration)
+{
+	struct rig g;
+	double rot[9], up[3], want[3], rest[3];
+
+	rig_init(&g, NULL);
+	/* the start pose's flange: z down, so base x and y swap in the tool */
+	rtl_sim_robot_rotvec_to_matrix(g.r.actual_TCP_pose + 3, rot);
+	set_cmd(&g, RTL_RTDE_CMD_SPEEDL, (double[6]){ 0.2, 0, 0, 0, 0, 0 }, 1.0);
+	cycles(&g, 50); /* halfway up the 0.2 s ramp at 1 m/s^2 */
+	up[0] = 1.0;
+	up[1] = 0;
+	up[2] = G_PLANT;
+	for (int axis = 0; axis < 3; axis++)
+		want[axis] = rot[0 + axis] * up[0] + rot[3 + axis] * up[1] + rot[6 + axis] * up[2];
+	assert_vec_eq(g.r.actual_tool_accelerometer, want, 3, 0.02, "ramping");
+
+	/* at constant speed only gravity is left; at rest again, exactly */
+	cycles(&g, 200);
+	gravity_in_flange(g.r.actual_q, rest);
+	assert_vec_eq(g.r.actual_tool_accelerometer, rest, 3, 0.02, "constant speed");
+	set_cmd(&g, RTL_RTDE_CMD_STOP, NULL, 2.0);
+	cycles(&g, 200);
+	cr_assert(rtl_sim_robot_at_rest(&g.r));
+	cycle(&g);
+	gravity_in_flange(g.r.actual_q, rest);
+	assert_vec_eq(g.r.actual_tool_accelerometer, rest, 3, 1e-12, "at rest");
+}
+
+/* ---- payload ---- */
+
+/* Height of the payload's centre of gravity at @q, from the FK. */
+static double cog_height(const double q[6], const double cog[3])
+{
+	double pose[6], rot[9];
+
+	rtl_sim_robot_fk(q, NULL, pose);
+	rtl_sim_robot_rotvec_to_matrix(pose + 3, rot);
+	return pose[2] + rot[6] * cog[0] + rot[7] * cog[1] + rot[8] * cog[2];
+}
+
+Test(sim_robot, payload_is_reported_and_loads_the_joints)
+{
+	struct rtl_sim_robot_config c;
+	struct rig bare, loaded;
+	const double m = 2.5, cog[3] = { 0.02, -0.01, 0.08 };
+
+	/* the default: a 1 kg tool */
+	rig_init(&loaded, NULL);
+	cr_assert_float_eq(loaded.r.payload, 1.0, 0);
+	assert_vec_eq(loaded.r.payload_cog, (double[3]){ 0, 0, 0.05 }, 3, 0, "cog");
+	assert_vec_eq(loaded.r.payload_inertia, (double[6]){ 0.001, 0.001, 0.001, 0, 0, 0 }, 6, 0,
+		      "inertia");
+
+	rtl_sim_robot_config_default(&c);
+	c.q0[1] = -1.0;
+	c.q0[3] = -1.2;
+	c.q0[4] = 0.6;
+	c.payload_mass = 0;
+	rig_init(&bare, &c);
+	c.payload_mass = m;
+	memcpy(c.payload_cog, cog, sizeof(cog));
+	rig_init(&loaded, &c);
+	quiet_cycle(&bare);
+	quiet_cycle(&loaded);
+	cr_assert_float_eq(loaded.r.payload, m, 0);
+	assert_vec_eq(loaded.r.payload_cog, cog, 3, 0, "cog");
+	/* a weight m g at height h(q) takes m g dh/dq_j more of joint j */
+	for (int j = 0; j < 6; j++) {
+		double qp[6], qm[6], dh;
+
+		memcpy(qp, c.q0, sizeof(qp));
+		memcpy(qm, c.q0, sizeof(qm));
+		qp[j] += 1e-6;
+		qm[j] -= 1e-6;
+		dh = (cog_height(qp, cog) - cog_height(qm, cog)) / 2e-6;
+		cr_assert_float_eq(loaded.r.target_moment[j] - bare.r.target_moment[j],
+				   m * G_PLANT * dh, 1e-6, "joint %d", j);
+	}
+	cr_assert_gt(fabs(loaded.r.actual_current[1]), fabs(bare.r.actual_current[1]) + 0.1,
+		     "the shoulder feels the payload");
+	cr_assert_gt(loaded.r.actual_robot_current, bare.r.actual_robot_current);
+}
+
+/* ---- execution time ---- */
+
+Test(sim_robot, execution_time_is_plausible_seeded_and_varies)
+{
+	struct rtl_sim_robot_config c;
+	struct rig g, same, other;
+	double lo = 1e9, hi = 0, rest = 0, moving = 0;
+	bool differs = false;
+	const int n = 2000;
+
+	rtl_sim_robot_config_default(&c);
+	c.seed = 11;
+	rig_init(&g, &c);
+	rig_init(&same, &c);
+	c.seed = 12;
+	rig_init(&other, &c);
+	for (int i = 0; i < n; i++) {
+		double t;
+
+		quiet_cycle(&g);
+		t = g.r.actual_execution_time;
+		cr_assert(t >= 0.3 && t <= 0.6, "%.6f ms", t);
+		lo = fmin(lo, t);
+		hi = fmax(hi, t);
+		rest += t / n;
+		if (i < 100) {
+			quiet_cycle(&same);
+			quiet_cycle(&other);
+			cr_assert_eq(same.r.actual_execution_time, t,
+				     "the seed fixes the sequence");
+			differs |= other.r.actual_execution_time != t;
+		}
+	}
+	cr_assert(differs, "another seed, another sequence");
+	cr_assert_gt(hi - lo, 0.05, "not constant");
+	cr_assert_float_eq(rest, 0.35, 0.01, "mean at rest");
+
+	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 0.3, 0, 0, 0, 0, 0 }, 1.0);
+	cycles(&g, 10);
+	for (int i = 0; i < n; i++) {
+		cycle(&g);
+		moving += g.r.actual_execution_time / n;
+	}
+	cr_assert_gt(moving, rest + 0.03, "motion costs the controller more");
+}
+
+/* ---- what the simulator publishes ---- */
+
+Test(sim_robot, sim_publishes_the_state_fields)
+{
+	int err = 1;
+	struct rtl_sim *sim = rtl_sim_new(NULL, 0, &err);
+	union rtl_rtde_value *v;
+
+	cr_assert_not_null(sim, "rtl_sim_new: %d", err);
+	v = rtl_sim_value(sim, "payload");
+	cr_assert_not_null(v);
+	cr_assert_float_eq(v->d, 1.0, 0);
+	v = rtl_sim_value(sim, "payload_cog");
+	cr_assert_float_eq(v->v3d[2], 0.05, 0);
+	v = rtl_sim_value(sim, "payload_inertia");
+	cr_assert_float_eq(v->v6d[0], 0.001, 0);
+	v = rtl_sim_value(sim, "actual_tool_accelerometer");
+	cr_assert_float_eq(v->v3d[2], -G_PLANT, 1e-12);
+	v = rtl_sim_value(sim, "actual_execution_time");
+	cr_assert(v->d >= 0.3 && v->d <= 0.6);
+	v = rtl_sim_value(sim, "tool_temperature");
+	cr_assert(v->d > 25 && v->d < 60);
+	v = rtl_sim_value(sim, "actual_main_voltage");
+	cr_assert_float_eq(v->d, 48, 0.5);
+	v = rtl_sim_value(sim, "actual_robot_current");
+	cr_assert(v->d > 0.5 && v->d < 3);
+	v = rtl_sim_value(sim, "speed_scaling");
+	cr_assert_float_eq(v->d, 1.0, 0);
+	rtl_sim_free(sim);
 }
 
 /* ---- contact and force sensor ---- */
@@ -959,6 +1249,8 @@ Test(sim_robot, reports_a_powered_running_robot)
 		cr_assert_float_eq(g.r.actual_joint_voltage[i], 47.5, 0.5);
 	}
 	cr_assert_float_eq(g.r.actual_robot_voltage, 48, 0.5);
+	cr_assert_float_eq(g.r.actual_main_voltage, 48, 0.5);
+	cr_assert(g.r.tool_temperature > 25 && g.r.tool_temperature < 60);
 	cr_assert(g.r.actual_robot_current > 0.5 && g.r.actual_robot_current < 3);
 	/* the forearm is horizontal in the start pose: shoulder and elbow hold it */
 	cr_assert_gt(fabs(g.r.actual_current[1]), 0.5);

@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The controller around rtde-sim's arm (see controller.h for the design).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rtloop/time.h>
+
+#include "controller.h"
+#include "ports.h"
+#include "sim.h"
+
+/* This build's rtloop_control.script (generated with it, see meson.build). */
+extern const char rtl_sim_control_program[];
+extern const size_t rtl_sim_control_program_len;
+
+/* UR joint modes the outputs report per robot mode. */
+#define JOINT_MODE_POWER_OFF 239
+#define JOINT_MODE_IDLE 255
+#define JOINT_MODE_RUNNING 253
+
+/* RTDE runtime_state values. */
+#define RUNTIME_STOPPED 1
+#define RUNTIME_PLAYING 2
+#define RUNTIME_PAUSED 4
+
+/* Bits of robot_status_bits and safety_status_bits. */
+#define ROBOT_BIT_POWER_ON (1u << 0)
+#define ROBOT_BIT_PROGRAM_RUNNING (1u << 1)
+#define SAFETY_BIT_NORMAL (1u << 0)
+#define SAFETY_BIT_PROTECTIVE (1u << 2)
+#define SAFETY_BIT_STOPPED_BY_SAFETY (1u << 10)
+
+/* Deceleration of a protective stop or a power off [rad/s^2]. */
+#define HALT_DECEL 15.0
+
+#define RTLOOP_URP "rtloop_control.urp"
+#define RTLOOP_PROGRAM "rtloop_control"
+
+void rtl_sim_ctrl_opts_default(struct rtl_sim_ctrl_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->power_on_s = 0.5;
+	o->brake_release_s = 0.5;
+	o->unlock_delay_s = 5.0;
+}
+
+static size_t trim_len(const char *p, size_t n)
+{
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\n' || p[n - 1] == '\r'))
+		n--;
+	return n;
+}
+
+static int take_program(struct rtl_sim_ctrl *c, const char *text, size_t len)
+{
+	len = trim_len(text, len);
+	c->program = malloc(len + 1);
+	if (!c->program)
+		return -ENOMEM;
+	memcpy(c->program, text, len);
+	c->program[len] = '\0';
+	c->program_len = len;
+	return 0;
+}
+
+static int read_file(struct rtl_sim_ctrl *c, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int err = 0;
+
+	if (!f) {
+		snprintf(c->program_error, sizeof(c->program_error),
+			 "the control script %s cannot be read: %s", path, strerror(errno));
+		return 0;
+	}
+	for (;;) {
+		size_t n;
+
+		if (len == cap) {
+			char *q = realloc(buf, cap ? cap * 2 : 16384);
+
+			if (!q) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = q;
+			cap = cap ? cap * 2 : 16384;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (!err && ferror(f))
+		snprintf(c->program_error, sizeof(c->program_error),
+			 "the control script %s cannot be read: %s", path, strerror(errno));
+	else if (!err)
+		err = take_program(c, buf, len);
+	fclose(f);
+	free(buf);
+	return err;
+}
+
+int rtl_sim_ctrl_init(struct rtl_sim *sim)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->opts = sim->opts.ctrl;
+	if (!(c->opts.power_on_s > 0))
+		c->opts.power_on_s = 0.5;
+	if (!(c->opts.brake_release_s > 0))
+		c->opts.brake_release_s = 0.5;
+	if (!(c->opts.unlock_delay_s >= 0))
+		c->opts.unlock_delay_s = 5.0;
+	c->msg_next = 1;
+	if (c->opts.control_script && c->opts.control_script[0])
+		err = read_file(c, c->opts.control_script);
+	else
+		err = take_program(c, rtl_sim_control_program, rtl_sim_control_program_len);
+	if (err)
+		return err;
+	c->safety_mode = RTL_SIM_SM_NORMAL;
+	c->remote = !c->opts.local;
+	if (c->opts.boot) {
+		c->robot_mode = RTL_SIM_RM_POWER_OFF;
+		c->program_state = RTL_SIM_PROGRAM_STOPPED;
+	} else {
+		c->robot_mode = RTL_SIM_RM_RUNNING;
+		c->program_state = RTL_SIM_PROGRAM_PLAYING;
+		c->executor = true;
+		snprintf(c->program_name, sizeof(c->program_name), "%s", RTLOOP_PROGRAM);
+	}
+	return 0;
+}
+
+void rtl_sim_ctrl_destroy(struct rtl_sim *sim)
+{
+	free(sim->ctrl.program);
+	sim->ctrl.program = NULL;
+}
+
+int64_t rtl_sim_ctrl_time_ns(const struct rtl_sim *sim)
+{
+	return sim->start_ns + (int64_t)sim->cycle * sim->period_ns;
+}
+
+/* ---- messages ------------------------------------------------------------------------ */
+
+void rtl_sim_ctrl_message(struct rtl_sim *sim, const struct rtl_sim_ctrl_msg *m)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct rtl_sim_ctrl_msg *slot = &c->msgs[c->msg_next % RTL_SIM_CTRL_MSGS];
+
+	if (slot->seq)
+		c->msgs_lost++; /* counted as overwritten; readers see the gap */
+	*slot = *m;
+	slot->seq = c->msg_next++;
+	slot->time_ns = rtl_sim_ctrl_time_ns(sim);
+	c->stats.msgs++;
+}
+
+const struct rtl_sim_ctrl_msg *rtl_sim_ctrl_msg_get(const struct rtl_sim *sim, uint64_t seq)
+{
+	const struct rtl_sim_ctrl_msg *m = &sim->ctrl.msgs[seq % RTL_SIM_CTRL_MSGS];
+
+	return seq && m->seq == seq ? m : NULL;
+}
+
+static void key_message(struct rtl_sim *sim, enum rtl_sim_ctrl_msg_kind kind,
+			enum rtl_sim_ctrl_level level, int32_t code, const char *title,
+			const char *text)
+{
+	struct rtl_sim_ctrl_msg m = { .kind = kind, .level = level, .code = code };
+
+	snprintf(m.title, sizeof(m.title), "%s", title);
+	snprintf(m.text, sizeof(m.text), "%s", text);
+	rtl_sim_ctrl_message(sim, &m);
+}
+
+/* ---- the executor -------------------------------------------------------------------- */
+
+/* Bring the arm to rest with @decel (<= 0: the program's default). */
+static void halt_arm(struct rtl_sim *sim, double decel)
+{
+	struct rtl_sim_robot *r = &sim->robot;
+	struct rtl_sim_robot_cmd stop = {
+		.mode = RTL_RTDE_CMD_STOP,
+		.seq = r->last_seq,
+		.accel = decel,
+	};
+
+	/* The heartbeat it carries is the last one: not fresh, so the
+	 * watchdog is neither fed nor armed by it. */
+	rtl_sim_robot_command(r, &stop, 0);
+}
+
+static void executor_stop(struct rtl_sim *sim, double decel)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+
+	if (c->executor)
+		c->stats.executor_stops++;
+	c->executor = false;
+	halt_arm(sim, decel);
+}
+
+static void program_stop(struct rtl_sim *sim, double decel)
+{
+	executor_stop(sim, decel);
+	sim->ctrl.program_state = RTL_SIM_PROGRAM_STOPPED;
+}
+
+static void executor_start(struct rtl_sim *sim, int64_t now, const char *name)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct rtl_sim_robot *r = &sim->robot;
+
+	/* A new program replaces whatever ran: its motion ends first. */
+	halt_arm(sim, 0);
+	c->executor = true;
+	c->program_state = RTL_SIM_PROGRAM_PLAYING;
+	c->started_ns = now;
+	snprintf(c->program_name, sizeof(c->program_name), "%s", name);
+	/* The program's start: no watchdog armed until a new heartbeat, its
+	 * trip counter from zero. */
+	r->armed = false;
+	r->watchdog_tripped = false;
+	r->seen_seq = false;
+	c->trips_base = r->watchdog_trips;
+	c->stats.rtloop_started++;
+}
+
+/* ---- state ----------------------------------------------------------------------------- */
+
+static bool powered(enum rtl_sim_robot_mode m)
+{
+	return m == RTL_SIM_RM_POWER_ON || m == RTL_SIM_RM_IDLE || m == RTL_SIM_RM_BACKDRIVE ||
+	       m == RTL_SIM_RM_RUNNING;
+}
+
+static int64_t secs(double s)
+{
+	return llround(s * 1e9);
+}
+
+static void publish_state(struct rtl_sim *sim)
+{
+	const struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct rtl_sim_robot *r = &sim->robot;
+	int32_t jm = c->robot_mode == RTL_SIM_RM_RUNNING ? JOINT_MODE_RUNNING
+		     : powered(c->robot_mode)		 ? JOINT_MODE_IDLE
+							 : JOINT_MODE_POWER_OFF;
+
+	r->robot_mode = c->robot_mode;
+	r->safety_mode = c->safety_mode;
+	r->safety_status = c->safety_mode;
+	r->runtime_state = c->program_state == RTL_SIM_PROGRAM_PLAYING	? RUNTIME_PLAYING
+			   : c->program_state == RTL_SIM_PROGRAM_PAUSED ? RUNTIME_PAUSED
+									: RUNTIME_STOPPED;
+	r->robot_status_bits =
+		(powered(c->robot_mode) ? ROBOT_BIT_POWER_ON : 0) |
+		(c->program_state == RTL_SIM_PROGRAM_PLAYING ? ROBOT_BIT_PROGRAM_RUNNING : 0);
+	r->safety_status_bits = c->safety_mode == RTL_SIM_SM_PROTECTIVE_STOP
+					? SAFETY_BIT_PROTECTIVE | SAFETY_BIT_STOPPED_BY_SAFETY
+					: SAFETY_BIT_NORMAL;
+	for (int i = 0; i < RTL_SIM_ROBOT_DOF; i++)
+		r->joint_mode[i] = jm;
+}
+
+void rtl_sim_ctrl_tick(struct rtl_sim *sim, int64_t now)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+
+	if (c->robot_mode == RTL_SIM_RM_POWER_ON && now >= c->transition_ns)
+		c->robot_mode = RTL_SIM_RM_IDLE;
+	if (c->robot_mode == RTL_SIM_RM_IDLE && c->releasing && now >= c->transition_ns) {
+		c->robot_mode = RTL_SIM_RM_RUNNING;
+		c->releasing = false;
+	}
+	if (c->opts.protective_stop_after_s > 0 && !c->pstop_fault_done &&
+	    rtl_sim_ctrl_executing(c) &&
+	    now - c->started_ns >= secs(c->opts.protective_stop_after_s)) {
+		c->pstop_fault_done = true;
+		rtl_sim_ctrl_protective_stop(sim, now, "injected by --protective-stop-after");
+	}
+	publish_state(sim);
+}
+
+void rtl_sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *why)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+	char text[RTL_SIM_CTRL_TEXT];
+
+	if (c->safety_mode == RTL_SIM_SM_PROTECTIVE_STOP)
+		return;
+	c->safety_mode = RTL_SIM_SM_PROTECTIVE_STOP;
+	c->pstop_ns = now;
+	c->stats.protective_stops++;
+	program_stop(sim, HALT_DECEL);
+	snprintf(text, sizeof(text), "Protective stop: %s", why ? why : "");
+	key_message(sim, RTL_SIM_MSG_SAFETY, RTL_SIM_LEVEL_VIOLATION, RTL_SIM_SM_PROTECTIVE_STOP,
+		    "PROTECTIVE_STOP", text);
+	publish_state(sim);
+}
+
+/* ---- dashboard operations ------------------------------------------------------------- */
+
+static bool eseries(const struct rtl_sim *sim)
+{
+	return sim->opts.profile != RTL_SIM_PROFILE_CB3;
+}
+
+/* Remote control matters on e-Series only; CB3 has no such mode. */
+static bool refused_local(const struct rtl_sim *sim)
+{
+	return eseries(sim) && !sim->ctrl.remote;
+}
+
+enum rtl_sim_ctrl_result rtl_sim_ctrl_power_on(struct rtl_sim *sim, int64_t now)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+
+	if (refused_local(sim))
+		return RTL_SIM_CTRL_NOT_REMOTE;
+	if (c->robot_mode == RTL_SIM_RM_POWER_OFF) {
+		c->robot_mode = RTL_SIM_RM_POWER_ON;
+		c->transition_ns = now + secs(c->opts.power_on_s);
+		c->stats.power_ons++;
+		publish_state(sim);
+	}
+	return RTL_SIM_CTRL_OK;
+}
+
+enum rtl_sim_ctrl_result rtl_sim_ctrl_power_off(struct rtl_sim *sim, int64_t now)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+
+	(void)now;
+	if (refused_local(sim))
+		return RTL_SIM_CTRL_NOT_REMOTE;
+	if (c->robot_mode != RTL_SIM_RM_POWER_OFF) {
+		program_stop(sim, HALT_DECEL);
+		c->robot_mode = RTL_SIM_RM_POWER_OFF;
+		c->releasing = false;
+		c->stats.power_offs++;
+		publish_state(sim);
+	}
+	return RTL_SIM_CTRL_OK;
+}
+
+enum rtl_sim_ctrl_result rtl_sim_ctrl_brake_release(struct rtl_sim *sim, int64_t now)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+
+	if (refused_local(sim))
+		return RTL_SIM_CTRL_NOT_REMOTE;
+	if (!powered(c->robot_mode))
+		return RTL_SIM_CTRL_POWERED_OFF;
+	if (c->safety_mode == RTL_SIM_SM_PROTECTIVE_STOP)
+		return RTL_SIM_CTRL_PROTECTIVE_STOP;
+	if (c->robot_mode == RTL_SIM_RM_RUNNING || c->releasing)
+		return RTL_SIM_CTRL_OK;
+	c->releasing = true;
+	/* Powering on still: the release follows it. */
+	if (c->robot_mode == RTL_SIM_RM_POWER_ON)
+		c->transition_ns += secs(c->opts.brake_release_s);
+	else
+		c->transition_ns = now + secs(c->opts.brake_release_s);
+	c->stats.brake_releases++;
+	return RTL_SIM_CTRL_OK;
+}
+
+enum rtl_sim_ctrl_result rtl_sim_ctrl_unlock(struct rtl_sim *sim, int64_t now)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+
+	if (c->safety_mode != RTL_SIM_SM_PROTECTIVE_STOP)
+		return RTL_SIM_CTRL_NOT_STOPPED;
+	if (now - c->pstop_ns < secs(c->opts.unlock_delay_s))
+		return RTL_SIM_CTRL_TOO_EARLY;
+	c->safety_mode = RTL_SIM_SM_NORMAL;
+	c->stats.unlocks++;
+	key_message(sim, RTL_SIM_MSG_SAFETY, RTL_SIM_LEVEL_INFO, RTL_SIM_SM_NORMAL, "NORMAL",
+		    "Protective stop unlocked: safety mode NORMAL");
+	publish_state(sim);
+	return RTL_SIM_CTRL_OK;
+}
+
+enum rtl_sim_ctrl_result rtl_sim_ctrl_load(struct rtl_sim *sim, const char *name)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+	const char *base = name ? strrchr(name, '/') : NULL;
+
+	base = base ? base + 1 : name;
+	if (refused_local(sim))
+		return RTL_SIM_CTRL_NOT_REMOTE;
+	if (!base || strcmp(base, RTLOOP_URP) != 0)
+		return RTL_SIM_CTRL_NOT_FOUND;
+	if (c->program_state != RTL_SIM_PROGRAM_STOPPED)
+		program_stop(sim, 0);
+	snprintf(c->loaded, sizeof(c->loaded), "%s", base);
+	publish_state(sim);
+	return RTL_SIM_CTRL_OK;
+}
+
+/* Can a program start now? */
+static enum rtl_sim_ctrl_result can_start(const struct rtl_sim *sim)
+{
+	const struct rtl_sim_ctrl *c = &sim->ctrl;
+
+	if (refused_local(sim))
+		return RTL_SIM_CTRL_NOT_REMOTE;
+	if (c->safety_mode == RTL_SIM_SM_PROTECTIVE_STOP)
+		return RTL_SIM_CTRL_PROTECTIVE_STOP;
+	if (!powered(c->robot_mode))
+		return RTL_SIM_CTRL_POWERED_OFF;
+	if (c->robot_mode != RTL_SIM_RM_RUNNING)
+		return RTL_SIM_CTRL_NOT_RUNNING;
+	return RTL_SIM_CTRL_OK;
+}
+
+enum rtl_sim_ctrl_result rtl_sim_ctrl_play(struct rtl_sim *sim, int64_t now)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+	enum rtl_sim_ctrl_result res;
+
+	if (c->program_state == RTL_SIM_PROGRAM_PAUSED) {
+		res = can_start(sim);
+		if (res)
+			return res;
+		c->program_state = RTL_SIM_PROGRAM_PLAYING;
+		publish_state(sim);
+		return RTL_SIM_CTRL_OK;
+	}
+	if (!c->loaded[0])
+		return RTL_SIM_CTRL_NO_PROGRAM;
+	res = can_start(sim);
+	if (res)
+		return res;
+	executor_start(sim, now, RTLOOP_PROGRAM);
+	publish_state(sim);
+	return RTL_SIM_CTRL_OK;
+}
+
+enum rtl_sim_ctrl_result rtl_sim_ctrl_pause(struct rtl_sim *sim, int64_t now)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+
+	(void)now;
+	if (refused_local(sim))
+		return RTL_SIM_CTRL_NOT_REMOTE;
+	if (c->program_state != RTL_SIM_PROGRAM_PLAYING)
+		return RTL_SIM_CTRL_NO_PROGRAM;
+	c->program_state = RTL_SIM_PROGRAM_PAUSED;
+	/* A paused program's motion ends; the executor resumes on play. */
+	halt_arm(sim, 0);
+	publish_state(sim);
+	return RTL_SIM_CTRL_OK;
+}
+
+enum rtl_sim_ctrl_result rtl_sim_ctrl_stop(struct rtl_sim *sim, int64_t now)
+{
+	(void)now;
+	if (refused_local(sim))
+		return RTL_SIM_CTRL_NOT_REMOTE;
+	if (sim->ctrl.program_state != RTL_SIM_PROGRAM_STOPPED)
+		program_stop(sim, 0);
+	publish_state(sim);
+	return RTL_SIM_CTRL_OK;
+}
+
+void rtl_sim_ctrl_set_remote(struct rtl_sim *sim, bool remote)
+{
+	sim->ctrl.remote = remote;
+}
+
+/* ---- programs ------------------------------------------------------------------------- */
+
+/* The 1-based line of the first difference between @a and @b (the longer
+ * one's first extra line when one is a prefix of the other). */
+static int32_t first_diff_line(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int32_t line = 1;
+	size_t i = 0;
+
+	while (i < alen && i < blen && a[i] == b[i]) {
+		if (a[i] == '\n')
+			line++;
+		i++;
+	}
+	/* Report the line the difference is on (a difference just after a
+	 * newline belongs to the next line, which line already names). */
+	return line;
+}
+
+static void copy_line(char *out, size_t cap, const char *text, size_t len, int32_t line)
+{
+	const char *p = text, *end = text + len;
+	size_t n;
+
+	for (int32_t l = 1; l < line && p < end; l++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		p = nl ? nl + 1 : end;
+	}
+	n = strcspn(p, "\r\n");
+	if (n > (size_t)(end - p))
+		n = (size_t)(end - p);
+	if (n >= cap)
+		n = cap - 1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (p[i] >= 0x20 && p[i] < 0x7f) ? p[i] : '?';
+	out[n] = '\0';
+}
+
+/* The name after "def " or "sec " on the program's first such line. */
+static void program_name(char *out, size_t cap, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	out[0] = '\0';
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	if (end - p > 4 && (!memcmp(p, "def ", 4) || !memcmp(p, "sec ", 4))) {
+		size_t n = 0;
+
+		p += 4;
+		while (p + n < end && n + 1 < cap &&
+		       (p[n] == '_' || (p[n] >= '0' && p[n] <= '9') ||
+			(p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z')))
+			n++;
+		memcpy(out, p, n);
+		out[n] = '\0';
+	}
+}
+
+static void record_other(struct rtl_sim *sim, int port, const char *text, size_t len)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct rtl_sim_ctrl_other *o;
+
+	if (c->stats.others >= RTL_SIM_CTRL_OTHERS) {
+		c->stats.others++;
+		return;
+	}
+	o = &c->others[c->stats.others++];
+	program_name(o->name, sizeof(o->name), text, len);
+	o->size = len;
+	o->port = port;
+	copy_line(o->first_line, sizeof(o->first_line), text, len, 1);
+}
+
+enum rtl_sim_ctrl_result rtl_sim_ctrl_program(struct rtl_sim *sim, int port, const char *text,
+					      size_t len, int64_t now)
+{
+	struct rtl_sim_ctrl *c = &sim->ctrl;
+	size_t n = trim_len(text, len);
+	enum rtl_sim_ctrl_result res;
+	char name[RTL_SIM_CTRL_NAME];
+
+	c->stats.programs++;
+	program_name(name, sizeof(name), text, n);
+	if (!c->program || n != c->program_len || memcmp(text, c->program, n) != 0) {
+		struct rtl_sim_ctrl_msg m = {
+			.kind = RTL_SIM_MSG_RUNTIME_EXCEPTION,
+			.level = RTL_SIM_LEVEL_FAULT,
+			.column = 0,
+		};
+		char line[80];
+
+		m.line = c->program ? first_diff_line(text, n, c->program, c->program_len) : 1;
+		copy_line(line, sizeof(line), text, n, m.line);
+		snprintf(m.title, sizeof(m.title), "%s", name[0] ? name : "<unnamed>");
+		if (!c->program)
+			snprintf(m.text, sizeof(m.text), "rtde-sim cannot run this program: %.200s",
+				 c->program_error);
+		else
+			snprintf(m.text, sizeof(m.text),
+				 "rtde-sim runs only rtloop_control.script of this build; line %d "
+				 "differs from it: '%s'",
+				 (int)m.line, line);
+		record_other(sim, port, text, n);
+		rtl_sim_ctrl_message(sim, &m);
+		/* A new program replaces the old one even when it fails. */
+		program_stop(sim, 0);
+		publish_state(sim);
+		return RTL_SIM_CTRL_NOT_RTLOOP;
+	}
+	res = can_start(sim);
+	if (res) {
+		char text2[RTL_SIM_CTRL_TEXT];
+
+		c->stats.rtloop_refused++;
+		snprintf(text2, sizeof(text2), "Program %s did not start: %s", RTLOOP_PROGRAM,
+			 rtl_sim_ctrl_result_text(res));
+		key_message(sim, RTL_SIM_MSG_KEY, RTL_SIM_LEVEL_WARNING, (int32_t)res,
+			    "PROGRAM_NOT_STARTED", text2);
+		return res;
+	}
+	executor_start(sim, now, RTLOOP_PROGRAM);
+	c->loaded[0] = '\0';
+	publish_state(sim);
+	return RTL_SIM_CTRL_OK;
+}
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+const char *rtl_sim_robot_mode_name(int mode)
+{
+	static const char *const names[] = {
+		"NO_CONTROLLER", "DISCONNECTED", "CONFIRM_SAFETY", "BOOTING", "POWER_OFF",
+		"POWER_ON",	 "IDLE",	 "BACKDRIVE",	   "RUNNING", "UPDATING_FIRMWARE",
+	};
+
+	return mode >= -1 && mode <= 8 ? names[mode + 1] : "UNKNOWN";
+}
+
+const char *rtl_sim_safety_mode_name(int mode)
+{
+	static const char *const names[] = {
+		"NORMAL",
+		"REDUCED",
+		"PROTECTIVE_STOP",
+		"RECOVERY",
+		"SAFEGUARD_STOP",
+		"SYSTEM_EMERGENCY_STOP",
+		"ROBOT_EMERGENCY_STOP",
+		"VIOLATION",
+		"FAULT",
+	};
+
+	return mode >= 1 && mode <= 9 ? names[mode - 1] : "UNDEFINED_SAFETY_MODE";
+}
+
+const char *rtl_sim_program_state_name(enum rtl_sim_program_state s)
+{
+	return s == RTL_SIM_PROGRAM_PLAYING  ? "PLAYING"
+	       : s == RTL_SIM_PROGRAM_PAUSED ? "PAUSED"
+					     : "STOPPED";
+}
+
+const char *rtl_sim_ctrl_result_text(enum rtl_sim_ctrl_result r)
+{
+	switch (r) {
+	case RTL_SIM_CTRL_OK:
+		return "done";
+	case RTL_SIM_CTRL_NOT_REMOTE:
+		return "the robot is in local control; switch the pendant to remote control";
+	case RTL_SIM_CTRL_POWERED_OFF:
+		return "the robot is powered off; power it on first";
+	case RTL_SIM_CTRL_NOT_RUNNING:
+		return "the brakes are not released; release them first";
+	case RTL_SIM_CTRL_PROTECTIVE_STOP:
+		return "the robot is in protective stop; unlock it first";
+	case RTL_SIM_CTRL_TOO_EARLY:
+		return "a protective stop can be unlocked only 5 s after it happened";
+	case RTL_SIM_CTRL_NOT_STOPPED:
+		return "the robot is not in protective stop";
+	case RTL_SIM_CTRL_NO_PROGRAM:
+		return "no program is loaded";
+	case RTL_SIM_CTRL_NOT_FOUND:
+		return "no such program";
+	case RTL_SIM_CTRL_BUSY:
+		return "a transition is under way";
+	case RTL_SIM_CTRL_NOT_RTLOOP:
+		return "the simulator runs only rtloop_control.script";
+	}
+	return "unknown";
+}

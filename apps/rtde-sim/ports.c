@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The service table and the output queue of a service connection (see
+ * ports.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ports.h"
+
+static const struct {
+	const char *name;
+	uint16_t port;
+	const struct rtl_sim_port_ops *ops;
+} ports[RTL_SIM_PORT_COUNT] = {
+	[RTL_SIM_PORT_DASHBOARD] = { "dashboard", RTL_SIM_DASHBOARD_PORT, &rtl_sim_dashboard_ops },
+	[RTL_SIM_PORT_PRIMARY] = { "primary", RTL_SIM_PRIMARY_PORT, &rtl_sim_primary_ops },
+	[RTL_SIM_PORT_SECONDARY] = { "secondary", RTL_SIM_SECONDARY_PORT, &rtl_sim_secondary_ops },
+	[RTL_SIM_PORT_REALTIME] = { "realtime", RTL_SIM_REALTIME_PORT, &rtl_sim_realtime_ops },
+};
+
+const struct rtl_sim_port_ops *rtl_sim_port_ops(enum rtl_sim_port_kind k)
+{
+	return (unsigned)k < RTL_SIM_PORT_COUNT ? ports[k].ops : NULL;
+}
+
+const char *rtl_sim_port_name(enum rtl_sim_port_kind k)
+{
+	return (unsigned)k < RTL_SIM_PORT_COUNT ? ports[k].name : "?";
+}
+
+uint16_t rtl_sim_port_default(enum rtl_sim_port_kind k)
+{
+	return (unsigned)k < RTL_SIM_PORT_COUNT ? ports[k].port : 0;
+}
+
+int rtl_sim_conn_write(struct rtl_sim_conn *c, const void *p, size_t n)
+{
+	size_t waiting = c->len - c->off;
+
+	if (waiting + n > RTL_SIM_CONN_OUT_MAX) {
+		c->close = true;
+		return -ENOBUFS;
+	}
+	if (c->off && c->len + n > c->cap) {
+		/* Move what waits to the front before growing. */
+		memmove(c->out, c->out + c->off, waiting);
+		c->off = 0;
+		c->len = waiting;
+	}
+	if (c->len + n > c->cap) {
+		size_t cap = c->cap ? c->cap : 4096;
+		uint8_t *q;
+
+		while (cap < c->len + n)
+			cap *= 2;
+		q = realloc(c->out, cap);
+		if (!q)
+			return -ENOMEM;
+		c->out = q;
+		c->cap = cap;
+	}
+	memcpy(c->out + c->len, p, n);
+	c->len += n;
+	return 0;
+}
+
+int rtl_sim_conn_printf(struct rtl_sim_conn *c, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	return rtl_sim_conn_write(c, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
