@@ -104,6 +104,14 @@ static void answer(struct rtl_sim *sim, struct rtl_sim_conn *c, const char *cmd,
 	struct rtl_sim_ctrl *ctl = &sim->ctrl;
 	bool cb3 = v.major < 5;
 
+	/* In local control an e-Series controller refuses, before anything
+	 * else, what would move the arm or start a program. */
+	if (!cb3 && !ctl->remote &&
+	    (!strcasecmp(cmd, "power on") || !strcasecmp(cmd, "brake release") ||
+	     !strncasecmp(cmd, "load ", 5) || !strcasecmp(cmd, "play"))) {
+		reply(c, LOCAL_REFUSAL);
+		return;
+	}
 	if (!strcasecmp(cmd, "power on")) {
 		op(c, rtl_sim_ctrl_power_on(sim, now), "power on", "Powering on");
 	} else if (!strcasecmp(cmd, "power off")) {

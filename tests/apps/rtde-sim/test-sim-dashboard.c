@@ -147,7 +147,7 @@ Test(sim_dashboard, local_control_refuses_with_the_fix, .timeout = 30)
 	cr_assert_eq(rtl_ur_dashboard_load(D, "rtloop_control.urp", &E), -EPERM);
 	cr_assert_eq(rtl_ur_dashboard_play(D, &E), -EPERM);
 	/* Queries still answer; unknown commands get the controller's words. */
-	cr_assert_eq(rtl_ur_dashboard_command(D, "dance", reply, sizeof(reply), &E), 28);
+	cr_assert_eq(rtl_ur_dashboard_command(D, "dance", reply, sizeof(reply), &E), 29);
 	cr_assert_str_eq(reply, "could not understand: 'dance'");
 	down();
 }
