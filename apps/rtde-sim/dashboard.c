@@ -1,17 +1,247 @@
 // SPDX-License-Identifier: MIT
 /*
- * The dashboard server of rtde-sim (port 29999). Stub: greets and closes.
+ * The dashboard server of rtde-sim (port 29999): UR's line protocol
+ * (docs/ur-dashboard.md) over the simulated controller (controller.h).
+ *
+ * Each connection collects bytes into a bounded line buffer; each complete
+ * line is one command, answered with one line in the controller's words.
+ * Operations go to the controller's state machine, whose result (done, or
+ * why not) becomes the reply a real controller gives: "Powering on",
+ * "Cannot unlock protective stop until 5s after occurrence...", "File not
+ * found: x", "Failed to execute: play". The answers follow the simulated
+ * PolyScope version: a CB3 (3.x) profile knows no "is in remote control",
+ * nor "safetystatus" before 3.11, and answers them with "could not
+ * understand", as a 3.x dashboard does. The polyscope-x profile serves no
+ * dashboard at all (the server does not listen; server.c).
+ *
+ * Where UR documents no reply text (a brake release refused in a
+ * protective stop, a refusal in local control) the simulator answers with
+ * the wording real controllers have been seen to use, or a line naming the
+ * cause, so that a client's refusal handling is exercised either way.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller.h"
 #include "ports.h"
+#include "sim.h"
+
+#define LINE_MAX_BYTES 1024
+
+/* The reply of an e-Series controller in local control to a command that
+ * would change its state. */
+#define LOCAL_REFUSAL "Command is not allowed due to safety reasons"
+#define PSTOP_UNLOCK_EARLY                                                                  \
+	"Cannot unlock protective stop until 5s after occurrence. Always inspect cause of " \
+	"protective stop before unlocking"
+
+struct dash {
+	size_t have;
+	bool overflow; /* a line too long: skipped to its newline */
+	char line[LINE_MAX_BYTES + 1];
+};
+
+/* The simulated PolyScope version: the options' override or the profile's. */
+static struct rtl_rtde_controller_version version_of(const struct rtl_sim *sim)
+{
+	const struct rtl_sim_profile *p = rtl_sim_profile(sim->opts.profile);
+
+	if (sim->opts.version.major)
+		return sim->opts.version;
+	return p ? p->version : (struct rtl_rtde_controller_version){ 5, 0, 0, 0 };
+}
+
+static bool at_least(const struct rtl_rtde_controller_version *v, uint32_t major, uint32_t minor)
+{
+	return v->major > major || (v->major == major && v->minor >= minor);
+}
+
+static void reply(struct rtl_sim_conn *c, const char *text)
+{
+	rtl_sim_conn_printf(c, "%s\n", text);
+}
+
+static void not_understood(struct rtl_sim_conn *c, const char *cmd)
+{
+	rtl_sim_conn_printf(c, "could not understand: '%s'\n", cmd);
+}
+
+/* The reply to a refused operation @what ("play", "power on"). */
+static void refused(struct rtl_sim_conn *c, enum rtl_sim_ctrl_result r, const char *what)
+{
+	switch (r) {
+	case RTL_SIM_CTRL_NOT_REMOTE:
+		reply(c, LOCAL_REFUSAL);
+		return;
+	case RTL_SIM_CTRL_TOO_EARLY:
+		reply(c, PSTOP_UNLOCK_EARLY);
+		return;
+	case RTL_SIM_CTRL_PROTECTIVE_STOP:
+		rtl_sim_conn_printf(c, "Failed to execute: %s: robot is in protective stop\n",
+				    what);
+		return;
+	default:
+		rtl_sim_conn_printf(c, "Failed to execute: %s\n", what);
+		return;
+	}
+}
+
+/* An operation whose success is one fixed reply. */
+static void op(struct rtl_sim_conn *c, enum rtl_sim_ctrl_result r, const char *what, const char *ok)
+{
+	if (r == RTL_SIM_CTRL_OK)
+		reply(c, ok);
+	else
+		refused(c, r, what);
+}
+
+static void answer(struct rtl_sim *sim, struct rtl_sim_conn *c, const char *cmd, int64_t now)
+{
+	struct rtl_rtde_controller_version v = version_of(sim);
+	struct rtl_sim_ctrl *ctl = &sim->ctrl;
+	bool cb3 = v.major < 5;
+
+	/* In local control an e-Series controller refuses, before anything
+	 * else, what would move the arm or start a program. */
+	if (!cb3 && !ctl->remote &&
+	    (!strcasecmp(cmd, "power on") || !strcasecmp(cmd, "brake release") ||
+	     !strncasecmp(cmd, "load ", 5) || !strcasecmp(cmd, "play"))) {
+		reply(c, LOCAL_REFUSAL);
+		return;
+	}
+	if (!strcasecmp(cmd, "power on")) {
+		op(c, rtl_sim_ctrl_power_on(sim, now), "power on", "Powering on");
+	} else if (!strcasecmp(cmd, "power off")) {
+		op(c, rtl_sim_ctrl_power_off(sim, now), "power off", "Powering off");
+	} else if (!strcasecmp(cmd, "brake release")) {
+		op(c, rtl_sim_ctrl_brake_release(sim, now), "brake release", "Brake releasing");
+	} else if (!strcasecmp(cmd, "unlock protective stop")) {
+		enum rtl_sim_ctrl_result r;
+
+		if (cb3 && !at_least(&v, 3, 1)) {
+			not_understood(c, cmd);
+			return;
+		}
+		r = rtl_sim_ctrl_unlock(sim, now);
+		/* Unlocking when there is nothing to unlock does no harm. */
+		op(c, r == RTL_SIM_CTRL_NOT_STOPPED ? RTL_SIM_CTRL_OK : r, "unlock protective stop",
+		   "Protective stop releasing");
+	} else if (!strcasecmp(cmd, "close safety popup")) {
+		if (cb3 && !at_least(&v, 3, 1))
+			not_understood(c, cmd);
+		else
+			reply(c, "closing safety popup");
+	} else if (!strcasecmp(cmd, "close popup")) {
+		reply(c, "closing popup");
+	} else if (!strcasecmp(cmd, "robotmode")) {
+		rtl_sim_conn_printf(c, "Robotmode: %s\n", rtl_sim_robot_mode_name(ctl->robot_mode));
+	} else if (!strcasecmp(cmd, "safetystatus")) {
+		if (cb3 ? !at_least(&v, 3, 11) : !at_least(&v, 5, 4))
+			not_understood(c, cmd);
+		else
+			rtl_sim_conn_printf(c, "Safetystatus: %s\n",
+					    rtl_sim_safety_mode_name(ctl->safety_mode));
+	} else if (!strcasecmp(cmd, "safetymode")) {
+		rtl_sim_conn_printf(c, "Safetymode: %s\n",
+				    rtl_sim_safety_mode_name(ctl->safety_mode));
+	} else if (!strcasecmp(cmd, "programState")) {
+		const char *name = ctl->loaded[0] ? ctl->loaded : ctl->program_name;
+
+		rtl_sim_conn_printf(c, "%s %s\n", rtl_sim_program_state_name(ctl->program_state),
+				    name[0] ? name : "<unnamed>");
+	} else if (!strcasecmp(cmd, "running")) {
+		rtl_sim_conn_printf(c, "Program running: %s\n",
+				    ctl->program_state == RTL_SIM_PROGRAM_PLAYING ? "true"
+										  : "false");
+	} else if (!strcasecmp(cmd, "get loaded program")) {
+		if (ctl->loaded[0])
+			rtl_sim_conn_printf(c, "Loaded program: %s\n", ctl->loaded);
+		else
+			reply(c, "No program loaded");
+	} else if (!strcasecmp(cmd, "is in remote control")) {
+		if (cb3 || !at_least(&v, 5, 6))
+			not_understood(c, cmd);
+		else
+			reply(c, ctl->remote ? "true" : "false");
+	} else if (!strcasecmp(cmd, "PolyscopeVersion")) {
+		rtl_sim_conn_printf(c, "URSoftware %u.%u.%u.%u (Jan 01 2025)\n", v.major, v.minor,
+				    v.bugfix, v.build);
+	} else if (!strcasecmp(cmd, "version") && !cb3) {
+		rtl_sim_conn_printf(c, "%u.%u.%u.%u\n", v.major, v.minor, v.bugfix, v.build);
+	} else if (!strncasecmp(cmd, "load ", 5) && cmd[5]) {
+		const char *name = cmd + 5;
+		enum rtl_sim_ctrl_result r = rtl_sim_ctrl_load(sim, name);
+
+		if (r == RTL_SIM_CTRL_OK)
+			rtl_sim_conn_printf(c, "Loading program: %s\n", name);
+		else if (r == RTL_SIM_CTRL_NOT_FOUND)
+			rtl_sim_conn_printf(c, "File not found: %s\n", name);
+		else
+			refused(c, r, "load");
+	} else if (!strcasecmp(cmd, "play")) {
+		op(c, rtl_sim_ctrl_play(sim, now), "play", "Starting program");
+	} else if (!strcasecmp(cmd, "pause")) {
+		op(c, rtl_sim_ctrl_pause(sim, now), "pause", "Pausing program");
+	} else if (!strcasecmp(cmd, "stop")) {
+		op(c, rtl_sim_ctrl_stop(sim, now), "stop", "Stopped");
+	} else if (!strcasecmp(cmd, "quit")) {
+		reply(c, "Disconnected");
+		c->close = true;
+	} else {
+		not_understood(c, cmd);
+	}
+}
 
 static int dash_open(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
 {
+	struct dash *d = calloc(1, sizeof(*d));
+
 	(void)sim;
 	(void)now;
+	if (!d)
+		return -ENOMEM;
+	c->state = d;
 	return rtl_sim_conn_printf(c, "Connected: Universal Robots Dashboard Server\n");
+}
+
+static void dash_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t *p, size_t n,
+		      int64_t now)
+{
+	struct dash *d = c->state;
+
+	for (size_t i = 0; i < n && !c->close; i++) {
+		if (p[i] != '\n') {
+			if (d->have < LINE_MAX_BYTES)
+				d->line[d->have++] = (char)p[i];
+			else
+				d->overflow = true;
+			continue;
+		}
+		while (d->have > 0 && (d->line[d->have - 1] == '\r' || d->line[d->have - 1] == ' '))
+			d->have--;
+		d->line[d->have] = '\0';
+		if (d->overflow)
+			reply(c, "could not understand: command too long");
+		else if (d->have > 0)
+			answer(sim, c, d->line, now);
+		d->have = 0;
+		d->overflow = false;
+	}
+}
+
+static void dash_close(struct rtl_sim *sim, struct rtl_sim_conn *c)
+{
+	(void)sim;
+	free(c->state);
+	c->state = NULL;
 }
 
 const struct rtl_sim_port_ops rtl_sim_dashboard_ops = {
 	.name = "dashboard",
 	.open = dash_open,
+	.feed = dash_feed,
+	.close = dash_close,
 };

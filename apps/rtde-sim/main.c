@@ -63,6 +63,11 @@ static void usage(FILE *f)
 		"                            --skip-count, --start-time, --bind, --duration,\n"
 		"                            --json and the robot options apply\n"
 		"      --udp-port N          UDP port (default 12347; 0 = any free port)\n"
+		"      --dashboard-port N    the dashboard server's port; --primary-port,\n"
+		"      --primary-port N      --secondary-port and --realtime-port the script\n"
+		"      --secondary-port N    ports' (default 29999, 30001, 30002, 30003 when\n"
+		"      --realtime-port N     --port is 30004, else any free port; 0 = any)\n"
+		"      --no-dashboard        serve no dashboard (a controller without one)\n"
 		"\n"
 		"Controller:\n"
 		"  -P, --profile NAME        cb3 (3.15.8, 125 Hz), eseries (5.26.0, 500 Hz) or\n"
@@ -75,7 +80,20 @@ static void usage(FILE *f)
 		"      --start-time S        timestamp of the first cycle (default 42)\n"
 		"      --text-v2             send text messages in the v2 layout even to v1\n"
 		"                            sessions\n"
-		"\n"
+		"      --boot                start as after boot: powered off, brakes on, no\n"
+		"                            program; the dashboard powers on and releases the\n"
+		"                            brakes, a script port takes rtloop_control.script\n"
+		"                            (default: running the rtloop program already)\n"
+		"      --local-control       start in local control: the dashboard refuses\n"
+		"                            power, brakes, load and play (e-Series)\n"
+		"      --power-on-time S     power on to IDLE (default 0.5)\n"
+		"      --brake-release-time S  brake release to RUNNING (default 0.5)\n"
+		"      --unlock-delay S      a protective stop can be unlocked S s after it\n"
+		"                            (default 5, as UR's)\n"
+		"      --control-script FILE  compare uploads with FILE instead of this build's\n"
+		"                            rtloop_control.script\n"
+		"\n");
+	fprintf(f,
 		"Faults (each counted in the report; --seed makes them repeat):\n"
 		"      --jitter-us N         delay each cycle's send by 0..N us\n"
 		"      --skip-every N        skip packages in every N cycles, as a busy\n"
@@ -88,6 +106,8 @@ static void usage(FILE *f)
 		"      --fragment-max N      largest piece in bytes (default 7)\n"
 		"      --reset-after N       reset (RST) each connection after N data packages\n"
 		"      --text-every N        an INFO text message after every N-th data package\n"
+		"      --protective-stop-after S  a protective stop S s after the rtloop program\n"
+		"                            started (once); unlock it with the dashboard\n"
 		"      --seed N              seed of the fault generator (default 1)\n"
 		"\n"
 		"Robot (a UR5e running <rtloop/rtde_cmd.h>'s executor):\n"
@@ -124,6 +144,7 @@ enum {
 	OPT_NO_MLOCK,
 	OPT_UDP,
 	OPT_UDP_PORT,
+	OPT_SVC_PORT, /* + enum rtl_sim_port_kind */
 	OPT_TABLE = 512,
 };
 
@@ -134,6 +155,7 @@ struct cli {
 	int priority;
 	bool mlock;
 	bool udp;
+	bool svc_port_set[RTL_SIM_PORT_COUNT]; /* --dashboard-port ... given */
 };
 
 /* ---- option values ------------------------------------------------------------- */
@@ -193,6 +215,12 @@ static int parse(int argc, char **argv, struct cli *cli)
 		{ "no-mlock", no_argument, NULL, OPT_NO_MLOCK },
 		{ "udp", no_argument, NULL, OPT_UDP },
 		{ "udp-port", required_argument, NULL, OPT_UDP_PORT },
+		{ "dashboard-port", required_argument, NULL,
+		  OPT_SVC_PORT + RTL_SIM_PORT_DASHBOARD },
+		{ "primary-port", required_argument, NULL, OPT_SVC_PORT + RTL_SIM_PORT_PRIMARY },
+		{ "secondary-port", required_argument, NULL,
+		  OPT_SVC_PORT + RTL_SIM_PORT_SECONDARY },
+		{ "realtime-port", required_argument, NULL, OPT_SVC_PORT + RTL_SIM_PORT_REALTIME },
 		{ "version", no_argument, NULL, 'V' },
 	};
 	enum { N_OWN = sizeof(own) / sizeof(own[0]) };
@@ -276,12 +304,29 @@ static int parse(int argc, char **argv, struct cli *cli)
 			err = rtl_cli_u64(PROG, name, optarg, 0, 65535, &u64);
 			cli->su.udp_port = (uint16_t)u64;
 			break;
+		case OPT_SVC_PORT + RTL_SIM_PORT_DASHBOARD:
+		case OPT_SVC_PORT + RTL_SIM_PORT_PRIMARY:
+		case OPT_SVC_PORT + RTL_SIM_PORT_SECONDARY:
+		case OPT_SVC_PORT + RTL_SIM_PORT_REALTIME:
+			err = rtl_cli_u64(PROG, name, optarg, 0, 65535, &u64);
+			if (cli->su.srv.service_port[c - OPT_SVC_PORT] >= 0)
+				cli->su.srv.service_port[c - OPT_SVC_PORT] = (int32_t)u64;
+			cli->svc_port_set[c - OPT_SVC_PORT] = true;
+			break;
 		default:
 			return rtl_cli_getopt_error(PROG, c, argv);
 		}
 		if (err)
 			return err;
 	}
+	/* On the RTDE port of a real controller, the other services are on
+	 * theirs too; with any other RTDE port (tests: 0) they are on free
+	 * ports, so simulators run side by side. */
+	for (int k = 0; k < RTL_SIM_PORT_COUNT; k++)
+		if (!cli->svc_port_set[k] && cli->su.srv.service_port[k] == 0 &&
+		    cli->su.srv.port == RTL_RTDE_PORT)
+			cli->su.srv.service_port[k] =
+				rtl_sim_port_default((enum rtl_sim_port_kind)k);
 	return rtl_cli_extra_args(PROG, optind, argc, argv);
 }
 
@@ -368,6 +413,40 @@ static void hist_line(FILE *f, const char *title, const struct rtl_hist *h)
 		(double)rtl_hist_max(h) / 1e3);
 }
 
+/* The controller around the arm: its state at the end, the programs it
+ * was sent, the ones it would not run. */
+static void report_controller(FILE *f, const struct rtl_sim_ctrl *c)
+{
+	const struct rtl_sim_ctrl_stats *cs = &c->stats;
+
+	fprintf(f,
+		"  controller: robot %s, safety %s, program %s%s%s, %s control; %" PRIu64
+		" power on, %" PRIu64 " brake release, %" PRIu64 " power off\n",
+		rtl_sim_robot_mode_name(c->robot_mode), rtl_sim_safety_mode_name(c->safety_mode),
+		rtl_sim_program_state_name(c->program_state), c->program_name[0] ? " " : "",
+		c->program_name, c->remote ? "remote" : "local", cs->power_ons, cs->brake_releases,
+		cs->power_offs);
+	fprintf(f,
+		"  programs: %" PRIu64 " received, %" PRIu64 " rtloop started, %" PRIu64
+		" rtloop refused (arm not ready), %" PRIu64 " others; %" PRIu64
+		" protective stops, %" PRIu64 " unlocks; %" PRIu64
+		" command packages while no program ran\n",
+		cs->programs, cs->rtloop_started, cs->rtloop_refused, cs->others,
+		cs->protective_stops, cs->unlocks, cs->commands_ignored);
+	for (uint64_t i = 0; i < cs->others && i < RTL_SIM_CTRL_OTHERS; i++) {
+		const struct rtl_sim_ctrl_other *o = &c->others[i];
+
+		fprintf(f, "  other program: %s on the %s port, %zu bytes, first line '%s'\n",
+			o->name[0] ? o->name : "(unnamed)",
+			rtl_sim_port_name((enum rtl_sim_port_kind)o->port), o->size, o->first_line);
+	}
+	if (cs->others > RTL_SIM_CTRL_OTHERS)
+		fprintf(f, "  (%" PRIu64 " more other programs not listed)\n",
+			cs->others - RTL_SIM_CTRL_OTHERS);
+	if (c->program_error[0])
+		fprintf(f, "  control script: %s\n", c->program_error);
+}
+
 static void report_text(FILE *f, const struct run_info *ri)
 {
 	const struct rtl_sim_stats *st = &ri->st;
@@ -408,6 +487,7 @@ static void report_text(FILE *f, const struct run_info *ri)
 		st->texts_injected);
 	if (fl->seed != 1 || faults_injected(st) || st->fragments)
 		fprintf(f, "  seed: %" PRIu64 "\n", fl->seed);
+	report_controller(f, &ri->sim->ctrl);
 	fprintf(f, "  host: memory %s, %s\n", ri->mem_locked ? "locked" : "not locked", ri->sched);
 	hist_line(f, "cycle wake-up lateness", &ri->sim->wake_hist);
 	if (ri->sim->opts.echo_register >= 0) {
@@ -509,9 +589,23 @@ int main(int argc, char **argv)
 	ri.port = rtl_sim_server_port(srv);
 	ri.sim = rtl_sim_server_sim(srv);
 	ri.profile = rtl_sim_profile(cli.su.sim.profile);
-	if (!cli.quiet)
+	if (!cli.quiet) {
+		char svc[RTL_SIM_PORT_COUNT][8];
+
+		for (int k = 0; k < RTL_SIM_PORT_COUNT; k++) {
+			uint16_t sp = rtl_sim_server_service_port(srv, (enum rtl_sim_port_kind)k);
+
+			snprintf(svc[k], sizeof(svc[k]), sp ? "%u" : "-", sp);
+		}
 		fprintf(stderr, PROG ": listening on %s:%u (%s, %u Hz)\n", cli.su.srv.bind, ri.port,
 			ri.profile->name, ri.sim->max_hz);
+		fprintf(stderr,
+			PROG ": dashboard port %s, primary %s, secondary %s, realtime %s; %s\n",
+			svc[RTL_SIM_PORT_DASHBOARD], svc[RTL_SIM_PORT_PRIMARY],
+			svc[RTL_SIM_PORT_SECONDARY], svc[RTL_SIM_PORT_REALTIME],
+			cli.su.sim.ctrl.boot ? "booted: powered off, no program"
+					     : "running the rtloop program");
+	}
 
 	/* Run until a signal or the duration. */
 	the_server = srv;

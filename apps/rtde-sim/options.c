@@ -109,6 +109,24 @@ static const struct rtl_sim_option table[RTL_SIM_OPT_COUNT] = {
 	  "standard deviation of the force in N (torque: N/10)"),
 	U(RTL_SIM_OPT_WATCHDOG_MS, "watchdog-ms", false, true, 0, 60000,
 	  "heartbeat timeout in ms when the client asks for the default (0: off)"),
+	F(RTL_SIM_OPT_BOOT, "boot", false, false,
+	  "start as after boot: powered off, brakes on, no program running"),
+	F(RTL_SIM_OPT_LOCAL_CONTROL, "local-control", true, false,
+	  "start in local control: the dashboard refuses power, brakes, load and play"),
+	F(RTL_SIM_OPT_NO_DASHBOARD, "no-dashboard", true, false,
+	  "serve no dashboard server (a controller without port 29999)"),
+	D(RTL_SIM_OPT_POWER_ON_TIME, "power-on-time", false, false, 0.001, 60.0,
+	  "seconds from power on to IDLE (default 0.5)"),
+	D(RTL_SIM_OPT_BRAKE_RELEASE_TIME, "brake-release-time", false, false, 0.001, 60.0,
+	  "seconds from brake release to RUNNING (default 0.5)"),
+	D(RTL_SIM_OPT_UNLOCK_DELAY, "unlock-delay", false, false, 0.0, 60.0,
+	  "a protective stop can be unlocked this many s after it (default 5, as UR's)"),
+	D(RTL_SIM_OPT_PROTECTIVE_STOP_AFTER, "protective-stop-after", true, false, 0.001, 1e7,
+	  "a protective stop this many s after the rtloop program started (once)"),
+	[RTL_SIM_OPT_CONTROL_SCRIPT] = {
+		.id = RTL_SIM_OPT_CONTROL_SCRIPT, .name = "control-script",
+		.kind = RTL_SIM_OPT_TEXT, .what = "a file name",
+		.effect = "the rtloop program uploads are compared with (default: this build's)" },
 };
 // clang-format on
 
@@ -120,6 +138,8 @@ void rtl_sim_setup_default(struct rtl_sim_setup *su)
 	su->sim.robot.contact.damping = 50.0;
 	su->srv.bind = "127.0.0.1";
 	su->srv.port = RTL_RTDE_PORT;
+	/* The service ports stay 0 (ephemeral) here: rtde-sim puts them on
+	 * the controller's numbers when RTDE is on 30004 (main.c). */
 	su->udp_port = RTL_UDP_DEFAULT_PORT;
 }
 
@@ -297,6 +317,18 @@ int rtl_sim_option_set_double(struct rtl_sim_setup *su, const struct rtl_sim_opt
 		rc->force_noise = d;
 		rc->torque_noise = d / 10.0;
 		break;
+	case RTL_SIM_OPT_POWER_ON_TIME:
+		s->ctrl.power_on_s = d;
+		break;
+	case RTL_SIM_OPT_BRAKE_RELEASE_TIME:
+		s->ctrl.brake_release_s = d;
+		break;
+	case RTL_SIM_OPT_UNLOCK_DELAY:
+		s->ctrl.unlock_delay_s = d;
+		break;
+	case RTL_SIM_OPT_PROTECTIVE_STOP_AFTER:
+		s->ctrl.protective_stop_after_s = d;
+		break;
 	default:
 		return wrong_kind(o, style, why, cap);
 	}
@@ -315,6 +347,15 @@ int rtl_sim_option_set_flag(struct rtl_sim_setup *su, const struct rtl_sim_optio
 		break;
 	case RTL_SIM_OPT_FRAGMENT:
 		su->sim.faults.fragment = true;
+		break;
+	case RTL_SIM_OPT_BOOT:
+		su->sim.ctrl.boot = true;
+		break;
+	case RTL_SIM_OPT_LOCAL_CONTROL:
+		su->sim.ctrl.local = true;
+		break;
+	case RTL_SIM_OPT_NO_DASHBOARD:
+		su->srv.service_port[RTL_SIM_PORT_DASHBOARD] = -1;
 		break;
 	default:
 		return wrong_kind(o, style, why, cap);
@@ -343,6 +384,14 @@ int rtl_sim_option_set_text(struct rtl_sim_setup *su, const struct rtl_sim_optio
 {
 	char n[48];
 
+	if (o->kind == RTL_SIM_OPT_TEXT && o->id == RTL_SIM_OPT_CONTROL_SCRIPT) {
+		if (!text || !*text)
+			return fail(why, cap, -EINVAL, "%s needs a file name",
+				    rtl_sim_option_name(o, style, n, sizeof(n)));
+		/* The caller keeps the text alive (argv, or rtloop.Sim's copy). */
+		su->sim.ctrl.control_script = text;
+		return 0;
+	}
 	if (o->kind != RTL_SIM_OPT_TEXT || o->id != RTL_SIM_OPT_CONTROLLER_VERSION)
 		return wrong_kind(o, style, why, cap);
 	if (!text || parse_version(text, &su->sim.version))

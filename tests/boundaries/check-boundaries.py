@@ -27,6 +27,8 @@ CASES = [
      ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"']),
     ("io/motion", "io/motion/motion.c", "<rtloop/rtde_recipe.h>",
      ["<rtloop/drfl_api.h>", '"cli.h"']),
+    ("io/ur", "io/ur/ur_dashboard.c", "<rtloop/tcp.h>",
+     ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"']),
     ("io/ur", "io/ur/ur_primary.c", "<rtloop/tcp.h>",
      ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"', '"controller.h"']),
     ("io/drfl", "io/drfl/drfl_backend.c", "<rtloop/motion.h>", ['"cli.h"', '"server.h"']),

@@ -525,9 +525,11 @@ def test_stop_from_many_threads_at_once():
 FAULT_KEYS = ["max_clients", "handshake_timeout", "send_buffer", "sndbuf", "controller_version",
               "max_protocol", "fieldbus", "text_v2", "jitter_us", "skip_every", "skip_count",
               "stall_ms", "stall_every", "burst", "burst_every", "fragment", "fragment_max",
-              "reset_after", "text_every", "seed"]
+              "reset_after", "text_every", "seed", "local_control", "no_dashboard",
+              "protective_stop_after"]
 OPTION_KEYS = ["start_time", "echo_register", "duration", "contact_z", "contact_stiffness",
-               "contact_damping", "force_noise", "watchdog_ms", "bind"]
+               "contact_damping", "force_noise", "watchdog_ms", "boot", "power_on_time",
+               "brake_release_time", "unlock_delay", "control_script", "bind"]
 ODD_VALUES = [None, True, False, 0, -1, 1, 3, 2 ** 31, 2 ** 64, -2 ** 70, 0.5, -0.0, 1e308,
               float("nan"), float("inf"), "", "5.4.0", "x" * 10000, b"1", [], {}, object()]
 

@@ -52,7 +52,8 @@ enum state { ST_NEW = 0, ST_STARTING, ST_RUNNING, ST_STOPPED };
 typedef struct {
 	PyObject ob_base; /* PyObject_HEAD */
 	struct rtl_sim_setup su;
-	char bind[64]; /* su.srv.bind points here */
+	char bind[64];		   /* su.srv.bind points here */
+	char control_script[4096]; /* su.sim.ctrl.control_script points here */
 	bool udp;
 	enum state state;
 
@@ -251,6 +252,15 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 		t = PyUnicode_AsUTF8(value);
 		if (!t)
 			return -1;
+		if (o->id == RTL_SIM_OPT_CONTROL_SCRIPT) {
+			/* Kept here: the str may go before the server starts. */
+			if (strlen(t) >= sizeof(self->control_script)) {
+				PyErr_Format(PyExc_ValueError, "%s: '%s' is too long", where, name);
+				return -1;
+			}
+			snprintf(self->control_script, sizeof(self->control_script), "%s", t);
+			t = self->control_script;
+		}
 		err = rtl_sim_option_set_text(&self->su, o, t, RTL_SIM_STYLE_KEY, why, sizeof(why));
 		break;
 	}
