@@ -25,7 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 			abort(); \
 	} while (0)
 
-static const uint8_t versions[][2] = { { 3, 0 }, { 3, 2 }, { 3, 5 }, { 5, 15 }, { 10, 0 }, { 1, 8 } };
+static const uint8_t versions[][2] = {
+	{ 3, 0 }, { 3, 2 }, { 3, 5 }, { 5, 15 }, { 10, 0 }, { 1, 8 }
+};
 
 static void state(const uint8_t *msg, size_t len, uint8_t major, uint8_t minor)
 {
@@ -47,8 +49,8 @@ static void state(const uint8_t *msg, size_t len, uint8_t major, uint8_t minor)
 			continue;
 		n = rtl_ur_encode_robot_state(buf, sizeof(buf), major, minor, &m);
 		CHECK(n == RTL_UR_HEADER + rtl_ur_robot_mode_size(major, minor));
-		CHECK(rtl_ur_decode_robot_mode(buf + RTL_UR_HEADER, (size_t)n - RTL_UR_HEADER, major,
-					       minor, &m2) == 0);
+		CHECK(rtl_ur_decode_robot_mode(buf + RTL_UR_HEADER, (size_t)n - RTL_UR_HEADER,
+					       major, minor, &m2) == 0);
 		CHECK(memcmp(&m, &m2, sizeof(m)) == 0);
 	}
 	CHECK(r == 0 || r == -EBADMSG);
@@ -103,7 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (t == RTL_UR_MSG_ROBOT_STATE)
 			state(msg, n, v[0], v[1]);
 		else
-			CHECK(rtl_ur_state_next(msg, n, &(size_t){ 0 }, NULL, NULL, NULL) == -EBADMSG);
+			CHECK(rtl_ur_state_next(msg, n, &(size_t){ 0 }, NULL, NULL, NULL) ==
+			      -EBADMSG);
 		robot_msg(msg, n);
 		free(msg);
 		at += n;
