@@ -115,6 +115,12 @@ static void wr_bytes(struct wr *w, const void *s, size_t n)
 	w->at += n;
 }
 
+/* GNU strerror_r: thread-safe, returns the text (maybe static). */
+static const char *errtext(int code, char *buf, size_t cap)
+{
+	return strerror_r(-code, buf, cap);
+}
+
 static uint32_t be32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -619,7 +625,7 @@ RTL_API int rtl_ur_primary_poll(struct rtl_ur_primary *c, int64_t timeout_ns, st
 			return 0;
 		if (n < 0)
 			return rtl_error_set(err, (int)n, "%s:%u: receive failed: %s; reconnect",
-					     c->host, c->port, strerror((int)-n));
+					     c->host, c->port, errtext((int)n, eb, sizeof(eb)));
 		if (n == 0) {
 			if (c->fill)
 				return rtl_error_set(
@@ -742,6 +748,7 @@ RTL_API int rtl_ur_primary_send_script(struct rtl_ur_primary *c, const char *tex
 				       int64_t timeout_ns, struct rtl_error *err)
 {
 	int64_t deadline = rtl_time_now() + (timeout_ns > 0 ? timeout_ns : 0);
+	char eb[128];
 	int r;
 
 	if (err)
@@ -762,7 +769,7 @@ RTL_API int rtl_ur_primary_send_script(struct rtl_ur_primary *c, const char *tex
 		return rtl_error_set(err, r,
 				     "%s:%u: sending the program failed: %s: the controller "
 				     "closed the connection; reconnect and send it again",
-				     c->host, c->port, strerror(-r));
+				     c->host, c->port, errtext(r, eb, sizeof(eb)));
 	return 0;
 }
 
