@@ -619,6 +619,7 @@ RTL_API int rtl_ur_primary_poll(struct rtl_ur_primary *c, int64_t timeout_ns, st
 	for (;;) {
 		ssize_t n =
 			rtl_tcp_recv(c->fd, c->buf + c->fill, sizeof(c->buf) - c->fill, deadline);
+		char eb[128];
 		int r;
 
 		if (n == -ETIMEDOUT)
