@@ -60,7 +60,7 @@ static void send_state(struct rtl_sim *sim, struct rtl_sim_conn *c)
 {
 	const struct rtl_sim_ctrl *k = &sim->ctrl;
 	const struct rtl_rtde_controller_version *v = version(sim);
-	struct rtl_ur_robot_mode m = { 0 };
+	struct rtl_ur_robot_mode_data m = { 0 };
 	uint8_t buf[64];
 	int n;
 
@@ -125,7 +125,7 @@ static void send_msg(struct rtl_sim_conn *c, const struct rtl_sim_ctrl_msg *s)
 static int prim_open(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
 {
 	const struct rtl_rtde_controller_version *v = version(sim);
-	struct rtl_ur_version ver = { .source = -2, .project = "URControl" };
+	struct rtl_ur_version_msg ver = { .source = -2, .project = "URControl" };
 	struct prim *p = calloc(1, sizeof(*p));
 	uint8_t buf[128];
 	int n;

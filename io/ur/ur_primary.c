@@ -201,7 +201,7 @@ RTL_API int rtl_ur_robot_mode_size(uint8_t major, uint8_t minor)
 }
 
 RTL_API int rtl_ur_decode_robot_mode(const uint8_t *sub, size_t len, uint8_t major, uint8_t minor,
-				     struct rtl_ur_robot_mode *out)
+				     struct rtl_ur_robot_mode_data *out)
 {
 	int size = rtl_ur_robot_mode_size(major, minor);
 	struct rd r;
@@ -234,7 +234,7 @@ RTL_API int rtl_ur_decode_robot_mode(const uint8_t *sub, size_t len, uint8_t maj
 }
 
 RTL_API int rtl_ur_encode_robot_state(uint8_t *buf, size_t cap, uint8_t major, uint8_t minor,
-				      const struct rtl_ur_robot_mode *m)
+				      const struct rtl_ur_robot_mode_data *m)
 {
 	int size = rtl_ur_robot_mode_size(major, minor);
 	size_t total;
@@ -285,7 +285,7 @@ static int open_rmsg(const uint8_t *msg, size_t len, struct rd *r, uint64_t *ts,
 	return t;
 }
 
-RTL_API int rtl_ur_decode_version(const uint8_t *msg, size_t len, struct rtl_ur_version *out)
+RTL_API int rtl_ur_decode_version(const uint8_t *msg, size_t len, struct rtl_ur_version_msg *out)
 {
 	struct rd r;
 	size_t n;
@@ -368,7 +368,7 @@ static void wr_rmsg_head(struct wr *w, size_t total, uint64_t ts, int8_t src, ui
 	wr_be(w, type, 1);
 }
 
-RTL_API int rtl_ur_encode_version(uint8_t *buf, size_t cap, const struct rtl_ur_version *v)
+RTL_API int rtl_ur_encode_version(uint8_t *buf, size_t cap, const struct rtl_ur_version_msg *v)
 {
 	size_t pn, dn, total;
 	struct wr w = { buf, 0 };
@@ -458,8 +458,8 @@ struct rtl_ur_primary {
 	uint16_t port;
 	bool have_version;
 	bool have_mode;
-	struct rtl_ur_version version;
-	struct rtl_ur_robot_mode mode;
+	struct rtl_ur_version_msg version;
+	struct rtl_ur_robot_mode_data mode;
 	struct rtl_ur_primary_stats stats;
 	/* Runtime exceptions seen, and the latest: run_script() watches these. */
 	uint64_t rtx_seen;
@@ -501,7 +501,7 @@ static void on_state(struct rtl_ur_primary *c, const uint8_t *msg, size_t len)
 	}
 	off = 0;
 	while (rtl_ur_state_next(msg, len, &off, &sub, &sl, &type) == 1) {
-		struct rtl_ur_robot_mode m;
+		struct rtl_ur_robot_mode_data m;
 
 		if (type != RTL_UR_STATE_ROBOT_MODE || !c->have_version) {
 			c->stats.unknown_sub++;
@@ -527,7 +527,7 @@ static void on_robot_msg(struct rtl_ur_primary *c, const uint8_t *msg, size_t le
 		return;
 	}
 	if (t == RTL_UR_RMSG_VERSION) {
-		struct rtl_ur_version v;
+		struct rtl_ur_version_msg v;
 
 		if (rtl_ur_decode_version(msg, len, &v) < 0) {
 			c->stats.bad_version++;
@@ -714,13 +714,13 @@ RTL_API void rtl_ur_primary_close(struct rtl_ur_primary *c)
 	free(c);
 }
 
-RTL_API const struct rtl_ur_version *rtl_ur_primary_version(const struct rtl_ur_primary *c)
+RTL_API const struct rtl_ur_version_msg *rtl_ur_primary_version(const struct rtl_ur_primary *c)
 {
 	return c ? &c->version : NULL;
 }
 
 RTL_API bool rtl_ur_primary_robot_mode(const struct rtl_ur_primary *c,
-				       struct rtl_ur_robot_mode *out)
+				       struct rtl_ur_robot_mode_data *out)
 {
 	if (!c || !c->have_mode)
 		return false;

@@ -37,7 +37,7 @@ static void state(const uint8_t *msg, size_t len, uint8_t major, uint8_t minor)
 	int r;
 
 	while ((r = rtl_ur_state_next(msg, len, &off, &sub, &sl, &type)) == 1) {
-		struct rtl_ur_robot_mode m, m2;
+		struct rtl_ur_robot_mode_data m, m2;
 		int d, n;
 
 		CHECK(sub >= msg + RTL_UR_HEADER && sl >= RTL_UR_HEADER && sub + sl <= msg + len);
@@ -59,7 +59,7 @@ static void state(const uint8_t *msg, size_t len, uint8_t major, uint8_t minor)
 static void robot_msg(const uint8_t *msg, size_t len)
 {
 	static uint8_t buf[RTL_UR_MAX_MESSAGE];
-	struct rtl_ur_version v, v2;
+	struct rtl_ur_version_msg v, v2;
 	struct rtl_ur_robot_msg m, m2;
 	int d, n;
 

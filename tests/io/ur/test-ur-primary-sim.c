@@ -87,7 +87,7 @@ static char *read_script(size_t *len)
 }
 
 /* Wait until the robot mode is @mode (within 2 s). */
-static void wait_mode(struct rtl_ur_primary *c, int mode, struct rtl_ur_robot_mode *m)
+static void wait_mode(struct rtl_ur_primary *c, int mode, struct rtl_ur_robot_mode_data *m)
 {
 	int64_t end = rtl_time_now() + 2 * RTL_NS_PER_SEC;
 	struct rtl_error err;
@@ -117,7 +117,7 @@ static void wait_msg(struct rtl_ur_primary *c, int type, struct rtl_ur_robot_msg
 
 Test(ur_primary_sim, version_is_the_simulated_controllers)
 {
-	const struct rtl_ur_version *v;
+	const struct rtl_ur_version_msg *v;
 	const struct rtl_rtde_controller_version *want;
 	struct rtl_ur_primary *c;
 
@@ -169,7 +169,7 @@ static bool dashboard(const char *cmd)
 Test(ur_primary_sim, robot_mode_follows_power_on)
 {
 	struct rtl_ur_primary *c;
-	struct rtl_ur_robot_mode m;
+	struct rtl_ur_robot_mode_data m;
 
 	start(true);
 	c = connect_to(RTL_SIM_PORT_PRIMARY);

@@ -33,7 +33,7 @@ static const struct ur_vec *vec(const char *name)
 Test(ur_primary, vector_version_decodes_and_encodes)
 {
 	const struct ur_vec *v = vec("version-5-15");
-	struct rtl_ur_version ver;
+	struct rtl_ur_version_msg ver;
 	uint8_t buf[128];
 
 	cr_assert_eq(rtl_ur_robot_msg_type(v->bytes, v->len), RTL_UR_RMSG_VERSION);
@@ -61,7 +61,7 @@ static void check_mode(const char *name, uint8_t major, uint8_t minor, int sub_s
 	const uint8_t *sub;
 	size_t off = 0, sl;
 	uint8_t type, buf[128];
-	struct rtl_ur_robot_mode m;
+	struct rtl_ur_robot_mode_data m;
 
 	cr_assert_eq(rtl_ur_robot_mode_size(major, minor), sub_size);
 	cr_assert_eq(rtl_ur_msg_type(v->bytes, v->len), RTL_UR_MSG_ROBOT_STATE);
@@ -96,7 +96,7 @@ Test(ur_primary, vector_robot_mode_each_version_layout)
 Test(ur_primary, robot_mode_shorter_than_the_version_layout_is_refused)
 {
 	const struct ur_vec *v = vec("robot-mode-3-2");
-	struct rtl_ur_robot_mode m;
+	struct rtl_ur_robot_mode_data m;
 
 	/* A 46-byte sub-package read as a 5.x controller's (47). */
 	cr_assert_eq(rtl_ur_decode_robot_mode(v->bytes + 5, 46, 5, 0, &m), -EBADMSG);
@@ -188,7 +188,7 @@ Test(ur_primary, sub_package_overrunning_its_message_is_refused)
 
 Test(ur_primary, truncated_strings_are_refused)
 {
-	struct rtl_ur_version ver;
+	struct rtl_ur_version_msg ver;
 	struct rtl_ur_robot_msg m;
 	uint8_t buf[64];
 	const struct ur_vec *v = vec("version-5-15");
@@ -245,7 +245,7 @@ Test(ur_primary, unknown_robot_message_type_is_enomsg)
 Test(ur_primary, encoders_refuse_small_buffers_and_bad_types)
 {
 	struct rtl_ur_robot_msg m = { .type = RTL_UR_RMSG_RUNTIME_EXCEPTION };
-	struct rtl_ur_robot_mode mode = { 0 };
+	struct rtl_ur_robot_mode_data mode = { 0 };
 	uint8_t buf[64];
 
 	cr_assert_eq(rtl_ur_encode_robot_msg(buf, 10, &m), -ENOBUFS);
@@ -342,7 +342,7 @@ Test(ur_primary_client, reads_version_then_mode_and_messages)
 {
 	struct fake f = { .linger_ns = 300 * RTL_NS_PER_MS };
 	struct rtl_ur_primary *c;
-	struct rtl_ur_robot_mode m;
+	struct rtl_ur_robot_mode_data m;
 	struct rtl_ur_robot_msg msg;
 	struct rtl_ur_primary_stats st;
 	struct rtl_error err;
@@ -375,7 +375,7 @@ Test(ur_primary_client, one_byte_writes_are_reassembled)
 {
 	struct fake f = { .chunk = 1, .linger_ns = 300 * RTL_NS_PER_MS };
 	struct rtl_ur_primary *c;
-	struct rtl_ur_robot_mode m;
+	struct rtl_ur_robot_mode_data m;
 	struct rtl_error err;
 	int64_t end;
 

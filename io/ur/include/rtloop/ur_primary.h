@@ -100,7 +100,7 @@ enum rtl_ur_robot_msg_type {
 };
 
 /* The version message (robot-message type 3). */
-struct rtl_ur_version {
+struct rtl_ur_version_msg {
 	uint64_t timestamp;
 	int8_t source;
 	char project[RTL_UR_NAME]; /* "URControl" */
@@ -112,7 +112,7 @@ struct rtl_ur_version {
 };
 
 /* Robot mode data (ROBOT_STATE sub-package 0). */
-struct rtl_ur_robot_mode {
+struct rtl_ur_robot_mode_data {
 	uint64_t timestamp; /* controller time, microseconds */
 	bool real_robot_connected;
 	bool real_robot_enabled;
@@ -201,7 +201,7 @@ RTL_API int rtl_ur_robot_mode_size(uint8_t major, uint8_t minor);
  * the layout), -EPROTONOSUPPORT (major below 3). RT-safe.
  */
 RTL_API int rtl_ur_decode_robot_mode(const uint8_t *sub, size_t len, uint8_t major, uint8_t minor,
-				     struct rtl_ur_robot_mode *out);
+				     struct rtl_ur_robot_mode_data *out);
 
 /*
  * Decode the version message @msg (@len bytes). Returns 0, -EBADMSG (not a
@@ -209,7 +209,7 @@ RTL_API int rtl_ur_decode_robot_mode(const uint8_t *sub, size_t len, uint8_t maj
  * longer than what follows it), -EINVAL (a NULL pointer). Strings longer
  * than their field are cut and out->cut is set. RT-safe.
  */
-RTL_API int rtl_ur_decode_version(const uint8_t *msg, size_t len, struct rtl_ur_version *out);
+RTL_API int rtl_ur_decode_version(const uint8_t *msg, size_t len, struct rtl_ur_version_msg *out);
 
 /*
  * Decode the robot message @msg (@len bytes) of type TEXT, ERROR_CODE, KEY
@@ -227,13 +227,13 @@ RTL_API int rtl_ur_decode_robot_msg(const uint8_t *msg, size_t len, struct rtl_u
  * NULL pointer, an unknown type, or a version this codec has no layout
  * for). Strings are written up to their NUL. RT-safe.
  */
-RTL_API int rtl_ur_encode_version(uint8_t *buf, size_t cap, const struct rtl_ur_version *v);
+RTL_API int rtl_ur_encode_version(uint8_t *buf, size_t cap, const struct rtl_ur_version_msg *v);
 /* Types TEXT, ERROR_CODE, KEY and RUNTIME_EXCEPTION. */
 RTL_API int rtl_ur_encode_robot_msg(uint8_t *buf, size_t cap, const struct rtl_ur_robot_msg *m);
 /* A ROBOT_STATE holding one robot mode sub-package in the layout of
  * controller @major.@minor. */
 RTL_API int rtl_ur_encode_robot_state(uint8_t *buf, size_t cap, uint8_t major, uint8_t minor,
-				      const struct rtl_ur_robot_mode *mode);
+				      const struct rtl_ur_robot_mode_data *mode);
 
 /* ---- client ------------------------------------------------------------- */
 
@@ -278,7 +278,7 @@ RTL_API int rtl_ur_primary_connect(const char *host, uint16_t port, int64_t time
 RTL_API void rtl_ur_primary_close(struct rtl_ur_primary *c);
 
 /* The controller's version message (valid until close). */
-RTL_API const struct rtl_ur_version *rtl_ur_primary_version(const struct rtl_ur_primary *c);
+RTL_API const struct rtl_ur_version_msg *rtl_ur_primary_version(const struct rtl_ur_primary *c);
 
 /*
  * Receive and process what arrives within @timeout_ns (0: only what is
@@ -293,7 +293,7 @@ RTL_API int rtl_ur_primary_poll(struct rtl_ur_primary *c, int64_t timeout_ns,
 
 /* The latest robot mode data into @out; false when none arrived yet. */
 RTL_API bool rtl_ur_primary_robot_mode(const struct rtl_ur_primary *c,
-				       struct rtl_ur_robot_mode *out);
+				       struct rtl_ur_robot_mode_data *out);
 
 /* Take the oldest queued robot message into @out; false when empty. */
 RTL_API bool rtl_ur_primary_next_msg(struct rtl_ur_primary *c, struct rtl_ur_robot_msg *out);
