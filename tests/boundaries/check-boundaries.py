@@ -21,6 +21,8 @@ CASES = [
       '"cli.h"', '"io/rtde/include/rtloop/rtde.h"']),
     ("io/net", "io/net/tcp.c", "<rtloop/time.h>",
      ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"']),
+    ("io/rtde", "io/rtde/rtde_transport.c", "<rtloop/ur_primary.h>",
+     ["<rtloop/udp.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"']),
     ("io/rtde", "io/rtde/rtde_codec.c", "<rtloop/tcp.h>",
      ["<rtloop/udp.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"']),
     ("io/udp", "io/udp/udp.c", "<rtloop/loop.h>",
