@@ -44,6 +44,7 @@
 #include <rtloop/udp_transport.h>
 
 #include "cli.h"
+#include "upload.h"
 
 #define PROG "rtloop-circle"
 #define GAIN 10.0  /* position feedback [1/s] */
@@ -60,7 +61,8 @@ struct opts {
 	unsigned port; /* 0: the transport's default */
 	double radius, period_s, duration_s;
 	bool json;
-	bool report; /* also the loop's report (rtl_loop_report()) */
+	bool report;		  /* also the loop's report (rtl_loop_report()) */
+	struct rtl_cli_upload up; /* --upload ... (RTDE) */
 };
 
 struct app {
@@ -117,9 +119,13 @@ static void usage(FILE *f)
 		"                            the stop at exit)\n"
 		"  -h, --help                print this help and exit\n"
 		"  -V, --version             print the version and exit\n"
+		"%s"
 		"\n"
-		"Exit status: 0 done, 1 could not run, 2 usage error.\n");
+		"Exit status: 0 done, 1 could not run, 2 usage error.\n",
+		rtl_cli_upload_help);
 }
+
+enum { OPT_UPLOAD = 256 /* .. + RTL_CLI_UPLOAD_N */ };
 
 static int parse(int argc, char **argv, struct opts *o)
 {
@@ -134,6 +140,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "report", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		RTL_CLI_UPLOAD_LONGOPTS(OPT_UPLOAD),
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t port;
@@ -185,9 +192,19 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'V':
 			exit(rtl_cli_version(PROG));
 		default:
+			if (c >= OPT_UPLOAD && c < OPT_UPLOAD + RTL_CLI_UPLOAD_N) {
+				if (rtl_cli_upload_option(PROG, c - OPT_UPLOAD, optarg, &o->up))
+					return RTL_CLI_EXIT_USAGE;
+				break;
+			}
 			return rtl_cli_getopt_error(PROG, c, argv);
 		}
 	}
+	if (rtl_cli_upload_check(PROG, &o->up, false))
+		return RTL_CLI_EXIT_USAGE;
+	if ((o->up.cfg.enabled || o->up.reconnect) && o->transport != T_RTDE)
+		return rtl_cli_usage_error(PROG, "--upload and --reconnect are RTDE options: "
+						 "add --transport rtde");
 	return rtl_cli_extra_args(PROG, optind, argc, argv);
 }
 
@@ -385,6 +402,7 @@ int main(int argc, char **argv)
 
 		tc.client.outputs = "timestamp,actual_TCP_pose,actual_TCP_speed,actual_q,actual_qd";
 		tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
+		tc.upload = a.o.up.cfg;
 		ret = rtl_rtde_transport_create(&a.rtde_tr, &tc, &err);
 		lc.transport = rtl_rtde_transport_base(a.rtde_tr);
 	}
@@ -396,6 +414,7 @@ int main(int argc, char **argv)
 	lc.user = &a;
 	lc.rt_mode = RTL_LOOP_RT_DEGRADE;
 	lc.every_frame = true;
+	lc.reconnect_attempts = (int)a.o.up.reconnect;
 	ret = rtl_loop_create(&loop, &lc, &err);
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -411,6 +430,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		goto out;
 	}
+	rtl_cli_upload_started(PROG, &a.o.up, a.o.host, a.rtde_tr);
 	if (a.udp) /* UDP and DRFL */
 		a.period_ns = lc.transport->period_ns;
 	rtl_motion_config_init(&mc, a.period_ns);
@@ -430,6 +450,9 @@ int main(int argc, char **argv)
 	rtl_loop_stop(loop);
 	ret = rtl_loop_join(loop);
 	the_loop = NULL;
+	/* The arm is at rest: the uploaded program goes too. */
+	if (rtl_cli_upload_finish(PROG, &a.o.up, a.rtde_tr) && ret >= 0)
+		ret = -EIO;
 
 	/* Report. */
 	rtl_loop_stats(loop, &st);

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The --upload options of the RTDE apps (see upload.h).
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "upload.h"
+
+const char rtl_cli_upload_help[] =
+	"Controller program (a real UR, or rtde-sim --boot):\n"
+	"      --upload            send rtloop_control.script to the primary port at\n"
+	"                          start (and after each reconnect), wait up to 5 s\n"
+	"                          for its executor, stop the program at exit\n"
+	"      --primary-port N    the script port for --upload (default 30001)\n"
+	"      --dashboard-port N  the dashboard, to stop the program (default 29999)\n"
+	"      --no-dashboard      the controller has none: the program is not stopped\n"
+	"      --unlock            unlock a protective stop before uploading again\n"
+	"      --reconnect N       reconnect (and upload again) up to N times after the\n"
+	"                          stream ends, e.g. after a protective stop (default 0)\n";
+
+int rtl_cli_upload_option(const char *prog, int which, const char *arg, struct rtl_cli_upload *u)
+{
+	uint64_t v = 0;
+	int err = 0;
+
+	switch (which) {
+	case 0:
+		u->cfg.enabled = true;
+		break;
+	case 1:
+		err = rtl_cli_u64(prog, "--primary-port", arg, 1, 65535, &v);
+		u->cfg.primary_port = (uint16_t)v;
+		u->given = true;
+		break;
+	case 2:
+		err = rtl_cli_u64(prog, "--dashboard-port", arg, 1, 65535, &v);
+		u->cfg.dashboard_port = (uint16_t)v;
+		u->given = true;
+		break;
+	case 3:
+		u->cfg.no_dashboard = true;
+		u->given = true;
+		break;
+	case 4:
+		u->cfg.unlock = true;
+		u->given = true;
+		break;
+	case 5:
+		err = rtl_cli_u64(prog, "--reconnect", arg, 0, 1000, &v);
+		u->reconnect = (unsigned)v;
+		break;
+	default:
+		err = RTL_CLI_EXIT_USAGE;
+	}
+	return err;
+}
+
+int rtl_cli_upload_check(const char *prog, const struct rtl_cli_upload *u, bool read_only)
+{
+	if (u->cfg.enabled && read_only)
+		return rtl_cli_usage_error(prog, "--upload starts a program on the controller, "
+						 "--read-only writes nothing: choose one");
+	if (!u->cfg.enabled && u->given)
+		return rtl_cli_usage_error(prog, "--primary-port, --dashboard-port, --no-dashboard "
+						 "and --unlock go with --upload");
+	if (u->cfg.unlock && u->cfg.no_dashboard)
+		return rtl_cli_usage_error(prog, "--unlock needs the dashboard: not with "
+						 "--no-dashboard");
+	return 0;
+}
+
+void rtl_cli_upload_started(const char *prog, const struct rtl_cli_upload *u, const char *host,
+			    struct rtl_rtde_transport *t)
+{
+	struct rtl_rtde_transport_stats ts;
+
+	if (!u->cfg.enabled)
+		return;
+	rtl_rtde_transport_stats(t, &ts);
+	fprintf(stderr, "%s: upload: rtloop_control.script sent to %s:%u, executor ready after %.0f ms%s\n",
+		prog, host, u->cfg.primary_port ? u->cfg.primary_port : 30001,
+		(double)ts.ready_ns / 1e6,
+		ts.unlocks ? " (a protective stop was unlocked first)" : "");
+}
+
+int rtl_cli_upload_finish(const char *prog, const struct rtl_cli_upload *u,
+			  struct rtl_rtde_transport *t)
+{
+	struct rtl_error err = { 0 };
+
+	if (!u->cfg.enabled)
+		return 0;
+	if (u->cfg.no_dashboard) {
+		fprintf(stderr, "%s: stop: the arm is at rest; no dashboard, so the program "
+				"keeps running (idle) on the controller\n",
+			prog);
+		return 0;
+	}
+	if (rtl_rtde_transport_stop_program(t, &err)) {
+		fprintf(stderr, "%s: stopping the program failed: %s\n", prog, err.msg);
+		return -1;
+	}
+	fprintf(stderr, "%s: stop: the arm is at rest and the program on the controller "
+			"was stopped (dashboard stop)\n",
+		prog);
+	return 0;
+}
+
+void rtl_cli_upload_rearm(const char *prog, const struct rtl_cli_upload *u, struct rtl_loop *loop,
+			  bool read_only, uint64_t *seen)
+{
+	struct rtl_loop_stats s;
+
+	if (!u->reconnect)
+		return;
+	rtl_loop_stats(loop, &s);
+	if (s.reconnects <= *seen)
+		return;
+	*seen = s.reconnects;
+	if (!read_only)
+		rtl_loop_arm(loop, true);
+	fprintf(stderr, "%s: reconnected (%" PRIu64 ")%s; commands armed again\n", prog, *seen,
+		u->cfg.enabled ? ", the program uploaded again" : "");
+}
