@@ -13,9 +13,19 @@
  * the rtloop program (the error names the line), a protective stop in the
  * middle of the run (the loop reports it; with --unlock the reconnect
  * unlocks and uploads again), and a controller without a dashboard.
+ *
+ * Only the Criterion macros the TSan shim provides: the same tests run
+ * under ThreadSanitizer with the real transport, the dashboard and the
+ * primary clients.
  */
+#ifdef RTL_TAP_SHIM
+#include "tap-shim.h"
+#else
 #include <criterion/criterion.h>
+#endif
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,26 +76,44 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 	return 0;
 }
 
-/* The loop's log lines, kept for the assertions (set-up thread only reads
- * after the loop is gone). */
+/* The loop's log lines, kept for the assertions: any thread logs (the
+ * loop's threads, the rx thread's log queue), so under a lock. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void on_log(void *ctx, enum rtl_log_level lvl, const char *msg)
 {
 	struct rig *r = ctx;
 	size_t n = strlen(msg);
 
 	(void)lvl;
+	pthread_mutex_lock(&log_lock);
 	if (r->log_len + n + 2 < sizeof(r->log)) {
 		memcpy(r->log + r->log_len, msg, n);
 		r->log_len += n;
 		r->log[r->log_len++] = '\n';
 		r->log[r->log_len] = '\0';
 	}
+	pthread_mutex_unlock(&log_lock);
 }
+
+static bool log_has(const char *what)
+{
+	bool has;
+
+	pthread_mutex_lock(&log_lock);
+	has = strstr(R.log, what) != NULL;
+	pthread_mutex_unlock(&log_lock);
+	return has;
+}
+
+static void teardown(void);
 
 static void start_sim(struct rtl_sim_opts *so, struct rtl_sim_server_opts *sv)
 {
 	struct rtl_sim_opts def;
 	struct rtl_sim_server_opts sdef = { 0 };
+
+	teardown(); /* what a failed test left (the shim runs no fini) */
 
 	if (!so) {
 		rtl_sim_opts_default(&def);
@@ -138,8 +166,7 @@ static void bring_up(void)
 	rtl_ur_dashboard_close(d);
 }
 
-static int make_loop(const struct rtl_rtde_upload_config *up, int reconnects,
-		     struct rtl_error *err)
+static int make_loop(const struct rtl_rtde_upload_config *up, int reconnects, struct rtl_error *err)
 {
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
@@ -186,20 +213,20 @@ static void wait_steps(int64_t n)
 static void teardown(void)
 {
 	rtl_loop_destroy(R.loop);
-	rtl_log_set_handler(NULL, NULL);
 	rtl_rtde_transport_destroy(R.tr);
 	if (R.srv) {
 		rtl_sim_server_stop(R.srv);
 		rtl_sim_server_join(R.srv);
 		rtl_sim_server_destroy(R.srv);
 	}
+	rtl_log_set_handler(NULL, NULL);
+	pthread_mutex_lock(&log_lock);
 	memset(&R, 0, sizeof(R));
+	pthread_mutex_unlock(&log_lock);
 }
 
-TestSuite(rtde_upload, .fini = teardown, .timeout = 60);
-
 /* boot -> power on -> brake release -> upload -> ready -> run -> stop. */
-Test(rtde_upload, the_whole_sequence_from_boot)
+Test(rtde_upload, the_whole_sequence_from_boot, .fini = teardown, .timeout = 60)
 {
 	struct rtl_rtde_upload_config up = { .enabled = true };
 	struct rtl_rtde_transport_stats ts;
@@ -231,7 +258,7 @@ Test(rtde_upload, the_whole_sequence_from_boot)
 }
 
 /* Powered off: the program does not start, and the error says what to do. */
-Test(rtde_upload, before_power_on_the_start_fails_with_the_fix)
+Test(rtde_upload, before_power_on_the_start_fails_with_the_fix, .fini = teardown, .timeout = 60)
 {
 	struct rtl_rtde_upload_config up = { .enabled = true, .ready_timeout_ns = RTL_NS_PER_SEC };
 	struct rtl_error err = { 0 };
@@ -247,7 +274,7 @@ Test(rtde_upload, before_power_on_the_start_fails_with_the_fix)
 
 /* A program that is not this build's: the controller's runtime exception,
  * with its line, fails the start-up. */
-Test(rtde_upload, a_changed_program_is_rejected_naming_its_line)
+Test(rtde_upload, a_changed_program_is_rejected_naming_its_line, .fini = teardown, .timeout = 60)
 {
 	char path[] = "/tmp/rtl-upload-XXXXXX";
 	const char *installed = getenv("RTL_TEST_CONTROL_SCRIPT");
@@ -283,7 +310,8 @@ Test(rtde_upload, a_changed_program_is_rejected_naming_its_line)
 
 /* A protective stop in the middle of the run: the loop reports it; with
  * unlock the reconnect unlocks and uploads again, and the run goes on. */
-Test(rtde_upload, a_protective_stop_is_reported_and_recovered_when_asked)
+Test(rtde_upload, a_protective_stop_is_reported_and_recovered_when_asked, .fini = teardown,
+     .timeout = 60)
 {
 	struct rtl_rtde_upload_config up = { .enabled = true, .unlock = true };
 	struct rtl_rtde_transport_stats ts;
@@ -312,7 +340,7 @@ Test(rtde_upload, a_protective_stop_is_reported_and_recovered_when_asked)
 	cr_expect_eq(ts.unlocks, 1);
 	rtl_loop_stop(R.loop);
 	rtl_loop_join(R.loop);
-	cr_expect(strstr(R.log, "protective stop") != NULL, "log: %s", R.log);
+	cr_expect(log_has("protective stop"), "the loop's log names the protective stop");
 	sim = stop_sim();
 	cr_expect_eq(sim->ctrl.stats.protective_stops, 1);
 	cr_expect_eq(sim->ctrl.stats.unlocks, 1);
@@ -321,7 +349,7 @@ Test(rtde_upload, a_protective_stop_is_reported_and_recovered_when_asked)
 
 /* Without a dashboard the upload still works (nothing stops the program
  * at exit but the arm is at rest), and unlock is not asked for. */
-Test(rtde_upload, a_controller_without_a_dashboard)
+Test(rtde_upload, a_controller_without_a_dashboard, .fini = teardown, .timeout = 60)
 {
 	struct rtl_rtde_upload_config up = { .enabled = true, .no_dashboard = true };
 	struct rtl_sim_opts so;
