@@ -367,12 +367,14 @@ static const char *next_step(bool remote, enum rtl_ur_safety_status s, enum rtl_
 			what = "wait for IDLE and release the brakes";
 		else if (m == RTL_UR_ROBOT_MODE_IDLE)
 			what = "release the brakes";
-		snprintf(buf, cap, "%srobot mode %s: ARM=1 would %s%s",
-			 s == RTL_UR_SAFETY_PROTECTIVE_STOP ? "protective stop: ARM=1 UNLOCK=1 "
-							      "would unlock it (--unlock); "
-							    : "",
-			 rtl_ur_robot_mode_name(m), what,
-			 s == RTL_UR_SAFETY_PROTECTIVE_STOP ? " after that" : "");
+		if (s == RTL_UR_SAFETY_PROTECTIVE_STOP)
+			snprintf(buf, cap,
+				 "safety status PROTECTIVE_STOP: ARM=1 would refuse; ARM=1 "
+				 "UNLOCK=1 (up --unlock) would unlock it, then %s (robot mode %s)",
+				 what, rtl_ur_robot_mode_name(m));
+		else
+			snprintf(buf, cap, "robot mode %s: ARM=1 would %s",
+				 rtl_ur_robot_mode_name(m), what);
 	}
 	return buf;
 }
