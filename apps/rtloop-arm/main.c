@@ -62,35 +62,34 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: " PROG " check|up|stop|down HOST [options]\n"
-		"       " PROG " --help | --version\n"
-		"\n"
-		"Bring a Universal Robots arm up and down through its dashboard server\n"
-		"(TCP 29999), printing each step, what it found and, when a step fails,\n"
-		"the step and the fix.\n"
-		"\n"
-		"Commands:\n"
-		"  check   read-only: PolyScope version, remote control, robot mode, safety\n"
-		"          status, program state, and what 'up' would do; changes nothing\n"
-		"  up      power on, wait for IDLE, release the brakes, wait for RUNNING;\n"
-		"          refuses in local control and in a protective stop (--unlock)\n"
-		"  stop    stop the program, then print the program state\n"
-		"  down    stop the program, power off, wait for POWER_OFF\n"
-		"\n"
-		"Options:\n"
-		"  -p, --dashboard-port N  the dashboard server's port (default 29999)\n"
-		"  -t, --timeout S         bound of each wait, in seconds (default 30)\n"
-		"  -u, --unlock            up: unlock a protective stop first (retried\n"
-		"                          until the controller allows it, 5 s after it)\n"
-		"  -n, --no-dashboard-ok   check: a controller without a dashboard server\n"
-		"                          (refused, or PolyScope X) is not a failure\n"
-		"  -q, --quiet             print only failures\n"
-		"  -h, --help              print this help and exit\n"
-		"  -V, --version           print the version and exit\n"
-		"\n"
-		"Exit status: 0 done (check: everything readable), 1 a step failed,\n"
-		"2 usage error.\n");
+	fprintf(f, "Usage: " PROG " check|up|stop|down HOST [options]\n"
+		   "       " PROG " --help | --version\n"
+		   "\n"
+		   "Bring a Universal Robots arm up and down through its dashboard server\n"
+		   "(TCP 29999), printing each step, what it found and, when a step fails,\n"
+		   "the step and the fix.\n"
+		   "\n"
+		   "Commands:\n"
+		   "  check   read-only: PolyScope version, remote control, robot mode, safety\n"
+		   "          status, program state, and what 'up' would do; changes nothing\n"
+		   "  up      power on, wait for IDLE, release the brakes, wait for RUNNING;\n"
+		   "          refuses in local control and in a protective stop (--unlock)\n"
+		   "  stop    stop the program, then print the program state\n"
+		   "  down    stop the program, power off, wait for POWER_OFF\n"
+		   "\n"
+		   "Options:\n"
+		   "  -p, --dashboard-port N  the dashboard server's port (default 29999)\n"
+		   "  -t, --timeout S         bound of each wait, in seconds (default 30)\n"
+		   "  -u, --unlock            up: unlock a protective stop first (retried\n"
+		   "                          until the controller allows it, 5 s after it)\n"
+		   "  -n, --no-dashboard-ok   check: a controller without a dashboard server\n"
+		   "                          (refused, or PolyScope X) is not a failure\n"
+		   "  -q, --quiet             print only failures\n"
+		   "  -h, --help              print this help and exit\n"
+		   "  -V, --version           print the version and exit\n"
+		   "\n"
+		   "Exit status: 0 done (check: everything readable), 1 a step failed,\n"
+		   "2 usage error.\n");
 }
 
 static bool quiet;
@@ -226,8 +225,7 @@ static int wait_mode(struct rtl_ur_dashboard *d, const struct opts *o, const cha
 	}
 }
 
-static int read_safety(struct rtl_ur_dashboard *d, const char *step,
-		       enum rtl_ur_safety_status *s)
+static int read_safety(struct rtl_ur_dashboard *d, const char *step, enum rtl_ur_safety_status *s)
 {
 	struct rtl_error e = { 0 };
 
@@ -332,7 +330,8 @@ static int remote_control(struct rtl_ur_dashboard *d, const char *step, bool *re
 	if (!has_remote_query(v)) {
 		say("remote control: not asked (PolyScope %u.%u has no 'is in remote "
 		    "control'%s)",
-		    v->major, v->minor, v->major < 5 ? "; CB3 takes commands from the network" : "");
+		    v->major, v->minor,
+		    v->major < 5 ? "; CB3 takes commands from the network" : "");
 		return EXIT_OK;
 	}
 	if (rtl_ur_dashboard_is_in_remote_control(d, remote, &e) < 0)
@@ -435,8 +434,8 @@ static int cmd_up(struct rtl_ur_dashboard *d, const struct opts *o)
 	say("safety status: %s", rtl_ur_safety_status_name(s));
 	fix = safety_fix(s);
 	if (fix)
-		return failed("safety status", "safety status %s: %s",
-			      rtl_ur_safety_status_name(s), fix);
+		return failed("safety status", "safety status %s: %s", rtl_ur_safety_status_name(s),
+			      fix);
 	if (s == RTL_UR_SAFETY_PROTECTIVE_STOP) {
 		if (!o->unlock)
 			return failed("safety status",
