@@ -31,6 +31,7 @@
  * loop has stopped.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -83,6 +84,10 @@ struct opts {
 	bool pin;
 	int rx_cpu, worker_cpu;
 	bool inline_step;
+	/* The controller program (the transport's upload option). */
+	bool upload, unlock, no_dashboard;
+	uint16_t primary_port, dashboard_port;
+	unsigned reconnect;
 };
 
 struct sample {
@@ -279,6 +284,16 @@ static void usage(FILE *f)
 		"                          (default 4)\n"
 		"  -T, --max-travel M      never move more than M metres from the start height\n"
 		"                          (default 0.1: no surface in reach stops the descent)\n"
+		"Controller program (a real UR, rtde-sim --boot):\n"
+		"      --upload            send rtloop_control.script to the primary port at\n"
+		"                          start (and after each reconnect), wait up to 5 s\n"
+		"                          for its executor, stop the program at exit\n"
+		"      --primary-port N    the script port for --upload (default 30001)\n"
+		"      --dashboard-port N  the dashboard, to stop the program (default 29999)\n"
+		"      --no-dashboard      the controller has none: the program is not stopped\n"
+		"      --unlock            unlock a protective stop before uploading again\n"
+		"      --reconnect N       reconnect (and upload again) up to N times after the\n"
+		"                          stream ends, e.g. after a protective stop (default 0)\n"
 		"Output:\n"
 		"  -c, --csv FILE          per-frame samples: t_s,z_m,fz_N,vz_mps (written at "
 		"the end)\n"
@@ -301,7 +316,18 @@ static void usage(FILE *f)
 		rtl_rtde_cmd_script_installed());
 }
 
-enum { OPT_RT = 256, OPT_CPUS, OPT_CSV_EVERY, OPT_INLINE };
+enum {
+	OPT_RT = 256,
+	OPT_CPUS,
+	OPT_CSV_EVERY,
+	OPT_INLINE,
+	OPT_UPLOAD,
+	OPT_PRIMARY_PORT,
+	OPT_DASHBOARD_PORT,
+	OPT_NO_DASHBOARD,
+	OPT_UNLOCK,
+	OPT_RECONNECT,
+};
 
 /* Returns 0, 1 for --help, or RTL_CLI_EXIT_USAGE (message printed); exits
  * after --version. */
@@ -325,6 +351,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "rt", required_argument, NULL, OPT_RT },
 		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "upload", no_argument, NULL, OPT_UPLOAD },
+		{ "primary-port", required_argument, NULL, OPT_PRIMARY_PORT },
+		{ "dashboard-port", required_argument, NULL, OPT_DASHBOARD_PORT },
+		{ "no-dashboard", no_argument, NULL, OPT_NO_DASHBOARD },
+		{ "unlock", no_argument, NULL, OPT_UNLOCK },
+		{ "reconnect", required_argument, NULL, OPT_RECONNECT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -412,6 +444,27 @@ static int parse(int argc, char **argv, struct opts *o)
 		case OPT_INLINE:
 			o->inline_step = true;
 			break;
+		case OPT_UPLOAD:
+			o->upload = true;
+			break;
+		case OPT_PRIMARY_PORT:
+			err = rtl_cli_u64(PROG, "--primary-port", optarg, 1, 65535, &u);
+			o->primary_port = (uint16_t)u;
+			break;
+		case OPT_DASHBOARD_PORT:
+			err = rtl_cli_u64(PROG, "--dashboard-port", optarg, 1, 65535, &u);
+			o->dashboard_port = (uint16_t)u;
+			break;
+		case OPT_NO_DASHBOARD:
+			o->no_dashboard = true;
+			break;
+		case OPT_UNLOCK:
+			o->unlock = true;
+			break;
+		case OPT_RECONNECT:
+			err = rtl_cli_u64(PROG, "--reconnect", optarg, 0, 1000, &u);
+			o->reconnect = (unsigned)u;
+			break;
 		default:
 			return rtl_cli_getopt_error(PROG, c, argv);
 		}
@@ -423,6 +476,16 @@ static int parse(int argc, char **argv, struct opts *o)
 	if (o->echo && o->read_only) {
 		fprintf(stderr, PROG ": --echo writes a register, --read-only writes nothing: "
 				     "choose one\n");
+		return RTL_CLI_EXIT_USAGE;
+	}
+	if (o->upload && o->read_only) {
+		fprintf(stderr, PROG ": --upload starts a program on the controller, --read-only "
+				     "writes nothing: choose one\n");
+		return RTL_CLI_EXIT_USAGE;
+	}
+	if (!o->upload && (o->primary_port || o->dashboard_port || o->no_dashboard || o->unlock)) {
+		fprintf(stderr, PROG ": --primary-port, --dashboard-port, --no-dashboard and "
+				     "--unlock go with --upload\n");
 		return RTL_CLI_EXIT_USAGE;
 	}
 	return 0;
@@ -498,7 +561,7 @@ static void watch(struct app *a, struct joiner *j)
 	bool tty = isatty(STDERR_FILENO);
 	int64_t t_start = rtl_time_now(), t_end, t_show, every;
 	int64_t t_last = t_start;
-	uint64_t f_last = 0;
+	uint64_t f_last = 0, reconnects = 0;
 	bool shown = false, checked = false;
 	char line[512];
 
@@ -510,6 +573,24 @@ static void watch(struct app *a, struct joiner *j)
 
 		if (now >= t_end)
 			break;
+		if (a->o.reconnect) {
+			struct rtl_loop_stats s;
+
+			/* A reconnect leaves the commands disarmed (the safe set
+			 * went out): the transport has uploaded the program again
+			 * and seen its executor ready, so arm them again. */
+			rtl_loop_stats(a->loop, &s);
+			if (s.reconnects > reconnects) {
+				reconnects = s.reconnects;
+				if (!a->o.read_only)
+					rtl_loop_arm(a->loop, true);
+				fprintf(stderr,
+					"%s" PROG ": reconnected (%" PRIu64 ")%s; commands armed "
+					"again\n",
+					shown && tty ? "\n" : "", reconnects,
+					a->o.upload ? ", the program uploaded again" : "");
+			}
+		}
 		if (!checked && now - t_start > RTL_NS_PER_SEC) {
 			struct rtl_loop_stats s;
 
@@ -684,6 +765,13 @@ int main(int argc, char **argv)
 	}
 	tc.connected = on_connected;
 	tc.user = a;
+	tc.upload = (struct rtl_rtde_upload_config){
+		.enabled = a->o.upload,
+		.primary_port = a->o.primary_port,
+		.dashboard_port = a->o.dashboard_port,
+		.no_dashboard = a->o.no_dashboard,
+		.unlock = a->o.unlock,
+	};
 	ret = rtl_rtde_transport_create(&a->tr, &tc, &err);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -709,6 +797,7 @@ int main(int argc, char **argv)
 	 * executor's own heartbeat watchdog (100 ms) still catches a dead
 	 * loop. */
 	lc.watchdog_periods = WATCHDOG_PERIODS;
+	lc.reconnect_attempts = (int)a->o.reconnect;
 	ret = rtl_loop_create(&a->loop, &lc, &err);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -729,6 +818,17 @@ int main(int argc, char **argv)
 	fprintf(stderr, PROG ": connected to %s:%u, %s, %g s%s\n", a->o.host, a->o.port,
 		a->o.read_only ? "read-only (nothing is sent)" : "armed: speedl along z",
 		a->o.duration, a->o.echo ? ", echoing timestamps" : "");
+	if (a->o.upload) {
+		struct rtl_rtde_transport_stats ts;
+
+		rtl_rtde_transport_stats(a->tr, &ts);
+		fprintf(stderr,
+			PROG ": upload: rtloop_control.script sent to %s:%u, executor ready after "
+			     "%.0f ms%s\n",
+			a->o.host, a->o.primary_port ? a->o.primary_port : 30001,
+			(double)ts.ready_ns / 1e6,
+			ts.unlocks ? " (a protective stop was unlocked first)" : "");
+	}
 	if (rtl_loop_rt_notes(a->loop)[0])
 		fprintf(stderr, PROG ": real time not fully applied:\n%s",
 			rtl_loop_rt_notes(a->loop));
@@ -748,6 +848,17 @@ int main(int argc, char **argv)
 	if (j.result < 0) {
 		fprintf(stderr, PROG ": the loop ended early: %s\n", strerror(-j.result));
 		rc = EXIT_FAIL;
+	}
+	/* The arm is at rest: the program it ran goes too. */
+	if (a->o.upload && !a->o.no_dashboard) {
+		ret = rtl_rtde_transport_stop_program(a->tr, &err);
+		if (ret)
+			fprintf(stderr, PROG ": stopping the program failed: %s\n", err.msg);
+		else
+			fprintf(stderr, PROG ": stop: the program on the controller was stopped "
+					     "(dashboard stop)\n");
+		if (ret)
+			rc = EXIT_FAIL;
 	}
 
 	/* Report; with the JSON on stdout, the text goes to stderr. */

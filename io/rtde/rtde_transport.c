@@ -2,7 +2,9 @@
 /*
  * RTDE as a loop transport: see <rtloop/rtde_transport.h> for the design.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,8 @@
 #include <rtloop/rtde_transport.h>
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
+#include <rtloop/ur_dashboard.h>
+#include <rtloop/ur_primary.h>
 
 #define RTL_RTDE_TRANSPORT_TX_SIZE 4096
 /* Input doubles (and vectors) check() tests: each takes 8 or more of the
@@ -72,8 +76,19 @@ struct rtl_rtde_transport {
 	 * side (the rest); read by anyone. */
 	struct {
 		_Atomic uint64_t packages, keepalives, safe_packages, backlogged, rx_bytes,
-			tx_bytes;
+			tx_bytes, uploads, unlocks, program_stops;
+		_Atomic int64_t ready_ns;
 	} c;
+	/* Upload (cfg.upload): the program, read at create; the numeric
+	 * address for the primary and dashboard connections (no resolver at a
+	 * reconnect); the outputs it watches; whether a program runs that
+	 * rtl_rtde_transport_stop_program() should stop. */
+	char *program;
+	size_t program_len;
+	char program_path[PATH_MAX];
+	char host_ip[INET6_ADDRSTRLEN];
+	struct rtl_rtde_handle h_status, h_seq, h_robot_mode, h_safety, h_runtime;
+	bool uploaded;
 	/* Resolved at connect, walked by check() on every send. */
 	struct rtl_rtde_transport_finite finite[RTL_RTDE_TRANSPORT_MAX_FINITE];
 	unsigned n_finite;
@@ -83,6 +98,7 @@ struct rtl_rtde_transport {
 	uint8_t tx[RTL_RTDE_TRANSPORT_TX_SIZE];
 	uint8_t safe_tx[RTL_RTDE_TRANSPORT_TX_SIZE];
 	uint8_t rx[RTL_RTDE_MAX_PACKAGE_SIZE];
+	uint8_t wait_frame[RTL_RTDE_MAX_PACKAGE_SIZE]; /* the readiness wait's decodes */
 };
 
 #define DEFAULT_TIMEOUT_NS (3 * RTL_NS_PER_SEC)
@@ -338,6 +354,8 @@ static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_error *err)
 }
 
 static int build_safe(struct rtl_rtde_transport *t, struct rtl_error *err);
+static int upload(struct rtl_rtde_transport *t, struct rtl_error *err);
+static int watch_program(struct rtl_rtde_transport *t, const struct rtl_loop_frame *f);
 
 static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 {
@@ -401,6 +419,11 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 	ret = build_safe(t, err);
 	if (ret < 0)
 		goto err_close;
+	if (t->cfg.upload.enabled) {
+		ret = upload(t, err);
+		if (ret < 0)
+			goto err_close;
+	}
 	return 0;
 
 err_close:
@@ -473,6 +496,12 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 						  ? UINT32_MAX
 						  : (uint32_t)ev.u.data.skipped;
 			f->kernel_rx_ns = 0;
+			if (t->cfg.upload.enabled && t->uploaded) {
+				int lost = watch_program(t, f);
+
+				if (lost)
+					return lost;
+			}
 			return 1;
 		}
 		case RTL_RTDE_CLIENT_EV_ERROR:
@@ -592,6 +621,346 @@ static int op_send(struct rtl_transport *base, int64_t now)
 		t->last_beat_ns = now;
 	}
 	return len;
+}
+
+/* ---- upload and readiness (cfg.upload) ------------------------------------------------- */
+
+/* UR's safety_mode and runtime_state values the stream is watched for. */
+#define UR_SAFETY_PROTECTIVE_STOP 3
+#define UR_RUNTIME_PLAYING 2
+#define UR_ROBOT_MODE_RUNNING 7
+#define DEFAULT_READY_TIMEOUT_NS (5 * RTL_NS_PER_SEC)
+/* How long a refused unlock (the controller's 5 s) is retried. */
+#define UNLOCK_RETRY_NS (8 * RTL_NS_PER_SEC)
+
+/* Outputs the upload watches; added to the output recipe when missing. */
+static const char *const upload_fields[] = {
+	RTL_RTDE_CMD_FIELD_OUT_STATUS,
+	RTL_RTDE_CMD_FIELD_OUT_SEQ,
+	"robot_mode",
+	"safety_mode",
+	"runtime_state",
+};
+
+static uint16_t primary_port(const struct rtl_rtde_transport *t)
+{
+	return t->cfg.upload.primary_port ? t->cfg.upload.primary_port : RTL_UR_PRIMARY_PORT;
+}
+
+static int dashboard(const struct rtl_rtde_transport *t, struct rtl_ur_dashboard **d,
+		     struct rtl_error *err)
+{
+	struct rtl_ur_dashboard_config dc;
+
+	rtl_ur_dashboard_config_init(&dc);
+	dc.host = t->host_ip;
+	if (t->cfg.upload.dashboard_port)
+		dc.port = t->cfg.upload.dashboard_port;
+	dc.controller_major = rtl_rtde_client_info(t->client)->version.major;
+	return rtl_ur_dashboard_connect(&dc, d, err);
+}
+
+/* Unlock a protective stop before the upload, when asked and when there
+ * is one; a refusal within the controller's 5 s is retried. */
+static int unlock_if_stopped(struct rtl_rtde_transport *t, struct rtl_error *err)
+{
+	struct rtl_ur_dashboard *d = NULL;
+	enum rtl_ur_safety_status st;
+	int64_t until = rtl_time_now() + UNLOCK_RETRY_NS;
+	int ret = dashboard(t, &d, err);
+
+	if (!ret)
+		ret = rtl_ur_dashboard_safety_status(d, &st, err);
+	if (!ret && st == RTL_UR_SAFETY_PROTECTIVE_STOP) {
+		while ((ret = rtl_ur_dashboard_unlock_protective_stop(d, err)) == -EAGAIN &&
+		       rtl_time_now() < until)
+			rtl_time_sleep_until(rtl_time_now() + 200 * RTL_NS_PER_MS);
+		if (!ret)
+			rtl_stat_add(&t->c.unlocks, 1);
+	}
+	rtl_ur_dashboard_close(d);
+	return ret;
+}
+
+/* The readiness wait's view of one data package. */
+struct ready_view {
+	bool seen;
+	int32_t status, seq, robot_mode, safety_mode;
+	uint32_t runtime_state;
+};
+
+static void view_of(const struct rtl_rtde_transport *t, const struct rtl_rtde_frame *fr,
+		    struct ready_view *v)
+{
+	v->seen = true;
+	v->status = rtl_rtde_frame_get_int(fr, t->h_status);
+	v->seq = rtl_rtde_frame_get_int(fr, t->h_seq);
+	v->robot_mode = rtl_rtde_frame_get_int(fr, t->h_robot_mode);
+	v->safety_mode = rtl_rtde_frame_get_int(fr, t->h_safety);
+	v->runtime_state = (uint32_t)rtl_rtde_frame_get_uint(fr, t->h_runtime);
+}
+
+/* What the controller says about the program: a runtime exception or a
+ * message that it did not start fails the start-up, with its words. */
+static int program_messages(struct rtl_rtde_transport *t, struct rtl_ur_primary *p,
+			    struct rtl_error *err)
+{
+	struct rtl_ur_robot_msg m;
+
+	while (rtl_ur_primary_next_msg(p, &m)) {
+		if (m.type == RTL_UR_RMSG_RUNTIME_EXCEPTION)
+			return rtl_error_set(
+				err, -ENOEXEC,
+				"the controller rejected %s at line %d, column %d: %s; fix: use "
+				"the "
+				"rtloop_control.script of this rtloop version (meson install, or "
+				"RTLOOP_CONTROL_SCRIPT), unmodified",
+				t->program_path, (int)m.line, (int)m.column, m.text);
+		if (m.type == RTL_UR_RMSG_KEY && strstr(m.text, "did not start"))
+			return rtl_error_set(err, -EAGAIN,
+					     "the controller did not start %s: %s; fix: rtloop-arm "
+					     "up %s (power on, brake release), then run again",
+					     t->program_path, m.text, t->cfg.host);
+	}
+	return 0;
+}
+
+static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
+{
+	const struct rtl_rtde_recipe *out = rtl_rtde_client_output_recipe(t->client);
+	const struct rtl_upload_config_view {
+		int64_t timeout;
+	} v = { t->cfg.upload.ready_timeout_ns > 0 ? t->cfg.upload.ready_timeout_ns
+						   : DEFAULT_READY_TIMEOUT_NS };
+	struct rtl_ur_primary *p = NULL;
+	struct ready_view last = { 0 };
+	struct rtl_error perr = { 0 };
+	int64_t start, deadline, period = rtl_rtde_client_info(t->client)->period_ns;
+	int64_t next_beat_at = 0;
+	uint32_t first_beat = 0, beats = 0;
+	int ret;
+
+	rtl_rtde_recipe_handle(out, RTL_RTDE_CMD_FIELD_OUT_STATUS, &t->h_status);
+	rtl_rtde_recipe_handle(out, RTL_RTDE_CMD_FIELD_OUT_SEQ, &t->h_seq);
+	rtl_rtde_recipe_handle(out, "robot_mode", &t->h_robot_mode);
+	rtl_rtde_recipe_handle(out, "safety_mode", &t->h_safety);
+	rtl_rtde_recipe_handle(out, "runtime_state", &t->h_runtime);
+	if (!t->safe_len || t->safe_beat < 0)
+		return rtl_error_set(
+			err, -EINVAL,
+			"upload: the readiness wait needs the command layout's safe "
+			"package and heartbeat (RTL_RTDE_CMD_RECIPE in an input recipe)");
+	if (t->cfg.upload.unlock && !t->cfg.upload.no_dashboard) {
+		ret = unlock_if_stopped(t, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = rtl_ur_primary_connect(t->host_ip, primary_port(t), DEFAULT_TIMEOUT_NS, &p, &perr);
+	if (ret < 0)
+		return rtl_error_set(err, ret, "upload: %s", perr.msg);
+	ret = rtl_ur_primary_send_script(p, t->program, t->program_len, DEFAULT_TIMEOUT_NS, &perr);
+	if (ret < 0) {
+		rtl_ur_primary_close(p);
+		return rtl_error_set(err, ret, "upload: %s", perr.msg);
+	}
+	rtl_stat_add(&t->c.uploads, 1);
+	t->uploaded = true;
+	start = rtl_time_now();
+	deadline = start + v.timeout;
+	t->pending = false; /* what the handshake left is read here */
+	for (;;) {
+		struct rtl_rtde_client_event ev;
+		int64_t now = rtl_time_now();
+		ssize_t n;
+
+		/* A new heartbeat every period, in the safe package (mode stop). */
+		if (now >= next_beat_at) {
+			uint32_t beat = rtl_rtde_coalesce_next_beat(t->coal);
+
+			memcpy(t->tx, t->safe_tx, t->safe_len);
+			rtl_rtde_store_u32(t->tx + t->safe_beat, beat);
+			if (tx_send(t, t->safe_len) < 0 && t->tx_len == 0) {
+				ret = rtl_error_set(err, -EPIPE,
+						    "upload: the RTDE connection "
+						    "failed while waiting for the "
+						    "executor");
+				break;
+			}
+			rtl_stat_add(&t->c.safe_packages, t->safe_pkgs);
+			if (!beats++)
+				first_beat = beat;
+			next_beat_at = now + period;
+		}
+		n = recv(t->fd, t->rx, sizeof(t->rx), 0);
+		if (n == 0 ||
+		    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+			ret = rtl_error_set(err, n < 0 ? -errno : -ECONNRESET,
+					    "upload: the controller closed the RTDE connection "
+					    "while the program started");
+			break;
+		}
+		if (n > 0) {
+			rtl_stat_add(&t->c.rx_bytes, (uint64_t)n);
+			rtl_rtde_client_feed(t->client, t->rx, (size_t)n);
+		}
+		while (rtl_rtde_client_next(t->client, rtl_time_now(), &ev) == 1) {
+			struct rtl_rtde_frame fr = { t->wait_frame, 0, sizeof(t->wait_frame) };
+
+			if (ev.type != RTL_RTDE_CLIENT_EV_DATA ||
+			    rtl_rtde_client_decode(t->client, &ev, &fr) < 0)
+				continue;
+			view_of(t, &fr, &last);
+		}
+		/* Ready: the executor runs and has seen a heartbeat sent after
+		 * the upload (a stale register of an earlier run cannot pass). */
+		if (last.seen && (last.status & RTL_RTDE_CMD_STATUS_READY) &&
+		    (uint32_t)last.seq - first_beat < beats) {
+			atomic_store_explicit(&t->c.ready_ns, rtl_time_now() - start,
+					      memory_order_relaxed);
+			ret = 0;
+			break;
+		}
+		ret = rtl_ur_primary_poll(p, 0, &perr);
+		if (ret < 0) {
+			ret = rtl_error_set(err, ret, "upload: %s", perr.msg);
+			break;
+		}
+		ret = program_messages(t, p, err);
+		if (ret < 0)
+			break;
+		if (rtl_time_now() >= deadline) {
+			ret = rtl_error_set(
+				err, -ETIMEDOUT,
+				"upload: %s was sent to %s:%u but its executor did not report "
+				"ready "
+				"within %.1f s (%s); fix: power on and release the brakes "
+				"(rtloop-arm up %s), put the pendant in remote control, close any "
+				"popup, and check the pendant's log for an error",
+				t->program_path, t->host_ip, (unsigned)primary_port(t),
+				(double)v.timeout / 1e9,
+				!last.seen ? "no data package arrived"
+				: last.safety_mode == UR_SAFETY_PROTECTIVE_STOP
+					? "the robot is in protective stop"
+				: last.robot_mode != UR_ROBOT_MODE_RUNNING
+					? "the robot is not running: powered off or brakes held"
+				: last.runtime_state != UR_RUNTIME_PLAYING
+					? "no program is playing"
+					: "the executor is silent",
+				t->cfg.host);
+			break;
+		}
+	}
+	rtl_ur_primary_close(p);
+	/* The stream the loop takes over starts fresh: every input again. */
+	t->resend = true;
+	return ret;
+}
+
+/* While the program should run (rx thread, each data package): a
+ * protective stop or a program that stopped ends the stream with the
+ * reason. Returns 0 or the code the stream ended with. */
+static int watch_program(struct rtl_rtde_transport *t, const struct rtl_loop_frame *f)
+{
+	struct rtl_rtde_frame fr = rtl_rtde_loop_state(f);
+	int32_t safety = rtl_rtde_frame_get_int(&fr, t->h_safety);
+	uint32_t runtime = (uint32_t)rtl_rtde_frame_get_uint(&fr, t->h_runtime);
+
+	if (safety == UR_SAFETY_PROTECTIVE_STOP) {
+		rtl_error_set(&t->lost, -EPERM,
+			      "the controller is in protective stop: the program stopped and the "
+			      "arm is held; fix: find the cause, then unlock (pendant, or "
+			      "--unlock: the reconnect unlocks and uploads again)");
+		name_peer(t, &t->lost);
+		return -EPERM;
+	}
+	if (runtime != UR_RUNTIME_PLAYING) {
+		rtl_error_set(&t->lost, -ESRCH,
+			      "the program on the controller stopped (runtime_state %u): someone "
+			      "pressed stop, or another program replaced it; the reconnect "
+			      "uploads it again",
+			      runtime);
+		name_peer(t, &t->lost);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+RTL_API int rtl_rtde_transport_stop_program(struct rtl_rtde_transport *t, struct rtl_error *err)
+{
+	struct rtl_ur_dashboard *d = NULL;
+	int ret;
+
+	if (!t || !t->uploaded || t->cfg.upload.no_dashboard)
+		return 0;
+	ret = dashboard(t, &d, err);
+	if (!ret)
+		ret = rtl_ur_dashboard_stop(d, err);
+	rtl_ur_dashboard_close(d);
+	if (!ret) {
+		t->uploaded = false;
+		rtl_stat_add(&t->c.program_stops, 1);
+	}
+	return ret;
+}
+
+/* Read the program once (create): a missing file fails here, not at the
+ * first connect. */
+static int read_program(struct rtl_rtde_transport *t, struct rtl_error *err)
+{
+	const char *path = t->cfg.upload.script;
+	FILE *f;
+	long len;
+	int ret;
+
+	if (!path) {
+		ret = rtl_rtde_cmd_script_path(t->program_path, sizeof(t->program_path), err);
+		if (ret < 0)
+			return ret;
+	} else if (snprintf(t->program_path, sizeof(t->program_path), "%s", path) >=
+		   (int)sizeof(t->program_path)) {
+		return rtl_error_set(err, -ENAMETOOLONG, "upload: the program's path is too long");
+	}
+	f = fopen(t->program_path, "rb");
+	if (!f)
+		return rtl_error_set(
+			err, -errno,
+			"upload: %s cannot be read: %s; fix: name rtloop_control.script "
+			"(meson install puts it under <prefix>/share/rtloop/)",
+			t->program_path, strerror(errno));
+	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		fclose(f);
+		return rtl_error_set(err, -EIO, "upload: %s cannot be read", t->program_path);
+	}
+	if (len == 0 || len > (1L << 20)) {
+		fclose(f);
+		return rtl_error_set(err, -EINVAL,
+				     "upload: %s is %s; fix: name rtloop_control.script",
+				     t->program_path, len ? "larger than 1 MiB" : "empty");
+	}
+	t->program = malloc((size_t)len);
+	if (!t->program) {
+		fclose(f);
+		return rtl_error_set(err, -ENOMEM, "upload: out of memory");
+	}
+	t->program_len = fread(t->program, 1, (size_t)len, f);
+	fclose(f);
+	if (t->program_len != (size_t)len)
+		return rtl_error_set(err, -EIO, "upload: %s cannot be read", t->program_path);
+	return 0;
+}
+
+/* The numeric address of the resolved host, for the primary and dashboard
+ * connections (a reconnect asks no resolver). */
+static void numeric_host(struct rtl_rtde_transport *t)
+{
+	const struct sockaddr_storage *ss = &t->addr.ss[0];
+
+	if (ss->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, t->host_ip,
+			  sizeof(t->host_ip));
+	else
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, t->host_ip,
+			  sizeof(t->host_ip));
 }
 
 static int op_send_safe(struct rtl_transport *base)
@@ -845,18 +1214,43 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 	 * controller did (stopped, or sent only packages it drops). */
 	if (!cc.data_timeout_ns)
 		cc.data_timeout_ns = cfg->rx_timeout_ns < 0 ? -1 : cfg->rx_timeout_ns;
-	/* The stop at exit waits for actual_qd to fall to rest. */
+	/* The stop at exit waits for actual_qd to fall to rest; the upload
+	 * watches the executor's registers and the controller's state. */
 	safe_possible = cfg->safe != NULL;
 	for (unsigned i = 0; i < RTL_RTDE_CLIENT_MAX_INPUTS && cfg->client.inputs[i]; i++)
 		safe_possible |= list_has(cfg->client.inputs[i], RTL_RTDE_CMD_FIELD_MODE);
-	if (safe_possible && cc.outputs && cc.outputs[0] && !list_has(cc.outputs, REST_FIELD)) {
-		size_t len = strlen(cc.outputs) + sizeof("," REST_FIELD);
+	if (cc.outputs && cc.outputs[0]) {
+		const char *extra[1 + sizeof(upload_fields) / sizeof(upload_fields[0])];
+		size_t n_extra = 0, len = strlen(cc.outputs) + 1;
 
-		outputs = malloc(len);
-		if (!outputs)
-			return rtl_error_set(err, -ENOMEM, "RTDE transport: out of memory");
-		snprintf(outputs, len, "%s," REST_FIELD, cc.outputs);
-		cc.outputs = outputs;
+		if (safe_possible && !list_has(cc.outputs, REST_FIELD))
+			extra[n_extra++] = REST_FIELD;
+		for (size_t i = 0;
+		     cfg->upload.enabled && i < sizeof(upload_fields) / sizeof(upload_fields[0]);
+		     i++)
+			if (!list_has(cc.outputs, upload_fields[i]))
+				extra[n_extra++] = upload_fields[i];
+		for (size_t i = 0; i < n_extra; i++)
+			len += strlen(extra[i]) + 1;
+		if (n_extra) {
+			outputs = malloc(len);
+			if (!outputs)
+				return rtl_error_set(err, -ENOMEM, "RTDE transport: out of memory");
+			strcpy(outputs, cc.outputs);
+			for (size_t i = 0; i < n_extra; i++) {
+				strcat(outputs, ",");
+				strcat(outputs, extra[i]);
+			}
+			cc.outputs = outputs;
+		}
+	}
+	if (cfg->upload.enabled) {
+		numeric_host(t);
+		ret = read_program(t, err);
+		if (ret < 0) {
+			free(outputs);
+			return ret;
+		}
 	}
 	/* Allocated here, never on the hot path or at a reconnect: connect
 	 * only sets them up. rtl_rtde_transport_create() frees them if
@@ -893,6 +1287,7 @@ RTL_API int rtl_rtde_transport_create(struct rtl_rtde_transport **out,
 		/* NULL unless transport_init() got as far as creating them. */
 		rtl_rtde_coalesce_destroy(t->safe);
 		rtl_rtde_coalesce_destroy(t->coal);
+		free(t->program);
 		free(t);
 		return ret;
 	}
@@ -904,6 +1299,10 @@ RTL_API void rtl_rtde_transport_destroy(struct rtl_rtde_transport *t)
 {
 	if (!t)
 		return;
+	/* Every exit leaves no program of ours running (the loop's stop at
+	 * exit has brought the arm to rest before). */
+	rtl_rtde_transport_stop_program(t, NULL);
+	free(t->program);
 	if (t->fd >= 0)
 		close(t->fd);
 	rtl_rtde_client_destroy(t->client);
@@ -929,6 +1328,10 @@ RTL_API void rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
 		.backlogged = rtl_stat_get(&t->c.backlogged),
 		.rx_bytes = rtl_stat_get(&t->c.rx_bytes),
 		.tx_bytes = rtl_stat_get(&t->c.tx_bytes),
+		.uploads = rtl_stat_get(&t->c.uploads),
+		.unlocks = rtl_stat_get(&t->c.unlocks),
+		.ready_ns = atomic_load_explicit(&t->c.ready_ns, memory_order_relaxed),
+		.program_stops = rtl_stat_get(&t->c.program_stops),
 	};
 }
 

@@ -21,6 +21,8 @@ CASES = [
       '"cli.h"', '"io/rtde/include/rtloop/rtde.h"']),
     ("io/net", "io/net/tcp.c", "<rtloop/time.h>",
      ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"']),
+    ("io/rtde", "io/rtde/rtde_transport.c", "<rtloop/ur_primary.h>",
+     ["<rtloop/udp.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"']),
     ("io/rtde", "io/rtde/rtde_codec.c", "<rtloop/tcp.h>",
      ["<rtloop/udp.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"']),
     ("io/udp", "io/udp/udp.c", "<rtloop/loop.h>",
@@ -29,6 +31,8 @@ CASES = [
      ["<rtloop/drfl_api.h>", '"cli.h"']),
     ("io/ur", "io/ur/ur_dashboard.c", "<rtloop/tcp.h>",
      ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"']),
+    ("io/ur", "io/ur/ur_primary.c", "<rtloop/tcp.h>",
+     ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"', '"controller.h"']),
     ("io/drfl", "io/drfl/drfl_backend.c", "<rtloop/motion.h>", ['"cli.h"', '"server.h"']),
     # The loop's tests build against the runtime alone: no motion, no protocol.
     ("tests/rt (the loop's tests)", "tests/rt/test-loop.c", "<rtloop/loop.h>",

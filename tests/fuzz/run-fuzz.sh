@@ -73,6 +73,7 @@ sed -e 's/@MAJOR@/0/; s/@MINOR@/0/; s/@PATCH@/0/; s/@VERSION@/fuzz/' \
 incs="-I$work/gen -I$root/ring/include -I$root/rt/include -I$root/io/rtde/include"
 incs="$incs -I$root/io/rtde -I$root/io/udp/include -I$root/tracing -I$root/apps/rtde-sim"
 incs="$incs -I$root/apps/rtde-record -I$root/tests/io/rtde -I$here"
+incs="$incs -I$root/io/net/include -I$root/io/ur/include"
 cflags="-std=c17 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter"
 san="address,undefined -fno-sanitize-recover=all"
 libs="-lexpat -lm -lpthread"
@@ -84,9 +85,9 @@ libs="-lexpat -lm -lpthread"
 # (no parsers, and most of the time of an input) only for ASan and
 # UBSan, so the fuzzer's time goes to the parsers.
 plain="ring/error.c ring/ring.c rt/log.c rt/mem.c rt/time.c rt/hist.c apps/rtde-sim/robot.c
-io/rtde/rtde_fields.c"
+io/rtde/rtde_fields.c io/net/tcp.c"
 srcs="io/rtde/rtde_codec.c io/rtde/rtde_framer.c io/rtde/rtde_fields.c io/rtde/rtde_recipe.c
-io/rtde/rtde_client.c io/udp/udp.c
+io/rtde/rtde_client.c io/udp/udp.c io/ur/ur_primary.c
 apps/rtde-sim/session.c apps/rtde-sim/sim.c apps/rtde-sim/udp.c
 apps/rtde-record/format.c"
 
@@ -106,7 +107,8 @@ udp-state:fuzz-udp-state.c:
 udp-command:fuzz-udp-command.c:
 recipe-xml:fuzz-recipe.c:-DFUZZ_RECIPE_XML
 recipe-text:fuzz-recipe.c:
-record:fuzz-record.c:"
+record:fuzz-record.c:
+ur-primary:fuzz-ur-primary.c:"
 
 fail() {
 	echo "$1"

@@ -77,6 +77,39 @@ RTL_BEGIN_DECLS
 /* The transport: opaque (rtl_rtde_transport_create()). */
 struct rtl_rtde_transport;
 
+/*
+ * Upload and readiness, for a real controller (and rtde-sim --boot). With
+ * .enabled, every connect (the first and each reconnect), after the RTDE
+ * handshake:
+ *   1. when .unlock is set and the dashboard reports a protective stop,
+ *      unlock it (retrying while the controller refuses within its 5 s);
+ *   2. send rtloop_control.script (read once, at create) to the primary
+ *      port: the controller replaces whatever program ran with it;
+ *   3. send the safe package with a new heartbeat every period and read
+ *      the data packages until the executor reports ready: bit 0 of
+ *      RTL_RTDE_CMD_OUT_STATUS together with RTL_RTDE_CMD_OUT_SEQ equal to
+ *      a heartbeat sent after the upload (a stale register from an earlier
+ *      run cannot pass), within ready_timeout_ns. A runtime exception on
+ *      the primary port fails the connect with its line and text; so does
+ *      a controller message that the program did not start.
+ * While the loop runs, a data package with safety_mode PROTECTIVE_STOP or
+ * runtime_state not PLAYING ends the stream with a sentence that says so
+ * (the loop reconnects if it was asked to, and the reconnect uploads
+ * again). rtl_rtde_transport_stop_program() (also called by destroy)
+ * stops the program through the dashboard ("stop").
+ * The output recipe gains the fields this needs (the executor's status and
+ * heartbeat registers, robot_mode, safety_mode, runtime_state).
+ */
+struct rtl_rtde_upload_config {
+	bool enabled;
+	const char *script;	  /* the program's path; NULL: rtl_rtde_cmd_script_path() */
+	uint16_t primary_port;	  /* 0: 30001 */
+	uint16_t dashboard_port;  /* 0: 29999 */
+	bool no_dashboard;	  /* the controller has none: no unlock, no stop at exit */
+	bool unlock;		  /* unlock a protective stop before uploading (when asked) */
+	int64_t ready_timeout_ns; /* 0: 5 s */
+};
+
 /* A bound on one input double (all elements of a vector field). */
 struct rtl_rtde_limit {
 	const char *field; /* input field name, e.g. "input_double_register_24" */
@@ -119,6 +152,8 @@ struct rtl_rtde_transport_config {
 	int64_t rx_timeout_ns;
 	/* At rest: every joint's actual_qd below this [rad/s]. 0: 0.001. */
 	double rest_speed;
+	/* Upload rtloop_control.script and wait for its executor (above). */
+	struct rtl_rtde_upload_config upload;
 };
 
 struct rtl_rtde_transport_stats {
@@ -127,6 +162,10 @@ struct rtl_rtde_transport_stats {
 	uint64_t safe_packages; /* data packages of the safe package sent */
 	uint64_t backlogged;	/* sends the socket took only in part */
 	uint64_t rx_bytes, tx_bytes;
+	uint64_t uploads;	/* programs sent (upload.enabled) */
+	uint64_t unlocks;	/* protective stops unlocked before an upload */
+	int64_t ready_ns;	/* the last upload's time to ready */
+	uint64_t program_stops; /* programs stopped through the dashboard */
 };
 
 /*
@@ -154,6 +193,15 @@ RTL_API struct rtl_transport *rtl_rtde_transport_base(struct rtl_rtde_transport 
 /* Counters; any thread (relaxed loads). NULL @t or @out: nothing. */
 RTL_API void rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
 				      struct rtl_rtde_transport_stats *out);
+
+/*
+ * Stop the uploaded program through the dashboard (upload.enabled, not
+ * no_dashboard): call it after the loop's stop at exit has brought the arm
+ * to rest. Idempotent; rtl_rtde_transport_destroy() calls it when a
+ * program was uploaded. Returns 0 (or nothing to do), or the dashboard's
+ * error with @err filled. Not RT-safe (it connects and waits, bounded).
+ */
+RTL_API int rtl_rtde_transport_stop_program(struct rtl_rtde_transport *t, struct rtl_error *err);
 
 /* The client (handshake info, counters, recipes). */
 RTL_API struct rtl_rtde_client *rtl_rtde_transport_client(struct rtl_rtde_transport *t);

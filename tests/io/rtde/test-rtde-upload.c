@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The RTDE transport's upload option against rtde-sim --boot, in this
+ * process on free ports: the controller starts powered off with no
+ * program; the dashboard client powers it on and releases the brakes; the
+ * transport uploads rtloop_control.script through the primary port, waits
+ * for the executor, and the loop moves the arm; at exit the arm is at rest
+ * and the program stopped. What happened is read from the simulator's
+ * controller (after the server has stopped) and its dashboard, not from
+ * the transport's own counters alone.
+ *
+ * Hostile cases: the upload before the arm is ready, a program that is not
+ * the rtloop program (the error names the line), a protective stop in the
+ * middle of the run (the loop reports it; with --unlock the reconnect
+ * unlocks and uploads again), and a controller without a dashboard.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rtloop/log.h>
+#include <rtloop/loop.h>
+#include <rtloop/rtde_cmd.h>
+#include <rtloop/rtde_transport.h>
+#include <rtloop/time.h>
+#include <rtloop/ur_dashboard.h>
+
+#include "server.h"
+
+#define OUTPUTS "timestamp,actual_q,actual_qd"
+#define WAIT_NS (10 * RTL_NS_PER_SEC)
+
+struct rig {
+	struct rtl_sim_server *srv;
+	struct rtl_rtde_transport *tr;
+	struct rtl_loop *loop;
+	struct rtl_rtde_handle mode, p0;
+	double qd0;
+	_Atomic int64_t steps;
+	char log[4096];
+	size_t log_len;
+};
+
+static struct rig R;
+
+static void on_connected(struct rtl_rtde_transport *t, void *user)
+{
+	struct rig *r = user;
+
+	r->mode = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_MODE);
+	r->p0 = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_PARAM0);
+}
+
+static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *user)
+{
+	struct rig *r = user;
+	struct rtl_rtde_frame *cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
+
+	(void)fr;
+	atomic_fetch_add(&r->steps, 1);
+	rtl_rtde_frame_set_int(cmd, r->mode, RTL_RTDE_CMD_SPEEDJ);
+	rtl_rtde_frame_set_double(cmd, r->p0, r->qd0);
+	return 0;
+}
+
+/* The loop's log lines, kept for the assertions (set-up thread only reads
+ * after the loop is gone). */
+static void on_log(void *ctx, enum rtl_log_level lvl, const char *msg)
+{
+	struct rig *r = ctx;
+	size_t n = strlen(msg);
+
+	(void)lvl;
+	if (r->log_len + n + 2 < sizeof(r->log)) {
+		memcpy(r->log + r->log_len, msg, n);
+		r->log_len += n;
+		r->log[r->log_len++] = '\n';
+		r->log[r->log_len] = '\0';
+	}
+}
+
+static void start_sim(struct rtl_sim_opts *so, struct rtl_sim_server_opts *sv)
+{
+	struct rtl_sim_opts def;
+	struct rtl_sim_server_opts sdef = { 0 };
+
+	if (!so) {
+		rtl_sim_opts_default(&def);
+		def.ctrl.boot = true;
+		so = &def;
+	}
+	if (!sv)
+		sv = &sdef;
+	cr_assert_eq(rtl_sim_server_create(&R.srv, so, sv), 0);
+	cr_assert_eq(rtl_sim_server_start(R.srv), 0);
+}
+
+static struct rtl_sim *stop_sim(void)
+{
+	rtl_sim_server_stop(R.srv);
+	cr_assert_eq(rtl_sim_server_join(R.srv), 0);
+	return rtl_sim_server_sim(R.srv);
+}
+
+static struct rtl_ur_dashboard *dash(void)
+{
+	struct rtl_ur_dashboard_config dc;
+	struct rtl_ur_dashboard *d = NULL;
+	struct rtl_error err = { 0 };
+
+	rtl_ur_dashboard_config_init(&dc);
+	dc.host = "127.0.0.1";
+	dc.port = rtl_sim_server_service_port(R.srv, RTL_SIM_PORT_DASHBOARD);
+	cr_assert_eq(rtl_ur_dashboard_connect(&dc, &d, &err), 0, "%s", err.msg);
+	return d;
+}
+
+/* Power on and release the brakes, waiting (bounded) for RUNNING. */
+static void bring_up(void)
+{
+	struct rtl_ur_dashboard *d = dash();
+	struct rtl_error err = { 0 };
+	enum rtl_ur_robot_mode m = RTL_UR_ROBOT_MODE_POWER_OFF;
+	int64_t until = rtl_time_now() + WAIT_NS;
+
+	cr_assert_eq(rtl_ur_dashboard_power_on(d, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_ur_dashboard_brake_release(d, &err), 0, "%s", err.msg);
+	while (rtl_time_now() < until) {
+		cr_assert_eq(rtl_ur_dashboard_robot_mode(d, &m, &err), 0, "%s", err.msg);
+		if (m == RTL_UR_ROBOT_MODE_RUNNING)
+			break;
+		rtl_time_sleep_until(rtl_time_now() + 20 * RTL_NS_PER_MS);
+	}
+	cr_assert_eq(m, RTL_UR_ROBOT_MODE_RUNNING, "robot mode %s", rtl_ur_robot_mode_name(m));
+	rtl_ur_dashboard_close(d);
+}
+
+static int make_loop(const struct rtl_rtde_upload_config *up, int reconnects,
+		     struct rtl_error *err)
+{
+	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_loop_config lc = { 0 };
+	int ret;
+
+	tc.port = rtl_sim_server_port(R.srv);
+	tc.client.outputs = OUTPUTS;
+	tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
+	tc.connected = on_connected;
+	tc.user = &R;
+	tc.upload = *up;
+	/* This build's program (the installed one may be of another). */
+	if (!tc.upload.script)
+		tc.upload.script = getenv("RTL_TEST_CONTROL_SCRIPT");
+	if (!tc.upload.primary_port)
+		tc.upload.primary_port = rtl_sim_server_service_port(R.srv, RTL_SIM_PORT_PRIMARY);
+	if (!tc.upload.dashboard_port && !tc.upload.no_dashboard)
+		tc.upload.dashboard_port =
+			rtl_sim_server_service_port(R.srv, RTL_SIM_PORT_DASHBOARD);
+	rtl_log_set_handler(on_log, &R);
+	ret = rtl_rtde_transport_create(&R.tr, &tc, err);
+	if (ret)
+		return ret;
+	lc.transport = rtl_rtde_transport_base(R.tr);
+	lc.step = step;
+	lc.user = &R;
+	lc.rt_mode = RTL_LOOP_RT_OFF;
+	lc.reconnect_attempts = reconnects;
+	lc.watchdog_periods = 50;
+	cr_assert_eq(rtl_loop_create(&R.loop, &lc, err), 0, "%s", err->msg);
+	return rtl_loop_start(R.loop, err);
+}
+
+static void wait_steps(int64_t n)
+{
+	int64_t until = rtl_time_now() + WAIT_NS;
+
+	while (atomic_load(&R.steps) < n && rtl_time_now() < until)
+		rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
+	cr_assert_geq(atomic_load(&R.steps), n, "the loop stepped %ld times",
+		      (long)atomic_load(&R.steps));
+}
+
+static void teardown(void)
+{
+	rtl_loop_destroy(R.loop);
+	rtl_log_set_handler(NULL, NULL);
+	rtl_rtde_transport_destroy(R.tr);
+	if (R.srv) {
+		rtl_sim_server_stop(R.srv);
+		rtl_sim_server_join(R.srv);
+		rtl_sim_server_destroy(R.srv);
+	}
+	memset(&R, 0, sizeof(R));
+}
+
+TestSuite(rtde_upload, .fini = teardown, .timeout = 60);
+
+/* boot -> power on -> brake release -> upload -> ready -> run -> stop. */
+Test(rtde_upload, the_whole_sequence_from_boot)
+{
+	struct rtl_rtde_upload_config up = { .enabled = true };
+	struct rtl_rtde_transport_stats ts;
+	struct rtl_error err = { 0 };
+	struct rtl_sim *sim;
+
+	start_sim(NULL, NULL);
+	bring_up();
+	R.qd0 = 0.2;
+	cr_assert_eq(make_loop(&up, 0, &err), 0, "%s", err.msg);
+	rtl_rtde_transport_stats(R.tr, &ts);
+	cr_expect_eq(ts.uploads, 1);
+	cr_expect_gt(ts.ready_ns, 0);
+	wait_steps(200);
+	rtl_loop_stop(R.loop);
+	rtl_loop_join(R.loop);
+	cr_assert_eq(rtl_rtde_transport_stop_program(R.tr, &err), 0, "%s", err.msg);
+	rtl_rtde_transport_stats(R.tr, &ts);
+	cr_expect_eq(ts.program_stops, 1);
+	sim = stop_sim();
+	/* The arm moved (the executor ran our commands), is at rest, and the
+	 * program is stopped: the controller saw exactly one rtloop program. */
+	cr_expect_eq(sim->ctrl.stats.rtloop_started, 1);
+	cr_expect_eq(sim->ctrl.stats.others, 0);
+	cr_expect_gt(sim->robot.stops, 0);
+	cr_expect(rtl_sim_robot_at_rest(&sim->robot));
+	cr_expect_eq(sim->ctrl.program_state, RTL_SIM_PROGRAM_STOPPED);
+	cr_expect_neq(sim->robot.actual_q[0], sim->opts.robot.q0[0]);
+}
+
+/* Powered off: the program does not start, and the error says what to do. */
+Test(rtde_upload, before_power_on_the_start_fails_with_the_fix)
+{
+	struct rtl_rtde_upload_config up = { .enabled = true, .ready_timeout_ns = RTL_NS_PER_SEC };
+	struct rtl_error err = { 0 };
+	int ret;
+
+	start_sim(NULL, NULL);
+	ret = make_loop(&up, 0, &err);
+	cr_assert(ret == -EAGAIN || ret == -ETIMEDOUT, "ret %d: %s", ret, err.msg);
+	cr_expect(strstr(err.msg, "rtloop-arm up") != NULL, "%s", err.msg);
+	cr_expect(strstr(err.msg, "power") != NULL, "%s", err.msg);
+	cr_expect_eq(stop_sim()->ctrl.stats.rtloop_started, 0);
+}
+
+/* A program that is not this build's: the controller's runtime exception,
+ * with its line, fails the start-up. */
+Test(rtde_upload, a_changed_program_is_rejected_naming_its_line)
+{
+	char path[] = "/tmp/rtl-upload-XXXXXX";
+	const char *installed = getenv("RTL_TEST_CONTROL_SCRIPT");
+	struct rtl_rtde_upload_config up = { .enabled = true };
+	struct rtl_error err = { 0 };
+	FILE *in, *out;
+	char line[1024];
+	int fd, n = 0, ret;
+
+	cr_assert(installed, "RTL_TEST_CONTROL_SCRIPT: the build passes the program's path");
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	out = fdopen(fd, "w");
+	in = fopen(installed, "r");
+	cr_assert(in && out);
+	/* Line 40 changed, the rest as installed. */
+	while (fgets(line, sizeof(line), in))
+		fputs(++n == 40 ? "  global gain = 99999\n" : line, out);
+	fclose(in);
+	fclose(out);
+	cr_assert_gt(n, 40);
+
+	start_sim(NULL, NULL);
+	bring_up();
+	up.script = path;
+	ret = make_loop(&up, 0, &err);
+	unlink(path);
+	cr_assert_eq(ret, -ENOEXEC, "ret %d: %s", ret, err.msg);
+	cr_expect(strstr(err.msg, "line 40") != NULL, "%s", err.msg);
+	cr_expect(strstr(err.msg, "fix:") != NULL, "%s", err.msg);
+	cr_expect_eq(stop_sim()->ctrl.stats.others, 1);
+}
+
+/* A protective stop in the middle of the run: the loop reports it; with
+ * unlock the reconnect unlocks and uploads again, and the run goes on. */
+Test(rtde_upload, a_protective_stop_is_reported_and_recovered_when_asked)
+{
+	struct rtl_rtde_upload_config up = { .enabled = true, .unlock = true };
+	struct rtl_rtde_transport_stats ts;
+	struct rtl_sim_opts so;
+	struct rtl_error err = { 0 };
+	struct rtl_loop_stats ls;
+	struct rtl_sim *sim;
+	int64_t until;
+
+	rtl_sim_opts_default(&so);
+	so.ctrl.boot = true;
+	so.ctrl.protective_stop_after_s = 0.3;
+	so.ctrl.unlock_delay_s = 0.2;
+	start_sim(&so, NULL);
+	bring_up();
+	R.qd0 = 0.1;
+	cr_assert_eq(make_loop(&up, 5, &err), 0, "%s", err.msg);
+	until = rtl_time_now() + WAIT_NS;
+	do {
+		rtl_loop_stats(R.loop, &ls);
+		rtl_time_sleep_until(rtl_time_now() + 10 * RTL_NS_PER_MS);
+	} while (ls.reconnects < 1 && rtl_time_now() < until);
+	cr_assert_eq(ls.reconnects, 1);
+	rtl_rtde_transport_stats(R.tr, &ts);
+	cr_expect_eq(ts.uploads, 2);
+	cr_expect_eq(ts.unlocks, 1);
+	rtl_loop_stop(R.loop);
+	rtl_loop_join(R.loop);
+	cr_expect(strstr(R.log, "protective stop") != NULL, "log: %s", R.log);
+	sim = stop_sim();
+	cr_expect_eq(sim->ctrl.stats.protective_stops, 1);
+	cr_expect_eq(sim->ctrl.stats.unlocks, 1);
+	cr_expect_eq(sim->ctrl.stats.rtloop_started, 2);
+}
+
+/* Without a dashboard the upload still works (nothing stops the program
+ * at exit but the arm is at rest), and unlock is not asked for. */
+Test(rtde_upload, a_controller_without_a_dashboard)
+{
+	struct rtl_rtde_upload_config up = { .enabled = true, .no_dashboard = true };
+	struct rtl_sim_opts so;
+	struct rtl_sim_server_opts sv = { 0 };
+	struct rtl_error err = { 0 };
+	struct rtl_sim *sim;
+
+	rtl_sim_opts_default(&so); /* the quick start state: already RUNNING */
+	sv.service_port[RTL_SIM_PORT_DASHBOARD] = -1;
+	start_sim(&so, &sv);
+	cr_assert_eq(rtl_sim_server_service_port(R.srv, RTL_SIM_PORT_DASHBOARD), 0);
+	cr_assert_eq(make_loop(&up, 0, &err), 0, "%s", err.msg);
+	wait_steps(50);
+	rtl_loop_stop(R.loop);
+	rtl_loop_join(R.loop);
+	cr_expect_eq(rtl_rtde_transport_stop_program(R.tr, &err), 0);
+	sim = stop_sim();
+	cr_expect(rtl_sim_robot_at_rest(&sim->robot));
+	cr_expect_eq(sim->ctrl.stats.rtloop_started, 1);
+}
