@@ -104,7 +104,7 @@ if [ -n "${ROBOT:-}" ]; then
 
   ##########################################################################
   #  ARMED: the robot at $ROBOT WILL MOVE.
-  #  rtloop-arm powers it on and releases the brakes${UNLOCK:+ (UNLOCK=$UNLOCK)};
+  #  rtloop-arm powers it on and releases the brakes (UNLOCK=1: unlocks a stop);
   #  rtloop_control.script is uploaded and started. The TCP goes DOWN
   #  along the base z axis at up to 0.1 m/s until the tool presses on a
   #  surface with $target N, and holds that for $duration s.
@@ -114,6 +114,13 @@ if [ -n "${ROBOT:-}" ]; then
 
 EOF
 		sleep 5
+		# make demo runs the build's tools: the build's program too, unless
+		# the caller names one (the installed copy is found otherwise).
+		if [ -z "${RTLOOP_CONTROL_SCRIPT:-}" ] &&
+			[ -f "$build/apps/rtde-sim/rtloop_control.script" ]; then
+			RTLOOP_CONTROL_SCRIPT="$build/apps/rtde-sim/rtloop_control.script"
+			export RTLOOP_CONTROL_SCRIPT
+		fi
 		unlock_opt=""
 		[ "${UNLOCK:-0}" = 1 ] && unlock_opt="--unlock"
 		step "1/3 rtloop-arm up $ROBOT: power on, brake release${unlock_opt:+, unlock a protective stop}"
