@@ -11,17 +11,26 @@
 # (default 20), then prints the loop's report, the simulator's report (its
 # round trip) and plots both into BUILD_DIR/demo/rtloop-demo.png.
 #
-# With ROBOT=<host>: the same loop against a real controller, which must run
-# rtloop_control.script. Read-only unless ARM=1.
+# With ROBOT=<host>: the same loop against a real controller (docs/real-robot.md),
+# each step printed and each failure naming its step (exit 1). Read-only
+# unless ARM=1: rtloop-arm check (the dashboard, read-only), then
+# rtloop-admittance --read-only. ARM=1: a 5 s warning, rtloop-arm up
+# (--unlock with UNLOCK=1), rtloop-admittance --upload (uploads
+# rtloop_control.script, waits for it, runs, stops arm and program at exit),
+# then rtloop-arm stop as the final belt-and-braces step.
 #
-# Environment: ROBOT, ARM, PORT (the robot's RTDE port, default 30004),
-# DURATION (seconds, default 20), TARGET (force in N, default 10).
+# Environment: ROBOT, ARM, UNLOCK, PORT (the robot's RTDE port, default
+# 30004), DASHBOARD_PORT (default 29999), PRIMARY_PORT (default 30001): the
+# ports, so the sequence runs against rtde-sim --boot --port 0 too; DURATION
+# (seconds, default 20), TARGET (force in N, default 10), DEMO_OUT (where the
+# files go, default BUILD_DIR/demo).
 set -eu
 
 build=${1:-build}
 app="$build/apps/rtloop-admittance/rtloop-admittance"
 sim="$build/apps/rtde-sim/rtde-sim"
-out="$build/demo"
+arm="$build/apps/rtloop-arm/rtloop-arm"
+out=${DEMO_OUT:-$build/demo}
 duration=${DURATION:-20}
 target=${TARGET:-10}
 # The simulator starts the UR5e at (0, -pi/2, pi/2, -pi/2, -pi/2, 0): the TCP
@@ -76,29 +85,78 @@ trap 'exit 130' INT TERM
 
 if [ -n "${ROBOT:-}" ]; then
 	# ---- a real controller -------------------------------------------------
+	[ -x "$arm" ] || die "$arm is missing: run 'make' (or ninja -C $build) first"
+	# The ports only when given: each tool's default is the controller's.
+	dash_opt=${DASHBOARD_PORT:+--dashboard-port $DASHBOARD_PORT}
+	primary_opt=${PRIMARY_PORT:+--primary-port $PRIMARY_PORT}
+	step() {
+		echo
+		echo "== demo: $*"
+	}
 	if [ "${ARM:-0}" = 1 ]; then
+		# Before the warning: an armed run needs the upload option of the
+		# RTDE transport (io/rtde/rtde_transport.c) in rtloop-admittance.
+		"$app" --help 2>/dev/null | grep -q -- --upload ||
+			die "ARM=1 needs rtloop-admittance --upload (it uploads rtloop_control.script" \
+				"through the primary port), which this build lacks: update and rebuild;" \
+				"until then run the read-only demo (no ARM=1)"
 		cat >&2 <<EOF
 
   ##########################################################################
   #  ARMED: the robot at $ROBOT WILL MOVE.
-  #  The TCP goes DOWN along the base z axis at up to 0.1 m/s until the tool
-  #  presses on a surface with $target N, and holds that for $duration s.
-  #  Needs rtloop_control.script running; keep the emergency stop in reach.
+  #  rtloop-arm powers it on and releases the brakes (UNLOCK=1: unlocks a stop);
+  #  rtloop_control.script is uploaded and started. The TCP goes DOWN
+  #  along the base z axis at up to 0.1 m/s until the tool presses on a
+  #  surface with $target N, and holds that for $duration s.
+  #  Keep the emergency stop in reach.
   #  Starting in 5 s: Ctrl-C now to abort.
   ##########################################################################
 
 EOF
 		sleep 5
-		mode=""
+		# make demo runs the build's tools: the build's program too, unless
+		# the caller names one (the installed copy is found otherwise).
+		if [ -z "${RTLOOP_CONTROL_SCRIPT:-}" ] &&
+			[ -f "$build/apps/rtde-sim/rtloop_control.script" ]; then
+			RTLOOP_CONTROL_SCRIPT="$build/apps/rtde-sim/rtloop_control.script"
+			export RTLOOP_CONTROL_SCRIPT
+		fi
+		unlock_opt=""
+		[ "${UNLOCK:-0}" = 1 ] && unlock_opt="--unlock"
+		step "1/3 rtloop-arm up $ROBOT: power on, brake release${unlock_opt:+, unlock a protective stop}"
+		# shellcheck disable=SC2086
+		"$arm" up "$ROBOT" $dash_opt $unlock_opt ||
+			die "step 1/3 (rtloop-arm up) failed: the arm is not up; the fix is above" \
+				"(docs/real-robot.md lists every message)"
+		step "2/3 rtloop-admittance --upload: upload rtloop_control.script, wait for it, run $duration s"
+		status=0
+		# shellcheck disable=SC2086
+		"$app" --host "$ROBOT" --port "${PORT:-30004}" --upload $primary_opt $dash_opt \
+			--duration "$duration" --target-force "$target" --csv "$out/demo.csv" \
+			--json "$out/loop.json" || status=$?
+		# The final stop runs whatever the loop did.
+		step "3/3 rtloop-arm stop $ROBOT: the program stopped, whatever happened above"
+		stop_status=0
+		# shellcheck disable=SC2086
+		"$arm" stop "$ROBOT" $dash_opt || stop_status=$?
+		[ "$status" -eq 0 ] ||
+			die "step 2/3 (rtloop-admittance --upload) failed (exit $status); the fix is above"
+		[ "$stop_status" -eq 0 ] ||
+			die "step 3/3 (rtloop-arm stop) failed (exit $stop_status): stop the program" \
+				"on the teach pendant"
 	else
 		echo "demo: ROBOT=$ROBOT: read-only (nothing is written to the controller;" \
 			"ARM=1 makes it move)" >&2
-		mode="--read-only"
+		step "1/2 rtloop-arm check $ROBOT: the dashboard, read-only"
+		# shellcheck disable=SC2086
+		"$arm" check "$ROBOT" $dash_opt --no-dashboard-ok ||
+			die "step 1/2 (rtloop-arm check) failed: the fix is above"
+		step "2/2 rtloop-admittance --read-only: $duration s of pose and force, nothing sent"
+		"$app" --host "$ROBOT" --port "${PORT:-30004}" --duration "$duration" \
+			--target-force "$target" --read-only --csv "$out/demo.csv" \
+			--json "$out/loop.json" ||
+			die "step 2/2 (rtloop-admittance --read-only) failed against $ROBOT"
 	fi
-	# shellcheck disable=SC2086
-	"$app" --host "$ROBOT" --port "${PORT:-30004}" --duration "$duration" \
-		--target-force "$target" $mode --csv "$out/demo.csv" --json "$out/loop.json" ||
-		die "rtloop-admittance failed against $ROBOT"
 	hist_src=loop
 else
 	# ---- the simulator -----------------------------------------------------

@@ -254,6 +254,9 @@ sim_udp_port='s/.*UDP on [0-9.]*:\([0-9][0-9]*\).*/\1/p'
 start_sim() {
 	_tap_pat=$1
 	shift
+	# Emptied here, not only by the child's redirection: a second start_sim
+	# could otherwise read the port of the previous simulator's log.
+	: >"$tmp/sim.log"
 	"${sim:?start_sim: set sim to rtde-sim}" "$@" >"$tmp/sim.out" 2>"$tmp/sim.log" &
 	sim_pid=$!
 	port=

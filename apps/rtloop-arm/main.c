@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rtloop-arm: bring a Universal Robots arm up and down through its
+ * dashboard server (<rtloop/ur_dashboard.h>), one printed step at a time.
+ *
+ *   check  read-only: the PolyScope version, remote control, robot mode,
+ *          safety status and program state, and what "up" would do next
+ *   up     (unlock a protective stop,) power on, wait for IDLE, release the
+ *          brakes, wait for RUNNING
+ *   stop   stop the program; the program state after
+ *   down   stop, power off, wait for POWER_OFF
+ *
+ * A thin driver: every decision is one of the dashboard client's calls and
+ * every failure its struct rtl_error sentence (cause and fix), printed with
+ * the step that failed. The waits poll "robotmode" (the replies to "power
+ * on" and "brake release" come when the command is accepted, not when the
+ * arm got there: docs/ur-dashboard.md) and are bounded by --timeout; each
+ * reply by the client's own timeout (2 s, or --timeout when shorter).
+ * Ctrl-C ends a wait; nothing is undone (the arm stays as it got).
+ * Exit status: 0 done (check: all readable), 1 a step failed, 2 usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rtloop/error.h>
+#include <rtloop/time.h>
+#include <rtloop/ur_dashboard.h>
+
+#include "cli.h"
+
+#define PROG "rtloop-arm"
+/* How often a wait asks "robotmode" or retries an early unlock. */
+#define POLL_NS (50 * 1000 * 1000LL)
+#define UNLOCK_RETRY_NS (250 * 1000 * 1000LL)
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+enum cmd { CMD_CHECK, CMD_UP, CMD_STOP, CMD_DOWN };
+
+struct opts {
+	enum cmd cmd;
+	const char *host;
+	uint16_t port;
+	double timeout_s;
+	bool unlock;
+	bool quiet;
+	bool no_dashboard_ok;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: " PROG " check|up|stop|down HOST [options]\n"
+		   "       " PROG " --help | --version\n"
+		   "\n"
+		   "Bring a Universal Robots arm up and down through its dashboard server\n"
+		   "(TCP 29999), printing each step, what it found and, when a step fails,\n"
+		   "the step and the fix.\n"
+		   "\n"
+		   "Commands:\n"
+		   "  check   read-only: PolyScope version, remote control, robot mode, safety\n"
+		   "          status, program state, and what 'up' would do; changes nothing\n"
+		   "  up      power on, wait for IDLE, release the brakes, wait for RUNNING;\n"
+		   "          refuses in local control and in a protective stop (--unlock)\n"
+		   "  stop    stop the program, then print the program state\n"
+		   "  down    stop the program, power off, wait for POWER_OFF\n"
+		   "\n"
+		   "Options:\n"
+		   "  -p, --dashboard-port N  the dashboard server's port (default 29999)\n"
+		   "  -t, --timeout S         bound of each wait, in seconds (default 30)\n"
+		   "  -u, --unlock            up: unlock a protective stop first (retried\n"
+		   "                          until the controller allows it, 5 s after it)\n"
+		   "  -n, --no-dashboard-ok   check: a controller without a dashboard server\n"
+		   "                          (refused, or PolyScope X) is not a failure\n"
+		   "  -q, --quiet             print only failures\n"
+		   "  -h, --help              print this help and exit\n"
+		   "  -V, --version           print the version and exit\n"
+		   "\n"
+		   "Exit status: 0 done (check: everything readable), 1 a step failed,\n"
+		   "2 usage error.\n");
+}
+
+static bool quiet;
+
+/* One line of progress on stdout (nothing with --quiet). */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* The failure of @step: "rtloop-arm: STEP failed: MESSAGE" on stderr. */
+static int failed(const char *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int failed(const char *step, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, PROG ": %s failed: ", step);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_FAIL;
+}
+
+static int failed_err(const char *step, const struct rtl_error *e)
+{
+	return failed(step, "%s", e->msg[0] ? e->msg : strerror(-e->code));
+}
+
+static double since_s(int64_t t0)
+{
+	return (double)(rtl_time_now() - t0) / 1e9;
+}
+
+static bool has_remote_query(const struct rtl_ur_version *v)
+{
+	return v->major >= 5 && (v->major > 5 || v->minor >= 6);
+}
+
+/* The fix for a safety status that "up" cannot clear, or NULL if it can run. */
+static const char *safety_fix(enum rtl_ur_safety_status s)
+{
+	switch (s) {
+	case RTL_UR_SAFETY_NORMAL:
+	case RTL_UR_SAFETY_REDUCED:
+	case RTL_UR_SAFETY_PROTECTIVE_STOP:
+		return NULL;
+	case RTL_UR_SAFETY_SYSTEM_EMERGENCY_STOP:
+	case RTL_UR_SAFETY_ROBOT_EMERGENCY_STOP:
+		return "an emergency stop is pressed: release it (turn the button), then on "
+		       "the teach pendant confirm the popup and run again";
+	case RTL_UR_SAFETY_SAFEGUARD_STOP:
+	case RTL_UR_SAFETY_AUTOMATIC_MODE_SAFEGUARD_STOP:
+		return "a safeguard stop input is open (a light curtain, a door, an enabling "
+		       "device): close it, then run again";
+	case RTL_UR_SAFETY_SYSTEM_THREE_POSITION_ENABLING_STOP:
+		return "the three-position enabling device is released: hold it in the middle "
+		       "position or leave manual high speed mode";
+	case RTL_UR_SAFETY_RECOVERY:
+		return "a joint is outside the safety limits (recovery mode): move it back "
+		       "inside on the teach pendant (Move tab), then run again";
+	default:
+		return "the safety system stopped the robot (violation or fault): read the "
+		       "popup on the teach pendant, restart safety there, then run again";
+	}
+}
+
+/* The fix for a robot mode "up" cannot start from, or NULL. */
+static const char *mode_fix(enum rtl_ur_robot_mode m)
+{
+	switch (m) {
+	case RTL_UR_ROBOT_MODE_POWER_OFF:
+	case RTL_UR_ROBOT_MODE_POWER_ON:
+	case RTL_UR_ROBOT_MODE_BOOTING:
+	case RTL_UR_ROBOT_MODE_IDLE:
+	case RTL_UR_ROBOT_MODE_RUNNING:
+		return NULL;
+	case RTL_UR_ROBOT_MODE_CONFIRM_SAFETY:
+		return "the controller waits for its safety configuration to be confirmed: do "
+		       "it on the teach pendant (the popup asks for the safety password)";
+	case RTL_UR_ROBOT_MODE_BACKDRIVE:
+		return "the arm is in backdrive (brakes released by hand from the pendant): "
+		       "leave it on the teach pendant first";
+	case RTL_UR_ROBOT_MODE_UPDATING_FIRMWARE:
+		return "the joints' firmware is being updated: wait until PolyScope says it "
+		       "is done";
+	default:
+		return "the controller does not reach the arm (disconnected, no controller): "
+		       "check the arm's cable to the control box and the popup on the pendant";
+	}
+}
+
+/* Wait until the robot mode is one of @a or @b; bounded by @o->timeout_s. */
+static int wait_mode(struct rtl_ur_dashboard *d, const struct opts *o, const char *step,
+		     enum rtl_ur_robot_mode a, enum rtl_ur_robot_mode b,
+		     enum rtl_ur_robot_mode *got, int64_t t0)
+{
+	int64_t deadline = t0 + (int64_t)(o->timeout_s * 1e9);
+	enum rtl_ur_robot_mode m = RTL_UR_ROBOT_MODE_NO_CONTROLLER;
+	struct rtl_error e = { 0 };
+
+	for (;;) {
+		int64_t next;
+
+		if (rtl_ur_dashboard_robot_mode(d, &m, &e) < 0)
+			return failed_err(step, &e);
+		if (m == a || m == b) {
+			*got = m;
+			return EXIT_OK;
+		}
+		if (stop_requested)
+			return failed(step, "interrupted while waiting for %s (robot mode %s)",
+				      rtl_ur_robot_mode_name(a), rtl_ur_robot_mode_name(m));
+		next = rtl_time_now() + POLL_NS;
+		if (next > deadline)
+			return failed(step,
+				      "robot mode still %s after %.1f s, not %s: look at the "
+				      "teach pendant (a popup, a safety stop, the arm's power), "
+				      "or allow more time with --timeout",
+				      rtl_ur_robot_mode_name(m), since_s(t0),
+				      rtl_ur_robot_mode_name(a));
+		rtl_time_sleep_until(next);
+	}
+}
+
+static int read_safety(struct rtl_ur_dashboard *d, const char *step, enum rtl_ur_safety_status *s)
+{
+	struct rtl_error e = { 0 };
+
+	if (rtl_ur_dashboard_safety_status(d, s, &e) < 0)
+		return failed_err(step, &e);
+	return EXIT_OK;
+}
+
+/* Unlock a protective stop, retrying the controller's "too early". */
+static int unlock(struct rtl_ur_dashboard *d, const struct opts *o)
+{
+	int64_t t0 = rtl_time_now(), deadline = t0 + (int64_t)(o->timeout_s * 1e9);
+	enum rtl_ur_safety_status s;
+	struct rtl_error e = { 0 };
+	bool told = false;
+	int r;
+
+	for (;;) {
+		r = rtl_ur_dashboard_unlock_protective_stop(d, &e);
+		if (r == 0)
+			break;
+		if (r != -EAGAIN)
+			return failed_err("unlock protective stop", &e);
+		if (!told) {
+			say("unlock protective stop: too early (the controller allows it 5 s "
+			    "after the stop), retrying");
+			told = true;
+		}
+		if (stop_requested)
+			return failed("unlock protective stop", "interrupted");
+		if (rtl_time_now() + UNLOCK_RETRY_NS > deadline)
+			return failed("unlock protective stop", "still refused after %.1f s: %s",
+				      since_s(t0), e.msg);
+		rtl_time_sleep_until(rtl_time_now() + UNLOCK_RETRY_NS);
+	}
+	say("unlock protective stop: unlocked after %.2f s", since_s(t0));
+	/* The popup stays on the pendant otherwise; a PolyScope without the
+	 * command is no reason to stop. */
+	r = rtl_ur_dashboard_close_safety_popup(d, &e);
+	if (r < 0 && r != -EOPNOTSUPP)
+		return failed_err("close safety popup", &e);
+	for (;;) {
+		r = read_safety(d, "unlock protective stop", &s);
+		if (r)
+			return r;
+		if (s != RTL_UR_SAFETY_PROTECTIVE_STOP)
+			break;
+		if (rtl_time_now() + POLL_NS > deadline)
+			return failed("unlock protective stop",
+				      "safety status still PROTECTIVE_STOP %.1f s after the "
+				      "unlock: look at the teach pendant",
+				      since_s(t0));
+		rtl_time_sleep_until(rtl_time_now() + POLL_NS);
+	}
+	say("safety status: %s", rtl_ur_safety_status_name(s));
+	return EXIT_OK;
+}
+
+/* Connect and print the version. Returns the client or NULL (printed). */
+static struct rtl_ur_dashboard *connect_dash(const struct opts *o, int *status)
+{
+	struct rtl_ur_dashboard_config cfg;
+	struct rtl_ur_dashboard *d = NULL;
+	const struct rtl_ur_version *v;
+	struct rtl_error e = { 0 };
+	int64_t t = (int64_t)(o->timeout_s * 1e9);
+	int r;
+
+	rtl_ur_dashboard_config_init(&cfg);
+	cfg.host = o->host;
+	cfg.port = o->port;
+	if (t < cfg.connect_timeout_ns)
+		cfg.connect_timeout_ns = t;
+	if (t < cfg.timeout_ns)
+		cfg.timeout_ns = t;
+	say("connect: dashboard %s:%u", o->host, o->port);
+	r = rtl_ur_dashboard_connect(&cfg, &d, &e);
+	if (r < 0) {
+		if (o->no_dashboard_ok && (r == -ECONNREFUSED || r == -EPROTONOSUPPORT)) {
+			say("connect: no dashboard server (%s); --no-dashboard-ok: bring the "
+			    "arm up on the teach pendant",
+			    e.msg);
+			*status = EXIT_OK;
+		} else {
+			*status = failed_err("connect", &e);
+		}
+		return NULL;
+	}
+	v = rtl_ur_dashboard_version(d);
+	say("connect: PolyScope %u.%u.%u.%u (%s)", v->major, v->minor, v->patch, v->build,
+	    v->major >= 5 ? "e-Series" : "CB3");
+	return d;
+}
+
+/* "is in remote control" where the version has it: 1 yes or not asked, 0 no. */
+static int remote_control(struct rtl_ur_dashboard *d, const char *step, bool *remote)
+{
+	const struct rtl_ur_version *v = rtl_ur_dashboard_version(d);
+	struct rtl_error e = { 0 };
+
+	*remote = true;
+	if (!has_remote_query(v)) {
+		say("remote control: not asked (PolyScope %u.%u has no 'is in remote "
+		    "control'%s)",
+		    v->major, v->minor,
+		    v->major < 5 ? "; CB3 takes commands from the network" : "");
+		return EXIT_OK;
+	}
+	if (rtl_ur_dashboard_is_in_remote_control(d, remote, &e) < 0)
+		return failed_err(step, &e);
+	say("remote control: %s", *remote ? "yes" : "no (local control)");
+	return EXIT_OK;
+}
+
+#define LOCAL_FIX                                                                            \
+	"the robot is in local control: on the teach pendant switch to Remote Control (top " \
+	"right; enable it first in Settings > System > Remote Control), then run again"
+
+static const char *next_step(bool remote, enum rtl_ur_safety_status s, enum rtl_ur_robot_mode m,
+			     char *buf, size_t cap)
+{
+	const char *fix = safety_fix(s);
+
+	if (!remote) {
+		snprintf(buf, cap, "local control: ARM=1 would refuse; %s", LOCAL_FIX);
+	} else if (fix) {
+		snprintf(buf, cap, "safety status %s: ARM=1 would refuse; %s",
+			 rtl_ur_safety_status_name(s), fix);
+	} else if (mode_fix(m)) {
+		snprintf(buf, cap, "robot mode %s: ARM=1 would refuse; %s",
+			 rtl_ur_robot_mode_name(m), mode_fix(m));
+	} else {
+		const char *what = "leave power and brakes as they are";
+
+		if (m == RTL_UR_ROBOT_MODE_POWER_OFF)
+			what = "power on and release the brakes";
+		else if (m == RTL_UR_ROBOT_MODE_POWER_ON || m == RTL_UR_ROBOT_MODE_BOOTING)
+			what = "wait for IDLE and release the brakes";
+		else if (m == RTL_UR_ROBOT_MODE_IDLE)
+			what = "release the brakes";
+		if (s == RTL_UR_SAFETY_PROTECTIVE_STOP)
+			snprintf(buf, cap,
+				 "safety status PROTECTIVE_STOP: ARM=1 would refuse; ARM=1 "
+				 "UNLOCK=1 (up --unlock) would unlock it, then %s (robot mode %s)",
+				 what, rtl_ur_robot_mode_name(m));
+		else
+			snprintf(buf, cap, "robot mode %s: ARM=1 would %s",
+				 rtl_ur_robot_mode_name(m), what);
+	}
+	return buf;
+}
+
+static int cmd_check(struct rtl_ur_dashboard *d)
+{
+	enum rtl_ur_robot_mode m = RTL_UR_ROBOT_MODE_NO_CONTROLLER;
+	enum rtl_ur_safety_status s = RTL_UR_SAFETY_NORMAL;
+	struct rtl_ur_program p;
+	struct rtl_error e = { 0 };
+	int status = EXIT_OK;
+	bool remote = true, got_m = false, got_s = false;
+	char buf[512];
+
+	if (remote_control(d, "remote control", &remote))
+		status = EXIT_FAIL;
+	if (rtl_ur_dashboard_robot_mode(d, &m, &e) < 0)
+		status = failed_err("robot mode", &e);
+	else
+		got_m = true;
+	if (got_m)
+		say("robot mode: %s", rtl_ur_robot_mode_name(m));
+	if (rtl_ur_dashboard_safety_status(d, &s, &e) < 0)
+		status = failed_err("safety status", &e);
+	else
+		got_s = true;
+	if (got_s)
+		say("safety status: %s", rtl_ur_safety_status_name(s));
+	if (rtl_ur_dashboard_program_state(d, &p, &e) < 0)
+		status = failed_err("program state", &e);
+	else
+		say("program state: %s %s", rtl_ur_program_state_name(p.state), p.name);
+	if (got_m && got_s)
+		say("next: %s", next_step(remote, s, m, buf, sizeof(buf)));
+	if (status == EXIT_OK)
+		say("check: done, nothing changed");
+	return status;
+}
+
+static int cmd_up(struct rtl_ur_dashboard *d, const struct opts *o)
+{
+	enum rtl_ur_robot_mode m;
+	enum rtl_ur_safety_status s;
+	struct rtl_error e = { 0 };
+	const char *fix;
+	bool remote;
+	int64_t t0;
+	int r;
+
+	r = remote_control(d, "remote control", &remote);
+	if (r)
+		return r;
+	if (!remote)
+		return failed("remote control", LOCAL_FIX);
+	r = read_safety(d, "safety status", &s);
+	if (r)
+		return r;
+	say("safety status: %s", rtl_ur_safety_status_name(s));
+	fix = safety_fix(s);
+	if (fix)
+		return failed("safety status", "safety status %s: %s", rtl_ur_safety_status_name(s),
+			      fix);
+	if (s == RTL_UR_SAFETY_PROTECTIVE_STOP) {
+		if (!o->unlock)
+			return failed("safety status",
+				      "the robot is in a protective stop: inspect and remove "
+				      "its cause, then run again with --unlock (make demo: "
+				      "UNLOCK=1)");
+		r = unlock(d, o);
+		if (r)
+			return r;
+	}
+	if (rtl_ur_dashboard_robot_mode(d, &m, &e) < 0)
+		return failed_err("robot mode", &e);
+	say("robot mode: %s", rtl_ur_robot_mode_name(m));
+	fix = mode_fix(m);
+	if (fix)
+		return failed("robot mode", "robot mode %s: %s", rtl_ur_robot_mode_name(m), fix);
+
+	if (m == RTL_UR_ROBOT_MODE_POWER_OFF) {
+		t0 = rtl_time_now();
+		if (rtl_ur_dashboard_power_on(d, &e) < 0)
+			return failed_err("power on", &e);
+		say("power on: sent, waiting for IDLE ...");
+		r = wait_mode(d, o, "power on", RTL_UR_ROBOT_MODE_IDLE, RTL_UR_ROBOT_MODE_RUNNING,
+			      &m, t0);
+		if (r)
+			return r;
+		say("power on: %s after %.2f s", rtl_ur_robot_mode_name(m), since_s(t0));
+	} else if (m == RTL_UR_ROBOT_MODE_POWER_ON || m == RTL_UR_ROBOT_MODE_BOOTING) {
+		t0 = rtl_time_now();
+		say("power on: under way, waiting for IDLE ...");
+		r = wait_mode(d, o, "power on", RTL_UR_ROBOT_MODE_IDLE, RTL_UR_ROBOT_MODE_RUNNING,
+			      &m, t0);
+		if (r)
+			return r;
+		say("power on: %s after %.2f s", rtl_ur_robot_mode_name(m), since_s(t0));
+	} else {
+		say("power on: not needed (%s)", rtl_ur_robot_mode_name(m));
+	}
+
+	if (m == RTL_UR_ROBOT_MODE_IDLE) {
+		t0 = rtl_time_now();
+		if (rtl_ur_dashboard_brake_release(d, &e) < 0)
+			return failed_err("brake release", &e);
+		say("brake release: sent, waiting for RUNNING ...");
+		r = wait_mode(d, o, "brake release", RTL_UR_ROBOT_MODE_RUNNING,
+			      RTL_UR_ROBOT_MODE_RUNNING, &m, t0);
+		if (r)
+			return r;
+		say("brake release: RUNNING after %.2f s", since_s(t0));
+	} else {
+		say("brake release: not needed (RUNNING)");
+	}
+	say("up: robot mode RUNNING, ready for the control program");
+	return EXIT_OK;
+}
+
+/* Stop the program; "Failed to execute: stop" with nothing playing is done. */
+static int stop_program(struct rtl_ur_dashboard *d)
+{
+	struct rtl_error e = { 0 }, e2 = { 0 };
+	struct rtl_ur_program p;
+	int r;
+
+	r = rtl_ur_dashboard_stop(d, &e);
+	if (r == -EIO && rtl_ur_dashboard_program_state(d, &p, &e2) == 0 &&
+	    p.state == RTL_UR_PROGRAM_STOPPED) {
+		say("stop: nothing to stop (%s %s)", rtl_ur_program_state_name(p.state), p.name);
+		return EXIT_OK;
+	}
+	if (r < 0)
+		return failed_err("stop", &e);
+	say("stop: sent");
+	if (rtl_ur_dashboard_program_state(d, &p, &e) < 0)
+		return failed_err("program state", &e);
+	say("program state: %s %s", rtl_ur_program_state_name(p.state), p.name);
+	return EXIT_OK;
+}
+
+static int cmd_down(struct rtl_ur_dashboard *d, const struct opts *o)
+{
+	enum rtl_ur_robot_mode m;
+	struct rtl_error e = { 0 };
+	int64_t t0;
+	int r;
+
+	r = stop_program(d);
+	if (r)
+		return r;
+	if (rtl_ur_dashboard_robot_mode(d, &m, &e) < 0)
+		return failed_err("robot mode", &e);
+	if (m == RTL_UR_ROBOT_MODE_POWER_OFF) {
+		say("power off: not needed (POWER_OFF)");
+		return EXIT_OK;
+	}
+	t0 = rtl_time_now();
+	if (rtl_ur_dashboard_power_off(d, &e) < 0)
+		return failed_err("power off", &e);
+	say("power off: sent, waiting for POWER_OFF ...");
+	r = wait_mode(d, o, "power off", RTL_UR_ROBOT_MODE_POWER_OFF, RTL_UR_ROBOT_MODE_POWER_OFF,
+		      &m, t0);
+	if (r)
+		return r;
+	say("power off: POWER_OFF after %.2f s", since_s(t0));
+	return EXIT_OK;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "dashboard-port", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "no-dashboard-ok", no_argument, NULL, 'n' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "unlock", no_argument, NULL, 'u' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const cmds[] = { "check", "up", "stop", "down" };
+	uint64_t port;
+	int c, k;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hnp:qt:uV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return -1;
+		case 'n':
+			o->no_dashboard_ok = true;
+			break;
+		case 'p':
+			if (rtl_cli_u64(PROG, "--dashboard-port", optarg, 1, 65535, &port))
+				return EXIT_USAGE;
+			o->port = (uint16_t)port;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 't':
+			if (rtl_cli_double(PROG, "--timeout", optarg, 0.1, 3600, &o->timeout_s))
+				return EXIT_USAGE;
+			break;
+		case 'u':
+			o->unlock = true;
+			break;
+		case 'V':
+			return -2;
+		default:
+			return rtl_cli_getopt_error(PROG, c, argv);
+		}
+	}
+	if (optind >= argc)
+		return rtl_cli_usage_error(PROG, "missing command: check, up, stop or down");
+	k = rtl_cli_lookup(argv[optind], cmds, 4);
+	if (k < 0)
+		return rtl_cli_usage_error(PROG, "unknown command '%s' (check, up, stop or down)",
+					   argv[optind]);
+	o->cmd = (enum cmd)k;
+	if (optind + 1 >= argc)
+		return rtl_cli_usage_error(PROG, "%s: missing HOST", cmds[k]);
+	o->host = argv[optind + 1];
+	if (!*o->host)
+		return rtl_cli_usage_error(PROG, "HOST is empty");
+	if (rtl_cli_extra_args(PROG, optind + 2, argc, argv))
+		return EXIT_USAGE;
+	if (o->unlock && o->cmd != CMD_UP)
+		return rtl_cli_usage_error(PROG, "--unlock goes with 'up' only");
+	if (o->no_dashboard_ok && o->cmd != CMD_CHECK)
+		return rtl_cli_usage_error(PROG, "--no-dashboard-ok goes with 'check' only");
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {
+		.port = RTL_UR_DASHBOARD_PORT,
+		.timeout_s = 30,
+	};
+	struct rtl_ur_dashboard *d;
+	int r, status = EXIT_OK;
+
+	/* Parse and validate. */
+	r = parse(argc, argv, &o);
+	if (r == -1)
+		return EXIT_OK;
+	if (r == -2)
+		return rtl_cli_version(PROG);
+	if (r)
+		return r;
+	quiet = o.quiet;
+	r = rtl_cli_on_stop_signals(on_signal);
+	if (r < 0) {
+		fprintf(stderr, PROG ": cannot catch SIGINT: %s\n", strerror(-r));
+		return EXIT_FAIL;
+	}
+
+	/* Run: one connection, one command. */
+	d = connect_dash(&o, &status);
+	if (!d)
+		return status;
+	switch (o.cmd) {
+	case CMD_CHECK:
+		status = cmd_check(d);
+		break;
+	case CMD_UP:
+		status = cmd_up(d, &o);
+		break;
+	case CMD_STOP:
+		status = stop_program(d);
+		break;
+	case CMD_DOWN:
+		status = cmd_down(d, &o);
+		break;
+	}
+	rtl_ur_dashboard_close(d);
+	return status;
+}
