@@ -80,7 +80,8 @@ void rtl_cli_upload_started(const char *prog, const struct rtl_cli_upload *u, co
 	if (!u->cfg.enabled)
 		return;
 	rtl_rtde_transport_stats(t, &ts);
-	fprintf(stderr, "%s: upload: rtloop_control.script sent to %s:%u, executor ready after %.0f ms%s\n",
+	fprintf(stderr,
+		"%s: upload: rtloop_control.script sent to %s:%u, executor ready after %.0f ms%s\n",
 		prog, host, u->cfg.primary_port ? u->cfg.primary_port : 30001,
 		(double)ts.ready_ns / 1e6,
 		ts.unlocks ? " (a protective stop was unlocked first)" : "");
@@ -94,8 +95,9 @@ int rtl_cli_upload_finish(const char *prog, const struct rtl_cli_upload *u,
 	if (!u->cfg.enabled)
 		return 0;
 	if (u->cfg.no_dashboard) {
-		fprintf(stderr, "%s: stop: the arm is at rest; no dashboard, so the program "
-				"keeps running (idle) on the controller\n",
+		fprintf(stderr,
+			"%s: stop: the arm is at rest; no dashboard, so the program "
+			"keeps running (idle) on the controller\n",
 			prog);
 		return 0;
 	}
@@ -103,8 +105,9 @@ int rtl_cli_upload_finish(const char *prog, const struct rtl_cli_upload *u,
 		fprintf(stderr, "%s: stopping the program failed: %s\n", prog, err.msg);
 		return -1;
 	}
-	fprintf(stderr, "%s: stop: the arm is at rest and the program on the controller "
-			"was stopped (dashboard stop)\n",
+	fprintf(stderr,
+		"%s: stop: the arm is at rest and the program on the controller "
+		"was stopped (dashboard stop)\n",
 		prog);
 	return 0;
 }

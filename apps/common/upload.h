@@ -26,13 +26,15 @@
 
 #define RTL_CLI_UPLOAD_N 6
 
-#define RTL_CLI_UPLOAD_LONGOPTS(base)                                 \
-	{ "upload", no_argument, NULL, (base) + 0 },                  \
+#define RTL_CLI_UPLOAD_LONGOPTS(base)                                      \
+	{ "upload", no_argument, NULL, (base) + 0 },                       \
 		{ "primary-port", required_argument, NULL, (base) + 1 },   \
 		{ "dashboard-port", required_argument, NULL, (base) + 2 }, \
 		{ "no-dashboard", no_argument, NULL, (base) + 3 },         \
 		{ "unlock", no_argument, NULL, (base) + 4 },               \
-		{ "reconnect", required_argument, NULL, (base) + 5 }
+	{                                                                  \
+		"reconnect", required_argument, NULL, (base) + 5           \
+	}
 
 /* The options' help, for the apps' --help. */
 extern const char rtl_cli_upload_help[];
