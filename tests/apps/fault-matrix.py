@@ -522,8 +522,18 @@ def case_skips_dense():
     c = r.c or {}
     conds = loop_base(r) + [(c.get("frames", 0) > 10, "too few frames")]
     conds.append(eq("ctrl_skipped", c.get("ctrl_skipped"), k * (c.get("frames", 1) - 1)))
-    gaps = sorted(set(b - a for a, b in zip(r.t, r.t[1:])))
-    conds.append(eq("CSV gaps (periods)", gaps, [n]))
+    # Every step is n periods after the last one, unless the worker let a
+    # frame go (a loaded host): then a multiple of n, and each frame not
+    # stepped is one the loop counted.
+    steps = [b - a for a, b in zip(r.t, r.t[1:])]
+    gaps = sorted(set(steps))
+    missed = sum(g // n - 1 for g in steps if g % n == 0)
+    not_stepped = c.get("worker_skipped", 0) + c.get("unstepped", 0)
+    conds.append((all(g % n == 0 and g > 0 for g in gaps),
+                  "CSV gaps (periods) %r: all multiples of %d" % (gaps, n)))
+    conds.append((n in gaps, "CSV gaps (periods) %r include %d" % (gaps, n)))
+    conds.append((missed <= not_stepped,
+                  "%d frames not stepped in the CSV, the loop counted %d" % (missed, not_stepped)))
     check("skips 3/4: rtloop-admittance ctrl_skipped = 3 x (frames - 1)", conds)
     r = res["rec"]
     w = rec_window(r)
