@@ -612,6 +612,23 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_program(struct rtl_sim *sim, int port, con
 	return RTL_SIM_CTRL_OK;
 }
 
+void rtl_sim_ctrl_summarize(const struct rtl_sim *sim, struct rtl_sim_ctrl_summary *out)
+{
+	const struct rtl_sim_ctrl *c = &sim->ctrl;
+
+	*out = (struct rtl_sim_ctrl_summary){
+		.robot_mode = c->robot_mode,
+		.safety_mode = c->safety_mode,
+		.program_state = c->program_state,
+		.remote = c->remote,
+		.boot = c->opts.boot,
+		.stats = c->stats,
+		.msgs_lost = c->msgs_lost,
+	};
+	memcpy(out->program_name, c->program_name, sizeof(out->program_name));
+	memcpy(out->others, c->others, sizeof(out->others));
+}
+
 /* ---- names ------------------------------------------------------------------------------ */
 
 const char *rtl_sim_robot_mode_name(int mode)

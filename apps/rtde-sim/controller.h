@@ -176,6 +176,19 @@ struct rtl_sim_ctrl_stats {
 	uint64_t executor_stops;   /* the executor stopped (any reason) */
 	uint64_t commands_ignored; /* command packages while no program ran */
 	uint64_t msgs;		   /* messages queued */
+	uint64_t script_floods;	   /* script-port clients cut off: no program end in bound */
+};
+
+/* What the reports read of the controller (a copy: any thread may read it
+ * through rtl_sim_server_stats()). */
+struct rtl_sim_ctrl_summary {
+	int32_t robot_mode, safety_mode;
+	enum rtl_sim_program_state program_state;
+	bool remote, boot;
+	char program_name[RTL_SIM_CTRL_NAME];
+	struct rtl_sim_ctrl_stats stats;
+	struct rtl_sim_ctrl_other others[RTL_SIM_CTRL_OTHERS];
+	uint64_t msgs_lost;
 };
 
 struct rtl_sim_ctrl {
@@ -259,6 +272,9 @@ static inline bool rtl_sim_ctrl_executing(const struct rtl_sim_ctrl *c)
 {
 	return c->executor && c->program_state == RTL_SIM_PROGRAM_PLAYING;
 }
+
+/* Copy what the reports read. */
+void rtl_sim_ctrl_summarize(const struct rtl_sim *sim, struct rtl_sim_ctrl_summary *out);
 
 /* Names for reports and the dashboard: "POWER_OFF", "PROTECTIVE_STOP",
  * "PLAYING", and what a refusal means in a sentence. */

@@ -415,7 +415,8 @@ static void hist_line(FILE *f, const char *title, const struct rtl_hist *h)
 
 /* The controller around the arm: its state at the end, the programs it
  * was sent, the ones it would not run. */
-static void report_controller(FILE *f, const struct rtl_sim_ctrl *c)
+static void report_controller(FILE *f, const struct rtl_sim_ctrl_summary *c,
+			      const char *program_error)
 {
 	const struct rtl_sim_ctrl_stats *cs = &c->stats;
 
@@ -430,9 +431,10 @@ static void report_controller(FILE *f, const struct rtl_sim_ctrl *c)
 		"  programs: %" PRIu64 " received, %" PRIu64 " rtloop started, %" PRIu64
 		" rtloop refused (arm not ready), %" PRIu64 " others; %" PRIu64
 		" protective stops, %" PRIu64 " unlocks; %" PRIu64
-		" command packages while no program ran\n",
+		" command packages while no program ran; %" PRIu64
+		" script clients cut off (no program end)\n",
 		cs->programs, cs->rtloop_started, cs->rtloop_refused, cs->others,
-		cs->protective_stops, cs->unlocks, cs->commands_ignored);
+		cs->protective_stops, cs->unlocks, cs->commands_ignored, cs->script_floods);
 	for (uint64_t i = 0; i < cs->others && i < RTL_SIM_CTRL_OTHERS; i++) {
 		const struct rtl_sim_ctrl_other *o = &c->others[i];
 
@@ -443,8 +445,8 @@ static void report_controller(FILE *f, const struct rtl_sim_ctrl *c)
 	if (cs->others > RTL_SIM_CTRL_OTHERS)
 		fprintf(f, "  (%" PRIu64 " more other programs not listed)\n",
 			cs->others - RTL_SIM_CTRL_OTHERS);
-	if (c->program_error[0])
-		fprintf(f, "  control script: %s\n", c->program_error);
+	if (program_error[0])
+		fprintf(f, "  control script: %s\n", program_error);
 }
 
 static void report_text(FILE *f, const struct run_info *ri)
@@ -487,7 +489,7 @@ static void report_text(FILE *f, const struct run_info *ri)
 		st->texts_injected);
 	if (fl->seed != 1 || faults_injected(st) || st->fragments)
 		fprintf(f, "  seed: %" PRIu64 "\n", fl->seed);
-	report_controller(f, &ri->sim->ctrl);
+	report_controller(f, &st->ctrl, ri->sim->ctrl.program_error);
 	fprintf(f, "  host: memory %s, %s\n", ri->mem_locked ? "locked" : "not locked", ri->sched);
 	hist_line(f, "cycle wake-up lateness", &ri->sim->wake_hist);
 	if (ri->sim->opts.echo_register >= 0) {

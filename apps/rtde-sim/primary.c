@@ -272,6 +272,7 @@ static void prim_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t
 				 "without its end?); connection closed",
 				 rtl_sim_port_name(c->kind), RTL_SIM_SCRIPT_MAX);
 			rtl_sim_ctrl_message(sim, &m);
+			sim->ctrl.stats.script_floods++;
 			c->close = true;
 			return;
 		}

@@ -25,6 +25,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <rtloop/json.h>
 #include <rtloop/time.h>
 
 #include "server.h"
@@ -666,6 +667,44 @@ const struct rtl_hist *rtl_sim_server_wake_hist(struct rtl_sim_server *srv)
 	return &rtl_sim_server_sim(srv)->wake_hist;
 }
 
+/* The controller in the report: its state at the end, what it was sent,
+ * the programs it would not run. */
+static void ctrl_json(FILE *f, const struct rtl_sim_ctrl_summary *c)
+{
+	const struct rtl_sim_ctrl_stats *cs = &c->stats;
+
+	fprintf(f, "{\"boot\":%s,\"robot_mode\":", c->boot ? "true" : "false");
+	rtl_json_string(f, rtl_sim_robot_mode_name(c->robot_mode));
+	fputs(",\"safety_mode\":", f);
+	rtl_json_string(f, rtl_sim_safety_mode_name(c->safety_mode));
+	fputs(",\"program_state\":", f);
+	rtl_json_string(f, rtl_sim_program_state_name(c->program_state));
+	fputs(",\"program\":", f);
+	rtl_json_string(f, c->program_name);
+	fprintf(f,
+		",\"remote_control\":%s,\"programs\":%" PRIu64 ",\"rtloop_started\":%" PRIu64
+		",\"rtloop_refused\":%" PRIu64 ",\"others\":%" PRIu64
+		",\"protective_stops\":%" PRIu64 ",\"unlocks\":%" PRIu64 ",\"power_ons\":%" PRIu64
+		",\"brake_releases\":%" PRIu64 ",\"power_offs\":%" PRIu64
+		",\"commands_ignored\":%" PRIu64 ",\"script_floods\":%" PRIu64
+		",\"messages\":%" PRIu64 ",\"messages_lost\":%" PRIu64 ",\"other_programs\":[",
+		c->remote ? "true" : "false", cs->programs, cs->rtloop_started, cs->rtloop_refused,
+		cs->others, cs->protective_stops, cs->unlocks, cs->power_ons, cs->brake_releases,
+		cs->power_offs, cs->commands_ignored, cs->script_floods, cs->msgs, c->msgs_lost);
+	for (uint64_t i = 0; i < cs->others && i < RTL_SIM_CTRL_OTHERS; i++) {
+		const struct rtl_sim_ctrl_other *o = &c->others[i];
+
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		rtl_json_string(f, o->name);
+		fputs(",\"port\":", f);
+		rtl_json_string(f, rtl_sim_port_name((enum rtl_sim_port_kind)o->port));
+		fprintf(f, ",\"size\":%zu,\"first_line\":", o->size);
+		rtl_json_string(f, o->first_line);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
 int rtl_sim_server_report_json(struct rtl_sim_server *srv, FILE *f, double seconds, bool mem_locked,
 			       const char *sched)
 {
@@ -706,6 +745,8 @@ int rtl_sim_server_report_json(struct rtl_sim_server *srv, FILE *f, double secon
 		st.desync_disconnects, st.packages_in, st.inputs_applied, st.texts_in,
 		st.errors_answered, st.commands_refused, st.nonfinite_in);
 	rtl_sim_robot_summary_json(f, &st.robot);
+	fputs(",\"controller\":", f);
+	ctrl_json(f, &st.ctrl);
 	fputc(',', f);
 	fprintf(f,
 		"\"injected\":{\"jittered_cycles\":%" PRIu64 ",\"jitter_max_ns\":%" PRId64

@@ -702,5 +702,6 @@ void rtl_sim_get_stats(struct rtl_sim *sim, struct rtl_sim_stats *out)
 	sim->stats.clients = clients;
 	sim->stats.streaming = streaming;
 	rtl_sim_robot_summarize(&sim->robot, &sim->stats.robot);
+	rtl_sim_ctrl_summarize(sim, &sim->stats.ctrl);
 	*out = sim->stats;
 }

@@ -176,6 +176,7 @@ struct rtl_sim_stats {
 	unsigned clients;	 /* connected now */
 	unsigned streaming;	 /* started now */
 	struct rtl_sim_robot_summary robot;
+	struct rtl_sim_ctrl_summary ctrl;
 };
 
 struct rtl_sim_echo_slot {
