@@ -608,3 +608,40 @@ def test_the_module_objects_cannot_be_made_half_way():
     with pytest.raises(TypeError):
         class Sub(rtloop.Sim):
             pass
+
+
+def _dashboard(port):
+    s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
+    f = s.makefile("rwb", buffering=0)
+
+    def ask(line):
+        f.write(line.encode() + b"\n")
+        return f.readline().decode().strip()
+    return s, f.readline().decode().strip(), ask
+
+
+def test_boot_starts_powered_off_and_the_dashboard_brings_it_up():
+    with rtloop.Sim(boot=True, power_on_time=0.05, brake_release_time=0.05) as sim:
+        assert sim.dashboard_port and sim.primary_port and sim.secondary_port
+        assert len({sim.port, sim.dashboard_port, sim.primary_port, sim.secondary_port,
+                    sim.realtime_port}) == 5
+        s, greeting, ask = _dashboard(sim.dashboard_port)
+        with s:
+            assert greeting.startswith("Connected: Universal Robots Dashboard Server")
+            assert ask("robotmode") == "Robotmode: POWER_OFF"
+            assert ask("power on") == "Powering on"
+            assert ask("brake release") == "Brake releasing"
+            deadline = time.monotonic() + DEADLINE
+            mode = ask("robotmode")
+            while mode != "Robotmode: RUNNING" and time.monotonic() < deadline:
+                time.sleep(0.01)
+                mode = ask("robotmode")
+            assert mode == "Robotmode: RUNNING"
+
+
+def test_no_dashboard_serves_none_and_ports_are_none_before_start():
+    sim = rtloop.Sim(faults={"no_dashboard": True})
+    assert sim.dashboard_port is None and sim.primary_port is None
+    with sim:
+        assert sim.dashboard_port is None
+        assert sim.primary_port is not None

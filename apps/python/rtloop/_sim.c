@@ -65,9 +65,10 @@ typedef struct {
 	char *final; /* the report at the end (JSON text) */
 	size_t final_len;
 	int64_t t_start;
-	char sched[32]; /* the thread's scheduling, for the report */
-	pid_t pid;	/* of the process that started it */
-	uint16_t port;	/* bound */
+	char sched[32];			       /* the thread's scheduling, for the report */
+	pid_t pid;			       /* of the process that started it */
+	uint16_t port;			       /* bound */
+	uint16_t svc_port[RTL_SIM_PORT_COUNT]; /* the dashboard's and script ports, bound */
 	pthread_t thread;
 
 	/* The loop's end, told by its thread. */
@@ -482,6 +483,9 @@ static int start_locked(SimObject *self)
 		if (err)
 			return err;
 		self->port = rtl_sim_server_port(self->srv);
+		for (int k = 0; k < RTL_SIM_PORT_COUNT; k++)
+			self->svc_port[k] =
+				rtl_sim_server_service_port(self->srv, (enum rtl_sim_port_kind)k);
 	}
 	describe_sched(self->sched, sizeof(self->sched));
 	self->pid = getpid();
@@ -721,6 +725,19 @@ static PyObject *Sim_get_port(SimObject *self, void *Py_UNUSED(c))
 	return PyLong_FromLong(self->udp ? self->su.udp_port : self->su.srv.port);
 }
 
+/* The dashboard's and the script ports once started; None before, with
+ * udp=True, or when not served. */
+static PyObject *Sim_get_service_port(SimObject *self, void *kind)
+{
+	uint16_t p = 0;
+
+	if (!self->udp && (self->state == ST_RUNNING || self->state == ST_STOPPED))
+		p = self->svc_port[(intptr_t)kind];
+	if (!p)
+		Py_RETURN_NONE;
+	return PyLong_FromLong(p);
+}
+
 static PyObject *Sim_get_period(SimObject *self, void *Py_UNUSED(c))
 {
 	struct rtl_sim_udp_opts o;
@@ -817,6 +834,16 @@ static PyGetSetDef Sim_getset[] = {
 	{ "host", (getter)Sim_get_host, NULL, "The address it listens on (127.0.0.1).", NULL },
 	{ "port", (getter)Sim_get_port, NULL,
 	  "The port it listens on once started (before: the one asked for, 0 = any).", NULL },
+	{ "dashboard_port", (getter)Sim_get_service_port, NULL,
+	  "The dashboard server's port once started (None: not served, e.g. no_dashboard=True).",
+	  (void *)(intptr_t)RTL_SIM_PORT_DASHBOARD },
+	{ "primary_port", (getter)Sim_get_service_port, NULL,
+	  "The primary script port once started (programs and the state stream).",
+	  (void *)(intptr_t)RTL_SIM_PORT_PRIMARY },
+	{ "secondary_port", (getter)Sim_get_service_port, NULL,
+	  "The secondary script port once started.", (void *)(intptr_t)RTL_SIM_PORT_SECONDARY },
+	{ "realtime_port", (getter)Sim_get_service_port, NULL,
+	  "The realtime script port once started.", (void *)(intptr_t)RTL_SIM_PORT_REALTIME },
 	{ "period", (getter)Sim_get_period, NULL,
 	  "The control period in s (0.002 at 500 Hz, 0.008 for cb3, 0.001 with udp=True).", NULL },
 	{ "profile", (getter)Sim_get_profile, NULL, "The version profile's name.", NULL },
