@@ -128,14 +128,14 @@ int rtl_sim_ctrl_init(struct rtl_sim *sim)
 		err = take_program(c, rtl_sim_control_program, rtl_sim_control_program_len);
 	if (err)
 		return err;
-	c->safety_mode = RTL_SIM_SM_NORMAL;
+	c->safety_mode = RTL_UR_SAFETY_NORMAL;
 	c->remote = !c->opts.local;
 	if (c->opts.boot) {
-		c->robot_mode = RTL_SIM_RM_POWER_OFF;
-		c->program_state = RTL_SIM_PROGRAM_STOPPED;
+		c->robot_mode = RTL_UR_ROBOT_MODE_POWER_OFF;
+		c->program_state = RTL_UR_PROGRAM_STOPPED;
 	} else {
-		c->robot_mode = RTL_SIM_RM_RUNNING;
-		c->program_state = RTL_SIM_PROGRAM_PLAYING;
+		c->robot_mode = RTL_UR_ROBOT_MODE_RUNNING;
+		c->program_state = RTL_UR_PROGRAM_PLAYING;
 		c->executor = true;
 		snprintf(c->program_name, sizeof(c->program_name), "%s", RTLOOP_PROGRAM);
 	}
@@ -216,7 +216,7 @@ static void executor_stop(struct rtl_sim *sim, double decel)
 static void program_stop(struct rtl_sim *sim, double decel)
 {
 	executor_stop(sim, decel);
-	sim->ctrl.program_state = RTL_SIM_PROGRAM_STOPPED;
+	sim->ctrl.program_state = RTL_UR_PROGRAM_STOPPED;
 }
 
 static void executor_start(struct rtl_sim *sim, int64_t now, const char *name)
@@ -227,7 +227,7 @@ static void executor_start(struct rtl_sim *sim, int64_t now, const char *name)
 	/* A new program replaces whatever ran: its motion ends first. */
 	halt_arm(sim, 0);
 	c->executor = true;
-	c->program_state = RTL_SIM_PROGRAM_PLAYING;
+	c->program_state = RTL_UR_PROGRAM_PLAYING;
 	c->started_ns = now;
 	snprintf(c->program_name, sizeof(c->program_name), "%s", name);
 	/* The program's start: no watchdog armed until a new heartbeat, its
@@ -241,10 +241,10 @@ static void executor_start(struct rtl_sim *sim, int64_t now, const char *name)
 
 /* ---- state ----------------------------------------------------------------------------- */
 
-static bool powered(enum rtl_sim_robot_mode m)
+static bool powered(enum rtl_ur_robot_mode m)
 {
-	return m == RTL_SIM_RM_POWER_ON || m == RTL_SIM_RM_IDLE || m == RTL_SIM_RM_BACKDRIVE ||
-	       m == RTL_SIM_RM_RUNNING;
+	return m == RTL_UR_ROBOT_MODE_POWER_ON || m == RTL_UR_ROBOT_MODE_IDLE ||
+	       m == RTL_UR_ROBOT_MODE_BACKDRIVE || m == RTL_UR_ROBOT_MODE_RUNNING;
 }
 
 static int64_t secs(double s)
@@ -256,20 +256,20 @@ static void publish_state(struct rtl_sim *sim)
 {
 	const struct rtl_sim_ctrl *c = &sim->ctrl;
 	struct rtl_sim_robot *r = &sim->robot;
-	int32_t jm = c->robot_mode == RTL_SIM_RM_RUNNING ? JOINT_MODE_RUNNING
-		     : powered(c->robot_mode)		 ? JOINT_MODE_IDLE
-							 : JOINT_MODE_POWER_OFF;
+	int32_t jm = c->robot_mode == RTL_UR_ROBOT_MODE_RUNNING ? JOINT_MODE_RUNNING
+		     : powered(c->robot_mode)			? JOINT_MODE_IDLE
+								: JOINT_MODE_POWER_OFF;
 
 	r->robot_mode = c->robot_mode;
 	r->safety_mode = c->safety_mode;
 	r->safety_status = c->safety_mode;
-	r->runtime_state = c->program_state == RTL_SIM_PROGRAM_PLAYING	? RUNTIME_PLAYING
-			   : c->program_state == RTL_SIM_PROGRAM_PAUSED ? RUNTIME_PAUSED
-									: RUNTIME_STOPPED;
+	r->runtime_state = c->program_state == RTL_UR_PROGRAM_PLAYING  ? RUNTIME_PLAYING
+			   : c->program_state == RTL_UR_PROGRAM_PAUSED ? RUNTIME_PAUSED
+								       : RUNTIME_STOPPED;
 	r->robot_status_bits =
 		(powered(c->robot_mode) ? ROBOT_BIT_POWER_ON : 0) |
-		(c->program_state == RTL_SIM_PROGRAM_PLAYING ? ROBOT_BIT_PROGRAM_RUNNING : 0);
-	r->safety_status_bits = c->safety_mode == RTL_SIM_SM_PROTECTIVE_STOP
+		(c->program_state == RTL_UR_PROGRAM_PLAYING ? ROBOT_BIT_PROGRAM_RUNNING : 0);
+	r->safety_status_bits = c->safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP
 					? SAFETY_BIT_PROTECTIVE | SAFETY_BIT_STOPPED_BY_SAFETY
 					: SAFETY_BIT_NORMAL;
 	for (int i = 0; i < RTL_SIM_ROBOT_DOF; i++)
@@ -280,10 +280,10 @@ void rtl_sim_ctrl_tick(struct rtl_sim *sim, int64_t now)
 {
 	struct rtl_sim_ctrl *c = &sim->ctrl;
 
-	if (c->robot_mode == RTL_SIM_RM_POWER_ON && now >= c->transition_ns)
-		c->robot_mode = RTL_SIM_RM_IDLE;
-	if (c->robot_mode == RTL_SIM_RM_IDLE && c->releasing && now >= c->transition_ns) {
-		c->robot_mode = RTL_SIM_RM_RUNNING;
+	if (c->robot_mode == RTL_UR_ROBOT_MODE_POWER_ON && now >= c->transition_ns)
+		c->robot_mode = RTL_UR_ROBOT_MODE_IDLE;
+	if (c->robot_mode == RTL_UR_ROBOT_MODE_IDLE && c->releasing && now >= c->transition_ns) {
+		c->robot_mode = RTL_UR_ROBOT_MODE_RUNNING;
 		c->releasing = false;
 	}
 	if (c->opts.protective_stop_after_s > 0 && !c->pstop_fault_done &&
@@ -300,14 +300,14 @@ void rtl_sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *
 	struct rtl_sim_ctrl *c = &sim->ctrl;
 	char text[RTL_SIM_CTRL_TEXT];
 
-	if (c->safety_mode == RTL_SIM_SM_PROTECTIVE_STOP)
+	if (c->safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP)
 		return;
-	c->safety_mode = RTL_SIM_SM_PROTECTIVE_STOP;
+	c->safety_mode = RTL_UR_SAFETY_PROTECTIVE_STOP;
 	c->pstop_ns = now;
 	c->stats.protective_stops++;
 	program_stop(sim, HALT_DECEL);
 	snprintf(text, sizeof(text), "Protective stop: %s", why ? why : "");
-	key_message(sim, RTL_SIM_MSG_SAFETY, RTL_SIM_LEVEL_VIOLATION, RTL_SIM_SM_PROTECTIVE_STOP,
+	key_message(sim, RTL_SIM_MSG_SAFETY, RTL_SIM_LEVEL_VIOLATION, RTL_UR_SAFETY_PROTECTIVE_STOP,
 		    "PROTECTIVE_STOP", text);
 	publish_state(sim);
 }
@@ -331,8 +331,8 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_power_on(struct rtl_sim *sim, int64_t now)
 
 	if (refused_local(sim))
 		return RTL_SIM_CTRL_NOT_REMOTE;
-	if (c->robot_mode == RTL_SIM_RM_POWER_OFF) {
-		c->robot_mode = RTL_SIM_RM_POWER_ON;
+	if (c->robot_mode == RTL_UR_ROBOT_MODE_POWER_OFF) {
+		c->robot_mode = RTL_UR_ROBOT_MODE_POWER_ON;
 		c->transition_ns = now + secs(c->opts.power_on_s);
 		c->stats.power_ons++;
 		publish_state(sim);
@@ -347,9 +347,9 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_power_off(struct rtl_sim *sim, int64_t now
 	(void)now;
 	if (refused_local(sim))
 		return RTL_SIM_CTRL_NOT_REMOTE;
-	if (c->robot_mode != RTL_SIM_RM_POWER_OFF) {
+	if (c->robot_mode != RTL_UR_ROBOT_MODE_POWER_OFF) {
 		program_stop(sim, HALT_DECEL);
-		c->robot_mode = RTL_SIM_RM_POWER_OFF;
+		c->robot_mode = RTL_UR_ROBOT_MODE_POWER_OFF;
 		c->releasing = false;
 		c->stats.power_offs++;
 		publish_state(sim);
@@ -365,13 +365,13 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_brake_release(struct rtl_sim *sim, int64_t
 		return RTL_SIM_CTRL_NOT_REMOTE;
 	if (!powered(c->robot_mode))
 		return RTL_SIM_CTRL_POWERED_OFF;
-	if (c->safety_mode == RTL_SIM_SM_PROTECTIVE_STOP)
+	if (c->safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP)
 		return RTL_SIM_CTRL_PROTECTIVE_STOP;
-	if (c->robot_mode == RTL_SIM_RM_RUNNING || c->releasing)
+	if (c->robot_mode == RTL_UR_ROBOT_MODE_RUNNING || c->releasing)
 		return RTL_SIM_CTRL_OK;
 	c->releasing = true;
 	/* Powering on still: the release follows it. */
-	if (c->robot_mode == RTL_SIM_RM_POWER_ON)
+	if (c->robot_mode == RTL_UR_ROBOT_MODE_POWER_ON)
 		c->transition_ns += secs(c->opts.brake_release_s);
 	else
 		c->transition_ns = now + secs(c->opts.brake_release_s);
@@ -383,13 +383,13 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_unlock(struct rtl_sim *sim, int64_t now)
 {
 	struct rtl_sim_ctrl *c = &sim->ctrl;
 
-	if (c->safety_mode != RTL_SIM_SM_PROTECTIVE_STOP)
+	if (c->safety_mode != RTL_UR_SAFETY_PROTECTIVE_STOP)
 		return RTL_SIM_CTRL_NOT_STOPPED;
 	if (now - c->pstop_ns < secs(c->opts.unlock_delay_s))
 		return RTL_SIM_CTRL_TOO_EARLY;
-	c->safety_mode = RTL_SIM_SM_NORMAL;
+	c->safety_mode = RTL_UR_SAFETY_NORMAL;
 	c->stats.unlocks++;
-	key_message(sim, RTL_SIM_MSG_SAFETY, RTL_SIM_LEVEL_INFO, RTL_SIM_SM_NORMAL, "NORMAL",
+	key_message(sim, RTL_SIM_MSG_SAFETY, RTL_SIM_LEVEL_INFO, RTL_UR_SAFETY_NORMAL, "NORMAL",
 		    "Protective stop unlocked: safety mode NORMAL");
 	publish_state(sim);
 	return RTL_SIM_CTRL_OK;
@@ -405,7 +405,7 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_load(struct rtl_sim *sim, const char *name
 		return RTL_SIM_CTRL_NOT_REMOTE;
 	if (!base || strcmp(base, RTLOOP_URP) != 0)
 		return RTL_SIM_CTRL_NOT_FOUND;
-	if (c->program_state != RTL_SIM_PROGRAM_STOPPED)
+	if (c->program_state != RTL_UR_PROGRAM_STOPPED)
 		program_stop(sim, 0);
 	snprintf(c->loaded, sizeof(c->loaded), "%s", base);
 	publish_state(sim);
@@ -419,11 +419,11 @@ static enum rtl_sim_ctrl_result can_start(const struct rtl_sim *sim)
 
 	if (refused_local(sim))
 		return RTL_SIM_CTRL_NOT_REMOTE;
-	if (c->safety_mode == RTL_SIM_SM_PROTECTIVE_STOP)
+	if (c->safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP)
 		return RTL_SIM_CTRL_PROTECTIVE_STOP;
 	if (!powered(c->robot_mode))
 		return RTL_SIM_CTRL_POWERED_OFF;
-	if (c->robot_mode != RTL_SIM_RM_RUNNING)
+	if (c->robot_mode != RTL_UR_ROBOT_MODE_RUNNING)
 		return RTL_SIM_CTRL_NOT_RUNNING;
 	return RTL_SIM_CTRL_OK;
 }
@@ -433,11 +433,11 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_play(struct rtl_sim *sim, int64_t now)
 	struct rtl_sim_ctrl *c = &sim->ctrl;
 	enum rtl_sim_ctrl_result res;
 
-	if (c->program_state == RTL_SIM_PROGRAM_PAUSED) {
+	if (c->program_state == RTL_UR_PROGRAM_PAUSED) {
 		res = can_start(sim);
 		if (res)
 			return res;
-		c->program_state = RTL_SIM_PROGRAM_PLAYING;
+		c->program_state = RTL_UR_PROGRAM_PLAYING;
 		publish_state(sim);
 		return RTL_SIM_CTRL_OK;
 	}
@@ -458,9 +458,9 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_pause(struct rtl_sim *sim, int64_t now)
 	(void)now;
 	if (refused_local(sim))
 		return RTL_SIM_CTRL_NOT_REMOTE;
-	if (c->program_state != RTL_SIM_PROGRAM_PLAYING)
+	if (c->program_state != RTL_UR_PROGRAM_PLAYING)
 		return RTL_SIM_CTRL_NO_PROGRAM;
-	c->program_state = RTL_SIM_PROGRAM_PAUSED;
+	c->program_state = RTL_UR_PROGRAM_PAUSED;
 	/* A paused program's motion ends; the executor resumes on play. */
 	halt_arm(sim, 0);
 	publish_state(sim);
@@ -472,7 +472,7 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_stop(struct rtl_sim *sim, int64_t now)
 	(void)now;
 	if (refused_local(sim))
 		return RTL_SIM_CTRL_NOT_REMOTE;
-	if (sim->ctrl.program_state != RTL_SIM_PROGRAM_STOPPED)
+	if (sim->ctrl.program_state != RTL_UR_PROGRAM_STOPPED)
 		program_stop(sim, 0);
 	publish_state(sim);
 	return RTL_SIM_CTRL_OK;
@@ -630,40 +630,6 @@ void rtl_sim_ctrl_summarize(const struct rtl_sim *sim, struct rtl_sim_ctrl_summa
 }
 
 /* ---- names ------------------------------------------------------------------------------ */
-
-const char *rtl_sim_robot_mode_name(int mode)
-{
-	static const char *const names[] = {
-		"NO_CONTROLLER", "DISCONNECTED", "CONFIRM_SAFETY", "BOOTING", "POWER_OFF",
-		"POWER_ON",	 "IDLE",	 "BACKDRIVE",	   "RUNNING", "UPDATING_FIRMWARE",
-	};
-
-	return mode >= -1 && mode <= 8 ? names[mode + 1] : "UNKNOWN";
-}
-
-const char *rtl_sim_safety_mode_name(int mode)
-{
-	static const char *const names[] = {
-		"NORMAL",
-		"REDUCED",
-		"PROTECTIVE_STOP",
-		"RECOVERY",
-		"SAFEGUARD_STOP",
-		"SYSTEM_EMERGENCY_STOP",
-		"ROBOT_EMERGENCY_STOP",
-		"VIOLATION",
-		"FAULT",
-	};
-
-	return mode >= 1 && mode <= 9 ? names[mode - 1] : "UNDEFINED_SAFETY_MODE";
-}
-
-const char *rtl_sim_program_state_name(enum rtl_sim_program_state s)
-{
-	return s == RTL_SIM_PROGRAM_PLAYING  ? "PLAYING"
-	       : s == RTL_SIM_PROGRAM_PAUSED ? "PAUSED"
-					     : "STOPPED";
-}
 
 const char *rtl_sim_ctrl_result_text(enum rtl_sim_ctrl_result r)
 {

@@ -64,40 +64,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* UR's robot modes, safety statuses and program states, with their names:
+ * the dashboard client's (enum rtl_ur_robot_mode, RTL_UR_ROBOT_MODE_*). */
+#include <rtloop/ur_dashboard.h>
+
 struct rtl_sim;
-
-/* UR robot modes (RTDE robot_mode, the dashboard's "robotmode"). */
-enum rtl_sim_robot_mode {
-	RTL_SIM_RM_NO_CONTROLLER = -1,
-	RTL_SIM_RM_DISCONNECTED = 0,
-	RTL_SIM_RM_CONFIRM_SAFETY = 1,
-	RTL_SIM_RM_BOOTING = 2,
-	RTL_SIM_RM_POWER_OFF = 3,
-	RTL_SIM_RM_POWER_ON = 4,
-	RTL_SIM_RM_IDLE = 5,
-	RTL_SIM_RM_BACKDRIVE = 6,
-	RTL_SIM_RM_RUNNING = 7,
-	RTL_SIM_RM_UPDATING_FIRMWARE = 8,
-};
-
-/* UR safety modes (RTDE safety_mode; the dashboard's "safetymode"). */
-enum rtl_sim_safety_mode {
-	RTL_SIM_SM_NORMAL = 1,
-	RTL_SIM_SM_REDUCED = 2,
-	RTL_SIM_SM_PROTECTIVE_STOP = 3,
-	RTL_SIM_SM_RECOVERY = 4,
-	RTL_SIM_SM_SAFEGUARD_STOP = 5,
-	RTL_SIM_SM_SYSTEM_EMERGENCY_STOP = 6,
-	RTL_SIM_SM_ROBOT_EMERGENCY_STOP = 7,
-	RTL_SIM_SM_VIOLATION = 8,
-	RTL_SIM_SM_FAULT = 9,
-};
-
-enum rtl_sim_program_state {
-	RTL_SIM_PROGRAM_STOPPED = 0,
-	RTL_SIM_PROGRAM_PLAYING,
-	RTL_SIM_PROGRAM_PAUSED,
-};
 
 /* Why an operation was refused (RTL_SIM_CTRL_OK: done or under way). */
 enum rtl_sim_ctrl_result {
@@ -183,7 +154,7 @@ struct rtl_sim_ctrl_stats {
  * through rtl_sim_server_stats()). */
 struct rtl_sim_ctrl_summary {
 	int32_t robot_mode, safety_mode;
-	enum rtl_sim_program_state program_state;
+	enum rtl_ur_program_state program_state;
 	bool remote, boot;
 	char program_name[RTL_SIM_CTRL_NAME];
 	struct rtl_sim_ctrl_stats stats;
@@ -197,10 +168,10 @@ struct rtl_sim_ctrl {
 	size_t program_len;
 	char program_error[RTL_SIM_CTRL_TEXT]; /* why it could not be read, or "" */
 
-	enum rtl_sim_robot_mode robot_mode;
-	enum rtl_sim_safety_mode safety_mode;
+	enum rtl_ur_robot_mode robot_mode;
+	enum rtl_ur_safety_status safety_mode;
 	bool remote;
-	enum rtl_sim_program_state program_state;
+	enum rtl_ur_program_state program_state;
 	char program_name[RTL_SIM_CTRL_NAME]; /* running or paused, or last */
 	char loaded[RTL_SIM_CTRL_NAME];	      /* the dashboard's loaded .urp, or "" */
 	bool executor;			      /* the rtloop program runs */
@@ -270,17 +241,13 @@ const struct rtl_sim_ctrl_msg *rtl_sim_ctrl_msg_get(const struct rtl_sim *sim, u
 /* The command registers reach the robot (the rtloop program runs). */
 static inline bool rtl_sim_ctrl_executing(const struct rtl_sim_ctrl *c)
 {
-	return c->executor && c->program_state == RTL_SIM_PROGRAM_PLAYING;
+	return c->executor && c->program_state == RTL_UR_PROGRAM_PLAYING;
 }
 
 /* Copy what the reports read. */
 void rtl_sim_ctrl_summarize(const struct rtl_sim *sim, struct rtl_sim_ctrl_summary *out);
 
-/* Names for reports and the dashboard: "POWER_OFF", "PROTECTIVE_STOP",
- * "PLAYING", and what a refusal means in a sentence. */
-const char *rtl_sim_robot_mode_name(int mode);
-const char *rtl_sim_safety_mode_name(int mode);
-const char *rtl_sim_program_state_name(enum rtl_sim_program_state s);
+/* What a refusal means, in a sentence. */
 const char *rtl_sim_ctrl_result_text(enum rtl_sim_ctrl_result r);
 
 #endif /* RTLSIM_CONTROLLER_H */

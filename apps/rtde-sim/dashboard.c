@@ -137,25 +137,25 @@ static void answer(struct rtl_sim *sim, struct rtl_sim_conn *c, const char *cmd,
 	} else if (!strcasecmp(cmd, "close popup")) {
 		reply(c, "closing popup");
 	} else if (!strcasecmp(cmd, "robotmode")) {
-		rtl_sim_conn_printf(c, "Robotmode: %s\n", rtl_sim_robot_mode_name(ctl->robot_mode));
+		rtl_sim_conn_printf(c, "Robotmode: %s\n", rtl_ur_robot_mode_name(ctl->robot_mode));
 	} else if (!strcasecmp(cmd, "safetystatus")) {
 		if (cb3 ? !at_least(&v, 3, 11) : !at_least(&v, 5, 4))
 			not_understood(c, cmd);
 		else
 			rtl_sim_conn_printf(c, "Safetystatus: %s\n",
-					    rtl_sim_safety_mode_name(ctl->safety_mode));
+					    rtl_ur_safety_status_name(ctl->safety_mode));
 	} else if (!strcasecmp(cmd, "safetymode")) {
 		rtl_sim_conn_printf(c, "Safetymode: %s\n",
-				    rtl_sim_safety_mode_name(ctl->safety_mode));
+				    rtl_ur_safety_status_name(ctl->safety_mode));
 	} else if (!strcasecmp(cmd, "programState")) {
 		const char *name = ctl->loaded[0] ? ctl->loaded : ctl->program_name;
 
-		rtl_sim_conn_printf(c, "%s %s\n", rtl_sim_program_state_name(ctl->program_state),
+		rtl_sim_conn_printf(c, "%s %s\n", rtl_ur_program_state_name(ctl->program_state),
 				    name[0] ? name : "<unnamed>");
 	} else if (!strcasecmp(cmd, "running")) {
 		rtl_sim_conn_printf(c, "Program running: %s\n",
-				    ctl->program_state == RTL_SIM_PROGRAM_PLAYING ? "true"
-										  : "false");
+				    ctl->program_state == RTL_UR_PROGRAM_PLAYING ? "true"
+										 : "false");
 	} else if (!strcasecmp(cmd, "get loaded program")) {
 		if (ctl->loaded[0])
 			rtl_sim_conn_printf(c, "Loaded program: %s\n", ctl->loaded);

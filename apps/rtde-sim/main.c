@@ -423,8 +423,8 @@ static void report_controller(FILE *f, const struct rtl_sim_ctrl_summary *c,
 	fprintf(f,
 		"  controller: robot %s, safety %s, program %s%s%s, %s control; %" PRIu64
 		" power on, %" PRIu64 " brake release, %" PRIu64 " power off\n",
-		rtl_sim_robot_mode_name(c->robot_mode), rtl_sim_safety_mode_name(c->safety_mode),
-		rtl_sim_program_state_name(c->program_state), c->program_name[0] ? " " : "",
+		rtl_ur_robot_mode_name(c->robot_mode), rtl_ur_safety_status_name(c->safety_mode),
+		rtl_ur_program_state_name(c->program_state), c->program_name[0] ? " " : "",
 		c->program_name, c->remote ? "remote" : "local", cs->power_ons, cs->brake_releases,
 		cs->power_offs);
 	fprintf(f,

@@ -67,12 +67,12 @@ static void send_state(struct rtl_sim *sim, struct rtl_sim_conn *c)
 	m.timestamp = (uint64_t)(rtl_sim_ctrl_time_ns(sim) / 1000);
 	m.real_robot_connected = true;
 	m.real_robot_enabled = true;
-	m.power_on = k->robot_mode >= RTL_SIM_RM_POWER_ON;
-	m.emergency_stopped = k->safety_mode == RTL_SIM_SM_SYSTEM_EMERGENCY_STOP ||
-			      k->safety_mode == RTL_SIM_SM_ROBOT_EMERGENCY_STOP;
-	m.protective_stopped = k->safety_mode == RTL_SIM_SM_PROTECTIVE_STOP;
-	m.program_running = k->program_state == RTL_SIM_PROGRAM_PLAYING;
-	m.program_paused = k->program_state == RTL_SIM_PROGRAM_PAUSED;
+	m.power_on = k->robot_mode >= RTL_UR_ROBOT_MODE_POWER_ON;
+	m.emergency_stopped = k->safety_mode == RTL_UR_SAFETY_SYSTEM_EMERGENCY_STOP ||
+			      k->safety_mode == RTL_UR_SAFETY_ROBOT_EMERGENCY_STOP;
+	m.protective_stopped = k->safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP;
+	m.program_running = k->program_state == RTL_UR_PROGRAM_PLAYING;
+	m.program_paused = k->program_state == RTL_UR_PROGRAM_PAUSED;
 	m.robot_mode = (int8_t)k->robot_mode;
 	m.target_speed_fraction = sim->robot.target_speed_fraction;
 	m.speed_scaling = sim->robot.speed_scaling;

@@ -280,6 +280,21 @@ static bool conn_read(struct rtl_sim_server *srv, struct rtl_sim_session *s, int
 	return true;
 }
 
+/* One non-blocking send: the bytes taken, 0 when the socket is full, -1
+ * when the connection is gone. */
+static ssize_t send_some(int fd, const void *p, size_t n)
+{
+	for (;;) {
+		ssize_t r = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (r >= 0)
+			return r;
+		if (errno == EINTR)
+			continue;
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+	}
+}
+
 /* Write what the session queued, as far as the socket takes it. */
 static bool conn_flush(struct rtl_sim_server *srv, struct rtl_sim_session *s)
 {
@@ -294,14 +309,11 @@ static bool conn_flush(struct rtl_sim_server *srv, struct rtl_sim_session *s)
 
 		if (srv->sim->opts.faults.fragment)
 			piece = rtl_sim_fragment_len(srv->sim, len);
-		n = send(c->fd, p, piece, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			if (errno == EINTR)
-				continue;
+		n = send_some(c->fd, p, piece);
+		if (n < 0)
 			return false;
-		}
+		if (n == 0)
+			break;
 		if (srv->sim->opts.faults.fragment)
 			srv->sim->stats.fragments++;
 		rtl_sim_session_consumed(s, (size_t)n);
@@ -373,16 +385,12 @@ static bool svc_flush(struct rtl_sim_server *srv, struct svc_conn *sc)
 	bool more;
 
 	while (c->len > c->off) {
-		ssize_t n =
-			send(sc->fd, c->out + c->off, c->len - c->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = send_some(sc->fd, c->out + c->off, c->len - c->off);
 
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			if (errno == EINTR)
-				continue;
+		if (n < 0)
 			return false;
-		}
+		if (n == 0)
+			break;
 		c->off += (size_t)n;
 		c->bytes_out += (uint64_t)n;
 	}
@@ -674,11 +682,11 @@ static void ctrl_json(FILE *f, const struct rtl_sim_ctrl_summary *c)
 	const struct rtl_sim_ctrl_stats *cs = &c->stats;
 
 	fprintf(f, "{\"boot\":%s,\"robot_mode\":", c->boot ? "true" : "false");
-	rtl_json_string(f, rtl_sim_robot_mode_name(c->robot_mode));
+	rtl_json_string(f, rtl_ur_robot_mode_name(c->robot_mode));
 	fputs(",\"safety_mode\":", f);
-	rtl_json_string(f, rtl_sim_safety_mode_name(c->safety_mode));
+	rtl_json_string(f, rtl_ur_safety_status_name(c->safety_mode));
 	fputs(",\"program_state\":", f);
-	rtl_json_string(f, rtl_sim_program_state_name(c->program_state));
+	rtl_json_string(f, rtl_ur_program_state_name(c->program_state));
 	fputs(",\"program\":", f);
 	rtl_json_string(f, c->program_name);
 	fprintf(f,

@@ -625,10 +625,9 @@ static int op_send(struct rtl_transport *base, int64_t now)
 
 /* ---- upload and readiness (cfg.upload) ------------------------------------------------- */
 
-/* UR's safety_mode and runtime_state values the stream is watched for. */
-#define UR_SAFETY_PROTECTIVE_STOP 3
+/* RTDE runtime_state PLAYING (safety_mode and robot_mode are the
+ * dashboard's numbers: enum rtl_ur_safety_status, enum rtl_ur_robot_mode). */
 #define UR_RUNTIME_PLAYING 2
-#define UR_ROBOT_MODE_RUNNING 7
 #define DEFAULT_READY_TIMEOUT_NS (5 * RTL_NS_PER_SEC)
 /* How long a refused unlock (the controller's 5 s) is retried. */
 #define UNLOCK_RETRY_NS (8 * RTL_NS_PER_SEC)
@@ -839,9 +838,9 @@ static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
 				t->program_path, t->host_ip, (unsigned)primary_port(t),
 				(double)v.timeout / 1e9,
 				!last.seen ? "no data package arrived"
-				: last.safety_mode == UR_SAFETY_PROTECTIVE_STOP
+				: last.safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP
 					? "the robot is in protective stop"
-				: last.robot_mode != UR_ROBOT_MODE_RUNNING
+				: last.robot_mode != RTL_UR_ROBOT_MODE_RUNNING
 					? "the robot is not running: powered off or brakes held"
 				: last.runtime_state != UR_RUNTIME_PLAYING
 					? "no program is playing"
@@ -865,7 +864,7 @@ static int watch_program(struct rtl_rtde_transport *t, const struct rtl_loop_fra
 	int32_t safety = rtl_rtde_frame_get_int(&fr, t->h_safety);
 	uint32_t runtime = (uint32_t)rtl_rtde_frame_get_uint(&fr, t->h_runtime);
 
-	if (safety == UR_SAFETY_PROTECTIVE_STOP) {
+	if (safety == RTL_UR_SAFETY_PROTECTIVE_STOP) {
 		rtl_error_set(&t->lost, -EPERM,
 			      "the controller is in protective stop: the program stopped and the "
 			      "arm is held; fix: find the cause, then unlock (pendant, or "

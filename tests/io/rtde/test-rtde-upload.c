@@ -253,7 +253,7 @@ Test(rtde_upload, the_whole_sequence_from_boot, .fini = teardown, .timeout = 60)
 	cr_expect_eq(sim->ctrl.stats.others, 0);
 	cr_expect_gt(sim->robot.stops, 0);
 	cr_expect(rtl_sim_robot_at_rest(&sim->robot));
-	cr_expect_eq(sim->ctrl.program_state, RTL_SIM_PROGRAM_STOPPED);
+	cr_expect_eq(sim->ctrl.program_state, RTL_UR_PROGRAM_STOPPED);
 	cr_expect_neq(sim->robot.actual_q[0], sim->opts.robot.q0[0]);
 }
 

@@ -173,7 +173,7 @@ Test(ur_primary_sim, robot_mode_follows_power_on)
 
 	start(true);
 	c = connect_to(RTL_SIM_PORT_PRIMARY);
-	wait_mode(c, RTL_SIM_RM_POWER_OFF, &m);
+	wait_mode(c, RTL_UR_ROBOT_MODE_POWER_OFF, &m);
 	cr_assert_not(m.power_on);
 	cr_assert_not(m.program_running);
 	if (!dashboard("power on\n")) {
@@ -182,10 +182,10 @@ Test(ur_primary_sim, robot_mode_follows_power_on)
 		done();
 		cr_skip_test("rtde-sim's dashboard does not answer: no way to power on");
 	}
-	wait_mode(c, RTL_SIM_RM_IDLE, &m);
+	wait_mode(c, RTL_UR_ROBOT_MODE_IDLE, &m);
 	cr_assert(m.power_on);
 	cr_assert(dashboard("brake release\n"));
-	wait_mode(c, RTL_SIM_RM_RUNNING, &m);
+	wait_mode(c, RTL_UR_ROBOT_MODE_RUNNING, &m);
 	rtl_ur_primary_close(c);
 	stop();
 	done();
