@@ -727,16 +727,15 @@ static int program_messages(struct rtl_rtde_transport *t, struct rtl_ur_primary 
 static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
 	const struct rtl_rtde_recipe *out = rtl_rtde_client_output_recipe(t->client);
-	const struct rtl_upload_config_view {
-		int64_t timeout;
-	} v = { t->cfg.upload.ready_timeout_ns > 0 ? t->cfg.upload.ready_timeout_ns
-						   : DEFAULT_READY_TIMEOUT_NS };
+	const int64_t timeout = t->cfg.upload.ready_timeout_ns > 0 ? t->cfg.upload.ready_timeout_ns
+								   : DEFAULT_READY_TIMEOUT_NS;
 	struct rtl_ur_primary *p = NULL;
 	struct ready_view last = { 0 };
 	struct rtl_error perr = { 0 };
 	int64_t start, deadline, period = rtl_rtde_client_info(t->client)->period_ns;
 	int64_t next_beat_at = 0;
-	uint32_t first_beat = 0, beats = 0;
+	uint32_t first_beat = 0, last_beat = 0;
+	bool beat_sent = false;
 	int ret;
 
 	rtl_rtde_recipe_handle(out, RTL_RTDE_CMD_FIELD_OUT_STATUS, &t->h_status);
@@ -765,29 +764,39 @@ static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
 	rtl_stat_add(&t->c.uploads, 1);
 	t->uploaded = true;
 	start = rtl_time_now();
-	deadline = start + v.timeout;
+	deadline = start + timeout;
 	t->pending = false; /* what the handshake left is read here */
 	for (;;) {
 		struct rtl_rtde_client_event ev;
 		int64_t now = rtl_time_now();
 		ssize_t n;
 
-		/* A new heartbeat every period, in the safe package (mode stop). */
+		/* A new heartbeat every period, in the safe package (mode stop),
+		 * after what an earlier send left in flight. */
 		if (now >= next_beat_at) {
-			uint32_t beat = rtl_rtde_coalesce_next_beat(t->coal);
+			int sent = flush(t);
 
-			memcpy(t->tx, t->safe_tx, t->safe_len);
-			rtl_rtde_store_u32(t->tx + t->safe_beat, beat);
-			if (tx_send(t, t->safe_len) < 0 && t->tx_len == 0) {
-				ret = rtl_error_set(err, -EPIPE,
-						    "upload: the RTDE connection "
-						    "failed while waiting for the "
-						    "executor");
+			if (!sent) {
+				uint32_t beat = rtl_rtde_coalesce_next_beat(t->coal);
+
+				memcpy(t->tx, t->safe_tx, t->safe_len);
+				rtl_rtde_store_u32(t->tx + t->safe_beat, beat);
+				sent = tx_send(t, t->safe_len);
+				if (sent >= 0) {
+					rtl_stat_add(&t->c.safe_packages, t->safe_pkgs);
+					if (!beat_sent)
+						first_beat = beat;
+					last_beat = beat;
+					beat_sent = true;
+				}
+			}
+			if (sent < 0 && sent != -EAGAIN) {
+				ret = rtl_error_set(err, sent,
+						    "upload: sending on the RTDE connection failed "
+						    "while waiting for the executor: %s",
+						    strerror(-sent));
 				break;
 			}
-			rtl_stat_add(&t->c.safe_packages, t->safe_pkgs);
-			if (!beats++)
-				first_beat = beat;
 			next_beat_at = now + period;
 		}
 		n = recv(t->fd, t->rx, sizeof(t->rx), 0);
@@ -812,8 +821,8 @@ static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
 		}
 		/* Ready: the executor runs and has seen a heartbeat sent after
 		 * the upload (a stale register of an earlier run cannot pass). */
-		if (last.seen && (last.status & RTL_RTDE_CMD_STATUS_READY) &&
-		    (uint32_t)last.seq - first_beat < beats) {
+		if (last.seen && beat_sent && (last.status & RTL_RTDE_CMD_STATUS_READY) &&
+		    (uint32_t)last.seq - first_beat <= last_beat - first_beat) {
 			atomic_store_explicit(&t->c.ready_ns, rtl_time_now() - start,
 					      memory_order_relaxed);
 			ret = 0;
@@ -836,7 +845,7 @@ static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
 				"(rtloop-arm up %s), put the pendant in remote control, close any "
 				"popup, and check the pendant's log for an error",
 				t->program_path, t->host_ip, (unsigned)primary_port(t),
-				(double)v.timeout / 1e9,
+				(double)timeout / 1e9,
 				!last.seen ? "no data package arrived"
 				: last.safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP
 					? "the robot is in protective stop"

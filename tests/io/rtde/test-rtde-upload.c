@@ -126,8 +126,14 @@ static void start_sim(struct rtl_sim_opts *so, struct rtl_sim_server_opts *sv)
 	cr_assert_eq(rtl_sim_server_start(R.srv), 0);
 }
 
+/* The loop and the transport go first (the transport's destroy stops an
+ * uploaded program through the dashboard, which must still answer). */
 static struct rtl_sim *stop_sim(void)
 {
+	rtl_loop_destroy(R.loop);
+	R.loop = NULL;
+	rtl_rtde_transport_destroy(R.tr);
+	R.tr = NULL;
 	rtl_sim_server_stop(R.srv);
 	cr_assert_eq(rtl_sim_server_join(R.srv), 0);
 	return rtl_sim_server_sim(R.srv);
@@ -345,6 +351,9 @@ Test(rtde_upload, a_protective_stop_is_reported_and_recovered_when_asked, .fini 
 	cr_expect_eq(sim->ctrl.stats.protective_stops, 1);
 	cr_expect_eq(sim->ctrl.stats.unlocks, 1);
 	cr_expect_eq(sim->ctrl.stats.rtloop_started, 2);
+	/* The transport's destroy stopped the program it had uploaded. */
+	cr_expect_eq(sim->ctrl.program_state, RTL_UR_PROGRAM_STOPPED);
+	cr_expect(rtl_sim_robot_at_rest(&sim->robot));
 }
 
 /* Without a dashboard the upload still works (nothing stops the program
