@@ -23,12 +23,15 @@
 #else
 #include <criterion/criterion.h>
 #endif
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rtloop/log.h>
@@ -378,4 +381,37 @@ Test(rtde_upload, a_controller_without_a_dashboard, .fini = teardown, .timeout =
 	sim = stop_sim();
 	cr_expect(rtl_sim_robot_at_rest(&sim->robot));
 	cr_expect_eq(sim->ctrl.stats.rtloop_started, 1);
+}
+
+/* A primary port that accepts and never says a word: the start-up fails
+ * within its bound, saying what was missing, and nothing was uploaded. */
+Test(rtde_upload, a_silent_primary_port_fails_the_start_within_its_bound, .fini = teardown,
+     .timeout = 60)
+{
+	struct rtl_rtde_upload_config up = { .enabled = true };
+	struct rtl_rtde_transport_stats ts;
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	struct rtl_error err = { 0 };
+	int64_t t0;
+	int ls, ret;
+
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert_geq(ls, 0);
+	cr_assert_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(ls, 4), 0);
+	cr_assert_eq(getsockname(ls, (struct sockaddr *)&sa, &len), 0);
+	start_sim(NULL, NULL);
+	bring_up();
+	up.primary_port = ntohs(sa.sin_port);
+	t0 = rtl_time_now();
+	ret = make_loop(&up, 0, &err);
+	cr_expect_eq(ret, -ETIMEDOUT, "ret %d: %s", ret, err.msg);
+	cr_expect_lt(rtl_time_now() - t0, 10 * RTL_NS_PER_SEC);
+	cr_expect(strstr(err.msg, "version") != NULL, "%s", err.msg);
+	rtl_rtde_transport_stats(R.tr, &ts);
+	cr_expect_eq(ts.uploads, 0);
+	close(ls);
+	cr_expect_eq(stop_sim()->ctrl.stats.programs, 0);
 }
