@@ -137,6 +137,7 @@ int rtl_sim_ctrl_init(struct rtl_sim *sim)
 		c->robot_mode = RTL_UR_ROBOT_MODE_RUNNING;
 		c->program_state = RTL_UR_PROGRAM_PLAYING;
 		c->executor = true;
+		c->started_ns = -1; /* at the first tick: the server's clock starts later */
 		snprintf(c->program_name, sizeof(c->program_name), "%s", RTLOOP_PROGRAM);
 	}
 	return 0;
@@ -280,6 +281,8 @@ void rtl_sim_ctrl_tick(struct rtl_sim *sim, int64_t now)
 {
 	struct rtl_sim_ctrl *c = &sim->ctrl;
 
+	if (c->executor && c->started_ns < 0)
+		c->started_ns = now;
 	if (c->robot_mode == RTL_UR_ROBOT_MODE_POWER_ON && now >= c->transition_ns)
 		c->robot_mode = RTL_UR_ROBOT_MODE_IDLE;
 	if (c->robot_mode == RTL_UR_ROBOT_MODE_IDLE && c->releasing && now >= c->transition_ns) {

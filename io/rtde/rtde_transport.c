@@ -716,10 +716,13 @@ static int program_messages(struct rtl_rtde_transport *t, struct rtl_ur_primary 
 				"RTLOOP_CONTROL_SCRIPT), unmodified",
 				t->program_path, (int)m.line, (int)m.column, m.text);
 		if (m.type == RTL_UR_RMSG_KEY && strstr(m.text, "did not start"))
-			return rtl_error_set(err, -EAGAIN,
-					     "the controller did not start %s: %s; fix: rtloop-arm "
-					     "up %s (power on, brake release), then run again",
-					     t->program_path, m.text, t->cfg.host);
+			return rtl_error_set(
+				err, -EAGAIN,
+				"the controller did not start %s: %s; fix: bring the "
+				"arm up first (rtloop-arm up %s: power on, brake "
+				"release; with --unlock after a protective stop), with "
+				"the pendant in remote control",
+				t->program_path, m.text, t->cfg.host);
 	}
 	return 0;
 }
