@@ -525,14 +525,22 @@ static void copy_line(char *out, size_t cap, const char *text, size_t len, int32
 	out[n] = '\0';
 }
 
-/* The name after "def " or "sec " on the program's first such line. */
+/* The name after "def " or "sec " on the program's first line that is
+ * neither blank nor a comment. */
 static void program_name(char *out, size_t cap, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
 
 	out[0] = '\0';
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-		p++;
+	for (;;) {
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+			p++;
+		if (p >= end || *p != '#')
+			break;
+		p = memchr(p, '\n', (size_t)(end - p));
+		if (!p)
+			return;
+	}
 	if (end - p > 4 && (!memcmp(p, "def ", 4) || !memcmp(p, "sec ", 4))) {
 		size_t n = 0;
 
@@ -546,6 +554,7 @@ static void program_name(char *out, size_t cap, const char *text, size_t len)
 	}
 }
 
+/* @len: the program's bytes as they came (@text's first @len). */
 static void record_other(struct rtl_sim *sim, int port, const char *text, size_t len)
 {
 	struct rtl_sim_ctrl *c = &sim->ctrl;
@@ -591,7 +600,7 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_program(struct rtl_sim *sim, int port, con
 				 "rtde-sim runs only rtloop_control.script of this build; line %d "
 				 "differs from it: '%s'",
 				 (int)m.line, line);
-		record_other(sim, port, text, n);
+		record_other(sim, port, text, len);
 		rtl_sim_ctrl_message(sim, &m);
 		/* A new program replaces the old one even when it fails. */
 		program_stop(sim, 0);
