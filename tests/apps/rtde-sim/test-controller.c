@@ -179,15 +179,13 @@ Test(sim_controller, a_protective_stop_holds_until_unlocked_after_the_delay)
 	cr_expect_eq(sim->ctrl.program_state, RTL_UR_PROGRAM_STOPPED);
 	cr_expect_eq(last_msg(sim)->kind, RTL_SIM_MSG_SAFETY);
 	/* Nothing starts while stopped. */
-	cr_expect_eq(send_program(sim, rtl_sim_control_program, now),
-		     RTL_SIM_CTRL_PROTECTIVE_STOP);
+	cr_expect_eq(send_program(sim, rtl_sim_control_program, now), RTL_SIM_CTRL_PROTECTIVE_STOP);
 	cr_expect_eq(rtl_sim_ctrl_brake_release(sim, now), RTL_SIM_CTRL_PROTECTIVE_STOP);
 	cr_expect_eq(rtl_sim_ctrl_unlock(sim, now + 999 * MS), RTL_SIM_CTRL_TOO_EARLY);
 	cr_expect_eq(rtl_sim_ctrl_unlock(sim, now + 1000 * MS), RTL_SIM_CTRL_OK);
 	cr_expect_eq(sim->ctrl.safety_mode, RTL_UR_SAFETY_NORMAL);
 	cr_expect_not(rtl_sim_ctrl_executing(&sim->ctrl));
-	cr_expect_eq(send_program(sim, rtl_sim_control_program, now + 1000 * MS),
-		     RTL_SIM_CTRL_OK);
+	cr_expect_eq(send_program(sim, rtl_sim_control_program, now + 1000 * MS), RTL_SIM_CTRL_OK);
 	cr_expect_eq(sim->ctrl.stats.protective_stops, 1);
 	cr_expect_eq(sim->ctrl.stats.unlocks, 1);
 	rtl_sim_free(sim);

@@ -234,15 +234,20 @@ static void teardown(void)
 	pthread_mutex_unlock(&log_lock);
 }
 
-/* boot -> power on -> brake release -> upload -> ready -> run -> stop. */
-Test(rtde_upload, the_whole_sequence_from_boot, .fini = teardown, .timeout = 60)
+/* boot -> power on -> brake release -> upload -> ready -> run -> stop, on
+ * controller profile @profile. */
+static void whole_sequence(enum rtl_sim_profile_id profile)
 {
 	struct rtl_rtde_upload_config up = { .enabled = true };
 	struct rtl_rtde_transport_stats ts;
+	struct rtl_sim_opts so;
 	struct rtl_error err = { 0 };
 	struct rtl_sim *sim;
 
-	start_sim(NULL, NULL);
+	rtl_sim_opts_default(&so);
+	so.profile = profile;
+	so.ctrl.boot = true;
+	start_sim(&so, NULL);
 	bring_up();
 	R.qd0 = 0.2;
 	cr_assert_eq(make_loop(&up, 0, &err), 0, "%s", err.msg);
@@ -264,6 +269,18 @@ Test(rtde_upload, the_whole_sequence_from_boot, .fini = teardown, .timeout = 60)
 	cr_expect(rtl_sim_robot_at_rest(&sim->robot));
 	cr_expect_eq(sim->ctrl.program_state, RTL_UR_PROGRAM_STOPPED);
 	cr_expect_neq(sim->robot.actual_q[0], sim->opts.robot.q0[0]);
+}
+
+Test(rtde_upload, the_whole_sequence_from_boot, .fini = teardown, .timeout = 60)
+{
+	whole_sequence(RTL_SIM_PROFILE_ESERIES);
+}
+
+/* CB3 (PolyScope 3.x, 125 Hz): no remote control, the 3.x dashboard; the
+ * same sequence. */
+Test(rtde_upload, the_whole_sequence_on_a_cb3, .fini = teardown, .timeout = 60)
+{
+	whole_sequence(RTL_SIM_PROFILE_CB3);
 }
 
 /* Powered off: the program does not start, and the error says what to do. */
