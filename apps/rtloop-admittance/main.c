@@ -535,7 +535,8 @@ static void watch(struct app *a, struct joiner *j)
 				fprintf(stderr,
 					"%s" PROG ": the controller's executor is not running "
 					"(%s bit 0 is 0): nothing moves until "
-					"%s runs on the robot\n",
+					"rtloop_control.script runs on the robot (--upload "
+					"sends it; installed as %s)\n",
 					shown && tty ? "\n" : "", RTL_RTDE_CMD_FIELD_OUT_STATUS,
 					rtl_rtde_cmd_script_installed());
 		}
