@@ -84,11 +84,12 @@ libs="-lexpat -lm -lpthread"
 # arithmetic and the field registry's name search and "did you mean"
 # (no parsers, and most of the time of an input) only for ASan and
 # UBSan, so the fuzzer's time goes to the parsers.
-plain="ring/error.c ring/ring.c rt/log.c rt/mem.c rt/time.c rt/hist.c apps/rtde-sim/robot.c
-io/rtde/rtde_fields.c io/net/tcp.c"
+plain="ring/error.c ring/ring.c rt/log.c rt/mem.c rt/time.c rt/hist.c rt/json.c apps/rtde-sim/robot.c
+io/rtde/rtde_fields.c io/net/tcp.c io/ur/ur_dashboard.c apps/rtde-sim/ports.c"
 srcs="io/rtde/rtde_codec.c io/rtde/rtde_framer.c io/rtde/rtde_fields.c io/rtde/rtde_recipe.c
 io/rtde/rtde_client.c io/udp/udp.c io/ur/ur_primary.c
 apps/rtde-sim/session.c apps/rtde-sim/sim.c apps/rtde-sim/udp.c
+apps/rtde-sim/controller.c apps/rtde-sim/dashboard.c apps/rtde-sim/primary.c
 apps/rtde-record/format.c"
 
 # name:source:extra-flags. The decode-* variants pin the package type to a
@@ -108,7 +109,8 @@ udp-command:fuzz-udp-command.c:
 recipe-xml:fuzz-recipe.c:-DFUZZ_RECIPE_XML
 recipe-text:fuzz-recipe.c:
 record:fuzz-record.c:
-ur-primary:fuzz-ur-primary.c:"
+ur-primary:fuzz-ur-primary.c:
+sim-services:fuzz-sim-services.c:"
 
 fail() {
 	echo "$1"
@@ -131,6 +133,21 @@ for s in $plain $srcs; do
 		exit 1
 	fi
 done
+# The simulator knows the rtloop program of its build: generated here as
+# the build generates it (apps/rtde-sim/meson.build).
+# shellcheck disable=SC2086
+if ! "$cc" $cflags $incs -o "$work/bin/gen-control-script" \
+	"$root/apps/rtde-sim/gen-control-script.c" >"$work/logs/build-gen.log" 2>&1 ||
+	! "$work/bin/gen-control-script" "$root/apps/rtde-sim/rtloop_control.script.in" \
+		"$work/gen/rtloop_control.script" "$work/gen/rtloop_control_program.c" \
+		>>"$work/logs/build-gen.log" 2>&1; then
+	echo "fuzz: BUILD FAILED: the control program (see $work/logs/build-gen.log)"
+	exit 1
+fi
+o="$work/obj/rtloop_control_program.o"
+# shellcheck disable=SC2086
+"$cc" $cflags -fsanitize=$san -c -o "$o" "$work/gen/rtloop_control_program.c"
+objs="$objs $o"
 rm -f "$work/obj/librtlfuzz.a"
 # shellcheck disable=SC2086
 ar rcs "$work/obj/librtlfuzz.a" $objs
