@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The Robot API client of PolyScope X (see <rtloop/ur_robot_api.h>).
+ *
+ * libcurl does the HTTP: one easy handle per client, reused for keep-alive,
+ * with the connect and total time-outs set on it once. The body of a reply
+ * is collected into a fixed buffer by the write callback, which refuses
+ * more than RTL_UR_ROBOT_API_BODY bytes (curl then stops the transfer).
+ *
+ * No JSON library: every reply the client reads is a small flat object and
+ * it needs one string member of it ("mode", "state", "marketingVersion",
+ * "message"). A bounded scanner over the outer object (strings with their
+ * escapes, nested values skipped by depth) is a hundred lines, has no
+ * allocation, and keeps a dependency out of every consumer's link line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include <rtloop/ur_robot_api.h>
+
+#define HOST_MAX 256
+#define NAME_MAX_BYTES 200
+
+struct rtl_ur_robot_api {
+	CURL *curl;
+	char host[HOST_MAX];
+	uint16_t port;
+	int64_t timeout_ns;
+	char base[HOST_MAX + 64]; /* http://host:port/universal-robots/robot-api */
+	size_t body_len;
+	bool body_overflow;
+	char body[RTL_UR_ROBOT_API_BODY + 1];
+};
+
+/* ---- the bounded JSON scanner ----------------------------------------------------------- */
+
+struct scan {
+	const char *p, *end;
+};
+
+static void skip_ws(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+/* A string at s->p (the opening quote); its value into @out (NULL: skip).
+ * Returns the length, -EPROTO, or -EMSGSIZE when it does not fit. */
+static int scan_string(struct scan *s, char *out, size_t cap)
+{
+	size_t n = 0;
+	bool too_long = false;
+
+	if (s->p >= s->end || *s->p != '"')
+		return -EPROTO;
+	s->p++;
+	while (s->p < s->end && *s->p != '"') {
+		char c = *s->p++;
+
+		if ((unsigned char)c < 0x20)
+			return -EPROTO;
+		if (c == '\\') {
+			if (s->p >= s->end)
+				return -EPROTO;
+			c = *s->p++;
+			switch (c) {
+			case 'n':
+				c = '\n';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case 'b':
+			case 'f':
+				c = ' ';
+				break;
+			case 'u':
+				/* Four hex digits; anything beyond ASCII becomes '?'. */
+				if (s->end - s->p < 4)
+					return -EPROTO;
+				{
+					unsigned code = 0;
+
+					for (int i = 0; i < 4; i++) {
+						char h = s->p[i];
+
+						if (!isxdigit((unsigned char)h))
+							return -EPROTO;
+						code = code * 16 +
+						       (unsigned)(isdigit((unsigned char)h)
+									  ? h - '0'
+									  : tolower((unsigned char)h) - 'a' + 10);
+					}
+					c = code < 0x80 ? (char)code : '?';
+				}
+				s->p += 4;
+				break;
+			case '"':
+			case '\\':
+			case '/':
+				break;
+			default:
+				return -EPROTO;
+			}
+		}
+		if (out) {
+			if (n + 1 < cap)
+				out[n] = c;
+			else
+				too_long = true;
+		}
+		n++;
+	}
+	if (s->p >= s->end)
+		return -EPROTO;
+	s->p++;
+	if (out && cap)
+		out[n < cap ? n : cap - 1] = '\0';
+	return too_long ? -EMSGSIZE : (int)n;
+}
+
+/* Skip one value (string, number, literal, object or array). */
+static int skip_value(struct scan *s)
+{
+	int depth = 0;
+
+	skip_ws(s);
+	if (s->p < s->end && *s->p == '"')
+		return scan_string(s, NULL, 0) < 0 ? -EPROTO : 0;
+	while (s->p < s->end) {
+		char c = *s->p;
+
+		if (c == '"') {
+			if (scan_string(s, NULL, 0) < 0)
+				return -EPROTO;
+			continue;
+		}
+		if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (depth == 0)
+				return 0;
+			depth--;
+		} else if (c == ',' && depth == 0) {
+			return 0;
+		}
+		s->p++;
+		if (depth == 0 && (c == '}' || c == ']'))
+			return 0;
+	}
+	return depth ? -EPROTO : 0;
+}
+
+int rtl_ur_robot_api_json_string(const char *body, size_t len, const char *key, char *out,
+				 size_t cap)
+{
+	struct scan s = { body, body + len };
+	char name[64];
+
+	if (!body || !key || !out || !cap)
+		return -EPROTO;
+	skip_ws(&s);
+	if (s.p >= s.end || *s.p != '{')
+		return -EPROTO;
+	s.p++;
+	for (;;) {
+		int n;
+
+		skip_ws(&s);
+		if (s.p < s.end && *s.p == '}')
+			return -EPROTO;
+		n = scan_string(&s, name, sizeof(name));
+		if (n == -EPROTO)
+			return -EPROTO;
+		skip_ws(&s);
+		if (s.p >= s.end || *s.p != ':')
+			return -EPROTO;
+		s.p++;
+		skip_ws(&s);
+		if (n >= 0 && !strcmp(name, key) && s.p < s.end && *s.p == '"')
+			return scan_string(&s, out, cap);
+		if (skip_value(&s))
+			return -EPROTO;
+		skip_ws(&s);
+		if (s.p >= s.end || *s.p != ',')
+			return -EPROTO;
+		s.p++;
+	}
+}
+
+/* ---- the client --------------------------------------------------------------------------- */
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+
+static void curl_start(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx)
+{
+	struct rtl_ur_robot_api *api = ctx;
+	size_t bytes = size * n;
+
+	if (api->body_len + bytes > RTL_UR_ROBOT_API_BODY) {
+		api->body_overflow = true;
+		return 0; /* curl ends the transfer with CURLE_WRITE_ERROR */
+	}
+	memcpy(api->body + api->body_len, p, bytes);
+	api->body_len += bytes;
+	api->body[api->body_len] = '\0';
+	return bytes;
+}
+
+void rtl_ur_robot_api_config_init(struct rtl_ur_robot_api_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->port = RTL_UR_ROBOT_API_PORT;
+	cfg->connect_timeout_ns = 3000000000LL;
+	cfg->timeout_ns = 5000000000LL;
+}
+
+static long ms_of(int64_t ns)
+{
+	int64_t ms = (ns + 999999) / 1000000;
+
+	return ms < 1 ? 1 : (long)ms;
+}
+
+int rtl_ur_robot_api_open(const struct rtl_ur_robot_api_config *cfg,
+			  struct rtl_ur_robot_api **out, struct rtl_error *err)
+{
+	struct rtl_ur_robot_api *api;
+	size_t hl;
+
+	if (!cfg || !cfg->host || !out)
+		return rtl_error_set(err, -EINVAL, "robot api: no configuration, host or result");
+	hl = strlen(cfg->host);
+	if (!hl || hl >= HOST_MAX || strpbrk(cfg->host, "/?#@ \t\r\n"))
+		return rtl_error_set(err, -EINVAL,
+				     "robot api: host '%.64s' is empty, too long or not a host "
+				     "name: give the controller's name or address",
+				     cfg->host);
+	if (cfg->timeout_ns <= 0 || cfg->connect_timeout_ns <= 0)
+		return rtl_error_set(err, -EINVAL, "robot api: time-outs must be > 0");
+	pthread_once(&curl_once, curl_start);
+	if (curl_init_rc != CURLE_OK)
+		return rtl_error_set(err, -ENOMEM, "robot api: libcurl did not start: %s",
+				     curl_easy_strerror(curl_init_rc));
+	api = calloc(1, sizeof(*api));
+	if (!api)
+		return rtl_error_set(err, -ENOMEM, "robot api: out of memory");
+	api->curl = curl_easy_init();
+	if (!api->curl) {
+		free(api);
+		return rtl_error_set(err, -ENOMEM, "robot api: libcurl: no handle (out of memory)");
+	}
+	memcpy(api->host, cfg->host, hl + 1);
+	api->port = cfg->port ? cfg->port : RTL_UR_ROBOT_API_PORT;
+	api->timeout_ns = cfg->timeout_ns;
+	/* An IPv6 literal needs brackets in a URL. */
+	snprintf(api->base, sizeof(api->base),
+		 strchr(api->host, ':') ? "http://[%s]:%u" RTL_UR_ROBOT_API_BASE
+					: "http://%s:%u" RTL_UR_ROBOT_API_BASE,
+		 api->host, api->port);
+	curl_easy_setopt(api->curl, CURLOPT_CONNECTTIMEOUT_MS, ms_of(cfg->connect_timeout_ns));
+	curl_easy_setopt(api->curl, CURLOPT_TIMEOUT_MS, ms_of(cfg->timeout_ns));
+	curl_easy_setopt(api->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(api->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(api->curl, CURLOPT_WRITEDATA, api);
+	/* No proxy from the environment: the controller is on the cell's
+	 * network, and a proxy would turn "refused" into a proxy's 502. */
+	curl_easy_setopt(api->curl, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(api->curl, CURLOPT_PROTOCOLS_STR, "http");
+	*out = api;
+	return 0;
+}
+
+void rtl_ur_robot_api_close(struct rtl_ur_robot_api *api)
+{
+	if (!api)
+		return;
+	curl_easy_cleanup(api->curl);
+	free(api);
+}
+
+/* The transport's failure of @method @path, as -errno and a sentence. */
+static int transport_error(struct rtl_ur_robot_api *api, CURLcode rc, const char *method,
+			   const char *path, struct rtl_error *err)
+{
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+		return rtl_error_set(err, -ECONNREFUSED,
+				     "robot api: %s:%u refused the connection: the Robot API is "
+				     "off, or the controller is not PolyScope X 10.11 or newer "
+				     "(CB3 and e-Series have the dashboard server on 29999); "
+				     "check the address and port",
+				     api->host, api->port);
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return rtl_error_set(err, -EHOSTUNREACH,
+				     "robot api: cannot resolve '%s': check the controller's "
+				     "name or give its address",
+				     api->host);
+	case CURLE_OPERATION_TIMEDOUT:
+		return rtl_error_set(err, -ETIMEDOUT,
+				     "robot api: no reply to %s %s from %s:%u within %.1f s: is "
+				     "the controller up and on this network? Check the cable and "
+				     "address, or allow more time",
+				     method, path, api->host, api->port, (double)api->timeout_ns / 1e9);
+	case CURLE_WRITE_ERROR:
+		if (api->body_overflow)
+			return rtl_error_set(err, -EMSGSIZE,
+					     "robot api: the reply to %s %s is longer than %u "
+					     "bytes: not the Robot API? Check the port",
+					     method, path, RTL_UR_ROBOT_API_BODY);
+		break;
+	case CURLE_GOT_NOTHING:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_PARTIAL_FILE:
+		return rtl_error_set(err, -ECONNRESET,
+				     "robot api: %s:%u closed the connection before a whole reply "
+				     "to %s %s: the controller restarted, or the port is not the "
+				     "Robot API; try again",
+				     api->host, api->port, method, path);
+	case CURLE_OUT_OF_MEMORY:
+		return rtl_error_set(err, -ENOMEM, "robot api: out of memory");
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_WEIRD_SERVER_REPLY:
+	case CURLE_UNSUPPORTED_PROTOCOL:
+		return rtl_error_set(err, -EPROTO,
+				     "robot api: %s:%u does not speak HTTP (%s) to %s %s: check "
+				     "the port",
+				     api->host, api->port, curl_easy_strerror(rc), method, path);
+	default:
+		break;
+	}
+	return rtl_error_set(err, -EIO, "robot api: %s %s on %s:%u failed: %s", method, path,
+			     api->host, api->port, curl_easy_strerror(rc));
+}
+
+/*
+ * One request: @method @path (under the base) with the JSON @body (NULL:
+ * none). On 2xx returns 0 with the reply in api->body; otherwise the error.
+ * @what names the step for the sentences ("power on").
+ */
+static int request(struct rtl_ur_robot_api *api, const char *method, const char *path,
+		   const char *body, const char *what, bool state_change, struct rtl_error *err)
+{
+	struct curl_slist *hdrs = NULL;
+	char url[sizeof(api->base) + 128];
+	char msg[200];
+	long status = 0;
+	CURLcode rc;
+
+	if (!api)
+		return rtl_error_set(err, -EINVAL, "robot api: no client");
+	snprintf(url, sizeof(url), "%s%s", api->base, path);
+	api->body_len = 0;
+	api->body_overflow = false;
+	api->body[0] = '\0';
+	curl_easy_setopt(api->curl, CURLOPT_URL, url);
+	curl_easy_setopt(api->curl, CURLOPT_CUSTOMREQUEST, method);
+	if (body) {
+		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+		if (!hdrs)
+			return rtl_error_set(err, -ENOMEM, "robot api: out of memory");
+		curl_easy_setopt(api->curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(api->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+		curl_easy_setopt(api->curl, CURLOPT_HTTPGET, 0L);
+		curl_easy_setopt(api->curl, CURLOPT_NOBODY, 0L);
+		curl_easy_setopt(api->curl, CURLOPT_POST, 1L);
+	} else {
+		curl_easy_setopt(api->curl, CURLOPT_HTTPGET, 1L);
+	}
+	curl_easy_setopt(api->curl, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(api->curl, CURLOPT_HTTPHEADER, hdrs);
+	rc = curl_easy_perform(api->curl);
+	curl_easy_setopt(api->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	if (rc != CURLE_OK)
+		return transport_error(api, rc, method, path, err);
+	curl_easy_getinfo(api->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status >= 200 && status < 300)
+		return 0;
+	if (rtl_ur_robot_api_json_string(api->body, api->body_len, "message", msg, sizeof(msg)) <
+	    0)
+		snprintf(msg, sizeof(msg), "no message");
+	if (status == 404 || status == 405)
+		return rtl_error_set(err, -EOPNOTSUPP,
+				     "robot api: %s: %s %s answered HTTP %ld (%s): this PolyScope "
+				     "X has no such endpoint; update it to 10.11 or newer",
+				     what, method, path, status, msg);
+	if (status >= 400 && status < 500)
+		return rtl_error_set(err, -EPERM,
+				     state_change
+					     ? "robot api: %s refused (HTTP %ld: %s): if the robot "
+					       "is in local control, switch to remote control on the "
+					       "teach pendant; otherwise read the pendant's popup"
+					     : "robot api: %s refused (HTTP %ld: %s): check the "
+					       "controller's settings (Robot API access)",
+				     what, status, msg);
+	return rtl_error_set(err, -EIO,
+			     "robot api: %s: %s %s answered HTTP %ld (%s): look at the "
+			     "controller's log",
+			     what, method, path, status, msg);
+}
+
+/* The string member @key of the last reply, or -EPROTO with the sentence. */
+static int field(struct rtl_ur_robot_api *api, const char *what, const char *key, char *out,
+		 size_t cap, struct rtl_error *err)
+{
+	int n = rtl_ur_robot_api_json_string(api->body, api->body_len, key, out, cap);
+
+	if (n >= 0)
+		return 0;
+	return rtl_error_set(err, -EPROTO,
+			     "robot api: %s: the reply is not a JSON object with a string "
+			     "\"%s\" (got '%.60s'): not the Robot API on %s:%u? Check the port",
+			     what, key, api->body, api->host, api->port);
+}
+
+static int state_action(struct rtl_ur_robot_api *api, const char *action, const char *what,
+			struct rtl_error *err)
+{
+	char body[64];
+
+	snprintf(body, sizeof(body), "{\"action\": \"%s\"}", action);
+	return request(api, "PUT", "/robotstate/v1/state", body, what, true, err);
+}
+
+int rtl_ur_robot_api_power_on(struct rtl_ur_robot_api *api, struct rtl_error *err)
+{
+	return state_action(api, "POWER_ON", "power on", err);
+}
+
+int rtl_ur_robot_api_power_off(struct rtl_ur_robot_api *api, struct rtl_error *err)
+{
+	return state_action(api, "POWER_OFF", "power off", err);
+}
+
+int rtl_ur_robot_api_brake_release(struct rtl_ur_robot_api *api, struct rtl_error *err)
+{
+	return state_action(api, "BRAKE_RELEASE", "brake release", err);
+}
+
+int rtl_ur_robot_api_unlock_protective_stop(struct rtl_ur_robot_api *api, struct rtl_error *err)
+{
+	return state_action(api, "UNLOCK_PROTECTIVE_STOP", "unlock protective stop", err);
+}
+
+int rtl_ur_robot_api_robot_mode(struct rtl_ur_robot_api *api, enum rtl_ur_robot_mode *mode,
+				struct rtl_error *err)
+{
+	char v[64];
+	int r = request(api, "GET", "/robotstate/v1/robotmode", NULL, "robot mode", false, err);
+
+	if (!r)
+		r = field(api, "robot mode", "mode", v, sizeof(v), err);
+	if (r)
+		return r;
+	if (rtl_ur_robot_mode_parse(v, mode))
+		return rtl_error_set(err, -EPROTO,
+				     "robot api: robot mode '%s' is not one rtloop knows: update "
+				     "rtloop, or report it",
+				     v);
+	return 0;
+}
+
+int rtl_ur_robot_api_safety_mode(struct rtl_ur_robot_api *api, enum rtl_ur_safety_status *status,
+				 struct rtl_error *err)
+{
+	char v[64];
+	int r = request(api, "GET", "/robotstate/v1/safetymode", NULL, "safety mode", false, err);
+
+	if (!r)
+		r = field(api, "safety mode", "mode", v, sizeof(v), err);
+	if (r)
+		return r;
+	if (rtl_ur_safety_status_parse(v, status))
+		return rtl_error_set(err, -EPROTO,
+				     "robot api: safety mode '%s' is not one rtloop knows: update "
+				     "rtloop, or report it",
+				     v);
+	return 0;
+}
+
+int rtl_ur_robot_api_program_state(struct rtl_ur_robot_api *api, struct rtl_ur_program *prog,
+				   struct rtl_error *err)
+{
+	static const enum rtl_ur_program_state states[] = {
+		RTL_UR_PROGRAM_STOPPED,
+		RTL_UR_PROGRAM_PLAYING,
+		RTL_UR_PROGRAM_PAUSED,
+	};
+	char v[64];
+	int r = request(api, "GET", "/program/v1/state", NULL, "program state", false, err);
+
+	if (!r)
+		r = field(api, "program state", "state", v, sizeof(v), err);
+	if (r)
+		return r;
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		/* PolyScope X has been seen to answer in either case. */
+		if (!strcasecmp(v, rtl_ur_program_state_name(states[i]))) {
+			prog->state = states[i];
+			if (rtl_ur_robot_api_json_string(api->body, api->body_len, "name",
+							 prog->name, sizeof(prog->name)) < 0 ||
+			    !prog->name[0])
+				snprintf(prog->name, sizeof(prog->name), "<unnamed>");
+			return 0;
+		}
+	}
+	return rtl_error_set(err, -EPROTO,
+			     "robot api: program state '%s' is not one rtloop knows (STOPPED, "
+			     "PLAYING, PAUSED): update rtloop, or report it",
+			     v);
+}
+
+int rtl_ur_robot_api_is_in_remote_control(struct rtl_ur_robot_api *api, bool *remote,
+					  struct rtl_error *err)
+{
+	char v[32];
+	int r = request(api, "GET", "/system/v1/controlmode", NULL, "control mode", false, err);
+
+	if (!r)
+		r = field(api, "control mode", "mode", v, sizeof(v), err);
+	if (r)
+		return r;
+	if (!strcasecmp(v, "REMOTE"))
+		*remote = true;
+	else if (!strcasecmp(v, "LOCAL"))
+		*remote = false;
+	else
+		return rtl_error_set(err, -EPROTO,
+				     "robot api: control mode '%s' is neither LOCAL nor REMOTE: "
+				     "update rtloop, or report it",
+				     v);
+	return 0;
+}
+
+int rtl_ur_robot_api_version(struct rtl_ur_robot_api *api, struct rtl_ur_version *v,
+			     struct rtl_error *err)
+{
+	char s[64];
+	int r = request(api, "GET", "/versions/v1", NULL, "version", false, err);
+
+	if (!r)
+		r = field(api, "version", "marketingVersion", s, sizeof(s), err);
+	if (r)
+		return r;
+	if (rtl_ur_version_parse(s, v))
+		return rtl_error_set(err, -EPROTO,
+				     "robot api: version '%s' is not X.Y.Z: not the Robot API? "
+				     "Check the port",
+				     s);
+	return 0;
+}
+
+int rtl_ur_robot_api_load(struct rtl_ur_robot_api *api, const char *program, struct rtl_error *err)
+{
+	char body[NAME_MAX_BYTES + 32];
+	size_t n;
+	int r;
+
+	if (!program || !(n = strlen(program)) || n > NAME_MAX_BYTES)
+		return rtl_error_set(err, -EINVAL,
+				     "robot api: load: the program name is empty or longer than "
+				     "%d bytes",
+				     NAME_MAX_BYTES);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)program[i] < 0x20 || program[i] == '"' || program[i] == '\\')
+			return rtl_error_set(err, -EINVAL,
+					     "robot api: load: the program name has a quote, a "
+					     "backslash or a control character: rename it");
+	snprintf(body, sizeof(body), "{\"name\": \"%s\"}", program);
+	r = request(api, "PUT", "/program/v1/loaded", body, "load", true, err);
+	if (r == -EOPNOTSUPP)
+		return rtl_error_set(err, -ENOENT,
+				     "robot api: load: no program '%s' on the controller: check "
+				     "its name on the teach pendant (Programs)",
+				     program);
+	return r;
+}
+
+static int program_action(struct rtl_ur_robot_api *api, const char *action, struct rtl_error *err)
+{
+	char body[48];
+
+	snprintf(body, sizeof(body), "{\"action\": \"%s\"}", action);
+	return request(api, "PUT", "/program/v1/state", body, action, true, err);
+}
+
+int rtl_ur_robot_api_play(struct rtl_ur_robot_api *api, struct rtl_error *err)
+{
+	return program_action(api, "play", err);
+}
+
+int rtl_ur_robot_api_pause(struct rtl_ur_robot_api *api, struct rtl_error *err)
+{
+	return program_action(api, "pause", err);
+}
+
+int rtl_ur_robot_api_stop(struct rtl_ur_robot_api *api, struct rtl_error *err)
+{
+	return program_action(api, "stop", err);
+}
