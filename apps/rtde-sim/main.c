@@ -67,6 +67,8 @@ static void usage(FILE *f)
 		"      --primary-port N      --secondary-port and --realtime-port the script\n"
 		"      --secondary-port N    ports' (default 29999, 30001, 30002, 30003 when\n"
 		"      --realtime-port N     --port is 30004, else any free port; 0 = any)\n"
+		"      --robot-api-port N    polyscope-x: the Robot API's HTTP port (default 80\n"
+		"                            when --port is 30004, else any free port)\n"
 		"      --no-dashboard        serve no dashboard (a controller without one)\n"
 		"\n"
 		"Controller:\n"
@@ -221,6 +223,8 @@ static int parse(int argc, char **argv, struct cli *cli)
 		{ "secondary-port", required_argument, NULL,
 		  OPT_SVC_PORT + RTL_SIM_PORT_SECONDARY },
 		{ "realtime-port", required_argument, NULL, OPT_SVC_PORT + RTL_SIM_PORT_REALTIME },
+		{ "robot-api-port", required_argument, NULL,
+		  OPT_SVC_PORT + RTL_SIM_PORT_ROBOT_API },
 		{ "version", no_argument, NULL, 'V' },
 	};
 	enum { N_OWN = sizeof(own) / sizeof(own[0]) };
@@ -308,6 +312,7 @@ static int parse(int argc, char **argv, struct cli *cli)
 		case OPT_SVC_PORT + RTL_SIM_PORT_PRIMARY:
 		case OPT_SVC_PORT + RTL_SIM_PORT_SECONDARY:
 		case OPT_SVC_PORT + RTL_SIM_PORT_REALTIME:
+		case OPT_SVC_PORT + RTL_SIM_PORT_ROBOT_API:
 			err = rtl_cli_u64(PROG, name, optarg, 0, 65535, &u64);
 			if (cli->su.srv.service_port[c - OPT_SVC_PORT] >= 0)
 				cli->su.srv.service_port[c - OPT_SVC_PORT] = (int32_t)u64;
@@ -602,9 +607,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": listening on %s:%u (%s, %u Hz)\n", cli.su.srv.bind, ri.port,
 			ri.profile->name, ri.sim->max_hz);
 		fprintf(stderr,
-			PROG ": dashboard port %s, primary %s, secondary %s, realtime %s; %s\n",
+			PROG ": dashboard port %s, primary %s, secondary %s, realtime %s, "
+			     "robot api %s; %s\n",
 			svc[RTL_SIM_PORT_DASHBOARD], svc[RTL_SIM_PORT_PRIMARY],
 			svc[RTL_SIM_PORT_SECONDARY], svc[RTL_SIM_PORT_REALTIME],
+			svc[RTL_SIM_PORT_ROBOT_API],
 			cli.su.sim.ctrl.boot ? "booted: powered off, no program"
 					     : "running the rtloop program");
 	}

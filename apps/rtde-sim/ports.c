@@ -20,6 +20,7 @@ static const struct {
 	[RTL_SIM_PORT_PRIMARY] = { "primary", RTL_SIM_PRIMARY_PORT, &rtl_sim_primary_ops },
 	[RTL_SIM_PORT_SECONDARY] = { "secondary", RTL_SIM_SECONDARY_PORT, &rtl_sim_secondary_ops },
 	[RTL_SIM_PORT_REALTIME] = { "realtime", RTL_SIM_REALTIME_PORT, &rtl_sim_realtime_ops },
+	[RTL_SIM_PORT_ROBOT_API] = { "robot-api", RTL_SIM_ROBOT_API_PORT, &rtl_sim_robot_api_ops },
 };
 
 const struct rtl_sim_port_ops *rtl_sim_port_ops(enum rtl_sim_port_kind k)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rtl_sim_conn, rtl_sim_port_ops: the controller's TCP services beside
- * RTDE, as the server (server.c) runs them: the dashboard server (29999)
- * and the primary (30001), secondary (30002) and realtime (30003) script
- * ports.
+ * RTDE, as the server (server.c) runs them: the dashboard server (29999),
+ * the primary (30001), secondary (30002) and realtime (30003) script
+ * ports, and PolyScope X's Robot API (HTTP, 80).
  *
  * Design
  * ------
@@ -36,6 +36,7 @@ enum rtl_sim_port_kind {
 	RTL_SIM_PORT_PRIMARY,
 	RTL_SIM_PORT_SECONDARY,
 	RTL_SIM_PORT_REALTIME,
+	RTL_SIM_PORT_ROBOT_API, /* PolyScope X's REST interface (robot_api.c) */
 	RTL_SIM_PORT_COUNT,
 };
 
@@ -44,6 +45,7 @@ enum rtl_sim_port_kind {
 #define RTL_SIM_PRIMARY_PORT 30001
 #define RTL_SIM_SECONDARY_PORT 30002
 #define RTL_SIM_REALTIME_PORT 30003
+#define RTL_SIM_ROBOT_API_PORT 80
 
 /* Service connections at most, all ports together. */
 #define RTL_SIM_MAX_CONNS 32
@@ -71,11 +73,12 @@ struct rtl_sim_port_ops {
 	void (*close)(struct rtl_sim *sim, struct rtl_sim_conn *c);
 };
 
-/* The services (dashboard.c, primary.c). */
+/* The services (dashboard.c, primary.c, robot_api.c). */
 extern const struct rtl_sim_port_ops rtl_sim_dashboard_ops;
 extern const struct rtl_sim_port_ops rtl_sim_primary_ops;
 extern const struct rtl_sim_port_ops rtl_sim_secondary_ops;
 extern const struct rtl_sim_port_ops rtl_sim_realtime_ops;
+extern const struct rtl_sim_port_ops rtl_sim_robot_api_ops;
 
 /* The ops of port @k, or NULL. */
 const struct rtl_sim_port_ops *rtl_sim_port_ops(enum rtl_sim_port_kind k);

@@ -174,9 +174,11 @@ int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts
 	for (int k = 0; k < RTL_SIM_PORT_COUNT; k++) {
 		int32_t want = srv->opts.service_port[k];
 
-		if (want < 0 || want > 65535 ||
-		    (k == RTL_SIM_PORT_DASHBOARD &&
-		     srv->sim->opts.profile == RTL_SIM_PROFILE_POLYSCOPE_X))
+		bool psx = srv->sim->opts.profile == RTL_SIM_PROFILE_POLYSCOPE_X;
+
+		/* PolyScope X has the Robot API instead of the dashboard. */
+		if (want < 0 || want > 65535 || (k == RTL_SIM_PORT_DASHBOARD && psx) ||
+		    (k == RTL_SIM_PORT_ROBOT_API && !psx))
 			continue;
 		err = listen_on(srv, &sa, (uint16_t)want, &srv->svc_listen_fd[k],
 				&srv->svc_port[k]);

@@ -50,12 +50,12 @@ struct rtl_sim_server_opts {
 	int sndbuf;		    /* SO_SNDBUF of client sockets; 0: the kernel's */
 	double duration_s;	    /* stop after this long; 0: until stopped */
 	int64_t status_interval_ns; /* 0: 500 ms */
-	/* The dashboard, primary, secondary and realtime ports (ports.h,
+	/* The dashboard, primary, secondary, realtime and Robot API ports (ports.h,
 	 * indexed by enum rtl_sim_port_kind): 0 = an ephemeral port (what a
 	 * zeroed struct asks for, so tests run in parallel), > 0 = that
 	 * port, < 0 = not served (a controller without it). The polyscope-x
 	 * profile serves no dashboard whatever this says (PolyScope X has
-	 * none on 29999). */
+	 * none on 29999), and only it serves the Robot API. */
 	int32_t service_port[RTL_SIM_PORT_COUNT];
 	/* Called on the server thread every status interval (NULL: never). */
 	void (*status)(void *ctx, const struct rtl_sim_stats *st, int64_t now);
