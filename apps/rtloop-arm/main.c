@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * rtloop-arm: bring a Universal Robots arm up and down through its
- * dashboard server (<rtloop/ur_dashboard.h>), one printed step at a time.
+ * dashboard server (<rtloop/ur_dashboard.h>), or on PolyScope X through its
+ * Robot API (<rtloop/ur_robot_api.h>), one printed step at a time. The
+ * steps ask a small table of the interface's calls (struct arm_ops), so
+ * both interfaces run the same steps with the same printing.
  *
  *   check  read-only: the PolyScope version, remote control, robot mode,
  *          safety status and program state, and what "up" would do next
@@ -31,6 +34,7 @@
 #include <rtloop/error.h>
 #include <rtloop/time.h>
 #include <rtloop/ur_dashboard.h>
+#include <rtloop/ur_robot_api.h>
 
 #include "cli.h"
 
@@ -50,6 +54,34 @@ struct opts {
 	bool unlock;
 	bool quiet;
 	bool no_dashboard_ok;
+	bool robot_api;	  /* --robot-api: PolyScope X, skip the dashboard */
+	uint16_t api_port; /* the Robot API's port */
+};
+
+/* The steps below ask a struct arm, never a client: the dashboard server
+ * (CB3, e-Series) and PolyScope X's Robot API fill the same table (further
+ * down), so both bring an arm up with the same steps and printing. */
+struct arm_ops {
+	const char *name; /* "dashboard", "Robot API" */
+	int (*robot_mode)(void *h, enum rtl_ur_robot_mode *m, struct rtl_error *e);
+	int (*safety)(void *h, enum rtl_ur_safety_status *s, struct rtl_error *e);
+	int (*program_state)(void *h, struct rtl_ur_program *p, struct rtl_error *e);
+	int (*remote)(void *h, bool *remote, struct rtl_error *e);
+	int (*power_on)(void *h, struct rtl_error *e);
+	int (*power_off)(void *h, struct rtl_error *e);
+	int (*brake_release)(void *h, struct rtl_error *e);
+	/* -EAGAIN: too early after the stop, try again. */
+	int (*unlock)(void *h, struct rtl_error *e);
+	int (*close_safety_popup)(void *h, struct rtl_error *e);
+	int (*stop)(void *h, struct rtl_error *e);
+	void (*close)(void *h);
+};
+
+struct arm {
+	const struct arm_ops *ops;
+	void *h;
+	struct rtl_ur_version v;
+	bool has_remote; /* the interface can ask for remote control */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -66,8 +98,8 @@ static void usage(FILE *f)
 		   "       " PROG " --help | --version\n"
 		   "\n"
 		   "Bring a Universal Robots arm up and down through its dashboard server\n"
-		   "(TCP 29999), printing each step, what it found and, when a step fails,\n"
-		   "the step and the fix.\n"
+		   "(TCP 29999), or PolyScope X's Robot API (HTTP 80), printing each step,\n"
+		   "what it found and, when a step fails, the step and the fix.\n"
 		   "\n"
 		   "Commands:\n"
 		   "  check   read-only: PolyScope version, remote control, robot mode, safety\n"
@@ -83,7 +115,11 @@ static void usage(FILE *f)
 		   "  -u, --unlock            up: unlock a protective stop first (retried\n"
 		   "                          until the controller allows it, 5 s after it)\n"
 		   "  -n, --no-dashboard-ok   check: a controller without a dashboard server\n"
-		   "                          (refused, or PolyScope X) is not a failure\n"
+		   "                          (refused, and no Robot API) is not a failure\n"
+		   "  -r, --robot-api         PolyScope X: use the Robot API (HTTP) at once\n"
+		   "                          (it is used anyway when the dashboard's port is\n"
+		   "                          closed and the Robot API answers)\n"
+		   "  -R, --robot-api-port N  the Robot API's port (default 80)\n"
 		   "  -q, --quiet             print only failures\n"
 		   "  -h, --help              print this help and exit\n"
 		   "  -V, --version           print the version and exit\n"
@@ -193,7 +229,7 @@ static const char *mode_fix(enum rtl_ur_robot_mode m)
 }
 
 /* Wait until the robot mode is one of @a or @b; bounded by @o->timeout_s. */
-static int wait_mode(struct rtl_ur_dashboard *d, const struct opts *o, const char *step,
+static int wait_mode(struct arm *d, const struct opts *o, const char *step,
 		     enum rtl_ur_robot_mode a, enum rtl_ur_robot_mode b,
 		     enum rtl_ur_robot_mode *got, int64_t t0)
 {
@@ -204,7 +240,7 @@ static int wait_mode(struct rtl_ur_dashboard *d, const struct opts *o, const cha
 	for (;;) {
 		int64_t next;
 
-		if (rtl_ur_dashboard_robot_mode(d, &m, &e) < 0)
+		if (d->ops->robot_mode(d->h, &m, &e) < 0)
 			return failed_err(step, &e);
 		if (m == a || m == b) {
 			*got = m;
@@ -225,17 +261,17 @@ static int wait_mode(struct rtl_ur_dashboard *d, const struct opts *o, const cha
 	}
 }
 
-static int read_safety(struct rtl_ur_dashboard *d, const char *step, enum rtl_ur_safety_status *s)
+static int read_safety(struct arm *d, const char *step, enum rtl_ur_safety_status *s)
 {
 	struct rtl_error e = { 0 };
 
-	if (rtl_ur_dashboard_safety_status(d, s, &e) < 0)
+	if (d->ops->safety(d->h, s, &e) < 0)
 		return failed_err(step, &e);
 	return EXIT_OK;
 }
 
 /* Unlock a protective stop, retrying the controller's "too early". */
-static int unlock(struct rtl_ur_dashboard *d, const struct opts *o)
+static int unlock(struct arm *d, const struct opts *o)
 {
 	int64_t t0 = rtl_time_now(), deadline = t0 + (int64_t)(o->timeout_s * 1e9);
 	enum rtl_ur_safety_status s;
@@ -244,7 +280,7 @@ static int unlock(struct rtl_ur_dashboard *d, const struct opts *o)
 	int r;
 
 	for (;;) {
-		r = rtl_ur_dashboard_unlock_protective_stop(d, &e);
+		r = d->ops->unlock(d->h, &e);
 		if (r == 0)
 			break;
 		if (r != -EAGAIN)
@@ -264,7 +300,7 @@ static int unlock(struct rtl_ur_dashboard *d, const struct opts *o)
 	say("unlock protective stop: unlocked after %.2f s", since_s(t0));
 	/* The popup stays on the pendant otherwise; a PolyScope without the
 	 * command is no reason to stop. */
-	r = rtl_ur_dashboard_close_safety_popup(d, &e);
+	r = d->ops->close_safety_popup(d->h, &e);
 	if (r < 0 && r != -EOPNOTSUPP)
 		return failed_err("close safety popup", &e);
 	for (;;) {
@@ -284,8 +320,145 @@ static int unlock(struct rtl_ur_dashboard *d, const struct opts *o)
 	return EXIT_OK;
 }
 
-/* Connect and print the version. Returns the client or NULL (printed). */
-static struct rtl_ur_dashboard *connect_dash(const struct opts *o, int *status)
+/* ---- the two interfaces: struct arm_ops of the dashboard and the Robot API ---- */
+#define WRAP(name, fn, T)                                  \
+	static int name(void *h, struct rtl_error *e)      \
+	{                                                  \
+		return fn((T *)h, e);                      \
+	}
+#define WRAP1(name, fn, T, A)                              \
+	static int name(void *h, A a, struct rtl_error *e) \
+	{                                                  \
+		return fn((T *)h, a, e);                   \
+	}
+
+WRAP1(dash_mode, rtl_ur_dashboard_robot_mode, struct rtl_ur_dashboard, enum rtl_ur_robot_mode *)
+WRAP1(dash_safety, rtl_ur_dashboard_safety_status, struct rtl_ur_dashboard,
+      enum rtl_ur_safety_status *)
+WRAP1(dash_program, rtl_ur_dashboard_program_state, struct rtl_ur_dashboard,
+      struct rtl_ur_program *)
+WRAP1(dash_remote, rtl_ur_dashboard_is_in_remote_control, struct rtl_ur_dashboard, bool *)
+WRAP(dash_power_on, rtl_ur_dashboard_power_on, struct rtl_ur_dashboard)
+WRAP(dash_power_off, rtl_ur_dashboard_power_off, struct rtl_ur_dashboard)
+WRAP(dash_brake_release, rtl_ur_dashboard_brake_release, struct rtl_ur_dashboard)
+WRAP(dash_unlock, rtl_ur_dashboard_unlock_protective_stop, struct rtl_ur_dashboard)
+WRAP(dash_close_safety_popup, rtl_ur_dashboard_close_safety_popup, struct rtl_ur_dashboard)
+WRAP(dash_stop, rtl_ur_dashboard_stop, struct rtl_ur_dashboard)
+
+static void dash_close(void *h)
+{
+	rtl_ur_dashboard_close(h);
+}
+
+static const struct arm_ops dash_ops = {
+	.name = "dashboard",
+	.robot_mode = dash_mode,
+	.safety = dash_safety,
+	.program_state = dash_program,
+	.remote = dash_remote,
+	.power_on = dash_power_on,
+	.power_off = dash_power_off,
+	.brake_release = dash_brake_release,
+	.unlock = dash_unlock,
+	.close_safety_popup = dash_close_safety_popup,
+	.stop = dash_stop,
+	.close = dash_close,
+};
+
+WRAP1(api_mode, rtl_ur_robot_api_robot_mode, struct rtl_ur_robot_api, enum rtl_ur_robot_mode *)
+WRAP1(api_safety, rtl_ur_robot_api_safety_mode, struct rtl_ur_robot_api,
+      enum rtl_ur_safety_status *)
+WRAP1(api_program, rtl_ur_robot_api_program_state, struct rtl_ur_robot_api,
+      struct rtl_ur_program *)
+WRAP1(api_remote, rtl_ur_robot_api_is_in_remote_control, struct rtl_ur_robot_api, bool *)
+WRAP(api_power_on, rtl_ur_robot_api_power_on, struct rtl_ur_robot_api)
+WRAP(api_power_off, rtl_ur_robot_api_power_off, struct rtl_ur_robot_api)
+WRAP(api_brake_release, rtl_ur_robot_api_brake_release, struct rtl_ur_robot_api)
+WRAP(api_stop, rtl_ur_robot_api_stop, struct rtl_ur_robot_api)
+
+/* The Robot API refuses an early unlock with an HTTP error like any other
+ * refusal; in remote control a refused unlock is that one (the 5 s rule). */
+static int api_unlock(void *h, struct rtl_error *e)
+{
+	struct rtl_error e2 = { 0 };
+	bool remote = false;
+	int r = rtl_ur_robot_api_unlock_protective_stop(h, e);
+
+	if (r == -EPERM && rtl_ur_robot_api_is_in_remote_control(h, &remote, &e2) == 0 && remote)
+		return -EAGAIN;
+	return r;
+}
+
+/* PolyScope X closes the safety popup with the unlock (and before 10.14
+ * has no endpoint for it). */
+static int api_close_safety_popup(void *h, struct rtl_error *e)
+{
+	(void)h;
+	(void)e;
+	return 0;
+}
+
+static void api_close(void *h)
+{
+	rtl_ur_robot_api_close(h);
+}
+
+static const struct arm_ops api_ops = {
+	.name = "Robot API",
+	.robot_mode = api_mode,
+	.safety = api_safety,
+	.program_state = api_program,
+	.remote = api_remote,
+	.power_on = api_power_on,
+	.power_off = api_power_off,
+	.brake_release = api_brake_release,
+	.unlock = api_unlock,
+	.close_safety_popup = api_close_safety_popup,
+	.stop = api_stop,
+	.close = api_close,
+};
+
+/* The Robot API client on @o->api_port; prints the version. */
+static int connect_api(const struct opts *o, struct arm *a)
+{
+	struct rtl_ur_robot_api_config cfg;
+	struct rtl_ur_robot_api *api = NULL;
+	struct rtl_error e = { 0 };
+	int64_t t = (int64_t)(o->timeout_s * 1e9);
+	int r;
+
+	rtl_ur_robot_api_config_init(&cfg);
+	cfg.host = o->host;
+	cfg.port = o->api_port;
+	if (t < cfg.connect_timeout_ns)
+		cfg.connect_timeout_ns = t;
+	if (t < cfg.timeout_ns)
+		cfg.timeout_ns = t;
+	say("connect: Robot API http://%s:%u" RTL_UR_ROBOT_API_BASE, o->host, o->api_port);
+	if (rtl_ur_robot_api_open(&cfg, &api, &e) < 0)
+		return failed_err("connect", &e);
+	r = rtl_ur_robot_api_version(api, &a->v, &e);
+	if (r == -EOPNOTSUPP) {
+		/* /versions/v1 came with 10.14; the rest is older. */
+		a->v = (struct rtl_ur_version){ 10, 0, 0, 0 };
+		say("connect: PolyScope X (version not asked: before 10.14)");
+	} else if (r < 0) {
+		rtl_ur_robot_api_close(api);
+		return failed_err("connect", &e);
+	} else {
+		say("connect: PolyScope X %u.%u.%u (Robot API)", a->v.major, a->v.minor,
+		    a->v.patch);
+	}
+	a->ops = &api_ops;
+	a->h = api;
+	a->has_remote = true;
+	return EXIT_OK;
+}
+
+/* Connect and print the version: the dashboard, or the Robot API when asked
+ * (--robot-api) or when the controller turns out to be PolyScope X. Returns
+ * EXIT_OK with @a filled; otherwise the exit status (printed), @a->h NULL. */
+static int connect_arm(const struct opts *o, struct arm *a)
 {
 	struct rtl_ur_dashboard_config cfg;
 	struct rtl_ur_dashboard *d = NULL;
@@ -294,47 +467,57 @@ static struct rtl_ur_dashboard *connect_dash(const struct opts *o, int *status)
 	int64_t t = (int64_t)(o->timeout_s * 1e9);
 	int r;
 
+	a->h = NULL;
+	if (o->robot_api)
+		return connect_api(o, a);
 	rtl_ur_dashboard_config_init(&cfg);
 	cfg.host = o->host;
 	cfg.port = o->port;
+	cfg.robot_api_port = o->api_port;
 	if (t < cfg.connect_timeout_ns)
 		cfg.connect_timeout_ns = t;
 	if (t < cfg.timeout_ns)
 		cfg.timeout_ns = t;
 	say("connect: dashboard %s:%u", o->host, o->port);
 	r = rtl_ur_dashboard_connect(&cfg, &d, &e);
+	if (r == -EPROTONOSUPPORT) {
+		say("connect: PolyScope X: no dashboard server, using its Robot API");
+		return connect_api(o, a);
+	}
 	if (r < 0) {
-		if (o->no_dashboard_ok && (r == -ECONNREFUSED || r == -EPROTONOSUPPORT)) {
+		if (o->no_dashboard_ok && r == -ECONNREFUSED) {
 			say("connect: no dashboard server (%s); --no-dashboard-ok: bring the "
 			    "arm up on the teach pendant",
 			    e.msg);
-			*status = EXIT_OK;
-		} else {
-			*status = failed_err("connect", &e);
+			return EXIT_OK;
 		}
-		return NULL;
+		return failed_err("connect", &e);
 	}
 	v = rtl_ur_dashboard_version(d);
 	say("connect: PolyScope %u.%u.%u.%u (%s)", v->major, v->minor, v->patch, v->build,
 	    v->major >= 5 ? "e-Series" : "CB3");
-	return d;
+	a->ops = &dash_ops;
+	a->h = d;
+	a->v = *v;
+	a->has_remote = has_remote_query(v);
+	return EXIT_OK;
 }
 
 /* "is in remote control" where the version has it: 1 yes or not asked, 0 no. */
-static int remote_control(struct rtl_ur_dashboard *d, const char *step, bool *remote)
+static int remote_control(struct arm *d, const char *step, bool *remote)
 {
-	const struct rtl_ur_version *v = rtl_ur_dashboard_version(d);
+	const struct rtl_ur_version *v = &d->v;
 	struct rtl_error e = { 0 };
 
 	*remote = true;
-	if (!has_remote_query(v)) {
+	if (!d->has_remote) {
 		say("remote control: not asked (PolyScope %u.%u has no 'is in remote "
 		    "control'%s)",
 		    v->major, v->minor,
 		    v->major < 5 ? "; CB3 takes commands from the network" : "");
 		return EXIT_OK;
 	}
-	if (rtl_ur_dashboard_is_in_remote_control(d, remote, &e) < 0)
+	if (d->ops->remote(d->h, remote, &e) < 0)
 		return failed_err(step, &e);
 	say("remote control: %s", *remote ? "yes" : "no (local control)");
 	return EXIT_OK;
@@ -378,7 +561,7 @@ static const char *next_step(bool remote, enum rtl_ur_safety_status s, enum rtl_
 	return buf;
 }
 
-static int cmd_check(struct rtl_ur_dashboard *d)
+static int cmd_check(struct arm *d)
 {
 	enum rtl_ur_robot_mode m = RTL_UR_ROBOT_MODE_NO_CONTROLLER;
 	enum rtl_ur_safety_status s = RTL_UR_SAFETY_NORMAL;
@@ -390,19 +573,19 @@ static int cmd_check(struct rtl_ur_dashboard *d)
 
 	if (remote_control(d, "remote control", &remote))
 		status = EXIT_FAIL;
-	if (rtl_ur_dashboard_robot_mode(d, &m, &e) < 0)
+	if (d->ops->robot_mode(d->h, &m, &e) < 0)
 		status = failed_err("robot mode", &e);
 	else
 		got_m = true;
 	if (got_m)
 		say("robot mode: %s", rtl_ur_robot_mode_name(m));
-	if (rtl_ur_dashboard_safety_status(d, &s, &e) < 0)
+	if (d->ops->safety(d->h, &s, &e) < 0)
 		status = failed_err("safety status", &e);
 	else
 		got_s = true;
 	if (got_s)
 		say("safety status: %s", rtl_ur_safety_status_name(s));
-	if (rtl_ur_dashboard_program_state(d, &p, &e) < 0)
+	if (d->ops->program_state(d->h, &p, &e) < 0)
 		status = failed_err("program state", &e);
 	else
 		say("program state: %s %s", rtl_ur_program_state_name(p.state), p.name);
@@ -413,7 +596,7 @@ static int cmd_check(struct rtl_ur_dashboard *d)
 	return status;
 }
 
-static int cmd_up(struct rtl_ur_dashboard *d, const struct opts *o)
+static int cmd_up(struct arm *d, const struct opts *o)
 {
 	enum rtl_ur_robot_mode m;
 	enum rtl_ur_safety_status s;
@@ -446,7 +629,7 @@ static int cmd_up(struct rtl_ur_dashboard *d, const struct opts *o)
 		if (r)
 			return r;
 	}
-	if (rtl_ur_dashboard_robot_mode(d, &m, &e) < 0)
+	if (d->ops->robot_mode(d->h, &m, &e) < 0)
 		return failed_err("robot mode", &e);
 	say("robot mode: %s", rtl_ur_robot_mode_name(m));
 	fix = mode_fix(m);
@@ -455,7 +638,7 @@ static int cmd_up(struct rtl_ur_dashboard *d, const struct opts *o)
 
 	if (m == RTL_UR_ROBOT_MODE_POWER_OFF) {
 		t0 = rtl_time_now();
-		if (rtl_ur_dashboard_power_on(d, &e) < 0)
+		if (d->ops->power_on(d->h, &e) < 0)
 			return failed_err("power on", &e);
 		say("power on: sent, waiting for IDLE ...");
 		r = wait_mode(d, o, "power on", RTL_UR_ROBOT_MODE_IDLE, RTL_UR_ROBOT_MODE_RUNNING,
@@ -477,7 +660,7 @@ static int cmd_up(struct rtl_ur_dashboard *d, const struct opts *o)
 
 	if (m == RTL_UR_ROBOT_MODE_IDLE) {
 		t0 = rtl_time_now();
-		if (rtl_ur_dashboard_brake_release(d, &e) < 0)
+		if (d->ops->brake_release(d->h, &e) < 0)
 			return failed_err("brake release", &e);
 		say("brake release: sent, waiting for RUNNING ...");
 		r = wait_mode(d, o, "brake release", RTL_UR_ROBOT_MODE_RUNNING,
@@ -492,15 +675,16 @@ static int cmd_up(struct rtl_ur_dashboard *d, const struct opts *o)
 	return EXIT_OK;
 }
 
-/* Stop the program; "Failed to execute: stop" with nothing playing is done. */
-static int stop_program(struct rtl_ur_dashboard *d)
+/* Stop the program; a refused stop (the dashboard's "Failed to execute:
+ * stop", the Robot API's HTTP 409) with nothing playing is done. */
+static int stop_program(struct arm *d)
 {
 	struct rtl_error e = { 0 }, e2 = { 0 };
 	struct rtl_ur_program p;
 	int r;
 
-	r = rtl_ur_dashboard_stop(d, &e);
-	if (r == -EIO && rtl_ur_dashboard_program_state(d, &p, &e2) == 0 &&
+	r = d->ops->stop(d->h, &e);
+	if ((r == -EIO || r == -EPERM) && d->ops->program_state(d->h, &p, &e2) == 0 &&
 	    p.state == RTL_UR_PROGRAM_STOPPED) {
 		say("stop: nothing to stop (%s %s)", rtl_ur_program_state_name(p.state), p.name);
 		return EXIT_OK;
@@ -508,13 +692,13 @@ static int stop_program(struct rtl_ur_dashboard *d)
 	if (r < 0)
 		return failed_err("stop", &e);
 	say("stop: sent");
-	if (rtl_ur_dashboard_program_state(d, &p, &e) < 0)
+	if (d->ops->program_state(d->h, &p, &e) < 0)
 		return failed_err("program state", &e);
 	say("program state: %s %s", rtl_ur_program_state_name(p.state), p.name);
 	return EXIT_OK;
 }
 
-static int cmd_down(struct rtl_ur_dashboard *d, const struct opts *o)
+static int cmd_down(struct arm *d, const struct opts *o)
 {
 	enum rtl_ur_robot_mode m;
 	struct rtl_error e = { 0 };
@@ -524,14 +708,14 @@ static int cmd_down(struct rtl_ur_dashboard *d, const struct opts *o)
 	r = stop_program(d);
 	if (r)
 		return r;
-	if (rtl_ur_dashboard_robot_mode(d, &m, &e) < 0)
+	if (d->ops->robot_mode(d->h, &m, &e) < 0)
 		return failed_err("robot mode", &e);
 	if (m == RTL_UR_ROBOT_MODE_POWER_OFF) {
 		say("power off: not needed (POWER_OFF)");
 		return EXIT_OK;
 	}
 	t0 = rtl_time_now();
-	if (rtl_ur_dashboard_power_off(d, &e) < 0)
+	if (d->ops->power_off(d->h, &e) < 0)
 		return failed_err("power off", &e);
 	say("power off: sent, waiting for POWER_OFF ...");
 	r = wait_mode(d, o, "power off", RTL_UR_ROBOT_MODE_POWER_OFF, RTL_UR_ROBOT_MODE_POWER_OFF,
@@ -549,6 +733,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-dashboard-ok", no_argument, NULL, 'n' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "robot-api", no_argument, NULL, 'r' },
+		{ "robot-api-port", required_argument, NULL, 'R' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "unlock", no_argument, NULL, 'u' },
 		{ "version", no_argument, NULL, 'V' },
@@ -559,7 +745,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	int c, k;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hnp:qt:uV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hnp:qrR:t:uV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
@@ -574,6 +760,14 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'r':
+			o->robot_api = true;
+			break;
+		case 'R':
+			if (rtl_cli_u64(PROG, "--robot-api-port", optarg, 1, 65535, &port))
+				return EXIT_USAGE;
+			o->api_port = (uint16_t)port;
 			break;
 		case 't':
 			if (rtl_cli_double(PROG, "--timeout", optarg, 0.1, 3600, &o->timeout_s))
@@ -613,9 +807,10 @@ int main(int argc, char **argv)
 {
 	struct opts o = {
 		.port = RTL_UR_DASHBOARD_PORT,
+		.api_port = RTL_UR_ROBOT_API_PORT,
 		.timeout_s = 30,
 	};
-	struct rtl_ur_dashboard *d;
+	struct arm arm;
 	int r, status = EXIT_OK;
 
 	/* Parse and validate. */
@@ -634,23 +829,23 @@ int main(int argc, char **argv)
 	}
 
 	/* Run: one connection, one command. */
-	d = connect_dash(&o, &status);
-	if (!d)
+	status = connect_arm(&o, &arm);
+	if (!arm.h)
 		return status;
 	switch (o.cmd) {
 	case CMD_CHECK:
-		status = cmd_check(d);
+		status = cmd_check(&arm);
 		break;
 	case CMD_UP:
-		status = cmd_up(d, &o);
+		status = cmd_up(&arm, &o);
 		break;
 	case CMD_STOP:
-		status = stop_program(d);
+		status = stop_program(&arm);
 		break;
 	case CMD_DOWN:
-		status = cmd_down(d, &o);
+		status = cmd_down(&arm, &o);
 		break;
 	}
-	rtl_ur_dashboard_close(d);
+	arm.ops->close(arm.h);
 	return status;
 }
