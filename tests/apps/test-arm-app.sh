@@ -6,7 +6,8 @@
 # ports (--port 0; the dashboard's port read back from its start message):
 # check changes nothing, up reaches RUNNING, local control and a protective
 # stop are refused (the stop unlocked with --unlock), and dashboards that
-# refuse the connection or never greet fail within the bound, naming the fix.
+# refuse the connection or never greet fail within the bound, naming the fix;
+# PolyScope X (--profile polyscope-x) comes up and down through the Robot API.
 # Every wait is bounded; no result depends on how fast the host is.
 # Usage: test-arm-app.sh path/to/rtloop-arm path/to/rtde-sim
 # Writes TAP to stdout; exits non-zero when a check fails.
@@ -147,6 +148,41 @@ else
 	fail "rtde-sim --protective-stop-after started" "$(cat "$tmp/sim.log")"
 fi
 stop_sim
+
+# --- PolyScope X: no dashboard, the Robot API (HTTP) instead -------------------
+# The dashboard's port is refused (1: nothing listens there); the dashboard
+# client then finds the Robot API on --robot-api-port, and rtloop-arm brings
+# the arm up through it with the same steps.
+api_port='s/.*robot api \([0-9][0-9]*\).*/\1/p'
+if start_sim "$api_port" --profile polyscope-x --boot --port 0 --duration 60; then
+	ok "rtde-sim --profile polyscope-x serves its Robot API on port $port"
+	run check 127.0.0.1 --dashboard-port 1 --robot-api-port "$port"
+	check "polyscope-x: check finds PolyScope X and reads through the Robot API" \
+		[ "$rc" -eq 0 ] && in_order "$out" "using its Robot API" "PolyScope X 10." \
+		"remote control: yes" "robot mode: POWER_OFF" "safety status: NORMAL" \
+		"program state: STOPPED"
+	run up 127.0.0.1 --robot-api --robot-api-port "$port" --timeout 20
+	check "polyscope-x: up --robot-api reaches RUNNING, each step printed" \
+		[ "$rc" -eq 0 ] && in_order "$out" "power on: sent, waiting for IDLE" \
+		"power on: IDLE after" "brake release: RUNNING after" "up: robot mode RUNNING"
+	run down 127.0.0.1 --robot-api --robot-api-port "$port" --timeout 20
+	check "polyscope-x: down --robot-api reaches POWER_OFF" \
+		[ "$rc" -eq 0 ] && contains "$out" "power off: POWER_OFF after"
+	stop_sim
+else
+	fail "rtde-sim --profile polyscope-x started (log: $(cat "$tmp/sim.log"))"
+fi
+if start_sim "$api_port" --profile polyscope-x --boot --local-control --port 0 --duration 60; then
+	run up 127.0.0.1 --robot-api --robot-api-port "$port" --timeout 5
+	check "polyscope-x, local control: up exits 1 naming remote control" \
+		[ "$rc" -eq 1 ] && in_order "$err" "remote control" "Remote Control"
+	stop_sim
+else
+	fail "rtde-sim --profile polyscope-x --local-control started"
+fi
+run up 127.0.0.1 --robot-api --robot-api-port 1 --timeout 5
+check "no Robot API: up --robot-api exits 1 naming the cause" \
+	[ "$rc" -eq 1 ] && contains "$err" "Robot API is off"
 
 # --- no dashboard, and a dashboard that never answers ------------------------------
 # One python3 holds two ports for the rest of the test: one bound but not
