@@ -82,7 +82,8 @@ static void respond(struct rtl_sim_conn *c, int status, const char *body, const 
 			    "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
 			    "Content-Length: %zu\r\n%s%s%sConnection: %s\r\n\r\n",
 			    status, reason(status), strlen(body), allow ? "Allow: " : "",
-			    allow ? allow : "", allow ? "\r\n" : "", close ? "close" : "keep-alive");
+			    allow ? allow : "", allow ? "\r\n" : "",
+			    close ? "close" : "keep-alive");
 	rtl_sim_conn_write(c, body, strlen(body));
 	if (close)
 		c->close = true;
@@ -151,8 +152,7 @@ static void robot_state(struct rtl_sim *sim, struct rtl_sim_conn *c, const struc
 		r = rtl_sim_ctrl_power_off(sim, now);
 	} else if (!strcmp(action, "BRAKE_RELEASE")) {
 		r = rtl_sim_ctrl_brake_release(sim, now);
-	} else if (!strcmp(action, "UNLOCK_PROTECTIVE_STOP") ||
-		   !strcmp(action, "RESTART_SAFETY")) {
+	} else if (!strcmp(action, "UNLOCK_PROTECTIVE_STOP") || !strcmp(action, "RESTART_SAFETY")) {
 		r = rtl_sim_ctrl_unlock(sim, now);
 		/* Nothing to unlock does no harm, as on the dashboard. */
 		if (r == RTL_SIM_CTRL_NOT_STOPPED)
@@ -210,11 +210,16 @@ static void route(struct rtl_sim *sim, struct rtl_sim_conn *c, const struct req 
 	static const struct {
 		const char *path, *allow;
 	} paths[] = {
-		{ "/openapi.json", "GET" },	      { "/robotstate/v1/robotmode", "GET" },
-		{ "/robotstate/v1/safetymode", "GET" }, { "/robotstate/v1/state", "PUT" },
-		{ "/program/v1/state", "GET, PUT" },    { "/program/v1/loaded", "GET, PUT" },
-		{ "/system/v1/controlmode", "GET" },    { "/versions/v1", "GET" },
-		{ "/popup/v1", "DELETE" },		      { "/popup/v1/safety", "DELETE" },
+		{ "/openapi.json", "GET" },
+		{ "/robotstate/v1/robotmode", "GET" },
+		{ "/robotstate/v1/safetymode", "GET" },
+		{ "/robotstate/v1/state", "PUT" },
+		{ "/program/v1/state", "GET, PUT" },
+		{ "/program/v1/loaded", "GET, PUT" },
+		{ "/system/v1/controlmode", "GET" },
+		{ "/versions/v1", "GET" },
+		{ "/popup/v1", "DELETE" },
+		{ "/popup/v1/safety", "DELETE" },
 	};
 	struct rtl_sim_ctrl *ctl = &sim->ctrl;
 	bool get = !strcmp(q->method, "GET"), put = !strcmp(q->method, "PUT");
@@ -314,7 +319,8 @@ static int parse_head(char *head, struct req *q, size_t *clen)
 			*clen = n;
 		} else if (!strncasecmp(line, "Transfer-Encoding:", 18)) {
 			return 400; /* no chunked bodies: the API's requests are tiny */
-		} else if (!strncasecmp(line, "Connection:", 11) && strcasestr(line + 11, "close")) {
+		} else if (!strncasecmp(line, "Connection:", 11) &&
+			   strcasestr(line + 11, "close")) {
 			q->close = true;
 		}
 	}
@@ -372,7 +378,8 @@ static void api_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t 
 			status = parse_head(head, &q, &clen);
 			if (status == 400 || status == 413) {
 				respond_msg(c, status,
-					    status == 400 ? "bad request" : "request body too large",
+					    status == 400 ? "bad request"
+							  : "request body too large",
 					    true);
 				return;
 			}

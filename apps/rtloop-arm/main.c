@@ -54,7 +54,7 @@ struct opts {
 	bool unlock;
 	bool quiet;
 	bool no_dashboard_ok;
-	bool robot_api;	  /* --robot-api: PolyScope X, skip the dashboard */
+	bool robot_api;	   /* --robot-api: PolyScope X, skip the dashboard */
 	uint16_t api_port; /* the Robot API's port */
 };
 
@@ -321,10 +321,10 @@ static int unlock(struct arm *d, const struct opts *o)
 }
 
 /* ---- the two interfaces: struct arm_ops of the dashboard and the Robot API ---- */
-#define WRAP(name, fn, T)                                  \
-	static int name(void *h, struct rtl_error *e)      \
-	{                                                  \
-		return fn((T *)h, e);                      \
+#define WRAP(name, fn, T)                             \
+	static int name(void *h, struct rtl_error *e) \
+	{                                             \
+		return fn((T *)h, e);                 \
 	}
 #define WRAP1(name, fn, T, A)                              \
 	static int name(void *h, A a, struct rtl_error *e) \
@@ -368,8 +368,7 @@ static const struct arm_ops dash_ops = {
 WRAP1(api_mode, rtl_ur_robot_api_robot_mode, struct rtl_ur_robot_api, enum rtl_ur_robot_mode *)
 WRAP1(api_safety, rtl_ur_robot_api_safety_mode, struct rtl_ur_robot_api,
       enum rtl_ur_safety_status *)
-WRAP1(api_program, rtl_ur_robot_api_program_state, struct rtl_ur_robot_api,
-      struct rtl_ur_program *)
+WRAP1(api_program, rtl_ur_robot_api_program_state, struct rtl_ur_robot_api, struct rtl_ur_program *)
 WRAP1(api_remote, rtl_ur_robot_api_is_in_remote_control, struct rtl_ur_robot_api, bool *)
 WRAP(api_power_on, rtl_ur_robot_api_power_on, struct rtl_ur_robot_api)
 WRAP(api_power_off, rtl_ur_robot_api_power_off, struct rtl_ur_robot_api)

@@ -99,7 +99,9 @@ static int scan_string(struct scan *s, char *out, size_t cap)
 						code = code * 16 +
 						       (unsigned)(isdigit((unsigned char)h)
 									  ? h - '0'
-									  : tolower((unsigned char)h) - 'a' + 10);
+									  : tolower((unsigned char)
+											    h) -
+										    'a' + 10);
 					}
 					c = code < 0x80 ? (char)code : '?';
 				}
@@ -238,8 +240,8 @@ static long ms_of(int64_t ns)
 	return ms < 1 ? 1 : (long)ms;
 }
 
-int rtl_ur_robot_api_open(const struct rtl_ur_robot_api_config *cfg,
-			  struct rtl_ur_robot_api **out, struct rtl_error *err)
+int rtl_ur_robot_api_open(const struct rtl_ur_robot_api_config *cfg, struct rtl_ur_robot_api **out,
+			  struct rtl_error *err)
 {
 	struct rtl_ur_robot_api *api;
 	size_t hl;
@@ -317,7 +319,8 @@ static int transport_error(struct rtl_ur_robot_api *api, CURLcode rc, const char
 				     "robot api: no reply to %s %s from %s:%u within %.1f s: is "
 				     "the controller up and on this network? Check the cable and "
 				     "address, or allow more time",
-				     method, path, api->host, api->port, (double)api->timeout_ns / 1e9);
+				     method, path, api->host, api->port,
+				     (double)api->timeout_ns / 1e9);
 	case CURLE_WRITE_ERROR:
 		if (api->body_overflow)
 			return rtl_error_set(err, -EMSGSIZE,
@@ -394,8 +397,7 @@ static int request(struct rtl_ur_robot_api *api, const char *method, const char 
 	curl_easy_getinfo(api->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300)
 		return 0;
-	if (rtl_ur_robot_api_json_string(api->body, api->body_len, "message", msg, sizeof(msg)) <
-	    0)
+	if (rtl_ur_robot_api_json_string(api->body, api->body_len, "message", msg, sizeof(msg)) < 0)
 		snprintf(msg, sizeof(msg), "no message");
 	if (status == 404 || status == 405)
 		return rtl_error_set(err, -EOPNOTSUPP,
@@ -403,14 +405,14 @@ static int request(struct rtl_ur_robot_api *api, const char *method, const char 
 				     "X has no such endpoint; update it to 10.11 or newer",
 				     what, method, path, status, msg);
 	if (status >= 400 && status < 500)
-		return rtl_error_set(err, -EPERM,
-				     state_change
-					     ? "robot api: %s refused (HTTP %ld: %s): if the robot "
-					       "is in local control, switch to remote control on the "
-					       "teach pendant; otherwise read the pendant's popup"
-					     : "robot api: %s refused (HTTP %ld: %s): check the "
-					       "controller's settings (Robot API access)",
-				     what, status, msg);
+		return rtl_error_set(
+			err, -EPERM,
+			state_change ? "robot api: %s refused (HTTP %ld: %s): if the robot "
+				       "is in local control, switch to remote control on the "
+				       "teach pendant; otherwise read the pendant's popup"
+				     : "robot api: %s refused (HTTP %ld: %s): check the "
+				       "controller's settings (Robot API access)",
+			what, status, msg);
 	return rtl_error_set(err, -EIO,
 			     "robot api: %s: %s %s answered HTTP %ld (%s): look at the "
 			     "controller's log",

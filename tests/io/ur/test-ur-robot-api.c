@@ -78,7 +78,7 @@ static bool read_request(struct fake *f, int fd, int i)
 	{
 		size_t got = have - (size_t)(end + 4 - buf);
 		size_t want = (size_t)clen < sizeof(f->body[i]) - 1 ? (size_t)clen
-								  : sizeof(f->body[i]) - 1;
+								    : sizeof(f->body[i]) - 1;
 
 		memcpy(f->body[i], end + 4, got < want ? got : want);
 		while (got < want) {
@@ -142,7 +142,8 @@ static void *serve(void *arg)
 
 static void fake_start(struct fake *f, const struct step *steps, int n)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
 
 	memset(f, 0, sizeof(*f));
@@ -191,9 +192,9 @@ Test(ur_robot_api, json_scanner_reads_outer_strings_only)
 	cr_assert_eq(rtl_ur_robot_api_json_string("<html>", 6, "mode", v, sizeof(v)), -EPROTO);
 	cr_assert_eq(rtl_ur_robot_api_json_string("{\"mode\": \"IDL", 13, "mode", v, sizeof(v)),
 		     -EPROTO);
-	cr_assert_eq(rtl_ur_robot_api_json_string("{\"m\": \"a\\\"b\\u0041\"}", 19, "m", v,
-						  sizeof(v)),
-		     4);
+	cr_assert_eq(
+		rtl_ur_robot_api_json_string("{\"m\": \"a\\\"b\\u0041\"}", 19, "m", v, sizeof(v)),
+		4);
 	cr_assert_str_eq(v, "a\"bA");
 	cr_assert_eq(rtl_ur_robot_api_json_string("{\"m\": \"abcdef\"}", 15, "m", v, 4), -EMSGSIZE);
 }
