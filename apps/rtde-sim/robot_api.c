@@ -395,7 +395,10 @@ static void api_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t 
 			h->have -= head_len + clen;
 			h->buf[h->have] = '\0';
 		}
-		if (!c->close && h->have == sizeof(h->buf) - 1) {
+		/* A head that has not ended within HEAD_MAX never will fit. */
+		if (!c->close &&
+		    (h->have == sizeof(h->buf) - 1 ||
+		     (h->have > HEAD_MAX && !memmem(h->buf, h->have, "\r\n\r\n", 4)))) {
 			respond_msg(c, 413, "request too large", true);
 			return;
 		}

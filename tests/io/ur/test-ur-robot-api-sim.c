@@ -3,11 +3,18 @@
  * The Robot API client against rtde-sim's polyscope-x profile, in process
  * on ephemeral ports: the bring-up of a booted controller (powered off, no
  * program) through the Robot API alone, local control's refusal, and the
- * dashboard client telling PolyScope X apart by the Robot API's probe.
+ * dashboard client telling PolyScope X apart by the Robot API's probe; and
+ * the simulator's HTTP reader in raw bytes (400, 404, 405, 413, pipelining,
+ * Connection: close).
  */
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <rtloop/time.h>
 #include <rtloop/ur_dashboard.h>
@@ -164,5 +171,112 @@ Test(ur_robot_api_sim, dashboard_client_recognises_polyscope_x)
 	cfg.port = 1;
 	cfg.robot_api_port = rtl_sim_server_service_port(srv, RTL_SIM_PORT_ROBOT_API);
 	cr_assert_eq(rtl_ur_dashboard_connect(&cfg, &d, &e), -EPROTONOSUPPORT, "%s", e.msg);
+	done();
+}
+
+/* ---- the simulator's HTTP reader, in raw bytes ----------------------------------------- */
+
+/* Send @req on a new connection and read what comes back until the peer
+ * closes, a reply is followed by 100 ms of silence, or 1 s passes; returns
+ * the bytes read (NUL-terminated in @out), *@closed when the peer closed. */
+static size_t raw(const char *req, size_t len, char *out, size_t cap, bool *closed)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int64_t deadline = rtl_time_now() + RTL_NS_PER_SEC;
+	size_t have = 0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_port = htons(rtl_sim_server_service_port(srv, RTL_SIM_PORT_ROBOT_API));
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(write(fd, req, len), (ssize_t)len);
+	*closed = false;
+	while (have + 1 < cap && rtl_time_now() < deadline) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&p, 1, 100) <= 0) {
+			/* A reply came and 100 ms brought nothing more: kept open. */
+			if (have)
+				break;
+			continue;
+		}
+		n = read(fd, out + have, cap - 1 - have);
+		if (n <= 0) {
+			*closed = true;
+			break;
+		}
+		have += (size_t)n;
+	}
+	out[have] = '\0';
+	close(fd);
+	return have;
+}
+
+#define BASE "/universal-robots/robot-api"
+
+Test(ur_robot_api_sim, http_reader_answers_bad_requests)
+{
+	static char big[9000];
+	char out[4096];
+	bool closed;
+	const char *r;
+
+	start(false);
+	raw("GARBAGE\r\n\r\n", 11, out, sizeof(out), &closed);
+	cr_assert(!strncmp(out, "HTTP/1.1 400 ", 13), "%s", out);
+	cr_assert(closed, "a bad request closes the connection");
+
+	r = "GET " BASE "/nothing HTTP/1.1\r\nHost: x\r\n\r\n";
+	raw(r, strlen(r), out, sizeof(out), &closed);
+	cr_assert(!strncmp(out, "HTTP/1.1 404 ", 13), "%s", out);
+	cr_assert(!closed, "keep-alive after a 404");
+
+	r = "GET /elsewhere HTTP/1.1\r\n\r\n";
+	raw(r, strlen(r), out, sizeof(out), &closed);
+	cr_assert(!strncmp(out, "HTTP/1.1 404 ", 13), "%s", out);
+
+	r = "POST " BASE "/robotstate/v1/state HTTP/1.1\r\nContent-Length: 0\r\n\r\n";
+	raw(r, strlen(r), out, sizeof(out), &closed);
+	cr_assert(!strncmp(out, "HTTP/1.1 405 ", 13), "%s", out);
+	cr_assert(strstr(out, "Allow: PUT\r\n"), "%s", out);
+
+	r = "PUT " BASE "/robotstate/v1/state HTTP/1.1\r\nContent-Length: 999999\r\n\r\n";
+	raw(r, strlen(r), out, sizeof(out), &closed);
+	cr_assert(!strncmp(out, "HTTP/1.1 413 ", 13), "%s", out);
+	cr_assert(closed);
+
+	r = "PUT " BASE "/robotstate/v1/state HTTP/1.1\r\nContent-Length: 5\r\n\r\nnope!";
+	raw(r, strlen(r), out, sizeof(out), &closed);
+	cr_assert(!strncmp(out, "HTTP/1.1 400 ", 13), "%s", out);
+
+	/* A head that never ends: bounded, then 413. */
+	memset(big, 'a', sizeof(big));
+	memcpy(big, "GET / HTTP/1.1\r\nX: ", 19);
+	raw(big, sizeof(big), out, sizeof(out), &closed);
+	cr_assert(!strncmp(out, "HTTP/1.1 413 ", 13), "%s", out);
+	cr_assert(closed);
+	done();
+}
+
+Test(ur_robot_api_sim, http_reader_pipelines_and_closes_on_request)
+{
+	char out[4096];
+	bool closed;
+	const char *r = "GET " BASE "/robotstate/v1/robotmode HTTP/1.1\r\n\r\n"
+			"PUT " BASE "/robotstate/v1/state HTTP/1.1\r\nContent-Length: 22\r\n\r\n"
+			"{\"action\": \"POWER_ON\"}"
+			"GET " BASE "/system/v1/controlmode HTTP/1.1\r\nConnection: close\r\n\r\n";
+	const char *a, *b, *c;
+
+	start(false);
+	raw(r, strlen(r), out, sizeof(out), &closed);
+	a = strstr(out, "{\"mode\": \"POWER_OFF\"}");
+	b = strstr(out,
+		   "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n");
+	c = strstr(out, "{\"mode\": \"REMOTE\"}");
+	cr_assert(a && b && c && a < b && b < c, "%s", out);
+	cr_assert(strstr(out, "Connection: close\r\n"), "%s", out);
+	cr_assert(closed, "Connection: close is honoured");
 	done();
 }
