@@ -24,7 +24,8 @@
  * whose dashboard is off: by the controller version the caller knows
  * from RTDE (config.controller_major), or by asking the Robot API (HTTP,
  * port 80, /universal-robots/robot-api/openapi.json) once; it says so with
- * the fix (docs/ur-dashboard.md has what PolyScope X offers instead).
+ * the fix (docs/ur-dashboard.md has what PolyScope X offers instead;
+ * <rtloop/ur_robot_api.h> speaks it).
  *
  * Thread and RT safety: one client per thread (no locks inside). Nothing
  * here is RT-safe: these are bring-up calls (they block up to the timeout
