@@ -301,8 +301,16 @@ void rtl_ur_robot_api_close(struct rtl_ur_robot_api *api)
 static int transport_error(struct rtl_ur_robot_api *api, CURLcode rc, const char *method,
 			   const char *path, struct rtl_error *err)
 {
+	long os_errno = 0;
+
+	curl_easy_getinfo(api->curl, CURLINFO_OS_ERRNO, &os_errno);
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
+		if (os_errno == EHOSTUNREACH || os_errno == ENETUNREACH)
+			return rtl_error_set(err, -EHOSTUNREACH,
+					     "robot api: no route to %s: check the cable, the "
+					     "address and this computer's network settings",
+					     api->host);
 		return rtl_error_set(err, -ECONNREFUSED,
 				     "robot api: %s:%u refused the connection: the Robot API is "
 				     "off, or the controller is not PolyScope X 10.11 or newer "
@@ -374,7 +382,6 @@ static int request(struct rtl_ur_robot_api *api, const char *method, const char 
 	api->body_overflow = false;
 	api->body[0] = '\0';
 	curl_easy_setopt(api->curl, CURLOPT_URL, url);
-	curl_easy_setopt(api->curl, CURLOPT_CUSTOMREQUEST, method);
 	if (body) {
 		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 		if (!hdrs)
@@ -390,7 +397,9 @@ static int request(struct rtl_ur_robot_api *api, const char *method, const char 
 	curl_easy_setopt(api->curl, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(api->curl, CURLOPT_HTTPHEADER, hdrs);
 	rc = curl_easy_perform(api->curl);
+	/* @body and @hdrs end with this call: the handle keeps no pointer to them. */
 	curl_easy_setopt(api->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(api->curl, CURLOPT_POSTFIELDS, NULL);
 	curl_slist_free_all(hdrs);
 	if (rc != CURLE_OK)
 		return transport_error(api, rc, method, path, err);
