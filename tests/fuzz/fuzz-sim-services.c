@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer harness: rtde-sim's services beside RTDE, what a client of the
- * dashboard (apps/rtde-sim/dashboard.c) or of the script ports
- * (apps/rtde-sim/primary.c) reaches, and the controller behind them
+ * dashboard (apps/rtde-sim/dashboard.c), of the script ports
+ * (apps/rtde-sim/primary.c) or of the Robot API (apps/rtde-sim/robot_api.c)
+ * reaches, and the controller behind them
  * (apps/rtde-sim/controller.c: the program comparison, the state machine).
  *
  * Input: byte 0 picks the port (bits 0-1: dashboard, primary, secondary,
  * realtime) and the controller (bit 2 --boot, bit 3 --local-control, bit
- * 4 the cb3 profile); byte 1 seeds the chunking; the rest is what the
- * client sends. The harness is the server without sockets: open(), then
- * each piece to feed() as one read, the controller's clock 50 ms on, its
- * tick and the service's; what the service queued is taken and checked.
+ * 4 the cb3 profile, bit 5 the protective-stop fault; bit 6: the Robot
+ * API of the polyscope-x profile instead of bits 0-1 and 4); byte 1 seeds the chunking; the rest is
+ * what the client sends. The harness is the server without sockets: open(), then each piece to
+ * feed() as one read, the controller's clock 50 ms on, its tick and the service's; what the service
+ * queued is taken and checked.
  *
  * Oracles: the dashboard answers every command line with exactly one line
  * (the greeting first; a line of blanks is no command), until "quit"; the
- * script ports send only whole primary-interface messages of the two
+ * Robot API sends only whole HTTP/1.1 responses (a status line, a head
+ * that ends, a Content-Length body that is a JSON object) and nothing
+ * after one that closes; the script ports send only whole
+ * primary-interface messages of the two
  * types a controller sends, each of which decodes; every program that
  * arrived was either started, refused or recorded as another program;
  * the executor runs only on a running arm with safety normal.
@@ -42,6 +47,36 @@ static size_t take_lines(struct rtl_sim_conn *c)
 	FUZZ_CHECK(c->len == c->off || c->out[c->len - 1] == '\n');
 	c->off = c->len = 0;
 	return lines;
+}
+
+#define LENGTH_HDR "\r\nContent-Length: "
+#define CLOSE_HDR "\r\nConnection: close\r\n"
+
+/* Robot API: whole responses, each a status line, a head and a JSON body of
+ * its Content-Length; a response that says close is the last. */
+static void take_http(struct rtl_sim_conn *c)
+{
+	size_t off = c->off;
+
+	while (off < c->len) {
+		const char *r = (const char *)c->out + off;
+		size_t left = c->len - off;
+		const char *end = memmem(r, left, "\r\n\r\n", 4);
+		const char *cl = memmem(r, left, LENGTH_HDR, sizeof(LENGTH_HDR) - 1);
+		size_t head, body;
+
+		FUZZ_CHECK(left > 12 && !memcmp(r, "HTTP/1.1 ", 9));
+		FUZZ_CHECK(r[9] >= '1' && r[9] <= '5' && r[12] == ' ');
+		FUZZ_CHECK(end && cl && cl < end);
+		head = (size_t)(end - r) + 4;
+		body = strtoul(cl + sizeof(LENGTH_HDR) - 1, NULL, 10);
+		FUZZ_CHECK(head + body <= left);
+		FUZZ_CHECK(body >= 2 && r[head] == '{' && r[head + body - 1] == '}');
+		off += head + body;
+		if (memmem(r, head, CLOSE_HDR, sizeof(CLOSE_HDR) - 1))
+			FUZZ_CHECK(off == c->len && c->close);
+	}
+	c->off = c->len = 0;
 }
 
 /* Script ports: whole messages, each decoding as its type says. */
@@ -134,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	kind = (enum rtl_sim_port_kind)(data[0] & 3);
+	kind = (data[0] & 64) ? RTL_SIM_PORT_ROBOT_API : (enum rtl_sim_port_kind)(data[0] & 3);
 	rtl_sim_opts_default(&o);
 	o.ctrl.boot = data[0] & 4;
 	o.ctrl.local = data[0] & 8;
@@ -142,7 +177,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.ctrl.brake_release_s = 0.1;
 	o.ctrl.unlock_delay_s = 0.2;
 	o.ctrl.protective_stop_after_s = (data[0] & 32) ? 0.3 : 0;
-	if (data[0] & 16)
+	if (kind == RTL_SIM_PORT_ROBOT_API)
+		o.profile = RTL_SIM_PROFILE_POLYSCOPE_X;
+	else if (data[0] & 16)
 		o.profile = RTL_SIM_PROFILE_CB3;
 	FUZZ_CHECK(rtl_sim_init(&sim, &o, 0) == 0);
 	ops = rtl_sim_port_ops(kind);
@@ -167,9 +204,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ops->tick(&sim, &c, now);
 		if (kind == RTL_SIM_PORT_DASHBOARD)
 			replies += take_lines(&c);
+		else if (kind == RTL_SIM_PORT_ROBOT_API)
+			take_http(&c);
 		else
 			take_messages(&c);
-		check_controller(&sim, kind != RTL_SIM_PORT_DASHBOARD);
+		check_controller(&sim,
+				 kind != RTL_SIM_PORT_DASHBOARD && kind != RTL_SIM_PORT_ROBOT_API);
 	}
 	/* One reply per command ("quit" closes: then nothing is counted). */
 	if (kind == RTL_SIM_PORT_DASHBOARD && !c.close)

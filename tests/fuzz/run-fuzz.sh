@@ -76,7 +76,7 @@ incs="$incs -I$root/apps/rtde-record -I$root/tests/io/rtde -I$here"
 incs="$incs -I$root/io/net/include -I$root/io/ur/include"
 cflags="-std=c17 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter"
 san="address,undefined -fno-sanitize-recover=all"
-libs="-lexpat -lm -lpthread"
+libs="-lexpat -lcurl -lm -lpthread"
 
 # What an outsider's bytes reach, and what that needs to link, compiled
 # once and linked into every harness as one archive. The parsers are
@@ -85,11 +85,12 @@ libs="-lexpat -lm -lpthread"
 # (no parsers, and most of the time of an input) only for ASan and
 # UBSan, so the fuzzer's time goes to the parsers.
 plain="ring/error.c ring/ring.c rt/log.c rt/mem.c rt/time.c rt/hist.c rt/json.c apps/rtde-sim/robot.c
-io/rtde/rtde_fields.c io/net/tcp.c io/ur/ur_dashboard.c apps/rtde-sim/ports.c"
+io/rtde/rtde_fields.c io/net/tcp.c io/ur/ur_dashboard.c io/ur/ur_robot_api.c apps/rtde-sim/ports.c"
 srcs="io/rtde/rtde_codec.c io/rtde/rtde_framer.c io/rtde/rtde_fields.c io/rtde/rtde_recipe.c
 io/rtde/rtde_client.c io/udp/udp.c io/ur/ur_primary.c
 apps/rtde-sim/session.c apps/rtde-sim/sim.c apps/rtde-sim/udp.c
 apps/rtde-sim/controller.c apps/rtde-sim/dashboard.c apps/rtde-sim/primary.c
+apps/rtde-sim/robot_api.c
 apps/rtde-record/format.c"
 
 # name:source:extra-flags. The decode-* variants pin the package type to a
