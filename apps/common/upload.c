@@ -19,7 +19,9 @@ const char rtl_cli_upload_help[] =
 	"      --no-dashboard      the controller has none: the program is not stopped\n"
 	"      --unlock            unlock a protective stop before uploading again\n"
 	"      --reconnect N       reconnect (and upload again) up to N times after the\n"
-	"                          stream ends, e.g. after a protective stop (default 0)\n";
+	"                          stream ends, e.g. after a protective stop (default 0)\n"
+	"      --robot-api-port N  PolyScope X: its Robot API, which stands in for the\n"
+	"                          dashboard there (default 80)\n";
 
 int rtl_cli_upload_option(const char *prog, int which, const char *arg, struct rtl_cli_upload *u)
 {
@@ -52,6 +54,11 @@ int rtl_cli_upload_option(const char *prog, int which, const char *arg, struct r
 		err = rtl_cli_u64(prog, "--reconnect", arg, 0, 1000, &v);
 		u->reconnect = (unsigned)v;
 		break;
+	case 6:
+		err = rtl_cli_u64(prog, "--robot-api-port", arg, 1, 65535, &v);
+		u->cfg.robot_api_port = (uint16_t)v;
+		u->given = true;
+		break;
 	default:
 		err = RTL_CLI_EXIT_USAGE;
 	}
@@ -64,8 +71,9 @@ int rtl_cli_upload_check(const char *prog, const struct rtl_cli_upload *u, bool 
 		return rtl_cli_usage_error(prog, "--upload starts a program on the controller, "
 						 "--read-only writes nothing: choose one");
 	if (!u->cfg.enabled && u->given)
-		return rtl_cli_usage_error(prog, "--primary-port, --dashboard-port, --no-dashboard "
-						 "and --unlock go with --upload");
+		return rtl_cli_usage_error(prog, "--primary-port, --dashboard-port, "
+						 "--robot-api-port, --no-dashboard and --unlock go "
+						 "with --upload");
 	if (u->cfg.unlock && u->cfg.no_dashboard)
 		return rtl_cli_usage_error(prog, "--unlock needs the dashboard: not with "
 						 "--no-dashboard");
@@ -107,8 +115,11 @@ int rtl_cli_upload_finish(const char *prog, const struct rtl_cli_upload *u,
 	}
 	fprintf(stderr,
 		"%s: stop: the arm is at rest and the program on the controller "
-		"was stopped (dashboard stop)\n",
-		prog);
+		"was stopped (%s)\n",
+		prog,
+		rtl_rtde_client_info(rtl_rtde_transport_client(t))->version.major >= 10
+			? "Robot API stop"
+			: "dashboard stop");
 	return 0;
 }
 

@@ -11,6 +11,7 @@
  *   --no-dashboard      none: the program is not stopped at exit
  *   --unlock            unlock a protective stop before uploading again
  *   --reconnect N       reconnect (and upload again) up to N times
+ *   --robot-api-port N  PolyScope X's Robot API, instead of the dashboard (80)
  *
  * An app adds RTL_CLI_UPLOAD_LONGOPTS(base) to its getopt_long table and
  * passes every option value in [base, base + RTL_CLI_UPLOAD_N) to
@@ -24,7 +25,7 @@
 #include <rtloop/loop.h>
 #include <rtloop/rtde_transport.h>
 
-#define RTL_CLI_UPLOAD_N 6
+#define RTL_CLI_UPLOAD_N 7
 
 #define RTL_CLI_UPLOAD_LONGOPTS(base)                                      \
 	{ "upload", no_argument, NULL, (base) + 0 },                       \

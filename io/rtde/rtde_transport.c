@@ -19,6 +19,7 @@
 #include <rtloop/time.h>
 #include <rtloop/ur_dashboard.h>
 #include <rtloop/ur_primary.h>
+#include <rtloop/ur_robot_api.h>
 
 #define RTL_RTDE_TRANSPORT_TX_SIZE 4096
 /* Input doubles (and vectors) check() tests: each takes 8 or more of the
@@ -646,38 +647,88 @@ static uint16_t primary_port(const struct rtl_rtde_transport *t)
 	return t->cfg.upload.primary_port ? t->cfg.upload.primary_port : RTL_UR_PRIMARY_PORT;
 }
 
-static int dashboard(const struct rtl_rtde_transport *t, struct rtl_ur_dashboard **d,
-		     struct rtl_error *err)
-{
-	struct rtl_ur_dashboard_config dc;
+/*
+ * The controller's management interface, for the unlock before an upload
+ * and the stop at exit: the dashboard server on CB3 and e-Series, the
+ * Robot API on PolyScope X (controller version 10 and up), which has no
+ * dashboard. One connection per use: these are rare, set-up-time calls.
+ */
+struct mgmt {
+	struct rtl_ur_dashboard *dash;
+	struct rtl_ur_robot_api *api;
+};
 
-	rtl_ur_dashboard_config_init(&dc);
-	dc.host = t->host_ip;
-	if (t->cfg.upload.dashboard_port)
-		dc.port = t->cfg.upload.dashboard_port;
-	dc.controller_major = rtl_rtde_client_info(t->client)->version.major;
-	return rtl_ur_dashboard_connect(&dc, d, err);
+static bool polyscope_x(const struct rtl_rtde_transport *t)
+{
+	return rtl_rtde_client_info(t->client)->version.major >= 10;
+}
+
+static int mgmt_open(const struct rtl_rtde_transport *t, struct mgmt *m, struct rtl_error *err)
+{
+	*m = (struct mgmt){ 0 };
+	if (polyscope_x(t)) {
+		struct rtl_ur_robot_api_config ac;
+
+		rtl_ur_robot_api_config_init(&ac);
+		ac.host = t->host_ip;
+		if (t->cfg.upload.robot_api_port)
+			ac.port = t->cfg.upload.robot_api_port;
+		return rtl_ur_robot_api_open(&ac, &m->api, err);
+	} else {
+		struct rtl_ur_dashboard_config dc;
+
+		rtl_ur_dashboard_config_init(&dc);
+		dc.host = t->host_ip;
+		if (t->cfg.upload.dashboard_port)
+			dc.port = t->cfg.upload.dashboard_port;
+		dc.controller_major = rtl_rtde_client_info(t->client)->version.major;
+		return rtl_ur_dashboard_connect(&dc, &m->dash, err);
+	}
+}
+
+static void mgmt_close(struct mgmt *m)
+{
+	rtl_ur_dashboard_close(m->dash);
+	rtl_ur_robot_api_close(m->api);
+}
+
+static int mgmt_safety(struct mgmt *m, enum rtl_ur_safety_status *st, struct rtl_error *err)
+{
+	return m->api ? rtl_ur_robot_api_safety_mode(m->api, st, err)
+		      : rtl_ur_dashboard_safety_status(m->dash, st, err);
+}
+
+static int mgmt_unlock(struct mgmt *m, struct rtl_error *err)
+{
+	return m->api ? rtl_ur_robot_api_unlock_protective_stop(m->api, err)
+		      : rtl_ur_dashboard_unlock_protective_stop(m->dash, err);
+}
+
+static int mgmt_stop(struct mgmt *m, struct rtl_error *err)
+{
+	return m->api ? rtl_ur_robot_api_stop(m->api, err) : rtl_ur_dashboard_stop(m->dash, err);
 }
 
 /* Unlock a protective stop before the upload, when asked and when there
- * is one; a refusal within the controller's 5 s is retried. */
+ * is one; a refusal within the controller's 5 s is retried (the Robot API
+ * answers it with a refusal of its own: retried alike). */
 static int unlock_if_stopped(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
-	struct rtl_ur_dashboard *d = NULL;
 	enum rtl_ur_safety_status st;
 	int64_t until = rtl_time_now() + UNLOCK_RETRY_NS;
-	int ret = dashboard(t, &d, err);
+	struct mgmt m;
+	int ret = mgmt_open(t, &m, err);
 
 	if (!ret)
-		ret = rtl_ur_dashboard_safety_status(d, &st, err);
+		ret = mgmt_safety(&m, &st, err);
 	if (!ret && st == RTL_UR_SAFETY_PROTECTIVE_STOP) {
-		while ((ret = rtl_ur_dashboard_unlock_protective_stop(d, err)) == -EAGAIN &&
+		while (((ret = mgmt_unlock(&m, err)) == -EAGAIN || (m.api && ret == -EPERM)) &&
 		       rtl_time_now() < until)
 			rtl_time_sleep_until(rtl_time_now() + 200 * RTL_NS_PER_MS);
 		if (!ret)
 			rtl_stat_add(&t->c.unlocks, 1);
 	}
-	rtl_ur_dashboard_close(d);
+	mgmt_close(&m);
 	return ret;
 }
 
@@ -898,15 +949,15 @@ static int watch_program(struct rtl_rtde_transport *t, const struct rtl_loop_fra
 
 RTL_API int rtl_rtde_transport_stop_program(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
-	struct rtl_ur_dashboard *d = NULL;
+	struct mgmt m;
 	int ret;
 
 	if (!t || !t->uploaded || t->cfg.upload.no_dashboard)
 		return 0;
-	ret = dashboard(t, &d, err);
+	ret = mgmt_open(t, &m, err);
 	if (!ret)
-		ret = rtl_ur_dashboard_stop(d, err);
-	rtl_ur_dashboard_close(d);
+		ret = mgmt_stop(&m, err);
+	mgmt_close(&m);
 	if (!ret) {
 		t->uploaded = false;
 		rtl_stat_add(&t->c.program_stops, 1);

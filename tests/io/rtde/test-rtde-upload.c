@@ -40,6 +40,7 @@
 #include <rtloop/rtde_transport.h>
 #include <rtloop/time.h>
 #include <rtloop/ur_dashboard.h>
+#include <rtloop/ur_robot_api.h>
 
 #include "server.h"
 
@@ -195,6 +196,9 @@ static int make_loop(const struct rtl_rtde_upload_config *up, int reconnects, st
 	if (!tc.upload.dashboard_port && !tc.upload.no_dashboard)
 		tc.upload.dashboard_port =
 			rtl_sim_server_service_port(R.srv, RTL_SIM_PORT_DASHBOARD);
+	if (!tc.upload.robot_api_port)
+		tc.upload.robot_api_port =
+			rtl_sim_server_service_port(R.srv, RTL_SIM_PORT_ROBOT_API);
 	rtl_log_set_handler(on_log, &R);
 	ret = rtl_rtde_transport_create(&R.tr, &tc, err);
 	if (ret)
@@ -431,4 +435,51 @@ Test(rtde_upload, a_silent_primary_port_fails_the_start_within_its_bound, .fini 
 	cr_expect_eq(ts.uploads, 0);
 	close(ls);
 	cr_expect_eq(stop_sim()->ctrl.stats.programs, 0);
+}
+
+/* PolyScope X: no dashboard; the Robot API brings the arm up, and the
+ * transport stops the program through it at the end. */
+Test(rtde_upload, polyscope_x_through_the_robot_api, .fini = teardown, .timeout = 60)
+{
+	struct rtl_rtde_upload_config up = { .enabled = true };
+	struct rtl_ur_robot_api_config ac;
+	struct rtl_ur_robot_api *api = NULL;
+	enum rtl_ur_robot_mode m = RTL_UR_ROBOT_MODE_POWER_OFF;
+	struct rtl_rtde_transport_stats ts;
+	struct rtl_sim_opts so;
+	struct rtl_error err = { 0 };
+	struct rtl_sim *sim;
+	int64_t until;
+
+	rtl_sim_opts_default(&so);
+	so.profile = RTL_SIM_PROFILE_POLYSCOPE_X;
+	so.ctrl.boot = true;
+	start_sim(&so, NULL);
+	cr_assert_eq(rtl_sim_server_service_port(R.srv, RTL_SIM_PORT_DASHBOARD), 0);
+	rtl_ur_robot_api_config_init(&ac);
+	ac.host = "127.0.0.1";
+	ac.port = rtl_sim_server_service_port(R.srv, RTL_SIM_PORT_ROBOT_API);
+	cr_assert_eq(rtl_ur_robot_api_open(&ac, &api, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_ur_robot_api_power_on(api, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_ur_robot_api_brake_release(api, &err), 0, "%s", err.msg);
+	until = rtl_time_now() + WAIT_NS;
+	while (m != RTL_UR_ROBOT_MODE_RUNNING && rtl_time_now() < until) {
+		cr_assert_eq(rtl_ur_robot_api_robot_mode(api, &m, &err), 0, "%s", err.msg);
+		rtl_time_sleep_until(rtl_time_now() + 20 * RTL_NS_PER_MS);
+	}
+	rtl_ur_robot_api_close(api);
+	cr_assert_eq(m, RTL_UR_ROBOT_MODE_RUNNING);
+	R.qd0 = 0.2;
+	cr_assert_eq(make_loop(&up, 0, &err), 0, "%s", err.msg);
+	wait_steps(100);
+	rtl_loop_stop(R.loop);
+	rtl_loop_join(R.loop);
+	cr_assert_eq(rtl_rtde_transport_stop_program(R.tr, &err), 0, "%s", err.msg);
+	rtl_rtde_transport_stats(R.tr, &ts);
+	cr_expect_eq(ts.uploads, 1);
+	cr_expect_eq(ts.program_stops, 1);
+	sim = stop_sim();
+	cr_expect_eq(sim->ctrl.stats.rtloop_started, 1);
+	cr_expect_eq(sim->ctrl.program_state, RTL_UR_PROGRAM_STOPPED);
+	cr_expect(rtl_sim_robot_at_rest(&sim->robot));
 }

@@ -96,7 +96,9 @@ struct rtl_rtde_transport;
  * runtime_state not PLAYING ends the stream with a sentence that says so
  * (the loop reconnects if it was asked to, and the reconnect uploads
  * again). rtl_rtde_transport_stop_program() (also called by destroy)
- * stops the program through the dashboard ("stop").
+ * stops the program through the dashboard ("stop"), or on PolyScope X
+ * (controller version 10 and up, no dashboard) through the Robot API,
+ * which also does the unlock there.
  * The output recipe gains the fields this needs (the executor's status and
  * heartbeat registers, robot_mode, safety_mode, runtime_state).
  */
@@ -105,7 +107,8 @@ struct rtl_rtde_upload_config {
 	const char *script;	  /* the program's path; NULL: rtl_rtde_cmd_script_path() */
 	uint16_t primary_port;	  /* 0: 30001 */
 	uint16_t dashboard_port;  /* 0: 29999 */
-	bool no_dashboard;	  /* the controller has none: no unlock, no stop at exit */
+	uint16_t robot_api_port;  /* PolyScope X's Robot API, used instead; 0: 80 */
+	bool no_dashboard;	  /* neither interface: no unlock, no stop at exit */
 	bool unlock;		  /* unlock a protective stop before uploading (when asked) */
 	int64_t ready_timeout_ns; /* 0: 5 s */
 };
