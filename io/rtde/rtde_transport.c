@@ -750,6 +750,21 @@ static void view_of(const struct rtl_rtde_transport *t, const struct rtl_rtde_fr
 	v->runtime_state = (uint32_t)rtl_rtde_frame_get_uint(fr, t->h_runtime);
 }
 
+/* Every data package the client has decoded into the view (the newest
+ * wins); other events are the client's (it logs texts). */
+static void take_packages(struct rtl_rtde_transport *t, struct ready_view *last)
+{
+	struct rtl_rtde_client_event ev;
+
+	while (rtl_rtde_client_next(t->client, rtl_time_now(), &ev) == 1) {
+		struct rtl_rtde_frame fr = { t->wait_frame, 0, sizeof(t->wait_frame) };
+
+		if (ev.type == RTL_RTDE_CLIENT_EV_DATA &&
+		    rtl_rtde_client_decode(t->client, &ev, &fr) == 0)
+			view_of(t, &fr, last);
+	}
+}
+
 /* What the controller says about the program: a runtime exception or a
  * message that it did not start fails the start-up, with its words. */
 static int program_messages(struct rtl_rtde_transport *t, struct rtl_ur_primary *p,
@@ -821,7 +836,6 @@ static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
 	deadline = start + timeout;
 	t->pending = false; /* what the handshake left is read here */
 	for (;;) {
-		struct rtl_rtde_client_event ev;
 		int64_t now = rtl_time_now();
 		ssize_t n;
 
@@ -853,6 +867,10 @@ static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
 			}
 			next_beat_at = now + period;
 		}
+		/* What the client holds first: the handshake's last read may
+		 * have left data packages in it, and they live in t->rx, which
+		 * the next recv() overwrites. */
+		take_packages(t, &last);
 		n = recv(t->fd, t->rx, sizeof(t->rx), 0);
 		if (n == 0 ||
 		    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
@@ -865,14 +883,7 @@ static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
 			rtl_stat_add(&t->c.rx_bytes, (uint64_t)n);
 			rtl_rtde_client_feed(t->client, t->rx, (size_t)n);
 		}
-		while (rtl_rtde_client_next(t->client, rtl_time_now(), &ev) == 1) {
-			struct rtl_rtde_frame fr = { t->wait_frame, 0, sizeof(t->wait_frame) };
-
-			if (ev.type != RTL_RTDE_CLIENT_EV_DATA ||
-			    rtl_rtde_client_decode(t->client, &ev, &fr) < 0)
-				continue;
-			view_of(t, &fr, &last);
-		}
+		take_packages(t, &last);
 		/* Ready: the executor runs and has seen a heartbeat sent after
 		 * the upload (a stale register of an earlier run cannot pass). */
 		if (last.seen && beat_sent && (last.status & RTL_RTDE_CMD_STATUS_READY) &&

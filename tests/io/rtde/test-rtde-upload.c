@@ -210,7 +210,11 @@ static int make_loop(const struct rtl_rtde_upload_config *up, int reconnects, st
 	lc.reconnect_attempts = reconnects;
 	lc.watchdog_periods = 50;
 	cr_assert_eq(rtl_loop_create(&R.loop, &lc, err), 0, "%s", err->msg);
-	return rtl_loop_start(R.loop, err);
+	ret = rtl_loop_start(R.loop, err);
+	/* The TSan shim prints no assertion message: say why here. */
+	if (ret)
+		fprintf(stderr, "# the loop's start: %d: %s\n", ret, err->msg);
+	return ret;
 }
 
 static void wait_steps(int64_t n)
