@@ -880,8 +880,18 @@ static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
 			break;
 		}
 		if (n > 0) {
+			int fed;
+
 			rtl_stat_add(&t->c.rx_bytes, (uint64_t)n);
-			rtl_rtde_client_feed(t->client, t->rx, (size_t)n);
+			fed = rtl_rtde_client_feed(t->client, t->rx, (size_t)n);
+			if (fed < 0) {
+				/* The client failed (its last error says why). */
+				ret = rtl_error_set(err, fed,
+						    "upload: the RTDE stream failed while waiting "
+						    "for the executor: %s",
+						    rtl_rtde_client_last_error(t->client)->err.msg);
+				break;
+			}
 		}
 		take_packages(t, &last);
 		/* Ready: the executor runs and has seen a heartbeat sent after
