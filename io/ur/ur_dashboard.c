@@ -361,6 +361,44 @@ static int gate(struct rtl_ur_dashboard *d, enum cmd_id id, struct rtl_error *er
 			     v->patch);
 }
 
+/* The controller's refusals: a reply that holds (or, with at_start, begins
+ * with) one of @match is refused with @code, the cause and the fix. */
+struct refusal {
+	const char *match[4];
+	bool at_start;
+	int code;
+	bool failed; /* "'cmd' failed (...)" rather than "refused 'cmd' (...)" */
+	const char *why;
+};
+
+static const struct refusal REFUSALS[] = {
+	{ { "remote control", "local control", "remote mode", "local mode" },
+	  false,
+	  -EPERM,
+	  false,
+	  "the robot is not in remote control; on the teach pendant switch to Remote Control (top "
+	  "right; enable it first in Settings > System > Remote Control)" },
+	{ { "Command is not allowed due to safety reasons" },
+	  true,
+	  -EPERM,
+	  false,
+	  "the robot is not in remote control, or a safety stop forbids it; on the teach pendant "
+	  "switch to Remote Control (top right) and check the safety status" },
+	{ { "protective stop" },
+	  false,
+	  -EPERM,
+	  false,
+	  "the robot is in a protective stop; remove its cause, then 'unlock protective stop' (5 s "
+	  "after the stop at the earliest) and 'close safety popup'" },
+	{ { "Failed to execute" },
+	  true,
+	  -EIO,
+	  true,
+	  "the controller could not do it now; a program must be loaded, the arm powered on with "
+	  "the brakes released (robot mode RUNNING), no safety stop active and the robot in remote "
+	  "control" },
+};
+
 /*
  * A reply to @cmd that is not its success text @expect: one of the
  * controller's refusals, or a reply that is not the protocol's.
@@ -379,36 +417,22 @@ static int refusal(struct rtl_ur_dashboard *d, const char *cmd, const char *expe
 			"or do this on the teach pendant",
 			d->host, d->port, cmd, said, d->version.major, d->version.minor,
 			d->version.patch);
-	if (has_ci(d->line, "remote control") || has_ci(d->line, "local control") ||
-	    has_ci(d->line, "remote mode") || has_ci(d->line, "local mode"))
-		return rtl_error_set(err, -EPERM,
-				     "dashboard %s:%u refused '%s' ('%s'): the robot is not in "
-				     "remote control; on the teach pendant switch to Remote "
-				     "Control (top right; enable it first in Settings > System > "
-				     "Remote Control)",
-				     d->host, d->port, cmd, said);
-	if (starts_ci(d->line, "Command is not allowed due to safety reasons"))
-		return rtl_error_set(err, -EPERM,
-				     "dashboard %s:%u refused '%s' ('%s'): the robot is not in "
-				     "remote control, or a safety stop forbids it; on the teach "
-				     "pendant switch to Remote Control (top right) and check the "
-				     "safety status",
-				     d->host, d->port, cmd, said);
-	if (has_ci(d->line, "protective stop"))
-		return rtl_error_set(err, -EPERM,
-				     "dashboard %s:%u refused '%s' ('%s'): the robot is in a "
-				     "protective stop; remove its cause, then 'unlock protective "
-				     "stop' (5 s after the stop at the earliest) and 'close safety "
-				     "popup'",
-				     d->host, d->port, cmd, said);
-	if (starts_ci(d->line, "Failed to execute"))
-		return rtl_error_set(
-			err, -EIO,
-			"dashboard %s:%u: '%s' failed ('%s'): the controller could "
-			"not do it now; a program must be loaded, the arm powered on "
-			"with the brakes released (robot mode RUNNING), no safety stop "
-			"active and the robot in remote control",
-			d->host, d->port, cmd, said);
+	for (size_t k = 0; k < sizeof(REFUSALS) / sizeof(REFUSALS[0]); k++) {
+		const struct refusal *f = &REFUSALS[k];
+		bool hit = false;
+
+		for (size_t m = 0; m < 4 && f->match[m] && !hit; m++)
+			hit = f->at_start ? starts_ci(d->line, f->match[m])
+					  : has_ci(d->line, f->match[m]);
+		if (!hit)
+			continue;
+		if (f->failed)
+			return rtl_error_set(err, f->code,
+					     "dashboard %s:%u: '%s' failed ('%s'): %s", d->host,
+					     d->port, cmd, said, f->why);
+		return rtl_error_set(err, f->code, "dashboard %s:%u refused '%s' ('%s'): %s",
+				     d->host, d->port, cmd, said, f->why);
+	}
 	return rtl_error_set(err, -EPROTO,
 			     "dashboard %s:%u: '%s' answered '%s', not '%s...': a reply this "
 			     "client does not know; check that the port is a UR dashboard server "
