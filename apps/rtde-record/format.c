@@ -762,6 +762,8 @@ int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_me
 			continue;
 		}
 		if (sscanf(line, "record_size %llu", &u) == 1) {
+			if (have_rs)
+				return bad(err, line_no, "record_size given twice");
 			s->record_size = (uint32_t)u;
 			have_rs = true;
 			continue;
@@ -769,12 +771,17 @@ int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_me
 		if (sscanf(line, "values_offset %llu", &u) == 1) {
 			if (u != RTL_REC_RECORD_HEADER && u != RTL_REC_RECORD_HEADER_V0)
 				return bad(err, line_no, "unsupported values_offset");
+			if (s->values_offset)
+				return bad(err, line_no, "values_offset given twice");
 			s->values_offset = (uint32_t)u;
 			continue;
 		}
 		if (sscanf(line, "values_size %llu", &u) == 1) {
 			if (u == 0 || u > (1u << 20))
 				return bad(err, line_no, "values_size out of range");
+			/* Once: the fields were checked against the first one. */
+			if (have_vs)
+				return bad(err, line_no, "values_size given twice");
 			s->values_size = (uint32_t)u;
 			have_vs = true;
 			continue;
@@ -782,6 +789,8 @@ int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_me
 		if (sscanf(line, "fields %u", &n_declared) == 1) {
 			if (n_declared == 0 || n_declared > RTL_RTDE_RECIPE_MAX_FIELDS)
 				return bad(err, line_no, "field count out of range");
+			if (have_fields)
+				return bad(err, line_no, "fields given twice");
 			have_fields = true;
 			continue;
 		}

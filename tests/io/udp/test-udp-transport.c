@@ -384,6 +384,18 @@ Test(loop_udp, speedj_commands_move_the_robot)
 	rig_free();
 }
 
+/* How well the circle must be tracked: 2 mm RMS, 6 mm at most. Under
+ * ThreadSanitizer (the shim's build) every thread runs several times
+ * slower and steps come late, which is what that run is not about (it
+ * looks for races): there the bounds only catch a motion gone wrong. */
+#ifdef RTL_TAP_SHIM
+#define TRACK_RMS_MAX 0.010
+#define TRACK_MAX 0.030
+#else
+#define TRACK_RMS_MAX 0.002
+#define TRACK_MAX 0.006
+#endif
+
 Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
 {
 	struct rtl_motion_config mc;
@@ -403,8 +415,8 @@ Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
 	rig_run(2000, &s, &ss);
 	cr_assert_gt(R.err_n, 1500);
 	rms = sqrt(R.err_sq / (double)R.err_n);
-	cr_expect_lt(rms, 0.002, "RMS distance from the circle %.3f mm", rms * 1e3);
-	cr_expect_lt(R.err_max, 0.006, "max distance from the circle %.3f mm", R.err_max * 1e3);
+	cr_expect_lt(rms, TRACK_RMS_MAX, "RMS distance from the circle %.3f mm", rms * 1e3);
+	cr_expect_lt(R.err_max, TRACK_MAX, "max distance from the circle %.3f mm", R.err_max * 1e3);
 	cr_expect_eq(ss.mode_count[RTL_UDP_MODE_SPEEDL] + ss.mode_count[RTL_UDP_MODE_STOP],
 		     ss.commands);
 	cr_expect_gt(ss.mode_count[RTL_UDP_MODE_SPEEDL], 1900);
