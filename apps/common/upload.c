@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <rtloop/ur_dashboard.h>
+
 #include "cli.h"
 #include "upload.h"
 
@@ -117,7 +119,8 @@ int rtl_cli_upload_finish(const char *prog, const struct rtl_cli_upload *u,
 		"%s: stop: the arm is at rest and the program on the controller "
 		"was stopped (%s)\n",
 		prog,
-		rtl_rtde_client_info(rtl_rtde_transport_client(t))->version.major >= 10
+		rtl_ur_is_polyscope_x(
+			rtl_rtde_client_info(rtl_rtde_transport_client(t))->version.major)
 			? "Robot API stop"
 			: "dashboard stop");
 	return 0;

@@ -44,16 +44,6 @@ struct dash {
 	char line[LINE_MAX_BYTES + 1];
 };
 
-/* The simulated PolyScope version: the options' override or the profile's. */
-static struct rtl_rtde_controller_version version_of(const struct rtl_sim *sim)
-{
-	const struct rtl_sim_profile *p = rtl_sim_profile(sim->opts.profile);
-
-	if (sim->opts.version.major)
-		return sim->opts.version;
-	return p ? p->version : (struct rtl_rtde_controller_version){ 5, 0, 0, 0 };
-}
-
 static bool at_least(const struct rtl_rtde_controller_version *v, uint32_t major, uint32_t minor)
 {
 	return v->major > major || (v->major == major && v->minor >= minor);
@@ -100,7 +90,7 @@ static void op(struct rtl_sim_conn *c, enum rtl_sim_ctrl_result r, const char *w
 
 static void answer(struct rtl_sim *sim, struct rtl_sim_conn *c, const char *cmd, int64_t now)
 {
-	struct rtl_rtde_controller_version v = version_of(sim);
+	struct rtl_rtde_controller_version v = *rtl_sim_version(sim);
 	struct rtl_sim_ctrl *ctl = &sim->ctrl;
 	bool cb3 = v.major < 5;
 

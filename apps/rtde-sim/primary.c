@@ -45,12 +45,6 @@ struct prim {
 	char in[RTL_SIM_SCRIPT_MAX];
 };
 
-static const struct rtl_rtde_controller_version *version(const struct rtl_sim *sim)
-{
-	return sim->opts.version.major ? &sim->opts.version
-				       : &rtl_sim_profile(sim->opts.profile)->version;
-}
-
 static bool streams(const struct rtl_sim_conn *c)
 {
 	return c->kind == RTL_SIM_PORT_PRIMARY || c->kind == RTL_SIM_PORT_SECONDARY;
@@ -59,7 +53,7 @@ static bool streams(const struct rtl_sim_conn *c)
 static void send_state(struct rtl_sim *sim, struct rtl_sim_conn *c)
 {
 	const struct rtl_sim_ctrl *k = &sim->ctrl;
-	const struct rtl_rtde_controller_version *v = version(sim);
+	const struct rtl_rtde_controller_version *v = rtl_sim_version(sim);
 	struct rtl_ur_robot_mode_data m = { 0 };
 	uint8_t buf[64];
 	int n;
@@ -124,7 +118,7 @@ static void send_msg(struct rtl_sim_conn *c, const struct rtl_sim_ctrl_msg *s)
 
 static int prim_open(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
 {
-	const struct rtl_rtde_controller_version *v = version(sim);
+	const struct rtl_rtde_controller_version *v = rtl_sim_version(sim);
 	struct rtl_ur_version_msg ver = { .source = -2, .project = "URControl" };
 	struct prim *p = calloc(1, sizeof(*p));
 	uint8_t buf[128];

@@ -113,15 +113,6 @@ static void result(struct rtl_sim_conn *c, enum rtl_sim_ctrl_result r, bool clos
 		refused(c, r, close);
 }
 
-static struct rtl_rtde_controller_version version_of(const struct rtl_sim *sim)
-{
-	const struct rtl_sim_profile *p = rtl_sim_profile(sim->opts.profile);
-
-	if (sim->opts.version.major)
-		return sim->opts.version;
-	return p ? p->version : (struct rtl_rtde_controller_version){ 10, 0, 0, 0 };
-}
-
 /* The "action" (or another member) of a PUT body; false when unreadable. */
 static bool member(const struct req *q, const char *key, char *out, size_t cap)
 {
@@ -270,7 +261,7 @@ static void route(struct rtl_sim *sim, struct rtl_sim_conn *c, const struct req 
 		respond(c, 200, ctl->remote ? "{\"mode\": \"REMOTE\"}" : "{\"mode\": \"LOCAL\"}",
 			NULL, q->close);
 	} else if (get && !strcmp(p, "/versions/v1")) {
-		struct rtl_rtde_controller_version v = version_of(sim);
+		struct rtl_rtde_controller_version v = *rtl_sim_version(sim);
 
 		snprintf(body, sizeof(body),
 			 "{\"marketingVersion\": \"%u.%u.%u\", \"baselineVersion\": "

@@ -263,18 +263,29 @@ static void accept_all(struct rtl_sim_server *srv, int64_t now)
 	}
 }
 
+/* One receive: the bytes read, 0 when nothing is there now, -1 when the
+ * client closed or the connection is gone. */
+static ssize_t recv_some(int fd, void *buf, size_t cap)
+{
+	ssize_t n = recv(fd, buf, cap, 0);
+
+	if (n > 0)
+		return n;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	return -1;
+}
+
 /* Read what the client sent; false when the connection is gone. */
 static bool conn_read(struct rtl_sim_server *srv, struct rtl_sim_session *s, int64_t now)
 {
 	int fd = srv->conns[s->id].fd;
 
 	for (int i = 0; i < READS_PER_EVENT; i++) {
-		ssize_t n = recv(fd, srv->rx, sizeof(srv->rx), 0);
+		ssize_t n = recv_some(fd, srv->rx, sizeof(srv->rx));
 
-		if (n == 0)
-			return false; /* the client closed */
-		if (n < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+		if (n <= 0)
+			return n == 0;
 		rtl_sim_session_feed(srv->sim, s, srv->rx, (size_t)n, now);
 		if ((size_t)n < sizeof(srv->rx))
 			break;
@@ -413,12 +424,10 @@ static bool svc_read(struct rtl_sim_server *srv, struct svc_conn *sc, int64_t no
 	const struct rtl_sim_port_ops *ops = rtl_sim_port_ops(sc->c.kind);
 
 	for (int i = 0; i < READS_PER_EVENT; i++) {
-		ssize_t n = recv(sc->fd, srv->rx, sizeof(srv->rx), 0);
+		ssize_t n = recv_some(sc->fd, srv->rx, sizeof(srv->rx));
 
-		if (n == 0)
-			return false;
-		if (n < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+		if (n <= 0)
+			return n == 0;
 		sc->c.bytes_in += (uint64_t)n;
 		if (ops && ops->feed)
 			ops->feed(srv->sim, &sc->c, srv->rx, (size_t)n, now);

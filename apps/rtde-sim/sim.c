@@ -270,7 +270,7 @@ int rtl_sim_init(struct rtl_sim *sim, const struct rtl_sim_opts *o, int64_t t0)
 	if (!(o->start_time_s >= 0.0) || o->start_time_s > 1e9)
 		return -EINVAL;
 
-	sim->version = rtl_rtde_version_pack(o->version.major ? &o->version : &p->version);
+	sim->version = rtl_rtde_version_pack(rtl_sim_version(sim));
 	sim->max_hz = p->frequency_hz;
 	sim->period_ns = RTL_NS_PER_SEC / p->frequency_hz;
 	sim->start_ns = llround(o->start_time_s * 1e9);
@@ -369,6 +369,12 @@ void rtl_sim_free(struct rtl_sim *sim)
 {
 	rtl_sim_destroy(sim);
 	free(sim);
+}
+
+const struct rtl_rtde_controller_version *rtl_sim_version(const struct rtl_sim *sim)
+{
+	return sim->opts.version.major ? &sim->opts.version
+				       : &rtl_sim_profile(sim->opts.profile)->version;
 }
 
 /* ---- values ------------------------------------------------------------------- */

@@ -243,6 +243,11 @@ void rtl_sim_destroy(struct rtl_sim *sim);
 struct rtl_sim *rtl_sim_new(const struct rtl_sim_opts *o, int64_t t0, int *err);
 void rtl_sim_free(struct rtl_sim *sim);
 
+/* The controller version it answers: the options' override (major > 0)
+ * or the profile's. The dashboard, the script ports and the Robot API
+ * give it in their own forms. */
+const struct rtl_rtde_controller_version *rtl_sim_version(const struct rtl_sim *sim);
+
 /* Control period in ns (8 ms or 2 ms). */
 static inline int64_t rtl_sim_period_ns(const struct rtl_sim *sim)
 {

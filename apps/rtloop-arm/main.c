@@ -3,7 +3,7 @@
  * rtloop-arm: bring a Universal Robots arm up and down through its
  * dashboard server (<rtloop/ur_dashboard.h>), or on PolyScope X through its
  * Robot API (<rtloop/ur_robot_api.h>), one printed step at a time. The
- * steps ask a small table of the interface's calls (struct arm_ops), so
+ * steps ask the library's table of the interface's calls (<rtloop/ur_manage.h>), so
  * both interfaces run the same steps with the same printing.
  *
  *   check  read-only: the PolyScope version, remote control, robot mode,
@@ -34,6 +34,7 @@
 #include <rtloop/error.h>
 #include <rtloop/time.h>
 #include <rtloop/ur_dashboard.h>
+#include <rtloop/ur_manage.h>
 #include <rtloop/ur_robot_api.h>
 
 #include "cli.h"
@@ -61,24 +62,8 @@ struct opts {
 /* The steps below ask a struct arm, never a client: the dashboard server
  * (CB3, e-Series) and PolyScope X's Robot API fill the same table (further
  * down), so both bring an arm up with the same steps and printing. */
-struct arm_ops {
-	const char *name; /* "dashboard", "Robot API" */
-	int (*robot_mode)(void *h, enum rtl_ur_robot_mode *m, struct rtl_error *e);
-	int (*safety)(void *h, enum rtl_ur_safety_status *s, struct rtl_error *e);
-	int (*program_state)(void *h, struct rtl_ur_program *p, struct rtl_error *e);
-	int (*remote)(void *h, bool *remote, struct rtl_error *e);
-	int (*power_on)(void *h, struct rtl_error *e);
-	int (*power_off)(void *h, struct rtl_error *e);
-	int (*brake_release)(void *h, struct rtl_error *e);
-	/* -EAGAIN: too early after the stop, try again. */
-	int (*unlock)(void *h, struct rtl_error *e);
-	int (*close_safety_popup)(void *h, struct rtl_error *e);
-	int (*stop)(void *h, struct rtl_error *e);
-	void (*close)(void *h);
-};
-
 struct arm {
-	const struct arm_ops *ops;
+	const struct rtl_ur_manage_ops *ops; /* the dashboard's or the Robot API's */
 	void *h;
 	struct rtl_ur_version v;
 	bool has_remote; /* the interface can ask for remote control */
@@ -320,103 +305,6 @@ static int unlock(struct arm *d, const struct opts *o)
 	return EXIT_OK;
 }
 
-/* ---- the two interfaces: struct arm_ops of the dashboard and the Robot API ---- */
-#define WRAP(name, fn, T)                             \
-	static int name(void *h, struct rtl_error *e) \
-	{                                             \
-		return fn((T *)h, e);                 \
-	}
-#define WRAP1(name, fn, T, A)                              \
-	static int name(void *h, A a, struct rtl_error *e) \
-	{                                                  \
-		return fn((T *)h, a, e);                   \
-	}
-
-WRAP1(dash_mode, rtl_ur_dashboard_robot_mode, struct rtl_ur_dashboard, enum rtl_ur_robot_mode *)
-WRAP1(dash_safety, rtl_ur_dashboard_safety_status, struct rtl_ur_dashboard,
-      enum rtl_ur_safety_status *)
-WRAP1(dash_program, rtl_ur_dashboard_program_state, struct rtl_ur_dashboard,
-      struct rtl_ur_program *)
-WRAP1(dash_remote, rtl_ur_dashboard_is_in_remote_control, struct rtl_ur_dashboard, bool *)
-WRAP(dash_power_on, rtl_ur_dashboard_power_on, struct rtl_ur_dashboard)
-WRAP(dash_power_off, rtl_ur_dashboard_power_off, struct rtl_ur_dashboard)
-WRAP(dash_brake_release, rtl_ur_dashboard_brake_release, struct rtl_ur_dashboard)
-WRAP(dash_unlock, rtl_ur_dashboard_unlock_protective_stop, struct rtl_ur_dashboard)
-WRAP(dash_close_safety_popup, rtl_ur_dashboard_close_safety_popup, struct rtl_ur_dashboard)
-WRAP(dash_stop, rtl_ur_dashboard_stop, struct rtl_ur_dashboard)
-
-static void dash_close(void *h)
-{
-	rtl_ur_dashboard_close(h);
-}
-
-static const struct arm_ops dash_ops = {
-	.name = "dashboard",
-	.robot_mode = dash_mode,
-	.safety = dash_safety,
-	.program_state = dash_program,
-	.remote = dash_remote,
-	.power_on = dash_power_on,
-	.power_off = dash_power_off,
-	.brake_release = dash_brake_release,
-	.unlock = dash_unlock,
-	.close_safety_popup = dash_close_safety_popup,
-	.stop = dash_stop,
-	.close = dash_close,
-};
-
-WRAP1(api_mode, rtl_ur_robot_api_robot_mode, struct rtl_ur_robot_api, enum rtl_ur_robot_mode *)
-WRAP1(api_safety, rtl_ur_robot_api_safety_mode, struct rtl_ur_robot_api,
-      enum rtl_ur_safety_status *)
-WRAP1(api_program, rtl_ur_robot_api_program_state, struct rtl_ur_robot_api, struct rtl_ur_program *)
-WRAP1(api_remote, rtl_ur_robot_api_is_in_remote_control, struct rtl_ur_robot_api, bool *)
-WRAP(api_power_on, rtl_ur_robot_api_power_on, struct rtl_ur_robot_api)
-WRAP(api_power_off, rtl_ur_robot_api_power_off, struct rtl_ur_robot_api)
-WRAP(api_brake_release, rtl_ur_robot_api_brake_release, struct rtl_ur_robot_api)
-WRAP(api_stop, rtl_ur_robot_api_stop, struct rtl_ur_robot_api)
-
-/* The Robot API refuses an early unlock with an HTTP error like any other
- * refusal; in remote control a refused unlock is that one (the 5 s rule). */
-static int api_unlock(void *h, struct rtl_error *e)
-{
-	struct rtl_error e2 = { 0 };
-	bool remote = false;
-	int r = rtl_ur_robot_api_unlock_protective_stop(h, e);
-
-	if (r == -EPERM && rtl_ur_robot_api_is_in_remote_control(h, &remote, &e2) == 0 && remote)
-		return -EAGAIN;
-	return r;
-}
-
-/* PolyScope X closes the safety popup with the unlock (and before 10.14
- * has no endpoint for it). */
-static int api_close_safety_popup(void *h, struct rtl_error *e)
-{
-	(void)h;
-	(void)e;
-	return 0;
-}
-
-static void api_close(void *h)
-{
-	rtl_ur_robot_api_close(h);
-}
-
-static const struct arm_ops api_ops = {
-	.name = "Robot API",
-	.robot_mode = api_mode,
-	.safety = api_safety,
-	.program_state = api_program,
-	.remote = api_remote,
-	.power_on = api_power_on,
-	.power_off = api_power_off,
-	.brake_release = api_brake_release,
-	.unlock = api_unlock,
-	.close_safety_popup = api_close_safety_popup,
-	.stop = api_stop,
-	.close = api_close,
-};
-
 /* The Robot API client on @o->api_port; prints the version. */
 static int connect_api(const struct opts *o, struct arm *a)
 {
@@ -448,7 +336,7 @@ static int connect_api(const struct opts *o, struct arm *a)
 		say("connect: PolyScope X %u.%u.%u (Robot API)", a->v.major, a->v.minor,
 		    a->v.patch);
 	}
-	a->ops = &api_ops;
+	a->ops = &rtl_ur_robot_api_manage;
 	a->h = api;
 	a->has_remote = true;
 	return EXIT_OK;
@@ -495,7 +383,7 @@ static int connect_arm(const struct opts *o, struct arm *a)
 	v = rtl_ur_dashboard_version(d);
 	say("connect: PolyScope %u.%u.%u.%u (%s)", v->major, v->minor, v->patch, v->build,
 	    v->major >= 5 ? "e-Series" : "CB3");
-	a->ops = &dash_ops;
+	a->ops = &rtl_ur_dashboard_manage;
 	a->h = d;
 	a->v = *v;
 	a->has_remote = has_remote_query(v);

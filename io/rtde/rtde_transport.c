@@ -18,6 +18,7 @@
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
 #include <rtloop/ur_dashboard.h>
+#include <rtloop/ur_manage.h>
 #include <rtloop/ur_primary.h>
 #include <rtloop/ur_robot_api.h>
 
@@ -497,7 +498,7 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 						  ? UINT32_MAX
 						  : (uint32_t)ev.u.data.skipped;
 			f->kernel_rx_ns = 0;
-			if (t->cfg.upload.enabled && t->uploaded) {
+			if (t->uploaded) {
 				int lost = watch_program(t, f);
 
 				if (lost)
@@ -624,6 +625,43 @@ static int op_send(struct rtl_transport *base, int64_t now)
 	return len;
 }
 
+/*
+ * The safe package with a heartbeat the controller has not seen (the safe
+ * set is obeyed even by an executor whose watchdog tripped on a stale
+ * one), after what an earlier send left in flight; the heartbeat into
+ * *@beat when not NULL. Returns what tx_send() returns, -EAGAIN while the
+ * backlog stays, -ENOTSUP without a safe package, -ENOTCONN.
+ */
+static int send_safe(struct rtl_rtde_transport *t, uint32_t *beat)
+{
+	uint32_t b = 0;
+	int ret;
+
+	if (!t->safe_len)
+		return -ENOTSUP;
+	if (t->fd < 0)
+		return -ENOTCONN;
+	ret = flush(t);
+	if (ret < 0)
+		return ret;
+	memcpy(t->tx, t->safe_tx, t->safe_len);
+	if (t->safe_beat >= 0) {
+		b = rtl_rtde_coalesce_next_beat(t->coal);
+		rtl_rtde_store_u32(t->tx + t->safe_beat, b);
+	}
+	ret = tx_send(t, t->safe_len);
+	if (ret < 0)
+		return ret;
+	rtl_stat_add(&t->c.safe_packages, t->safe_pkgs);
+	t->resend = true;
+	t->last_tx_ns = rtl_time_now();
+	if (t->safe_beat >= 0)
+		t->last_beat_ns = t->last_tx_ns;
+	if (beat)
+		*beat = b;
+	return ret;
+}
+
 /* ---- upload and readiness (cfg.upload) ------------------------------------------------- */
 
 /* RTDE runtime_state PLAYING (safety_mode and robot_mode are the
@@ -650,85 +688,63 @@ static uint16_t primary_port(const struct rtl_rtde_transport *t)
 /*
  * The controller's management interface, for the unlock before an upload
  * and the stop at exit: the dashboard server on CB3 and e-Series, the
- * Robot API on PolyScope X (controller version 10 and up), which has no
- * dashboard. One connection per use: these are rare, set-up-time calls.
+ * Robot API on PolyScope X, which has no dashboard; either through the
+ * table of <rtloop/ur_manage.h>. One connection per use: these are rare,
+ * set-up-time calls. On success *@ops and *@h are the interface and its
+ * client (close with ops->close(h)).
  */
-struct mgmt {
-	struct rtl_ur_dashboard *dash;
-	struct rtl_ur_robot_api *api;
-};
-
-static bool polyscope_x(const struct rtl_rtde_transport *t)
+static int mgmt_open(const struct rtl_rtde_transport *t, const struct rtl_ur_manage_ops **ops,
+		     void **h, struct rtl_error *err)
 {
-	return rtl_rtde_client_info(t->client)->version.major >= 10;
-}
+	unsigned major = rtl_rtde_client_info(t->client)->version.major;
+	int r;
 
-static int mgmt_open(const struct rtl_rtde_transport *t, struct mgmt *m, struct rtl_error *err)
-{
-	*m = (struct mgmt){ 0 };
-	if (polyscope_x(t)) {
+	if (rtl_ur_is_polyscope_x(major)) {
 		struct rtl_ur_robot_api_config ac;
+		struct rtl_ur_robot_api *api = NULL;
 
 		rtl_ur_robot_api_config_init(&ac);
 		ac.host = t->host_ip;
 		if (t->cfg.upload.robot_api_port)
 			ac.port = t->cfg.upload.robot_api_port;
-		return rtl_ur_robot_api_open(&ac, &m->api, err);
+		r = rtl_ur_robot_api_open(&ac, &api, err);
+		*ops = &rtl_ur_robot_api_manage;
+		*h = api;
 	} else {
 		struct rtl_ur_dashboard_config dc;
+		struct rtl_ur_dashboard *d = NULL;
 
 		rtl_ur_dashboard_config_init(&dc);
 		dc.host = t->host_ip;
 		if (t->cfg.upload.dashboard_port)
 			dc.port = t->cfg.upload.dashboard_port;
-		dc.controller_major = rtl_rtde_client_info(t->client)->version.major;
-		return rtl_ur_dashboard_connect(&dc, &m->dash, err);
+		dc.controller_major = major;
+		r = rtl_ur_dashboard_connect(&dc, &d, err);
+		*ops = &rtl_ur_dashboard_manage;
+		*h = d;
 	}
-}
-
-static void mgmt_close(struct mgmt *m)
-{
-	rtl_ur_dashboard_close(m->dash);
-	rtl_ur_robot_api_close(m->api);
-}
-
-static int mgmt_safety(struct mgmt *m, enum rtl_ur_safety_status *st, struct rtl_error *err)
-{
-	return m->api ? rtl_ur_robot_api_safety_mode(m->api, st, err)
-		      : rtl_ur_dashboard_safety_status(m->dash, st, err);
-}
-
-static int mgmt_unlock(struct mgmt *m, struct rtl_error *err)
-{
-	return m->api ? rtl_ur_robot_api_unlock_protective_stop(m->api, err)
-		      : rtl_ur_dashboard_unlock_protective_stop(m->dash, err);
-}
-
-static int mgmt_stop(struct mgmt *m, struct rtl_error *err)
-{
-	return m->api ? rtl_ur_robot_api_stop(m->api, err) : rtl_ur_dashboard_stop(m->dash, err);
+	return r;
 }
 
 /* Unlock a protective stop before the upload, when asked and when there
- * is one; a refusal within the controller's 5 s is retried (the Robot API
- * answers it with a refusal of its own: retried alike). */
+ * is one; a refusal as too early (the controller's 5 s) is retried. */
 static int unlock_if_stopped(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
+	const struct rtl_ur_manage_ops *ops;
 	enum rtl_ur_safety_status st;
 	int64_t until = rtl_time_now() + UNLOCK_RETRY_NS;
-	struct mgmt m;
-	int ret = mgmt_open(t, &m, err);
+	void *h;
+	int ret = mgmt_open(t, &ops, &h, err);
 
 	if (!ret)
-		ret = mgmt_safety(&m, &st, err);
+		ret = ops->safety(h, &st, err);
 	if (!ret && st == RTL_UR_SAFETY_PROTECTIVE_STOP) {
-		while (((ret = mgmt_unlock(&m, err)) == -EAGAIN || (m.api && ret == -EPERM)) &&
-		       rtl_time_now() < until)
+		while ((ret = ops->unlock(h, err)) == -EAGAIN && rtl_time_now() < until)
 			rtl_time_sleep_until(rtl_time_now() + 200 * RTL_NS_PER_MS);
 		if (!ret)
 			rtl_stat_add(&t->c.unlocks, 1);
 	}
-	mgmt_close(&m);
+	ops->close(h);
 	return ret;
 }
 
@@ -771,8 +787,12 @@ static int program_messages(struct rtl_rtde_transport *t, struct rtl_ur_primary 
 			    struct rtl_error *err)
 {
 	struct rtl_ur_robot_msg m;
+	char said[256];
 
 	while (rtl_ur_primary_next_msg(p, &m)) {
+		/* The controller's words go into a sentence: escaped, as every
+		 * controller text the RTDE side logs. */
+		rtl_rtde_text_sanitize(said, sizeof(said), m.text, strlen(m.text));
 		if (m.type == RTL_UR_RMSG_RUNTIME_EXCEPTION)
 			return rtl_error_set(
 				err, -ENOEXEC,
@@ -780,7 +800,7 @@ static int program_messages(struct rtl_rtde_transport *t, struct rtl_ur_primary 
 				"the "
 				"rtloop_control.script of this rtloop version (meson install, or "
 				"RTLOOP_CONTROL_SCRIPT), unmodified",
-				t->program_path, (int)m.line, (int)m.column, m.text);
+				t->program_path, (int)m.line, (int)m.column, said);
 		if (m.type == RTL_UR_RMSG_KEY && strstr(m.text, "did not start"))
 			return rtl_error_set(
 				err, -EAGAIN,
@@ -788,7 +808,7 @@ static int program_messages(struct rtl_rtde_transport *t, struct rtl_ur_primary 
 				"arm up first (rtloop-arm up %s: power on, brake "
 				"release; with --unlock after a protective stop), with "
 				"the pendant in remote control",
-				t->program_path, m.text, t->cfg.host);
+				t->program_path, said, t->cfg.host);
 	}
 	return 0;
 }
@@ -842,23 +862,15 @@ static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
 		/* A new heartbeat every period, in the safe package (mode stop),
 		 * after what an earlier send left in flight. */
 		if (now >= next_beat_at) {
-			int sent = flush(t);
+			uint32_t beat;
+			int sent = send_safe(t, &beat);
 
-			if (!sent) {
-				uint32_t beat = rtl_rtde_coalesce_next_beat(t->coal);
-
-				memcpy(t->tx, t->safe_tx, t->safe_len);
-				rtl_rtde_store_u32(t->tx + t->safe_beat, beat);
-				sent = tx_send(t, t->safe_len);
-				if (sent >= 0) {
-					rtl_stat_add(&t->c.safe_packages, t->safe_pkgs);
-					if (!beat_sent)
-						first_beat = beat;
-					last_beat = beat;
-					beat_sent = true;
-				}
-			}
-			if (sent < 0 && sent != -EAGAIN) {
+			if (sent >= 0) {
+				if (!beat_sent)
+					first_beat = beat;
+				last_beat = beat;
+				beat_sent = true;
+			} else if (sent != -EAGAIN) {
 				ret = rtl_error_set(err, sent,
 						    "upload: sending on the RTDE connection failed "
 						    "while waiting for the executor: %s",
@@ -970,15 +982,16 @@ static int watch_program(struct rtl_rtde_transport *t, const struct rtl_loop_fra
 
 RTL_API int rtl_rtde_transport_stop_program(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
-	struct mgmt m;
+	const struct rtl_ur_manage_ops *ops;
+	void *h;
 	int ret;
 
 	if (!t || !t->uploaded || t->cfg.upload.no_dashboard)
 		return 0;
-	ret = mgmt_open(t, &m, err);
+	ret = mgmt_open(t, &ops, &h, err);
 	if (!ret)
-		ret = mgmt_stop(&m, err);
-	mgmt_close(&m);
+		ret = ops->stop(h, err);
+	ops->close(h);
 	if (!ret) {
 		t->uploaded = false;
 		rtl_stat_add(&t->c.program_stops, 1);
@@ -1048,30 +1061,7 @@ static void numeric_host(struct rtl_rtde_transport *t)
 
 static int op_send_safe(struct rtl_transport *base)
 {
-	struct rtl_rtde_transport *t = of(base);
-	int ret;
-
-	if (!t->safe_len)
-		return -ENOTSUP;
-	if (t->fd < 0)
-		return -ENOTCONN;
-	ret = flush(t);
-	if (ret < 0)
-		return ret;
-	memcpy(t->tx, t->safe_tx, t->safe_len);
-	/* A heartbeat the controller has not seen: the safe set is obeyed
-	 * even by an executor whose watchdog tripped on a stale one. */
-	if (t->safe_beat >= 0)
-		rtl_rtde_store_u32(t->tx + t->safe_beat, rtl_rtde_coalesce_next_beat(t->coal));
-	ret = tx_send(t, t->safe_len);
-	if (ret < 0)
-		return ret;
-	rtl_stat_add(&t->c.safe_packages, t->safe_pkgs);
-	t->resend = true;
-	t->last_tx_ns = rtl_time_now();
-	if (t->safe_beat >= 0)
-		t->last_beat_ns = t->last_tx_ns;
-	return ret;
+	return send_safe(of(base), NULL);
 }
 
 static double load_double(const unsigned char *p)

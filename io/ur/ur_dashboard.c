@@ -532,7 +532,7 @@ RTL_API int rtl_ur_dashboard_connect(const struct rtl_ur_dashboard_config *cfg,
 				     "dashboard: no configuration, host or result pointer: "
 				     "rtl_ur_dashboard_config_init() and set host");
 	*out = NULL;
-	if (cfg->controller_major >= 10)
+	if (rtl_ur_is_polyscope_x(cfg->controller_major))
 		return polyscope_x(err, cfg->host, "its RTDE controller version is 10 or newer");
 	cto = cfg->connect_timeout_ns > 0 ? cfg->connect_timeout_ns : 3 * RTL_NS_PER_SEC;
 	fd = rtl_tcp_connect(cfg->host, cfg->port, cto, err);

@@ -468,7 +468,19 @@ int rtl_ur_robot_api_brake_release(struct rtl_ur_robot_api *api, struct rtl_erro
 
 int rtl_ur_robot_api_unlock_protective_stop(struct rtl_ur_robot_api *api, struct rtl_error *err)
 {
-	return state_action(api, "UNLOCK_PROTECTIVE_STOP", "unlock protective stop", err);
+	struct rtl_error e2 = { 0 };
+	bool remote = false;
+	int r = state_action(api, "UNLOCK_PROTECTIVE_STOP", "unlock protective stop", err);
+
+	/* The Robot API refuses an early unlock like any other refusal; in
+	 * remote control a refused unlock is that one (the 5 s rule), which
+	 * the dashboard's contract calls -EAGAIN. */
+	if (r == -EPERM && rtl_ur_robot_api_is_in_remote_control(api, &remote, &e2) == 0 && remote)
+		return rtl_error_set(err, -EAGAIN,
+				     "robot api: unlock protective stop refused in remote control: "
+				     "too early after the stop (the controller allows it 5 s after "
+				     "it); try again");
+	return r;
 }
 
 int rtl_ur_robot_api_robot_mode(struct rtl_ur_robot_api *api, enum rtl_ur_robot_mode *mode,

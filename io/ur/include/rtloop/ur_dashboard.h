@@ -46,6 +46,15 @@ RTL_BEGIN_DECLS
 #define RTL_UR_DASHBOARD_PORT 29999
 /* The Robot API of PolyScope X (HTTP), probed when 29999 is refused. */
 #define RTL_UR_ROBOT_API_PORT 80
+/* PolyScope X's controller versions start here (RTDE's major version). */
+#define RTL_UR_POLYSCOPE_X_MAJOR 10
+
+/* A controller of major version @major runs PolyScope X: no dashboard,
+ * the Robot API instead. */
+RTL_INLINE bool rtl_ur_is_polyscope_x(unsigned major)
+{
+	return major >= RTL_UR_POLYSCOPE_X_MAJOR;
+}
 /* Bytes of one reply line, newline excluded: a longer line is an error. */
 #define RTL_UR_DASHBOARD_LINE 1024
 

@@ -91,6 +91,9 @@ RTL_API void rtl_ur_robot_api_close(struct rtl_ur_robot_api *api);
 RTL_API int rtl_ur_robot_api_power_on(struct rtl_ur_robot_api *api, struct rtl_error *err);
 RTL_API int rtl_ur_robot_api_power_off(struct rtl_ur_robot_api *api, struct rtl_error *err);
 RTL_API int rtl_ur_robot_api_brake_release(struct rtl_ur_robot_api *api, struct rtl_error *err);
+/* Also -EAGAIN, as the dashboard's: refused while in remote control, which
+ * is the controller's "too early after the stop" (it allows the unlock 5 s
+ * after it); try again. */
 RTL_API int rtl_ur_robot_api_unlock_protective_stop(struct rtl_ur_robot_api *api,
 						    struct rtl_error *err);
 
