@@ -17,12 +17,12 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-struct rtl_bench_stat3 rtl_bench_stat3(const double *v, unsigned n)
+struct bench_stat3 bench_stat3(const double *v, unsigned n)
 {
-	struct rtl_bench_stat3 s = { NAN, NAN, NAN, 0 };
-	double tmp[RTL_BENCH_MAX_VALUES];
+	struct bench_stat3 s = { NAN, NAN, NAN, 0 };
+	double tmp[BENCH_MAX_VALUES];
 
-	for (unsigned i = 0; i < n && i < RTL_BENCH_MAX_VALUES; i++)
+	for (unsigned i = 0; i < n && i < BENCH_MAX_VALUES; i++)
 		if (isfinite(v[i]))
 			tmp[s.n++] = v[i];
 	if (!s.n)
@@ -34,7 +34,7 @@ struct rtl_bench_stat3 rtl_bench_stat3(const double *v, unsigned n)
 	return s;
 }
 
-void rtl_bench_machine(char *buf, size_t len, bool with_version)
+void bench_machine(char *buf, size_t len, bool with_version)
 {
 	struct utsname un;
 
@@ -47,7 +47,7 @@ void rtl_bench_machine(char *buf, size_t len, bool with_version)
 		 sysconf(_SC_NPROCESSORS_ONLN));
 }
 
-void rtl_bench_cpu_model(char *buf, size_t len)
+void bench_cpu_model(char *buf, size_t len)
 {
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	char line[256];

@@ -5,15 +5,15 @@
  *
  * docs/benchmarks.md asks for every figure as a ratio to something measured
  * in the same run, summarised over the repetitions by the median of the
- * per-repetition ratios with their min and max; rtl_bench_stat3() is that
+ * per-repetition ratios with their min and max; bench_stat3() is that
  * summary. The rest is what each report wrote again: the machine and CPU
  * model it ran on, and a string as a JSON value.
  *
  * Internal to apps/ (a static library, not part of librtloop). Not RT-safe:
  * for the report, after the measurement.
  */
-#ifndef RTL_BENCH_H
-#define RTL_BENCH_H
+#ifndef BENCH_H
+#define BENCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,31 +21,31 @@
 
 #include <rtloop/json.h> /* rtl_json_string() for the JSON reports */
 
-/* rtl_bench_stat3() looks at no more values than this. */
-#define RTL_BENCH_MAX_VALUES 128
+/* bench_stat3() looks at no more values than this. */
+#define BENCH_MAX_VALUES 128
 
 /* Median, min and max of the finite values, and how many there were. */
-struct rtl_bench_stat3 {
+struct bench_stat3 {
 	double med, min, max;
 	unsigned n;
 };
 
 /*
  * The median (the mean of the middle two for an even count), min and max of
- * the finite values among the first @n (at most RTL_BENCH_MAX_VALUES) of
+ * the finite values among the first @n (at most BENCH_MAX_VALUES) of
  * @v: NaN marks a figure that was not measured. With none, all three are NaN
  * and .n is 0.
  */
-struct rtl_bench_stat3 rtl_bench_stat3(const double *v, unsigned n);
+struct bench_stat3 bench_stat3(const double *v, unsigned n);
 
 /*
  * "SYSNAME RELEASE [VERSION ]MACHINE, N CPUs online" from uname(2) into @buf:
  * with @with_version the kernel's build string too (which names
  * PREEMPT_DYNAMIC or PREEMPT_RT).
  */
-void rtl_bench_machine(char *buf, size_t len, bool with_version);
+void bench_machine(char *buf, size_t len, bool with_version);
 
 /* The first "model name" of /proc/cpuinfo into @buf, or "unknown". */
-void rtl_bench_cpu_model(char *buf, size_t len);
+void bench_cpu_model(char *buf, size_t len);
 
-#endif /* RTL_BENCH_H */
+#endif /* BENCH_H */

@@ -42,7 +42,7 @@ static int parse_digits(const char *s, char **end, uint64_t *out)
 	return 0;
 }
 
-int rtl_cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char *end;
 	uint64_t v;
@@ -58,7 +58,7 @@ int rtl_cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-int rtl_cli_parse_double(const char *s, double min, double max, double *out)
+int cli_parse_double(const char *s, double min, double max, double *out)
 {
 	char *end;
 	double v;
@@ -73,7 +73,7 @@ int rtl_cli_parse_double(const char *s, double min, double max, double *out)
 	return 0;
 }
 
-int rtl_cli_parse_list(const char *s, uint64_t max, uint64_t *v, int min_n, int max_n)
+int cli_parse_list(const char *s, uint64_t max, uint64_t *v, int min_n, int max_n)
 {
 	char *end;
 	int n = 0;
@@ -91,7 +91,7 @@ int rtl_cli_parse_list(const char *s, uint64_t max, uint64_t *v, int min_n, int 
 	return n < min_n ? -EINVAL : n;
 }
 
-int rtl_cli_usage_error(const char *prog, const char *fmt, ...)
+int cli_usage_error(const char *prog, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -100,10 +100,10 @@ int rtl_cli_usage_error(const char *prog, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "; see %s --help\n", prog);
-	return RTL_CLI_EXIT_USAGE;
+	return CLI_EXIT_USAGE;
 }
 
-int rtl_cli_lookup(const char *s, const char *const *names, int n)
+int cli_lookup(const char *s, const char *const *names, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (s && !strcmp(s, names[i]))
@@ -111,16 +111,16 @@ int rtl_cli_lookup(const char *s, const char *const *names, int n)
 	return -1;
 }
 
-int rtl_cli_bad_value(const char *prog, const char *flag, const char *value, const char *why)
+int cli_bad_value(const char *prog, const char *flag, const char *value, const char *why)
 {
-	return rtl_cli_usage_error(prog, "bad %s '%s': %s", flag, value ? value : "", why);
+	return cli_usage_error(prog, "bad %s '%s': %s", flag, value ? value : "", why);
 }
 
-int rtl_cli_u64(const char *prog, const char *flag, const char *s, uint64_t min, uint64_t max,
+int cli_u64(const char *prog, const char *flag, const char *s, uint64_t min, uint64_t max,
 		uint64_t *out)
 {
 	char why[96];
-	int err = rtl_cli_parse_u64(s, min, max, out);
+	int err = cli_parse_u64(s, min, max, out);
 
 	if (!err)
 		return 0;
@@ -128,14 +128,14 @@ int rtl_cli_u64(const char *prog, const char *flag, const char *s, uint64_t min,
 		snprintf(why, sizeof(why), "out of range [%" PRIu64 ", %" PRIu64 "]", min, max);
 	else
 		snprintf(why, sizeof(why), "not an integer");
-	return rtl_cli_bad_value(prog, flag, s, why);
+	return cli_bad_value(prog, flag, s, why);
 }
 
-int rtl_cli_double(const char *prog, const char *flag, const char *s, double min, double max,
+int cli_double(const char *prog, const char *flag, const char *s, double min, double max,
 		   double *out)
 {
 	char why[96];
-	int err = rtl_cli_parse_double(s, min, max, out);
+	int err = cli_parse_double(s, min, max, out);
 
 	if (!err)
 		return 0;
@@ -143,7 +143,7 @@ int rtl_cli_double(const char *prog, const char *flag, const char *s, double min
 		snprintf(why, sizeof(why), "out of range [%g, %g]", min, max);
 	else
 		snprintf(why, sizeof(why), "not a number");
-	return rtl_cli_bad_value(prog, flag, s, why);
+	return cli_bad_value(prog, flag, s, why);
 }
 
 /* Is @arg a group of short options ("-x", "-qx") that holds @ch? */
@@ -152,30 +152,30 @@ static bool in_short_group(const char *arg, int ch)
 	return arg && arg[0] == '-' && arg[1] && arg[1] != '-' && strchr(arg + 1, ch);
 }
 
-int rtl_cli_getopt_error(const char *prog, int c, char **argv)
+int cli_getopt_error(const char *prog, int c, char **argv)
 {
 	const char *word = argv[optind - 1];
 
 	if (c == ':')
-		return rtl_cli_usage_error(prog, "option '%s' needs an argument", word);
+		return cli_usage_error(prog, "option '%s' needs an argument", word);
 	/* A short option: its group is the word before optind, or, when the
 	 * group goes on after it, the word at optind. */
 	if (optopt > 0 && optopt < 128 &&
 	    (in_short_group(word, optopt) || in_short_group(argv[optind], optopt)))
-		return rtl_cli_usage_error(prog, "unknown option '-%c'", optopt);
+		return cli_usage_error(prog, "unknown option '-%c'", optopt);
 	if (optopt)
-		return rtl_cli_usage_error(prog, "option '%s' takes no argument", word);
-	return rtl_cli_usage_error(prog, "unknown option '%s'", word);
+		return cli_usage_error(prog, "option '%s' takes no argument", word);
+	return cli_usage_error(prog, "unknown option '%s'", word);
 }
 
-int rtl_cli_extra_args(const char *prog, int first, int argc, char **argv)
+int cli_extra_args(const char *prog, int first, int argc, char **argv)
 {
 	if (first >= argc)
 		return 0;
-	return rtl_cli_usage_error(prog, "unexpected argument '%s'", argv[first]);
+	return cli_usage_error(prog, "unexpected argument '%s'", argv[first]);
 }
 
-int rtl_cli_version(const char *prog)
+int cli_version(const char *prog)
 {
 	const char *lib = rtl_version();
 
@@ -186,7 +186,7 @@ int rtl_cli_version(const char *prog)
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
 
-int rtl_cli_on_stop_signals(void (*handler)(int))
+int cli_on_stop_signals(void (*handler)(int))
 {
 	struct sigaction sa = { .sa_handler = handler };
 

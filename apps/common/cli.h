@@ -9,23 +9,23 @@
  * parsing, CPU-style lists, the getopt error cases, stray operands, the one
  * wording of a usage error, --version, and the SIGINT/SIGTERM hook.
  *
- * Two layers: rtl_cli_parse_*() only parse and return 0 or -errno (for an
- * app that words its own reason); rtl_cli_u64() and rtl_cli_double() parse
+ * Two layers: cli_parse_*() only parse and return 0 or -errno (for an
+ * app that words its own reason); cli_u64() and cli_double() parse
  * and, on failure, print the generic reason. The reporting functions print
  * one line to stderr, "PROG: ...; see PROG --help", and return
- * RTL_CLI_EXIT_USAGE, so a parser can end with `return rtl_cli_...(...)`.
+ * CLI_EXIT_USAGE, so a parser can end with `return cli_...(...)`.
  *
  * Internal to apps/ (a static library, not part of librtloop). Not RT-safe:
  * for option parsing before the loop starts.
  */
-#ifndef RTL_CLI_H
-#define RTL_CLI_H
+#ifndef CLI_H
+#define CLI_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 /* The exit status of a usage error, as every app documents it. */
-#define RTL_CLI_EXIT_USAGE 2
+#define CLI_EXIT_USAGE 2
 
 /*
  * Parse @s as a decimal integer in [@min, @max] into @out. The whole string
@@ -33,7 +33,7 @@
  * Returns 0, -EINVAL (not such an integer) or -ERANGE (outside the range,
  * or past UINT64_MAX). @out is written only on success.
  */
-int rtl_cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 /*
  * Parse @s as a finite floating-point number (strtod syntax) in [@min, @max]
@@ -41,13 +41,13 @@ int rtl_cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  * Returns 0, -EINVAL (not a finite number) or -ERANGE (outside the range).
  * @out is written only on success.
  */
-int rtl_cli_parse_double(const char *s, double min, double max, double *out);
+int cli_parse_double(const char *s, double min, double max, double *out);
 
 /*
  * The index of @s in @names[0..n), or -1: for options that take one of a
  * few words (--mode threads, --rt off), mapped onto an enum in that order.
  */
-int rtl_cli_lookup(const char *s, const char *const *names, int n);
+int cli_lookup(const char *s, const char *const *names, int n);
 
 /*
  * Parse a comma-separated list of decimal integers, each at most @max
@@ -55,50 +55,50 @@ int rtl_cli_lookup(const char *s, const char *const *names, int n);
  * @min_n to @max_n numbers, with no empty element and no spaces.
  * Returns the count n, or -EINVAL. @v may be written on failure.
  */
-int rtl_cli_parse_list(const char *s, uint64_t max, uint64_t *v, int min_n, int max_n);
+int cli_parse_list(const char *s, uint64_t max, uint64_t *v, int min_n, int max_n);
 
 /*
  * Print "PROG: MESSAGE; see PROG --help" (MESSAGE from @fmt) to stderr.
- * Returns RTL_CLI_EXIT_USAGE.
+ * Returns CLI_EXIT_USAGE.
  */
-int rtl_cli_usage_error(const char *prog, const char *fmt, ...)
+int cli_usage_error(const char *prog, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
  * Print "PROG: bad FLAG 'VALUE': WHY; see PROG --help" to stderr.
- * Returns RTL_CLI_EXIT_USAGE.
+ * Returns CLI_EXIT_USAGE.
  */
-int rtl_cli_bad_value(const char *prog, const char *flag, const char *value, const char *why);
+int cli_bad_value(const char *prog, const char *flag, const char *value, const char *why);
 
 /*
- * rtl_cli_parse_u64() for option @flag: on failure prints, through
- * rtl_cli_bad_value(), "not an integer" or "out of range [MIN, MAX]".
- * Returns 0 or RTL_CLI_EXIT_USAGE.
+ * cli_parse_u64() for option @flag: on failure prints, through
+ * cli_bad_value(), "not an integer" or "out of range [MIN, MAX]".
+ * Returns 0 or CLI_EXIT_USAGE.
  */
-int rtl_cli_u64(const char *prog, const char *flag, const char *s, uint64_t min, uint64_t max,
+int cli_u64(const char *prog, const char *flag, const char *s, uint64_t min, uint64_t max,
 		uint64_t *out);
 
 /*
- * rtl_cli_parse_double() for option @flag: on failure prints "not a number"
- * or "out of range [MIN, MAX]". Returns 0 or RTL_CLI_EXIT_USAGE.
+ * cli_parse_double() for option @flag: on failure prints "not a number"
+ * or "out of range [MIN, MAX]". Returns 0 or CLI_EXIT_USAGE.
  */
-int rtl_cli_double(const char *prog, const char *flag, const char *s, double min, double max,
+int cli_double(const char *prog, const char *flag, const char *s, double min, double max,
 		   double *out);
 
 /*
  * Report getopt_long()'s error return @c (with opterr = 0 and a leading ':'
  * in the option string), naming the flag from optopt, optind and @argv:
  * ':' "option '--x' needs an argument"; '?' "unknown option '-x'" (or
- * '--x'), or "option '--x=V' takes no argument". Returns RTL_CLI_EXIT_USAGE.
+ * '--x'), or "option '--x=V' takes no argument". Returns CLI_EXIT_USAGE.
  */
-int rtl_cli_getopt_error(const char *prog, int c, char **argv);
+int cli_getopt_error(const char *prog, int c, char **argv);
 
 /*
  * Refuse operands: with @first < @argc, print "unexpected argument
- * 'ARGV[FIRST]'" and return RTL_CLI_EXIT_USAGE; otherwise return 0.
+ * 'ARGV[FIRST]'" and return CLI_EXIT_USAGE; otherwise return 0.
  * Pass optind after the getopt loop.
  */
-int rtl_cli_extra_args(const char *prog, int first, int argc, char **argv);
+int cli_extra_args(const char *prog, int first, int argc, char **argv);
 
 /*
  * The answer to --version (and -V): print "PROG (rtloop) VERSION" to stdout,
@@ -107,7 +107,7 @@ int rtl_cli_extra_args(const char *prog, int first, int argc, char **argv);
  * after it. Returns 0, the exit status of --version, or 1 if stdout cannot
  * be written (a full disk, a closed pipe).
  */
-int rtl_cli_version(const char *prog);
+int cli_version(const char *prog);
 
 /*
  * Call @handler on SIGINT and SIGTERM (sigaction, empty mask, no flags: a
@@ -115,6 +115,6 @@ int rtl_cli_version(const char *prog);
  * apps' handlers set a flag or call a stop function that is.
  * Returns 0 or -errno.
  */
-int rtl_cli_on_stop_signals(void (*handler)(int));
+int cli_on_stop_signals(void (*handler)(int));
 
-#endif /* RTL_CLI_H */
+#endif /* CLI_H */

@@ -362,24 +362,24 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			return 1;
 		case 'r':
-			if (rtl_cli_parse_u64(optarg, 1, MAX_REPS, &v))
-				return rtl_cli_bad_value(PROG, "--reps", optarg,
+			if (cli_parse_u64(optarg, 1, MAX_REPS, &v))
+				return cli_bad_value(PROG, "--reps", optarg,
 							 "want an integer in 1..101");
 			o->reps = (unsigned)v;
 			break;
 		case 'n':
-			if (rtl_cli_parse_u64(optarg, 2000, UINT64_C(1) << 40, &v))
-				return rtl_cli_bad_value(PROG, "--items", optarg,
+			if (cli_parse_u64(optarg, 2000, UINT64_C(1) << 40, &v))
+				return cli_bad_value(PROG, "--items", optarg,
 							 "want an integer >= 2000");
 			o->items = v;
 			items_set = true;
 			break;
 		case 'c':
-			if (rtl_cli_parse_list(optarg, CPU_SETSIZE - 1, cpu, 2, 2) < 0)
-				return rtl_cli_bad_value(PROG, "--cpus", optarg,
+			if (cli_parse_list(optarg, CPU_SETSIZE - 1, cpu, 2, 2) < 0)
+				return cli_bad_value(PROG, "--cpus", optarg,
 							 "want two CPU numbers, A,B");
 			if (cpu[0] == cpu[1])
-				return rtl_cli_bad_value(
+				return cli_bad_value(
 					PROG, "--cpus", optarg,
 					"the two threads spin: they need two different CPUs");
 			o->cpu[0] = (int)cpu[0];
@@ -387,7 +387,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'j':
 			if (!*optarg)
-				return rtl_cli_bad_value(PROG, "--json", optarg,
+				return cli_bad_value(PROG, "--json", optarg,
 							 "want a file name or -");
 			o->json = optarg;
 			break;
@@ -395,8 +395,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->quick = true;
 			break;
 		case 'g':
-			if (rtl_cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
-				return rtl_cli_bad_value(PROG, "--callgrind", optarg,
+			if (cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
+				return cli_bad_value(PROG, "--callgrind", optarg,
 							 "want a positive integer");
 			o->callgrind = v;
 			break;
@@ -407,7 +407,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				if (!strcmp(optarg, impl_name[k]))
 					break;
 			if (k == NIMPL)
-				return rtl_cli_bad_value(PROG, "--impl", optarg,
+				return cli_bad_value(PROG, "--impl", optarg,
 							 "want rtl, rtl-batch, ck, boost or rwq");
 			o->cg_impl = (enum impl)k;
 			break;
@@ -418,14 +418,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			else if (!strcmp(optarg, "64"))
 				o->cg_size = 1;
 			else
-				return rtl_cli_bad_value(PROG, "--size", optarg, "want 8 or 64");
+				return cli_bad_value(PROG, "--size", optarg, "want 8 or 64");
 			break;
 		default:
-			return rtl_cli_getopt_error(PROG, c, argv);
+			return cli_getopt_error(PROG, c, argv);
 		}
 	}
 	if (optind < argc)
-		return rtl_cli_extra_args(PROG, optind, argc, argv);
+		return cli_extra_args(PROG, optind, argc, argv);
 	if (o->quick && !items_set)
 		o->items = 200000;
 	return 0;
@@ -568,7 +568,7 @@ static int64_t run_job(struct job *j, int cpu_b)
 
 /* ---- statistics -------------------------------------------------------- */
 
-_Static_assert(MAX_REPS <= RTL_BENCH_MAX_VALUES, "rtl_bench_stat3() would drop repetitions");
+_Static_assert(MAX_REPS <= BENCH_MAX_VALUES, "bench_stat3() would drop repetitions");
 
 /* ---- results ------------------------------------------------------------ */
 
@@ -741,7 +741,7 @@ static const char *verdict(double med, double target, bool at_least)
 
 static void report_text(FILE *f, const struct ctx *c)
 {
-	struct rtl_bench_stat3 p = rtl_bench_stat3(res.probe, res.reps);
+	struct bench_stat3 p = bench_stat3(res.probe, res.reps);
 
 	fprintf(f,
 		"\nthroughput, items/ms (median of %u reps; ratio = median of per-rep ratios "
@@ -751,8 +751,8 @@ static void report_text(FILE *f, const struct ctx *c)
 		"rwq", "best", "rtl/best peer", "target", "");
 	for (int s = 0; s < 2; s++) {
 		for (int b = 0; b < 2; b++) {
-			struct rtl_bench_stat3 r =
-				rtl_bench_stat3(b ? res.r_batch[s] : res.r_single[s], res.reps);
+			struct bench_stat3 r =
+				bench_stat3(b ? res.r_batch[s] : res.r_single[s], res.reps);
 			char label[32];
 
 			if (b)
@@ -762,10 +762,10 @@ static void report_text(FILE *f, const struct ctx *c)
 				snprintf(label, sizeof(label), "%d B single", sizes[s]);
 			fprintf(f, "%-14s", label);
 			put_num(f, " ",
-				rtl_bench_stat3(res.tput[s][b ? I_RTLB : I_RTL], res.reps).med, 9,
+				bench_stat3(res.tput[s][b ? I_RTLB : I_RTL], res.reps).med, 9,
 				0, "");
 			for (int i = I_CK; i < NIMPL; i++)
-				put_num(f, " ", rtl_bench_stat3(res.tput[s][i], res.reps).med, 9, 0,
+				put_num(f, " ", bench_stat3(res.tput[s][i], res.reps).med, 9, 0,
 					"");
 			fprintf(f, "  %-6s", impl_name[usual_best(s)]);
 			put_num(f, " ", r.med, 5, 2, "");
@@ -783,13 +783,13 @@ static void report_text(FILE *f, const struct ctx *c)
 	fprintf(f, "%-14s %9s %9s %9s %9s  %-22s %-9s %-7s\n", "case", "rtl", "ck", "boost", "rwq",
 		"rtl/ck", "rtl/probe", "target");
 	for (int s = 0; s < 2; s++) {
-		struct rtl_bench_stat3 r = rtl_bench_stat3(res.r_rt[s], res.reps);
-		double ours = rtl_bench_stat3(res.rt[s][I_RTL], res.reps).med;
+		struct bench_stat3 r = bench_stat3(res.r_rt[s], res.reps);
+		double ours = bench_stat3(res.rt[s][I_RTL], res.reps).med;
 
 		fprintf(f, "%-14s", sizes[s] == 8 ? "8 B" : "64 B");
 		for (int i = 0; i < NIMPL; i++)
 			if (i != I_RTLB)
-				put_num(f, " ", rtl_bench_stat3(res.rt[s][i], res.reps).med, 9, 0,
+				put_num(f, " ", bench_stat3(res.rt[s][i], res.reps).med, 9, 0,
 					"");
 		put_num(f, "  ", r.med, 5, 2, "");
 		put_num(f, " [", r.min, 5, 2, "");
@@ -809,13 +809,13 @@ static void report_text(FILE *f, const struct ctx *c)
 				continue;
 			fprintf(f, "%-14s %-6s", sizes[s] == 8 ? "8 B" : "64 B", impl_name[i]);
 			for (int q = 0; q < NQ; q++)
-				put_num(f, " ", rtl_bench_stat3(res.lat[s][i][q], res.reps).med, 9,
+				put_num(f, " ", bench_stat3(res.lat[s][i][q], res.reps).med, 9,
 					0, "");
 			fprintf(f, "\n");
 		}
 		fprintf(f, "%-14s %-6s", "", "rtl/ck");
 		for (int q = 0; q < NQ; q++)
-			put_num(f, " ", rtl_bench_stat3(res.r_lat[s][q], res.reps).med, 9, 2, "");
+			put_num(f, " ", bench_stat3(res.r_lat[s][q], res.reps).med, 9, 2, "");
 		fprintf(f, "  (median ratio)\n");
 	}
 	if (res.bad)
@@ -825,7 +825,7 @@ static void report_text(FILE *f, const struct ctx *c)
 
 static void json_stat(FILE *f, const char *key, const double *v, unsigned n, bool comma)
 {
-	struct rtl_bench_stat3 s = rtl_bench_stat3(v, n);
+	struct bench_stat3 s = bench_stat3(v, n);
 
 	fprintf(f, "\"%s\": ", key);
 	if (isnan(s.med))
@@ -987,8 +987,8 @@ int main(int argc, char **argv)
 	res.reps = o.reps;
 	c.ticks_per_ns = calibrate_ticks();
 
-	rtl_bench_machine(machine, sizeof(machine), false);
-	rtl_bench_cpu_model(cpu_model, sizeof(cpu_model));
+	bench_machine(machine, sizeof(machine), false);
+	bench_cpu_model(cpu_model, sizeof(cpu_model));
 	fprintf(out, "ring-bench: %s; %s\n", machine, cpu_model);
 	fprintf(out,
 		"cpus %d,%d; %u reps; %" PRIu64 " items per throughput run, %" PRIu64
@@ -1013,7 +1013,7 @@ int main(int argc, char **argv)
 		res.probe[r] = (double)ns / (2.0 * (double)j.n);
 	}
 	{
-		struct rtl_bench_stat3 p = rtl_bench_stat3(res.probe, o.reps);
+		struct bench_stat3 p = bench_stat3(res.probe, o.reps);
 
 		fprintf(out,
 			"core-to-core probe (one cache line, cpu %d <-> %d): %.1f ns one-way "

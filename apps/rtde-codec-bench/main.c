@@ -590,29 +590,29 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			return 1;
 		case 'V':
-			exit(rtl_cli_version(PROG));
+			exit(cli_version(PROG));
 		case 'r':
-			if (rtl_cli_parse_u64(optarg, 1, MAX_REPS, &v))
-				return rtl_cli_bad_value(PROG, "--reps", optarg,
+			if (cli_parse_u64(optarg, 1, MAX_REPS, &v))
+				return cli_bad_value(PROG, "--reps", optarg,
 							 "want an integer in 1..101");
 			o->reps = (unsigned)v;
 			break;
 		case 'n':
-			if (rtl_cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
-				return rtl_cli_bad_value(PROG, "--iters", optarg,
+			if (cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
+				return cli_bad_value(PROG, "--iters", optarg,
 							 "want a positive integer");
 			o->iters = v;
 			break;
 		case 'c':
-			if (rtl_cli_parse_u64(optarg, 0, CPU_SETSIZE - 1, &v))
-				return rtl_cli_bad_value(PROG, "--cpu", optarg,
+			if (cli_parse_u64(optarg, 0, CPU_SETSIZE - 1, &v))
+				return cli_bad_value(PROG, "--cpu", optarg,
 							 "want a CPU number");
 			o->cpu = (int)v;
 			break;
 		case 'R':
-			k = rtl_cli_lookup(optarg, recipe_name, NRECIPE);
+			k = cli_lookup(optarg, recipe_name, NRECIPE);
 			if (k < 0)
-				return rtl_cli_bad_value(
+				return cli_bad_value(
 					PROG, "--recipe", optarg,
 					"want typical, exhaustive or exhaustive-unpack");
 			o->only[k] = true;
@@ -621,20 +621,20 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'j':
 			if (!*optarg)
-				return rtl_cli_bad_value(PROG, "--json", optarg,
+				return cli_bad_value(PROG, "--json", optarg,
 							 "want a file name or -");
 			o->json = optarg;
 			break;
 		case 'g':
-			if (rtl_cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
-				return rtl_cli_bad_value(PROG, "--callgrind", optarg,
+			if (cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
+				return cli_bad_value(PROG, "--callgrind", optarg,
 							 "want a positive integer");
 			o->callgrind = v;
 			break;
 		case 'i':
-			k = rtl_cli_lookup(optarg, impl_name, NIMPL);
+			k = cli_lookup(optarg, impl_name, NIMPL);
 			if (k < 0)
-				return rtl_cli_bad_value(
+				return cli_bad_value(
 					PROG, "--impl", optarg,
 					"want decode, floor, floor-elem, encode or "
 					"floor-encode");
@@ -642,24 +642,24 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			impl_set = true;
 			break;
 		default:
-			return rtl_cli_getopt_error(PROG, c, argv);
+			return cli_getopt_error(PROG, c, argv);
 		}
 	}
 	if (optind < argc)
-		return rtl_cli_extra_args(PROG, optind, argc, argv);
+		return cli_extra_args(PROG, optind, argc, argv);
 	if (impl_set && !o->callgrind)
-		return rtl_cli_bad_value(PROG, "--impl", impl_name[o->cg_impl],
+		return cli_bad_value(PROG, "--impl", impl_name[o->cg_impl],
 					 "only with --callgrind");
 	return 0;
 }
 
 /* ---- statistics and report ------------------------------------------------- */
 
-_Static_assert(MAX_REPS <= RTL_BENCH_MAX_VALUES, "rtl_bench_stat3() would drop repetitions");
+_Static_assert(MAX_REPS <= BENCH_MAX_VALUES, "bench_stat3() would drop repetitions");
 
 static void json_stat(FILE *f, const char *key, const double *v, unsigned n, bool comma)
 {
-	struct rtl_bench_stat3 s = rtl_bench_stat3(v, n);
+	struct bench_stat3 s = bench_stat3(v, n);
 
 	fprintf(f, "\"%s\": {\"median\": %.4f, \"min\": %.4f, \"max\": %.4f}%s", key, s.med, s.min,
 		s.max, comma ? ", " : "");
@@ -785,7 +785,7 @@ int main(int argc, char **argv)
 		char cpu[16];
 
 		snprintf(cpu, sizeof(cpu), "%d", o.cpu);
-		return rtl_cli_bad_value(PROG, "--cpu", cpu, strerror(-err));
+		return cli_bad_value(PROG, "--cpu", cpu, strerror(-err));
 	}
 	if (o.callgrind)
 		return run_callgrind(&o);
@@ -808,7 +808,7 @@ int main(int argc, char **argv)
 		bs[i].iters = o.iters ? o.iters : calibrate(&bs[i]);
 	}
 
-	rtl_bench_machine(machine, sizeof(machine), false);
+	bench_machine(machine, sizeof(machine), false);
 	fprintf(out, "rtde-codec-bench: %s; cpu %s; %u reps, library and floors interleaved\n",
 		machine, o.cpu >= 0 ? "pinned" : "not pinned", o.reps);
 
@@ -836,16 +836,16 @@ int main(int argc, char **argv)
 		"decode/floor [min,max]", "decode/elem [min,max]");
 	for (int i = 0; i < NRECIPE; i++) {
 		const struct bench *b = &bs[i];
-		struct rtl_bench_stat3 d, fl, fe, q, qe;
+		struct bench_stat3 d, fl, fe, q, qe;
 		char el[32], rq[48], rqe[48];
 
 		if (!run[i])
 			continue;
-		d = rtl_bench_stat3(b->ns[I_DECODE], o.reps);
-		fl = rtl_bench_stat3(b->ns[I_FLOOR], o.reps);
-		fe = rtl_bench_stat3(b->ns[I_FLOOR_ELEM], o.reps);
-		q = rtl_bench_stat3(b->ratio, o.reps);
-		qe = rtl_bench_stat3(b->ratio_elem, o.reps);
+		d = bench_stat3(b->ns[I_DECODE], o.reps);
+		fl = bench_stat3(b->ns[I_FLOOR], o.reps);
+		fe = bench_stat3(b->ns[I_FLOOR_ELEM], o.reps);
+		q = bench_stat3(b->ratio, o.reps);
+		qe = bench_stat3(b->ratio_elem, o.reps);
 		snprintf(el, sizeof(el), "%zu/%zu/%zu", b->n8, b->n4, b->n1);
 		snprintf(rq, sizeof(rq), "%.2f [%.2f, %.2f]", q.med, q.min, q.max);
 		snprintf(rqe, sizeof(rqe), "%.2f [%.2f, %.2f]", qe.med, qe.min, qe.max);
@@ -857,13 +857,13 @@ int main(int argc, char **argv)
 		"encode/floor [min,max]");
 	for (int i = 0; i < NRECIPE; i++) {
 		const struct bench *b = &bs[i];
-		struct rtl_bench_stat3 e, fl, q;
+		struct bench_stat3 e, fl, q;
 
 		if (!run[i])
 			continue;
-		e = rtl_bench_stat3(b->ns[I_ENCODE], o.reps);
-		fl = rtl_bench_stat3(b->ns[I_FLOOR_ENC], o.reps);
-		q = rtl_bench_stat3(b->ratio_enc, o.reps);
+		e = bench_stat3(b->ns[I_ENCODE], o.reps);
+		fl = bench_stat3(b->ns[I_FLOOR_ENC], o.reps);
+		q = bench_stat3(b->ratio_enc, o.reps);
 		fprintf(out, "%-17s %9.1f %8.1f  %.2f [%.2f, %.2f]\n", recipe_name[i], e.med,
 			fl.med, q.med, q.min, q.max);
 	}

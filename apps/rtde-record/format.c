@@ -34,7 +34,7 @@
 
 /* ---- numbers -------------------------------------------------------------------- */
 
-int rtl_rec_format_double(char *buf, size_t cap, double v)
+int rec_format_double(char *buf, size_t cap, double v)
 {
 	char tmp[40], digits[24];
 	int nd = 0, exp10, p, len = 0;
@@ -110,16 +110,16 @@ static uint32_t record_size_at(uint32_t values_offset, uint32_t values_size)
 
 static uint32_t record_size(uint32_t values_size)
 {
-	return record_size_at(RTL_REC_RECORD_HEADER, values_size);
+	return record_size_at(REC_RECORD_HEADER, values_size);
 }
 
-int rtl_rec_schema_from_recipe(struct rtl_rec_schema *s, const struct rtl_rtde_recipe *r)
+int rec_schema_from_recipe(struct rec_schema *s, const struct rtl_rtde_recipe *r)
 {
 	if (!s || !r || r->n == 0 || r->n > RTL_RTDE_RECIPE_MAX_FIELDS)
 		return -EINVAL;
 	memset(s, 0, sizeof(*s));
 	for (uint32_t i = 0; i < r->n; i++) {
-		struct rtl_rec_column *c = &s->cols[i];
+		struct rec_column *c = &s->cols[i];
 
 		snprintf(c->name, sizeof(c->name), "%s", r->fields[i]->name);
 		c->type = r->slots[i].type;
@@ -128,11 +128,11 @@ int rtl_rec_schema_from_recipe(struct rtl_rec_schema *s, const struct rtl_rtde_r
 	s->n = r->n;
 	s->values_size = r->host_size;
 	s->record_size = record_size(r->host_size);
-	s->values_offset = RTL_REC_RECORD_HEADER;
+	s->values_offset = REC_RECORD_HEADER;
 	return 0;
 }
 
-unsigned rtl_rec_csv_columns(const struct rtl_rec_schema *s, bool extra)
+unsigned rec_csv_columns(const struct rec_schema *s, bool extra)
 {
 	unsigned n = extra ? 2 : 0;
 
@@ -145,18 +145,18 @@ unsigned rtl_rec_csv_columns(const struct rtl_rec_schema *s, bool extra)
  * 64-bit integer 20; one separator each. */
 #define CELL_MAX 32
 
-size_t rtl_rec_csv_line_max(const struct rtl_rec_schema *s)
+size_t rec_csv_line_max(const struct rec_schema *s)
 {
 	size_t names = 0;
 
 	for (unsigned i = 0; i < s->n; i++)
 		names += (strlen(s->cols[i].name) + 4) * 6;
-	return (size_t)rtl_rec_csv_columns(s, true) * CELL_MAX + names + 64;
+	return (size_t)rec_csv_columns(s, true) * CELL_MAX + names + 64;
 }
 
 /* ---- CSV ---------------------------------------------------------------------------- */
 
-int rtl_rec_csv_header(char *buf, size_t cap, const struct rtl_rec_schema *s, bool extra)
+int rec_csv_header(char *buf, size_t cap, const struct rec_schema *s, bool extra)
 {
 	size_t len = 0;
 	int n;
@@ -210,15 +210,15 @@ static int put_double(char *p, const unsigned char *src)
 	double d;
 
 	memcpy(&d, src, sizeof(d));
-	return rtl_rec_format_double(p, CELL_MAX, d);
+	return rec_format_double(p, CELL_MAX, d);
 }
 
-int rtl_rec_csv_row(char *buf, size_t cap, const struct rtl_rec_schema *s,
-		    const struct rtl_rec_row *row, bool extra)
+int rec_csv_row(char *buf, size_t cap, const struct rec_schema *s,
+		    const struct rec_row *row, bool extra)
 {
 	size_t len = 0;
 
-	if (cap < rtl_rec_csv_line_max(s))
+	if (cap < rec_csv_line_max(s))
 		return -ENOSPC;
 	for (unsigned i = 0; i < s->n; i++) {
 		const unsigned char *v = row->values + s->cols[i].offset;
@@ -272,7 +272,7 @@ int rtl_rec_csv_row(char *buf, size_t cap, const struct rtl_rec_schema *s,
 
 /* ---- CSV, read back --------------------------------------------------------------------- */
 
-int rtl_rec_error_set(struct rtl_rec_error *err, int code, const char *fmt, ...)
+int rec_error_set(struct rec_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -324,8 +324,8 @@ static size_t strip_eol(const char *line, size_t len)
 	return len;
 }
 
-int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema *s, bool *extra,
-			    struct rtl_rec_error *err)
+int rec_csv_read_header(const char *line, size_t len, struct rec_schema *s, bool *extra,
+			    struct rec_error *err)
 {
 	/* At most every column a scalar, plus the two extra ones. */
 	enum { MAX_TOKENS = RTL_RTDE_RECIPE_MAX_FIELDS * 6 + 2 };
@@ -343,14 +343,14 @@ int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema 
 	*extra = false;
 	toks = malloc(sizeof(*toks) * MAX_TOKENS);
 	if (!toks)
-		return rtl_rec_error_set(err, -ENOMEM, "out of memory");
+		return rec_error_set(err, -ENOMEM, "out of memory");
 	while (next_token(line, n, &pos, &tok, &tlen)) {
 		if (ntok == MAX_TOKENS) {
-			ret = rtl_rec_error_set(err, -ENOMSG, "more than %d columns", MAX_TOKENS);
+			ret = rec_error_set(err, -ENOMSG, "more than %d columns", MAX_TOKENS);
 			goto out;
 		}
 		if (!name_ok(tok, tlen)) {
-			ret = rtl_rec_error_set(
+			ret = rec_error_set(
 				err, -ENOMSG,
 				"header column %zu is not a field name (letters, digits, '_')",
 				ntok + 1);
@@ -381,13 +381,13 @@ int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema 
 			name_len = toks[i].n - 2;
 			elems = rtl_rtde_type_elems(t);
 			for (unsigned e = 1; e < elems; e++) {
-				char want[RTL_REC_NAME_MAX + 8];
+				char want[REC_NAME_MAX + 8];
 				int w = snprintf(want, sizeof(want), "%.*s_%u", (int)name_len,
 						 toks[i].p, e);
 
 				if (i + e >= ntok || toks[i + e].n != (size_t)w ||
 				    memcmp(toks[i + e].p, want, (size_t)w)) {
-					ret = rtl_rec_error_set(
+					ret = rec_error_set(
 						err, -EBADMSG,
 						"header: the vector %.*s is not expanded as "
 						"%.*s_0 .. %.*s_%u",
@@ -398,7 +398,7 @@ int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema 
 			}
 			used = elems;
 		} else if (f) {
-			ret = rtl_rec_error_set(
+			ret = rec_error_set(
 				err, -EBADMSG,
 				"header: the vector %.*s must be expanded as %.*s_0 ..",
 				(int)toks[i].n, toks[i].p, (int)toks[i].n, toks[i].p);
@@ -406,15 +406,15 @@ int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema 
 		}
 		/* else a name this registry does not know: a double, as record.py's
 		 * readers take every column. */
-		if (name_len >= RTL_REC_NAME_MAX || s->n == RTL_RTDE_RECIPE_MAX_FIELDS) {
-			ret = rtl_rec_error_set(err, -EBADMSG,
+		if (name_len >= REC_NAME_MAX || s->n == RTL_RTDE_RECIPE_MAX_FIELDS) {
+			ret = rec_error_set(err, -EBADMSG,
 						"header: a name too long, or too many fields");
 			goto out;
 		}
 		for (unsigned c = 0; c < s->n; c++)
 			if (strlen(s->cols[c].name) == name_len &&
 			    !memcmp(s->cols[c].name, toks[i].p, name_len)) {
-				ret = rtl_rec_error_set(err, -EBADMSG,
+				ret = rec_error_set(err, -EBADMSG,
 							"header: the field %.*s twice",
 							(int)name_len, toks[i].p);
 				goto out;
@@ -430,14 +430,14 @@ int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema 
 		i += used;
 	}
 	if (!have_ts) {
-		ret = rtl_rec_error_set(
+		ret = rec_error_set(
 			err, -ENOMSG,
 			"no timestamp column (rtde-record records timestamp in every file)");
 		goto out;
 	}
 	s->values_size = off;
 	s->record_size = record_size(off);
-	s->values_offset = RTL_REC_RECORD_HEADER;
+	s->values_offset = REC_RECORD_HEADER;
 	ret = 0;
 out:
 	free(toks);
@@ -492,18 +492,18 @@ static bool parse_double_text(const char *p, size_t n, double *v)
 	return *end == '\0';
 }
 
-int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_schema *s, bool extra,
-			  unsigned char *values, struct rtl_rec_row *row, struct rtl_rec_error *err)
+int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, bool extra,
+			  unsigned char *values, struct rec_row *row, struct rec_error *err)
 {
 	size_t n = strip_eol(line, len), pos = 0, tlen;
-	unsigned cell = 0, want = rtl_rec_csv_columns(s, extra);
+	unsigned cell = 0, want = rec_csv_columns(s, extra);
 	const char *tok;
 
 	memset(row, 0, sizeof(*row));
 	memset(values, 0, s->values_size);
 	row->values = values;
 	if (n == 0)
-		return rtl_rec_error_set(err, -EBADMSG, "an empty line, the header has %u cells",
+		return rec_error_set(err, -EBADMSG, "an empty line, the header has %u cells",
 					 want);
 	for (unsigned i = 0; i < s->n; i++) {
 		enum rtl_rtde_type t = (enum rtl_rtde_type)s->cols[i].type;
@@ -519,7 +519,7 @@ int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_sch
 			bool ok;
 
 			if (!next_token(line, n, &pos, &tok, &tlen))
-				return rtl_rec_error_set(err, -EBADMSG,
+				return rec_error_set(err, -EBADMSG,
 							 "%u cells, the header has %u", cell, want);
 			switch (t) {
 			case RTL_RTDE_TYPE_BOOL:
@@ -560,13 +560,13 @@ int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_sch
 			}
 			if (!ok) {
 				if (elems > 1)
-					return rtl_rec_error_set(
+					return rec_error_set(
 						err, -EBADMSG,
 						"cell %u (%s_%u): '%.*s' is not a %s value",
 						cell + 1, s->cols[i].name, e,
 						(int)(tlen < 40 ? tlen : 40), tok,
 						rtl_rtde_type_name(t));
-				return rtl_rec_error_set(
+				return rec_error_set(
 					err, -EBADMSG, "cell %u (%s): '%.*s' is not a %s value",
 					cell + 1, s->cols[i].name, (int)(tlen < 40 ? tlen : 40),
 					tok, rtl_rtde_type_name(t));
@@ -577,18 +577,18 @@ int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_sch
 		uint64_t lost;
 
 		if (!next_token(line, n, &pos, &tok, &tlen))
-			return rtl_rec_error_set(err, -EBADMSG, "%u cells, the header has %u", cell,
+			return rec_error_set(err, -EBADMSG, "%u cells, the header has %u", cell,
 						 want);
 		if (!parse_i64_text(tok, tlen, INT64_MIN, INT64_MAX, &row->rx_ns))
-			return rtl_rec_error_set(
+			return rec_error_set(
 				err, -EBADMSG,
 				"cell %u (host_time_ns): '%.*s' is not a 64-bit integer", cell + 1,
 				(int)(tlen < 40 ? tlen : 40), tok);
 		if (!next_token(line, n, &pos, &tok, &tlen))
-			return rtl_rec_error_set(err, -EBADMSG, "%u cells, the header has %u",
+			return rec_error_set(err, -EBADMSG, "%u cells, the header has %u",
 						 cell + 1, want);
 		if (!parse_u64_text(tok, tlen, UINT64_MAX, &lost))
-			return rtl_rec_error_set(
+			return rec_error_set(
 				err, -EBADMSG,
 				"cell %u (lost): '%.*s' is not an unsigned 64-bit integer",
 				cell + 2, (int)(tlen < 40 ? tlen : 40), tok);
@@ -601,21 +601,21 @@ int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_sch
 
 		while (next_token(line, n, &pos, &tok, &tlen))
 			more++;
-		return rtl_rec_error_set(err, -EBADMSG, "%u cells, the header has %u", more, want);
+		return rec_error_set(err, -EBADMSG, "%u cells, the header has %u", more, want);
 	}
 	return 0;
 }
 
 /* ---- binary ----------------------------------------------------------------------------- */
 
-int rtl_rec_bin_header(char *buf, size_t cap, const struct rtl_rec_schema *s,
-		       const struct rtl_rec_meta *m)
+int rec_bin_header(char *buf, size_t cap, const struct rec_schema *s,
+		       const struct rec_meta *m)
 {
 	size_t len;
 	int n;
 
 	n = snprintf(buf, cap,
-		     RTL_REC_MAGIC "# rtde-record binary recording; see docs/rtde-record.md\n"
+		     REC_MAGIC "# rtde-record binary recording; see docs/rtde-record.md\n"
 				   "endian little\n"
 				   "host %s\n"
 				   "port %u\n"
@@ -627,7 +627,7 @@ int rtl_rec_bin_header(char *buf, size_t cap, const struct rtl_rec_schema *s,
 				   "values_size %" PRIu32 "\n"
 				   "fields %u\n",
 		     m->host[0] ? m->host : "-", m->port, m->controller[0] ? m->controller : "-",
-		     m->frequency, m->period_ns, s->record_size, RTL_REC_RECORD_HEADER,
+		     m->frequency, m->period_ns, s->record_size, REC_RECORD_HEADER,
 		     s->values_size, s->n);
 	if (n < 0 || (size_t)n >= cap)
 		return -ENOSPC;
@@ -666,10 +666,10 @@ static uint32_t get_le32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-int rtl_rec_bin_row(unsigned char *buf, size_t cap, const struct rtl_rec_schema *s,
-		    const struct rtl_rec_row *row)
+int rec_bin_row(unsigned char *buf, size_t cap, const struct rec_schema *s,
+		    const struct rec_row *row)
 {
-	size_t pad = s->record_size - RTL_REC_RECORD_HEADER - s->values_size;
+	size_t pad = s->record_size - REC_RECORD_HEADER - s->values_size;
 
 	if (cap < s->record_size)
 		return -ENOSPC;
@@ -679,17 +679,17 @@ int rtl_rec_bin_row(unsigned char *buf, size_t cap, const struct rtl_rec_schema 
 	le64(buf + 24, row->dropped);
 	/* The values are in host form; the header says "endian little" and the
 	 * dump refuses other hosts (rtloop runs on x86-64 and arm64). */
-	memcpy(buf + RTL_REC_RECORD_HEADER, row->values, s->values_size);
-	memset(buf + RTL_REC_RECORD_HEADER + s->values_size, 0, pad);
+	memcpy(buf + REC_RECORD_HEADER, row->values, s->values_size);
+	memset(buf + REC_RECORD_HEADER + s->values_size, 0, pad);
 	return (int)s->record_size;
 }
 
-void rtl_rec_bin_parse_row(const struct rtl_rec_schema *s, const unsigned char *rec,
-			   struct rtl_rec_row *row)
+void rec_bin_parse_row(const struct rec_schema *s, const unsigned char *rec,
+			   struct rec_row *row)
 {
 	row->seq = get_le64(rec);
 	row->rx_ns = (int64_t)get_le64(rec + 8);
-	if (s->values_offset == RTL_REC_RECORD_HEADER_V0) {
+	if (s->values_offset == REC_RECORD_HEADER_V0) {
 		/* 0.1.0's layout: the counts were u32. */
 		row->ctrl_skipped = get_le32(rec + 16);
 		row->dropped = get_le32(rec + 20);
@@ -700,7 +700,7 @@ void rtl_rec_bin_parse_row(const struct rtl_rec_schema *s, const unsigned char *
 	row->values = rec + s->values_offset;
 }
 
-static int bad(struct rtl_rec_error *err, unsigned line, const char *what)
+static int bad(struct rec_error *err, unsigned line, const char *what)
 {
 	if (err) {
 		err->code = -EBADMSG;
@@ -711,10 +711,10 @@ static int bad(struct rtl_rec_error *err, unsigned line, const char *what)
 	return -EBADMSG;
 }
 
-int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_meta *m,
-			    struct rtl_rec_error *err)
+int rec_bin_read_header(FILE *f, struct rec_schema *s, struct rec_meta *m,
+			    struct rec_error *err)
 {
-	char line[512], name[RTL_REC_NAME_MAX], type[32];
+	char line[512], name[REC_NAME_MAX], type[32];
 	unsigned fields = 0, line_no = 1, n_declared = 0, port = 0;
 	unsigned long long u;
 	long long ll;
@@ -722,7 +722,7 @@ int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_me
 
 	memset(s, 0, sizeof(*s));
 	memset(m, 0, sizeof(*m));
-	if (!fgets(line, sizeof(line), f) || strcmp(line, RTL_REC_MAGIC) != 0)
+	if (!fgets(line, sizeof(line), f) || strcmp(line, REC_MAGIC) != 0)
 		return bad(err, 1, "no RTLREC1 magic (is it a CSV? only binary files dump)");
 	while (fgets(line, sizeof(line), f)) {
 		unsigned off;
@@ -738,7 +738,7 @@ int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_me
 			    fields == 0)
 				return bad(err, line_no, "schema incomplete before 'end'");
 			if (!s->values_offset)
-				s->values_offset = RTL_REC_RECORD_HEADER_V0;
+				s->values_offset = REC_RECORD_HEADER_V0;
 			if (s->record_size != record_size_at(s->values_offset, s->values_size))
 				return bad(err, line_no, "record_size does not match values_size");
 			return 0;
@@ -769,7 +769,7 @@ int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_me
 			continue;
 		}
 		if (sscanf(line, "values_offset %llu", &u) == 1) {
-			if (u != RTL_REC_RECORD_HEADER && u != RTL_REC_RECORD_HEADER_V0)
+			if (u != REC_RECORD_HEADER && u != REC_RECORD_HEADER_V0)
 				return bad(err, line_no, "unsupported values_offset");
 			if (s->values_offset)
 				return bad(err, line_no, "values_offset given twice");
@@ -821,7 +821,7 @@ int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_me
 	return bad(err, line_no, "no 'end' line");
 }
 
-static int fail_errno(struct rtl_rec_error *err, int code, const char *what, const char *path)
+static int fail_errno(struct rec_error *err, int code, const char *what, const char *path)
 {
 	if (err) {
 		err->code = code;
@@ -830,11 +830,11 @@ static int fail_errno(struct rtl_rec_error *err, int code, const char *what, con
 	return code;
 }
 
-int rtl_rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *rows,
-		 struct rtl_rec_error *err)
+int rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *rows,
+		 struct rec_error *err)
 {
-	struct rtl_rec_schema *s = NULL;
-	struct rtl_rec_meta m;
+	struct rec_schema *s = NULL;
+	struct rec_meta m;
 	unsigned char *rec = NULL;
 	char *line = NULL;
 	size_t line_cap;
@@ -855,10 +855,10 @@ int rtl_rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = rtl_rec_bin_read_header(in, s, &m, err);
+	ret = rec_bin_read_header(in, s, &m, err);
 	if (ret < 0)
 		goto out;
-	line_cap = rtl_rec_csv_line_max(s);
+	line_cap = rec_csv_line_max(s);
 	line = malloc(line_cap);
 	rec = malloc(s->record_size);
 	if (!line || !rec) {
@@ -874,15 +874,15 @@ int rtl_rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t
 			goto out;
 		}
 	}
-	setvbuf(out, NULL, _IOFBF, RTL_REC_IO_BUFFER);
-	len = rtl_rec_csv_header(line, line_cap, s, extra);
+	setvbuf(out, NULL, _IOFBF, REC_IO_BUFFER);
+	len = rec_csv_header(line, line_cap, s, extra);
 	if (len < 0 || fwrite(line, (size_t)len, 1, out) != 1) {
 		ret = -EIO;
 		goto out;
 	}
 	for (;;) {
 		size_t got = fread(rec, 1, s->record_size, in);
-		struct rtl_rec_row row;
+		struct rec_row row;
 
 		if (got == 0)
 			break;
@@ -894,8 +894,8 @@ int rtl_rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t
 					 got, s->record_size);
 			break;
 		}
-		rtl_rec_bin_parse_row(s, rec, &row);
-		len = rtl_rec_csv_row(line, line_cap, s, &row, extra);
+		rec_bin_parse_row(s, rec, &row);
+		len = rec_csv_row(line, line_cap, s, &row, extra);
 		if (len < 0 || fwrite(line, (size_t)len, 1, out) != 1) {
 			ret = -EIO;
 			goto out;

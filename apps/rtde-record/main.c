@@ -130,14 +130,14 @@ static void on_signal(int sig)
 	struct rtl_rec *rec = g_rec;
 
 	if (rec)
-		rtl_rec_stop(rec);
+		rec_stop(rec);
 }
 
 static int dump(const char *in, const char *out, bool extra)
 {
-	struct rtl_rec_error err = { 0 };
+	struct rec_error err = { 0 };
 	uint64_t rows = 0;
-	int ret = rtl_rec_dump(in, out, extra, &rows, &err);
+	int ret = rec_dump(in, out, extra, &rows, &err);
 
 	if (ret < 0) {
 		fprintf(stderr, PROG ": --dump: %s\n", err.msg);
@@ -176,9 +176,9 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static char outputs[RTL_RTDE_CLIENT_TX_SIZE];
-	struct rtl_rec_config cfg = { 0 };
-	struct rtl_rec_result res;
-	struct rtl_rec_error err = { 0 };
+	struct rec_config cfg = { 0 };
+	struct rec_result res;
+	struct rec_error err = { 0 };
 	struct rtl_rec *rec = NULL;
 	const char *config = NULL, *fields = NULL, *key = NULL, *output = NULL, *dump_in = NULL;
 	bool binary = false, json = false, added_ts = false;
@@ -199,21 +199,21 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		case 'V':
-			return rtl_cli_version(PROG);
+			return cli_version(PROG);
 		case OPT_HOST:
 			if (!optarg[0])
-				return rtl_cli_usage_error(PROG, "--host needs an address");
+				return cli_usage_error(PROG, "--host needs an address");
 			cfg.host = optarg;
 			break;
 		case OPT_PORT:
-			if (rtl_cli_parse_u64(optarg, 1, 65535, &u))
-				return rtl_cli_bad_value(PROG, "--port", optarg,
+			if (cli_parse_u64(optarg, 1, 65535, &u))
+				return cli_bad_value(PROG, "--port", optarg,
 							 "not a port number (1-65535)");
 			cfg.port = (uint16_t)u;
 			break;
 		case OPT_FREQUENCY:
-			if (rtl_cli_parse_double(optarg, 0, HUGE_VAL, &d) || (d > 0 && d < 1))
-				return rtl_cli_bad_value(PROG, "--frequency", optarg,
+			if (cli_parse_double(optarg, 0, HUGE_VAL, &d) || (d > 0 && d < 1))
+				return cli_bad_value(PROG, "--frequency", optarg,
 							 "not a rate in Hz (>= 1, or 0 for the "
 							 "maximum)");
 			cfg.frequency = d;
@@ -228,13 +228,13 @@ int main(int argc, char **argv)
 			fields = optarg;
 			break;
 		case OPT_SAMPLES:
-			if (rtl_cli_parse_u64(optarg, 0, UINT64_MAX, &u))
-				return rtl_cli_bad_value(PROG, "--samples", optarg, "not a count");
+			if (cli_parse_u64(optarg, 0, UINT64_MAX, &u))
+				return cli_bad_value(PROG, "--samples", optarg, "not a count");
 			cfg.samples = u;
 			break;
 		case OPT_DURATION:
-			if (rtl_cli_parse_double(optarg, 0, 1e9, &d))
-				return rtl_cli_bad_value(PROG, "--duration", optarg,
+			if (cli_parse_double(optarg, 0, 1e9, &d))
+				return cli_bad_value(PROG, "--duration", optarg,
 							 "not a time in seconds");
 			cfg.duration_ns = (int64_t)(d * 1e9);
 			if (d > 0 && cfg.duration_ns == 0)
@@ -259,15 +259,15 @@ int main(int argc, char **argv)
 			cfg.rt_mode = RTL_LOOP_RT_OFF;
 			break;
 		case OPT_CPU:
-			if (rtl_cli_parse_u64(optarg, 0, 4095, &u))
-				return rtl_cli_bad_value(PROG, "--cpu", optarg, "not a CPU number");
+			if (cli_parse_u64(optarg, 0, 4095, &u))
+				return cli_bad_value(PROG, "--cpu", optarg, "not a CPU number");
 			cfg.rx_cpu = (int)u;
 			break;
 		case OPT_BUFFERED:
 			break;
 		case OPT_DATA_TIMEOUT:
-			if (rtl_cli_parse_double(optarg, 0, 1e6, &d))
-				return rtl_cli_bad_value(PROG, "--data-timeout", optarg,
+			if (cli_parse_double(optarg, 0, 1e6, &d))
+				return cli_bad_value(PROG, "--data-timeout", optarg,
 							 "not a time in seconds (0: no limit)");
 			cfg.data_timeout_ns = d > 0 ? (int64_t)(d * 1e9) : -1;
 			if (d > 0 && cfg.data_timeout_ns == 0)
@@ -277,31 +277,31 @@ int main(int argc, char **argv)
 			verbose = true;
 			break;
 		default:
-			return rtl_cli_getopt_error(PROG, c, argv);
+			return cli_getopt_error(PROG, c, argv);
 		}
 	}
 	if (optind < argc)
-		return rtl_cli_extra_args(PROG, optind, argc, argv);
+		return cli_extra_args(PROG, optind, argc, argv);
 	rtl_log_set_handler(log_handler, NULL);
 
 	/* Validate. */
 	if (dump_in) {
 		if (config || fields || binary)
-			return rtl_cli_usage_error(PROG, "--dump converts a file: it takes no %s",
+			return cli_usage_error(PROG, "--dump converts a file: it takes no %s",
 						   config   ? "--config"
 						   : fields ? "--fields"
 							    : "--binary");
 		return dump(dump_in, output ? output : "-", !cfg.no_extra_columns);
 	}
 	if (config && fields)
-		return rtl_cli_usage_error(PROG, "give --config or --fields, not both");
+		return cli_usage_error(PROG, "give --config or --fields, not both");
 	if (!config && !fields)
-		return rtl_cli_usage_error(
+		return cli_usage_error(
 			PROG, "nothing to record: give --config FILE or --fields LIST");
 	if (key && !config)
-		return rtl_cli_usage_error(
+		return cli_usage_error(
 			PROG, "--recipe '%s' selects a recipe of an XML --config", key);
-	ret = rtl_rec_outputs(outputs, sizeof(outputs), fields, config, key, &added_ts, &err);
+	ret = rec_outputs(outputs, sizeof(outputs), fields, config, key, &added_ts, &err);
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return EXIT_FAIL;
@@ -324,37 +324,37 @@ int main(int argc, char **argv)
 
 	/* Allocate (the outputs, the loop and its ring); the loop locks
 	 * memory and sets priorities when it starts. */
-	ret = rtl_rec_create(&rec, &cfg, &err);
+	ret = rec_create(&rec, &cfg, &err);
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return EXIT_FAIL;
 	}
 	g_rec = rec;
-	rtl_cli_on_stop_signals(on_signal);
+	cli_on_stop_signals(on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
 	/* Run. */
-	ret = rtl_rec_run(rec, &res, &err);
+	ret = rec_run(rec, &res, &err);
 	g_rec = NULL;
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
-		rtl_rec_destroy(rec);
+		rec_destroy(rec);
 		return EXIT_FAIL;
 	}
 
 	/* Report: the cause first, then the counts. */
 	if (res.io_error.msg[0])
 		fprintf(stderr, PROG ": %s%s\n",
-			res.end == RTL_REC_END_LOST ? "recording cut short: " : "",
+			res.end == REC_END_LOST ? "recording cut short: " : "",
 			res.io_error.msg);
-	rtl_rec_summary(stderr, &res, json);
-	rtl_rec_destroy(rec);
+	rec_summary(stderr, &res, json);
+	rec_destroy(rec);
 	switch (res.end) {
-	case RTL_REC_END_IO:
+	case REC_END_IO:
 		return EXIT_WRITE;
-	case RTL_REC_END_NO_DATA:
+	case REC_END_NO_DATA:
 		return EXIT_NO_DATA;
-	case RTL_REC_END_LOST:
+	case REC_END_LOST:
 		return EXIT_FAIL;
 	default:
 		return res.rows ? EXIT_OK : EXIT_NO_DATA;

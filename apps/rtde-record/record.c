@@ -14,7 +14,7 @@
  *
  * Outputs (struct out): each row is formatted into a buffer that holds
  * whole rows only, written with write(2) when it is full or every
- * RTL_REC_FLUSH_NS, to PATH.partial. write(2)'s count is what reached the
+ * REC_FLUSH_NS, to PATH.partial. write(2)'s count is what reached the
  * file; a short or failed write is cut back with ftruncate() to the last
  * whole row, so the file never ends in half a row and the message names
  * the rows it holds. At the end: fsync(), then rename() to PATH when the
@@ -56,13 +56,13 @@ struct out {
 };
 
 struct rtl_rec {
-	struct rtl_rec_config cfg;
+	struct rec_config cfg;
 	char outputs[NAMES_MAX];
 	char host[128];
 	struct rtl_rtde_transport *tr;
 	bool tr_ready;
 	struct rtl_loop *loop;
-	struct rtl_rec_schema schema;
+	struct rec_schema schema;
 	struct out csv, bin;
 	char *line;
 	size_t line_cap;
@@ -89,8 +89,8 @@ static int is_xml(const char *path, bool *xml)
 	return 0;
 }
 
-int rtl_rec_outputs(char *buf, size_t cap, const char *fields, const char *config, const char *key,
-		    bool *added_ts, struct rtl_rec_error *err)
+int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, const char *key,
+		    bool *added_ts, struct rec_error *err)
 {
 	struct rtl_rtde_recipe_opts opts = { .dir = RTL_RTDE_RECIPE_OUTPUT };
 	struct rtl_rtde_recipe *r = malloc(sizeof(*r));
@@ -104,11 +104,11 @@ int rtl_rec_outputs(char *buf, size_t cap, const char *fields, const char *confi
 	if (added_ts)
 		*added_ts = false;
 	if (!r || !rep) {
-		ret = rtl_rec_error_set(err, -ENOMEM, "out of memory");
+		ret = rec_error_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	if (!fields && !config) {
-		ret = rtl_rec_error_set(err, -EINVAL,
+		ret = rec_error_set(err, -EINVAL,
 					"no fields to record: give --fields or --config");
 		goto out;
 	}
@@ -117,7 +117,7 @@ int rtl_rec_outputs(char *buf, size_t cap, const char *fields, const char *confi
 	} else {
 		ret = is_xml(config, &xml);
 		if (ret < 0) {
-			rtl_rec_error_set(err, ret, "--config '%s': cannot open it: %s", config,
+			rec_error_set(err, ret, "--config '%s': cannot open it: %s", config,
 					  strerror(-ret));
 			goto out;
 		}
@@ -137,7 +137,7 @@ int rtl_rec_outputs(char *buf, size_t cap, const char *fields, const char *confi
 
 		while (len && rep->text[len - 1] == '\n')
 			len--;
-		rtl_rec_error_set(err, ret, "%s%s%s: the recipe does not build:\n%.*s%s", what,
+		rec_error_set(err, ret, "%s%s%s: the recipe does not build:\n%.*s%s", what,
 				  config && !fields ? " " : "", config && !fields ? config : "",
 				  (int)len, rep->text,
 				  xml && ret == -ENOENT && !key
@@ -152,7 +152,7 @@ int rtl_rec_outputs(char *buf, size_t cap, const char *fields, const char *confi
 			*added_ts = true;
 	}
 	if (off >= cap || rtl_rtde_recipe_names(r, buf + off, cap - off) < 0) {
-		ret = rtl_rec_error_set(err, -E2BIG, "%s: the names do not fit %zu bytes", what,
+		ret = rec_error_set(err, -E2BIG, "%s: the names do not fit %zu bytes", what,
 					cap);
 		goto out;
 	}
@@ -165,7 +165,7 @@ out:
 
 /* ---- set-up ---------------------------------------------------------------------------- */
 
-static uint32_t ring_capacity(const struct rtl_rec_config *cfg, size_t values)
+static uint32_t ring_capacity(const struct rec_config *cfg, size_t values)
 {
 	double rate = cfg->frequency > 0 ? cfg->frequency : 500.0;
 	size_t slot = sizeof(struct rtl_loop_frame) + ((values + 7) & ~(size_t)7);
@@ -173,9 +173,9 @@ static uint32_t ring_capacity(const struct rtl_rec_config *cfg, size_t values)
 
 	if (cfg->ring_capacity)
 		return cfg->ring_capacity;
-	while (cap < rate * RTL_REC_BUFFER_S && cap < (1u << 20))
+	while (cap < rate * REC_BUFFER_S && cap < (1u << 20))
 		cap <<= 1;
-	while (cap > 256 && (size_t)cap * slot > RTL_REC_RING_MAX_BYTES)
+	while (cap > 256 && (size_t)cap * slot > REC_RING_MAX_BYTES)
 		cap >>= 1;
 	return cap;
 }
@@ -188,34 +188,34 @@ static void out_init(struct out *o)
 
 /* Create PATH.partial (never over an existing one: it may be the only copy
  * of a run that was killed) and the row buffer. */
-static int out_open(struct out *o, const char *path, bool binary, struct rtl_rec_error *err)
+static int out_open(struct out *o, const char *path, bool binary, struct rec_error *err)
 {
-	size_t n = strlen(path) + sizeof(RTL_REC_PARTIAL);
+	size_t n = strlen(path) + sizeof(REC_PARTIAL);
 
 	o->path = path;
 	o->binary = binary;
-	o->cap = RTL_REC_IO_BUFFER;
+	o->cap = REC_IO_BUFFER;
 	o->buf = malloc(o->cap);
 	if (!o->buf)
-		return rtl_rec_error_set(err, -ENOMEM, "out of memory");
+		return rec_error_set(err, -ENOMEM, "out of memory");
 	if (strcmp(path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
 		return 0;
 	}
 	o->partial = malloc(n);
 	if (!o->partial)
-		return rtl_rec_error_set(err, -ENOMEM, "out of memory");
-	snprintf(o->partial, n, "%s" RTL_REC_PARTIAL, path);
+		return rec_error_set(err, -ENOMEM, "out of memory");
+	snprintf(o->partial, n, "%s" REC_PARTIAL, path);
 	o->fd = open(o->partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (o->fd < 0 && errno == EEXIST)
-		return rtl_rec_error_set(
+		return rec_error_set(
 			err, -EEXIST,
 			"--output '%s': '%s' exists: a recording that was cut short (killed, "
 			"or the machine stopped) left it, and it holds whole rows; recover it "
 			"(docs/rtde-record.md, \"After a crash\") or remove it",
 			path, o->partial);
 	if (o->fd < 0)
-		return rtl_rec_error_set(err, -errno, "--output '%s': cannot create '%s': %s", path,
+		return rec_error_set(err, -errno, "--output '%s': cannot create '%s': %s", path,
 					 o->partial, strerror(errno));
 	return 0;
 }
@@ -339,8 +339,8 @@ out:
 	return o->err;
 }
 
-int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
-		   struct rtl_rec_error *err)
+int rec_create(struct rtl_rec **out, const struct rec_config *cfg,
+		   struct rec_error *err)
 {
 	struct rtl_rtde_recipe_opts opts = { .dir = RTL_RTDE_RECIPE_OUTPUT };
 	struct rtl_rtde_transport_config tc = { 0 };
@@ -352,24 +352,24 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	int ret;
 
 	if (!out || !cfg || !cfg->outputs)
-		return rtl_rec_error_set(err, -EINVAL, "record: no configuration or no outputs");
+		return rec_error_set(err, -EINVAL, "record: no configuration or no outputs");
 	if (!cfg->csv_path && !cfg->bin_path)
-		return rtl_rec_error_set(err, -EINVAL, "record: no output file");
+		return rec_error_set(err, -EINVAL, "record: no output file");
 	if (cfg->frequency < 0 || (cfg->frequency > 0 && cfg->frequency < 1) ||
 	    isnan(cfg->frequency))
-		return rtl_rec_error_set(err, -EINVAL,
+		return rec_error_set(err, -EINVAL,
 					 "--frequency must be 0 (the maximum) or >= 1 Hz");
 	if (cfg->duration_ns < 0)
-		return rtl_rec_error_set(err, -EINVAL, "--duration must not be negative");
+		return rec_error_set(err, -EINVAL, "--duration must not be negative");
 	if (cfg->ring_capacity & (cfg->ring_capacity - 1))
-		return rtl_rec_error_set(err, -EINVAL,
+		return rec_error_set(err, -EINVAL,
 					 "record: ring capacity must be a power of two");
 	if (strlen(cfg->outputs) >= NAMES_MAX)
-		return rtl_rec_error_set(err, -E2BIG, "record: the outputs list is too long");
+		return rec_error_set(err, -E2BIG, "record: the outputs list is too long");
 	rec = calloc(1, sizeof(*rec));
 	r = malloc(sizeof(*r));
 	if (!rec || !r) {
-		ret = rtl_rec_error_set(err, -ENOMEM, "out of memory");
+		ret = rec_error_set(err, -ENOMEM, "out of memory");
 		goto err_free;
 	}
 	rec->cfg = *cfg;
@@ -387,7 +387,7 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	if (ret > 0 && rtl_rtde_recipe_handle(r, "timestamp", &ts) < 0) {
 		/* Skips are counted from `timestamp`: always record it. */
 		if (strlen(cfg->outputs) + sizeof("timestamp,") > sizeof(rec->outputs)) {
-			ret = rtl_rec_error_set(err, -E2BIG,
+			ret = rec_error_set(err, -E2BIG,
 						"record: the outputs list is too long");
 			goto err_free;
 		}
@@ -395,7 +395,7 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 		ret = rtl_rtde_recipe_from_list(r, &opts, rec->outputs, NULL);
 	}
 	if (ret < 0) {
-		rtl_rec_error_set(err, ret, "record: the outputs do not build a recipe (%s)",
+		rec_error_set(err, ret, "record: the outputs do not build a recipe (%s)",
 				  strerror(-ret));
 		goto err_free;
 	}
@@ -423,7 +423,7 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	tc.client.frequency = cfg->frequency;
 	ret = rtl_rtde_transport_create(&rec->tr, &tc, &rterr);
 	if (ret < 0) {
-		rtl_rec_error_set(err, ret, "%s", rterr.msg);
+		rec_error_set(err, ret, "%s", rterr.msg);
 		goto err_files;
 	}
 	rec->tr_ready = true;
@@ -439,7 +439,7 @@ int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
 	lc.reconnect_attempts = 0;
 	ret = rtl_loop_create(&rec->loop, &lc, &rterr);
 	if (ret < 0) {
-		rtl_rec_error_set(err, ret, "%s", rterr.msg);
+		rec_error_set(err, ret, "%s", rterr.msg);
 		goto err_files;
 	}
 	free(r);
@@ -457,7 +457,7 @@ err_free:
 	return ret;
 }
 
-void rtl_rec_stop(struct rtl_rec *rec)
+void rec_stop(struct rtl_rec *rec)
 {
 	if (!rec)
 		return;
@@ -465,7 +465,7 @@ void rtl_rec_stop(struct rtl_rec *rec)
 	rtl_loop_stop(rec->loop);
 }
 
-void rtl_rec_destroy(struct rtl_rec *rec)
+void rec_destroy(struct rtl_rec *rec)
 {
 	if (!rec)
 		return;
@@ -486,37 +486,37 @@ static struct out *failed_out(struct rtl_rec *rec)
 	return rec->csv.err ? &rec->csv : rec->bin.err ? &rec->bin : NULL;
 }
 
-static int write_headers(struct rtl_rec *rec, const struct rtl_rec_meta *m)
+static int write_headers(struct rtl_rec *rec, const struct rec_meta *m)
 {
 	int n;
 
 	if (rec->csv.fd >= 0) {
-		n = rtl_rec_csv_header(rec->line, rec->line_cap, &rec->schema,
+		n = rec_csv_header(rec->line, rec->line_cap, &rec->schema,
 				       !rec->cfg.no_extra_columns);
 		if (n < 0 || out_add(&rec->csv, rec->line, (size_t)n, false) < 0)
 			return -EIO;
 	}
 	if (rec->bin.fd >= 0) {
 		rec->bin.record_size = rec->schema.record_size;
-		n = rtl_rec_bin_header(rec->line, rec->line_cap, &rec->schema, m);
+		n = rec_bin_header(rec->line, rec->line_cap, &rec->schema, m);
 		if (n < 0 || out_add(&rec->bin, rec->line, (size_t)n, false) < 0)
 			return -EIO;
 	}
 	return 0;
 }
 
-static int write_row(struct rtl_rec *rec, const struct rtl_rec_row *row)
+static int write_row(struct rtl_rec *rec, const struct rec_row *row)
 {
 	int n;
 
 	if (rec->csv.fd >= 0) {
-		n = rtl_rec_csv_row(rec->line, rec->line_cap, &rec->schema, row,
+		n = rec_csv_row(rec->line, rec->line_cap, &rec->schema, row,
 				    !rec->cfg.no_extra_columns);
 		if (n < 0 || out_add(&rec->csv, rec->line, (size_t)n, true) < 0)
 			return -EIO;
 	}
 	if (rec->bin.fd >= 0) {
-		n = rtl_rec_bin_row((unsigned char *)rec->line, rec->line_cap, &rec->schema, row);
+		n = rec_bin_row((unsigned char *)rec->line, rec->line_cap, &rec->schema, row);
 		if (n < 0 || out_add(&rec->bin, rec->line, (size_t)n, true) < 0)
 			return -EIO;
 	}
@@ -557,7 +557,7 @@ static uint64_t widen_skipped(uint32_t low, double gap_s, const struct rtl_rtde_
 	return low + (k << 32);
 }
 
-static void progress(struct rtl_rec *rec, const struct rtl_rec_result *res, int64_t now,
+static void progress(struct rtl_rec *rec, const struct rec_result *res, int64_t now,
 		     int64_t start)
 {
 	struct rtl_loop_stats st;
@@ -570,7 +570,7 @@ static void progress(struct rtl_rec *rec, const struct rtl_rec_result *res, int6
 	fflush(rec->cfg.progress);
 }
 
-static void fill_meta(struct rtl_rec *rec, struct rtl_rec_meta *m,
+static void fill_meta(struct rtl_rec *rec, struct rec_meta *m,
 		      const struct rtl_rtde_client_info *info)
 {
 	memset(m, 0, sizeof(*m));
@@ -584,35 +584,35 @@ static void fill_meta(struct rtl_rec *rec, struct rtl_rec_meta *m,
 }
 
 /* " (wrong_size W, wrong_recipe R, malformed M)" */
-static void drops_text(char *buf, size_t cap, const struct rtl_rec_result *res)
+static void drops_text(char *buf, size_t cap, const struct rec_result *res)
 {
 	snprintf(buf, cap, "wrong_size %" PRIu64 ", wrong_recipe %" PRIu64 ", malformed %" PRIu64,
 		 res->wrong_size, res->wrong_recipe, res->malformed);
 }
 
-static uint64_t client_drops(const struct rtl_rec_result *res)
+static uint64_t client_drops(const struct rec_result *res)
 {
 	return res->wrong_size + res->wrong_recipe + res->malformed;
 }
 
-/* res->end is RTL_REC_END_NO_DATA, or the run ended with no row: say what
+/* res->end is REC_END_NO_DATA, or the run ended with no row: say what
  * the controller did. */
-static void explain_no_data(struct rtl_rec_result *res, uint64_t seen)
+static void explain_no_data(struct rec_result *res, uint64_t seen)
 {
 	char drops[160];
 	double s = (double)res->data_timeout_ns / 1e9;
 
 	drops_text(drops, sizeof(drops), res);
-	if (res->end != RTL_REC_END_NO_DATA) {
+	if (res->end != REC_END_NO_DATA) {
 		if (client_drops(res))
-			rtl_rec_error_set(
+			rec_error_set(
 				&res->io_error, -ENODATA,
 				"no row was recorded: this client dropped all %" PRIu64
 				" data packages the controller sent in the %.1f s of the recording "
 				"(%s)",
 				client_drops(res), (double)res->wall_ns / 1e9, drops);
 		else
-			rtl_rec_error_set(
+			rec_error_set(
 				&res->io_error, -ENODATA,
 				"no row was recorded: the controller sent no data package in the "
 				"%.1f s of the recording",
@@ -620,7 +620,7 @@ static void explain_no_data(struct rtl_rec_result *res, uint64_t seen)
 		return;
 	}
 	if (seen == 0 && client_drops(res))
-		rtl_rec_error_set(
+		rec_error_set(
 			&res->io_error, -ETIMEDOUT,
 			"the controller sent no usable data package for %.1f s after START: this "
 			"client dropped all %" PRIu64
@@ -628,7 +628,7 @@ static void explain_no_data(struct rtl_rec_result *res, uint64_t seen)
 			"it accepted; --data-timeout sets the limit",
 			s, client_drops(res), drops);
 	else if (seen == 0)
-		rtl_rec_error_set(
+		rec_error_set(
 			&res->io_error, -ETIMEDOUT,
 			"the controller sent no data package for %.1f s after START: it accepted "
 			"the recipe (%.1f Hz) and the start, then sent nothing (PolyScope X sends "
@@ -636,7 +636,7 @@ static void explain_no_data(struct rtl_rec_result *res, uint64_t seen)
 			"--verbose; else the controller stalled); --data-timeout sets the limit",
 			s, res->info.frequency);
 	else
-		rtl_rec_error_set(
+		rec_error_set(
 			&res->io_error, -ETIMEDOUT,
 			"the controller sent no data package for %.1f s after package %" PRIu64
 			" (controller time %.3f s): it stalled or the link is down; --data-timeout "
@@ -645,13 +645,13 @@ static void explain_no_data(struct rtl_rec_result *res, uint64_t seen)
 }
 
 /* The connection ended without a stop: word it by what the peer did. */
-static void explain_lost(struct rtl_rec *rec, struct rtl_rec_result *res,
+static void explain_lost(struct rtl_rec *rec, struct rec_result *res,
 			 const struct rtl_rtde_client_error *ce, uint64_t seen)
 {
 	const char *how;
 
 	if (!ce->err.code) {
-		rtl_rec_error_set(&res->io_error, res->loop_result ? res->loop_result : -ECONNRESET,
+		rec_error_set(&res->io_error, res->loop_result ? res->loop_result : -ECONNRESET,
 				  "%s:%u: the connection was lost after %" PRIu64
 				  " data packages (%s)",
 				  rec->host, rec->cfg.port, seen,
@@ -661,7 +661,7 @@ static void explain_lost(struct rtl_rec *rec, struct rtl_rec_result *res,
 	if (ce->state != RTL_RTDE_CLIENT_RUNNING || ce->err.code != -ECONNRESET) {
 		/* During a handshake step, or a protocol error: the client's
 		 * message names the step and the package. */
-		rtl_rec_error_set(&res->io_error, ce->err.code, "%s:%u: %s", rec->host,
+		rec_error_set(&res->io_error, ce->err.code, "%s:%u: %s", rec->host,
 				  rec->cfg.port, ce->err.msg);
 		return;
 	}
@@ -669,7 +669,7 @@ static void explain_lost(struct rtl_rec *rec, struct rtl_rec_result *res,
 	 * which this host can rule out: the writer kept up (no ring overflow). */
 	how = strstr(ce->err.msg, "reset the connection") ? "reset" : "closed";
 	if (res->ring_full)
-		rtl_rec_error_set(
+		rec_error_set(
 			&res->io_error, ce->err.code,
 			"%s:%u: the controller %s the connection %.1f s after START, after %" PRIu64
 			" data packages, while this host was behind (the ring of %" PRIu32
@@ -678,7 +678,7 @@ static void explain_lost(struct rtl_rec *rec, struct rtl_rec_result *res,
 			rec->host, rec->cfg.port, how, (double)res->wall_ns / 1e9, seen,
 			res->ring_capacity);
 	else
-		rtl_rec_error_set(
+		rec_error_set(
 			&res->io_error, ce->err.code,
 			"%s:%u: the controller %s the connection %.1f s after START, after %" PRIu64
 			" data packages; this host read every package in time (no ring overflow), "
@@ -691,26 +691,26 @@ static void explain_lost(struct rtl_rec *rec, struct rtl_rec_result *res,
 }
 
 /* A write failed: name the file, the cause and the rows it holds. */
-static void explain_io(struct rtl_rec_result *res, const struct out *o)
+static void explain_io(struct rec_result *res, const struct out *o)
 {
 	if (o->rows)
-		rtl_rec_error_set(&res->io_error, o->err,
+		rec_error_set(&res->io_error, o->err,
 				  "%s: %s after %" PRIu64
 				  " complete rows; the file holds those %" PRIu64 " rows",
 				  o->path, strerror(-o->err), o->rows, o->rows);
 	else
-		rtl_rec_error_set(&res->io_error, o->err,
+		rec_error_set(&res->io_error, o->err,
 				  "%s: %s before the first row was complete; %s was left as it was",
 				  o->path, strerror(-o->err), o->path);
 }
 
-int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_error *err)
+int rec_run(struct rtl_rec *rec, struct rec_result *res, struct rec_error *err)
 {
 	struct rtl_error rterr = { 0 };
 	struct rtl_rtde_client *client;
 	const struct rtl_rtde_client_stats *cs;
 	struct rtl_loop_stats st;
-	struct rtl_rec_meta meta;
+	struct rec_meta meta;
 	struct out *bad_out;
 	uint64_t expect_seq = 0, seen = 0;
 	int64_t start, t_end, next_progress, next_flush, now, last_data, timeout;
@@ -719,20 +719,20 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 	int ret;
 
 	if (!rec || !res)
-		return rtl_rec_error_set(err, -EINVAL, "record: NULL");
+		return rec_error_set(err, -EINVAL, "record: NULL");
 	memset(res, 0, sizeof(*res));
 	res->first_ts = res->last_ts = NAN;
 	res->ring_capacity = rec->ring_capacity;
 	timeout = rec->cfg.data_timeout_ns < 0	 ? 0
 		  : rec->cfg.data_timeout_ns > 0 ? rec->cfg.data_timeout_ns
-						 : RTL_REC_DATA_TIMEOUT_NS;
+						 : REC_DATA_TIMEOUT_NS;
 	res->data_timeout_ns = timeout;
 	ret = rtl_loop_start(rec->loop, &rterr);
 	if (ret < 0) {
 		/* Nothing was recorded: the partial files go, PATH stays. */
 		out_finish(&rec->csv);
 		out_finish(&rec->bin);
-		return rtl_rec_error_set(err, ret, "%s", rterr.msg);
+		return rec_error_set(err, ret, "%s", rterr.msg);
 	}
 	/* A stop asked for during the connect (e.g. SIGINT) was reset by
 	 * the start: ask again. */
@@ -741,10 +741,10 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 	client = rtl_rtde_transport_client(rec->tr);
 	res->info = *rtl_rtde_client_info(client);
 	snprintf(res->rt_notes, sizeof(res->rt_notes), "%s", rtl_loop_rt_notes(rec->loop));
-	ret = rtl_rec_schema_from_recipe(&rec->schema, rtl_rtde_client_output_recipe(client));
+	ret = rec_schema_from_recipe(&rec->schema, rtl_rtde_client_output_recipe(client));
 	if (ret == 0) {
 		/* The line buffer also holds a binary header or record. */
-		rec->line_cap = rtl_rec_csv_line_max(&rec->schema);
+		rec->line_cap = rec_csv_line_max(&rec->schema);
 		if (rec->line_cap < 1024 + (size_t)rec->schema.n * 128)
 			rec->line_cap = 1024 + (size_t)rec->schema.n * 128;
 		if (rec->line_cap < rec->schema.record_size)
@@ -758,7 +758,7 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 		rtl_loop_join(rec->loop);
 		out_finish(&rec->csv);
 		out_finish(&rec->bin);
-		return rtl_rec_error_set(err, ret, "record: cannot set up the rows (%s)",
+		return rec_error_set(err, ret, "record: cannot set up the rows (%s)",
 					 strerror(-ret));
 	}
 	fill_meta(rec, &meta, &res->info);
@@ -777,25 +777,25 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 	last_data = start;
 	t_end = rec->cfg.duration_ns ? start + rec->cfg.duration_ns : INT64_MAX;
 	next_progress = start + RTL_NS_PER_SEC;
-	next_flush = start + RTL_REC_FLUSH_NS;
+	next_flush = start + REC_FLUSH_NS;
 	if (write_headers(rec, &meta) < 0 || flush_all(rec) < 0) {
-		res->end = RTL_REC_END_IO;
+		res->end = REC_END_IO;
 		rtl_loop_stop(rec->loop);
 		ended = true;
 	}
 
 	while (!ended) {
 		const struct rtl_loop_frame *f;
-		struct rtl_rec_row row;
+		struct rec_row row;
 		int64_t until;
 
 		now = rtl_time_now();
 		if (now >= next_flush) {
 			/* Whole rows reach the file at least this often: a kill
 			 * loses no more. */
-			next_flush = now + RTL_REC_FLUSH_NS;
+			next_flush = now + REC_FLUSH_NS;
 			if (flush_all(rec) < 0) {
-				res->end = RTL_REC_END_IO;
+				res->end = REC_END_IO;
 				rtl_loop_stop(rec->loop);
 				break;
 			}
@@ -813,12 +813,12 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 			if (now < until)
 				break; /* stopped, and every frame is written */
 			if (now >= t_end) {
-				res->end = RTL_REC_END_DURATION;
+				res->end = REC_END_DURATION;
 				rtl_loop_stop(rec->loop);
 				break;
 			}
 			if (timeout && now - last_data >= timeout) {
-				res->end = RTL_REC_END_NO_DATA;
+				res->end = REC_END_NO_DATA;
 				rtl_loop_stop(rec->loop);
 				break;
 			}
@@ -829,7 +829,7 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 			continue;
 		}
 		if (f->rx_ns >= t_end) {
-			res->end = RTL_REC_END_DURATION;
+			res->end = REC_END_DURATION;
 			rtl_loop_stop(rec->loop);
 			break;
 		}
@@ -851,7 +851,7 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 			continue;
 		}
 		if (write_row(rec, &row) < 0) {
-			res->end = RTL_REC_END_IO;
+			res->end = REC_END_IO;
 			rtl_loop_stop(rec->loop);
 			break;
 		}
@@ -865,7 +865,7 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 		res->ctrl_skipped += row.ctrl_skipped;
 		res->dropped += row.dropped;
 		if (rec->cfg.samples && res->rows >= rec->cfg.samples) {
-			res->end = RTL_REC_END_SAMPLES;
+			res->end = REC_END_SAMPLES;
 			rtl_loop_stop(rec->loop);
 			break;
 		}
@@ -905,45 +905,45 @@ int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_
 		res->rows = rec->csv.path ? rec->csv.rows : rec->bin.rows;
 
 	if (bad_out) {
-		res->end = RTL_REC_END_IO;
+		res->end = REC_END_IO;
 		explain_io(res, bad_out);
-	} else if (res->end == RTL_REC_END_NO_DATA) {
+	} else if (res->end == REC_END_NO_DATA) {
 		explain_no_data(res, seen);
-	} else if (res->end != RTL_REC_END_SAMPLES && res->end != RTL_REC_END_DURATION) {
+	} else if (res->end != REC_END_SAMPLES && res->end != REC_END_DURATION) {
 		if (atomic_load(&rec->stop_requested)) {
-			res->end = RTL_REC_END_STOPPED;
+			res->end = REC_END_STOPPED;
 		} else {
-			res->end = RTL_REC_END_LOST;
+			res->end = REC_END_LOST;
 			explain_lost(rec, res, rtl_rtde_client_last_error(client), seen);
 		}
 	}
-	if (res->rows == 0 && (res->end == RTL_REC_END_STOPPED || res->end == RTL_REC_END_DURATION))
+	if (res->rows == 0 && (res->end == REC_END_STOPPED || res->end == REC_END_DURATION))
 		explain_no_data(res, seen);
 	return 0;
 }
 
 /* ---- summary -------------------------------------------------------------------------------- */
 
-const char *rtl_rec_end_name(enum rtl_rec_end end)
+const char *rec_end_name(enum rec_end end)
 {
 	switch (end) {
-	case RTL_REC_END_STOPPED:
+	case REC_END_STOPPED:
 		return "stopped";
-	case RTL_REC_END_SAMPLES:
+	case REC_END_SAMPLES:
 		return "samples";
-	case RTL_REC_END_DURATION:
+	case REC_END_DURATION:
 		return "duration";
-	case RTL_REC_END_LOST:
+	case REC_END_LOST:
 		return "connection lost";
-	case RTL_REC_END_IO:
+	case REC_END_IO:
 		return "write error";
-	case RTL_REC_END_NO_DATA:
+	case REC_END_NO_DATA:
 		return "no data";
 	}
 	return "?";
 }
 
-void rtl_rec_summary(FILE *f, const struct rtl_rec_result *res, bool json)
+void rec_summary(FILE *f, const struct rec_result *res, bool json)
 {
 	double span = res->rows > 1 ? (double)(res->last_rx_ns - res->first_rx_ns) / 1e9 : 0;
 	double rate = span > 0 ? (double)(res->rows - 1) / span : 0;
@@ -960,7 +960,7 @@ void rtl_rec_summary(FILE *f, const struct rtl_rec_result *res, bool json)
 			",\"bytes\":%" PRIu64
 			",\"duration_s\":%.6f,\"controller_duration_s\":%.6f,\"rate_hz\":%.3f"
 			",\"frequency_hz\":%.3f,\"ring_capacity\":%" PRIu32 "}\n",
-			rtl_rec_end_name(res->end), res->rows, res->ctrl_skipped + res->dropped,
+			rec_end_name(res->end), res->rows, res->ctrl_skipped + res->dropped,
 			res->skipped, res->skipped, res->wrong_size, res->wrong_recipe,
 			res->malformed, res->ring_full, res->dropped, res->after_stop,
 			res->client_data, res->client_skipped, res->bytes, span,
@@ -972,7 +972,7 @@ void rtl_rec_summary(FILE *f, const struct rtl_rec_result *res, bool json)
 		"rtde-record: %" PRIu64
 		" packages recorded over %.3f s (%.1f Hz effective, %.1f Hz "
 		"configured), ended: %s\n",
-		res->rows, span, rate, res->info.frequency, rtl_rec_end_name(res->end));
+		res->rows, span, rate, res->info.frequency, rec_end_name(res->end));
 	fprintf(f,
 		"rtde-record: controller skips: %" PRIu64
 		"; dropped by this client: wrong_size %" PRIu64 ", wrong_recipe %" PRIu64

@@ -12,8 +12,8 @@
  *        straight into a slot of the loop's SPSC ring (its seq, rx_ns,
  *        ctrl_time and ctrl_skipped in the slot header).
  *   [ring]       the loop's rtl_ring, sized for seconds of data
- *        (RTL_REC_BUFFER_S at the requested rate).
- *   [writer]     the thread that calls rtl_rec_run(), not real-time:
+ *        (REC_BUFFER_S at the requested rate).
+ *   [writer]     the thread that calls rec_run(), not real-time:
  *        rtl_loop_read() with every_frame set hands it each frame in order
  *        (the external-loop API: no worker thread); it formats the row
  *        (CSV, or binary records) into a buffer of whole rows, written
@@ -46,7 +46,7 @@
  *           little-endian records: seq u64, rx_ns i64, ctrl_skipped u64,
  *           dropped u64, the values in host form at the schema's offsets
  *           (files of 0.1.0 have u32 counts: values_offset 24; still read).
- *   rtl_rec_dump() turns a binary file into the CSV the live run writes.
+ *   rec_dump() turns a binary file into the CSV the live run writes.
  *
  * Output guarantees (docs/rtde-record.md "What the file holds"): rows go
  * to PATH.partial with write(2) from a buffer of whole rows, so the file
@@ -55,8 +55,8 @@
  * renamed to PATH, only when it holds at least one row: a run that could
  * not start or recorded nothing never touches an existing PATH.
  *
- * Threads: rtl_rec_run() blocks the calling thread (the writer) until the
- * recording ends; rtl_rec_stop() may be called from any thread or a
+ * Threads: rec_run() blocks the calling thread (the writer) until the
+ * recording ends; rec_stop() may be called from any thread or a
  * signal handler. Nothing here prints except to the files and streams the
  * caller names.
  */
@@ -73,56 +73,56 @@
 #include <rtloop/rtde_recipe.h>
 
 /* Seconds of packages the ring holds at the requested rate. */
-#define RTL_REC_BUFFER_S 10
+#define REC_BUFFER_S 10
 /* Largest ring storage the automatic sizing picks. */
-#define RTL_REC_RING_MAX_BYTES ((size_t)128 << 20)
+#define REC_RING_MAX_BYTES ((size_t)128 << 20)
 /* Whole rows an output gathers before one write(2) (also written every
- * RTL_REC_FLUSH_NS, so a kill loses at most that much). */
-#define RTL_REC_IO_BUFFER ((size_t)64 << 10)
-#define RTL_REC_FLUSH_NS (100 * 1000 * 1000)
+ * REC_FLUSH_NS, so a kill loses at most that much). */
+#define REC_IO_BUFFER ((size_t)64 << 10)
+#define REC_FLUSH_NS (100 * 1000 * 1000)
 /* The file a recording is written to until it is complete. */
-#define RTL_REC_PARTIAL ".partial"
+#define REC_PARTIAL ".partial"
 /* Default --data-timeout. */
-#define RTL_REC_DATA_TIMEOUT_NS ((int64_t)1000 * 1000 * 1000)
+#define REC_DATA_TIMEOUT_NS ((int64_t)1000 * 1000 * 1000)
 /* Bytes of an error message, NUL included (room for a recipe report). */
-#define RTL_REC_ERROR_MAX (RTL_RTDE_CLIENT_ERROR_MAX + 512)
+#define REC_ERROR_MAX (RTL_RTDE_CLIENT_ERROR_MAX + 512)
 /* Longest field name kept in a schema, NUL included. */
-#define RTL_REC_NAME_MAX 64
+#define REC_NAME_MAX 64
 /* Magic line of a binary recording. */
-#define RTL_REC_MAGIC "RTLREC1\n"
+#define REC_MAGIC "RTLREC1\n"
 /* Bytes of a binary record before the values (seq, rx_ns, two u64 counts);
  * 24 in files of 0.1.0 (u32 counts). */
-#define RTL_REC_RECORD_HEADER 32
-#define RTL_REC_RECORD_HEADER_V0 24
+#define REC_RECORD_HEADER 32
+#define REC_RECORD_HEADER_V0 24
 
-struct rtl_rec_error {
+struct rec_error {
 	int code; /* 0 or -errno */
-	char msg[RTL_REC_ERROR_MAX];
+	char msg[REC_ERROR_MAX];
 };
 
 /* Fill @err (may be NULL) with @code and the message; returns @code. */
-int rtl_rec_error_set(struct rtl_rec_error *err, int code, const char *fmt, ...)
+int rec_error_set(struct rec_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* ---- schema and formats ---------------------------------------------------------- */
 
-struct rtl_rec_column {
-	char name[RTL_REC_NAME_MAX];
+struct rec_column {
+	char name[REC_NAME_MAX];
 	uint8_t type;	 /* enum rtl_rtde_type (a value type) */
 	uint32_t offset; /* in the values (host form) */
 };
 
 /* The fields of a recording: what the header and each row show. */
-struct rtl_rec_schema {
+struct rec_schema {
 	unsigned n;
 	uint32_t values_size;	/* bytes of the values (host form) */
 	uint32_t record_size;	/* binary record: header + values, 8-byte multiple */
-	uint32_t values_offset; /* binary record: RTL_REC_RECORD_HEADER (or _V0) */
-	struct rtl_rec_column cols[RTL_RTDE_RECIPE_MAX_FIELDS];
+	uint32_t values_offset; /* binary record: REC_RECORD_HEADER (or _V0) */
+	struct rec_column cols[RTL_RTDE_RECIPE_MAX_FIELDS];
 };
 
 /* Set-up facts a binary header carries (strings may be NULL). */
-struct rtl_rec_meta {
+struct rec_meta {
 	char host[128];
 	uint16_t port;
 	char controller[32]; /* "5.12.0.0" */
@@ -131,7 +131,7 @@ struct rtl_rec_meta {
 };
 
 /* One received package, as the writer sees it. */
-struct rtl_rec_row {
+struct rec_row {
 	uint64_t seq;
 	int64_t rx_ns;
 	uint64_t ctrl_skipped;
@@ -145,45 +145,45 @@ struct rtl_rec_row {
  * scientific ("1e-05", "1e+16"); "nan", "inf", "-inf". Writes at most
  * 32 bytes with the NUL into @buf (@cap >= 32). Returns the length.
  */
-int rtl_rec_format_double(char *buf, size_t cap, double v);
+int rec_format_double(char *buf, size_t cap, double v);
 
 /* Fill @s from the fields of built recipe @r. Returns 0 or -EINVAL. */
-int rtl_rec_schema_from_recipe(struct rtl_rec_schema *s, const struct rtl_rtde_recipe *r);
+int rec_schema_from_recipe(struct rec_schema *s, const struct rtl_rtde_recipe *r);
 
 /* Columns of a CSV row of @s (extra columns included with @extra). */
-unsigned rtl_rec_csv_columns(const struct rtl_rec_schema *s, bool extra);
+unsigned rec_csv_columns(const struct rec_schema *s, bool extra);
 
-/* Bytes a CSV line of @s needs at most (for rtl_rec_csv_row()'s buffer). */
-size_t rtl_rec_csv_line_max(const struct rtl_rec_schema *s);
+/* Bytes a CSV line of @s needs at most (for rec_csv_row()'s buffer). */
+size_t rec_csv_line_max(const struct rec_schema *s);
 
 /* The header line (with '\n') into @buf of @cap bytes. Returns the length
  * or -ENOSPC. */
-int rtl_rec_csv_header(char *buf, size_t cap, const struct rtl_rec_schema *s, bool extra);
+int rec_csv_header(char *buf, size_t cap, const struct rec_schema *s, bool extra);
 
-/* One row (with '\n') into @buf of @cap (>= rtl_rec_csv_line_max())
+/* One row (with '\n') into @buf of @cap (>= rec_csv_line_max())
  * bytes. Returns the length or -ENOSPC. */
-int rtl_rec_csv_row(char *buf, size_t cap, const struct rtl_rec_schema *s,
-		    const struct rtl_rec_row *row, bool extra);
+int rec_csv_row(char *buf, size_t cap, const struct rec_schema *s,
+		    const struct rec_row *row, bool extra);
 
 /* The binary header for @s and @m into @buf of @cap bytes. Returns the
  * length or -ENOSPC. */
-int rtl_rec_bin_header(char *buf, size_t cap, const struct rtl_rec_schema *s,
-		       const struct rtl_rec_meta *m);
+int rec_bin_header(char *buf, size_t cap, const struct rec_schema *s,
+		       const struct rec_meta *m);
 
 /* One binary record (s->record_size bytes) into @buf of @cap bytes.
  * Returns s->record_size or -ENOSPC. */
-int rtl_rec_bin_row(unsigned char *buf, size_t cap, const struct rtl_rec_schema *s,
-		    const struct rtl_rec_row *row);
+int rec_bin_row(unsigned char *buf, size_t cap, const struct rec_schema *s,
+		    const struct rec_row *row);
 
 /*
  * The CSV header line @line (@len bytes, its "\n" or "\r\n" included or
- * not) back into the schema @s: the inverse of rtl_rec_csv_header(). A
+ * not) back into the schema @s: the inverse of rec_csv_header(). A
  * column named by the field registry takes the field's type, a vector
  * field's name_0 .. name_N-1 become one column of the vector type, a name
  * the registry does not know is a DOUBLE (as record.py's readers take
  * every column); the columns host_time_ns and lost, when they end the
  * line, set *@extra. Offsets in @s are packed in order (the values of
- * rtl_rec_csv_parse_row()). Returns 0, or
+ * rec_csv_parse_row()). Returns 0, or
  *   -ENOMSG   not a recording's header: a column that is not a field name,
  *             or no `timestamp` (rtde-record records it in every file);
  *   -EBADMSG  a recording's header that is malformed (a vector not fully
@@ -191,8 +191,8 @@ int rtl_rec_bin_row(unsigned char *buf, size_t cap, const struct rtl_rec_schema 
  *   -ENOMEM;
  * with @err filled. Not RT-safe (allocates).
  */
-int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema *s, bool *extra,
-			    struct rtl_rec_error *err);
+int rec_csv_read_header(const char *line, size_t len, struct rec_schema *s, bool *extra,
+			    struct rec_error *err);
 
 /*
  * One CSV row @line (@len bytes, the line end included or not) of a file
@@ -205,23 +205,23 @@ int rtl_rec_csv_read_header(const char *line, size_t len, struct rtl_rec_schema 
  * cell count other than the header's, a cell that is not its type's
  * value: @err names the cell) with @err filled. RT-safe; no allocation.
  */
-int rtl_rec_csv_parse_row(const char *line, size_t len, const struct rtl_rec_schema *s, bool extra,
-			  unsigned char *values, struct rtl_rec_row *row,
-			  struct rtl_rec_error *err);
+int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, bool extra,
+			  unsigned char *values, struct rec_row *row,
+			  struct rec_error *err);
 
 /* The fields of binary record @rec (s->record_size bytes) of a file whose
  * header gave @s, into @row (@row->values points into @rec). Both record
  * layouts (values_offset 32, or 24 with u32 counts). RT-safe. */
-void rtl_rec_bin_parse_row(const struct rtl_rec_schema *s, const unsigned char *rec,
-			   struct rtl_rec_row *row);
+void rec_bin_parse_row(const struct rec_schema *s, const unsigned char *rec,
+			   struct rec_row *row);
 
 /*
  * Read a binary header from @f (positioned at its start) into @s and @m,
  * leaving @f at the first record. Returns 0, or -EBADMSG (not a
  * recording, or a malformed schema; @err says where), -EIO.
  */
-int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_meta *m,
-			    struct rtl_rec_error *err);
+int rec_bin_read_header(FILE *f, struct rec_schema *s, struct rec_meta *m,
+			    struct rec_error *err);
 
 /*
  * Convert binary recording @in_path to CSV at @out_path ("-": stdout),
@@ -229,8 +229,8 @@ int rtl_rec_bin_read_header(FILE *f, struct rtl_rec_schema *s, struct rtl_rec_me
  * truncated last record (a recording cut short) is ignored and reported in
  * @err->msg with code 0. Returns 0, or -errno with @err filled.
  */
-int rtl_rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *rows,
-		 struct rtl_rec_error *err);
+int rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *rows,
+		 struct rec_error *err);
 
 /* ---- recipes ----------------------------------------------------------------------- */
 
@@ -244,21 +244,21 @@ int rtl_rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t
  * -errno with @err holding the recipe report (unknown names with the
  * closest one, wrong direction, duplicates, a missing file).
  */
-int rtl_rec_outputs(char *buf, size_t cap, const char *fields, const char *config, const char *key,
-		    bool *added_ts, struct rtl_rec_error *err);
+int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, const char *key,
+		    bool *added_ts, struct rec_error *err);
 
 /* ---- recording ----------------------------------------------------------------------- */
 
-enum rtl_rec_format {
-	RTL_REC_CSV = 0,
-	RTL_REC_BINARY = 1,
+enum rec_format {
+	REC_CSV = 0,
+	REC_BINARY = 1,
 };
 
-struct rtl_rec_config {
+struct rec_config {
 	const char *host; /* default "127.0.0.1" */
 	uint16_t port;	  /* default 30004 */
 	double frequency; /* Hz; 0: the controller's maximum */
-	/* Comma-separated names (rtl_rec_outputs()); `timestamp` is added
+	/* Comma-separated names (rec_outputs()); `timestamp` is added
 	 * first when missing. */
 	const char *outputs;
 	/* Where to write; NULL: nothing in that format. Both may be set
@@ -270,26 +270,26 @@ struct rtl_rec_config {
 	int64_t duration_ns;   /* stop this long after the start; 0: no limit */
 	enum rtl_loop_rt_mode rt_mode;
 	int rx_cpu;		    /* -1: no pinning */
-	uint32_t ring_capacity;	    /* power of two; 0: RTL_REC_BUFFER_S of data */
+	uint32_t ring_capacity;	    /* power of two; 0: REC_BUFFER_S of data */
 	int64_t connect_timeout_ns; /* 0: 3 s */
-	/* No data package for this long ends the recording (RTL_REC_END_NO_DATA).
-	 * 0: RTL_REC_DATA_TIMEOUT_NS; < 0: no limit. */
+	/* No data package for this long ends the recording (REC_END_NO_DATA).
+	 * 0: REC_DATA_TIMEOUT_NS; < 0: no limit. */
 	int64_t data_timeout_ns;
 	/* Progress lines (verbose), once a second; NULL: none. */
 	FILE *progress;
 };
 
-enum rtl_rec_end {
-	RTL_REC_END_STOPPED = 0,  /* rtl_rec_stop() (e.g. SIGINT) */
-	RTL_REC_END_SAMPLES = 1,  /* --samples reached */
-	RTL_REC_END_DURATION = 2, /* --duration elapsed */
-	RTL_REC_END_LOST = 3,	  /* the controller closed or the link failed */
-	RTL_REC_END_IO = 4,	  /* writing the output failed */
-	RTL_REC_END_NO_DATA = 5,  /* no data package for data_timeout_ns */
+enum rec_end {
+	REC_END_STOPPED = 0,  /* rec_stop() (e.g. SIGINT) */
+	REC_END_SAMPLES = 1,  /* --samples reached */
+	REC_END_DURATION = 2, /* --duration elapsed */
+	REC_END_LOST = 3,	  /* the controller closed or the link failed */
+	REC_END_IO = 4,	  /* writing the output failed */
+	REC_END_NO_DATA = 5,  /* no data package for data_timeout_ns */
 };
 
-struct rtl_rec_result {
-	enum rtl_rec_end end;
+struct rec_result {
+	enum rec_end end;
 	int loop_result;	 /* rtl_loop_join()'s value */
 	uint64_t rows;		 /* rows written */
 	uint64_t ctrl_skipped;	 /* sum of ctrl_skipped over the rows: every gap */
@@ -313,7 +313,7 @@ struct rtl_rec_result {
 	int64_t data_timeout_ns; /* in force (0: none) */
 	/* Why the recording was cut short (end LOST, IO or NO_DATA) or recorded
 	 * nothing: the whole sentence (the file, the row count, the cause). */
-	struct rtl_rec_error io_error;
+	struct rec_error io_error;
 };
 
 struct rtl_rec;
@@ -325,33 +325,33 @@ struct rtl_rec;
  * recipe codes (bad names), -EEXIST (PATH.partial exists: never
  * overwritten), -errno of creating an output, -ENOMEM, with @err filled.
  */
-int rtl_rec_create(struct rtl_rec **out, const struct rtl_rec_config *cfg,
-		   struct rtl_rec_error *err);
+int rec_create(struct rtl_rec **out, const struct rec_config *cfg,
+		   struct rec_error *err);
 
 /*
  * Connect, write the headers and record until the end condition (call
- * once per rtl_rec_create(): the files are closed at the end); fill
+ * once per rec_create(): the files are closed at the end); fill
  * @res (also on failure, as far as known). Blocks the calling thread,
  * which is the writer. Returns 0 when the recording ran (see res->end:
  * a lost connection after the start is a result, not an error), or -errno
  * when it could not start (connection refused, handshake failed: @err
  * holds the client's message, which names the cause and the fix).
  */
-int rtl_rec_run(struct rtl_rec *rec, struct rtl_rec_result *res, struct rtl_rec_error *err);
+int rec_run(struct rtl_rec *rec, struct rec_result *res, struct rec_error *err);
 
 /* Stop the recording: what was received is still written. Any thread;
  * async-signal-safe. */
-void rtl_rec_stop(struct rtl_rec *rec);
+void rec_stop(struct rtl_rec *rec);
 
 /* Close the files and free. NULL is accepted. */
-void rtl_rec_destroy(struct rtl_rec *rec);
+void rec_destroy(struct rtl_rec *rec);
 
 /* The final summary: packages, controller skips, overflow, bytes,
  * duration, effective rate; text lines, or one JSON object. */
-void rtl_rec_summary(FILE *f, const struct rtl_rec_result *res, bool json);
+void rec_summary(FILE *f, const struct rec_result *res, bool json);
 
 /* "stopped", "samples", "duration", "connection lost", "write error",
  * "no data". */
-const char *rtl_rec_end_name(enum rtl_rec_end end);
+const char *rec_end_name(enum rec_end end);
 
 #endif /* RTLREC_RECORD_H */

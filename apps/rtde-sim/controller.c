@@ -15,8 +15,8 @@
 #include "sim.h"
 
 /* This build's rtloop_control.script (generated with it, see meson.build). */
-extern const char rtl_sim_control_program[];
-extern const size_t rtl_sim_control_program_len;
+extern const char sim_control_program[];
+extern const size_t sim_control_program_len;
 
 /* UR joint modes the outputs report per robot mode. */
 #define JOINT_MODE_POWER_OFF 239
@@ -41,7 +41,7 @@ extern const size_t rtl_sim_control_program_len;
 #define RTLOOP_URP "rtloop_control.urp"
 #define RTLOOP_PROGRAM "rtloop_control"
 
-void rtl_sim_ctrl_opts_default(struct rtl_sim_ctrl_opts *o)
+void sim_ctrl_opts_default(struct sim_ctrl_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->power_on_s = 0.5;
@@ -56,7 +56,7 @@ static size_t trim_len(const char *p, size_t n)
 	return n;
 }
 
-static int take_program(struct rtl_sim_ctrl *c, const char *text, size_t len)
+static int take_program(struct sim_ctrl *c, const char *text, size_t len)
 {
 	len = trim_len(text, len);
 	c->program = malloc(len + 1);
@@ -68,7 +68,7 @@ static int take_program(struct rtl_sim_ctrl *c, const char *text, size_t len)
 	return 0;
 }
 
-static int read_file(struct rtl_sim_ctrl *c, const char *path)
+static int read_file(struct sim_ctrl *c, const char *path)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
@@ -108,9 +108,9 @@ static int read_file(struct rtl_sim_ctrl *c, const char *path)
 	return err;
 }
 
-int rtl_sim_ctrl_init(struct rtl_sim *sim)
+int sim_ctrl_init(struct rtl_sim *sim)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl *c = &sim->ctrl;
 	int err;
 
 	memset(c, 0, sizeof(*c));
@@ -125,7 +125,7 @@ int rtl_sim_ctrl_init(struct rtl_sim *sim)
 	if (c->opts.control_script && c->opts.control_script[0])
 		err = read_file(c, c->opts.control_script);
 	else
-		err = take_program(c, rtl_sim_control_program, rtl_sim_control_program_len);
+		err = take_program(c, sim_control_program, sim_control_program_len);
 	if (err)
 		return err;
 	c->safety_mode = RTL_UR_SAFETY_NORMAL;
@@ -143,48 +143,48 @@ int rtl_sim_ctrl_init(struct rtl_sim *sim)
 	return 0;
 }
 
-void rtl_sim_ctrl_destroy(struct rtl_sim *sim)
+void sim_ctrl_destroy(struct rtl_sim *sim)
 {
 	free(sim->ctrl.program);
 	sim->ctrl.program = NULL;
 }
 
-int64_t rtl_sim_ctrl_time_ns(const struct rtl_sim *sim)
+int64_t sim_ctrl_time_ns(const struct rtl_sim *sim)
 {
 	return sim->start_ns + (int64_t)sim->cycle * sim->period_ns;
 }
 
 /* ---- messages ------------------------------------------------------------------------ */
 
-void rtl_sim_ctrl_message(struct rtl_sim *sim, const struct rtl_sim_ctrl_msg *m)
+void sim_ctrl_message(struct rtl_sim *sim, const struct sim_ctrl_msg *m)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
-	struct rtl_sim_ctrl_msg *slot = &c->msgs[c->msg_next % RTL_SIM_CTRL_MSGS];
+	struct sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl_msg *slot = &c->msgs[c->msg_next % SIM_CTRL_MSGS];
 
 	if (slot->seq)
 		c->msgs_lost++; /* counted as overwritten; readers see the gap */
 	*slot = *m;
 	slot->seq = c->msg_next++;
-	slot->time_ns = rtl_sim_ctrl_time_ns(sim);
+	slot->time_ns = sim_ctrl_time_ns(sim);
 	c->stats.msgs++;
 }
 
-const struct rtl_sim_ctrl_msg *rtl_sim_ctrl_msg_get(const struct rtl_sim *sim, uint64_t seq)
+const struct sim_ctrl_msg *sim_ctrl_msg_get(const struct rtl_sim *sim, uint64_t seq)
 {
-	const struct rtl_sim_ctrl_msg *m = &sim->ctrl.msgs[seq % RTL_SIM_CTRL_MSGS];
+	const struct sim_ctrl_msg *m = &sim->ctrl.msgs[seq % SIM_CTRL_MSGS];
 
 	return seq && m->seq == seq ? m : NULL;
 }
 
-static void key_message(struct rtl_sim *sim, enum rtl_sim_ctrl_msg_kind kind,
-			enum rtl_sim_ctrl_level level, int32_t code, const char *title,
+static void key_message(struct rtl_sim *sim, enum sim_ctrl_msg_kind kind,
+			enum sim_ctrl_level level, int32_t code, const char *title,
 			const char *text)
 {
-	struct rtl_sim_ctrl_msg m = { .kind = kind, .level = level, .code = code };
+	struct sim_ctrl_msg m = { .kind = kind, .level = level, .code = code };
 
 	snprintf(m.title, sizeof(m.title), "%s", title);
 	snprintf(m.text, sizeof(m.text), "%s", text);
-	rtl_sim_ctrl_message(sim, &m);
+	sim_ctrl_message(sim, &m);
 }
 
 /* ---- the executor -------------------------------------------------------------------- */
@@ -192,8 +192,8 @@ static void key_message(struct rtl_sim *sim, enum rtl_sim_ctrl_msg_kind kind,
 /* Bring the arm to rest with @decel (<= 0: the program's default). */
 static void halt_arm(struct rtl_sim *sim, double decel)
 {
-	struct rtl_sim_robot *r = &sim->robot;
-	struct rtl_sim_robot_cmd stop = {
+	struct sim_robot *r = &sim->robot;
+	struct sim_robot_cmd stop = {
 		.mode = RTL_RTDE_CMD_STOP,
 		.seq = r->last_seq,
 		.accel = decel,
@@ -201,12 +201,12 @@ static void halt_arm(struct rtl_sim *sim, double decel)
 
 	/* The heartbeat it carries is the last one: not fresh, so the
 	 * watchdog is neither fed nor armed by it. */
-	rtl_sim_robot_command(r, &stop, 0);
+	sim_robot_command(r, &stop, 0);
 }
 
 static void executor_stop(struct rtl_sim *sim, double decel)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl *c = &sim->ctrl;
 
 	if (c->executor)
 		c->stats.executor_stops++;
@@ -222,8 +222,8 @@ static void program_stop(struct rtl_sim *sim, double decel)
 
 static void executor_start(struct rtl_sim *sim, int64_t now, const char *name)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
-	struct rtl_sim_robot *r = &sim->robot;
+	struct sim_ctrl *c = &sim->ctrl;
+	struct sim_robot *r = &sim->robot;
 
 	/* A new program replaces whatever ran: its motion ends first. */
 	halt_arm(sim, 0);
@@ -255,8 +255,8 @@ static int64_t secs(double s)
 
 static void publish_state(struct rtl_sim *sim)
 {
-	const struct rtl_sim_ctrl *c = &sim->ctrl;
-	struct rtl_sim_robot *r = &sim->robot;
+	const struct sim_ctrl *c = &sim->ctrl;
+	struct sim_robot *r = &sim->robot;
 	int32_t jm = c->robot_mode == RTL_UR_ROBOT_MODE_RUNNING ? JOINT_MODE_RUNNING
 		     : powered(c->robot_mode)			? JOINT_MODE_IDLE
 								: JOINT_MODE_POWER_OFF;
@@ -273,13 +273,13 @@ static void publish_state(struct rtl_sim *sim)
 	r->safety_status_bits = c->safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP
 					? SAFETY_BIT_PROTECTIVE | SAFETY_BIT_STOPPED_BY_SAFETY
 					: SAFETY_BIT_NORMAL;
-	for (int i = 0; i < RTL_SIM_ROBOT_DOF; i++)
+	for (int i = 0; i < SIM_ROBOT_DOF; i++)
 		r->joint_mode[i] = jm;
 }
 
-void rtl_sim_ctrl_tick(struct rtl_sim *sim, int64_t now)
+void sim_ctrl_tick(struct rtl_sim *sim, int64_t now)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl *c = &sim->ctrl;
 
 	if (c->executor && c->started_ns < 0)
 		c->started_ns = now;
@@ -290,18 +290,18 @@ void rtl_sim_ctrl_tick(struct rtl_sim *sim, int64_t now)
 		c->releasing = false;
 	}
 	if (c->opts.protective_stop_after_s > 0 && !c->pstop_fault_done &&
-	    rtl_sim_ctrl_executing(c) &&
+	    sim_ctrl_executing(c) &&
 	    now - c->started_ns >= secs(c->opts.protective_stop_after_s)) {
 		c->pstop_fault_done = true;
-		rtl_sim_ctrl_protective_stop(sim, now, "injected by --protective-stop-after");
+		sim_ctrl_protective_stop(sim, now, "injected by --protective-stop-after");
 	}
 	publish_state(sim);
 }
 
-void rtl_sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *why)
+void sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *why)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
-	char text[RTL_SIM_CTRL_TEXT];
+	struct sim_ctrl *c = &sim->ctrl;
+	char text[SIM_CTRL_TEXT];
 
 	if (c->safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP)
 		return;
@@ -310,7 +310,7 @@ void rtl_sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *
 	c->stats.protective_stops++;
 	program_stop(sim, HALT_DECEL);
 	snprintf(text, sizeof(text), "Protective stop: %s", why ? why : "");
-	key_message(sim, RTL_SIM_MSG_SAFETY, RTL_SIM_LEVEL_VIOLATION, RTL_UR_SAFETY_PROTECTIVE_STOP,
+	key_message(sim, SIM_MSG_SAFETY, SIM_LEVEL_VIOLATION, RTL_UR_SAFETY_PROTECTIVE_STOP,
 		    "PROTECTIVE_STOP", text);
 	publish_state(sim);
 }
@@ -319,7 +319,7 @@ void rtl_sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *
 
 static bool eseries(const struct rtl_sim *sim)
 {
-	return sim->opts.profile != RTL_SIM_PROFILE_CB3;
+	return sim->opts.profile != SIM_PROFILE_CB3;
 }
 
 /* Remote control matters on e-Series only; CB3 has no such mode. */
@@ -328,28 +328,28 @@ static bool refused_local(const struct rtl_sim *sim)
 	return eseries(sim) && !sim->ctrl.remote;
 }
 
-enum rtl_sim_ctrl_result rtl_sim_ctrl_power_on(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_power_on(struct rtl_sim *sim, int64_t now)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl *c = &sim->ctrl;
 
 	if (refused_local(sim))
-		return RTL_SIM_CTRL_NOT_REMOTE;
+		return SIM_CTRL_NOT_REMOTE;
 	if (c->robot_mode == RTL_UR_ROBOT_MODE_POWER_OFF) {
 		c->robot_mode = RTL_UR_ROBOT_MODE_POWER_ON;
 		c->transition_ns = now + secs(c->opts.power_on_s);
 		c->stats.power_ons++;
 		publish_state(sim);
 	}
-	return RTL_SIM_CTRL_OK;
+	return SIM_CTRL_OK;
 }
 
-enum rtl_sim_ctrl_result rtl_sim_ctrl_power_off(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_power_off(struct rtl_sim *sim, int64_t now)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl *c = &sim->ctrl;
 
 	(void)now;
 	if (refused_local(sim))
-		return RTL_SIM_CTRL_NOT_REMOTE;
+		return SIM_CTRL_NOT_REMOTE;
 	if (c->robot_mode != RTL_UR_ROBOT_MODE_POWER_OFF) {
 		program_stop(sim, HALT_DECEL);
 		c->robot_mode = RTL_UR_ROBOT_MODE_POWER_OFF;
@@ -357,21 +357,21 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_power_off(struct rtl_sim *sim, int64_t now
 		c->stats.power_offs++;
 		publish_state(sim);
 	}
-	return RTL_SIM_CTRL_OK;
+	return SIM_CTRL_OK;
 }
 
-enum rtl_sim_ctrl_result rtl_sim_ctrl_brake_release(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_brake_release(struct rtl_sim *sim, int64_t now)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl *c = &sim->ctrl;
 
 	if (refused_local(sim))
-		return RTL_SIM_CTRL_NOT_REMOTE;
+		return SIM_CTRL_NOT_REMOTE;
 	if (!powered(c->robot_mode))
-		return RTL_SIM_CTRL_POWERED_OFF;
+		return SIM_CTRL_POWERED_OFF;
 	if (c->safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP)
-		return RTL_SIM_CTRL_PROTECTIVE_STOP;
+		return SIM_CTRL_PROTECTIVE_STOP;
 	if (c->robot_mode == RTL_UR_ROBOT_MODE_RUNNING || c->releasing)
-		return RTL_SIM_CTRL_OK;
+		return SIM_CTRL_OK;
 	c->releasing = true;
 	/* Powering on still: the release follows it. */
 	if (c->robot_mode == RTL_UR_ROBOT_MODE_POWER_ON)
@@ -379,62 +379,62 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_brake_release(struct rtl_sim *sim, int64_t
 	else
 		c->transition_ns = now + secs(c->opts.brake_release_s);
 	c->stats.brake_releases++;
-	return RTL_SIM_CTRL_OK;
+	return SIM_CTRL_OK;
 }
 
-enum rtl_sim_ctrl_result rtl_sim_ctrl_unlock(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_unlock(struct rtl_sim *sim, int64_t now)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl *c = &sim->ctrl;
 
 	if (c->safety_mode != RTL_UR_SAFETY_PROTECTIVE_STOP)
-		return RTL_SIM_CTRL_NOT_STOPPED;
+		return SIM_CTRL_NOT_STOPPED;
 	if (now - c->pstop_ns < secs(c->opts.unlock_delay_s))
-		return RTL_SIM_CTRL_TOO_EARLY;
+		return SIM_CTRL_TOO_EARLY;
 	c->safety_mode = RTL_UR_SAFETY_NORMAL;
 	c->stats.unlocks++;
-	key_message(sim, RTL_SIM_MSG_SAFETY, RTL_SIM_LEVEL_INFO, RTL_UR_SAFETY_NORMAL, "NORMAL",
+	key_message(sim, SIM_MSG_SAFETY, SIM_LEVEL_INFO, RTL_UR_SAFETY_NORMAL, "NORMAL",
 		    "Protective stop unlocked: safety mode NORMAL");
 	publish_state(sim);
-	return RTL_SIM_CTRL_OK;
+	return SIM_CTRL_OK;
 }
 
-enum rtl_sim_ctrl_result rtl_sim_ctrl_load(struct rtl_sim *sim, const char *name)
+enum sim_ctrl_result sim_ctrl_load(struct rtl_sim *sim, const char *name)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl *c = &sim->ctrl;
 	const char *base = name ? strrchr(name, '/') : NULL;
 
 	base = base ? base + 1 : name;
 	if (refused_local(sim))
-		return RTL_SIM_CTRL_NOT_REMOTE;
+		return SIM_CTRL_NOT_REMOTE;
 	if (!base || strcmp(base, RTLOOP_URP) != 0)
-		return RTL_SIM_CTRL_NOT_FOUND;
+		return SIM_CTRL_NOT_FOUND;
 	if (c->program_state != RTL_UR_PROGRAM_STOPPED)
 		program_stop(sim, 0);
 	snprintf(c->loaded, sizeof(c->loaded), "%s", base);
 	publish_state(sim);
-	return RTL_SIM_CTRL_OK;
+	return SIM_CTRL_OK;
 }
 
 /* Can a program start now? */
-static enum rtl_sim_ctrl_result can_start(const struct rtl_sim *sim)
+static enum sim_ctrl_result can_start(const struct rtl_sim *sim)
 {
-	const struct rtl_sim_ctrl *c = &sim->ctrl;
+	const struct sim_ctrl *c = &sim->ctrl;
 
 	if (refused_local(sim))
-		return RTL_SIM_CTRL_NOT_REMOTE;
+		return SIM_CTRL_NOT_REMOTE;
 	if (c->safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP)
-		return RTL_SIM_CTRL_PROTECTIVE_STOP;
+		return SIM_CTRL_PROTECTIVE_STOP;
 	if (!powered(c->robot_mode))
-		return RTL_SIM_CTRL_POWERED_OFF;
+		return SIM_CTRL_POWERED_OFF;
 	if (c->robot_mode != RTL_UR_ROBOT_MODE_RUNNING)
-		return RTL_SIM_CTRL_NOT_RUNNING;
-	return RTL_SIM_CTRL_OK;
+		return SIM_CTRL_NOT_RUNNING;
+	return SIM_CTRL_OK;
 }
 
-enum rtl_sim_ctrl_result rtl_sim_ctrl_play(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_play(struct rtl_sim *sim, int64_t now)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
-	enum rtl_sim_ctrl_result res;
+	struct sim_ctrl *c = &sim->ctrl;
+	enum sim_ctrl_result res;
 
 	if (c->program_state == RTL_UR_PROGRAM_PAUSED) {
 		res = can_start(sim);
@@ -442,46 +442,46 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_play(struct rtl_sim *sim, int64_t now)
 			return res;
 		c->program_state = RTL_UR_PROGRAM_PLAYING;
 		publish_state(sim);
-		return RTL_SIM_CTRL_OK;
+		return SIM_CTRL_OK;
 	}
 	if (!c->loaded[0])
-		return RTL_SIM_CTRL_NO_PROGRAM;
+		return SIM_CTRL_NO_PROGRAM;
 	res = can_start(sim);
 	if (res)
 		return res;
 	executor_start(sim, now, RTLOOP_PROGRAM);
 	publish_state(sim);
-	return RTL_SIM_CTRL_OK;
+	return SIM_CTRL_OK;
 }
 
-enum rtl_sim_ctrl_result rtl_sim_ctrl_pause(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_pause(struct rtl_sim *sim, int64_t now)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl *c = &sim->ctrl;
 
 	(void)now;
 	if (refused_local(sim))
-		return RTL_SIM_CTRL_NOT_REMOTE;
+		return SIM_CTRL_NOT_REMOTE;
 	if (c->program_state != RTL_UR_PROGRAM_PLAYING)
-		return RTL_SIM_CTRL_NO_PROGRAM;
+		return SIM_CTRL_NO_PROGRAM;
 	c->program_state = RTL_UR_PROGRAM_PAUSED;
 	/* A paused program's motion ends; the executor resumes on play. */
 	halt_arm(sim, 0);
 	publish_state(sim);
-	return RTL_SIM_CTRL_OK;
+	return SIM_CTRL_OK;
 }
 
-enum rtl_sim_ctrl_result rtl_sim_ctrl_stop(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_stop(struct rtl_sim *sim, int64_t now)
 {
 	(void)now;
 	if (refused_local(sim))
-		return RTL_SIM_CTRL_NOT_REMOTE;
+		return SIM_CTRL_NOT_REMOTE;
 	if (sim->ctrl.program_state != RTL_UR_PROGRAM_STOPPED)
 		program_stop(sim, 0);
 	publish_state(sim);
-	return RTL_SIM_CTRL_OK;
+	return SIM_CTRL_OK;
 }
 
-void rtl_sim_ctrl_set_remote(struct rtl_sim *sim, bool remote)
+void sim_ctrl_set_remote(struct rtl_sim *sim, bool remote)
 {
 	sim->ctrl.remote = remote;
 }
@@ -557,10 +557,10 @@ static void program_name(char *out, size_t cap, const char *text, size_t len)
 /* @len: the program's bytes as they came (@text's first @len). */
 static void record_other(struct rtl_sim *sim, int port, const char *text, size_t len)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
-	struct rtl_sim_ctrl_other *o;
+	struct sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl_other *o;
 
-	if (c->stats.others >= RTL_SIM_CTRL_OTHERS) {
+	if (c->stats.others >= SIM_CTRL_OTHERS) {
 		c->stats.others++;
 		return;
 	}
@@ -571,20 +571,20 @@ static void record_other(struct rtl_sim *sim, int port, const char *text, size_t
 	copy_line(o->first_line, sizeof(o->first_line), text, len, 1);
 }
 
-enum rtl_sim_ctrl_result rtl_sim_ctrl_program(struct rtl_sim *sim, int port, const char *text,
+enum sim_ctrl_result sim_ctrl_program(struct rtl_sim *sim, int port, const char *text,
 					      size_t len, int64_t now)
 {
-	struct rtl_sim_ctrl *c = &sim->ctrl;
+	struct sim_ctrl *c = &sim->ctrl;
 	size_t n = trim_len(text, len);
-	enum rtl_sim_ctrl_result res;
-	char name[RTL_SIM_CTRL_NAME];
+	enum sim_ctrl_result res;
+	char name[SIM_CTRL_NAME];
 
 	c->stats.programs++;
 	program_name(name, sizeof(name), text, n);
 	if (!c->program || n != c->program_len || memcmp(text, c->program, n) != 0) {
-		struct rtl_sim_ctrl_msg m = {
-			.kind = RTL_SIM_MSG_RUNTIME_EXCEPTION,
-			.level = RTL_SIM_LEVEL_FAULT,
+		struct sim_ctrl_msg m = {
+			.kind = SIM_MSG_RUNTIME_EXCEPTION,
+			.level = SIM_LEVEL_FAULT,
 			.column = 0,
 		};
 		char line[80];
@@ -601,34 +601,34 @@ enum rtl_sim_ctrl_result rtl_sim_ctrl_program(struct rtl_sim *sim, int port, con
 				 "differs from it: '%s'",
 				 (int)m.line, line);
 		record_other(sim, port, text, len);
-		rtl_sim_ctrl_message(sim, &m);
+		sim_ctrl_message(sim, &m);
 		/* A new program replaces the old one even when it fails. */
 		program_stop(sim, 0);
 		publish_state(sim);
-		return RTL_SIM_CTRL_NOT_RTLOOP;
+		return SIM_CTRL_NOT_RTLOOP;
 	}
 	res = can_start(sim);
 	if (res) {
-		char text2[RTL_SIM_CTRL_TEXT];
+		char text2[SIM_CTRL_TEXT];
 
 		c->stats.rtloop_refused++;
 		snprintf(text2, sizeof(text2), "Program %s did not start: %s", RTLOOP_PROGRAM,
-			 rtl_sim_ctrl_result_text(res));
-		key_message(sim, RTL_SIM_MSG_KEY, RTL_SIM_LEVEL_WARNING, (int32_t)res,
+			 sim_ctrl_result_text(res));
+		key_message(sim, SIM_MSG_KEY, SIM_LEVEL_WARNING, (int32_t)res,
 			    "PROGRAM_NOT_STARTED", text2);
 		return res;
 	}
 	executor_start(sim, now, RTLOOP_PROGRAM);
 	c->loaded[0] = '\0';
 	publish_state(sim);
-	return RTL_SIM_CTRL_OK;
+	return SIM_CTRL_OK;
 }
 
-void rtl_sim_ctrl_summarize(const struct rtl_sim *sim, struct rtl_sim_ctrl_summary *out)
+void sim_ctrl_summarize(const struct rtl_sim *sim, struct sim_ctrl_summary *out)
 {
-	const struct rtl_sim_ctrl *c = &sim->ctrl;
+	const struct sim_ctrl *c = &sim->ctrl;
 
-	*out = (struct rtl_sim_ctrl_summary){
+	*out = (struct sim_ctrl_summary){
 		.robot_mode = c->robot_mode,
 		.safety_mode = c->safety_mode,
 		.program_state = c->program_state,
@@ -643,30 +643,30 @@ void rtl_sim_ctrl_summarize(const struct rtl_sim *sim, struct rtl_sim_ctrl_summa
 
 /* ---- names ------------------------------------------------------------------------------ */
 
-const char *rtl_sim_ctrl_result_text(enum rtl_sim_ctrl_result r)
+const char *sim_ctrl_result_text(enum sim_ctrl_result r)
 {
 	switch (r) {
-	case RTL_SIM_CTRL_OK:
+	case SIM_CTRL_OK:
 		return "done";
-	case RTL_SIM_CTRL_NOT_REMOTE:
+	case SIM_CTRL_NOT_REMOTE:
 		return "the robot is in local control; switch the pendant to remote control";
-	case RTL_SIM_CTRL_POWERED_OFF:
+	case SIM_CTRL_POWERED_OFF:
 		return "the robot is powered off; power it on first";
-	case RTL_SIM_CTRL_NOT_RUNNING:
+	case SIM_CTRL_NOT_RUNNING:
 		return "the brakes are not released; release them first";
-	case RTL_SIM_CTRL_PROTECTIVE_STOP:
+	case SIM_CTRL_PROTECTIVE_STOP:
 		return "the robot is in protective stop; unlock it first";
-	case RTL_SIM_CTRL_TOO_EARLY:
+	case SIM_CTRL_TOO_EARLY:
 		return "a protective stop can be unlocked only 5 s after it happened";
-	case RTL_SIM_CTRL_NOT_STOPPED:
+	case SIM_CTRL_NOT_STOPPED:
 		return "the robot is not in protective stop";
-	case RTL_SIM_CTRL_NO_PROGRAM:
+	case SIM_CTRL_NO_PROGRAM:
 		return "no program is loaded";
-	case RTL_SIM_CTRL_NOT_FOUND:
+	case SIM_CTRL_NOT_FOUND:
 		return "no such program";
-	case RTL_SIM_CTRL_BUSY:
+	case SIM_CTRL_BUSY:
 		return "a transition is under way";
-	case RTL_SIM_CTRL_NOT_RTLOOP:
+	case SIM_CTRL_NOT_RTLOOP:
 		return "the simulator runs only rtloop_control.script";
 	}
 	return "unknown";

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtl_sim_ctrl: the controller around rtde-sim's arm: power, brakes, the
+ * sim_ctrl: the controller around rtde-sim's arm: power, brakes, the
  * safety state, remote control, the program that runs and its executor,
  * and the messages a real controller sends about them. The dashboard
  * server (dashboard.c) and the script ports (primary.c) drive it; the
@@ -10,16 +10,16 @@
  * Design
  * ------
  * A step function over explicit time, like the rest of the simulator:
- * operations take "now", timed transitions happen in rtl_sim_ctrl_tick(),
+ * operations take "now", timed transitions happen in sim_ctrl_tick(),
  * which the control cycle calls before it steps the robot. Nothing here
- * blocks, sleeps or does I/O after rtl_sim_ctrl_init().
+ * blocks, sleeps or does I/O after sim_ctrl_init().
  *
  * - Robot mode, UR's numbering: POWER_OFF -> (power on) POWER_ON -> after
  *   power_on_s IDLE (powered, brakes held) -> (brake release) RUNNING after
  *   brake_release_s. Power off from any state goes to POWER_OFF and stops
  *   the program.
  * - Safety: NORMAL or PROTECTIVE_STOP. A protective stop (injected:
- *   rtl_sim_ctrl_protective_stop(), or the protective_stop_after_s fault
+ *   sim_ctrl_protective_stop(), or the protective_stop_after_s fault
  *   after the program has run that long) stops the program and brings the
  *   arm to rest at once; it must be unlocked (the dashboard's "unlock
  *   protective stop"), which a real controller refuses for the first 5 s
@@ -30,7 +30,7 @@
  *   play), and a real controller ignores programs sent to its script
  *   ports; the simulator answers them with a message so a client sees why.
  * - Programs: a complete program from a script port goes to
- *   rtl_sim_ctrl_program(). The rtloop program (byte-equal to the one this
+ *   sim_ctrl_program(). The rtloop program (byte-equal to the one this
  *   build generated, or to --control-script's file, trailing whitespace
  *   ignored) starts the executor when the arm is RUNNING, safety NORMAL and
  *   (e-Series) in remote control; it replaces whatever ran, as a new
@@ -46,7 +46,7 @@
  *   controller's registers do after a program stops: a client must see the
  *   executor echo a heartbeat it sent after the upload before it trusts the
  *   ready bit.
- * - Messages: a ring of the last RTL_SIM_CTRL_MSGS controller messages,
+ * - Messages: a ring of the last SIM_CTRL_MSGS controller messages,
  *   numbered from 1; each primary or secondary connection sends those newer
  *   than the last it sent. An overwritten message is counted (msgs_lost).
  *
@@ -70,63 +70,63 @@
 
 struct rtl_sim;
 
-/* Why an operation was refused (RTL_SIM_CTRL_OK: done or under way). */
-enum rtl_sim_ctrl_result {
-	RTL_SIM_CTRL_OK = 0,
-	RTL_SIM_CTRL_NOT_REMOTE,      /* e-Series in local control */
-	RTL_SIM_CTRL_POWERED_OFF,     /* needs power (brake release) */
-	RTL_SIM_CTRL_NOT_RUNNING,     /* needs the brakes released (play) */
-	RTL_SIM_CTRL_PROTECTIVE_STOP, /* refused while in protective stop */
-	RTL_SIM_CTRL_TOO_EARLY,	      /* unlock within unlock_delay_s of the stop */
-	RTL_SIM_CTRL_NOT_STOPPED,     /* unlock without a protective stop */
-	RTL_SIM_CTRL_NO_PROGRAM,      /* play with nothing loaded */
-	RTL_SIM_CTRL_NOT_FOUND,	      /* load of a program that does not exist */
-	RTL_SIM_CTRL_BUSY,	      /* a transition is under way (powering on) */
-	RTL_SIM_CTRL_NOT_RTLOOP,      /* a program the simulator cannot run */
+/* Why an operation was refused (SIM_CTRL_OK: done or under way). */
+enum sim_ctrl_result {
+	SIM_CTRL_OK = 0,
+	SIM_CTRL_NOT_REMOTE,      /* e-Series in local control */
+	SIM_CTRL_POWERED_OFF,     /* needs power (brake release) */
+	SIM_CTRL_NOT_RUNNING,     /* needs the brakes released (play) */
+	SIM_CTRL_PROTECTIVE_STOP, /* refused while in protective stop */
+	SIM_CTRL_TOO_EARLY,	      /* unlock within unlock_delay_s of the stop */
+	SIM_CTRL_NOT_STOPPED,     /* unlock without a protective stop */
+	SIM_CTRL_NO_PROGRAM,      /* play with nothing loaded */
+	SIM_CTRL_NOT_FOUND,	      /* load of a program that does not exist */
+	SIM_CTRL_BUSY,	      /* a transition is under way (powering on) */
+	SIM_CTRL_NOT_RTLOOP,      /* a program the simulator cannot run */
 };
 
 /* Kinds of controller messages (the primary interface's robot messages). */
-enum rtl_sim_ctrl_msg_kind {
-	RTL_SIM_MSG_TEXT = 0,	       /* a text message (textmsg(), info) */
-	RTL_SIM_MSG_RUNTIME_EXCEPTION, /* a program failed: line, column, text */
-	RTL_SIM_MSG_KEY,	       /* a key message: code, title, text */
-	RTL_SIM_MSG_SAFETY,	       /* the safety mode changed: code, text */
+enum sim_ctrl_msg_kind {
+	SIM_MSG_TEXT = 0,	       /* a text message (textmsg(), info) */
+	SIM_MSG_RUNTIME_EXCEPTION, /* a program failed: line, column, text */
+	SIM_MSG_KEY,	       /* a key message: code, title, text */
+	SIM_MSG_SAFETY,	       /* the safety mode changed: code, text */
 };
 
 /* Report levels of key and safety messages, as the primary interface's. */
-enum rtl_sim_ctrl_level {
-	RTL_SIM_LEVEL_DEBUG = 0,
-	RTL_SIM_LEVEL_INFO = 1,
-	RTL_SIM_LEVEL_WARNING = 2,
-	RTL_SIM_LEVEL_VIOLATION = 3,
-	RTL_SIM_LEVEL_FAULT = 4,
+enum sim_ctrl_level {
+	SIM_LEVEL_DEBUG = 0,
+	SIM_LEVEL_INFO = 1,
+	SIM_LEVEL_WARNING = 2,
+	SIM_LEVEL_VIOLATION = 3,
+	SIM_LEVEL_FAULT = 4,
 };
 
-#define RTL_SIM_CTRL_MSGS 64
-#define RTL_SIM_CTRL_TEXT 256
-#define RTL_SIM_CTRL_OTHERS 8 /* other programs recorded for the report */
-#define RTL_SIM_CTRL_NAME 64
+#define SIM_CTRL_MSGS 64
+#define SIM_CTRL_TEXT 256
+#define SIM_CTRL_OTHERS 8 /* other programs recorded for the report */
+#define SIM_CTRL_NAME 64
 
-struct rtl_sim_ctrl_msg {
+struct sim_ctrl_msg {
 	uint64_t seq; /* 1, 2, ... */
-	enum rtl_sim_ctrl_msg_kind kind;
+	enum sim_ctrl_msg_kind kind;
 	int64_t time_ns; /* controller time (the timestamp output) */
-	enum rtl_sim_ctrl_level level;
+	enum sim_ctrl_level level;
 	int32_t line, column;	/* runtime exception (1-based; 0 = none) */
 	int32_t code, argument; /* key and safety messages */
-	char title[RTL_SIM_CTRL_NAME];
-	char text[RTL_SIM_CTRL_TEXT];
+	char title[SIM_CTRL_NAME];
+	char text[SIM_CTRL_TEXT];
 };
 
 /* A program the simulator would not run, for the report. */
-struct rtl_sim_ctrl_other {
-	char name[RTL_SIM_CTRL_NAME]; /* after def/sec, or "" for a bare line */
+struct sim_ctrl_other {
+	char name[SIM_CTRL_NAME]; /* after def/sec, or "" for a bare line */
 	size_t size;
 	char first_line[96];
-	int port; /* enum rtl_sim_port_kind it came on */
+	int port; /* enum sim_port_kind it came on */
 };
 
-struct rtl_sim_ctrl_opts {
+struct sim_ctrl_opts {
 	bool boot;			/* start powered off with no program */
 	bool local;			/* start in local control (e-Series) */
 	double power_on_s;		/* POWER_ON -> IDLE (0: 0.5 s) */
@@ -136,7 +136,7 @@ struct rtl_sim_ctrl_opts {
 	const char *control_script;	/* the rtloop program to compare with; NULL: this build's */
 };
 
-struct rtl_sim_ctrl_stats {
+struct sim_ctrl_stats {
 	uint64_t programs;	 /* complete programs received, all ports */
 	uint64_t rtloop_started; /* rtloop programs that started the executor */
 	uint64_t rtloop_refused; /* rtloop programs refused (not ready) */
@@ -151,29 +151,29 @@ struct rtl_sim_ctrl_stats {
 };
 
 /* What the reports read of the controller (a copy: any thread may read it
- * through rtl_sim_server_stats()). */
-struct rtl_sim_ctrl_summary {
+ * through sim_server_stats()). */
+struct sim_ctrl_summary {
 	int32_t robot_mode, safety_mode;
 	enum rtl_ur_program_state program_state;
 	bool remote, boot;
-	char program_name[RTL_SIM_CTRL_NAME];
-	struct rtl_sim_ctrl_stats stats;
-	struct rtl_sim_ctrl_other others[RTL_SIM_CTRL_OTHERS];
+	char program_name[SIM_CTRL_NAME];
+	struct sim_ctrl_stats stats;
+	struct sim_ctrl_other others[SIM_CTRL_OTHERS];
 	uint64_t msgs_lost;
 };
 
-struct rtl_sim_ctrl {
-	struct rtl_sim_ctrl_opts opts;
+struct sim_ctrl {
+	struct sim_ctrl_opts opts;
 	char *program; /* the rtloop program, trailing whitespace cut */
 	size_t program_len;
-	char program_error[RTL_SIM_CTRL_TEXT]; /* why it could not be read, or "" */
+	char program_error[SIM_CTRL_TEXT]; /* why it could not be read, or "" */
 
 	enum rtl_ur_robot_mode robot_mode;
 	enum rtl_ur_safety_status safety_mode;
 	bool remote;
 	enum rtl_ur_program_state program_state;
-	char program_name[RTL_SIM_CTRL_NAME]; /* running or paused, or last */
-	char loaded[RTL_SIM_CTRL_NAME];	      /* the dashboard's loaded .urp, or "" */
+	char program_name[SIM_CTRL_NAME]; /* running or paused, or last */
+	char loaded[SIM_CTRL_NAME];	      /* the dashboard's loaded .urp, or "" */
 	bool executor;			      /* the rtloop program runs */
 	int64_t transition_ns;		      /* when POWER_ON/brake release completes */
 	bool releasing;			      /* a brake release is under way */
@@ -182,72 +182,72 @@ struct rtl_sim_ctrl {
 	bool pstop_fault_done;		      /* the injected stop fired this program */
 	uint64_t trips_base;		      /* robot watchdog trips at program start */
 
-	struct rtl_sim_ctrl_msg msgs[RTL_SIM_CTRL_MSGS];
+	struct sim_ctrl_msg msgs[SIM_CTRL_MSGS];
 	uint64_t msg_next; /* seq of the next message */
 	uint64_t msgs_lost;
 
-	struct rtl_sim_ctrl_other others[RTL_SIM_CTRL_OTHERS];
-	struct rtl_sim_ctrl_stats stats;
+	struct sim_ctrl_other others[SIM_CTRL_OTHERS];
+	struct sim_ctrl_stats stats;
 };
 
 /* Fill @o: no boot, remote, 0.5 s transitions, unlock after 5 s. */
-void rtl_sim_ctrl_opts_default(struct rtl_sim_ctrl_opts *o);
+void sim_ctrl_opts_default(struct sim_ctrl_opts *o);
 
 /* Set up @sim->ctrl from @sim->opts.ctrl (reads the control script file if
  * one is named; a file that cannot be read leaves program_error set and
  * every program "other"). Returns 0 or -ENOMEM. Not RT-safe. */
-int rtl_sim_ctrl_init(struct rtl_sim *sim);
-void rtl_sim_ctrl_destroy(struct rtl_sim *sim);
+int sim_ctrl_init(struct rtl_sim *sim);
+void sim_ctrl_destroy(struct rtl_sim *sim);
 
 /* Timed transitions and the injected protective stop; called by the
  * control cycle before the robot steps. Also writes robot_mode,
  * safety_mode, runtime_state and the status bits into the robot's outputs. */
-void rtl_sim_ctrl_tick(struct rtl_sim *sim, int64_t now);
+void sim_ctrl_tick(struct rtl_sim *sim, int64_t now);
 
 /* Controller time (the timestamp output) at the current cycle, in ns. */
-int64_t rtl_sim_ctrl_time_ns(const struct rtl_sim *sim);
+int64_t sim_ctrl_time_ns(const struct rtl_sim *sim);
 
-/* Dashboard operations. Each returns RTL_SIM_CTRL_OK or why it was refused;
+/* Dashboard operations. Each returns SIM_CTRL_OK or why it was refused;
  * a refused operation changes nothing. */
-enum rtl_sim_ctrl_result rtl_sim_ctrl_power_on(struct rtl_sim *sim, int64_t now);
-enum rtl_sim_ctrl_result rtl_sim_ctrl_power_off(struct rtl_sim *sim, int64_t now);
-enum rtl_sim_ctrl_result rtl_sim_ctrl_brake_release(struct rtl_sim *sim, int64_t now);
-enum rtl_sim_ctrl_result rtl_sim_ctrl_unlock(struct rtl_sim *sim, int64_t now);
-enum rtl_sim_ctrl_result rtl_sim_ctrl_load(struct rtl_sim *sim, const char *name);
-enum rtl_sim_ctrl_result rtl_sim_ctrl_play(struct rtl_sim *sim, int64_t now);
-enum rtl_sim_ctrl_result rtl_sim_ctrl_pause(struct rtl_sim *sim, int64_t now);
-enum rtl_sim_ctrl_result rtl_sim_ctrl_stop(struct rtl_sim *sim, int64_t now);
-void rtl_sim_ctrl_set_remote(struct rtl_sim *sim, bool remote);
+enum sim_ctrl_result sim_ctrl_power_on(struct rtl_sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_power_off(struct rtl_sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_brake_release(struct rtl_sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_unlock(struct rtl_sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_load(struct rtl_sim *sim, const char *name);
+enum sim_ctrl_result sim_ctrl_play(struct rtl_sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_pause(struct rtl_sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_stop(struct rtl_sim *sim, int64_t now);
+void sim_ctrl_set_remote(struct rtl_sim *sim, bool remote);
 
 /* A protective stop now (the fault flag, tests), with @why in its message. */
-void rtl_sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *why);
+void sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *why);
 
 /*
  * A complete program @text (@len bytes, no NUL needed) arrived on script
- * port @port (enum rtl_sim_port_kind). Returns RTL_SIM_CTRL_OK when the
+ * port @port (enum sim_port_kind). Returns SIM_CTRL_OK when the
  * rtloop executor started; otherwise why not, with a message queued
  * (a runtime exception naming the line, or a key message saying what the
  * arm needs).
  */
-enum rtl_sim_ctrl_result rtl_sim_ctrl_program(struct rtl_sim *sim, int port, const char *text,
+enum sim_ctrl_result sim_ctrl_program(struct rtl_sim *sim, int port, const char *text,
 					      size_t len, int64_t now);
 
 /* Queue a controller message (seq and time are filled in). */
-void rtl_sim_ctrl_message(struct rtl_sim *sim, const struct rtl_sim_ctrl_msg *m);
+void sim_ctrl_message(struct rtl_sim *sim, const struct sim_ctrl_msg *m);
 
 /* Message @seq, or NULL when it is not (or no longer) in the ring. */
-const struct rtl_sim_ctrl_msg *rtl_sim_ctrl_msg_get(const struct rtl_sim *sim, uint64_t seq);
+const struct sim_ctrl_msg *sim_ctrl_msg_get(const struct rtl_sim *sim, uint64_t seq);
 
 /* The command registers reach the robot (the rtloop program runs). */
-static inline bool rtl_sim_ctrl_executing(const struct rtl_sim_ctrl *c)
+static inline bool sim_ctrl_executing(const struct sim_ctrl *c)
 {
 	return c->executor && c->program_state == RTL_UR_PROGRAM_PLAYING;
 }
 
 /* Copy what the reports read. */
-void rtl_sim_ctrl_summarize(const struct rtl_sim *sim, struct rtl_sim_ctrl_summary *out);
+void sim_ctrl_summarize(const struct rtl_sim *sim, struct sim_ctrl_summary *out);
 
 /* What a refusal means, in a sentence. */
-const char *rtl_sim_ctrl_result_text(enum rtl_sim_ctrl_result r);
+const char *sim_ctrl_result_text(enum sim_ctrl_result r);
 
 #endif /* RTLSIM_CONTROLLER_H */

@@ -49,49 +49,49 @@ static bool at_least(const struct rtl_rtde_controller_version *v, uint32_t major
 	return v->major > major || (v->major == major && v->minor >= minor);
 }
 
-static void reply(struct rtl_sim_conn *c, const char *text)
+static void reply(struct sim_conn *c, const char *text)
 {
-	rtl_sim_conn_printf(c, "%s\n", text);
+	sim_conn_printf(c, "%s\n", text);
 }
 
-static void not_understood(struct rtl_sim_conn *c, const char *cmd)
+static void not_understood(struct sim_conn *c, const char *cmd)
 {
-	rtl_sim_conn_printf(c, "could not understand: '%s'\n", cmd);
+	sim_conn_printf(c, "could not understand: '%s'\n", cmd);
 }
 
 /* The reply to a refused operation @what ("play", "power on"). */
-static void refused(struct rtl_sim_conn *c, enum rtl_sim_ctrl_result r, const char *what)
+static void refused(struct sim_conn *c, enum sim_ctrl_result r, const char *what)
 {
 	switch (r) {
-	case RTL_SIM_CTRL_NOT_REMOTE:
+	case SIM_CTRL_NOT_REMOTE:
 		reply(c, LOCAL_REFUSAL);
 		return;
-	case RTL_SIM_CTRL_TOO_EARLY:
+	case SIM_CTRL_TOO_EARLY:
 		reply(c, PSTOP_UNLOCK_EARLY);
 		return;
-	case RTL_SIM_CTRL_PROTECTIVE_STOP:
-		rtl_sim_conn_printf(c, "Failed to execute: %s: robot is in protective stop\n",
+	case SIM_CTRL_PROTECTIVE_STOP:
+		sim_conn_printf(c, "Failed to execute: %s: robot is in protective stop\n",
 				    what);
 		return;
 	default:
-		rtl_sim_conn_printf(c, "Failed to execute: %s\n", what);
+		sim_conn_printf(c, "Failed to execute: %s\n", what);
 		return;
 	}
 }
 
 /* An operation whose success is one fixed reply. */
-static void op(struct rtl_sim_conn *c, enum rtl_sim_ctrl_result r, const char *what, const char *ok)
+static void op(struct sim_conn *c, enum sim_ctrl_result r, const char *what, const char *ok)
 {
-	if (r == RTL_SIM_CTRL_OK)
+	if (r == SIM_CTRL_OK)
 		reply(c, ok);
 	else
 		refused(c, r, what);
 }
 
-static void answer(struct rtl_sim *sim, struct rtl_sim_conn *c, const char *cmd, int64_t now)
+static void answer(struct rtl_sim *sim, struct sim_conn *c, const char *cmd, int64_t now)
 {
-	struct rtl_rtde_controller_version v = *rtl_sim_version(sim);
-	struct rtl_sim_ctrl *ctl = &sim->ctrl;
+	struct rtl_rtde_controller_version v = *sim_version(sim);
+	struct sim_ctrl *ctl = &sim->ctrl;
 	bool cb3 = v.major < 5;
 
 	/* In local control an e-Series controller refuses, before anything
@@ -103,21 +103,21 @@ static void answer(struct rtl_sim *sim, struct rtl_sim_conn *c, const char *cmd,
 		return;
 	}
 	if (!strcasecmp(cmd, "power on")) {
-		op(c, rtl_sim_ctrl_power_on(sim, now), "power on", "Powering on");
+		op(c, sim_ctrl_power_on(sim, now), "power on", "Powering on");
 	} else if (!strcasecmp(cmd, "power off")) {
-		op(c, rtl_sim_ctrl_power_off(sim, now), "power off", "Powering off");
+		op(c, sim_ctrl_power_off(sim, now), "power off", "Powering off");
 	} else if (!strcasecmp(cmd, "brake release")) {
-		op(c, rtl_sim_ctrl_brake_release(sim, now), "brake release", "Brake releasing");
+		op(c, sim_ctrl_brake_release(sim, now), "brake release", "Brake releasing");
 	} else if (!strcasecmp(cmd, "unlock protective stop")) {
-		enum rtl_sim_ctrl_result r;
+		enum sim_ctrl_result r;
 
 		if (cb3 && !at_least(&v, 3, 1)) {
 			not_understood(c, cmd);
 			return;
 		}
-		r = rtl_sim_ctrl_unlock(sim, now);
+		r = sim_ctrl_unlock(sim, now);
 		/* Unlocking when there is nothing to unlock does no harm. */
-		op(c, r == RTL_SIM_CTRL_NOT_STOPPED ? RTL_SIM_CTRL_OK : r, "unlock protective stop",
+		op(c, r == SIM_CTRL_NOT_STOPPED ? SIM_CTRL_OK : r, "unlock protective stop",
 		   "Protective stop releasing");
 	} else if (!strcasecmp(cmd, "close safety popup")) {
 		if (cb3 && !at_least(&v, 3, 1))
@@ -127,28 +127,28 @@ static void answer(struct rtl_sim *sim, struct rtl_sim_conn *c, const char *cmd,
 	} else if (!strcasecmp(cmd, "close popup")) {
 		reply(c, "closing popup");
 	} else if (!strcasecmp(cmd, "robotmode")) {
-		rtl_sim_conn_printf(c, "Robotmode: %s\n", rtl_ur_robot_mode_name(ctl->robot_mode));
+		sim_conn_printf(c, "Robotmode: %s\n", rtl_ur_robot_mode_name(ctl->robot_mode));
 	} else if (!strcasecmp(cmd, "safetystatus")) {
 		if (cb3 ? !at_least(&v, 3, 11) : !at_least(&v, 5, 4))
 			not_understood(c, cmd);
 		else
-			rtl_sim_conn_printf(c, "Safetystatus: %s\n",
+			sim_conn_printf(c, "Safetystatus: %s\n",
 					    rtl_ur_safety_status_name(ctl->safety_mode));
 	} else if (!strcasecmp(cmd, "safetymode")) {
-		rtl_sim_conn_printf(c, "Safetymode: %s\n",
+		sim_conn_printf(c, "Safetymode: %s\n",
 				    rtl_ur_safety_status_name(ctl->safety_mode));
 	} else if (!strcasecmp(cmd, "programState")) {
 		const char *name = ctl->loaded[0] ? ctl->loaded : ctl->program_name;
 
-		rtl_sim_conn_printf(c, "%s %s\n", rtl_ur_program_state_name(ctl->program_state),
+		sim_conn_printf(c, "%s %s\n", rtl_ur_program_state_name(ctl->program_state),
 				    name[0] ? name : "<unnamed>");
 	} else if (!strcasecmp(cmd, "running")) {
-		rtl_sim_conn_printf(c, "Program running: %s\n",
+		sim_conn_printf(c, "Program running: %s\n",
 				    ctl->program_state == RTL_UR_PROGRAM_PLAYING ? "true"
 										 : "false");
 	} else if (!strcasecmp(cmd, "get loaded program")) {
 		if (ctl->loaded[0])
-			rtl_sim_conn_printf(c, "Loaded program: %s\n", ctl->loaded);
+			sim_conn_printf(c, "Loaded program: %s\n", ctl->loaded);
 		else
 			reply(c, "No program loaded");
 	} else if (!strcasecmp(cmd, "is in remote control")) {
@@ -157,26 +157,26 @@ static void answer(struct rtl_sim *sim, struct rtl_sim_conn *c, const char *cmd,
 		else
 			reply(c, ctl->remote ? "true" : "false");
 	} else if (!strcasecmp(cmd, "PolyscopeVersion")) {
-		rtl_sim_conn_printf(c, "URSoftware %u.%u.%u.%u (Jan 01 2025)\n", v.major, v.minor,
+		sim_conn_printf(c, "URSoftware %u.%u.%u.%u (Jan 01 2025)\n", v.major, v.minor,
 				    v.bugfix, v.build);
 	} else if (!strcasecmp(cmd, "version") && !cb3) {
-		rtl_sim_conn_printf(c, "%u.%u.%u.%u\n", v.major, v.minor, v.bugfix, v.build);
+		sim_conn_printf(c, "%u.%u.%u.%u\n", v.major, v.minor, v.bugfix, v.build);
 	} else if (!strncasecmp(cmd, "load ", 5) && cmd[5]) {
 		const char *name = cmd + 5;
-		enum rtl_sim_ctrl_result r = rtl_sim_ctrl_load(sim, name);
+		enum sim_ctrl_result r = sim_ctrl_load(sim, name);
 
-		if (r == RTL_SIM_CTRL_OK)
-			rtl_sim_conn_printf(c, "Loading program: %s\n", name);
-		else if (r == RTL_SIM_CTRL_NOT_FOUND)
-			rtl_sim_conn_printf(c, "File not found: %s\n", name);
+		if (r == SIM_CTRL_OK)
+			sim_conn_printf(c, "Loading program: %s\n", name);
+		else if (r == SIM_CTRL_NOT_FOUND)
+			sim_conn_printf(c, "File not found: %s\n", name);
 		else
 			refused(c, r, "load");
 	} else if (!strcasecmp(cmd, "play")) {
-		op(c, rtl_sim_ctrl_play(sim, now), "play", "Starting program");
+		op(c, sim_ctrl_play(sim, now), "play", "Starting program");
 	} else if (!strcasecmp(cmd, "pause")) {
-		op(c, rtl_sim_ctrl_pause(sim, now), "pause", "Pausing program");
+		op(c, sim_ctrl_pause(sim, now), "pause", "Pausing program");
 	} else if (!strcasecmp(cmd, "stop")) {
-		op(c, rtl_sim_ctrl_stop(sim, now), "stop", "Stopped");
+		op(c, sim_ctrl_stop(sim, now), "stop", "Stopped");
 	} else if (!strcasecmp(cmd, "quit")) {
 		reply(c, "Disconnected");
 		c->close = true;
@@ -185,7 +185,7 @@ static void answer(struct rtl_sim *sim, struct rtl_sim_conn *c, const char *cmd,
 	}
 }
 
-static int dash_open(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
+static int dash_open(struct rtl_sim *sim, struct sim_conn *c, int64_t now)
 {
 	struct dash *d = calloc(1, sizeof(*d));
 
@@ -194,10 +194,10 @@ static int dash_open(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
 	if (!d)
 		return -ENOMEM;
 	c->state = d;
-	return rtl_sim_conn_printf(c, "Connected: Universal Robots Dashboard Server\n");
+	return sim_conn_printf(c, "Connected: Universal Robots Dashboard Server\n");
 }
 
-static void dash_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t *p, size_t n,
+static void dash_feed(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *p, size_t n,
 		      int64_t now)
 {
 	struct dash *d = c->state;
@@ -222,14 +222,14 @@ static void dash_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t
 	}
 }
 
-static void dash_close(struct rtl_sim *sim, struct rtl_sim_conn *c)
+static void dash_close(struct rtl_sim *sim, struct sim_conn *c)
 {
 	(void)sim;
 	free(c->state);
 	c->state = NULL;
 }
 
-const struct rtl_sim_port_ops rtl_sim_dashboard_ops = {
+const struct sim_port_ops sim_dashboard_ops = {
 	.name = "dashboard",
 	.open = dash_open,
 	.feed = dash_feed,

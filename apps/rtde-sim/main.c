@@ -146,25 +146,25 @@ enum {
 	OPT_NO_MLOCK,
 	OPT_UDP,
 	OPT_UDP_PORT,
-	OPT_SVC_PORT, /* + enum rtl_sim_port_kind */
+	OPT_SVC_PORT, /* + enum sim_port_kind */
 	OPT_TABLE = 512,
 };
 
 struct cli {
-	struct rtl_sim_setup su; /* the controller's, the server's, the UDP port */
+	struct sim_setup su; /* the controller's, the server's, the UDP port */
 	const char *json;
 	bool quiet;
 	int priority;
 	bool mlock;
 	bool udp;
-	bool svc_port_set[RTL_SIM_PORT_COUNT]; /* --dashboard-port ... given */
+	bool svc_port_set[SIM_PORT_COUNT]; /* --dashboard-port ... given */
 };
 
 /* ---- option values ------------------------------------------------------------- */
 
 /* A setting of the table (options.h) from its command-line text: the
  * number parsed with the command line's rules and messages, then set. */
-static int parse_setting(struct cli *cli, const struct rtl_sim_option *o, const char *flag,
+static int parse_setting(struct cli *cli, const struct sim_option *o, const char *flag,
 			 const char *arg)
 {
 	char why[160], what[64];
@@ -173,31 +173,31 @@ static int parse_setting(struct cli *cli, const struct rtl_sim_option *o, const 
 	int err;
 
 	switch (o->kind) {
-	case RTL_SIM_OPT_FLAG:
-		err = rtl_sim_option_set_flag(&cli->su, o, RTL_SIM_STYLE_FLAG, why, sizeof(why));
+	case SIM_OPT_FLAG:
+		err = sim_option_set_flag(&cli->su, o, SIM_STYLE_FLAG, why, sizeof(why));
 		break;
-	case RTL_SIM_OPT_UINT:
-		if (rtl_cli_u64(PROG, flag, arg, o->min, o->max, &u))
-			return RTL_CLI_EXIT_USAGE;
-		err = rtl_sim_option_set_uint(&cli->su, o, u, RTL_SIM_STYLE_FLAG, why, sizeof(why));
+	case SIM_OPT_UINT:
+		if (cli_u64(PROG, flag, arg, o->min, o->max, &u))
+			return CLI_EXIT_USAGE;
+		err = sim_option_set_uint(&cli->su, o, u, SIM_STYLE_FLAG, why, sizeof(why));
 		break;
-	case RTL_SIM_OPT_DOUBLE:
-		if (rtl_cli_double(PROG, flag, arg, o->dmin, o->dmax, &d))
-			return RTL_CLI_EXIT_USAGE;
-		err = rtl_sim_option_set_double(&cli->su, o, d, RTL_SIM_STYLE_FLAG, why,
+	case SIM_OPT_DOUBLE:
+		if (cli_double(PROG, flag, arg, o->dmin, o->dmax, &d))
+			return CLI_EXIT_USAGE;
+		err = sim_option_set_double(&cli->su, o, d, SIM_STYLE_FLAG, why,
 						sizeof(why));
 		break;
 	default:
-		err = rtl_sim_option_set_text(&cli->su, o, arg, RTL_SIM_STYLE_FLAG, why,
+		err = sim_option_set_text(&cli->su, o, arg, SIM_STYLE_FLAG, why,
 					      sizeof(why));
 		if (err) {
 			snprintf(what, sizeof(what), "not %s", o->what);
-			return rtl_cli_bad_value(PROG, flag, arg, what);
+			return cli_bad_value(PROG, flag, arg, what);
 		}
 		break;
 	}
 	if (err)
-		return rtl_cli_usage_error(PROG, "%s", why);
+		return cli_usage_error(PROG, "%s", why);
 	return 0;
 }
 
@@ -218,32 +218,32 @@ static int parse(int argc, char **argv, struct cli *cli)
 		{ "udp", no_argument, NULL, OPT_UDP },
 		{ "udp-port", required_argument, NULL, OPT_UDP_PORT },
 		{ "dashboard-port", required_argument, NULL,
-		  OPT_SVC_PORT + RTL_SIM_PORT_DASHBOARD },
-		{ "primary-port", required_argument, NULL, OPT_SVC_PORT + RTL_SIM_PORT_PRIMARY },
+		  OPT_SVC_PORT + SIM_PORT_DASHBOARD },
+		{ "primary-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_PRIMARY },
 		{ "secondary-port", required_argument, NULL,
-		  OPT_SVC_PORT + RTL_SIM_PORT_SECONDARY },
-		{ "realtime-port", required_argument, NULL, OPT_SVC_PORT + RTL_SIM_PORT_REALTIME },
+		  OPT_SVC_PORT + SIM_PORT_SECONDARY },
+		{ "realtime-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_REALTIME },
 		{ "robot-api-port", required_argument, NULL,
-		  OPT_SVC_PORT + RTL_SIM_PORT_ROBOT_API },
+		  OPT_SVC_PORT + SIM_PORT_ROBOT_API },
 		{ "version", no_argument, NULL, 'V' },
 	};
 	enum { N_OWN = sizeof(own) / sizeof(own[0]) };
-	static struct option longopts[N_OWN + RTL_SIM_OPT_COUNT + 1];
-	const struct rtl_sim_profile *p;
+	static struct option longopts[N_OWN + SIM_OPT_COUNT + 1];
+	const struct sim_profile *p;
 	uint64_t u64;
 	int c, idx, err = 0;
 
 	memcpy(longopts, own, sizeof(own));
-	for (size_t i = 0; i < RTL_SIM_OPT_COUNT; i++) {
-		const struct rtl_sim_option *o = rtl_sim_option_at(i);
+	for (size_t i = 0; i < SIM_OPT_COUNT; i++) {
+		const struct sim_option *o = sim_option_at(i);
 
 		longopts[N_OWN + i] = (struct option){
 			.name = o->name,
-			.has_arg = o->kind == RTL_SIM_OPT_FLAG ? no_argument : required_argument,
+			.has_arg = o->kind == SIM_OPT_FLAG ? no_argument : required_argument,
 			.val = OPT_TABLE + (int)i,
 		};
 	}
-	longopts[N_OWN + RTL_SIM_OPT_COUNT] = (struct option){ NULL, 0, NULL, 0 };
+	longopts[N_OWN + SIM_OPT_COUNT] = (struct option){ NULL, 0, NULL, 0 };
 
 	opterr = 0;
 	for (;;) {
@@ -260,9 +260,9 @@ static int parse(int argc, char **argv, struct cli *cli)
 		else
 			snprintf(name, sizeof(name), "-%c", c);
 		if (c == 'd')
-			c = OPT_TABLE + RTL_SIM_OPT_DURATION;
-		if (c >= OPT_TABLE && c < OPT_TABLE + RTL_SIM_OPT_COUNT) {
-			err = parse_setting(cli, rtl_sim_option_at((size_t)(c - OPT_TABLE)), name,
+			c = OPT_TABLE + SIM_OPT_DURATION;
+		if (c >= OPT_TABLE && c < OPT_TABLE + SIM_OPT_COUNT) {
+			err = parse_setting(cli, sim_option_at((size_t)(c - OPT_TABLE)), name,
 					    optarg);
 			if (err)
 				return err;
@@ -273,20 +273,20 @@ static int parse(int argc, char **argv, struct cli *cli)
 			usage(stdout);
 			exit(EXIT_OK);
 		case 'V':
-			exit(rtl_cli_version(PROG));
+			exit(cli_version(PROG));
 		case 'p':
-			err = rtl_cli_u64(PROG, name, optarg, 0, 65535, &u64);
+			err = cli_u64(PROG, name, optarg, 0, 65535, &u64);
 			cli->su.srv.port = (uint16_t)u64;
 			break;
 		case 'b':
 			cli->su.srv.bind = optarg;
 			break;
 		case 'P':
-			p = rtl_sim_profile_find(optarg);
+			p = sim_profile_find(optarg);
 			if (!p)
-				return rtl_cli_bad_value(PROG, name, optarg,
+				return cli_bad_value(PROG, name, optarg,
 							 "not cb3, eseries or polyscope-x");
-			cli->su.sim.profile = (enum rtl_sim_profile_id)(p - rtl_sim_profile(0));
+			cli->su.sim.profile = (enum sim_profile_id)(p - sim_profile(0));
 			break;
 		case 'j':
 			cli->json = optarg;
@@ -295,7 +295,7 @@ static int parse(int argc, char **argv, struct cli *cli)
 			cli->quiet = true;
 			break;
 		case OPT_PRIORITY:
-			err = rtl_cli_u64(PROG, name, optarg, 1, 99, &u64);
+			err = cli_u64(PROG, name, optarg, 1, 99, &u64);
 			cli->priority = (int)u64;
 			break;
 		case OPT_NO_MLOCK:
@@ -305,21 +305,21 @@ static int parse(int argc, char **argv, struct cli *cli)
 			cli->udp = true;
 			break;
 		case OPT_UDP_PORT:
-			err = rtl_cli_u64(PROG, name, optarg, 0, 65535, &u64);
+			err = cli_u64(PROG, name, optarg, 0, 65535, &u64);
 			cli->su.udp_port = (uint16_t)u64;
 			break;
-		case OPT_SVC_PORT + RTL_SIM_PORT_DASHBOARD:
-		case OPT_SVC_PORT + RTL_SIM_PORT_PRIMARY:
-		case OPT_SVC_PORT + RTL_SIM_PORT_SECONDARY:
-		case OPT_SVC_PORT + RTL_SIM_PORT_REALTIME:
-		case OPT_SVC_PORT + RTL_SIM_PORT_ROBOT_API:
-			err = rtl_cli_u64(PROG, name, optarg, 0, 65535, &u64);
+		case OPT_SVC_PORT + SIM_PORT_DASHBOARD:
+		case OPT_SVC_PORT + SIM_PORT_PRIMARY:
+		case OPT_SVC_PORT + SIM_PORT_SECONDARY:
+		case OPT_SVC_PORT + SIM_PORT_REALTIME:
+		case OPT_SVC_PORT + SIM_PORT_ROBOT_API:
+			err = cli_u64(PROG, name, optarg, 0, 65535, &u64);
 			if (cli->su.srv.service_port[c - OPT_SVC_PORT] >= 0)
 				cli->su.srv.service_port[c - OPT_SVC_PORT] = (int32_t)u64;
 			cli->svc_port_set[c - OPT_SVC_PORT] = true;
 			break;
 		default:
-			return rtl_cli_getopt_error(PROG, c, argv);
+			return cli_getopt_error(PROG, c, argv);
 		}
 		if (err)
 			return err;
@@ -327,12 +327,12 @@ static int parse(int argc, char **argv, struct cli *cli)
 	/* On the RTDE port of a real controller, the other services are on
 	 * theirs too; with any other RTDE port (tests: 0) they are on free
 	 * ports, so simulators run side by side. */
-	for (int k = 0; k < RTL_SIM_PORT_COUNT; k++)
+	for (int k = 0; k < SIM_PORT_COUNT; k++)
 		if (!cli->svc_port_set[k] && cli->su.srv.service_port[k] == 0 &&
 		    cli->su.srv.port == RTL_RTDE_PORT)
 			cli->su.srv.service_port[k] =
-				rtl_sim_port_default((enum rtl_sim_port_kind)k);
-	return rtl_cli_extra_args(PROG, optind, argc, argv);
+				sim_port_default((enum sim_port_kind)k);
+	return cli_extra_args(PROG, optind, argc, argv);
 }
 
 /* Settings that are fine one by one but not together (options.h). */
@@ -340,7 +340,7 @@ static int validate(struct cli *cli)
 {
 	char why[200];
 
-	if (rtl_sim_setup_check(&cli->su, RTL_SIM_STYLE_FLAG, why, sizeof(why))) {
+	if (sim_setup_check(&cli->su, SIM_STYLE_FLAG, why, sizeof(why))) {
 		fprintf(stderr, PROG ": %s\n", why);
 		return -EINVAL;
 	}
@@ -353,16 +353,16 @@ static int validate(struct cli *cli)
 
 /* ---- run ----------------------------------------------------------------------------- */
 
-static struct rtl_sim_server *the_server;
-static struct rtl_sim_udp *the_udp;
+static struct sim_server *the_server;
+static struct sim_udp *the_udp;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	if (the_server)
-		rtl_sim_server_stop(the_server);
+		sim_server_stop(the_server);
 	if (the_udp)
-		rtl_sim_udp_stop(the_udp);
+		sim_udp_stop(the_udp);
 }
 
 struct status {
@@ -371,13 +371,13 @@ struct status {
 	bool shown;
 };
 
-static uint64_t faults_injected(const struct rtl_sim_stats *st)
+static uint64_t faults_injected(const struct sim_stats *st)
 {
 	return st->jittered + st->skipped_packages + st->stalls + st->bursts + st->fragments +
 	       st->resets + st->texts_injected;
 }
 
-static void on_status(void *ctx, const struct rtl_sim_stats *st, int64_t now)
+static void on_status(void *ctx, const struct sim_stats *st, int64_t now)
 {
 	struct status *s = ctx;
 	double rate = 0.0;
@@ -398,8 +398,8 @@ static void on_status(void *ctx, const struct rtl_sim_stats *st, int64_t now)
 
 struct run_info {
 	const struct rtl_sim *sim;
-	const struct rtl_sim_profile *profile;
-	struct rtl_sim_stats st;
+	const struct sim_profile *profile;
+	struct sim_stats st;
 	double seconds;
 	uint16_t port;
 	bool mem_locked;
@@ -420,10 +420,10 @@ static void hist_line(FILE *f, const char *title, const struct rtl_hist *h)
 
 /* The controller around the arm: its state at the end, the programs it
  * was sent, the ones it would not run. */
-static void report_controller(FILE *f, const struct rtl_sim_ctrl_summary *c,
+static void report_controller(FILE *f, const struct sim_ctrl_summary *c,
 			      const char *program_error)
 {
-	const struct rtl_sim_ctrl_stats *cs = &c->stats;
+	const struct sim_ctrl_stats *cs = &c->stats;
 
 	fprintf(f,
 		"  controller: robot %s, safety %s, program %s%s%s, %s control; %" PRIu64
@@ -440,24 +440,24 @@ static void report_controller(FILE *f, const struct rtl_sim_ctrl_summary *c,
 		" script clients cut off (no program end)\n",
 		cs->programs, cs->rtloop_started, cs->rtloop_refused, cs->others,
 		cs->protective_stops, cs->unlocks, cs->commands_ignored, cs->script_floods);
-	for (uint64_t i = 0; i < cs->others && i < RTL_SIM_CTRL_OTHERS; i++) {
-		const struct rtl_sim_ctrl_other *o = &c->others[i];
+	for (uint64_t i = 0; i < cs->others && i < SIM_CTRL_OTHERS; i++) {
+		const struct sim_ctrl_other *o = &c->others[i];
 
 		fprintf(f, "  other program: %s on the %s port, %zu bytes, first line '%s'\n",
 			o->name[0] ? o->name : "(unnamed)",
-			rtl_sim_port_name((enum rtl_sim_port_kind)o->port), o->size, o->first_line);
+			sim_port_name((enum sim_port_kind)o->port), o->size, o->first_line);
 	}
-	if (cs->others > RTL_SIM_CTRL_OTHERS)
+	if (cs->others > SIM_CTRL_OTHERS)
 		fprintf(f, "  (%" PRIu64 " more other programs not listed)\n",
-			cs->others - RTL_SIM_CTRL_OTHERS);
+			cs->others - SIM_CTRL_OTHERS);
 	if (program_error[0])
 		fprintf(f, "  control script: %s\n", program_error);
 }
 
 static void report_text(FILE *f, const struct run_info *ri)
 {
-	const struct rtl_sim_stats *st = &ri->st;
-	const struct rtl_sim_faults *fl = &ri->sim->opts.faults;
+	const struct sim_stats *st = &ri->st;
+	const struct sim_faults *fl = &ri->sim->opts.faults;
 	char ver[48];
 
 	rtl_rtde_version_format(ver, sizeof(ver), ri->sim->version);
@@ -512,12 +512,12 @@ static void report_text(FILE *f, const struct run_info *ri)
 /* rtde-sim --udp: the options that apply, then udp.c runs and reports. */
 static int run_udp(const struct cli *cli)
 {
-	struct rtl_sim_udp_opts o;
+	struct sim_udp_opts o;
 	bool to_stdout = cli->json && !strcmp(cli->json, "-");
 	FILE *json = NULL;
 	int err;
 
-	rtl_sim_setup_udp(&cli->su, &o);
+	sim_setup_udp(&cli->su, &o);
 	if (cli->json) {
 		json = to_stdout ? stdout : fopen(cli->json, "w");
 		if (!json) {
@@ -525,8 +525,8 @@ static int run_udp(const struct cli *cli)
 			return EXIT_FAIL;
 		}
 	}
-	rtl_cli_on_stop_signals(on_signal);
-	err = rtl_sim_udp_main(&o, to_stdout ? stderr : stdout, json, cli->quiet, &the_udp);
+	cli_on_stop_signals(on_signal);
+	err = sim_udp_main(&o, to_stdout ? stderr : stdout, json, cli->quiet, &the_udp);
 	if (json && json != stdout && fclose(json))
 		err = -EIO;
 	return err ? EXIT_FAIL : EXIT_OK;
@@ -535,7 +535,7 @@ static int run_udp(const struct cli *cli)
 int main(int argc, char **argv)
 {
 	struct cli cli = { .mlock = true };
-	struct rtl_sim_server *srv = NULL;
+	struct sim_server *srv = NULL;
 	struct rtl_error rterr;
 	struct status status = { 0 };
 	struct run_info ri = { .sched = "SCHED_OTHER" };
@@ -544,7 +544,7 @@ int main(int argc, char **argv)
 	int err;
 
 	/* Parse and validate. */
-	rtl_sim_setup_default(&cli.su);
+	sim_setup_default(&cli.su);
 	if (parse(argc, argv, &cli) || validate(&cli))
 		return EXIT_USAGE;
 
@@ -583,7 +583,7 @@ int main(int argc, char **argv)
 		cli.su.srv.status = on_status;
 		cli.su.srv.status_ctx = &status;
 	}
-	err = rtl_sim_server_create(&srv, &cli.su.sim, &cli.su.srv);
+	err = sim_server_create(&srv, &cli.su.sim, &cli.su.srv);
 	if (err) {
 		if (err == -EINVAL)
 			fprintf(stderr, PROG ": the simulator refused these options (robot or "
@@ -593,14 +593,14 @@ int main(int argc, char **argv)
 				cli.su.srv.port, strerror(-err));
 		return EXIT_FAIL;
 	}
-	ri.port = rtl_sim_server_port(srv);
-	ri.sim = rtl_sim_server_sim(srv);
-	ri.profile = rtl_sim_profile(cli.su.sim.profile);
+	ri.port = sim_server_port(srv);
+	ri.sim = sim_server_sim(srv);
+	ri.profile = sim_profile(cli.su.sim.profile);
 	if (!cli.quiet) {
-		char svc[RTL_SIM_PORT_COUNT][8];
+		char svc[SIM_PORT_COUNT][8];
 
-		for (int k = 0; k < RTL_SIM_PORT_COUNT; k++) {
-			uint16_t sp = rtl_sim_server_service_port(srv, (enum rtl_sim_port_kind)k);
+		for (int k = 0; k < SIM_PORT_COUNT; k++) {
+			uint16_t sp = sim_server_service_port(srv, (enum sim_port_kind)k);
 
 			snprintf(svc[k], sizeof(svc[k]), sp ? "%u" : "-", sp);
 		}
@@ -609,19 +609,19 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			PROG ": dashboard port %s, primary %s, secondary %s, realtime %s, "
 			     "robot api %s; %s\n",
-			svc[RTL_SIM_PORT_DASHBOARD], svc[RTL_SIM_PORT_PRIMARY],
-			svc[RTL_SIM_PORT_SECONDARY], svc[RTL_SIM_PORT_REALTIME],
-			svc[RTL_SIM_PORT_ROBOT_API],
+			svc[SIM_PORT_DASHBOARD], svc[SIM_PORT_PRIMARY],
+			svc[SIM_PORT_SECONDARY], svc[SIM_PORT_REALTIME],
+			svc[SIM_PORT_ROBOT_API],
 			cli.su.sim.ctrl.boot ? "booted: powered off, no program"
 					     : "running the rtloop program");
 	}
 
 	/* Run until a signal or the duration. */
 	the_server = srv;
-	rtl_cli_on_stop_signals(on_signal);
+	cli_on_stop_signals(on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	t_start = rtl_time_now();
-	err = rtl_sim_server_run(srv);
+	err = sim_server_run(srv);
 	ri.seconds = (double)(rtl_time_now() - t_start) / 1e9;
 	the_server = NULL;
 	if (status.shown)
@@ -630,7 +630,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": the server loop failed: %s\n", strerror(-err));
 
 	/* Report. */
-	rtl_sim_server_stats(srv, &ri.st);
+	sim_server_stats(srv, &ri.st);
 	/* With the JSON on stdout, the text goes to stderr. */
 	report_text(cli.json && !strcmp(cli.json, "-") ? stderr : stdout, &ri);
 	if (cli.json) {
@@ -640,13 +640,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": --json %s: %s\n", cli.json, strerror(errno));
 			err = -errno;
 		} else {
-			if (rtl_sim_server_report_json(srv, f, ri.seconds, ri.mem_locked, ri.sched))
+			if (sim_server_report_json(srv, f, ri.seconds, ri.mem_locked, ri.sched))
 				err = -EIO;
 			if (f != stdout && fclose(f))
 				err = -EIO;
 		}
 	}
 	fflush(stdout);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 	return err ? EXIT_FAIL : EXIT_OK;
 }

@@ -23,7 +23,7 @@
 #define U(id_, name_, fault_, udp_, min_, max_, effect_) \
 	[id_] = { .id = id_,                             \
 		  .name = name_,                         \
-		  .kind = RTL_SIM_OPT_UINT,              \
+		  .kind = SIM_OPT_UINT,              \
 		  .fault = fault_,                       \
 		  .udp = udp_,                           \
 		  .min = min_,                           \
@@ -33,7 +33,7 @@
 #define D(id_, name_, fault_, udp_, min_, max_, effect_) \
 	[id_] = { .id = id_,                             \
 		  .name = name_,                         \
-		  .kind = RTL_SIM_OPT_DOUBLE,            \
+		  .kind = SIM_OPT_DOUBLE,            \
 		  .fault = fault_,                       \
 		  .udp = udp_,                           \
 		  .dmin = min_,                          \
@@ -43,97 +43,97 @@
 #define F(id_, name_, fault_, udp_, effect_) \
 	[id_] = { .id = id_,                 \
 		  .name = name_,             \
-		  .kind = RTL_SIM_OPT_FLAG,  \
+		  .kind = SIM_OPT_FLAG,  \
 		  .fault = fault_,           \
 		  .udp = udp_,               \
 		  .what = "a flag",          \
 		  .effect = effect_ }
 
 // clang-format off
-static const struct rtl_sim_option table[RTL_SIM_OPT_COUNT] = {
-	U(RTL_SIM_OPT_MAX_CLIENTS, "max-clients", true, false, 1, RTL_SIM_MAX_SESSIONS,
+static const struct sim_option table[SIM_OPT_COUNT] = {
+	U(SIM_OPT_MAX_CLIENTS, "max-clients", true, false, 1, SIM_MAX_SESSIONS,
 	  "clients served at once; more are told so and closed after 1 s"),
-	D(RTL_SIM_OPT_HANDSHAKE_TIMEOUT, "handshake-timeout", true, false, 0.0, 3600.0,
+	D(SIM_OPT_HANDSHAKE_TIMEOUT, "handshake-timeout", true, false, 0.0, 3600.0,
 	  "close a connection idle this many s before its first START (0: never)"),
-	U(RTL_SIM_OPT_SEND_BUFFER, "send-buffer", true, false, 4096, 1u << 30,
+	U(SIM_OPT_SEND_BUFFER, "send-buffer", true, false, 4096, 1u << 30,
 	  "per-client send queue in bytes: a client that overflows it is disconnected"),
-	U(RTL_SIM_OPT_SNDBUF, "sndbuf", true, false, 1, INT_MAX,
+	U(SIM_OPT_SNDBUF, "sndbuf", true, false, 1, INT_MAX,
 	  "SO_SNDBUF of client sockets in bytes"),
-	[RTL_SIM_OPT_CONTROLLER_VERSION] = {
-		.id = RTL_SIM_OPT_CONTROLLER_VERSION, .name = "controller-version",
-		.kind = RTL_SIM_OPT_TEXT, .fault = true, .what = "a version X.Y.Z or X.Y.Z.B",
+	[SIM_OPT_CONTROLLER_VERSION] = {
+		.id = SIM_OPT_CONTROLLER_VERSION, .name = "controller-version",
+		.kind = SIM_OPT_TEXT, .fault = true, .what = "a version X.Y.Z or X.Y.Z.B",
 		.effect = "answer this version of the profile's line: newer fields are NOT_FOUND" },
-	U(RTL_SIM_OPT_MAX_PROTOCOL, "max-protocol", true, false, 1, 2,
+	U(SIM_OPT_MAX_PROTOCOL, "max-protocol", true, false, 1, 2,
 	  "highest RTDE protocol accepted (1: protocol v1 only)"),
-	F(RTL_SIM_OPT_FIELDBUS, "fieldbus", true, false,
+	F(SIM_OPT_FIELDBUS, "fieldbus", true, false,
 	  "registers 0-23 and the standard inputs are IN_USE (an EtherNet/IP adapter)"),
-	D(RTL_SIM_OPT_START_TIME, "start-time", false, true, 0.0, 1e7,
+	D(SIM_OPT_START_TIME, "start-time", false, true, 0.0, 1e7,
 	  "timestamp of the first cycle in s"),
-	F(RTL_SIM_OPT_TEXT_V2, "text-v2", true, false,
+	F(SIM_OPT_TEXT_V2, "text-v2", true, false,
 	  "text messages in the v2 layout even to v1 sessions"),
-	U(RTL_SIM_OPT_JITTER_US, "jitter-us", true, false, 0, 1000000,
+	U(SIM_OPT_JITTER_US, "jitter-us", true, false, 0, 1000000,
 	  "delay each cycle's send by 0..N us"),
-	U(RTL_SIM_OPT_SKIP_EVERY, "skip-every", true, true, 2, 1000000,
+	U(SIM_OPT_SKIP_EVERY, "skip-every", true, true, 2, 1000000,
 	  "skip packages in every N cycles, never resent"),
-	U(RTL_SIM_OPT_SKIP_COUNT, "skip-count", true, true, 1, 1000000,
+	U(SIM_OPT_SKIP_COUNT, "skip-count", true, true, 1, 1000000,
 	  "packages skipped per skip-every cycles (default 1)"),
-	U(RTL_SIM_OPT_STALL_MS, "stall-ms", true, false, 1, 60000,
+	U(SIM_OPT_STALL_MS, "stall-ms", true, false, 1, 60000,
 	  "stall the sender this many ms every stall-every s"),
-	D(RTL_SIM_OPT_STALL_EVERY, "stall-every", true, false, 0.001, 1e7,
+	D(SIM_OPT_STALL_EVERY, "stall-every", true, false, 0.001, 1e7,
 	  "seconds between stalls"),
-	U(RTL_SIM_OPT_BURST, "burst", true, false, 2, 10000,
+	U(SIM_OPT_BURST, "burst", true, false, 2, 10000,
 	  "hold this many packages every burst-every s, then write them together"),
-	D(RTL_SIM_OPT_BURST_EVERY, "burst-every", true, false, 0.001, 1e7,
+	D(SIM_OPT_BURST_EVERY, "burst-every", true, false, 0.001, 1e7,
 	  "seconds between bursts (default 1)"),
-	F(RTL_SIM_OPT_FRAGMENT, "fragment", true, false,
+	F(SIM_OPT_FRAGMENT, "fragment", true, false,
 	  "write the stream in random small pieces"),
-	U(RTL_SIM_OPT_FRAGMENT_MAX, "fragment-max", true, false, 1, 65535,
+	U(SIM_OPT_FRAGMENT_MAX, "fragment-max", true, false, 1, 65535,
 	  "largest piece in bytes (default 7)"),
-	U(RTL_SIM_OPT_RESET_AFTER, "reset-after", true, false, 1, UINT64_MAX,
+	U(SIM_OPT_RESET_AFTER, "reset-after", true, false, 1, UINT64_MAX,
 	  "reset (RST) each connection after N data packages"),
-	U(RTL_SIM_OPT_TEXT_EVERY, "text-every", true, false, 1, UINT32_MAX,
+	U(SIM_OPT_TEXT_EVERY, "text-every", true, false, 1, UINT32_MAX,
 	  "an INFO text message after every N-th data package"),
-	U(RTL_SIM_OPT_SEED, "seed", true, true, 0, UINT64_MAX,
+	U(SIM_OPT_SEED, "seed", true, true, 0, UINT64_MAX,
 	  "seed of the fault generator and the robot's noise (default 1)"),
-	U(RTL_SIM_OPT_ECHO_REGISTER, "echo-register", false, false, 0, RTL_RTDE_REG_COUNT - 1,
+	U(SIM_OPT_ECHO_REGISTER, "echo-register", false, false, 0, RTL_RTDE_REG_COUNT - 1,
 	  "clients echo timestamps in input_double_register_N"),
-	D(RTL_SIM_OPT_DURATION, "duration", false, true, 0.001, 1e7,
+	D(SIM_OPT_DURATION, "duration", false, true, 0.001, 1e7,
 	  "stop after this many s"),
-	D(RTL_SIM_OPT_CONTACT_Z, "contact-z", false, true, -2.0, 2.0,
+	D(SIM_OPT_CONTACT_Z, "contact-z", false, true, -2.0, 2.0,
 	  "a horizontal contact plane at this height in m"),
-	D(RTL_SIM_OPT_CONTACT_STIFFNESS, "contact-stiffness", false, true, 0.0, 1e7,
+	D(SIM_OPT_CONTACT_STIFFNESS, "contact-stiffness", false, true, 0.0, 1e7,
 	  "of the contact plane, N/m (default 5000)"),
-	D(RTL_SIM_OPT_CONTACT_DAMPING, "contact-damping", false, true, 0.0, 1e6,
+	D(SIM_OPT_CONTACT_DAMPING, "contact-damping", false, true, 0.0, 1e6,
 	  "of the contact plane, N s/m (default 50)"),
-	D(RTL_SIM_OPT_FORCE_NOISE, "force-noise", false, true, 0.0, 1e4,
+	D(SIM_OPT_FORCE_NOISE, "force-noise", false, true, 0.0, 1e4,
 	  "standard deviation of the force in N (torque: N/10)"),
-	U(RTL_SIM_OPT_WATCHDOG_MS, "watchdog-ms", false, true, 0, 60000,
+	U(SIM_OPT_WATCHDOG_MS, "watchdog-ms", false, true, 0, 60000,
 	  "heartbeat timeout in ms when the client asks for the default (0: off)"),
-	F(RTL_SIM_OPT_BOOT, "boot", false, false,
+	F(SIM_OPT_BOOT, "boot", false, false,
 	  "start as after boot: powered off, brakes on, no program running"),
-	F(RTL_SIM_OPT_LOCAL_CONTROL, "local-control", true, false,
+	F(SIM_OPT_LOCAL_CONTROL, "local-control", true, false,
 	  "start in local control: the dashboard refuses power, brakes, load and play"),
-	F(RTL_SIM_OPT_NO_DASHBOARD, "no-dashboard", true, false,
+	F(SIM_OPT_NO_DASHBOARD, "no-dashboard", true, false,
 	  "serve no dashboard server (a controller without port 29999)"),
-	D(RTL_SIM_OPT_POWER_ON_TIME, "power-on-time", false, false, 0.001, 60.0,
+	D(SIM_OPT_POWER_ON_TIME, "power-on-time", false, false, 0.001, 60.0,
 	  "seconds from power on to IDLE (default 0.5)"),
-	D(RTL_SIM_OPT_BRAKE_RELEASE_TIME, "brake-release-time", false, false, 0.001, 60.0,
+	D(SIM_OPT_BRAKE_RELEASE_TIME, "brake-release-time", false, false, 0.001, 60.0,
 	  "seconds from brake release to RUNNING (default 0.5)"),
-	D(RTL_SIM_OPT_UNLOCK_DELAY, "unlock-delay", false, false, 0.0, 60.0,
+	D(SIM_OPT_UNLOCK_DELAY, "unlock-delay", false, false, 0.0, 60.0,
 	  "a protective stop can be unlocked this many s after it (default 5, as UR's)"),
-	D(RTL_SIM_OPT_PROTECTIVE_STOP_AFTER, "protective-stop-after", true, false, 0.001, 1e7,
+	D(SIM_OPT_PROTECTIVE_STOP_AFTER, "protective-stop-after", true, false, 0.001, 1e7,
 	  "a protective stop this many s after the rtloop program started (once)"),
-	[RTL_SIM_OPT_CONTROL_SCRIPT] = {
-		.id = RTL_SIM_OPT_CONTROL_SCRIPT, .name = "control-script",
-		.kind = RTL_SIM_OPT_TEXT, .what = "a file name",
+	[SIM_OPT_CONTROL_SCRIPT] = {
+		.id = SIM_OPT_CONTROL_SCRIPT, .name = "control-script",
+		.kind = SIM_OPT_TEXT, .what = "a file name",
 		.effect = "the rtloop program uploads are compared with (default: this build's)" },
 };
 // clang-format on
 
-void rtl_sim_setup_default(struct rtl_sim_setup *su)
+void sim_setup_default(struct sim_setup *su)
 {
 	memset(su, 0, sizeof(*su));
-	rtl_sim_opts_default(&su->sim);
+	sim_opts_default(&su->sim);
 	su->sim.robot.contact.stiffness = 5000.0;
 	su->sim.robot.contact.damping = 50.0;
 	su->srv.bind = "127.0.0.1";
@@ -143,16 +143,16 @@ void rtl_sim_setup_default(struct rtl_sim_setup *su)
 	su->udp_port = RTL_UDP_DEFAULT_PORT;
 }
 
-const struct rtl_sim_option *rtl_sim_option_at(size_t i)
+const struct sim_option *sim_option_at(size_t i)
 {
-	return i < RTL_SIM_OPT_COUNT ? &table[i] : NULL;
+	return i < SIM_OPT_COUNT ? &table[i] : NULL;
 }
 
-const struct rtl_sim_option *rtl_sim_option_find(const char *name)
+const struct sim_option *sim_option_find(const char *name)
 {
 	if (!name)
 		return NULL;
-	for (size_t i = 0; i < RTL_SIM_OPT_COUNT; i++) {
+	for (size_t i = 0; i < SIM_OPT_COUNT; i++) {
 		const char *a = table[i].name, *b = name;
 
 		while (*a && (*a == *b || (*a == '-' && *b == '_'))) {
@@ -165,16 +165,16 @@ const struct rtl_sim_option *rtl_sim_option_find(const char *name)
 	return NULL;
 }
 
-const char *rtl_sim_option_name(const struct rtl_sim_option *o, enum rtl_sim_option_style style,
+const char *sim_option_name(const struct sim_option *o, enum sim_option_style style,
 				char *buf, size_t cap)
 {
 	size_t len;
 
 	if (!cap)
 		return buf;
-	snprintf(buf, cap, "%s%s", style == RTL_SIM_STYLE_FLAG ? "--" : "", o->name);
+	snprintf(buf, cap, "%s%s", style == SIM_STYLE_FLAG ? "--" : "", o->name);
 	len = strlen(buf);
-	if (style == RTL_SIM_STYLE_KEY)
+	if (style == SIM_STYLE_KEY)
 		for (size_t i = 0; i < len; i++)
 			if (buf[i] == '-')
 				buf[i] = '_';
@@ -196,74 +196,74 @@ static int fail(char *why, size_t cap, int code, const char *fmt, ...)
 	return code;
 }
 
-static int wrong_kind(const struct rtl_sim_option *o, enum rtl_sim_option_style style, char *why,
+static int wrong_kind(const struct sim_option *o, enum sim_option_style style, char *why,
 		      size_t cap)
 {
 	char n[48];
 
-	return fail(why, cap, -EINVAL, "%s takes %s", rtl_sim_option_name(o, style, n, sizeof(n)),
+	return fail(why, cap, -EINVAL, "%s takes %s", sim_option_name(o, style, n, sizeof(n)),
 		    o->what);
 }
 
-int rtl_sim_option_set_uint(struct rtl_sim_setup *su, const struct rtl_sim_option *o, uint64_t v,
-			    enum rtl_sim_option_style style, char *why, size_t cap)
+int sim_option_set_uint(struct sim_setup *su, const struct sim_option *o, uint64_t v,
+			    enum sim_option_style style, char *why, size_t cap)
 {
-	struct rtl_sim_opts *s = &su->sim;
-	struct rtl_sim_faults *f = &s->faults;
+	struct sim_opts *s = &su->sim;
+	struct sim_faults *f = &s->faults;
 	char n[48];
 
-	if (o->kind != RTL_SIM_OPT_UINT)
+	if (o->kind != SIM_OPT_UINT)
 		return wrong_kind(o, style, why, cap);
 	if (v < o->min || v > o->max)
 		return fail(why, cap, -ERANGE,
 			    "%s %" PRIu64 " is out of range [%" PRIu64 ", %" PRIu64 "]",
-			    rtl_sim_option_name(o, style, n, sizeof(n)), v, o->min, o->max);
+			    sim_option_name(o, style, n, sizeof(n)), v, o->min, o->max);
 	switch (o->id) {
-	case RTL_SIM_OPT_MAX_CLIENTS:
+	case SIM_OPT_MAX_CLIENTS:
 		s->max_clients = (unsigned)v;
 		break;
-	case RTL_SIM_OPT_SEND_BUFFER:
+	case SIM_OPT_SEND_BUFFER:
 		s->send_buffer = (size_t)v;
 		break;
-	case RTL_SIM_OPT_SNDBUF:
+	case SIM_OPT_SNDBUF:
 		su->srv.sndbuf = (int)v;
 		break;
-	case RTL_SIM_OPT_MAX_PROTOCOL:
+	case SIM_OPT_MAX_PROTOCOL:
 		s->max_protocol = (unsigned)v;
 		break;
-	case RTL_SIM_OPT_JITTER_US:
+	case SIM_OPT_JITTER_US:
 		f->jitter_us = (uint32_t)v;
 		break;
-	case RTL_SIM_OPT_SKIP_EVERY:
+	case SIM_OPT_SKIP_EVERY:
 		f->skip_every = (uint32_t)v;
 		break;
-	case RTL_SIM_OPT_SKIP_COUNT:
+	case SIM_OPT_SKIP_COUNT:
 		f->skip_count = (uint32_t)v;
 		break;
-	case RTL_SIM_OPT_STALL_MS:
+	case SIM_OPT_STALL_MS:
 		f->stall_ms = (uint32_t)v;
 		break;
-	case RTL_SIM_OPT_BURST:
+	case SIM_OPT_BURST:
 		f->burst = (uint32_t)v;
 		break;
-	case RTL_SIM_OPT_FRAGMENT_MAX:
+	case SIM_OPT_FRAGMENT_MAX:
 		f->fragment_max = (uint32_t)v;
 		break;
-	case RTL_SIM_OPT_RESET_AFTER:
+	case SIM_OPT_RESET_AFTER:
 		f->reset_after = v;
 		break;
-	case RTL_SIM_OPT_TEXT_EVERY:
+	case SIM_OPT_TEXT_EVERY:
 		f->text_every = (uint32_t)v;
 		break;
-	case RTL_SIM_OPT_SEED:
+	case SIM_OPT_SEED:
 		/* One seed for the faults and the robot's noise. */
 		f->seed = v;
 		s->robot.seed = v;
 		break;
-	case RTL_SIM_OPT_ECHO_REGISTER:
+	case SIM_OPT_ECHO_REGISTER:
 		s->echo_register = (int)v;
 		break;
-	case RTL_SIM_OPT_WATCHDOG_MS:
+	case SIM_OPT_WATCHDOG_MS:
 		s->robot.watchdog_ns = (int64_t)v * RTL_NS_PER_MS;
 		break;
 	default:
@@ -272,61 +272,61 @@ int rtl_sim_option_set_uint(struct rtl_sim_setup *su, const struct rtl_sim_optio
 	return 0;
 }
 
-int rtl_sim_option_set_double(struct rtl_sim_setup *su, const struct rtl_sim_option *o, double d,
-			      enum rtl_sim_option_style style, char *why, size_t cap)
+int sim_option_set_double(struct sim_setup *su, const struct sim_option *o, double d,
+			      enum sim_option_style style, char *why, size_t cap)
 {
-	struct rtl_sim_opts *s = &su->sim;
-	struct rtl_sim_robot_config *rc = &s->robot;
+	struct sim_opts *s = &su->sim;
+	struct sim_robot_config *rc = &s->robot;
 	char n[48];
 
-	if (o->kind != RTL_SIM_OPT_DOUBLE)
+	if (o->kind != SIM_OPT_DOUBLE)
 		return wrong_kind(o, style, why, cap);
 	if (!isfinite(d))
 		return fail(why, cap, -EINVAL, "%s must be a finite number",
-			    rtl_sim_option_name(o, style, n, sizeof(n)));
+			    sim_option_name(o, style, n, sizeof(n)));
 	if (d < o->dmin || d > o->dmax)
 		return fail(why, cap, -ERANGE, "%s %g is out of range [%g, %g]",
-			    rtl_sim_option_name(o, style, n, sizeof(n)), d, o->dmin, o->dmax);
+			    sim_option_name(o, style, n, sizeof(n)), d, o->dmin, o->dmax);
 	switch (o->id) {
-	case RTL_SIM_OPT_HANDSHAKE_TIMEOUT:
+	case SIM_OPT_HANDSHAKE_TIMEOUT:
 		s->handshake_timeout_ns = d > 0 ? llround(d * 1e9) : -1;
 		break;
-	case RTL_SIM_OPT_START_TIME:
+	case SIM_OPT_START_TIME:
 		s->start_time_s = d;
 		break;
-	case RTL_SIM_OPT_STALL_EVERY:
+	case SIM_OPT_STALL_EVERY:
 		s->faults.stall_every_s = d;
 		break;
-	case RTL_SIM_OPT_BURST_EVERY:
+	case SIM_OPT_BURST_EVERY:
 		s->faults.burst_every_s = d;
 		break;
-	case RTL_SIM_OPT_DURATION:
+	case SIM_OPT_DURATION:
 		su->srv.duration_s = d;
 		break;
-	case RTL_SIM_OPT_CONTACT_Z:
+	case SIM_OPT_CONTACT_Z:
 		rc->contact.point[2] = d;
 		rc->contact.enabled = true;
 		break;
-	case RTL_SIM_OPT_CONTACT_STIFFNESS:
+	case SIM_OPT_CONTACT_STIFFNESS:
 		rc->contact.stiffness = d;
 		break;
-	case RTL_SIM_OPT_CONTACT_DAMPING:
+	case SIM_OPT_CONTACT_DAMPING:
 		rc->contact.damping = d;
 		break;
-	case RTL_SIM_OPT_FORCE_NOISE:
+	case SIM_OPT_FORCE_NOISE:
 		rc->force_noise = d;
 		rc->torque_noise = d / 10.0;
 		break;
-	case RTL_SIM_OPT_POWER_ON_TIME:
+	case SIM_OPT_POWER_ON_TIME:
 		s->ctrl.power_on_s = d;
 		break;
-	case RTL_SIM_OPT_BRAKE_RELEASE_TIME:
+	case SIM_OPT_BRAKE_RELEASE_TIME:
 		s->ctrl.brake_release_s = d;
 		break;
-	case RTL_SIM_OPT_UNLOCK_DELAY:
+	case SIM_OPT_UNLOCK_DELAY:
 		s->ctrl.unlock_delay_s = d;
 		break;
-	case RTL_SIM_OPT_PROTECTIVE_STOP_AFTER:
+	case SIM_OPT_PROTECTIVE_STOP_AFTER:
 		s->ctrl.protective_stop_after_s = d;
 		break;
 	default:
@@ -335,27 +335,27 @@ int rtl_sim_option_set_double(struct rtl_sim_setup *su, const struct rtl_sim_opt
 	return 0;
 }
 
-int rtl_sim_option_set_flag(struct rtl_sim_setup *su, const struct rtl_sim_option *o,
-			    enum rtl_sim_option_style style, char *why, size_t cap)
+int sim_option_set_flag(struct sim_setup *su, const struct sim_option *o,
+			    enum sim_option_style style, char *why, size_t cap)
 {
-	switch (o->kind == RTL_SIM_OPT_FLAG ? o->id : RTL_SIM_OPT_COUNT) {
-	case RTL_SIM_OPT_FIELDBUS:
+	switch (o->kind == SIM_OPT_FLAG ? o->id : SIM_OPT_COUNT) {
+	case SIM_OPT_FIELDBUS:
 		su->sim.fieldbus = true;
 		break;
-	case RTL_SIM_OPT_TEXT_V2:
+	case SIM_OPT_TEXT_V2:
 		su->sim.text_v2 = true;
 		break;
-	case RTL_SIM_OPT_FRAGMENT:
+	case SIM_OPT_FRAGMENT:
 		su->sim.faults.fragment = true;
 		break;
-	case RTL_SIM_OPT_BOOT:
+	case SIM_OPT_BOOT:
 		su->sim.ctrl.boot = true;
 		break;
-	case RTL_SIM_OPT_LOCAL_CONTROL:
+	case SIM_OPT_LOCAL_CONTROL:
 		su->sim.ctrl.local = true;
 		break;
-	case RTL_SIM_OPT_NO_DASHBOARD:
-		su->srv.service_port[RTL_SIM_PORT_DASHBOARD] = -1;
+	case SIM_OPT_NO_DASHBOARD:
+		su->srv.service_port[SIM_PORT_DASHBOARD] = -1;
 		break;
 	default:
 		return wrong_kind(o, style, why, cap);
@@ -378,38 +378,38 @@ static int parse_version(const char *arg, struct rtl_rtde_controller_version *v)
 	return 0;
 }
 
-int rtl_sim_option_set_text(struct rtl_sim_setup *su, const struct rtl_sim_option *o,
-			    const char *text, enum rtl_sim_option_style style, char *why,
+int sim_option_set_text(struct sim_setup *su, const struct sim_option *o,
+			    const char *text, enum sim_option_style style, char *why,
 			    size_t cap)
 {
 	char n[48];
 
-	if (o->kind == RTL_SIM_OPT_TEXT && o->id == RTL_SIM_OPT_CONTROL_SCRIPT) {
+	if (o->kind == SIM_OPT_TEXT && o->id == SIM_OPT_CONTROL_SCRIPT) {
 		if (!text || !*text)
 			return fail(why, cap, -EINVAL, "%s needs a file name",
-				    rtl_sim_option_name(o, style, n, sizeof(n)));
+				    sim_option_name(o, style, n, sizeof(n)));
 		/* The caller keeps the text alive (argv, or rtloop.Sim's copy). */
 		su->sim.ctrl.control_script = text;
 		return 0;
 	}
-	if (o->kind != RTL_SIM_OPT_TEXT || o->id != RTL_SIM_OPT_CONTROLLER_VERSION)
+	if (o->kind != SIM_OPT_TEXT || o->id != SIM_OPT_CONTROLLER_VERSION)
 		return wrong_kind(o, style, why, cap);
 	if (!text || parse_version(text, &su->sim.version))
 		return fail(why, cap, -EINVAL, "%s '%s' is not %s",
-			    rtl_sim_option_name(o, style, n, sizeof(n)), text ? text : "", o->what);
+			    sim_option_name(o, style, n, sizeof(n)), text ? text : "", o->what);
 	return 0;
 }
 
-int rtl_sim_setup_check(const struct rtl_sim_setup *su, enum rtl_sim_option_style style, char *why,
+int sim_setup_check(const struct sim_setup *su, enum sim_option_style style, char *why,
 			size_t cap)
 {
-	const struct rtl_sim_opts *s = &su->sim;
-	const struct rtl_sim_faults *f = &s->faults;
-	const struct rtl_sim_profile *p = rtl_sim_profile(s->profile);
+	const struct sim_opts *s = &su->sim;
+	const struct sim_faults *f = &s->faults;
+	const struct sim_profile *p = sim_profile(s->profile);
 	char a[48], b[48];
 	struct in_addr addr;
 
-#define NAME(buf, id) rtl_sim_option_name(&table[id], style, buf, sizeof(buf))
+#define NAME(buf, id) sim_option_name(&table[id], style, buf, sizeof(buf))
 	if (!p)
 		return fail(why, cap, -EINVAL, "no such profile");
 	if (s->version.major) {
@@ -420,36 +420,36 @@ int rtl_sim_setup_check(const struct rtl_sim_setup *su, enum rtl_sim_option_styl
 			return fail(why, cap, -EINVAL,
 				    "%s %u.%u.%u is not a %s version; choose the profile of its "
 				    "line with %s",
-				    NAME(a, RTL_SIM_OPT_CONTROLLER_VERSION), s->version.major,
+				    NAME(a, SIM_OPT_CONTROLLER_VERSION), s->version.major,
 				    s->version.minor, s->version.bugfix, p->name,
-				    style == RTL_SIM_STYLE_FLAG ? "--profile" : "profile");
+				    style == SIM_STYLE_FLAG ? "--profile" : "profile");
 	}
 	if (f->skip_every && f->skip_count >= f->skip_every)
 		return fail(why, cap, -EINVAL, "%s %u must be below %s %u",
-			    NAME(a, RTL_SIM_OPT_SKIP_COUNT), f->skip_count,
-			    NAME(b, RTL_SIM_OPT_SKIP_EVERY), f->skip_every);
+			    NAME(a, SIM_OPT_SKIP_COUNT), f->skip_count,
+			    NAME(b, SIM_OPT_SKIP_EVERY), f->skip_every);
 	if (!f->skip_every && f->skip_count != 1)
-		return fail(why, cap, -EINVAL, "%s needs %s", NAME(a, RTL_SIM_OPT_SKIP_COUNT),
-			    NAME(b, RTL_SIM_OPT_SKIP_EVERY));
+		return fail(why, cap, -EINVAL, "%s needs %s", NAME(a, SIM_OPT_SKIP_COUNT),
+			    NAME(b, SIM_OPT_SKIP_EVERY));
 	if ((f->stall_ms != 0) != (f->stall_every_s > 0))
 		return fail(why, cap, -EINVAL, "%s and %s go together",
-			    NAME(a, RTL_SIM_OPT_STALL_MS), NAME(b, RTL_SIM_OPT_STALL_EVERY));
+			    NAME(a, SIM_OPT_STALL_MS), NAME(b, SIM_OPT_STALL_EVERY));
 	if (s->fieldbus && s->echo_register >= 0 && s->echo_register < RTL_RTDE_REG_FIELDBUS_END)
 		return fail(why, cap, -EINVAL,
 			    "%s %d is in the fieldbus range that %s makes IN_USE; use 24..47",
-			    NAME(a, RTL_SIM_OPT_ECHO_REGISTER), s->echo_register,
-			    NAME(b, RTL_SIM_OPT_FIELDBUS));
+			    NAME(a, SIM_OPT_ECHO_REGISTER), s->echo_register,
+			    NAME(b, SIM_OPT_FIELDBUS));
 	if (!su->srv.bind || inet_pton(AF_INET, su->srv.bind, &addr) != 1)
 		return fail(why, cap, -EINVAL, "%s %s: not an IPv4 address",
-			    style == RTL_SIM_STYLE_FLAG ? "--bind" : "bind",
+			    style == SIM_STYLE_FLAG ? "--bind" : "bind",
 			    su->srv.bind ? su->srv.bind : "(none)");
 #undef NAME
 	return 0;
 }
 
-void rtl_sim_setup_udp(const struct rtl_sim_setup *su, struct rtl_sim_udp_opts *o)
+void sim_setup_udp(const struct sim_setup *su, struct sim_udp_opts *o)
 {
-	rtl_sim_udp_opts_default(o);
+	sim_udp_opts_default(o);
 	o->bind = su->srv.bind;
 	o->port = su->udp_port;
 	o->duration_s = su->srv.duration_s;

@@ -14,35 +14,35 @@
 static const struct {
 	const char *name;
 	uint16_t port;
-	const struct rtl_sim_port_ops *ops;
-} ports[RTL_SIM_PORT_COUNT] = {
-	[RTL_SIM_PORT_DASHBOARD] = { "dashboard", RTL_SIM_DASHBOARD_PORT, &rtl_sim_dashboard_ops },
-	[RTL_SIM_PORT_PRIMARY] = { "primary", RTL_SIM_PRIMARY_PORT, &rtl_sim_primary_ops },
-	[RTL_SIM_PORT_SECONDARY] = { "secondary", RTL_SIM_SECONDARY_PORT, &rtl_sim_secondary_ops },
-	[RTL_SIM_PORT_REALTIME] = { "realtime", RTL_SIM_REALTIME_PORT, &rtl_sim_realtime_ops },
-	[RTL_SIM_PORT_ROBOT_API] = { "robot-api", RTL_SIM_ROBOT_API_PORT, &rtl_sim_robot_api_ops },
+	const struct sim_port_ops *ops;
+} ports[SIM_PORT_COUNT] = {
+	[SIM_PORT_DASHBOARD] = { "dashboard", SIM_DASHBOARD_PORT, &sim_dashboard_ops },
+	[SIM_PORT_PRIMARY] = { "primary", SIM_PRIMARY_PORT, &sim_primary_ops },
+	[SIM_PORT_SECONDARY] = { "secondary", SIM_SECONDARY_PORT, &sim_secondary_ops },
+	[SIM_PORT_REALTIME] = { "realtime", SIM_REALTIME_PORT, &sim_realtime_ops },
+	[SIM_PORT_ROBOT_API] = { "robot-api", SIM_ROBOT_API_PORT, &sim_robot_api_ops },
 };
 
-const struct rtl_sim_port_ops *rtl_sim_port_ops(enum rtl_sim_port_kind k)
+const struct sim_port_ops *sim_port_ops(enum sim_port_kind k)
 {
-	return (unsigned)k < RTL_SIM_PORT_COUNT ? ports[k].ops : NULL;
+	return (unsigned)k < SIM_PORT_COUNT ? ports[k].ops : NULL;
 }
 
-const char *rtl_sim_port_name(enum rtl_sim_port_kind k)
+const char *sim_port_name(enum sim_port_kind k)
 {
-	return (unsigned)k < RTL_SIM_PORT_COUNT ? ports[k].name : "?";
+	return (unsigned)k < SIM_PORT_COUNT ? ports[k].name : "?";
 }
 
-uint16_t rtl_sim_port_default(enum rtl_sim_port_kind k)
+uint16_t sim_port_default(enum sim_port_kind k)
 {
-	return (unsigned)k < RTL_SIM_PORT_COUNT ? ports[k].port : 0;
+	return (unsigned)k < SIM_PORT_COUNT ? ports[k].port : 0;
 }
 
-int rtl_sim_conn_write(struct rtl_sim_conn *c, const void *p, size_t n)
+int sim_conn_write(struct sim_conn *c, const void *p, size_t n)
 {
 	size_t waiting = c->len - c->off;
 
-	if (waiting + n > RTL_SIM_CONN_OUT_MAX) {
+	if (waiting + n > SIM_CONN_OUT_MAX) {
 		c->close = true;
 		return -ENOBUFS;
 	}
@@ -69,7 +69,7 @@ int rtl_sim_conn_write(struct rtl_sim_conn *c, const void *p, size_t n)
 	return 0;
 }
 
-int rtl_sim_conn_printf(struct rtl_sim_conn *c, const char *fmt, ...)
+int sim_conn_printf(struct sim_conn *c, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -80,5 +80,5 @@ int rtl_sim_conn_printf(struct rtl_sim_conn *c, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return -EINVAL;
-	return rtl_sim_conn_write(c, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	return sim_conn_write(c, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }

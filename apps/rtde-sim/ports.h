@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtl_sim_conn, rtl_sim_port_ops: the controller's TCP services beside
+ * sim_conn, sim_port_ops: the controller's TCP services beside
  * RTDE, as the server (server.c) runs them: the dashboard server (29999),
  * the primary (30001), secondary (30002) and realtime (30003) script
  * ports, and PolyScope X's Robot API (HTTP, 80).
@@ -15,9 +15,9 @@
  * - tick() on every loop iteration, at least once per control cycle (the
  *   primary stream's 10 Hz state, messages of the controller);
  * - close() when the connection goes (free state).
- * Output goes into the connection's bounded queue with rtl_sim_conn_write();
+ * Output goes into the connection's bounded queue with sim_conn_write();
  * the server writes it as the socket takes it. A client that does not read
- * fills its queue (RTL_SIM_CONN_OUT_MAX) and is closed; nobody waits for it.
+ * fills its queue (SIM_CONN_OUT_MAX) and is closed; nobody waits for it.
  * Set .close to have the connection closed once its queue is written.
  *
  * Thread safety: the server's thread only.
@@ -31,30 +31,30 @@
 
 struct rtl_sim;
 
-enum rtl_sim_port_kind {
-	RTL_SIM_PORT_DASHBOARD = 0,
-	RTL_SIM_PORT_PRIMARY,
-	RTL_SIM_PORT_SECONDARY,
-	RTL_SIM_PORT_REALTIME,
-	RTL_SIM_PORT_ROBOT_API, /* PolyScope X's REST interface (robot_api.c) */
-	RTL_SIM_PORT_COUNT,
+enum sim_port_kind {
+	SIM_PORT_DASHBOARD = 0,
+	SIM_PORT_PRIMARY,
+	SIM_PORT_SECONDARY,
+	SIM_PORT_REALTIME,
+	SIM_PORT_ROBOT_API, /* PolyScope X's REST interface (robot_api.c) */
+	SIM_PORT_COUNT,
 };
 
 /* The real controller's port numbers. */
-#define RTL_SIM_DASHBOARD_PORT 29999
-#define RTL_SIM_PRIMARY_PORT 30001
-#define RTL_SIM_SECONDARY_PORT 30002
-#define RTL_SIM_REALTIME_PORT 30003
-#define RTL_SIM_ROBOT_API_PORT 80
+#define SIM_DASHBOARD_PORT 29999
+#define SIM_PRIMARY_PORT 30001
+#define SIM_SECONDARY_PORT 30002
+#define SIM_REALTIME_PORT 30003
+#define SIM_ROBOT_API_PORT 80
 
 /* Service connections at most, all ports together. */
-#define RTL_SIM_MAX_CONNS 32
+#define SIM_MAX_CONNS 32
 /* Bytes a connection may have waiting to be written. */
-#define RTL_SIM_CONN_OUT_MAX (1u << 20)
+#define SIM_CONN_OUT_MAX (1u << 20)
 
-struct rtl_sim_conn {
-	enum rtl_sim_port_kind kind;
-	unsigned id; /* 0 .. RTL_SIM_MAX_CONNS - 1 */
+struct sim_conn {
+	enum sim_port_kind kind;
+	unsigned id; /* 0 .. SIM_MAX_CONNS - 1 */
 	int64_t opened_ns;
 	bool close; /* close once the queue is written */
 	/* The output queue: bytes [off, len) wait. */
@@ -64,40 +64,40 @@ struct rtl_sim_conn {
 	void *state; /* the service's */
 };
 
-struct rtl_sim_port_ops {
+struct sim_port_ops {
 	const char *name; /* "dashboard", "primary", ... */
-	int (*open)(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now);
-	void (*feed)(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t *p, size_t n,
+	int (*open)(struct rtl_sim *sim, struct sim_conn *c, int64_t now);
+	void (*feed)(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *p, size_t n,
 		     int64_t now);
-	void (*tick)(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now);
-	void (*close)(struct rtl_sim *sim, struct rtl_sim_conn *c);
+	void (*tick)(struct rtl_sim *sim, struct sim_conn *c, int64_t now);
+	void (*close)(struct rtl_sim *sim, struct sim_conn *c);
 };
 
 /* The services (dashboard.c, primary.c, robot_api.c). */
-extern const struct rtl_sim_port_ops rtl_sim_dashboard_ops;
-extern const struct rtl_sim_port_ops rtl_sim_primary_ops;
-extern const struct rtl_sim_port_ops rtl_sim_secondary_ops;
-extern const struct rtl_sim_port_ops rtl_sim_realtime_ops;
-extern const struct rtl_sim_port_ops rtl_sim_robot_api_ops;
+extern const struct sim_port_ops sim_dashboard_ops;
+extern const struct sim_port_ops sim_primary_ops;
+extern const struct sim_port_ops sim_secondary_ops;
+extern const struct sim_port_ops sim_realtime_ops;
+extern const struct sim_port_ops sim_robot_api_ops;
 
 /* The ops of port @k, or NULL. */
-const struct rtl_sim_port_ops *rtl_sim_port_ops(enum rtl_sim_port_kind k);
+const struct sim_port_ops *sim_port_ops(enum sim_port_kind k);
 
 /* The port's name ("dashboard") and the real controller's number. */
-const char *rtl_sim_port_name(enum rtl_sim_port_kind k);
-uint16_t rtl_sim_port_default(enum rtl_sim_port_kind k);
+const char *sim_port_name(enum sim_port_kind k);
+uint16_t sim_port_default(enum sim_port_kind k);
 
 /* Queue @n bytes on @c. Returns 0, or -ENOBUFS when the queue would pass
- * RTL_SIM_CONN_OUT_MAX (nothing queued; the connection is marked to close)
+ * SIM_CONN_OUT_MAX (nothing queued; the connection is marked to close)
  * or -ENOMEM. */
-int rtl_sim_conn_write(struct rtl_sim_conn *c, const void *p, size_t n);
+int sim_conn_write(struct sim_conn *c, const void *p, size_t n);
 
 /* printf into the queue (a dashboard line). Same results. */
-int rtl_sim_conn_printf(struct rtl_sim_conn *c, const char *fmt, ...)
+int sim_conn_printf(struct sim_conn *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Bytes waiting in @c's queue. */
-static inline size_t rtl_sim_conn_pending(const struct rtl_sim_conn *c)
+static inline size_t sim_conn_pending(const struct sim_conn *c)
 {
 	return c->len - c->off;
 }

@@ -15,9 +15,9 @@
  * controller does: a top-level `def name():` or `sec name():` through its
  * matching `end` (blocks opened by def, sec, thread, if, while and for
  * nest; elif and else do not), or any other non-blank line as a program of
- * its own. Each complete program goes to rtl_sim_ctrl_program(), which
+ * its own. Each complete program goes to sim_ctrl_program(), which
  * decides and queues the answer. Input is bounded: a connection that sends
- * RTL_SIM_SCRIPT_MAX bytes without completing a program is cut off, and a
+ * SIM_SCRIPT_MAX bytes without completing a program is cut off, and a
  * key message on the other connections says so.
  */
 #include <errno.h>
@@ -32,7 +32,7 @@
 #include "sim.h"
 
 /* Bytes of one program at most (rtloop_control.script is a few kB). */
-#define RTL_SIM_SCRIPT_MAX (256u * 1024u)
+#define SIM_SCRIPT_MAX (256u * 1024u)
 /* The robot state's period on primary and secondary. */
 #define STATE_PERIOD_NS (100 * INT64_C(1000000))
 
@@ -42,23 +42,23 @@ struct prim {
 	int depth;	     /* open blocks of the program being read */
 	size_t start;	     /* where the next program starts in in[] */
 	size_t len, scanned; /* bytes held; bytes cut into lines */
-	char in[RTL_SIM_SCRIPT_MAX];
+	char in[SIM_SCRIPT_MAX];
 };
 
-static bool streams(const struct rtl_sim_conn *c)
+static bool streams(const struct sim_conn *c)
 {
-	return c->kind == RTL_SIM_PORT_PRIMARY || c->kind == RTL_SIM_PORT_SECONDARY;
+	return c->kind == SIM_PORT_PRIMARY || c->kind == SIM_PORT_SECONDARY;
 }
 
-static void send_state(struct rtl_sim *sim, struct rtl_sim_conn *c)
+static void send_state(struct rtl_sim *sim, struct sim_conn *c)
 {
-	const struct rtl_sim_ctrl *k = &sim->ctrl;
-	const struct rtl_rtde_controller_version *v = rtl_sim_version(sim);
+	const struct sim_ctrl *k = &sim->ctrl;
+	const struct rtl_rtde_controller_version *v = sim_version(sim);
 	struct rtl_ur_robot_mode_data m = { 0 };
 	uint8_t buf[64];
 	int n;
 
-	m.timestamp = (uint64_t)(rtl_sim_ctrl_time_ns(sim) / 1000);
+	m.timestamp = (uint64_t)(sim_ctrl_time_ns(sim) / 1000);
 	m.real_robot_connected = true;
 	m.real_robot_enabled = true;
 	m.power_on = k->robot_mode >= RTL_UR_ROBOT_MODE_POWER_ON;
@@ -73,10 +73,10 @@ static void send_state(struct rtl_sim *sim, struct rtl_sim_conn *c)
 	m.target_speed_fraction_limit = 1.0;
 	n = rtl_ur_encode_robot_state(buf, sizeof(buf), (uint8_t)v->major, (uint8_t)v->minor, &m);
 	if (n > 0)
-		rtl_sim_conn_write(c, buf, (size_t)n);
+		sim_conn_write(c, buf, (size_t)n);
 }
 
-static void send_msg(struct rtl_sim_conn *c, const struct rtl_sim_ctrl_msg *s)
+static void send_msg(struct sim_conn *c, const struct sim_ctrl_msg *s)
 {
 	/* Static: a robot message is over 600 bytes; one thread runs this. */
 	static struct rtl_ur_robot_msg m;
@@ -87,18 +87,18 @@ static void send_msg(struct rtl_sim_conn *c, const struct rtl_sim_ctrl_msg *s)
 	m.timestamp = (uint64_t)(s->time_ns / 1000);
 	m.source = -2;
 	switch (s->kind) {
-	case RTL_SIM_MSG_RUNTIME_EXCEPTION:
+	case SIM_MSG_RUNTIME_EXCEPTION:
 		m.type = RTL_UR_RMSG_RUNTIME_EXCEPTION;
 		m.line = s->line;
 		m.column = s->column;
 		break;
-	case RTL_SIM_MSG_KEY:
+	case SIM_MSG_KEY:
 		m.type = RTL_UR_RMSG_KEY;
 		m.code = s->code;
 		m.argument = s->argument;
 		snprintf(m.title, sizeof(m.title), "%s", s->title);
 		break;
-	case RTL_SIM_MSG_SAFETY:
+	case SIM_MSG_SAFETY:
 		/* The controller's safety mode message (type 5) is not in the
 		 * codec; the error-code message carries the same code and text. */
 		m.type = RTL_UR_RMSG_ERROR_CODE;
@@ -113,12 +113,12 @@ static void send_msg(struct rtl_sim_conn *c, const struct rtl_sim_ctrl_msg *s)
 	snprintf(m.text, sizeof(m.text), "%s", s->text);
 	n = rtl_ur_encode_robot_msg(buf, sizeof(buf), &m);
 	if (n > 0)
-		rtl_sim_conn_write(c, buf, (size_t)n);
+		sim_conn_write(c, buf, (size_t)n);
 }
 
-static int prim_open(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
+static int prim_open(struct rtl_sim *sim, struct sim_conn *c, int64_t now)
 {
-	const struct rtl_rtde_controller_version *v = rtl_sim_version(sim);
+	const struct rtl_rtde_controller_version *v = sim_version(sim);
 	struct rtl_ur_version_msg ver = { .source = -2, .project = "URControl" };
 	struct prim *p = calloc(1, sizeof(*p));
 	uint8_t buf[128];
@@ -131,7 +131,7 @@ static int prim_open(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
 	p->sent_seq = sim->ctrl.msg_next ? sim->ctrl.msg_next - 1 : 0;
 	if (!streams(c))
 		return 0;
-	ver.timestamp = (uint64_t)(rtl_sim_ctrl_time_ns(sim) / 1000);
+	ver.timestamp = (uint64_t)(sim_ctrl_time_ns(sim) / 1000);
 	ver.major = (uint8_t)v->major;
 	ver.minor = (uint8_t)v->minor;
 	ver.bugfix = (int32_t)v->bugfix;
@@ -139,13 +139,13 @@ static int prim_open(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
 	snprintf(ver.build_date, sizeof(ver.build_date), "rtde-sim");
 	n = rtl_ur_encode_version(buf, sizeof(buf), &ver);
 	if (n > 0)
-		rtl_sim_conn_write(c, buf, (size_t)n);
+		sim_conn_write(c, buf, (size_t)n);
 	send_state(sim, c);
 	p->next_state = now + STATE_PERIOD_NS;
 	return 0;
 }
 
-static void prim_tick(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
+static void prim_tick(struct rtl_sim *sim, struct sim_conn *c, int64_t now)
 {
 	struct prim *p = c->state;
 
@@ -158,7 +158,7 @@ static void prim_tick(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
 			p->next_state = now + STATE_PERIOD_NS;
 	}
 	while (p->sent_seq + 1 < sim->ctrl.msg_next) {
-		const struct rtl_sim_ctrl_msg *m = rtl_sim_ctrl_msg_get(sim, ++p->sent_seq);
+		const struct sim_ctrl_msg *m = sim_ctrl_msg_get(sim, ++p->sent_seq);
 
 		if (m) /* NULL: overwritten in the ring, counted there */
 			send_msg(c, m);
@@ -222,7 +222,7 @@ static bool line(struct prim *p, size_t b, size_t e)
 	return p->depth == 0;
 }
 
-static void prim_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t *data, size_t n,
+static void prim_feed(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *data, size_t n,
 		      int64_t now)
 {
 	struct prim *p = c->state;
@@ -245,7 +245,7 @@ static void prim_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t
 			p->scanned = i + 1;
 			if (!line(p, b, i))
 				continue;
-			rtl_sim_ctrl_program(sim, c->kind, p->in + p->start, i + 1 - p->start, now);
+			sim_ctrl_program(sim, c->kind, p->in + p->start, i + 1 - p->start, now);
 			p->start = i + 1;
 		}
 		/* What is before the next program is done with. */
@@ -257,15 +257,15 @@ static void prim_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t
 			p->start = 0;
 		}
 		if (p->len == sizeof(p->in)) {
-			struct rtl_sim_ctrl_msg m = { .kind = RTL_SIM_MSG_KEY,
-						      .level = RTL_SIM_LEVEL_WARNING };
+			struct sim_ctrl_msg m = { .kind = SIM_MSG_KEY,
+						      .level = SIM_LEVEL_WARNING };
 
 			snprintf(m.title, sizeof(m.title), "Script input cut off");
 			snprintf(m.text, sizeof(m.text),
 				 "%s port: %u bytes without a complete program (a def or sec "
 				 "without its end?); connection closed",
-				 rtl_sim_port_name(c->kind), RTL_SIM_SCRIPT_MAX);
-			rtl_sim_ctrl_message(sim, &m);
+				 sim_port_name(c->kind), SIM_SCRIPT_MAX);
+			sim_ctrl_message(sim, &m);
 			sim->ctrl.stats.script_floods++;
 			c->close = true;
 			return;
@@ -273,28 +273,28 @@ static void prim_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t
 	}
 }
 
-static void prim_close(struct rtl_sim *sim, struct rtl_sim_conn *c)
+static void prim_close(struct rtl_sim *sim, struct sim_conn *c)
 {
 	(void)sim;
 	free(c->state);
 	c->state = NULL;
 }
 
-const struct rtl_sim_port_ops rtl_sim_primary_ops = {
+const struct sim_port_ops sim_primary_ops = {
 	.name = "primary",
 	.open = prim_open,
 	.feed = prim_feed,
 	.tick = prim_tick,
 	.close = prim_close,
 };
-const struct rtl_sim_port_ops rtl_sim_secondary_ops = {
+const struct sim_port_ops sim_secondary_ops = {
 	.name = "secondary",
 	.open = prim_open,
 	.feed = prim_feed,
 	.tick = prim_tick,
 	.close = prim_close,
 };
-const struct rtl_sim_port_ops rtl_sim_realtime_ops = {
+const struct sim_port_ops sim_realtime_ops = {
 	.name = "realtime",
 	.open = prim_open,
 	.feed = prim_feed,

@@ -27,7 +27,7 @@
 
 #include "robot.h"
 
-#define N RTL_SIM_ROBOT_DOF
+#define N SIM_ROBOT_DOF
 
 /* ---- UR5e ---------------------------------------------------------------- */
 
@@ -118,7 +118,7 @@ static void matvec3_t(const double m[9], const double v[3], double out[3])
 		out[i] = m[i] * v[0] + m[3 + i] * v[1] + m[6 + i] * v[2];
 }
 
-void rtl_sim_robot_rotvec_to_matrix(const double rv[3], double m[9])
+void sim_robot_rotvec_to_matrix(const double rv[3], double m[9])
 {
 	double th = norm3(rv);
 	double k[3], c, s, v;
@@ -147,7 +147,7 @@ void rtl_sim_robot_rotvec_to_matrix(const double rv[3], double m[9])
 	m[8] = c + v * k[2] * k[2];
 }
 
-void rtl_sim_robot_matrix_to_rotvec(const double m[9], double rv[3])
+void sim_robot_matrix_to_rotvec(const double m[9], double rv[3])
 {
 	/* 2 sin(th) k = vee(m - m^T); 2 cos(th) + 1 = trace. atan2 keeps the
 	 * angle accurate at both ends, where acos alone would not. */
@@ -213,7 +213,7 @@ static void chain(const double q[N], const double off[6], struct frame f[N + 2])
 	if (off) {
 		double r[9], t[3];
 
-		rtl_sim_robot_rotvec_to_matrix(off + 3, r);
+		sim_robot_rotvec_to_matrix(off + 3, r);
 		matmul3(f[N].R, r, f[N + 1].R);
 		matvec3(f[N].R, off, t);
 		for (int j = 0; j < 3; j++)
@@ -243,10 +243,10 @@ static void jacobian_of(const struct frame f[N + 2], double jac[36])
 static void pose_of(const struct frame *tcp, double pose[6])
 {
 	memcpy(pose, tcp->p, sizeof(tcp->p));
-	rtl_sim_robot_matrix_to_rotvec(tcp->R, pose + 3);
+	sim_robot_matrix_to_rotvec(tcp->R, pose + 3);
 }
 
-void rtl_sim_robot_fk(const double q[N], const double tcp_offset[6], double pose[6])
+void sim_robot_fk(const double q[N], const double tcp_offset[6], double pose[6])
 {
 	struct frame f[N + 2];
 
@@ -254,7 +254,7 @@ void rtl_sim_robot_fk(const double q[N], const double tcp_offset[6], double pose
 	pose_of(&f[N + 1], pose);
 }
 
-void rtl_sim_robot_jacobian(const double q[N], const double tcp_offset[6], double jac[36])
+void sim_robot_jacobian(const double q[N], const double tcp_offset[6], double jac[36])
 {
 	struct frame f[N + 2];
 
@@ -338,7 +338,7 @@ static double uniform01(uint64_t *s)
 	return ((double)(splitmix64(s) >> 11) + 0.5) * 0x1p-53;
 }
 
-static double gauss(struct rtl_sim_robot *r)
+static double gauss(struct sim_robot *r)
 {
 	double u, w;
 
@@ -355,11 +355,11 @@ static double gauss(struct rtl_sim_robot *r)
 
 /* ---- configuration ------------------------------------------------------------ */
 
-void rtl_sim_robot_config_default(struct rtl_sim_robot_config *cfg)
+void sim_robot_config_default(struct sim_robot_config *cfg)
 {
 	static const double q0[N] = { 0, -M_PI / 2, M_PI / 2, -M_PI / 2, -M_PI / 2, 0 };
 
-	*cfg = (struct rtl_sim_robot_config){
+	*cfg = (struct sim_robot_config){
 		.period_ns = 2000000,
 		.joint_accel = RTL_RTDE_CMD_JOINT_ACCEL_DEFAULT,
 		.linear_accel = RTL_RTDE_CMD_LINEAR_ACCEL_DEFAULT,
@@ -402,7 +402,7 @@ static bool all_finite(const double *v, int n)
 }
 
 /* Validate @c and store it in @dst with a unit normal. */
-static int take_contact(struct rtl_sim_contact *dst, const struct rtl_sim_contact *c)
+static int take_contact(struct sim_contact *dst, const struct sim_contact *c)
 {
 	double len;
 
@@ -422,7 +422,7 @@ static int take_contact(struct rtl_sim_contact *dst, const struct rtl_sim_contac
 	return 0;
 }
 
-static int check_config(const struct rtl_sim_robot_config *c)
+static int check_config(const struct sim_robot_config *c)
 {
 	if (c->period_ns <= 0 || c->watchdog_ns < 0)
 		return -EINVAL;
@@ -455,7 +455,7 @@ static bool at_rest(const double qd[N]);
  * centre of gravity is given in the flange frame, f[N], and it hangs on
  * every joint, as the last link does.
  */
-static void gravity_and_momentum(const struct rtl_sim_robot *r, const struct frame f[N + 2],
+static void gravity_and_momentum(const struct sim_robot *r, const struct frame f[N + 2],
 				 const double qd[N], double tau[N], double *momentum)
 {
 	double com[N + 1][3], mass[N + 1], p[3] = { 0, 0, 0 };
@@ -497,7 +497,7 @@ static void gravity_and_momentum(const struct rtl_sim_robot *r, const struct fra
  * as on a healthy controller. Its own generator, so that the force noise
  * sequence of a seed does not depend on it.
  */
-static double execution_time(struct rtl_sim_robot *r)
+static double execution_time(struct sim_robot *r)
 {
 	double u = sqrt(-2 * log(uniform01(&r->exec_rng)));
 	double w = 2 * M_PI * uniform01(&r->exec_rng);
@@ -507,10 +507,10 @@ static double execution_time(struct rtl_sim_robot *r)
 	return fmin(EXEC_MAX_MS, fmax(EXEC_MIN_MS, t));
 }
 
-static void contact_force(struct rtl_sim_robot *r, const double pose[6], const double speed[6],
+static void contact_force(struct sim_robot *r, const double pose[6], const double speed[6],
 			  double force[3])
 {
-	const struct rtl_sim_contact *c = &r->cfg.contact;
+	const struct sim_contact *c = &r->cfg.contact;
 	double rel[3], depth, rate, mag;
 
 	force[0] = force[1] = force[2] = 0;
@@ -530,7 +530,7 @@ static void contact_force(struct rtl_sim_robot *r, const double pose[6], const d
 }
 
 /* Everything derived from the joint state; @dt = 0 on power-up. */
-static void update_outputs(struct rtl_sim_robot *r, double dt)
+static void update_outputs(struct sim_robot *r, double dt)
 {
 	struct frame ft[N + 2], fa[N + 2];
 	double jt[36], ja[36], gt[N], ga[N], f3[3], mom, dummy, p_elec = P_IDLE;
@@ -618,9 +618,9 @@ static void update_outputs(struct rtl_sim_robot *r, double dt)
 
 /* ---- lifecycle ------------------------------------------------------------------- */
 
-int rtl_sim_robot_init(struct rtl_sim_robot *r, const struct rtl_sim_robot_config *cfg)
+int sim_robot_init(struct sim_robot *r, const struct sim_robot_config *cfg)
 {
-	struct rtl_sim_contact contact;
+	struct sim_contact contact;
 	int ret;
 
 	if (!r || !cfg)
@@ -631,15 +631,15 @@ int rtl_sim_robot_init(struct rtl_sim_robot *r, const struct rtl_sim_robot_confi
 	ret = take_contact(&contact, &cfg->contact);
 	if (ret < 0)
 		return ret;
-	*r = (struct rtl_sim_robot){
+	*r = (struct sim_robot){
 		.cfg = *cfg,
-		.robot_mode = RTL_SIM_ROBOT_MODE_RUNNING,
-		.safety_mode = RTL_SIM_SAFETY_MODE_NORMAL,
-		.safety_status = RTL_SIM_SAFETY_MODE_NORMAL,
+		.robot_mode = SIM_ROBOT_MODE_RUNNING,
+		.safety_mode = SIM_SAFETY_MODE_NORMAL,
+		.safety_status = SIM_SAFETY_MODE_NORMAL,
 		.robot_status_bits =
-			RTL_SIM_ROBOT_STATUS_POWER_ON | RTL_SIM_ROBOT_STATUS_PROGRAM_RUNNING,
-		.safety_status_bits = RTL_SIM_SAFETY_STATUS_NORMAL,
-		.runtime_state = RTL_SIM_RUNTIME_PLAYING,
+			SIM_ROBOT_STATUS_POWER_ON | SIM_ROBOT_STATUS_PROGRAM_RUNNING,
+		.safety_status_bits = SIM_SAFETY_STATUS_NORMAL,
+		.runtime_state = SIM_RUNTIME_PLAYING,
 		.speed_scaling = 1.0,
 		.target_speed_fraction = 1.0,
 		.standard_analog_output = { 4.0, 4.0 }, /* current domain, ratio 0 */
@@ -657,19 +657,19 @@ int rtl_sim_robot_init(struct rtl_sim_robot *r, const struct rtl_sim_robot_confi
 	memcpy(r->target_q, cfg->q0, sizeof(r->target_q));
 	memcpy(r->actual_q, cfg->q0, sizeof(r->actual_q));
 	for (int i = 0; i < N; i++)
-		r->joint_mode[i] = RTL_SIM_JOINT_MODE_RUNNING;
+		r->joint_mode[i] = SIM_JOINT_MODE_RUNNING;
 	update_outputs(r, 0);
 	return 0;
 }
 
-int rtl_sim_robot_set_contact(struct rtl_sim_robot *r, const struct rtl_sim_contact *c)
+int sim_robot_set_contact(struct sim_robot *r, const struct sim_contact *c)
 {
 	if (!r || !c)
 		return -EINVAL;
 	return take_contact(&r->cfg.contact, c);
 }
 
-int rtl_sim_robot_command(struct rtl_sim_robot *r, const struct rtl_sim_robot_cmd *cmd,
+int sim_robot_command(struct sim_robot *r, const struct sim_robot_cmd *cmd,
 			  int64_t now_ns)
 {
 	bool fresh;
@@ -702,7 +702,7 @@ static uint8_t masked(uint8_t old, uint8_t mask, uint8_t val)
 	return (uint8_t)((old & ~mask) | (val & mask));
 }
 
-static void set_analog(struct rtl_sim_robot *r, int i)
+static void set_analog(struct sim_robot *r, int i)
 {
 	bool volt = r->analog_io_types & (1u << (2 + i));
 	double x = r->analog_output_ratio[i];
@@ -710,7 +710,7 @@ static void set_analog(struct rtl_sim_robot *r, int i)
 	r->standard_analog_output[i] = volt ? 10.0 * x : 4.0 + 16.0 * x;
 }
 
-int rtl_sim_robot_set_inputs(struct rtl_sim_robot *r, const struct rtl_sim_robot_inputs *in)
+int sim_robot_set_inputs(struct sim_robot *r, const struct sim_robot_inputs *in)
 {
 	double ao[2];
 
@@ -750,20 +750,20 @@ int rtl_sim_robot_set_inputs(struct rtl_sim_robot *r, const struct rtl_sim_robot
 	return 0;
 }
 
-uint64_t rtl_sim_robot_digital_output_bits(const struct rtl_sim_robot *r)
+uint64_t sim_robot_digital_output_bits(const struct sim_robot *r)
 {
 	return (uint64_t)r->standard_digital_out | (uint64_t)r->configurable_digital_out << 8 |
 	       (uint64_t)(r->tool_digital_out & 0x3) << 16;
 }
 
-uint32_t rtl_sim_robot_cmd_status(const struct rtl_sim_robot *r)
+uint32_t sim_robot_cmd_status(const struct sim_robot *r)
 {
 	return RTL_RTDE_CMD_STATUS_READY | (r->watchdog_tripped ? RTL_RTDE_CMD_STATUS_WATCHDOG : 0);
 }
 
 /* ---- trajectory generation ----------------------------------------------------- */
 
-static double period_s(const struct rtl_sim_robot *r)
+static double period_s(const struct sim_robot *r)
 {
 	return (double)r->cfg.period_ns * 1e-9;
 }
@@ -773,7 +773,7 @@ static double period_s(const struct rtl_sim_robot *r)
  * applied when it is the smallest yet (the trajectory limiter's speed
  * scaling of this step). Returns the event bit.
  */
-static uint32_t clamp_speed(const struct rtl_sim_robot *r, double v[N], double *ratio)
+static uint32_t clamp_speed(const struct sim_robot *r, double v[N], double *ratio)
 {
 	double f = 1.0;
 
@@ -784,11 +784,11 @@ static uint32_t clamp_speed(const struct rtl_sim_robot *r, double v[N], double *
 	for (int i = 0; i < N; i++)
 		v[i] /= f;
 	*ratio = fmin(*ratio, 1.0 / f);
-	return RTL_SIM_ROBOT_EV_VEL_LIMIT;
+	return SIM_ROBOT_EV_VEL_LIMIT;
 }
 
 /* speedj / stopj: ramp toward @target, the leading joint at @a. */
-static void ramp_joints(const struct rtl_sim_robot *r, const double target[N], double a,
+static void ramp_joints(const struct sim_robot *r, const double target[N], double a,
 			double out[N])
 {
 	double e[N], m = 0, step = a * period_s(r);
@@ -801,14 +801,14 @@ static void ramp_joints(const struct rtl_sim_robot *r, const double target[N], d
 		out[i] = m <= step ? target[i] : r->target_qd[i] + e[i] * (step / m);
 }
 
-static void target_tcp(const struct rtl_sim_robot *r, struct frame f[N + 2], double jac[36])
+static void target_tcp(const struct sim_robot *r, struct frame f[N + 2], double jac[36])
 {
 	chain(r->target_q, r->cfg.tcp_offset, f);
 	jacobian_of(f, jac);
 }
 
 /* Start Cartesian motion from where the robot is and how it moves now. */
-static void enter_linear(struct rtl_sim_robot *r)
+static void enter_linear(struct sim_robot *r)
 {
 	struct frame f[N + 2];
 	double jac[36];
@@ -824,7 +824,7 @@ static void enter_linear(struct rtl_sim_robot *r)
  * one factor for both so the twist keeps its direction), then map it with
  * pose feedback toward the reference, which integrates the twist.
  */
-static void ramp_linear(struct rtl_sim_robot *r, const double target[6], double a, double out[N])
+static void ramp_linear(struct sim_robot *r, const double target[6], double a, double out[N])
 {
 	struct frame f[N + 2];
 	double jac[36], e[6], nw[6], v[6], err_R[9], dR[9], newR[9], w[3];
@@ -843,7 +843,7 @@ static void ramp_linear(struct rtl_sim_robot *r, const double target[6], double 
 
 	target_tcp(r, f, jac);
 	matmul3_bt(r->ref_R, f[N + 1].R, err_R);
-	rtl_sim_robot_matrix_to_rotvec(err_R, v + 3);
+	sim_robot_matrix_to_rotvec(err_R, v + 3);
 	for (int i = 0; i < 3; i++) {
 		v[i] = nw[i] + k * (r->ref_p[i] - f[N + 1].p[i]);
 		v[i + 3] = nw[i + 3] + k * v[i + 3];
@@ -856,16 +856,16 @@ static void ramp_linear(struct rtl_sim_robot *r, const double target[6], double 
 		r->ref_p[i] += (r->twist[i] + nw[i]) / 2 * dt;
 		w[i] = (r->twist[i + 3] + nw[i + 3]) / 2 * dt;
 	}
-	rtl_sim_robot_rotvec_to_matrix(w, dR);
+	sim_robot_rotvec_to_matrix(w, dR);
 	matmul3(dR, r->ref_R, newR);
 	memcpy(r->ref_R, newR, sizeof(newR));
 	memcpy(r->twist, nw, sizeof(nw));
 }
 
 /* servoj: first-order tracker per joint, braking so as not to overshoot. */
-static void track_joints(const struct rtl_sim_robot *r, double out[N])
+static void track_joints(const struct sim_robot *r, double out[N])
 {
-	const struct rtl_sim_robot_cmd *c = &r->cmd;
+	const struct sim_robot_cmd *c = &r->cmd;
 	double la = c->lookahead > 0 ? c->lookahead : RTL_RTDE_CMD_LOOKAHEAD_DEFAULT;
 	double g = c->gain > 0 ? c->gain : RTL_RTDE_CMD_GAIN_DEFAULT;
 	double tau;
@@ -889,7 +889,7 @@ static void track_joints(const struct rtl_sim_robot *r, double out[N])
  * speed (uniform), braking ahead of a position limit (per joint), velocity
  * change (uniform, or per joint when @per_joint). *@ratio as clamp_speed().
  */
-static uint32_t apply_limits(const struct rtl_sim_robot *r, double qd[N], bool per_joint,
+static uint32_t apply_limits(const struct sim_robot *r, double qd[N], bool per_joint,
 			     double *ratio)
 {
 	double dt = period_s(r), f = 1.0;
@@ -909,7 +909,7 @@ static uint32_t apply_limits(const struct rtl_sim_robot *r, double qd[N], bool p
 
 		if (fabs(qd[i]) > vb) {
 			qd[i] = qd[i] > 0 ? vb : -vb;
-			ev |= RTL_SIM_ROBOT_EV_POS_LIMIT;
+			ev |= SIM_ROBOT_EV_POS_LIMIT;
 		}
 	}
 	for (int i = 0; i < N; i++) {
@@ -917,7 +917,7 @@ static uint32_t apply_limits(const struct rtl_sim_robot *r, double qd[N], bool p
 
 		if (fabs(d) <= lim * (1 + 1e-12))
 			continue;
-		ev |= RTL_SIM_ROBOT_EV_ACC_LIMIT;
+		ev |= SIM_ROBOT_EV_ACC_LIMIT;
 		if (per_joint)
 			qd[i] = r->target_qd[i] + (d > 0 ? lim : -lim);
 		else
@@ -929,14 +929,14 @@ static uint32_t apply_limits(const struct rtl_sim_robot *r, double qd[N], bool p
 	return ev;
 }
 
-static void watchdog_trip(struct rtl_sim_robot *r)
+static void watchdog_trip(struct sim_robot *r)
 {
 	r->watchdog_tripped = true;
 	r->armed = false;
 	r->watchdog_trips++;
 	r->linear = false; /* the stop after a trip is in joint space */
 	if (r->cfg.message)
-		r->cfg.message(r->cfg.message_ctx, RTL_SIM_ROBOT_WARNING, wd_text);
+		r->cfg.message(r->cfg.message_ctx, SIM_ROBOT_WARNING, wd_text);
 }
 
 /* Joint velocities below 1e-9 rad/s: the arm is at rest. */
@@ -954,7 +954,7 @@ static bool motion_mode(int32_t mode)
 	       mode == RTL_RTDE_CMD_SERVOJ;
 }
 
-static bool moving(const struct rtl_sim_robot *r)
+static bool moving(const struct sim_robot *r)
 {
 	return !at_rest(r->target_qd);
 }
@@ -962,7 +962,7 @@ static bool moving(const struct rtl_sim_robot *r)
 /* The stop book-keeping, once per step, after the mode is known: @mode is
  * what this step executes (STOP after a watchdog trip is not a client's
  * stop). */
-static void track_stop(struct rtl_sim_robot *r, int32_t mode, bool tripped)
+static void track_stop(struct sim_robot *r, int32_t mode, bool tripped)
 {
 	bool stop_mode = !tripped && (mode == RTL_RTDE_CMD_STOP || mode == RTL_RTDE_CMD_IDLE);
 
@@ -976,7 +976,7 @@ static void track_stop(struct rtl_sim_robot *r, int32_t mode, bool tripped)
 	}
 }
 
-static void track_rest(struct rtl_sim_robot *r)
+static void track_rest(struct sim_robot *r)
 {
 	uint64_t took;
 
@@ -990,7 +990,7 @@ static void track_rest(struct rtl_sim_robot *r)
 		r->max_stop_cycles = took;
 }
 
-bool rtl_sim_robot_at_rest(const struct rtl_sim_robot *r)
+bool sim_robot_at_rest(const struct sim_robot *r)
 {
 	for (int i = 0; i < N; i++)
 		if (r->actual_qd[i] != 0)
@@ -998,21 +998,21 @@ bool rtl_sim_robot_at_rest(const struct rtl_sim_robot *r)
 	return true;
 }
 
-void rtl_sim_robot_summarize(const struct rtl_sim_robot *r, struct rtl_sim_robot_summary *out)
+void sim_robot_summarize(const struct sim_robot *r, struct sim_robot_summary *out)
 {
-	*out = (struct rtl_sim_robot_summary){
+	*out = (struct sim_robot_summary){
 		.watchdog_trips = r->watchdog_trips,
 		.stops = r->stops,
 		.stops_at_rest = r->stops_at_rest,
 		.last_stop_cycles = r->last_stop_cycles,
 		.max_stop_cycles = r->max_stop_cycles,
 		.last_stop_cmd = r->last_stop_cmd,
-		.at_rest = rtl_sim_robot_at_rest(r),
-		.max_speed = rtl_sim_robot_max_speed(r),
+		.at_rest = sim_robot_at_rest(r),
+		.max_speed = sim_robot_max_speed(r),
 	};
 }
 
-void rtl_sim_robot_summary_json(FILE *f, const struct rtl_sim_robot_summary *s)
+void sim_robot_summary_json(FILE *f, const struct sim_robot_summary *s)
 {
 	fprintf(f,
 		"{\"watchdog_trips\":%llu,\"stops\":%llu,\"stops_at_rest\":%llu,"
@@ -1024,7 +1024,7 @@ void rtl_sim_robot_summary_json(FILE *f, const struct rtl_sim_robot_summary *s)
 		s->max_speed);
 }
 
-double rtl_sim_robot_max_speed(const struct rtl_sim_robot *r)
+double sim_robot_max_speed(const struct sim_robot *r)
 {
 	double m = 0;
 
@@ -1033,9 +1033,9 @@ double rtl_sim_robot_max_speed(const struct rtl_sim_robot *r)
 	return m;
 }
 
-uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
+uint32_t sim_robot_step(struct sim_robot *r, int64_t now_ns)
 {
-	const struct rtl_sim_robot_cmd *c = &r->cmd;
+	const struct sim_robot_cmd *c = &r->cmd;
 	static const double zero[6];
 	double dt = period_s(r), qd[N], target[6], limiter = 1.0;
 	int32_t mode = c->mode;
@@ -1050,7 +1050,7 @@ uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
 	if (r->armed && timeout > 0 && motion_mode(c->mode) &&
 	    now_ns - r->last_refresh_ns > timeout) {
 		watchdog_trip(r);
-		ev |= RTL_SIM_ROBOT_EV_WATCHDOG;
+		ev |= SIM_ROBOT_EV_WATCHDOG;
 	}
 
 	track_stop(r, mode, r->watchdog_tripped);
@@ -1112,13 +1112,13 @@ uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns)
 		if (q > r->cfg.q_max[i] || q < r->cfg.q_min[i]) {
 			q = fmin(r->cfg.q_max[i], fmax(r->cfg.q_min[i], q));
 			qd[i] = 0;
-			ev |= RTL_SIM_ROBOT_EV_POS_LIMIT;
+			ev |= SIM_ROBOT_EV_POS_LIMIT;
 		}
 		r->target_qdd[i] = (qd[i] - r->target_qd[i]) / dt;
 		r->target_qd[i] = qd[i];
 		r->target_q[i] = q;
 	}
-	r->limited = ev & ~(uint32_t)RTL_SIM_ROBOT_EV_WATCHDOG;
+	r->limited = ev & ~(uint32_t)SIM_ROBOT_EV_WATCHDOG;
 	/* a limit broke the Cartesian plan: restart it from where the robot is,
 	 * or the reference would run away from the arm */
 	if (r->linear && r->limited)

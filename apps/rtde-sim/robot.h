@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtl_sim_robot: the plant behind rtde-sim, a UR5e that executes the
+ * sim_robot: the plant behind rtde-sim, a UR5e that executes the
  * register commands of <rtloop/rtde_cmd.h>.
  *
  * Design
  * ------
  * A simulator is only as useful as its robot is predictable, so the robot is
- * a pure step function: rtl_sim_robot_command() latches what the client
- * wrote, rtl_sim_robot_step() advances the plant by exactly one control
+ * a pure step function: sim_robot_command() latches what the client
+ * wrote, sim_robot_step() advances the plant by exactly one control
  * period (1/500 s or 1/125 s), and every output the RTDE server publishes is
- * a plain field of struct rtl_sim_robot, named after its RTDE output. Time
+ * a plain field of struct sim_robot, named after its RTDE output. Time
  * comes in as an argument (used only by the watchdog); the plant's own time
  * is cycles x period, as the controller's `timestamp`. No allocation, no
  * threads, no I/O, no clock: the server drives it from its timer, tests
@@ -74,35 +74,35 @@
 
 #include <rtloop/rtde_cmd.h>
 
-#define RTL_SIM_ROBOT_DOF 6
+#define SIM_ROBOT_DOF 6
 
 /* Values the robot reports while running (docs/rtde-protocol.md 5.4). */
-#define RTL_SIM_ROBOT_MODE_RUNNING 7
-#define RTL_SIM_SAFETY_MODE_NORMAL 1
-#define RTL_SIM_JOINT_MODE_RUNNING 253
-#define RTL_SIM_RUNTIME_PLAYING 2
-#define RTL_SIM_ROBOT_STATUS_POWER_ON (1u << 0)
-#define RTL_SIM_ROBOT_STATUS_PROGRAM_RUNNING (1u << 1)
-#define RTL_SIM_SAFETY_STATUS_NORMAL (1u << 0)
+#define SIM_ROBOT_MODE_RUNNING 7
+#define SIM_SAFETY_MODE_NORMAL 1
+#define SIM_JOINT_MODE_RUNNING 253
+#define SIM_RUNTIME_PLAYING 2
+#define SIM_ROBOT_STATUS_POWER_ON (1u << 0)
+#define SIM_ROBOT_STATUS_PROGRAM_RUNNING (1u << 1)
+#define SIM_SAFETY_STATUS_NORMAL (1u << 0)
 
 /* Levels of the message hook: those of RTDE text messages. */
-enum rtl_sim_robot_level {
-	RTL_SIM_ROBOT_EXCEPTION = 0,
-	RTL_SIM_ROBOT_ERROR = 1,
-	RTL_SIM_ROBOT_WARNING = 2,
-	RTL_SIM_ROBOT_INFO = 3,
+enum sim_robot_level {
+	SIM_ROBOT_EXCEPTION = 0,
+	SIM_ROBOT_ERROR = 1,
+	SIM_ROBOT_WARNING = 2,
+	SIM_ROBOT_INFO = 3,
 };
 
-/* Bits of rtl_sim_robot_step()'s result and of struct rtl_sim_robot.limited. */
-enum rtl_sim_robot_event {
-	RTL_SIM_ROBOT_EV_WATCHDOG = 1u << 0,  /* the watchdog tripped this step */
-	RTL_SIM_ROBOT_EV_VEL_LIMIT = 1u << 1, /* a joint speed limit scaled the motion */
-	RTL_SIM_ROBOT_EV_ACC_LIMIT = 1u << 2, /* a joint acceleration limit bound */
-	RTL_SIM_ROBOT_EV_POS_LIMIT = 1u << 3, /* a joint braked at a position limit */
+/* Bits of sim_robot_step()'s result and of struct sim_robot.limited. */
+enum sim_robot_event {
+	SIM_ROBOT_EV_WATCHDOG = 1u << 0,  /* the watchdog tripped this step */
+	SIM_ROBOT_EV_VEL_LIMIT = 1u << 1, /* a joint speed limit scaled the motion */
+	SIM_ROBOT_EV_ACC_LIMIT = 1u << 2, /* a joint acceleration limit bound */
+	SIM_ROBOT_EV_POS_LIMIT = 1u << 3, /* a joint braked at a position limit */
 };
 
 /* The virtual contact: a half space the TCP can press into. */
-struct rtl_sim_contact {
+struct sim_contact {
 	bool enabled;
 	double point[3];  /* a point on the plane, base frame [m] */
 	double normal[3]; /* toward the free side; need not be unit length */
@@ -110,19 +110,19 @@ struct rtl_sim_contact {
 	double damping;	  /* d [N s/m], >= 0 */
 };
 
-struct rtl_sim_robot_config {
+struct sim_robot_config {
 	int64_t period_ns;	      /* control period: 2 000 000 (500 Hz) or 8 000 000 (125 Hz) */
-	double q0[RTL_SIM_ROBOT_DOF]; /* initial joint positions [rad] */
-	double qd_max[RTL_SIM_ROBOT_DOF];  /* joint speed limits [rad/s], > 0 */
-	double qdd_max[RTL_SIM_ROBOT_DOF]; /* joint acceleration limits [rad/s^2], > 0 */
-	double q_min[RTL_SIM_ROBOT_DOF];   /* joint position limits [rad], min < max */
-	double q_max[RTL_SIM_ROBOT_DOF];
+	double q0[SIM_ROBOT_DOF]; /* initial joint positions [rad] */
+	double qd_max[SIM_ROBOT_DOF];  /* joint speed limits [rad/s], > 0 */
+	double qdd_max[SIM_ROBOT_DOF]; /* joint acceleration limits [rad/s^2], > 0 */
+	double q_min[SIM_ROBOT_DOF];   /* joint position limits [rad], min < max */
+	double q_max[SIM_ROBOT_DOF];
 	double joint_accel;    /* speedj/stopj/idle acceleration when the command has none */
 	double linear_accel;   /* speedl/stopl/idle acceleration when the command has none */
 	int64_t watchdog_ns;   /* heartbeat timeout when the command says 0; 0 = off */
 	double watchdog_decel; /* leading-joint deceleration after a trip [rad/s^2] */
 	double tcp_offset[6];  /* flange -> TCP, x y z [m], rotation vector [rad] */
-	struct rtl_sim_contact contact;
+	struct sim_contact contact;
 	double force_noise;  /* standard deviation of each force component [N], >= 0 */
 	double torque_noise; /* standard deviation of each torque component [N m], >= 0 */
 	/* The mounted payload (set_payload), reported as payload, payload_cog
@@ -131,15 +131,15 @@ struct rtl_sim_robot_config {
 	double payload_cog[3];	   /* centre of gravity, flange frame [m] */
 	double payload_inertia[6]; /* Ixx Iyy Izz Ixy Ixz Iyz about the cog [kg m^2] */
 	uint64_t seed;		   /* of the noise generator */
-	/* Called from rtl_sim_robot_step() when the robot has something to say
+	/* Called from sim_robot_step() when the robot has something to say
 	 * (a watchdog trip); the server turns it into an RTDE text message. Must
 	 * be RT-safe itself. NULL: silent. @text is a static string. */
-	void (*message)(void *ctx, enum rtl_sim_robot_level level, const char *text);
+	void (*message)(void *ctx, enum sim_robot_level level, const char *text);
 	void *message_ctx;
 };
 
 /* A command, decoded from the registers of <rtloop/rtde_cmd.h>. */
-struct rtl_sim_robot_cmd {
+struct sim_robot_cmd {
 	int32_t mode;	     /* enum rtl_rtde_cmd_mode */
 	int32_t seq;	     /* heartbeat */
 	int32_t watchdog_ms; /* 0 = the configured timeout, < 0 = off */
@@ -155,7 +155,7 @@ struct rtl_sim_robot_cmd {
  * them (the controller keeps the last value of every input). Applying the
  * same struct twice changes nothing.
  */
-struct rtl_sim_robot_inputs {
+struct sim_robot_inputs {
 	uint32_t speed_slider_mask; /* 1 = take speed_slider_fraction */
 	double speed_slider_fraction;
 	uint8_t standard_digital_output_mask;
@@ -174,20 +174,20 @@ struct rtl_sim_robot_inputs {
  * The robot. Fields below "outputs" are named after the RTDE outputs they
  * fill; read them, do not write them (except the inputs marked so).
  */
-struct rtl_sim_robot {
-	struct rtl_sim_robot_config cfg;
+struct sim_robot {
+	struct sim_robot_config cfg;
 
 	/* ---- outputs ---- */
 	uint64_t cycles; /* steps taken; timestamp = cycles * period */
-	double target_q[RTL_SIM_ROBOT_DOF];
-	double target_qd[RTL_SIM_ROBOT_DOF];
-	double target_qdd[RTL_SIM_ROBOT_DOF];
-	double target_current[RTL_SIM_ROBOT_DOF]; /* [A] */
-	double target_moment[RTL_SIM_ROBOT_DOF];  /* [N m] */
-	double actual_q[RTL_SIM_ROBOT_DOF];
-	double actual_qd[RTL_SIM_ROBOT_DOF];
-	double actual_current[RTL_SIM_ROBOT_DOF];
-	double joint_control_output[RTL_SIM_ROBOT_DOF];
+	double target_q[SIM_ROBOT_DOF];
+	double target_qd[SIM_ROBOT_DOF];
+	double target_qdd[SIM_ROBOT_DOF];
+	double target_current[SIM_ROBOT_DOF]; /* [A] */
+	double target_moment[SIM_ROBOT_DOF];  /* [N m] */
+	double actual_q[SIM_ROBOT_DOF];
+	double actual_qd[SIM_ROBOT_DOF];
+	double actual_current[SIM_ROBOT_DOF];
+	double joint_control_output[SIM_ROBOT_DOF];
 	double actual_TCP_pose[6];
 	double actual_TCP_speed[6];
 	double actual_TCP_force[6]; /* base frame, what the tool exerts [N, N m] */
@@ -196,8 +196,8 @@ struct rtl_sim_robot {
 	double ft_raw_wrench[6]; /* actual_TCP_force in the tool frame */
 	double tcp_force_scalar; /* norm of the force part [N] */
 	double tcp_offset[6];
-	double joint_temperatures[RTL_SIM_ROBOT_DOF]; /* [deg C] */
-	double actual_joint_voltage[RTL_SIM_ROBOT_DOF];
+	double joint_temperatures[SIM_ROBOT_DOF]; /* [deg C] */
+	double actual_joint_voltage[SIM_ROBOT_DOF];
 	double actual_main_voltage;
 	double actual_robot_voltage;
 	double actual_robot_current;
@@ -210,7 +210,7 @@ struct rtl_sim_robot {
 	double payload_inertia[6];	     /* [kg m^2] */
 	double elbow_position[3];
 	double elbow_velocity[3];
-	int32_t joint_mode[RTL_SIM_ROBOT_DOF];
+	int32_t joint_mode[SIM_ROBOT_DOF];
 	int32_t robot_mode;
 	int32_t safety_mode;
 	int32_t safety_status;
@@ -234,16 +234,16 @@ struct rtl_sim_robot {
 	int32_t last_seq;    /* last heartbeat seen */
 	uint64_t watchdog_trips;
 	bool watchdog_tripped; /* since the trip, until a new heartbeat */
-	uint32_t limited;      /* RTL_SIM_ROBOT_EV_*_LIMIT bits of the last step */
+	uint32_t limited;      /* SIM_ROBOT_EV_*_LIMIT bits of the last step */
 	/* Stops (STOP or IDLE finding the arm moving): started, reached rest,
 	 * cycles from the command to rest (the last one, the longest), and
 	 * the command that started the last one. */
 	uint64_t stops, stops_at_rest;
 	uint64_t last_stop_cycles, max_stop_cycles;
-	struct rtl_sim_robot_cmd last_stop_cmd;
+	struct sim_robot_cmd last_stop_cmd;
 
 	/* ---- private ---- */
-	struct rtl_sim_robot_cmd cmd;
+	struct sim_robot_cmd cmd;
 	bool stopping;	       /* a stop is on */
 	uint64_t stop_started; /* its first cycle */
 	bool seen_seq;	       /* last_seq is valid */
@@ -267,7 +267,7 @@ struct rtl_sim_robot {
  * TCP offset, a 1 kg payload at (0, 0, 0.05) m in the flange frame with
  * 0.001 kg m^2 about each axis, no contact, no noise, seed 1.
  */
-void rtl_sim_robot_config_default(struct rtl_sim_robot_config *cfg);
+void sim_robot_config_default(struct sim_robot_config *cfg);
 
 /*
  * Power the robot up at rest at cfg->q0, running (robot_mode RUNNING,
@@ -279,10 +279,10 @@ void rtl_sim_robot_config_default(struct rtl_sim_robot_config *cfg);
  * negative or a payload value is not finite, or an enabled contact has a
  * zero normal.
  */
-int rtl_sim_robot_init(struct rtl_sim_robot *r, const struct rtl_sim_robot_config *cfg);
+int sim_robot_init(struct sim_robot *r, const struct sim_robot_config *cfg);
 
 /*
- * The client wrote @cmd at @now_ns (the clock rtl_sim_robot_step() gets).
+ * The client wrote @cmd at @now_ns (the clock sim_robot_step() gets).
  * A heartbeat different from the last one (or the first one) feeds and arms
  * the watchdog; the command takes effect at the next step.
  * Returns 0; -EINVAL when a pointer is NULL, the mode is unknown or a
@@ -290,15 +290,15 @@ int rtl_sim_robot_init(struct rtl_sim_robot *r, const struct rtl_sim_robot_confi
  * watchdog has stopped the robot and @cmd still carries the heartbeat it
  * timed out on (ignored: send a new heartbeat to resume).
  */
-int rtl_sim_robot_command(struct rtl_sim_robot *r, const struct rtl_sim_robot_cmd *cmd,
+int sim_robot_command(struct sim_robot *r, const struct sim_robot_cmd *cmd,
 			  int64_t now_ns);
 
 /*
  * Advance the robot by one control period; @now_ns is the time of this
  * cycle, compared with the last heartbeat by the watchdog. Returns the
- * RTL_SIM_ROBOT_EV_* bits of what happened in this step.
+ * SIM_ROBOT_EV_* bits of what happened in this step.
  */
-uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns);
+uint32_t sim_robot_step(struct sim_robot *r, int64_t now_ns);
 
 /*
  * Apply the controller inputs @in: digital outputs take the value bits
@@ -308,40 +308,40 @@ uint32_t rtl_sim_robot_step(struct rtl_sim_robot *r, int64_t now_ns);
  * Returns 0; -EINVAL when a pointer is NULL or a selected value is not
  * finite (nothing is applied).
  */
-int rtl_sim_robot_set_inputs(struct rtl_sim_robot *r, const struct rtl_sim_robot_inputs *in);
+int sim_robot_set_inputs(struct sim_robot *r, const struct sim_robot_inputs *in);
 
 /*
  * Replace the virtual contact (disable it with c->enabled = false).
- * Returns 0; -EINVAL as rtl_sim_robot_init() for the contact fields.
+ * Returns 0; -EINVAL as sim_robot_init() for the contact fields.
  */
-int rtl_sim_robot_set_contact(struct rtl_sim_robot *r, const struct rtl_sim_contact *c);
+int sim_robot_set_contact(struct sim_robot *r, const struct sim_contact *c);
 
 /* actual_digital_output_bits: 0-7 standard, 8-15 configurable, 16-17 tool. */
-uint64_t rtl_sim_robot_digital_output_bits(const struct rtl_sim_robot *r);
+uint64_t sim_robot_digital_output_bits(const struct sim_robot *r);
 
 /* What the reports and tests read of a robot's safety behaviour. */
-struct rtl_sim_robot_summary {
+struct sim_robot_summary {
 	uint64_t watchdog_trips;
 	uint64_t stops, stops_at_rest;
 	uint64_t last_stop_cycles, max_stop_cycles;
-	struct rtl_sim_robot_cmd last_stop_cmd;
+	struct sim_robot_cmd last_stop_cmd;
 	bool at_rest;	  /* every actual joint speed exactly 0 */
 	double max_speed; /* the largest |actual_qd| [rad/s] */
 };
 
-void rtl_sim_robot_summarize(const struct rtl_sim_robot *r, struct rtl_sim_robot_summary *out);
+void sim_robot_summarize(const struct sim_robot *r, struct sim_robot_summary *out);
 
 /* @s as a JSON object (the sims' reports); not RT-safe (stdio). */
-void rtl_sim_robot_summary_json(FILE *f, const struct rtl_sim_robot_summary *s);
+void sim_robot_summary_json(FILE *f, const struct sim_robot_summary *s);
 
 /* Every joint's actual speed is exactly zero. */
-bool rtl_sim_robot_at_rest(const struct rtl_sim_robot *r);
+bool sim_robot_at_rest(const struct sim_robot *r);
 
 /* The largest |actual_qd| [rad/s]. */
-double rtl_sim_robot_max_speed(const struct rtl_sim_robot *r);
+double sim_robot_max_speed(const struct sim_robot *r);
 
 /* The status word of RTL_RTDE_CMD_OUT_STATUS. */
-uint32_t rtl_sim_robot_cmd_status(const struct rtl_sim_robot *r);
+uint32_t sim_robot_cmd_status(const struct sim_robot *r);
 
 /*
  * Kinematics of the UR5e (standard DH: d1 0.1625, a2 -0.425, a3 -0.3922,
@@ -349,18 +349,18 @@ uint32_t rtl_sim_robot_cmd_status(const struct rtl_sim_robot *r);
  * base frame the controller reports. @tcp_offset may be NULL (flange).
  */
 /* TCP pose of @q: x, y, z [m], rotation vector [rad] (angle in [0, pi]). */
-void rtl_sim_robot_fk(const double q[RTL_SIM_ROBOT_DOF], const double tcp_offset[6],
+void sim_robot_fk(const double q[SIM_ROBOT_DOF], const double tcp_offset[6],
 		      double pose[6]);
 /*
  * Geometric Jacobian at the TCP, row-major 6 x 6: row r is vx vy vz wx wy wz,
  * column c is joint c; jac[6 * r + c].
  */
-void rtl_sim_robot_jacobian(const double q[RTL_SIM_ROBOT_DOF], const double tcp_offset[6],
+void sim_robot_jacobian(const double q[SIM_ROBOT_DOF], const double tcp_offset[6],
 			    double jac[36]);
 /* Rotation vector (axis * angle) to a row-major 3 x 3 rotation matrix. */
-void rtl_sim_robot_rotvec_to_matrix(const double rv[3], double m[9]);
+void sim_robot_rotvec_to_matrix(const double rv[3], double m[9]);
 /* Rotation matrix to rotation vector, angle in [0, pi]; at exactly pi the
  * axis sign is arbitrary (both describe the same rotation). */
-void rtl_sim_robot_matrix_to_rotvec(const double m[9], double rv[3]);
+void sim_robot_matrix_to_rotvec(const double m[9], double rv[3]);
 
 #endif /* RTLOOP_SIM_ROBOT_H */

@@ -75,21 +75,21 @@ static const char *reason(int status)
 }
 
 /* One reply: status, JSON @body, and an Allow header when @allow. */
-static void respond(struct rtl_sim_conn *c, int status, const char *body, const char *allow,
+static void respond(struct sim_conn *c, int status, const char *body, const char *allow,
 		    bool close)
 {
-	rtl_sim_conn_printf(c,
+	sim_conn_printf(c,
 			    "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
 			    "Content-Length: %zu\r\n%s%s%sConnection: %s\r\n\r\n",
 			    status, reason(status), strlen(body), allow ? "Allow: " : "",
 			    allow ? allow : "", allow ? "\r\n" : "",
 			    close ? "close" : "keep-alive");
-	rtl_sim_conn_write(c, body, strlen(body));
+	sim_conn_write(c, body, strlen(body));
 	if (close)
 		c->close = true;
 }
 
-static void respond_msg(struct rtl_sim_conn *c, int status, const char *msg, bool close)
+static void respond_msg(struct sim_conn *c, int status, const char *msg, bool close)
 {
 	char body[400];
 
@@ -98,16 +98,16 @@ static void respond_msg(struct rtl_sim_conn *c, int status, const char *msg, boo
 }
 
 /* The status and message of a refused operation. */
-static void refused(struct rtl_sim_conn *c, enum rtl_sim_ctrl_result r, bool close)
+static void refused(struct sim_conn *c, enum sim_ctrl_result r, bool close)
 {
-	int status = r == RTL_SIM_CTRL_NOT_REMOTE ? 403 : r == RTL_SIM_CTRL_NOT_FOUND ? 404 : 409;
+	int status = r == SIM_CTRL_NOT_REMOTE ? 403 : r == SIM_CTRL_NOT_FOUND ? 404 : 409;
 
-	respond_msg(c, status, rtl_sim_ctrl_result_text(r), close);
+	respond_msg(c, status, sim_ctrl_result_text(r), close);
 }
 
-static void result(struct rtl_sim_conn *c, enum rtl_sim_ctrl_result r, bool close)
+static void result(struct sim_conn *c, enum sim_ctrl_result r, bool close)
 {
-	if (r == RTL_SIM_CTRL_OK)
+	if (r == SIM_CTRL_OK)
 		respond(c, 200, "{}", NULL, close);
 	else
 		refused(c, r, close);
@@ -119,11 +119,11 @@ static bool member(const struct req *q, const char *key, char *out, size_t cap)
 	return rtl_ur_robot_api_json_string(q->body, q->body_len, key, out, cap) > 0;
 }
 
-static void robot_state(struct rtl_sim *sim, struct rtl_sim_conn *c, const struct req *q,
+static void robot_state(struct rtl_sim *sim, struct sim_conn *c, const struct req *q,
 			int64_t now)
 {
-	struct rtl_sim_ctrl *ctl = &sim->ctrl;
-	enum rtl_sim_ctrl_result r;
+	struct sim_ctrl *ctl = &sim->ctrl;
+	enum sim_ctrl_result r;
 	char action[32];
 
 	if (!member(q, "action", action, sizeof(action))) {
@@ -134,20 +134,20 @@ static void robot_state(struct rtl_sim *sim, struct rtl_sim_conn *c, const struc
 	/* In local control state changes that would move the arm are refused
 	 * before anything else, as on the dashboard of an e-Series. */
 	if (!ctl->remote && (!strcmp(action, "POWER_ON") || !strcmp(action, "BRAKE_RELEASE"))) {
-		refused(c, RTL_SIM_CTRL_NOT_REMOTE, q->close);
+		refused(c, SIM_CTRL_NOT_REMOTE, q->close);
 		return;
 	}
 	if (!strcmp(action, "POWER_ON")) {
-		r = rtl_sim_ctrl_power_on(sim, now);
+		r = sim_ctrl_power_on(sim, now);
 	} else if (!strcmp(action, "POWER_OFF")) {
-		r = rtl_sim_ctrl_power_off(sim, now);
+		r = sim_ctrl_power_off(sim, now);
 	} else if (!strcmp(action, "BRAKE_RELEASE")) {
-		r = rtl_sim_ctrl_brake_release(sim, now);
+		r = sim_ctrl_brake_release(sim, now);
 	} else if (!strcmp(action, "UNLOCK_PROTECTIVE_STOP") || !strcmp(action, "RESTART_SAFETY")) {
-		r = rtl_sim_ctrl_unlock(sim, now);
+		r = sim_ctrl_unlock(sim, now);
 		/* Nothing to unlock does no harm, as on the dashboard. */
-		if (r == RTL_SIM_CTRL_NOT_STOPPED)
-			r = RTL_SIM_CTRL_OK;
+		if (r == SIM_CTRL_NOT_STOPPED)
+			r = SIM_CTRL_OK;
 	} else {
 		respond_msg(c, 400, "unknown action", q->close);
 		return;
@@ -155,10 +155,10 @@ static void robot_state(struct rtl_sim *sim, struct rtl_sim_conn *c, const struc
 	result(c, r, q->close);
 }
 
-static void program_state(struct rtl_sim *sim, struct rtl_sim_conn *c, const struct req *q,
+static void program_state(struct rtl_sim *sim, struct sim_conn *c, const struct req *q,
 			  int64_t now)
 {
-	struct rtl_sim_ctrl *ctl = &sim->ctrl;
+	struct sim_ctrl *ctl = &sim->ctrl;
 	char action[32];
 
 	if (!member(q, "action", action, sizeof(action))) {
@@ -167,36 +167,36 @@ static void program_state(struct rtl_sim *sim, struct rtl_sim_conn *c, const str
 		return;
 	}
 	if (!ctl->remote && (!strcmp(action, "play") || !strcmp(action, "resume"))) {
-		refused(c, RTL_SIM_CTRL_NOT_REMOTE, q->close);
+		refused(c, SIM_CTRL_NOT_REMOTE, q->close);
 		return;
 	}
 	if (!strcmp(action, "play") || !strcmp(action, "resume"))
-		result(c, rtl_sim_ctrl_play(sim, now), q->close);
+		result(c, sim_ctrl_play(sim, now), q->close);
 	else if (!strcmp(action, "pause"))
-		result(c, rtl_sim_ctrl_pause(sim, now), q->close);
+		result(c, sim_ctrl_pause(sim, now), q->close);
 	else if (!strcmp(action, "stop"))
-		result(c, rtl_sim_ctrl_stop(sim, now), q->close);
+		result(c, sim_ctrl_stop(sim, now), q->close);
 	else
 		respond_msg(c, 400, "unknown action", q->close);
 }
 
-static void load(struct rtl_sim *sim, struct rtl_sim_conn *c, const struct req *q)
+static void load(struct rtl_sim *sim, struct sim_conn *c, const struct req *q)
 {
-	char name[RTL_SIM_CTRL_NAME];
+	char name[SIM_CTRL_NAME];
 
 	if (!member(q, "name", name, sizeof(name))) {
 		respond_msg(c, 400, "expected {\"name\": \"<program>\"}", q->close);
 		return;
 	}
 	if (!sim->ctrl.remote) {
-		refused(c, RTL_SIM_CTRL_NOT_REMOTE, q->close);
+		refused(c, SIM_CTRL_NOT_REMOTE, q->close);
 		return;
 	}
-	result(c, rtl_sim_ctrl_load(sim, name), q->close);
+	result(c, sim_ctrl_load(sim, name), q->close);
 }
 
 /* The routes: a path, the methods it has, and who answers. */
-static void route(struct rtl_sim *sim, struct rtl_sim_conn *c, const struct req *q, int64_t now)
+static void route(struct rtl_sim *sim, struct sim_conn *c, const struct req *q, int64_t now)
 {
 	static const struct {
 		const char *path, *allow;
@@ -212,7 +212,7 @@ static void route(struct rtl_sim *sim, struct rtl_sim_conn *c, const struct req 
 		{ "/popup/v1", "DELETE" },
 		{ "/popup/v1/safety", "DELETE" },
 	};
-	struct rtl_sim_ctrl *ctl = &sim->ctrl;
+	struct sim_ctrl *ctl = &sim->ctrl;
 	bool get = !strcmp(q->method, "GET"), put = !strcmp(q->method, "PUT");
 	const char *p = q->path;
 	char body[256];
@@ -261,7 +261,7 @@ static void route(struct rtl_sim *sim, struct rtl_sim_conn *c, const struct req 
 		respond(c, 200, ctl->remote ? "{\"mode\": \"REMOTE\"}" : "{\"mode\": \"LOCAL\"}",
 			NULL, q->close);
 	} else if (get && !strcmp(p, "/versions/v1")) {
-		struct rtl_rtde_controller_version v = *rtl_sim_version(sim);
+		struct rtl_rtde_controller_version v = *sim_version(sim);
 
 		snprintf(body, sizeof(body),
 			 "{\"marketingVersion\": \"%u.%u.%u\", \"baselineVersion\": "
@@ -327,7 +327,7 @@ static int parse_head(char *head, struct req *q, size_t *clen)
 	return 0;
 }
 
-static int api_open(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
+static int api_open(struct rtl_sim *sim, struct sim_conn *c, int64_t now)
 {
 	(void)sim;
 	(void)now;
@@ -335,7 +335,7 @@ static int api_open(struct rtl_sim *sim, struct rtl_sim_conn *c, int64_t now)
 	return c->state ? 0 : -ENOMEM;
 }
 
-static void api_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t *p, size_t n,
+static void api_feed(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *p, size_t n,
 		     int64_t now)
 {
 	struct http *h = c->state;
@@ -396,14 +396,14 @@ static void api_feed(struct rtl_sim *sim, struct rtl_sim_conn *c, const uint8_t 
 	}
 }
 
-static void api_close(struct rtl_sim *sim, struct rtl_sim_conn *c)
+static void api_close(struct rtl_sim *sim, struct sim_conn *c)
 {
 	(void)sim;
 	free(c->state);
 	c->state = NULL;
 }
 
-const struct rtl_sim_port_ops rtl_sim_robot_api_ops = {
+const struct sim_port_ops sim_robot_api_ops = {
 	.name = "robot-api",
 	.open = api_open,
 	.feed = api_feed,

@@ -34,12 +34,12 @@
 /* epoll tags beyond the session ids: the RTDE listener, the timer, the
  * stop event, the service listeners, then the service connections. */
 enum {
-	TAG_LISTEN = RTL_SIM_MAX_SESSIONS,
+	TAG_LISTEN = SIM_MAX_SESSIONS,
 	TAG_TIMER,
 	TAG_STOP,
 	TAG_SVC_LISTEN,
-	TAG_SVC_CONN = TAG_SVC_LISTEN + RTL_SIM_PORT_COUNT,
-	TAG_END = TAG_SVC_CONN + RTL_SIM_MAX_CONNS,
+	TAG_SVC_CONN = TAG_SVC_LISTEN + SIM_PORT_COUNT,
+	TAG_END = TAG_SVC_CONN + SIM_MAX_CONNS,
 };
 
 #define READ_CHUNK 65536
@@ -56,18 +56,18 @@ struct conn {
 struct svc_conn {
 	int fd; /* -1: free */
 	bool want_out;
-	struct rtl_sim_conn c;
+	struct sim_conn c;
 };
 
-struct rtl_sim_server {
+struct sim_server {
 	struct rtl_sim *sim;
-	struct rtl_sim_server_opts opts;
+	struct sim_server_opts opts;
 	int listen_fd, epoll_fd, timer_fd, stop_fd;
 	uint16_t port;
-	struct conn conns[RTL_SIM_MAX_SESSIONS];
-	int svc_listen_fd[RTL_SIM_PORT_COUNT];
-	uint16_t svc_port[RTL_SIM_PORT_COUNT];
-	struct svc_conn svc[RTL_SIM_MAX_CONNS];
+	struct conn conns[SIM_MAX_SESSIONS];
+	int svc_listen_fd[SIM_PORT_COUNT];
+	uint16_t svc_port[SIM_PORT_COUNT];
+	struct svc_conn svc[SIM_MAX_CONNS];
 	int64_t armed; /* wake time the timer is armed for */
 	uint8_t rx[READ_CHUNK];
 
@@ -76,10 +76,10 @@ struct rtl_sim_server {
 	int result;
 
 	pthread_mutex_t lock; /* guards snap */
-	struct rtl_sim_stats snap;
+	struct sim_stats snap;
 };
 
-static int ep_ctl(struct rtl_sim_server *srv, int op, int fd, uint32_t events, uint64_t tag)
+static int ep_ctl(struct sim_server *srv, int op, int fd, uint32_t events, uint64_t tag)
 {
 	struct epoll_event ev = { .events = events, .data.u64 = tag };
 
@@ -87,7 +87,7 @@ static int ep_ctl(struct rtl_sim_server *srv, int op, int fd, uint32_t events, u
 }
 
 /* Listen on @addr's address, port @port (0: ephemeral). */
-static int listen_on(struct rtl_sim_server *srv, const struct sockaddr_in *addr, uint16_t port,
+static int listen_on(struct sim_server *srv, const struct sockaddr_in *addr, uint16_t port,
 		     int *fd_out, uint16_t *port_out)
 {
 	struct sockaddr_in sa = *addr;
@@ -112,10 +112,10 @@ static int listen_on(struct rtl_sim_server *srv, const struct sockaddr_in *addr,
 	return 0;
 }
 
-int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts *sim_opts,
-			  const struct rtl_sim_server_opts *opts)
+int sim_server_create(struct sim_server **out, const struct sim_opts *sim_opts,
+			  const struct sim_server_opts *opts)
 {
-	struct rtl_sim_server *srv;
+	struct sim_server *srv;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t salen = sizeof(sa);
 	int one = 1, err;
@@ -126,11 +126,11 @@ int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts
 	if (!srv)
 		return -ENOMEM;
 	srv->listen_fd = srv->epoll_fd = srv->timer_fd = srv->stop_fd = -1;
-	for (int i = 0; i < RTL_SIM_MAX_SESSIONS; i++)
+	for (int i = 0; i < SIM_MAX_SESSIONS; i++)
 		srv->conns[i].fd = -1;
-	for (int i = 0; i < RTL_SIM_PORT_COUNT; i++)
+	for (int i = 0; i < SIM_PORT_COUNT; i++)
 		srv->svc_listen_fd[i] = -1;
-	for (int i = 0; i < RTL_SIM_MAX_CONNS; i++)
+	for (int i = 0; i < SIM_MAX_CONNS; i++)
 		srv->svc[i].fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	if (opts)
@@ -143,7 +143,7 @@ int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts
 		err = -EINVAL;
 		goto err_close;
 	}
-	srv->sim = rtl_sim_new(sim_opts, rtl_time_now(), &err);
+	srv->sim = sim_new(sim_opts, rtl_time_now(), &err);
 	if (!srv->sim)
 		goto err_close;
 
@@ -171,14 +171,14 @@ int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts
 	    (err = ep_ctl(srv, EPOLL_CTL_ADD, srv->timer_fd, EPOLLIN, TAG_TIMER)) ||
 	    (err = ep_ctl(srv, EPOLL_CTL_ADD, srv->stop_fd, EPOLLIN, TAG_STOP)))
 		goto err_close;
-	for (int k = 0; k < RTL_SIM_PORT_COUNT; k++) {
+	for (int k = 0; k < SIM_PORT_COUNT; k++) {
 		int32_t want = srv->opts.service_port[k];
 
-		bool psx = srv->sim->opts.profile == RTL_SIM_PROFILE_POLYSCOPE_X;
+		bool psx = srv->sim->opts.profile == SIM_PROFILE_POLYSCOPE_X;
 
 		/* PolyScope X has the Robot API instead of the dashboard. */
-		if (want < 0 || want > 65535 || (k == RTL_SIM_PORT_DASHBOARD && psx) ||
-		    (k == RTL_SIM_PORT_ROBOT_API && !psx))
+		if (want < 0 || want > 65535 || (k == SIM_PORT_DASHBOARD && psx) ||
+		    (k == SIM_PORT_ROBOT_API && !psx))
 			continue;
 		err = listen_on(srv, &sa, (uint16_t)want, &srv->svc_listen_fd[k],
 				&srv->svc_port[k]);
@@ -194,33 +194,33 @@ int rtl_sim_server_create(struct rtl_sim_server **out, const struct rtl_sim_opts
 err_errno:
 	err = -errno;
 err_close:
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 	return err;
 }
 
-uint16_t rtl_sim_server_port(const struct rtl_sim_server *srv)
+uint16_t sim_server_port(const struct sim_server *srv)
 {
 	return srv->port;
 }
 
-uint16_t rtl_sim_server_service_port(const struct rtl_sim_server *srv, enum rtl_sim_port_kind k)
+uint16_t sim_server_service_port(const struct sim_server *srv, enum sim_port_kind k)
 {
-	return (unsigned)k < RTL_SIM_PORT_COUNT ? srv->svc_port[k] : 0;
+	return (unsigned)k < SIM_PORT_COUNT ? srv->svc_port[k] : 0;
 }
 
-struct rtl_sim *rtl_sim_server_sim(struct rtl_sim_server *srv)
+struct rtl_sim *sim_server_sim(struct sim_server *srv)
 {
 	return srv->sim;
 }
 
 /* ---- connections ---------------------------------------------------------------- */
 
-static void conn_close(struct rtl_sim_server *srv, struct rtl_sim_session *s)
+static void conn_close(struct sim_server *srv, struct sim_session *s)
 {
 	struct conn *c = &srv->conns[s->id];
 
 	if (c->fd >= 0) {
-		if (s->close == RTL_SIM_CLOSE_RESET) {
+		if (s->close == SIM_CLOSE_RESET) {
 			/* SO_LINGER 0: close() aborts with RST, as a
 			 * connection reset mid-stream looks to the client. */
 			struct linger lg = { .l_onoff = 1, .l_linger = 0 };
@@ -233,15 +233,15 @@ static void conn_close(struct rtl_sim_server *srv, struct rtl_sim_session *s)
 	}
 	c->fd = -1;
 	c->want_out = false;
-	rtl_sim_session_close(srv->sim, s);
+	sim_session_close(srv->sim, s);
 }
 
-static void accept_all(struct rtl_sim_server *srv, int64_t now)
+static void accept_all(struct sim_server *srv, int64_t now)
 {
 	int one = 1;
 
 	for (;;) {
-		struct rtl_sim_session *s;
+		struct sim_session *s;
 		int fd = accept4(srv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0)
@@ -250,7 +250,7 @@ static void accept_all(struct rtl_sim_server *srv, int64_t now)
 		if (srv->opts.sndbuf)
 			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &srv->opts.sndbuf,
 				   sizeof(srv->opts.sndbuf));
-		s = rtl_sim_session_open(srv->sim, now);
+		s = sim_session_open(srv->sim, now);
 		if (!s) {
 			close(fd);
 			continue;
@@ -277,7 +277,7 @@ static ssize_t recv_some(int fd, void *buf, size_t cap)
 }
 
 /* Read what the client sent; false when the connection is gone. */
-static bool conn_read(struct rtl_sim_server *srv, struct rtl_sim_session *s, int64_t now)
+static bool conn_read(struct sim_server *srv, struct sim_session *s, int64_t now)
 {
 	int fd = srv->conns[s->id].fd;
 
@@ -286,7 +286,7 @@ static bool conn_read(struct rtl_sim_server *srv, struct rtl_sim_session *s, int
 
 		if (n <= 0)
 			return n == 0;
-		rtl_sim_session_feed(srv->sim, s, srv->rx, (size_t)n, now);
+		sim_session_feed(srv->sim, s, srv->rx, (size_t)n, now);
 		if ((size_t)n < sizeof(srv->rx))
 			break;
 	}
@@ -309,19 +309,19 @@ static ssize_t send_some(int fd, const void *p, size_t n)
 }
 
 /* Write what the session queued, as far as the socket takes it. */
-static bool conn_flush(struct rtl_sim_server *srv, struct rtl_sim_session *s)
+static bool conn_flush(struct sim_server *srv, struct sim_session *s)
 {
 	struct conn *c = &srv->conns[s->id];
 	const uint8_t *p;
 	size_t len;
 	bool more;
 
-	while ((len = rtl_sim_session_pending(s, &p)) > 0) {
+	while ((len = sim_session_pending(s, &p)) > 0) {
 		size_t piece = len;
 		ssize_t n;
 
 		if (srv->sim->opts.faults.fragment)
-			piece = rtl_sim_fragment_len(srv->sim, len);
+			piece = sim_fragment_len(srv->sim, len);
 		n = send_some(c->fd, p, piece);
 		if (n < 0)
 			return false;
@@ -329,7 +329,7 @@ static bool conn_flush(struct rtl_sim_server *srv, struct rtl_sim_session *s)
 			break;
 		if (srv->sim->opts.faults.fragment)
 			srv->sim->stats.fragments++;
-		rtl_sim_session_consumed(s, (size_t)n);
+		sim_session_consumed(s, (size_t)n);
 	}
 	more = s->out.len > 0;
 	if (more != c->want_out) {
@@ -342,9 +342,9 @@ static bool conn_flush(struct rtl_sim_server *srv, struct rtl_sim_session *s)
 
 /* ---- service connections (ports.h) ------------------------------------------------- */
 
-static void svc_close(struct rtl_sim_server *srv, struct svc_conn *sc)
+static void svc_close(struct sim_server *srv, struct svc_conn *sc)
 {
-	const struct rtl_sim_port_ops *ops = rtl_sim_port_ops(sc->c.kind);
+	const struct sim_port_ops *ops = sim_port_ops(sc->c.kind);
 
 	if (sc->fd < 0)
 		return;
@@ -358,9 +358,9 @@ static void svc_close(struct rtl_sim_server *srv, struct svc_conn *sc)
 	memset(&sc->c, 0, sizeof(sc->c));
 }
 
-static void svc_accept(struct rtl_sim_server *srv, enum rtl_sim_port_kind k, int64_t now)
+static void svc_accept(struct sim_server *srv, enum sim_port_kind k, int64_t now)
 {
-	const struct rtl_sim_port_ops *ops = rtl_sim_port_ops(k);
+	const struct sim_port_ops *ops = sim_port_ops(k);
 	int one = 1;
 
 	for (;;) {
@@ -369,7 +369,7 @@ static void svc_accept(struct rtl_sim_server *srv, enum rtl_sim_port_kind k, int
 
 		if (fd < 0)
 			return;
-		for (unsigned i = 0; i < RTL_SIM_MAX_CONNS && !sc; i++)
+		for (unsigned i = 0; i < SIM_MAX_CONNS && !sc; i++)
 			if (srv->svc[i].fd < 0)
 				sc = &srv->svc[i];
 		if (!sc) {
@@ -378,7 +378,7 @@ static void svc_accept(struct rtl_sim_server *srv, enum rtl_sim_port_kind k, int
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		sc->fd = fd;
-		sc->c = (struct rtl_sim_conn){
+		sc->c = (struct sim_conn){
 			.kind = k,
 			.id = (unsigned)(sc - srv->svc),
 			.opened_ns = now,
@@ -392,9 +392,9 @@ static void svc_accept(struct rtl_sim_server *srv, enum rtl_sim_port_kind k, int
 }
 
 /* Write what the service queued; false when the connection is gone. */
-static bool svc_flush(struct rtl_sim_server *srv, struct svc_conn *sc)
+static bool svc_flush(struct sim_server *srv, struct svc_conn *sc)
 {
-	struct rtl_sim_conn *c = &sc->c;
+	struct sim_conn *c = &sc->c;
 	bool more;
 
 	while (c->len > c->off) {
@@ -419,9 +419,9 @@ static bool svc_flush(struct rtl_sim_server *srv, struct svc_conn *sc)
 }
 
 /* Read what the client sent; false when the connection is gone. */
-static bool svc_read(struct rtl_sim_server *srv, struct svc_conn *sc, int64_t now)
+static bool svc_read(struct sim_server *srv, struct svc_conn *sc, int64_t now)
 {
-	const struct rtl_sim_port_ops *ops = rtl_sim_port_ops(sc->c.kind);
+	const struct sim_port_ops *ops = sim_port_ops(sc->c.kind);
 
 	for (int i = 0; i < READS_PER_EVENT; i++) {
 		ssize_t n = recv_some(sc->fd, srv->rx, sizeof(srv->rx));
@@ -438,15 +438,15 @@ static bool svc_read(struct rtl_sim_server *srv, struct svc_conn *sc, int64_t no
 }
 
 /* Every service connection: tick, write, close what asked for it. */
-static void svc_service(struct rtl_sim_server *srv, int64_t now)
+static void svc_service(struct sim_server *srv, int64_t now)
 {
-	for (unsigned i = 0; i < RTL_SIM_MAX_CONNS; i++) {
+	for (unsigned i = 0; i < SIM_MAX_CONNS; i++) {
 		struct svc_conn *sc = &srv->svc[i];
-		const struct rtl_sim_port_ops *ops;
+		const struct sim_port_ops *ops;
 
 		if (sc->fd < 0)
 			continue;
-		ops = rtl_sim_port_ops(sc->c.kind);
+		ops = sim_port_ops(sc->c.kind);
 		if (ops && ops->tick && !sc->c.close)
 			ops->tick(srv->sim, &sc->c, now);
 		if (!svc_flush(srv, sc) || (sc->c.close && sc->c.len == sc->c.off))
@@ -454,16 +454,16 @@ static void svc_service(struct rtl_sim_server *srv, int64_t now)
 	}
 }
 
-static void arm_timer(struct rtl_sim_server *srv)
+static void arm_timer(struct sim_server *srv)
 {
-	rtl_sim_timer_arm(srv->timer_fd, &srv->armed, rtl_sim_next_wake(srv->sim));
+	sim_timer_arm(srv->timer_fd, &srv->armed, sim_next_wake(srv->sim));
 }
 
-static void publish_stats(struct rtl_sim_server *srv)
+static void publish_stats(struct sim_server *srv)
 {
-	struct rtl_sim_stats st;
+	struct sim_stats st;
 
-	rtl_sim_get_stats(srv->sim, &st);
+	sim_get_stats(srv->sim, &st);
 	pthread_mutex_lock(&srv->lock);
 	srv->snap = st;
 	pthread_mutex_unlock(&srv->lock);
@@ -471,7 +471,7 @@ static void publish_stats(struct rtl_sim_server *srv)
 
 /* ---- the loop ----------------------------------------------------------------------- */
 
-int rtl_sim_server_run(struct rtl_sim_server *srv)
+int sim_server_run(struct sim_server *srv)
 {
 	struct rtl_sim *sim = srv->sim;
 	struct epoll_event evs[TAG_END];
@@ -509,7 +509,7 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 		now = rtl_time_now();
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = evs[i].data.u64, dummy;
-			struct rtl_sim_session *s;
+			struct sim_session *s;
 
 			if (tag == TAG_LISTEN) {
 				accept_all(srv, now);
@@ -520,7 +520,7 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 			} else if (tag == TAG_STOP) {
 				quit = true;
 			} else if (tag >= TAG_SVC_LISTEN && tag < TAG_SVC_CONN) {
-				svc_accept(srv, (enum rtl_sim_port_kind)(tag - TAG_SVC_LISTEN),
+				svc_accept(srv, (enum sim_port_kind)(tag - TAG_SVC_LISTEN),
 					   now);
 			} else if (tag >= TAG_SVC_CONN && tag < TAG_END) {
 				struct svc_conn *sc = &srv->svc[tag - TAG_SVC_CONN];
@@ -533,7 +533,7 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 					alive = svc_flush(srv, sc);
 				if (!alive)
 					svc_close(srv, sc);
-			} else if (tag < RTL_SIM_MAX_SESSIONS && (s = sim->sessions[tag])) {
+			} else if (tag < SIM_MAX_SESSIONS && (s = sim->sessions[tag])) {
 				bool alive = true;
 
 				if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
@@ -546,16 +546,16 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 		}
 
 		now = rtl_time_now();
-		ran = rtl_sim_run_due(sim, now);
+		ran = sim_run_due(sim, now);
 		/* The timer goes to the next cycle before the packages are
 		 * flushed: after the send the thread only waits, so the
 		 * client's answer meets no timer work of ours. */
 		arm_timer(srv);
 		if (ran)
-			rtl_sim_mark_sent(sim, ran, rtl_time_now());
+			sim_mark_sent(sim, ran, rtl_time_now());
 
-		for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++) {
-			struct rtl_sim_session *s = sim->sessions[i];
+		for (unsigned i = 0; i < SIM_MAX_SESSIONS; i++) {
+			struct sim_session *s = sim->sessions[i];
 
 			if (!s)
 				continue;
@@ -563,7 +563,7 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 				conn_close(srv, s);
 				continue;
 			}
-			if (rtl_sim_session_due_close(sim, s, now)) {
+			if (sim_session_due_close(sim, s, now)) {
 				/* Its last words (an idle client's ERROR text). */
 				conn_flush(srv, s);
 				conn_close(srv, s);
@@ -574,9 +574,9 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 		publish_stats(srv);
 		if (now >= next_status) {
 			if (srv->opts.status) {
-				struct rtl_sim_stats st;
+				struct sim_stats st;
 
-				rtl_sim_get_stats(sim, &st);
+				sim_get_stats(sim, &st);
 				srv->opts.status(srv->opts.status_ctx, &st, now);
 			}
 			next_status += srv->opts.status_interval_ns;
@@ -588,17 +588,17 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 	}
 
 	/* Orderly goodbye to everyone still connected. */
-	for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++) {
-		struct rtl_sim_session *s = sim->sessions[i];
+	for (unsigned i = 0; i < SIM_MAX_SESSIONS; i++) {
+		struct sim_session *s = sim->sessions[i];
 
 		if (!s)
 			continue;
 		conn_flush(srv, s);
-		if (s->close == RTL_SIM_CLOSE_NONE)
-			s->close = RTL_SIM_CLOSE_SHUTDOWN;
+		if (s->close == SIM_CLOSE_NONE)
+			s->close = SIM_CLOSE_SHUTDOWN;
 		conn_close(srv, s);
 	}
-	for (unsigned i = 0; i < RTL_SIM_MAX_CONNS; i++) {
+	for (unsigned i = 0; i < SIM_MAX_CONNS; i++) {
 		if (srv->svc[i].fd >= 0)
 			svc_flush(srv, &srv->svc[i]);
 		svc_close(srv, &srv->svc[i]);
@@ -609,13 +609,13 @@ int rtl_sim_server_run(struct rtl_sim_server *srv)
 
 static void *server_thread(void *arg)
 {
-	struct rtl_sim_server *srv = arg;
+	struct sim_server *srv = arg;
 
-	srv->result = rtl_sim_server_run(srv);
+	srv->result = sim_server_run(srv);
 	return NULL;
 }
 
-int rtl_sim_server_start(struct rtl_sim_server *srv)
+int sim_server_start(struct sim_server *srv)
 {
 	int err = pthread_create(&srv->thread, NULL, server_thread, srv);
 
@@ -625,7 +625,7 @@ int rtl_sim_server_start(struct rtl_sim_server *srv)
 	return 0;
 }
 
-void rtl_sim_server_stop(struct rtl_sim_server *srv)
+void sim_server_stop(struct sim_server *srv)
 {
 	uint64_t one = 1;
 	ssize_t n = write(srv->stop_fd, &one, sizeof(one));
@@ -633,7 +633,7 @@ void rtl_sim_server_stop(struct rtl_sim_server *srv)
 	(void)n; /* an eventfd write fails only when the counter is full */
 }
 
-int rtl_sim_server_join(struct rtl_sim_server *srv)
+int sim_server_join(struct sim_server *srv)
 {
 	if (!srv->thread_started)
 		return 0;
@@ -642,26 +642,26 @@ int rtl_sim_server_join(struct rtl_sim_server *srv)
 	return srv->result;
 }
 
-void rtl_sim_server_stats(struct rtl_sim_server *srv, struct rtl_sim_stats *out)
+void sim_server_stats(struct sim_server *srv, struct sim_stats *out)
 {
 	pthread_mutex_lock(&srv->lock);
 	*out = srv->snap;
 	pthread_mutex_unlock(&srv->lock);
 }
 
-void rtl_sim_server_destroy(struct rtl_sim_server *srv)
+void sim_server_destroy(struct sim_server *srv)
 {
 	if (!srv)
 		return;
 	if (srv->sim) {
-		for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++)
+		for (unsigned i = 0; i < SIM_MAX_SESSIONS; i++)
 			if (srv->sim->sessions[i])
 				conn_close(srv, srv->sim->sessions[i]);
-		for (unsigned i = 0; i < RTL_SIM_MAX_CONNS; i++)
+		for (unsigned i = 0; i < SIM_MAX_CONNS; i++)
 			svc_close(srv, &srv->svc[i]);
-		rtl_sim_free(srv->sim);
+		sim_free(srv->sim);
 	}
-	for (int k = 0; k < RTL_SIM_PORT_COUNT; k++)
+	for (int k = 0; k < SIM_PORT_COUNT; k++)
 		if (srv->svc_listen_fd[k] >= 0)
 			close(srv->svc_listen_fd[k]);
 	if (srv->listen_fd >= 0)
@@ -676,21 +676,21 @@ void rtl_sim_server_destroy(struct rtl_sim_server *srv)
 	free(srv);
 }
 
-const struct rtl_hist *rtl_sim_server_echo_hist(struct rtl_sim_server *srv)
+const struct rtl_hist *sim_server_echo_hist(struct sim_server *srv)
 {
-	return &rtl_sim_server_sim(srv)->echo_hist;
+	return &sim_server_sim(srv)->echo_hist;
 }
 
-const struct rtl_hist *rtl_sim_server_wake_hist(struct rtl_sim_server *srv)
+const struct rtl_hist *sim_server_wake_hist(struct sim_server *srv)
 {
-	return &rtl_sim_server_sim(srv)->wake_hist;
+	return &sim_server_sim(srv)->wake_hist;
 }
 
 /* The controller in the report: its state at the end, what it was sent,
  * the programs it would not run. */
-static void ctrl_json(FILE *f, const struct rtl_sim_ctrl_summary *c)
+static void ctrl_json(FILE *f, const struct sim_ctrl_summary *c)
 {
-	const struct rtl_sim_ctrl_stats *cs = &c->stats;
+	const struct sim_ctrl_stats *cs = &c->stats;
 
 	fprintf(f, "{\"boot\":%s,\"robot_mode\":", c->boot ? "true" : "false");
 	rtl_json_string(f, rtl_ur_robot_mode_name(c->robot_mode));
@@ -710,13 +710,13 @@ static void ctrl_json(FILE *f, const struct rtl_sim_ctrl_summary *c)
 		c->remote ? "true" : "false", cs->programs, cs->rtloop_started, cs->rtloop_refused,
 		cs->others, cs->protective_stops, cs->unlocks, cs->power_ons, cs->brake_releases,
 		cs->power_offs, cs->commands_ignored, cs->script_floods, cs->msgs, c->msgs_lost);
-	for (uint64_t i = 0; i < cs->others && i < RTL_SIM_CTRL_OTHERS; i++) {
-		const struct rtl_sim_ctrl_other *o = &c->others[i];
+	for (uint64_t i = 0; i < cs->others && i < SIM_CTRL_OTHERS; i++) {
+		const struct sim_ctrl_other *o = &c->others[i];
 
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
 		rtl_json_string(f, o->name);
 		fputs(",\"port\":", f);
-		rtl_json_string(f, rtl_sim_port_name((enum rtl_sim_port_kind)o->port));
+		rtl_json_string(f, sim_port_name((enum sim_port_kind)o->port));
 		fprintf(f, ",\"size\":%zu,\"first_line\":", o->size);
 		rtl_json_string(f, o->first_line);
 		fputc('}', f);
@@ -724,17 +724,17 @@ static void ctrl_json(FILE *f, const struct rtl_sim_ctrl_summary *c)
 	fputs("]}", f);
 }
 
-int rtl_sim_server_report_json(struct rtl_sim_server *srv, FILE *f, double seconds, bool mem_locked,
+int sim_server_report_json(struct sim_server *srv, FILE *f, double seconds, bool mem_locked,
 			       const char *sched)
 {
 	/* Constant while the loop runs: the options, the version, the rate. */
 	const struct rtl_sim *sim = srv->sim;
-	const struct rtl_sim_faults *fl = &sim->opts.faults;
-	const struct rtl_sim_profile *profile = rtl_sim_profile(sim->opts.profile);
-	struct rtl_sim_stats st;
+	const struct sim_faults *fl = &sim->opts.faults;
+	const struct sim_profile *profile = sim_profile(sim->opts.profile);
+	struct sim_stats st;
 	char ver[48];
 
-	rtl_sim_server_stats(srv, &st);
+	sim_server_stats(srv, &st);
 	rtl_rtde_version_format(ver, sizeof(ver), sim->version);
 	fprintf(f,
 		"{\"program\":\"rtde-sim\",\"profile\":\"%s\",\"controller_version\":\"%s\","
@@ -763,7 +763,7 @@ int rtl_sim_server_report_json(struct rtl_sim_server *srv, FILE *f, double secon
 		st.connections, st.clients_over_limit, st.idle_closed, st.slow_disconnects,
 		st.desync_disconnects, st.packages_in, st.inputs_applied, st.texts_in,
 		st.errors_answered, st.commands_refused, st.nonfinite_in);
-	rtl_sim_robot_summary_json(f, &st.robot);
+	sim_robot_summary_json(f, &st.robot);
 	fputs(",\"controller\":", f);
 	ctrl_json(f, &st.ctrl);
 	fputc(',', f);
@@ -775,12 +775,12 @@ int rtl_sim_server_report_json(struct rtl_sim_server *srv, FILE *f, double secon
 		st.jittered, st.jitter_max_ns, st.skipped_packages, st.skipped_cycles, st.stalls,
 		st.bursts, st.fragments, st.resets, st.texts_injected);
 	fprintf(f, "\"wake_lateness\":");
-	rtl_hist_write_json(rtl_sim_server_wake_hist(srv), f);
+	rtl_hist_write_json(sim_server_wake_hist(srv), f);
 	fprintf(f,
 		",\"echo\":{\"register\":%d,\"round_trips\":%" PRIu64 ",\"unmatched\":%" PRIu64
 		",\"latency\":",
 		sim->opts.echo_register, st.echoes, st.echo_unmatched);
-	rtl_hist_write_json(rtl_sim_server_echo_hist(srv), f);
+	rtl_hist_write_json(sim_server_echo_hist(srv), f);
 	fprintf(f, "}}\n");
 	return ferror(f) ? -EIO : 0;
 }

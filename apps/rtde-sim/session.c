@@ -31,7 +31,7 @@
 
 /* Room for @n more bytes at the tail, compacting first if needed; NULL when
  * the bound would be exceeded. */
-static uint8_t *q_reserve(struct rtl_sim_queue *q, size_t n)
+static uint8_t *q_reserve(struct sim_queue *q, size_t n)
 {
 	if (q->len + n > q->cap)
 		return NULL;
@@ -42,12 +42,12 @@ static uint8_t *q_reserve(struct rtl_sim_queue *q, size_t n)
 	return q->buf + q->head + q->len;
 }
 
-static void q_commit(struct rtl_sim_queue *q, size_t n)
+static void q_commit(struct sim_queue *q, size_t n)
 {
 	q->len += n;
 }
 
-void rtl_sim_session_consumed(struct rtl_sim_session *s, size_t n)
+void sim_session_consumed(struct sim_session *s, size_t n)
 {
 	if (n > s->out.len)
 		n = s->out.len;
@@ -58,10 +58,10 @@ void rtl_sim_session_consumed(struct rtl_sim_session *s, size_t n)
 }
 
 /* The send queue is full: the client reads too slowly. */
-static int overflow(struct rtl_sim *sim, struct rtl_sim_session *s)
+static int overflow(struct rtl_sim *sim, struct sim_session *s)
 {
-	if (s->close == RTL_SIM_CLOSE_NONE) {
-		s->close = RTL_SIM_CLOSE_SLOW;
+	if (s->close == SIM_CLOSE_NONE) {
+		s->close = SIM_CLOSE_SLOW;
 		sim->stats.slow_disconnects++;
 	}
 	return -ENOBUFS;
@@ -69,7 +69,7 @@ static int overflow(struct rtl_sim *sim, struct rtl_sim_session *s)
 
 /* Room for a package of at most @max bytes in the send queue, or NULL when
  * it would overflow (the session is then marked for closing). */
-static uint8_t *reserve(struct rtl_sim *sim, struct rtl_sim_session *s, size_t max)
+static uint8_t *reserve(struct rtl_sim *sim, struct sim_session *s, size_t max)
 {
 	uint8_t *b = q_reserve(&s->out, max);
 
@@ -79,7 +79,7 @@ static uint8_t *reserve(struct rtl_sim *sim, struct rtl_sim_session *s, size_t m
 }
 
 /* Commit the package an encoder wrote (@n: its size or -errno). */
-static int commit(struct rtl_sim *sim, struct rtl_sim_session *s, int n)
+static int commit(struct rtl_sim *sim, struct sim_session *s, int n)
 {
 	if (n < 0)
 		return n;
@@ -91,12 +91,12 @@ static int commit(struct rtl_sim *sim, struct rtl_sim_session *s, int n)
 
 /* q_reserve for an encoder that needs at most @max bytes, but never more
  * than the queue could hold when empty (large replies on small queues). */
-static size_t room(const struct rtl_sim_session *s, size_t max)
+static size_t room(const struct sim_session *s, size_t max)
 {
 	return max < s->out.cap ? max : s->out.cap;
 }
 
-int rtl_sim_session_text(struct rtl_sim *sim, struct rtl_sim_session *s, uint8_t level,
+int sim_session_text(struct rtl_sim *sim, struct sim_session *s, uint8_t level,
 			 const char *message, const char *source)
 {
 	struct rtl_rtde_text t = { 0 };
@@ -124,10 +124,10 @@ int rtl_sim_session_text(struct rtl_sim *sim, struct rtl_sim_session *s, uint8_t
 }
 
 /* Drop a bad package: answer with an ERROR text naming what was wrong. */
-static int reject(struct rtl_sim *sim, struct rtl_sim_session *s, const char *fmt, ...)
+static int reject(struct rtl_sim *sim, struct sim_session *s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int reject(struct rtl_sim *sim, struct rtl_sim_session *s, const char *fmt, ...)
+static int reject(struct rtl_sim *sim, struct sim_session *s, const char *fmt, ...)
 {
 	char msg[RTL_RTDE_MAX_TEXT_LEN + 1];
 	va_list ap;
@@ -137,10 +137,10 @@ static int reject(struct rtl_sim *sim, struct rtl_sim_session *s, const char *fm
 	va_end(ap);
 	s->stats.errors++;
 	sim->stats.errors_answered++;
-	return rtl_sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR, msg, RTL_SIM_TEXT_SOURCE);
+	return sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR, msg, SIM_TEXT_SOURCE);
 }
 
-static int accepted(struct rtl_sim *sim, struct rtl_sim_session *s, enum rtl_rtde_pkg type, bool ok)
+static int accepted(struct rtl_sim *sim, struct sim_session *s, enum rtl_rtde_pkg type, bool ok)
 {
 	uint8_t *b = reserve(sim, s, 4);
 
@@ -149,7 +149,7 @@ static int accepted(struct rtl_sim *sim, struct rtl_sim_session *s, enum rtl_rtd
 
 /* ---- session life ---------------------------------------------------------- */
 
-static void recipe_free(struct rtl_sim_recipe *r)
+static void recipe_free(struct sim_recipe *r)
 {
 	free(r->fields);
 	free(r->types);
@@ -158,17 +158,17 @@ static void recipe_free(struct rtl_sim_recipe *r)
 	r->echo_slot = -1;
 }
 
-struct rtl_sim_session *rtl_sim_session_open(struct rtl_sim *sim, int64_t now)
+struct sim_session *sim_session_open(struct rtl_sim *sim, int64_t now)
 {
-	struct rtl_sim_session *s;
+	struct sim_session *s;
 	unsigned id, clients = 0;
 
-	for (id = 0; id < RTL_SIM_MAX_SESSIONS; id++)
+	for (id = 0; id < SIM_MAX_SESSIONS; id++)
 		if (sim->sessions[id])
 			clients++;
-	for (id = 0; id < RTL_SIM_MAX_SESSIONS && sim->sessions[id]; id++)
+	for (id = 0; id < SIM_MAX_SESSIONS && sim->sessions[id]; id++)
 		;
-	if (id == RTL_SIM_MAX_SESSIONS)
+	if (id == SIM_MAX_SESSIONS)
 		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -184,13 +184,13 @@ struct rtl_sim_session *rtl_sim_session_open(struct rtl_sim *sim, int64_t now)
 	s->id = id;
 	s->proto = RTL_RTDE_PROTOCOL_V1; /* until 'V' says otherwise (3.2) */
 	s->outputs.echo_slot = -1;
-	for (unsigned i = 0; i < RTL_SIM_MAX_INPUT_RECIPES; i++)
+	for (unsigned i = 0; i < SIM_MAX_INPUT_RECIPES; i++)
 		s->inputs[i].echo_slot = -1;
 	if (clients >= sim->opts.max_clients) {
 		/* Section 9: extra clients get answers, then are closed. */
 		char msg[128];
 
-		s->close = RTL_SIM_CLOSE_LIMIT;
+		s->close = SIM_CLOSE_LIMIT;
 		s->close_at = now + RTL_NS_PER_SEC;
 		sim->stats.clients_over_limit++;
 		/* Not silence: the client is told at once, in the v1 layout
@@ -199,7 +199,7 @@ struct rtl_sim_session *rtl_sim_session_open(struct rtl_sim *sim, int64_t now)
 			 "client limit reached (%u connected, rtde-sim --max-clients %u): "
 			 "this connection is closed in 1 s",
 			 clients, sim->opts.max_clients);
-		rtl_sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR, msg, RTL_SIM_TEXT_SOURCE);
+		sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR, msg, SIM_TEXT_SOURCE);
 	}
 	s->last_in = now;
 	sim->sessions[id] = s;
@@ -207,7 +207,7 @@ struct rtl_sim_session *rtl_sim_session_open(struct rtl_sim *sim, int64_t now)
 	return s;
 }
 
-void rtl_sim_session_close(struct rtl_sim *sim, struct rtl_sim_session *s)
+void sim_session_close(struct rtl_sim *sim, struct sim_session *s)
 {
 	uint16_t tag;
 
@@ -243,7 +243,7 @@ static size_t count_names(const char *names, size_t len)
 	return n;
 }
 
-static int recipe_alloc(struct rtl_sim_recipe *r, size_t n)
+static int recipe_alloc(struct sim_recipe *r, size_t n)
 {
 	r->fields = malloc(n * sizeof(*r->fields));
 	r->types = malloc(n * sizeof(*r->types));
@@ -259,7 +259,7 @@ static int recipe_alloc(struct rtl_sim_recipe *r, size_t n)
 
 /* Whether field @f may be written by session @s: 0 yes, else the pseudo
  * type that says why not. */
-static enum rtl_rtde_type judge_input(const struct rtl_sim *sim, const struct rtl_sim_session *s,
+static enum rtl_rtde_type judge_input(const struct rtl_sim *sim, const struct sim_session *s,
 				      const struct rtl_rtde_field *f, size_t idx)
 {
 	if (!f || !(f->flags & RTL_RTDE_FIELD_INPUT) || !rtl_rtde_field_available(f, sim->version))
@@ -285,8 +285,8 @@ static enum rtl_rtde_type judge_output(const struct rtl_sim *sim, const struct r
  * NULL. Returns the list length, and *@ok whether every field passed; or
  * -E2BIG when the type list would not fit one package.
  */
-static int judge(const struct rtl_sim *sim, const struct rtl_sim_session *s, bool input,
-		 const char *names, size_t names_len, char *types, struct rtl_sim_recipe *r,
+static int judge(const struct rtl_sim *sim, const struct sim_session *s, bool input,
+		 const char *names, size_t names_len, char *types, struct sim_recipe *r,
 		 bool *ok)
 {
 	struct rtl_rtde_list it;
@@ -339,11 +339,11 @@ static uint32_t divisor_of(double max_hz, double f)
 	return (uint32_t)n;
 }
 
-static int setup_outputs(struct rtl_sim *sim, struct rtl_sim_session *s, const uint8_t *pkg,
+static int setup_outputs(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg,
 			 size_t len)
 {
 	struct rtl_rtde_setup_request req;
-	struct rtl_sim_recipe r = { .echo_slot = -1 };
+	struct sim_recipe r = { .echo_slot = -1 };
 	char *types = NULL;
 	const char *why = NULL; /* explained after the reply, never before it */
 	uint8_t *b;
@@ -359,7 +359,7 @@ static int setup_outputs(struct rtl_sim *sim, struct rtl_sim_session *s, const u
 	if (s->proto == RTL_RTDE_PROTOCOL_V2)
 		divisor = divisor_of(sim->max_hz, req.frequency);
 	n = count_names(req.names, req.names_len);
-	if (n > RTL_SIM_MAX_RECIPE_FIELDS)
+	if (n > SIM_MAX_RECIPE_FIELDS)
 		return reject(sim, s, "SETUP_OUTPUTS: %zu names, more than one data package holds",
 			      n);
 	types = malloc(TYPES_MAX);
@@ -411,11 +411,11 @@ static int setup_outputs(struct rtl_sim *sim, struct rtl_sim_session *s, const u
 	return err;
 }
 
-static int setup_inputs(struct rtl_sim *sim, struct rtl_sim_session *s, const uint8_t *pkg,
+static int setup_inputs(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg,
 			size_t len)
 {
 	struct rtl_rtde_setup_request req;
-	struct rtl_sim_recipe r = { .echo_slot = -1 };
+	struct sim_recipe r = { .echo_slot = -1 };
 	char *types;
 	bool ok;
 	int tlen, size, err;
@@ -431,7 +431,7 @@ static int setup_inputs(struct rtl_sim *sim, struct rtl_sim_session *s, const ui
 	/* Section 9 (UR staff, unverified): an empty request gets no reply. */
 	if (n == 0)
 		return 0;
-	if (n > RTL_SIM_MAX_RECIPE_FIELDS)
+	if (n > SIM_MAX_RECIPE_FIELDS)
 		return reject(sim, s, "SETUP_INPUTS: %zu names, more than one data package holds",
 			      n);
 	types = malloc(TYPES_MAX);
@@ -452,7 +452,7 @@ static int setup_inputs(struct rtl_sim *sim, struct rtl_sim_session *s, const ui
 		else
 			r.wire_size = (uint32_t)size;
 	}
-	if (ok && s->n_inputs >= RTL_SIM_MAX_INPUT_RECIPES) {
+	if (ok && s->n_inputs >= SIM_MAX_INPUT_RECIPES) {
 		ok = false;
 		why = "SETUP_INPUTS: all 255 input recipe ids are used";
 	}
@@ -478,11 +478,11 @@ static int setup_inputs(struct rtl_sim *sim, struct rtl_sim_session *s, const ui
 
 /* ---- data from the client ---------------------------------------------------- */
 
-static int input_data(struct rtl_sim *sim, struct rtl_sim_session *s, const uint8_t *pkg,
+static int input_data(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg,
 		      size_t len, int64_t now)
 {
 	struct rtl_rtde_data d;
-	const struct rtl_sim_recipe *r;
+	const struct sim_recipe *r;
 	int err;
 
 	err = rtl_rtde_decode_data(pkg, len, s->proto, RTL_RTDE_FROM_CLIENT, &d);
@@ -516,15 +516,15 @@ static int input_data(struct rtl_sim *sim, struct rtl_sim_session *s, const uint
 	}
 	s->stats.inputs_applied++;
 	sim->stats.inputs_applied++;
-	rtl_sim_inputs_written(sim, s, r, now);
+	sim_inputs_written(sim, s, r, now);
 	return 0;
 }
 
 /* ---- data to the client -------------------------------------------------------- */
 
-int rtl_sim_session_data(struct rtl_sim *sim, struct rtl_sim_session *s)
+int sim_session_data(struct rtl_sim *sim, struct sim_session *s)
 {
-	const struct rtl_sim_recipe *r = &s->outputs;
+	const struct sim_recipe *r = &s->outputs;
 	int off = rtl_rtde_data_fields_offset(s->proto, RTL_RTDE_FROM_CONTROLLER);
 	size_t size = (size_t)off + r->wire_size;
 	uint8_t *b;
@@ -551,7 +551,7 @@ int rtl_sim_session_data(struct rtl_sim *sim, struct rtl_sim_session *s)
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-int rtl_sim_session_handle(struct rtl_sim *sim, struct rtl_sim_session *s, const uint8_t *pkg,
+int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg,
 			   size_t len, int64_t now)
 {
 	struct rtl_rtde_controller_version v;
@@ -633,7 +633,7 @@ int rtl_sim_session_handle(struct rtl_sim *sim, struct rtl_sim_session *s, const
 	}
 }
 
-int rtl_sim_session_feed(struct rtl_sim *sim, struct rtl_sim_session *s, const void *bytes,
+int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *bytes,
 			 size_t len, int64_t now)
 {
 	const struct rtl_rtde_framer_error *fe;
@@ -643,12 +643,12 @@ int rtl_sim_session_feed(struct rtl_sim *sim, struct rtl_sim_session *s, const v
 
 	if (!sim || !s || (!bytes && len))
 		return -EINVAL;
-	if (s->close == RTL_SIM_CLOSE_DESYNC)
+	if (s->close == SIM_CLOSE_DESYNC)
 		return -EMSGSIZE;
 	r = rtl_rtde_framer_feed(s->framer, bytes, len);
 	while (r == 0 && (r = rtl_rtde_framer_next(s->framer, &pkg, &plen)) == 1) {
 		s->last_in = now;
-		err = rtl_sim_session_handle(sim, s, pkg, plen, now);
+		err = sim_session_handle(sim, s, pkg, plen, now);
 		n++;
 		if (err == -ENOBUFS)
 			return err;
@@ -656,13 +656,13 @@ int rtl_sim_session_feed(struct rtl_sim *sim, struct rtl_sim_session *s, const v
 	}
 	if (r == -EMSGSIZE) {
 		fe = rtl_rtde_framer_error(s->framer);
-		rtl_sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR,
+		sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR,
 				     fe ? fe->err.msg : "RTDE stream out of sync",
-				     RTL_SIM_TEXT_SOURCE);
+				     SIM_TEXT_SOURCE);
 		s->stats.errors++;
 		sim->stats.errors_answered++;
-		if (s->close == RTL_SIM_CLOSE_NONE || s->close == RTL_SIM_CLOSE_LIMIT) {
-			s->close = RTL_SIM_CLOSE_DESYNC;
+		if (s->close == SIM_CLOSE_NONE || s->close == SIM_CLOSE_LIMIT) {
+			s->close = SIM_CLOSE_DESYNC;
 			sim->stats.desync_disconnects++;
 		}
 		return -EMSGSIZE;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtl_sim_session: one RTDE connection of the simulated controller, as a
+ * sim_session: one RTDE connection of the simulated controller, as a
  * step function from the bytes a client sent to the bytes it gets back.
  *
  * Design
@@ -10,16 +10,16 @@
  * wire offsets, frequency divisor, id), the input recipes (ids 1, 2, 3 ...
  * in the order of successful set-ups), the streaming flag and, through the
  * controller (sim.h), the input variables it owns. It never touches a
- * socket: rtl_sim_session_feed() takes the bytes of one read, cuts them
+ * socket: sim_session_feed() takes the bytes of one read, cuts them
  * into packages with the codec's framer and appends every reply, text
  * message and (from the controller's cycle) data package to the session's
  * bounded send queue; the server writes the queue out and tells the session
- * how much went (rtl_sim_session_consumed()). So the unit tests drive the
+ * how much went (sim_session_consumed()). So the unit tests drive the
  * whole protocol with codec-built bytes and compare the queued bytes
  * byte-exactly, without threads, sockets or sleeps.
  *
  * The send queue is the simulated controller's send buffer. It is bounded
- * (RTL_SIM_SEND_BUFFER_DEFAULT): when a package would not fit, the client
+ * (SIM_SEND_BUFFER_DEFAULT): when a package would not fit, the client
  * is not reading fast enough and the session is marked for an orderly
  * close, as a real controller closes the connection of a slow reader
  * (section 6.6). Nothing is ever dropped silently.
@@ -49,26 +49,26 @@
 struct rtl_sim;
 
 /* Per-client send buffer bound, as the controller's (section 6.6). */
-#define RTL_SIM_SEND_BUFFER_DEFAULT (256u * 1024u)
+#define SIM_SEND_BUFFER_DEFAULT (256u * 1024u)
 /* Input recipes per connection: ids 1..255, 0 = invalid (section 3.6). */
-#define RTL_SIM_MAX_INPUT_RECIPES 255
+#define SIM_MAX_INPUT_RECIPES 255
 /* Recipe fields at most; the payload limit allows no more than this many
  * one-byte fields anyway. */
-#define RTL_SIM_MAX_RECIPE_FIELDS 32766
+#define SIM_MAX_RECIPE_FIELDS 32766
 
 /* Why a session wants its connection closed (0: it does not). */
-enum rtl_sim_close {
-	RTL_SIM_CLOSE_NONE = 0,
-	RTL_SIM_CLOSE_SLOW,	/* send buffer would overflow: orderly close */
-	RTL_SIM_CLOSE_RESET,	/* --reset-after: abortive close (RST) */
-	RTL_SIM_CLOSE_DESYNC,	/* a header declares a size below 3: stream lost */
-	RTL_SIM_CLOSE_LIMIT,	/* over the client limit: closed after ~1 s */
-	RTL_SIM_CLOSE_IDLE,	/* no whole package within the handshake time-out */
-	RTL_SIM_CLOSE_SHUTDOWN, /* the simulator stops */
+enum sim_close {
+	SIM_CLOSE_NONE = 0,
+	SIM_CLOSE_SLOW,	/* send buffer would overflow: orderly close */
+	SIM_CLOSE_RESET,	/* --reset-after: abortive close (RST) */
+	SIM_CLOSE_DESYNC,	/* a header declares a size below 3: stream lost */
+	SIM_CLOSE_LIMIT,	/* over the client limit: closed after ~1 s */
+	SIM_CLOSE_IDLE,	/* no whole package within the handshake time-out */
+	SIM_CLOSE_SHUTDOWN, /* the simulator stops */
 };
 
 /* Bytes waiting to be written to the client: [head, head + len) of buf. */
-struct rtl_sim_queue {
+struct sim_queue {
 	uint8_t *buf;
 	size_t cap;
 	size_t head;
@@ -76,7 +76,7 @@ struct rtl_sim_queue {
 };
 
 /* One recipe: registry index, type and wire offset of each field. */
-struct rtl_sim_recipe {
+struct sim_recipe {
 	uint32_t n;
 	uint32_t wire_size; /* bytes of the fields in a data package */
 	uint16_t *fields;   /* index in the field registry */
@@ -87,7 +87,7 @@ struct rtl_sim_recipe {
 };
 
 /* What a session did, for the report. */
-struct rtl_sim_session_stats {
+struct sim_session_stats {
 	uint64_t packages_in;	 /* whole packages received */
 	uint64_t inputs_applied; /* input data packages applied */
 	uint64_t texts_in;	 /* text messages received */
@@ -97,22 +97,22 @@ struct rtl_sim_session_stats {
 	uint64_t bytes_out;	 /* bytes queued */
 };
 
-struct rtl_sim_session {
+struct sim_session {
 	unsigned id; /* slot in the controller; owner tag is id + 1 */
 	enum rtl_rtde_protocol proto;
 	struct rtl_rtde_framer *framer;
-	struct rtl_sim_queue out;
+	struct sim_queue out;
 
 	/* Output recipe (one per connection). */
 	bool has_outputs; /* a SETUP_OUTPUTS was answered */
 	bool out_valid;	  /* ... and accepted (id 1) */
 	uint32_t divisor; /* one package every divisor control cycles */
 	double frequency; /* as requested (v2), or the maximum (v1) */
-	struct rtl_sim_recipe outputs;
+	struct sim_recipe outputs;
 
 	/* Input recipes: inputs[i] has id i + 1. */
 	unsigned n_inputs;
-	struct rtl_sim_recipe inputs[RTL_SIM_MAX_INPUT_RECIPES];
+	struct sim_recipe inputs[SIM_MAX_INPUT_RECIPES];
 
 	bool started;
 	bool was_started;     /* a START was accepted once: the handshake is over */
@@ -123,39 +123,39 @@ struct rtl_sim_session {
 	uint64_t data_since_text;
 	double last_echo; /* last echoed timestamp, to count each echo once */
 
-	enum rtl_sim_close close;
-	int64_t close_at; /* for RTL_SIM_CLOSE_LIMIT: when to close */
-	struct rtl_sim_session_stats stats;
+	enum sim_close close;
+	int64_t close_at; /* for SIM_CLOSE_LIMIT: when to close */
+	struct sim_session_stats stats;
 };
 
 /*
  * Open a session for a new connection at time @now on controller @sim.
  * Over the controller's client limit the session still works, but is
- * marked RTL_SIM_CLOSE_LIMIT with close_at = @now + 1 s (section 9).
- * Returns the new session (owned by @sim until rtl_sim_session_close()), or
- * NULL: no free slot (RTL_SIM_MAX_SESSIONS) or out of memory. Not RT-safe.
+ * marked SIM_CLOSE_LIMIT with close_at = @now + 1 s (section 9).
+ * Returns the new session (owned by @sim until sim_session_close()), or
+ * NULL: no free slot (SIM_MAX_SESSIONS) or out of memory. Not RT-safe.
  */
-struct rtl_sim_session *rtl_sim_session_open(struct rtl_sim *sim, int64_t now);
+struct sim_session *sim_session_open(struct rtl_sim *sim, int64_t now);
 
 /*
  * Close @s: release the inputs it owns, free its memory and its slot.
  * NULL is accepted. Not RT-safe.
  */
-void rtl_sim_session_close(struct rtl_sim *sim, struct rtl_sim_session *s);
+void sim_session_close(struct rtl_sim *sim, struct sim_session *s);
 
 /*
  * Hand the @len bytes of one read from the client to @s at time @now:
- * every whole package is handled (rtl_sim_session_handle()) and its answer
+ * every whole package is handled (sim_session_handle()) and its answer
  * queued; a partial package waits in the framer.
  * Returns the number of packages handled, or
  *   -EMSGSIZE  a header declares a size below 3: the stream cannot be
  *              resynchronised; an ERROR text is queued and s->close is
- *              RTL_SIM_CLOSE_DESYNC.
+ *              SIM_CLOSE_DESYNC.
  *   -ENOBUFS   an answer did not fit the send queue (s->close is
- *              RTL_SIM_CLOSE_SLOW).
+ *              SIM_CLOSE_SLOW).
  *   -EINVAL    a NULL pointer.
  */
-int rtl_sim_session_feed(struct rtl_sim *sim, struct rtl_sim_session *s, const void *bytes,
+int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *bytes,
 			 size_t len, int64_t now);
 
 /*
@@ -176,7 +176,7 @@ int rtl_sim_session_feed(struct rtl_sim *sim, struct rtl_sim_session *s, const v
  * Returns 0, or -ENOBUFS (the answer did not fit: s->close is set), or
  * -EINVAL for a NULL pointer.
  */
-int rtl_sim_session_handle(struct rtl_sim *sim, struct rtl_sim_session *s, const uint8_t *pkg,
+int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg,
 			   size_t len, int64_t now);
 
 /*
@@ -185,7 +185,7 @@ int rtl_sim_session_handle(struct rtl_sim *sim, struct rtl_sim_session *s, const
  * when the controller's text_v2 option is set). Message and source are
  * truncated to 255 bytes. Returns 0, or -ENOBUFS (s->close is set).
  */
-int rtl_sim_session_text(struct rtl_sim *sim, struct rtl_sim_session *s, uint8_t level,
+int sim_session_text(struct rtl_sim *sim, struct sim_session *s, uint8_t level,
 			 const char *message, const char *source);
 
 /*
@@ -194,16 +194,16 @@ int rtl_sim_session_text(struct rtl_sim *sim, struct rtl_sim_session *s, uint8_t
  * Returns 0, or -ENOBUFS (s->close is set), or -EINVAL when the session has
  * no valid output recipe.
  */
-int rtl_sim_session_data(struct rtl_sim *sim, struct rtl_sim_session *s);
+int sim_session_data(struct rtl_sim *sim, struct sim_session *s);
 
 /* The queued bytes: sets *@p to the first and returns how many. */
-static inline size_t rtl_sim_session_pending(const struct rtl_sim_session *s, const uint8_t **p)
+static inline size_t sim_session_pending(const struct sim_session *s, const uint8_t **p)
 {
 	*p = s->out.buf + s->out.head;
 	return s->out.len;
 }
 
 /* @n of the pending bytes were written to the socket. */
-void rtl_sim_session_consumed(struct rtl_sim_session *s, size_t n);
+void sim_session_consumed(struct sim_session *s, size_t n);
 
 #endif /* RTLSIM_SESSION_H */

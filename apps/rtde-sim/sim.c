@@ -4,11 +4,11 @@
  *
  * The robot's state reaches the wire through one table (publish[]): each
  * row names an RTDE output and where its value lives in struct
- * rtl_sim_robot. At init every row is resolved to a registry index once
+ * sim_robot. At init every row is resolved to a registry index once
  * (and checked against the registry's type), so a cycle publishes with a
  * memcpy per row, and a data package is built with one store per recipe
  * field. Inputs travel the other way: a client's input package lands in
- * the values array, and rtl_sim_inputs_written() passes the command
+ * the values array, and sim_inputs_written() passes the command
  * registers of <rtloop/rtde_cmd.h> and the standard outputs to the robot
  * at the moment they arrive, as the controller processes inputs in the
  * cycle they are received.
@@ -25,22 +25,22 @@
 
 #include "sim.h"
 
-static const struct rtl_sim_profile profiles[RTL_SIM_PROFILE_COUNT] = {
+static const struct sim_profile profiles[SIM_PROFILE_COUNT] = {
 	/* The last CB3 line (3.15), the newest e-Series and PolyScope X the
 	 * reference names (5.26, 10.13: control_step exists there). */
-	[RTL_SIM_PROFILE_CB3] = { "cb3", { 3, 15, 8, 0 }, 125 },
-	[RTL_SIM_PROFILE_ESERIES] = { "eseries", { 5, 26, 0, 0 }, 500 },
-	[RTL_SIM_PROFILE_POLYSCOPE_X] = { "polyscope-x", { 10, 13, 0, 0 }, 500 },
+	[SIM_PROFILE_CB3] = { "cb3", { 3, 15, 8, 0 }, 125 },
+	[SIM_PROFILE_ESERIES] = { "eseries", { 5, 26, 0, 0 }, 500 },
+	[SIM_PROFILE_POLYSCOPE_X] = { "polyscope-x", { 10, 13, 0, 0 }, 500 },
 };
 
-const struct rtl_sim_profile *rtl_sim_profile(enum rtl_sim_profile_id id)
+const struct sim_profile *sim_profile(enum sim_profile_id id)
 {
-	return (unsigned)id < RTL_SIM_PROFILE_COUNT ? &profiles[id] : NULL;
+	return (unsigned)id < SIM_PROFILE_COUNT ? &profiles[id] : NULL;
 }
 
-const struct rtl_sim_profile *rtl_sim_profile_find(const char *name)
+const struct sim_profile *sim_profile_find(const char *name)
 {
-	for (unsigned i = 0; name && i < RTL_SIM_PROFILE_COUNT; i++)
+	for (unsigned i = 0; name && i < SIM_PROFILE_COUNT; i++)
 		if (!strcmp(profiles[i].name, name))
 			return &profiles[i];
 	return NULL;
@@ -50,7 +50,7 @@ const struct rtl_sim_profile *rtl_sim_profile_find(const char *name)
 
 #define RO(name_, member_, type_)                                                     \
 	{                                                                             \
-		name_, offsetof(struct rtl_sim_robot, member_), RTL_RTDE_TYPE_##type_ \
+		name_, offsetof(struct sim_robot, member_), RTL_RTDE_TYPE_##type_ \
 	}
 
 static const struct {
@@ -108,7 +108,7 @@ static const struct {
 };
 
 #define N_PUBLISH (sizeof(publish) / sizeof(publish[0]))
-_Static_assert(N_PUBLISH <= RTL_SIM_PUBLISH_MAX, "raise RTL_SIM_PUBLISH_MAX");
+_Static_assert(N_PUBLISH <= SIM_PUBLISH_MAX, "raise SIM_PUBLISH_MAX");
 
 /* Registry index of @name, or -1. */
 static int field_idx(const char *name)
@@ -147,9 +147,9 @@ static const char *const cmd_fields[] = {
 	[CMD_GAIN] = RTL_RTDE_CMD_FIELD_GAIN,
 };
 #define N_CMD (sizeof(cmd_fields) / sizeof(cmd_fields[0]))
-_Static_assert(N_CMD == RTL_SIM_CMD_FIELDS, "command registers changed");
+_Static_assert(N_CMD == SIM_CMD_FIELDS, "command registers changed");
 
-/* The standard inputs that act on the robot, in struct rtl_sim_robot_inputs
+/* The standard inputs that act on the robot, in struct sim_robot_inputs
  * order. */
 static const char *const io_fields[] = {
 	"speed_slider_mask",
@@ -166,7 +166,7 @@ static const char *const io_fields[] = {
 	"standard_analog_output_1",
 };
 #define N_IO (sizeof(io_fields) / sizeof(io_fields[0]))
-_Static_assert(N_IO == RTL_SIM_IO_FIELDS, "robot inputs changed");
+_Static_assert(N_IO == SIM_IO_FIELDS, "robot inputs changed");
 
 enum { ROLE_CMD = 1, ROLE_IO = 2 };
 
@@ -182,39 +182,39 @@ _Static_assert(N_CMD_OUT == 4, "executor outputs changed");
 
 /* The robot has something to say (a watchdog trip): tell the connection
  * that owns the heartbeat register, which is the one commanding. */
-static void robot_message(void *ctx, enum rtl_sim_robot_level level, const char *text)
+static void robot_message(void *ctx, enum sim_robot_level level, const char *text)
 {
 	struct rtl_sim *sim = ctx;
 	unsigned owner = sim->owner[sim->cmd_idx[CMD_SEQ]];
-	struct rtl_sim_session *s = owner ? sim->sessions[owner - 1] : NULL;
+	struct sim_session *s = owner ? sim->sessions[owner - 1] : NULL;
 
-	struct rtl_sim_ctrl_msg m = { .kind = RTL_SIM_MSG_TEXT, .level = RTL_SIM_LEVEL_WARNING };
+	struct sim_ctrl_msg m = { .kind = SIM_MSG_TEXT, .level = SIM_LEVEL_WARNING };
 
-	if (s && s->close == RTL_SIM_CLOSE_NONE)
-		rtl_sim_session_text(sim, s, (uint8_t)level, text, "URControl");
+	if (s && s->close == SIM_CLOSE_NONE)
+		sim_session_text(sim, s, (uint8_t)level, text, "URControl");
 	/* and the controller's log, which the primary interface streams */
 	snprintf(m.text, sizeof(m.text), "%s", text);
-	rtl_sim_ctrl_message(sim, &m);
+	sim_ctrl_message(sim, &m);
 }
 
 /* ---- set-up ------------------------------------------------------------------ */
 
-void rtl_sim_opts_default(struct rtl_sim_opts *o)
+void sim_opts_default(struct sim_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->profile = RTL_SIM_PROFILE_ESERIES;
+	o->profile = SIM_PROFILE_ESERIES;
 	o->max_protocol = 2;
 	o->max_clients = 16;
-	o->handshake_timeout_ns = RTL_SIM_HANDSHAKE_TIMEOUT_DEFAULT;
-	o->send_buffer = RTL_SIM_SEND_BUFFER_DEFAULT;
+	o->handshake_timeout_ns = SIM_HANDSHAKE_TIMEOUT_DEFAULT;
+	o->send_buffer = SIM_SEND_BUFFER_DEFAULT;
 	o->start_time_s = 42.0;
 	o->echo_register = -1;
 	o->faults.skip_count = 1;
 	o->faults.fragment_max = 7;
 	o->faults.burst_every_s = 1.0;
 	o->faults.seed = 1;
-	rtl_sim_robot_config_default(&o->robot);
-	rtl_sim_ctrl_opts_default(&o->ctrl);
+	sim_robot_config_default(&o->robot);
+	sim_ctrl_opts_default(&o->ctrl);
 }
 
 static uint64_t seconds_to_cycles(double s, uint32_t hz)
@@ -224,23 +224,23 @@ static uint64_t seconds_to_cycles(double s, uint32_t hz)
 	return c < 1.0 ? 1 : (uint64_t)llround(c);
 }
 
-int rtl_sim_init(struct rtl_sim *sim, const struct rtl_sim_opts *o, int64_t t0)
+int sim_init(struct rtl_sim *sim, const struct sim_opts *o, int64_t t0)
 {
-	struct rtl_sim_opts def;
-	const struct rtl_sim_profile *p;
-	struct rtl_sim_faults *f;
+	struct sim_opts def;
+	const struct sim_profile *p;
+	struct sim_faults *f;
 	int err;
 
 	if (!sim)
 		return -EINVAL;
 	if (!o) {
-		rtl_sim_opts_default(&def);
+		sim_opts_default(&def);
 		o = &def;
 	}
 	memset(sim, 0, offsetof(struct rtl_sim, echo_ring));
 	sim->opts = *o;
 	f = &sim->opts.faults;
-	p = rtl_sim_profile(o->profile);
+	p = sim_profile(o->profile);
 	if (!p)
 		return -EINVAL;
 	if (!sim->opts.max_protocol)
@@ -250,9 +250,9 @@ int rtl_sim_init(struct rtl_sim *sim, const struct rtl_sim_opts *o, int64_t t0)
 	if (!sim->opts.max_clients)
 		sim->opts.max_clients = 16;
 	if (!sim->opts.handshake_timeout_ns)
-		sim->opts.handshake_timeout_ns = RTL_SIM_HANDSHAKE_TIMEOUT_DEFAULT;
+		sim->opts.handshake_timeout_ns = SIM_HANDSHAKE_TIMEOUT_DEFAULT;
 	if (!sim->opts.send_buffer)
-		sim->opts.send_buffer = RTL_SIM_SEND_BUFFER_DEFAULT;
+		sim->opts.send_buffer = SIM_SEND_BUFFER_DEFAULT;
 	if (sim->opts.send_buffer < 4096)
 		return -EINVAL;
 	if (o->echo_register < -1 || o->echo_register >= RTL_RTDE_REG_COUNT)
@@ -270,7 +270,7 @@ int rtl_sim_init(struct rtl_sim *sim, const struct rtl_sim_opts *o, int64_t t0)
 	if (!(o->start_time_s >= 0.0) || o->start_time_s > 1e9)
 		return -EINVAL;
 
-	sim->version = rtl_rtde_version_pack(rtl_sim_version(sim));
+	sim->version = rtl_rtde_version_pack(sim_version(sim));
 	sim->max_hz = p->frequency_hz;
 	sim->period_ns = RTL_NS_PER_SEC / p->frequency_hz;
 	sim->start_ns = llround(o->start_time_s * 1e9);
@@ -279,7 +279,7 @@ int rtl_sim_init(struct rtl_sim *sim, const struct rtl_sim_opts *o, int64_t t0)
 	sim->owner = calloc(sim->n_fields, sizeof(*sim->owner));
 	sim->role = calloc(sim->n_fields, 1);
 	if (!sim->values || !sim->owner || !sim->role) {
-		rtl_sim_destroy(sim);
+		sim_destroy(sim);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < N_CMD; i++) {
@@ -314,35 +314,35 @@ int rtl_sim_init(struct rtl_sim *sim, const struct rtl_sim_opts *o, int64_t t0)
 	sim->opts.robot.period_ns = sim->period_ns;
 	sim->opts.robot.message = robot_message;
 	sim->opts.robot.message_ctx = sim;
-	err = rtl_sim_robot_init(&sim->robot, &sim->opts.robot);
+	err = sim_robot_init(&sim->robot, &sim->opts.robot);
 	if (!err)
-		err = rtl_sim_ctrl_init(sim);
+		err = sim_ctrl_init(sim);
 	if (err) {
-		rtl_sim_destroy(sim);
+		sim_destroy(sim);
 		return err;
 	}
-	rtl_sim_ctrl_tick(sim, t0);
+	sim_ctrl_tick(sim, t0);
 
 	sim->t0 = t0;
 	sim->rng = f->seed ? f->seed : 0x9e3779b97f4a7c15ull;
 	sim->next_stall = f->stall_ms ? seconds_to_cycles(f->stall_every_s, sim->max_hz) : 0;
 	sim->next_burst = f->burst > 1 ? seconds_to_cycles(f->burst_every_s, sim->max_hz) : 0;
-	for (size_t i = 0; i < RTL_SIM_ECHO_RING; i++)
+	for (size_t i = 0; i < SIM_ECHO_RING; i++)
 		sim->echo_ring[i].cycle = UINT64_MAX;
 	rtl_hist_reset(&sim->echo_hist);
 	rtl_hist_reset(&sim->wake_hist);
 	/* Cycle 0's outputs exist before the first cycle runs. */
-	rtl_sim_publish(sim, 0);
+	sim_publish(sim, 0);
 	return 0;
 }
 
-void rtl_sim_destroy(struct rtl_sim *sim)
+void sim_destroy(struct rtl_sim *sim)
 {
 	if (!sim)
 		return;
-	for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++)
-		rtl_sim_session_close(sim, sim->sessions[i]);
-	rtl_sim_ctrl_destroy(sim);
+	for (unsigned i = 0; i < SIM_MAX_SESSIONS; i++)
+		sim_session_close(sim, sim->sessions[i]);
+	sim_ctrl_destroy(sim);
 	free(sim->values);
 	free(sim->owner);
 	free(sim->role);
@@ -351,10 +351,10 @@ void rtl_sim_destroy(struct rtl_sim *sim)
 	sim->role = NULL;
 }
 
-struct rtl_sim *rtl_sim_new(const struct rtl_sim_opts *o, int64_t t0, int *err)
+struct rtl_sim *sim_new(const struct sim_opts *o, int64_t t0, int *err)
 {
 	struct rtl_sim *sim = calloc(1, sizeof(*sim));
-	int e = sim ? rtl_sim_init(sim, o, t0) : -ENOMEM;
+	int e = sim ? sim_init(sim, o, t0) : -ENOMEM;
 
 	if (err)
 		*err = e;
@@ -365,28 +365,28 @@ struct rtl_sim *rtl_sim_new(const struct rtl_sim_opts *o, int64_t t0, int *err)
 	return sim;
 }
 
-void rtl_sim_free(struct rtl_sim *sim)
+void sim_free(struct rtl_sim *sim)
 {
-	rtl_sim_destroy(sim);
+	sim_destroy(sim);
 	free(sim);
 }
 
-const struct rtl_rtde_controller_version *rtl_sim_version(const struct rtl_sim *sim)
+const struct rtl_rtde_controller_version *sim_version(const struct rtl_sim *sim)
 {
 	return sim->opts.version.major ? &sim->opts.version
-				       : &rtl_sim_profile(sim->opts.profile)->version;
+				       : &sim_profile(sim->opts.profile)->version;
 }
 
 /* ---- values ------------------------------------------------------------------- */
 
-union rtl_rtde_value *rtl_sim_value(struct rtl_sim *sim, const char *name)
+union rtl_rtde_value *sim_value(struct rtl_sim *sim, const char *name)
 {
 	int idx = field_idx(name);
 
 	return idx >= 0 ? &sim->values[idx] : NULL;
 }
 
-double rtl_sim_timestamp(const struct rtl_sim *sim, uint64_t k)
+double sim_timestamp(const struct rtl_sim *sim, uint64_t k)
 {
 	int64_t ns;
 
@@ -399,9 +399,9 @@ double rtl_sim_timestamp(const struct rtl_sim *sim, uint64_t k)
 	return ((double)sim->start_ns + (double)k * (double)sim->period_ns) / 1e9;
 }
 
-void rtl_sim_publish(struct rtl_sim *sim, uint64_t k)
+void sim_publish(struct rtl_sim *sim, uint64_t k)
 {
-	const struct rtl_sim_robot *r = &sim->robot;
+	const struct sim_robot *r = &sim->robot;
 	int32_t regs[4];
 
 	for (size_t i = 0; i < N_PUBLISH; i++)
@@ -410,24 +410,24 @@ void rtl_sim_publish(struct rtl_sim *sim, uint64_t k)
 			       (const char *)r + publish[i].offset,
 			       rtl_rtde_type_size(publish[i].type));
 	if (sim->digital_out_idx >= 0)
-		sim->values[sim->digital_out_idx].u64 = rtl_sim_robot_digital_output_bits(r);
+		sim->values[sim->digital_out_idx].u64 = sim_robot_digital_output_bits(r);
 	if (sim->config_out_idx >= 0)
 		sim->values[sim->config_out_idx].u64 = r->configurable_digital_out;
 	/* The executor's outputs; while no rtloop program runs they keep
 	 * their last values, as a real controller's registers do. */
-	if (rtl_sim_ctrl_executing(&sim->ctrl)) {
+	if (sim_ctrl_executing(&sim->ctrl)) {
 		uint64_t trips = r->watchdog_trips - sim->ctrl.trips_base;
 
 		regs[0] = r->active_mode;
 		regs[1] = r->last_seq;
 		regs[2] = (int32_t)(trips > INT32_MAX ? INT32_MAX : trips);
-		regs[3] = (int32_t)rtl_sim_robot_cmd_status(r);
+		regs[3] = (int32_t)sim_robot_cmd_status(r);
 		for (int i = 0; i < 4; i++)
 			if (sim->cmd_out_idx[i] >= 0)
 				sim->values[sim->cmd_out_idx[i]].i32 = regs[i];
 	}
 	if (sim->timestamp_idx >= 0)
-		sim->values[sim->timestamp_idx].d = rtl_sim_timestamp(sim, k);
+		sim->values[sim->timestamp_idx].d = sim_timestamp(sim, k);
 	if (sim->control_step_idx >= 0)
 		sim->values[sim->control_step_idx].u64 =
 			(uint64_t)(sim->start_ns / sim->period_ns) + k;
@@ -435,13 +435,13 @@ void rtl_sim_publish(struct rtl_sim *sim, uint64_t k)
 
 /* ---- inputs ----------------------------------------------------------------------- */
 
-void rtl_sim_inputs_written(struct rtl_sim *sim, struct rtl_sim_session *s,
-			    const struct rtl_sim_recipe *r, int64_t now)
+void sim_inputs_written(struct rtl_sim *sim, struct sim_session *s,
+			    const struct sim_recipe *r, int64_t now)
 {
 	const union rtl_rtde_value *v = sim->values;
 
 	if (r->roles & ROLE_CMD) {
-		struct rtl_sim_robot_cmd c = {
+		struct sim_robot_cmd c = {
 			.mode = v[sim->cmd_idx[CMD_MODE]].i32,
 			.seq = v[sim->cmd_idx[CMD_SEQ]].i32,
 			.watchdog_ms = v[sim->cmd_idx[CMD_WATCHDOG_MS]].i32,
@@ -455,13 +455,13 @@ void rtl_sim_inputs_written(struct rtl_sim *sim, struct rtl_sim_session *s,
 			c.param[i] = v[sim->cmd_idx[CMD_PARAM0 + i]].d;
 		/* The registers are written either way; only a running rtloop
 		 * program reads them. */
-		if (!rtl_sim_ctrl_executing(&sim->ctrl))
+		if (!sim_ctrl_executing(&sim->ctrl))
 			sim->ctrl.stats.commands_ignored++;
-		else if (rtl_sim_robot_command(&sim->robot, &c, now) == -EINVAL)
+		else if (sim_robot_command(&sim->robot, &c, now) == -EINVAL)
 			sim->stats.commands_refused++;
 	}
 	if (r->roles & ROLE_IO) {
-		struct rtl_sim_robot_inputs in = {
+		struct sim_robot_inputs in = {
 			.speed_slider_mask = v[sim->io_idx[0]].u32,
 			.speed_slider_fraction = v[sim->io_idx[1]].d,
 			.standard_digital_output_mask = v[sim->io_idx[2]].u8,
@@ -476,15 +476,15 @@ void rtl_sim_inputs_written(struct rtl_sim *sim, struct rtl_sim_session *s,
 			.standard_analog_output_1 = v[sim->io_idx[11]].d,
 		};
 
-		rtl_sim_robot_set_inputs(&sim->robot, &in);
+		sim_robot_set_inputs(&sim->robot, &in);
 	}
 	if (r->echo_slot >= 0)
-		rtl_sim_echo(sim, s, v[r->fields[r->echo_slot]].d, now);
+		sim_echo(sim, s, v[r->fields[r->echo_slot]].d, now);
 }
 
-void rtl_sim_echo(struct rtl_sim *sim, struct rtl_sim_session *s, double value, int64_t now)
+void sim_echo(struct rtl_sim *sim, struct sim_session *s, double value, int64_t now)
 {
-	const struct rtl_sim_echo_slot *e;
+	const struct sim_echo_slot *e;
 	double k;
 
 	if (value == 0.0 || value == s->last_echo)
@@ -492,11 +492,11 @@ void rtl_sim_echo(struct rtl_sim *sim, struct rtl_sim_session *s, double value, 
 	s->last_echo = value;
 	/* The cycle whose timestamp this is: exact or nothing. */
 	k = nearbyint((value * 1e9 - (double)sim->start_ns) / (double)sim->period_ns);
-	if (!(k >= 0.0 && k < 1.8e19) || rtl_sim_timestamp(sim, (uint64_t)k) != value) {
+	if (!(k >= 0.0 && k < 1.8e19) || sim_timestamp(sim, (uint64_t)k) != value) {
 		sim->stats.echo_unmatched++;
 		return;
 	}
-	e = &sim->echo_ring[(uint64_t)k % RTL_SIM_ECHO_RING];
+	e = &sim->echo_ring[(uint64_t)k % SIM_ECHO_RING];
 	if (e->cycle != (uint64_t)k) {
 		sim->stats.echo_unmatched++;
 		return;
@@ -507,7 +507,7 @@ void rtl_sim_echo(struct rtl_sim *sim, struct rtl_sim_session *s, double value, 
 
 /* ---- schedule and faults -------------------------------------------------------------- */
 
-uint64_t rtl_sim_rand(struct rtl_sim *sim)
+uint64_t sim_rand(struct rtl_sim *sim)
 {
 	/* xorshift64*: small, fast, and repeatable from the seed. */
 	uint64_t x = sim->rng;
@@ -524,9 +524,9 @@ static int64_t deadline(const struct rtl_sim *sim, uint64_t k)
 	return sim->t0 + (int64_t)k * sim->period_ns;
 }
 
-int64_t rtl_sim_next_wake(struct rtl_sim *sim)
+int64_t sim_next_wake(struct rtl_sim *sim)
 {
-	const struct rtl_sim_faults *f = &sim->opts.faults;
+	const struct sim_faults *f = &sim->opts.faults;
 	uint64_t k = sim->cycle;
 	int64_t d = deadline(sim, k), wake = d;
 
@@ -548,7 +548,7 @@ int64_t rtl_sim_next_wake(struct rtl_sim *sim)
 		sim->stats.bursts++;
 	} else if (f->jitter_us) {
 		int64_t j =
-			(int64_t)(rtl_sim_rand(sim) % ((uint64_t)f->jitter_us + 1)) * RTL_NS_PER_US;
+			(int64_t)(sim_rand(sim) % ((uint64_t)f->jitter_us + 1)) * RTL_NS_PER_US;
 
 		wake = d + j;
 		if (j) {
@@ -564,28 +564,28 @@ int64_t rtl_sim_next_wake(struct rtl_sim *sim)
 
 static bool skipped(const struct rtl_sim *sim, uint64_t k)
 {
-	const struct rtl_sim_faults *f = &sim->opts.faults;
+	const struct sim_faults *f = &sim->opts.faults;
 
 	return f->skip_every && k % f->skip_every >= f->skip_every - f->skip_count;
 }
 
-int rtl_sim_cycle(struct rtl_sim *sim, int64_t now, bool send)
+int sim_cycle(struct rtl_sim *sim, int64_t now, bool send)
 {
-	const struct rtl_sim_faults *f = &sim->opts.faults;
+	const struct sim_faults *f = &sim->opts.faults;
 	uint64_t k = sim->cycle;
 	bool skip = skipped(sim, k), skipped_any = false;
 	int queued = 0;
 
-	rtl_sim_ctrl_tick(sim, now);
-	rtl_sim_robot_step(&sim->robot, now);
-	rtl_sim_publish(sim, k);
+	sim_ctrl_tick(sim, now);
+	sim_robot_step(&sim->robot, now);
+	sim_publish(sim, k);
 
-	for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++) {
-		struct rtl_sim_session *s = sim->sessions[i];
+	for (unsigned i = 0; i < SIM_MAX_SESSIONS; i++) {
+		struct sim_session *s = sim->sessions[i];
 
 		if (!s || !s->started || !s->out_valid)
 			continue;
-		if (s->close != RTL_SIM_CLOSE_NONE && s->close != RTL_SIM_CLOSE_LIMIT)
+		if (s->close != SIM_CLOSE_NONE && s->close != SIM_CLOSE_LIMIT)
 			continue;
 		if ((k - s->start_cycle) % s->divisor)
 			continue;
@@ -598,7 +598,7 @@ int rtl_sim_cycle(struct rtl_sim *sim, int64_t now, bool send)
 			}
 			continue;
 		}
-		if (rtl_sim_session_data(sim, s))
+		if (sim_session_data(sim, s))
 			continue;
 		queued++;
 		if (f->text_every && ++s->data_since_text >= f->text_every) {
@@ -607,18 +607,18 @@ int rtl_sim_cycle(struct rtl_sim *sim, int64_t now, bool send)
 			s->data_since_text = 0;
 			snprintf(msg, sizeof(msg), "injected text message after package %llu",
 				 (unsigned long long)s->stats.data_out);
-			if (!rtl_sim_session_text(sim, s, RTL_RTDE_LEVEL_INFO, msg,
-						  RTL_SIM_TEXT_SOURCE))
+			if (!sim_session_text(sim, s, RTL_RTDE_LEVEL_INFO, msg,
+						  SIM_TEXT_SOURCE))
 				sim->stats.texts_injected++;
 		}
 		if (f->reset_after && s->stats.data_out >= f->reset_after &&
-		    s->close == RTL_SIM_CLOSE_NONE)
-			s->close = RTL_SIM_CLOSE_RESET;
+		    s->close == SIM_CLOSE_NONE)
+			s->close = SIM_CLOSE_RESET;
 	}
 	if (skipped_any)
 		sim->stats.skipped_cycles++;
 	if (queued) {
-		struct rtl_sim_echo_slot *e = &sim->echo_ring[k % RTL_SIM_ECHO_RING];
+		struct sim_echo_slot *e = &sim->echo_ring[k % SIM_ECHO_RING];
 
 		e->cycle = k;
 		e->sent_ns = now;
@@ -632,49 +632,49 @@ int rtl_sim_cycle(struct rtl_sim *sim, int64_t now, bool send)
 	return queued;
 }
 
-int rtl_sim_run_due(struct rtl_sim *sim, int64_t now)
+int sim_run_due(struct rtl_sim *sim, int64_t now)
 {
 	int n = 0;
 
-	while (rtl_sim_next_wake(sim) <= now) {
+	while (sim_next_wake(sim) <= now) {
 		bool held = sim->hold_until > deadline(sim, sim->cycle);
 		int64_t late = now - sim->wake;
 
 		rtl_hist_record(&sim->wake_hist, late);
 		/* Far behind through no fault of ours (the host stalled us):
 		 * run the cycle, but send only the recent ones. */
-		rtl_sim_cycle(sim, now, held || late < RTL_SIM_MAX_CATCH_UP * sim->period_ns);
+		sim_cycle(sim, now, held || late < SIM_MAX_CATCH_UP * sim->period_ns);
 		n++;
 	}
 	return n;
 }
 
-void rtl_sim_mark_sent(struct rtl_sim *sim, int n, int64_t now)
+void sim_mark_sent(struct rtl_sim *sim, int n, int64_t now)
 {
 	for (uint64_t k = n > 0 && (uint64_t)n <= sim->cycle ? sim->cycle - (uint64_t)n
 							     : sim->cycle;
 	     k < sim->cycle; k++) {
-		struct rtl_sim_echo_slot *e = &sim->echo_ring[k % RTL_SIM_ECHO_RING];
+		struct sim_echo_slot *e = &sim->echo_ring[k % SIM_ECHO_RING];
 
 		if (e->cycle == k)
 			e->sent_ns = now;
 	}
 }
 
-size_t rtl_sim_fragment_len(struct rtl_sim *sim, size_t avail)
+size_t sim_fragment_len(struct rtl_sim *sim, size_t avail)
 {
-	size_t n = 1 + (size_t)(rtl_sim_rand(sim) % sim->opts.faults.fragment_max);
+	size_t n = 1 + (size_t)(sim_rand(sim) % sim->opts.faults.fragment_max);
 
 	return n < avail ? n : avail;
 }
 
-bool rtl_sim_session_due_close(struct rtl_sim *sim, struct rtl_sim_session *s, int64_t now)
+bool sim_session_due_close(struct rtl_sim *sim, struct sim_session *s, int64_t now)
 {
 	int64_t limit = sim->opts.handshake_timeout_ns;
 
 	/* Idle before its first START: the slot is given back, with a word
 	 * to the client (the text goes out with the orderly close). */
-	if ((s->close == RTL_SIM_CLOSE_NONE || s->close == RTL_SIM_CLOSE_LIMIT) &&
+	if ((s->close == SIM_CLOSE_NONE || s->close == SIM_CLOSE_LIMIT) &&
 	    !s->was_started && limit > 0 && now - s->last_in >= limit) {
 		char msg[160];
 
@@ -682,22 +682,22 @@ bool rtl_sim_session_due_close(struct rtl_sim *sim, struct rtl_sim_session *s, i
 			 "no complete package for %.1f s before the stream was started: "
 			 "connection closed (rtde-sim --handshake-timeout)",
 			 (double)limit / 1e9);
-		rtl_sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR, msg, RTL_SIM_TEXT_SOURCE);
-		s->close = RTL_SIM_CLOSE_IDLE;
+		sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR, msg, SIM_TEXT_SOURCE);
+		s->close = SIM_CLOSE_IDLE;
 		sim->stats.idle_closed++;
 		return true;
 	}
-	if (s->close == RTL_SIM_CLOSE_NONE)
+	if (s->close == SIM_CLOSE_NONE)
 		return false;
-	return s->close != RTL_SIM_CLOSE_LIMIT || now >= s->close_at;
+	return s->close != SIM_CLOSE_LIMIT || now >= s->close_at;
 }
 
-void rtl_sim_get_stats(struct rtl_sim *sim, struct rtl_sim_stats *out)
+void sim_get_stats(struct rtl_sim *sim, struct sim_stats *out)
 {
 	unsigned clients = 0, streaming = 0;
 
-	for (unsigned i = 0; i < RTL_SIM_MAX_SESSIONS; i++) {
-		const struct rtl_sim_session *s = sim->sessions[i];
+	for (unsigned i = 0; i < SIM_MAX_SESSIONS; i++) {
+		const struct sim_session *s = sim->sessions[i];
 
 		if (!s)
 			continue;
@@ -707,7 +707,7 @@ void rtl_sim_get_stats(struct rtl_sim *sim, struct rtl_sim_stats *out)
 	}
 	sim->stats.clients = clients;
 	sim->stats.streaming = streaming;
-	rtl_sim_robot_summarize(&sim->robot, &sim->stats.robot);
-	rtl_sim_ctrl_summarize(sim, &sim->stats.ctrl);
+	sim_robot_summarize(&sim->robot, &sim->stats.robot);
+	sim_ctrl_summarize(sim, &sim->stats.ctrl);
 	*out = sim->stats;
 }

@@ -33,9 +33,9 @@
  *   once; section 6.7). control_step is timestamp / period, so both
  *   count from the simulated controller start. Timestamps are computed
  *   from the integer cycle, never accumulated, so they never drift.
- * - Scheduling and faults: rtl_sim_next_wake() says when the next cycle is
+ * - Scheduling and faults: sim_next_wake() says when the next cycle is
  *   due (its deadline, plus a random jitter, or later while a stall or a
- *   burst holds the sender); rtl_sim_run_due() runs every cycle that is due
+ *   burst holds the sender); sim_run_due() runs every cycle that is due
  *   at "now", back to back, so held cycles come out together. Skips (a
  *   busy controller) run the cycle, so the plant moves and the timestamp
  *   advances, but send no package: they are never resent. Decisions come
@@ -67,41 +67,41 @@
 #include "session.h"
 
 /* Connections at most (the client limit is an option below this). */
-#define RTL_SIM_MAX_SESSIONS 64
-/* Default of rtl_sim_opts.handshake_timeout_ns: 5 s. */
-#define RTL_SIM_HANDSHAKE_TIMEOUT_DEFAULT (5 * 1000 * 1000 * 1000LL)
+#define SIM_MAX_SESSIONS 64
+/* Default of sim_opts.handshake_timeout_ns: 5 s. */
+#define SIM_HANDSHAKE_TIMEOUT_DEFAULT (5 * 1000 * 1000 * 1000LL)
 /* Cycles remembered for the echo measurement (4 s at 500 Hz). */
-#define RTL_SIM_ECHO_RING 2048
+#define SIM_ECHO_RING 2048
 /* Cycles a late simulator runs back to back before it skips instead. */
-#define RTL_SIM_MAX_CATCH_UP 50
+#define SIM_MAX_CATCH_UP 50
 /* Robot outputs published per cycle, command and I/O input fields. */
-#define RTL_SIM_PUBLISH_MAX 64
-#define RTL_SIM_CMD_FIELDS 13
-#define RTL_SIM_IO_FIELDS 12
+#define SIM_PUBLISH_MAX 64
+#define SIM_CMD_FIELDS 13
+#define SIM_IO_FIELDS 12
 /* Source of the controller's text messages. */
-#define RTL_SIM_TEXT_SOURCE "rtde-sim"
+#define SIM_TEXT_SOURCE "rtde-sim"
 
-enum rtl_sim_profile_id {
-	RTL_SIM_PROFILE_CB3 = 0,
-	RTL_SIM_PROFILE_ESERIES,
-	RTL_SIM_PROFILE_POLYSCOPE_X,
-	RTL_SIM_PROFILE_COUNT,
+enum sim_profile_id {
+	SIM_PROFILE_CB3 = 0,
+	SIM_PROFILE_ESERIES,
+	SIM_PROFILE_POLYSCOPE_X,
+	SIM_PROFILE_COUNT,
 };
 
-struct rtl_sim_profile {
+struct sim_profile {
 	const char *name; /* "cb3", "eseries", "polyscope-x" */
 	struct rtl_rtde_controller_version version;
 	uint32_t frequency_hz; /* control (and maximum output) rate */
 };
 
 /* The profile @id, or NULL when out of range. */
-const struct rtl_sim_profile *rtl_sim_profile(enum rtl_sim_profile_id id);
+const struct sim_profile *sim_profile(enum sim_profile_id id);
 
 /* The profile named @name, or NULL. */
-const struct rtl_sim_profile *rtl_sim_profile_find(const char *name);
+const struct sim_profile *sim_profile_find(const char *name);
 
 /* Fault injection; all zero = a well-behaved controller. */
-struct rtl_sim_faults {
+struct sim_faults {
 	uint32_t jitter_us;    /* each cycle's send is delayed by 0..jitter_us */
 	uint32_t skip_every;   /* skip skip_count packages in every skip_every cycles */
 	uint32_t skip_count;   /* (0 counts as 1) */
@@ -116,8 +116,8 @@ struct rtl_sim_faults {
 	uint64_t seed;
 };
 
-struct rtl_sim_opts {
-	enum rtl_sim_profile_id profile;
+struct sim_opts {
+	enum sim_profile_id profile;
 	/* Answer this version instead of the profile's (major 0 = the
 	 * profile's); field availability follows it. */
 	struct rtl_rtde_controller_version version;
@@ -128,22 +128,22 @@ struct rtl_sim_opts {
 	 * first START is closed (idle_closed), so idle connections cannot
 	 * hold the client slots; 0: 5 s, < 0: never. */
 	int64_t handshake_timeout_ns;
-	size_t send_buffer;  /* per-client bound (0: RTL_SIM_SEND_BUFFER_DEFAULT) */
+	size_t send_buffer;  /* per-client bound (0: SIM_SEND_BUFFER_DEFAULT) */
 	double start_time_s; /* timestamp of cycle 0 */
 	int echo_register;   /* input_double_register_N to echo, -1 = none */
 	bool text_v2;	     /* controller text messages always in the v2 layout */
-	struct rtl_sim_faults faults;
+	struct sim_faults faults;
 	/* The plant; period_ns and the message hook are set by the sim. */
-	struct rtl_sim_robot_config robot;
+	struct sim_robot_config robot;
 	/* The controller around it: start state, timings, the control script. */
-	struct rtl_sim_ctrl_opts ctrl;
+	struct sim_ctrl_opts ctrl;
 };
 
 /* Fill @o with the defaults: eseries, protocol 2, 16 clients, 256 KiB,
  * start at 42 s, no echo register, no faults, the robot's defaults. */
-void rtl_sim_opts_default(struct rtl_sim_opts *o);
+void sim_opts_default(struct sim_opts *o);
 
-struct rtl_sim_stats {
+struct sim_stats {
 	uint64_t cycles;	 /* control cycles run */
 	uint64_t cycles_sending; /* cycles that sent to at least one client */
 	uint64_t data_sent;	 /* data packages queued, all clients */
@@ -175,17 +175,17 @@ struct rtl_sim_stats {
 	uint64_t echo_unmatched; /* echo values that named no remembered package */
 	unsigned clients;	 /* connected now */
 	unsigned streaming;	 /* started now */
-	struct rtl_sim_robot_summary robot;
-	struct rtl_sim_ctrl_summary ctrl;
+	struct sim_robot_summary robot;
+	struct sim_ctrl_summary ctrl;
 };
 
-struct rtl_sim_echo_slot {
+struct sim_echo_slot {
 	uint64_t cycle;
 	int64_t sent_ns;
 };
 
 struct rtl_sim {
-	struct rtl_sim_opts opts;
+	struct sim_opts opts;
 	uint64_t version; /* packed controller version of the profile */
 	uint32_t max_hz;
 	int64_t period_ns;
@@ -197,12 +197,12 @@ struct rtl_sim {
 	/* Registry indices resolved at init (-1: not in the registry). */
 	int timestamp_idx, control_step_idx, echo_idx;
 	int digital_out_idx, config_out_idx;
-	int cmd_idx[RTL_SIM_CMD_FIELDS];
-	int io_idx[RTL_SIM_IO_FIELDS];
+	int cmd_idx[SIM_CMD_FIELDS];
+	int io_idx[SIM_IO_FIELDS];
 	int cmd_out_idx[4];
-	int publish_idx[RTL_SIM_PUBLISH_MAX];
+	int publish_idx[SIM_PUBLISH_MAX];
 
-	struct rtl_sim_session *sessions[RTL_SIM_MAX_SESSIONS];
+	struct sim_session *sessions[SIM_MAX_SESSIONS];
 
 	/* Schedule. */
 	int64_t t0;	     /* deadline of cycle 0 */
@@ -214,48 +214,48 @@ struct rtl_sim {
 	uint64_t next_burst;
 	uint64_t rng;
 
-	struct rtl_sim_robot robot;
-	struct rtl_sim_ctrl ctrl;
+	struct sim_robot robot;
+	struct sim_ctrl ctrl;
 
-	struct rtl_sim_echo_slot echo_ring[RTL_SIM_ECHO_RING];
+	struct sim_echo_slot echo_ring[SIM_ECHO_RING];
 	struct rtl_hist echo_hist; /* send -> echo arrival, ns */
 	struct rtl_hist wake_hist; /* lateness of the cycles vs. their wake time */
-	struct rtl_sim_stats stats;
+	struct sim_stats stats;
 };
 
 /*
  * Set up controller @sim with options @o (NULL: defaults); cycle 0 is due
  * at @t0 (CLOCK_MONOTONIC ns). @sim may be large (histograms): allocate it
- * with rtl_sim_new() or statically.
+ * with sim_new() or statically.
  * Returns 0, or
  *   -EINVAL  an option is out of range (profile, max_protocol, echo
  *            register, skip_count >= skip_every, a stall without period).
  *   -ENOMEM  out of memory.
  * Not RT-safe (allocates).
  */
-int rtl_sim_init(struct rtl_sim *sim, const struct rtl_sim_opts *o, int64_t t0);
+int sim_init(struct rtl_sim *sim, const struct sim_opts *o, int64_t t0);
 
-/* Close every session and free what rtl_sim_init() allocated. */
-void rtl_sim_destroy(struct rtl_sim *sim);
+/* Close every session and free what sim_init() allocated. */
+void sim_destroy(struct rtl_sim *sim);
 
 /* Allocate and init (NULL on failure, *@err = -errno if @err) / destroy
  * and free. */
-struct rtl_sim *rtl_sim_new(const struct rtl_sim_opts *o, int64_t t0, int *err);
-void rtl_sim_free(struct rtl_sim *sim);
+struct rtl_sim *sim_new(const struct sim_opts *o, int64_t t0, int *err);
+void sim_free(struct rtl_sim *sim);
 
 /* The controller version it answers: the options' override (major > 0)
  * or the profile's. The dashboard, the script ports and the Robot API
  * give it in their own forms. */
-const struct rtl_rtde_controller_version *rtl_sim_version(const struct rtl_sim *sim);
+const struct rtl_rtde_controller_version *sim_version(const struct rtl_sim *sim);
 
 /* Control period in ns (8 ms or 2 ms). */
-static inline int64_t rtl_sim_period_ns(const struct rtl_sim *sim)
+static inline int64_t sim_period_ns(const struct rtl_sim *sim)
 {
 	return sim->period_ns;
 }
 
 /* The timestamp output of cycle @k, in seconds. */
-double rtl_sim_timestamp(const struct rtl_sim *sim, uint64_t k);
+double sim_timestamp(const struct rtl_sim *sim, uint64_t k);
 
 /*
  * When the next cycle (sim->cycle) is due: its deadline, plus its jitter,
@@ -263,7 +263,7 @@ double rtl_sim_timestamp(const struct rtl_sim *sim, uint64_t k);
  * cycle's faults once; repeated calls return the same time. Pure apart
  * from that.
  */
-int64_t rtl_sim_next_wake(struct rtl_sim *sim);
+int64_t sim_next_wake(struct rtl_sim *sim);
 
 /*
  * Run one control cycle at time @now: step the robot with the current
@@ -272,15 +272,15 @@ int64_t rtl_sim_next_wake(struct rtl_sim *sim);
  * cycle, unless the cycle is skipped by injection. Returns the number of
  * packages queued.
  */
-int rtl_sim_cycle(struct rtl_sim *sim, int64_t now, bool send);
+int sim_cycle(struct rtl_sim *sim, int64_t now, bool send);
 
 /*
- * Run every cycle due at @now (rtl_sim_next_wake() <= @now), back to back;
- * if more than RTL_SIM_MAX_CATCH_UP are late through no injected hold, the
+ * Run every cycle due at @now (sim_next_wake() <= @now), back to back;
+ * if more than SIM_MAX_CATCH_UP are late through no injected hold, the
  * older ones run without sending (counted as overruns). Returns the number
  * of cycles run.
  */
-int rtl_sim_run_due(struct rtl_sim *sim, int64_t now);
+int sim_run_due(struct rtl_sim *sim, int64_t now);
 
 /*
  * The packages of the last @n cycles run were handed to the sockets at
@@ -288,26 +288,26 @@ int rtl_sim_run_due(struct rtl_sim *sim, int64_t now);
  * measurement starts when the bytes leave, not before the plant step and
  * the encoding (which a bare ping-pong does not pay either).
  */
-void rtl_sim_mark_sent(struct rtl_sim *sim, int n, int64_t now);
+void sim_mark_sent(struct rtl_sim *sim, int n, int64_t now);
 
 /* Copy the robot's state, timestamp and control_step of cycle @k into the
- * values array (done by rtl_sim_cycle(); tests call it after poking the
+ * values array (done by sim_cycle(); tests call it after poking the
  * robot). */
-void rtl_sim_publish(struct rtl_sim *sim, uint64_t k);
+void sim_publish(struct rtl_sim *sim, uint64_t k);
 
 /*
  * Session @s has written the fields of input recipe @r into the values
  * array at time @now: pass command registers and standard outputs to the
  * robot, and record an echo if @r carries the echo register.
  */
-void rtl_sim_inputs_written(struct rtl_sim *sim, struct rtl_sim_session *s,
-			    const struct rtl_sim_recipe *r, int64_t now);
+void sim_inputs_written(struct rtl_sim *sim, struct sim_session *s,
+			    const struct sim_recipe *r, int64_t now);
 
 /* Size of the next piece of a fragmented write, in 1..min(@avail, max). */
-size_t rtl_sim_fragment_len(struct rtl_sim *sim, size_t avail);
+size_t sim_fragment_len(struct rtl_sim *sim, size_t avail);
 
 /* Sessions that want closing now (close set; LIMIT only once due). */
-bool rtl_sim_session_due_close(struct rtl_sim *sim, struct rtl_sim_session *s, int64_t now);
+bool sim_session_due_close(struct rtl_sim *sim, struct sim_session *s, int64_t now);
 
 /*
  * Record an echo: @value was written to the echo register by session @s
@@ -315,15 +315,15 @@ bool rtl_sim_session_due_close(struct rtl_sim *sim, struct rtl_sim_session *s, i
  * remembered cycle (each value once per session), else counts it as
  * unmatched (0.0, the register's initial value, is ignored).
  */
-void rtl_sim_echo(struct rtl_sim *sim, struct rtl_sim_session *s, double value, int64_t now);
+void sim_echo(struct rtl_sim *sim, struct sim_session *s, double value, int64_t now);
 
 /* Refresh stats.clients and stats.streaming and copy the stats. */
-void rtl_sim_get_stats(struct rtl_sim *sim, struct rtl_sim_stats *out);
+void sim_get_stats(struct rtl_sim *sim, struct sim_stats *out);
 
 /* The values array entry of registry field @name, or NULL (tests). */
-union rtl_rtde_value *rtl_sim_value(struct rtl_sim *sim, const char *name);
+union rtl_rtde_value *sim_value(struct rtl_sim *sim, const char *name);
 
 /* Uniform random 64 bits from the seeded generator. */
-uint64_t rtl_sim_rand(struct rtl_sim *sim);
+uint64_t sim_rand(struct rtl_sim *sim);
 
 #endif /* RTLSIM_SIM_H */

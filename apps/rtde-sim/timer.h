@@ -3,8 +3,8 @@
  * The simulators' cycle timer: a CLOCK_MONOTONIC timerfd set to absolute
  * deadlines. Shared by the RTDE server (server.c) and the UDP mode (udp.c).
  */
-#ifndef RTL_SIM_TIMER_H
-#define RTL_SIM_TIMER_H
+#ifndef SIM_TIMER_H
+#define SIM_TIMER_H
 
 #include <stdint.h>
 #include <sys/timerfd.h>
@@ -18,7 +18,7 @@
  * clears the expirations counted so far, so the fd needs no read(2) after
  * one. *@armed = -1 forces the next call to set it.
  */
-static inline void rtl_sim_timer_arm(int fd, int64_t *armed, int64_t at)
+static inline void sim_timer_arm(int fd, int64_t *armed, int64_t at)
 {
 	struct itimerspec its = { .it_value = rtl_time_to_timespec(at) };
 
@@ -31,4 +31,4 @@ static inline void rtl_sim_timer_arm(int fd, int64_t *armed, int64_t at)
 	*armed = at;
 }
 
-#endif /* RTL_SIM_TIMER_H */
+#endif /* SIM_TIMER_H */

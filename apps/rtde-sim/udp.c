@@ -34,9 +34,9 @@
 
 enum { TAG_SOCK = 1, TAG_TIMER, TAG_STOP };
 
-struct rtl_sim_udp {
-	struct rtl_sim_udp_opts opts;
-	struct rtl_sim_robot robot;
+struct sim_udp {
+	struct sim_udp_opts opts;
+	struct sim_robot robot;
 	int fd, epoll_fd, timer_fd, stop_fd;
 	uint16_t port;
 
@@ -54,16 +54,16 @@ struct rtl_sim_udp {
 	bool have_cmd_seq;
 	uint64_t last_cmd_seq;
 	uint64_t last_echo_seq;
-	struct rtl_sim_udp_loss loss;
+	struct sim_udp_loss loss;
 	struct rtl_udp_limits limits;
-	struct rtl_sim_udp_rate alarm_rate[ALARM_CODES];
+	struct sim_udp_rate alarm_rate[ALARM_CODES];
 	uint64_t alarm_seq; /* the session's alarms sent */
 	struct {
 		uint64_t seq;
 		int64_t sent_ns;
 	} echo[ECHO_RING];
 
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_stats st;
 	struct rtl_hist echo_hist;
 	struct rtl_udp_state state;
 	uint8_t tx[RTL_UDP_MAX_DATAGRAM];
@@ -73,12 +73,12 @@ struct rtl_sim_udp {
 	bool thread_started;
 	int result;
 	pthread_mutex_t lock; /* guards snap */
-	struct rtl_sim_udp_stats snap;
+	struct sim_udp_stats snap;
 };
 
 /* ---- pure pieces ---------------------------------------------------------------------- */
 
-void rtl_sim_udp_zyz(const double R[9], double abc[3])
+void sim_udp_zyz(const double R[9], double abc[3])
 {
 	double sb = hypot(R[2], R[5]);
 
@@ -102,8 +102,8 @@ static void pose_to_doosan(const double p[6], float out[6])
 {
 	double R[9], abc[3];
 
-	rtl_sim_robot_rotvec_to_matrix(p + 3, R);
-	rtl_sim_udp_zyz(R, abc);
+	sim_robot_rotvec_to_matrix(p + 3, R);
+	sim_udp_zyz(R, abc);
 	for (int i = 0; i < 3; i++) {
 		out[i] = (float)(p[i] * 1000.0);
 		out[i + 3] = (float)(abc[i] * DEG);
@@ -131,7 +131,7 @@ static void f6(const double in[6], float out[6])
 		out[i] = (float)in[i];
 }
 
-void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct rtl_udp_state *s)
+void sim_udp_fill_state(const struct sim_robot *r, double time_s, struct rtl_udp_state *s)
 {
 	double flange[6], jac[36], jac0[36], fv[6] = { 0 };
 	bool moving = false;
@@ -144,9 +144,9 @@ void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct
 	deg6(r->actual_qd, s->actual_joint_velocity_abs);
 	pose_to_doosan(r->actual_TCP_pose, s->actual_tcp_position);
 	speed_to_doosan(r->actual_TCP_speed, s->actual_tcp_velocity);
-	rtl_sim_robot_fk(r->actual_q, NULL, flange);
+	sim_robot_fk(r->actual_q, NULL, flange);
 	pose_to_doosan(flange, s->actual_flange_position);
-	rtl_sim_robot_jacobian(r->actual_q, NULL, jac0);
+	sim_robot_jacobian(r->actual_q, NULL, jac0);
 	for (int i = 0; i < 6; i++)
 		for (int j = 0; j < 6; j++)
 			fv[i] += jac0[6 * i + j] * r->actual_qd[j];
@@ -163,7 +163,7 @@ void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct
 	pose_to_doosan(r->target_TCP_pose, s->target_tcp_position);
 	speed_to_doosan(r->target_TCP_speed, s->target_tcp_velocity);
 	/* The Jacobian as the plant computes it: SI (m/rad, rad/rad). */
-	rtl_sim_robot_jacobian(r->actual_q, r->tcp_offset, jac);
+	sim_robot_jacobian(r->actual_q, r->tcp_offset, jac);
 	for (int i = 0; i < 36; i++)
 		s->jacobian_matrix[i / 6][i % 6] = (float)jac[i];
 	/* Doosan's operation speed rate is the pendant's speed override, 1-100 %:
@@ -214,10 +214,10 @@ static double ramp_acc(const double acc[], const double dv[], int n, double scal
 	return sqrt(sum);
 }
 
-int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_udp_cmd *c, int32_t seq,
+int sim_udp_apply(struct sim_robot *r, const struct rtl_udp_cmd *c, int32_t seq,
 		      int64_t now_ns)
 {
-	struct rtl_sim_robot_cmd cmd = { .seq = seq, .mode = RTL_RTDE_CMD_IDLE };
+	struct sim_robot_cmd cmd = { .seq = seq, .mode = RTL_RTDE_CMD_IDLE };
 	double dv[6] = { 0 }, period = (double)r->cfg.period_ns * 1e-9, tau;
 	bool unsupported = false;
 	int ret;
@@ -264,7 +264,7 @@ int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_udp_cmd *c, int3
 	default:
 		break; /* NONE: a heartbeat only */
 	}
-	ret = rtl_sim_robot_command(r, &cmd, now_ns);
+	ret = sim_robot_command(r, &cmd, now_ns);
 	if (ret < 0)
 		return ret;
 	return unsupported ? -ENOTSUP : 0;
@@ -278,7 +278,7 @@ static void keep_or_take(double *cur, double in)
 		*cur = in;
 }
 
-void rtl_sim_udp_limits_merge(struct rtl_udp_limits *cur, const struct rtl_udp_limits *in)
+void sim_udp_limits_merge(struct rtl_udp_limits *cur, const struct rtl_udp_limits *in)
 {
 	for (int i = 0; i < 2; i++) {
 		keep_or_take(&cur->velx[i], in->velx[i]);
@@ -303,15 +303,15 @@ static double axis_limit(const double j[6], const double x[2], bool joint, int i
 }
 
 /* The robot's target speed on axis @i in the command's Doosan units. */
-static double target_speed(const struct rtl_sim_robot *r, bool joint, int i)
+static double target_speed(const struct sim_robot *r, bool joint, int i)
 {
 	if (joint)
 		return r->target_qd[i] * DEG;
 	return r->target_TCP_speed[i] * (i < 3 ? 1000.0 : DEG);
 }
 
-bool rtl_sim_udp_clamp(const struct rtl_udp_limits *l, const struct rtl_sim_robot *r,
-		       struct rtl_udp_cmd *c, struct rtl_sim_udp_clamp *out)
+bool sim_udp_clamp(const struct rtl_udp_limits *l, const struct sim_robot *r,
+		       struct rtl_udp_cmd *c, struct sim_udp_clamp *out)
 {
 	bool joint = c->mode == RTL_UDP_MODE_SPEEDJ;
 
@@ -359,7 +359,7 @@ bool rtl_sim_udp_clamp(const struct rtl_udp_limits *l, const struct rtl_sim_robo
 	return out->vel || out->acc;
 }
 
-const char *rtl_sim_udp_clamp_text(enum rtl_udp_mode mode, const struct rtl_sim_udp_clamp *cl,
+const char *sim_udp_clamp_text(enum rtl_udp_mode mode, const struct sim_udp_clamp *cl,
 				   bool acc, char *buf, size_t len)
 {
 	int i = acc ? cl->acc_axis : cl->vel_axis;
@@ -375,13 +375,13 @@ const char *rtl_sim_udp_clamp_text(enum rtl_udp_mode mode, const struct rtl_sim_
 	return buf;
 }
 
-void rtl_sim_udp_loss_command(struct rtl_sim_udp_loss *l)
+void sim_udp_loss_command(struct sim_udp_loss *l)
 {
 	l->armed = true;
 	l->fresh = true;
 }
 
-bool rtl_sim_udp_loss_cycle(struct rtl_sim_udp_loss *l, bool late)
+bool sim_udp_loss_cycle(struct sim_udp_loss *l, bool late)
 {
 	if (!l->armed || late)
 		return false;
@@ -395,7 +395,7 @@ bool rtl_sim_udp_loss_cycle(struct rtl_sim_udp_loss *l, bool late)
 	return l->count > 0 && l->misses > (uint32_t)l->count;
 }
 
-bool rtl_sim_udp_rate_ok(struct rtl_sim_udp_rate *r, int64_t now_ns, int64_t interval_ns)
+bool sim_udp_rate_ok(struct sim_udp_rate *r, int64_t now_ns, int64_t interval_ns)
 {
 	if (r->any && now_ns - r->last_ns < interval_ns)
 		return false;
@@ -412,7 +412,7 @@ static bool same_peer(const struct sockaddr_in *a, const struct sockaddr_in *b)
 }
 
 /* True when the datagram went out. */
-static bool send_to_peer(struct rtl_sim_udp *u, const uint8_t *buf, int len)
+static bool send_to_peer(struct sim_udp *u, const uint8_t *buf, int len)
 {
 	if (len <= 0)
 		return false;
@@ -424,7 +424,7 @@ static bool send_to_peer(struct rtl_sim_udp *u, const uint8_t *buf, int len)
 	return true;
 }
 
-static void send_alarm(struct rtl_sim_udp *u, enum rtl_udp_alarm_level level,
+static void send_alarm(struct sim_udp *u, enum rtl_udp_alarm_level level,
 		       enum rtl_udp_alarm_code code, const char *text, int64_t now)
 {
 	struct rtl_udp_alarm a = { .level = level, .group = RTL_UDP_ALARM_GROUP_RT, .code = code };
@@ -443,13 +443,13 @@ static void send_alarm(struct rtl_sim_udp *u, enum rtl_udp_alarm_level level,
  * clock (the cycle the command acts in x period, the states' clock), so
  * that the count depends on the cycles, not on how the host schedules us.
  */
-static void send_alarm_rated(struct rtl_sim_udp *u, enum rtl_udp_alarm_level level,
+static void send_alarm_rated(struct sim_udp *u, enum rtl_udp_alarm_level level,
 			     enum rtl_udp_alarm_code code, const char *text, int64_t now,
 			     uint64_t *suppressed)
 {
 	int64_t sim_ns = (int64_t)u->cycle * u->opts.period_ns;
 
-	if (!rtl_sim_udp_rate_ok(&u->alarm_rate[code % ALARM_CODES], sim_ns, RTL_NS_PER_SEC)) {
+	if (!sim_udp_rate_ok(&u->alarm_rate[code % ALARM_CODES], sim_ns, RTL_NS_PER_SEC)) {
 		(*suppressed)++;
 		return;
 	}
@@ -458,19 +458,19 @@ static void send_alarm_rated(struct rtl_sim_udp *u, enum rtl_udp_alarm_level lev
 
 /* The end of RT control, the client's BYE or the loss count's: stop, and
  * stop watching the heartbeat (a new one, watchdog off). */
-static void stop_robot(struct rtl_sim_udp *u, int64_t now)
+static void stop_robot(struct sim_udp *u, int64_t now)
 {
-	struct rtl_sim_robot_cmd stop = { .mode = RTL_RTDE_CMD_STOP,
+	struct sim_robot_cmd stop = { .mode = RTL_RTDE_CMD_STOP,
 					  .seq = u->robot.last_seq + 1,
 					  .watchdog_ms = -1 };
 
-	rtl_sim_robot_command(&u->robot, &stop, now);
+	sim_robot_command(&u->robot, &stop, now);
 }
 
 /* More than loss_count periods without a command: ALARM, BYE, stop, end
  * (set_rt_control_input's loss count). @seq is this cycle's state number,
  * which no state carries: the BYE does. */
-static void end_by_loss(struct rtl_sim_udp *u, uint64_t seq, int64_t now)
+static void end_by_loss(struct sim_udp *u, uint64_t seq, int64_t now)
 {
 	char text[RTL_UDP_ALARM_TEXT];
 	int len;
@@ -487,7 +487,7 @@ static void end_by_loss(struct rtl_sim_udp *u, uint64_t seq, int64_t now)
 	u->client = false;
 }
 
-static void on_hello(struct rtl_sim_udp *u, const struct sockaddr_in *from,
+static void on_hello(struct sim_udp *u, const struct sockaddr_in *from,
 		     const struct rtl_udp_hello *hi, int64_t now)
 {
 	struct rtl_udp_hello w = { .period_ns = (uint32_t)u->opts.period_ns };
@@ -529,30 +529,30 @@ static void on_hello(struct rtl_sim_udp *u, const struct sockaddr_in *from,
 }
 
 /* A command the robot took was clamped: count it, tell the client. */
-static void on_clamp(struct rtl_sim_udp *u, enum rtl_udp_mode mode,
-		     const struct rtl_sim_udp_clamp *cl, int64_t now)
+static void on_clamp(struct sim_udp *u, enum rtl_udp_mode mode,
+		     const struct sim_udp_clamp *cl, int64_t now)
 {
 	char text[RTL_UDP_ALARM_TEXT];
 
 	if (cl->vel) {
 		u->st.vel_clamped++;
 		send_alarm_rated(u, RTL_UDP_ALARM_INFO, RTL_UDP_ALARM_VEL_LIMIT,
-				 rtl_sim_udp_clamp_text(mode, cl, false, text, sizeof(text)), now,
+				 sim_udp_clamp_text(mode, cl, false, text, sizeof(text)), now,
 				 &u->st.limit_alarms_suppressed);
 	}
 	if (cl->acc) {
 		u->st.acc_clamped++;
 		send_alarm_rated(u, RTL_UDP_ALARM_INFO, RTL_UDP_ALARM_ACC_LIMIT,
-				 rtl_sim_udp_clamp_text(mode, cl, true, text, sizeof(text)), now,
+				 sim_udp_clamp_text(mode, cl, true, text, sizeof(text)), now,
 				 &u->st.limit_alarms_suppressed);
 	}
 }
 
-static void on_command(struct rtl_sim_udp *u, const struct rtl_udp_header *h,
+static void on_command(struct sim_udp *u, const struct rtl_udp_header *h,
 		       const struct rtl_udp_cmd *c, int64_t now)
 {
 	struct rtl_udp_cmd run = *c; /* what the robot gets: within the limits */
-	struct rtl_sim_udp_clamp cl;
+	struct sim_udp_clamp cl;
 	bool clamped;
 	int ret;
 
@@ -583,7 +583,7 @@ static void on_command(struct rtl_sim_udp *u, const struct rtl_udp_header *h,
 		u->st.commands_lost += h->seq - u->last_cmd_seq - 1;
 	u->have_cmd_seq = true;
 	u->last_cmd_seq = h->seq;
-	rtl_sim_udp_loss_command(&u->loss);
+	sim_udp_loss_command(&u->loss);
 	if (c->mode < RTL_UDP_MODE_COUNT)
 		u->st.mode_count[c->mode]++;
 	if (c->echo_seq > u->last_echo_seq) {
@@ -597,8 +597,8 @@ static void on_command(struct rtl_sim_udp *u, const struct rtl_udp_header *h,
 		}
 		u->last_echo_seq = c->echo_seq;
 	}
-	clamped = rtl_sim_udp_clamp(&u->limits, &u->robot, &run, &cl);
-	ret = rtl_sim_udp_apply(&u->robot, &run, (int32_t)(uint32_t)h->seq, now);
+	clamped = sim_udp_clamp(&u->limits, &u->robot, &run, &cl);
+	ret = sim_udp_apply(&u->robot, &run, (int32_t)(uint32_t)h->seq, now);
 	if (ret == -ENOTSUP) {
 		u->st.unsupported++;
 		send_alarm_rated(u, RTL_UDP_ALARM_WARN, RTL_UDP_ALARM_UNSUPPORTED,
@@ -612,7 +612,7 @@ static void on_command(struct rtl_sim_udp *u, const struct rtl_udp_header *h,
 	}
 }
 
-static void on_limits(struct rtl_sim_udp *u, size_t len, int64_t now)
+static void on_limits(struct sim_udp *u, size_t len, int64_t now)
 {
 	struct rtl_udp_limits l;
 	int ret = rtl_udp_decode_limits(u->rx, len, NULL, &l);
@@ -626,11 +626,11 @@ static void on_limits(struct rtl_sim_udp *u, size_t len, int64_t now)
 		u->st.bad_in++;
 		return;
 	}
-	rtl_sim_udp_limits_merge(&u->limits, &l);
+	sim_udp_limits_merge(&u->limits, &l);
 	u->st.limits_in++;
 }
 
-static void on_datagram(struct rtl_sim_udp *u, size_t len, const struct sockaddr_in *from,
+static void on_datagram(struct sim_udp *u, size_t len, const struct sockaddr_in *from,
 			int64_t now)
 {
 	struct rtl_udp_header h;
@@ -670,7 +670,7 @@ static void on_datagram(struct rtl_sim_udp *u, size_t len, const struct sockaddr
 }
 
 /* The robot's command time-out tripped: tell the client (once per trip). */
-static void on_watchdog(struct rtl_sim_udp *u, int64_t now)
+static void on_watchdog(struct sim_udp *u, int64_t now)
 {
 	char text[RTL_UDP_ALARM_TEXT];
 
@@ -688,20 +688,20 @@ static void on_watchdog(struct rtl_sim_udp *u, int64_t now)
  * late because the host stalled us, and the client, which had no state to
  * answer meanwhile, is not blamed for them by the loss count.
  */
-static void cycle(struct rtl_sim_udp *u, int64_t now, bool send, bool on_time)
+static void cycle(struct sim_udp *u, int64_t now, bool send, bool on_time)
 {
 	uint64_t k = u->cycle++;
 	uint32_t every = u->opts.skip_every;
 	uint64_t seq;
 	int len;
 
-	if (rtl_sim_robot_step(&u->robot, now) & RTL_SIM_ROBOT_EV_WATCHDOG)
+	if (sim_robot_step(&u->robot, now) & SIM_ROBOT_EV_WATCHDOG)
 		on_watchdog(u, now);
 	u->st.cycles++;
 	if (!u->client)
 		return;
 	seq = k - u->session_cycle0 + 1;
-	if (rtl_sim_udp_loss_cycle(&u->loss, !on_time)) {
+	if (sim_udp_loss_cycle(&u->loss, !on_time)) {
 		end_by_loss(u, seq, now);
 		return;
 	}
@@ -713,7 +713,7 @@ static void cycle(struct rtl_sim_udp *u, int64_t now, bool send, bool on_time)
 		u->st.states_skipped++;
 		return;
 	}
-	rtl_sim_udp_fill_state(&u->robot,
+	sim_udp_fill_state(&u->robot,
 			       u->opts.start_time_s +
 				       (double)u->robot.cycles * ((double)u->opts.period_ns * 1e-9),
 			       &u->state);
@@ -729,31 +729,31 @@ static void cycle(struct rtl_sim_udp *u, int64_t now, bool send, bool on_time)
 
 /* ---- the driver ---------------------------------------------------------------------------- */
 
-void rtl_sim_udp_opts_default(struct rtl_sim_udp_opts *o)
+void sim_udp_opts_default(struct sim_udp_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->port = RTL_UDP_DEFAULT_PORT;
 	o->period_ns = RTL_NS_PER_MS;
 	o->client_timeout_ns = RTL_NS_PER_SEC;
-	rtl_sim_robot_config_default(&o->robot);
+	sim_robot_config_default(&o->robot);
 }
 
 /* Deadline of cycle @k: on the grid from t0, never "now + period". */
-static int64_t deadline(const struct rtl_sim_udp *u, uint64_t k)
+static int64_t deadline(const struct sim_udp *u, uint64_t k)
 {
 	return u->t0 + (int64_t)k * u->opts.period_ns;
 }
 
-static int ep_add(struct rtl_sim_udp *u, int fd, uint64_t tag)
+static int ep_add(struct sim_udp *u, int fd, uint64_t tag)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
 
 	return epoll_ctl(u->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-int rtl_sim_udp_create(struct rtl_sim_udp **out, const struct rtl_sim_udp_opts *o)
+int sim_udp_create(struct sim_udp **out, const struct sim_udp_opts *o)
 {
-	struct rtl_sim_udp *u;
+	struct sim_udp *u;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t salen = sizeof(sa);
 	int err;
@@ -775,7 +775,7 @@ int rtl_sim_udp_create(struct rtl_sim_udp **out, const struct rtl_sim_udp_opts *
 	u->opts.robot.period_ns = u->opts.period_ns;
 	pthread_mutex_init(&u->lock, NULL);
 	rtl_hist_init(&u->echo_hist);
-	err = rtl_sim_robot_init(&u->robot, &u->opts.robot);
+	err = sim_robot_init(&u->robot, &u->opts.robot);
 	if (err)
 		goto err_destroy;
 	if (inet_pton(AF_INET, u->opts.bind, &sa.sin_addr) != 1) {
@@ -802,16 +802,16 @@ int rtl_sim_udp_create(struct rtl_sim_udp **out, const struct rtl_sim_udp_opts *
 err_errno:
 	err = -errno;
 err_destroy:
-	rtl_sim_udp_destroy(u);
+	sim_udp_destroy(u);
 	return err;
 }
 
-uint16_t rtl_sim_udp_port(const struct rtl_sim_udp *u)
+uint16_t sim_udp_port(const struct sim_udp *u)
 {
 	return u->port;
 }
 
-static void read_all(struct rtl_sim_udp *u)
+static void read_all(struct sim_udp *u)
 {
 	for (int i = 0; i < READS_PER_WAKE; i++) {
 		struct sockaddr_in from;
@@ -828,16 +828,16 @@ static void read_all(struct rtl_sim_udp *u)
 	}
 }
 
-static void publish(struct rtl_sim_udp *u)
+static void publish(struct sim_udp *u)
 {
 	u->st.client = u->client;
-	rtl_sim_robot_summarize(&u->robot, &u->st.robot);
+	sim_robot_summarize(&u->robot, &u->st.robot);
 	pthread_mutex_lock(&u->lock);
 	u->snap = u->st;
 	pthread_mutex_unlock(&u->lock);
 }
 
-int rtl_sim_udp_run(struct rtl_sim_udp *u)
+int sim_udp_run(struct sim_udp *u)
 {
 	struct epoll_event evs[4];
 	int64_t now = rtl_time_now();
@@ -853,7 +853,7 @@ int rtl_sim_udp_run(struct rtl_sim_udp *u)
 		uint64_t next;
 		int n;
 
-		rtl_sim_timer_arm(u->timer_fd, &u->armed, deadline(u, u->cycle));
+		sim_timer_arm(u->timer_fd, &u->armed, deadline(u, u->cycle));
 		n = epoll_wait(u->epoll_fd, evs, 4, 200);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -873,7 +873,7 @@ int rtl_sim_udp_run(struct rtl_sim_udp *u)
 		 * work of ours. */
 		for (next = u->cycle; now >= deadline(u, next); next++)
 			;
-		rtl_sim_timer_arm(u->timer_fd, &u->armed, deadline(u, next));
+		sim_timer_arm(u->timer_fd, &u->armed, deadline(u, next));
 		while (u->cycle < next)
 			cycle(u, now,
 			      (now - deadline(u, u->cycle)) / u->opts.period_ns <= MAX_CATCH_UP,
@@ -888,13 +888,13 @@ int rtl_sim_udp_run(struct rtl_sim_udp *u)
 
 static void *thread_main(void *arg)
 {
-	struct rtl_sim_udp *u = arg;
+	struct sim_udp *u = arg;
 
-	u->result = rtl_sim_udp_run(u);
+	u->result = sim_udp_run(u);
 	return NULL;
 }
 
-int rtl_sim_udp_start(struct rtl_sim_udp *u)
+int sim_udp_start(struct sim_udp *u)
 {
 	int err = pthread_create(&u->thread, NULL, thread_main, u);
 
@@ -904,7 +904,7 @@ int rtl_sim_udp_start(struct rtl_sim_udp *u)
 	return 0;
 }
 
-void rtl_sim_udp_stop(struct rtl_sim_udp *u)
+void sim_udp_stop(struct sim_udp *u)
 {
 	uint64_t one = 1;
 	ssize_t n = write(u->stop_fd, &one, sizeof(one));
@@ -912,7 +912,7 @@ void rtl_sim_udp_stop(struct rtl_sim_udp *u)
 	(void)n;
 }
 
-int rtl_sim_udp_join(struct rtl_sim_udp *u)
+int sim_udp_join(struct sim_udp *u)
 {
 	if (!u->thread_started)
 		return 0;
@@ -921,24 +921,24 @@ int rtl_sim_udp_join(struct rtl_sim_udp *u)
 	return u->result;
 }
 
-void rtl_sim_udp_stats(struct rtl_sim_udp *u, struct rtl_sim_udp_stats *out)
+void sim_udp_stats(struct sim_udp *u, struct sim_udp_stats *out)
 {
 	pthread_mutex_lock(&u->lock);
 	*out = u->snap;
 	pthread_mutex_unlock(&u->lock);
 }
 
-const struct rtl_hist *rtl_sim_udp_echo_hist(const struct rtl_sim_udp *u)
+const struct rtl_hist *sim_udp_echo_hist(const struct sim_udp *u)
 {
 	return &u->echo_hist;
 }
 
-const struct rtl_sim_robot *rtl_sim_udp_robot(const struct rtl_sim_udp *u)
+const struct sim_robot *sim_udp_robot(const struct sim_udp *u)
 {
 	return &u->robot;
 }
 
-void rtl_sim_udp_destroy(struct rtl_sim_udp *u)
+void sim_udp_destroy(struct sim_udp *u)
 {
 	if (!u)
 		return;
@@ -956,8 +956,8 @@ void rtl_sim_udp_destroy(struct rtl_sim_udp *u)
 
 /* ---- the program's UDP mode ------------------------------------------------------------- */
 
-static void report(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port,
-		   const struct rtl_sim_udp_stats *st, const struct rtl_hist *echo, double secs)
+static void report(FILE *f, const struct sim_udp_opts *o, uint16_t port,
+		   const struct sim_udp_stats *st, const struct rtl_hist *echo, double secs)
 {
 	fprintf(f, "rtde-sim --udp: %s:%u, %.0f Hz, Doosan v1.0 state layout, %.3f s\n", o->bind,
 		port, 1e9 / (double)o->period_ns, secs);
@@ -1001,8 +1001,8 @@ static void report(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port,
 		rtl_hist_print(echo, f, "  echo round trip", RTL_NS_PER_US);
 }
 
-static void report_json(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port,
-			const struct rtl_sim_udp_stats *st, const struct rtl_hist *echo,
+static void report_json(FILE *f, const struct sim_udp_opts *o, uint16_t port,
+			const struct sim_udp_stats *st, const struct rtl_hist *echo,
 			double secs)
 {
 	fprintf(f,
@@ -1033,29 +1033,29 @@ static void report_json(FILE *f, const struct rtl_sim_udp_opts *o, uint16_t port
 		st->loss_closed, st->alarms_sent, st->byes_sent, st->limits_in, st->bad_limits,
 		st->vel_clamped, st->acc_clamped, st->limit_alarms_suppressed,
 		st->unsupported_alarms_suppressed);
-	rtl_sim_robot_summary_json(f, &st->robot);
+	sim_robot_summary_json(f, &st->robot);
 	fprintf(f, ",\"echo_latency\":");
 	rtl_hist_write_json(echo, f);
 	fprintf(f, "}\n");
 }
 
-int rtl_sim_udp_report_json(struct rtl_sim_udp *u, FILE *f, double secs)
+int sim_udp_report_json(struct sim_udp *u, FILE *f, double secs)
 {
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_stats st;
 
-	rtl_sim_udp_stats(u, &st);
+	sim_udp_stats(u, &st);
 	report_json(f, &u->opts, u->port, &st, &u->echo_hist, secs);
 	return ferror(f) ? -EIO : 0;
 }
 
-int rtl_sim_udp_main(const struct rtl_sim_udp_opts *o, FILE *out, FILE *json, bool quiet,
-		     struct rtl_sim_udp **running)
+int sim_udp_main(const struct sim_udp_opts *o, FILE *out, FILE *json, bool quiet,
+		     struct sim_udp **running)
 {
-	struct rtl_sim_udp *u;
-	struct rtl_sim_udp_stats st;
+	struct sim_udp *u;
+	struct sim_udp_stats st;
 	int64_t t0;
 	double secs;
-	int err = rtl_sim_udp_create(&u, o);
+	int err = sim_udp_create(&u, o);
 
 	if (err) {
 		fprintf(stderr, "rtde-sim: --udp: cannot serve on %s:%u: %s\n",
@@ -1067,13 +1067,13 @@ int rtl_sim_udp_main(const struct rtl_sim_udp_opts *o, FILE *out, FILE *json, bo
 			u->opts.bind, u->port, 1e9 / (double)u->opts.period_ns);
 	*running = u;
 	t0 = rtl_time_now();
-	err = rtl_sim_udp_run(u);
+	err = sim_udp_run(u);
 	secs = (double)(rtl_time_now() - t0) / 1e9;
 	*running = NULL;
-	rtl_sim_udp_stats(u, &st);
+	sim_udp_stats(u, &st);
 	report(out, &u->opts, u->port, &st, &u->echo_hist, secs);
 	if (json)
 		report_json(json, &u->opts, u->port, &st, &u->echo_hist, secs);
-	rtl_sim_udp_destroy(u);
+	sim_udp_destroy(u);
 	return err;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtl_sim_udp: rtde-sim's UDP mode (`rtde-sim --udp`), a simulated
+ * sim_udp: rtde-sim's UDP mode (`rtde-sim --udp`), a simulated
  * controller that speaks rtloop's 1 kHz UDP stream (<rtloop/udp.h>,
  * docs/udp.md) with the Doosan v1.0 state layout, driving the same UR5e
  * plant as the RTDE server (robot.h).
@@ -9,13 +9,13 @@
  * ------
  * The same split as the RTDE server: pure functions that map between the
  * wire and the robot, and one thin driver thread.
- * - rtl_sim_udp_fill_state() fills the Doosan layout from the robot,
+ * - sim_udp_fill_state() fills the Doosan layout from the robot,
  *   converting units: joints rad -> deg, TCP and flange m -> mm and
  *   rotation vector -> ZYZ Euler angles in deg, speeds likewise (angular
  *   velocity in deg/s about the base axes). What the plant does not model
  *   (the Coriolis and mass matrices, gravity torque alone, singularity,
  *   solution space) is zero.
- * - rtl_sim_udp_apply() turns a COMMAND into the robot's command API:
+ * - sim_udp_apply() turns a COMMAND into the robot's command API:
  *   speedj, speedl and stop directly (deg -> rad, mm -> m; an AUTO
  *   acceleration becomes |target - current| / target_time, or the robot's
  *   default); servoj becomes the robot's servoj tracker with a time
@@ -43,7 +43,7 @@
  *     N > 0 is kept for the session and echoed in the WELCOME (0: off).
  *     From the session's first accepted command on, every control cycle
  *     with no accepted command since the previous one is a miss, any
- *     command resets the run (rtl_sim_udp_loss_cycle()); more than N in a
+ *     command resets the run (sim_udp_loss_cycle()); more than N in a
  *     row sends ALARM LOSS and a BYE, stops the robot as a client's BYE
  *     does and ends the session. Cycles the host made us run late, in a
  *     catch-up after a stall, are the simulator's fault, not the
@@ -52,14 +52,14 @@
  *     session sends one ALARM CMD_TIMEOUT.
  *   - Global RT limits (set_velj_rt, set_accj_rt, set_velx_rt,
  *     set_accx_rt): a LIMITS datagram merges into the session's limits
- *     (rtl_sim_udp_limits_merge(): 0 keeps a value; none at the start of
- *     a session), rtl_sim_udp_clamp() clamps each speedj / speedl
+ *     (sim_udp_limits_merge(): 0 keeps a value; none at the start of
+ *     a session), sim_udp_clamp() clamps each speedj / speedl
  *     velocity and acceleration above its limit (an AUTO acceleration by
  *     its derived value), and the motion goes on, as Doosan's does, with
  *     an INFO ALARM.
  *   - servol (not modelled) sends a WARN ALARM.
  *   The INFO and WARN alarms go out at most once per second per code
- *   (rtl_sim_udp_rate_ok()), on the simulated clock: cycle number x
+ *   (sim_udp_rate_ok()), on the simulated clock: cycle number x
  *   period, the clock of the states' time_stamp, so the count does not
  *   depend on how the host schedules us; the others are counted as
  *   suppressed. An ALARM's sequence number counts the session's alarms
@@ -67,7 +67,7 @@
  *   of the cycle that ended the session (whose state is not sent).
  *
  * Thread safety: the driver thread owns the robot while running;
- * rtl_sim_udp_stats() copies a snapshot published under a mutex, from any
+ * sim_udp_stats() copies a snapshot published under a mutex, from any
  * thread; the echo histogram may be read live.
  */
 #ifndef RTLSIM_UDP_H
@@ -82,7 +82,7 @@
 
 #include "robot.h"
 
-struct rtl_sim_udp_opts {
+struct sim_udp_opts {
 	const char *bind;	   /* NULL: "127.0.0.1" */
 	uint16_t port;		   /* 0: ephemeral */
 	int64_t period_ns;	   /* default 1 ms (1 kHz) */
@@ -92,10 +92,10 @@ struct rtl_sim_udp_opts {
 	uint32_t skip_count;	   /* (0 counts as 1) */
 	int64_t client_timeout_ns; /* silence after which another client may take over; 1 s */
 	/* The plant; period_ns is set from the period above. */
-	struct rtl_sim_robot_config robot;
+	struct sim_robot_config robot;
 };
 
-struct rtl_sim_udp_stats {
+struct sim_udp_stats {
 	uint64_t cycles;	 /* control cycles run */
 	uint64_t overruns;	 /* cycles run late without sending */
 	uint64_t states_sent;	 /* state datagrams sent */
@@ -132,48 +132,48 @@ struct rtl_sim_udp_stats {
 	uint64_t limit_alarms_suppressed;	/* VEL/ACC_LIMIT alarms not sent (1/s per code) */
 	uint64_t unsupported_alarms_suppressed; /* UNSUPPORTED alarms not sent (1/s) */
 	bool client;				/* a session is on */
-	struct rtl_sim_robot_summary robot;
+	struct sim_robot_summary robot;
 };
 
-struct rtl_sim_udp;
+struct sim_udp;
 
 /* The defaults: 127.0.0.1:12347, 1 kHz, no faults, the robot's defaults. */
-void rtl_sim_udp_opts_default(struct rtl_sim_udp_opts *o);
+void sim_udp_opts_default(struct sim_udp_opts *o);
 
 /*
- * Create the simulator and bind its socket now (rtl_sim_udp_port() is
+ * Create the simulator and bind its socket now (sim_udp_port() is
  * valid on return). Returns 0 and sets *@out, or -EINVAL (bad options or
  * robot), -ENOMEM, or -errno of socket/bind/epoll/timerfd.
  */
-int rtl_sim_udp_create(struct rtl_sim_udp **out, const struct rtl_sim_udp_opts *o);
-uint16_t rtl_sim_udp_port(const struct rtl_sim_udp *u);
+int sim_udp_create(struct sim_udp **out, const struct sim_udp_opts *o);
+uint16_t sim_udp_port(const struct sim_udp *u);
 /* Run on the calling thread until stopped or the duration ends. */
-int rtl_sim_udp_run(struct rtl_sim_udp *u);
-int rtl_sim_udp_start(struct rtl_sim_udp *u);
+int sim_udp_run(struct sim_udp *u);
+int sim_udp_start(struct sim_udp *u);
 /* Async-signal-safe, any thread. */
-void rtl_sim_udp_stop(struct rtl_sim_udp *u);
-int rtl_sim_udp_join(struct rtl_sim_udp *u);
-void rtl_sim_udp_stats(struct rtl_sim_udp *u, struct rtl_sim_udp_stats *out);
-const struct rtl_hist *rtl_sim_udp_echo_hist(const struct rtl_sim_udp *u);
+void sim_udp_stop(struct sim_udp *u);
+int sim_udp_join(struct sim_udp *u);
+void sim_udp_stats(struct sim_udp *u, struct sim_udp_stats *out);
+const struct rtl_hist *sim_udp_echo_hist(const struct sim_udp *u);
 /* The robot: read it only while the driver is not running. */
-const struct rtl_sim_robot *rtl_sim_udp_robot(const struct rtl_sim_udp *u);
-void rtl_sim_udp_destroy(struct rtl_sim_udp *u);
+const struct sim_robot *sim_udp_robot(const struct sim_udp *u);
+void sim_udp_destroy(struct sim_udp *u);
 
 /* ---- pure pieces (unit-testable) ------------------------------------------------ */
 
 /* Rotation matrix (row-major) to ZYZ Euler angles (rad): R = Rz(a) Ry(b)
  * Rz(c), b in [0, pi]; at b = 0 or pi, c = 0. */
-void rtl_sim_udp_zyz(const double R[9], double abc[3]);
+void sim_udp_zyz(const double R[9], double abc[3]);
 
 /* The Doosan v1.0 state of @r at controller time @time_s. */
-void rtl_sim_udp_fill_state(const struct rtl_sim_robot *r, double time_s, struct rtl_udp_state *s);
+void sim_udp_fill_state(const struct sim_robot *r, double time_s, struct rtl_udp_state *s);
 
 /*
  * Apply command @c (Doosan units) with heartbeat @seq at @now_ns to @r.
  * Returns 0, -ENOTSUP (servol: the robot is told to stop instead), or the
  * robot's -EINVAL / -ESTALE.
  */
-int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_udp_cmd *c, int32_t seq,
+int sim_udp_apply(struct sim_robot *r, const struct rtl_udp_cmd *c, int32_t seq,
 		      int64_t now_ns);
 
 /*
@@ -182,11 +182,11 @@ int rtl_sim_udp_apply(struct rtl_sim_robot *r, const struct rtl_udp_cmd *c, int3
  * Merge a LIMITS datagram's @in into @cur: each value that is not 0
  * replaces the one in @cur, an AUTO included (it stays derived).
  */
-void rtl_sim_udp_limits_merge(struct rtl_udp_limits *cur, const struct rtl_udp_limits *in);
+void sim_udp_limits_merge(struct rtl_udp_limits *cur, const struct rtl_udp_limits *in);
 
-/* What rtl_sim_udp_clamp() clamped: the first axis of each kind, what the
+/* What sim_udp_clamp() clamped: the first axis of each kind, what the
  * command asked there and the limit (Doosan units). */
-struct rtl_sim_udp_clamp {
+struct sim_udp_clamp {
 	bool vel, acc;
 	int vel_axis, acc_axis;
 	double vel_asked, vel_limit;
@@ -206,17 +206,17 @@ struct rtl_sim_udp_clamp {
  * is clamped. Other modes, and non-finite values (the robot refuses
  * them), are left alone. Fills @out; returns its vel | acc. Pure.
  */
-bool rtl_sim_udp_clamp(const struct rtl_udp_limits *l, const struct rtl_sim_robot *r,
-		       struct rtl_udp_cmd *c, struct rtl_sim_udp_clamp *out);
+bool sim_udp_clamp(const struct rtl_udp_limits *l, const struct sim_robot *r,
+		       struct rtl_udp_cmd *c, struct sim_udp_clamp *out);
 
 /* The INFO text of a clamp (@acc: the acceleration's, else the
  * velocity's) of @mode into @buf: "speedj: acc[2] = 900 deg/s^2 is above
  * the limit 500 deg/s^2: clamped". Returns @buf. */
-const char *rtl_sim_udp_clamp_text(enum rtl_udp_mode mode, const struct rtl_sim_udp_clamp *cl,
+const char *sim_udp_clamp_text(enum rtl_udp_mode mode, const struct sim_udp_clamp *cl,
 				   bool acc, char *buf, size_t len);
 
 /* The loss count of a session (set_rt_control_input's `loss`). */
-struct rtl_sim_udp_loss {
+struct sim_udp_loss {
 	int32_t count;	 /* N: the session ends after more than N misses; <= 0: never */
 	bool armed;	 /* the session's first command arrived */
 	bool fresh;	 /* a command arrived since the previous cycle */
@@ -224,7 +224,7 @@ struct rtl_sim_udp_loss {
 };
 
 /* An accepted command arrived. */
-void rtl_sim_udp_loss_command(struct rtl_sim_udp_loss *l);
+void sim_udp_loss_command(struct sim_udp_loss *l);
 /*
  * One control cycle: counts a miss (or ends the run); true when the
  * session must end: more than l->count misses in a row. A @late cycle (one
@@ -232,16 +232,16 @@ void rtl_sim_udp_loss_command(struct rtl_sim_udp_loss *l);
  * due) changes nothing, as the client had no state to answer meanwhile.
  * Pure.
  */
-bool rtl_sim_udp_loss_cycle(struct rtl_sim_udp_loss *l, bool late);
+bool sim_udp_loss_cycle(struct sim_udp_loss *l, bool late);
 
 /* At most one event per @interval_ns: true (and the time kept) when the
  * last one let through is @interval_ns or more before @now_ns, or there
  * was none yet. Pure. */
-struct rtl_sim_udp_rate {
+struct sim_udp_rate {
 	bool any;
 	int64_t last_ns;
 };
-bool rtl_sim_udp_rate_ok(struct rtl_sim_udp_rate *r, int64_t now_ns, int64_t interval_ns);
+bool sim_udp_rate_ok(struct sim_udp_rate *r, int64_t now_ns, int64_t interval_ns);
 
 /* ---- the program's UDP mode ------------------------------------------------------- */
 
@@ -251,15 +251,15 @@ bool rtl_sim_udp_rate_ok(struct rtl_sim_udp_rate *r, int64_t now_ns, int64_t int
  * snapshot, the echo histogram, with @secs the run's length. Any thread,
  * while the driver runs or after. Returns 0, or -EIO when @f failed.
  */
-int rtl_sim_udp_report_json(struct rtl_sim_udp *u, FILE *f, double secs);
+int sim_udp_report_json(struct sim_udp *u, FILE *f, double secs);
 
 /*
  * rtde-sim --udp: create, run until SIGINT/SIGTERM (through
- * rtl_sim_udp_stop() from the caller's handler, see *@running) or the
+ * sim_udp_stop() from the caller's handler, see *@running) or the
  * duration, then print the report to @out (and JSON to @json when not
  * NULL). Returns 0 or -errno.
  */
-int rtl_sim_udp_main(const struct rtl_sim_udp_opts *o, FILE *out, FILE *json, bool quiet,
-		     struct rtl_sim_udp **running);
+int sim_udp_main(const struct sim_udp_opts *o, FILE *out, FILE *json, bool quiet,
+		     struct sim_udp **running);
 
 #endif /* RTLSIM_UDP_H */

@@ -641,7 +641,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->no_dashboard_ok = true;
 			break;
 		case 'p':
-			if (rtl_cli_u64(PROG, "--dashboard-port", optarg, 1, 65535, &port))
+			if (cli_u64(PROG, "--dashboard-port", optarg, 1, 65535, &port))
 				return EXIT_USAGE;
 			o->port = (uint16_t)port;
 			break;
@@ -652,12 +652,12 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->robot_api = true;
 			break;
 		case 'R':
-			if (rtl_cli_u64(PROG, "--robot-api-port", optarg, 1, 65535, &port))
+			if (cli_u64(PROG, "--robot-api-port", optarg, 1, 65535, &port))
 				return EXIT_USAGE;
 			o->api_port = (uint16_t)port;
 			break;
 		case 't':
-			if (rtl_cli_double(PROG, "--timeout", optarg, 0.1, 3600, &o->timeout_s))
+			if (cli_double(PROG, "--timeout", optarg, 0.1, 3600, &o->timeout_s))
 				return EXIT_USAGE;
 			break;
 		case 'u':
@@ -666,27 +666,27 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'V':
 			return -2;
 		default:
-			return rtl_cli_getopt_error(PROG, c, argv);
+			return cli_getopt_error(PROG, c, argv);
 		}
 	}
 	if (optind >= argc)
-		return rtl_cli_usage_error(PROG, "missing command: check, up, stop or down");
-	k = rtl_cli_lookup(argv[optind], cmds, 4);
+		return cli_usage_error(PROG, "missing command: check, up, stop or down");
+	k = cli_lookup(argv[optind], cmds, 4);
 	if (k < 0)
-		return rtl_cli_usage_error(PROG, "unknown command '%s' (check, up, stop or down)",
+		return cli_usage_error(PROG, "unknown command '%s' (check, up, stop or down)",
 					   argv[optind]);
 	o->cmd = (enum cmd)k;
 	if (optind + 1 >= argc)
-		return rtl_cli_usage_error(PROG, "%s: missing HOST", cmds[k]);
+		return cli_usage_error(PROG, "%s: missing HOST", cmds[k]);
 	o->host = argv[optind + 1];
 	if (!*o->host)
-		return rtl_cli_usage_error(PROG, "HOST is empty");
-	if (rtl_cli_extra_args(PROG, optind + 2, argc, argv))
+		return cli_usage_error(PROG, "HOST is empty");
+	if (cli_extra_args(PROG, optind + 2, argc, argv))
 		return EXIT_USAGE;
 	if (o->unlock && o->cmd != CMD_UP)
-		return rtl_cli_usage_error(PROG, "--unlock goes with 'up' only");
+		return cli_usage_error(PROG, "--unlock goes with 'up' only");
 	if (o->no_dashboard_ok && o->cmd != CMD_CHECK)
-		return rtl_cli_usage_error(PROG, "--no-dashboard-ok goes with 'check' only");
+		return cli_usage_error(PROG, "--no-dashboard-ok goes with 'check' only");
 	return EXIT_OK;
 }
 
@@ -705,11 +705,11 @@ int main(int argc, char **argv)
 	if (r == -1)
 		return EXIT_OK;
 	if (r == -2)
-		return rtl_cli_version(PROG);
+		return cli_version(PROG);
 	if (r)
 		return r;
 	quiet = o.quiet;
-	r = rtl_cli_on_stop_signals(on_signal);
+	r = cli_on_stop_signals(on_signal);
 	if (r < 0) {
 		fprintf(stderr, PROG ": cannot catch SIGINT: %s\n", strerror(-r));
 		return EXIT_FAIL;

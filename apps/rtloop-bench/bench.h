@@ -70,7 +70,7 @@ struct bench_cfg {
 	double duration_s;
 	unsigned reps;
 	double rate_hz;			 /* requested output rate */
-	enum rtl_sim_profile_id profile; /* RTDE only */
+	enum sim_profile_id profile; /* RTDE only */
 	const char *outputs;		 /* RTDE output recipe (has `timestamp`) */
 	int cpu_sim, cpu_rx, cpu_worker;
 	int prio_worker;      /* worker and timer floor */

@@ -154,13 +154,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench_cfg *c = &o->cfg;
-	const struct rtl_sim_profile *prof;
+	const struct sim_profile *prof;
 	uint64_t u, cpu[3];
 	int ch, n;
 	double d;
 
 	memset(o, 0, sizeof(*o));
-	c->profile = RTL_SIM_PROFILE_ESERIES;
+	c->profile = SIM_PROFILE_ESERIES;
 	c->prio_worker = DEFAULT_PRIORITY;
 	c->outputs = DEFAULT_OUTPUTS;
 	opterr = 0;
@@ -170,21 +170,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			return EXIT_OK;
 		case 'V':
-			return rtl_cli_version(PROG);
+			return cli_version(PROG);
 		case 't': {
 			/* In enum bench_transport's order. */
 			static const char *const transports[] = { "rtde", "udp" };
-			int k = rtl_cli_lookup(optarg, transports, 2);
+			int k = cli_lookup(optarg, transports, 2);
 
 			if (k < 0)
-				return rtl_cli_bad_value(PROG, "--transport", optarg,
+				return cli_bad_value(PROG, "--transport", optarg,
 							 "rtde or udp");
 			c->transport = (enum bench_transport)k;
 			break;
 		}
 		case 'd':
-			if (rtl_cli_parse_double(optarg, 0, 86400, &d) || d <= 0)
-				return rtl_cli_bad_value(PROG, "--duration", optarg,
+			if (cli_parse_double(optarg, 0, 86400, &d) || d <= 0)
+				return cli_bad_value(PROG, "--duration", optarg,
 							 "seconds in (0, 86400]");
 			c->duration_s = d;
 			o->have_duration = true;
@@ -193,33 +193,33 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->quick = true;
 			break;
 		case 'n':
-			if (rtl_cli_parse_u64(optarg, 1, BENCH_MAX_REPS, &u))
-				return rtl_cli_bad_value(PROG, "--reps", optarg,
+			if (cli_parse_u64(optarg, 1, BENCH_MAX_REPS, &u))
+				return cli_bad_value(PROG, "--reps", optarg,
 							 "an integer from 1 to 51");
 			c->reps = (unsigned)u;
 			o->have_reps = true;
 			break;
 		case 'r':
-			if (rtl_cli_parse_double(optarg, 1, HUGE_VAL, &d))
-				return rtl_cli_bad_value(PROG, "--rate", optarg,
+			if (cli_parse_double(optarg, 1, HUGE_VAL, &d))
+				return cli_bad_value(PROG, "--rate", optarg,
 							 "a rate in Hz, at least 1");
 			c->rate_hz = d;
 			break;
 		case 'P':
-			prof = rtl_sim_profile_find(optarg);
+			prof = sim_profile_find(optarg);
 			if (!prof)
-				return rtl_cli_bad_value(PROG, "--profile", optarg,
+				return cli_bad_value(PROG, "--profile", optarg,
 							 "one of cb3, eseries, polyscope-x");
-			for (int i = 0; i < RTL_SIM_PROFILE_COUNT; i++)
-				if (rtl_sim_profile((enum rtl_sim_profile_id)i) == prof)
-					c->profile = (enum rtl_sim_profile_id)i;
+			for (int i = 0; i < SIM_PROFILE_COUNT; i++)
+				if (sim_profile((enum sim_profile_id)i) == prof)
+					c->profile = (enum sim_profile_id)i;
 			o->have_profile = true;
 			break;
 		case 'c':
 			/* SIM,LOOP means rx and worker both on LOOP. */
-			n = rtl_cli_parse_list(optarg, CPU_SETSIZE - 1, cpu, 2, 3);
+			n = cli_parse_list(optarg, CPU_SETSIZE - 1, cpu, 2, 3);
 			if (n < 0)
-				return rtl_cli_bad_value(PROG, "--cpus", optarg,
+				return cli_bad_value(PROG, "--cpus", optarg,
 							 "SIM,LOOP or SIM,RX,WORKER CPU numbers");
 			c->cpu_sim = (int)cpu[0];
 			c->cpu_rx = (int)cpu[1];
@@ -227,18 +227,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->have_cpus = true;
 			break;
 		case 'p':
-			if (rtl_cli_parse_u64(optarg, 1, 99, &u))
-				return rtl_cli_bad_value(PROG, "--priority", optarg,
+			if (cli_parse_u64(optarg, 1, 99, &u))
+				return cli_bad_value(PROG, "--priority", optarg,
 							 "a SCHED_FIFO priority from 1 to 99");
 			c->prio_worker = (int)u;
 			break;
 		case 'm': {
 			/* In enum bench_mode's order. */
 			static const char *const modes[] = { "auto", "threads", "inline" };
-			int k = rtl_cli_lookup(optarg, modes, 3);
+			int k = cli_lookup(optarg, modes, 3);
 
 			if (k < 0)
-				return rtl_cli_bad_value(PROG, "--mode", optarg,
+				return cli_bad_value(PROG, "--mode", optarg,
 							 "one of auto, threads, inline");
 			c->mode = (enum bench_mode)k;
 			break;
@@ -246,9 +246,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_SPIN:
 		case OPT_SPIN_LEAD:
 			/* Microseconds, 0..100 ms, for either field. */
-			if (rtl_cli_u64(PROG, ch == OPT_SPIN ? "--spin-us" : "--spin-lead-us",
+			if (cli_u64(PROG, ch == OPT_SPIN ? "--spin-us" : "--spin-lead-us",
 					optarg, 0, 100000, &u))
-				return RTL_CLI_EXIT_USAGE;
+				return CLI_EXIT_USAGE;
 			*(ch == OPT_SPIN ? &c->spin_ns : &c->spin_lead_ns) =
 				(int64_t)u * RTL_NS_PER_US;
 			break;
@@ -263,11 +263,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			c->plot = optarg;
 			break;
 		default:
-			return rtl_cli_getopt_error(PROG, ch, argv);
+			return cli_getopt_error(PROG, ch, argv);
 		}
 	}
 	if (optind < argc)
-		return rtl_cli_extra_args(PROG, optind, argc, argv);
+		return cli_extra_args(PROG, optind, argc, argv);
 	return -1;
 }
 
@@ -275,7 +275,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 static int validate(struct opts *o)
 {
 	struct bench_cfg *c = &o->cfg;
-	const struct rtl_sim_profile *prof = rtl_sim_profile(c->profile);
+	const struct sim_profile *prof = sim_profile(c->profile);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t allowed;
 	char buf[64];
@@ -288,7 +288,7 @@ static int validate(struct opts *o)
 	c->phase_ns = llround(c->duration_s * 1e9 / (3.0 * c->reps));
 	if (c->phase_ns < MIN_PHASE_NS) {
 		snprintf(buf, sizeof(buf), "%g", c->duration_s);
-		return rtl_cli_bad_value(
+		return cli_bad_value(
 			PROG, "--duration", buf,
 			"each phase of each repetition needs at least 0.1 s (duration >= "
 			"0.3 s times --reps)");
@@ -296,16 +296,16 @@ static int validate(struct opts *o)
 
 	if (c->transport == BENCH_UDP) {
 		if (o->have_profile)
-			return rtl_cli_bad_value(PROG, "--profile",
-						 rtl_sim_profile(c->profile)->name,
+			return cli_bad_value(PROG, "--profile",
+						 sim_profile(c->profile)->name,
 						 "applies to --transport rtde only");
 		if (o->have_outputs)
-			return rtl_cli_bad_value(PROG, "--outputs", c->outputs,
+			return cli_bad_value(PROG, "--outputs", c->outputs,
 						 "applies to --transport rtde only");
 		c->rate_hz = c->rate_hz > 0 ? c->rate_hz : UDP_DEFAULT_HZ;
 		if (c->rate_hz > UDP_MAX_HZ) {
 			snprintf(buf, sizeof(buf), "%g", c->rate_hz);
-			return rtl_cli_bad_value(PROG, "--rate", buf,
+			return cli_bad_value(PROG, "--rate", buf,
 						 "above the UDP stream's 1000 Hz");
 		}
 		/* The simulator streams at any period: no divisor rule. */
@@ -317,7 +317,7 @@ static int validate(struct opts *o)
 		c->rate_hz = c->rate_hz > 0 ? c->rate_hz : (double)prof->frequency_hz;
 		if (c->rate_hz > prof->frequency_hz) {
 			snprintf(buf, sizeof(buf), "%g", c->rate_hz);
-			return rtl_cli_bad_value(PROG, "--rate", buf,
+			return cli_bad_value(PROG, "--rate", buf,
 						 "above the profile's maximum rate");
 		}
 		c->divisor = rtl_rtde_output_divisor((double)prof->frequency_hz, c->rate_hz);
@@ -349,7 +349,7 @@ static int validate(struct opts *o)
 			if (!CPU_ISSET(cpus[i], &allowed)) {
 				snprintf(buf, sizeof(buf), "%d,%d,%d", c->cpu_sim, c->cpu_rx,
 					 c->cpu_worker);
-				return rtl_cli_bad_value(PROG, "--cpus", buf,
+				return cli_bad_value(PROG, "--cpus", buf,
 							 "a CPU this process may not run on");
 			}
 	}
@@ -360,11 +360,11 @@ static int validate(struct opts *o)
 		c->in_size = RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE;
 	} else {
 		if (!strstr(c->outputs, "timestamp"))
-			return rtl_cli_bad_value(PROG, "--outputs", c->outputs,
+			return cli_bad_value(PROG, "--outputs", c->outputs,
 						 "the recipe must hold timestamp (the echo)");
 		ret = bench_package_size(c->outputs, true, &c->out_size);
 		if (ret < 0)
-			return rtl_cli_bad_value(PROG, "--outputs", c->outputs,
+			return cli_bad_value(PROG, "--outputs", c->outputs,
 						 "not a valid output recipe");
 		ret = bench_package_size(RTL_RTDE_CMD_ECHO_RECIPE, false, &c->in_size);
 		if (ret < 0) {
@@ -374,9 +374,9 @@ static int validate(struct opts *o)
 		}
 	}
 	if (c->plot && !*c->plot)
-		return rtl_cli_bad_value(PROG, "--plot", c->plot, "needs a file name");
+		return cli_bad_value(PROG, "--plot", c->plot, "needs a file name");
 	if (c->json && !*c->json)
-		return rtl_cli_bad_value(PROG, "--json", c->json, "needs a file name");
+		return cli_bad_value(PROG, "--json", c->json, "needs a file name");
 	return -1;
 }
 
@@ -444,7 +444,7 @@ int main(int argc, char **argv)
 	struct rtl_doctor_finding findings[RTL_DOCTOR_MAX_FINDINGS];
 	struct rtl_error err = { 0 };
 	struct progress pr = { 0 };
-	const struct rtl_sim_profile *prof;
+	const struct sim_profile *prof;
 	char machine[512], cpu_model[128], why[1200];
 	char *doctor_json = NULL;
 	size_t doctor_len = 0;
@@ -464,7 +464,7 @@ int main(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
-	prof = rtl_sim_profile(cfg->profile);
+	prof = sim_profile(cfg->profile);
 
 	/* 2. Lock memory: every later allocation is locked and faulted in. */
 	if (rtl_mem_lock_all(&err) == 0) {
@@ -503,8 +503,8 @@ int main(int argc, char **argv)
 			goto err_oom;
 
 	/* The context first: machine, kernel, CPUs, what real time we got. */
-	rtl_bench_machine(machine, sizeof(machine), true);
-	rtl_bench_cpu_model(cpu_model, sizeof(cpu_model));
+	bench_machine(machine, sizeof(machine), true);
+	bench_cpu_model(cpu_model, sizeof(cpu_model));
 	fprintf(out, PROG ": %s\n  cpu: %s\n", machine, cpu_model);
 	nf = rtl_doctor_run(NULL, findings, RTL_DOCTOR_MAX_FINDINGS);
 	if (nf > 0) {

@@ -571,16 +571,16 @@ static int echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void
 
 static void *sim_main(void *arg)
 {
-	struct rtl_sim_server *srv = arg;
+	struct sim_server *srv = arg;
 
-	return (void *)(intptr_t)rtl_sim_server_run(srv);
+	return (void *)(intptr_t)sim_server_run(srv);
 }
 
 static void sim_counts(void *sim, struct sim_counts *c)
 {
-	struct rtl_sim_stats st;
+	struct sim_stats st;
 
-	rtl_sim_server_stats(sim, &st);
+	sim_server_stats(sim, &st);
 	*c = (struct sim_counts){ st.data_sent, st.echoes, st.echo_unmatched, st.overruns,
 				  st.connections };
 }
@@ -588,9 +588,9 @@ static void sim_counts(void *sim, struct sim_counts *c)
 static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
 			 bench_progress_fn progress, void *pctx, char *why, size_t why_len)
 {
-	struct rtl_sim_opts so;
-	struct rtl_sim_server_opts sv = { .port = 0 };
-	struct rtl_sim_server *srv = NULL;
+	struct sim_opts so;
+	struct sim_server_opts sv = { .port = 0 };
+	struct sim_server *srv = NULL;
 	struct rtl_rtde_transport *tr = NULL;
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
@@ -602,10 +602,10 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	int ret;
 
 	/* The simulator, on its own thread, CPU and priority. */
-	rtl_sim_opts_default(&so);
+	sim_opts_default(&so);
 	so.profile = cfg->profile;
 	so.echo_register = RTL_RTDE_CMD_REG_ECHO;
-	ret = rtl_sim_server_create(&srv, &so, &sv);
+	ret = sim_server_create(&srv, &so, &sv);
 	if (ret < 0) {
 		say(why, why_len, ret, "simulator", NULL);
 		goto out;
@@ -619,7 +619,7 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 
 	/* The loop: RTDE transport, echo step. */
 	tc.host = "127.0.0.1";
-	tc.port = rtl_sim_server_port(srv);
+	tc.port = sim_server_port(srv);
 	tc.client.outputs = cfg->outputs;
 	tc.client.inputs[0] = RTL_RTDE_CMD_ECHO_RECIPE;
 	tc.client.frequency = cfg->rate_hz;
@@ -635,20 +635,20 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	lc.step = echo_step;
 	lc.user = &o;
 	ret = measure_ours(cfg, &lc,
-			   &(struct ours_sim){ srv, rtl_sim_server_echo_hist(srv),
-					       rtl_sim_server_wake_hist(srv), sim_counts },
+			   &(struct ours_sim){ srv, sim_server_echo_hist(srv),
+					       sim_server_wake_hist(srv), sim_counts },
 			   rep, rt, progress, pctx, why, why_len);
 
 out:
 	if (sim_running) {
-		rtl_sim_server_stop(srv);
+		sim_server_stop(srv);
 		rtl_thread_join(sim_th, &sim_ret);
 		if (ret == 0 && (intptr_t)sim_ret < 0)
 			ret = say(why, why_len, (int)(intptr_t)sim_ret, "simulator loop", NULL);
 	}
 	if (tr_ready)
 		rtl_rtde_transport_destroy(tr);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 	return ret;
 }
 
@@ -675,16 +675,16 @@ static int udp_echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, 
 
 static void *udp_sim_main(void *arg)
 {
-	struct rtl_sim_udp *sim = arg;
+	struct sim_udp *sim = arg;
 
-	return (void *)(intptr_t)rtl_sim_udp_run(sim);
+	return (void *)(intptr_t)sim_udp_run(sim);
 }
 
 static void udp_sim_counts(void *sim, struct sim_counts *c)
 {
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_stats st;
 
-	rtl_sim_udp_stats(sim, &st);
+	sim_udp_stats(sim, &st);
 	*c = (struct sim_counts){ st.states_sent, st.echoes, st.echo_unmatched, st.overruns,
 				  st.sessions };
 }
@@ -692,8 +692,8 @@ static void udp_sim_counts(void *sim, struct sim_counts *c)
 static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
 			bench_progress_fn progress, void *pctx, char *why, size_t why_len)
 {
-	struct rtl_sim_udp_opts so;
-	struct rtl_sim_udp *sim = NULL;
+	struct sim_udp_opts so;
+	struct sim_udp *sim = NULL;
 	struct rtl_udp_transport *tr = NULL;
 	struct rtl_udp_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
@@ -704,10 +704,10 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	int ret;
 
 	/* rtde-sim --udp, on its own thread, CPU and priority. */
-	rtl_sim_udp_opts_default(&so);
+	sim_udp_opts_default(&so);
 	so.port = 0;
 	so.period_ns = cfg->period_ns;
-	ret = rtl_sim_udp_create(&sim, &so);
+	ret = sim_udp_create(&sim, &so);
 	if (ret < 0) {
 		say(why, why_len, ret, "UDP simulator", NULL);
 		goto out;
@@ -721,7 +721,7 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 
 	/* The loop: UDP transport, echo step. */
 	tc.host = "127.0.0.1";
-	tc.port = rtl_sim_udp_port(sim);
+	tc.port = sim_udp_port(sim);
 	tc.period_ns = cfg->period_ns;
 	ret = rtl_udp_transport_create(&tr, &tc, &err);
 	if (ret < 0) {
@@ -734,19 +734,19 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	/* The UDP mode keeps no wake-up histogram. */
 	ret = measure_ours(
 		cfg, &lc,
-		&(struct ours_sim){ sim, rtl_sim_udp_echo_hist(sim), NULL, udp_sim_counts }, rep,
+		&(struct ours_sim){ sim, sim_udp_echo_hist(sim), NULL, udp_sim_counts }, rep,
 		rt, progress, pctx, why, why_len);
 
 out:
 	if (sim_running) {
-		rtl_sim_udp_stop(sim);
+		sim_udp_stop(sim);
 		rtl_thread_join(sim_th, &sim_ret);
 		if (ret == 0 && (intptr_t)sim_ret < 0)
 			ret = say(why, why_len, (int)(intptr_t)sim_ret, "simulator loop", NULL);
 	}
 	if (tr_ready)
 		rtl_udp_transport_destroy(tr);
-	rtl_sim_udp_destroy(sim);
+	sim_udp_destroy(sim);
 	return ret;
 }
 
@@ -882,5 +882,5 @@ double bench_probe(int a, int b)
 	for (int r = 0; r < PROBE_RUNS; r++)
 		runs[r] = probe_once(a, b);
 	/* The median of the runs that finished (NaN: none did). */
-	return rtl_bench_stat3(runs, PROBE_RUNS).med;
+	return bench_stat3(runs, PROBE_RUNS).med;
 }

@@ -24,7 +24,7 @@
 #include "bench.h"
 #include "benchmark.h"
 
-_Static_assert(BENCH_MAX_REPS <= RTL_BENCH_MAX_VALUES, "rtl_bench_stat3() would drop repetitions");
+_Static_assert(BENCH_MAX_REPS <= BENCH_MAX_VALUES, "bench_stat3() would drop repetitions");
 
 static const char *const hist_names[H_COUNT] = {
 	[H_RT_OURS] = "round_trip_ours",   [H_RT_FLOOR] = "round_trip_floor",
@@ -119,7 +119,7 @@ void bench_hist_diff(struct rtl_hist *d, const struct rtl_hist *end, const struc
 /* ---- text ------------------------------------------------------------------------------------ */
 
 /* Ratios ours / floor of quantile @q in each repetition. */
-static struct rtl_bench_stat3 ratio(struct bench_rep *reps, unsigned n, int ours, int floor, int q,
+static struct bench_stat3 ratio(struct bench_rep *reps, unsigned n, int ours, int floor, int q,
 				    double *per_rep)
 {
 	double v[BENCH_MAX_REPS];
@@ -131,7 +131,7 @@ static struct rtl_bench_stat3 ratio(struct bench_rep *reps, unsigned n, int ours
 		if (per_rep)
 			per_rep[r] = v[r];
 	}
-	return rtl_bench_stat3(v, n);
+	return bench_stat3(v, n);
 }
 
 static void row_us(FILE *f, const char *label, const struct rtl_hist *h)
@@ -153,7 +153,7 @@ static void row_ratio(FILE *f, const char *label, struct bench_rep *reps, unsign
 {
 	fprintf(f, "  %-22s", label);
 	for (int q = 0; q < NQ; q++) {
-		struct rtl_bench_stat3 s = ratio(reps, n, ours, floor, q, NULL);
+		struct bench_stat3 s = ratio(reps, n, ours, floor, q, NULL);
 		char cell[64];
 
 		if (!s.n)
@@ -179,7 +179,7 @@ void bench_report_text(FILE *f, const struct bench_cfg *cfg, struct bench_rep *r
 	unsigned n = cfg->reps;
 	uint64_t sent = 0, echoes = 0, unmatched = 0, frames = 0, wskip = 0, full = 0, wb = 0;
 	uint64_t cskip = 0, over = 0, fsent = 0, fbad = 0;
-	struct rtl_bench_stat3 p99 = ratio(reps, n, H_RT_OURS, H_RT_FLOOR, 1, NULL);
+	struct bench_stat3 p99 = ratio(reps, n, H_RT_OURS, H_RT_FLOOR, 1, NULL);
 	const char *proto = bench_floor_proto(cfg->transport);
 	char label[32];
 
@@ -265,7 +265,7 @@ static void json_ratios(FILE *f, struct bench_rep *reps, unsigned n, int ours, i
 	fputc('{', f);
 	for (int q = 0; q < NQ; q++) {
 		double per[BENCH_MAX_REPS];
-		struct rtl_bench_stat3 s = ratio(reps, n, ours, floor, q, per);
+		struct bench_stat3 s = ratio(reps, n, ours, floor, q, per);
 
 		fprintf(f, "%s\"%s\":{\"median\":", q ? "," : "", q_keys[q]);
 		json_num(f, s.med);
@@ -302,8 +302,8 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg, const struct bench_r
 {
 	static const int stages[] = { H_RX_TO_STEP, H_STEP, H_STEP_TO_SEND, H_INTERARRIVAL,
 				      H_SIM_WAKE };
-	const struct rtl_sim_profile *prof = rtl_sim_profile(cfg->profile);
-	struct rtl_bench_stat3 p99 = ratio(reps, cfg->reps, H_RT_OURS, H_RT_FLOOR, 1, NULL);
+	const struct sim_profile *prof = sim_profile(cfg->profile);
+	struct bench_stat3 p99 = ratio(reps, cfg->reps, H_RT_OURS, H_RT_FLOOR, 1, NULL);
 
 	fputs("{\"tool\":\"" BENCH_PROG "\",\"machine\":{\"system\":", f);
 	rtl_json_string(f, machine);
@@ -445,7 +445,7 @@ static void xrange(FILE *p, const struct rtl_hist *a, const struct rtl_hist *b)
 int bench_plot(const char *path, const struct bench_cfg *cfg, struct rtl_hist *const *total,
 	       char *why, size_t why_len)
 {
-	const struct rtl_sim_profile *prof = rtl_sim_profile(cfg->profile);
+	const struct sim_profile *prof = sim_profile(cfg->profile);
 	int fds[2], status;
 	pid_t pid;
 	FILE *p;

@@ -71,17 +71,17 @@ int main(int argc, char **argv)
 			opts.root = optarg;
 			break;
 		case 'V':
-			return rtl_cli_version(PROG);
+			return cli_version(PROG);
 		default:
-			return rtl_cli_getopt_error(PROG, c, argv);
+			return cli_getopt_error(PROG, c, argv);
 		}
 	}
 	if (optind < argc)
-		return rtl_cli_extra_args(PROG, optind, argc, argv);
+		return cli_extra_args(PROG, optind, argc, argv);
 
 	/* Validate and run. */
 	if (opts.root && !*opts.root)
-		return rtl_cli_usage_error(PROG, "--root needs a directory");
+		return cli_usage_error(PROG, "--root needs a directory");
 	n = rtl_doctor_run(&opts, findings, RTL_DOCTOR_MAX_FINDINGS);
 	if (n < 0) {
 		if (opts.root)

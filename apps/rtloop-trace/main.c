@@ -104,33 +104,33 @@ static int cmd_record(int argc, char **argv)
 			return RTT_EXIT_OK;
 		case 'o':
 			if (!*optarg)
-				return rtl_cli_usage_error(RECORD, "--output needs a directory");
+				return cli_usage_error(RECORD, "--output needs a directory");
 			o.output = optarg;
 			break;
 		case 's':
 			if (!valid_size(optarg))
-				return rtl_cli_bad_value(RECORD, "--subbuf-size", optarg,
+				return cli_bad_value(RECORD, "--subbuf-size", optarg,
 							 "not a size such as 4M or 262144");
 			o.subbuf_size = optarg;
 			break;
 		case 'n':
-			if (rtl_cli_parse_u64(optarg, 1, 1u << 20, &v) || (v & (v - 1)))
-				return rtl_cli_bad_value(RECORD, "--num-subbuf", optarg,
+			if (cli_parse_u64(optarg, 1, 1u << 20, &v) || (v & (v - 1)))
+				return cli_bad_value(RECORD, "--num-subbuf", optarg,
 							 "not a power of two");
 			o.num_subbuf = (unsigned)v;
 			break;
 		case 't':
-			if (rtl_cli_parse_u64(optarg, 0, 3600000, &v))
-				return rtl_cli_bad_value(RECORD, "--register-timeout", optarg,
+			if (cli_parse_u64(optarg, 0, 3600000, &v))
+				return cli_bad_value(RECORD, "--register-timeout", optarg,
 							 "not a count of ms (0..3600000)");
 			o.register_timeout = optarg;
 			break;
 		default:
-			return rtl_cli_getopt_error(RECORD, c, argv);
+			return cli_getopt_error(RECORD, c, argv);
 		}
 	}
 	if (optind >= argc)
-		return rtl_cli_usage_error(
+		return cli_usage_error(
 			RECORD, "no command given (record [OPTIONS] -- COMMAND [ARG...])");
 	o.argv = argv + optind;
 	return rtt_record(&o);
@@ -161,30 +161,30 @@ static int cmd_report(int argc, char **argv)
 			json = true;
 			break;
 		case 'w':
-			if (rtl_cli_u64(REPORT, "--worst", optarg, 0, WORST_MAX, &worst))
+			if (cli_u64(REPORT, "--worst", optarg, 0, WORST_MAX, &worst))
 				return RTT_EXIT_USAGE;
 			break;
 		case 'p':
-			if (rtl_cli_parse_u64(optarg, 1, INT32_MAX, &v))
-				return rtl_cli_bad_value(REPORT, "--pid", optarg,
+			if (cli_parse_u64(optarg, 1, INT32_MAX, &v))
+				return cli_bad_value(REPORT, "--pid", optarg,
 							 "not a process id");
 			pid = (int64_t)v;
 			break;
 		case 'P':
 			if (!*optarg)
-				return rtl_cli_usage_error(REPORT,
+				return cli_usage_error(REPORT,
 							   "--plot needs a file name (FILE.png)");
 			plot = optarg;
 			break;
 		default:
-			return rtl_cli_getopt_error(REPORT, c, argv);
+			return cli_getopt_error(REPORT, c, argv);
 		}
 	}
 	if (optind >= argc)
-		return rtl_cli_usage_error(REPORT,
+		return cli_usage_error(REPORT,
 					   "no trace directory given (report [OPTIONS] DIR)");
 	if (argc - optind > 1)
-		return rtl_cli_extra_args(REPORT, optind + 1, argc, argv);
+		return cli_extra_args(REPORT, optind + 1, argc, argv);
 	dir = argv[optind];
 
 	if (rtt_analysis_init(&a, pid)) {
@@ -248,18 +248,18 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return RTT_EXIT_OK;
 		case 'V':
-			return rtl_cli_version(RTT_PROG);
+			return cli_version(RTT_PROG);
 		default:
-			return rtl_cli_getopt_error(RTT_PROG, c, argv);
+			return cli_getopt_error(RTT_PROG, c, argv);
 		}
 	}
 	if (optind >= argc)
-		return rtl_cli_usage_error(RTT_PROG, "no subcommand given (record or report)");
+		return cli_usage_error(RTT_PROG, "no subcommand given (record or report)");
 	sub = argv[optind];
 	/* Each subcommand parses its own argv, whose argv[0] is its name. */
 	if (strcmp(sub, "record") == 0)
 		return cmd_record(argc - optind, argv + optind);
 	if (strcmp(sub, "report") == 0)
 		return cmd_report(argc - optind, argv + optind);
-	return rtl_cli_usage_error(RTT_PROG, "unknown subcommand '%s' (record or report)", sub);
+	return cli_usage_error(RTT_PROG, "unknown subcommand '%s' (record or report)", sub);
 }

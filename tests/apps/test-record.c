@@ -80,52 +80,52 @@ static char *slurp(const char *p, size_t *len)
 /* ---- the rig ------------------------------------------------------------------------- */
 
 struct rig {
-	struct rtl_sim_server *srv;
+	struct sim_server *srv;
 	struct rtl_rec *rec;
-	struct rtl_rec_result res;
-	struct rtl_sim_stats sim;
+	struct rec_result res;
+	struct sim_stats sim;
 };
 
 /* Start a simulator streaming at 500 Hz for @sim_s seconds (0: until
  * stopped), skipping @skip_count packages every @skip_every cycles. */
 static void sim_start(struct rig *r, double sim_s, uint32_t skip_every, uint32_t skip_count)
 {
-	struct rtl_sim_opts so;
-	struct rtl_sim_server_opts sv = { 0 };
+	struct sim_opts so;
+	struct sim_server_opts sv = { 0 };
 
-	rtl_sim_opts_default(&so);
+	sim_opts_default(&so);
 	so.faults.skip_every = skip_every;
 	so.faults.skip_count = skip_count;
 	sv.duration_s = sim_s;
-	cr_assert_eq(rtl_sim_server_create(&r->srv, &so, &sv), 0);
-	cr_assert_eq(rtl_sim_server_start(r->srv), 0);
+	cr_assert_eq(sim_server_create(&r->srv, &so, &sv), 0);
+	cr_assert_eq(sim_server_start(r->srv), 0);
 }
 
-static void rec_create(struct rig *r, struct rtl_rec_config *cfg)
+static void rig_create(struct rig *r, struct rec_config *cfg)
 {
-	struct rtl_rec_error err = { 0 };
+	struct rec_error err = { 0 };
 
 	cfg->host = "127.0.0.1";
-	cfg->port = rtl_sim_server_port(r->srv);
+	cfg->port = sim_server_port(r->srv);
 	cfg->rt_mode = RTL_LOOP_RT_OFF;
 	cfg->rx_cpu = -1;
-	cr_assert_eq(rtl_rec_create(&r->rec, cfg, &err), 0, "%s", err.msg);
+	cr_assert_eq(rec_create(&r->rec, cfg, &err), 0, "%s", err.msg);
 }
 
-static void rec_run(struct rig *r)
+static void rig_run(struct rig *r)
 {
-	struct rtl_rec_error err = { 0 };
+	struct rec_error err = { 0 };
 
-	cr_assert_eq(rtl_rec_run(r->rec, &r->res, &err), 0, "%s", err.msg);
-	rtl_sim_server_stop(r->srv);
-	rtl_sim_server_join(r->srv);
-	rtl_sim_server_stats(r->srv, &r->sim);
+	cr_assert_eq(rec_run(r->rec, &r->res, &err), 0, "%s", err.msg);
+	sim_server_stop(r->srv);
+	sim_server_join(r->srv);
+	sim_server_stats(r->srv, &r->sim);
 }
 
 static void rig_free(struct rig *r)
 {
-	rtl_rec_destroy(r->rec);
-	rtl_sim_server_destroy(r->srv);
+	rec_destroy(r->rec);
+	sim_server_destroy(r->srv);
 }
 
 /* ---- reading the CSV back in C ------------------------------------------------------------ */
@@ -259,10 +259,10 @@ static int python_check(const char *csv_path, unsigned ncols, unsigned nrows)
 Test(record, every_package_recorded_with_skips_marked, .init = setup_dir, .fini = remove_dir,
      .timeout = 60)
 {
-	struct rtl_rec_config cfg = { 0 };
+	struct rec_config cfg = { 0 };
 	struct rig r = { 0 };
 	char csv_p[128], bin_p[128], dump_p[128];
-	struct rtl_rec_error err = { 0 };
+	struct rec_error err = { 0 };
 	uint64_t dumped = 0, lost_sum = 0;
 	struct csv c;
 	char *a, *b;
@@ -279,11 +279,11 @@ Test(record, every_package_recorded_with_skips_marked, .init = setup_dir, .fini 
 	cfg.frequency = 0;
 	cfg.csv_path = csv_p;
 	cfg.bin_path = bin_p;
-	rec_create(&r, &cfg);
-	rec_run(&r);
+	rig_create(&r, &cfg);
+	rig_run(&r);
 
-	cr_expect_eq(r.res.end, RTL_REC_END_LOST, "ended by the simulator closing (%s)",
-		     rtl_rec_end_name(r.res.end));
+	cr_expect_eq(r.res.end, REC_END_LOST, "ended by the simulator closing (%s)",
+		     rec_end_name(r.res.end));
 	cr_expect_gt(r.res.rows, 800, "about 2 s at 500 Hz: %llu rows",
 		     (unsigned long long)r.res.rows);
 	cr_expect_eq(r.res.rows, r.res.client_data, "rows %llu == packages received %llu",
@@ -336,7 +336,7 @@ Test(record, every_package_recorded_with_skips_marked, .init = setup_dir, .fini 
 		cr_expect_eq(py, 0, "Python's csv module reads the file as record.py's");
 
 	/* The binary recording dumps to the same bytes. */
-	cr_expect_eq(rtl_rec_dump(bin_p, dump_p, true, &dumped, &err), 0, "%s", err.msg);
+	cr_expect_eq(rec_dump(bin_p, dump_p, true, &dumped, &err), 0, "%s", err.msg);
 	cr_expect_eq(dumped, r.res.rows);
 	a = slurp(csv_p, &alen);
 	b = slurp(dump_p, &blen);
@@ -350,7 +350,7 @@ Test(record, every_package_recorded_with_skips_marked, .init = setup_dir, .fini 
 
 Test(record, samples_limit_and_strict_layout, .init = setup_dir, .fini = remove_dir, .timeout = 60)
 {
-	struct rtl_rec_config cfg = { 0 };
+	struct rec_config cfg = { 0 };
 	struct rig r = { 0 };
 	char csv_p[128];
 	struct csv c;
@@ -363,10 +363,10 @@ Test(record, samples_limit_and_strict_layout, .init = setup_dir, .fini = remove_
 	cfg.csv_path = csv_p;
 	cfg.samples = 300;
 	cfg.no_extra_columns = true;
-	rec_create(&r, &cfg);
-	rec_run(&r);
+	rig_create(&r, &cfg);
+	rig_run(&r);
 
-	cr_expect_eq(r.res.end, RTL_REC_END_SAMPLES, "%s", rtl_rec_end_name(r.res.end));
+	cr_expect_eq(r.res.end, REC_END_SAMPLES, "%s", rec_end_name(r.res.end));
 	cr_expect_eq(r.res.rows, 300);
 	cr_expect_leq(r.res.rows, r.res.client_data);
 	cr_expect_eq(r.res.rows + r.res.dropped + r.res.after_stop, r.res.frames);
@@ -385,13 +385,13 @@ Test(record, samples_limit_and_strict_layout, .init = setup_dir, .fini = remove_
 static void *stop_later(void *arg)
 {
 	rtl_time_sleep_until(rtl_time_now() + 600 * RTL_NS_PER_MS);
-	rtl_rec_stop(arg);
+	rec_stop(arg);
 	return NULL;
 }
 
 Test(record, stop_writes_what_was_received, .init = setup_dir, .fini = remove_dir, .timeout = 60)
 {
-	struct rtl_rec_config cfg = { 0 };
+	struct rec_config cfg = { 0 };
 	struct rig r = { 0 };
 	char csv_p[128];
 	pthread_t th;
@@ -403,12 +403,12 @@ Test(record, stop_writes_what_was_received, .init = setup_dir, .fini = remove_di
 	cfg.frequency = 125;
 	cfg.csv_path = csv_p;
 	cfg.duration_ns = 30 * RTL_NS_PER_SEC;
-	rec_create(&r, &cfg);
+	rig_create(&r, &cfg);
 	cr_assert_eq(pthread_create(&th, NULL, stop_later, r.rec), 0);
-	rec_run(&r);
+	rig_run(&r);
 	pthread_join(th, NULL);
 
-	cr_expect_eq(r.res.end, RTL_REC_END_STOPPED, "%s", rtl_rec_end_name(r.res.end));
+	cr_expect_eq(r.res.end, REC_END_STOPPED, "%s", rec_end_name(r.res.end));
 	cr_expect_eq(r.res.info.divisor, 4, "125 Hz is every 4th cycle of 500 Hz");
 	/* About 75 packages in 0.6 s at 125 Hz. */
 	cr_expect_gt(r.res.rows, 10);
@@ -429,7 +429,7 @@ Test(record, stop_writes_what_was_received, .init = setup_dir, .fini = remove_di
 
 Test(record, duration_limit, .init = setup_dir, .fini = remove_dir, .timeout = 60)
 {
-	struct rtl_rec_config cfg = { 0 };
+	struct rec_config cfg = { 0 };
 	struct rig r = { 0 };
 	char bin_p[128];
 
@@ -439,9 +439,9 @@ Test(record, duration_limit, .init = setup_dir, .fini = remove_dir, .timeout = 6
 	cfg.frequency = 0;
 	cfg.bin_path = bin_p;
 	cfg.duration_ns = 500 * RTL_NS_PER_MS;
-	rec_create(&r, &cfg);
-	rec_run(&r);
-	cr_expect_eq(r.res.end, RTL_REC_END_DURATION, "%s", rtl_rec_end_name(r.res.end));
+	rig_create(&r, &cfg);
+	rig_run(&r);
+	cr_expect_eq(r.res.end, REC_END_DURATION, "%s", rec_end_name(r.res.end));
 	/* 250 packages are due in 0.5 s; a loaded machine may connect late,
 	 * and a simulator that fell behind catches up in a burst, so the row
 	 * count has no exact bound in wall time. What is exact: the rows
@@ -457,9 +457,9 @@ Test(record, duration_limit, .init = setup_dir, .fini = remove_dir, .timeout = 6
 
 Test(record, connection_refused_names_the_fix, .init = setup_dir, .fini = remove_dir)
 {
-	struct rtl_rec_config cfg = { 0 };
-	struct rtl_rec_error err = { 0 };
-	struct rtl_rec_result res;
+	struct rec_config cfg = { 0 };
+	struct rec_error err = { 0 };
+	struct rec_result res;
 	struct rtl_rec *rec;
 	struct rig r = { 0 };
 	char csv_p[128];
@@ -467,10 +467,10 @@ Test(record, connection_refused_names_the_fix, .init = setup_dir, .fini = remove
 
 	/* A port that was free a moment ago: nothing listens there. */
 	sim_start(&r, 0, 0, 0);
-	port = rtl_sim_server_port(r.srv);
-	rtl_sim_server_stop(r.srv);
-	rtl_sim_server_join(r.srv);
-	rtl_sim_server_destroy(r.srv);
+	port = sim_server_port(r.srv);
+	sim_server_stop(r.srv);
+	sim_server_join(r.srv);
+	sim_server_destroy(r.srv);
 
 	path(csv_p, sizeof(csv_p), "rec.csv");
 	cfg.host = "127.0.0.1";
@@ -479,11 +479,11 @@ Test(record, connection_refused_names_the_fix, .init = setup_dir, .fini = remove
 	cfg.csv_path = csv_p;
 	cfg.rt_mode = RTL_LOOP_RT_OFF;
 	cfg.rx_cpu = -1;
-	cr_assert_eq(rtl_rec_create(&rec, &cfg, &err), 0, "%s", err.msg);
-	cr_expect_eq(rtl_rec_run(rec, &res, &err), -ECONNREFUSED, "%s", err.msg);
+	cr_assert_eq(rec_create(&rec, &cfg, &err), 0, "%s", err.msg);
+	cr_expect_eq(rec_run(rec, &res, &err), -ECONNREFUSED, "%s", err.msg);
 	cr_expect_not_null(strstr(err.msg, "connection refused"), "%s", err.msg);
 	cr_expect_not_null(strstr(err.msg, "rtde-sim"), "the fix is named: %s", err.msg);
-	rtl_rec_destroy(rec);
+	rec_destroy(rec);
 }
 
 /* ---- formats ------------------------------------------------------------------------------ */
@@ -527,7 +527,7 @@ Test(record, doubles_print_as_python_repr)
 	char buf[32];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int n = rtl_rec_format_double(buf, sizeof(buf), cases[i].v);
+		int n = rec_format_double(buf, sizeof(buf), cases[i].v);
 
 		cr_expect_str_eq(buf, cases[i].s, "%.17g", cases[i].v);
 		cr_expect_eq((size_t)n, strlen(cases[i].s));
@@ -536,11 +536,11 @@ Test(record, doubles_print_as_python_repr)
 
 Test(record, csv_row_types)
 {
-	static struct rtl_rec_schema s;
+	static struct rec_schema s;
 	struct rtl_rtde_recipe *rcp = malloc(sizeof(*rcp));
 	struct rtl_rtde_recipe_opts o = { .dir = RTL_RTDE_RECIPE_OUTPUT };
 	unsigned char values[256] = { 0 };
-	struct rtl_rec_row row = {
+	struct rec_row row = {
 		.seq = 9, .rx_ns = 123456789012, .ctrl_skipped = 2, .dropped = 1, .values = values
 	};
 	char line[2048], head[1024];
@@ -553,20 +553,20 @@ Test(record, csv_row_types)
 					       "tool_output_mode,actual_digital_input_bits",
 					       NULL),
 		     0);
-	cr_assert_eq(rtl_rec_schema_from_recipe(&s, rcp), 0);
+	cr_assert_eq(rec_schema_from_recipe(&s, rcp), 0);
 	memcpy(values + s.cols[0].offset, &q0, 8);
 	memcpy(values + s.cols[1].offset, jm, sizeof(jm));
 	values[s.cols[2].offset] = 1;
 	values[s.cols[3].offset] = 200;
 	memcpy(values + s.cols[4].offset, &bits, 8);
 	cr_assert_lt(s.values_size, sizeof(values));
-	cr_expect_eq(rtl_rec_csv_columns(&s, true), 6 + 6 + 3 + 2);
-	cr_assert_gt(rtl_rec_csv_header(head, sizeof(head), &s, false), 0);
+	cr_expect_eq(rec_csv_columns(&s, true), 6 + 6 + 3 + 2);
+	cr_assert_gt(rec_csv_header(head, sizeof(head), &s, false), 0);
 	cr_expect_str_eq(head, "actual_q_0 actual_q_1 actual_q_2 actual_q_3 actual_q_4 "
 			       "actual_q_5 joint_mode_0 joint_mode_1 joint_mode_2 joint_mode_3 "
 			       "joint_mode_4 joint_mode_5 output_bit_register_64 tool_output_mode "
 			       "actual_digital_input_bits\n");
-	cr_assert_gt(rtl_rec_csv_row(line, sizeof(line), &s, &row, true), 0);
+	cr_assert_gt(rec_csv_row(line, sizeof(line), &s, &row, true), 0);
 	cr_expect_str_eq(line, "0.5 0.0 0.0 0.0 0.0 0.0 -1 0 1 253 -2147483648 7 1 200 "
 			       "18446744073709551615 123456789012 3\n");
 	free(rcp);
@@ -586,7 +586,7 @@ static void put(const char *p, const char *text)
 Test(record, recipe_from_xml_text_and_list, .init = setup_dir, .fini = remove_dir)
 {
 	char names[1024], xml[128], txt[128];
-	struct rtl_rec_error err = { 0 };
+	struct rec_error err = { 0 };
 	bool added = false;
 
 	path(xml, sizeof(xml), "recipe.xml");
@@ -600,42 +600,42 @@ Test(record, recipe_from_xml_text_and_list, .init = setup_dir, .fini = remove_di
 		 "    <field name=\"target_q\" type=\"VECTOR6D\"/>\n"
 		 "  </recipe>\n"
 		 "</rtde_config>\n");
-	cr_expect_eq(rtl_rec_outputs(names, sizeof(names), NULL, xml, NULL, &added, &err), 2, "%s",
+	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, xml, NULL, &added, &err), 2, "%s",
 		     err.msg);
 	cr_expect_str_eq(names, "timestamp,target_q", "several recipes: \"out\" by default");
 	cr_expect_not(added);
-	cr_expect_eq(rtl_rec_outputs(names, sizeof(names), NULL, xml, "state", &added, &err), 2,
+	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, xml, "state", &added, &err), 2,
 		     "%s", err.msg);
 	cr_expect_str_eq(names, "timestamp,actual_q", "timestamp added first");
 	cr_expect(added);
-	cr_expect_eq(rtl_rec_outputs(names, sizeof(names), NULL, xml, "nope", &added, &err),
+	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, xml, "nope", &added, &err),
 		     -ENOENT);
 	cr_expect_not_null(strstr(err.msg, "nope"), "%s", err.msg);
 
 	put(txt, "# the recipe\ntimestamp\nactual_TCP_pose\n\nrobot_mode\n");
-	cr_expect_eq(rtl_rec_outputs(names, sizeof(names), NULL, txt, NULL, &added, &err), 3, "%s",
+	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, txt, NULL, &added, &err), 3, "%s",
 		     err.msg);
 	cr_expect_str_eq(names, "timestamp,actual_TCP_pose,robot_mode");
 
 	cr_expect_eq(
-		rtl_rec_outputs(names, sizeof(names), "actual_tcp_pose", NULL, NULL, &added, &err),
+		rec_outputs(names, sizeof(names), "actual_tcp_pose", NULL, NULL, &added, &err),
 		-ENOENT);
 	cr_expect_not_null(strstr(err.msg, "did you mean 'actual_TCP_pose'"), "%s", err.msg);
 
 	path(txt, sizeof(txt), "missing.txt");
-	cr_expect_eq(rtl_rec_outputs(names, sizeof(names), NULL, txt, NULL, &added, &err), -ENOENT);
+	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, txt, NULL, &added, &err), -ENOENT);
 	cr_expect_not_null(strstr(err.msg, "missing.txt"), "%s", err.msg);
 	cr_expect_not_null(strstr(err.msg, "No such file"), "%s", err.msg);
 }
 
 Test(record, dump_rejects_a_csv, .init = setup_dir, .fini = remove_dir)
 {
-	struct rtl_rec_error err = { 0 };
+	struct rec_error err = { 0 };
 	char csv_p[128], dump_p[128];
 
 	path(csv_p, sizeof(csv_p), "rec.csv");
 	path(dump_p, sizeof(dump_p), "dump.csv");
 	put(csv_p, "timestamp lost\n1.0 0\n");
-	cr_expect_eq(rtl_rec_dump(csv_p, dump_p, true, NULL, &err), -EBADMSG);
+	cr_expect_eq(rec_dump(csv_p, dump_p, true, NULL, &err), -EBADMSG);
 	cr_expect_not_null(strstr(err.msg, "RTLREC1"), "%s", err.msg);
 }

@@ -38,7 +38,7 @@
 #define STEP_NS (50 * 1000 * 1000LL)
 
 /* Dashboard: whole lines, and how many. */
-static size_t take_lines(struct rtl_sim_conn *c)
+static size_t take_lines(struct sim_conn *c)
 {
 	size_t lines = 0;
 
@@ -66,7 +66,7 @@ static const char *find(const char *p, size_t n, const char *what)
 	return NULL;
 }
 
-static void take_http(struct rtl_sim_conn *c)
+static void take_http(struct sim_conn *c)
 {
 	const char *base = (const char *)c->out;
 	size_t off = c->off;
@@ -94,7 +94,7 @@ static void take_http(struct rtl_sim_conn *c)
 }
 
 /* Script ports: whole messages, each decoding as its type says. */
-static void take_messages(struct rtl_sim_conn *c)
+static void take_messages(struct sim_conn *c)
 {
 	size_t off = c->off;
 
@@ -151,15 +151,15 @@ static void count_commands(struct line_count *lc, const uint8_t *p, size_t n)
 
 static void check_controller(const struct rtl_sim *sim, bool script_port)
 {
-	const struct rtl_sim_ctrl *c = &sim->ctrl;
-	const struct rtl_sim_ctrl_stats *s = &c->stats;
+	const struct sim_ctrl *c = &sim->ctrl;
+	const struct sim_ctrl_stats *s = &c->stats;
 
 	FUZZ_CHECK(c->program_state == RTL_UR_PROGRAM_STOPPED ||
 		   c->program_state == RTL_UR_PROGRAM_PLAYING ||
 		   c->program_state == RTL_UR_PROGRAM_PAUSED);
 	FUZZ_CHECK(c->safety_mode == RTL_UR_SAFETY_NORMAL ||
 		   c->safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP);
-	if (rtl_sim_ctrl_executing(c))
+	if (sim_ctrl_executing(c))
 		FUZZ_CHECK(c->robot_mode == RTL_UR_ROBOT_MODE_RUNNING &&
 			   c->safety_mode == RTL_UR_SAFETY_NORMAL);
 	if (script_port)
@@ -171,11 +171,11 @@ static void check_controller(const struct rtl_sim *sim, bool script_port)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct rtl_sim sim; /* large: not on the stack */
-	struct rtl_sim_opts o;
-	struct rtl_sim_conn c = { 0 };
-	const struct rtl_sim_port_ops *ops;
+	struct sim_opts o;
+	struct sim_conn c = { 0 };
+	const struct sim_port_ops *ops;
 	struct fuzz_chunker ch;
-	enum rtl_sim_port_kind kind;
+	enum sim_port_kind kind;
 	struct line_count lc = { 0 };
 	size_t n, replies = 0;
 	uint8_t *piece;
@@ -183,54 +183,54 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	kind = (data[0] & 64) ? RTL_SIM_PORT_ROBOT_API : (enum rtl_sim_port_kind)(data[0] & 3);
-	rtl_sim_opts_default(&o);
+	kind = (data[0] & 64) ? SIM_PORT_ROBOT_API : (enum sim_port_kind)(data[0] & 3);
+	sim_opts_default(&o);
 	o.ctrl.boot = data[0] & 4;
 	o.ctrl.local = data[0] & 8;
 	o.ctrl.power_on_s = 0.1;
 	o.ctrl.brake_release_s = 0.1;
 	o.ctrl.unlock_delay_s = 0.2;
 	o.ctrl.protective_stop_after_s = (data[0] & 32) ? 0.3 : 0;
-	if (kind == RTL_SIM_PORT_ROBOT_API)
-		o.profile = RTL_SIM_PROFILE_POLYSCOPE_X;
+	if (kind == SIM_PORT_ROBOT_API)
+		o.profile = SIM_PROFILE_POLYSCOPE_X;
 	else if (data[0] & 16)
-		o.profile = RTL_SIM_PROFILE_CB3;
-	FUZZ_CHECK(rtl_sim_init(&sim, &o, 0) == 0);
-	ops = rtl_sim_port_ops(kind);
+		o.profile = SIM_PROFILE_CB3;
+	FUZZ_CHECK(sim_init(&sim, &o, 0) == 0);
+	ops = sim_port_ops(kind);
 	FUZZ_CHECK(ops);
 	c.kind = kind;
 	if (ops->open)
 		FUZZ_CHECK(ops->open(&sim, &c, now) == 0);
-	if (kind == RTL_SIM_PORT_DASHBOARD)
+	if (kind == SIM_PORT_DASHBOARD)
 		FUZZ_CHECK(take_lines(&c) == 1); /* the greeting */
 	fuzz_chunker_init(&ch, data[1], data + 2, size - 2);
 	while ((piece = fuzz_chunk_next(&ch, &n)) != NULL) {
 		if (!c.close) {
-			if (kind == RTL_SIM_PORT_DASHBOARD)
+			if (kind == SIM_PORT_DASHBOARD)
 				count_commands(&lc, piece, n);
 			if (ops->feed)
 				ops->feed(&sim, &c, piece, n, now);
 		}
 		free(piece);
 		now += STEP_NS;
-		rtl_sim_ctrl_tick(&sim, now);
+		sim_ctrl_tick(&sim, now);
 		if (ops->tick && !c.close)
 			ops->tick(&sim, &c, now);
-		if (kind == RTL_SIM_PORT_DASHBOARD)
+		if (kind == SIM_PORT_DASHBOARD)
 			replies += take_lines(&c);
-		else if (kind == RTL_SIM_PORT_ROBOT_API)
+		else if (kind == SIM_PORT_ROBOT_API)
 			take_http(&c);
 		else
 			take_messages(&c);
 		check_controller(&sim,
-				 kind != RTL_SIM_PORT_DASHBOARD && kind != RTL_SIM_PORT_ROBOT_API);
+				 kind != SIM_PORT_DASHBOARD && kind != SIM_PORT_ROBOT_API);
 	}
 	/* One reply per command ("quit" closes: then nothing is counted). */
-	if (kind == RTL_SIM_PORT_DASHBOARD && !c.close)
+	if (kind == SIM_PORT_DASHBOARD && !c.close)
 		FUZZ_CHECK(replies == lc.commands);
 	if (ops->close)
 		ops->close(&sim, &c);
 	free(c.out);
-	rtl_sim_destroy(&sim);
+	sim_destroy(&sim);
 	return 0;
 }

@@ -7,7 +7,7 @@
  * fieldbus, text_v2, a small send buffer so that the slow-reader close is
  * reached), byte 1 seeds the chunking, the rest is what the client sends.
  * The harness is the server without sockets: each piece goes to
- * rtl_sim_session_feed() as one read, then the controller runs a cycle (so
+ * sim_session_feed() as one read, then the controller runs a cycle (so
  * a recipe the input set up is streamed), and the client takes part of the
  * queued bytes. A session the server would close (out of sync, too slow)
  * is closed.
@@ -29,7 +29,7 @@
 #include "session.h"
 #include "sim.h"
 
-static void check_recipe(const struct rtl_sim_recipe *r)
+static void check_recipe(const struct sim_recipe *r)
 {
 	for (uint32_t i = 0; i < r->n; i++) {
 		FUZZ_CHECK(rtl_rtde_type_is_value(r->types[i]));
@@ -40,10 +40,10 @@ static void check_recipe(const struct rtl_sim_recipe *r)
 }
 
 /* The queue holds whole packages, each of a type a controller sends. */
-static void check_queue(const struct rtl_sim_session *s)
+static void check_queue(const struct sim_session *s)
 {
 	const uint8_t *p;
-	size_t len = rtl_sim_session_pending(s, &p), off = 0;
+	size_t len = sim_session_pending(s, &p), off = 0;
 
 	FUZZ_CHECK(s->out.head + s->out.len <= s->out.cap);
 	while (off < len) {
@@ -57,11 +57,11 @@ static void check_queue(const struct rtl_sim_session *s)
 	}
 }
 
-static void check_session(const struct rtl_sim *sim, const struct rtl_sim_session *s)
+static void check_session(const struct rtl_sim *sim, const struct sim_session *s)
 {
 	FUZZ_CHECK(s->proto == RTL_RTDE_PROTOCOL_V1 || s->proto == RTL_RTDE_PROTOCOL_V2);
 	FUZZ_CHECK(s->proto <= sim->opts.max_protocol);
-	FUZZ_CHECK(s->n_inputs <= RTL_SIM_MAX_INPUT_RECIPES);
+	FUZZ_CHECK(s->n_inputs <= SIM_MAX_INPUT_RECIPES);
 	FUZZ_CHECK(!s->out_valid || (s->has_outputs && s->outputs.n > 0 && s->divisor >= 1));
 	FUZZ_CHECK(!s->started || s->out_valid);
 	check_recipe(&s->outputs);
@@ -76,13 +76,13 @@ static void check_session(const struct rtl_sim *sim, const struct rtl_sim_sessio
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const enum rtl_sim_profile_id profiles[] = { RTL_SIM_PROFILE_ESERIES,
-							    RTL_SIM_PROFILE_CB3,
-							    RTL_SIM_PROFILE_POLYSCOPE_X,
-							    RTL_SIM_PROFILE_ESERIES };
-	struct rtl_sim_opts o;
+	static const enum sim_profile_id profiles[] = { SIM_PROFILE_ESERIES,
+							    SIM_PROFILE_CB3,
+							    SIM_PROFILE_POLYSCOPE_X,
+							    SIM_PROFILE_ESERIES };
+	struct sim_opts o;
 	struct rtl_sim *sim;
-	struct rtl_sim_session *s;
+	struct sim_session *s;
 	struct fuzz_chunker ch;
 	uint8_t *piece;
 	uint32_t rng;
@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 2)
 		return 0;
 	rtl_log_set_handler(NULL, NULL);
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.profile = profiles[data[0] & 3];
 	o.max_protocol = data[0] & 4 ? 1 : 2;
 	o.fieldbus = data[0] & 8;
@@ -101,9 +101,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] & 32)
 		o.send_buffer = 4096; /* the smallest: a slow reader fills it soon */
 	o.echo_register = data[0] & 64 ? 30 : -1;
-	sim = rtl_sim_new(&o, 0, &err);
+	sim = sim_new(&o, 0, &err);
 	FUZZ_CHECK(sim);
-	s = rtl_sim_session_open(sim, 0);
+	s = sim_session_open(sim, 0);
 	FUZZ_CHECK(s);
 	rng = 0x2545F491u * (data[1] + 1u);
 
@@ -113,22 +113,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t pending;
 		int r;
 
-		now += rtl_sim_period_ns(sim);
-		r = rtl_sim_session_feed(sim, s, piece, n, now);
+		now += sim_period_ns(sim);
+		r = sim_session_feed(sim, s, piece, n, now);
 		free(piece);
 		FUZZ_CHECK(r >= 0 || r == -EMSGSIZE || r == -ENOBUFS);
 		FUZZ_CHECK(r <= (int)(n / RTL_RTDE_HEADER_SIZE) + 1);
 		if (r == -EMSGSIZE)
-			FUZZ_CHECK(s->close == RTL_SIM_CLOSE_DESYNC);
+			FUZZ_CHECK(s->close == SIM_CLOSE_DESYNC);
 		if (r == -ENOBUFS)
-			FUZZ_CHECK(s->close == RTL_SIM_CLOSE_SLOW);
-		rtl_sim_cycle(sim, now, true);
+			FUZZ_CHECK(s->close == SIM_CLOSE_SLOW);
+		sim_cycle(sim, now, true);
 		check_session(sim, s);
-		if (s->close != RTL_SIM_CLOSE_NONE)
+		if (s->close != SIM_CLOSE_NONE)
 			break; /* the server closes it */
 		/* The client reads all of it, or only its first packages (a
 		 * slow reader). */
-		pending = rtl_sim_session_pending(s, &p);
+		pending = sim_session_pending(s, &p);
 		if (fuzz_rand(&rng) & 1) {
 			size_t half = 0;
 
@@ -136,11 +136,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				half += rtl_rtde_load_u16(p + half);
 			pending = half;
 		}
-		rtl_sim_session_consumed(s, pending);
+		sim_session_consumed(s, pending);
 	}
-	rtl_sim_session_close(sim, s);
+	sim_session_close(sim, s);
 	for (size_t i = 0; i < sim->n_fields; i++)
 		FUZZ_CHECK(sim->owner[i] == 0);
-	rtl_sim_free(sim);
+	sim_free(sim);
 	return 0;
 }

@@ -3,12 +3,12 @@
  * libFuzzer harness: the UDP datagrams rtde-sim's UDP mode receives from
  * anyone who can reach its port, handled as apps/rtde-sim/udp.c's
  * on_datagram() does: the header (io/udp/udp.c), then, for a COMMAND,
- * rtl_udp_decode_command() and rtl_sim_udp_apply() on the simulated robot,
+ * rtl_udp_decode_command() and sim_udp_apply() on the simulated robot,
  * which then runs a control cycle; a BYE stops the robot. A server that
  * takes LIMITS reads them with rtl_udp_decode_limits(), which is fed every
  * datagram too, and what decodes is merged into the session's limits
- * (rtl_sim_udp_limits_merge()), which clamp each command before it is
- * applied (rtl_sim_udp_clamp()), as on_command() does. The socket loop
+ * (sim_udp_limits_merge()), which clamp each command before it is
+ * applied (sim_udp_clamp()), as on_command() does. The socket loop
  * around it is not fuzzed; the robot is the simulator's own.
  *
  * Input: a sequence of datagrams (fuzz-udp.h). Oracles: documented codes
@@ -49,13 +49,13 @@ static double vel_limit(const struct rtl_udp_limits *l, bool joint, int i)
 }
 
 /* Clamp @c to @lim as rtde-sim does before applying it, and check it. */
-static void clamp_checked(const struct rtl_udp_limits *lim, const struct rtl_sim_robot *robot,
+static void clamp_checked(const struct rtl_udp_limits *lim, const struct sim_robot *robot,
 			  struct rtl_udp_cmd *c)
 {
 	struct rtl_udp_cmd before = *c;
-	struct rtl_sim_udp_clamp cl;
+	struct sim_udp_clamp cl;
 	bool speed = c->mode == RTL_UDP_MODE_SPEEDJ || c->mode == RTL_UDP_MODE_SPEEDL;
-	bool clamped = rtl_sim_udp_clamp(lim, robot, c, &cl);
+	bool clamped = sim_udp_clamp(lim, robot, c, &cl);
 
 	FUZZ_CHECK(clamped == (cl.vel || cl.acc));
 	if (!speed) {
@@ -82,9 +82,9 @@ static void limits_values(const uint8_t *payload, double v[16])
 	}
 }
 
-static void check_robot(const struct rtl_sim_robot *r)
+static void check_robot(const struct sim_robot *r)
 {
-	for (int i = 0; i < RTL_SIM_ROBOT_DOF; i++)
+	for (int i = 0; i < SIM_ROBOT_DOF; i++)
 		FUZZ_CHECK(isfinite(r->actual_q[i]) && isfinite(r->actual_qd[i]));
 }
 
@@ -93,9 +93,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const int64_t period = 1000000; /* 1 kHz, as rtde-sim --udp */
 	/* The command's reserved bytes 2-7 (docs/udp.md), ignored on receipt. */
 	static const int reserved[] = { 34, 35, 36, 37, 38, 39, -1 };
-	struct rtl_sim_robot_config cfg;
+	struct sim_robot_config cfg;
 	struct rtl_udp_limits lim = { 0 }; /* the session's: none at the start */
-	struct rtl_sim_robot *robot = malloc(sizeof(*robot));
+	struct sim_robot *robot = malloc(sizeof(*robot));
 	uint8_t *out = malloc(RTL_UDP_MAX_DATAGRAM);
 	const uint8_t *p = data;
 	size_t left = size, len;
@@ -103,9 +103,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *d;
 
 	FUZZ_CHECK(robot && out);
-	rtl_sim_robot_config_default(&cfg);
+	sim_robot_config_default(&cfg);
 	cfg.period_ns = period;
-	FUZZ_CHECK(rtl_sim_robot_init(robot, &cfg) == 0);
+	FUZZ_CHECK(sim_robot_init(robot, &cfg) == 0);
 	while ((d = fuzz_udp_next(&p, &left, &len)) != NULL) {
 		struct rtl_udp_header h;
 		struct rtl_udp_cmd c;
@@ -133,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (ok) {
 				FUZZ_CHECK(r == (int)len);
 				fuzz_udp_same(d, out, len, NULL);
-				rtl_sim_udp_limits_merge(&lim, &l);
+				sim_udp_limits_merge(&lim, &l);
 			} else {
 				FUZZ_CHECK(r == -EINVAL);
 			}
@@ -153,23 +153,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					FUZZ_CHECK(enc == (int)len);
 					fuzz_udp_same(d, out, len, reserved);
 					clamp_checked(&lim, robot, &c);
-					r = rtl_sim_udp_apply(robot, &c, (int32_t)(uint32_t)h.seq,
+					r = sim_udp_apply(robot, &c, (int32_t)(uint32_t)h.seq,
 							      now);
 					FUZZ_CHECK(r == 0 || r == -ENOTSUP || r == -EINVAL ||
 						   r == -ESTALE);
 				}
 			}
 		} else if (h.type == RTL_UDP_BYE) {
-			struct rtl_sim_robot_cmd stop = { .mode = RTL_RTDE_CMD_STOP,
+			struct sim_robot_cmd stop = { .mode = RTL_RTDE_CMD_STOP,
 							  .seq = robot->last_seq + 1,
 							  .watchdog_ms = -1 };
 
 			FUZZ_CHECK(rc == -EPROTO);
-			rtl_sim_robot_command(robot, &stop, now);
+			sim_robot_command(robot, &stop, now);
 		} else {
 			FUZZ_CHECK(rc == -EPROTO);
 		}
-		rtl_sim_robot_step(robot, now);
+		sim_robot_step(robot, now);
 		check_robot(robot);
 		free(d);
 	}

@@ -175,7 +175,7 @@ static void converse(int k, struct stream *to_ctrl, struct stream *to_client)
 	struct rtl_rtde_client *c;
 	struct rtl_rtde_client_event ev;
 	struct rtl_sim *sim;
-	struct rtl_sim_session *s;
+	struct sim_session *s;
 	unsigned data = 0;
 	int64_t now = 0;
 	int err;
@@ -183,12 +183,12 @@ static void converse(int k, struct stream *to_ctrl, struct stream *to_client)
 	cfg = fuzz_client_configs[k];
 	if (rtl_rtde_client_create(&c, &cfg, NULL) < 0)
 		die("client config does not build");
-	sim = rtl_sim_new(NULL, 0, &err);
+	sim = sim_new(NULL, 0, &err);
 	if (!sim)
-		die("rtl_sim_new");
-	s = rtl_sim_session_open(sim, 0);
+		die("sim_new");
+	s = sim_session_open(sim, 0);
 	if (!s)
-		die("rtl_sim_session_open");
+		die("sim_session_open");
 	rtl_rtde_client_connected(c, now);
 	for (int step = 0; step < 400 && data < 12; step++) {
 		const uint8_t *p;
@@ -197,7 +197,7 @@ static void converse(int k, struct stream *to_ctrl, struct stream *to_client)
 
 		while ((n = rtl_rtde_client_tx(c, &p)) > 0) {
 			append(to_ctrl, p, n);
-			rtl_sim_session_feed(sim, s, p, n, now);
+			sim_session_feed(sim, s, p, n, now);
 			rtl_rtde_client_tx_done(c, n);
 		}
 		st = rtl_rtde_client_state(c);
@@ -218,26 +218,26 @@ static void converse(int k, struct stream *to_ctrl, struct stream *to_client)
 				len = rtl_rtde_client_encode_inputs(c, i, &f, pkg, sizeof(pkg));
 				if (len > 0) {
 					append(to_ctrl, pkg, (size_t)len);
-					rtl_sim_session_feed(sim, s, pkg, (size_t)len, now);
+					sim_session_feed(sim, s, pkg, (size_t)len, now);
 				}
 			}
 			if (data == 4)
-				rtl_sim_session_text(sim, s, RTL_RTDE_LEVEL_INFO, "seed text",
+				sim_session_text(sim, s, RTL_RTDE_LEVEL_INFO, "seed text",
 						     "gen-seeds");
 		}
-		now += rtl_sim_period_ns(sim);
-		rtl_sim_run_due(sim, now);
-		n = rtl_sim_session_pending(s, &p);
+		now += sim_period_ns(sim);
+		sim_run_due(sim, now);
+		n = sim_session_pending(s, &p);
 		if (n) {
 			append(to_client, p, n);
 			rtl_rtde_client_feed(c, p, n);
 			while (rtl_rtde_client_next(c, now, &ev) == 1)
 				data += ev.type == RTL_RTDE_CLIENT_EV_DATA;
-			rtl_sim_session_consumed(s, n);
+			sim_session_consumed(s, n);
 		}
 	}
-	rtl_sim_session_close(sim, s);
-	rtl_sim_free(sim);
+	sim_session_close(sim, s);
+	sim_free(sim);
 	rtl_rtde_client_destroy(c);
 }
 
@@ -327,18 +327,18 @@ static void udp_alarm_limits_seeds(struct stream *st, uint8_t *d)
 static void udp_seeds(void)
 {
 	static struct stream st;
-	static struct rtl_sim_robot robot;
+	static struct sim_robot robot;
 	static struct rtl_udp_state state;
 	static uint8_t d[RTL_UDP_MAX_DATAGRAM];
-	struct rtl_sim_robot_config cfg;
+	struct sim_robot_config cfg;
 	struct rtl_udp_hello w = { .schema = RTL_UDP_SCHEMA, .period_ns = 1000000 };
 	struct rtl_udp_cmd cmd = { .target_time = 0.01 };
 
-	rtl_sim_robot_config_default(&cfg);
+	sim_robot_config_default(&cfg);
 	cfg.period_ns = 1000000;
-	if (rtl_sim_robot_init(&robot, &cfg) < 0)
-		die("rtl_sim_robot_init");
-	rtl_sim_udp_fill_state(&robot, 42.0, &state);
+	if (sim_robot_init(&robot, &cfg) < 0)
+		die("sim_robot_init");
+	sim_udp_fill_state(&robot, 42.0, &state);
 
 	/* The loop's side: WELCOME, three states (one lost), one repeated. */
 	st.len = 0;
@@ -453,10 +453,10 @@ static void recipe_seeds(void)
 static void record_seed(const char *name, const char *list, unsigned rows)
 {
 	static struct rtl_rtde_recipe r;
-	static struct rtl_rec_schema s;
+	static struct rec_schema s;
 	static unsigned char values[8192];
 	struct rtl_rtde_recipe_opts o = { .dir = RTL_RTDE_RECIPE_OUTPUT };
-	struct rtl_rec_meta m = { .host = "127.0.0.1",
+	struct rec_meta m = { .host = "127.0.0.1",
 				  .port = 30004,
 				  .controller = "5.26.0.0",
 				  .frequency = 500,
@@ -466,18 +466,18 @@ static void record_seed(const char *name, const char *list, unsigned rows)
 	FILE *f;
 
 	if (rtl_rtde_recipe_from_list(&r, &o, list, NULL) < 0 ||
-	    rtl_rec_schema_from_recipe(&s, &r) < 0 || s.values_size > sizeof(values))
+	    rec_schema_from_recipe(&s, &r) < 0 || s.values_size > sizeof(values))
 		die("record recipe");
 	char hdr[8192];
-	unsigned char rec[RTL_REC_RECORD_HEADER + sizeof(values)];
+	unsigned char rec[REC_RECORD_HEADER + sizeof(values)];
 	int n;
 
 	f = open_memstream(&buf, &len);
-	n = f ? rtl_rec_bin_header(hdr, sizeof(hdr), &s, &m) : -1;
+	n = f ? rec_bin_header(hdr, sizeof(hdr), &s, &m) : -1;
 	if (n < 0 || fwrite(hdr, 1, (size_t)n, f) != (size_t)n)
-		die("rtl_rec_bin_header");
+		die("rec_bin_header");
 	for (unsigned k = 0; k < rows; k++) {
-		struct rtl_rec_row row = { .seq = k + 1,
+		struct rec_row row = { .seq = k + 1,
 					   .rx_ns = 1000000 * (int64_t)k,
 					   .ctrl_skipped = k == 2,
 					   .values = values };
@@ -485,9 +485,9 @@ static void record_seed(const char *name, const char *list, unsigned rows)
 
 		memset(values, (int)k, s.values_size);
 		memcpy(values + s.cols[0].offset, &ts, sizeof(ts));
-		n = rtl_rec_bin_row(rec, sizeof(rec), &s, &row);
+		n = rec_bin_row(rec, sizeof(rec), &s, &row);
 		if (n < 0 || fwrite(rec, 1, (size_t)n, f) != (size_t)n)
-			die("rtl_rec_bin_row");
+			die("rec_bin_row");
 	}
 	if (fclose(f) != 0)
 		die("open_memstream");

@@ -38,9 +38,9 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 int main(int argc, char **argv)
 {
 	long frames = argc > 1 ? atol(argv[1]) : 200;
-	struct rtl_sim_server *srv;
-	struct rtl_sim_opts so;
-	struct rtl_sim_server_opts sv = { 0 };
+	struct sim_server *srv;
+	struct sim_opts so;
+	struct sim_server_opts sv = { 0 };
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_rtde_transport *tr;
@@ -49,12 +49,12 @@ int main(int argc, char **argv)
 	struct rtl_loop_stats s;
 	int64_t end;
 
-	rtl_sim_opts_default(&so);
-	if (rtl_sim_server_create(&srv, &so, &sv) < 0 || rtl_sim_server_start(srv) < 0) {
+	sim_opts_default(&so);
+	if (sim_server_create(&srv, &so, &sv) < 0 || sim_server_start(srv) < 0) {
 		fprintf(stderr, "loop-traced: cannot start the simulator\n");
 		return 1;
 	}
-	tc.port = rtl_sim_server_port(srv);
+	tc.port = sim_server_port(srv);
 	tc.client.outputs = "timestamp";
 	tc.client.inputs[0] = RTL_RTDE_CMD_ECHO_RECIPE;
 	tc.connected = connected;
@@ -78,9 +78,9 @@ int main(int argc, char **argv)
 	       (unsigned long long)s.steps, (unsigned long long)s.sends);
 	rtl_loop_destroy(loop);
 	rtl_rtde_transport_destroy(tr);
-	rtl_sim_server_stop(srv);
-	rtl_sim_server_join(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_stop(srv);
+	sim_server_join(srv);
+	sim_server_destroy(srv);
 	return s.steps >= (unsigned long long)frames ? 0 : 1;
 fail:
 	fprintf(stderr, "loop-traced: %s\n", err.msg);

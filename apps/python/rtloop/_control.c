@@ -27,7 +27,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#define RX(o) ((struct rtl_py_rx *)(o))
+#define RX(o) ((struct py_rx *)(o))
 #define METH(f) ((PyCFunction)(void (*)(void))(f))
 
 /* ---- arguments ----------------------------------------------------------------------- */
@@ -109,21 +109,21 @@ static int parse_opt(PyObject *o, const char *what, const char *name, double lo,
 
 /* ---- sending ------------------------------------------------------------------------- */
 
-static int usable(struct rtl_py_rx *s, const char *what)
+static int usable(struct py_rx *s, const char *what)
 {
-	if (rtl_py_rx_check(s, what) < 0)
+	if (py_rx_check(s, what) < 0)
 		return -1;
 	if (!s->control) {
 		/* Receive.__init__() called on a Control: no command recipe. */
 		PyErr_Format(PyExc_TypeError, "%s: this connection was opened as a Receive", what);
 		return -1;
 	}
-	return s->ended ? rtl_py_rx_raise_ended(s, what) : 0;
+	return s->ended ? py_rx_raise_ended(s, what) : 0;
 }
 
 /* rtl_loop_write(): the bytes sent, 0 when nothing went (unchanged,
  * stale, rejected, stopping, would block: the stats say which). */
-static PyObject *send(struct rtl_py_rx *s, const char *what)
+static PyObject *send(struct py_rx *s, const char *what)
 {
 	bool lone = !s->in_step;
 	int ret = rtl_loop_write(s->loop);
@@ -139,16 +139,16 @@ static PyObject *send(struct rtl_py_rx *s, const char *what)
 		char msg[160];
 
 		snprintf(msg, sizeof(msg), "%s: the command could not be sent", what);
-		return rtl_py_raise(ret, msg);
+		return py_raise(ret, msg);
 	}
 }
 
 /* Write one whole command into the registers, then send it. */
-static PyObject *command(struct rtl_py_rx *s, const char *what, int mode, const double p[6],
+static PyObject *command(struct py_rx *s, const char *what, int mode, const double p[6],
 			 double accel, double time, double lookahead, double gain)
 {
 	struct rtl_rtde_frame *f = rtl_rtde_coalesce_frame(rtl_loop_commands(s->loop), 0);
-	const struct rtl_py_cmd_handles *h = &s->cmd;
+	const struct py_cmd_handles *h = &s->cmd;
 	bool ok = f && rtl_rtde_frame_set_int(f, h->mode, mode);
 
 	for (int i = 0; i < RTL_RTDE_CMD_NPARAM; i++)
@@ -179,7 +179,7 @@ static PyObject *command(struct rtl_py_rx *s, const char *what, int mode, const 
 static PyObject *speed(PyObject *self, PyObject *args, PyObject *kw, int mode, const char *what,
 		       const char *fmt, char **kwlist)
 {
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 	PyObject *v, *acc = Py_None;
 	double p[RTL_RTDE_CMD_NPARAM], a;
 
@@ -210,7 +210,7 @@ static PyObject *m_servoj(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "q", "time", "lookahead", "gain", NULL };
 	static const char what[] = "rtloop.Control.servoj";
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 	PyObject *q, *time = Py_None, *la = Py_None, *gain = Py_None;
 	double p[RTL_RTDE_CMD_NPARAM], t, l, g;
 
@@ -230,7 +230,7 @@ static PyObject *m_stop(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "decel", NULL };
 	static const char what[] = "rtloop.Control.stop";
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 	PyObject *decel = Py_None;
 	double d;
 
@@ -243,7 +243,7 @@ static PyObject *m_stop(PyObject *self, PyObject *args, PyObject *kw)
 static PyObject *m_write(PyObject *self, PyObject *unused)
 {
 	static const char what[] = "rtloop.Control.write";
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 
 	(void)unused;
 	if (usable(s, what) < 0)
@@ -280,10 +280,10 @@ static int control_init(PyObject *self, PyObject *args, PyObject *kw)
 				  "stop_timeout", "echo",    NULL };
 	static const char what[] = "rtloop.Control";
 	static const double dflt_timeout = 2.0, dflt_stop = 2.0;
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 	PyObject *host, *port = NULL, *fields = NULL, *freq = NULL, *to = Py_None, *wd = NULL,
 			*stop = Py_None;
-	struct rtl_py_rx_opts o = { .control = true, .watchdog_periods = 3 };
+	struct py_rx_opts o = { .control = true, .watchdog_periods = 3 };
 	int echo = 0, ret;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$OOOOOp:Control", kwlist, &host, &port,
@@ -312,22 +312,22 @@ static int control_init(PyObject *self, PyObject *args, PyObject *kw)
 		}
 		o.watchdog_periods = (int)v;
 	}
-	if (rtl_py_rx_begin(s, what) < 0 || rtl_py_parse_host(host, what, &o.host) < 0 ||
-	    rtl_py_parse_port(port, what, &o.port) < 0 ||
-	    rtl_py_parse_frequency(freq, what, &o.frequency) < 0 ||
-	    rtl_py_parse_seconds(to, what, "timeout", 0.001, &dflt_timeout, &o.timeout_ns) < 0 ||
-	    rtl_py_parse_seconds(stop, what, "stop_timeout", 0.001, &dflt_stop,
+	if (py_rx_begin(s, what) < 0 || py_parse_host(host, what, &o.host) < 0 ||
+	    py_parse_port(port, what, &o.port) < 0 ||
+	    py_parse_frequency(freq, what, &o.frequency) < 0 ||
+	    py_parse_seconds(to, what, "timeout", 0.001, &dflt_timeout, &o.timeout_ns) < 0 ||
+	    py_parse_seconds(stop, what, "stop_timeout", 0.001, &dflt_stop,
 				 &o.stop_timeout_ns) < 0 ||
-	    rtl_py_parse_fields(fields, what, &o.fields) < 0)
+	    py_parse_fields(fields, what, &o.fields) < 0)
 		return -1;
-	ret = rtl_py_rx_open(s, &o);
+	ret = py_rx_open(s, &o);
 	Py_DECREF(o.fields);
 	return ret;
 }
 
 static PyTypeObject control_type = {
 	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "rtloop.Control",
-	.tp_basicsize = sizeof(struct rtl_py_rx),
+	.tp_basicsize = sizeof(struct py_rx),
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
 	.tp_doc = "Control(host, port=30004, *, fields=DEFAULT_FIELDS, frequency=None, "
 		  "timeout=2.0, watchdog_periods=3, stop_timeout=2.0, echo=False)\n\nA control "
@@ -341,9 +341,9 @@ static PyTypeObject control_type = {
 	.tp_methods = control_methods,
 };
 
-int rtl_py_control_register(PyObject *module)
+int py_control_register(PyObject *module)
 {
-	control_type.tp_base = &rtl_py_receive_type;
+	control_type.tp_base = &py_receive_type;
 	if (PyType_Ready(&control_type) < 0)
 		return -1;
 	return PyModule_AddType(module, &control_type);

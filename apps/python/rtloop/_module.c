@@ -8,9 +8,9 @@
 
 #include <rtloop/version.h>
 
-PyObject *rtl_py_error;
+PyObject *py_error;
 
-PyObject *rtl_py_raise(int code, const char *msg)
+PyObject *py_raise(int code, const char *msg)
 {
 	PyObject *args;
 
@@ -18,7 +18,7 @@ PyObject *rtl_py_raise(int code, const char *msg)
 		code = -code;
 	args = Py_BuildValue("(is)", code, msg && msg[0] ? msg : strerror(code));
 	if (args) {
-		PyErr_SetObject(rtl_py_error, args);
+		PyErr_SetObject(py_error, args);
 		Py_DECREF(args);
 	}
 	return NULL;
@@ -39,17 +39,17 @@ PyMODINIT_FUNC PyInit__rtloop(void)
 
 	if (!m)
 		return NULL;
-	rtl_py_error = PyErr_NewExceptionWithDoc(
+	py_error = PyErr_NewExceptionWithDoc(
 		"rtloop.Error",
 		"An rtloop call failed: the message is the library's, errno its code.",
 		PyExc_OSError, NULL);
-	if (!rtl_py_error || PyModule_AddObjectRef(m, "Error", rtl_py_error) < 0 ||
+	if (!py_error || PyModule_AddObjectRef(m, "Error", py_error) < 0 ||
 	    PyModule_AddStringConstant(m, "__version__", RTL_VERSION_STRING) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}
-	for (size_t i = 0; i < rtl_py_parts_n; i++) {
-		if (rtl_py_parts[i](m) < 0) {
+	for (size_t i = 0; i < py_parts_n; i++) {
+		if (py_parts[i](m) < 0) {
 			Py_DECREF(m);
 			return NULL;
 		}

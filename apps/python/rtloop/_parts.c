@@ -2,14 +2,14 @@
 /* The parts of _rtloop, registered in this order by PyInit__rtloop(). */
 #include "_module.h"
 
-int rtl_py_sim_register(PyObject *module);
-int rtl_py_recording_register(PyObject *module);
+int py_sim_register(PyObject *module);
+int py_recording_register(PyObject *module);
 
-const rtl_py_part_fn rtl_py_parts[] = {
-	rtl_py_sim_register,
-	rtl_py_recording_register,
+const py_part_fn py_parts[] = {
+	py_sim_register,
+	py_recording_register,
 	/* Receive before Control: Control is a Receive. */
-	rtl_py_receive_register,
-	rtl_py_control_register,
+	py_receive_register,
+	py_control_register,
 };
-const size_t rtl_py_parts_n = sizeof(rtl_py_parts) / sizeof(rtl_py_parts[0]);
+const size_t py_parts_n = sizeof(py_parts) / sizeof(py_parts[0]);

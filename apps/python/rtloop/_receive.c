@@ -107,7 +107,7 @@ static PyObject *array_of(const void *src, Py_ssize_t n, PyObject *dtype, size_t
 
 /* ---- argument parsers ------------------------------------------------------------- */
 
-int rtl_py_parse_port(PyObject *o, const char *what, uint16_t *out)
+int py_parse_port(PyObject *o, const char *what, uint16_t *out)
 {
 	long v;
 
@@ -208,13 +208,13 @@ static int bad_field(const char *what, const char *name, Py_ssize_t len)
 	return -1;
 }
 
-int rtl_py_parse_fields(PyObject *o, const char *what, PyObject **out)
+int py_parse_fields(PyObject *o, const char *what, PyObject **out)
 {
 	PyObject *seq, *tuple;
 	Py_ssize_t n;
 
 	if (!o || o == Py_None) {
-		*out = rtl_py_default_fields();
+		*out = py_default_fields();
 		return *out ? 0 : -1;
 	}
 	if (PyUnicode_Check(o) || PyBytes_Check(o)) {
@@ -273,7 +273,7 @@ err:
 	return -1;
 }
 
-int rtl_py_parse_seconds(PyObject *o, const char *what, const char *name, double min,
+int py_parse_seconds(PyObject *o, const char *what, const char *name, double min,
 			 const double *none, int64_t *ns)
 {
 	double v;
@@ -301,7 +301,7 @@ int rtl_py_parse_seconds(PyObject *o, const char *what, const char *name, double
 	return 0;
 }
 
-int rtl_py_parse_frequency(PyObject *o, const char *what, double *out)
+int py_parse_frequency(PyObject *o, const char *what, double *out)
 {
 	double v;
 
@@ -335,7 +335,7 @@ static const char *const default_fields[] = {
 	"actual_TCP_speed", "actual_TCP_force", "robot_mode", "safety_mode", "runtime_state",
 };
 
-PyObject *rtl_py_default_fields(void)
+PyObject *py_default_fields(void)
 {
 	size_t n = sizeof(default_fields) / sizeof(default_fields[0]);
 	PyObject *t = PyTuple_New((Py_ssize_t)n);
@@ -354,9 +354,9 @@ PyObject *rtl_py_default_fields(void)
 
 /* ---- the open objects, stopped at interpreter exit --------------------------------- */
 
-static struct rtl_py_rx *open_list;
+static struct py_rx *open_list;
 
-static void link_open(struct rtl_py_rx *s)
+static void link_open(struct py_rx *s)
 {
 	s->prev = NULL;
 	s->next = open_list;
@@ -365,7 +365,7 @@ static void link_open(struct rtl_py_rx *s)
 	open_list = s;
 }
 
-static void unlink_open(struct rtl_py_rx *s)
+static void unlink_open(struct py_rx *s)
 {
 	if (s->prev)
 		s->prev->next = s->next;
@@ -382,8 +382,8 @@ static void unlink_open(struct rtl_py_rx *s)
  * opening thread, the GIL released: C fields only). */
 static void on_connected(struct rtl_rtde_transport *t, void *user)
 {
-	struct rtl_py_rx *s = user;
-	struct rtl_py_cmd_handles *h = &s->cmd;
+	struct py_rx *s = user;
+	struct py_cmd_handles *h = &s->cmd;
 	static const char *const params[RTL_RTDE_CMD_NPARAM] = {
 		RTL_RTDE_CMD_FIELD_PARAM0, RTL_RTDE_CMD_FIELD_PARAM1, RTL_RTDE_CMD_FIELD_PARAM2,
 		RTL_RTDE_CMD_FIELD_PARAM3, RTL_RTDE_CMD_FIELD_PARAM4, RTL_RTDE_CMD_FIELD_PARAM5,
@@ -403,7 +403,7 @@ static void on_connected(struct rtl_rtde_transport *t, void *user)
 }
 
 /* The recipe as connected: names, handles, the position of each name. */
-static int take_recipe(struct rtl_py_rx *s)
+static int take_recipe(struct py_rx *s)
 {
 	struct rtl_rtde_client *c = rtl_rtde_transport_client(s->tr);
 	const struct rtl_rtde_recipe *r = rtl_rtde_client_output_recipe(c);
@@ -462,7 +462,7 @@ static char *join_names(PyObject *fields)
 	return out;
 }
 
-static void free_loop(struct rtl_py_rx *s)
+static void free_loop(struct py_rx *s)
 {
 	rtl_loop_destroy(s->loop);
 	s->loop = NULL;
@@ -472,7 +472,7 @@ static void free_loop(struct rtl_py_rx *s)
 	s->outputs = NULL;
 }
 
-int rtl_py_rx_open(struct rtl_py_rx *s, const struct rtl_py_rx_opts *o)
+int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 {
 	struct rtl_rtde_transport_config tc = {
 		.host = o->host,
@@ -525,7 +525,7 @@ int rtl_py_rx_open(struct rtl_py_rx *s, const struct rtl_py_rx_opts *o)
 	s->busy = 0;
 	if (ret < 0) {
 		free_loop(s);
-		rtl_py_raise(ret, err.msg);
+		py_raise(ret, err.msg);
 		return -1;
 	}
 	if (take_recipe(s) < 0) {
@@ -615,11 +615,11 @@ static const struct counter transport_counters[] = {
 	COUNTER(rtl_rtde_transport_stats, tx_bytes),
 };
 
-/* The binding's own (struct rtl_py_counts). */
+/* The binding's own (struct py_counts). */
 static const struct counter py_counters[] = {
-	COUNTER(rtl_py_counts, reads),	     COUNTER(rtl_py_counts, rereads),
-	COUNTER(rtl_py_counts, timeouts),    COUNTER(rtl_py_counts, writes),
-	COUNTER(rtl_py_counts, lone_writes), COUNTER(rtl_py_counts, write_errors),
+	COUNTER(py_counts, reads),	     COUNTER(py_counts, rereads),
+	COUNTER(py_counts, timeouts),    COUNTER(py_counts, writes),
+	COUNTER(py_counts, lone_writes), COUNTER(py_counts, write_errors),
 };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -646,7 +646,7 @@ static PyObject *counters(const void *base, const struct counter *c, size_t n, b
 	return d;
 }
 
-static PyObject *live_stats(struct rtl_py_rx *s)
+static PyObject *live_stats(struct py_rx *s)
 {
 	const struct rtl_rtde_client_stats *cs =
 		rtl_rtde_client_stats(rtl_rtde_transport_client(s->tr));
@@ -668,7 +668,7 @@ static PyObject *live_stats(struct rtl_py_rx *s)
 	return d;
 }
 
-static PyObject *live_hists(struct rtl_py_rx *s)
+static PyObject *live_hists(struct py_rx *s)
 {
 	struct rtl_hist *h = malloc(sizeof(*h));
 	PyObject *d = PyDict_New();
@@ -699,7 +699,7 @@ static PyObject *live_hists(struct rtl_py_rx *s)
 	return d;
 }
 
-static PyObject *live_report(struct rtl_py_rx *s)
+static PyObject *live_report(struct py_rx *s)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -750,7 +750,7 @@ static void join_nogil(struct rtl_loop *loop)
  * @keep, free it. A reader in another thread is woken (the stop makes
  * rtl_loop_read() return) and waited for.
  */
-static void rx_close(struct rtl_py_rx *s, bool keep)
+static void rx_close(struct py_rx *s, bool keep)
 {
 	if (!s->open)
 		return;
@@ -793,7 +793,7 @@ static void rx_close(struct rtl_py_rx *s, bool keep)
 
 /* ---- taking frames ------------------------------------------------------------------ */
 
-int rtl_py_rx_check(struct rtl_py_rx *s, const char *what)
+int py_rx_check(struct py_rx *s, const char *what)
 {
 	if (!s->open) {
 		PyErr_Format(PyExc_ValueError, "%s: the connection is closed", what);
@@ -806,23 +806,23 @@ int rtl_py_rx_check(struct rtl_py_rx *s, const char *what)
 			 "%s: another thread is inside this connection's loop (a read, a command "
 			 "or close): use one connection from one thread at a time",
 			 what);
-		rtl_py_raise(-EBUSY, msg);
+		py_raise(-EBUSY, msg);
 		return -1;
 	}
 	return 0;
 }
 
-int rtl_py_rx_raise_ended(struct rtl_py_rx *s, const char *what)
+int py_rx_raise_ended(struct py_rx *s, const char *what)
 {
 	char msg[RTL_ERROR_MSG + 128];
 
 	snprintf(msg, sizeof(msg), "%s: the loop has ended: %s", what, s->end_msg);
-	rtl_py_raise(s->end_code, msg);
+	py_raise(s->end_code, msg);
 	return -1;
 }
 
 /* The loop ended by itself: join it, keep why. */
-static void loop_ended(struct rtl_py_rx *s)
+static void loop_ended(struct py_rx *s)
 {
 	struct rtl_transport *base = rtl_rtde_transport_base(s->tr);
 	const struct rtl_rtde_client_error *ce;
@@ -847,16 +847,16 @@ static void loop_ended(struct rtl_py_rx *s)
 	s->ended = true;
 }
 
-int rtl_py_rx_take(struct rtl_py_rx *s, int64_t timeout_ns, const char *what)
+int py_rx_take(struct py_rx *s, int64_t timeout_ns, const char *what)
 {
 	int64_t deadline;
 	bool reread = false;
 	PyThreadState *ts;
 
-	if (rtl_py_rx_check(s, what) < 0)
+	if (py_rx_check(s, what) < 0)
 		return -1;
 	if (s->ended)
-		return rtl_py_rx_raise_ended(s, what);
+		return py_rx_raise_ended(s, what);
 	deadline = rtl_time_now() + timeout_ns;
 	s->busy = 1;
 	for (;;) {
@@ -918,7 +918,7 @@ int rtl_py_rx_take(struct rtl_py_rx *s, int64_t timeout_ns, const char *what)
 			if (!s->closing)
 				loop_ended(s);
 			s->busy = 0;
-			return s->closing ? 0 : rtl_py_rx_raise_ended(s, what);
+			return s->closing ? 0 : py_rx_raise_ended(s, what);
 		}
 		if (rtl_time_now() >= deadline) {
 			s->busy = 0;
@@ -934,7 +934,7 @@ int rtl_py_rx_take(struct rtl_py_rx *s, int64_t timeout_ns, const char *what)
 
 /* ---- values ------------------------------------------------------------------------- */
 
-static PyObject *value_at(struct rtl_py_rx *s, unsigned i)
+static PyObject *value_at(struct py_rx *s, unsigned i)
 {
 	struct rtl_rtde_frame fr = { s->values, s->values_size, s->values_cap };
 	struct rtl_rtde_handle h = s->handles[i];
@@ -971,7 +971,7 @@ static PyObject *value_at(struct rtl_py_rx *s, unsigned i)
 	}
 }
 
-PyObject *rtl_py_rx_state(struct rtl_py_rx *s)
+PyObject *py_rx_state(struct py_rx *s)
 {
 	PyObject *d = PyDict_New();
 
@@ -995,11 +995,11 @@ PyObject *rtl_py_rx_state(struct rtl_py_rx *s)
  * younger than FRESH_PERIODS periods, else the next (waiting up to the
  * time-out, which also finds a loop that has ended).
  */
-static int current(struct rtl_py_rx *s, const char *what)
+static int current(struct py_rx *s, const char *what)
 {
 	int64_t period, r;
 
-	if (rtl_py_rx_check(s, what) < 0)
+	if (py_rx_check(s, what) < 0)
 		return -1;
 	if (s->control) {
 		if (s->have)
@@ -1009,13 +1009,13 @@ static int current(struct rtl_py_rx *s, const char *what)
 			     what);
 		return -1;
 	}
-	r = rtl_py_rx_take(s, 0, what);
+	r = py_rx_take(s, 0, what);
 	if (r != 0)
 		return r < 0 ? -1 : 0;
 	period = rtl_rtde_transport_base(s->tr)->period_ns;
 	if (s->have && rtl_time_now() - s->rx_ns <= FRESH_PERIODS * period)
 		return 0;
-	r = rtl_py_rx_take(s, s->timeout_ns, what);
+	r = py_rx_take(s, s->timeout_ns, what);
 	if (r > 0)
 		return 0;
 	if (r == 0) {
@@ -1023,12 +1023,12 @@ static int current(struct rtl_py_rx *s, const char *what)
 
 		snprintf(msg, sizeof(msg), "%s: no data frame from the controller within %.3f s",
 			 what, (double)s->timeout_ns / 1e9);
-		rtl_py_raise(-ETIMEDOUT, msg);
+		py_raise(-ETIMEDOUT, msg);
 	}
 	return -1;
 }
 
-static PyObject *get_named(struct rtl_py_rx *s, PyObject *name, const char *what)
+static PyObject *get_named(struct py_rx *s, PyObject *name, const char *what)
 {
 	PyObject *pos;
 
@@ -1037,7 +1037,7 @@ static PyObject *get_named(struct rtl_py_rx *s, PyObject *name, const char *what
 			     Py_TYPE(name)->tp_name);
 		return NULL;
 	}
-	if (rtl_py_rx_check(s, what) < 0)
+	if (py_rx_check(s, what) < 0)
 		return NULL;
 	pos = PyDict_GetItemWithError(s->index, name);
 	if (!pos && !PyErr_Occurred()) {
@@ -1062,12 +1062,12 @@ static PyObject *get_named(struct rtl_py_rx *s, PyObject *name, const char *what
 
 /* ---- methods ------------------------------------------------------------------------ */
 
-#define RX(o) ((struct rtl_py_rx *)(o))
+#define RX(o) ((struct py_rx *)(o))
 
 static PyObject *m_read(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "timeout", NULL };
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 	const char *what = s->control ? "rtloop.Control.read" : "rtloop.Receive.read";
 	PyObject *to = Py_None;
 	int64_t ns;
@@ -1077,16 +1077,16 @@ static PyObject *m_read(PyObject *self, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:read", kwlist, &to))
 		return NULL;
 	dflt = (double)s->timeout_ns / 1e9;
-	if (rtl_py_parse_seconds(to, what, "timeout", 0.0, &dflt, &ns) < 0)
+	if (py_parse_seconds(to, what, "timeout", 0.0, &dflt, &ns) < 0)
 		return NULL;
-	r = rtl_py_rx_take(s, ns, what);
+	r = py_rx_take(s, ns, what);
 	if (r < 0)
 		return NULL;
 	if (r == 0) {
 		s->n.timeouts++;
 		Py_RETURN_NONE;
 	}
-	return rtl_py_rx_state(s);
+	return py_rx_state(s);
 }
 
 static PyObject *m_get(PyObject *self, PyObject *name)
@@ -1097,20 +1097,20 @@ static PyObject *m_get(PyObject *self, PyObject *name)
 
 static PyObject *m_state(PyObject *self, PyObject *unused)
 {
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 
 	(void)unused;
 	if (current(s, s->control ? "rtloop.Control.state" : "rtloop.Receive.state") < 0)
 		return NULL;
-	return rtl_py_rx_state(s);
+	return py_rx_state(s);
 }
 
 static PyObject *m_frame(PyObject *self, PyObject *unused)
 {
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 
 	(void)unused;
-	if (rtl_py_rx_check(s, s->control ? "rtloop.Control.frame" : "rtloop.Receive.frame") < 0)
+	if (py_rx_check(s, s->control ? "rtloop.Control.frame" : "rtloop.Receive.frame") < 0)
 		return NULL;
 	if (!s->have)
 		Py_RETURN_NONE;
@@ -1145,7 +1145,7 @@ static PyObject *copy_or_closed(PyObject *final, const char *what)
 
 static PyObject *m_stats(PyObject *self, PyObject *unused)
 {
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 	PyObject *d;
 
 	(void)unused;
@@ -1157,7 +1157,7 @@ static PyObject *m_stats(PyObject *self, PyObject *unused)
 
 static PyObject *m_histograms(PyObject *self, PyObject *unused)
 {
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 
 	(void)unused;
 	if (!s->open)
@@ -1167,7 +1167,7 @@ static PyObject *m_histograms(PyObject *self, PyObject *unused)
 
 static PyObject *m_report(PyObject *self, PyObject *unused)
 {
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 
 	(void)unused;
 	if (!s->open)
@@ -1185,7 +1185,7 @@ static PyObject *m_close(PyObject *self, PyObject *unused)
 static PyObject *m_enter(PyObject *self, PyObject *unused)
 {
 	(void)unused;
-	if (rtl_py_rx_check(RX(self), "__enter__") < 0)
+	if (py_rx_check(RX(self), "__enter__") < 0)
 		return NULL;
 	return Py_NewRef(self);
 }
@@ -1325,7 +1325,7 @@ static int parse_host(PyObject *o, const char *what, const char **out)
 }
 
 /* Shared by both types' __init__: refuse a second one. */
-int rtl_py_rx_begin(struct rtl_py_rx *s, const char *what)
+int py_rx_begin(struct py_rx *s, const char *what)
 {
 	if (s->open || s->closed || s->busy) {
 		char msg[160];
@@ -1333,13 +1333,13 @@ int rtl_py_rx_begin(struct rtl_py_rx *s, const char *what)
 		snprintf(msg, sizeof(msg),
 			 "%s: this object was already opened; make a new one to connect again",
 			 what);
-		rtl_py_raise(-EALREADY, msg);
+		py_raise(-EALREADY, msg);
 		return -1;
 	}
 	return 0;
 }
 
-int rtl_py_parse_host(PyObject *o, const char *what, const char **out)
+int py_parse_host(PyObject *o, const char *what, const char **out)
 {
 	return parse_host(o, what, out);
 }
@@ -1349,28 +1349,28 @@ static int rx_init(PyObject *self, PyObject *args, PyObject *kw)
 	static char *kwlist[] = { "host", "port", "fields", "frequency", "timeout", NULL };
 	static const char what[] = "rtloop.Receive";
 	static const double dflt_timeout = 2.0;
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 	PyObject *host, *port = NULL, *fields = NULL, *freq = NULL, *to = Py_None;
-	struct rtl_py_rx_opts o = { 0 };
+	struct py_rx_opts o = { 0 };
 	int ret;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$OOO:Receive", kwlist, &host, &port, &fields,
 					 &freq, &to))
 		return -1;
-	if (rtl_py_rx_begin(s, what) < 0 || parse_host(host, what, &o.host) < 0 ||
-	    rtl_py_parse_port(port, what, &o.port) < 0 ||
-	    rtl_py_parse_frequency(freq, what, &o.frequency) < 0 ||
-	    rtl_py_parse_seconds(to, what, "timeout", 0.001, &dflt_timeout, &o.timeout_ns) < 0 ||
-	    rtl_py_parse_fields(fields, what, &o.fields) < 0)
+	if (py_rx_begin(s, what) < 0 || parse_host(host, what, &o.host) < 0 ||
+	    py_parse_port(port, what, &o.port) < 0 ||
+	    py_parse_frequency(freq, what, &o.frequency) < 0 ||
+	    py_parse_seconds(to, what, "timeout", 0.001, &dflt_timeout, &o.timeout_ns) < 0 ||
+	    py_parse_fields(fields, what, &o.fields) < 0)
 		return -1;
-	ret = rtl_py_rx_open(s, &o);
+	ret = py_rx_open(s, &o);
 	Py_DECREF(o.fields);
 	return ret;
 }
 
 static void rx_dealloc(PyObject *self)
 {
-	struct rtl_py_rx *s = RX(self);
+	struct py_rx *s = RX(self);
 
 	/* Never closed: the stop at exit runs here. */
 	rx_close(s, false);
@@ -1384,9 +1384,9 @@ static void rx_dealloc(PyObject *self)
 	Py_TYPE(self)->tp_free(self);
 }
 
-PyTypeObject rtl_py_receive_type = {
+PyTypeObject py_receive_type = {
 	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "rtloop.Receive",
-	.tp_basicsize = sizeof(struct rtl_py_rx),
+	.tp_basicsize = sizeof(struct py_rx),
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
 	.tp_doc = "Receive(host, port=30004, *, fields=DEFAULT_FIELDS, frequency=None, "
 		  "timeout=2.0)\n\nThe controller's state over RTDE, read-only (ur_rtde: "
@@ -1405,7 +1405,7 @@ static PyObject *close_all(PyObject *module, PyObject *unused)
 	(void)module;
 	(void)unused;
 	while (open_list) {
-		struct rtl_py_rx *s = open_list;
+		struct py_rx *s = open_list;
 
 		Py_INCREF(s);
 		rx_close(s, true);
@@ -1423,15 +1423,15 @@ static PyMethodDef module_methods[] = {
 	{ NULL, NULL, 0, NULL },
 };
 
-int rtl_py_receive_register(PyObject *module)
+int py_receive_register(PyObject *module)
 {
 	PyObject *fields, *fn, *atexit, *r;
 
-	if (PyType_Ready(&rtl_py_receive_type) < 0 ||
-	    PyModule_AddType(module, &rtl_py_receive_type) < 0 ||
+	if (PyType_Ready(&py_receive_type) < 0 ||
+	    PyModule_AddType(module, &py_receive_type) < 0 ||
 	    PyModule_AddFunctions(module, module_methods) < 0)
 		return -1;
-	fields = rtl_py_default_fields();
+	fields = py_default_fields();
 	if (!fields || PyModule_AddObjectRef(module, "DEFAULT_FIELDS", fields) < 0) {
 		Py_XDECREF(fields);
 		return -1;

@@ -29,7 +29,7 @@
 #include <rtloop/rtde_transport.h>
 
 /* The command registers of <rtloop/rtde_cmd.h>, resolved at connect. */
-struct rtl_py_cmd_handles {
+struct py_cmd_handles {
 	struct rtl_rtde_handle mode, param[RTL_RTDE_CMD_NPARAM], accel, time, lookahead, gain;
 	/* Control(echo=True): input_double_register_47 (RTL_RTDE_CMD_ECHO_RECIPE,
 	 * input recipe 1), written with the step's frame timestamp by every
@@ -39,7 +39,7 @@ struct rtl_py_cmd_handles {
 };
 
 /* The binding's own counts, for the loop's identities (docs/python.md). */
-struct rtl_py_counts {
+struct py_counts {
 	uint64_t reads;	       /* rtl_loop_read() calls that returned a frame: the steps */
 	uint64_t rereads;      /* of those: taken again because the ring had been full */
 	uint64_t timeouts;     /* read() calls that returned None: no frame in time */
@@ -48,7 +48,7 @@ struct rtl_py_counts {
 	uint64_t write_errors; /* of those: failed with an error other than -EAGAIN */
 };
 
-struct rtl_py_rx {
+struct py_rx {
 	PyObject ob_base; /* PyObject_HEAD, spelled out for clang-format */
 	bool control;	  /* an rtloop.Control: commands; get() reads the step's frame */
 	bool open;	  /* __init__ succeeded and close() has not run */
@@ -70,7 +70,7 @@ struct rtl_py_rx {
 	PyObject *index; /* dict: name -> position */
 	double frequency;
 	char version[32];
-	struct rtl_py_cmd_handles cmd;
+	struct py_cmd_handles cmd;
 	/* The newest frame taken, copied out of the ring. */
 	unsigned char *values;
 	uint32_t values_cap, values_size;
@@ -80,60 +80,60 @@ struct rtl_py_rx {
 	double ctrl_time;
 	uint32_t ctrl_skipped;
 	uint64_t ring_full_seen;
-	struct rtl_py_counts n;
+	struct py_counts n;
 	/* What stats(), histograms() and report() say once closed. */
 	PyObject *final_stats, *final_hists, *final_report;
 	/* The open objects, for the stop at interpreter exit. */
-	struct rtl_py_rx *prev, *next;
+	struct py_rx *prev, *next;
 };
 
 /* How to open one (the arguments, checked). */
-struct rtl_py_rx_opts {
+struct py_rx_opts {
 	const char *host;
 	uint16_t port;
 	PyObject *fields; /* a tuple of str, checked against the registry */
 	double frequency; /* 0: the controller's maximum */
 	int64_t timeout_ns;
 	bool control;
-	bool echo; /* Control only: the echo register (struct rtl_py_cmd_handles) */
+	bool echo; /* Control only: the echo register (struct py_cmd_handles) */
 	int watchdog_periods;
 	int64_t stop_timeout_ns;
 };
 
-extern PyTypeObject rtl_py_receive_type;
+extern PyTypeObject py_receive_type;
 
 /* Argument parsers: 0, or -1 with TypeError / ValueError set. @what names
  * the call ("rtloop.Receive"). */
-int rtl_py_parse_port(PyObject *o, const char *what, uint16_t *out);
-int rtl_py_parse_fields(PyObject *o, const char *what, PyObject **out);
+int py_parse_port(PyObject *o, const char *what, uint16_t *out);
+int py_parse_fields(PyObject *o, const char *what, PyObject **out);
 /* Seconds, finite, in [@min, 1e6]; @none (if not NULL) for None. */
-int rtl_py_parse_seconds(PyObject *o, const char *what, const char *name, double min,
+int py_parse_seconds(PyObject *o, const char *what, const char *name, double min,
 			 const double *none, int64_t *ns);
-int rtl_py_parse_frequency(PyObject *o, const char *what, double *out);
-int rtl_py_parse_host(PyObject *o, const char *what, const char **out);
+int py_parse_frequency(PyObject *o, const char *what, double *out);
+int py_parse_host(PyObject *o, const char *what, const char **out);
 /* Refuse a second __init__ (-1, rtloop.Error EALREADY). */
-int rtl_py_rx_begin(struct rtl_py_rx *s, const char *what);
+int py_rx_begin(struct py_rx *s, const char *what);
 /* Defaults (the fields tuple is the module's DEFAULT_FIELDS). */
-PyObject *rtl_py_default_fields(void);
+PyObject *py_default_fields(void);
 
 /* Create, connect and start the loop for @o: 0, or -1 with the exception
  * set (rtloop.Error with the library's sentence). */
-int rtl_py_rx_open(struct rtl_py_rx *s, const struct rtl_py_rx_opts *o);
+int py_rx_open(struct py_rx *s, const struct py_rx_opts *o);
 
 /* Refuse (-1, exception set) a call on a closed object, or while another
  * thread is inside the loop; 0 when @s may be used now. */
-int rtl_py_rx_check(struct rtl_py_rx *s, const char *what);
+int py_rx_check(struct py_rx *s, const char *what);
 
 /* The state of the newest frame taken, as a dict (every field). */
-PyObject *rtl_py_rx_state(struct rtl_py_rx *s);
+PyObject *py_rx_state(struct py_rx *s);
 
 /* Take a frame newer than the last one, waiting up to @timeout_ns (the
  * GIL released). 1: taken (copied out), 0: none in time, -1: exception
  * set (the loop ended, a signal's exception, misuse). */
-int rtl_py_rx_take(struct rtl_py_rx *s, int64_t timeout_ns, const char *what);
+int py_rx_take(struct py_rx *s, int64_t timeout_ns, const char *what);
 
 /* The loop ended by itself: rtloop.Error with the code and the sentence
  * of why; returns -1. */
-int rtl_py_rx_raise_ended(struct rtl_py_rx *s, const char *what);
+int py_rx_raise_ended(struct py_rx *s, const char *what);
 
 #endif /* RTLOOP_PY_RECEIVE_H */

@@ -6,9 +6,9 @@
  * Design
  * ------
  * - One source of truth: the file is read by rtde-record's own C reader
- *   (apps/rtde-record/record.h): rtl_rec_bin_read_header() and
- *   rtl_rec_bin_parse_row() for the binary format, rtl_rec_csv_read_header()
- *   and rtl_rec_csv_parse_row(), the inverse of the CSV writer, for the
+ *   (apps/rtde-record/record.h): rec_bin_read_header() and
+ *   rec_bin_parse_row() for the binary format, rec_csv_read_header()
+ *   and rec_csv_parse_row(), the inverse of the CSV writer, for the
  *   CSV. Both give the same thing: a schema (names, RTDE types, offsets)
  *   and rows of values in host form, so one loop scatters either format
  *   into the columns.
@@ -45,7 +45,7 @@
 
 #include "record.h"
 
-int rtl_py_recording_register(PyObject *module);
+int py_recording_register(PyObject *module);
 
 static PyObject *recording_error; /* rtloop.RecordingError */
 static PyObject *truncated_error; /* rtloop.TruncatedRecording */
@@ -239,15 +239,15 @@ struct fault {
 	uint64_t row;	/* 1-based, 0: none */
 	uint64_t offset;
 	uint64_t rows; /* whole rows before it */
-	char msg[RTL_REC_ERROR_MAX + 256];
+	char msg[REC_ERROR_MAX + 256];
 };
 
 struct reading {
 	unsigned char *buf;
 	size_t len;
 	bool binary;
-	struct rtl_rec_schema *s;
-	struct rtl_rec_meta meta;
+	struct rec_schema *s;
+	struct rec_meta meta;
 	bool extra;	   /* CSV: host_time_ns and lost */
 	size_t header_len; /* bytes before the first row */
 	uint64_t rows;	   /* whole rows */
@@ -324,8 +324,8 @@ sys:
 /* The header of either format and the row count; GIL released. */
 static int parse_header(struct reading *r, struct fault *f)
 {
-	struct rtl_rec_error err = { 0 };
-	const size_t magic = sizeof(RTL_REC_MAGIC) - 1;
+	struct rec_error err = { 0 };
+	const size_t magic = sizeof(REC_MAGIC) - 1;
 	int rc;
 
 	if (r->len == 0) {
@@ -334,7 +334,7 @@ static int parse_header(struct reading *r, struct fault *f)
 			 "the file is empty (0 bytes): no rtde-record header, no rows");
 		return -1;
 	}
-	if (r->len < magic && !memcmp(r->buf, RTL_REC_MAGIC, r->len)) {
+	if (r->len < magic && !memcmp(r->buf, REC_MAGIC, r->len)) {
 		f->code = -EBADMSG;
 		snprintf(
 			f->msg, sizeof(f->msg),
@@ -343,7 +343,7 @@ static int parse_header(struct reading *r, struct fault *f)
 			r->len);
 		return -1;
 	}
-	r->binary = r->len >= magic && !memcmp(r->buf, RTL_REC_MAGIC, magic);
+	r->binary = r->len >= magic && !memcmp(r->buf, REC_MAGIC, magic);
 	if (r->binary) {
 		FILE *mf = fmemopen(r->buf, r->len, "rb");
 		long pos;
@@ -353,7 +353,7 @@ static int parse_header(struct reading *r, struct fault *f)
 			f->system = true;
 			return -1;
 		}
-		rc = rtl_rec_bin_read_header(mf, r->s, &r->meta, &err);
+		rc = rec_bin_read_header(mf, r->s, &r->meta, &err);
 		pos = ftell(mf);
 		fclose(mf);
 		if (rc) {
@@ -369,7 +369,7 @@ static int parse_header(struct reading *r, struct fault *f)
 		unsigned char *nl = memchr(r->buf, '\n', scan);
 		size_t hl = nl ? (size_t)(nl - r->buf) + 1 : scan;
 
-		rc = rtl_rec_csv_read_header((const char *)r->buf, hl, r->s, &r->extra, &err);
+		rc = rec_csv_read_header((const char *)r->buf, hl, r->s, &r->extra, &err);
 		if (rc == -ENOMSG || (rc && !nl)) {
 			f->code = -ENOMSG;
 			snprintf(f->msg, sizeof(f->msg), "%s%s", err.msg,
@@ -429,8 +429,8 @@ static int parse_header(struct reading *r, struct fault *f)
 /* Every whole row into the columns; GIL released. */
 static int fill(struct reading *r, struct fault *f)
 {
-	const struct rtl_rec_schema *s = r->s;
-	struct rtl_rec_error err = { 0 };
+	const struct rec_schema *s = r->s;
+	struct rec_error err = { 0 };
 	unsigned char *values = NULL;
 	const unsigned char *p = r->buf + r->header_len;
 
@@ -443,17 +443,17 @@ static int fill(struct reading *r, struct fault *f)
 		}
 	}
 	for (uint64_t i = 0; i < r->rows; i++) {
-		struct rtl_rec_row row;
+		struct rec_row row;
 		uint64_t lost;
 
 		if (r->binary) {
-			rtl_rec_bin_parse_row(s, p, &row);
+			rec_bin_parse_row(s, p, &row);
 			p += s->record_size;
 		} else {
 			const unsigned char *nl = memchr(p, '\n', (size_t)(r->buf + r->len - p));
 			size_t n = (size_t)(nl - p) + 1;
 
-			if (rtl_rec_csv_parse_row((const char *)p, n, s, r->extra, values, &row,
+			if (rec_csv_parse_row((const char *)p, n, s, r->extra, values, &row,
 						  &err)) {
 				f->code = err.code;
 				f->row = i + 1;
@@ -570,7 +570,7 @@ static int put(PyObject *d, const char *k, PyObject *v)
 static PyObject *make_meta(const struct reading *r)
 {
 	PyObject *m = PyDict_New(), *recipe = PyList_New(0), *types = PyDict_New();
-	const struct rtl_rec_schema *s = r->s;
+	const struct rec_schema *s = r->s;
 
 	if (!m || !recipe || !types)
 		goto fail;
@@ -811,14 +811,14 @@ static PyMethodDef functions[] = {
 	{ NULL, NULL, 0, NULL },
 };
 
-int rtl_py_recording_register(PyObject *module)
+int py_recording_register(PyObject *module)
 {
 	recording_error = PyErr_NewExceptionWithDoc(
 		"rtloop.RecordingError",
 		"The file is not a readable rtde-record recording (errno ENODATA: empty, ENOMSG: "
 		"not a recording, EBADMSG: malformed). .filename, .row and .offset (the row at "
 		"fault and its byte offset, or None), .rows (the whole rows before it).",
-		rtl_py_error, NULL);
+		py_error, NULL);
 	if (!recording_error)
 		return -1;
 	truncated_error = PyErr_NewExceptionWithDoc(

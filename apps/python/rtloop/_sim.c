@@ -8,14 +8,14 @@
  * - The settings are rtde-sim's own table (apps/rtde-sim/options.h): the
  *   faults= keys and the keyword options are its flag names, with '_' or
  *   '-'; each value is converted to the table's kind, range-checked by the
- *   table's setter and the whole checked by rtl_sim_setup_check(), the
+ *   table's setter and the whole checked by sim_setup_check(), the
  *   checks rtde-sim makes. All of it at construction: a bad setting is a
  *   ValueError (a value of the wrong type a TypeError) before anything runs.
  * - start() creates the server (it binds now, so the port is known when
- *   start() returns) and runs its loop, rtl_sim_server_run() or
- *   rtl_sim_udp_run(), on a C thread of ours that never touches Python:
+ *   start() returns) and runs its loop, sim_server_run() or
+ *   sim_udp_run(), on a C thread of ours that never touches Python:
  *   no GIL, every signal blocked (Python's handlers run on the main
- *   thread). Our thread, not rtl_sim_server_start()'s, so that the end of
+ *   thread). Our thread, not sim_server_start()'s, so that the end of
  *   the loop (a duration elapsed) is known: `running`, wait().
  * - One mutex guards the server's lifetime: report() (with the GIL
  *   released) writes the live report under it, and the first stop() (or
@@ -23,7 +23,7 @@
  *   destroys the server under it. A second stop() waits on the same mutex,
  *   so every stop() returns with the thread joined.
  * - report() is rtde-sim's --json, written by the simulator's own
- *   functions (rtl_sim_server_report_json(), rtl_sim_udp_report_json())
+ *   functions (sim_server_report_json(), sim_udp_report_json())
  *   into a memory stream and parsed with json.loads: one source for the
  *   key names, which docs/rtde-sim.md describes.
  */
@@ -45,13 +45,13 @@
 #include "server.h"
 #include "udp.h"
 
-int rtl_py_sim_register(PyObject *module);
+int py_sim_register(PyObject *module);
 
 enum state { ST_NEW = 0, ST_STARTING, ST_RUNNING, ST_STOPPED };
 
 typedef struct {
 	PyObject ob_base; /* PyObject_HEAD */
-	struct rtl_sim_setup su;
+	struct sim_setup su;
 	char bind[64];		   /* su.srv.bind points here */
 	char control_script[4096]; /* su.sim.ctrl.control_script points here */
 	bool udp;
@@ -59,8 +59,8 @@ typedef struct {
 
 	/* Guarded by lock once started: */
 	pthread_mutex_t lock;
-	struct rtl_sim_server *srv;
-	struct rtl_sim_udp *u;
+	struct sim_server *srv;
+	struct sim_udp *u;
 	bool joined;
 	char *final; /* the report at the end (JSON text) */
 	size_t final_len;
@@ -68,7 +68,7 @@ typedef struct {
 	char sched[32];			       /* the thread's scheduling, for the report */
 	pid_t pid;			       /* of the process that started it */
 	uint16_t port;			       /* bound */
-	uint16_t svc_port[RTL_SIM_PORT_COUNT]; /* the dashboard's and script ports, bound */
+	uint16_t svc_port[SIM_PORT_COUNT]; /* the dashboard's and script ports, bound */
 	pthread_t thread;
 
 	/* The loop's end, told by its thread. */
@@ -89,14 +89,14 @@ static void valid_names(char *buf, size_t cap, bool fault, bool udp)
 	char n[48];
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < RTL_SIM_OPT_COUNT; i++) {
-		const struct rtl_sim_option *o = rtl_sim_option_at(i);
+	for (size_t i = 0; i < SIM_OPT_COUNT; i++) {
+		const struct sim_option *o = sim_option_at(i);
 		int w;
 
 		if (o->fault != fault || (udp && !o->udp))
 			continue;
 		w = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "",
-			     rtl_sim_option_name(o, RTL_SIM_STYLE_KEY, n, sizeof(n)));
+			     sim_option_name(o, SIM_STYLE_KEY, n, sizeof(n)));
 		if (w < 0 || (size_t)w >= cap - len)
 			break;
 		len += (size_t)w;
@@ -110,7 +110,7 @@ static void valid_names(char *buf, size_t cap, bool fault, bool udp)
 /* Set one setting from a Python value; -1 with the exception set. */
 static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *value, bool fault)
 {
-	const struct rtl_sim_option *o;
+	const struct sim_option *o;
 	const char *name;
 	char why[256], list[1024];
 	int err;
@@ -142,7 +142,7 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 		snprintf(self->bind, sizeof(self->bind), "%s", b);
 		return 0;
 	}
-	o = rtl_sim_option_find(name);
+	o = sim_option_find(name);
 	if (!o || o->fault != fault) {
 		valid_names(list, sizeof(list), fault, self->udp);
 		if (o)
@@ -172,7 +172,7 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 		return -1;
 	}
 	switch (o->kind) {
-	case RTL_SIM_OPT_FLAG:
+	case SIM_OPT_FLAG:
 		if (!PyBool_Check(value)) {
 			PyErr_Format(PyExc_TypeError,
 				     "%s: '%s' is a flag: True or False, not %.80s", where, name,
@@ -181,9 +181,9 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 		}
 		if (value == Py_False)
 			return 0;
-		err = rtl_sim_option_set_flag(&self->su, o, RTL_SIM_STYLE_KEY, why, sizeof(why));
+		err = sim_option_set_flag(&self->su, o, SIM_STYLE_KEY, why, sizeof(why));
 		break;
-	case RTL_SIM_OPT_UINT: {
+	case SIM_OPT_UINT: {
 		PyObject *idx;
 		unsigned long long v;
 		int overflow = 0;
@@ -218,10 +218,10 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 				     (unsigned long long)o->max);
 			return -1;
 		}
-		err = rtl_sim_option_set_uint(&self->su, o, v, RTL_SIM_STYLE_KEY, why, sizeof(why));
+		err = sim_option_set_uint(&self->su, o, v, SIM_STYLE_KEY, why, sizeof(why));
 		break;
 	}
-	case RTL_SIM_OPT_DOUBLE: {
+	case SIM_OPT_DOUBLE: {
 		double d;
 
 		if (PyBool_Check(value) ||
@@ -238,7 +238,7 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 				     name, o->dmin, o->dmax);
 			return -1;
 		}
-		err = rtl_sim_option_set_double(&self->su, o, d, RTL_SIM_STYLE_KEY, why,
+		err = sim_option_set_double(&self->su, o, d, SIM_STYLE_KEY, why,
 						sizeof(why));
 		break;
 	}
@@ -253,7 +253,7 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 		t = PyUnicode_AsUTF8(value);
 		if (!t)
 			return -1;
-		if (o->id == RTL_SIM_OPT_CONTROL_SCRIPT) {
+		if (o->id == SIM_OPT_CONTROL_SCRIPT) {
 			/* Kept here: the str may go before the server starts. */
 			if (strlen(t) >= sizeof(self->control_script)) {
 				PyErr_Format(PyExc_ValueError, "%s: '%s' is too long", where, name);
@@ -262,7 +262,7 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 			snprintf(self->control_script, sizeof(self->control_script), "%s", t);
 			t = self->control_script;
 		}
-		err = rtl_sim_option_set_text(&self->su, o, t, RTL_SIM_STYLE_KEY, why, sizeof(why));
+		err = sim_option_set_text(&self->su, o, t, SIM_STYLE_KEY, why, sizeof(why));
 		break;
 	}
 	}
@@ -278,9 +278,9 @@ static void profile_names(char *buf, size_t cap)
 	size_t len = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < RTL_SIM_PROFILE_COUNT; i++) {
+	for (int i = 0; i < SIM_PROFILE_COUNT; i++) {
 		int w = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "",
-				 rtl_sim_profile((enum rtl_sim_profile_id)i)->name);
+				 sim_profile((enum sim_profile_id)i)->name);
 
 		if (w < 0 || (size_t)w >= cap - len)
 			break;
@@ -293,7 +293,7 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kwargs)
 	static const char *const known[] = { "profile", "faults", "port", "udp" };
 	PyObject *profile = NULL, *faults = Py_None, *port = NULL, *udp = Py_False;
 	PyObject *key, *value;
-	const struct rtl_sim_profile *p;
+	const struct sim_profile *p;
 	Py_ssize_t pos = 0;
 	char why[256];
 	long port_v = 0;
@@ -322,7 +322,7 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kwargs)
 			     Py_TYPE(udp)->tp_name);
 		return -1;
 	}
-	rtl_sim_setup_default(&self->su);
+	sim_setup_default(&self->su);
 	snprintf(self->bind, sizeof(self->bind), "127.0.0.1");
 	self->udp = udp == Py_True;
 
@@ -338,14 +338,14 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kwargs)
 		name = PyUnicode_AsUTF8(profile);
 		if (!name)
 			return -1;
-		p = rtl_sim_profile_find(name);
+		p = sim_profile_find(name);
 		if (!p) {
 			profile_names(list, sizeof(list));
 			PyErr_Format(PyExc_ValueError, "unknown profile '%s' (valid profiles: %s)",
 				     name, list);
 			return -1;
 		}
-		self->su.sim.profile = (enum rtl_sim_profile_id)(p - rtl_sim_profile(0));
+		self->su.sim.profile = (enum sim_profile_id)(p - sim_profile(0));
 	}
 	if (port) {
 		int overflow = 0;
@@ -415,7 +415,7 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kwargs)
 				return -1;
 		}
 	self->su.srv.bind = self->bind;
-	if (rtl_sim_setup_check(&self->su, RTL_SIM_STYLE_KEY, why, sizeof(why))) {
+	if (sim_setup_check(&self->su, SIM_STYLE_KEY, why, sizeof(why))) {
 		PyErr_SetString(PyExc_ValueError, why);
 		return -1;
 	}
@@ -427,7 +427,7 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kwargs)
 static void *sim_thread(void *arg)
 {
 	SimObject *self = arg;
-	int r = self->udp ? rtl_sim_udp_run(self->u) : rtl_sim_server_run(self->srv);
+	int r = self->udp ? sim_udp_run(self->u) : sim_server_run(self->srv);
 	int64_t end = rtl_time_now();
 
 	pthread_mutex_lock(&self->end_lock);
@@ -471,21 +471,21 @@ static int start_locked(SimObject *self)
 	int err;
 
 	if (self->udp) {
-		struct rtl_sim_udp_opts o;
+		struct sim_udp_opts o;
 
-		rtl_sim_setup_udp(&self->su, &o);
-		err = rtl_sim_udp_create(&self->u, &o);
+		sim_setup_udp(&self->su, &o);
+		err = sim_udp_create(&self->u, &o);
 		if (err)
 			return err;
-		self->port = rtl_sim_udp_port(self->u);
+		self->port = sim_udp_port(self->u);
 	} else {
-		err = rtl_sim_server_create(&self->srv, &self->su.sim, &self->su.srv);
+		err = sim_server_create(&self->srv, &self->su.sim, &self->su.srv);
 		if (err)
 			return err;
-		self->port = rtl_sim_server_port(self->srv);
-		for (int k = 0; k < RTL_SIM_PORT_COUNT; k++)
+		self->port = sim_server_port(self->srv);
+		for (int k = 0; k < SIM_PORT_COUNT; k++)
 			self->svc_port[k] =
-				rtl_sim_server_service_port(self->srv, (enum rtl_sim_port_kind)k);
+				sim_server_service_port(self->srv, (enum sim_port_kind)k);
 	}
 	describe_sched(self->sched, sizeof(self->sched));
 	self->pid = getpid();
@@ -497,8 +497,8 @@ static int start_locked(SimObject *self)
 	err = -pthread_create(&self->thread, NULL, sim_thread, self);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		rtl_sim_server_destroy(self->srv);
-		rtl_sim_udp_destroy(self->u);
+		sim_server_destroy(self->srv);
+		sim_udp_destroy(self->u);
 		self->srv = NULL;
 		self->u = NULL;
 	}
@@ -528,9 +528,9 @@ static int write_report(SimObject *self, char **out, size_t *len)
 	if (!f)
 		return -errno;
 	if (self->udp)
-		err = rtl_sim_udp_report_json(self->u, f, secs);
+		err = sim_udp_report_json(self->u, f, secs);
 	else
-		err = rtl_sim_server_report_json(self->srv, f, secs, false, self->sched);
+		err = sim_server_report_json(self->srv, f, secs, false, self->sched);
 	if (fclose(f) && !err)
 		err = -EIO;
 	if (err) {
@@ -553,17 +553,17 @@ static void finish(SimObject *self)
 	}
 	if (!self->joined && (self->srv || self->u)) {
 		if (self->udp)
-			rtl_sim_udp_stop(self->u);
+			sim_udp_stop(self->u);
 		else
-			rtl_sim_server_stop(self->srv);
+			sim_server_stop(self->srv);
 		pthread_join(self->thread, NULL);
 		free(self->final);
 		self->final = NULL;
 		if (write_report(self, &self->final, &self->final_len))
 			self->final = NULL;
 		self->joined = true;
-		rtl_sim_server_destroy(self->srv);
-		rtl_sim_udp_destroy(self->u);
+		sim_server_destroy(self->srv);
+		sim_udp_destroy(self->u);
 		self->srv = NULL;
 		self->u = NULL;
 	}
@@ -602,7 +602,7 @@ static PyObject *Sim_start(SimObject *self, PyObject *Py_UNUSED(ignored))
 			snprintf(msg, sizeof(msg), "rtde-sim: cannot %s on %s:%u: %s",
 				 self->udp ? "serve UDP" : "listen", self->bind,
 				 self->udp ? self->su.udp_port : self->su.srv.port, strerror(-err));
-		return rtl_py_raise(err, msg);
+		return py_raise(err, msg);
 	}
 	self->state = ST_RUNNING;
 	return Py_NewRef(self);
@@ -634,7 +634,7 @@ static PyObject *Sim_report(SimObject *self, PyObject *Py_UNUSED(ignored))
 	Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&self->lock);
 	err = (self->joined && !self->final) ? -EIO : write_report(self, &text, &len);
 	pthread_mutex_unlock(&self->lock);
-	Py_END_ALLOW_THREADS if (err) return rtl_py_raise(
+	Py_END_ALLOW_THREADS if (err) return py_raise(
 		err, "rtde-sim: the report could not be written");
 	json = PyImport_ImportModule("json");
 	if (!json) {
@@ -740,18 +740,18 @@ static PyObject *Sim_get_service_port(SimObject *self, void *kind)
 
 static PyObject *Sim_get_period(SimObject *self, void *Py_UNUSED(c))
 {
-	struct rtl_sim_udp_opts o;
+	struct sim_udp_opts o;
 
 	if (self->udp) {
-		rtl_sim_udp_opts_default(&o);
+		sim_udp_opts_default(&o);
 		return PyFloat_FromDouble((double)o.period_ns / 1e9);
 	}
-	return PyFloat_FromDouble(1.0 / rtl_sim_profile(self->su.sim.profile)->frequency_hz);
+	return PyFloat_FromDouble(1.0 / sim_profile(self->su.sim.profile)->frequency_hz);
 }
 
 static PyObject *Sim_get_profile(SimObject *self, void *Py_UNUSED(c))
 {
-	return PyUnicode_FromString(rtl_sim_profile(self->su.sim.profile)->name);
+	return PyUnicode_FromString(sim_profile(self->su.sim.profile)->name);
 }
 
 static PyObject *Sim_get_udp(SimObject *self, void *Py_UNUSED(c))
@@ -773,7 +773,7 @@ static PyObject *Sim_repr(SimObject *self)
 		st = "ended";
 	return PyUnicode_FromFormat(
 		"<rtloop.Sim %s %s:%d %s>",
-		self->udp ? "udp" : rtl_sim_profile(self->su.sim.profile)->name, self->bind,
+		self->udp ? "udp" : sim_profile(self->su.sim.profile)->name, self->bind,
 		(int)(self->state >= ST_RUNNING ? self->port : self->su.srv.port), st);
 }
 
@@ -793,7 +793,7 @@ static PyObject *Sim_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&self->end_cv, &ca);
 	pthread_condattr_destroy(&ca);
-	rtl_sim_setup_default(&self->su);
+	sim_setup_default(&self->su);
 	snprintf(self->bind, sizeof(self->bind), "127.0.0.1");
 	self->su.srv.bind = self->bind;
 	self->su.srv.port = 0;
@@ -836,14 +836,14 @@ static PyGetSetDef Sim_getset[] = {
 	  "The port it listens on once started (before: the one asked for, 0 = any).", NULL },
 	{ "dashboard_port", (getter)Sim_get_service_port, NULL,
 	  "The dashboard server's port once started (None: not served, e.g. no_dashboard=True).",
-	  (void *)(intptr_t)RTL_SIM_PORT_DASHBOARD },
+	  (void *)(intptr_t)SIM_PORT_DASHBOARD },
 	{ "primary_port", (getter)Sim_get_service_port, NULL,
 	  "The primary script port once started (programs and the state stream).",
-	  (void *)(intptr_t)RTL_SIM_PORT_PRIMARY },
+	  (void *)(intptr_t)SIM_PORT_PRIMARY },
 	{ "secondary_port", (getter)Sim_get_service_port, NULL,
-	  "The secondary script port once started.", (void *)(intptr_t)RTL_SIM_PORT_SECONDARY },
+	  "The secondary script port once started.", (void *)(intptr_t)SIM_PORT_SECONDARY },
 	{ "realtime_port", (getter)Sim_get_service_port, NULL,
-	  "The realtime script port once started.", (void *)(intptr_t)RTL_SIM_PORT_REALTIME },
+	  "The realtime script port once started.", (void *)(intptr_t)SIM_PORT_REALTIME },
 	{ "period", (getter)Sim_get_period, NULL,
 	  "The control period in s (0.002 at 500 Hz, 0.008 for cb3, 0.001 with udp=True).", NULL },
 	{ "profile", (getter)Sim_get_profile, NULL, "The version profile's name.", NULL },
@@ -878,7 +878,7 @@ static PyTypeObject Sim_type = {
 	.tp_getset = Sim_getset,
 };
 
-int rtl_py_sim_register(PyObject *module)
+int py_sim_register(PyObject *module)
 {
 	if (PyType_Ready(&Sim_type) < 0)
 		return -1;

@@ -21,22 +21,22 @@
 #define DT 0.002
 
 struct rig {
-	struct rtl_sim_robot r;
-	struct rtl_sim_robot_cmd c;
+	struct sim_robot r;
+	struct sim_robot_cmd c;
 	int64_t now;
 };
 
-static void rig_init(struct rig *g, const struct rtl_sim_robot_config *cfg)
+static void rig_init(struct rig *g, const struct sim_robot_config *cfg)
 {
-	struct rtl_sim_robot_config def;
+	struct sim_robot_config def;
 
 	if (!cfg) {
-		rtl_sim_robot_config_default(&def);
+		sim_robot_config_default(&def);
 		cfg = &def;
 	}
 	memset(g, 0, sizeof(*g));
 	g->now = 1000000000; /* the clock does not start at 0 */
-	cr_assert_eq(rtl_sim_robot_init(&g->r, cfg), 0);
+	cr_assert_eq(sim_robot_init(&g->r, cfg), 0);
 }
 
 /* One control cycle: the client writes g->c with a new heartbeat, the robot
@@ -44,9 +44,9 @@ static void rig_init(struct rig *g, const struct rtl_sim_robot_config *cfg)
 static uint32_t cycle(struct rig *g)
 {
 	g->c.seq++;
-	cr_assert_eq(rtl_sim_robot_command(&g->r, &g->c, g->now), 0);
+	cr_assert_eq(sim_robot_command(&g->r, &g->c, g->now), 0);
 	g->now += PERIOD;
-	return rtl_sim_robot_step(&g->r, g->now);
+	return sim_robot_step(&g->r, g->now);
 }
 
 static uint32_t cycles(struct rig *g, int n)
@@ -62,7 +62,7 @@ static uint32_t cycles(struct rig *g, int n)
 static uint32_t quiet_cycle(struct rig *g)
 {
 	g->now += PERIOD;
-	return rtl_sim_robot_step(&g->r, g->now);
+	return sim_robot_step(&g->r, g->now);
 }
 
 static void set_cmd(struct rig *g, int mode, const double p[6], double accel)
@@ -100,13 +100,13 @@ static double rot_dist(const double *a, const double *b)
 {
 	double ra[9], rb[9], m[9], rv[3];
 
-	rtl_sim_robot_rotvec_to_matrix(a + 3, ra);
-	rtl_sim_robot_rotvec_to_matrix(b + 3, rb);
+	sim_robot_rotvec_to_matrix(a + 3, ra);
+	sim_robot_rotvec_to_matrix(b + 3, rb);
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 3; j++)
 			m[3 * i + j] = ra[3 * i] * rb[3 * j] + ra[3 * i + 1] * rb[3 * j + 1] +
 				       ra[3 * i + 2] * rb[3 * j + 2];
-	rtl_sim_robot_matrix_to_rotvec(m, rv);
+	sim_robot_matrix_to_rotvec(m, rv);
 	return sqrt(rv[0] * rv[0] + rv[1] * rv[1] + rv[2] * rv[2]);
 }
 
@@ -121,7 +121,7 @@ Test(sim_robot, fk_of_zero_pose_is_the_hand_computed_ur5e_pose)
 	static const double want[6] = { -0.8172, -0.2329, 0.0628, M_PI / 2, 0, 0 };
 	double pose[6];
 
-	rtl_sim_robot_fk(q, NULL, pose);
+	sim_robot_fk(q, NULL, pose);
 	assert_vec_eq(pose, want, 6, 1e-12, "pose");
 }
 
@@ -134,12 +134,12 @@ Test(sim_robot, fk_of_upright_pose_points_the_arm_straight_up)
 	static const double rot[9] = { -1, 0, 0, 0, 0, -1, 0, -1, 0 };
 	double pose[6], m[9];
 
-	rtl_sim_robot_fk(q, NULL, pose);
+	sim_robot_fk(q, NULL, pose);
 	assert_vec_eq(pose, p, 3, 1e-12, "position");
 	/* a half turn: the axis sign is free, the matrix is not */
 	cr_assert_float_eq(sqrt(pose[3] * pose[3] + pose[4] * pose[4] + pose[5] * pose[5]), M_PI,
 			   1e-9);
-	rtl_sim_robot_rotvec_to_matrix(pose + 3, m);
+	sim_robot_rotvec_to_matrix(pose + 3, m);
 	assert_vec_eq(m, rot, 9, 1e-9, "R");
 }
 
@@ -148,8 +148,8 @@ Test(sim_robot, fk_base_joint_turns_the_pose_about_z)
 	double q[6] = { 0.7, 0, 0, 0, 0, 0 }, pose[6], pose0[6], c = cos(0.7), s = sin(0.7);
 	double want[3];
 
-	rtl_sim_robot_fk((double[6]){ 0 }, NULL, pose0);
-	rtl_sim_robot_fk(q, NULL, pose);
+	sim_robot_fk((double[6]){ 0 }, NULL, pose0);
+	sim_robot_fk(q, NULL, pose);
 	want[0] = c * pose0[0] - s * pose0[1];
 	want[1] = s * pose0[0] + c * pose0[1];
 	want[2] = pose0[2];
@@ -177,7 +177,7 @@ Test(sim_robot, fk_matches_reference_configurations)
 	for (size_t i = 0; i < sizeof(ref) / sizeof(ref[0]); i++) {
 		double pose[6];
 
-		rtl_sim_robot_fk(ref[i].q, NULL, pose);
+		sim_robot_fk(ref[i].q, NULL, pose);
 		assert_vec_eq(pose, ref[i].pose, 6, 1e-9, "pose");
 	}
 }
@@ -189,7 +189,7 @@ Test(sim_robot, fk_tcp_offset_is_applied_in_the_flange_frame)
 	double pose[6];
 
 	/* at q = 0 the flange z axis is base -y */
-	rtl_sim_robot_fk(q, off, pose);
+	sim_robot_fk(q, off, pose);
 	assert_vec_eq(pose, (double[6]){ -0.8172, -0.3329, 0.0628, M_PI / 2, 0, 0 }, 6, 1e-12,
 		      "pose");
 }
@@ -201,7 +201,7 @@ Test(sim_robot, jacobian_matches_finite_differences)
 	const double h = 1e-6;
 	double jac[36];
 
-	rtl_sim_robot_jacobian(q0, off, jac);
+	sim_robot_jacobian(q0, off, jac);
 	for (int c = 0; c < 6; c++) {
 		double qp[6], qm[6], pp[6], pm[6], rp[9], rm[9], m[9], w[3];
 
@@ -209,20 +209,20 @@ Test(sim_robot, jacobian_matches_finite_differences)
 		memcpy(qm, q0, sizeof(qm));
 		qp[c] += h;
 		qm[c] -= h;
-		rtl_sim_robot_fk(qp, off, pp);
-		rtl_sim_robot_fk(qm, off, pm);
+		sim_robot_fk(qp, off, pp);
+		sim_robot_fk(qm, off, pm);
 		for (int k = 0; k < 3; k++)
 			cr_assert_float_eq(jac[6 * k + c], (pp[k] - pm[k]) / (2 * h), 1e-6,
 					   "v%d of joint %d", k, c);
 		/* angular: R+ R-^T = exp(2h [w]x) */
-		rtl_sim_robot_rotvec_to_matrix(pp + 3, rp);
-		rtl_sim_robot_rotvec_to_matrix(pm + 3, rm);
+		sim_robot_rotvec_to_matrix(pp + 3, rp);
+		sim_robot_rotvec_to_matrix(pm + 3, rm);
 		for (int i = 0; i < 3; i++)
 			for (int j = 0; j < 3; j++)
 				m[3 * i + j] = rp[3 * i] * rm[3 * j] +
 					       rp[3 * i + 1] * rm[3 * j + 1] +
 					       rp[3 * i + 2] * rm[3 * j + 2];
-		rtl_sim_robot_matrix_to_rotvec(m, w);
+		sim_robot_matrix_to_rotvec(m, w);
 		for (int k = 0; k < 3; k++)
 			cr_assert_float_eq(jac[6 * (k + 3) + c], w[k] / (2 * h), 1e-6,
 					   "w%d of joint %d", k, c);
@@ -247,8 +247,8 @@ Test(sim_robot, rotation_vectors_round_trip)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		double m[9], rv[3];
 
-		rtl_sim_robot_rotvec_to_matrix(cases[i], m);
-		rtl_sim_robot_matrix_to_rotvec(m, rv);
+		sim_robot_rotvec_to_matrix(cases[i], m);
+		sim_robot_matrix_to_rotvec(m, rv);
 		assert_vec_eq(rv, cases[i], 3, 1e-9, "rv");
 	}
 	/* random axes, angles over (0, pi) */
@@ -265,17 +265,17 @@ Test(sim_robot, rotation_vectors_round_trip)
 		len = sqrt(len);
 		for (int k = 0; k < 3; k++)
 			v[k] = v[k] / len * ang;
-		rtl_sim_robot_rotvec_to_matrix(v, m);
-		rtl_sim_robot_matrix_to_rotvec(m, rv);
+		sim_robot_rotvec_to_matrix(v, m);
+		sim_robot_matrix_to_rotvec(m, rv);
 		assert_vec_eq(rv, v, 3, 1e-8, "random rv");
 	}
 	/* exactly pi: either sign, the same matrix */
 	{
 		double v[3] = { 0, M_PI / sqrt(2), -M_PI / sqrt(2) }, m[9], m2[9], rv[3];
 
-		rtl_sim_robot_rotvec_to_matrix(v, m);
-		rtl_sim_robot_matrix_to_rotvec(m, rv);
-		rtl_sim_robot_rotvec_to_matrix(rv, m2);
+		sim_robot_rotvec_to_matrix(v, m);
+		sim_robot_matrix_to_rotvec(m, rv);
+		sim_robot_rotvec_to_matrix(rv, m2);
 		assert_vec_eq(m2, m, 9, 1e-12, "R at pi");
 		cr_assert_float_eq(sqrt(rv[0] * rv[0] + rv[1] * rv[1] + rv[2] * rv[2]), M_PI,
 				   1e-12);
@@ -286,67 +286,67 @@ Test(sim_robot, rotation_vectors_round_trip)
 
 Test(sim_robot, init_rejects_bad_configurations)
 {
-	struct rtl_sim_robot r;
-	struct rtl_sim_robot_config c, bad;
+	struct sim_robot r;
+	struct sim_robot_config c, bad;
 
-	rtl_sim_robot_config_default(&c);
-	cr_assert_eq(rtl_sim_robot_init(NULL, &c), -EINVAL);
-	cr_assert_eq(rtl_sim_robot_init(&r, NULL), -EINVAL);
+	sim_robot_config_default(&c);
+	cr_assert_eq(sim_robot_init(NULL, &c), -EINVAL);
+	cr_assert_eq(sim_robot_init(&r, NULL), -EINVAL);
 	bad = c;
 	bad.period_ns = 0;
-	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	cr_assert_eq(sim_robot_init(&r, &bad), -EINVAL);
 	bad = c;
 	bad.qd_max[3] = 0;
-	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	cr_assert_eq(sim_robot_init(&r, &bad), -EINVAL);
 	bad = c;
 	bad.qdd_max[0] = NAN;
-	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	cr_assert_eq(sim_robot_init(&r, &bad), -EINVAL);
 	bad = c;
 	bad.q_min[2] = bad.q_max[2];
-	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	cr_assert_eq(sim_robot_init(&r, &bad), -EINVAL);
 	bad = c;
 	bad.q0[2] = 3.5; /* beyond the elbow's +-pi */
-	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	cr_assert_eq(sim_robot_init(&r, &bad), -EINVAL);
 	bad = c;
 	bad.force_noise = -1;
-	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	cr_assert_eq(sim_robot_init(&r, &bad), -EINVAL);
 	bad = c;
 	bad.payload_mass = -0.5;
-	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	cr_assert_eq(sim_robot_init(&r, &bad), -EINVAL);
 	bad = c;
 	bad.payload_cog[1] = NAN;
-	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	cr_assert_eq(sim_robot_init(&r, &bad), -EINVAL);
 	bad = c;
 	bad.payload_inertia[4] = INFINITY;
-	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
+	cr_assert_eq(sim_robot_init(&r, &bad), -EINVAL);
 	bad = c;
-	bad.contact = (struct rtl_sim_contact){ .enabled = true, .stiffness = 1000 };
-	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL, "zero normal");
+	bad.contact = (struct sim_contact){ .enabled = true, .stiffness = 1000 };
+	cr_assert_eq(sim_robot_init(&r, &bad), -EINVAL, "zero normal");
 	bad.contact.normal[2] = 1;
 	bad.contact.damping = -1;
-	cr_assert_eq(rtl_sim_robot_init(&r, &bad), -EINVAL);
-	cr_assert_eq(rtl_sim_robot_set_contact(&r, &bad.contact), -EINVAL);
-	cr_assert_eq(rtl_sim_robot_init(&r, &c), 0);
+	cr_assert_eq(sim_robot_init(&r, &bad), -EINVAL);
+	cr_assert_eq(sim_robot_set_contact(&r, &bad.contact), -EINVAL);
+	cr_assert_eq(sim_robot_init(&r, &c), 0);
 }
 
 Test(sim_robot, command_rejects_unknown_modes_and_non_finite_values)
 {
 	struct rig g;
-	struct rtl_sim_robot_cmd c = { .mode = RTL_RTDE_CMD_SPEEDJ, .param = { 0.1 } };
+	struct sim_robot_cmd c = { .mode = RTL_RTDE_CMD_SPEEDJ, .param = { 0.1 } };
 
 	rig_init(&g, NULL);
-	cr_assert_eq(rtl_sim_robot_command(NULL, &c, 0), -EINVAL);
-	cr_assert_eq(rtl_sim_robot_command(&g.r, NULL, 0), -EINVAL);
+	cr_assert_eq(sim_robot_command(NULL, &c, 0), -EINVAL);
+	cr_assert_eq(sim_robot_command(&g.r, NULL, 0), -EINVAL);
 	c.mode = RTL_RTDE_CMD_MODE_COUNT;
-	cr_assert_eq(rtl_sim_robot_command(&g.r, &c, 0), -EINVAL);
+	cr_assert_eq(sim_robot_command(&g.r, &c, 0), -EINVAL);
 	c.mode = -1;
-	cr_assert_eq(rtl_sim_robot_command(&g.r, &c, 0), -EINVAL);
+	cr_assert_eq(sim_robot_command(&g.r, &c, 0), -EINVAL);
 	c.mode = RTL_RTDE_CMD_SPEEDJ;
 	c.param[4] = INFINITY;
-	cr_assert_eq(rtl_sim_robot_command(&g.r, &c, 0), -EINVAL);
+	cr_assert_eq(sim_robot_command(&g.r, &c, 0), -EINVAL);
 	c.param[4] = 0;
 	c.gain = NAN;
-	cr_assert_eq(rtl_sim_robot_command(&g.r, &c, 0), -EINVAL);
+	cr_assert_eq(sim_robot_command(&g.r, &c, 0), -EINVAL);
 	/* nothing was taken: the robot stays idle and at rest */
 	quiet_cycle(&g);
 	cr_assert_eq(g.r.active_mode, RTL_RTDE_CMD_IDLE);
@@ -365,7 +365,7 @@ Test(sim_robot, speedj_ramps_at_the_acceleration_and_integrates_position)
 	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 0.5, -0.25, 0, 0, 0, 0 }, 1.0);
 	for (int k = 1; k <= 500; k++) {
 		memcpy(prev_q, g.r.target_q, sizeof(prev_q));
-		cr_assert_eq(cycle(&g) & RTL_SIM_ROBOT_EV_ACC_LIMIT, 0);
+		cr_assert_eq(cycle(&g) & SIM_ROBOT_EV_ACC_LIMIT, 0);
 		if (k <= 250) {
 			/* the leading joint at a; joint 1 in proportion, done together */
 			cr_assert_float_eq(g.r.target_qd[0], k * DT * 1.0, 1e-12);
@@ -388,7 +388,7 @@ Test(sim_robot, speedj_ramps_at_the_acceleration_and_integrates_position)
 	{
 		double jac[36], v;
 
-		rtl_sim_robot_jacobian(g.r.target_q, NULL, jac);
+		sim_robot_jacobian(g.r.target_q, NULL, jac);
 		v = jac[0] * 0.5 - jac[1] * 0.25;
 		cr_assert_float_eq(g.r.target_TCP_speed[0], v, 1e-12);
 	}
@@ -402,10 +402,10 @@ Test(sim_robot, speedj_is_clamped_to_the_joint_speed_limit_keeping_direction)
 	rig_init(&g, NULL);
 	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 10, 5, 0, 0, 0, 0 }, 15);
 	ev = cycles(&g, 200);
-	cr_assert(ev & RTL_SIM_ROBOT_EV_VEL_LIMIT);
+	cr_assert(ev & SIM_ROBOT_EV_VEL_LIMIT);
 	cr_assert_float_eq(g.r.target_qd[0], M_PI, 1e-12);
 	cr_assert_float_eq(g.r.target_qd[1], M_PI / 2, 1e-12);
-	cr_assert(g.r.limited & RTL_SIM_ROBOT_EV_VEL_LIMIT);
+	cr_assert(g.r.limited & SIM_ROBOT_EV_VEL_LIMIT);
 }
 
 Test(sim_robot, acceleration_beyond_the_joint_limit_is_capped)
@@ -414,7 +414,7 @@ Test(sim_robot, acceleration_beyond_the_joint_limit_is_capped)
 
 	rig_init(&g, NULL);
 	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 1, 0, 0, 0.5, 0, 0 }, 100);
-	cr_assert(cycle(&g) & RTL_SIM_ROBOT_EV_ACC_LIMIT);
+	cr_assert(cycle(&g) & SIM_ROBOT_EV_ACC_LIMIT);
 	cr_assert_float_eq(g.r.target_qdd[0], 15, 1e-9);
 	cr_assert_float_eq(g.r.target_qdd[3], 7.5, 1e-9, "direction kept");
 	cycles(&g, 40); /* 1 / 15 s = 33.3 cycles */
@@ -437,7 +437,7 @@ Test(sim_robot, speedl_moves_the_tcp_along_a_straight_line)
 	for (int n = 0; n < 500; n++) {
 		double d[3], off[3];
 
-		cr_assert_eq(cycle(&g) & ~(uint32_t)RTL_SIM_ROBOT_EV_WATCHDOG, 0, "no limit bound");
+		cr_assert_eq(cycle(&g) & ~(uint32_t)SIM_ROBOT_EV_WATCHDOG, 0, "no limit bound");
 		for (int k = 0; k < 3; k++)
 			d[k] = g.r.target_TCP_pose[k] - p0[k];
 		along = d[0] * u[0] + d[1] * u[1] + d[2] * u[2];
@@ -467,13 +467,13 @@ Test(sim_robot, speedl_rotation_turns_the_tool_in_place)
 	cycles(&g, 500);
 	cr_assert_lt(dist3(g.r.target_TCP_pose, p0), 1e-4);
 	/* turned about base z: R = Rz(ang) R0 */
-	rtl_sim_robot_rotvec_to_matrix(p0 + 3, r0);
-	rtl_sim_robot_rotvec_to_matrix((double[3]){ 0, 0, ang }, rz);
+	sim_robot_rotvec_to_matrix(p0 + 3, r0);
+	sim_robot_rotvec_to_matrix((double[3]){ 0, 0, ang }, rz);
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 3; j++)
 			want[3 * i + j] = rz[3 * i] * r0[j] + rz[3 * i + 1] * r0[3 + j] +
 					  rz[3 * i + 2] * r0[6 + j];
-	rtl_sim_robot_rotvec_to_matrix(g.r.target_TCP_pose + 3, got);
+	sim_robot_rotvec_to_matrix(g.r.target_TCP_pose + 3, got);
 	assert_vec_eq(got, want, 9, 2e-4, "R");
 }
 
@@ -586,11 +586,11 @@ Test(sim_robot, idle_brings_a_moving_robot_to_rest_with_the_default_acceleration
 
 Test(sim_robot, position_limit_brakes_the_joint)
 {
-	struct rtl_sim_robot_config c;
+	struct sim_robot_config c;
 	struct rig g;
 	uint32_t ev = 0;
 
-	rtl_sim_robot_config_default(&c);
+	sim_robot_config_default(&c);
 	c.q_max[0] = 0.5;
 	rig_init(&g, &c);
 	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 2, 0, 0, 0, 0, 0 }, 10);
@@ -599,7 +599,7 @@ Test(sim_robot, position_limit_brakes_the_joint)
 		cr_assert_leq(g.r.target_q[0], 0.5);
 		cr_assert_leq(fabs(g.r.target_qdd[0]), 15 + 1e-6);
 	}
-	cr_assert(ev & RTL_SIM_ROBOT_EV_POS_LIMIT);
+	cr_assert(ev & SIM_ROBOT_EV_POS_LIMIT);
 	cr_assert_float_eq(g.r.target_q[0], 0.5, 0.01);
 	cr_assert_float_eq(g.r.target_qd[0], 0, 1e-9);
 }
@@ -607,9 +607,9 @@ Test(sim_robot, position_limit_brakes_the_joint)
 /* ---- watchdog ---- */
 
 static int messages;
-static enum rtl_sim_robot_level last_level;
+static enum sim_robot_level last_level;
 
-static void on_message(void *ctx, enum rtl_sim_robot_level level, const char *text)
+static void on_message(void *ctx, enum sim_robot_level level, const char *text)
 {
 	cr_assert_eq(ctx, &messages);
 	cr_assert(strstr(text, "watchdog"));
@@ -619,42 +619,42 @@ static void on_message(void *ctx, enum rtl_sim_robot_level level, const char *te
 
 Test(sim_robot, watchdog_stops_the_robot_when_the_heartbeat_goes_stale)
 {
-	struct rtl_sim_robot_config c;
+	struct sim_robot_config c;
 	struct rig g;
 	int64_t last;
 	int n;
 
-	rtl_sim_robot_config_default(&c);
+	sim_robot_config_default(&c);
 	c.message = on_message;
 	c.message_ctx = &messages;
 	messages = 0;
 	rig_init(&g, &c);
 	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 0.5, 0, 0, 0, 0, 0 }, 2);
-	cr_assert_eq(cycles(&g, 250) & RTL_SIM_ROBOT_EV_WATCHDOG, 0);
-	cr_assert_eq(rtl_sim_robot_cmd_status(&g.r), RTL_RTDE_CMD_STATUS_READY);
+	cr_assert_eq(cycles(&g, 250) & SIM_ROBOT_EV_WATCHDOG, 0);
+	cr_assert_eq(sim_robot_cmd_status(&g.r), RTL_RTDE_CMD_STATUS_READY);
 	last = g.now - PERIOD; /* when the last new heartbeat was written */
-	cr_assert_eq(rtl_sim_robot_command(&g.r, &g.c, g.now), 0, "same heartbeat: accepted");
+	cr_assert_eq(sim_robot_command(&g.r, &g.c, g.now), 0, "same heartbeat: accepted");
 	/* the client keeps writing, but never a new heartbeat */
 	for (n = 1;; n++) {
 		uint32_t ev;
 
 		g.now += PERIOD;
-		ev = rtl_sim_robot_step(&g.r, g.now);
-		if (ev & RTL_SIM_ROBOT_EV_WATCHDOG)
+		ev = sim_robot_step(&g.r, g.now);
+		if (ev & SIM_ROBOT_EV_WATCHDOG)
 			break;
-		cr_assert_eq(rtl_sim_robot_command(&g.r, &g.c, g.now), 0);
+		cr_assert_eq(sim_robot_command(&g.r, &g.c, g.now), 0);
 		cr_assert_leq(g.now - last, 100000000, "late trip");
 	}
 	cr_assert_eq(g.now - last, 102000000, "trips at the first step past 100 ms");
 	cr_assert_eq(g.r.watchdog_trips, 1);
 	cr_assert(g.r.watchdog_tripped);
 	cr_assert_eq(messages, 1);
-	cr_assert_eq(last_level, RTL_SIM_ROBOT_WARNING);
+	cr_assert_eq(last_level, SIM_ROBOT_WARNING);
 	cr_assert_eq(g.r.active_mode, RTL_RTDE_CMD_STOP);
-	cr_assert_eq(rtl_sim_robot_cmd_status(&g.r),
+	cr_assert_eq(sim_robot_cmd_status(&g.r),
 		     RTL_RTDE_CMD_STATUS_READY | RTL_RTDE_CMD_STATUS_WATCHDOG);
 	/* the stale command cannot restart the motion */
-	cr_assert_eq(rtl_sim_robot_command(&g.r, &g.c, g.now), -ESTALE);
+	cr_assert_eq(sim_robot_command(&g.r, &g.c, g.now), -ESTALE);
 	/* 0.5 rad/s at 10 rad/s^2: 25 cycles, the trip step included */
 	for (n = 0; n < 24; n++)
 		quiet_cycle(&g);
@@ -669,13 +669,13 @@ Test(sim_robot, watchdog_stops_the_robot_when_the_heartbeat_goes_stale)
 	cr_assert(!g.r.watchdog_tripped);
 	cr_assert_eq(g.r.active_mode, RTL_RTDE_CMD_SPEEDJ);
 	cr_assert_float_eq(g.r.target_qd[0], 50 * DT * 2, 1e-12, "ramping again from rest");
-	cr_assert_eq(rtl_sim_robot_cmd_status(&g.r), RTL_RTDE_CMD_STATUS_READY);
+	cr_assert_eq(sim_robot_cmd_status(&g.r), RTL_RTDE_CMD_STATUS_READY);
 	cr_assert_eq(g.r.last_seq, g.c.seq);
 }
 
 Test(sim_robot, watchdog_timeout_comes_from_the_command_or_the_configuration)
 {
-	struct rtl_sim_robot_config c;
+	struct sim_robot_config c;
 	struct rig g;
 	int n;
 
@@ -684,7 +684,7 @@ Test(sim_robot, watchdog_timeout_comes_from_the_command_or_the_configuration)
 	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 0.1 }, 0);
 	g.c.watchdog_ms = 20;
 	cycle(&g);
-	for (n = 1; !(quiet_cycle(&g) & RTL_SIM_ROBOT_EV_WATCHDOG); n++)
+	for (n = 1; !(quiet_cycle(&g) & SIM_ROBOT_EV_WATCHDOG); n++)
 		cr_assert_lt(n, 100);
 	cr_assert_eq(n, 10, "tripped after %d quiet cycles", n);
 
@@ -696,7 +696,7 @@ Test(sim_robot, watchdog_timeout_comes_from_the_command_or_the_configuration)
 		cr_assert_eq(quiet_cycle(&g), 0);
 
 	/* the configuration: off */
-	rtl_sim_robot_config_default(&c);
+	sim_robot_config_default(&c);
 	c.watchdog_ns = 0;
 	rig_init(&g, &c);
 	cycle(&g);
@@ -729,7 +729,7 @@ Test(sim_robot, stop_and_idle_never_trip_the_watchdog)
 			cr_assert_eq(quiet_cycle(&g), 0, "mode %d tripped after %d cycles", mode,
 				     n);
 		cr_assert_eq(g.r.watchdog_trips, 0);
-		cr_assert(rtl_sim_robot_at_rest(&g.r), "mode %d: at rest", mode);
+		cr_assert(sim_robot_at_rest(&g.r), "mode %d: at rest", mode);
 	}
 	/* A motion command still does. */
 	rig_init(&g, NULL);
@@ -743,7 +743,7 @@ Test(sim_robot, stop_and_idle_never_trip_the_watchdog)
 Test(sim_robot, stops_are_counted_with_the_cycles_to_rest)
 {
 	struct rig g;
-	struct rtl_sim_robot_summary sum;
+	struct sim_robot_summary sum;
 
 	rig_init(&g, NULL);
 	set_cmd(&g, RTL_RTDE_CMD_STOP, NULL, 2);
@@ -765,7 +765,7 @@ Test(sim_robot, stops_are_counted_with_the_cycles_to_rest)
 	cycles(&g, 10);
 	set_cmd(&g, RTL_RTDE_CMD_SPEEDJ, (double[6]){ 1.0 }, 2);
 	cycles(&g, 10);
-	rtl_sim_robot_summarize(&g.r, &sum);
+	sim_robot_summarize(&g.r, &sum);
 	cr_assert_eq(sum.stops, 2);
 	cr_assert_eq(sum.stops_at_rest, 1);
 	cr_assert_eq(sum.max_stop_cycles, 125);
@@ -778,21 +778,21 @@ Test(sim_robot, stops_are_counted_with_the_cycles_to_rest)
 Test(sim_robot, digital_outputs_change_only_under_their_masks)
 {
 	struct rig g;
-	struct rtl_sim_robot_inputs in = { 0 };
+	struct sim_robot_inputs in = { 0 };
 
 	rig_init(&g, NULL);
 	in.standard_digital_output_mask = 0x05;
 	in.standard_digital_output = 0xff;
-	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), 0);
+	cr_assert_eq(sim_robot_set_inputs(&g.r, &in), 0);
 	cr_assert_eq(g.r.standard_digital_out, 0x05);
-	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), 0, "idempotent");
+	cr_assert_eq(sim_robot_set_inputs(&g.r, &in), 0, "idempotent");
 	cr_assert_eq(g.r.standard_digital_out, 0x05);
 	in.standard_digital_output_mask = 0x02;
 	in.standard_digital_output = 0x00;
-	rtl_sim_robot_set_inputs(&g.r, &in);
+	sim_robot_set_inputs(&g.r, &in);
 	cr_assert_eq(g.r.standard_digital_out, 0x05, "clearing an unset bit");
 	in.standard_digital_output_mask = 0x01;
-	rtl_sim_robot_set_inputs(&g.r, &in);
+	sim_robot_set_inputs(&g.r, &in);
 	cr_assert_eq(g.r.standard_digital_out, 0x04);
 
 	in.standard_digital_output_mask = 0;
@@ -800,52 +800,52 @@ Test(sim_robot, digital_outputs_change_only_under_their_masks)
 	in.configurable_digital_output = 0xa5;
 	in.tool_digital_output_mask = 0xff;
 	in.tool_digital_output = 0xff;
-	rtl_sim_robot_set_inputs(&g.r, &in);
+	sim_robot_set_inputs(&g.r, &in);
 	cr_assert_eq(g.r.standard_digital_out, 0x04);
 	cr_assert_eq(g.r.configurable_digital_out, 0xa0);
 	cr_assert_eq(g.r.tool_digital_out, 0x03, "the tool has two outputs");
-	cr_assert_eq(rtl_sim_robot_digital_output_bits(&g.r), 0x04 | 0xa0 << 8 | 0x3 << 16);
-	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, NULL), -EINVAL);
+	cr_assert_eq(sim_robot_digital_output_bits(&g.r), 0x04 | 0xa0 << 8 | 0x3 << 16);
+	cr_assert_eq(sim_robot_set_inputs(&g.r, NULL), -EINVAL);
 }
 
 Test(sim_robot, analog_outputs_take_domain_and_ratio_under_their_mask)
 {
 	struct rig g;
-	struct rtl_sim_robot_inputs in = { 0 };
+	struct sim_robot_inputs in = { 0 };
 
 	rig_init(&g, NULL);
 	in.standard_analog_output_mask = 0x2;
 	in.standard_analog_output_type = 0x3;
 	in.standard_analog_output_0 = 0.5;
 	in.standard_analog_output_1 = 0.25;
-	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), 0);
+	cr_assert_eq(sim_robot_set_inputs(&g.r, &in), 0);
 	cr_assert_float_eq(g.r.standard_analog_output[0], 4.0, 1e-12, "AO0 untouched");
 	cr_assert_float_eq(g.r.standard_analog_output[1], 2.5, 1e-12, "0.25 of 10 V");
 	cr_assert_eq(g.r.analog_io_types, 0x8);
 	in.standard_analog_output_mask = 0x1;
 	in.standard_analog_output_type = 0x0;
-	rtl_sim_robot_set_inputs(&g.r, &in);
+	sim_robot_set_inputs(&g.r, &in);
 	cr_assert_float_eq(g.r.standard_analog_output[0], 12.0, 1e-12, "4 + 0.5 * 16 mA");
 	cr_assert_eq(g.r.analog_io_types, 0x8);
 	in.standard_analog_output_0 = 2.0;
-	rtl_sim_robot_set_inputs(&g.r, &in);
+	sim_robot_set_inputs(&g.r, &in);
 	cr_assert_float_eq(g.r.standard_analog_output[0], 20.0, 1e-12, "ratio clamped");
 	in.standard_analog_output_0 = NAN;
-	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), -EINVAL);
+	cr_assert_eq(sim_robot_set_inputs(&g.r, &in), -EINVAL);
 }
 
 Test(sim_robot, speed_slider_scales_commanded_motion)
 {
 	struct rig g;
-	struct rtl_sim_robot_inputs in = { .speed_slider_mask = 0, .speed_slider_fraction = 0.1 };
+	struct sim_robot_inputs in = { .speed_slider_mask = 0, .speed_slider_fraction = 0.1 };
 	double q0;
 
 	rig_init(&g, NULL);
-	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), 0);
+	cr_assert_eq(sim_robot_set_inputs(&g.r, &in), 0);
 	cr_assert_float_eq(g.r.target_speed_fraction, 1.0, 0, "mask 0: ignored");
 	in.speed_slider_mask = 1;
 	in.speed_slider_fraction = 0.5;
-	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), 0);
+	cr_assert_eq(sim_robot_set_inputs(&g.r, &in), 0);
 	cr_assert_float_eq(g.r.target_speed_fraction, 0.5, 0);
 	cr_assert_float_eq(g.r.speed_scaling, 1.0, 0, "the slider is not the limiter");
 
@@ -868,17 +868,17 @@ Test(sim_robot, speed_slider_scales_commanded_motion)
 	cr_assert_float_eq(g.r.target_qd[1], 0.5 * M_PI, 1e-9);
 
 	in.speed_slider_fraction = 1.7;
-	rtl_sim_robot_set_inputs(&g.r, &in);
+	sim_robot_set_inputs(&g.r, &in);
 	cr_assert_float_eq(g.r.target_speed_fraction, 1.0, 0, "clamped");
 	in.speed_slider_fraction = NAN;
-	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), -EINVAL);
+	cr_assert_eq(sim_robot_set_inputs(&g.r, &in), -EINVAL);
 	cr_assert_float_eq(g.r.target_speed_fraction, 1.0, 0);
 }
 
 Test(sim_robot, speed_scaling_is_the_speed_limiters_ratio)
 {
 	struct rig g;
-	struct rtl_sim_robot_inputs in = { .speed_slider_mask = 1, .speed_slider_fraction = 0.5 };
+	struct sim_robot_inputs in = { .speed_slider_mask = 1, .speed_slider_fraction = 0.5 };
 
 	/* 10 rad/s on joint 0 against a pi rad/s limit: the limiter takes
 	 * pi / 10 of the command, from the first cycle on */
@@ -892,7 +892,7 @@ Test(sim_robot, speed_scaling_is_the_speed_limiters_ratio)
 	cr_assert_float_eq(g.r.target_speed_fraction, 1.0, 0);
 
 	/* with the slider at half, the limiter has half as much to take */
-	cr_assert_eq(rtl_sim_robot_set_inputs(&g.r, &in), 0);
+	cr_assert_eq(sim_robot_set_inputs(&g.r, &in), 0);
 	cycles(&g, 10);
 	cr_assert_float_eq(g.r.speed_scaling, M_PI / 5, 1e-12);
 	cr_assert_float_eq(g.r.speed_scaling * g.r.target_speed_fraction, g.r.target_qd[0] / 10,
@@ -915,7 +915,7 @@ Test(sim_robot, speedl_beyond_the_joint_limits_reports_speed_scaling)
 	 * joints' 15 rad/s^2 */
 	set_cmd(&g, RTL_RTDE_CMD_SPEEDL, (double[6]){ 0, 0, 0, 0, 0, 8 }, 50);
 	cycles(&g, 200);
-	cr_assert(g.r.limited & RTL_SIM_ROBOT_EV_VEL_LIMIT);
+	cr_assert(g.r.limited & SIM_ROBOT_EV_VEL_LIMIT);
 	cr_assert_lt(g.r.speed_scaling, 1.0);
 	cr_assert_gt(g.r.speed_scaling, 0.0);
 	for (int i = 0; i < 6; i++)
@@ -934,8 +934,8 @@ static void gravity_in_flange(const double q[6], double out[3])
 {
 	double pose[6], rot[9], up[3] = { 0, 0, G_PLANT };
 
-	rtl_sim_robot_fk(q, NULL, pose);
-	rtl_sim_robot_rotvec_to_matrix(pose + 3, rot);
+	sim_robot_fk(q, NULL, pose);
+	sim_robot_rotvec_to_matrix(pose + 3, rot);
 	for (int axis = 0; axis < 3; axis++)
 		out[axis] = rot[0 + axis] * up[0] + rot[3 + axis] * up[1] + rot[6 + axis] * up[2];
 }
@@ -948,7 +948,7 @@ Test(sim_robot, tool_accelerometer_reads_gravity_in_the_flange_frame_at_rest)
 		{ 0.3, -1.2, 1.9, -2.0, -1.1, 0.7 },
 		{ -1.0, -0.4, -1.5, 0.8, 2.2, -2.5 },
 	};
-	struct rtl_sim_robot_config c;
+	struct sim_robot_config c;
 	struct rig g;
 	double want[3];
 
@@ -959,7 +959,7 @@ Test(sim_robot, tool_accelerometer_reads_gravity_in_the_flange_frame_at_rest)
 	assert_vec_eq(g.r.actual_tool_accelerometer, (double[3]){ 0, 0, -G_PLANT }, 3, 1e-12,
 		      "start pose");
 
-	rtl_sim_robot_config_default(&c);
+	sim_robot_config_default(&c);
 	for (size_t k = 0; k < sizeof(poses) / sizeof(poses[0]); k++) {
 		memcpy(c.q0, poses[k], sizeof(c.q0));
 		rig_init(&g, &c);
@@ -986,7 +986,7 @@ Test(sim_robot, tool_accelerometer_adds_the_tcp_acceleration)
 
 	rig_init(&g, NULL);
 	/* the start pose's flange: z down, so base x and y swap in the tool */
-	rtl_sim_robot_rotvec_to_matrix(g.r.actual_TCP_pose + 3, rot);
+	sim_robot_rotvec_to_matrix(g.r.actual_TCP_pose + 3, rot);
 	set_cmd(&g, RTL_RTDE_CMD_SPEEDL, (double[6]){ 0.2, 0, 0, 0, 0, 0 }, 1.0);
 	cycles(&g, 50); /* halfway up the 0.2 s ramp at 1 m/s^2 */
 	up[0] = 1.0;
@@ -1002,7 +1002,7 @@ Test(sim_robot, tool_accelerometer_adds_the_tcp_acceleration)
 	assert_vec_eq(g.r.actual_tool_accelerometer, rest, 3, 0.02, "constant speed");
 	set_cmd(&g, RTL_RTDE_CMD_STOP, NULL, 2.0);
 	cycles(&g, 200);
-	cr_assert(rtl_sim_robot_at_rest(&g.r));
+	cr_assert(sim_robot_at_rest(&g.r));
 	cycle(&g);
 	gravity_in_flange(g.r.actual_q, rest);
 	assert_vec_eq(g.r.actual_tool_accelerometer, rest, 3, 1e-12, "at rest");
@@ -1015,14 +1015,14 @@ static double cog_height(const double q[6], const double cog[3])
 {
 	double pose[6], rot[9];
 
-	rtl_sim_robot_fk(q, NULL, pose);
-	rtl_sim_robot_rotvec_to_matrix(pose + 3, rot);
+	sim_robot_fk(q, NULL, pose);
+	sim_robot_rotvec_to_matrix(pose + 3, rot);
 	return pose[2] + rot[6] * cog[0] + rot[7] * cog[1] + rot[8] * cog[2];
 }
 
 Test(sim_robot, payload_is_reported_and_loads_the_joints)
 {
-	struct rtl_sim_robot_config c;
+	struct sim_robot_config c;
 	struct rig bare, loaded;
 	const double m = 2.5, cog[3] = { 0.02, -0.01, 0.08 };
 
@@ -1033,7 +1033,7 @@ Test(sim_robot, payload_is_reported_and_loads_the_joints)
 	assert_vec_eq(loaded.r.payload_inertia, (double[6]){ 0.001, 0.001, 0.001, 0, 0, 0 }, 6, 0,
 		      "inertia");
 
-	rtl_sim_robot_config_default(&c);
+	sim_robot_config_default(&c);
 	c.q0[1] = -1.0;
 	c.q0[3] = -1.2;
 	c.q0[4] = 0.6;
@@ -1067,13 +1067,13 @@ Test(sim_robot, payload_is_reported_and_loads_the_joints)
 
 Test(sim_robot, execution_time_is_plausible_seeded_and_varies)
 {
-	struct rtl_sim_robot_config c;
+	struct sim_robot_config c;
 	struct rig g, same, other;
 	double lo = 1e9, hi = 0, rest = 0, moving = 0;
 	bool differs = false;
 	const int n = 2000;
 
-	rtl_sim_robot_config_default(&c);
+	sim_robot_config_default(&c);
 	c.seed = 11;
 	rig_init(&g, &c);
 	rig_init(&same, &c);
@@ -1114,43 +1114,43 @@ Test(sim_robot, execution_time_is_plausible_seeded_and_varies)
 Test(sim_robot, sim_publishes_the_state_fields)
 {
 	int err = 1;
-	struct rtl_sim *sim = rtl_sim_new(NULL, 0, &err);
+	struct rtl_sim *sim = sim_new(NULL, 0, &err);
 	union rtl_rtde_value *v;
 
-	cr_assert_not_null(sim, "rtl_sim_new: %d", err);
-	v = rtl_sim_value(sim, "payload");
+	cr_assert_not_null(sim, "sim_new: %d", err);
+	v = sim_value(sim, "payload");
 	cr_assert_not_null(v);
 	cr_assert_float_eq(v->d, 1.0, 0);
-	v = rtl_sim_value(sim, "payload_cog");
+	v = sim_value(sim, "payload_cog");
 	cr_assert_float_eq(v->v3d[2], 0.05, 0);
-	v = rtl_sim_value(sim, "payload_inertia");
+	v = sim_value(sim, "payload_inertia");
 	cr_assert_float_eq(v->v6d[0], 0.001, 0);
-	v = rtl_sim_value(sim, "actual_tool_accelerometer");
+	v = sim_value(sim, "actual_tool_accelerometer");
 	cr_assert_float_eq(v->v3d[2], -G_PLANT, 1e-12);
-	v = rtl_sim_value(sim, "actual_execution_time");
+	v = sim_value(sim, "actual_execution_time");
 	cr_assert(v->d >= 0.3 && v->d <= 0.6);
-	v = rtl_sim_value(sim, "tool_temperature");
+	v = sim_value(sim, "tool_temperature");
 	cr_assert(v->d > 25 && v->d < 60);
-	v = rtl_sim_value(sim, "actual_main_voltage");
+	v = sim_value(sim, "actual_main_voltage");
 	cr_assert_float_eq(v->d, 48, 0.5);
-	v = rtl_sim_value(sim, "actual_robot_current");
+	v = sim_value(sim, "actual_robot_current");
 	cr_assert(v->d > 0.5 && v->d < 3);
-	v = rtl_sim_value(sim, "speed_scaling");
+	v = sim_value(sim, "speed_scaling");
 	cr_assert_float_eq(v->d, 1.0, 0);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 /* ---- contact and force sensor ---- */
 
 static void contact_at(struct rig *g, double dz, double k, double d)
 {
-	struct rtl_sim_contact c = { .enabled = true, .normal = { 0, 0, 2 } };
+	struct sim_contact c = { .enabled = true, .normal = { 0, 0, 2 } };
 
 	memcpy(c.point, g->r.actual_TCP_pose, sizeof(c.point));
 	c.point[2] += dz;
 	c.stiffness = k;
 	c.damping = d;
-	cr_assert_eq(rtl_sim_robot_set_contact(&g->r, &c), 0);
+	cr_assert_eq(sim_robot_set_contact(&g->r, &c), 0);
 }
 
 Test(sim_robot, contact_force_is_zero_above_the_plane_and_k_depth_below)
@@ -1171,7 +1171,7 @@ Test(sim_robot, contact_force_is_zero_above_the_plane_and_k_depth_below)
 	assert_vec_eq(g.r.actual_TCP_force, (double[6]){ 0, 0, -20, 0, 0, 0 }, 6, 1e-9, "F");
 	cr_assert_float_eq(g.r.tcp_force_scalar, 20, 1e-9);
 	/* the same wrench in the tool frame */
-	rtl_sim_robot_rotvec_to_matrix(g.r.actual_TCP_pose + 3, rot);
+	sim_robot_rotvec_to_matrix(g.r.actual_TCP_pose + 3, rot);
 	for (int i = 0; i < 3; i++)
 		want[i] = rot[3 * 2 + i] * -20;
 	assert_vec_eq(g.r.ft_raw_wrench, want, 3, 1e-9, "ft_raw");
@@ -1194,13 +1194,13 @@ Test(sim_robot, contact_force_is_zero_above_the_plane_and_k_depth_below)
 
 Test(sim_robot, force_noise_is_seeded_gaussian)
 {
-	struct rtl_sim_robot_config c;
+	struct sim_robot_config c;
 	struct rig g, same, other;
 	double sum = 0, sq = 0, tsum = 0, tsq = 0;
 	const int n = 20000;
 	bool differs = false;
 
-	rtl_sim_robot_config_default(&c);
+	sim_robot_config_default(&c);
 	c.force_noise = 2.0;
 	c.torque_noise = 0.1;
 	c.seed = 7;
@@ -1262,10 +1262,10 @@ Test(sim_robot, reports_a_powered_running_robot)
 
 Test(sim_robot, same_inputs_give_the_same_trajectory)
 {
-	struct rtl_sim_robot_config c;
+	struct sim_robot_config c;
 	struct rig a, b;
 
-	rtl_sim_robot_config_default(&c);
+	sim_robot_config_default(&c);
 	c.force_noise = 1;
 	rig_init(&a, &c);
 	rig_init(&b, &c);

@@ -65,34 +65,34 @@
 
 /* ---- server ------------------------------------------------------------------------------ */
 
-static struct rtl_sim_server *serve(const struct rtl_sim_opts *o,
-				    const struct rtl_sim_server_opts *so)
+static struct sim_server *serve(const struct sim_opts *o,
+				    const struct sim_server_opts *so)
 {
-	struct rtl_sim_server_opts def = { 0 };
-	struct rtl_sim_server *srv = NULL;
+	struct sim_server_opts def = { 0 };
+	struct sim_server *srv = NULL;
 	int err;
 
-	err = rtl_sim_server_create(&srv, o, so ? so : &def);
+	err = sim_server_create(&srv, o, so ? so : &def);
 	cr_assert_eq(err, 0, "server: %s", strerror(-err));
-	cr_assert_eq(rtl_sim_server_start(srv), 0);
+	cr_assert_eq(sim_server_start(srv), 0);
 	return srv;
 }
 
 /* Stop the server, then take its final statistics (exact from here on). */
-static void finish(struct rtl_sim_server *srv, struct rtl_sim_stats *st)
+static void finish(struct sim_server *srv, struct sim_stats *st)
 {
-	rtl_sim_server_stop(srv);
-	cr_assert_eq(rtl_sim_server_join(srv), 0);
+	sim_server_stop(srv);
+	cr_assert_eq(sim_server_join(srv), 0);
 	if (st)
-		rtl_sim_server_stats(srv, st);
-	rtl_sim_server_destroy(srv);
+		sim_server_stats(srv, st);
+	sim_server_destroy(srv);
 }
 
-static struct rtl_sim_opts sim_opts(enum rtl_sim_profile_id p)
+static struct sim_opts profile_opts(enum sim_profile_id p)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.profile = p;
 	return o;
 }
@@ -178,7 +178,7 @@ struct link {
  * outlive the link) and start the loop: connect, handshake, START. Returns
  * 0, or the code of what failed with @err filled; @l is then to be closed.
  */
-static int link_try_open(struct link *l, struct rtl_sim_server *srv,
+static int link_try_open(struct link *l, struct sim_server *srv,
 			 const struct rtl_rtde_client_config *cfg, const struct link_opts *o,
 			 struct rtl_error *err)
 {
@@ -192,7 +192,7 @@ static int link_try_open(struct link *l, struct rtl_sim_server *srv,
 	if (!o)
 		o = &none;
 	tc.host = HOST;
-	tc.port = rtl_sim_server_port(srv);
+	tc.port = sim_server_port(srv);
 	tc.connect_timeout_ns = OPEN_TIMEOUT;
 	tc.client = *cfg;
 	if (o->own_heartbeat) {
@@ -220,7 +220,7 @@ static int link_try_open(struct link *l, struct rtl_sim_server *srv,
 	return 0;
 }
 
-static void dial(struct link *l, struct rtl_sim_server *srv,
+static void dial(struct link *l, struct sim_server *srv,
 		 const struct rtl_rtde_client_config *cfg, const struct link_opts *o)
 {
 	struct rtl_error err;
@@ -259,7 +259,7 @@ static struct rtl_rtde_client *client_of(struct link *l)
  * client's own report of it in @cerr (zeroed when the transport could not
  * even be created).
  */
-static int dial_fails(struct rtl_sim_server *srv, const struct rtl_rtde_client_config *cfg,
+static int dial_fails(struct sim_server *srv, const struct rtl_rtde_client_config *cfg,
 		      struct rtl_error *err, struct rtl_rtde_client_error *cerr)
 {
 	struct link l;
@@ -406,14 +406,14 @@ static struct raw RAW;
 
 /* Connect and run the handshake until the client streams. Packages that
  * came with the START reply stay fed, for raw_collect(). */
-static void raw_open(struct raw *r, struct rtl_sim_server *srv,
+static void raw_open(struct raw *r, struct sim_server *srv,
 		     const struct rtl_rtde_client_config *cfg)
 {
 	int64_t end = rtl_time_now() + OPEN_TIMEOUT;
 	struct rtl_error err;
 
 	cr_assert_eq(rtl_rtde_client_create(&r->c, cfg, &err), 0, "%s", err.msg);
-	r->fd = rtl_tcp_connect(HOST, rtl_sim_server_port(srv), OPEN_TIMEOUT, &err);
+	r->fd = rtl_tcp_connect(HOST, sim_server_port(srv), OPEN_TIMEOUT, &err);
 	cr_assert_geq(r->fd, 0, "%s", err.msg);
 	cr_assert_eq(rtl_rtde_client_connected(r->c, rtl_time_now()), 0);
 	for (;;) {
@@ -491,10 +491,10 @@ static void raw_close(struct raw *r)
 
 Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 {
-	for (int p = 0; p < RTL_SIM_PROFILE_COUNT; p++) {
-		const struct rtl_sim_profile *prof = rtl_sim_profile((enum rtl_sim_profile_id)p);
-		struct rtl_sim_opts o = sim_opts((enum rtl_sim_profile_id)p);
-		struct rtl_sim_server *srv = serve(&o, NULL);
+	for (int p = 0; p < SIM_PROFILE_COUNT; p++) {
+		const struct sim_profile *prof = sim_profile((enum sim_profile_id)p);
+		struct sim_opts o = profile_opts((enum sim_profile_id)p);
+		struct sim_server *srv = serve(&o, NULL);
 		/* control_step is newer than CB3: dropped there, kept elsewhere. */
 		struct rtl_rtde_client_config cfg = {
 			.outputs = "timestamp,control_step",
@@ -518,14 +518,14 @@ Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 		cr_assert_eq(in->output_id, 1);
 		cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(client_of(&l)),
 						    "control_step", &h),
-			     p == RTL_SIM_PROFILE_CB3 ? -ENOENT : 0, "%s: control_step",
+			     p == SIM_PROFILE_CB3 ? -ENOENT : 0, "%s: control_step",
 			     prof->name);
 
 		cr_assert_eq(collect(&l, &S, 50, 2 * RTL_NS_PER_SEC), 50, "%s: %zu packages",
 			     prof->name, S.n);
 		cr_assert_geq(S.ts[0], START_TS);
 		assert_steps(&S, hz, 1);
-		cr_assert_eq(S.has_cs, p != RTL_SIM_PROFILE_CB3);
+		cr_assert_eq(S.has_cs, p != SIM_PROFILE_CB3);
 		for (size_t i = 0; S.has_cs && i < S.n; i++)
 			cr_assert_eq(S.cs[i], (uint64_t)llround(S.ts[i] * hz),
 				     "control_step counts periods since the controller start");
@@ -540,10 +540,10 @@ Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 
 Test(sim_client, falls_back_to_v1_and_streams_at_the_maximum_rate)
 {
-	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
 	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,actual_q", .frequency = 25 };
 	const struct rtl_rtde_client_info *in;
-	struct rtl_sim_server *srv;
+	struct sim_server *srv;
 	struct link l;
 
 	/* An old controller: V 2 is refused, the client asks for 1. */
@@ -578,25 +578,25 @@ Test(sim_client, falls_back_to_v1_and_streams_at_the_maximum_rate)
 Test(sim_client, output_rate_follows_the_floor_rule)
 {
 	static const struct {
-		enum rtl_sim_profile_id p;
+		enum sim_profile_id p;
 		double asked;
 		unsigned n; /* max(1, floor(max / asked)) */
 		double hz;  /* max / n */
 	} cases[] = {
-		{ RTL_SIM_PROFILE_ESERIES, 25, 20, 25 },
-		{ RTL_SIM_PROFILE_ESERIES, 200, 2, 250 },
-		{ RTL_SIM_PROFILE_ESERIES, 300, 1, 500 },
-		{ RTL_SIM_PROFILE_ESERIES, 499, 1, 500 },
-		{ RTL_SIM_PROFILE_ESERIES, 2000, 1, 500 },
-		{ RTL_SIM_PROFILE_ESERIES, 1, 500, 1 },
-		{ RTL_SIM_PROFILE_CB3, 50, 2, 62.5 },
-		{ RTL_SIM_PROFILE_CB3, 125, 1, 125 },
-		{ RTL_SIM_PROFILE_POLYSCOPE_X, 100, 5, 100 },
+		{ SIM_PROFILE_ESERIES, 25, 20, 25 },
+		{ SIM_PROFILE_ESERIES, 200, 2, 250 },
+		{ SIM_PROFILE_ESERIES, 300, 1, 500 },
+		{ SIM_PROFILE_ESERIES, 499, 1, 500 },
+		{ SIM_PROFILE_ESERIES, 2000, 1, 500 },
+		{ SIM_PROFILE_ESERIES, 1, 500, 1 },
+		{ SIM_PROFILE_CB3, 50, 2, 62.5 },
+		{ SIM_PROFILE_CB3, 125, 1, 125 },
+		{ SIM_PROFILE_POLYSCOPE_X, 100, 5, 100 },
 	};
-	struct rtl_sim_server *srv[RTL_SIM_PROFILE_COUNT];
+	struct sim_server *srv[SIM_PROFILE_COUNT];
 
-	for (int p = 0; p < RTL_SIM_PROFILE_COUNT; p++) {
-		struct rtl_sim_opts o = sim_opts((enum rtl_sim_profile_id)p);
+	for (int p = 0; p < SIM_PROFILE_COUNT; p++) {
+		struct sim_opts o = profile_opts((enum sim_profile_id)p);
 
 		srv[p] = serve(&o, NULL);
 	}
@@ -604,7 +604,7 @@ Test(sim_client, output_rate_follows_the_floor_rule)
 		struct rtl_rtde_client_config cfg = { .outputs = "timestamp",
 						      .frequency = cases[i].asked };
 		const struct rtl_rtde_client_info *in;
-		double max = rtl_sim_profile(cases[i].p)->frequency_hz;
+		double max = sim_profile(cases[i].p)->frequency_hz;
 		/* Two packages at 1 Hz; about a quarter second otherwise. */
 		size_t want = cases[i].hz < 10 ? 2 : (size_t)(cases[i].hz / 4) + 2;
 		struct link l;
@@ -622,7 +622,7 @@ Test(sim_client, output_rate_follows_the_floor_rule)
 		cr_assert_eq(stats_of(&l)->skipped, 0, "%g Hz asked", cases[i].asked);
 		link_close(&l);
 	}
-	for (int p = 0; p < RTL_SIM_PROFILE_COUNT; p++)
+	for (int p = 0; p < SIM_PROFILE_COUNT; p++)
 		finish(srv[p], NULL);
 }
 
@@ -630,12 +630,12 @@ Test(sim_client, output_rate_follows_the_floor_rule)
 
 Test(sim_client, a_field_the_controller_lacks_is_reported_by_name)
 {
-	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_CB3);
-	struct rtl_sim_server *srv = serve(&o, NULL);
+	struct sim_opts o = profile_opts(SIM_PROFILE_CB3);
+	struct sim_server *srv = serve(&o, NULL);
 	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,actual_current_as_torque" };
 	struct rtl_rtde_client_error cerr;
 	struct rtl_error err;
-	struct rtl_sim_stats st;
+	struct sim_stats st;
 	struct link l;
 
 	/* The controller (3.15.8) answers NOT_FOUND for this field; the client
@@ -665,12 +665,12 @@ Test(sim_client, a_field_the_controller_lacks_is_reported_by_name)
 
 Test(sim_client, inputs_in_use_are_reported_by_name)
 {
-	struct rtl_sim_server *srv = serve(NULL, NULL);
+	struct sim_server *srv = serve(NULL, NULL);
 	struct rtl_rtde_client_config cfg = {
 		.outputs = "timestamp",
 		.inputs = { RTL_RTDE_CMD_FIELD_MODE "," RTL_RTDE_CMD_FIELD_PARAM0 },
 	};
-	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
 	struct rtl_rtde_client_error cerr;
 	struct rtl_error err;
 	struct link owner, l;
@@ -703,7 +703,7 @@ Test(sim_client, inputs_in_use_are_reported_by_name)
 
 Test(sim_client, two_clients_with_overlapping_inputs)
 {
-	struct rtl_sim_server *srv = serve(NULL, NULL);
+	struct sim_server *srv = serve(NULL, NULL);
 	struct rtl_rtde_client_config ca = {
 		.outputs = "timestamp,input_int_register_27",
 		.inputs = { "input_int_register_24,input_int_register_25,input_int_register_26" },
@@ -805,11 +805,11 @@ static void check_skips(const struct stream *s, uint64_t counted)
  */
 Test(sim_client, skipped_packages_are_counted_exactly_as_injected)
 {
-	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
 	struct rtl_rtde_client_config by_ts = { .outputs = "timestamp" };
 	struct rtl_rtde_client_config by_cs = { .outputs = "timestamp,control_step" };
-	struct rtl_sim_server *srv;
-	struct rtl_sim_stats st;
+	struct sim_server *srv;
+	struct sim_stats st;
 	struct link a, b;
 
 	o.faults.skip_every = 25;
@@ -847,14 +847,14 @@ static const double home[6] = { 0, -M_PI / 2, M_PI / 2, -M_PI / 2, -M_PI / 2, 0 
 
 Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 {
-	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
 	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,actual_q,actual_TCP_pose" };
 	struct rtl_error cerr;
 	struct rtl_error terr;
-	struct rtl_sim_server *srv;
+	struct sim_server *srv;
 	struct rtl_rtde_client *c;
 	struct rtl_rtde_handle hq;
-	struct rtl_sim_stats st;
+	struct sim_stats st;
 	struct rtl_rtde_frame f;
 	uint64_t storage[32];
 	uint8_t buf[3];
@@ -867,7 +867,7 @@ Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 	o.faults.fragment_max = 3;
 	srv = serve(&o, NULL);
 	cr_assert_eq(rtl_rtde_client_create(&c, &cfg, &cerr), 0, "%s", cerr.msg);
-	fd = rtl_tcp_connect(HOST, rtl_sim_server_port(srv), OPEN_TIMEOUT, &terr);
+	fd = rtl_tcp_connect(HOST, sim_server_port(srv), OPEN_TIMEOUT, &terr);
 	cr_assert_geq(fd, 0, "%s", terr.msg);
 	cr_assert_eq(rtl_rtde_client_connected(c, rtl_time_now()), 0);
 	/* The driver loop of rtde_client.h, reading at most 3 bytes at a time
@@ -965,12 +965,12 @@ static void split_at_gap(const struct stream *all, struct stream *a, struct stre
  */
 Test(sim_client, a_reset_is_reported_and_reconnect_resumes_the_stream)
 {
-	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
 	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,control_step" };
 	struct link_opts lo = { .reconnects = 1, .backoff_ns = RTL_NS_PER_SEC };
-	struct rtl_sim_server *srv;
+	struct sim_server *srv;
 	struct rtl_loop_stats ls;
-	struct rtl_sim_stats st;
+	struct sim_stats st;
 	double last_before;
 	struct link l;
 
@@ -1016,8 +1016,8 @@ Test(sim_client, a_reset_is_reported_and_reconnect_resumes_the_stream)
 
 Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_rate)
 {
-	struct rtl_sim_opts o = sim_opts(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim_server_opts so = { .sndbuf = 8192 };
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
+	struct sim_server_opts so = { .sndbuf = 8192 };
 	/* About 2 KiB per package: 1 MB/s into a client that reads nothing. */
 	struct rtl_rtde_client_config heavy = {
 		.outputs = "timestamp,actual_q,actual_qd,target_q,target_qd,target_qdd,"
@@ -1031,9 +1031,9 @@ Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_
 	};
 	struct rtl_rtde_client_config light = { .outputs = "timestamp" };
 	struct raw *slow = &RAW;
-	struct rtl_sim_server *srv;
+	struct sim_server *srv;
 	struct rtl_loop_stats ls;
-	struct rtl_sim_stats st;
+	struct sim_stats st;
 	struct link fast;
 	int64_t end;
 	int rcvbuf = 4096;
@@ -1051,7 +1051,7 @@ Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_
 	cr_assert_eq(S.skipped_sum, 0);
 	end = rtl_time_now() + 3 * RTL_NS_PER_SEC;
 	do {
-		rtl_sim_server_stats(srv, &st);
+		sim_server_stats(srv, &st);
 		if (!st.slow_disconnects)
 			usleep(10000);
 	} while (!st.slow_disconnects && rtl_time_now() < end);
@@ -1090,7 +1090,7 @@ Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_
  * the loop waits for the robot to come to rest.
  */
 struct rig {
-	struct rtl_sim_server *srv;
+	struct sim_server *srv;
 	struct link l;
 	struct rtl_rtde_frame *cmd; /* the command recipe's frame in the coalescer */
 	struct rtl_rtde_handle ts, q, qd, pose, out_mode, out_seq, trips, status;
@@ -1303,8 +1303,8 @@ Test(sim_client, speedl_moves_the_tcp_along_the_commanded_axis)
 			     dist3(off, p0));
 		/* Compare orientations as matrices: at an angle of pi the
 		 * rotation vector may flip sign and still be the same. */
-		rtl_sim_robot_rotvec_to_matrix(p0 + 3, r0);
-		rtl_sim_robot_rotvec_to_matrix(G.pose_now + 3, r1);
+		sim_robot_rotvec_to_matrix(p0 + 3, r0);
+		sim_robot_rotvec_to_matrix(G.pose_now + 3, r1);
 		for (int k = 0; k < 9; k++)
 			cr_assert_float_eq(r1[k], r0[k], 1e-4,
 					   "axis %d: the tool turned (%g %g %g -> %g %g %g)", ax,

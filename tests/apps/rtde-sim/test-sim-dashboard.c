@@ -21,20 +21,20 @@
 #define SEC RTL_NS_PER_SEC
 #define MS RTL_NS_PER_MS
 
-static struct rtl_sim_server *srv;
+static struct sim_server *srv;
 static struct rtl_ur_dashboard *D;
 static struct rtl_error E;
 
-static void up(struct rtl_sim_opts *o)
+static void up(struct sim_opts *o)
 {
-	struct rtl_sim_server_opts so = { 0 };
+	struct sim_server_opts so = { 0 };
 	struct rtl_ur_dashboard_config cfg;
 
-	cr_assert_eq(rtl_sim_server_create(&srv, o, &so), 0);
-	cr_assert_eq(rtl_sim_server_start(srv), 0);
+	cr_assert_eq(sim_server_create(&srv, o, &so), 0);
+	cr_assert_eq(sim_server_start(srv), 0);
 	rtl_ur_dashboard_config_init(&cfg);
 	cfg.host = "127.0.0.1";
-	cfg.port = rtl_sim_server_service_port(srv, RTL_SIM_PORT_DASHBOARD);
+	cfg.port = sim_server_service_port(srv, SIM_PORT_DASHBOARD);
 	cfg.robot_api_port = 0;
 	cr_assert_neq(cfg.port, 0);
 	cr_assert_eq(rtl_ur_dashboard_connect(&cfg, &D, &E), 0, "%s", E.msg);
@@ -44,9 +44,9 @@ static void down(void)
 {
 	rtl_ur_dashboard_close(D);
 	D = NULL;
-	rtl_sim_server_stop(srv);
-	cr_assert_eq(rtl_sim_server_join(srv), 0);
-	rtl_sim_server_destroy(srv);
+	sim_server_stop(srv);
+	cr_assert_eq(sim_server_join(srv), 0);
+	sim_server_destroy(srv);
 	srv = NULL;
 }
 
@@ -90,12 +90,12 @@ static void await_safety(enum rtl_ur_safety_status want)
 
 Test(sim_dashboard, bring_up_from_power_off, .timeout = 30)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_ur_program prog;
 	enum rtl_ur_safety_status s;
 	bool remote = false;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.ctrl.boot = true;
 	o.ctrl.power_on_s = 0.05;
 	o.ctrl.brake_release_s = 0.05;
@@ -132,11 +132,11 @@ Test(sim_dashboard, bring_up_from_power_off, .timeout = 30)
 
 Test(sim_dashboard, local_control_refuses_with_the_fix, .timeout = 30)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	bool remote = true;
 	char reply[128];
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.ctrl.boot = true;
 	o.ctrl.local = true;
 	up(&o);
@@ -154,11 +154,11 @@ Test(sim_dashboard, local_control_refuses_with_the_fix, .timeout = 30)
 
 Test(sim_dashboard, protective_stop_unlock_waits_for_the_delay, .timeout = 30)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	int64_t deadline;
 	int r;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.ctrl.protective_stop_after_s = 0.05; /* the rtloop program plays from the start */
 	o.ctrl.unlock_delay_s = 0.3;
 	up(&o);
@@ -179,9 +179,9 @@ Test(sim_dashboard, protective_stop_unlock_waits_for_the_delay, .timeout = 30)
 
 Test(sim_dashboard, unlock_too_early_is_eagain, .timeout = 30)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.ctrl.protective_stop_after_s = 0.05;
 	up(&o); /* unlock delay: 5 s */
 	await_safety(RTL_UR_SAFETY_PROTECTIVE_STOP);
@@ -192,13 +192,13 @@ Test(sim_dashboard, unlock_too_early_is_eagain, .timeout = 30)
 
 Test(sim_dashboard, cb3_answers_as_3x, .timeout = 30)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	enum rtl_ur_safety_status s;
 	char reply[128];
 	bool remote;
 
-	rtl_sim_opts_default(&o);
-	o.profile = RTL_SIM_PROFILE_CB3;
+	sim_opts_default(&o);
+	o.profile = SIM_PROFILE_CB3;
 	up(&o);
 	cr_assert_eq(rtl_ur_dashboard_version(D)->major, 3);
 	cr_assert_eq(rtl_ur_dashboard_is_in_remote_control(D, &remote, &E), -EOPNOTSUPP);
@@ -214,12 +214,12 @@ Test(sim_dashboard, cb3_answers_as_3x, .timeout = 30)
 
 Test(sim_dashboard, cb3_before_3_11_has_only_safetymode, .timeout = 30)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	enum rtl_ur_safety_status s = RTL_UR_SAFETY_FAULT;
 	char reply[128];
 
-	rtl_sim_opts_default(&o);
-	o.profile = RTL_SIM_PROFILE_CB3;
+	sim_opts_default(&o);
+	o.profile = SIM_PROFILE_CB3;
 	o.version = (struct rtl_rtde_controller_version){ 3, 10, 0, 0 };
 	up(&o);
 	cr_assert_eq(rtl_ur_dashboard_version(D)->minor, 10);
@@ -232,19 +232,19 @@ Test(sim_dashboard, cb3_before_3_11_has_only_safetymode, .timeout = 30)
 
 Test(sim_dashboard, polyscope_x_serves_no_dashboard, .timeout = 30)
 {
-	struct rtl_sim_server_opts so = { 0 };
+	struct sim_server_opts so = { 0 };
 	struct rtl_ur_dashboard_config cfg;
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 
-	rtl_sim_opts_default(&o);
-	o.profile = RTL_SIM_PROFILE_POLYSCOPE_X;
-	cr_assert_eq(rtl_sim_server_create(&srv, &o, &so), 0);
-	cr_assert_eq(rtl_sim_server_service_port(srv, RTL_SIM_PORT_DASHBOARD), 0);
+	sim_opts_default(&o);
+	o.profile = SIM_PROFILE_POLYSCOPE_X;
+	cr_assert_eq(sim_server_create(&srv, &o, &so), 0);
+	cr_assert_eq(sim_server_service_port(srv, SIM_PORT_DASHBOARD), 0);
 	rtl_ur_dashboard_config_init(&cfg);
 	cfg.host = "127.0.0.1";
-	cfg.controller_major = rtl_sim_profile(RTL_SIM_PROFILE_POLYSCOPE_X)->version.major;
+	cfg.controller_major = sim_profile(SIM_PROFILE_POLYSCOPE_X)->version.major;
 	cr_assert_eq(rtl_ur_dashboard_connect(&cfg, &D, &E), -EPROTONOSUPPORT);
 	cr_assert(strstr(E.msg, "PolyScope X"), "%s", E.msg);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 	srv = NULL;
 }

@@ -26,33 +26,33 @@
 
 /* ---- server -------------------------------------------------------------------------- */
 
-static struct rtl_sim_server *serve(const struct rtl_sim_opts *o,
-				    const struct rtl_sim_server_opts *so)
+static struct sim_server *serve(const struct sim_opts *o,
+				    const struct sim_server_opts *so)
 {
-	struct rtl_sim_server_opts def = { 0 };
-	struct rtl_sim_server *srv = NULL;
+	struct sim_server_opts def = { 0 };
+	struct sim_server *srv = NULL;
 	int err;
 
 	if (!so)
 		so = &def;
-	err = rtl_sim_server_create(&srv, o, so);
+	err = sim_server_create(&srv, o, so);
 	cr_assert_eq(err, 0, "server: %s", strerror(-err));
-	cr_assert_neq(rtl_sim_server_port(srv), 0);
-	cr_assert_eq(rtl_sim_server_start(srv), 0);
+	cr_assert_neq(sim_server_port(srv), 0);
+	cr_assert_eq(sim_server_start(srv), 0);
 	return srv;
 }
 
-static void stop(struct rtl_sim_server *srv)
+static void stop(struct sim_server *srv)
 {
-	rtl_sim_server_stop(srv);
-	cr_assert_eq(rtl_sim_server_join(srv), 0);
+	sim_server_stop(srv);
+	cr_assert_eq(sim_server_join(srv), 0);
 }
 
-static struct rtl_sim_opts profile_opts(enum rtl_sim_profile_id p)
+static struct sim_opts profile_opts(enum sim_profile_id p)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.profile = p;
 	return o;
 }
@@ -292,12 +292,12 @@ Test(sim_server, every_profile_answers_its_version_and_streams_at_its_rate)
 {
 	static const struct {
 		uint32_t major, minor, hz;
-	} exp[RTL_SIM_PROFILE_COUNT] = { { 3, 15, 125 }, { 5, 26, 500 }, { 10, 13, 500 } };
+	} exp[SIM_PROFILE_COUNT] = { { 3, 15, 125 }, { 5, 26, 500 }, { 10, 13, 500 } };
 
-	for (int p = 0; p < RTL_SIM_PROFILE_COUNT; p++) {
-		struct rtl_sim_opts o = profile_opts((enum rtl_sim_profile_id)p);
-		struct rtl_sim_server *srv = serve(&o, NULL);
-		struct client *c = dial(rtl_sim_server_port(srv), 0);
+	for (int p = 0; p < SIM_PROFILE_COUNT; p++) {
+		struct sim_opts o = profile_opts((enum sim_profile_id)p);
+		struct sim_server *srv = serve(&o, NULL);
+		struct client *c = dial(sim_server_port(srv), 0);
 		struct rtl_rtde_controller_version v;
 		size_t n;
 
@@ -314,21 +314,21 @@ Test(sim_server, every_profile_answers_its_version_and_streams_at_its_rate)
 		assert_steps(ts_buf, n, 1.0 / exp[p].hz);
 		hang_up(c);
 		stop(srv);
-		rtl_sim_server_destroy(srv);
+		sim_server_destroy(srv);
 	}
 }
 
 Test(sim_server, max_protocol_1_makes_clients_fall_back_to_v1)
 {
-	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim_server *srv;
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
+	struct sim_server *srv;
 	struct client *c;
 	struct rtl_rtde_setup_reply r;
 	int len;
 
 	o.max_protocol = 1;
 	srv = serve(&o, NULL);
-	c = dial(rtl_sim_server_port(srv), 0);
+	c = dial(sim_server_port(srv), 0);
 	cr_assert_not(request_version(c, 2));
 	cr_assert(request_version(c, 1));
 	r = setup_outputs(c, 0, "timestamp,actual_q");
@@ -340,14 +340,14 @@ Test(sim_server, max_protocol_1_makes_clients_fall_back_to_v1)
 	cr_assert_geq(rtl_rtde_load_f64(c->pkg + 3), 42.0);
 	hang_up(c);
 	stop(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 Test(sim_server, cb3_says_not_found_for_a_field_it_is_too_old_for)
 {
-	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_CB3);
-	struct rtl_sim_server *srv = serve(&o, NULL);
-	struct client *c = dial(rtl_sim_server_port(srv), 0);
+	struct sim_opts o = profile_opts(SIM_PROFILE_CB3);
+	struct sim_server *srv = serve(&o, NULL);
+	struct client *c = dial(sim_server_port(srv), 0);
 	struct rtl_rtde_setup_reply r;
 
 	cr_assert(request_version(c, 2));
@@ -357,14 +357,14 @@ Test(sim_server, cb3_says_not_found_for_a_field_it_is_too_old_for)
 	cr_assert_not(start(c), "no start without a valid output recipe");
 	hang_up(c);
 	stop(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 Test(sim_server, inputs_are_in_use_across_connections_until_the_owner_closes)
 {
-	struct rtl_sim_server *srv = serve(NULL, NULL);
-	struct client *a = dial(rtl_sim_server_port(srv), 0);
-	struct client *b = dial(rtl_sim_server_port(srv), 0);
+	struct sim_server *srv = serve(NULL, NULL);
+	struct client *a = dial(sim_server_port(srv), 0);
+	struct client *b = dial(sim_server_port(srv), 0);
 	struct rtl_rtde_setup_reply r;
 	int tries = 0;
 
@@ -385,34 +385,34 @@ Test(sim_server, inputs_are_in_use_across_connections_until_the_owner_closes)
 	cr_assert(types_are(&r, "DOUBLE,INT32"));
 	hang_up(b);
 	stop(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 Test(sim_server, frequency_25_hz_on_eseries_spaces_timestamps_by_40_ms)
 {
-	struct rtl_sim_server *srv = serve(NULL, NULL);
-	struct client *c = streaming_client(rtl_sim_server_port(srv), 25, "timestamp", 0);
+	struct sim_server *srv = serve(NULL, NULL);
+	struct client *c = streaming_client(sim_server_port(srv), 25, "timestamp", 0);
 	size_t n = collect(c, 250, ts_buf, 4096, NULL);
 
 	cr_assert_geq(n, 3);
 	assert_steps(ts_buf, n, 0.04);
 	hang_up(c);
 	stop(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 Test(sim_server, skipped_packages_show_as_timestamp_gaps_of_the_injected_count)
 {
-	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim_server *srv;
-	struct rtl_sim_stats st;
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
+	struct sim_server *srv;
+	struct sim_stats st;
 	struct client *c;
 	size_t n, gaps = 0, missing = 0;
 
 	o.faults.skip_every = 25;
 	o.faults.skip_count = 4;
 	srv = serve(&o, NULL);
-	c = streaming_client(rtl_sim_server_port(srv), 500, "timestamp", 0);
+	c = streaming_client(sim_server_port(srv), 500, "timestamp", 0);
 	n = collect(c, 300, ts_buf, 4096, NULL);
 	cr_assert_gt(n, 30);
 	for (size_t i = 1; i < n; i++) {
@@ -426,47 +426,47 @@ Test(sim_server, skipped_packages_show_as_timestamp_gaps_of_the_injected_count)
 	}
 	cr_assert_gt(gaps, 0);
 	stop(srv);
-	rtl_sim_server_stats(srv, &st);
+	sim_server_stats(srv, &st);
 	cr_assert_geq(st.skipped_packages, missing, "every gap is a counted skip");
 	hang_up(c);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 Test(sim_server, fragmented_stream_still_decodes)
 {
-	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim_server *srv;
-	struct rtl_sim_stats st;
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
+	struct sim_server *srv;
+	struct sim_stats st;
 	struct client *c;
 	size_t n;
 
 	o.faults.fragment = true;
 	o.faults.fragment_max = 5;
 	srv = serve(&o, NULL);
-	c = streaming_client(rtl_sim_server_port(srv), 500, "timestamp,actual_q,actual_TCP_pose",
+	c = streaming_client(sim_server_port(srv), 500, "timestamp,actual_q,actual_TCP_pose",
 			     0);
 	n = collect(c, 300, ts_buf, 4096, NULL);
 	cr_assert_gt(n, 30);
 	assert_steps(ts_buf, n, 0.002);
 	stop(srv);
-	rtl_sim_server_stats(srv, &st);
+	sim_server_stats(srv, &st);
 	/* 103-byte packages in pieces of at most 5 bytes. */
 	cr_assert_geq(st.fragments, n * 103 / 5);
 	hang_up(c);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 Test(sim_server, reset_after_n_packages_closes_with_rst)
 {
-	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim_server *srv;
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
+	struct sim_server *srv;
 	struct client *c;
 	int64_t end;
 	int len, data = 0;
 
 	o.faults.reset_after = 40;
 	srv = serve(&o, NULL);
-	c = streaming_client(rtl_sim_server_port(srv), 500, "timestamp", 0);
+	c = streaming_client(sim_server_port(srv), 500, "timestamp", 0);
 	end = rtl_time_now() + 2 * RTL_NS_PER_SEC;
 	while ((len = next_pkg(c, 100)) >= 0 && rtl_time_now() < end)
 		if (len > 0)
@@ -475,15 +475,15 @@ Test(sim_server, reset_after_n_packages_closes_with_rst)
 	cr_assert_leq(data, 40);
 	hang_up(c);
 	stop(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 Test(sim_server, a_client_that_stops_reading_is_dropped_and_another_keeps_its_rate)
 {
-	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim_server_opts so = { .sndbuf = 8192 };
-	struct rtl_sim_server *srv;
-	struct rtl_sim_stats st;
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
+	struct sim_server_opts so = { .sndbuf = 8192 };
+	struct sim_server *srv;
+	struct sim_stats st;
 	struct client *slow, *fast;
 	uint16_t port;
 	size_t n;
@@ -491,7 +491,7 @@ Test(sim_server, a_client_that_stops_reading_is_dropped_and_another_keeps_its_ra
 
 	o.send_buffer = 32768;
 	srv = serve(&o, &so);
-	port = rtl_sim_server_port(srv);
+	port = sim_server_port(srv);
 	/* About 2 KiB per package at 500 Hz: 1 MB/s into a client that reads
 	 * nothing. */
 	slow = streaming_client(
@@ -509,7 +509,7 @@ Test(sim_server, a_client_that_stops_reading_is_dropped_and_another_keeps_its_ra
 		4096);
 	fast = streaming_client(port, 500, "timestamp", 0);
 	n = collect(fast, 1000, ts_buf, 4096, NULL);
-	rtl_sim_server_stats(srv, &st);
+	sim_server_stats(srv, &st);
 	cr_assert_eq(st.slow_disconnects, 1, "the reader that stopped was closed");
 	/* The other one kept every package, on time. */
 	cr_assert_gt(n, 250, "%zu packages in 1 s at 500 Hz", n);
@@ -522,13 +522,13 @@ Test(sim_server, a_client_that_stops_reading_is_dropped_and_another_keeps_its_ra
 	hang_up(slow);
 	hang_up(fast);
 	stop(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 Test(sim_server, malformed_package_is_answered_with_a_text_and_the_connection_kept)
 {
-	struct rtl_sim_server *srv = serve(NULL, NULL);
-	struct client *c = dial(rtl_sim_server_port(srv), 0);
+	struct sim_server *srv = serve(NULL, NULL);
+	struct client *c = dial(sim_server_port(srv), 0);
 	const uint8_t unknown[] = { 0x00, 0x05, 0x02, 0x00, 0x00 };
 	const uint8_t bad_data[] = { 0x00, 0x08, 0x55, 0x07, 0x00, 0x00, 0x00, 0x01 };
 	struct rtl_rtde_text t;
@@ -547,14 +547,14 @@ Test(sim_server, malformed_package_is_answered_with_a_text_and_the_connection_ke
 	cr_assert_eq(get_version(c).major, 5);
 	hang_up(c);
 	stop(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 Test(sim_server, echoed_timestamps_give_round_trips)
 {
-	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim_server *srv;
-	struct rtl_sim_stats st;
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
+	struct sim_server *srv;
+	struct sim_stats st;
 	struct client *c;
 	struct rtl_rtde_setup_reply r;
 	int64_t end;
@@ -563,7 +563,7 @@ Test(sim_server, echoed_timestamps_give_round_trips)
 
 	o.echo_register = RTL_RTDE_CMD_REG_ECHO;
 	srv = serve(&o, NULL);
-	c = dial(rtl_sim_server_port(srv), 0);
+	c = dial(sim_server_port(srv), 0);
 	cr_assert(request_version(c, 2));
 	cr_assert_eq(setup_outputs(c, 500, "timestamp").recipe_id, 1);
 	r = setup_inputs(c, RTL_RTDE_CMD_ECHO_RECIPE);
@@ -584,8 +584,8 @@ Test(sim_server, echoed_timestamps_give_round_trips)
 	}
 	usleep(20000);
 	stop(srv);
-	rtl_sim_server_stats(srv, &st);
-	sim = rtl_sim_server_sim(srv);
+	sim_server_stats(srv, &st);
+	sim = sim_server_sim(srv);
 	cr_assert_gt(echoed, 30);
 	cr_assert_geq(st.echoes, (uint64_t)echoed * 9 / 10, "%llu of %d echoes recorded",
 		      (unsigned long long)st.echoes, echoed);
@@ -594,26 +594,26 @@ Test(sim_server, echoed_timestamps_give_round_trips)
 	cr_assert_gt(rtl_hist_min(&sim->echo_hist), 0);
 	cr_assert_lt(rtl_hist_percentile(&sim->echo_hist, 50), 100 * RTL_NS_PER_MS);
 	hang_up(c);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 Test(sim_server, interleaved_text_messages_arrive_between_data_packages)
 {
-	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim_server *srv;
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
+	struct sim_server *srv;
 	struct client *c;
 	size_t n, texts = 0;
 
 	o.faults.text_every = 10;
 	srv = serve(&o, NULL);
-	c = streaming_client(rtl_sim_server_port(srv), 500, "timestamp", 0);
+	c = streaming_client(sim_server_port(srv), 500, "timestamp", 0);
 	n = collect(c, 200, ts_buf, 4096, &texts);
 	cr_assert_gt(n, 20);
 	cr_assert_geq(texts, n / 10 - 1);
 	assert_steps(ts_buf, n, 0.002);
 	hang_up(c);
 	stop(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 /* The next package is a controller text (v1 layout: no V was sent) with
@@ -636,9 +636,9 @@ static void expect_text(struct client *c, const char *msg)
 Test(sim_server, idle_connections_are_closed_by_the_handshake_timeout_and_free_their_slots)
 {
 	enum { N = 4 };
-	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim_server *srv;
-	struct rtl_sim_stats st;
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
+	struct sim_server *srv;
+	struct sim_stats st;
 	struct client *idle[N], *late, *c;
 	int64_t t0, end;
 	size_t n;
@@ -648,9 +648,9 @@ Test(sim_server, idle_connections_are_closed_by_the_handshake_timeout_and_free_t
 	srv = serve(&o, NULL);
 	t0 = rtl_time_now();
 	for (int i = 0; i < N; i++)
-		idle[i] = dial(rtl_sim_server_port(srv), 0); /* never send a byte */
+		idle[i] = dial(sim_server_port(srv), 0); /* never send a byte */
 	/* Every slot taken: the next one is told, not left in silence. */
-	late = dial(rtl_sim_server_port(srv), 0);
+	late = dial(sim_server_port(srv), 0);
 	expect_text(late, "client limit reached (4 connected, rtde-sim --max-clients 4): this "
 			  "connection is closed in 1 s");
 	/* Each idle one is told why, then closed (bounded: 2 s each). */
@@ -661,12 +661,12 @@ Test(sim_server, idle_connections_are_closed_by_the_handshake_timeout_and_free_t
 	}
 	cr_assert_geq(rtl_time_now() - t0, o.handshake_timeout_ns);
 	/* The slots are free: a real client is served and streams. */
-	c = streaming_client(rtl_sim_server_port(srv), 500, "timestamp", 0);
+	c = streaming_client(sim_server_port(srv), 500, "timestamp", 0);
 	n = collect(c, 100, ts_buf, 4096, NULL);
 	cr_assert_gt(n, 10);
 	end = rtl_time_now() + 2 * RTL_NS_PER_SEC;
 	do
-		rtl_sim_server_stats(srv, &st);
+		sim_server_stats(srv, &st);
 	while (st.idle_closed < N + 1 && rtl_time_now() < end);
 	/* The late one was idle too (it was still told, and closed). */
 	cr_assert_eq(st.idle_closed, N + 1);
@@ -676,21 +676,21 @@ Test(sim_server, idle_connections_are_closed_by_the_handshake_timeout_and_free_t
 	hang_up(late);
 	hang_up(c);
 	stop(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }
 
 Test(sim_server, clients_over_the_limit_are_served_then_closed)
 {
-	struct rtl_sim_opts o = profile_opts(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim_server *srv;
+	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
+	struct sim_server *srv;
 	struct client *a, *b;
 	int len;
 
 	o.max_clients = 1;
 	srv = serve(&o, NULL);
-	a = dial(rtl_sim_server_port(srv), 0);
+	a = dial(sim_server_port(srv), 0);
 	cr_assert(request_version(a, 2));
-	b = dial(rtl_sim_server_port(srv), 0);
+	b = dial(sim_server_port(srv), 0);
 	expect_text(b, "client limit reached (1 connected, rtde-sim --max-clients 1): this "
 		       "connection is closed in 1 s");
 	cr_assert(request_version(b, 2), "answered like any other");
@@ -700,5 +700,5 @@ Test(sim_server, clients_over_the_limit_are_served_then_closed)
 	hang_up(a);
 	hang_up(b);
 	stop(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 }

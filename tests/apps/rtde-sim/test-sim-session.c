@@ -23,46 +23,46 @@
 
 #define MS RTL_NS_PER_MS
 
-static struct rtl_sim *new_sim(const struct rtl_sim_opts *o)
+static struct rtl_sim *new_sim(const struct sim_opts *o)
 {
 	int err = 0;
-	struct rtl_sim *sim = rtl_sim_new(o, 0, &err);
+	struct rtl_sim *sim = sim_new(o, 0, &err);
 
-	cr_assert_eq(err, 0, "rtl_sim_new: %d", err);
+	cr_assert_eq(err, 0, "sim_new: %d", err);
 	cr_assert_not_null(sim);
 	return sim;
 }
 
-static struct rtl_sim *new_sim_profile(enum rtl_sim_profile_id p)
+static struct rtl_sim *new_sim_profile(enum sim_profile_id p)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.profile = p;
 	return new_sim(&o);
 }
 
 /* Take everything the session queued (up to @cap bytes). */
-static size_t take(struct rtl_sim_session *s, uint8_t *out, size_t cap)
+static size_t take(struct sim_session *s, uint8_t *out, size_t cap)
 {
 	const uint8_t *p;
-	size_t n = rtl_sim_session_pending(s, &p);
+	size_t n = sim_session_pending(s, &p);
 
 	cr_assert_leq(n, cap, "%zu bytes queued, room for %zu", n, cap);
 	memcpy(out, p, n);
-	rtl_sim_session_consumed(s, n);
+	sim_session_consumed(s, n);
 	return n;
 }
 
-static void feed(struct rtl_sim *sim, struct rtl_sim_session *s, const void *b, size_t n)
+static void feed(struct rtl_sim *sim, struct sim_session *s, const void *b, size_t n)
 {
-	int r = rtl_sim_session_feed(sim, s, b, n, 0);
+	int r = sim_session_feed(sim, s, b, n, 0);
 
 	cr_assert_geq(r, 0, "feed: %d", r);
 }
 
 /* Feed @req and expect exactly @exp (@elen bytes) back. */
-static void expect_reply(struct rtl_sim *sim, struct rtl_sim_session *s, const void *req,
+static void expect_reply(struct rtl_sim *sim, struct sim_session *s, const void *req,
 			 size_t rlen, const void *exp, size_t elen)
 {
 	uint8_t got[70000];
@@ -75,7 +75,7 @@ static void expect_reply(struct rtl_sim *sim, struct rtl_sim_session *s, const v
 		;
 }
 
-static void negotiate(struct rtl_sim *sim, struct rtl_sim_session *s, uint16_t v)
+static void negotiate(struct rtl_sim *sim, struct sim_session *s, uint16_t v)
 {
 	uint8_t req[8], rep[8];
 
@@ -85,7 +85,7 @@ static void negotiate(struct rtl_sim *sim, struct rtl_sim_session *s, uint16_t v
 }
 
 /* Send SETUP_OUTPUTS @names at @hz and expect reply id @id with @types. */
-static void outputs(struct rtl_sim *sim, struct rtl_sim_session *s, double hz, const char *names,
+static void outputs(struct rtl_sim *sim, struct sim_session *s, double hz, const char *names,
 		    uint8_t id, const char *types)
 {
 	static uint8_t req[70000], exp[70000];
@@ -99,7 +99,7 @@ static void outputs(struct rtl_sim *sim, struct rtl_sim_session *s, double hz, c
 	expect_reply(sim, s, req, (size_t)rl, exp, (size_t)el);
 }
 
-static void inputs(struct rtl_sim *sim, struct rtl_sim_session *s, const char *names, uint8_t id,
+static void inputs(struct rtl_sim *sim, struct sim_session *s, const char *names, uint8_t id,
 		   const char *types)
 {
 	static uint8_t req[70000], exp[70000];
@@ -111,7 +111,7 @@ static void inputs(struct rtl_sim *sim, struct rtl_sim_session *s, const char *n
 	expect_reply(sim, s, req, (size_t)rl, exp, (size_t)el);
 }
 
-static void start(struct rtl_sim *sim, struct rtl_sim_session *s, bool ok)
+static void start(struct rtl_sim *sim, struct sim_session *s, bool ok)
 {
 	uint8_t req[4], rep[4];
 
@@ -125,75 +125,75 @@ static void start(struct rtl_sim *sim, struct rtl_sim_session *s, bool ok)
 Test(sim_session, protocol_v2_request_is_accepted_with_the_reference_bytes)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t req[] = { 0x00, 0x05, 0x56, 0x00, 0x02 };
 	const uint8_t rep[] = { 0x00, 0x04, 0x56, 0x01 };
 
 	cr_assert_eq(s->proto, RTL_RTDE_PROTOCOL_V1, "version 1 until V says otherwise");
 	expect_reply(sim, s, req, sizeof(req), rep, sizeof(rep));
 	cr_assert_eq(s->proto, RTL_RTDE_PROTOCOL_V2);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, max_protocol_1_refuses_v2_and_keeps_the_connection_for_v1)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_sim *sim;
-	struct rtl_sim_session *s;
+	struct sim_session *s;
 	const uint8_t v2[] = { 0x00, 0x05, 0x56, 0x00, 0x02 };
 	const uint8_t v1[] = { 0x00, 0x05, 0x56, 0x00, 0x01 };
 	const uint8_t v3[] = { 0x00, 0x05, 0x56, 0x00, 0x03 };
 	const uint8_t no[] = { 0x00, 0x04, 0x56, 0x00 };
 	const uint8_t yes[] = { 0x00, 0x04, 0x56, 0x01 };
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.max_protocol = 1;
 	sim = new_sim(&o);
-	s = rtl_sim_session_open(sim, 0);
+	s = sim_session_open(sim, 0);
 	expect_reply(sim, s, v2, sizeof(v2), no, sizeof(no));
 	expect_reply(sim, s, v3, sizeof(v3), no, sizeof(no));
-	cr_assert_eq(s->close, RTL_SIM_CLOSE_NONE);
+	cr_assert_eq(s->close, SIM_CLOSE_NONE);
 	expect_reply(sim, s, v1, sizeof(v1), yes, sizeof(yes));
 	cr_assert_eq(s->proto, RTL_RTDE_PROTOCOL_V1);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, every_profile_answers_its_controller_version)
 {
 	const uint8_t req[] = { 0x00, 0x03, 0x76 };
-	static const uint8_t exp[RTL_SIM_PROFILE_COUNT][19] = {
+	static const uint8_t exp[SIM_PROFILE_COUNT][19] = {
 		{ 0x00, 0x13, 0x76, 0, 0, 0, 3, 0, 0, 0, 15, 0, 0, 0, 8, 0, 0, 0, 0 },
 		{ 0x00, 0x13, 0x76, 0, 0, 0, 5, 0, 0, 0, 26, 0, 0, 0, 0, 0, 0, 0, 0 },
 		{ 0x00, 0x13, 0x76, 0, 0, 0, 10, 0, 0, 0, 13, 0, 0, 0, 0, 0, 0, 0, 0 },
 	};
-	static const uint32_t hz[RTL_SIM_PROFILE_COUNT] = { 125, 500, 500 };
+	static const uint32_t hz[SIM_PROFILE_COUNT] = { 125, 500, 500 };
 
-	for (int p = 0; p < RTL_SIM_PROFILE_COUNT; p++) {
-		struct rtl_sim *sim = new_sim_profile((enum rtl_sim_profile_id)p);
-		struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	for (int p = 0; p < SIM_PROFILE_COUNT; p++) {
+		struct rtl_sim *sim = new_sim_profile((enum sim_profile_id)p);
+		struct sim_session *s = sim_session_open(sim, 0);
 
 		/* In any state: before V, too. */
 		expect_reply(sim, s, req, sizeof(req), exp[p], sizeof(exp[p]));
 		cr_assert_eq(sim->max_hz, hz[p]);
-		cr_assert_eq(rtl_sim_period_ns(sim), RTL_NS_PER_SEC / hz[p]);
-		rtl_sim_free(sim);
+		cr_assert_eq(sim_period_ns(sim), RTL_NS_PER_SEC / hz[p]);
+		sim_free(sim);
 	}
 }
 
 Test(sim_session, controller_version_option_overrides_the_profile)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_sim *sim;
-	struct rtl_sim_session *s;
+	struct sim_session *s;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.version = (struct rtl_rtde_controller_version){ 5, 8, 0, 0 };
 	sim = new_sim(&o);
-	s = rtl_sim_session_open(sim, 0);
+	s = sim_session_open(sim, 0);
 	negotiate(sim, s, 2);
 	/* ft_raw_wrench came with 5.9.0. */
 	outputs(sim, s, 500, "timestamp,ft_raw_wrench", 0, "DOUBLE,NOT_FOUND");
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 /* ---- setup replies ------------------------------------------------------------------ */
@@ -201,7 +201,7 @@ Test(sim_session, controller_version_option_overrides_the_profile)
 Test(sim_session, setup_outputs_v2_reply_is_byte_exact)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	const char names[] = "timestamp,actual_q";
 	uint8_t req[64];
 	uint8_t exp[] = { 0x00, 0x13, 0x4f, 0x01, 'D', 'O', 'U', 'B', 'L', 'E',
@@ -219,13 +219,13 @@ Test(sim_session, setup_outputs_v2_reply_is_byte_exact)
 	cr_assert_eq(s->divisor, 1);
 	cr_assert_eq(s->outputs.n, 2);
 	cr_assert_eq(s->outputs.wire_size, 56);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, setup_outputs_v1_reply_has_no_recipe_id)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	const char names[] = "timestamp,actual_q";
 	uint8_t req[64];
 	uint8_t exp[] = { 0x00, 0x12, 0x4f, 'D', 'O', 'U', 'B', 'L', 'E',
@@ -235,13 +235,13 @@ Test(sim_session, setup_outputs_v1_reply_has_no_recipe_id)
 
 	expect_reply(sim, s, req, (size_t)n, exp, sizeof(exp));
 	cr_assert(s->out_valid);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, unknown_output_is_not_found_and_the_recipe_id_is_zero)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 
 	negotiate(sim, s, 2);
 	/* Section 7.1: 00 + NOT_FOUND,VECTOR6D. Names are case-sensitive. */
@@ -249,28 +249,28 @@ Test(sim_session, unknown_output_is_not_found_and_the_recipe_id_is_zero)
 	cr_assert_not(s->out_valid);
 	/* An input-only field is not an output either. */
 	outputs(sim, s, 500, "speed_slider_fraction", 0, "NOT_FOUND");
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, one_trailing_empty_name_is_ignored)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 
 	negotiate(sim, s, 2);
 	outputs(sim, s, 125, "timestamp,actual_q,", 1, "DOUBLE,VECTOR6D");
 	inputs(sim, s, "input_int_register_24,", 1, "INT32");
 	/* Only one: an empty name in the middle is a name nobody knows. */
 	outputs(sim, s, 125, "timestamp,,actual_q", 0, "DOUBLE,NOT_FOUND,VECTOR6D");
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, field_too_new_for_the_profile_is_not_found)
 {
-	struct rtl_sim *cb3 = new_sim_profile(RTL_SIM_PROFILE_CB3);
-	struct rtl_sim *e = new_sim_profile(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim_session *s3 = rtl_sim_session_open(cb3, 0);
-	struct rtl_sim_session *s5 = rtl_sim_session_open(e, 0);
+	struct rtl_sim *cb3 = new_sim_profile(SIM_PROFILE_CB3);
+	struct rtl_sim *e = new_sim_profile(SIM_PROFILE_ESERIES);
+	struct sim_session *s3 = sim_session_open(cb3, 0);
+	struct sim_session *s5 = sim_session_open(e, 0);
 
 	negotiate(cb3, s3, 2);
 	negotiate(e, s5, 2);
@@ -280,16 +280,16 @@ Test(sim_session, field_too_new_for_the_profile_is_not_found)
 	/* tool_output_mode: not on CB3 at all, e-Series from 5.2.0. */
 	outputs(cb3, s3, 125, "tool_output_mode", 0, "NOT_FOUND");
 	outputs(e, s5, 500, "tool_output_mode", 1, "UINT8");
-	rtl_sim_free(cb3);
-	rtl_sim_free(e);
+	sim_free(cb3);
+	sim_free(e);
 }
 
 Test(sim_session, every_output_of_the_registry_fits_one_recipe)
 {
 	/* Like URCL's exhaustive recipe (406 names, 9 KB of names, 3 KB data
 	 * packages): far beyond RTL_RTDE_RECIPE_MAX_FIELDS and 2048 bytes. */
-	struct rtl_sim *sim = new_sim_profile(RTL_SIM_PROFILE_POLYSCOPE_X);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct rtl_sim *sim = new_sim_profile(SIM_PROFILE_POLYSCOPE_X);
+	struct sim_session *s = sim_session_open(sim, 0);
 	static char names[20000], types[20000];
 	size_t nl = 0, tl = 0, fields = 0, wire = 0;
 	uint8_t buf[8192];
@@ -312,15 +312,15 @@ Test(sim_session, every_output_of_the_registry_fits_one_recipe)
 	outputs(sim, s, 500, names, 1, types);
 	cr_assert_eq(s->outputs.wire_size, wire);
 	start(sim, s, true);
-	rtl_sim_run_due(sim, rtl_sim_next_wake(sim));
+	sim_run_due(sim, sim_next_wake(sim));
 	cr_assert_eq(take(s, buf, sizeof(buf)), 4 + wire);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, setup_inputs_reply_matches_the_reference_vector)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	const char names[] = "speed_slider_mask,speed_slider_fraction";
 	uint8_t req[64];
 	/* Section 7.1: request 00 2A 49 + 39 bytes, reply 00 11 49 01 UINT32,DOUBLE. */
@@ -330,13 +330,13 @@ Test(sim_session, setup_inputs_reply_matches_the_reference_vector)
 
 	cr_assert_eq(n, 0x2a);
 	expect_reply(sim, s, req, (size_t)n, exp, sizeof(exp));
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, input_recipe_ids_count_only_successful_setups)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 
 	negotiate(sim, s, 2);
 	inputs(sim, s, "input_int_register_24,input_double_register_24", 1, "INT32,DOUBLE");
@@ -346,13 +346,13 @@ Test(sim_session, input_recipe_ids_count_only_successful_setups)
 	inputs(sim, s, "input_int_register_24,input_bit_register_64", 2, "INT32,BOOL");
 	inputs(sim, s, "input_int_register_25", 3, "INT32");
 	cr_assert_eq(s->n_inputs, 3);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, input_recipe_ids_end_at_255_and_the_reply_comes_before_the_text)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	const char names[] = "input_int_register_24";
 	uint8_t req[64], buf[1024];
 	struct rtl_rtde_setup_reply r;
@@ -371,13 +371,13 @@ Test(sim_session, input_recipe_ids_end_at_255_and_the_reply_comes_before_the_tex
 	cr_assert_gt(len, first);
 	cr_assert_eq(buf[first + 2], 'M', "then the explanation");
 	cr_assert_eq(s->n_inputs, 255);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, empty_setup_inputs_gets_no_reply)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t req[] = { 0x00, 0x03, 0x49 };
 	uint8_t got[64];
 
@@ -385,14 +385,14 @@ Test(sim_session, empty_setup_inputs_gets_no_reply)
 	feed(sim, s, req, sizeof(req));
 	cr_assert_eq(take(s, got, sizeof(got)), 0);
 	cr_assert_eq(s->n_inputs, 0);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, input_owned_by_another_connection_is_in_use_until_it_closes)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *a = rtl_sim_session_open(sim, 0);
-	struct rtl_sim_session *b = rtl_sim_session_open(sim, 0);
+	struct sim_session *a = sim_session_open(sim, 0);
+	struct sim_session *b = sim_session_open(sim, 0);
 
 	negotiate(sim, a, 2);
 	negotiate(sim, b, 2);
@@ -402,21 +402,21 @@ Test(sim_session, input_owned_by_another_connection_is_in_use_until_it_closes)
 	inputs(sim, b, "input_double_register_31,input_int_register_24", 0, "DOUBLE,IN_USE");
 	/* Reading an input back as an output needs no ownership. */
 	outputs(sim, b, 500, "input_int_register_24", 1, "INT32");
-	rtl_sim_session_close(sim, a);
+	sim_session_close(sim, a);
 	inputs(sim, b, "input_double_register_30,input_int_register_24", 1, "DOUBLE,INT32");
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, fieldbus_owns_the_low_registers_and_the_standard_inputs)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_sim *sim;
-	struct rtl_sim_session *s;
+	struct sim_session *s;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.fieldbus = true;
 	sim = new_sim(&o);
-	s = rtl_sim_session_open(sim, 0);
+	s = sim_session_open(sim, 0);
 	negotiate(sim, s, 2);
 	inputs(sim, s, "input_int_register_0,input_double_register_23,speed_slider_mask", 0,
 	       "IN_USE,IN_USE,IN_USE");
@@ -424,7 +424,7 @@ Test(sim_session, fieldbus_owns_the_low_registers_and_the_standard_inputs)
 	       "IN_USE,IN_USE");
 	inputs(sim, s, "input_int_register_24,input_double_register_47,input_bit_register_64", 1,
 	       "INT32,DOUBLE,BOOL");
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 /* ---- start, pause, frequency ------------------------------------------------------------- */
@@ -432,7 +432,7 @@ Test(sim_session, fieldbus_owns_the_low_registers_and_the_standard_inputs)
 Test(sim_session, start_is_refused_without_a_valid_output_recipe)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 
 	negotiate(sim, s, 2);
 	start(sim, s, false);
@@ -447,13 +447,13 @@ Test(sim_session, start_is_refused_without_a_valid_output_recipe)
 	outputs(sim, s, 500, "bogus", 0, "NOT_FOUND");
 	cr_assert_not(s->started);
 	start(sim, s, false);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, pause_is_always_accepted)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t req[] = { 0x00, 0x03, 0x50 };
 	const uint8_t rep[] = { 0x00, 0x04, 0x50, 0x01 };
 
@@ -466,15 +466,15 @@ Test(sim_session, pause_is_always_accepted)
 	cr_assert_not(s->started);
 	expect_reply(sim, s, req, sizeof(req), rep, sizeof(rep)); /* twice */
 	start(sim, s, true);					  /* and again */
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, output_rate_is_the_maximum_over_floor_max_over_f)
 {
-	struct rtl_sim *e = new_sim_profile(RTL_SIM_PROFILE_ESERIES);
-	struct rtl_sim *cb3 = new_sim_profile(RTL_SIM_PROFILE_CB3);
-	struct rtl_sim_session *s = rtl_sim_session_open(e, 0);
-	struct rtl_sim_session *s3 = rtl_sim_session_open(cb3, 0);
+	struct rtl_sim *e = new_sim_profile(SIM_PROFILE_ESERIES);
+	struct rtl_sim *cb3 = new_sim_profile(SIM_PROFILE_CB3);
+	struct sim_session *s = sim_session_open(e, 0);
+	struct sim_session *s3 = sim_session_open(cb3, 0);
 	static const struct {
 		double hz;
 		uint32_t e, cb3;
@@ -495,22 +495,22 @@ Test(sim_session, output_rate_is_the_maximum_over_floor_max_over_f)
 	outputs(e, s, 0.0, "timestamp", 0, "DOUBLE");
 	outputs(e, s, -5.0, "timestamp", 0, "DOUBLE");
 	outputs(e, s, NAN, "timestamp", 0, "DOUBLE");
-	rtl_sim_free(e);
-	rtl_sim_free(cb3);
+	sim_free(e);
+	sim_free(cb3);
 }
 
 /* ---- streaming ------------------------------------------------------------------------------- */
 
 /* Run cycles 0..n-1 at their deadlines; collect the timestamps of the
  * v2 data packages queued to @s (other packages are skipped). */
-static size_t stream(struct rtl_sim *sim, struct rtl_sim_session *s, unsigned n, double *ts,
+static size_t stream(struct rtl_sim *sim, struct sim_session *s, unsigned n, double *ts,
 		     size_t max)
 {
 	static uint8_t buf[1 << 20];
 	size_t got = 0, len, off = 0;
 
 	for (unsigned i = 0; i < n; i++)
-		rtl_sim_run_due(sim, rtl_sim_next_wake(sim));
+		sim_run_due(sim, sim_next_wake(sim));
 	len = take(s, buf, sizeof(buf));
 	while (off < len) {
 		size_t plen = rtl_rtde_load_u16(buf + off);
@@ -532,7 +532,7 @@ static size_t stream(struct rtl_sim *sim, struct rtl_sim_session *s, unsigned n,
 Test(sim_session, data_packages_carry_whole_control_periods_from_42_s)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	uint8_t buf[256];
 	double ts[16];
 	size_t n, len;
@@ -541,7 +541,7 @@ Test(sim_session, data_packages_carry_whole_control_periods_from_42_s)
 	negotiate(sim, s, 2);
 	outputs(sim, s, 500, "timestamp,control_step,actual_q", 1, "DOUBLE,UINT64,VECTOR6D");
 	start(sim, s, true);
-	rtl_sim_run_due(sim, rtl_sim_next_wake(sim));
+	sim_run_due(sim, sim_next_wake(sim));
 	len = take(s, buf, sizeof(buf));
 	cr_assert_eq(len, 4 + 8 + 8 + 48);
 	cr_assert_eq(buf[2], 'U');
@@ -558,29 +558,29 @@ Test(sim_session, data_packages_carry_whole_control_periods_from_42_s)
 	cr_assert_eq(n, 10);
 	for (size_t i = 0; i < n; i++)
 		cr_assert_eq(ts[i], (double)(42000000000LL + (int64_t)(i + 1) * 2000000) / 1e9);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, v1_data_packages_have_no_recipe_id_and_run_at_the_maximum_rate)
 {
-	struct rtl_sim *sim = new_sim_profile(RTL_SIM_PROFILE_CB3);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct rtl_sim *sim = new_sim_profile(SIM_PROFILE_CB3);
+	struct sim_session *s = sim_session_open(sim, 0);
 	uint8_t buf[64];
 
 	outputs(sim, s, 0, "timestamp", 0, "DOUBLE"); /* v1: no id in the reply */
 	cr_assert(s->out_valid);
 	cr_assert_eq(s->divisor, 1);
 	start(sim, s, true);
-	rtl_sim_run_due(sim, rtl_sim_next_wake(sim));
+	sim_run_due(sim, sim_next_wake(sim));
 	cr_assert_eq(take(s, buf, sizeof(buf)), 3 + 8);
 	cr_assert_eq(rtl_rtde_load_f64(buf + 3), 42.0);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, divisor_spaces_timestamps_by_n_periods)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	double ts[16];
 	size_t n;
 
@@ -591,13 +591,13 @@ Test(sim_session, divisor_spaces_timestamps_by_n_periods)
 	cr_assert_eq(n, 5);
 	for (size_t i = 1; i < n; i++)
 		cr_assert_float_eq(ts[i] - ts[i - 1], 0.04, 1e-9);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, paused_session_gets_no_data_and_inputs_still_apply)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	uint8_t pkg[16], fields[4], buf[64];
 	double ts[4];
 	int n;
@@ -609,16 +609,16 @@ Test(sim_session, paused_session_gets_no_data_and_inputs_still_apply)
 				 fields, 4);
 	feed(sim, s, pkg, (size_t)n);
 	cr_assert_eq(take(s, buf, sizeof(buf)), 0, "inputs get no reply");
-	cr_assert_eq(rtl_sim_value(sim, "input_int_register_30")->i32, -7);
+	cr_assert_eq(sim_value(sim, "input_int_register_30")->i32, -7);
 	cr_assert_eq(stream(sim, s, 5, ts, 4), 0);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 /* ---- bad packages ------------------------------------------------------------------------------
  */
 
 /* Expect exactly one ERROR text message in the v2 layout queued. */
-static void expect_error_text(struct rtl_sim_session *s)
+static void expect_error_text(struct sim_session *s)
 {
 	uint8_t buf[512];
 	size_t n = take(s, buf, sizeof(buf));
@@ -629,13 +629,13 @@ static void expect_error_text(struct rtl_sim_session *s)
 	cr_assert_eq(rtl_rtde_decode_text(buf, n, s->proto, RTL_RTDE_FROM_CONTROLLER, &t), 0);
 	cr_assert_eq(t.level, RTL_RTDE_LEVEL_ERROR);
 	cr_assert_gt(t.message_len, 0);
-	cr_assert_eq(s->close, RTL_SIM_CLOSE_NONE, "the connection is kept");
+	cr_assert_eq(s->close, SIM_CLOSE_NONE, "the connection is kept");
 }
 
 Test(sim_session, unknown_and_malformed_packages_are_answered_with_an_error_text)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t unknown[] = { 0x00, 0x05, 0x02, 0x00, 0x00 };
 	const uint8_t short_v[] = { 0x00, 0x04, 0x56, 0x02 };
 	const uint8_t long_start[] = { 0x00, 0x04, 0x53, 0x00 };
@@ -667,13 +667,13 @@ Test(sim_session, unknown_and_malformed_packages_are_answered_with_an_error_text
 	cr_assert_eq(sim->stats.errors_answered, 6);
 	/* Still in business. */
 	outputs(sim, s, 500, "timestamp", 1, "DOUBLE");
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, client_text_messages_get_no_reply)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	struct rtl_rtde_text t = {
 		.level = 3, .message = "hello", .message_len = 5, .source = "test", .source_len = 4
 	};
@@ -684,32 +684,32 @@ Test(sim_session, client_text_messages_get_no_reply)
 	feed(sim, s, pkg, (size_t)n);
 	cr_assert_eq(take(s, buf, sizeof(buf)), 0);
 	cr_assert_eq(s->stats.texts_in, 1);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, header_below_three_bytes_loses_the_stream)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t bad[] = { 0x00, 0x02, 0x56 };
 
-	cr_assert_eq(rtl_sim_session_feed(sim, s, bad, sizeof(bad), 0), -EMSGSIZE);
-	cr_assert_eq(s->close, RTL_SIM_CLOSE_DESYNC);
+	cr_assert_eq(sim_session_feed(sim, s, bad, sizeof(bad), 0), -EMSGSIZE);
+	cr_assert_eq(s->close, SIM_CLOSE_DESYNC);
 	cr_assert_gt(s->out.len, 0, "an error text goes out first");
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, packages_split_across_reads_are_reassembled)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t reqs[] = { 0x00, 0x05, 0x56, 0x00, 0x02, 0x00, 0x03, 0x76, 0x00, 0x03, 0x50 };
 	uint8_t buf[64];
 
 	for (size_t i = 0; i < sizeof(reqs); i++)
 		feed(sim, s, reqs + i, 1);
 	cr_assert_eq(take(s, buf, sizeof(buf)), 4 + 19 + 4);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 /* ---- slow readers, faults, echo
@@ -717,16 +717,16 @@ Test(sim_session, packages_split_across_reads_are_reassembled)
 
 Test(sim_session, a_client_that_does_not_read_is_closed_when_its_queue_would_overflow)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_sim *sim;
-	struct rtl_sim_session *s, *other;
+	struct sim_session *s, *other;
 	uint8_t buf[8192];
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.send_buffer = 4096;
 	sim = new_sim(&o);
-	s = rtl_sim_session_open(sim, 0);
-	other = rtl_sim_session_open(sim, 0);
+	s = sim_session_open(sim, 0);
+	other = sim_session_open(sim, 0);
 	negotiate(sim, s, 2);
 	negotiate(sim, other, 2);
 	outputs(sim, s, 500, "actual_q,actual_qd,target_q,target_qd", 1,
@@ -735,32 +735,32 @@ Test(sim_session, a_client_that_does_not_read_is_closed_when_its_queue_would_ove
 	start(sim, s, true);
 	start(sim, other, true);
 	for (int i = 0; i < 21; i++) {
-		rtl_sim_run_due(sim, rtl_sim_next_wake(sim));
+		sim_run_due(sim, sim_next_wake(sim));
 		take(other, buf, sizeof(buf)); /* the other one reads */
 	}
 	/* 196-byte packages: 20 fit 4096 bytes, the 21st does not. */
 	cr_assert_eq(s->stats.data_out, 20);
-	cr_assert_eq(s->close, RTL_SIM_CLOSE_SLOW);
-	cr_assert(rtl_sim_session_due_close(sim, s, 0));
+	cr_assert_eq(s->close, SIM_CLOSE_SLOW);
+	cr_assert(sim_session_due_close(sim, s, 0));
 	cr_assert_eq(other->stats.data_out, 21);
-	cr_assert_eq(other->close, RTL_SIM_CLOSE_NONE);
+	cr_assert_eq(other->close, SIM_CLOSE_NONE);
 	cr_assert_eq(sim->stats.slow_disconnects, 1);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, skipped_packages_leave_gaps_of_exactly_the_skip_count)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_sim *sim;
-	struct rtl_sim_session *s;
+	struct sim_session *s;
 	double ts[64];
 	size_t n, gaps = 0;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.faults.skip_every = 10;
 	o.faults.skip_count = 3;
 	sim = new_sim(&o);
-	s = rtl_sim_session_open(sim, 0);
+	s = sim_session_open(sim, 0);
 	negotiate(sim, s, 2);
 	outputs(sim, s, 500, "timestamp", 1, "DOUBLE");
 	start(sim, s, true);
@@ -777,47 +777,47 @@ Test(sim_session, skipped_packages_leave_gaps_of_exactly_the_skip_count)
 	cr_assert_eq(gaps, 4);
 	cr_assert_eq(sim->stats.skipped_packages, 15);
 	cr_assert_eq(sim->stats.skipped_cycles, 15);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, reset_after_marks_the_connection_after_n_packages)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_sim *sim;
-	struct rtl_sim_session *s;
+	struct sim_session *s;
 	double ts[16];
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.faults.reset_after = 5;
 	sim = new_sim(&o);
-	s = rtl_sim_session_open(sim, 0);
+	s = sim_session_open(sim, 0);
 	negotiate(sim, s, 2);
 	outputs(sim, s, 500, "timestamp", 1, "DOUBLE");
 	start(sim, s, true);
 	cr_assert_eq(stream(sim, s, 4, ts, 16), 4);
-	cr_assert_eq(s->close, RTL_SIM_CLOSE_NONE);
+	cr_assert_eq(s->close, SIM_CLOSE_NONE);
 	cr_assert_eq(stream(sim, s, 3, ts, 16), 1);
-	cr_assert_eq(s->close, RTL_SIM_CLOSE_RESET);
-	rtl_sim_free(sim);
+	cr_assert_eq(s->close, SIM_CLOSE_RESET);
+	sim_free(sim);
 }
 
 Test(sim_session, text_every_interleaves_info_messages)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_sim *sim;
-	struct rtl_sim_session *s;
+	struct sim_session *s;
 	uint8_t buf[4096];
 	size_t len, off = 0, texts = 0, data = 0;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.faults.text_every = 3;
 	sim = new_sim(&o);
-	s = rtl_sim_session_open(sim, 0);
+	s = sim_session_open(sim, 0);
 	negotiate(sim, s, 2);
 	outputs(sim, s, 500, "timestamp", 1, "DOUBLE");
 	start(sim, s, true);
 	for (int i = 0; i < 9; i++)
-		rtl_sim_run_due(sim, rtl_sim_next_wake(sim));
+		sim_run_due(sim, sim_next_wake(sim));
 	len = take(s, buf, sizeof(buf));
 	while (off < len) {
 		size_t plen = rtl_rtde_load_u16(buf + off);
@@ -838,80 +838,80 @@ Test(sim_session, text_every_interleaves_info_messages)
 	cr_assert_eq(data, 9);
 	cr_assert_eq(texts, 3);
 	cr_assert_eq(sim->stats.texts_injected, 3);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, faults_repeat_with_the_seed)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_sim *a, *b;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.faults.jitter_us = 500;
 	o.faults.seed = 1234;
 	a = new_sim(&o);
 	b = new_sim(&o);
 	for (int i = 0; i < 100; i++) {
-		int64_t wa = rtl_sim_next_wake(a), wb = rtl_sim_next_wake(b);
+		int64_t wa = sim_next_wake(a), wb = sim_next_wake(b);
 
 		cr_assert_eq(wa, wb);
 		cr_assert_geq(wa - (int64_t)i * 2 * MS, 0);
 		cr_assert_leq(wa - (int64_t)i * 2 * MS, 500 * RTL_NS_PER_US);
-		cr_assert_eq(rtl_sim_next_wake(a), wa, "decided once per cycle");
-		rtl_sim_run_due(a, wa);
-		rtl_sim_run_due(b, wb);
+		cr_assert_eq(sim_next_wake(a), wa, "decided once per cycle");
+		sim_run_due(a, wa);
+		sim_run_due(b, wb);
 	}
 	cr_assert_gt(a->stats.jittered, 50);
 	cr_assert_eq(a->stats.jittered, b->stats.jittered);
-	rtl_sim_free(a);
-	rtl_sim_free(b);
+	sim_free(a);
+	sim_free(b);
 }
 
 Test(sim_session, stall_holds_cycles_and_releases_them_back_to_back)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_sim *sim;
-	struct rtl_sim_session *s;
+	struct sim_session *s;
 	double ts[64];
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.faults.stall_ms = 20;
 	o.faults.stall_every_s = 0.1; /* from cycle 50 on */
 	sim = new_sim(&o);
-	s = rtl_sim_session_open(sim, 0);
+	s = sim_session_open(sim, 0);
 	negotiate(sim, s, 2);
 	outputs(sim, s, 500, "timestamp", 1, "DOUBLE");
 	start(sim, s, true);
 	for (int i = 0; i < 50; i++)
-		rtl_sim_run_due(sim, rtl_sim_next_wake(sim));
+		sim_run_due(sim, sim_next_wake(sim));
 	/* Cycle 50 is due at 100 ms, held until 120 ms; cycles 50..60 then
 	 * run together, with consecutive timestamps. */
-	cr_assert_eq(rtl_sim_next_wake(sim), 120 * MS);
-	cr_assert_eq(rtl_sim_run_due(sim, 119 * MS), 0);
-	cr_assert_eq(rtl_sim_run_due(sim, 120 * MS), 11, "cycles 50..60");
+	cr_assert_eq(sim_next_wake(sim), 120 * MS);
+	cr_assert_eq(sim_run_due(sim, 119 * MS), 0);
+	cr_assert_eq(sim_run_due(sim, 120 * MS), 11, "cycles 50..60");
 	cr_assert_eq(sim->stats.stalls, 1);
 	cr_assert_eq(sim->stats.overruns, 0, "held cycles are sent");
 	cr_assert_eq(stream(sim, s, 0, ts, 64), 61);
 	for (int i = 1; i < 61; i++)
 		cr_assert_float_eq(ts[i] - ts[i - 1], 0.002, 1e-9);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, burst_holds_n_packages_and_writes_them_together)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_sim *sim;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.faults.burst = 5;
 	o.faults.burst_every_s = 0.1; /* from cycle 50 on */
 	sim = new_sim(&o);
 	for (int i = 0; i < 50; i++)
-		rtl_sim_run_due(sim, rtl_sim_next_wake(sim));
-	cr_assert_eq(rtl_sim_next_wake(sim), 54 * 2 * MS);
-	cr_assert_eq(rtl_sim_run_due(sim, 54 * 2 * MS), 5);
+		sim_run_due(sim, sim_next_wake(sim));
+	cr_assert_eq(sim_next_wake(sim), 54 * 2 * MS);
+	cr_assert_eq(sim_run_due(sim, 54 * 2 * MS), 5);
 	cr_assert_eq(sim->stats.bursts, 1);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, late_cycles_beyond_the_catch_up_limit_are_skipped_as_overruns)
@@ -919,24 +919,24 @@ Test(sim_session, late_cycles_beyond_the_catch_up_limit_are_skipped_as_overruns)
 	struct rtl_sim *sim = new_sim(NULL);
 
 	/* One second late: 500 cycles due, most run without sending. */
-	cr_assert_eq(rtl_sim_run_due(sim, RTL_NS_PER_SEC), 501);
-	cr_assert_eq(sim->stats.overruns, 501 - RTL_SIM_MAX_CATCH_UP);
-	rtl_sim_free(sim);
+	cr_assert_eq(sim_run_due(sim, RTL_NS_PER_SEC), 501);
+	cr_assert_eq(sim->stats.overruns, 501 - SIM_MAX_CATCH_UP);
+	sim_free(sim);
 }
 
 Test(sim_session, echo_of_a_timestamp_records_the_round_trip)
 {
-	struct rtl_sim_opts o;
+	struct sim_opts o;
 	struct rtl_sim *sim;
-	struct rtl_sim_session *s;
+	struct sim_session *s;
 	uint8_t pkg[16], fields[8];
 	double ts[4];
 	int n;
 
-	rtl_sim_opts_default(&o);
+	sim_opts_default(&o);
 	o.echo_register = RTL_RTDE_CMD_REG_ECHO;
 	sim = new_sim(&o);
-	s = rtl_sim_session_open(sim, 0);
+	s = sim_session_open(sim, 0);
 	negotiate(sim, s, 2);
 	outputs(sim, s, 500, "timestamp", 1, "DOUBLE");
 	inputs(sim, s, RTL_RTDE_CMD_ECHO_RECIPE, 1, "DOUBLE");
@@ -946,46 +946,46 @@ Test(sim_session, echo_of_a_timestamp_records_the_round_trip)
 	rtl_rtde_store_f64(fields, ts[1]);
 	n = rtl_rtde_encode_data(pkg, sizeof(pkg), RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CLIENT, 1,
 				 fields, 8);
-	cr_assert_eq(rtl_sim_session_feed(sim, s, pkg, (size_t)n, 2 * MS + 345678), 1);
+	cr_assert_eq(sim_session_feed(sim, s, pkg, (size_t)n, 2 * MS + 345678), 1);
 	cr_assert_eq(sim->stats.echoes, 1);
 	cr_assert_eq(rtl_hist_count(&sim->echo_hist), 1);
 	cr_assert_eq(rtl_hist_max(&sim->echo_hist), 345678);
 	/* The same value again is not a new round trip; an unknown one is
 	 * counted as unmatched. */
-	cr_assert_eq(rtl_sim_session_feed(sim, s, pkg, (size_t)n, 3 * MS), 1);
+	cr_assert_eq(sim_session_feed(sim, s, pkg, (size_t)n, 3 * MS), 1);
 	cr_assert_eq(sim->stats.echoes, 1);
 	rtl_rtde_store_f64(fields, 12.5);
 	n = rtl_rtde_encode_data(pkg, sizeof(pkg), RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CLIENT, 1,
 				 fields, 8);
-	cr_assert_eq(rtl_sim_session_feed(sim, s, pkg, (size_t)n, 3 * MS), 1);
+	cr_assert_eq(sim_session_feed(sim, s, pkg, (size_t)n, 3 * MS), 1);
 	cr_assert_eq(sim->stats.echo_unmatched, 1);
-	rtl_sim_free(sim);
+	sim_free(sim);
 }
 
 Test(sim_session, command_registers_move_the_robot)
 {
 	struct rtl_sim *sim = new_sim(NULL);
-	struct rtl_sim_session *s = rtl_sim_session_open(sim, 0);
+	struct sim_session *s = sim_session_open(sim, 0);
 	uint8_t pkg[256], fields[128] = { 0 };
 	int n, seq = 1;
-	double q0 = rtl_sim_value(sim, "actual_q")->v6d[0];
+	double q0 = sim_value(sim, "actual_q")->v6d[0];
 
 	negotiate(sim, s, 2);
 	inputs(sim, s, RTL_RTDE_CMD_RECIPE, 1,
 	       "INT32,INT32,INT32,DOUBLE,DOUBLE,DOUBLE,DOUBLE,DOUBLE,DOUBLE,DOUBLE,DOUBLE,"
 	       "DOUBLE,DOUBLE");
 	for (int i = 0; i < 100; i++) {
-		int64_t now = rtl_sim_next_wake(sim);
+		int64_t now = sim_next_wake(sim);
 
 		rtl_rtde_store_i32(fields, RTL_RTDE_CMD_SPEEDJ);
 		rtl_rtde_store_i32(fields + 4, seq++);
 		rtl_rtde_store_f64(fields + 12, 0.5); /* base joint at 0.5 rad/s */
 		n = rtl_rtde_encode_data(pkg, sizeof(pkg), RTL_RTDE_PROTOCOL_V2,
 					 RTL_RTDE_FROM_CLIENT, 1, fields, 12 + 80);
-		cr_assert_eq(rtl_sim_session_feed(sim, s, pkg, (size_t)n, now), 1);
-		rtl_sim_run_due(sim, now);
+		cr_assert_eq(sim_session_feed(sim, s, pkg, (size_t)n, now), 1);
+		sim_run_due(sim, now);
 	}
-	cr_assert_gt(rtl_sim_value(sim, "actual_q")->v6d[0], q0 + 0.01);
-	cr_assert_eq(rtl_sim_value(sim, "output_int_register_24")->i32, RTL_RTDE_CMD_SPEEDJ);
-	rtl_sim_free(sim);
+	cr_assert_gt(sim_value(sim, "actual_q")->v6d[0], q0 + 0.01);
+	cr_assert_eq(sim_value(sim, "output_int_register_24")->i32, RTL_RTDE_CMD_SPEEDJ);
+	sim_free(sim);
 }

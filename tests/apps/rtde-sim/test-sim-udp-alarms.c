@@ -35,7 +35,7 @@
 #define CYCLES_PER_S 1000
 
 struct client {
-	struct rtl_sim_udp *u;
+	struct sim_udp *u;
 	int fd;
 	uint64_t seq; /* the next command's number */
 	/* What arrived. */
@@ -49,27 +49,27 @@ struct client {
 	uint8_t buf[RTL_UDP_MAX_DATAGRAM + 1];
 };
 
-static struct rtl_sim_udp_opts thin_opts(void)
+static struct sim_udp_opts thin_opts(void)
 {
-	struct rtl_sim_udp_opts o;
+	struct sim_udp_opts o;
 
-	rtl_sim_udp_opts_default(&o);
+	sim_udp_opts_default(&o);
 	o.port = 0;
 	o.skip_every = 100;
 	o.skip_count = 99;
 	return o;
 }
 
-static void sim_open(struct client *c, const struct rtl_sim_udp_opts *o)
+static void sim_open(struct client *c, const struct sim_udp_opts *o)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 
 	memset(c, 0, sizeof(*c));
 	c->seq = 1;
-	cr_assert_eq(rtl_sim_udp_create(&c->u, o), 0);
-	cr_assert_eq(rtl_sim_udp_start(c->u), 0);
+	cr_assert_eq(sim_udp_create(&c->u, o), 0);
+	cr_assert_eq(sim_udp_start(c->u), 0);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sa.sin_port = htons(rtl_sim_udp_port(c->u));
+	sa.sin_port = htons(sim_udp_port(c->u));
 	c->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	cr_assert_geq(c->fd, 0);
 	cr_assert_eq(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -78,14 +78,14 @@ static void sim_open(struct client *c, const struct rtl_sim_udp_opts *o)
 /* Stop the simulator (its robot may be read after this). */
 static void sim_stop(struct client *c)
 {
-	rtl_sim_udp_stop(c->u);
-	cr_assert_eq(rtl_sim_udp_join(c->u), 0);
+	sim_udp_stop(c->u);
+	cr_assert_eq(sim_udp_join(c->u), 0);
 }
 
-static void sim_close(struct client *c)
+static void client_close(struct client *c)
 {
 	close(c->fd);
-	rtl_sim_udp_destroy(c->u);
+	sim_udp_destroy(c->u);
 }
 
 static void on_datagram(struct client *c, size_t n)
@@ -144,7 +144,7 @@ static void pump(struct client *c, int ms)
 		int64_t end_ = rtl_time_now() + WAIT_NS;                                 \
 		for (;;) {                                                               \
 			pump((c), 1);                                                    \
-			rtl_sim_udp_stats((c)->u, &(st));                                \
+			sim_udp_stats((c)->u, &(st));                                \
 			if (cond)                                                        \
 				break;                                                   \
 			cr_assert_lt(rtl_time_now(), end_, "not within 3 s: %s", #cond); \
@@ -154,10 +154,10 @@ static void pump(struct client *c, int ms)
 /* Let @n cycles of the simulator pass, reading what comes. */
 static void wait_cycles(struct client *c, uint64_t n)
 {
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_stats st;
 	uint64_t from;
 
-	rtl_sim_udp_stats(c->u, &st);
+	sim_udp_stats(c->u, &st);
 	from = st.cycles;
 	WAIT_FOR(c, st, st.cycles >= from + n);
 }
@@ -172,7 +172,7 @@ static void to_sim(struct client *c, const uint8_t *b, int n)
 static int32_t hello(struct client *c, int32_t loss)
 {
 	struct rtl_udp_hello hi = { .loss_count = loss };
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_stats st;
 	uint8_t b[64];
 	unsigned before = c->welcomes;
 
@@ -240,8 +240,8 @@ static const struct rtl_udp_alarm *find_alarm(const struct client *c, enum rtl_u
 
 Test(sim_udp_alarms, loss_count_3_ends_the_session_with_an_alarm_and_a_bye, .timeout = 20)
 {
-	struct rtl_sim_udp_opts o = thin_opts();
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_opts o = thin_opts();
+	struct sim_udp_stats st;
 	struct client c;
 	struct rtl_udp_cmd cmd = speedj(10, 200);
 
@@ -273,14 +273,14 @@ Test(sim_udp_alarms, loss_count_3_ends_the_session_with_an_alarm_and_a_bye, .tim
 	command(&c, &cmd);
 	WAIT_FOR(&c, st, st.rejected == 1);
 	sim_stop(&c);
-	cr_assert_eq(rtl_sim_udp_robot(c.u)->active_mode, RTL_RTDE_CMD_STOP);
-	sim_close(&c);
+	cr_assert_eq(sim_udp_robot(c.u)->active_mode, RTL_RTDE_CMD_STOP);
+	client_close(&c);
 }
 
 Test(sim_udp_alarms, loss_count_0_never_ends_the_session, .timeout = 20)
 {
-	struct rtl_sim_udp_opts o = thin_opts();
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_opts o = thin_opts();
+	struct sim_udp_stats st;
 	struct client c;
 	struct rtl_udp_cmd none = { .mode = RTL_UDP_MODE_NONE };
 
@@ -291,7 +291,7 @@ Test(sim_udp_alarms, loss_count_0_never_ends_the_session, .timeout = 20)
 	WAIT_FOR(&c, st, st.commands == 5);
 	/* 300 periods without a command. */
 	wait_cycles(&c, 300);
-	rtl_sim_udp_stats(c.u, &st);
+	sim_udp_stats(c.u, &st);
 	cr_assert(st.client, "the session is on");
 	cr_assert_eq(st.loss_closed, 0);
 	cr_assert_eq(st.byes_sent, 0);
@@ -299,13 +299,13 @@ Test(sim_udp_alarms, loss_count_0_never_ends_the_session, .timeout = 20)
 	cr_assert_eq(c.byes, 0);
 	cr_assert_eq(c.alarms, 0);
 	sim_stop(&c);
-	sim_close(&c);
+	client_close(&c);
 }
 
 Test(sim_udp_alarms, the_welcome_echoes_the_loss_count_and_it_waits_for_a_command, .timeout = 20)
 {
-	struct rtl_sim_udp_opts o = thin_opts();
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_opts o = thin_opts();
+	struct sim_udp_stats st;
 	struct client c;
 
 	sim_open(&c, &o);
@@ -316,21 +316,21 @@ Test(sim_udp_alarms, the_welcome_echoes_the_loss_count_and_it_waits_for_a_comman
 	cr_assert_eq(hello(&c, 3), 3);
 	/* No command yet: however many periods pass, none is lost. */
 	wait_cycles(&c, 100);
-	rtl_sim_udp_stats(c.u, &st);
+	sim_udp_stats(c.u, &st);
 	cr_assert_eq(st.sessions, 1);
 	cr_assert(st.client);
 	cr_assert_eq(st.loss_closed, 0);
 	cr_assert_eq(c.byes, 0);
 	sim_stop(&c);
-	sim_close(&c);
+	client_close(&c);
 }
 
 /* ---- command time-out --------------------------------------------------------------------- */
 
 Test(sim_udp_alarms, a_command_time_out_sends_one_alarm_per_trip, .timeout = 20)
 {
-	struct rtl_sim_udp_opts o = thin_opts();
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_opts o = thin_opts();
+	struct sim_udp_stats st;
 	struct client c;
 	struct rtl_udp_cmd cmd = speedj(5, 100);
 
@@ -342,7 +342,7 @@ Test(sim_udp_alarms, a_command_time_out_sends_one_alarm_per_trip, .timeout = 20)
 		WAIT_FOR(&c, st, st.watchdog_trips == trip);
 		/* Longer than another time-out: still the same trip. */
 		wait_cycles(&c, 250);
-		rtl_sim_udp_stats(c.u, &st);
+		sim_udp_stats(c.u, &st);
 		cr_assert_eq(st.watchdog_trips, trip);
 		cr_assert_eq(c.per_code[RTL_UDP_ALARM_CMD_TIMEOUT], trip, "trip %u", trip);
 		cr_assert_eq(c.alarms, trip);
@@ -354,19 +354,19 @@ Test(sim_udp_alarms, a_command_time_out_sends_one_alarm_per_trip, .timeout = 20)
 	cr_assert(st.client, "a time-out does not end the session");
 	cr_assert_eq(c.byes, 0);
 	sim_stop(&c);
-	sim_close(&c);
+	client_close(&c);
 }
 
 /* ---- LIMITS -------------------------------------------------------------------------------- */
 
 Test(sim_udp_alarms, limits_clamp_speedj_and_alarm_once_a_second, .timeout = 30)
 {
-	struct rtl_sim_udp_opts o = thin_opts();
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_opts o = thin_opts();
+	struct sim_udp_stats st;
 	struct rtl_udp_limits l = { 0 };
 	struct client c;
 	struct rtl_udp_cmd cmd = speedj(90, 900);
-	const struct rtl_sim_robot *r;
+	const struct sim_robot *r;
 	uint64_t from, to, span, per_code_max;
 	const int n = 200;
 
@@ -393,7 +393,7 @@ Test(sim_udp_alarms, limits_clamp_speedj_and_alarm_once_a_second, .timeout = 30)
 	cr_assert_eq(st.refused, 0);
 	/* The ramp (60 ms at 500 deg/s^2) is over, the alarms are in. */
 	wait_cycles(&c, 150);
-	rtl_sim_udp_stats(c.u, &st);
+	sim_udp_stats(c.u, &st);
 
 	/* On the simulator's clock: all in one second, one alarm per code;
 	 * a host that stalled the simulator for more than a second allows
@@ -418,18 +418,18 @@ Test(sim_udp_alarms, limits_clamp_speedj_and_alarm_once_a_second, .timeout = 30)
 		     "speedj: acc[0] = 900 deg/s^2 is above the limit 500 deg/s^2: clamped");
 	cr_assert(st.client, "an exceeded limit does not stop anything");
 	sim_stop(&c);
-	r = rtl_sim_udp_robot(c.u);
+	r = sim_udp_robot(c.u);
 	cr_assert_eq(r->active_mode, RTL_RTDE_CMD_SPEEDJ);
 	cr_assert_float_eq(r->target_qd[0], 30 * RAD, 1e-12, "the velocity limit, in rad/s");
 	for (int i = 1; i < 6; i++)
 		cr_assert_eq(r->target_qd[i], 0);
-	sim_close(&c);
+	client_close(&c);
 }
 
 Test(sim_udp_alarms, a_limits_datagram_with_a_nan_is_bad_and_ignored, .timeout = 20)
 {
-	struct rtl_sim_udp_opts o = thin_opts();
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_opts o = thin_opts();
+	struct sim_udp_stats st;
 	struct rtl_udp_limits l = { 0 };
 	struct client c;
 	struct rtl_udp_cmd cmd = speedj(90, 0);
@@ -456,13 +456,13 @@ Test(sim_udp_alarms, a_limits_datagram_with_a_nan_is_bad_and_ignored, .timeout =
 		     RTL_UDP_ALARM_VEL_LIMIT,
 		     "speedj: vel[0] = 90 deg/s is above the limit 30 deg/s: clamped");
 	sim_stop(&c);
-	sim_close(&c);
+	client_close(&c);
 }
 
 Test(sim_udp_alarms, limits_belong_to_the_session, .timeout = 20)
 {
-	struct rtl_sim_udp_opts o = thin_opts();
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_opts o = thin_opts();
+	struct sim_udp_stats st;
 	struct rtl_udp_limits l = { 0 };
 	struct client c;
 	struct rtl_udp_cmd cmd = speedj(90, 0);
@@ -484,22 +484,22 @@ Test(sim_udp_alarms, limits_belong_to_the_session, .timeout = 20)
 	cr_assert_eq(st.sessions, 2);
 	cr_assert_eq(st.vel_clamped, 0);
 	sim_stop(&c);
-	sim_close(&c);
+	client_close(&c);
 }
 
 /* ---- servol ------------------------------------------------------------------------------- */
 
 Test(sim_udp_alarms, servol_warns_at_most_once_a_second, .timeout = 20)
 {
-	struct rtl_sim_udp_opts o = thin_opts();
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_opts o = thin_opts();
+	struct sim_udp_stats st;
 	struct client c;
 	struct rtl_udp_cmd cmd = { .mode = RTL_UDP_MODE_SERVOL, .target_time = 0.01 };
 	uint64_t from, span;
 
 	sim_open(&c, &o);
 	cr_assert_eq(hello(&c, 0), 0);
-	rtl_sim_udp_stats(c.u, &st);
+	sim_udp_stats(c.u, &st);
 	from = st.cycles;
 	for (int i = 0; i < 3; i++)
 		command(&c, &cmd);
@@ -507,7 +507,7 @@ Test(sim_udp_alarms, servol_warns_at_most_once_a_second, .timeout = 20)
 	span = st.cycles - from;
 	WAIT_FOR(&c, st, c.per_code[RTL_UDP_ALARM_UNSUPPORTED] >= 1);
 	wait_cycles(&c, 20);
-	rtl_sim_udp_stats(c.u, &st);
+	sim_udp_stats(c.u, &st);
 	cr_assert_eq(st.unsupported, 3);
 	cr_assert_eq(c.per_code[RTL_UDP_ALARM_UNSUPPORTED] + st.unsupported_alarms_suppressed, 3);
 	if (span < CYCLES_PER_S)
@@ -517,5 +517,5 @@ Test(sim_udp_alarms, servol_warns_at_most_once_a_second, .timeout = 20)
 		     RTL_UDP_ALARM_UNSUPPORTED,
 		     "servol_rt is not modelled by rtde-sim: robot stopped");
 	sim_stop(&c);
-	sim_close(&c);
+	client_close(&c);
 }

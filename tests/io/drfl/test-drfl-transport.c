@@ -31,7 +31,7 @@
 enum what { SPEEDJ, STOP, SILENT, FAST_ACC, SERVOL };
 
 struct rig {
-	struct rtl_sim_udp *sim;
+	struct sim_udp *sim;
 	struct rtl_drfl_api api;
 	struct rtl_drfl_transport *tr;
 	struct rtl_loop *loop;
@@ -109,7 +109,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 
 static void rig_start(enum what what, uint32_t skip_every, const struct rtl_drfl_config *dc)
 {
-	struct rtl_sim_udp_opts so;
+	struct sim_udp_opts so;
 	struct rtl_drfl_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_error err = { 0 };
@@ -117,18 +117,18 @@ static void rig_start(enum what what, uint32_t skip_every, const struct rtl_drfl
 	memset(&R, 0, sizeof(R));
 	rtl_log_set_handler(capture, NULL);
 	atomic_store(&R.what, what);
-	rtl_sim_udp_opts_default(&so);
+	sim_udp_opts_default(&so);
 	so.port = 0;
 	so.skip_every = skip_every;
-	cr_assert_eq(rtl_sim_udp_create(&R.sim, &so), 0);
-	cr_assert_eq(rtl_sim_udp_start(R.sim), 0);
+	cr_assert_eq(sim_udp_create(&R.sim, &so), 0);
+	cr_assert_eq(sim_udp_start(R.sim), 0);
 
 	cr_assert_eq(rtl_drfl_api_real(&R.api), 0);
 	tc.api = &R.api;
 	if (dc)
 		tc.drfl = *dc;
 	tc.drfl.host = "127.0.0.1";
-	tc.drfl.port = rtl_sim_udp_port(R.sim);
+	tc.drfl.port = sim_udp_port(R.sim);
 	tc.safe_decel = 500.0;
 	tc.limits.max_joint_vel = 180.0;
 	tc.rx_timeout_ns = 300 * RTL_NS_PER_MS;
@@ -163,7 +163,7 @@ static uint64_t calls_sent(void)
 
 /* Stop the loop (or, !@stop, wait for it to end by itself: bounded by the
  * transport's receive deadline), then the simulator. */
-static int rig_end(struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss, bool stop)
+static int rig_end(struct rtl_loop_stats *s, struct sim_udp_stats *ss, bool stop)
 {
 	int64_t end;
 	int ret;
@@ -174,18 +174,18 @@ static int rig_end(struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss, bool 
 	rtl_loop_stats(R.loop, s);
 	end = rtl_time_now() + RTL_NS_PER_SEC;
 	do {
-		rtl_sim_udp_stats(R.sim, ss);
+		sim_udp_stats(R.sim, ss);
 		if (ss->commands >= calls_sent())
 			break;
 		rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
 	} while (rtl_time_now() < end);
-	rtl_sim_udp_stop(R.sim);
-	rtl_sim_udp_join(R.sim);
-	rtl_sim_udp_stats(R.sim, ss);
+	sim_udp_stop(R.sim);
+	sim_udp_join(R.sim);
+	sim_udp_stats(R.sim, ss);
 	return ret;
 }
 
-static int rig_finish(struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
+static int rig_finish(struct rtl_loop_stats *s, struct sim_udp_stats *ss)
 {
 	return rig_end(s, ss, true);
 }
@@ -195,14 +195,14 @@ static void rig_free(void)
 	rtl_loop_destroy(R.loop);
 	rtl_drfl_transport_destroy(R.tr);
 	rtl_drfl_api_real_free(&R.api);
-	rtl_sim_udp_destroy(R.sim);
+	sim_udp_destroy(R.sim);
 	rtl_log_set_handler(NULL, NULL);
 }
 
 Test(drfl_e2e, speedj_through_drfl_moves_the_robot_and_the_loop_stops_it_at_exit, .timeout = 30)
 {
 	struct rtl_loop_stats s;
-	struct rtl_sim_udp_stats ss;
+	struct sim_udp_stats ss;
 	struct rtl_drfl_transport_stats ts;
 
 	rig_start(SPEEDJ, 50, NULL);
@@ -249,7 +249,7 @@ Test(drfl_e2e, a_step_that_sends_nothing_is_stopped_by_the_time_out_and_the_alar
      .timeout = 30)
 {
 	struct rtl_loop_stats s;
-	struct rtl_sim_udp_stats ss;
+	struct sim_udp_stats ss;
 	int64_t end;
 
 	rig_start(SPEEDJ, 0, NULL);
@@ -258,7 +258,7 @@ Test(drfl_e2e, a_step_that_sends_nothing_is_stopped_by_the_time_out_and_the_alar
 	/* The simulator's 0.1 s command time-out stops the robot. */
 	end = rtl_time_now() + 5 * RTL_NS_PER_SEC;
 	do {
-		rtl_sim_udp_stats(R.sim, &ss);
+		sim_udp_stats(R.sim, &ss);
 		rtl_time_sleep_until(rtl_time_now() + 10 * RTL_NS_PER_MS);
 	} while (!ss.watchdog_trips && rtl_time_now() < end);
 	cr_expect_eq(ss.watchdog_trips, 1);
@@ -276,7 +276,7 @@ Test(drfl_e2e, the_loss_count_ends_the_session_and_the_loop_says_why, .timeout =
 {
 	struct rtl_drfl_config dc = { .set_input = true, .loss_count = 200 };
 	struct rtl_loop_stats s;
-	struct rtl_sim_udp_stats ss;
+	struct sim_udp_stats ss;
 	struct rtl_drfl_transport_stats ts;
 	const char *timeout, *loss, *end;
 
@@ -303,7 +303,7 @@ Test(drfl_e2e, the_loss_count_ends_the_session_and_the_loop_says_why, .timeout =
 Test(drfl_e2e, a_call_that_returns_true_was_sent_not_applied, .timeout = 30)
 {
 	struct rtl_loop_stats s;
-	struct rtl_sim_udp_stats ss;
+	struct sim_udp_stats ss;
 	struct rtl_drfl_transport_stats ts;
 
 	/* servol_rt goes out and DRFL says true; the controller (rtde-sim: not
@@ -335,7 +335,7 @@ Test(drfl_e2e, an_acceleration_above_the_limit_is_clamped_with_one_info_a_second
 {
 	struct rtl_drfl_config dc = { 0 };
 	struct rtl_loop_stats s;
-	struct rtl_sim_udp_stats ss;
+	struct sim_udp_stats ss;
 	int64_t t0, t1;
 	int infos;
 

@@ -48,7 +48,7 @@ static const char *const doubles[N_DOUBLES] = {
 };
 
 struct rig {
-	struct rtl_sim_server *srv;
+	struct sim_server *srv;
 	struct rtl_rtde_transport *tr;
 	struct rtl_loop *loop;
 	/* Handles, resolved on connect. */
@@ -152,7 +152,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 static bool rig_inline;
 
 struct rig_opts {
-	struct rtl_sim_faults faults;
+	struct sim_faults faults;
 	int watchdog_periods; /* 0: -1 (off) */
 	int reconnects;
 	int64_t keepalive_ns;
@@ -162,18 +162,18 @@ struct rig_opts {
 
 static int rig_try_start(const struct rig_opts *o, struct rtl_error *err)
 {
-	struct rtl_sim_opts so;
-	struct rtl_sim_server_opts sv = { 0 };
+	struct sim_opts so;
+	struct sim_server_opts sv = { 0 };
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
 
-	rtl_sim_opts_default(&so);
+	sim_opts_default(&so);
 	so.faults = o->faults;
-	cr_assert_eq(rtl_sim_server_create(&R.srv, &so, &sv), 0);
-	cr_assert_eq(rtl_sim_server_start(R.srv), 0);
+	cr_assert_eq(sim_server_create(&R.srv, &so, &sv), 0);
+	cr_assert_eq(sim_server_start(R.srv), 0);
 
 	tc.host = "127.0.0.1";
-	tc.port = rtl_sim_server_port(R.srv);
+	tc.port = sim_server_port(R.srv);
 	tc.client.outputs = OUTPUTS;
 	tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
 	tc.client.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
@@ -219,12 +219,12 @@ static void await_steps(int64_t steps)
 
 /* The simulator's view once it has applied @packages input packages
  * (bounded wait: the last ones may still be in its socket). */
-static void sim_stats_after(uint64_t packages, struct rtl_sim_stats *ss)
+static void sim_stats_after(uint64_t packages, struct sim_stats *ss)
 {
 	int64_t end = rtl_time_now() + RTL_NS_PER_SEC;
 
 	do {
-		rtl_sim_server_stats(R.srv, ss);
+		sim_server_stats(R.srv, ss);
 		if (ss->inputs_applied >= packages)
 			break;
 		rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
@@ -242,16 +242,16 @@ static uint64_t packages_sent(void)
 
 /* After the loop has joined: wait until the simulator applied every
  * package sent, then stop it. */
-static void sim_finish(struct rtl_sim_stats *ss)
+static void sim_finish(struct sim_stats *ss)
 {
 	sim_stats_after(packages_sent(), ss);
-	rtl_sim_server_stop(R.srv);
-	rtl_sim_server_join(R.srv);
-	rtl_sim_server_stats(R.srv, ss);
+	sim_server_stop(R.srv);
+	sim_server_join(R.srv);
+	sim_server_stats(R.srv, ss);
 }
 
 /* Stop the loop (the stop at exit included), then read both sides. */
-static void rig_finish(struct rtl_loop_stats *s, struct rtl_sim_stats *ss)
+static void rig_finish(struct rtl_loop_stats *s, struct sim_stats *ss)
 {
 	rtl_loop_stop(R.loop);
 	rtl_loop_join(R.loop);
@@ -259,7 +259,7 @@ static void rig_finish(struct rtl_loop_stats *s, struct rtl_sim_stats *ss)
 	sim_finish(ss);
 }
 
-static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct rtl_sim_stats *ss)
+static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct sim_stats *ss)
 {
 	await_steps(steps);
 	rig_finish(s, ss);
@@ -269,13 +269,13 @@ static void rig_free(void)
 {
 	rtl_loop_destroy(R.loop);
 	rtl_rtde_transport_destroy(R.tr);
-	rtl_sim_server_destroy(R.srv);
+	sim_server_destroy(R.srv);
 }
 
 /* What every run must show at the controller: nothing non-finite
  * received, no command refused, the arm at rest at the end, and the
  * controller's own watchdog never needed. */
-static void expect_safe_end(const struct rtl_loop_stats *s, const struct rtl_sim_stats *ss)
+static void expect_safe_end(const struct rtl_loop_stats *s, const struct sim_stats *ss)
 {
 	cr_expect_eq(ss->nonfinite_in, 0, "%llu non-finite doubles reached the controller",
 		     (unsigned long long)ss->nonfinite_in);
@@ -297,7 +297,7 @@ static void skipped_packages_counted_exactly(void)
 {
 	struct rig_opts o = { .faults = { .skip_every = 50 } };
 	struct rtl_loop_stats s;
-	struct rtl_sim_stats ss;
+	struct sim_stats ss;
 	double cycles;
 
 	rig_reset();
@@ -338,7 +338,7 @@ Test(loop_rtde, commands_move_the_robot_and_the_heartbeat_cannot_be_forgotten)
 {
 	struct rig_opts o = { 0 };
 	struct rtl_loop_stats s;
-	struct rtl_sim_stats ss;
+	struct sim_stats ss;
 	double moved, expect;
 
 	rig_reset();
@@ -377,7 +377,7 @@ Test(loop_rtde, keepalive_feeds_the_heartbeat_while_another_recipe_streams)
 {
 	struct rig_opts o = { 0 };
 	struct rtl_loop_stats s;
-	struct rtl_sim_stats ss;
+	struct sim_stats ss;
 	struct rtl_rtde_coalesce_stats cmd;
 
 	rig_reset();
@@ -397,7 +397,7 @@ Test(loop_rtde, silence_without_keepalive_is_reported_and_the_controller_stops)
 {
 	struct rig_opts o = { .keepalive_ns = -1 };
 	struct rtl_loop_stats s;
-	struct rtl_sim_stats ss;
+	struct sim_stats ss;
 
 	rig_reset();
 	R.qd0 = 0.1;
@@ -423,7 +423,7 @@ static void watchdog_stops_the_robot_once_per_stall(void)
 {
 	struct rig_opts o = { .watchdog_periods = 10 };
 	struct rtl_loop_stats s;
-	struct rtl_sim_stats mid, ss;
+	struct sim_stats mid, ss;
 
 	rig_reset();
 	R.qd0 = 0.1;
@@ -431,7 +431,7 @@ static void watchdog_stops_the_robot_once_per_stall(void)
 	R.stall_again = 300;
 	rig_start(&o);
 	await_steps(250);
-	rtl_sim_server_stats(R.srv, &mid);
+	sim_server_stats(R.srv, &mid);
 	cr_expect_eq(mid.robot.stops, 1, "the first stall: one stop");
 	cr_expect_eq(mid.robot.stops_at_rest, 1, "which reached rest during the stall");
 	cr_expect_leq(mid.robot.last_stop_cycles, 26, "in %llu periods",
@@ -464,7 +464,7 @@ static void non_finite_commands_never_reach_the_controller(void)
 {
 	struct rig_opts o = { 0 };
 	struct rtl_loop_stats s;
-	struct rtl_sim_stats ss;
+	struct sim_stats ss;
 
 	rig_reset();
 	R.qd0 = 0.05;
@@ -491,8 +491,8 @@ Test(loop_rtde, a_non_finite_safe_set_fails_the_connect)
 	cr_expect(strstr(err.msg, "the safe set cannot be sent: input "
 				  "'input_double_register_30' is not finite") != NULL,
 		  "message: %s", err.msg);
-	rtl_sim_server_stop(R.srv);
-	rtl_sim_server_join(R.srv);
+	sim_server_stop(R.srv);
+	sim_server_join(R.srv);
 	rig_free();
 }
 
@@ -502,7 +502,7 @@ static void stop_leaves_the_arm_at_rest(void)
 {
 	struct rig_opts o = { .default_safe = true }; /* the transport's own: mode STOP */
 	struct rtl_loop_stats s;
-	struct rtl_sim_stats ss;
+	struct sim_stats ss;
 
 	rig_reset();
 	R.qd0 = 0.3;
@@ -522,7 +522,7 @@ static void step_error_leaves_the_arm_at_rest(void)
 {
 	struct rig_opts o = { 0 };
 	struct rtl_loop_stats s;
-	struct rtl_sim_stats ss;
+	struct sim_stats ss;
 
 	rig_reset();
 	R.qd0 = 0.3;
@@ -544,7 +544,7 @@ static void reset_connection_reconnects_disarmed(void)
 {
 	struct rig_opts o = { .faults = { .reset_after = 200 }, .reconnects = 5 };
 	struct rtl_loop_stats s;
-	struct rtl_sim_stats ss;
+	struct sim_stats ss;
 
 	rig_reset();
 	rig_start(&o);
@@ -587,7 +587,7 @@ Test(loop_rtde, external_loop_moves_the_robot_and_stops_it)
 {
 	struct rig_opts o = { .external = true, .watchdog_periods = 50 };
 	struct rtl_loop_stats s;
-	struct rtl_sim_stats ss;
+	struct sim_stats ss;
 	pthread_t th;
 
 	rig_reset();
@@ -737,9 +737,9 @@ Test(loop_rtde, refused_connection_names_the_fix)
 	uint16_t port;
 
 	/* A port that nothing listens on: a server made and destroyed. */
-	cr_assert_eq(rtl_sim_server_create(&R.srv, NULL, &(struct rtl_sim_server_opts){ 0 }), 0);
-	port = rtl_sim_server_port(R.srv);
-	rtl_sim_server_destroy(R.srv);
+	cr_assert_eq(sim_server_create(&R.srv, NULL, &(struct sim_server_opts){ 0 }), 0);
+	port = sim_server_port(R.srv);
+	sim_server_destroy(R.srv);
 
 	tc.port = port;
 	tc.client.outputs = "timestamp";
@@ -888,8 +888,8 @@ static void log_to_sink(void *user, enum rtl_log_level level, const char *msg)
  */
 Test(loop_rtde_rt, steady_state_allocates_nothing_faults_nothing_and_prints_nothing, .timeout = 90)
 {
-	struct rtl_sim_opts so;
-	struct rtl_sim_server_opts sv = { 0 };
+	struct sim_opts so;
+	struct sim_server_opts sv = { 0 };
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_error err = { 0 };
@@ -912,11 +912,11 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_faults_nothing_and_prints_noth
 	rtl_log_set_handler(log_to_sink, NULL);
 
 	rig_reset();
-	rtl_sim_opts_default(&so);
+	sim_opts_default(&so);
 	so.faults.text_every = 10;
-	cr_assert_eq(rtl_sim_server_create(&R.srv, &so, &sv), 0);
-	cr_assert_eq(rtl_sim_server_start(R.srv), 0);
-	tc.port = rtl_sim_server_port(R.srv);
+	cr_assert_eq(sim_server_create(&R.srv, &so, &sv), 0);
+	cr_assert_eq(sim_server_start(R.srv), 0);
+	tc.port = sim_server_port(R.srv);
 	tc.client.outputs = OUTPUTS;
 	tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
 	tc.client.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
@@ -956,8 +956,8 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_faults_nothing_and_prints_noth
 	rtl_loop_stop(R.loop);
 	rtl_loop_join(R.loop);
 	rtl_loop_stats(R.loop, &s);
-	rtl_sim_server_stop(R.srv);
-	rtl_sim_server_join(R.srv);
+	sim_server_stop(R.srv);
+	sim_server_join(R.srv);
 	rtl_log_set_handler(NULL, NULL);
 	fclose(log_sink);
 

@@ -370,21 +370,21 @@ static size_t command_bytes(uint64_t seq, double tt)
 
 Test(udp_hostile, the_simulator_drops_stale_duplicate_and_bad_target_time_commands)
 {
-	struct rtl_sim_udp_opts o;
-	struct rtl_sim_udp *u;
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_opts o;
+	struct sim_udp *u;
+	struct sim_udp_stats st;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct rtl_udp_hello hi = { .period_ns = 0 };
 	struct pollfd pfd;
 	int fd, n;
 	int64_t end;
 
-	rtl_sim_udp_opts_default(&o);
+	sim_udp_opts_default(&o);
 	o.port = 0;
-	cr_assert_eq(rtl_sim_udp_create(&u, &o), 0);
-	cr_assert_eq(rtl_sim_udp_start(u), 0);
+	cr_assert_eq(sim_udp_create(&u, &o), 0);
+	cr_assert_eq(sim_udp_start(u), 0);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sa.sin_port = htons(rtl_sim_udp_port(u));
+	sa.sin_port = htons(sim_udp_port(u));
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	memcpy(hi.schema, RTL_UDP_SCHEMA, sizeof(RTL_UDP_SCHEMA));
@@ -404,7 +404,7 @@ Test(udp_hostile, the_simulator_drops_stale_duplicate_and_bad_target_time_comman
 	send(fd, dg, 64, 0); /* malformed */
 	end = rtl_time_now() + 3 * RTL_NS_PER_SEC;
 	do {
-		rtl_sim_udp_stats(u, &st);
+		sim_udp_stats(u, &st);
 	} while (st.datagrams_in < 9 && rtl_time_now() < end &&
 		 rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS) == 0);
 	cr_assert_eq(st.datagrams_in, 9, "HELLO and 8 more within 3 s");
@@ -416,7 +416,7 @@ Test(udp_hostile, the_simulator_drops_stale_duplicate_and_bad_target_time_comman
 	cr_assert_eq(st.bad_in, 1);
 	cr_assert_eq(st.refused, 0);
 	close(fd);
-	rtl_sim_udp_stop(u);
-	cr_assert_eq(rtl_sim_udp_join(u), 0);
-	rtl_sim_udp_destroy(u);
+	sim_udp_stop(u);
+	cr_assert_eq(sim_udp_join(u), 0);
+	sim_udp_destroy(u);
 }

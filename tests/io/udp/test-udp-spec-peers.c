@@ -445,13 +445,13 @@ static const char *const server_counters[] = {
 /* clang-format on */
 static const char *const server_keys[] = { "reply", NULL };
 
-static uint64_t server_counter(const struct rtl_sim_udp_stats *s, const char *name)
+static uint64_t server_counter(const struct sim_udp_stats *s, const char *name)
 {
 	static const struct {
 		const char *name;
 		size_t off;
 	} c[] = {
-#define C(x) { #x, offsetof(struct rtl_sim_udp_stats, x) }
+#define C(x) { #x, offsetof(struct sim_udp_stats, x) }
 		/* clang-format off */
 		C(hellos), C(sessions), C(rejected), C(byes), C(timeouts), C(commands), C(bad_in),
 		C(stale_in), C(duplicate_in), C(bad_target_time), C(unsupported), C(refused),
@@ -474,7 +474,7 @@ static uint64_t server_counter(const struct rtl_sim_udp_stats *s, const char *na
 }
 
 struct server {
-	struct rtl_sim_udp *u;
+	struct sim_udp *u;
 	int client, second; /* sockets connected to the simulator */
 };
 
@@ -491,33 +491,33 @@ static int connected_socket(uint16_t port)
 
 static void server_start(struct server *s)
 {
-	struct rtl_sim_udp_opts o;
+	struct sim_udp_opts o;
 
-	rtl_sim_udp_opts_default(&o);
+	sim_udp_opts_default(&o);
 	o.port = 0;
-	cr_assert_eq(rtl_sim_udp_create(&s->u, &o), 0);
-	cr_assert_eq(rtl_sim_udp_start(s->u), 0);
-	s->client = connected_socket(rtl_sim_udp_port(s->u));
-	s->second = connected_socket(rtl_sim_udp_port(s->u));
+	cr_assert_eq(sim_udp_create(&s->u, &o), 0);
+	cr_assert_eq(sim_udp_start(s->u), 0);
+	s->client = connected_socket(sim_udp_port(s->u));
+	s->second = connected_socket(sim_udp_port(s->u));
 }
 
 static void server_finish(struct server *s)
 {
 	close(s->client);
 	close(s->second);
-	rtl_sim_udp_stop(s->u);
-	cr_assert_eq(rtl_sim_udp_join(s->u), 0);
-	rtl_sim_udp_destroy(s->u);
+	sim_udp_stop(s->u);
+	cr_assert_eq(sim_udp_join(s->u), 0);
+	sim_udp_destroy(s->u);
 }
 
 /* The simulator's counters once it has taken @datagrams datagrams (it
  * publishes them every cycle); bounded by WAIT_MS. */
-static void server_stats_after(struct server *s, uint64_t datagrams, struct rtl_sim_udp_stats *st)
+static void server_stats_after(struct server *s, uint64_t datagrams, struct sim_udp_stats *st)
 {
 	int64_t end = rtl_time_now() + WAIT_MS * RTL_NS_PER_MS;
 
 	for (;;) {
-		rtl_sim_udp_stats(s->u, st);
+		sim_udp_stats(s->u, st);
 		if (st->datagrams_in >= datagrams || rtl_time_now() > end)
 			break;
 		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS / 2);
@@ -530,16 +530,16 @@ static void server_stats_after(struct server *s, uint64_t datagrams, struct rtl_
  * read first: everything the test saw it do (a datagram it sent) is in
  * them, as a cycle's effects are published at the end of its wake-up, after
  * its datagrams went out. Bounded by WAIT_MS. */
-static void server_settled(struct server *s, struct rtl_sim_udp_stats *st)
+static void server_settled(struct server *s, struct sim_udp_stats *st)
 {
 	int64_t end = rtl_time_now() + WAIT_MS * RTL_NS_PER_MS;
 	uint64_t c0;
 
-	rtl_sim_udp_stats(s->u, st);
+	sim_udp_stats(s->u, st);
 	c0 = st->cycles;
 	while (st->cycles < c0 + 2 && rtl_time_now() < end) {
 		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS / 2);
-		rtl_sim_udp_stats(s->u, st);
+		sim_udp_stats(s->u, st);
 	}
 	cr_assert_geq(st->cycles, c0 + 2, "the simulator stopped cycling");
 }
@@ -578,13 +578,13 @@ static void server_session(struct server *s, const char *hello, const char *welc
 }
 
 /* After the BYE: the simulator sends no more STATEs, over 20 cycles. */
-static void expect_stream_stopped(struct server *s, const struct rtl_sim_udp_stats *at_bye)
+static void expect_stream_stopped(struct server *s, const struct sim_udp_stats *at_bye)
 {
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_stats st;
 	int64_t end = rtl_time_now() + WAIT_MS * RTL_NS_PER_MS;
 
 	do {
-		rtl_sim_udp_stats(s->u, &st);
+		sim_udp_stats(s->u, &st);
 		if (st.cycles >= at_bye->cycles + 20)
 			break;
 		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
@@ -632,7 +632,7 @@ Test(udp_spec_server, welcome_and_the_server_sequence_are_counted_as_written)
 {
 	static uint8_t buf[RTL_UDP_MAX_DATAGRAM + 1];
 	const struct udp_spec_sequence *seq = sequence("server");
-	struct rtl_sim_udp_stats before = { 0 }, now;
+	struct sim_udp_stats before = { 0 }, now;
 	struct server s;
 	int64_t last_heard = 0;
 
@@ -719,7 +719,7 @@ Test(udp_spec_server, more_than_loss_count_periods_without_a_command_end_the_ses
 {
 	static uint8_t buf[RTL_UDP_MAX_DATAGRAM + 1];
 	struct udp_spec_msg welcome;
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_stats st;
 	struct rtl_udp_header h;
 	struct server s;
 	uint64_t s0, last = 0;
@@ -761,7 +761,7 @@ Test(udp_spec_server, the_command_time_out_stops_the_robot_with_alarm_1)
 {
 	static uint8_t buf[RTL_UDP_MAX_DATAGRAM + 1];
 	static struct rtl_udp_state state;
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_stats st;
 	struct rtl_udp_header h;
 	struct server s;
 	int64_t end;
@@ -789,7 +789,7 @@ Test(udp_spec_server, limits_clamp_speedj_with_one_info_alarm_a_second)
 	static uint8_t buf[RTL_UDP_MAX_DATAGRAM + 1];
 	static struct rtl_udp_state state;
 	struct udp_spec_msg lim;
-	struct rtl_sim_udp_stats st, after;
+	struct sim_udp_stats st, after;
 	struct rtl_udp_cmd c = { .mode = RTL_UDP_MODE_SPEEDJ, .target_time = 0.001 };
 	struct server s;
 	uint64_t s0 = 0, seq = 100;
@@ -854,7 +854,7 @@ Test(udp_spec_server, limits_clamp_speedj_with_one_info_alarm_a_second)
 Test(udp_spec_server, servol_is_unsupported_with_a_warn_alarm)
 {
 	static uint8_t buf[RTL_UDP_MAX_DATAGRAM + 1];
-	struct rtl_sim_udp_stats st;
+	struct sim_udp_stats st;
 	struct server s;
 	int n;
 

@@ -41,7 +41,7 @@ static double *double_of(struct rtl_udp_cmd *c, int i)
 }
 
 struct rig {
-	struct rtl_sim_udp *sim;
+	struct sim_udp *sim;
 	struct rtl_udp_transport *tr;
 	struct rtl_loop *loop;
 	_Atomic int what;	   /* enum what; the test thread may change it (release) */
@@ -189,20 +189,20 @@ static bool rig_inline;
 
 static void rig_start_wd(enum what what, uint32_t skip_every, int watchdog_periods)
 {
-	struct rtl_sim_udp_opts so;
+	struct sim_udp_opts so;
 	struct rtl_udp_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_error err = { 0 };
 
 	atomic_store(&R.what, what);
-	rtl_sim_udp_opts_default(&so);
+	sim_udp_opts_default(&so);
 	so.port = 0;
 	so.skip_every = skip_every;
-	cr_assert_eq(rtl_sim_udp_create(&R.sim, &so), 0);
-	cr_assert_eq(rtl_sim_udp_start(R.sim), 0);
+	cr_assert_eq(sim_udp_create(&R.sim, &so), 0);
+	cr_assert_eq(sim_udp_start(R.sim), 0);
 
 	tc.host = "127.0.0.1";
-	tc.port = rtl_sim_udp_port(R.sim);
+	tc.port = sim_udp_port(R.sim);
 	tc.max_joint_vel = 180.0;
 	tc.safe_decel = SAFE_DECEL;
 	cr_assert_eq(rtl_udp_transport_create(&R.tr, &tc, &err), 0, "%s", err.msg);
@@ -248,7 +248,7 @@ static uint64_t datagrams_sent(void)
 
 /* Stop the loop (the stop at exit included), wait (bounded) until the
  * simulator has every datagram sent, stop it, read both sides. */
-static void rig_finish(struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
+static void rig_finish(struct rtl_loop_stats *s, struct sim_udp_stats *ss)
 {
 	int64_t end;
 
@@ -257,18 +257,18 @@ static void rig_finish(struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
 	rtl_loop_stats(R.loop, s);
 	end = rtl_time_now() + RTL_NS_PER_SEC;
 	do {
-		rtl_sim_udp_stats(R.sim, ss);
+		sim_udp_stats(R.sim, ss);
 		if (ss->commands >= datagrams_sent())
 			break;
 		rtl_time_sleep_until(rtl_time_now() + 5 * RTL_NS_PER_MS);
 	} while (rtl_time_now() < end);
-	rtl_sim_udp_stop(R.sim);
-	rtl_sim_udp_join(R.sim);
-	rtl_sim_udp_stats(R.sim, ss);
+	sim_udp_stop(R.sim);
+	sim_udp_join(R.sim);
+	sim_udp_stats(R.sim, ss);
 }
 
 /* Run until @steps steps (bounded by 8 s), then finish. */
-static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct rtl_sim_udp_stats *ss)
+static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct sim_udp_stats *ss)
 {
 	await_steps(steps);
 	rig_finish(s, ss);
@@ -281,13 +281,13 @@ static void rig_free(void)
 	rtl_motion_destroy(R.motion);
 	R.motion = NULL;
 	rtl_udp_transport_destroy(R.tr);
-	rtl_sim_udp_destroy(R.sim);
+	sim_udp_destroy(R.sim);
 }
 
 /* What every run must show at the controller: nothing non-finite, no
  * command refused, the arm at rest (as the transport judges it: 0.06
  * deg/s), the controller's time-out never needed, every datagram in. */
-static void expect_safe_end(const struct rtl_loop_stats *s, const struct rtl_sim_udp_stats *ss)
+static void expect_safe_end(const struct rtl_loop_stats *s, const struct sim_udp_stats *ss)
 {
 	cr_expect_eq(ss->nonfinite_in, 0, "%llu non-finite doubles reached the controller",
 		     (unsigned long long)ss->nonfinite_in);
@@ -303,7 +303,7 @@ static void expect_safe_end(const struct rtl_loop_stats *s, const struct rtl_sim
 static void two_seconds_at_1khz_with_skips_counted_exactly(void)
 {
 	struct rtl_loop_stats s;
-	struct rtl_sim_udp_stats ss;
+	struct sim_udp_stats ss;
 	struct rtl_udp_transport_stats ts;
 
 	rig_start(IDLE_STOP, 50);
@@ -363,7 +363,7 @@ RTL_TEST_BOTH_MODES(loop_udp, loop_udp_inline, two_seconds_at_1khz_with_skips_co
 Test(loop_udp, speedj_commands_move_the_robot)
 {
 	struct rtl_loop_stats s;
-	struct rtl_sim_udp_stats ss;
+	struct sim_udp_stats ss;
 	double moved, expect;
 
 	rig_start(SPEEDJ, 0);
@@ -400,7 +400,7 @@ Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
 {
 	struct rtl_motion_config mc;
 	struct rtl_loop_stats s;
-	struct rtl_sim_udp_stats ss;
+	struct sim_udp_stats ss;
 	double rms;
 
 	rig_start(IDLE_STOP, 0);
@@ -434,14 +434,14 @@ Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
 static void watchdog_stops_the_robot_once_per_stall(void)
 {
 	struct rtl_loop_stats s;
-	struct rtl_sim_udp_stats mid, ss;
+	struct sim_udp_stats mid, ss;
 
 	rig_reset();
 	R.stall_at = 200;
 	R.stall_again = 600;
 	rig_start_wd(SPEEDJ, 0, 20);
 	await_steps(450);
-	rtl_sim_udp_stats(R.sim, &mid);
+	sim_udp_stats(R.sim, &mid);
 	cr_expect_eq(mid.robot.stops, 1);
 	cr_expect_eq(mid.robot.stops_at_rest, 1);
 	cr_expect_leq(mid.robot.last_stop_cycles, 21, "%llu periods to rest",
@@ -468,7 +468,7 @@ RTL_TEST_BOTH_MODES(loop_udp, loop_udp_inline, watchdog_stops_the_robot_once_per
 static void non_finite_commands_never_reach_the_controller(void)
 {
 	struct rtl_loop_stats s;
-	struct rtl_sim_udp_stats ss;
+	struct sim_udp_stats ss;
 
 	rig_reset();
 	R.poison = true;
@@ -490,16 +490,16 @@ Test(loop_udp, nothing_listening_is_refused_with_the_fix)
 	struct rtl_loop_config lc = { 0 };
 	struct rtl_loop *loop;
 	struct rtl_error err = { 0 };
-	struct rtl_sim_udp_opts so;
-	struct rtl_sim_udp *sim;
+	struct sim_udp_opts so;
+	struct sim_udp *sim;
 	uint16_t port;
 
 	/* A port nothing listens on: a simulator made and destroyed. */
-	rtl_sim_udp_opts_default(&so);
+	sim_udp_opts_default(&so);
 	so.port = 0;
-	cr_assert_eq(rtl_sim_udp_create(&sim, &so), 0);
-	port = rtl_sim_udp_port(sim);
-	rtl_sim_udp_destroy(sim);
+	cr_assert_eq(sim_udp_create(&sim, &so), 0);
+	port = sim_udp_port(sim);
+	sim_udp_destroy(sim);
 
 	tc.port = port;
 	tc.connect_timeout_ns = 500 * RTL_NS_PER_MS;
@@ -534,7 +534,7 @@ Test(loop_udp, zyz_angles_round_trip)
 				 sb * sc,
 				 cb };
 
-		rtl_sim_udp_zyz(Rm, abc);
+		sim_udp_zyz(Rm, abc);
 		cr_expect(fabs(abc[0] - a) < 1e-9 && fabs(abc[1] - b) < 1e-9 &&
 				  fabs(abc[2] - c) < 1e-9,
 			  "case %zu: got %g %g %g", k, abc[0], abc[1], abc[2]);

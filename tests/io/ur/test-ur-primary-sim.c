@@ -24,40 +24,40 @@
 #include "server.h"
 #include "sim.h"
 
-static struct rtl_sim_server *srv;
+static struct sim_server *srv;
 
 static void start(bool boot)
 {
-	struct rtl_sim_opts so;
-	struct rtl_sim_server_opts sv = { 0 };
+	struct sim_opts so;
+	struct sim_server_opts sv = { 0 };
 
-	rtl_sim_opts_default(&so);
+	sim_opts_default(&so);
 	so.ctrl.boot = boot;
 	so.ctrl.power_on_s = 0.1;
 	so.ctrl.brake_release_s = 0.1;
-	cr_assert_eq(rtl_sim_server_create(&srv, &so, &sv), 0);
-	cr_assert_eq(rtl_sim_server_start(srv), 0);
+	cr_assert_eq(sim_server_create(&srv, &so, &sv), 0);
+	cr_assert_eq(sim_server_start(srv), 0);
 }
 
 /* Stop the server: its controller may be read after this. */
 static struct rtl_sim *stop(void)
 {
-	rtl_sim_server_stop(srv);
-	rtl_sim_server_join(srv);
-	return rtl_sim_server_sim(srv);
+	sim_server_stop(srv);
+	sim_server_join(srv);
+	return sim_server_sim(srv);
 }
 
 static void done(void)
 {
-	rtl_sim_server_destroy(srv);
+	sim_server_destroy(srv);
 	srv = NULL;
 }
 
-static struct rtl_ur_primary *connect_to(enum rtl_sim_port_kind k)
+static struct rtl_ur_primary *connect_to(enum sim_port_kind k)
 {
 	struct rtl_ur_primary *c = NULL;
 	struct rtl_error err;
-	uint16_t port = rtl_sim_server_service_port(srv, k);
+	uint16_t port = sim_server_service_port(srv, k);
 
 	cr_assert_neq(port, 0);
 	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", port, 2 * RTL_NS_PER_SEC, &c, &err), 0,
@@ -122,9 +122,9 @@ Test(ur_primary_sim, version_is_the_simulated_controllers)
 	struct rtl_ur_primary *c;
 
 	start(false);
-	want = &rtl_sim_profile(rtl_sim_server_sim(srv)->opts.profile)->version;
-	for (int k = RTL_SIM_PORT_PRIMARY; k <= RTL_SIM_PORT_SECONDARY; k++) {
-		c = connect_to((enum rtl_sim_port_kind)k);
+	want = &sim_profile(sim_server_sim(srv)->opts.profile)->version;
+	for (int k = SIM_PORT_PRIMARY; k <= SIM_PORT_SECONDARY; k++) {
+		c = connect_to((enum sim_port_kind)k);
 		v = rtl_ur_primary_version(c);
 		cr_assert_str_eq(v->project, "URControl");
 		cr_assert_eq(v->major, want->major);
@@ -141,7 +141,7 @@ Test(ur_primary_sim, version_is_the_simulated_controllers)
  * dashboard does not answer (its service not there). */
 static bool dashboard(const char *cmd)
 {
-	uint16_t port = rtl_sim_server_service_port(srv, RTL_SIM_PORT_DASHBOARD);
+	uint16_t port = sim_server_service_port(srv, SIM_PORT_DASHBOARD);
 	int64_t end = rtl_time_now() + RTL_NS_PER_SEC;
 	char buf[512];
 	size_t got = 0;
@@ -172,7 +172,7 @@ Test(ur_primary_sim, robot_mode_follows_power_on)
 	struct rtl_ur_robot_mode_data m;
 
 	start(true);
-	c = connect_to(RTL_SIM_PORT_PRIMARY);
+	c = connect_to(SIM_PORT_PRIMARY);
 	wait_mode(c, RTL_UR_ROBOT_MODE_POWER_OFF, &m);
 	cr_assert_not(m.power_on);
 	cr_assert_not(m.program_running);
@@ -200,14 +200,14 @@ Test(ur_primary_sim, control_script_starts_the_executor)
 	char *s = read_script(&len);
 
 	start(false);
-	c = connect_to(RTL_SIM_PORT_SECONDARY);
+	c = connect_to(SIM_PORT_SECONDARY);
 	cr_assert_eq(rtl_ur_primary_run_script(c, s, len, 300 * RTL_NS_PER_MS, NULL, &err), 0, "%s",
 		     err.msg);
 	rtl_ur_primary_close(c);
 	sim = stop();
 	cr_assert_eq(sim->ctrl.stats.rtloop_started, 1);
 	cr_assert_eq(sim->ctrl.stats.others, 0);
-	cr_assert(rtl_sim_ctrl_executing(&sim->ctrl));
+	cr_assert(sim_ctrl_executing(&sim->ctrl));
 	done();
 	free(s);
 }
@@ -221,7 +221,7 @@ Test(ur_primary_sim, control_script_on_the_realtime_port_starts_the_executor)
 	int fd;
 
 	start(false);
-	port = rtl_sim_server_service_port(srv, RTL_SIM_PORT_REALTIME);
+	port = sim_server_service_port(srv, SIM_PORT_REALTIME);
 	fd = rtl_tcp_connect("127.0.0.1", port, RTL_NS_PER_SEC, NULL);
 	cr_assert_geq(fd, 0);
 	/* In pieces, as a slow client sends it. */
@@ -271,7 +271,7 @@ Test(ur_primary_sim, changed_program_gets_a_runtime_exception_naming_the_line)
 	memcpy(p, " # changed", 10);
 	len += 10;
 	start(false);
-	c = connect_to(RTL_SIM_PORT_PRIMARY);
+	c = connect_to(SIM_PORT_PRIMARY);
 	cr_assert_eq(rtl_ur_primary_run_script(c, s, len, RTL_NS_PER_SEC, &rtx, &err), -ENOEXEC);
 	cr_assert_eq(rtx.line, want, "line %d, expected %d: %s", rtx.line, want, rtx.text);
 	cr_assert(strstr(err.msg, "line"), "%s", err.msg);
@@ -291,14 +291,14 @@ Test(ur_primary_sim, program_before_power_on_is_refused_with_a_message)
 	char *s = read_script(&len);
 
 	start(true);
-	c = connect_to(RTL_SIM_PORT_PRIMARY);
+	c = connect_to(SIM_PORT_PRIMARY);
 	cr_assert_eq(rtl_ur_primary_send_script(c, s, len, RTL_NS_PER_SEC, &err), 0, "%s", err.msg);
 	wait_msg(c, RTL_UR_RMSG_KEY, &m);
 	cr_assert(m.text[0]);
 	rtl_ur_primary_close(c);
 	sim = stop();
 	cr_assert_eq(sim->ctrl.stats.rtloop_refused, 1);
-	cr_assert_not(rtl_sim_ctrl_executing(&sim->ctrl));
+	cr_assert_not(sim_ctrl_executing(&sim->ctrl));
 	done();
 	free(s);
 }
@@ -312,7 +312,7 @@ Test(ur_primary_sim, single_lines_are_programs_of_their_own)
 	struct rtl_sim *sim;
 
 	start(false);
-	c = connect_to(RTL_SIM_PORT_SECONDARY);
+	c = connect_to(SIM_PORT_SECONDARY);
 	cr_assert_eq(rtl_ur_primary_run_script(c, line, strlen(line), RTL_NS_PER_SEC, &rtx, &err),
 		     -ENOEXEC);
 	cr_assert_eq(rtx.line, 1);
@@ -332,8 +332,8 @@ Test(ur_primary_sim, flood_without_a_complete_program_is_cut_off)
 	int fd, r = 0;
 
 	start(false);
-	c = connect_to(RTL_SIM_PORT_PRIMARY);
-	fd = rtl_tcp_connect("127.0.0.1", rtl_sim_server_service_port(srv, RTL_SIM_PORT_SECONDARY),
+	c = connect_to(SIM_PORT_PRIMARY);
+	fd = rtl_tcp_connect("127.0.0.1", sim_server_service_port(srv, SIM_PORT_SECONDARY),
 			     RTL_NS_PER_SEC, NULL);
 	cr_assert_geq(fd, 0);
 	memset(junk, ' ', sizeof(junk));

@@ -24,28 +24,28 @@
 #include "server.h"
 #include "sim.h"
 
-static struct rtl_sim_server *srv;
+static struct sim_server *srv;
 
 static void start(bool local)
 {
-	struct rtl_sim_opts so;
-	struct rtl_sim_server_opts sv = { 0 };
+	struct sim_opts so;
+	struct sim_server_opts sv = { 0 };
 
-	rtl_sim_opts_default(&so);
-	so.profile = RTL_SIM_PROFILE_POLYSCOPE_X;
+	sim_opts_default(&so);
+	so.profile = SIM_PROFILE_POLYSCOPE_X;
 	so.ctrl.boot = true;
 	so.ctrl.local = local;
 	so.ctrl.power_on_s = 0.1;
 	so.ctrl.brake_release_s = 0.1;
-	cr_assert_eq(rtl_sim_server_create(&srv, &so, &sv), 0);
-	cr_assert_eq(rtl_sim_server_start(srv), 0);
+	cr_assert_eq(sim_server_create(&srv, &so, &sv), 0);
+	cr_assert_eq(sim_server_start(srv), 0);
 }
 
 static void done(void)
 {
-	rtl_sim_server_stop(srv);
-	rtl_sim_server_join(srv);
-	rtl_sim_server_destroy(srv);
+	sim_server_stop(srv);
+	sim_server_join(srv);
+	sim_server_destroy(srv);
 	srv = NULL;
 }
 
@@ -57,7 +57,7 @@ static struct rtl_ur_robot_api *client(void)
 
 	rtl_ur_robot_api_config_init(&cfg);
 	cfg.host = "127.0.0.1";
-	cfg.port = rtl_sim_server_service_port(srv, RTL_SIM_PORT_ROBOT_API);
+	cfg.port = sim_server_service_port(srv, SIM_PORT_ROBOT_API);
 	cr_assert_neq(cfg.port, 0);
 	cr_assert_eq(rtl_ur_robot_api_open(&cfg, &api, &e), 0, "%s", e.msg);
 	return api;
@@ -82,17 +82,17 @@ static void wait_mode(struct rtl_ur_robot_api *api, enum rtl_ur_robot_mode want)
 
 Test(ur_robot_api_sim, only_polyscope_x_serves_it)
 {
-	struct rtl_sim_opts so;
-	struct rtl_sim_server_opts sv = { 0 };
+	struct sim_opts so;
+	struct sim_server_opts sv = { 0 };
 
 	start(false);
-	cr_assert_neq(rtl_sim_server_service_port(srv, RTL_SIM_PORT_ROBOT_API), 0);
-	cr_assert_eq(rtl_sim_server_service_port(srv, RTL_SIM_PORT_DASHBOARD), 0);
+	cr_assert_neq(sim_server_service_port(srv, SIM_PORT_ROBOT_API), 0);
+	cr_assert_eq(sim_server_service_port(srv, SIM_PORT_DASHBOARD), 0);
 	done();
-	rtl_sim_opts_default(&so);
-	cr_assert_eq(rtl_sim_server_create(&srv, &so, &sv), 0);
-	cr_assert_eq(rtl_sim_server_service_port(srv, RTL_SIM_PORT_ROBOT_API), 0);
-	rtl_sim_server_destroy(srv);
+	sim_opts_default(&so);
+	cr_assert_eq(sim_server_create(&srv, &so, &sv), 0);
+	cr_assert_eq(sim_server_service_port(srv, SIM_PORT_ROBOT_API), 0);
+	sim_server_destroy(srv);
 	srv = NULL;
 }
 
@@ -169,7 +169,7 @@ Test(ur_robot_api_sim, dashboard_client_recognises_polyscope_x)
 	/* The profile serves no dashboard: a port nobody listens on (1, a
 	 * privileged one no test binds) stands for PolyScope X's closed 29999. */
 	cfg.port = 1;
-	cfg.robot_api_port = rtl_sim_server_service_port(srv, RTL_SIM_PORT_ROBOT_API);
+	cfg.robot_api_port = sim_server_service_port(srv, SIM_PORT_ROBOT_API);
 	cr_assert_eq(rtl_ur_dashboard_connect(&cfg, &d, &e), -EPROTONOSUPPORT, "%s", e.msg);
 	done();
 }
@@ -187,7 +187,7 @@ static size_t raw(const char *req, size_t len, char *out, size_t cap, bool *clos
 	size_t have = 0;
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
-	sa.sin_port = htons(rtl_sim_server_service_port(srv, RTL_SIM_PORT_ROBOT_API));
+	sa.sin_port = htons(sim_server_service_port(srv, SIM_PORT_ROBOT_API));
 	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	cr_assert_eq(write(fd, req, len), (ssize_t)len);
 	*closed = false;
