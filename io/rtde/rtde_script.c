@@ -43,10 +43,11 @@ RTL_API int rtl_rtde_cmd_script_path(char *out, size_t len, struct rtl_error *er
 				     ") cannot be read: %s; fix: point " RTL_RTDE_CMD_SCRIPT_ENV
 				     " at the file, or unset it to use the installed %s",
 				     path, strerror(-n), rtl_rtde_cmd_script_installed());
-	return rtl_error_set(err, n,
-			     "rtloop_control.script: the installed copy %s cannot be read: %s; "
-			     "fix: meson install rtloop, or set " RTL_RTDE_CMD_SCRIPT_ENV
-			     " to the generated file (build/apps/rtde-sim/" RTL_RTDE_CMD_SCRIPT_NAME
-			     " in a build tree)",
-			     path, strerror(-n));
+	return rtl_error_set(
+		err, n,
+		"rtloop_control.script: the installed copy %s cannot be read: %s; "
+		"fix: meson install rtloop, or set " RTL_RTDE_CMD_SCRIPT_ENV
+		" to the generated file (build/io/rtde/script/" RTL_RTDE_CMD_SCRIPT_NAME
+		" in a build tree)",
+		path, strerror(-n));
 }

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * RTDE as a loop transport: see <rtloop/rtde_transport.h> for the design.
+ *
+ * What a controller needs besides RTDE on each connection (a program
+ * uploaded, an executor that reports ready) is a hook's (struct
+ * rtl_rtde_transport_hook_ops, e.g. io/ur's upload): this file calls it at
+ * connect, per data package and at destroy, and offers it the few calls it
+ * needs (the safe package with a beat, a bounded receive), so io/rtde
+ * includes nothing of io/ur.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +24,6 @@
 #include <rtloop/rtde_transport.h>
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
-#include <rtloop/ur_dashboard.h>
-#include <rtloop/ur_manage.h>
-#include <rtloop/ur_primary.h>
-#include <rtloop/ur_robot_api.h>
 
 #define RTL_RTDE_TRANSPORT_TX_SIZE 4096
 /* Input doubles (and vectors) check() tests: each takes 8 or more of the
@@ -78,19 +81,11 @@ struct rtl_rtde_transport {
 	 * side (the rest); read by anyone. */
 	struct {
 		_Atomic uint64_t packages, keepalives, safe_packages, backlogged, rx_bytes,
-			tx_bytes, uploads, unlocks, program_stops;
-		_Atomic int64_t ready_ns;
+			tx_bytes;
 	} c;
-	/* Upload (cfg.upload): the program, read at create; the numeric
-	 * address for the primary and dashboard connections (no resolver at a
-	 * reconnect); the outputs it watches; whether a program runs that
-	 * rtl_rtde_transport_stop_program() should stop. */
-	char *program;
-	size_t program_len;
-	char program_path[PATH_MAX];
+	/* The numeric address of the resolved host (a hook's own connections
+	 * to the controller ask no resolver at a reconnect). */
 	char host_ip[INET6_ADDRSTRLEN];
-	struct rtl_rtde_handle h_status, h_seq, h_robot_mode, h_safety, h_runtime;
-	bool uploaded;
 	/* Resolved at connect, walked by check() on every send. */
 	struct rtl_rtde_transport_finite finite[RTL_RTDE_TRANSPORT_MAX_FINITE];
 	unsigned n_finite;
@@ -100,8 +95,12 @@ struct rtl_rtde_transport {
 	uint8_t tx[RTL_RTDE_TRANSPORT_TX_SIZE];
 	uint8_t safe_tx[RTL_RTDE_TRANSPORT_TX_SIZE];
 	uint8_t rx[RTL_RTDE_MAX_PACKAGE_SIZE];
-	uint8_t wait_frame[RTL_RTDE_MAX_PACKAGE_SIZE]; /* the readiness wait's decodes */
 };
+
+/* The hook table's first version ended with finish. */
+#define HOOK_OPS_V1_SIZE                                        \
+	(offsetof(struct rtl_rtde_transport_hook_ops, finish) + \
+	 sizeof(((struct rtl_rtde_transport_hook_ops *)0)->finish))
 
 #define DEFAULT_TIMEOUT_NS (3 * RTL_NS_PER_SEC)
 #define DEFAULT_RX_TIMEOUT_NS RTL_NS_PER_SEC
@@ -159,6 +158,59 @@ static int stream_lost(struct rtl_rtde_transport *t, int code)
 	rtl_error_set(&t->lost, code, "%s", ce->err.msg[0] ? ce->err.msg : strerror(-code));
 	name_peer(t, &t->lost);
 	return code;
+}
+
+/* ---- the hook (cfg.hook) ------------------------------------------------------------------- */
+
+static const char *hook_name(const struct rtl_rtde_transport *t)
+{
+	return t->cfg.hook->name && t->cfg.hook->name[0] ? t->cfg.hook->name : "connect";
+}
+
+/* A hook's failure as -errno: a positive return counts as a refusal. */
+static int hook_code(int ret)
+{
+	return ret < 0 ? ret : -ECANCELED;
+}
+
+/* The hook's connected, last in every connect. Returns 0 or -errno with
+ * @err filled (the hook's sentence, or one that names the hook). */
+static int hook_connected(struct rtl_rtde_transport *t, struct rtl_error *err)
+{
+	struct rtl_error herr = { 0 };
+	int ret;
+
+	if (!t->cfg.hook || !t->cfg.hook->connected)
+		return 0;
+	ret = t->cfg.hook->connected(t, t->cfg.hook_ctx, &herr);
+	/* The stream the loop takes over starts fresh: every input again
+	 * (the hook may have sent, and the controller holds what it sent). */
+	t->resend = true;
+	if (!ret)
+		return 0;
+	if (herr.msg[0])
+		return rtl_error_set(err, hook_code(ret), "%s", herr.msg);
+	return rtl_error_set(err, hook_code(ret), "RTDE: the %s hook failed the connect: %s",
+			     hook_name(t), strerror(-hook_code(ret)));
+}
+
+/* rx thread, a data package decoded into @fr: the hook may end the stream
+ * (its sentence is the loop's explanation). Returns 0 or the code. */
+static int hook_frame(struct rtl_rtde_transport *t, const struct rtl_rtde_frame *fr)
+{
+	int ret;
+
+	t->lost.code = 0;
+	t->lost.msg[0] = '\0';
+	ret = t->cfg.hook->frame(t, fr, t->cfg.hook_ctx, &t->lost);
+	if (!ret)
+		return 0;
+	if (!t->lost.msg[0])
+		rtl_error_set(&t->lost, hook_code(ret), "the %s hook ended the stream (error %d)",
+			      hook_name(t), -hook_code(ret));
+	t->lost.code = hook_code(ret);
+	name_peer(t, &t->lost);
+	return hook_code(ret);
 }
 
 /* Run the client on the socket until it streams (or fails). */
@@ -356,8 +408,6 @@ static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_error *err)
 }
 
 static int build_safe(struct rtl_rtde_transport *t, struct rtl_error *err);
-static int upload(struct rtl_rtde_transport *t, struct rtl_error *err);
-static int watch_program(struct rtl_rtde_transport *t, const struct rtl_loop_frame *f);
 
 static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 {
@@ -421,11 +471,9 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 	ret = build_safe(t, err);
 	if (ret < 0)
 		goto err_close;
-	if (t->cfg.upload.enabled) {
-		ret = upload(t, err);
-		if (ret < 0)
-			goto err_close;
-	}
+	ret = hook_connected(t, err);
+	if (ret < 0)
+		goto err_close;
 	return 0;
 
 err_close:
@@ -498,8 +546,8 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 						  ? UINT32_MAX
 						  : (uint32_t)ev.u.data.skipped;
 			f->kernel_rx_ns = 0;
-			if (t->uploaded) {
-				int lost = watch_program(t, f);
+			if (t->cfg.hook && t->cfg.hook->frame) {
+				int lost = hook_frame(t, &fr);
 
 				if (lost)
 					return lost;
@@ -662,391 +710,8 @@ static int send_safe(struct rtl_rtde_transport *t, uint32_t *beat)
 	return ret;
 }
 
-/* ---- upload and readiness (cfg.upload) ------------------------------------------------- */
-
-/* RTDE runtime_state PLAYING (safety_mode and robot_mode are the
- * dashboard's numbers: enum rtl_ur_safety_status, enum rtl_ur_robot_mode). */
-#define UR_RUNTIME_PLAYING 2
-#define DEFAULT_READY_TIMEOUT_NS (5 * RTL_NS_PER_SEC)
-/* How long a refused unlock (the controller's 5 s) is retried. */
-#define UNLOCK_RETRY_NS (8 * RTL_NS_PER_SEC)
-
-/* Outputs the upload watches; added to the output recipe when missing. */
-static const char *const upload_fields[] = {
-	RTL_RTDE_CMD_FIELD_OUT_STATUS,
-	RTL_RTDE_CMD_FIELD_OUT_SEQ,
-	"robot_mode",
-	"safety_mode",
-	"runtime_state",
-};
-
-static uint16_t primary_port(const struct rtl_rtde_transport *t)
-{
-	return t->cfg.upload.primary_port ? t->cfg.upload.primary_port : RTL_UR_PRIMARY_PORT;
-}
-
-/*
- * The controller's management interface, for the unlock before an upload
- * and the stop at exit: the dashboard server on CB3 and e-Series, the
- * Robot API on PolyScope X, which has no dashboard; either through the
- * table of <rtloop/ur_manage.h>. One connection per use: these are rare,
- * set-up-time calls. On success *@ops and *@h are the interface and its
- * client (close with ops->close(h)).
- */
-static int mgmt_open(const struct rtl_rtde_transport *t, const struct rtl_ur_manage_ops **ops,
-		     void **h, struct rtl_error *err)
-{
-	unsigned major = rtl_rtde_client_info(t->client)->version.major;
-	int r;
-
-	if (rtl_ur_is_polyscope_x(major)) {
-		struct rtl_ur_robot_api_config ac;
-		struct rtl_ur_robot_api *api = NULL;
-
-		rtl_ur_robot_api_config_init(&ac);
-		ac.host = t->host_ip;
-		if (t->cfg.upload.robot_api_port)
-			ac.port = t->cfg.upload.robot_api_port;
-		r = rtl_ur_robot_api_open(&ac, &api, err);
-		*ops = &rtl_ur_robot_api_manage;
-		*h = api;
-	} else {
-		struct rtl_ur_dashboard_config dc;
-		struct rtl_ur_dashboard *d = NULL;
-
-		rtl_ur_dashboard_config_init(&dc);
-		dc.host = t->host_ip;
-		if (t->cfg.upload.dashboard_port)
-			dc.port = t->cfg.upload.dashboard_port;
-		dc.controller_major = major;
-		r = rtl_ur_dashboard_connect(&dc, &d, err);
-		*ops = &rtl_ur_dashboard_manage;
-		*h = d;
-	}
-	return r;
-}
-
-/* Unlock a protective stop before the upload, when asked and when there
- * is one; a refusal as too early (the controller's 5 s) is retried. */
-static int unlock_if_stopped(struct rtl_rtde_transport *t, struct rtl_error *err)
-{
-	const struct rtl_ur_manage_ops *ops;
-	enum rtl_ur_safety_status st;
-	int64_t until = rtl_time_now() + UNLOCK_RETRY_NS;
-	void *h;
-	int ret = mgmt_open(t, &ops, &h, err);
-
-	if (!ret)
-		ret = ops->safety(h, &st, err);
-	if (!ret && st == RTL_UR_SAFETY_PROTECTIVE_STOP) {
-		while ((ret = ops->unlock(h, err)) == -EAGAIN && rtl_time_now() < until)
-			rtl_time_sleep_until(rtl_time_now() + 200 * RTL_NS_PER_MS);
-		if (!ret)
-			rtl_stat_add(&t->c.unlocks, 1);
-	}
-	ops->close(h);
-	return ret;
-}
-
-/* The readiness wait's view of one data package. */
-struct ready_view {
-	bool seen;
-	int32_t status, seq, robot_mode, safety_mode;
-	uint32_t runtime_state;
-};
-
-static void view_of(const struct rtl_rtde_transport *t, const struct rtl_rtde_frame *fr,
-		    struct ready_view *v)
-{
-	v->seen = true;
-	v->status = rtl_rtde_frame_get_int(fr, t->h_status);
-	v->seq = rtl_rtde_frame_get_int(fr, t->h_seq);
-	v->robot_mode = rtl_rtde_frame_get_int(fr, t->h_robot_mode);
-	v->safety_mode = rtl_rtde_frame_get_int(fr, t->h_safety);
-	v->runtime_state = (uint32_t)rtl_rtde_frame_get_uint(fr, t->h_runtime);
-}
-
-/* Every data package the client has decoded into the view (the newest
- * wins); other events are the client's (it logs texts). */
-static void take_packages(struct rtl_rtde_transport *t, struct ready_view *last)
-{
-	struct rtl_rtde_client_event ev;
-
-	while (rtl_rtde_client_next(t->client, rtl_time_now(), &ev) == 1) {
-		struct rtl_rtde_frame fr = { t->wait_frame, 0, sizeof(t->wait_frame) };
-
-		if (ev.type == RTL_RTDE_CLIENT_EV_DATA &&
-		    rtl_rtde_client_decode(t->client, &ev, &fr) == 0)
-			view_of(t, &fr, last);
-	}
-}
-
-/* What the controller says about the program: a runtime exception or a
- * message that it did not start fails the start-up, with its words. */
-static int program_messages(struct rtl_rtde_transport *t, struct rtl_ur_primary *p,
-			    struct rtl_error *err)
-{
-	struct rtl_ur_robot_msg m;
-	char said[256];
-
-	while (rtl_ur_primary_next_msg(p, &m)) {
-		/* The controller's words go into a sentence: escaped, as every
-		 * controller text the RTDE side logs. */
-		rtl_rtde_text_sanitize(said, sizeof(said), m.text, strlen(m.text));
-		if (m.type == RTL_UR_RMSG_RUNTIME_EXCEPTION)
-			return rtl_error_set(
-				err, -ENOEXEC,
-				"the controller rejected %s at line %d, column %d: %s; fix: use "
-				"the "
-				"rtloop_control.script of this rtloop version (meson install, or "
-				"RTLOOP_CONTROL_SCRIPT), unmodified",
-				t->program_path, (int)m.line, (int)m.column, said);
-		if (m.type == RTL_UR_RMSG_KEY && strstr(m.text, "did not start"))
-			return rtl_error_set(
-				err, -EAGAIN,
-				"the controller did not start %s: %s; fix: bring the "
-				"arm up first (rtloop-arm up %s: power on, brake "
-				"release; with --unlock after a protective stop), with "
-				"the pendant in remote control",
-				t->program_path, said, t->cfg.host);
-	}
-	return 0;
-}
-
-static int upload(struct rtl_rtde_transport *t, struct rtl_error *err)
-{
-	const struct rtl_rtde_recipe *out = rtl_rtde_client_output_recipe(t->client);
-	const int64_t timeout = t->cfg.upload.ready_timeout_ns > 0 ? t->cfg.upload.ready_timeout_ns
-								   : DEFAULT_READY_TIMEOUT_NS;
-	struct rtl_ur_primary *p = NULL;
-	struct ready_view last = { 0 };
-	struct rtl_error perr = { 0 };
-	int64_t start, deadline, period = rtl_rtde_client_info(t->client)->period_ns;
-	int64_t next_beat_at = 0;
-	uint32_t first_beat = 0, last_beat = 0;
-	bool beat_sent = false;
-	int ret;
-
-	rtl_rtde_recipe_handle(out, RTL_RTDE_CMD_FIELD_OUT_STATUS, &t->h_status);
-	rtl_rtde_recipe_handle(out, RTL_RTDE_CMD_FIELD_OUT_SEQ, &t->h_seq);
-	rtl_rtde_recipe_handle(out, "robot_mode", &t->h_robot_mode);
-	rtl_rtde_recipe_handle(out, "safety_mode", &t->h_safety);
-	rtl_rtde_recipe_handle(out, "runtime_state", &t->h_runtime);
-	if (!t->safe_len || t->safe_beat < 0)
-		return rtl_error_set(
-			err, -EINVAL,
-			"upload: the readiness wait needs the command layout's safe "
-			"package and heartbeat (RTL_RTDE_CMD_RECIPE in an input recipe)");
-	if (t->cfg.upload.unlock && !t->cfg.upload.no_dashboard) {
-		ret = unlock_if_stopped(t, err);
-		if (ret < 0)
-			return ret;
-	}
-	ret = rtl_ur_primary_connect(t->host_ip, primary_port(t), DEFAULT_TIMEOUT_NS, &p, &perr);
-	if (ret < 0)
-		return rtl_error_set(err, ret, "upload: %s", perr.msg);
-	ret = rtl_ur_primary_send_script(p, t->program, t->program_len, DEFAULT_TIMEOUT_NS, &perr);
-	if (ret < 0) {
-		rtl_ur_primary_close(p);
-		return rtl_error_set(err, ret, "upload: %s", perr.msg);
-	}
-	rtl_stat_add(&t->c.uploads, 1);
-	t->uploaded = true;
-	start = rtl_time_now();
-	deadline = start + timeout;
-	t->pending = false; /* what the handshake left is read here */
-	for (;;) {
-		int64_t now = rtl_time_now();
-		ssize_t n;
-
-		/* A new heartbeat every period, in the safe package (mode stop),
-		 * after what an earlier send left in flight. */
-		if (now >= next_beat_at) {
-			uint32_t beat;
-			int sent = send_safe(t, &beat);
-
-			if (sent >= 0) {
-				if (!beat_sent)
-					first_beat = beat;
-				last_beat = beat;
-				beat_sent = true;
-			} else if (sent != -EAGAIN) {
-				ret = rtl_error_set(err, sent,
-						    "upload: sending on the RTDE connection failed "
-						    "while waiting for the executor: %s",
-						    strerror(-sent));
-				break;
-			}
-			next_beat_at = now + period;
-		}
-		/* What the client holds first: the handshake's last read may
-		 * have left data packages in it, and they live in t->rx, which
-		 * the next recv() overwrites. */
-		take_packages(t, &last);
-		n = recv(t->fd, t->rx, sizeof(t->rx), 0);
-		if (n == 0 ||
-		    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-			ret = rtl_error_set(err, n < 0 ? -errno : -ECONNRESET,
-					    "upload: the controller closed the RTDE connection "
-					    "while the program started");
-			break;
-		}
-		if (n > 0) {
-			int fed;
-
-			rtl_stat_add(&t->c.rx_bytes, (uint64_t)n);
-			fed = rtl_rtde_client_feed(t->client, t->rx, (size_t)n);
-			if (fed < 0) {
-				/* The client failed (its last error says why). */
-				ret = rtl_error_set(err, fed,
-						    "upload: the RTDE stream failed while waiting "
-						    "for the executor: %s",
-						    rtl_rtde_client_last_error(t->client)->err.msg);
-				break;
-			}
-		}
-		take_packages(t, &last);
-		/* Ready: the executor runs and has seen a heartbeat sent after
-		 * the upload (a stale register of an earlier run cannot pass). */
-		if (last.seen && beat_sent && (last.status & RTL_RTDE_CMD_STATUS_READY) &&
-		    (uint32_t)last.seq - first_beat <= last_beat - first_beat) {
-			atomic_store_explicit(&t->c.ready_ns, rtl_time_now() - start,
-					      memory_order_relaxed);
-			ret = 0;
-			break;
-		}
-		ret = rtl_ur_primary_poll(p, 0, &perr);
-		if (ret < 0) {
-			ret = rtl_error_set(err, ret, "upload: %s", perr.msg);
-			break;
-		}
-		ret = program_messages(t, p, err);
-		if (ret < 0)
-			break;
-		if (rtl_time_now() >= deadline) {
-			ret = rtl_error_set(
-				err, -ETIMEDOUT,
-				"upload: %s was sent to %s:%u but its executor did not report "
-				"ready "
-				"within %.1f s (%s); fix: power on and release the brakes "
-				"(rtloop-arm up %s), put the pendant in remote control, close any "
-				"popup, and check the pendant's log for an error",
-				t->program_path, t->host_ip, (unsigned)primary_port(t),
-				(double)timeout / 1e9,
-				!last.seen ? "no data package arrived"
-				: last.safety_mode == RTL_UR_SAFETY_PROTECTIVE_STOP
-					? "the robot is in protective stop"
-				: last.robot_mode != RTL_UR_ROBOT_MODE_RUNNING
-					? "the robot is not running: powered off or brakes held"
-				: last.runtime_state != UR_RUNTIME_PLAYING
-					? "no program is playing"
-					: "the executor is silent",
-				t->cfg.host);
-			break;
-		}
-	}
-	rtl_ur_primary_close(p);
-	/* The stream the loop takes over starts fresh: every input again. */
-	t->resend = true;
-	return ret;
-}
-
-/* While the program should run (rx thread, each data package): a
- * protective stop or a program that stopped ends the stream with the
- * reason. Returns 0 or the code the stream ended with. */
-static int watch_program(struct rtl_rtde_transport *t, const struct rtl_loop_frame *f)
-{
-	struct rtl_rtde_frame fr = rtl_rtde_loop_state(f);
-	int32_t safety = rtl_rtde_frame_get_int(&fr, t->h_safety);
-	uint32_t runtime = (uint32_t)rtl_rtde_frame_get_uint(&fr, t->h_runtime);
-
-	if (safety == RTL_UR_SAFETY_PROTECTIVE_STOP) {
-		rtl_error_set(&t->lost, -EPERM,
-			      "the controller is in protective stop: the program stopped and the "
-			      "arm is held; fix: find the cause, then unlock (pendant, or "
-			      "--unlock: the reconnect unlocks and uploads again)");
-		name_peer(t, &t->lost);
-		return -EPERM;
-	}
-	if (runtime != UR_RUNTIME_PLAYING) {
-		rtl_error_set(&t->lost, -ESRCH,
-			      "the program on the controller stopped (runtime_state %u): someone "
-			      "pressed stop, or another program replaced it; the reconnect "
-			      "uploads it again",
-			      runtime);
-		name_peer(t, &t->lost);
-		return -ESRCH;
-	}
-	return 0;
-}
-
-RTL_API int rtl_rtde_transport_stop_program(struct rtl_rtde_transport *t, struct rtl_error *err)
-{
-	const struct rtl_ur_manage_ops *ops;
-	void *h;
-	int ret;
-
-	if (!t || !t->uploaded || t->cfg.upload.no_dashboard)
-		return 0;
-	ret = mgmt_open(t, &ops, &h, err);
-	if (!ret)
-		ret = ops->stop(h, err);
-	ops->close(h);
-	if (!ret) {
-		t->uploaded = false;
-		rtl_stat_add(&t->c.program_stops, 1);
-	}
-	return ret;
-}
-
-/* Read the program once (create): a missing file fails here, not at the
- * first connect. */
-static int read_program(struct rtl_rtde_transport *t, struct rtl_error *err)
-{
-	const char *path = t->cfg.upload.script;
-	FILE *f;
-	long len;
-	int ret;
-
-	if (!path) {
-		ret = rtl_rtde_cmd_script_path(t->program_path, sizeof(t->program_path), err);
-		if (ret < 0)
-			return ret;
-	} else if (snprintf(t->program_path, sizeof(t->program_path), "%s", path) >=
-		   (int)sizeof(t->program_path)) {
-		return rtl_error_set(err, -ENAMETOOLONG, "upload: the program's path is too long");
-	}
-	f = fopen(t->program_path, "rb");
-	if (!f)
-		return rtl_error_set(
-			err, -errno,
-			"upload: %s cannot be read: %s; fix: name rtloop_control.script "
-			"(meson install puts it under <prefix>/share/rtloop/)",
-			t->program_path, strerror(errno));
-	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		fclose(f);
-		return rtl_error_set(err, -EIO, "upload: %s cannot be read", t->program_path);
-	}
-	if (len == 0 || len > (1L << 20)) {
-		fclose(f);
-		return rtl_error_set(err, -EINVAL,
-				     "upload: %s is %s; fix: name rtloop_control.script",
-				     t->program_path, len ? "larger than 1 MiB" : "empty");
-	}
-	t->program = malloc((size_t)len);
-	if (!t->program) {
-		fclose(f);
-		return rtl_error_set(err, -ENOMEM, "upload: out of memory");
-	}
-	t->program_len = fread(t->program, 1, (size_t)len, f);
-	fclose(f);
-	if (t->program_len != (size_t)len)
-		return rtl_error_set(err, -EIO, "upload: %s cannot be read", t->program_path);
-	return 0;
-}
-
-/* The numeric address of the resolved host, for the primary and dashboard
- * connections (a reconnect asks no resolver). */
+/* The numeric address of the resolved host, for a hook's own connections
+ * to the controller (a reconnect asks no resolver). */
 static void numeric_host(struct rtl_rtde_transport *t)
 {
 	const struct sockaddr_storage *ss = &t->addr.ss[0];
@@ -1244,6 +909,78 @@ static bool list_has(const char *list, const char *name)
 	return false;
 }
 
+/*
+ * @have with ",name" appended for @rest (NULL: none) and for each field of
+ * the comma-separated @more (NULL: none) that it lacks, into a new string
+ * at *@out (free it); *@out stays NULL when nothing is missing. Returns 0
+ * or -ENOMEM.
+ */
+static int extend_outputs(const char *have, const char *rest, const char *more, char **out)
+{
+	size_t len =
+		strlen(have) + 1 + (rest ? strlen(rest) + 1 : 0) + (more ? strlen(more) + 1 : 0);
+	char *s = malloc(len), *copy = more ? strdup(more) : NULL, *save = NULL;
+	bool added = false;
+
+	*out = NULL;
+	if (!s || (more && !copy)) {
+		free(s);
+		free(copy);
+		return -ENOMEM;
+	}
+	strcpy(s, have);
+	if (rest && !list_has(s, rest)) {
+		strcat(s, ",");
+		strcat(s, rest);
+		added = true;
+	}
+	for (char *name = copy ? strtok_r(copy, ",", &save) : NULL; name;
+	     name = strtok_r(NULL, ",", &save)) {
+		size_t n;
+
+		while (*name == ' ' || *name == '\t')
+			name++;
+		n = strlen(name);
+		while (n && (name[n - 1] == ' ' || name[n - 1] == '\t'))
+			name[--n] = '\0';
+		if (n && !list_has(s, name)) {
+			strcat(s, ",");
+			strcat(s, name);
+			added = true;
+		}
+	}
+	free(copy);
+	if (added)
+		*out = s;
+	else
+		free(s);
+	return 0;
+}
+
+/*
+ * A caller's table or configuration of @size bytes at @p, of which this
+ * library knows @known (its first version had @first): 0 or, with @err
+ * filled, -EINVAL (no size, or smaller than the first version) or -E2BIG
+ * (bytes past what this library knows are set: a newer rtloop's field).
+ */
+static int check_size(const void *p, size_t size, size_t first, size_t known, const char *type,
+		      struct rtl_error *err)
+{
+	if (size == 0 || size < first)
+		return rtl_error_set(err, -EINVAL,
+				     "RTDE transport: %s has .size %zu: set .size = sizeof(%s)",
+				     type, size, type);
+	for (size_t i = known; i < size; i++)
+		if (((const unsigned char *)p)[i])
+			return rtl_error_set(
+				err, -E2BIG,
+				"RTDE transport: %s is %zu bytes, this librtloop knows "
+				"%zu, and a field past them is set: build against the "
+				"headers of the librtloop you run, or update librtloop",
+				type, size, known);
+	return 0;
+}
+
 static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_transport_config *cfg,
 			  struct rtl_error *err)
 {
@@ -1261,6 +998,12 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 	if (!(cfg->rest_speed >= 0))
 		return rtl_error_set(err, -EINVAL,
 				     "RTDE transport: rest_speed must be >= 0 (0: 0.005 rad/s)");
+	if (cfg->hook) {
+		ret = check_size(cfg->hook, cfg->hook->size, HOOK_OPS_V1_SIZE, sizeof(*cfg->hook),
+				 "struct rtl_rtde_transport_hook_ops", err);
+		if (ret < 0)
+			return ret;
+	}
 	memset(t, 0, offsetof(struct rtl_rtde_transport, tx));
 	t->cfg = *cfg;
 	t->fd = -1;
@@ -1287,44 +1030,20 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 	 * controller did (stopped, or sent only packages it drops). */
 	if (!cc.data_timeout_ns)
 		cc.data_timeout_ns = cfg->rx_timeout_ns < 0 ? -1 : cfg->rx_timeout_ns;
-	/* The stop at exit waits for actual_qd to fall to rest; the upload
-	 * watches the executor's registers and the controller's state. */
+	/* The stop at exit waits for actual_qd to fall to rest; a hook reads
+	 * the fields it names. */
 	safe_possible = cfg->safe != NULL;
 	for (unsigned i = 0; i < RTL_RTDE_CLIENT_MAX_INPUTS && cfg->client.inputs[i]; i++)
 		safe_possible |= list_has(cfg->client.inputs[i], RTL_RTDE_CMD_FIELD_MODE);
 	if (cc.outputs && cc.outputs[0]) {
-		const char *extra[1 + sizeof(upload_fields) / sizeof(upload_fields[0])];
-		size_t n_extra = 0, len = strlen(cc.outputs) + 1;
-
-		if (safe_possible && !list_has(cc.outputs, REST_FIELD))
-			extra[n_extra++] = REST_FIELD;
-		for (size_t i = 0;
-		     cfg->upload.enabled && i < sizeof(upload_fields) / sizeof(upload_fields[0]);
-		     i++)
-			if (!list_has(cc.outputs, upload_fields[i]))
-				extra[n_extra++] = upload_fields[i];
-		for (size_t i = 0; i < n_extra; i++)
-			len += strlen(extra[i]) + 1;
-		if (n_extra) {
-			outputs = malloc(len);
-			if (!outputs)
-				return rtl_error_set(err, -ENOMEM, "RTDE transport: out of memory");
-			strcpy(outputs, cc.outputs);
-			for (size_t i = 0; i < n_extra; i++) {
-				strcat(outputs, ",");
-				strcat(outputs, extra[i]);
-			}
+		ret = extend_outputs(cc.outputs, safe_possible ? REST_FIELD : NULL,
+				     cfg->hook ? cfg->hook->outputs : NULL, &outputs);
+		if (ret < 0)
+			return rtl_error_set(err, ret, "RTDE transport: out of memory");
+		if (outputs)
 			cc.outputs = outputs;
-		}
 	}
-	if (cfg->upload.enabled) {
-		numeric_host(t);
-		ret = read_program(t, err);
-		if (ret < 0) {
-			free(outputs);
-			return ret;
-		}
-	}
+	numeric_host(t);
 	/* Allocated here, never on the hot path or at a reconnect: connect
 	 * only sets them up. rtl_rtde_transport_create() frees them if
 	 * anything below fails. */
@@ -1360,7 +1079,6 @@ RTL_API int rtl_rtde_transport_create(struct rtl_rtde_transport **out,
 		/* NULL unless transport_init() got as far as creating them. */
 		rtl_rtde_coalesce_destroy(t->safe);
 		rtl_rtde_coalesce_destroy(t->coal);
-		free(t->program);
 		free(t);
 		return ret;
 	}
@@ -1372,10 +1090,10 @@ RTL_API void rtl_rtde_transport_destroy(struct rtl_rtde_transport *t)
 {
 	if (!t)
 		return;
-	/* Every exit leaves no program of ours running (the loop's stop at
-	 * exit has brought the arm to rest before). */
-	rtl_rtde_transport_stop_program(t, NULL);
-	free(t->program);
+	/* The session is over (the loop's stop at exit has brought the arm
+	 * to rest before): e.g. io/ur's upload stops its program. */
+	if (t->cfg.hook && t->cfg.hook->finish)
+		t->cfg.hook->finish(t, t->cfg.hook_ctx);
 	if (t->fd >= 0)
 		close(t->fd);
 	rtl_rtde_client_destroy(t->client);
@@ -1401,16 +1119,102 @@ RTL_API void rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
 		.backlogged = rtl_stat_get(&t->c.backlogged),
 		.rx_bytes = rtl_stat_get(&t->c.rx_bytes),
 		.tx_bytes = rtl_stat_get(&t->c.tx_bytes),
-		.uploads = rtl_stat_get(&t->c.uploads),
-		.unlocks = rtl_stat_get(&t->c.unlocks),
-		.ready_ns = atomic_load_explicit(&t->c.ready_ns, memory_order_relaxed),
-		.program_stops = rtl_stat_get(&t->c.program_stops),
 	};
 }
 
 RTL_API struct rtl_rtde_client *rtl_rtde_transport_client(struct rtl_rtde_transport *t)
 {
 	return t ? t->client : NULL;
+}
+
+RTL_API const char *rtl_rtde_transport_host(const struct rtl_rtde_transport *t)
+{
+	return t ? t->cfg.host : NULL;
+}
+
+RTL_API const char *rtl_rtde_transport_address(const struct rtl_rtde_transport *t)
+{
+	return t ? t->host_ip : NULL;
+}
+
+RTL_API int rtl_rtde_transport_send_safe(struct rtl_rtde_transport *t, uint32_t *beat)
+{
+	if (!t)
+		return -EINVAL;
+	if (beat && t->safe_len && t->safe_beat < 0)
+		return -ENOTSUP;
+	return send_safe(t, beat);
+}
+
+RTL_API bool rtl_rtde_transport_has_safe_heartbeat(const struct rtl_rtde_transport *t)
+{
+	return t && t->safe_len && t->safe_beat >= 0;
+}
+
+/* Every data package the client holds decoded into @newest (the newest
+ * wins); other events are the client's (it logs texts). Returns how many. */
+static int take_data(struct rtl_rtde_transport *t, struct rtl_rtde_frame *newest)
+{
+	struct rtl_rtde_client_event ev;
+	int n = 0;
+
+	while (rtl_rtde_client_next(t->client, rtl_time_now(), &ev) == 1) {
+		struct rtl_rtde_frame fr = { newest->values, 0, newest->cap };
+
+		if (ev.type == RTL_RTDE_CLIENT_EV_DATA &&
+		    rtl_rtde_client_decode(t->client, &ev, &fr) == 0) {
+			newest->size = fr.size;
+			n++;
+		}
+	}
+	return n;
+}
+
+RTL_API int rtl_rtde_transport_receive(struct rtl_rtde_transport *t, struct rtl_rtde_frame *newest,
+				       int64_t deadline, struct rtl_error *err)
+{
+	int got;
+
+	if (!t || !newest || !newest->values)
+		return rtl_error_set(err, -EINVAL,
+				     "RTDE transport: receive: no transport or frame");
+	if (t->fd < 0)
+		return rtl_error_set(err, -ENOTCONN, "RTDE transport: receive: not connected");
+	/* What the handshake's last read left comes first: it lives in t->rx,
+	 * which the next recv() overwrites; then op_recv() has none to hand
+	 * over. */
+	t->pending = false;
+	got = take_data(t, newest);
+	while (!got) {
+		int64_t left = deadline - rtl_time_now();
+		struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
+		ssize_t n;
+		int r, fed;
+
+		if (left <= 0)
+			break;
+		r = poll(&pfd, 1, (int)((left + RTL_NS_PER_MS - 1) / RTL_NS_PER_MS));
+		if (r < 0 && errno != EINTR)
+			return rtl_error_set(err, -errno, "RTDE transport: receive: poll: %s",
+					     strerror(errno));
+		if (r <= 0)
+			continue;
+		n = recv(t->fd, t->rx, sizeof(t->rx), MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			continue;
+		if (n <= 0)
+			return rtl_error_set(err, n < 0 ? -errno : -ECONNRESET,
+					     "the controller closed the RTDE connection%s%s",
+					     n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+		rtl_stat_add(&t->c.rx_bytes, (uint64_t)n);
+		fed = rtl_rtde_client_feed(t->client, t->rx, (size_t)n);
+		if (fed < 0)
+			/* The client failed (its last error says why). */
+			return rtl_error_set(err, fed, "the RTDE stream failed: %s",
+					     rtl_rtde_client_last_error(t->client)->err.msg);
+		got = take_data(t, newest);
+	}
+	return got;
 }
 
 RTL_API struct rtl_rtde_handle rtl_rtde_transport_output_handle(struct rtl_rtde_transport *t,

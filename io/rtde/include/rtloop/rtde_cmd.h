@@ -154,10 +154,10 @@ enum rtl_rtde_cmd_mode {
 
 /*
  * The control program, rtloop_control.script: generated at build time from
- * these constants (apps/rtde-sim/rtloop_control.script.in) and installed to
+ * these constants (io/rtde/script/rtloop_control.script.in) and installed to
  * <datadir>/rtloop/. rtl_rtde_cmd_script_path() writes where it is into
  * @out (@len bytes): $RTLOOP_CONTROL_SCRIPT when set (an override, e.g. a
- * build tree's generated copy, build/apps/rtde-sim/<name>), else the installed
+ * build tree's generated copy, build/io/rtde/script/<name>), else the installed
  * copy. Returns 0 when the file is readable, or -errno (-EINVAL,
  * -ENAMETOOLONG, the access error) with @err naming the path and the fix.
  * Not RT-safe.

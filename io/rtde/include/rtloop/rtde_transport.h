@@ -9,7 +9,9 @@
  *            the coalescer is set up for the input recipes (ids from the
  *            controller) or, on a reconnect, re-keyed and forced so every
  *            input is re-sent; the application's connected() runs; the
- *            safe package is built (below).
+ *            safe package is built (below); a hook of the connect, when
+ *            one is configured, runs last (struct
+ *            rtl_rtde_transport_hook_ops).
  *   recv     one recv(2) into a buffer the client's framer reads, waiting
  *            at most the loop's receive slice (SO_RCVTIMEO); after a slice
  *            with nothing, the client's data time-out is checked.
@@ -63,9 +65,12 @@
 #ifndef RTLOOP_RTDE_TRANSPORT_H
 #define RTLOOP_RTDE_TRANSPORT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rtloop/compiler.h>
+#include <rtloop/error.h>
 #include <rtloop/loop.h>
 #include <rtloop/rtde_client.h>
 #include <rtloop/rtde_coalesce.h>
@@ -78,39 +83,50 @@ RTL_BEGIN_DECLS
 struct rtl_rtde_transport;
 
 /*
- * Upload and readiness, for a real controller (and rtde-sim --boot). With
- * .enabled, every connect (the first and each reconnect), after the RTDE
- * handshake:
- *   1. when .unlock is set and the dashboard reports a protective stop,
- *      unlock it (retrying while the controller refuses within its 5 s);
- *   2. send rtloop_control.script (read once, at create) to the primary
- *      port: the controller replaces whatever program ran with it;
- *   3. send the safe package with a new heartbeat every period and read
- *      the data packages until the executor reports ready: bit 0 of
- *      RTL_RTDE_CMD_OUT_STATUS together with RTL_RTDE_CMD_OUT_SEQ equal to
- *      a heartbeat sent after the upload (a stale register from an earlier
- *      run cannot pass), within ready_timeout_ns. A runtime exception on
- *      the primary port fails the connect with its line and text; so does
- *      a controller message that the program did not start.
- * While the loop runs, a data package with safety_mode PROTECTIVE_STOP or
- * runtime_state not PLAYING ends the stream with a sentence that says so
- * (the loop reconnects if it was asked to, and the reconnect uploads
- * again). rtl_rtde_transport_stop_program() (also called by destroy)
- * stops the program through the dashboard ("stop"), or on PolyScope X
- * (controller version 10 and up, no dashboard) through the Robot API,
- * which also does the unlock there.
- * The output recipe gains the fields this needs (the executor's status and
- * heartbeat registers, robot_mode, safety_mode, runtime_state).
+ * A hook of the connect: work that must happen on every connection before
+ * the loop takes it, and that belongs to a module above io/rtde. io/ur's
+ * upload of the control program is one (<rtloop/ur_upload.h>: it sends
+ * rtloop_control.script to the primary port, waits for its executor and
+ * watches the data for a protective stop); io/rtde knows nothing of it.
+ *
+ * The transport calls, on the hook's context @ctx:
+ *   connected  at every connect (the first and each reconnect), after the
+ *              handshake, the coalescer, the application's connected() and
+ *              the safe package, while no step runs and the caller holds
+ *              the transmit side. It may send and receive with
+ *              rtl_rtde_transport_send_safe() and
+ *              rtl_rtde_transport_receive(). Returns 0, or -errno with
+ *              @err filled: the connect then fails with that code and
+ *              sentence (the transport closes the connection and names
+ *              the controller).
+ *   frame      on the rx thread, for each data package decoded into a loop
+ *              frame (@fr: the output recipe's values). Returns 0, or
+ *              -errno with @why filled: the stream ends with that code
+ *              and sentence (the loop reconnects when it was asked to, and
+ *              the reconnect calls connected again). Must be RT-safe: no
+ *              allocation, no lock, no system call.
+ *   finish     in rtl_rtde_transport_destroy(), before the connection
+ *              closes: the session is over (the loop's stop at exit has
+ *              brought the arm to rest before). Not RT-safe.
+ * Every member but size may be NULL.
+ *
+ * The output recipe gains the fields named in @outputs (at create, when
+ * the configured outputs lack them), so the hook can read them with
+ * rtl_rtde_transport_output_handle() in connected.
+ *
+ * Versions: set .size = sizeof(struct rtl_rtde_transport_hook_ops).
+ * rtl_rtde_transport_create() refuses 0 or less than this first version
+ * (-EINVAL), and more than it knows unless the extra bytes are zero
+ * (-E2BIG). The table and @ctx must outlive the transport.
  */
-struct rtl_rtde_upload_config {
-	bool enabled;
-	const char *script;	  /* the program's path; NULL: rtl_rtde_cmd_script_path() */
-	uint16_t primary_port;	  /* 0: 30001 */
-	uint16_t dashboard_port;  /* 0: 29999 */
-	uint16_t robot_api_port;  /* PolyScope X's Robot API, used instead; 0: 80 */
-	bool no_dashboard;	  /* neither interface: no unlock, no stop at exit */
-	bool unlock;		  /* unlock a protective stop before uploading (when asked) */
-	int64_t ready_timeout_ns; /* 0: 5 s */
+struct rtl_rtde_transport_hook_ops {
+	size_t size;
+	const char *name;    /* for messages: "upload" */
+	const char *outputs; /* comma-separated output fields it reads; NULL: none */
+	int (*connected)(struct rtl_rtde_transport *t, void *ctx, struct rtl_error *err);
+	int (*frame)(struct rtl_rtde_transport *t, const struct rtl_rtde_frame *fr, void *ctx,
+		     struct rtl_error *why);
+	void (*finish)(struct rtl_rtde_transport *t, void *ctx);
 };
 
 /* A bound on one input double (all elements of a vector field). */
@@ -155,8 +171,12 @@ struct rtl_rtde_transport_config {
 	int64_t rx_timeout_ns;
 	/* At rest: every joint's actual_qd below this [rad/s]. 0: 0.001. */
 	double rest_speed;
-	/* Upload rtloop_control.script and wait for its executor (above). */
-	struct rtl_rtde_upload_config upload;
+	/* A hook of the connect (above), e.g. io/ur's upload of the control
+	 * program: hook = &rtl_ur_upload_hook, hook_ctx = the struct
+	 * rtl_ur_upload (<rtloop/ur_upload.h>). Both must outlive the
+	 * transport. NULL: none. */
+	const struct rtl_rtde_transport_hook_ops *hook;
+	void *hook_ctx;
 };
 
 struct rtl_rtde_transport_stats {
@@ -165,10 +185,6 @@ struct rtl_rtde_transport_stats {
 	uint64_t safe_packages; /* data packages of the safe package sent */
 	uint64_t backlogged;	/* sends the socket took only in part */
 	uint64_t rx_bytes, tx_bytes;
-	uint64_t uploads;	/* programs sent (upload.enabled) */
-	uint64_t unlocks;	/* protective stops unlocked before an upload */
-	int64_t ready_ns;	/* the last upload's time to ready */
-	uint64_t program_stops; /* programs stopped through the dashboard */
 };
 
 /*
@@ -179,15 +195,18 @@ struct rtl_rtde_transport_stats {
  * sets them up) and the transport's buffers. Does not connect. Not
  * RT-safe.
  * Returns 0 and sets *@out, or -EINVAL (NULL, no outputs, too many
- * limits, a negative rest speed), -ENOENT or -EAGAIN (the host does not
- * resolve), -ENOMEM, or the client's configuration error (bad names), with
- * @err filled.
+ * limits, a negative rest speed, a hook table whose size is 0 or too
+ * small), -E2BIG (a hook table of a newer rtloop with fields this one does
+ * not know set), -ENOENT or -EAGAIN (the host does not resolve), -ENOMEM,
+ * or the client's configuration error (bad names), with @err filled;
+ * *@out is NULL on failure.
  */
 RTL_API int rtl_rtde_transport_create(struct rtl_rtde_transport **out,
 				      const struct rtl_rtde_transport_config *cfg,
 				      struct rtl_error *err);
 
-/* Close and free. NULL is accepted. Not RT-safe. */
+/* Call the hook's finish (if any), close and free. NULL is accepted. Not
+ * RT-safe. */
 RTL_API void rtl_rtde_transport_destroy(struct rtl_rtde_transport *t);
 
 /* The loop's view of @t (for struct rtl_loop_config.transport). RT-safe. */
@@ -197,17 +216,51 @@ RTL_API struct rtl_transport *rtl_rtde_transport_base(struct rtl_rtde_transport 
 RTL_API void rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
 				      struct rtl_rtde_transport_stats *out);
 
-/*
- * Stop the uploaded program through the dashboard (upload.enabled, not
- * no_dashboard): call it after the loop's stop at exit has brought the arm
- * to rest. Idempotent; rtl_rtde_transport_destroy() calls it when a
- * program was uploaded. Returns 0 (or nothing to do), or the dashboard's
- * error with @err filled. Not RT-safe (it connects and waits, bounded).
- */
-RTL_API int rtl_rtde_transport_stop_program(struct rtl_rtde_transport *t, struct rtl_error *err);
-
 /* The client (handshake info, counters, recipes). */
 RTL_API struct rtl_rtde_client *rtl_rtde_transport_client(struct rtl_rtde_transport *t);
+
+/*
+ * The controller's host as configured ("127.0.0.1" when none was), and
+ * the numeric address it resolved to at create, which every connect uses
+ * (for a hook's own connections to the controller: no resolver at a
+ * reconnect). Strings that live as long as @t; NULL for a NULL @t. Any
+ * thread; RT-safe.
+ */
+RTL_API const char *rtl_rtde_transport_host(const struct rtl_rtde_transport *t);
+RTL_API const char *rtl_rtde_transport_address(const struct rtl_rtde_transport *t);
+
+/*
+ * For a hook: send the safe package built at this connect, after what an
+ * earlier send left in flight, with a heartbeat the controller has not
+ * seen; that heartbeat into *@beat when @beat is not NULL. The caller
+ * holds the transmit side (a hook's connected does). Returns the bytes
+ * sent, -EAGAIN (the socket still holds an earlier send's bytes: nothing
+ * went, try again), -ENOTSUP (no safe package, or @beat given and the
+ * safe package carries no heartbeat: nothing went), -ENOTCONN, or the
+ * send's -errno. RT-safe: one non-blocking send.
+ */
+RTL_API int rtl_rtde_transport_send_safe(struct rtl_rtde_transport *t, uint32_t *beat);
+
+/* Whether this connect built a safe package that carries the heartbeat
+ * (what rtl_rtde_transport_send_safe() needs to give a beat): a hook that
+ * waits for the controller to echo a beat checks it before it starts.
+ * Set-up time (a hook's connected); RT-safe. */
+RTL_API bool rtl_rtde_transport_has_safe_heartbeat(const struct rtl_rtde_transport *t);
+
+/*
+ * For a hook's connected: take the data packages the connection holds, or
+ * wait until one arrives or @deadline (CLOCK_MONOTONIC ns) passes, and
+ * decode the newest into @newest (its values, at most newest->cap bytes;
+ * size is set). What the handshake's last read left in the client comes
+ * first (the loop then finds nothing pending). Text messages are the
+ * client's (it logs them). Returns the number of data packages decoded
+ * (0: none before the deadline), or, with @err filled, -ECONNRESET (the
+ * controller closed the connection), -ENOTCONN, the client's code when the
+ * stream broke (its sentence), or recv()'s -errno. Not RT-safe (blocks up
+ * to the deadline).
+ */
+RTL_API int rtl_rtde_transport_receive(struct rtl_rtde_transport *t, struct rtl_rtde_frame *newest,
+				       int64_t deadline, struct rtl_error *err);
 
 /* Handle of output field @name in the connected output recipe, or the
  * invalid handle. Set-up time (string compares). */
