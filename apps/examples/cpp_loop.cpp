@@ -69,6 +69,7 @@ class JointSwing
 		transport_.reset(t);
 
 		rtl_loop_config lc{};
+		lc.size = sizeof lc;
 		lc.transport = rtl_rtde_transport_base(transport_.get());
 		lc.step = &JointSwing::on_step;
 		lc.user = this;
@@ -97,9 +98,8 @@ class JointSwing
 
 	void report() const
 	{
-		// "struct": rtl_loop_stats is also the function that fills it.
-		struct rtl_loop_stats st {
-		};
+		rtl_loop_counters st{};
+		st.size = sizeof st;
 
 		rtl_loop_stats(loop_.get(), &st);
 		std::printf("cpp_loop: %" PRIu64 " steps, %" PRIu64

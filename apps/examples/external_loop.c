@@ -45,10 +45,10 @@ int main(int argc, char **argv)
 		.user = &h,
 	};
 	/* No .step: this thread runs the loop through rtl_loop_read/write(). */
-	struct rtl_loop_config lc = { .rt_mode = RTL_LOOP_RT_DEGRADE };
+	struct rtl_loop_config lc = { .size = sizeof(lc), .rt_mode = RTL_LOOP_RT_DEGRADE };
 	double seconds = argc > 2 ? atof(argv[2]) : 2.0;
 	struct rtl_error err = { 0 };
-	struct rtl_loop_stats st;
+	struct rtl_loop_counters st = { .size = sizeof(st) };
 	struct rtl_loop *loop;
 	uint64_t reads = 0, sent = 0;
 	double q_first[6] = { 0 }, q_last[6] = { 0 };

@@ -344,7 +344,7 @@ int rec_create(struct rtl_rec **out, const struct rec_config *cfg,
 {
 	struct rtl_rtde_recipe_opts opts = { .dir = RTL_RTDE_RECIPE_OUTPUT };
 	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error rterr = { 0 };
 	struct rtl_rtde_recipe *r = NULL;
 	struct rtl_rtde_handle ts;
@@ -560,7 +560,7 @@ static uint64_t widen_skipped(uint32_t low, double gap_s, const struct rtl_rtde_
 static void progress(struct rtl_rec *rec, const struct rec_result *res, int64_t now,
 		     int64_t start)
 {
-	struct rtl_loop_stats st;
+	struct rtl_loop_counters st = { .size = sizeof(st) };
 
 	rtl_loop_stats(rec->loop, &st);
 	fprintf(rec->cfg.progress,
@@ -709,7 +709,7 @@ int rec_run(struct rtl_rec *rec, struct rec_result *res, struct rec_error *err)
 	struct rtl_error rterr = { 0 };
 	struct rtl_rtde_client *client;
 	const struct rtl_rtde_client_stats *cs;
-	struct rtl_loop_stats st;
+	struct rtl_loop_counters st = { .size = sizeof(st) };
 	struct rec_meta meta;
 	struct out *bad_out;
 	uint64_t expect_seq = 0, seen = 0;

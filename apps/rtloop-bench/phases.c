@@ -456,7 +456,7 @@ static int measure_ours(const struct bench_cfg *cfg, struct rtl_loop_config *lc,
 	struct rtl_hist *snap1 = calloc(H_COUNT, sizeof(*snap1));
 	const struct rtl_hist *live[H_COUNT] = { 0 };
 	struct sim_counts ss0, ss1;
-	struct rtl_loop_stats ls0, ls1;
+	struct rtl_loop_counters ls0 = { .size = sizeof(ls0) }, ls1 = { .size = sizeof(ls1) };
 	int64_t warm_end;
 	int ret;
 
@@ -593,7 +593,7 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	struct sim_server *srv = NULL;
 	struct rtl_rtde_transport *tr = NULL;
 	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 	struct rtl_thread *sim_th = NULL;
 	struct ours o = { 0 };
@@ -696,7 +696,7 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	struct sim_udp *sim = NULL;
 	struct rtl_udp_transport *tr = NULL;
 	struct rtl_udp_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 	struct rtl_thread *sim_th = NULL;
 	bool sim_running = false, tr_ready = false;

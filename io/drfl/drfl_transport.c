@@ -407,6 +407,7 @@ static const char *op_error(struct rtl_transport *base)
 }
 
 static const struct rtl_transport_ops drfl_ops = {
+	.size = sizeof(struct rtl_transport_ops),
 	.name = "drfl",
 	.connect = op_connect,
 	.recv = op_recv,
@@ -478,6 +479,7 @@ RTL_API int rtl_drfl_transport_create(struct rtl_drfl_transport **out,
 		t->safe_acc[i] =
 			t->cfg.safe_decel > 0 ? (float)t->cfg.safe_decel : (float)RTL_UDP_AUTO;
 	t->safe_t = (float)period;
+	t->base.size = sizeof(t->base);
 	t->base.ops = &drfl_ops;
 	t->base.impl = t;
 	t->base.commands = &t->cmd;

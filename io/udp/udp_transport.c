@@ -632,6 +632,7 @@ static const char *op_error(struct rtl_transport *base)
 }
 
 static const struct rtl_transport_ops udp_ops = {
+	.size = sizeof(struct rtl_transport_ops),
 	.name = "udp",
 	.connect = op_connect,
 	.recv = op_recv,
@@ -681,6 +682,7 @@ static int transport_init(struct rtl_udp_transport *t, const struct rtl_udp_tran
 	ret = resolve(t, err);
 	if (ret < 0)
 		return ret;
+	t->base.size = sizeof(t->base);
 	t->base.ops = &udp_ops;
 	t->base.impl = t;
 	t->base.commands = &t->cmd;

@@ -237,6 +237,7 @@ static void fake_disconnect(struct rtl_transport *t)
 }
 
 static const struct rtl_transport_ops fake_ops = {
+	.size = sizeof(struct rtl_transport_ops),
 	.name = "fake",
 	.connect = fake_connect,
 	.recv = fake_recv,
@@ -268,7 +269,7 @@ static void fake_setup(void)
 	atomic_store(&hot_seen[1], false);
 	fake_rest_ops = fake_ops;
 	fake_rest_ops.at_rest = fake_at_rest;
-	tr = (struct rtl_transport){ .ops = &fake_ops, .impl = &fk, .commands = &fk.cmd };
+	tr = (struct rtl_transport){ .size = sizeof(tr), .ops = &fake_ops, .impl = &fk, .commands = &fk.cmd };
 }
 
 /* Nothing non-finite ever went on the fake's wire, and every safe entry
@@ -306,7 +307,7 @@ static void feed(uint64_t first, uint64_t n, int64_t gap_ns)
 static void settle(struct rtl_loop *loop, uint64_t frames)
 {
 	int64_t end = rtl_time_now() + 5 * RTL_NS_PER_SEC;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	do {
 		rtl_loop_stats(loop, &s);
@@ -371,6 +372,7 @@ static int step_record(struct rtl_loop *loop, const struct rtl_loop_frame *f, vo
 static struct rtl_loop_config test_config(void)
 {
 	return (struct rtl_loop_config){
+		.size = sizeof(struct rtl_loop_config),
 		.transport = &tr,
 		.step = step_record,
 		.user = &sn,
@@ -418,7 +420,7 @@ static struct rtl_loop *start_loop(bool every, uint32_t ring, enum rtl_loop_rt_m
 
 /* Stop and join: after this the test may read what the threads wrote
  * (join orders it), then read the stats. */
-static void halt(struct rtl_loop *loop, struct rtl_loop_stats *s)
+static void halt(struct rtl_loop *loop, struct rtl_loop_counters *s)
 {
 	rtl_loop_stop(loop);
 	cr_expect_eq(rtl_loop_join(loop), 0);
@@ -431,7 +433,7 @@ static void halt(struct rtl_loop *loop, struct rtl_loop_stats *s)
 static void every_frame_steps_each_frame_in_order(void)
 {
 	struct rtl_loop *loop = start_loop(true, 1024, RTL_LOOP_RT_OFF);
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	feed(0, 2000, 0);
 	settle(loop, 2000);
@@ -460,7 +462,7 @@ RTL_TEST_BOTH_MODES(loop, loop_inline, every_frame_steps_each_frame_in_order, in
 static void newest_only_counts_every_skipped_frame(void)
 {
 	struct rtl_loop *loop = start_loop(false, 256, RTL_LOOP_RT_OFF);
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	atomic_store(&fk.stall_ms, 30); /* the first step stalls: frames pile up */
 	feed(0, 200, 0);
@@ -480,7 +482,7 @@ RTL_TEST_BOTH_MODES(loop, loop_inline, newest_only_counts_every_skipped_frame, i
 static void full_ring_drops_are_counted(void)
 {
 	struct rtl_loop *loop = start_loop(true, 4, RTL_LOOP_RT_OFF);
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	atomic_store(&fk.stall_ms, 50);
 	feed(0, 100, 0);
@@ -517,7 +519,7 @@ static void watchdog_fires_exactly_once_per_stall(void)
 {
 	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	unsigned values = 0;
 
 	cfg.watchdog_periods = 50;
@@ -549,7 +551,7 @@ RTL_TEST_BOTH_MODES(loop, loop_inline, watchdog_fires_exactly_once_per_stall, in
 static void non_finite_commands_are_rejected_and_replaced(void)
 {
 	struct rtl_loop *loop = start_loop(true, 64, RTL_LOOP_RT_OFF);
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	sn.write_nan = true;
 	feed(0, 20, 0);
@@ -584,7 +586,7 @@ RTL_TEST_BOTH_MODES(loop, loop_inline, step_error_stops_the_loop_with_its_code, 
 static void disarmed_loop_sends_nothing(void)
 {
 	struct rtl_loop *loop = start_loop(true, 64, RTL_LOOP_RT_OFF);
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	rtl_loop_arm(loop, false);
 	cr_expect(!rtl_loop_armed(loop));
@@ -602,7 +604,7 @@ static void lost_connection_reconnects_disarmed(void)
 {
 	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	int64_t end;
 
 	cfg.reconnect_attempts = 3;
@@ -697,7 +699,7 @@ static struct rtl_loop *launch_with_controller(struct rtl_loop_config *cfg, bool
 static void await_steps(struct rtl_loop *loop, uint64_t steps)
 {
 	int64_t end = rtl_time_now() + 5 * RTL_NS_PER_SEC;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	do {
 		rtl_loop_stats(loop, &s);
@@ -727,7 +729,7 @@ static void stop_waits_until_the_arm_is_at_rest(void)
 {
 	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop = launch_with_controller(&cfg, false, 0);
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	char *text;
 
 	await_steps(loop, 20);
@@ -753,7 +755,7 @@ Test(loop, stop_without_rest_is_reported_and_bounded)
 {
 	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	char *text;
 
 	cfg.stop_timeout_ns = 200 * RTL_NS_PER_MS;
@@ -778,7 +780,7 @@ static void step_error_sends_the_stop_and_waits_for_rest(void)
 {
 	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop = launch_with_controller(&cfg, false, 30);
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	atomic_store(&ctl.base, 0); /* the stop: any safe package after the first */
 	cr_expect_eq(rtl_loop_join(loop), -ECANCELED);
@@ -811,7 +813,7 @@ static void broken_stream_still_gets_the_stop(void)
 {
 	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	char *text;
 
 	memset(&sn, 0, sizeof(sn));
@@ -840,7 +842,7 @@ static void disarm_sends_the_safe_package_once(void)
 {
 	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	uint32_t at_disarm;
 	bool value_after = false;
 
@@ -870,7 +872,7 @@ static void silence_longer_than_the_controller_watchdog_is_reported(void)
 {
 	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	char *text;
 
 	memset(&sn, 0, sizeof(sn));
@@ -897,7 +899,7 @@ Test(loop, reconnect_never_runs_beside_a_step)
 {
 	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	int64_t end;
 
 	cfg.reconnect_attempts = 3;
@@ -959,11 +961,11 @@ static int thread_cpus(const char *name)
 Test(loop, zeroed_config_pins_nothing_and_keeps_the_watchdog_on)
 {
 	/* Only what a test must set: RT_OFF (unprivileged). */
-	struct rtl_loop_config cfg = {
+	struct rtl_loop_config cfg = { .size = sizeof(cfg),
 		.transport = &tr, .step = step_record, .user = &sn, .rt_mode = RTL_LOOP_RT_OFF
 	};
 	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	cpu_set_t all;
 
 	cr_assert_eq(sched_getaffinity(0, sizeof(all), &all), 0);
@@ -984,7 +986,7 @@ Test(loop, zeroed_config_pins_nothing_and_keeps_the_watchdog_on)
 
 Test(loop, a_cpu_without_its_pin_flag_is_refused)
 {
-	struct rtl_loop_config cfg = { .rx_cpu = 1 };
+	struct rtl_loop_config cfg = { .size = sizeof(cfg), .rx_cpu = 1 };
 	struct rtl_loop *loop = NULL;
 	struct rtl_error err = { 0 };
 
@@ -1002,14 +1004,14 @@ Test(loop, a_cpu_without_its_pin_flag_is_refused)
 
 Test(loop, external_loop_reads_newest_and_writes)
 {
-	struct rtl_loop_config cfg = {
+	struct rtl_loop_config cfg = { .size = sizeof(cfg),
 		.transport = &tr,
 		.rt_mode = RTL_LOOP_RT_OFF,
 		.watchdog_periods = -1,
 	};
 	struct rtl_loop *loop;
 	const struct rtl_loop_frame *f;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct wire w;
 
 	fake_setup();
@@ -1035,7 +1037,7 @@ Test(loop, external_loop_reads_newest_and_writes)
 Test(loop, bad_configuration_is_refused)
 {
 	struct rtl_transport bad = { .ops = NULL };
-	struct rtl_loop_config cfg = { .transport = &bad };
+	struct rtl_loop_config cfg = { .size = sizeof(cfg), .transport = &bad };
 	struct rtl_loop *loop;
 	struct rtl_error err = { 0 };
 
@@ -1101,7 +1103,7 @@ static void spin_run(int64_t spin_ns, int64_t lead_ns, uint64_t frames, int64_t 
 {
 	struct rtl_loop_config cfg = test_config();
 	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	cfg.inline_step = false; /* the worker's wait is what spins */
 	cfg.every_frame = true;
@@ -1144,7 +1146,7 @@ Test(loop, spin_lead_spins_before_the_due_frame_within_its_budget)
 
 Test(loop, negative_spin_settings_are_refused)
 {
-	struct rtl_loop_config cfg = { .spin_lead_ns = -1 };
+	struct rtl_loop_config cfg = { .size = sizeof(cfg), .spin_lead_ns = -1 };
 	struct rtl_loop *loop = NULL;
 	struct rtl_error err = { 0 };
 
@@ -1177,7 +1179,7 @@ Test(loop, negative_spin_settings_are_refused)
 static void steady_state_allocates_nothing_and_takes_no_fault(void)
 {
 	struct rtl_loop *loop = start_loop(true, 256, RTL_LOOP_RT_DEGRADE);
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	long allocs;
 
 	/* The counter itself works (the hot threads, unmarked before their
@@ -1241,7 +1243,7 @@ static void drop_rt_privileges(void)
 Test(loop_rt, refused_fifo_degrades_and_the_notes_say_why)
 {
 	struct rtl_loop *loop;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	const char *notes;
 
 	inline_mode = false;

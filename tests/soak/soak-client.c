@@ -73,7 +73,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	struct rtl_rtde_transport_config tc = { .client = { .outputs = "timestamp" } };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	const struct rtl_rtde_client_stats *st;
 	struct rtl_rtde_transport *tr;
 	struct rtl_error err = { 0 };

@@ -42,11 +42,11 @@ int main(int argc, char **argv)
 	struct sim_opts so;
 	struct sim_server_opts sv = { 0 };
 	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_rtde_transport *tr;
 	struct rtl_loop *loop;
 	struct rtl_error err = { 0 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	int64_t end;
 
 	sim_opts_default(&so);

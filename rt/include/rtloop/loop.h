@@ -10,26 +10,28 @@
  *   [rx thread]  SCHED_FIFO, pinned, memory locked
  *        transport->recv() waits on the socket (at most a receive slice,
  *        so a stop is seen even when the controller is silent);
- *        transport->next() cuts and
- *        decodes each data frame straight into a reserved ring slot (header
- *        struct rtl_loop_frame + decoded values); commit; wake the worker.
- *        Setup replies and text messages stay inside the transport (slow
- *        path) and never reach the worker.
+ *        transport->next() cuts and decodes each data frame straight into
+ *        a reserved ring slot (header struct rtl_loop_frame + decoded
+ *        values); commit; wake the worker. Setup replies and text messages
+ *        stay inside the transport (slow path) and never reach the worker.
  *   [ring]       rtl_ring, slots of sizeof(struct rtl_loop_frame) + values,
- *                storage on the worker's NUMA node.
+ *                made at the first connect (when the transport knows its
+ *                frame size), pre-faulted, on the worker's NUMA node.
  *   [worker]     SCHED_FIFO, pinned to another CPU (or, with inline_step,
  *                the rx thread itself: see struct rtl_loop_config)
  *        wait: sleep on a futex, spinning for a bounded budget either
  *        right after the step or (spin_lead_ns) just before the next
- *        frame is due (rtl_loop_spin_window()); take the newest
- *        frame (counting the skipped ones) or every frame; call step();
+ *        frame is due (rtl_loop_spin_window()); take the newest frame
+ *        (counting the skipped ones) or every frame; call step();
  *        transport->send() encodes and sends only what changed, without
  *        blocking (a send that would block is counted and retried with the
  *        newest values next cycle).
  *
  * The loop knows no protocol: it talks to a small transport interface
- * (struct rtl_transport_ops), implemented for RTDE (rtloop/rtde_transport.h)
- * and for tests by in-memory fakes.
+ * (struct rtl_transport_ops), implemented by the library for RTDE
+ * (<rtloop/rtde_transport.h>), rtloop's UDP stream (<rtloop/udp_transport.h>)
+ * and Doosan's DRFL (<rtloop/drfl_transport.h>), and by the tests' fakes,
+ * which keep the same contract.
  *
  * Wake-ups use an event count: the rx thread bumps a 32-bit word after each
  * commit and calls FUTEX_WAKE only when the worker said it is going to
@@ -37,24 +39,58 @@
  * value it read. Both sides use sequentially consistent operations on the
  * two words, so a wake-up cannot be lost (Dekker's pattern).
  *
- * Safety. The transmit side has one owner at a time (a compare-and-swap
- * flag that the hot path tries and never waits for): the step's thread for
- * one send, the watchdog for one safe package, the rx thread for a whole
- * reconnect and for the whole stop at exit. The safe package is the
- * transport's own, built and checked at connect; it never contains what
- * the step wrote (the contract below, and docs/architecture.md). The
- * watchdog fires once per stall and the late step's commands are then
- * discarded; a rejected step (a non-finite value, a limit) sends the safe
- * package instead; a reconnect parks the step (no step runs while the
- * transport and the application's callbacks change); every end of the
- * loop (rtl_loop_stop(), a step's error, a lost connection that does not
- * come back, rtl_loop_destroy()) sends the safe package and waits, bounded,
+ * Who owns what, on which thread
+ * ------------------------------
+ * The safety contract of the loop and of every transport (and every test
+ * fake: one that does not keep it proves nothing about the races it is
+ * meant to show). It is written here and only here; the loop's sources and
+ * docs/architecture.md point to it.
+ *
+ *   the step's commands (rtl_loop_commands(): the coalescer's frames, the
+ *        UDP command struct)
+ *        written by the step's thread alone: the worker, the rx thread in
+ *        inline mode, or the external loop's thread (rtl_loop_read() to
+ *        rtl_loop_write()); check() and send() read them on that thread,
+ *        every step.
+ *   the transmit side (encoder state, the socket's send path and backlog,
+ *        the heartbeat counter)
+ *        one holder at a time, by the loop's compare-and-swap flag, tried
+ *        and never waited for on the hot path: the step's thread for one
+ *        send, the watchdog for one safe package, the rx thread for a whole
+ *        reconnect and for the whole stop at exit. check(), send() and
+ *        send_safe() run only while holding it.
+ *   the safe package
+ *        built by connect() into storage of its own, pre-encoded, from the
+ *        transport's configuration (RTDE: the safe callback into a
+ *        coalescer of its own; UDP: a STOP), and checked there; send_safe()
+ *        sends exactly those bytes (with fresh sequence fields) from any
+ *        thread that holds the transmit side, and never reads the step's
+ *        commands. The watchdog, a rejected step, a disarm, every
+ *        (re)connect and the stop at exit send it.
+ *   the transport's tables (recipes, check tables, handles) and the
+ *        application's callbacks (connected, safe)
+ *        written by connect(), only while no step runs: before the threads
+ *        start, or on the rx thread with the step's thread parked and the
+ *        transmit side held; read by the step's thread.
+ *   received bytes, the framer, the ring's producer side
+ *        the rx thread alone (recv(), next(), at_rest()).
+ *   the watchdog's episode
+ *        the watching thread alone: the rx thread, or rtl-watch in inline
+ *        mode.
+ *   log lines of the real-time threads
+ *        each thread into its own lock-free queue (<rtloop/log.h>); the
+ *        loop's non-RT thread rtl-log hands them to the application's
+ *        handler.
+ *
+ * What follows from it: the safe package is never derived from the step's
+ * frames (a rejected step and a watchdog send the safe bytes, not the
+ * step's); a reconnect parks the step (no step runs while the transport and
+ * the application's callbacks change); the watchdog fires once per stall
+ * and the late step's commands are then discarded; every end of the loop
+ * (rtl_loop_stop(), a step's error, a lost connection that does not come
+ * back, rtl_loop_destroy()) sends the safe package and waits, bounded,
  * until the transport reports the arm at rest. A loop that is armed yet
  * sends nothing for longer than the controller's watchdog is reported.
- *
- * Logging. What the rx thread, the worker and the watch thread log goes
- * into their own lock-free queues (<rtloop/log.h>); a non-RT thread of the
- * loop ("rtl-log") hands it to the application's handler.
  *
  * Accounting is always on: counters are single-writer relaxed atomics and
  * the histograms are rtl_hist, so a non-RT thread reads them at any time
@@ -62,8 +98,8 @@
  *
  * Hot-path rules: after rtl_loop_start() the rx thread and the worker make
  * no allocation, take no lock, print nothing and perform no system call
- * other than the transport's receive/send and the futex; tests/rt
- * proves it.
+ * other than the transport's receive/send and the futex; tests/rt proves
+ * it.
  */
 #ifndef RTLOOP_LOOP_H
 #define RTLOOP_LOOP_H
@@ -76,6 +112,7 @@
 #include <rtloop/compiler.h>
 #include <rtloop/hist.h>
 #include <rtloop/mem.h>
+#include <rtloop/stat.h>
 
 RTL_BEGIN_DECLS
 
@@ -104,33 +141,13 @@ struct rtl_loop_frame {
 struct rtl_transport;
 
 /*
- * Who owns what: the safety contract every transport keeps (and every
- * test fake, or it proves nothing). docs/architecture.md has the table.
- *
- *   commands (t->commands)  Written by the step's thread alone: the worker,
- *                           the rx thread in inline mode, or the thread of
- *                           the external loop (rtl_loop_read/write()).
- *                           check() and send() read them on that thread.
- *   transmit side           Encoder state, the socket's send path, its
- *                           backlog, the heartbeat: one holder at a time
- *                           (the loop's compare-and-swap flag, tried, never
- *                           waited for on the hot path). check(), send()
- *                           and send_safe() run only while holding it.
- *   safe package            Built by connect() into storage of its own,
- *                           pre-encoded, from the transport's configuration
- *                           (e.g. the application's safe callback), and
- *                           checked there: send_safe() sends exactly those
- *                           bytes (with fresh sequence fields) from any
- *                           thread that holds the transmit side, and never
- *                           reads t->commands. The watchdog, a rejected
- *                           step, a disarm and the stop at exit send it.
- *   connect()               With the application's callbacks in it: only
- *                           while no step runs: before the threads start,
- *                           or on the rx thread with the step's thread
- *                           parked and the transmit side held.
- *   recv(), next(), at_rest()  The rx thread alone.
+ * The transport's operations, called by the loop on the threads the
+ * contract above names. Set .size = sizeof(struct rtl_transport_ops): the
+ * loop reads only that many bytes, so an operation added later is NULL
+ * (not implemented) for a transport built before it.
  */
 struct rtl_transport_ops {
+	size_t size; /* sizeof(struct rtl_transport_ops) */
 	const char *name;
 	/*
 	 * Connect and set up (handshake, recipes, the safe package): slow
@@ -202,7 +219,13 @@ struct rtl_transport_ops {
 /* The longest a transport's recv() waits before it returns -EAGAIN. */
 #define RTL_TRANSPORT_RX_SLICE_NS (50 * 1000 * 1000LL)
 
+/*
+ * A transport as the loop sees it: the implementation fills it at create
+ * (size, ops, impl, commands) and connect() sets the rest. Set .size =
+ * sizeof(struct rtl_transport) (the loop reads only that many bytes).
+ */
 struct rtl_transport {
+	size_t size; /* sizeof(struct rtl_transport) */
 	const struct rtl_transport_ops *ops;
 	void *impl;	    /* the implementation's state */
 	void *commands;	    /* what the step function writes (transport-defined) */
@@ -213,7 +236,7 @@ struct rtl_transport {
 	int64_t rx_timeout_ns;
 	/* The controller stops the arm after this long without a command
 	 * (set by connect; 0: unknown). A loop that sends nothing for longer
-	 * while armed is reported (rtl_loop_stats.silent). */
+	 * while armed is reported (rtl_loop_counters.silent). */
 	int64_t ctrl_watchdog_ns;
 };
 
@@ -235,14 +258,18 @@ enum rtl_loop_rt_mode {
 };
 
 /*
- * The loop's configuration. Zero is a safe value for every field: a
- * configuration with only .transport and .step set runs unpinned threads
+ * The loop's configuration. Set .size = sizeof(struct rtl_loop_config)
+ * (the loop reads only that many bytes: a field added later takes its
+ * default for a program built before it). Zero is a safe value for every
+ * other field: a configuration with only .size, .transport and .step set
+ * runs unpinned threads
  * at the default priorities (rx 90, worker 80) under SCHED_FIFO with
  * memory locked (refusing to start without them), a ring of 64, the newest
  * frame only, the watchdog on (3 periods), no reconnect, armed at start,
  * and at exit the stop is sent and rest awaited for up to 2 s.
  */
 struct rtl_loop_config {
+	size_t size;			 /* sizeof(struct rtl_loop_config) */
 	struct rtl_transport *transport; /* required; not owned */
 	rtl_loop_step_fn step;		 /* NULL for the external-loop API */
 	void *user;
@@ -291,7 +318,7 @@ struct rtl_loop_config {
 	/* Watchdog: when a frame has waited this many periods without a
 	 * step finishing (the worker hangs, or a step runs too long), the
 	 * safe package is sent, once per stall, and the late step's commands
-	 * are discarded (rtl_loop_stats.stale). 0: 3; -1: off. */
+	 * are discarded (rtl_loop_counters.stale). 0: 3; -1: off. */
 	int watchdog_periods;
 	/* Reconnect after a lost connection: attempts (default 0: stop the
 	 * loop instead) and the first back-off (default 100 ms, doubling up
@@ -310,35 +337,51 @@ struct rtl_loop_config {
 
 /* ---- accounting ---------------------------------------------------------------------- */
 
-struct rtl_loop_stats {
-	uint64_t frames;	 /* data frames received (while running) */
-	uint64_t ctrl_skipped;	 /* frames the controller skipped (timestamp steps) */
-	uint64_t worker_skipped; /* frames the worker skipped (newest only) */
-	uint64_t unstepped;	 /* frames received that no step took: the loop ended first */
-	uint64_t ring_full;	 /* frames dropped because the ring was full */
-	uint64_t steps;		 /* step calls */
-	uint64_t overruns;	 /* steps that took longer than a period */
-	uint64_t sends;		 /* sends that put bytes on the wire */
-	uint64_t suppressed;	 /* sends with nothing changed, or disarmed */
-	uint64_t would_block;	 /* sends that would have blocked */
-	uint64_t rejected;	 /* steps whose commands failed the check (safe set sent) */
-	uint64_t stale;	     /* steps whose commands were discarded: the watchdog fired meanwhile */
-	uint64_t after_stop; /* steps whose commands were discarded: the loop was stopping */
-	uint64_t watchdog;   /* watchdog episodes (one per stall) */
-	uint64_t safe_sends; /* safe packages sent: watchdog, rejections, disarm, (re)connect, stop
-			      */
-	uint64_t silent;     /* armed, yet nothing sent for longer than the controller's watchdog */
-	uint64_t reconnects; /* successful reconnects */
-	uint64_t rx_errors;  /* malformed or failed receives */
-	uint64_t rx_timeouts; /* connections declared lost: no frame for rx_timeout_ns */
-	uint64_t log_dropped; /* log lines of the real-time threads dropped (queue full) */
-	/* The stop at exit: */
-	uint64_t stop_frames;	   /* frames received while waiting for rest */
-	uint64_t stop_wait_ns;	   /* from the stop to rest confirmed */
-	uint64_t stop_unconfirmed; /* 1: the arm was not seen at rest (see the report) */
-	/* The worker's wait (and rtl_loop_read()'s): */
-	uint64_t spin_hits;    /* frames found while spinning (no futex wake-up) */
-	uint64_t spin_time_ns; /* time spent spinning, in total */
+/*
+ * The loop's counters, declared once: X(name, what it counts). The
+ * snapshot struct, the loop's atomics, the snapshot copy, the report, its
+ * JSON and the Python binding's dict are all made from this list
+ * (rtl_loop_counter_fields()), so a counter is added here and nowhere else.
+ * New counters go at the end (the snapshot's layout is ABI).
+ */
+#define RTL_LOOP_COUNTERS(X)                                                                     \
+	X(frames, "data frames received (while running)")                                        \
+	X(ctrl_skipped, "frames the controller skipped (timestamp steps)")                       \
+	X(worker_skipped, "frames the worker skipped (newest only)")                             \
+	X(unstepped, "frames received that no step took: the loop ended first")                  \
+	X(ring_full, "frames dropped because the ring was full")                                 \
+	X(steps, "step calls")                                                                   \
+	X(overruns, "steps that took longer than a period")                                      \
+	X(sends, "sends that put bytes on the wire")                                             \
+	X(suppressed, "sends with nothing changed, or disarmed")                                 \
+	X(would_block, "sends that would have blocked")                                          \
+	X(rejected, "steps whose commands failed the check (the safe package was sent)")         \
+	X(stale, "steps whose commands were discarded: the watchdog fired meanwhile")            \
+	X(after_stop, "steps whose commands were discarded: the loop was stopping")              \
+	X(watchdog, "watchdog episodes (one per stall)")                                         \
+	X(safe_sends, "safe packages sent: watchdog, rejections, disarm, (re)connect, stop")     \
+	X(silent, "armed, yet nothing sent for longer than the controller's watchdog")           \
+	X(reconnects, "successful reconnects")                                                   \
+	X(rx_errors, "malformed or failed receives")                                             \
+	X(rx_timeouts, "connections declared lost: no frame for rx_timeout_ns")                  \
+	X(log_dropped, "log lines of the real-time threads dropped (queue full)")                \
+	X(stop_frames, "the stop at exit: frames received while waiting for rest")               \
+	X(stop_wait_ns, "the stop at exit: ns from the stop to rest confirmed")                  \
+	X(stop_unconfirmed, "the stop at exit: 1 when the arm was not seen at rest")             \
+	X(spin_hits, "frames the wait found while spinning (no futex wake-up)")                  \
+	X(spin_time_ns, "ns the wait spent spinning, in total")                                  \
+	RTL_LOOP__TEST_COUNTERS(X)
+
+/* A test of the table adds a counter here (tests/rt/test-loop-counters.c);
+ * nothing else may define it. */
+#ifndef RTL_LOOP__TEST_COUNTERS
+#define RTL_LOOP__TEST_COUNTERS(X)
+#endif
+
+/* A snapshot of the counters (rtl_loop_stats()). Set .size = sizeof. */
+struct rtl_loop_counters {
+	size_t size;
+	RTL_LOOP_COUNTERS(RTL_STAT_U64)
 };
 
 /* The loop's histograms (ns). */
@@ -377,13 +420,17 @@ RTL_API struct rtl_loop_spin rtl_loop_spin_window(int64_t wait_start, int64_t la
 						  int64_t spin_lead_ns);
 
 /*
- * Create a loop for @cfg (copied): allocates and pre-faults the ring and
- * the histograms (on the worker CPU's NUMA node). Does not connect.
- * Not RT-safe.
- * Returns 0 and sets *@out, or
- *   -EINVAL  @out, @cfg or the transport is NULL, or a field is out of
- *            range (message in @err),
- *   -ENOMEM  allocation failed.
+ * Create a loop for @cfg (copied): allocates the histograms and the log
+ * queues (on the worker CPU's NUMA node). Does not connect; the ring is
+ * made, pre-faulted, at the first connect (rtl_loop_start()), when the
+ * transport knows its frame size. Not RT-safe.
+ * Returns 0 and sets *@out (NULL on failure), or
+ *   -EINVAL  @out, @cfg or the transport is NULL, a size is not set (cfg,
+ *            the transport or its ops), or a field is out of range,
+ *   -E2BIG   @cfg (or the transport's ops) has a field this library does
+ *            not know set (built against newer headers),
+ *   -ENOMEM  allocation failed,
+ * with @err filled.
  */
 RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config *cfg,
 			    struct rtl_error *err);
@@ -446,10 +493,13 @@ RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_
  */
 RTL_API int rtl_loop_write(struct rtl_loop *loop);
 
-/* What the step function writes commands into (transport-defined, e.g.
- * a struct rtl_rtde_coalesce * for RTDE, an opaque handle: write through
- * rtl_rtde_coalesce_frame()). */
+/* What the step function writes commands into, transport-defined and
+ * untyped: prefer the transport's typed accessor (rtl_rtde_loop_commands(),
+ * rtl_udp_transport_command(), rtl_drfl_transport_command()). RT-safe. */
 RTL_API void *rtl_loop_commands(struct rtl_loop *loop);
+
+/* The transport the loop was created with (cfg.transport). RT-safe. */
+RTL_API struct rtl_transport *rtl_loop_transport(struct rtl_loop *loop);
 
 /* Arm or disarm the commands. Disarmed, the step's commands are not sent;
  * the first step after a disarm sends the safe package once (if anything
@@ -464,8 +514,20 @@ RTL_API bool rtl_loop_armed(const struct rtl_loop *loop);
  */
 RTL_API uint64_t rtl_loop_step_seq(const struct rtl_loop *loop);
 
-/* Counters, readable at any time from any thread. */
-RTL_API void rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_stats *out);
+/*
+ * A snapshot of the counters into @out (set out->size = sizeof(*out)
+ * first: at most that many bytes are written), readable at any time from
+ * any thread. Returns 0, or -EINVAL (@loop or @out NULL, or out->size not
+ * set). RT-safe (relaxed loads).
+ */
+RTL_API int rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_counters *out);
+
+/*
+ * The counters' table, in report order: name, what it counts, offset in
+ * struct rtl_loop_counters (read a snapshot's value with
+ * rtl_stat_value()). Sets *@n to the number of counters. RT-safe.
+ */
+RTL_API const struct rtl_stat_field *rtl_loop_counter_fields(size_t *n);
 
 /* A histogram, readable at any time (see rtl_hist on live reads). */
 RTL_API const struct rtl_hist *rtl_loop_hist(const struct rtl_loop *loop, enum rtl_loop_hist_id id);

@@ -184,7 +184,7 @@ static int link_try_open(struct link *l, struct sim_server *srv,
 {
 	static const struct link_opts none = { 0 };
 	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	int r;
 
 	memset(l, 0, sizeof(*l));
@@ -366,7 +366,7 @@ static void collect_rest(struct link *l, struct stream *s)
  * dropped, none skipped. */
 static void assert_read_every_frame(struct link *l, const struct stream *s)
 {
-	struct rtl_loop_stats ls;
+	struct rtl_loop_counters ls = { .size = sizeof(ls) };
 
 	cr_assert_not(l->running);
 	rtl_loop_stats(l->loop, &ls);
@@ -969,7 +969,7 @@ Test(sim_client, a_reset_is_reported_and_reconnect_resumes_the_stream)
 	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,control_step" };
 	struct link_opts lo = { .reconnects = 1, .backoff_ns = RTL_NS_PER_SEC };
 	struct sim_server *srv;
-	struct rtl_loop_stats ls;
+	struct rtl_loop_counters ls = { .size = sizeof(ls) };
 	struct sim_stats st;
 	double last_before;
 	struct link l;
@@ -1032,7 +1032,7 @@ Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_
 	struct rtl_rtde_client_config light = { .outputs = "timestamp" };
 	struct raw *slow = &RAW;
 	struct sim_server *srv;
-	struct rtl_loop_stats ls;
+	struct rtl_loop_counters ls = { .size = sizeof(ls) };
 	struct sim_stats st;
 	struct link fast;
 	int64_t end;

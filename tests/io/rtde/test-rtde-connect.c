@@ -125,7 +125,7 @@ static void prog_open(struct prog *p, uint16_t port, const char *inputs, int rec
 		      int64_t backoff_ns)
 {
 	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 
 	memset(p, 0, sizeof(*p));
@@ -174,7 +174,7 @@ Test(rtde_connect, handshake_stream_peer_close_and_reconnect)
 {
 	static struct fake fk = { .conns = 2, .ndata = 3 };
 	struct rtl_error err = { 0 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	char want[80];
 
 	fake_start(&fk);
@@ -254,7 +254,7 @@ Test(rtde_connect, a_silent_peer_times_out_at_the_first_reply)
 {
 	static struct fake fk = { .conns = 1, .silent = true };
 	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 	struct rtl_rtde_transport *tr;
 	struct rtl_loop *loop;
@@ -322,7 +322,7 @@ Test(rtde_connect, only_wrong_size_packages_end_the_session)
 	static struct fake fk = { .conns = 1, .ndata = 2000, .hold = true, .wrong_size = true };
 	const struct rtl_rtde_client_stats *cs;
 	struct rtl_error err = { 0 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	char want[512];
 
 	fake_start(&fk);
@@ -358,7 +358,7 @@ Test(rtde_connect, a_timestamp_jump_saturates_the_frame_skip_count)
 {
 	static struct fake fk = { .conns = 1, .ndata = 5, .jump_at = 3, .jump_s = 1e7 };
 	struct rtl_error err = { 0 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	fake_start(&fk);
 	prog_open(&P, fk.port, NULL, 0, 0);
@@ -379,7 +379,7 @@ Test(rtde_connect, reconnect_backs_off_and_gives_up)
 {
 	static struct fake fk = { .conns = 1, .ndata = 1 };
 	struct rtl_error err = { 0 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	int64_t t0;
 
 	fake_start(&fk);

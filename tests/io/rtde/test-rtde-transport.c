@@ -165,7 +165,7 @@ static int rig_try_start(const struct rig_opts *o, struct rtl_error *err)
 	struct sim_opts so;
 	struct sim_server_opts sv = { 0 };
 	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 
 	sim_opts_default(&so);
 	so.faults = o->faults;
@@ -251,7 +251,7 @@ static void sim_finish(struct sim_stats *ss)
 }
 
 /* Stop the loop (the stop at exit included), then read both sides. */
-static void rig_finish(struct rtl_loop_stats *s, struct sim_stats *ss)
+static void rig_finish(struct rtl_loop_counters *s, struct sim_stats *ss)
 {
 	rtl_loop_stop(R.loop);
 	rtl_loop_join(R.loop);
@@ -259,7 +259,7 @@ static void rig_finish(struct rtl_loop_stats *s, struct sim_stats *ss)
 	sim_finish(ss);
 }
 
-static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct sim_stats *ss)
+static void rig_run(int64_t steps, struct rtl_loop_counters *s, struct sim_stats *ss)
 {
 	await_steps(steps);
 	rig_finish(s, ss);
@@ -275,7 +275,7 @@ static void rig_free(void)
 /* What every run must show at the controller: nothing non-finite
  * received, no command refused, the arm at rest at the end, and the
  * controller's own watchdog never needed. */
-static void expect_safe_end(const struct rtl_loop_stats *s, const struct sim_stats *ss)
+static void expect_safe_end(const struct rtl_loop_counters *s, const struct sim_stats *ss)
 {
 	cr_expect_eq(ss->nonfinite_in, 0, "%llu non-finite doubles reached the controller",
 		     (unsigned long long)ss->nonfinite_in);
@@ -296,7 +296,7 @@ static void expect_safe_end(const struct rtl_loop_stats *s, const struct sim_sta
 static void skipped_packages_counted_exactly(void)
 {
 	struct rig_opts o = { .faults = { .skip_every = 50 } };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_stats ss;
 	double cycles;
 
@@ -337,7 +337,7 @@ RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, skipped_packages_counted_exactl
 Test(loop_rtde, commands_move_the_robot_and_the_heartbeat_cannot_be_forgotten)
 {
 	struct rig_opts o = { 0 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_stats ss;
 	double moved, expect;
 
@@ -376,7 +376,7 @@ Test(loop_rtde, commands_move_the_robot_and_the_heartbeat_cannot_be_forgotten)
 Test(loop_rtde, keepalive_feeds_the_heartbeat_while_another_recipe_streams)
 {
 	struct rig_opts o = { 0 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_stats ss;
 	struct rtl_rtde_coalesce_stats cmd;
 
@@ -396,7 +396,7 @@ Test(loop_rtde, keepalive_feeds_the_heartbeat_while_another_recipe_streams)
 Test(loop_rtde, silence_without_keepalive_is_reported_and_the_controller_stops)
 {
 	struct rig_opts o = { .keepalive_ns = -1 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_stats ss;
 
 	rig_reset();
@@ -422,7 +422,7 @@ Test(loop_rtde, silence_without_keepalive_is_reported_and_the_controller_stops)
 static void watchdog_stops_the_robot_once_per_stall(void)
 {
 	struct rig_opts o = { .watchdog_periods = 10 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_stats mid, ss;
 
 	rig_reset();
@@ -463,7 +463,7 @@ RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, watchdog_stops_the_robot_once_p
 static void non_finite_commands_never_reach_the_controller(void)
 {
 	struct rig_opts o = { 0 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_stats ss;
 
 	rig_reset();
@@ -501,7 +501,7 @@ Test(loop_rtde, a_non_finite_safe_set_fails_the_connect)
 static void stop_leaves_the_arm_at_rest(void)
 {
 	struct rig_opts o = { .default_safe = true }; /* the transport's own: mode STOP */
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_stats ss;
 
 	rig_reset();
@@ -521,7 +521,7 @@ RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, stop_leaves_the_arm_at_rest, ri
 static void step_error_leaves_the_arm_at_rest(void)
 {
 	struct rig_opts o = { 0 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_stats ss;
 
 	rig_reset();
@@ -543,7 +543,7 @@ RTL_TEST_BOTH_MODES(loop_rtde, loop_rtde_inline, step_error_leaves_the_arm_at_re
 static void reset_connection_reconnects_disarmed(void)
 {
 	struct rig_opts o = { .faults = { .reset_after = 200 }, .reconnects = 5 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_stats ss;
 
 	rig_reset();
@@ -586,7 +586,7 @@ static void *external_main(void *arg)
 Test(loop_rtde, external_loop_moves_the_robot_and_stops_it)
 {
 	struct rig_opts o = { .external = true, .watchdog_periods = 50 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_stats ss;
 	pthread_t th;
 
@@ -635,11 +635,11 @@ static int step_check_order(struct rtl_loop *loop, const struct rtl_loop_frame *
  * transport and the loop in @tr and @loop for the caller to look at and
  * destroy. */
 static int run_burst(struct fake *fk, rtl_loop_step_fn step_fn, bool inline_step,
-		     struct rtl_loop_stats *s, struct rtl_rtde_transport **tr,
+		     struct rtl_loop_counters *s, struct rtl_rtde_transport **tr,
 		     struct rtl_loop **loop)
 {
 	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 	int ret;
 
@@ -673,7 +673,7 @@ static void data_in_the_start_read_reaches_the_loop(void)
 	 * data time-out once every frame has been stepped. */
 	static struct fake fk = { .conns = 1, .ndata = 100, .burst = true, .hold = true };
 	struct rtl_rtde_transport *tr = NULL;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct rtl_loop *loop;
 
 	cr_expect_eq(run_burst(&fk, step_check_order, rig_inline, &s, &tr, &loop), -ETIMEDOUT);
@@ -709,7 +709,7 @@ Test(loop_rtde, frames_left_when_the_stream_ends_are_counted)
 	 * vanishes. */
 	static struct fake fk = { .conns = 1, .ndata = 100, .burst = true };
 	struct rtl_rtde_transport *tr = NULL;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct rtl_loop *loop;
 
 	cr_expect_lt(run_burst(&fk, step_slowly, false, &s, &tr, &loop), 0);
@@ -731,7 +731,7 @@ Test(loop_rtde, refused_connection_names_the_fix)
 {
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_rtde_transport *tr = NULL;
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_loop *loop;
 	struct rtl_error err = { 0 };
 	uint16_t port;
@@ -891,9 +891,9 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_faults_nothing_and_prints_noth
 	struct sim_opts so;
 	struct sim_server_opts sv = { 0 };
 	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	long rx_faults[2] = { -1, -1 }, unused;
 	long writes[2][2] = { { -1, -1 }, { -1, -1 } };
 	pid_t rx_tid, worker_tid;

@@ -191,7 +191,7 @@ static void rig_start_wd(enum what what, uint32_t skip_every, int watchdog_perio
 {
 	struct sim_udp_opts so;
 	struct rtl_udp_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 
 	atomic_store(&R.what, what);
@@ -248,7 +248,7 @@ static uint64_t datagrams_sent(void)
 
 /* Stop the loop (the stop at exit included), wait (bounded) until the
  * simulator has every datagram sent, stop it, read both sides. */
-static void rig_finish(struct rtl_loop_stats *s, struct sim_udp_stats *ss)
+static void rig_finish(struct rtl_loop_counters *s, struct sim_udp_stats *ss)
 {
 	int64_t end;
 
@@ -268,7 +268,7 @@ static void rig_finish(struct rtl_loop_stats *s, struct sim_udp_stats *ss)
 }
 
 /* Run until @steps steps (bounded by 8 s), then finish. */
-static void rig_run(int64_t steps, struct rtl_loop_stats *s, struct sim_udp_stats *ss)
+static void rig_run(int64_t steps, struct rtl_loop_counters *s, struct sim_udp_stats *ss)
 {
 	await_steps(steps);
 	rig_finish(s, ss);
@@ -287,7 +287,7 @@ static void rig_free(void)
 /* What every run must show at the controller: nothing non-finite, no
  * command refused, the arm at rest (as the transport judges it: 0.06
  * deg/s), the controller's time-out never needed, every datagram in. */
-static void expect_safe_end(const struct rtl_loop_stats *s, const struct sim_udp_stats *ss)
+static void expect_safe_end(const struct rtl_loop_counters *s, const struct sim_udp_stats *ss)
 {
 	cr_expect_eq(ss->nonfinite_in, 0, "%llu non-finite doubles reached the controller",
 		     (unsigned long long)ss->nonfinite_in);
@@ -302,7 +302,7 @@ static void expect_safe_end(const struct rtl_loop_stats *s, const struct sim_udp
 
 static void two_seconds_at_1khz_with_skips_counted_exactly(void)
 {
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_udp_stats ss;
 	struct rtl_udp_transport_stats ts;
 
@@ -362,7 +362,7 @@ RTL_TEST_BOTH_MODES(loop_udp, loop_udp_inline, two_seconds_at_1khz_with_skips_co
 
 Test(loop_udp, speedj_commands_move_the_robot)
 {
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_udp_stats ss;
 	double moved, expect;
 
@@ -399,7 +399,7 @@ Test(loop_udp, speedj_commands_move_the_robot)
 Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
 {
 	struct rtl_motion_config mc;
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_udp_stats ss;
 	double rms;
 
@@ -433,7 +433,7 @@ Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
  */
 static void watchdog_stops_the_robot_once_per_stall(void)
 {
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_udp_stats mid, ss;
 
 	rig_reset();
@@ -467,7 +467,7 @@ RTL_TEST_BOTH_MODES(loop_udp, loop_udp_inline, watchdog_stops_the_robot_once_per
  */
 static void non_finite_commands_never_reach_the_controller(void)
 {
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_udp_stats ss;
 
 	rig_reset();
@@ -487,7 +487,7 @@ Test(loop_udp, nothing_listening_is_refused_with_the_fix)
 {
 	struct rtl_udp_transport_config tc = { 0 };
 	struct rtl_udp_transport *tr = NULL;
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_loop *loop;
 	struct rtl_error err = { 0 };
 	struct sim_udp_opts so;

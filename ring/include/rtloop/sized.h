@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Structs that can grow: the library side of the rule in docs/api.md
+ * ("Room to grow"). Every public configuration, ops table and counters
+ * snapshot starts with `size_t size`, which the caller sets to the sizeof
+ * it was compiled with. The library then knows how much of the struct the
+ * caller has:
+ *   - in (a configuration, an ops table): a caller's struct smaller than
+ *     the library's is copied and the rest zero-filled: an older program
+ *     gets the defaults of the fields it did not know (zero means default
+ *     in every configuration, NULL "not implemented" in every ops table);
+ *     a larger one (a program built against newer headers, run on an older
+ *     library) is accepted when the bytes the library does not know are
+ *     all zero, and refused (-E2BIG) otherwise: a setting asked for would
+ *     otherwise be silently ignored. A size of 0 (a zeroed struct whose
+ *     size was never set) is refused with the fix.
+ *   - out (a counters snapshot): the library writes at most the caller's
+ *     size: an older program's smaller snapshot is not overrun.
+ * The same test the Linux kernel applies to its extensible structs
+ * (sched_attr, clone_args, open_how), without its "0 means the first
+ * version": here 0 is a forgotten size.
+ *
+ * Internal: compiled into the library, not installed.
+ */
+#ifndef RTLOOP_SIZED_H
+#define RTLOOP_SIZED_H
+
+#include <stddef.h>
+
+#include <rtloop/compiler.h>
+#include <rtloop/error.h>
+
+/*
+ * Copy the caller's sized struct @src into the library's @dst of @dst_size
+ * bytes (whose first member is the size_t size). @what names the struct in
+ * the error ("struct rtl_loop_config"). Returns 0, or -EINVAL (@src NULL,
+ * or its size 0 or smaller than the size member) or -E2BIG (larger, with a
+ * non-zero byte past what this library knows), with @err filled. Not
+ * RT-safe (set-up time).
+ */
+int rtl__sized_in(void *dst, size_t dst_size, const void *src, const char *what,
+		  struct rtl_error *err);
+
+/*
+ * Copy the library's snapshot @src of @src_size bytes into the caller's
+ * @dst, at most dst's own size; dst->size is kept. Returns 0, or -EINVAL
+ * (@dst NULL or its size below the size member). RT-safe.
+ */
+int rtl__sized_out(void *dst, const void *src, size_t src_size);
+
+/* The size member of a sized struct. */
+static inline size_t rtl__size_of(const void *sized)
+{
+	return *(const size_t *)sized;
+}
+
+#endif /* RTLOOP_SIZED_H */
