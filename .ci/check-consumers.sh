@@ -347,6 +347,7 @@ for h in "$prefix"/include/rtloop/*.h; do
 		fi
 	done
 done
+check "the installed headers' call shape (tests/headers/check-call-shape.py --include, report only)" python3 "$src/tests/headers/check-call-shape.py" --report-only --include "$prefix/include"
 
 # ---- 6. relocation -------------------------------------------------------------------------
 section "the prefix moved elsewhere"
