@@ -52,9 +52,9 @@ import rtl_headers as R  # noqa: E402
 LIT = 68
 INLINE = re.compile(r"(?P<param>@[A-Za-z_]\w*)|(?P<func>\brtl_\w+?(?:_\*)?\(\))"
                     r"|(?P<inc><rtloop/[\w.]+>)")
-ERR_TERM = re.compile(r"^(?P<term>-E[A-Z0-9]+(?:(?:,\s*|\s+or\s+)-E[A-Z0-9]+)*"
-                      r"|other\s+-errno|other|-errno)"
-                      r"(?:[.,;]?\s*$|\s{2,}(?P<desc>\S.*)$|(?P<paren>\s\(.*)$)")
+ERR_CODE = r"(?:-E[A-Z0-9]+|other\s+-errno|-errno)"
+ERR_TERM = re.compile(r"^(?P<term>%s(?:(?:,\s*|\s+or\s+)%s)*|other)"
+                      r"(?:[.,;]?\s*$|\s+(?P<desc>\S.*)$)" % (ERR_CODE, ERR_CODE))
 RETURN_WORD = re.compile(r"\breturns?\b", re.I)
 
 
@@ -223,8 +223,7 @@ def error_entries(lines):
     for line in lines:
         m = ERR_TERM.match(line) if indent_of(line) == 0 else None
         if m:
-            text = m.group("desc") or (m.group("paren") or "").strip()
-            entries.append([m.group("term"), text])
+            entries.append([" ".join(m.group("term").split()), m.group("desc") or ""])
         elif indent_of(line) > 0 and entries:
             entries[-1][1] += " " + line.strip()
         else:
@@ -323,27 +322,35 @@ def _indented(lines, out, tabs, in_list=False):
 
 
 def wrap_decl(text, width=LIT, indent=0, cont=4):
-    """A declaration broken after commas inside its parentheses so that
-    each line fits width; continuation lines indented by cont more."""
+    """A declaration broken so that each line fits width: after the '(' of
+    its parameters and after the commas between them; continuation lines
+    indented by cont more."""
     first = " " * indent
     if len(first + text) <= width:
         return [first + text]
-    pieces, depth, cur = [], 0, ""
+    pieces, depth, cur, prev = [], 0, "", ""
     for c in text:
         cur += c
         if c == "(":
             depth += 1
+            if depth == 1 and (prev.isalnum() or prev in "_)"):
+                pieces.append(cur)
+                cur = ""
         elif c == ")":
             depth -= 1
         elif c == "," and depth >= 1:
             pieces.append(cur)
             cur = ""
+        if not c.isspace():
+            prev = c
     pieces.append(cur)
     lines, line = [], first + pieces[0]
     pad = " " * (indent + cont)
     for p in pieces[1:]:
-        if len(line + p) <= width:
+        if len(line + p) <= width or line.endswith("(") and len(line) <= len(pad):
             line += p
+        elif line.endswith("(") and len(line + p.lstrip()) <= width:
+            line += p.lstrip()
         else:
             lines.append(line.rstrip())
             line = pad + p.lstrip()
@@ -376,7 +383,7 @@ def record_lines(kind, tag, members, indent=0, tail=""):
 
 
 def enum_lines(e):
-    lines = ["enum %s {" % e.tag]
+    lines = ["enum %s{" % (e.tag + " " if e.tag else "")]
     for v in e.values:
         lines += wrap_decl("%s%s," % (v.name, " = " + v.value if v.value else ""), indent=4)
     lines.append("};")
@@ -498,7 +505,7 @@ def render_record(rec, out):
 
 
 def render_enum(e, out):
-    out.append("## enum " + esc(e.tag))
+    out.append("## enum " + (esc(e.tag) or "(constants)"))
     out.append("")
     if e.comment:
         render_blocks(text_blocks(e.comment.text), out)

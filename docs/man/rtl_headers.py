@@ -39,6 +39,8 @@ MARKERS = {"RTL_BEGIN_DECLS", "RTL_END_DECLS", "RTL_FLEXIBLE_BEGIN", "RTL_FLEXIB
 GLUE_DIRECTIVES = {"if", "ifdef", "ifndef", "elif", "else", "endif", "include", "undef",
                    "pragma", "error", "warning"}
 DIVIDER = re.compile(r"^-{2,}\s*(.*?)\s*-*$")
+EXTERN_C = re.compile(r'extern\s+"C"\s*\{')
+CLANG_FORMAT = re.compile(r"(//|/\*)\s*clang-format\s+(on|off)\b")
 IDENT = re.compile(r"[A-Za-z_]\w*")
 ATTRIBUTE = re.compile(r"__attribute__\s*\(\(")
 C_WORDS = {"const", "volatile", "struct", "union", "enum", "unsigned", "signed", "short",
@@ -359,7 +361,9 @@ def _scan(text, first_line=1, terminators=";"):
             continue
         if text.startswith("/*", i) or text.startswith("//", i):
             j = _read_comment(text, i)
-            events.append(_Event("comment", text[i:j], lines.line(i), lines.line(j - 1), i, j))
+            if not CLANG_FORMAT.match(text[i:j]):  # a fence for the formatter, not a doc
+                events.append(_Event("comment", text[i:j], lines.line(i), lines.line(j - 1),
+                                     i, j))
             i = j
             continue
         if c == "#" and _at_line_start(text, i):
@@ -371,6 +375,13 @@ def _scan(text, first_line=1, terminators=";"):
         m = IDENT.match(text, i)
         if m and m.group(0) in MARKERS:
             i = m.end()
+            continue
+        m = EXTERN_C.match(text, i)
+        if m:  # extern "C" { ... } spelled out: its braces are not a body
+            i = m.end()
+            continue
+        if c == "}":
+            i += 1
             continue
         j, code, _ = _read_statement(text, i, terminators)
         events.append(_Event("statement", " ".join(code.split()), lines.line(i),
@@ -484,6 +495,9 @@ def parse_param(text):
         p.type = (text[:m.start(1)] + text[m.end(1):]).strip()
         p.stars = 1
         return p
+    bits = re.search(r"\s*:\s*\w+$", text)
+    if bits and "(" not in text[bits.start():]:
+        text = text[:bits.start()]  # a bit-field's width
     m = re.search(r"(\w+)\s*((?:\[[^\]]*\]\s*)+)$", text)
     if m:
         p.name, p.array = m.group(1), "".join(m.group(2).split())
@@ -633,7 +647,7 @@ def _parse_enum(ev):
             items.append(Enumerator(name=name.strip(), value=" ".join(value.split()))
                          if text else None)
     _attach(items, events, lines, member_mode=True)
-    tag = re.match(r"\s*enum\s+(\w*)", ev.text).group(1)
+    tag = re.match(r"\s*enum\s*(\w*)", ev.text).group(1)
     return Enum(tag=tag, values=[i for i in items if i is not None])
 
 
@@ -658,7 +672,7 @@ def _classify(ev):
             rec.members = _parse_members(ev.raw[start:end],
                                          ev.first + ev.raw[:start].count("\n"))
         return rec
-    if re.match(r"enum\s+\w+\s*\{", code):
+    if re.match(r"enum\s*\w*\s*\{", code):
         return _parse_enum(ev)
     return None
 
