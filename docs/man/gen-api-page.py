@@ -299,11 +299,13 @@ def render_blocks(blocks, out, tabs=0, heading="bold"):
 
 
 def _indented(lines, out, tabs, in_list=False):
-    """An indented block: a list of codes or a table that does not fit as it
-    is becomes a term list; what fits stays literal (a diagram keeps its
-    shape); inside a list or a term's text, lines are kept as lines."""
+    """An indented block: a list of codes, or a table most of whose lines do
+    not fit, becomes a term list; the rest stays literal (a diagram or
+    pseudo-code keeps its shape, a line or two too wide wrapped); inside a
+    list or a term's text, lines are kept as lines."""
     errors = error_entries(lines)
-    fits = all(len(l) <= LIT - 8 * tabs for l in lines)
+    wide = sum(1 for l in lines if len(l) > LIT - 8 * tabs)
+    fits = wide <= max(1, len(lines) // 5) if len(lines) > 1 else wide == 0
     if errors:
         term_list(errors, out, tabs, fmt_term=esc)
     elif fits and not tabs:
