@@ -253,7 +253,7 @@ def term_entries(lines):
 # ---- blocks into scdoc ------------------------------------------------------------------
 
 
-def literal(lines, out, tabs=0):
+def literal(lines, out):
     out.append("```")
     for line in lines:
         for piece in wrap_literal(line):
@@ -644,47 +644,56 @@ def page_name(header_name):
     return "rtloop_" + header_name
 
 
+def render_synopsis(hdr, out):
+    out += ["# SYNOPSIS", "", "*#include <rtloop/%s>*" % esc(hdr.name), ""]
+    lines = []
+    for f in hdr.public_functions:
+        lines += prototype_lines(f)
+    for v in hdr.of(R.Variable):
+        lines += wrap_decl(v.text)
+    if lines:
+        literal(lines, out)
+        out += ["Link with *-lrtloop* (pkg-config: *rtloop*).", ""]
+
+
+RENDERERS = {R.Function: render_function, R.Record: render_record, R.Enum: render_enum,
+             R.Typedef: render_typedef, R.Variable: render_variable}
+
+
+def render_section(title, items, out):
+    """One of FUNCTIONS, TYPES, MACROS, VARIABLES: its items in header
+    order, each note as a subsection before the items it precedes."""
+    out += ["# " + title, ""]
+    macros = []
+    for entry in items:
+        if isinstance(entry, R.Macro):
+            macros.append(entry)
+            continue
+        if macros:
+            render_macros(macros, out)
+            macros = []
+        if isinstance(entry, tuple):
+            note, divider = entry
+            out += ["## " + plain(note_title(note, divider)), ""]
+            render_blocks(text_blocks(note.comment.text), out)
+        else:
+            RENDERERS[type(entry)](entry, out)
+    if macros:
+        render_macros(macros, out)
+
+
 def render(hdr, version, pages):
+    """The scdoc source of the header's page."""
     page = page_name(hdr.name)
     out = ['%s(3) "rtloop %s"' % (page, version), "", "# NAME", "", name_line(hdr, page), ""]
-    out += ["# SYNOPSIS", "", "*#include <rtloop/%s>*" % esc(hdr.name), ""]
-    funcs = [f for f in hdr.public_functions]
-    variables = hdr.of(R.Variable)
-    if funcs or variables:
-        lines = []
-        for f in funcs:
-            lines += prototype_lines(f)
-        for v in variables:
-            lines += wrap_decl(v.text)
-        literal(lines, out)
-        out.append("Link with *-lrtloop* (pkg-config: *rtloop*).")
-        out.append("")
+    render_synopsis(hdr, out)
     out += ["# DESCRIPTION", ""]
     if hdr.intro:
         render_blocks(text_blocks(hdr.intro.text), out, heading="ss")
     sec = sections(hdr)
-    renderers = {R.Function: render_function, R.Record: render_record, R.Enum: render_enum,
-                 R.Typedef: render_typedef, R.Variable: render_variable}
     for title in ("FUNCTIONS", "TYPES", "MACROS", "VARIABLES"):
-        items = sec[title]
-        if not items:
-            continue
-        out += ["# " + title, ""]
-        macros = []
-        for entry in items:
-            if isinstance(entry, tuple):
-                note, divider = entry
-                if macros:
-                    render_macros(macros, out)
-                    macros = []
-                out += ["## " + plain(note_title(note, divider)), ""]
-                render_blocks(text_blocks(note.comment.text), out)
-            elif isinstance(entry, R.Macro):
-                macros.append(entry)
-            else:
-                renderers[type(entry)](entry, out)
-        if macros:
-            render_macros(macros, out)
+        if sec[title]:
+            render_section(title, sec[title], out)
     refs = see_also(hdr, pages, (page, "3"))
     out += ["# SEE ALSO", "", ", ".join("*%s*(%s)" % (esc(n), s) for n, s in refs), ""]
     return "\n".join(out)

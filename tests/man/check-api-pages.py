@@ -65,8 +65,8 @@ def covering_note(hdr, func):
             return note
         if isinstance(item, R.Note):
             text = item.comment.text
-            if item.divider:
-                note = None
+            if item.divider:  # a new part of the header; its own text may cover it
+                note = item.divider if text.strip() else None
             elif text.startswith("Common to") or re.search(r"\bbelow\b", text.split("\n")[0]):
                 note = re.split(r"[:.]", text, 1)[0]
     return None
