@@ -90,7 +90,7 @@ static int is_xml(const char *path, bool *xml)
 }
 
 int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, const char *key,
-		    bool *added_ts, struct rec_error *err)
+		bool *added_ts, struct rec_error *err)
 {
 	struct rtl_rtde_recipe_opts opts = { .dir = RTL_RTDE_RECIPE_OUTPUT };
 	struct rtl_rtde_recipe *r = malloc(sizeof(*r));
@@ -108,8 +108,7 @@ int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, c
 		goto out;
 	}
 	if (!fields && !config) {
-		ret = rec_error_set(err, -EINVAL,
-					"no fields to record: give --fields or --config");
+		ret = rec_error_set(err, -EINVAL, "no fields to record: give --fields or --config");
 		goto out;
 	}
 	if (fields) {
@@ -118,7 +117,7 @@ int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, c
 		ret = is_xml(config, &xml);
 		if (ret < 0) {
 			rec_error_set(err, ret, "--config '%s': cannot open it: %s", config,
-					  strerror(-ret));
+				      strerror(-ret));
 			goto out;
 		}
 		if (!xml) {
@@ -138,11 +137,11 @@ int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, c
 		while (len && rep->text[len - 1] == '\n')
 			len--;
 		rec_error_set(err, ret, "%s%s%s: the recipe does not build:\n%.*s%s", what,
-				  config && !fields ? " " : "", config && !fields ? config : "",
-				  (int)len, rep->text,
-				  xml && ret == -ENOENT && !key
-					  ? "\n(choose a recipe with --recipe KEY)"
-					  : "");
+			      config && !fields ? " " : "", config && !fields ? config : "",
+			      (int)len, rep->text,
+			      xml && ret == -ENOENT && !key
+				      ? "\n(choose a recipe with --recipe KEY)"
+				      : "");
 		goto out;
 	}
 	if (rtl_rtde_recipe_handle(r, "timestamp", &h) < 0) {
@@ -152,8 +151,7 @@ int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, c
 			*added_ts = true;
 	}
 	if (off >= cap || rtl_rtde_recipe_names(r, buf + off, cap - off) < 0) {
-		ret = rec_error_set(err, -E2BIG, "%s: the names do not fit %zu bytes", what,
-					cap);
+		ret = rec_error_set(err, -E2BIG, "%s: the names do not fit %zu bytes", what, cap);
 		goto out;
 	}
 	ret = (int)r->n + (off ? 1 : 0);
@@ -216,7 +214,7 @@ static int out_open(struct out *o, const char *path, bool binary, struct rec_err
 			path, o->partial);
 	if (o->fd < 0)
 		return rec_error_set(err, -errno, "--output '%s': cannot create '%s': %s", path,
-					 o->partial, strerror(errno));
+				     o->partial, strerror(errno));
 	return 0;
 }
 
@@ -339,8 +337,7 @@ out:
 	return o->err;
 }
 
-int rec_create(struct rtl_rec **out, const struct rec_config *cfg,
-		   struct rec_error *err)
+int rec_create(struct rtl_rec **out, const struct rec_config *cfg, struct rec_error *err)
 {
 	struct rtl_rtde_recipe_opts opts = { .dir = RTL_RTDE_RECIPE_OUTPUT };
 	struct rtl_rtde_transport_config tc = { 0 };
@@ -358,12 +355,11 @@ int rec_create(struct rtl_rec **out, const struct rec_config *cfg,
 	if (cfg->frequency < 0 || (cfg->frequency > 0 && cfg->frequency < 1) ||
 	    isnan(cfg->frequency))
 		return rec_error_set(err, -EINVAL,
-					 "--frequency must be 0 (the maximum) or >= 1 Hz");
+				     "--frequency must be 0 (the maximum) or >= 1 Hz");
 	if (cfg->duration_ns < 0)
 		return rec_error_set(err, -EINVAL, "--duration must not be negative");
 	if (cfg->ring_capacity & (cfg->ring_capacity - 1))
-		return rec_error_set(err, -EINVAL,
-					 "record: ring capacity must be a power of two");
+		return rec_error_set(err, -EINVAL, "record: ring capacity must be a power of two");
 	if (strlen(cfg->outputs) >= NAMES_MAX)
 		return rec_error_set(err, -E2BIG, "record: the outputs list is too long");
 	rec = calloc(1, sizeof(*rec));
@@ -387,8 +383,7 @@ int rec_create(struct rtl_rec **out, const struct rec_config *cfg,
 	if (ret > 0 && rtl_rtde_recipe_handle(r, "timestamp", &ts) < 0) {
 		/* Skips are counted from `timestamp`: always record it. */
 		if (strlen(cfg->outputs) + sizeof("timestamp,") > sizeof(rec->outputs)) {
-			ret = rec_error_set(err, -E2BIG,
-						"record: the outputs list is too long");
+			ret = rec_error_set(err, -E2BIG, "record: the outputs list is too long");
 			goto err_free;
 		}
 		snprintf(rec->outputs, sizeof(rec->outputs), "timestamp,%s", cfg->outputs);
@@ -396,7 +391,7 @@ int rec_create(struct rtl_rec **out, const struct rec_config *cfg,
 	}
 	if (ret < 0) {
 		rec_error_set(err, ret, "record: the outputs do not build a recipe (%s)",
-				  strerror(-ret));
+			      strerror(-ret));
 		goto err_free;
 	}
 	rec->ring_capacity = ring_capacity(cfg, r->host_size);
@@ -492,7 +487,7 @@ static int write_headers(struct rtl_rec *rec, const struct rec_meta *m)
 
 	if (rec->csv.fd >= 0) {
 		n = rec_csv_header(rec->line, rec->line_cap, &rec->schema,
-				       !rec->cfg.no_extra_columns);
+				   !rec->cfg.no_extra_columns);
 		if (n < 0 || out_add(&rec->csv, rec->line, (size_t)n, false) < 0)
 			return -EIO;
 	}
@@ -511,7 +506,7 @@ static int write_row(struct rtl_rec *rec, const struct rec_row *row)
 
 	if (rec->csv.fd >= 0) {
 		n = rec_csv_row(rec->line, rec->line_cap, &rec->schema, row,
-				    !rec->cfg.no_extra_columns);
+				!rec->cfg.no_extra_columns);
 		if (n < 0 || out_add(&rec->csv, rec->line, (size_t)n, true) < 0)
 			return -EIO;
 	}
@@ -557,8 +552,7 @@ static uint64_t widen_skipped(uint32_t low, double gap_s, const struct rtl_rtde_
 	return low + (k << 32);
 }
 
-static void progress(struct rtl_rec *rec, const struct rec_result *res, int64_t now,
-		     int64_t start)
+static void progress(struct rtl_rec *rec, const struct rec_result *res, int64_t now, int64_t start)
 {
 	struct rtl_loop_counters st = { .size = sizeof(st) };
 
@@ -652,17 +646,16 @@ static void explain_lost(struct rtl_rec *rec, struct rec_result *res,
 
 	if (!ce->err.code) {
 		rec_error_set(&res->io_error, res->loop_result ? res->loop_result : -ECONNRESET,
-				  "%s:%u: the connection was lost after %" PRIu64
-				  " data packages (%s)",
-				  rec->host, rec->cfg.port, seen,
-				  strerror(res->loop_result ? -res->loop_result : ECONNRESET));
+			      "%s:%u: the connection was lost after %" PRIu64 " data packages (%s)",
+			      rec->host, rec->cfg.port, seen,
+			      strerror(res->loop_result ? -res->loop_result : ECONNRESET));
 		return;
 	}
 	if (ce->state != RTL_RTDE_CLIENT_RUNNING || ce->err.code != -ECONNRESET) {
 		/* During a handshake step, or a protocol error: the client's
 		 * message names the step and the package. */
-		rec_error_set(&res->io_error, ce->err.code, "%s:%u: %s", rec->host,
-				  rec->cfg.port, ce->err.msg);
+		rec_error_set(&res->io_error, ce->err.code, "%s:%u: %s", rec->host, rec->cfg.port,
+			      ce->err.msg);
 		return;
 	}
 	/* Closed while streaming. The client's text blames a slow reader,
@@ -695,20 +688,20 @@ static void explain_io(struct rec_result *res, const struct out *o)
 {
 	if (o->rows)
 		rec_error_set(&res->io_error, o->err,
-				  "%s: %s after %" PRIu64
-				  " complete rows; the file holds those %" PRIu64 " rows",
-				  o->path, strerror(-o->err), o->rows, o->rows);
+			      "%s: %s after %" PRIu64
+			      " complete rows; the file holds those %" PRIu64 " rows",
+			      o->path, strerror(-o->err), o->rows, o->rows);
 	else
 		rec_error_set(&res->io_error, o->err,
-				  "%s: %s before the first row was complete; %s was left as it was",
-				  o->path, strerror(-o->err), o->path);
+			      "%s: %s before the first row was complete; %s was left as it was",
+			      o->path, strerror(-o->err), o->path);
 }
 
 int rec_run(struct rtl_rec *rec, struct rec_result *res, struct rec_error *err)
 {
 	struct rtl_error rterr = { 0 };
 	struct rtl_rtde_client *client;
-	const struct rtl_rtde_client_stats *cs;
+	struct rtl_rtde_client_counters cs = { .size = sizeof(cs) };
 	struct rtl_loop_counters st = { .size = sizeof(st) };
 	struct rec_meta meta;
 	struct out *bad_out;
@@ -759,7 +752,7 @@ int rec_run(struct rtl_rec *rec, struct rec_result *res, struct rec_error *err)
 		out_finish(&rec->csv);
 		out_finish(&rec->bin);
 		return rec_error_set(err, ret, "record: cannot set up the rows (%s)",
-					 strerror(-ret));
+				     strerror(-ret));
 	}
 	fill_meta(rec, &meta, &res->info);
 	if (rec->cfg.progress) {
@@ -882,12 +875,12 @@ int rec_run(struct rtl_rec *rec, struct rec_result *res, struct rec_error *err)
 	res->ring_full = st.ring_full;
 	res->after_stop = st.frames - res->rows - res->dropped;
 	/* The rx thread has ended: its client may be read. */
-	cs = rtl_rtde_client_stats(client);
-	res->client_data = cs->data;
-	res->client_skipped = cs->skipped;
-	res->wrong_recipe = cs->wrong_recipe;
-	res->wrong_size = cs->wrong_size;
-	res->malformed = cs->malformed;
+	rtl_rtde_client_stats(client, &cs);
+	res->client_data = cs.data;
+	res->client_skipped = cs.skipped;
+	res->wrong_recipe = cs.wrong_recipe;
+	res->wrong_size = cs.wrong_size;
+	res->malformed = cs.malformed;
 	/* The controller's skips are those before the rows written: the
 	 * client's total also holds the gap before a package that came after
 	 * the stop. Its own drops (wrong size, recipe, malformed) are not in

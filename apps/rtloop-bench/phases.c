@@ -695,7 +695,7 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	struct sim_udp_opts so;
 	struct sim_udp *sim = NULL;
 	struct rtl_udp_transport *tr = NULL;
-	struct rtl_udp_transport_config tc = { 0 };
+	struct rtl_udp_transport_config tc = { .size = sizeof(tc) };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 	struct rtl_thread *sim_th = NULL;
@@ -732,10 +732,9 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	lc.transport = rtl_udp_transport_base(tr);
 	lc.step = udp_echo_step;
 	/* The UDP mode keeps no wake-up histogram. */
-	ret = measure_ours(
-		cfg, &lc,
-		&(struct ours_sim){ sim, sim_udp_echo_hist(sim), NULL, udp_sim_counts }, rep,
-		rt, progress, pctx, why, why_len);
+	ret = measure_ours(cfg, &lc,
+			   &(struct ours_sim){ sim, sim_udp_echo_hist(sim), NULL, udp_sim_counts },
+			   rep, rt, progress, pctx, why, why_len);
 
 out:
 	if (sim_running) {

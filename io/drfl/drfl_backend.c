@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <rtloop/drfl_backend.h>
+#include <rtloop/sized.h>
 #include <rtloop/motion_backend.h>
 
 #define DEFAULT_HOST "192.168.137.100"
@@ -28,7 +29,7 @@ static int fail(struct rtl_error *err, int code, const char *call)
 
 RTL_API bool rtl_drfl_api_complete(const struct rtl_drfl_api *a)
 {
-	if (!a)
+	if (!a || !RTL_SIZED_HAS(struct rtl_drfl_api, a, read_data_rt))
 		return false;
 	return a->connect_rt_control && a->disconnect_rt_control && a->set_rt_control_input &&
 	       a->set_rt_control_output && a->start_rt_control && a->stop_rt_control &&
@@ -50,16 +51,22 @@ static void to_f6(const double in[6], float out[6])
 		out[i] = (float)in[i];
 }
 
-RTL_API int rtl_drfl_open(const struct rtl_drfl_api *api, const struct rtl_drfl_config *cfg,
+RTL_API int rtl_drfl_open(const struct rtl_drfl_api *api, const struct rtl_drfl_config *user_cfg,
 			  struct rtl_error *err)
 {
+	struct rtl_drfl_config cfg_copy;
+	const struct rtl_drfl_config *cfg = &cfg_copy;
 	double period, v[6];
 	float f[6];
-	int loss;
+	int loss, ret;
 	const char *call;
 
-	if (!api || !cfg || !rtl_drfl_api_complete(api))
-		return fail(err, -EINVAL, "the entry-point table (incomplete)");
+	if (!api || !rtl_drfl_api_complete(api))
+		return fail(err, -EINVAL, "the entry-point table (incomplete, or no .size)");
+	ret = rtl__sized_in(&cfg_copy, sizeof(cfg_copy), user_cfg, "DRFL: struct rtl_drfl_config",
+			    err);
+	if (ret < 0)
+		return ret;
 	period = cfg->period_s ? cfg->period_s : 0.001;
 	if (!(period >= 0.001 && period <= 1.0))
 		return fail(err, -EINVAL, "the period (0.001..1 s)");

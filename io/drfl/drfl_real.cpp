@@ -155,6 +155,7 @@ extern "C" RTL_API int rtl_drfl_api_real(struct rtl_drfl_api *api)
 	CDRFLEx *r = new (std::nothrow) CDRFLEx;
 	if (!r)
 		return -ENOMEM;
+	api->size = sizeof(*api);
 	api->ctx = r;
 	api->connect_rt_control = connect_rt;
 	api->disconnect_rt_control = disconnect_rt;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <rtloop/drfl_transport.h>
+#include <rtloop/sized.h>
 #include <rtloop/log.h>
 #include <rtloop/ring.h>
 #include <rtloop/stat.h>
@@ -43,6 +44,7 @@ struct rtl_drfl_transport {
 	struct rtl_transport base;
 	struct rtl_drfl_transport_config cfg;
 	struct rtl_drfl_api api;
+	struct rtl_drfl_config drfl;
 	struct rtl_ring *states, *alarms;
 	/* The wake-up: DRFL's thread bumps events after each commit and
 	 * wakes the rx thread when it said it sleeps. */
@@ -62,14 +64,9 @@ struct rtl_drfl_transport {
 	struct rtl_udp_cmd cmd;
 	/* The safe stop, built at connect. */
 	float safe_vel[6], safe_acc[6], safe_t;
+	/* Each counter's writer is in <rtloop/drfl_transport.h>. */
 	struct {
-		/* DRFL's thread. */
-		_Atomic uint64_t callbacks, overflow, alarms, alarms_dropped;
-		/* The rx thread. */
-		_Atomic uint64_t states, stale, duplicate, nonfinite_state, resyncs, rx_deadline,
-			alarms_logged, alarms_suppressed;
-		/* The transmit side's holder. */
-		_Atomic uint64_t commands, command_failed, safe;
+		RTL_DRFL_TRANSPORT_COUNTERS(RTL_STAT_ATOMIC)
 	} c;
 };
 
@@ -363,7 +360,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 	t->why[0] = '\0';
 	t->have_ts = false;
 	callbacks(t, true);
-	ret = rtl_drfl_open(&t->api, &t->cfg.drfl, err);
+	ret = rtl_drfl_open(&t->api, &t->drfl, err);
 	if (ret < 0) {
 		callbacks(t, false);
 		return ret;
@@ -382,8 +379,8 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 				"%.1f s; check that nothing else holds the robot's RT session "
 				"(one client at a time) and the RT address fits the firmware "
 				"(docs/doosan-rt.md 2.1)",
-				t->cfg.drfl.host ? t->cfg.drfl.host : "192.168.137.100",
-				t->cfg.drfl.port ? t->cfg.drfl.port : RTL_UDP_DEFAULT_PORT,
+				t->drfl.host ? t->drfl.host : "192.168.137.100",
+				t->drfl.port ? t->drfl.port : RTL_UDP_DEFAULT_PORT,
 				(double)t->cfg.connect_timeout_ns * 1e-9);
 		}
 		wait_states(t, seen, left < 10 * RTL_NS_PER_MS ? left : 10 * RTL_NS_PER_MS);
@@ -427,39 +424,71 @@ static bool nonneg(double v)
 	return v >= 0 && isfinite(v);
 }
 
+/* The caller's configuration, its session settings and its table, each
+ * copied at this library's size (docs/api.md, "Room to grow"). */
+static int take_config(struct rtl_drfl_transport *t, const struct rtl_drfl_transport_config *cfg,
+		       struct rtl_error *err)
+{
+	static const struct rtl_drfl_config no_session = { .size = sizeof(no_session) };
+	int ret = rtl__sized_in(&t->cfg, sizeof(t->cfg), cfg,
+				"DRFL transport: struct rtl_drfl_transport_config", err);
+
+	if (ret == 0)
+		ret = rtl__sized_in(&t->drfl, sizeof(t->drfl), cfg->drfl ? cfg->drfl : &no_session,
+				    "DRFL transport: struct rtl_drfl_config", err);
+	if (ret == 0 && !cfg->api)
+		ret = rtl_error_set(err, -EINVAL, "DRFL transport: no entry-point table (api)");
+	if (ret == 0)
+		ret = rtl__sized_in(&t->api, sizeof(t->api), cfg->api,
+				    "DRFL transport: struct rtl_drfl_api", err);
+	t->cfg.api = &t->api;
+	t->cfg.drfl = &t->drfl;
+	return ret;
+}
+
 RTL_API int rtl_drfl_transport_create(struct rtl_drfl_transport **out,
-				      const struct rtl_drfl_transport_config *cfg,
+				      const struct rtl_drfl_transport_config *user_cfg,
 				      struct rtl_error *err)
 {
 	struct rtl_drfl_transport *t;
+	const struct rtl_drfl_transport_config *cfg;
 	double period;
 	int ret;
 
-	if (!out || !cfg || !cfg->api)
-		return rtl_error_set(err, -EINVAL, "DRFL transport: no configuration or table");
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "DRFL transport: nowhere to put it");
 	*out = NULL;
-	if (!rtl_drfl_api_complete(cfg->api))
-		return rtl_error_set(err, -EINVAL,
-				     "DRFL transport: the entry-point table is incomplete");
-	if (!cfg->api->set_on_rt_monitoring_data)
-		return rtl_error_set(err, -ENOTSUP,
-				     "DRFL transport: the table has no set_on_rt_monitoring_data; "
-				     "the transport takes each RT state from that callback");
-	period = cfg->drfl.period_s ? cfg->drfl.period_s : 0.001;
-	if (!(period >= 0.001 && period <= 1.0) || cfg->connect_timeout_ns < 0 ||
-	    !nonneg(cfg->limits.max_joint_vel) || !nonneg(cfg->limits.max_linear_vel) ||
-	    !nonneg(cfg->limits.max_angular_vel) || !nonneg(cfg->rest_speed) ||
-	    !(nonneg(cfg->safe_decel) || cfg->safe_decel == RTL_UDP_AUTO))
-		return rtl_error_set(err, -EINVAL,
-				     "DRFL transport: a period outside 0.001..1 s, a negative "
-				     "time-out, limit or rest speed, or a safe deceleration that "
-				     "is neither >= 0 nor AUTO");
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return rtl_error_set(err, -ENOMEM, "DRFL transport: out of memory");
-	t->cfg = *cfg;
-	t->api = *cfg->api;
-	t->cfg.api = &t->api;
+	ret = take_config(t, user_cfg, err);
+	if (ret < 0) {
+		free(t);
+		return ret;
+	}
+	cfg = &t->cfg;
+	ret = -EINVAL;
+	if (!rtl_drfl_api_complete(cfg->api)) {
+		rtl_error_set(err, -EINVAL, "DRFL transport: the entry-point table is incomplete");
+		goto err_free;
+	}
+	if (!cfg->api->set_on_rt_monitoring_data) {
+		ret = rtl_error_set(err, -ENOTSUP,
+				    "DRFL transport: the table has no set_on_rt_monitoring_data; "
+				    "the transport takes each RT state from that callback");
+		goto err_free;
+	}
+	period = cfg->drfl->period_s ? cfg->drfl->period_s : 0.001;
+	if (!(period >= 0.001 && period <= 1.0) || cfg->connect_timeout_ns < 0 ||
+	    !nonneg(cfg->limits.max_joint_vel) || !nonneg(cfg->limits.max_linear_vel) ||
+	    !nonneg(cfg->limits.max_angular_vel) || !nonneg(cfg->rest_speed) ||
+	    !(nonneg(cfg->safe_decel) || cfg->safe_decel == RTL_UDP_AUTO)) {
+		rtl_error_set(err, -EINVAL,
+			      "DRFL transport: a period outside 0.001..1 s, a negative "
+			      "time-out, limit or rest speed, or a safe deceleration that "
+			      "is neither >= 0 nor AUTO");
+		goto err_free;
+	}
 	if (!t->cfg.connect_timeout_ns)
 		t->cfg.connect_timeout_ns = DEFAULT_CONNECT_TIMEOUT_NS;
 	if (!t->cfg.rx_timeout_ns)
@@ -487,6 +516,10 @@ RTL_API int rtl_drfl_transport_create(struct rtl_drfl_transport **out,
 	t->base.values_size = sizeof(struct rtl_udp_frame);
 	*out = t;
 	return 0;
+
+err_free:
+	free(t);
+	return ret;
 }
 
 RTL_API void rtl_drfl_transport_destroy(struct rtl_drfl_transport *t)
@@ -509,26 +542,26 @@ RTL_API struct rtl_udp_cmd *rtl_drfl_transport_command(struct rtl_drfl_transport
 	return t ? &t->cmd : NULL;
 }
 
-RTL_API void rtl_drfl_transport_stats(const struct rtl_drfl_transport *t,
-				      struct rtl_drfl_transport_stats *out)
+#define FIELD(name, doc) RTL_STAT_FIELD(rtl_drfl_transport_counters, name, doc)
+static const struct rtl_stat_field counter_fields[] = { RTL_DRFL_TRANSPORT_COUNTERS(FIELD) };
+#undef FIELD
+
+RTL_API const struct rtl_stat_field *rtl_drfl_transport_counter_fields(size_t *n)
 {
-	if (!t || !out)
-		return;
-	*out = (struct rtl_drfl_transport_stats){
-		.callbacks = get(&t->c.callbacks),
-		.states = get(&t->c.states),
-		.overflow = get(&t->c.overflow),
-		.stale = get(&t->c.stale),
-		.duplicate = get(&t->c.duplicate),
-		.nonfinite_state = get(&t->c.nonfinite_state),
-		.resyncs = get(&t->c.resyncs),
-		.rx_deadline = get(&t->c.rx_deadline),
-		.alarms = get(&t->c.alarms),
-		.alarms_logged = get(&t->c.alarms_logged),
-		.alarms_suppressed = get(&t->c.alarms_suppressed),
-		.alarms_dropped = get(&t->c.alarms_dropped),
-		.commands = get(&t->c.commands),
-		.command_failed = get(&t->c.command_failed),
-		.safe = get(&t->c.safe),
-	};
+	if (n)
+		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
+	return counter_fields;
+}
+
+RTL_API int rtl_drfl_transport_stats(const struct rtl_drfl_transport *t,
+				     struct rtl_drfl_transport_counters *out)
+{
+	struct rtl_drfl_transport_counters s = { .size = sizeof(s) };
+
+	if (!t)
+		return -EINVAL;
+#define COPY(name, doc) s.name = get(&t->c.name);
+	RTL_DRFL_TRANSPORT_COUNTERS(COPY)
+#undef COPY
+	return rtl__sized_out(out, &s, sizeof(s));
 }

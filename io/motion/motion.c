@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include <rtloop/motion.h>
+#include <rtloop/sized.h>
 
 #define N RTL_MOTION_AXES
 #define PI 3.14159265358979323846
@@ -72,13 +73,9 @@ struct motion_cmd {
 };
 
 /* Written by the step thread only, read by any thread through
- * rtl_motion_get_stats(). */
+ * rtl_motion_stats(). */
 struct motion_counters {
-	_Atomic uint64_t steps;
-	_Atomic uint64_t commands;
-	_Atomic uint64_t rejected;
-	_Atomic uint64_t latched;
-	_Atomic uint64_t limit_clamps;
+	RTL_MOTION_COUNTERS(RTL_STAT_ATOMIC)
 	_Atomic uint64_t events[RTL_MOTION_EV_COUNT];
 };
 
@@ -161,6 +158,7 @@ RTL_API int rtl_motion_config_init(struct rtl_motion_config *cfg, int64_t period
 	if (!cfg || period_ns <= 0)
 		return -EINVAL;
 	*cfg = (struct rtl_motion_config){
+		.size = sizeof(*cfg),
 		.period_ns = period_ns,
 		.timeout_ns = RTL_MOTION_DEFAULT_TIMEOUT_NS,
 		.loss_count = RTL_MOTION_LOSS_OFF,
@@ -192,17 +190,31 @@ static bool config_ok(const struct rtl_motion_config *cfg)
 	return true;
 }
 
-RTL_API int rtl_motion_create(struct rtl_motion **out, const struct rtl_motion_config *cfg)
+RTL_API int rtl_motion_create(struct rtl_motion **out, const struct rtl_motion_config *user_cfg,
+			      struct rtl_error *err)
 {
+	struct rtl_motion_config cfg_copy;
+	const struct rtl_motion_config *cfg = &cfg_copy;
 	struct rtl_motion *m;
+	int ret;
 
 	if (out)
 		*out = NULL;
-	if (!out || !cfg || !config_ok(cfg))
-		return -EINVAL;
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "motion: nowhere to put it (out is NULL)");
+	ret = rtl__sized_in(&cfg_copy, sizeof(cfg_copy), user_cfg,
+			    "motion: struct rtl_motion_config", err);
+	if (ret < 0)
+		return ret;
+	if (!config_ok(cfg))
+		return rtl_error_set(
+			err, -EINVAL,
+			"motion: a period or time-out <= 0, a loss count of 0 or below "
+			"-1, a rotation radius that is not finite and > 0, or a limit "
+			"that is not > 0: start from rtl_motion_config_init()");
 	m = malloc(sizeof(*m));
 	if (!m)
-		return -ENOMEM;
+		return rtl_error_set(err, -ENOMEM, "motion: out of memory");
 	/* Writing every byte here, at set-up time, also faults the pages in:
 	 * the step then touches only memory that is already resident. */
 	memset(m, 0, sizeof(*m));
@@ -806,15 +818,29 @@ RTL_API int rtl_motion_step(struct rtl_motion *m, int64_t now_ns,
 	return (int)m->mode;
 }
 
-RTL_API void rtl_motion_get_stats(const struct rtl_motion *m, struct rtl_motion_stats *s)
+#define FIELD(name, doc) RTL_STAT_FIELD(rtl_motion_counters, name, doc)
+static const struct rtl_stat_field counter_fields[] = { RTL_MOTION_COUNTERS(FIELD) };
+#undef FIELD
+
+RTL_API const struct rtl_stat_field *rtl_motion_counter_fields(size_t *n)
 {
-	s->steps = atomic_load_explicit(&m->cnt.steps, memory_order_relaxed);
-	s->commands = atomic_load_explicit(&m->cnt.commands, memory_order_relaxed);
-	s->rejected = atomic_load_explicit(&m->cnt.rejected, memory_order_relaxed);
-	s->latched = atomic_load_explicit(&m->cnt.latched, memory_order_relaxed);
-	s->limit_clamps = atomic_load_explicit(&m->cnt.limit_clamps, memory_order_relaxed);
+	if (n)
+		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
+	return counter_fields;
+}
+
+RTL_API int rtl_motion_stats(const struct rtl_motion *m, struct rtl_motion_counters *out)
+{
+	struct rtl_motion_counters s = { .size = sizeof(s) };
+
+	if (!m)
+		return -EINVAL;
+#define COPY(name, doc) s.name = rtl_stat_get(&m->cnt.name);
+	RTL_MOTION_COUNTERS(COPY)
+#undef COPY
 	for (int i = 0; i < RTL_MOTION_EV_COUNT; i++)
-		s->events[i] = atomic_load_explicit(&m->cnt.events[i], memory_order_relaxed);
+		s.events[i] = rtl_stat_get(&m->cnt.events[i]);
+	return rtl__sized_out(out, &s, sizeof(s));
 }
 
 RTL_API const char *rtl_motion_mode_name(enum rtl_motion_mode mode)

@@ -19,7 +19,7 @@ RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_loop *loop, in
 {
 	int ret = rtl_motion_step(m, now_ns, measured, out);
 
-	/* The motion keeps its own counters (rtl_motion_get_stats()); the
+	/* The motion keeps its own counters (rtl_motion_stats()); the
 	 * trace says which frame of the loop raised the events. */
 	if (ret >= 0 && out->events)
 		rtl_trace_motion_event(rtl_loop_step_seq(loop), out->events);

@@ -30,6 +30,8 @@
 
 #include <rtloop/log.h>
 #include <rtloop/rtde_client.h>
+#include <rtloop/sized.h>
+#include <rtloop/stat.h>
 
 #include "txt.h"
 
@@ -58,7 +60,9 @@ struct rtl_rtde_client {
 	} run;
 	int64_t started_ns;   /* RUNNING since (START accepted or first data) */
 	int64_t last_data_ns; /* the last data package delivered; 0: none since START */
-	struct rtl_rtde_client_stats stats;
+	struct {
+		RTL_RTDE_CLIENT_COUNTERS(RTL_STAT_ATOMIC)
+	} stats;
 	struct rtl_rtde_client_event queue[RTL_RTDE_CLIENT_EVENT_QUEUE];
 	unsigned q_head, q_len;
 	struct rtl_rtde_client_error error;
@@ -372,7 +376,7 @@ static void inputs_from(struct rtl_rtde_client *c, int64_t now, unsigned i)
 
 static void malformed_reply(struct rtl_rtde_client *c, int type, size_t len, int err)
 {
-	c->stats.malformed++;
+	rtl_stat_add(&c->stats.malformed, 1);
 	fail(c, err == -EPROTO ? -EPROTO : -EBADMSG,
 	     "malformed %s reply (%zu bytes): %s; the peer is not a UR controller or speaks "
 	     "another protocol version than agreed",
@@ -678,7 +682,7 @@ static void on_reply(struct rtl_rtde_client *c, int64_t now, int type, const uin
 	if (!want) {
 		struct txt t = drop_begin(c, -EPROTO);
 
-		c->stats.unexpected++;
+		rtl_stat_add(&c->stats.unexpected, 1);
 		t_str(&t, "a ");
 		t_str(&t, pkg_name(type));
 		t_str(&t, " reply arrived in state ");
@@ -757,14 +761,14 @@ static void on_text(struct rtl_rtde_client *c, const uint8_t *pkg, size_t len)
 	if (err) {
 		struct txt m = drop_begin(c, -EBADMSG);
 
-		c->stats.malformed++;
+		rtl_stat_add(&c->stats.malformed, 1);
 		t_str(&m, "malformed TEXT_MESSAGE of ");
 		t_u64(&m, len);
 		t_str(&m, " bytes (lengths do not add up)");
 		drop_done(c, &m);
 		return;
 	}
-	c->stats.text++;
+	rtl_stat_add(&c->stats.text, 1);
 	if (!(c->cfg.flags & RTL_RTDE_CLIENT_NO_TEXT_LOG)) {
 		switch (t->level) {
 		case RTL_RTDE_LEVEL_EXCEPTION:
@@ -844,11 +848,12 @@ static uint64_t account(struct rtl_rtde_client *c, struct rtl_rtde_client_data *
 			skipped = steps - 1 - dropped;
 	}
 	if (back)
-		c->stats.resets++;
+		rtl_stat_add(&c->stats.resets, 1);
 	c->have_base = true;
 	/* Saturating: a jump's count must not wrap the total. */
-	c->stats.skipped =
-		skipped > UINT64_MAX - c->stats.skipped ? UINT64_MAX : c->stats.skipped + skipped;
+	rtl_stat_add(&c->stats.skipped, skipped > UINT64_MAX - rtl_stat_get(&c->stats.skipped)
+						? UINT64_MAX - rtl_stat_get(&c->stats.skipped)
+						: skipped);
 	return skipped;
 }
 
@@ -865,7 +870,7 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 		running(c, now);
 	} else if (c->state != RTL_RTDE_CLIENT_RUNNING && c->state != RTL_RTDE_CLIENT_PAUSING) {
 		t = drop_begin(c, -EPROTO);
-		c->stats.unexpected++;
+		rtl_stat_add(&c->stats.unexpected, 1);
 		t_str(&t, "a DATA_PACKAGE arrived in state ");
 		t_str(&t, rtl_rtde_client_state_name(c->state));
 		t_str(&t, ", before START");
@@ -875,7 +880,7 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 	err = rtl_rtde_decode_data(pkg, len, c->info.protocol, RTL_RTDE_FROM_CONTROLLER, &d);
 	if (err) {
 		t = drop_begin(c, -EBADMSG);
-		c->stats.malformed++;
+		rtl_stat_add(&c->stats.malformed, 1);
 		c->run.malformed++;
 		t_str(&t, "malformed DATA_PACKAGE of ");
 		t_u64(&t, len);
@@ -885,7 +890,7 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 	}
 	if (d.has_recipe_id && d.recipe_id != c->info.output_id) {
 		t = drop_begin(c, -ENOMSG);
-		c->stats.wrong_recipe++;
+		rtl_stat_add(&c->stats.wrong_recipe, 1);
 		c->run.recipe++;
 		c->run.last_id = d.recipe_id;
 		t_str(&t, "DATA_PACKAGE with recipe id ");
@@ -899,7 +904,7 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 	}
 	if (d.fields_len != c->outputs.wire_size) {
 		t = drop_begin(c, -EBADMSG);
-		c->stats.wrong_size++;
+		rtl_stat_add(&c->stats.wrong_size, 1);
 		c->run.size++;
 		c->run.last_len = d.fields_len;
 		t_str(&t, "DATA_PACKAGE of the wrong size: ");
@@ -913,7 +918,7 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 	if (c->state == RTL_RTDE_CLIENT_RUNNING && data_timeout(c))
 		c->deadline = now + data_timeout(c);
 	c->last_data_ns = now;
-	c->stats.data++;
+	rtl_stat_add(&c->stats.data, 1);
 	ev.u.data.fields = d.fields;
 	ev.u.data.len = d.fields_len;
 	ev.u.data.skipped = account(c, &ev.u.data);
@@ -927,7 +932,7 @@ static void on_package(struct rtl_rtde_client *c, int64_t now, const uint8_t *pk
 	int type = pkg[2];
 	struct txt t;
 
-	c->stats.packages++;
+	rtl_stat_add(&c->stats.packages, 1);
 	switch (type) {
 	case RTL_RTDE_PKG_DATA:
 		on_data(c, now, pkg, len);
@@ -945,7 +950,7 @@ static void on_package(struct rtl_rtde_client *c, int64_t now, const uint8_t *pk
 		break;
 	default:
 		t = drop_begin(c, -EBADMSG);
-		c->stats.malformed++;
+		rtl_stat_add(&c->stats.malformed, 1);
 		t_str(&t, "package of unknown type ");
 		t_u64(&t, (uint64_t)type);
 		t_str(&t, " (");
@@ -1070,7 +1075,7 @@ RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, int64_t now,
 			continue;
 		}
 		if (r < 0) {
-			c->stats.malformed++;
+			rtl_stat_add(&c->stats.malformed, 1);
 			fail(c, r, "%s", rtl_rtde_framer_error(c->framer)->err.msg);
 			continue;
 		}
@@ -1456,9 +1461,28 @@ RTL_API const struct rtl_rtde_client_info *rtl_rtde_client_info(const struct rtl
 	return c ? &c->info : NULL;
 }
 
-RTL_API const struct rtl_rtde_client_stats *rtl_rtde_client_stats(const struct rtl_rtde_client *c)
+#define FIELD(name, doc) RTL_STAT_FIELD(rtl_rtde_client_counters, name, doc)
+static const struct rtl_stat_field counter_fields[] = { RTL_RTDE_CLIENT_COUNTERS(FIELD) };
+#undef FIELD
+
+RTL_API const struct rtl_stat_field *rtl_rtde_client_counter_fields(size_t *n)
 {
-	return c ? &c->stats : NULL;
+	if (n)
+		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
+	return counter_fields;
+}
+
+RTL_API int rtl_rtde_client_stats(const struct rtl_rtde_client *c,
+				  struct rtl_rtde_client_counters *out)
+{
+	struct rtl_rtde_client_counters s = { .size = sizeof(s) };
+
+	if (!c)
+		return -EINVAL;
+#define COPY(name, doc) s.name = rtl_stat_get(&c->stats.name);
+	RTL_RTDE_CLIENT_COUNTERS(COPY)
+#undef COPY
+	return rtl__sized_out(out, &s, sizeof(s));
 }
 
 RTL_API const struct rtl_rtde_client_error *
@@ -1470,5 +1494,5 @@ rtl_rtde_client_last_error(const struct rtl_rtde_client *c)
 RTL_API void rtl_rtde_client_count_reconnect(struct rtl_rtde_client *c)
 {
 	if (c)
-		c->stats.reconnects++;
+		rtl_stat_add(&c->stats.reconnects, 1);
 }

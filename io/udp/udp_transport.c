@@ -17,6 +17,7 @@
 #include <rtloop/log.h>
 #include <rtloop/stat.h>
 #include <rtloop/time.h>
+#include <rtloop/sized.h>
 #include <rtloop/udp_transport.h>
 
 #define DEFAULT_CONNECT_TIMEOUT_NS (3 * RTL_NS_PER_SEC)
@@ -66,9 +67,7 @@ struct rtl_udp_transport {
 	/* transmit owner */
 	uint64_t tx_seq;
 	struct {
-		_Atomic uint64_t datagrams, states, bad, reordered, other, resyncs, commands, safe,
-			would_block, no_kernel_ts, malformed, stale, duplicate, nonfinite_state,
-			rx_deadline, alarms, alarms_suppressed, server_byes;
+		RTL_UDP_TRANSPORT_COUNTERS(RTL_STAT_ATOMIC)
 	} c;
 	int tx_safe_len; /* the safe STOP, encoded at connect */
 	uint8_t tx[RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE];
@@ -648,13 +647,17 @@ static const struct rtl_transport_ops udp_ops = {
 /* ---- set-up ------------------------------------------------------------------------------------
  */
 
-static int transport_init(struct rtl_udp_transport *t, const struct rtl_udp_transport_config *cfg,
-			  struct rtl_error *err)
+static int transport_init(struct rtl_udp_transport *t,
+			  const struct rtl_udp_transport_config *user_cfg, struct rtl_error *err)
 {
+	struct rtl_udp_transport_config cfg_copy;
+	const struct rtl_udp_transport_config *cfg = &cfg_copy;
 	int ret;
 
-	if (!t || !cfg)
-		return rtl_error_set(err, -EINVAL, "UDP transport: no configuration");
+	ret = rtl__sized_in(&cfg_copy, sizeof(cfg_copy), user_cfg,
+			    "UDP transport: struct rtl_udp_transport_config", err);
+	if (ret < 0)
+		return ret;
 	if (cfg->period_ns < 0 || cfg->period_ns > RTL_NS_PER_SEC || cfg->connect_timeout_ns < 0 ||
 	    !(cfg->max_joint_vel >= 0) || !(cfg->max_linear_vel >= 0) ||
 	    !(cfg->max_angular_vel >= 0) || !(cfg->rest_speed >= 0) ||
@@ -731,27 +734,26 @@ RTL_API struct rtl_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *
 	return t ? &t->cmd : NULL;
 }
 
-RTL_API void rtl_udp_transport_stats(const struct rtl_udp_transport *t,
-				     struct rtl_udp_transport_stats *out)
+#define FIELD(name, doc) RTL_STAT_FIELD(rtl_udp_transport_counters, name, doc)
+static const struct rtl_stat_field counter_fields[] = { RTL_UDP_TRANSPORT_COUNTERS(FIELD) };
+#undef FIELD
+
+RTL_API const struct rtl_stat_field *rtl_udp_transport_counter_fields(size_t *n)
 {
-#define GET(x) atomic_load_explicit(&t->c.x, memory_order_relaxed)
-	out->datagrams = GET(datagrams);
-	out->states = GET(states);
-	out->bad = GET(bad);
-	out->reordered = GET(reordered);
-	out->other = GET(other);
-	out->alarms = GET(alarms);
-	out->alarms_suppressed = GET(alarms_suppressed);
-	out->server_byes = GET(server_byes);
-	out->resyncs = GET(resyncs);
-	out->commands = GET(commands);
-	out->safe = GET(safe);
-	out->would_block = GET(would_block);
-	out->no_kernel_ts = GET(no_kernel_ts);
-	out->malformed = GET(malformed);
-	out->stale = GET(stale);
-	out->duplicate = GET(duplicate);
-	out->nonfinite_state = GET(nonfinite_state);
-	out->rx_deadline = GET(rx_deadline);
-#undef GET
+	if (n)
+		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
+	return counter_fields;
+}
+
+RTL_API int rtl_udp_transport_stats(const struct rtl_udp_transport *t,
+				    struct rtl_udp_transport_counters *out)
+{
+	struct rtl_udp_transport_counters s = { .size = sizeof(s) };
+
+	if (!t)
+		return -EINVAL;
+#define COPY(name, doc) s.name = rtl_stat_get(&t->c.name);
+	RTL_UDP_TRANSPORT_COUNTERS(COPY)
+#undef COPY
+	return rtl__sized_out(out, &s, sizeof(s));
 }

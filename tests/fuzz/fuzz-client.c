@@ -100,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const int64_t ms = 1000000;
 	struct rtl_rtde_client_config cfg = { 0 };
 	struct rtl_rtde_client *c = NULL;
-	const struct rtl_rtde_client_stats *st;
+	struct rtl_rtde_client_counters st = { .size = sizeof(st) };
 	struct fuzz_chunker ch;
 	unsigned char *frame_buf;
 	size_t frame_cap = 64 * 1024;
@@ -173,10 +173,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	send_all(c);
 	FUZZ_CHECK(rtl_rtde_client_closed(c, now, 0) == 0);
 	drain(c, now, RTL_RTDE_CLIENT_EVENT_QUEUE + 1, frame_buf, frame_cap);
-	st = rtl_rtde_client_stats(c);
-	FUZZ_CHECK(st->data + st->wrong_recipe <= st->packages);
-	FUZZ_CHECK(st->text <= st->packages);
-	FUZZ_CHECK(st->reconnects == reconnects);
+	rtl_rtde_client_stats(c, &st);
+	FUZZ_CHECK(st.data + st.wrong_recipe <= st.packages);
+	FUZZ_CHECK(st.text <= st.packages);
+	FUZZ_CHECK(st.reconnects == reconnects);
 	free(frame_buf);
 	rtl_rtde_client_destroy(c);
 	return 0;

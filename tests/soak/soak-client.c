@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 {
 	struct rtl_rtde_transport_config tc = { .client = { .outputs = "timestamp" } };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
-	const struct rtl_rtde_client_stats *st;
+	struct rtl_rtde_client_counters st = { .size = sizeof(st) };
 	struct rtl_rtde_transport *tr;
 	struct rtl_error err = { 0 };
 	struct rtl_loop *loop;
@@ -137,13 +137,13 @@ int main(int argc, char **argv)
 	}
 	if (rc < 0)
 		fprintf(stderr, "soak-client: %s\n", err.msg);
-	st = rtl_rtde_client_stats(rtl_rtde_transport_client(tr));
+	rtl_rtde_client_stats(rtl_rtde_transport_client(tr), &st);
 	printf("packages=%llu skipped=%llu resets=%llu reconnects=%llu text=%llu malformed=%llu "
 	       "first_ts=%.6f last_ts=%.6f wall_s=%.6f drift_ms=%.3f\n",
-	       (unsigned long long)s.packages, (unsigned long long)st->skipped,
-	       (unsigned long long)st->resets, (unsigned long long)st->reconnects,
-	       (unsigned long long)st->text, (unsigned long long)st->malformed, s.first_ts,
-	       s.last_ts, (double)(s.last_ns - s.first_ns) / 1e9,
+	       (unsigned long long)s.packages, (unsigned long long)st.skipped,
+	       (unsigned long long)st.resets, (unsigned long long)st.reconnects,
+	       (unsigned long long)st.text, (unsigned long long)st.malformed, s.first_ts, s.last_ts,
+	       (double)(s.last_ns - s.first_ns) / 1e9,
 	       ((s.last_ts - s.first_ts) - (double)(s.last_ns - s.first_ns) / 1e9) * 1e3);
 	rtl_loop_destroy(loop);
 	rtl_rtde_transport_destroy(tr);

@@ -9,6 +9,8 @@
 #ifndef RTLOOP_COMPILER_H
 #define RTLOOP_COMPILER_H
 
+#include <stddef.h>
+
 #define RTL_API __attribute__((visibility("default")))
 
 /* Size of the unit of coherence we keep producer and consumer apart by. Two
@@ -17,6 +19,17 @@
 
 #define RTL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define RTL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/*
+ * Structs that can grow (docs/api.md, "Room to grow") start with a size_t
+ * size member. RTL_SIZED_HAS(type, p, m): does the struct *@p, of @type,
+ * reach member @m (a table of an older build does not have the members
+ * added after it)? RTL_OPS_HAS: and is that member, a function pointer,
+ * set? For the ops tables the library fills and a program calls through
+ * (struct rtl_ur_manage_ops), and the library's own reads.
+ */
+#define RTL_SIZED_HAS(type, p, m) ((p)->size >= offsetof(type, m) + sizeof(((type *)0)->m))
+#define RTL_OPS_HAS(type, p, m) (RTL_SIZED_HAS(type, p, m) && (p)->m)
 
 #if defined(__GNUC__)
 #define RTL_INLINE static inline __attribute__((always_inline))

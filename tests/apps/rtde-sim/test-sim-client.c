@@ -53,6 +53,7 @@
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
 
+#include "counters.h"
 #include "server.h"
 #include "sim.h"
 
@@ -65,8 +66,7 @@
 
 /* ---- server ------------------------------------------------------------------------------ */
 
-static struct sim_server *serve(const struct sim_opts *o,
-				    const struct sim_server_opts *so)
+static struct sim_server *serve(const struct sim_opts *o, const struct sim_server_opts *so)
 {
 	struct sim_server_opts def = { 0 };
 	struct sim_server *srv = NULL;
@@ -220,8 +220,8 @@ static int link_try_open(struct link *l, struct sim_server *srv,
 	return 0;
 }
 
-static void dial(struct link *l, struct sim_server *srv,
-		 const struct rtl_rtde_client_config *cfg, const struct link_opts *o)
+static void dial(struct link *l, struct sim_server *srv, const struct rtl_rtde_client_config *cfg,
+		 const struct link_opts *o)
 {
 	struct rtl_error err;
 	int r = link_try_open(l, srv, cfg, o, &err);
@@ -283,10 +283,10 @@ static const struct rtl_rtde_client_info *info_of(struct link *l)
 }
 
 /* The client's counters: after link_stop() only (the rx thread owns them). */
-static const struct rtl_rtde_client_stats *stats_of(struct link *l)
+static struct rtl_rtde_client_counters stats_of(struct link *l)
 {
 	cr_assert_not(l->running, "the client's counters are read after the stop");
-	return rtl_rtde_client_stats(client_of(l));
+	return client_counts(client_of(l));
 }
 
 static bool contains(const char *s, const char *what)
@@ -518,8 +518,7 @@ Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 		cr_assert_eq(in->output_id, 1);
 		cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(client_of(&l)),
 						    "control_step", &h),
-			     p == SIM_PROFILE_CB3 ? -ENOENT : 0, "%s: control_step",
-			     prof->name);
+			     p == SIM_PROFILE_CB3 ? -ENOENT : 0, "%s: control_step", prof->name);
 
 		cr_assert_eq(collect(&l, &S, 50, 2 * RTL_NS_PER_SEC), 50, "%s: %zu packages",
 			     prof->name, S.n);
@@ -531,8 +530,8 @@ Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 				     "control_step counts periods since the controller start");
 		cr_assert_eq(S.skipped_sum, 0);
 		link_stop(&l);
-		cr_assert_eq(stats_of(&l)->skipped, 0);
-		cr_assert_eq(stats_of(&l)->malformed, 0);
+		cr_assert_eq(stats_of(&l).skipped, 0);
+		cr_assert_eq(stats_of(&l).malformed, 0);
 		link_close(&l);
 		finish(srv, NULL);
 	}
@@ -559,8 +558,8 @@ Test(sim_client, falls_back_to_v1_and_streams_at_the_maximum_rate)
 	cr_assert_eq(collect(&l, &S, 100, 2 * RTL_NS_PER_SEC), 100);
 	assert_steps(&S, 500, 1);
 	link_stop(&l);
-	cr_assert_eq(stats_of(&l)->skipped, 0, "a 25 Hz request in v1 is not a loss of 19/20");
-	cr_assert_eq(stats_of(&l)->wrong_recipe, 0);
+	cr_assert_eq(stats_of(&l).skipped, 0, "a 25 Hz request in v1 is not a loss of 19/20");
+	cr_assert_eq(stats_of(&l).wrong_recipe, 0);
 	link_close(&l);
 	finish(srv, NULL);
 
@@ -583,14 +582,10 @@ Test(sim_client, output_rate_follows_the_floor_rule)
 		unsigned n; /* max(1, floor(max / asked)) */
 		double hz;  /* max / n */
 	} cases[] = {
-		{ SIM_PROFILE_ESERIES, 25, 20, 25 },
-		{ SIM_PROFILE_ESERIES, 200, 2, 250 },
-		{ SIM_PROFILE_ESERIES, 300, 1, 500 },
-		{ SIM_PROFILE_ESERIES, 499, 1, 500 },
-		{ SIM_PROFILE_ESERIES, 2000, 1, 500 },
-		{ SIM_PROFILE_ESERIES, 1, 500, 1 },
-		{ SIM_PROFILE_CB3, 50, 2, 62.5 },
-		{ SIM_PROFILE_CB3, 125, 1, 125 },
+		{ SIM_PROFILE_ESERIES, 25, 20, 25 },	  { SIM_PROFILE_ESERIES, 200, 2, 250 },
+		{ SIM_PROFILE_ESERIES, 300, 1, 500 },	  { SIM_PROFILE_ESERIES, 499, 1, 500 },
+		{ SIM_PROFILE_ESERIES, 2000, 1, 500 },	  { SIM_PROFILE_ESERIES, 1, 500, 1 },
+		{ SIM_PROFILE_CB3, 50, 2, 62.5 },	  { SIM_PROFILE_CB3, 125, 1, 125 },
 		{ SIM_PROFILE_POLYSCOPE_X, 100, 5, 100 },
 	};
 	struct sim_server *srv[SIM_PROFILE_COUNT];
@@ -619,7 +614,7 @@ Test(sim_client, output_rate_follows_the_floor_rule)
 		cr_assert_eq(collect(&l, &S, want, 4 * RTL_NS_PER_SEC), want);
 		assert_steps(&S, max, cases[i].n);
 		link_stop(&l);
-		cr_assert_eq(stats_of(&l)->skipped, 0, "%g Hz asked", cases[i].asked);
+		cr_assert_eq(stats_of(&l).skipped, 0, "%g Hz asked", cases[i].asked);
 		link_close(&l);
 	}
 	for (int p = 0; p < SIM_PROFILE_COUNT; p++)
@@ -828,13 +823,13 @@ Test(sim_client, skipped_packages_are_counted_exactly_as_injected)
 	assert_read_every_frame(&b, &S2);
 	cr_assert_not(S.has_cs);
 	cr_assert(S2.has_cs);
-	cr_assert_eq(stats_of(&a)->data, S.n);
-	cr_assert_eq(stats_of(&b)->data, S2.n);
-	check_skips(&S, stats_of(&a)->skipped);
-	check_skips(&S2, stats_of(&b)->skipped);
-	cr_assert_eq(S.skipped_sum, stats_of(&a)->skipped);
-	cr_assert_eq(S2.skipped_sum, stats_of(&b)->skipped);
-	cr_assert_eq(stats_of(&a)->resets + stats_of(&b)->resets, 0);
+	cr_assert_eq(stats_of(&a).data, S.n);
+	cr_assert_eq(stats_of(&b).data, S2.n);
+	check_skips(&S, stats_of(&a).skipped);
+	check_skips(&S2, stats_of(&b).skipped);
+	cr_assert_eq(S.skipped_sum, stats_of(&a).skipped);
+	cr_assert_eq(S2.skipped_sum, stats_of(&b).skipped);
+	cr_assert_eq(stats_of(&a).resets + stats_of(&b).resets, 0);
 	/* The simulator counts every package it did not send to a started
 	 * client: those in the windows, and more before and after them. */
 	cr_assert_geq(st.skipped_packages, S.skipped_sum + S2.skipped_sum);
@@ -918,10 +913,10 @@ Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 	}
 	cr_assert_eq(n, 300, "%zu packages", n);
 	cr_assert_eq(rtl_rtde_client_state(c), RTL_RTDE_CLIENT_RUNNING);
-	cr_assert_eq(rtl_rtde_client_stats(c)->malformed, 0);
-	cr_assert_eq(rtl_rtde_client_stats(c)->wrong_recipe, 0);
-	cr_assert_eq(rtl_rtde_client_stats(c)->unexpected, 0);
-	cr_assert_eq(rtl_rtde_client_stats(c)->skipped, 0);
+	cr_assert_eq(client_counts(c).malformed, 0);
+	cr_assert_eq(client_counts(c).wrong_recipe, 0);
+	cr_assert_eq(client_counts(c).unexpected, 0);
+	cr_assert_eq(client_counts(c).skipped, 0);
 	close(fd);
 	rtl_rtde_client_destroy(c);
 	finish(srv, &st);
@@ -1003,11 +998,11 @@ Test(sim_client, a_reset_is_reported_and_reconnect_resumes_the_stream)
 
 	rtl_loop_stats(l.loop, &ls);
 	cr_assert_eq(ls.reconnects, 1);
-	cr_assert_eq(stats_of(&l)->reconnects, 1, "the client counts it too");
+	cr_assert_eq(stats_of(&l).reconnects, 1, "the client counts it too");
 	/* A new START sets a new baseline: the reconnect gap is no loss and no
 	 * controller restart. */
-	cr_assert_eq(stats_of(&l)->skipped, 0);
-	cr_assert_eq(stats_of(&l)->resets, 0);
+	cr_assert_eq(stats_of(&l).skipped, 0);
+	cr_assert_eq(stats_of(&l).resets, 0);
 	link_close(&l);
 	finish(srv, &st);
 	cr_assert_eq(st.resets, 2);
@@ -1063,13 +1058,13 @@ Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_
 	cr_assert(contains(S2.end_msg, "closed"), "an orderly close, not a reset: %s", S2.end_msg);
 	cr_assert(contains(S2.end_msg, "reads too slowly"), "says why: %s", S2.end_msg);
 	cr_assert_gt(S2.n, 0);
-	cr_assert_eq(rtl_rtde_client_stats(slow->c)->malformed, 0, "only whole packages");
+	cr_assert_eq(client_counts(slow->c).malformed, 0, "only whole packages");
 	/* ... and the fast one is still streaming: the packages that came
 	 * meanwhile, in order, none lost. */
 	cr_assert_eq(collect(&fast, &S, 50, 2 * RTL_NS_PER_SEC), 50);
 	assert_steps(&S, 500, 1);
 	link_stop(&fast);
-	cr_assert_eq(stats_of(&fast)->skipped, 0);
+	cr_assert_eq(stats_of(&fast).skipped, 0);
 	rtl_loop_stats(fast.loop, &ls);
 	cr_assert_eq(ls.ring_full + ls.worker_skipped, 0, "the fast client lost nothing");
 	raw_close(slow);

@@ -145,6 +145,7 @@ static void f_on_alarm(void *c, rtl_drfl_alarm_fn fn, void *user)
 }
 
 static const struct rtl_drfl_api fake = {
+	.size = sizeof(fake),
 	.connect_rt_control = f_connect,
 	.disconnect_rt_control = f_disconnect,
 	.set_rt_control_input = f_set_io,
@@ -199,7 +200,7 @@ static void open_transport(struct rtl_drfl_transport_config *cfg)
 
 static void open_default(void)
 {
-	struct rtl_drfl_transport_config cfg = { .safe_decel = 300 };
+	struct rtl_drfl_transport_config cfg = { .size = sizeof(cfg), .safe_decel = 300 };
 
 	open_transport(&cfg);
 }
@@ -233,7 +234,7 @@ TestSuite(drfl_transport, .init = reset, .fini = fini);
 
 Test(drfl_transport, connect_registers_opens_in_doosans_order_and_keeps_the_first_state)
 {
-	struct rtl_drfl_transport_stats st;
+	struct rtl_drfl_transport_counters st = { .size = sizeof(st) };
 
 	open_default();
 	cr_expect_str_eq(F.log, "set_on_rt_monitoring_data connect_rt_control set_rt_control_io "
@@ -257,7 +258,7 @@ Test(drfl_transport, connect_registers_opens_in_doosans_order_and_keeps_the_firs
 
 Test(drfl_transport, time_stamps_give_skips_and_drop_stale_duplicate_and_nonfinite_states)
 {
-	struct rtl_drfl_transport_stats st;
+	struct rtl_drfl_transport_counters st = { .size = sizeof(st) };
 
 	open_default();
 	cr_assert_eq(take(), 1); /* 10.000 */
@@ -297,7 +298,7 @@ Test(drfl_transport, time_stamps_give_skips_and_drop_stale_duplicate_and_nonfini
 
 Test(drfl_transport, a_full_ring_drops_and_counts_what_drfl_hands_over)
 {
-	struct rtl_drfl_transport_stats st;
+	struct rtl_drfl_transport_counters st = { .size = sizeof(st) };
 	int n = 0;
 
 	open_default();
@@ -314,7 +315,7 @@ Test(drfl_transport, a_full_ring_drops_and_counts_what_drfl_hands_over)
 
 Test(drfl_transport, info_alarms_repeat_at_most_once_a_second_and_others_always)
 {
-	struct rtl_drfl_transport_stats st;
+	struct rtl_drfl_transport_counters st = { .size = sizeof(st) };
 	int64_t t0, t1;
 
 	open_default();
@@ -345,8 +346,9 @@ Test(drfl_transport, info_alarms_repeat_at_most_once_a_second_and_others_always)
 
 Test(drfl_transport, no_valid_state_ends_the_stream_in_bounded_time_and_names_the_last_alarm)
 {
-	struct rtl_drfl_transport_config cfg = { .rx_timeout_ns = 100 * RTL_NS_PER_MS };
-	struct rtl_drfl_transport_stats st;
+	struct rtl_drfl_transport_config cfg = { .size = sizeof(cfg),
+						 .rx_timeout_ns = 100 * RTL_NS_PER_MS };
+	struct rtl_drfl_transport_counters st = { .size = sizeof(st) };
 	int64_t end;
 	int ret;
 
@@ -374,7 +376,7 @@ Test(drfl_transport, no_valid_state_ends_the_stream_in_bounded_time_and_names_th
 Test(drfl_transport, commands_become_their_drfl_calls_every_period_and_failures_count)
 {
 	struct rtl_udp_cmd *c;
-	struct rtl_drfl_transport_stats st;
+	struct rtl_drfl_transport_counters st = { .size = sizeof(st) };
 	char why[128];
 
 	open_default();
@@ -442,8 +444,10 @@ Test(drfl_transport, the_hot_path_allocates_nothing)
 
 Test(drfl_transport, a_start_without_a_state_and_a_table_without_the_callback_are_named)
 {
-	struct rtl_drfl_transport_config cfg = { .connect_timeout_ns = 50 * RTL_NS_PER_MS,
+	struct rtl_drfl_transport_config cfg = { .size = sizeof(cfg),
+						 .connect_timeout_ns = 50 * RTL_NS_PER_MS,
 						 .api = &fake };
+	struct rtl_drfl_config bad_period = { .size = sizeof(bad_period), .period_s = 2 };
 	struct rtl_drfl_api no_cb = fake;
 	struct rtl_error err = { 0 };
 
@@ -463,7 +467,7 @@ Test(drfl_transport, a_start_without_a_state_and_a_table_without_the_callback_ar
 	cr_expect_eq(rtl_drfl_transport_create(&T, &cfg, &err), -ENOTSUP);
 	cr_expect(strstr(err.msg, "no set_on_rt_monitoring_data"), "%s", err.msg);
 	cfg.api = &fake;
-	cfg.drfl.period_s = 2;
+	cfg.drfl = &bad_period;
 	cr_expect_eq(rtl_drfl_transport_create(&T, &cfg, &err), -EINVAL);
 	cr_expect_null(T);
 }

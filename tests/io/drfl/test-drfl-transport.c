@@ -2,7 +2,7 @@
 /*
  * The DRFL transport end to end: the loop over the real DRFL table
  * (io/drfl/drfl_real.cpp) compiled against the stand-in library
- * (tests/io/drfl/standin/, CDRFLEx over rtloop's UDP stream), against
+ * (io/drfl/standin/, CDRFLEx over rtloop's UDP stream), against
  * rtde-sim's UDP mode in this process on an ephemeral port. What the robot
  * did is read from the simulator.
  *
@@ -110,8 +110,9 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 static void rig_start(enum what what, uint32_t skip_every, const struct rtl_drfl_config *dc)
 {
 	struct sim_udp_opts so;
-	struct rtl_drfl_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_drfl_transport_config tc = { .size = sizeof(tc) };
+	struct rtl_drfl_config drfl = { .size = sizeof(drfl) };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 
 	memset(&R, 0, sizeof(R));
@@ -126,9 +127,10 @@ static void rig_start(enum what what, uint32_t skip_every, const struct rtl_drfl
 	cr_assert_eq(rtl_drfl_api_real(&R.api), 0);
 	tc.api = &R.api;
 	if (dc)
-		tc.drfl = *dc;
-	tc.drfl.host = "127.0.0.1";
-	tc.drfl.port = sim_udp_port(R.sim);
+		drfl = *dc;
+	drfl.host = "127.0.0.1";
+	drfl.port = sim_udp_port(R.sim);
+	tc.drfl = &drfl;
 	tc.safe_decel = 500.0;
 	tc.limits.max_joint_vel = 180.0;
 	tc.rx_timeout_ns = 300 * RTL_NS_PER_MS;
@@ -155,7 +157,7 @@ static void await_steps(int64_t steps)
 /* Calls that reached the controller: the commands and the safe stops. */
 static uint64_t calls_sent(void)
 {
-	struct rtl_drfl_transport_stats ts;
+	struct rtl_drfl_transport_counters ts = { .size = sizeof(ts) };
 
 	rtl_drfl_transport_stats(R.tr, &ts);
 	return ts.commands + ts.safe;
@@ -163,7 +165,7 @@ static uint64_t calls_sent(void)
 
 /* Stop the loop (or, !@stop, wait for it to end by itself: bounded by the
  * transport's receive deadline), then the simulator. */
-static int rig_end(struct rtl_loop_stats *s, struct sim_udp_stats *ss, bool stop)
+static int rig_end(struct rtl_loop_counters *s, struct sim_udp_stats *ss, bool stop)
 {
 	int64_t end;
 	int ret;
@@ -185,7 +187,7 @@ static int rig_end(struct rtl_loop_stats *s, struct sim_udp_stats *ss, bool stop
 	return ret;
 }
 
-static int rig_finish(struct rtl_loop_stats *s, struct sim_udp_stats *ss)
+static int rig_finish(struct rtl_loop_counters *s, struct sim_udp_stats *ss)
 {
 	return rig_end(s, ss, true);
 }
@@ -201,9 +203,9 @@ static void rig_free(void)
 
 Test(drfl_e2e, speedj_through_drfl_moves_the_robot_and_the_loop_stops_it_at_exit, .timeout = 30)
 {
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_udp_stats ss;
-	struct rtl_drfl_transport_stats ts;
+	struct rtl_drfl_transport_counters ts = { .size = sizeof(ts) };
 
 	rig_start(SPEEDJ, 50, NULL);
 	await_steps(1000);
@@ -248,7 +250,7 @@ Test(drfl_e2e, speedj_through_drfl_moves_the_robot_and_the_loop_stops_it_at_exit
 Test(drfl_e2e, a_step_that_sends_nothing_is_stopped_by_the_time_out_and_the_alarm_is_logged,
      .timeout = 30)
 {
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_udp_stats ss;
 	int64_t end;
 
@@ -274,10 +276,10 @@ Test(drfl_e2e, a_step_that_sends_nothing_is_stopped_by_the_time_out_and_the_alar
 
 Test(drfl_e2e, the_loss_count_ends_the_session_and_the_loop_says_why, .timeout = 30)
 {
-	struct rtl_drfl_config dc = { .set_input = true, .loss_count = 200 };
-	struct rtl_loop_stats s;
+	struct rtl_drfl_config dc = { .size = sizeof(dc), .set_input = true, .loss_count = 200 };
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_udp_stats ss;
-	struct rtl_drfl_transport_stats ts;
+	struct rtl_drfl_transport_counters ts = { .size = sizeof(ts) };
 	const char *timeout, *loss, *end;
 
 	/* set_rt_control_input's loss count 200: 201 periods without a
@@ -302,9 +304,9 @@ Test(drfl_e2e, the_loss_count_ends_the_session_and_the_loop_says_why, .timeout =
 
 Test(drfl_e2e, a_call_that_returns_true_was_sent_not_applied, .timeout = 30)
 {
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_udp_stats ss;
-	struct rtl_drfl_transport_stats ts;
+	struct rtl_drfl_transport_counters ts = { .size = sizeof(ts) };
 
 	/* servol_rt goes out and DRFL says true; the controller (rtde-sim: not
 	 * modelled) does not apply it and the robot does not move. */
@@ -333,8 +335,8 @@ static int count_lines(const char *log, const char *what)
 
 Test(drfl_e2e, an_acceleration_above_the_limit_is_clamped_with_one_info_a_second, .timeout = 30)
 {
-	struct rtl_drfl_config dc = { 0 };
-	struct rtl_loop_stats s;
+	struct rtl_drfl_config dc = { .size = sizeof(dc) };
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_udp_stats ss;
 	int64_t t0, t1;
 	int infos;

@@ -270,6 +270,7 @@ static const void *f_read(void *c)
 }
 
 static const struct rtl_drfl_api fake_api = {
+	.size = sizeof(fake_api),
 	.ctx = &F,
 	.connect_rt_control = f_connect,
 	.disconnect_rt_control = f_disconnect,
@@ -295,7 +296,9 @@ static void fake_reset(void)
 
 Test(backend_drfl, open_calls_in_doosans_order, .init = fake_reset)
 {
-	struct rtl_drfl_config cfg = { .host = "10.0.0.5", .velx = 0.25, .set_input = true };
+	struct rtl_drfl_config cfg = {
+		.size = sizeof(cfg), .host = "10.0.0.5", .velx = 0.25, .set_input = true
+	};
 	struct rtl_error err = { 0 };
 
 	cr_assert_eq(rtl_drfl_open(&fake_api, &cfg, &err), 0, "%s", err.msg);
@@ -314,7 +317,7 @@ Test(backend_drfl, open_calls_in_doosans_order, .init = fake_reset)
 
 Test(backend_drfl, output_only_by_default_and_joint_limits_in_deg, .init = fake_reset)
 {
-	struct rtl_drfl_config cfg = { .period_s = 0.002, .loss_count = -1 };
+	struct rtl_drfl_config cfg = { .size = sizeof(cfg), .period_s = 0.002, .loss_count = -1 };
 
 	cfg.velj[0] = M_PI;
 	cr_assert_eq(rtl_drfl_open(&fake_api, &cfg, NULL), 0);
@@ -327,7 +330,7 @@ Test(backend_drfl, output_only_by_default_and_joint_limits_in_deg, .init = fake_
 
 Test(backend_drfl, a_failed_call_disconnects_and_is_named, .init = fake_reset)
 {
-	struct rtl_drfl_config cfg = { 0 };
+	struct rtl_drfl_config cfg = { .size = sizeof(cfg) };
 	struct rtl_error err = { 0 };
 
 	F.fail = "start_rt_control";
@@ -346,7 +349,7 @@ Test(backend_drfl, a_failed_call_disconnects_and_is_named, .init = fake_reset)
 Test(backend_drfl, incomplete_table_is_refused, .init = fake_reset)
 {
 	struct rtl_drfl_api a = fake_api;
-	struct rtl_drfl_config cfg = { 0 };
+	struct rtl_drfl_config cfg = { .size = sizeof(cfg) };
 
 	a.read_data_rt = NULL;
 	cr_expect_eq(rtl_drfl_open(&a, &cfg, NULL), -EINVAL);

@@ -51,7 +51,7 @@ static struct rtl_motion *setup(int loss, int64_t timeout_ns, struct rec *r)
 	cr_assert_eq(rtl_motion_config_init(&c, P), 0);
 	c.loss_count = loss;
 	c.timeout_ns = timeout_ns;
-	cr_assert_eq(rtl_motion_create(&m, &c), 0);
+	cr_assert_eq(rtl_motion_create(&m, &c, NULL), 0);
 	cr_assert_not_null(m);
 	if (r) {
 		memset(r, 0, sizeof(*r));
@@ -86,7 +86,7 @@ static void expect_rejected(const struct rtl_motion_config *cfg, const char *wha
 {
 	struct rtl_motion *m = (struct rtl_motion *)&not_a_motion;
 
-	cr_assert_eq(rtl_motion_create(&m, cfg), -EINVAL, "%s", what);
+	cr_assert_eq(rtl_motion_create(&m, cfg, NULL), -EINVAL, "%s", what);
 	cr_assert_null(m, "%s: *out is NULL after a failed create", what);
 }
 
@@ -110,7 +110,7 @@ Test(motion, create_rejects_null_arguments_and_bad_configuration)
 	struct rtl_motion_config c, bad;
 
 	cr_assert_eq(rtl_motion_config_init(&c, P), 0);
-	cr_assert_eq(rtl_motion_create(NULL, &c), -EINVAL);
+	cr_assert_eq(rtl_motion_create(NULL, &c, NULL), -EINVAL);
 	expect_rejected(NULL, "cfg NULL");
 
 	bad = c;
@@ -147,10 +147,10 @@ Test(motion, create_rejects_null_arguments_and_bad_configuration)
 	bad = c;
 	bad.loss_count = 1;
 	bad.accj[2] = 1e-9;
-	cr_assert_eq(rtl_motion_create(&m, &bad), 0);
+	cr_assert_eq(rtl_motion_create(&m, &bad, NULL), 0);
 	cr_assert_not_null(m);
 	rtl_motion_destroy(m);
-	cr_assert_eq(rtl_motion_create(&m, &c), 0);
+	cr_assert_eq(rtl_motion_create(&m, &c, NULL), 0);
 	cr_assert_not_null(m);
 	rtl_motion_destroy(m);
 }
@@ -160,15 +160,15 @@ Test(motion, create_makes_an_idle_motion_with_its_own_copy_of_the_configuration)
 	struct rtl_motion *m;
 	struct rtl_motion_config c;
 	struct rtl_motion_output o;
-	struct rtl_motion_stats st;
+	struct rtl_motion_counters st = { .size = sizeof(st) };
 	double v[6];
 
 	cr_assert_eq(rtl_motion_config_init(&c, P), 0);
-	cr_assert_eq(rtl_motion_create(&m, &c), 0);
+	cr_assert_eq(rtl_motion_create(&m, &c, NULL), 0);
 	/* Changing the caller's struct afterwards changes nothing. */
 	c.velj[0] = 0.1;
 	c.period_ns = 1;
-	rtl_motion_get_stats(m, &st);
+	rtl_motion_stats(m, &st);
 	cr_assert_eq(st.steps + st.commands + st.rejected + st.latched + st.limit_clamps, 0);
 	cr_assert_eq(rtl_motion_step(m, 0, NULL, &o), RTL_MOTION_IDLE);
 	cr_assert_eq(o.space, RTL_MOTION_JOINT);
@@ -176,7 +176,7 @@ Test(motion, create_makes_an_idle_motion_with_its_own_copy_of_the_configuration)
 	cr_assert_eq(rtl_motion_speedj(m, P, v, autos, 0.004), 0);
 	step(m, P, &o);
 	cr_assert_float_eq(o.vel[0], 0.5, EPS, "period still P, limit still none");
-	rtl_motion_get_stats(m, &st);
+	rtl_motion_stats(m, &st);
 	cr_assert_eq(st.limit_clamps, 0);
 	rtl_motion_destroy(m);
 }
@@ -418,7 +418,7 @@ Test(motion, timeout_after_100_ms_stops_with_an_event_and_decelerates_to_zero)
 	struct rtl_motion_output o;
 	struct rec r;
 	double v[6];
-	struct rtl_motion_stats st;
+	struct rtl_motion_counters st = { .size = sizeof(st) };
 
 	m = setup(RTL_MOTION_LOSS_OFF, RTL_MOTION_DEFAULT_TIMEOUT_NS, &r);
 	cr_assert_eq(rtl_motion_set_accx(m, 2.5, A), 0);
@@ -444,7 +444,7 @@ Test(motion, timeout_after_100_ms_stops_with_an_event_and_decelerates_to_zero)
 	cr_assert_eq(step(m, 89 * P, &o), EV(RTL_MOTION_EV_STOPPED));
 	cr_assert_eq(o.vel[0], 0.0);
 	cr_assert_eq(o.mode, RTL_MOTION_IDLE);
-	rtl_motion_get_stats(m, &st);
+	rtl_motion_stats(m, &st);
 	cr_assert_eq(st.events[RTL_MOTION_EV_TIMEOUT], 1);
 	cr_assert_eq(st.events[RTL_MOTION_EV_STOPPED], 1);
 	cr_assert_eq(st.limit_clamps, 0);
@@ -614,7 +614,7 @@ Test(motion, acceleration_limit_stretches_the_ramp)
 }
 
 /* Issue a violating command at each time in @at (ms) and step through 3 s. */
-static int limit_events(const int *at, int n, struct rtl_motion_stats *st)
+static int limit_events(const int *at, int n, struct rtl_motion_counters *st)
 {
 	struct rtl_motion *m;
 	struct rtl_motion_output o;
@@ -636,7 +636,7 @@ static int limit_events(const int *at, int n, struct rtl_motion_stats *st)
 		}
 		step(m, t, &o);
 	}
-	rtl_motion_get_stats(m, st);
+	rtl_motion_stats(m, st);
 	cr_assert_eq(st->events[RTL_MOTION_EV_LIMIT], (uint64_t)r.n);
 	rtl_motion_destroy(m);
 	return r.n;
@@ -644,7 +644,7 @@ static int limit_events(const int *at, int n, struct rtl_motion_stats *st)
 
 Test(motion, limit_event_is_raised_at_most_once_per_second)
 {
-	struct rtl_motion_stats st;
+	struct rtl_motion_counters st = { .size = sizeof(st) };
 
 	cr_assert_eq(limit_events((const int[]){ 0, 500 }, 2, &st), 1, "0.5 s apart: one");
 	cr_assert_eq(st.limit_clamps, 2, "but both clamps counted");
@@ -661,7 +661,7 @@ Test(motion, set_limits_validate_and_derive_rotation)
 {
 	struct rtl_motion *m;
 	struct rtl_motion_output o;
-	struct rtl_motion_stats st;
+	struct rtl_motion_counters st = { .size = sizeof(st) };
 	struct rec r;
 	double v[6], bad[6] = { 1, 1, 1, 1, 1, 0 };
 
@@ -685,7 +685,7 @@ Test(motion, set_limits_validate_and_derive_rotation)
 	step(m, 2 * P, &o);
 	cr_assert_eq(o.vel[0], 10.0);
 	cr_assert_eq(o.vel[3], 10.0);
-	rtl_motion_get_stats(m, &st);
+	rtl_motion_stats(m, &st);
 	cr_assert_eq(st.limit_clamps, 2, "no clamp once lifted");
 	rtl_motion_destroy(m);
 
@@ -728,7 +728,7 @@ Test(motion, set_limits_validate_and_derive_rotation)
 	step(m, 501 * P, &o);
 	cr_assert_eq(o.mode, RTL_MOTION_SPEED_JOINT);
 	cr_assert_eq(o.vel[0], 100.0);
-	rtl_motion_get_stats(m, &st);
+	rtl_motion_stats(m, &st);
 	cr_assert_eq(st.limit_clamps, 2);
 	rtl_motion_destroy(m);
 }
@@ -739,7 +739,7 @@ Test(motion, non_finite_commands_are_rejected_and_change_nothing)
 {
 	struct rtl_motion *a, *b;
 	struct rtl_motion_output oa, ob;
-	struct rtl_motion_stats st;
+	struct rtl_motion_counters st = { .size = sizeof(st) };
 	double v[6], bad[6];
 
 	a = setup(4, RTL_MOTION_DEFAULT_TIMEOUT_NS, NULL);
@@ -782,7 +782,7 @@ Test(motion, non_finite_commands_are_rejected_and_change_nothing)
 		cr_assert_eq(memcmp(oa.vel, ob.vel, sizeof(oa.vel)), 0, "step %d", k);
 		cr_assert_eq(memcmp(oa.pose, ob.pose, sizeof(oa.pose)), 0, "step %d", k);
 	}
-	rtl_motion_get_stats(b, &st);
+	rtl_motion_stats(b, &st);
 	cr_assert_eq(st.rejected, 16);
 	cr_assert_eq(st.commands, 1);
 	cr_assert_eq(st.latched, 1);
@@ -1003,7 +1003,7 @@ Test(motion, commands_never_call_back_and_the_newest_unstepped_command_wins)
 {
 	struct rtl_motion *m;
 	struct rtl_motion_output o;
-	struct rtl_motion_stats st;
+	struct rtl_motion_counters st = { .size = sizeof(st) };
 	struct rec r;
 	double v[6];
 
@@ -1016,7 +1016,7 @@ Test(motion, commands_never_call_back_and_the_newest_unstepped_command_wins)
 	cr_assert_eq(r.n, 0);
 	cr_assert_eq(step(m, 0, &o), 0, "only the newest, in-limit command is latched");
 	cr_assert_eq(o.vel[0], 0.05);
-	rtl_motion_get_stats(m, &st);
+	rtl_motion_stats(m, &st);
 	cr_assert_eq(st.commands, 2);
 	cr_assert_eq(st.latched, 1);
 	cr_assert_eq(st.steps, 1);

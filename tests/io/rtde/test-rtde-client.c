@@ -18,6 +18,7 @@
 #include <rtloop/rtde_client.h>
 #include <rtloop/time.h>
 
+#include "counters.h"
 #include "alloc-count.h"
 
 /* ---- the fake controller and an event log ---------------------------------- */
@@ -559,7 +560,7 @@ Test(rtde_client, reply_nobody_asked_for_is_dropped)
 	ctl_accept('V', true);
 	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_ERROR)->code, -EPROTO);
 	cr_assert_not(last(RTL_RTDE_CLIENT_EV_ERROR)->fatal);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->unexpected, 1);
+	cr_assert_eq(client_counts(cl).unexpected, 1);
 	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
 }
 
@@ -607,7 +608,7 @@ Test(rtde_client, text_between_request_and_reply)
 	expect_tx('O');
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_TEXT), 4);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_ERROR), 0);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->text, 4);
+	cr_assert_eq(client_counts(cl).text, 4);
 	cr_assert_eq(log_levels[RTL_LOG_INFO], 1);
 	cr_assert_eq(log_levels[RTL_LOG_WARN], 1);
 	cr_assert_eq(log_levels[RTL_LOG_ERROR], 2);
@@ -677,7 +678,7 @@ Test(rtde_client, data_before_start_reply_counts_as_start)
 	/* The late reply is taken quietly. */
 	ctl_accept('S', true);
 	cr_assert_eq(nrec, 2);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->unexpected, 0);
+	cr_assert_eq(client_counts(cl).unexpected, 0);
 	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
 }
 
@@ -706,9 +707,9 @@ Test(rtde_client, data_in_the_start_read_is_delivered)
 		cr_assert_float_eq(recs[1 + i].ts, 10.0 + 0.008 * i, 1e-9, "package %d", i);
 		cr_assert_eq(recs[1 + i].skipped, 0);
 	}
-	cr_assert_eq(rtl_rtde_client_stats(cl)->data, 100);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 0);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->unexpected, 0);
+	cr_assert_eq(client_counts(cl).data, 100);
+	cr_assert_eq(client_counts(cl).skipped, 0);
+	cr_assert_eq(client_counts(cl).unexpected, 0);
 }
 
 Test(rtde_client, recipe_id_mismatch_is_dropped_and_counted)
@@ -727,7 +728,7 @@ Test(rtde_client, recipe_id_mismatch_is_dropped_and_counted)
 	cr_assert(strstr(e->msg, "recipe id 2"), "%s", e->msg);
 	cr_assert(strstr(e->msg, "has id 1"), "%s", e->msg);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 0);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_recipe, 1);
+	cr_assert_eq(client_counts(cl).wrong_recipe, 1);
 	ctl_data(50.008);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 1);
 	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_RUNNING);
@@ -749,8 +750,8 @@ Test(rtde_client, malformed_packages_are_dropped_and_counted)
 			 "DATA_PACKAGE of the wrong size: 4 bytes of fields, the output recipe "
 			 "has 56 (the controller streams another recipe than the one set up) "
 			 "(not fatal: dropped and counted)");
-	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_size, 1);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->malformed, 0, "a wrong size is no malformed");
+	cr_assert_eq(client_counts(cl).wrong_size, 1);
+	cr_assert_eq(client_counts(cl).malformed, 0, "a wrong size is no malformed");
 	ctl_send(no_id, 3);
 	cr_assert_str_eq(last(RTL_RTDE_CLIENT_EV_ERROR)->msg,
 			 "malformed DATA_PACKAGE of 3 bytes (no recipe id) (not fatal: dropped and "
@@ -760,9 +761,9 @@ Test(rtde_client, malformed_packages_are_dropped_and_counted)
 		  last(RTL_RTDE_CLIENT_EV_ERROR)->msg);
 	ctl_send(text, 5);
 	cr_assert(strstr(last(RTL_RTDE_CLIENT_EV_ERROR)->msg, "TEXT_MESSAGE"));
-	cr_assert_eq(rtl_rtde_client_stats(cl)->malformed, 3);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_size, 1);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_recipe, 0);
+	cr_assert_eq(client_counts(cl).malformed, 3);
+	cr_assert_eq(client_counts(cl).wrong_size, 1);
+	cr_assert_eq(client_counts(cl).wrong_recipe, 0);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_ERROR), 4);
 	ctl_data(7.0);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 1);
@@ -902,9 +903,9 @@ Test(rtde_client, only_dropped_packages_end_the_session)
 		drain(cl);
 	}
 	cr_assert_eq(fed, 500);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_size, 500);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->data, 0);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 0);
+	cr_assert_eq(client_counts(cl).wrong_size, 500);
+	cr_assert_eq(client_counts(cl).data, 0);
+	cr_assert_eq(client_counts(cl).skipped, 0);
 	cr_assert_eq(rtl_rtde_client_state(cl), RTL_RTDE_CLIENT_FAILED);
 	e = last(RTL_RTDE_CLIENT_EV_ERROR);
 	cr_assert(e && e->fatal);
@@ -932,9 +933,9 @@ Test(rtde_client, skipped_counted_from_timestamp_steps)
 	for (int i = 0; i < 6; i++)
 		cr_assert_eq(recs[i].skipped, want[i], "package %d: %llu skipped", i,
 			     (unsigned long long)recs[i].skipped);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 11);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->data, 6);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->resets, 0);
+	cr_assert_eq(client_counts(cl).skipped, 11);
+	cr_assert_eq(client_counts(cl).data, 6);
+	cr_assert_eq(client_counts(cl).resets, 0);
 }
 
 /* A running client whose output recipe is timestamp,control_step (recipe
@@ -978,8 +979,8 @@ Test(rtde_client, skipped_counted_from_control_step)
 		cr_assert_eq(recs[i].cs, cs[i]);
 		cr_assert_eq(recs[i].skipped, want[i], "package %d", i);
 	}
-	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 2);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->resets, 1, "control_step went backwards");
+	cr_assert_eq(client_counts(cl).skipped, 2);
+	cr_assert_eq(client_counts(cl).resets, 1, "control_step went backwards");
 }
 
 /*
@@ -1003,12 +1004,12 @@ Test(rtde_client, dropped_packages_are_not_controller_skips)
 	ctl_data(100.032);
 	ctl_data(100.056);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 3);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_size, 1);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_recipe, 1);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->malformed, 1);
+	cr_assert_eq(client_counts(cl).wrong_size, 1);
+	cr_assert_eq(client_counts(cl).wrong_recipe, 1);
+	cr_assert_eq(client_counts(cl).malformed, 1);
 	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_DATA)->skipped, 2, "the real gap");
-	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 2, "%llu skipped",
-		     (unsigned long long)rtl_rtde_client_stats(cl)->skipped);
+	cr_assert_eq(client_counts(cl).skipped, 2, "%llu skipped",
+		     (unsigned long long)client_counts(cl).skipped);
 }
 
 /*
@@ -1024,8 +1025,8 @@ Test(rtde_client, control_step_jump_keeps_64_bits)
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_DATA), 2);
 	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_DATA)->skipped, (UINT64_C(1) << 62) - 1, "%llu",
 		     (unsigned long long)last(RTL_RTDE_CLIENT_EV_DATA)->skipped);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, (UINT64_C(1) << 62) - 1);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->resets, 0);
+	cr_assert_eq(client_counts(cl).skipped, (UINT64_C(1) << 62) - 1);
+	cr_assert_eq(client_counts(cl).resets, 0);
 }
 
 Test(rtde_client, timestamp_reset_counted_and_rebased)
@@ -1039,8 +1040,8 @@ Test(rtde_client, timestamp_reset_counted_and_rebased)
 		ctl_data(ts[i]);
 	for (int i = 0; i < 5; i++)
 		cr_assert_eq(recs[i].skipped, want[i], "package %d", i);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->resets, 1);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 1);
+	cr_assert_eq(client_counts(cl).resets, 1);
+	cr_assert_eq(client_counts(cl).skipped, 1);
 }
 
 Test(rtde_client, fields_too_new_fail_or_drop)
@@ -1095,8 +1096,8 @@ Test(rtde_client, pause_and_resume)
 	ctl_data(60.008);
 	cr_assert_eq(recs[0].skipped, 0);
 	cr_assert_eq(recs[1].skipped, 0);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->skipped, 0);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->unexpected, 0);
+	cr_assert_eq(client_counts(cl).skipped, 0);
+	cr_assert_eq(client_counts(cl).unexpected, 0);
 }
 
 Test(rtde_client, no_start_rests_in_ready)
@@ -1210,7 +1211,7 @@ Test(rtde_client, byte_at_a_time_gives_the_same_events)
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_TEXT), 2);
 	cr_assert_eq(count(RTL_RTDE_CLIENT_EV_ERROR), 1);
 	cr_assert_eq(last(RTL_RTDE_CLIENT_EV_DATA)->skipped, 0);
-	cr_assert_eq(rtl_rtde_client_stats(cl2)->skipped, 1);
+	cr_assert_eq(client_counts(cl2).skipped, 1);
 
 	for (size_t step = 1; step <= 7; step += 6) {
 		nrec = 0;
@@ -1225,8 +1226,8 @@ Test(rtde_client, byte_at_a_time_gives_the_same_events)
 			cr_assert_eq(recs[i].ts, whole[i].ts);
 			cr_assert_str_eq(recs[i].msg, whole[i].msg);
 		}
-		cr_assert_eq(rtl_rtde_client_stats(cl2)->skipped, 1);
-		cr_assert_eq(rtl_rtde_client_stats(cl2)->wrong_recipe, 1);
+		cr_assert_eq(client_counts(cl2).skipped, 1);
+		cr_assert_eq(client_counts(cl2).wrong_recipe, 1);
 	}
 }
 
@@ -1353,10 +1354,10 @@ Test(rtde_client, running_data_allocates_nothing)
 	allocs = rtl_test_alloc_stop();
 	rtl_test_alloc_unmark_thread();
 	cr_assert_eq(allocs, 0, "%ld allocations", allocs);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->data, 20 * 99);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_recipe, 20);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->wrong_size, 20);
-	cr_assert_eq(rtl_rtde_client_stats(cl)->malformed, 0);
-	cr_assert_gt(rtl_rtde_client_stats(cl)->skipped, 0);
+	cr_assert_eq(client_counts(cl).data, 20 * 99);
+	cr_assert_eq(client_counts(cl).wrong_recipe, 20);
+	cr_assert_eq(client_counts(cl).wrong_size, 20);
+	cr_assert_eq(client_counts(cl).malformed, 0);
+	cr_assert_gt(client_counts(cl).skipped, 0);
 	cr_assert_neq(sink, 0);
 }

@@ -24,6 +24,7 @@
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
 
+#include "counters.h"
 #include "fake-rtde.h"
 
 #define SEC RTL_NS_PER_SEC
@@ -193,8 +194,8 @@ Test(rtde_connect, handshake_stream_peer_close_and_reconnect)
 	cr_assert_float_eq(P.first_ts, 42.0, 1e-9);
 	cr_assert_eq(s.frames, 6);
 	cr_assert_eq(s.reconnects, 1);
-	cr_assert_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(P.tr))->reconnects, 1);
-	cr_assert_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(P.tr))->data, 6);
+	cr_assert_eq(client_counts(rtl_rtde_transport_client(P.tr)).reconnects, 1);
+	cr_assert_eq(client_counts(rtl_rtde_transport_client(P.tr)).data, 6);
 	/* Each close is said once, with the client's explanation and the peer;
 	 * then one attempt that worked, and two that were refused. */
 	cr_assert_eq(L.lost, 2, "%s", L.text);
@@ -320,7 +321,7 @@ Test(rtde_connect, a_controller_that_stops_sending_ends_the_session)
 Test(rtde_connect, only_wrong_size_packages_end_the_session)
 {
 	static struct fake fk = { .conns = 1, .ndata = 2000, .hold = true, .wrong_size = true };
-	const struct rtl_rtde_client_stats *cs;
+	struct rtl_rtde_client_counters cs;
 	struct rtl_error err = { 0 };
 	struct rtl_loop_counters s = { .size = sizeof(s) };
 	char want[512];
@@ -331,12 +332,12 @@ Test(rtde_connect, only_wrong_size_packages_end_the_session)
 	cr_assert_eq(rtl_loop_join(P.loop), -ETIMEDOUT);
 	fake_stop(&fk);
 	rtl_loop_stats(P.loop, &s);
-	cs = rtl_rtde_client_stats(rtl_rtde_transport_client(P.tr));
-	cr_assert_eq(cs->wrong_size, 2000);
-	cr_assert_eq(cs->malformed, 0);
-	cr_assert_eq(cs->wrong_recipe, 0);
-	cr_assert_eq(cs->data, 0);
-	cr_assert_eq(cs->skipped, 0);
+	cs = client_counts(rtl_rtde_transport_client(P.tr));
+	cr_assert_eq(cs.wrong_size, 2000);
+	cr_assert_eq(cs.malformed, 0);
+	cr_assert_eq(cs.wrong_recipe, 0);
+	cr_assert_eq(cs.data, 0);
+	cr_assert_eq(cs.skipped, 0);
 	cr_assert_eq(s.frames, 0);
 	cr_assert_eq(s.ctrl_skipped, 0);
 	snprintf(want, sizeof(want),
@@ -367,10 +368,9 @@ Test(rtde_connect, a_timestamp_jump_saturates_the_frame_skip_count)
 	fake_stop(&fk);
 	rtl_loop_stats(P.loop, &s);
 	cr_assert_eq(s.frames, 5);
-	cr_assert_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(P.tr))->skipped,
-		     UINT64_C(5000000000), "%llu",
-		     (unsigned long long)rtl_rtde_client_stats(rtl_rtde_transport_client(P.tr))
-			     ->skipped);
+	cr_assert_eq(client_counts(rtl_rtde_transport_client(P.tr)).skipped, UINT64_C(5000000000),
+		     "%llu",
+		     (unsigned long long)client_counts(rtl_rtde_transport_client(P.tr)).skipped);
 	cr_assert_eq(s.ctrl_skipped, UINT32_MAX, "%llu", (unsigned long long)s.ctrl_skipped);
 	prog_close(&P);
 }

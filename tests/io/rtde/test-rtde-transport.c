@@ -28,6 +28,8 @@
 #include <rtloop/rtde_transport.h>
 #include <rtloop/time.h>
 
+#include "counters.h"
+
 #include "fake-rtde.h"
 #include "loop-modes.h"
 #include "server.h"
@@ -678,14 +680,14 @@ static void data_in_the_start_read_reaches_the_loop(void)
 
 	cr_expect_eq(run_burst(&fk, step_check_order, rig_inline, &s, &tr, &loop), -ETIMEDOUT);
 	cr_expect_eq(s.frames, 100, "frames %llu of the 100 sent", (unsigned long long)s.frames);
-	cr_expect_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(tr))->data, 100);
+	cr_expect_eq(client_counts(rtl_rtde_transport_client(tr)).data, 100);
 	/* Each one stepped, in order, with the right seq and timestamp; none
 	 * lost anywhere. */
 	cr_expect_eq(atomic_load(&B.n), 100, "%lld stepped", (long long)atomic_load(&B.n));
 	cr_expect_eq(atomic_load(&B.out_of_order), 0);
 	cr_expect_eq(atomic_load(&B.skipped), 0);
 	cr_expect_eq(s.ring_full + s.worker_skipped + s.ctrl_skipped, 0);
-	cr_expect_eq(rtl_rtde_client_stats(rtl_rtde_transport_client(tr))->skipped, 0);
+	cr_expect_eq(client_counts(rtl_rtde_transport_client(tr)).skipped, 0);
 	rtl_loop_destroy(loop);
 	rtl_rtde_transport_destroy(tr);
 }

@@ -121,7 +121,9 @@ struct rx {
 
 static void connect_to(struct rx *r, struct peer *p)
 {
-	struct rtl_udp_transport_config tc = { .host = "127.0.0.1", .rx_timeout_ns = TIMEOUT_NS };
+	struct rtl_udp_transport_config tc = { .size = sizeof(tc),
+					       .host = "127.0.0.1",
+					       .rx_timeout_ns = TIMEOUT_NS };
 	struct rtl_error err = { 0 };
 
 	peer_open(p);
@@ -170,7 +172,7 @@ Test(udp_hostile, deadline_counts_from_the_last_valid_state_while_garbage_keeps_
 	struct peer p = { 0 };
 	struct rx r = { 0 };
 	struct rtl_udp_state nan_state = zero_state;
-	struct rtl_udp_transport_stats ts;
+	struct rtl_udp_transport_counters ts = { .size = sizeof(ts) };
 	char want[256];
 	uint64_t garbage = 0;
 	int64_t t0, deadline;
@@ -276,7 +278,7 @@ Test(udp_hostile, alarms_are_logged_info_repeats_once_a_second_and_a_server_bye_
 {
 	struct peer p = { 0 };
 	struct rx r = { 0 };
-	struct rtl_udp_transport_stats ts;
+	struct rtl_udp_transport_counters ts = { .size = sizeof(ts) };
 	char want[256];
 	int64_t t0, t1;
 
@@ -323,7 +325,7 @@ Test(udp_hostile, a_non_finite_state_never_reaches_the_step)
 	static const float bad[] = { NAN, INFINITY, -INFINITY };
 	struct peer p = { 0 };
 	struct rx r = { 0 };
-	struct rtl_udp_transport_stats ts;
+	struct rtl_udp_transport_counters ts = { .size = sizeof(ts) };
 	struct rtl_udp_state s = zero_state;
 	uint64_t seq = FIRST_STATES;
 

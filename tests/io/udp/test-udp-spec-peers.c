@@ -135,7 +135,7 @@ static const char *const client_counters[] = {
 /* clang-format on */
 static const char *const client_keys[] = { "seq", "skipped", "error", NULL };
 
-static uint64_t client_counter(const struct rtl_udp_transport_stats *s, const char *name)
+static uint64_t client_counter(const struct rtl_udp_transport_counters *s, const char *name)
 {
 	if (strcmp(name, "states") == 0)
 		return s->states;
@@ -211,7 +211,7 @@ static void client_connect(struct client *c, const char *hello_name)
 {
 	const struct udp_spec_sequence *seq = sequence("client");
 	struct udp_spec_msg hello, stop;
-	struct rtl_udp_transport_config tc = { .host = "127.0.0.1" };
+	struct rtl_udp_transport_config tc = { .size = sizeof(tc), .host = "127.0.0.1" };
 	struct rtl_error err = { 0 };
 
 	fields_of(vec(hello_name), &hello);
@@ -266,8 +266,8 @@ static void client_finish(struct client *c)
 /* After @st's datagram: the frame's checks, and the listed counters one up
  * from @before, every other one as it was. */
 static void expect_client_step(struct client *c, const struct udp_spec_step *st,
-			       const struct rtl_udp_transport_stats *before,
-			       const struct rtl_udp_transport_stats *now, int ret)
+			       const struct rtl_udp_transport_counters *before,
+			       const struct rtl_udp_transport_counters *now, int ret)
 {
 	const struct rtl_udp_frame *fr = rtl_udp_loop_frame(c->f);
 	const char *unknown = udp_spec_outcome_unknown(st, client_counters, client_keys);
@@ -316,7 +316,8 @@ Test(udp_spec_client, hello_is_the_vector_and_the_client_sequence_is_counted_as_
 {
 	static struct client c;
 	const struct udp_spec_sequence *seq;
-	struct rtl_udp_transport_stats before = { 0 }, now;
+	struct rtl_udp_transport_counters before = { .size = sizeof(before) },
+					  now = { .size = sizeof(now) };
 
 	client_connect(&c, "hello-basic");
 	seq = c.srv.seq;

@@ -190,7 +190,7 @@ static bool rig_inline;
 static void rig_start_wd(enum what what, uint32_t skip_every, int watchdog_periods)
 {
 	struct sim_udp_opts so;
-	struct rtl_udp_transport_config tc = { 0 };
+	struct rtl_udp_transport_config tc = { .size = sizeof(tc) };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 
@@ -240,7 +240,7 @@ static void await_steps(int64_t steps)
 /* Command datagrams the transport sent, the safe ones included. */
 static uint64_t datagrams_sent(void)
 {
-	struct rtl_udp_transport_stats ts;
+	struct rtl_udp_transport_counters ts = { .size = sizeof(ts) };
 
 	rtl_udp_transport_stats(R.tr, &ts);
 	return ts.commands + ts.safe;
@@ -304,7 +304,7 @@ static void two_seconds_at_1khz_with_skips_counted_exactly(void)
 {
 	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_udp_stats ss;
-	struct rtl_udp_transport_stats ts;
+	struct rtl_udp_transport_counters ts = { .size = sizeof(ts) };
 
 	rig_start(IDLE_STOP, 50);
 	rig_run(2000, &s, &ss);
@@ -406,7 +406,7 @@ Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
 	rig_start(IDLE_STOP, 0);
 	/* The worker only reads R.motion once R.what says so. */
 	rtl_motion_config_init(&mc, RTL_NS_PER_MS);
-	cr_assert_eq(rtl_motion_create(&R.motion, &mc), 0);
+	cr_assert_eq(rtl_motion_create(&R.motion, &mc, NULL), 0);
 	R.radius = 0.05;
 	R.omega = 2 * M_PI / 1.0; /* one turn per second: 0.31 m/s */
 	atomic_store(&R.steps, 0);
@@ -485,7 +485,7 @@ RTL_TEST_BOTH_MODES(loop_udp, loop_udp_inline, non_finite_commands_never_reach_t
 
 Test(loop_udp, nothing_listening_is_refused_with_the_fix)
 {
-	struct rtl_udp_transport_config tc = { 0 };
+	struct rtl_udp_transport_config tc = { .size = sizeof(tc) };
 	struct rtl_udp_transport *tr = NULL;
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_loop *loop;

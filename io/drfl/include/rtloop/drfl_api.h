@@ -33,8 +33,11 @@ struct rtl_drfl_alarm {
 typedef void (*rtl_drfl_alarm_fn)(const struct rtl_drfl_alarm *alarm, void *user);
 
 /* The DRFL entry points, with the vendor's argument types; ctx is the
- * library's robot object. Every entry is required. */
+ * library's robot object. Every entry up to read_data_rt is required. Set
+ * .size = sizeof(struct rtl_drfl_api): an entry added later is then "not
+ * there" for a table built before it (RTL_OPS_HAS()). */
 struct rtl_drfl_api {
+	size_t size; /* sizeof(struct rtl_drfl_api) */
 	void *ctx;
 	bool (*connect_rt_control)(void *ctx, const char *ip, unsigned int port);
 	bool (*disconnect_rt_control)(void *ctx);

@@ -58,7 +58,10 @@
 
 RTL_BEGIN_DECLS
 
+/* The RT session's settings. Set .size = sizeof(struct rtl_drfl_config);
+ * zero is the default for every other field. */
 struct rtl_drfl_config {
+	size_t size;	  /* sizeof(struct rtl_drfl_config) */
 	const char *host; /* default "192.168.137.100" (RT server, DRCF >= 3.4: the robot IP) */
 	uint16_t port;	  /* default 12347 */
 	double period_s;  /* stream period, 0.001..1 (default 0.001) */

@@ -71,19 +71,26 @@
 #include <rtloop/compiler.h>
 #include <rtloop/drfl_backend.h>
 #include <rtloop/loop.h>
+#include <rtloop/stat.h>
 #include <rtloop/udp.h>
 #include <rtloop/udp_transport.h>
 
 RTL_BEGIN_DECLS
 
+/* The transport's configuration. Set .size =
+ * sizeof(struct rtl_drfl_transport_config); zero is the default for every
+ * other field. */
 struct rtl_drfl_transport_config {
+	size_t size; /* sizeof(struct rtl_drfl_transport_config) */
 	/* The entry points (copied): every one of <rtloop/drfl_api.h>,
 	 * set_on_rt_monitoring_data included (set_on_rt_log_alarm may be
 	 * NULL: alarms are then not reported). */
 	const struct rtl_drfl_api *api;
-	/* The RT session: address, period, set_rt_control_input's loss
-	 * count, the global limits (<rtloop/drfl_backend.h>). */
-	struct rtl_drfl_config drfl;
+	/* The RT session (copied; NULL: the defaults): address, period,
+	 * set_rt_control_input's loss count, the global limits
+	 * (<rtloop/drfl_backend.h>). A pointer, not a member: each config
+	 * grows on its own (docs/api.md). */
+	const struct rtl_drfl_config *drfl;
 	int64_t connect_timeout_ns; /* first state after start; default 3 s */
 	/* No valid state for this long = lost connection; default 1 s. */
 	int64_t rx_timeout_ns;
@@ -95,23 +102,35 @@ struct rtl_drfl_transport_config {
 	double rest_speed;
 };
 
-struct rtl_drfl_transport_stats {
-	uint64_t callbacks; /* states DRFL handed over */
-	uint64_t states;    /* handed to the loop */
-	uint64_t overflow;  /* dropped: the ring to the rx thread was full */
-	/* Dropped, each under its own name: */
-	uint64_t stale;		  /* time_stamp older than the newest */
-	uint64_t duplicate;	  /* the newest time_stamp again */
-	uint64_t nonfinite_state; /* a NaN or an infinity in a float or double */
-	uint64_t resyncs;	  /* time_stamp jumped back > 1000 periods */
-	uint64_t rx_deadline;	  /* streams given up: no valid state for rx_timeout_ns */
-	uint64_t alarms;	  /* alarms DRFL reported */
-	uint64_t alarms_logged;
-	uint64_t alarms_suppressed; /* an info alarm repeated within 1 s */
-	uint64_t alarms_dropped;    /* the alarm ring was full */
-	uint64_t commands;	    /* *_rt calls that returned true (sent) */
-	uint64_t command_failed;    /* *_rt calls that returned false */
-	uint64_t safe;		    /* safe stops sent */
+/*
+ * The transport's counters, declared once: X(name, what it counts); the
+ * snapshot, the transport's atomics and the table
+ * rtl_drfl_transport_counter_fields() are made from it. Each has one
+ * writer: DRFL's thread (callbacks, overflow, alarms, alarms_dropped), the
+ * rx thread (states to alarms_suppressed), or the holder of the transmit
+ * side (commands, command_failed, safe). New counters go at the end.
+ */
+#define RTL_DRFL_TRANSPORT_COUNTERS(X)                                                  \
+	X(callbacks, "states DRFL handed over")                                         \
+	X(states, "states handed to the loop")                                          \
+	X(overflow, "states dropped: the ring to the rx thread was full")               \
+	X(stale, "states dropped: time_stamp older than the newest")                    \
+	X(duplicate, "states dropped: the newest time_stamp again")                     \
+	X(nonfinite_state, "states dropped: a NaN or an infinity in a float or double") \
+	X(resyncs, "time_stamp jumped back more than 1000 periods")                     \
+	X(rx_deadline, "streams given up: no valid state for rx_timeout_ns")            \
+	X(alarms, "alarms DRFL reported")                                               \
+	X(alarms_logged, "alarms logged")                                               \
+	X(alarms_suppressed, "info alarms repeated within 1 s: counted, not logged")    \
+	X(alarms_dropped, "alarms dropped: the alarm ring was full")                    \
+	X(commands, "*_rt calls that returned true (sent)")                             \
+	X(command_failed, "*_rt calls that returned false")                             \
+	X(safe, "safe stops sent")
+
+/* A snapshot of the counters (rtl_drfl_transport_stats()). Set .size. */
+struct rtl_drfl_transport_counters {
+	size_t size;
+	RTL_DRFL_TRANSPORT_COUNTERS(RTL_STAT_U64)
 };
 
 /* The transport: opaque (rtl_drfl_transport_create()). */
@@ -137,9 +156,16 @@ RTL_API struct rtl_transport *rtl_drfl_transport_base(struct rtl_drfl_transport 
 /* The command the step writes (also rtl_loop_commands()). */
 RTL_API struct rtl_udp_cmd *rtl_drfl_transport_command(struct rtl_drfl_transport *t);
 
-/* Counters; any thread (relaxed loads). */
-RTL_API void rtl_drfl_transport_stats(const struct rtl_drfl_transport *t,
-				      struct rtl_drfl_transport_stats *out);
+/* A snapshot of the counters into @out (set out->size = sizeof(*out)
+ * first: at most that many bytes are written); any thread (relaxed
+ * loads). Returns 0, or -EINVAL (@t or @out NULL, out->size not set).
+ * RT-safe. */
+RTL_API int rtl_drfl_transport_stats(const struct rtl_drfl_transport *t,
+				     struct rtl_drfl_transport_counters *out);
+
+/* The counters' table (names, what each counts, offsets in the
+ * snapshot); sets *@n. RT-safe. */
+RTL_API const struct rtl_stat_field *rtl_drfl_transport_counter_fields(size_t *n);
 
 RTL_END_DECLS
 

@@ -40,9 +40,9 @@
  *     leave the state as it was.
  *
  * Threading: every function taking a struct rtl_motion * other than
- * rtl_motion_get_stats() and rtl_motion_destroy() must be called from one
+ * rtl_motion_stats() and rtl_motion_destroy() must be called from one
  * thread (the control loop's step). Counters are single-writer relaxed
- * atomics, so any thread may read them with rtl_motion_get_stats().
+ * atomics, so any thread may read them with rtl_motion_stats().
  * rtl_motion_create() and rtl_motion_destroy() are set-up and tear-down
  * calls (they allocate and free), made while no step uses the handle.
  */
@@ -52,6 +52,8 @@
 #include <stdint.h>
 
 #include <rtloop/compiler.h>
+#include <rtloop/error.h>
+#include <rtloop/stat.h>
 
 RTL_BEGIN_DECLS
 
@@ -132,7 +134,10 @@ struct rtl_motion_event_info {
  * blocking calls) and must not call back into the same struct rtl_motion. */
 typedef void (*rtl_motion_event_fn)(void *user, const struct rtl_motion_event_info *ev);
 
+/* The motion state's configuration: fill it with rtl_motion_config_init()
+ * (which sets .size and the defaults), then change what differs. */
 struct rtl_motion_config {
+	size_t size;	     /* sizeof(struct rtl_motion_config) */
 	int64_t period_ns;   /* control period, > 0 */
 	int64_t timeout_ns;  /* velocity command time-out, > 0 */
 	int loss_count;	     /* >= 1, or RTL_MOTION_LOSS_OFF */
@@ -171,13 +176,23 @@ struct rtl_motion_output {
 	unsigned events;
 };
 
-/* Counter snapshot (plain values), see rtl_motion_get_stats(). */
-struct rtl_motion_stats {
-	uint64_t steps;			      /* rtl_motion_step() calls */
-	uint64_t commands;		      /* accepted commands (motion and stop) */
-	uint64_t rejected;		      /* commands refused (-EDOM or -EINVAL) */
-	uint64_t latched;		      /* commands that reached a step */
-	uint64_t limit_clamps;		      /* every clamp, including rate-limited events */
+/*
+ * The motion state's counters, declared once: X(name, what it counts); the
+ * snapshot, the atomics and the table rtl_motion_counter_fields() are made
+ * from it. The events raised, per enum rtl_motion_event, follow them in
+ * the snapshot (events[]). New counters go at the end of the list.
+ */
+#define RTL_MOTION_COUNTERS(X)                             \
+	X(steps, "rtl_motion_step() calls")                \
+	X(commands, "accepted commands (motion and stop)") \
+	X(rejected, "commands refused (-EDOM or -EINVAL)") \
+	X(latched, "commands that reached a step")         \
+	X(limit_clamps, "every clamp, including rate-limited events")
+
+/* A snapshot of the counters (rtl_motion_stats()). Set .size. */
+struct rtl_motion_counters {
+	size_t size;
+	RTL_MOTION_COUNTERS(RTL_STAT_U64)
 	uint64_t events[RTL_MOTION_EV_COUNT]; /* raised, per event type */
 };
 
@@ -203,13 +218,16 @@ RTL_API int rtl_motion_config_init(struct rtl_motion_config *cfg, int64_t period
  * before the thread that will step it uses it, and hand the pointer over
  * with release/acquire ordering (or before that thread starts).
  * Returns 0, or
- *   -EINVAL  @out or @cfg is NULL, period_ns or timeout_ns <= 0,
+ *   -EINVAL  @out or @cfg is NULL, cfg->size is not set,
+ *            period_ns or timeout_ns <= 0,
  *            loss_count is 0 or below -1, rot_radius_m is not a finite
  *            value > 0, or a limit is not > 0 (NaN included),
- *   -ENOMEM  the allocation failed.
- * On error *@out is set to NULL (when @out is not NULL).
+ *   -E2BIG   @cfg sets a field this library does not know,
+ *   -ENOMEM  the allocation failed,
+ * with @err filled. On error *@out is set to NULL (when @out is not NULL).
  */
-RTL_API int rtl_motion_create(struct rtl_motion **out, const struct rtl_motion_config *cfg);
+RTL_API int rtl_motion_create(struct rtl_motion **out, const struct rtl_motion_config *cfg,
+			      struct rtl_error *err);
 
 /*
  * Free @m. NULL is accepted. No other thread may use @m any more (stop or
@@ -304,10 +322,16 @@ RTL_API int rtl_motion_step(struct rtl_motion *m, int64_t now_ns,
 			    const struct rtl_motion_state *measured, struct rtl_motion_output *out);
 
 /*
- * Copy the counters of @m to @s. Any thread, any time (relaxed atomic
- * loads: each value is exact, the set is not one snapshot). RT-safe.
+ * A snapshot of the counters of @m into @out (set out->size =
+ * sizeof(*out) first: at most that many bytes are written). Any thread,
+ * any time (relaxed atomic loads: each value is exact, the set is not one
+ * snapshot). Returns 0, or -EINVAL (@m or @out NULL, out->size not set).
+ * RT-safe.
  */
-RTL_API void rtl_motion_get_stats(const struct rtl_motion *m, struct rtl_motion_stats *s);
+RTL_API int rtl_motion_stats(const struct rtl_motion *m, struct rtl_motion_counters *out);
+
+/* The counters' table (without events[]); sets *@n. RT-safe. */
+RTL_API const struct rtl_stat_field *rtl_motion_counter_fields(size_t *n);
 
 /* "idle", "speed-cartesian", ..., "stopping"; "?" when unknown. */
 RTL_API const char *rtl_motion_mode_name(enum rtl_motion_mode mode);

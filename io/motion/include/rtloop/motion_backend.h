@@ -38,7 +38,7 @@
  * < 0 off).
  *
  * Events: the motion API raises them from rtl_motion_step() into its own
- * counters (rtl_motion_get_stats()), the user's RT-safe handler
+ * counters (rtl_motion_stats()), the user's RT-safe handler
  * (rtl_motion_set_handler()) and the output's `events` bits. In a loop,
  * step with rtl_motion_loop_step() instead: it also fires the
  * rtloop:motion_event tracepoint with the sequence number of the loop's

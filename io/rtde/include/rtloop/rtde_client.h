@@ -85,6 +85,7 @@
 #include <stdint.h>
 
 #include <rtloop/compiler.h>
+#include <rtloop/stat.h>
 #include <rtloop/rtde.h>
 #include <rtloop/rtde_fields.h>
 #include <rtloop/rtde_recipe.h>
@@ -254,20 +255,29 @@ struct rtl_rtde_client_info {
 	unsigned n_inputs;
 };
 
-/* Counters since init (kept across reconnects). Owned by the thread that
- * steps the client. */
-struct rtl_rtde_client_stats {
-	uint64_t packages;     /* whole packages received */
-	uint64_t data;	       /* data packages delivered as events */
-	uint64_t skipped;      /* packages the controller skipped */
-	uint64_t resets;       /* timestamp / control_step went backwards */
-	uint64_t malformed;    /* packages dropped as malformed (they do not parse) */
-	uint64_t wrong_recipe; /* data packages of another recipe id, dropped */
-	uint64_t wrong_size;   /* data packages of the output recipe's id whose fields
-				* are not the recipe's size, dropped */
-	uint64_t unexpected;   /* packages nobody asked for, dropped */
-	uint64_t text;	       /* text messages */
-	uint64_t reconnects;   /* counted by the driver */
+/*
+ * The client's counters, since create (kept across reconnects), declared
+ * once: X(name, what it counts); the snapshot, the client's counters and
+ * the table rtl_rtde_client_counter_fields() are made from it. Written by
+ * the thread that steps the client, read by any (relaxed atomics). Every
+ * dropped package is counted under its own name. New ones go at the end.
+ */
+#define RTL_RTDE_CLIENT_COUNTERS(X)                                                        \
+	X(packages, "whole packages received")                                             \
+	X(data, "data packages delivered as events")                                       \
+	X(skipped, "packages the controller skipped")                                      \
+	X(resets, "timestamp or control_step went backwards")                              \
+	X(malformed, "packages dropped as malformed (they do not parse)")                  \
+	X(wrong_recipe, "data packages of another recipe id, dropped")                     \
+	X(wrong_size, "data packages of the output recipe's id and another size, dropped") \
+	X(unexpected, "packages nobody asked for, dropped")                                \
+	X(text, "text messages")                                                           \
+	X(reconnects, "reconnects, counted by the driver")
+
+/* A snapshot of the counters (rtl_rtde_client_stats()). Set .size. */
+struct rtl_rtde_client_counters {
+	size_t size;
+	RTL_RTDE_CLIENT_COUNTERS(RTL_STAT_U64)
 };
 
 /* The client: opaque (rtl_rtde_client_create()). */
@@ -441,7 +451,15 @@ RTL_API const struct rtl_rtde_recipe *rtl_rtde_client_input_recipe(const struct 
 								   unsigned idx);
 
 RTL_API const struct rtl_rtde_client_info *rtl_rtde_client_info(const struct rtl_rtde_client *c);
-RTL_API const struct rtl_rtde_client_stats *rtl_rtde_client_stats(const struct rtl_rtde_client *c);
+/* A snapshot of the counters into @out (set out->size = sizeof(*out)
+ * first: at most that many bytes are written); any thread. Returns 0, or
+ * -EINVAL (@c or @out NULL, out->size not set). RT-safe. */
+RTL_API int rtl_rtde_client_stats(const struct rtl_rtde_client *c,
+				  struct rtl_rtde_client_counters *out);
+
+/* The counters' table (names, what each counts, offsets in the
+ * snapshot); sets *@n. RT-safe. */
+RTL_API const struct rtl_stat_field *rtl_rtde_client_counter_fields(size_t *n);
 
 /* The last error (fatal or not); code 0 when none yet. */
 RTL_API const struct rtl_rtde_client_error *

@@ -72,11 +72,16 @@
 
 #include <rtloop/compiler.h>
 #include <rtloop/loop.h>
+#include <rtloop/stat.h>
 #include <rtloop/udp.h>
 
 RTL_BEGIN_DECLS
 
+/* The transport's configuration. Set .size =
+ * sizeof(struct rtl_udp_transport_config); zero is the default for every
+ * other field. */
 struct rtl_udp_transport_config {
+	size_t size;	   /* sizeof(struct rtl_udp_transport_config) */
 	const char *host;  /* default "127.0.0.1" */
 	uint16_t port;	   /* default RTL_UDP_DEFAULT_PORT (12347) */
 	int64_t period_ns; /* asked for in HELLO; 0: the server's */
@@ -114,30 +119,37 @@ struct rtl_udp_frame {
 	struct rtl_udp_state rt;
 };
 
-struct rtl_udp_transport_stats {
-	uint64_t datagrams;    /* received, any kind */
-	uint64_t states;       /* state frames handed to the loop */
-	uint64_t bad;	       /* malformed (header or length), dropped */
-	uint64_t reordered;    /* older or duplicate state numbers, dropped */
-	uint64_t other;	       /* well-formed datagrams that are not states */
-	uint64_t resyncs;      /* sequence jumped back (server restarted) */
-	uint64_t commands;     /* command datagrams sent */
-	uint64_t safe;	       /* safe STOP datagrams sent */
-	uint64_t would_block;  /* sends refused with EAGAIN */
-	uint64_t no_kernel_ts; /* frames without a usable kernel timestamp */
-	/* Every dropped datagram under its own name (bad and reordered above
-	 * are their sums, as before): */
-	uint64_t malformed;	  /* bad length, magic, version or type, or empty */
-	uint64_t stale;		  /* a state number older than the newest */
-	uint64_t duplicate;	  /* the newest state number again */
-	uint64_t nonfinite_state; /* a state holding a NaN or an infinity */
-	uint64_t rx_deadline;	  /* streams given up: no valid state for rx_timeout_ns */
-	/* The server's ALARMs (logged; an info one repeated within a second
-	 * counted in alarms_suppressed instead) and its BYEs (the session
-	 * ended, e.g. by its loss count: recv()/next() -ECONNRESET). */
-	uint64_t alarms;
-	uint64_t alarms_suppressed;
-	uint64_t server_byes;
+/*
+ * The transport's counters, declared once: X(name, what it counts); the
+ * snapshot, the transport's atomics and the table
+ * rtl_udp_transport_counter_fields() are made from it. Every dropped
+ * datagram is counted under its own name (bad and reordered are sums of
+ * the named ones). New counters go at the end.
+ */
+#define RTL_UDP_TRANSPORT_COUNTERS(X)                                                     \
+	X(datagrams, "datagrams received, any kind")                                      \
+	X(states, "state frames handed to the loop")                                      \
+	X(bad, "malformed datagrams (header or length), dropped: the sum of malformed")   \
+	X(reordered, "older or duplicate state numbers, dropped: stale + duplicate")      \
+	X(other, "well-formed datagrams that are not states")                             \
+	X(resyncs, "the sequence jumped back (the server restarted)")                     \
+	X(commands, "command datagrams sent")                                             \
+	X(safe, "safe STOP datagrams sent")                                               \
+	X(would_block, "sends refused with EAGAIN")                                       \
+	X(no_kernel_ts, "frames without a usable kernel timestamp")                       \
+	X(malformed, "bad length, magic, version or type, or empty")                      \
+	X(stale, "a state number older than the newest")                                  \
+	X(duplicate, "the newest state number again")                                     \
+	X(nonfinite_state, "a state holding a NaN or an infinity")                        \
+	X(rx_deadline, "streams given up: no valid state for rx_timeout_ns")              \
+	X(alarms, "the server's ALARMs (logged)")                                         \
+	X(alarms_suppressed, "info ALARMs repeated within a second: counted, not logged") \
+	X(server_byes, "the server's BYEs: the session ended (recv()/next() -ECONNRESET)")
+
+/* A snapshot of the counters (rtl_udp_transport_stats()). Set .size. */
+struct rtl_udp_transport_counters {
+	size_t size;
+	RTL_UDP_TRANSPORT_COUNTERS(RTL_STAT_U64)
 };
 
 /* The transport: opaque (rtl_udp_transport_create()). */
@@ -169,9 +181,16 @@ RTL_INLINE const struct rtl_udp_frame *rtl_udp_loop_frame(const struct rtl_loop_
 /* The command the step writes (also rtl_loop_commands()). RT-safe. */
 RTL_API struct rtl_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *t);
 
-/* Counters; any thread (relaxed loads). */
-RTL_API void rtl_udp_transport_stats(const struct rtl_udp_transport *t,
-				     struct rtl_udp_transport_stats *out);
+/* A snapshot of the counters into @out (set out->size = sizeof(*out)
+ * first: at most that many bytes are written); any thread (relaxed
+ * loads). Returns 0, or -EINVAL (@t or @out NULL, out->size not set).
+ * RT-safe. */
+RTL_API int rtl_udp_transport_stats(const struct rtl_udp_transport *t,
+				    struct rtl_udp_transport_counters *out);
+
+/* The counters' table (names, what each counts, offsets in the
+ * snapshot); sets *@n. RT-safe. */
+RTL_API const struct rtl_stat_field *rtl_udp_transport_counter_fields(size_t *n);
 
 /*
  * A controller's alarm as both the UDP and the DRFL transport report it:
