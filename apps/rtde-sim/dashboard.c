@@ -70,8 +70,7 @@ static void refused(struct sim_conn *c, enum sim_ctrl_result r, const char *what
 		reply(c, PSTOP_UNLOCK_EARLY);
 		return;
 	case SIM_CTRL_PROTECTIVE_STOP:
-		sim_conn_printf(c, "Failed to execute: %s: robot is in protective stop\n",
-				    what);
+		sim_conn_printf(c, "Failed to execute: %s: robot is in protective stop\n", what);
 		return;
 	default:
 		sim_conn_printf(c, "Failed to execute: %s\n", what);
@@ -133,19 +132,17 @@ static void answer(struct rtl_sim *sim, struct sim_conn *c, const char *cmd, int
 			not_understood(c, cmd);
 		else
 			sim_conn_printf(c, "Safetystatus: %s\n",
-					    rtl_ur_safety_status_name(ctl->safety_mode));
+					rtl_ur_safety_status_name(ctl->safety_mode));
 	} else if (!strcasecmp(cmd, "safetymode")) {
-		sim_conn_printf(c, "Safetymode: %s\n",
-				    rtl_ur_safety_status_name(ctl->safety_mode));
+		sim_conn_printf(c, "Safetymode: %s\n", rtl_ur_safety_status_name(ctl->safety_mode));
 	} else if (!strcasecmp(cmd, "programState")) {
 		const char *name = ctl->loaded[0] ? ctl->loaded : ctl->program_name;
 
 		sim_conn_printf(c, "%s %s\n", rtl_ur_program_state_name(ctl->program_state),
-				    name[0] ? name : "<unnamed>");
+				name[0] ? name : "<unnamed>");
 	} else if (!strcasecmp(cmd, "running")) {
 		sim_conn_printf(c, "Program running: %s\n",
-				    ctl->program_state == RTL_UR_PROGRAM_PLAYING ? "true"
-										 : "false");
+				ctl->program_state == RTL_UR_PROGRAM_PLAYING ? "true" : "false");
 	} else if (!strcasecmp(cmd, "get loaded program")) {
 		if (ctl->loaded[0])
 			sim_conn_printf(c, "Loaded program: %s\n", ctl->loaded);
@@ -158,7 +155,7 @@ static void answer(struct rtl_sim *sim, struct sim_conn *c, const char *cmd, int
 			reply(c, ctl->remote ? "true" : "false");
 	} else if (!strcasecmp(cmd, "PolyscopeVersion")) {
 		sim_conn_printf(c, "URSoftware %u.%u.%u.%u (Jan 01 2025)\n", v.major, v.minor,
-				    v.bugfix, v.build);
+				v.bugfix, v.build);
 	} else if (!strcasecmp(cmd, "version") && !cb3) {
 		sim_conn_printf(c, "%u.%u.%u.%u\n", v.major, v.minor, v.bugfix, v.build);
 	} else if (!strncasecmp(cmd, "load ", 5) && cmd[5]) {
@@ -222,16 +219,9 @@ static void dash_feed(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *p,
 	}
 }
 
-static void dash_close(struct rtl_sim *sim, struct sim_conn *c)
-{
-	(void)sim;
-	free(c->state);
-	c->state = NULL;
-}
-
 const struct sim_port_ops sim_dashboard_ops = {
 	.name = "dashboard",
 	.open = dash_open,
 	.feed = dash_feed,
-	.close = dash_close,
+	.close = sim_conn_free_state,
 };

@@ -17,9 +17,9 @@ static const struct {
 	const struct sim_port_ops *ops;
 } ports[SIM_PORT_COUNT] = {
 	[SIM_PORT_DASHBOARD] = { "dashboard", SIM_DASHBOARD_PORT, &sim_dashboard_ops },
-	[SIM_PORT_PRIMARY] = { "primary", SIM_PRIMARY_PORT, &sim_primary_ops },
-	[SIM_PORT_SECONDARY] = { "secondary", SIM_SECONDARY_PORT, &sim_secondary_ops },
-	[SIM_PORT_REALTIME] = { "realtime", SIM_REALTIME_PORT, &sim_realtime_ops },
+	[SIM_PORT_PRIMARY] = { "primary", SIM_PRIMARY_PORT, &sim_script_ops },
+	[SIM_PORT_SECONDARY] = { "secondary", SIM_SECONDARY_PORT, &sim_script_ops },
+	[SIM_PORT_REALTIME] = { "realtime", SIM_REALTIME_PORT, &sim_script_ops },
 	[SIM_PORT_ROBOT_API] = { "robot-api", SIM_ROBOT_API_PORT, &sim_robot_api_ops },
 };
 
@@ -81,4 +81,11 @@ int sim_conn_printf(struct sim_conn *c, const char *fmt, ...)
 	if (n < 0)
 		return -EINVAL;
 	return sim_conn_write(c, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+void sim_conn_free_state(struct rtl_sim *sim, struct sim_conn *c)
+{
+	(void)sim;
+	free(c->state);
+	c->state = NULL;
 }

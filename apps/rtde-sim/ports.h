@@ -65,7 +65,7 @@ struct sim_conn {
 };
 
 struct sim_port_ops {
-	const char *name; /* "dashboard", "primary", ... */
+	const char *name; /* "dashboard", "script", "robot-api" */
 	int (*open)(struct rtl_sim *sim, struct sim_conn *c, int64_t now);
 	void (*feed)(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *p, size_t n,
 		     int64_t now);
@@ -73,11 +73,10 @@ struct sim_port_ops {
 	void (*close)(struct rtl_sim *sim, struct sim_conn *c);
 };
 
-/* The services (dashboard.c, primary.c, robot_api.c). */
+/* The services (dashboard.c, primary.c, robot_api.c); the primary,
+ * secondary and realtime ports are one, sim_script_ops. */
 extern const struct sim_port_ops sim_dashboard_ops;
-extern const struct sim_port_ops sim_primary_ops;
-extern const struct sim_port_ops sim_secondary_ops;
-extern const struct sim_port_ops sim_realtime_ops;
+extern const struct sim_port_ops sim_script_ops;
 extern const struct sim_port_ops sim_robot_api_ops;
 
 /* The ops of port @k, or NULL. */
@@ -93,8 +92,11 @@ uint16_t sim_port_default(enum sim_port_kind k);
 int sim_conn_write(struct sim_conn *c, const void *p, size_t n);
 
 /* printf into the queue (a dashboard line). Same results. */
-int sim_conn_printf(struct sim_conn *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int sim_conn_printf(struct sim_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A close() for a service whose state is one allocation (or none): frees
+ * c->state. */
+void sim_conn_free_state(struct rtl_sim *sim, struct sim_conn *c);
 
 /* Bytes waiting in @c's queue. */
 static inline size_t sim_conn_pending(const struct sim_conn *c)

@@ -257,8 +257,7 @@ static void prim_feed(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *da
 			p->start = 0;
 		}
 		if (p->len == sizeof(p->in)) {
-			struct sim_ctrl_msg m = { .kind = SIM_MSG_KEY,
-						      .level = SIM_LEVEL_WARNING };
+			struct sim_ctrl_msg m = { .kind = SIM_MSG_KEY, .level = SIM_LEVEL_WARNING };
 
 			snprintf(m.title, sizeof(m.title), "Script input cut off");
 			snprintf(m.text, sizeof(m.text),
@@ -273,31 +272,11 @@ static void prim_feed(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *da
 	}
 }
 
-static void prim_close(struct rtl_sim *sim, struct sim_conn *c)
-{
-	(void)sim;
-	free(c->state);
-	c->state = NULL;
-}
-
-const struct sim_port_ops sim_primary_ops = {
-	.name = "primary",
+/* One service on the three ports: what differs goes by c->kind. */
+const struct sim_port_ops sim_script_ops = {
+	.name = "script",
 	.open = prim_open,
 	.feed = prim_feed,
 	.tick = prim_tick,
-	.close = prim_close,
-};
-const struct sim_port_ops sim_secondary_ops = {
-	.name = "secondary",
-	.open = prim_open,
-	.feed = prim_feed,
-	.tick = prim_tick,
-	.close = prim_close,
-};
-const struct sim_port_ops sim_realtime_ops = {
-	.name = "realtime",
-	.open = prim_open,
-	.feed = prim_feed,
-	.tick = prim_tick,
-	.close = prim_close,
+	.close = sim_conn_free_state,
 };

@@ -75,15 +75,13 @@ static const char *reason(int status)
 }
 
 /* One reply: status, JSON @body, and an Allow header when @allow. */
-static void respond(struct sim_conn *c, int status, const char *body, const char *allow,
-		    bool close)
+static void respond(struct sim_conn *c, int status, const char *body, const char *allow, bool close)
 {
 	sim_conn_printf(c,
-			    "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
-			    "Content-Length: %zu\r\n%s%s%sConnection: %s\r\n\r\n",
-			    status, reason(status), strlen(body), allow ? "Allow: " : "",
-			    allow ? allow : "", allow ? "\r\n" : "",
-			    close ? "close" : "keep-alive");
+			"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+			"Content-Length: %zu\r\n%s%s%sConnection: %s\r\n\r\n",
+			status, reason(status), strlen(body), allow ? "Allow: " : "",
+			allow ? allow : "", allow ? "\r\n" : "", close ? "close" : "keep-alive");
 	sim_conn_write(c, body, strlen(body));
 	if (close)
 		c->close = true;
@@ -119,8 +117,7 @@ static bool member(const struct req *q, const char *key, char *out, size_t cap)
 	return rtl_ur_robot_api_json_string(q->body, q->body_len, key, out, cap) > 0;
 }
 
-static void robot_state(struct rtl_sim *sim, struct sim_conn *c, const struct req *q,
-			int64_t now)
+static void robot_state(struct rtl_sim *sim, struct sim_conn *c, const struct req *q, int64_t now)
 {
 	struct sim_ctrl *ctl = &sim->ctrl;
 	enum sim_ctrl_result r;
@@ -155,8 +152,7 @@ static void robot_state(struct rtl_sim *sim, struct sim_conn *c, const struct re
 	result(c, r, q->close);
 }
 
-static void program_state(struct rtl_sim *sim, struct sim_conn *c, const struct req *q,
-			  int64_t now)
+static void program_state(struct rtl_sim *sim, struct sim_conn *c, const struct req *q, int64_t now)
 {
 	struct sim_ctrl *ctl = &sim->ctrl;
 	char action[32];
@@ -396,16 +392,9 @@ static void api_feed(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *p, 
 	}
 }
 
-static void api_close(struct rtl_sim *sim, struct sim_conn *c)
-{
-	(void)sim;
-	free(c->state);
-	c->state = NULL;
-}
-
 const struct sim_port_ops sim_robot_api_ops = {
 	.name = "robot-api",
 	.open = api_open,
 	.feed = api_feed,
-	.close = api_close,
+	.close = sim_conn_free_state,
 };
