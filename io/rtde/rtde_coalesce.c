@@ -20,6 +20,7 @@
 
 #include <rtloop/stat.h>
 #include <rtloop/rtde_coalesce.h>
+#include <rtloop/sized.h>
 
 /* Two 64-bit atomics per recipe on a single-writer path: they must be
  * plain loads and stores, not a lock. */
@@ -58,8 +59,7 @@ struct rtl_rtde_coalesce_slot {
 
 /* One recipe's counters, written by the owner only. */
 struct rtl_rtde_coalesce_counter {
-	_Atomic uint64_t sent;
-	_Atomic uint64_t suppressed;
+	RTL_RTDE_COALESCE_COUNTERS(RTL_STAT_ATOMIC)
 };
 
 /* The coalescer (opaque to the API). */
@@ -194,25 +194,27 @@ static void clear(struct rtl_rtde_coalesce *c)
 	c->raw_masks = false;
 }
 
-RTL_API int rtl_rtde_coalesce_create(struct rtl_rtde_coalesce **out)
+RTL_API int rtl_rtde_coalesce_create(struct rtl_rtde_coalesce **out, struct rtl_error *err)
 {
 	struct rtl_rtde_coalesce *c;
 
 	if (!out)
-		return -EINVAL;
+		return rtl_error_set(err, -EINVAL, "coalescer: nowhere to put it (out is NULL)");
 	*out = NULL;
 	/* Not calloc(): malloc's 16 bytes would split the counters' cache
 	 * lines with the owner's state, the false sharing they are aligned
 	 * against. */
 	c = aligned_alloc(RTL_CACHELINE, sizeof(*c));
 	if (!c)
-		return -ENOMEM;
+		return rtl_error_set(err, -ENOMEM, "coalescer: out of memory (%zu bytes)",
+				     sizeof(*c));
 	/* Zeroed, so that every page is touched here, at set-up time, and no
 	 * slot holds garbage even before it is used. */
 	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < RTL_RTDE_COALESCE_MAX_RECIPES; i++) {
-		atomic_init(&c->counters[i].sent, 0);
-		atomic_init(&c->counters[i].suppressed, 0);
+#define ZERO(name, doc) atomic_init(&c->counters[i].name, 0);
+		RTL_RTDE_COALESCE_COUNTERS(ZERO)
+#undef ZERO
 	}
 	clear(c);
 	*out = c;
@@ -260,8 +262,9 @@ RTL_API int rtl_rtde_coalesce_setup(struct rtl_rtde_coalesce *c,
 		rtl_rtde_frame_init(&s->pending, s->pending_buf, sizeof(s->pending_buf), s->recipe);
 		find_masks(s);
 		memcpy(s->last, s->pending_buf, s->recipe->host_size);
-		atomic_store_explicit(&c->counters[i].sent, 0, memory_order_relaxed);
-		atomic_store_explicit(&c->counters[i].suppressed, 0, memory_order_relaxed);
+#define ZERO(name, doc) atomic_store_explicit(&c->counters[i].name, 0, memory_order_relaxed);
+		RTL_RTDE_COALESCE_COUNTERS(ZERO)
+#undef ZERO
 	}
 	c->n = (uint32_t)n;
 	return 0;
@@ -516,29 +519,45 @@ RTL_API int rtl_rtde_coalesce_raw_masks(struct rtl_rtde_coalesce *c, bool raw)
 	return 0;
 }
 
-RTL_API int rtl_rtde_coalesce_stats(const struct rtl_rtde_coalesce *c, size_t i,
-				    struct rtl_rtde_coalesce_stats *out)
+#define FIELD(name, doc) RTL_STAT_FIELD(rtl_rtde_coalesce_counters, name, doc)
+static const struct rtl_stat_field counter_fields[] = { RTL_RTDE_COALESCE_COUNTERS(FIELD) };
+#undef FIELD
+
+RTL_API const struct rtl_stat_field *rtl_rtde_coalesce_counter_fields(size_t *n)
 {
-	if (!c || !out || i >= c->n)
+	if (n)
+		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
+	return counter_fields;
+}
+
+/* Recipe @i's counters added to @s. */
+static void add_counters(const struct rtl_rtde_coalesce *c, size_t i,
+			 struct rtl_rtde_coalesce_counters *s)
+{
+#define ADD(name, doc) s->name += rtl_stat_get(&c->counters[i].name);
+	RTL_RTDE_COALESCE_COUNTERS(ADD)
+#undef ADD
+}
+
+RTL_API int rtl_rtde_coalesce_stats(const struct rtl_rtde_coalesce *c, size_t i,
+				    struct rtl_rtde_coalesce_counters *out)
+{
+	struct rtl_rtde_coalesce_counters s = { .size = sizeof(s) };
+
+	if (!c || i >= c->n)
 		return -EINVAL;
-	out->sent = atomic_load_explicit(&c->counters[i].sent, memory_order_relaxed);
-	out->suppressed = atomic_load_explicit(&c->counters[i].suppressed, memory_order_relaxed);
-	return 0;
+	add_counters(c, i, &s);
+	return rtl__sized_out(out, &s, sizeof(s));
 }
 
 RTL_API int rtl_rtde_coalesce_total(const struct rtl_rtde_coalesce *c,
-				    struct rtl_rtde_coalesce_stats *out)
+				    struct rtl_rtde_coalesce_counters *out)
 {
-	struct rtl_rtde_coalesce_stats one;
+	struct rtl_rtde_coalesce_counters s = { .size = sizeof(s) };
 
-	if (!c || !out)
+	if (!c)
 		return -EINVAL;
-	out->sent = 0;
-	out->suppressed = 0;
-	for (uint32_t i = 0; i < c->n; i++) {
-		rtl_rtde_coalesce_stats(c, i, &one);
-		out->sent += one.sent;
-		out->suppressed += one.suppressed;
-	}
-	return 0;
+	for (uint32_t i = 0; i < c->n; i++)
+		add_counters(c, i, &s);
+	return rtl__sized_out(out, &s, sizeof(s));
 }

@@ -53,7 +53,7 @@ static struct rtl_rtde_coalesce *coal;
 
 static void create_coal(void)
 {
-	cr_assert_eq(rtl_rtde_coalesce_create(&coal), 0);
+	cr_assert_eq(rtl_rtde_coalesce_create(&coal, NULL), 0);
 	cr_assert_not_null(coal);
 }
 
@@ -496,7 +496,7 @@ Test(rtde_coalesce, uncommitted_mask_is_sent_again)
 
 static void assert_stats(size_t i, uint64_t sent, uint64_t suppressed)
 {
-	struct rtl_rtde_coalesce_stats st;
+	struct rtl_rtde_coalesce_counters st = { .size = sizeof(st) };
 
 	cr_assert_eq(rtl_rtde_coalesce_stats(coal, i, &st), 0);
 	cr_assert_eq(st.sent, sent, "recipe %zu: sent %llu, want %llu", i,
@@ -507,7 +507,7 @@ static void assert_stats(size_t i, uint64_t sent, uint64_t suppressed)
 
 Test(rtde_coalesce, counters_count_sent_and_suppressed_per_recipe_and_total)
 {
-	struct rtl_rtde_coalesce_stats t;
+	struct rtl_rtde_coalesce_counters t = { .size = sizeof(t) };
 
 	setup_two();
 	assert_stats(IO, 0, 0);
@@ -662,7 +662,7 @@ Test(rtde_coalesce, bad_arguments_at_setup)
 
 Test(rtde_coalesce, bad_arguments_after_setup)
 {
-	struct rtl_rtde_coalesce_stats st;
+	struct rtl_rtde_coalesce_counters st = { .size = sizeof(st) };
 
 	setup_two();
 	cr_assert_eq(rtl_rtde_coalesce_encode(NULL, buf, sizeof(buf)), -EINVAL);
@@ -711,7 +711,7 @@ Test(rtde_coalesce, rt_calls_do_not_allocate)
 {
 	const struct rtl_rtde_recipe *rs[] = { &rec_io, &rec_servo };
 	const uint8_t ids[] = { IO_ID, SERVO_ID };
-	struct rtl_rtde_coalesce_stats st;
+	struct rtl_rtde_coalesce_counters st = { .size = sizeof(st) };
 	struct rtl_rtde_handle hd, hdo, hs;
 	long sink = 0;
 	long allocs;
@@ -839,7 +839,7 @@ Test(rtde_coalesce, raw_masks_go_out_as_written)
 
 Test(rtde_coalesce, create_wants_somewhere_to_put_it)
 {
-	cr_assert_eq(rtl_rtde_coalesce_create(NULL), -EINVAL);
+	cr_assert_eq(rtl_rtde_coalesce_create(NULL, NULL), -EINVAL);
 }
 
 Test(rtde_coalesce, destroy_accepts_null)
@@ -849,7 +849,7 @@ Test(rtde_coalesce, destroy_accepts_null)
 
 Test(rtde_coalesce, a_created_coalescer_has_no_recipes_until_setup)
 {
-	struct rtl_rtde_coalesce_stats st = { 1, 1 };
+	struct rtl_rtde_coalesce_counters st = { .size = sizeof(st), .sent = 1, .suppressed = 1 };
 
 	/* The counters sit on their own cache lines only if the whole
 	 * coalescer does. */

@@ -380,7 +380,7 @@ Test(loop_rtde, keepalive_feeds_the_heartbeat_while_another_recipe_streams)
 	struct rig_opts o = { 0 };
 	struct rtl_loop_counters s = { .size = sizeof(s) };
 	struct sim_stats ss;
-	struct rtl_rtde_coalesce_stats cmd;
+	struct rtl_rtde_coalesce_counters cmd = { .size = sizeof(cmd) };
 
 	rig_reset();
 	R.qd0 = 0.1;

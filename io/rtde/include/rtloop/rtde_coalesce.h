@@ -89,6 +89,8 @@
 #include <stdint.h>
 
 #include <rtloop/compiler.h>
+#include <rtloop/error.h>
+#include <rtloop/stat.h>
 #include <rtloop/rtde.h>
 #include <rtloop/rtde_recipe.h>
 
@@ -102,11 +104,18 @@ RTL_BEGIN_DECLS
 /* Mask pairs one recipe can hold (the five listed above). */
 #define RTL_RTDE_COALESCE_MAX_MASKS 5
 
+/* The coalescer's counters, per recipe, declared once: X(name, what it
+ * counts); the snapshot, the atomics and rtl_rtde_coalesce_counter_fields()
+ * are made from it. */
+#define RTL_RTDE_COALESCE_COUNTERS(X)         \
+	X(sent, "packages committed as sent") \
+	X(suppressed, "encodes that found the recipe unchanged")
+
 /* Packages of one recipe (or of all, summed), as rtl_rtde_coalesce_stats()
- * reports them. */
-struct rtl_rtde_coalesce_stats {
-	uint64_t sent;	     /* packages committed as sent */
-	uint64_t suppressed; /* encodes that found the recipe unchanged */
+ * reports them. Set .size = sizeof. */
+struct rtl_rtde_coalesce_counters {
+	size_t size;
+	RTL_RTDE_COALESCE_COUNTERS(RTL_STAT_U64)
 };
 
 /*
@@ -123,11 +132,11 @@ struct rtl_rtde_coalesce;
  *
  * Returns 0, or
  *   -EINVAL  @out is NULL.
- *   -ENOMEM  out of memory (*@out is then NULL).
- * Allocates: set-up time only, not RT-safe. Thread-safe (it touches no
- * shared state).
+ *   -ENOMEM  out of memory (*@out is then NULL),
+ * with @err filled. Allocates: set-up time only, not RT-safe. Thread-safe
+ * (it touches no shared state).
  */
-RTL_API int rtl_rtde_coalesce_create(struct rtl_rtde_coalesce **out);
+RTL_API int rtl_rtde_coalesce_create(struct rtl_rtde_coalesce **out, struct rtl_error *err);
 
 /*
  * Free @c (NULL is accepted and does nothing). The recipes given to setup
@@ -255,19 +264,25 @@ RTL_API int rtl_rtde_coalesce_beat_recipe(const struct rtl_rtde_coalesce *c);
 RTL_API int rtl_rtde_coalesce_raw_masks(struct rtl_rtde_coalesce *c, bool raw);
 
 /*
- * Read the counters of recipe @i into @out. Returns 0, or -EINVAL for a
- * NULL pointer or @i out of range. Any thread (relaxed loads: each value
- * is exact, the pair is not a snapshot). RT-safe.
+ * Read the counters of recipe @i into @out (set out->size = sizeof(*out)
+ * first: at most that many bytes are written). Returns 0, or -EINVAL for
+ * a NULL pointer, out->size not set or @i out of range. Any thread
+ * (relaxed loads: each value is exact, the pair is not a snapshot).
+ * RT-safe.
  */
 RTL_API int rtl_rtde_coalesce_stats(const struct rtl_rtde_coalesce *c, size_t i,
-				    struct rtl_rtde_coalesce_stats *out);
+				    struct rtl_rtde_coalesce_counters *out);
 
 /*
- * The counters summed over every recipe. Returns 0, or -EINVAL for a NULL
- * pointer. Any thread, as rtl_rtde_coalesce_stats(). RT-safe.
+ * The counters summed over every recipe, into @out as above. Returns 0,
+ * or -EINVAL. Any thread, as rtl_rtde_coalesce_stats(). RT-safe.
  */
 RTL_API int rtl_rtde_coalesce_total(const struct rtl_rtde_coalesce *c,
-				    struct rtl_rtde_coalesce_stats *out);
+				    struct rtl_rtde_coalesce_counters *out);
+
+/* The counters' table (names, what each counts, offsets in the
+ * snapshot); sets *@n. RT-safe. */
+RTL_API const struct rtl_stat_field *rtl_rtde_coalesce_counter_fields(size_t *n);
 
 RTL_END_DECLS
 
