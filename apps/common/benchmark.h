@@ -7,7 +7,9 @@
  * in the same run, summarised over the repetitions by the median of the
  * per-repetition ratios with their min and max; bench_stat3() is that
  * summary. The rest is what each report wrote again: the machine and CPU
- * model it ran on, and a string as a JSON value.
+ * model it ran on, and a string as a JSON value; and, for the
+ * micro-benchmarks (ring-bench, rtde-codec-bench), the options they share
+ * (--reps, --json, --callgrind) and the stream of --json.
  *
  * Internal to apps/ (a static library, not part of librtloop). Not RT-safe:
  * for the report, after the measurement.
@@ -17,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <rtloop/json.h> /* rtl_json_string() for the JSON reports */
@@ -47,5 +50,35 @@ void bench_machine(char *buf, size_t len, bool with_version);
 
 /* The first "model name" of /proc/cpuinfo into @buf, or "unknown". */
 void bench_cpu_model(char *buf, size_t len);
+
+/* Repetitions a micro-benchmark runs at most (--reps). */
+#define BENCH_OPT_MAX_REPS 101
+
+/* The options the micro-benchmarks share; the app sets the defaults. */
+struct bench_opts {
+	unsigned reps;	    /* -r, --reps N: 1..BENCH_OPT_MAX_REPS */
+	const char *json;   /* -j, --json FILE ('-': stdout); NULL: none */
+	uint64_t callgrind; /* -g, --callgrind N: loop iterations; 0: normal run */
+};
+
+/*
+ * The default: case of a micro-benchmark's getopt_long() loop: the shared
+ * options ('r', 'j', 'g', with getopt's optarg) into @o, and for any other
+ * @c getopt's error, reported by cli_getopt_error() with @argv. Returns 0,
+ * or CLI_EXIT_USAGE (cli.h) after naming the flag or the bad value on
+ * stderr ("PROG: bad --reps 'X': want an integer in 1..101; see PROG
+ * --help").
+ */
+int bench_parse_opt(const char *prog, int c, char **argv, struct bench_opts *o);
+
+/*
+ * The stream of --json @path: stdout for "-", else the file, created or
+ * truncated. On failure prints "PROG: cannot write --json 'PATH': REASON"
+ * to stderr and returns NULL.
+ */
+FILE *bench_json_open(const char *prog, const char *path);
+
+/* Done with bench_json_open()'s @f: close a file, flush stdout. */
+void bench_json_close(FILE *f);
 
 #endif /* BENCH_H */

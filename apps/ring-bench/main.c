@@ -55,7 +55,6 @@
 #endif
 
 #define PROG "ring-bench"
-#define MAX_REPS 101
 
 /* ---- rtl_ring ---------------------------------------------------------- */
 
@@ -301,12 +300,10 @@ static bool is_peer(enum impl i)
 /* ---- options ----------------------------------------------------------- */
 
 struct opts {
-	unsigned reps;
+	struct bench_opts bench; /* --reps, --json, --callgrind */
 	uint64_t items;
 	int cpu[2];
-	const char *json;
 	bool quick;
-	uint64_t callgrind; /* 0: normal run */
 	enum impl cg_impl;
 	int cg_size; /* index into sizes[] */
 };
@@ -331,7 +328,7 @@ static void usage(FILE *f)
 		"  -i, --impl NAME     with --callgrind: rtl, rtl-batch, ck, boost, rwq (default "
 		"rtl)\n"
 		"  -s, --size BYTES    with --callgrind: 8 or 64 (default 8)\n",
-		MAX_REPS);
+		BENCH_OPT_MAX_REPS);
 }
 
 /* Returns 0, 1 after --help, or 2 on a usage error. */
@@ -352,7 +349,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	bool items_set = false;
 	int c;
 
-	*o = (struct opts){ .reps = 7, .items = 2000000, .cpu = { 0, 1 }, .cg_impl = I_RTL };
+	*o = (struct opts){ .bench.reps = 7, .items = 2000000, .cpu = { 0, 1 }, .cg_impl = I_RTL };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hr:n:c:j:qg:i:s:", longopts, NULL)) != -1) {
 		uint64_t v, cpu[2];
@@ -361,23 +358,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'h':
 			usage(stdout);
 			return 1;
-		case 'r':
-			if (cli_parse_u64(optarg, 1, MAX_REPS, &v))
-				return cli_bad_value(PROG, "--reps", optarg,
-							 "want an integer in 1..101");
-			o->reps = (unsigned)v;
-			break;
 		case 'n':
 			if (cli_parse_u64(optarg, 2000, UINT64_C(1) << 40, &v))
 				return cli_bad_value(PROG, "--items", optarg,
-							 "want an integer >= 2000");
+						     "want an integer >= 2000");
 			o->items = v;
 			items_set = true;
 			break;
 		case 'c':
 			if (cli_parse_list(optarg, CPU_SETSIZE - 1, cpu, 2, 2) < 0)
 				return cli_bad_value(PROG, "--cpus", optarg,
-							 "want two CPU numbers, A,B");
+						     "want two CPU numbers, A,B");
 			if (cpu[0] == cpu[1])
 				return cli_bad_value(
 					PROG, "--cpus", optarg,
@@ -385,20 +376,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->cpu[0] = (int)cpu[0];
 			o->cpu[1] = (int)cpu[1];
 			break;
-		case 'j':
-			if (!*optarg)
-				return cli_bad_value(PROG, "--json", optarg,
-							 "want a file name or -");
-			o->json = optarg;
-			break;
 		case 'q':
 			o->quick = true;
-			break;
-		case 'g':
-			if (cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
-				return cli_bad_value(PROG, "--callgrind", optarg,
-							 "want a positive integer");
-			o->callgrind = v;
 			break;
 		case 'i': {
 			int k;
@@ -408,7 +387,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					break;
 			if (k == NIMPL)
 				return cli_bad_value(PROG, "--impl", optarg,
-							 "want rtl, rtl-batch, ck, boost or rwq");
+						     "want rtl, rtl-batch, ck, boost or rwq");
 			o->cg_impl = (enum impl)k;
 			break;
 		}
@@ -420,15 +399,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			else
 				return cli_bad_value(PROG, "--size", optarg, "want 8 or 64");
 			break;
-		default:
-			return cli_getopt_error(PROG, c, argv);
+		default: /* --reps, --json, --callgrind, or a usage error */
+			if (bench_parse_opt(PROG, c, argv, &o->bench))
+				return CLI_EXIT_USAGE;
 		}
 	}
-	if (optind < argc)
-		return cli_extra_args(PROG, optind, argc, argv);
 	if (o->quick && !items_set)
 		o->items = 200000;
-	return 0;
+	return cli_extra_args(PROG, optind, argc, argv);
 }
 
 /* ---- threads and timing ------------------------------------------------ */
@@ -568,8 +546,6 @@ static int64_t run_job(struct job *j, int cpu_b)
 
 /* ---- statistics -------------------------------------------------------- */
 
-_Static_assert(MAX_REPS <= BENCH_MAX_VALUES, "bench_stat3() would drop repetitions");
-
 /* ---- results ------------------------------------------------------------ */
 
 enum lat_q { Q50, Q99, Q999, QMAX, NQ };
@@ -579,17 +555,17 @@ static const char *const lat_label[NQ] = { "p50", "p99", "p99.9", "max" };
 /* Per repetition figures; NaN where not measured. */
 struct results {
 	unsigned reps;
-	double probe[MAX_REPS];
-	double tput[2][NIMPL][MAX_REPS]; /* items/ms */
-	double rt[2][NIMPL][MAX_REPS];	 /* ns per round trip */
-	double lat[2][NIMPL][NQ][MAX_REPS];
+	double probe[BENCH_OPT_MAX_REPS];
+	double tput[2][NIMPL][BENCH_OPT_MAX_REPS]; /* items/ms */
+	double rt[2][NIMPL][BENCH_OPT_MAX_REPS];   /* ns per round trip */
+	double lat[2][NIMPL][NQ][BENCH_OPT_MAX_REPS];
 	uint64_t bad;
 	/* Derived per repetition ratios. */
-	double r_single[2][MAX_REPS];  /* rtl / best peer, throughput */
-	double r_batch[2][MAX_REPS];   /* rtl batch / best peer single */
-	double r_rt[2][MAX_REPS];      /* rtl / ck round trip */
-	double r_lat[2][NQ][MAX_REPS]; /* rtl / ck latency */
-	enum impl best_peer[2][MAX_REPS];
+	double r_single[2][BENCH_OPT_MAX_REPS];	 /* rtl / best peer, throughput */
+	double r_batch[2][BENCH_OPT_MAX_REPS];	 /* rtl batch / best peer single */
+	double r_rt[2][BENCH_OPT_MAX_REPS];	 /* rtl / ck round trip */
+	double r_lat[2][NQ][BENCH_OPT_MAX_REPS]; /* rtl / ck latency */
+	enum impl best_peer[2][BENCH_OPT_MAX_REPS];
 };
 
 static struct results res;
@@ -761,9 +737,8 @@ static void report_text(FILE *f, const struct ctx *c)
 			else
 				snprintf(label, sizeof(label), "%d B single", sizes[s]);
 			fprintf(f, "%-14s", label);
-			put_num(f, " ",
-				bench_stat3(res.tput[s][b ? I_RTLB : I_RTL], res.reps).med, 9,
-				0, "");
+			put_num(f, " ", bench_stat3(res.tput[s][b ? I_RTLB : I_RTL], res.reps).med,
+				9, 0, "");
 			for (int i = I_CK; i < NIMPL; i++)
 				put_num(f, " ", bench_stat3(res.tput[s][i], res.reps).med, 9, 0,
 					"");
@@ -789,8 +764,7 @@ static void report_text(FILE *f, const struct ctx *c)
 		fprintf(f, "%-14s", sizes[s] == 8 ? "8 B" : "64 B");
 		for (int i = 0; i < NIMPL; i++)
 			if (i != I_RTLB)
-				put_num(f, " ", bench_stat3(res.rt[s][i], res.reps).med, 9, 0,
-					"");
+				put_num(f, " ", bench_stat3(res.rt[s][i], res.reps).med, 9, 0, "");
 		put_num(f, "  ", r.med, 5, 2, "");
 		put_num(f, " [", r.min, 5, 2, "");
 		put_num(f, ", ", r.max, 5, 2, "]");
@@ -809,8 +783,8 @@ static void report_text(FILE *f, const struct ctx *c)
 				continue;
 			fprintf(f, "%-14s %-6s", sizes[s] == 8 ? "8 B" : "64 B", impl_name[i]);
 			for (int q = 0; q < NQ; q++)
-				put_num(f, " ", bench_stat3(res.lat[s][i][q], res.reps).med, 9,
-					0, "");
+				put_num(f, " ", bench_stat3(res.lat[s][i][q], res.reps).med, 9, 0,
+					"");
 			fprintf(f, "\n");
 		}
 		fprintf(f, "%-14s %-6s", "", "rtl/ck");
@@ -837,13 +811,10 @@ static void json_stat(FILE *f, const char *key, const double *v, unsigned n, boo
 
 static int report_json(const struct ctx *c, const char *machine, const char *cpu_model)
 {
-	FILE *f = strcmp(c->o->json, "-") ? fopen(c->o->json, "w") : stdout;
+	FILE *f = bench_json_open(PROG, c->o->bench.json);
 
-	if (!f) {
-		fprintf(stderr, "ring-bench: cannot write --json '%s': %s\n", c->o->json,
-			strerror(errno));
+	if (!f)
 		return 1;
-	}
 	fprintf(f, "{\"benchmark\": \"ring-bench\", \"machine\": ");
 	rtl_json_string(f, machine);
 	fprintf(f, ", \"cpu_model\": ");
@@ -894,10 +865,7 @@ static int report_json(const struct ctx *c, const char *machine, const char *cpu
 		fprintf(f, "}}%s", s ? "" : ", ");
 	}
 	fprintf(f, "}, \"errors\": %" PRIu64 "}\n", res.bad);
-	if (f != stdout)
-		fclose(f);
-	else
-		fflush(f);
+	bench_json_close(f);
 	return 0;
 }
 
@@ -919,10 +887,10 @@ static int run_callgrind(const struct opts *o)
 		fprintf(stderr, "ring-bench: out of memory\n");
 		return 1;
 	}
-	sum = ops->cg_loop(q, o->callgrind);
+	sum = ops->cg_loop(q, o->bench.callgrind);
 	ops->destroy(q);
 	printf("callgrind loop: impl %s, %d B items, %" PRIu64 " push+pop, checksum %" PRIu64 "\n",
-	       impl_name[o->cg_impl], sizes[o->cg_size], o->callgrind, sum);
+	       impl_name[o->cg_impl], sizes[o->cg_size], o->bench.callgrind, sum);
 	return 0;
 }
 
@@ -940,9 +908,9 @@ int main(int argc, char **argv)
 	err = parse_opts(argc, argv, &o);
 	if (err)
 		return err == 1 ? 0 : err;
-	if (o.callgrind)
+	if (o.bench.callgrind)
 		return run_callgrind(&o);
-	out = o.json && !strcmp(o.json, "-") ? stderr : stdout;
+	out = o.bench.json && !strcmp(o.bench.json, "-") ? stderr : stdout;
 
 	/* 2. pin: producer (this thread) on CPU A; consumers go to CPU B. */
 	{
@@ -980,11 +948,11 @@ int main(int argc, char **argv)
 				if (!(c.q[s][i][k] = ops->create()))
 					goto err_oom;
 		}
-	fill_nan(&res.probe[0], MAX_REPS);
+	fill_nan(&res.probe[0], BENCH_OPT_MAX_REPS);
 	fill_nan(&res.tput[0][0][0], sizeof(res.tput) / sizeof(double));
 	fill_nan(&res.rt[0][0][0], sizeof(res.rt) / sizeof(double));
 	fill_nan(&res.lat[0][0][0][0], sizeof(res.lat) / sizeof(double));
-	res.reps = o.reps;
+	res.reps = o.bench.reps;
 	c.ticks_per_ns = calibrate_ticks();
 
 	bench_machine(machine, sizeof(machine), false);
@@ -993,7 +961,7 @@ int main(int argc, char **argv)
 	fprintf(out,
 		"cpus %d,%d; %u reps; %" PRIu64 " items per throughput run, %" PRIu64
 		" per round-trip and latency run; capacity %u; batch %u\n",
-		o.cpu[0], o.cpu[1], o.reps, c.n_tput, c.n_rt, BENCH_CAPACITY, BENCH_BATCH);
+		o.cpu[0], o.cpu[1], o.bench.reps, c.n_tput, c.n_rt, BENCH_CAPACITY, BENCH_BATCH);
 	fprintf(out,
 		"peers: ck_ring %s, boost::lockfree::spsc_queue %s, "
 		"moodycamel::ReaderWriterQueue %s\n",
@@ -1002,7 +970,7 @@ int main(int argc, char **argv)
 		ops_of(I_RWQ, 0) ? "yes" : "not built (no C++ shim)");
 
 	/* 4. run: the floor first, then every case, interleaved per rep. */
-	for (unsigned r = 0; r < o.reps; r++) {
+	for (unsigned r = 0; r < o.bench.reps; r++) {
 		struct job j = { .kind = K_PROBE, .n = c.n_rt };
 		int64_t ns = run_job(&j, o.cpu[1]);
 
@@ -1013,21 +981,21 @@ int main(int argc, char **argv)
 		res.probe[r] = (double)ns / (2.0 * (double)j.n);
 	}
 	{
-		struct bench_stat3 p = bench_stat3(res.probe, o.reps);
+		struct bench_stat3 p = bench_stat3(res.probe, o.bench.reps);
 
 		fprintf(out,
 			"core-to-core probe (one cache line, cpu %d <-> %d): %.1f ns one-way "
 			"(median of %u; min %.1f, max %.1f)\n",
-			o.cpu[0], o.cpu[1], p.med, o.reps, p.min, p.max);
+			o.cpu[0], o.cpu[1], p.med, o.bench.reps, p.min, p.max);
 		fflush(out);
 	}
-	for (unsigned r = 0; r < o.reps; r++) {
+	for (unsigned r = 0; r < o.bench.reps; r++) {
 		for (int s = 0; s < 2; s++) {
 			if ((err = run_case(&c, K_TPUT, s, r)) ||
 			    (err = run_case(&c, K_RT, s, r)) || (err = run_case(&c, K_LAT, s, r)))
 				goto err_run;
 		}
-		fprintf(out, "rep %u/%u done\r", r + 1, o.reps);
+		fprintf(out, "rep %u/%u done\r", r + 1, o.bench.reps);
 		fflush(out);
 	}
 	derive();
@@ -1035,7 +1003,7 @@ int main(int argc, char **argv)
 	/* 5. report */
 	report_text(out, &c);
 	ret = res.bad ? 1 : 0;
-	if (o.json && report_json(&c, machine, cpu_model))
+	if (o.bench.json && report_json(&c, machine, cpu_model))
 		ret = 1;
 	goto out_free;
 

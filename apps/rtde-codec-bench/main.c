@@ -52,7 +52,6 @@
 #include "cli.h"
 
 #define PROG "rtde-codec-bench"
-#define MAX_REPS 101
 #define TARGET_NS 10000000.0 /* per timing */
 
 /* ---- recipes ---------------------------------------------------------- */
@@ -116,10 +115,10 @@ struct bench {
 	struct run *runs;
 	size_t nruns;
 	/* results per rep */
-	double ns[NIMPL][MAX_REPS];
-	double ratio[MAX_REPS];	     /* decode / floor */
-	double ratio_elem[MAX_REPS]; /* decode / floor-elem */
-	double ratio_enc[MAX_REPS];  /* encode / floor-encode */
+	double ns[NIMPL][BENCH_OPT_MAX_REPS];
+	double ratio[BENCH_OPT_MAX_REPS];      /* decode / floor */
+	double ratio_elem[BENCH_OPT_MAX_REPS]; /* decode / floor-elem */
+	double ratio_enc[BENCH_OPT_MAX_REPS];  /* encode / floor-encode */
 	uint64_t iters;
 };
 
@@ -520,13 +519,11 @@ static void free_bench(struct bench *b)
 /* ---- options ------------------------------------------------------------ */
 
 struct opts {
-	unsigned reps;
-	uint64_t iters; /* 0: calibrate */
-	int cpu;	/* -1: do not pin */
-	const char *json;
-	bool only[NRECIPE]; /* --recipe given: run those only */
+	struct bench_opts bench; /* --reps, --json, --callgrind */
+	uint64_t iters;		 /* 0: calibrate */
+	int cpu;		 /* -1: do not pin */
+	bool only[NRECIPE];	 /* --recipe given: run those only */
 	bool any_only;
-	uint64_t callgrind; /* 0: normal run */
 	enum impl cg_impl;
 	enum recipe_id cg_recipe;
 };
@@ -559,7 +556,7 @@ static void usage(FILE *f)
 		"                       floor-encode (default decode)\n"
 		"\n"
 		"Exit status: 0 ok, 1 run-time failure, 2 bad usage.\n",
-		MAX_REPS);
+		BENCH_OPT_MAX_REPS);
 }
 
 /* Returns 0, 1 after --help, or 2 on a usage error; exits after --version. */
@@ -580,7 +577,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	bool impl_set = false;
 	int c, k;
 
-	*o = (struct opts){ .reps = 11, .cpu = -1, .cg_impl = I_DECODE, .cg_recipe = R_TYPICAL };
+	*o = (struct opts){
+		.bench.reps = 11, .cpu = -1, .cg_impl = I_DECODE, .cg_recipe = R_TYPICAL
+	};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hr:n:c:R:j:g:i:V", longopts, NULL)) != -1) {
 		uint64_t v;
@@ -591,22 +590,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			return 1;
 		case 'V':
 			exit(cli_version(PROG));
-		case 'r':
-			if (cli_parse_u64(optarg, 1, MAX_REPS, &v))
-				return cli_bad_value(PROG, "--reps", optarg,
-							 "want an integer in 1..101");
-			o->reps = (unsigned)v;
-			break;
 		case 'n':
 			if (cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
 				return cli_bad_value(PROG, "--iters", optarg,
-							 "want a positive integer");
+						     "want a positive integer");
 			o->iters = v;
 			break;
 		case 'c':
 			if (cli_parse_u64(optarg, 0, CPU_SETSIZE - 1, &v))
-				return cli_bad_value(PROG, "--cpu", optarg,
-							 "want a CPU number");
+				return cli_bad_value(PROG, "--cpu", optarg, "want a CPU number");
 			o->cpu = (int)v;
 			break;
 		case 'R':
@@ -619,43 +611,29 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->any_only = true;
 			o->cg_recipe = (enum recipe_id)k;
 			break;
-		case 'j':
-			if (!*optarg)
-				return cli_bad_value(PROG, "--json", optarg,
-							 "want a file name or -");
-			o->json = optarg;
-			break;
-		case 'g':
-			if (cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
-				return cli_bad_value(PROG, "--callgrind", optarg,
-							 "want a positive integer");
-			o->callgrind = v;
-			break;
 		case 'i':
 			k = cli_lookup(optarg, impl_name, NIMPL);
 			if (k < 0)
-				return cli_bad_value(
-					PROG, "--impl", optarg,
-					"want decode, floor, floor-elem, encode or "
-					"floor-encode");
+				return cli_bad_value(PROG, "--impl", optarg,
+						     "want decode, floor, floor-elem, encode or "
+						     "floor-encode");
 			o->cg_impl = (enum impl)k;
 			impl_set = true;
 			break;
-		default:
-			return cli_getopt_error(PROG, c, argv);
+		default: /* --reps, --json, --callgrind, or a usage error */
+			if (bench_parse_opt(PROG, c, argv, &o->bench))
+				return CLI_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
 		return cli_extra_args(PROG, optind, argc, argv);
-	if (impl_set && !o->callgrind)
+	if (impl_set && !o->bench.callgrind)
 		return cli_bad_value(PROG, "--impl", impl_name[o->cg_impl],
-					 "only with --callgrind");
+				     "only with --callgrind");
 	return 0;
 }
 
 /* ---- statistics and report ------------------------------------------------- */
-
-_Static_assert(MAX_REPS <= BENCH_MAX_VALUES, "bench_stat3() would drop repetitions");
 
 static void json_stat(FILE *f, const char *key, const double *v, unsigned n, bool comma)
 {
@@ -667,17 +645,14 @@ static void json_stat(FILE *f, const char *key, const double *v, unsigned n, boo
 
 static int report_json(const struct opts *o, struct bench *bs, const bool *run, const char *machine)
 {
-	FILE *f = strcmp(o->json, "-") ? fopen(o->json, "w") : stdout;
+	FILE *f = bench_json_open(PROG, o->bench.json);
 	bool first = true;
 
-	if (!f) {
-		fprintf(stderr, "rtde-codec-bench: cannot write --json '%s': %s\n", o->json,
-			strerror(errno));
+	if (!f)
 		return -1;
-	}
 	fprintf(f, "{\"bench\": \"rtde-codec-bench\", \"machine\": ");
 	rtl_json_string(f, machine);
-	fprintf(f, ", \"reps\": %u, ", o->reps);
+	fprintf(f, ", \"reps\": %u, ", o->bench.reps);
 	fprintf(f, "\"recipes\": {");
 	for (int i = 0; i < NRECIPE; i++) {
 		const struct bench *b = &bs[i];
@@ -690,22 +665,19 @@ static int report_json(const struct opts *o, struct bench *bs, const bool *run, 
 			b->n1);
 		fprintf(f, "\"floor_runs\": %zu, \"recipe_runs\": %u, ", b->nruns, b->r->n_runs);
 		fprintf(f, "\"iters\": %" PRIu64 ", ", b->iters);
-		json_stat(f, "decode_ns", b->ns[I_DECODE], o->reps, true);
-		json_stat(f, "floor_ns", b->ns[I_FLOOR], o->reps, true);
-		json_stat(f, "floor_elem_ns", b->ns[I_FLOOR_ELEM], o->reps, true);
-		json_stat(f, "encode_ns", b->ns[I_ENCODE], o->reps, true);
-		json_stat(f, "floor_encode_ns", b->ns[I_FLOOR_ENC], o->reps, true);
-		json_stat(f, "ratio", b->ratio, o->reps, true);
-		json_stat(f, "ratio_elem", b->ratio_elem, o->reps, true);
-		json_stat(f, "ratio_encode", b->ratio_enc, o->reps, false);
+		json_stat(f, "decode_ns", b->ns[I_DECODE], o->bench.reps, true);
+		json_stat(f, "floor_ns", b->ns[I_FLOOR], o->bench.reps, true);
+		json_stat(f, "floor_elem_ns", b->ns[I_FLOOR_ELEM], o->bench.reps, true);
+		json_stat(f, "encode_ns", b->ns[I_ENCODE], o->bench.reps, true);
+		json_stat(f, "floor_encode_ns", b->ns[I_FLOOR_ENC], o->bench.reps, true);
+		json_stat(f, "ratio", b->ratio, o->bench.reps, true);
+		json_stat(f, "ratio_elem", b->ratio_elem, o->bench.reps, true);
+		json_stat(f, "ratio_encode", b->ratio_enc, o->bench.reps, false);
 		fprintf(f, "}");
 		first = false;
 	}
 	fprintf(f, "}}\n");
-	if (f != stdout)
-		fclose(f);
-	else
-		fflush(f);
+	bench_json_close(f);
 	return 0;
 }
 
@@ -750,10 +722,10 @@ static int run_callgrind(const struct opts *o)
 	}
 	err = setup_bench(b, o->cg_recipe);
 	if (!err)
-		err = run_impl(b, o->cg_impl, o->callgrind);
+		err = run_impl(b, o->cg_impl, o->bench.callgrind);
 	if (!err)
 		printf("callgrind loop: %s %s, %" PRIu64 " iterations, %zu wire bytes\n",
-		       impl_name[o->cg_impl], recipe_name[o->cg_recipe], o->callgrind,
+		       impl_name[o->cg_impl], recipe_name[o->cg_recipe], o->bench.callgrind,
 		       b->wire_size);
 	else
 		fprintf(stderr, "rtde-codec-bench: %s: %s\n", recipe_name[o->cg_recipe],
@@ -778,7 +750,7 @@ int main(int argc, char **argv)
 		return err == 1 ? 0 : err;
 	for (int i = 0; i < NRECIPE; i++)
 		run[i] = !o.any_only || o.only[i];
-	out = o.json && !strcmp(o.json, "-") ? stderr : stdout;
+	out = o.bench.json && !strcmp(o.bench.json, "-") ? stderr : stdout;
 
 	/* 2. pin */
 	if (o.cpu >= 0 && (err = pin_self(o.cpu)) < 0) {
@@ -787,7 +759,7 @@ int main(int argc, char **argv)
 		snprintf(cpu, sizeof(cpu), "%d", o.cpu);
 		return cli_bad_value(PROG, "--cpu", cpu, strerror(-err));
 	}
-	if (o.callgrind)
+	if (o.bench.callgrind)
 		return run_callgrind(&o);
 
 	/* 3. allocate and check */
@@ -810,10 +782,10 @@ int main(int argc, char **argv)
 
 	bench_machine(machine, sizeof(machine), false);
 	fprintf(out, "rtde-codec-bench: %s; cpu %s; %u reps, library and floors interleaved\n",
-		machine, o.cpu >= 0 ? "pinned" : "not pinned", o.reps);
+		machine, o.cpu >= 0 ? "pinned" : "not pinned", o.bench.reps);
 
 	/* 4. run: per rep, every recipe, A B or B A (alternating). */
-	for (unsigned r = 0; r < o.reps; r++) {
+	for (unsigned r = 0; r < o.bench.reps; r++) {
 		for (int i = 0; i < NRECIPE; i++) {
 			struct bench *b = &bs[i];
 
@@ -841,11 +813,11 @@ int main(int argc, char **argv)
 
 		if (!run[i])
 			continue;
-		d = bench_stat3(b->ns[I_DECODE], o.reps);
-		fl = bench_stat3(b->ns[I_FLOOR], o.reps);
-		fe = bench_stat3(b->ns[I_FLOOR_ELEM], o.reps);
-		q = bench_stat3(b->ratio, o.reps);
-		qe = bench_stat3(b->ratio_elem, o.reps);
+		d = bench_stat3(b->ns[I_DECODE], o.bench.reps);
+		fl = bench_stat3(b->ns[I_FLOOR], o.bench.reps);
+		fe = bench_stat3(b->ns[I_FLOOR_ELEM], o.bench.reps);
+		q = bench_stat3(b->ratio, o.bench.reps);
+		qe = bench_stat3(b->ratio_elem, o.bench.reps);
 		snprintf(el, sizeof(el), "%zu/%zu/%zu", b->n8, b->n4, b->n1);
 		snprintf(rq, sizeof(rq), "%.2f [%.2f, %.2f]", q.med, q.min, q.max);
 		snprintf(rqe, sizeof(rqe), "%.2f [%.2f, %.2f]", qe.med, qe.min, qe.max);
@@ -861,9 +833,9 @@ int main(int argc, char **argv)
 
 		if (!run[i])
 			continue;
-		e = bench_stat3(b->ns[I_ENCODE], o.reps);
-		fl = bench_stat3(b->ns[I_FLOOR_ENC], o.reps);
-		q = bench_stat3(b->ratio_enc, o.reps);
+		e = bench_stat3(b->ns[I_ENCODE], o.bench.reps);
+		fl = bench_stat3(b->ns[I_FLOOR_ENC], o.bench.reps);
+		q = bench_stat3(b->ratio_enc, o.bench.reps);
 		fprintf(out, "%-17s %9.1f %8.1f  %.2f [%.2f, %.2f]\n", recipe_name[i], e.med,
 			fl.med, q.med, q.min, q.max);
 	}
@@ -871,7 +843,7 @@ int main(int argc, char **argv)
 		     " runs of contiguous elements; elem: one entry per element; target: decode\n"
 		     " within 2x of the floor)\n");
 	ret = 0;
-	if (o.json && report_json(&o, bs, run, machine))
+	if (o.bench.json && report_json(&o, bs, run, machine))
 		ret = 1;
 
 out_free:
