@@ -410,7 +410,8 @@ static void add_recipe_layout(struct bench *b, const struct rtl_rtde_recipe *r)
 
 static int build_recipe(struct rtl_rtde_recipe **out, const char *const *names, size_t n)
 {
-	static const struct rtl_rtde_recipe_opts opts = { RTL_RTDE_RECIPE_OUTPUT, 0, 0 };
+	static const struct rtl_rtde_recipe_opts opts = { .size = sizeof(opts),
+							  .dir = RTL_RTDE_RECIPE_OUTPUT };
 	struct rtl_rtde_report *rep = malloc(sizeof(*rep));
 	int err;
 
