@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "rtl-config.h"
+#include <rtloop/sized.h>
 #include <rtloop/doctor.h>
 #include <rtloop/json.h>
 
@@ -1122,11 +1123,18 @@ static int ctx_init(struct ctx *c, const struct rtl_doctor_opts *opts)
 RTL_API int rtl_doctor_run(const struct rtl_doctor_opts *opts, struct rtl_doctor_finding *out,
 			   size_t max)
 {
+	struct rtl_doctor_opts copy;
 	struct ctx c;
 	int err;
 
 	if (!out)
 		return -EINVAL;
+	if (opts) {
+		err = rtl__sized_in(&copy, sizeof(copy), opts, "struct rtl_doctor_opts", NULL);
+		if (err < 0)
+			return err;
+		opts = &copy;
+	}
 	if (opts && opts->root && !*opts->root)
 		return -EINVAL;
 	if (max < F_COUNT)

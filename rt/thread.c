@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <rtloop/sized.h>
 #include <rtloop/log.h>
 #include <rtloop/thread.h>
 
@@ -185,10 +186,13 @@ out:
 RTL_API int rtl_thread_create(struct rtl_thread **out, const struct rtl_thread_attr *a,
 			      void *(*fn)(void *), void *arg, struct rtl_error *err)
 {
-	static const struct rtl_thread_attr plain = { .policy = SCHED_OTHER, .cpu = -1 };
+	static const struct rtl_thread_attr plain = { .size = sizeof(plain),
+						      .policy = SCHED_OTHER,
+						      .cpu = -1 };
 	/* Filled on every failure, so the log says why even when @err is NULL;
 	 * copied to @err only then. */
 	struct rtl_error e = { 0 };
+	struct rtl_thread_attr copy;
 	struct rtl_thread *t = NULL;
 	int ret;
 
@@ -198,8 +202,11 @@ RTL_API int rtl_thread_create(struct rtl_thread **out, const struct rtl_thread_a
 	*out = NULL;
 	if (!fn)
 		return rtl_error_set(err, -EINVAL, "no thread function given");
-	if (!a)
-		a = &plain;
+	ret = rtl__sized_in(&copy, sizeof(copy), a ? a : &plain, "thread: struct rtl_thread_attr",
+			    &e);
+	if (ret < 0)
+		goto fail;
+	a = &copy;
 	ret = validate(a, &e);
 	if (ret < 0)
 		goto fail;
@@ -265,6 +272,7 @@ RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_th
 {
 	struct rtl_thread_info got = { 0 };
 	struct rtl_error e = { 0 };
+	struct rtl_thread_attr copy;
 	struct sched_param sp;
 	int ret;
 
@@ -272,6 +280,10 @@ RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_th
 		*info = got;
 	if (!a)
 		return rtl_error_set(err, -EINVAL, "no thread attributes given");
+	ret = rtl__sized_in(&copy, sizeof(copy), a, "thread: struct rtl_thread_attr", &e);
+	if (ret < 0)
+		goto fail;
+	a = &copy;
 	ret = validate(a, &e);
 	if (ret < 0)
 		goto fail;
@@ -319,9 +331,11 @@ static void *noop(void *arg)
 
 RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_error *err)
 {
-	struct rtl_thread_attr a = {
-		.policy = SCHED_FIFO, .priority = priority, .cpu = -1, .stack_size = 64 * 1024
-	};
+	struct rtl_thread_attr a = { .size = sizeof(a),
+				     .policy = SCHED_FIFO,
+				     .priority = priority,
+				     .cpu = -1,
+				     .stack_size = 64 * 1024 };
 	struct rtl_thread *t;
 	int ret = rtl_thread_create(&t, &a, noop, NULL, err);
 

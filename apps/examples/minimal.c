@@ -38,7 +38,9 @@ int main(int argc, char **argv)
 		.client = { .outputs = "timestamp,actual_q", .inputs = { RTL_RTDE_CMD_RECIPE } },
 		.connected = ready,
 	};
-	struct rtl_loop_config lc = { .step = step, .rt_mode = RTL_LOOP_RT_DEGRADE };
+	struct rtl_loop_config lc = { .size = sizeof(lc),
+				      .step = step,
+				      .rt_mode = RTL_LOOP_RT_DEGRADE };
 	struct rtl_error err = { 0 };
 	struct rtl_loop *loop;
 	int ret;

@@ -92,7 +92,7 @@ static int is_xml(const char *path, bool *xml)
 int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, const char *key,
 		bool *added_ts, struct rec_error *err)
 {
-	struct rtl_rtde_recipe_opts opts = { .dir = RTL_RTDE_RECIPE_OUTPUT };
+	struct rtl_rtde_recipe_opts opts = { .size = sizeof(opts), .dir = RTL_RTDE_RECIPE_OUTPUT };
 	struct rtl_rtde_recipe *r = malloc(sizeof(*r));
 	struct rtl_rtde_report *rep = malloc(sizeof(*rep));
 	struct rtl_rtde_handle h;
@@ -339,7 +339,7 @@ out:
 
 int rec_create(struct rtl_rec **out, const struct rec_config *cfg, struct rec_error *err)
 {
-	struct rtl_rtde_recipe_opts opts = { .dir = RTL_RTDE_RECIPE_OUTPUT };
+	struct rtl_rtde_recipe_opts opts = { .size = sizeof(opts), .dir = RTL_RTDE_RECIPE_OUTPUT };
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error rterr = { 0 };

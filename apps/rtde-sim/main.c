@@ -184,12 +184,10 @@ static int parse_setting(struct cli *cli, const struct sim_option *o, const char
 	case SIM_OPT_DOUBLE:
 		if (cli_double(PROG, flag, arg, o->dmin, o->dmax, &d))
 			return CLI_EXIT_USAGE;
-		err = sim_option_set_double(&cli->su, o, d, SIM_STYLE_FLAG, why,
-						sizeof(why));
+		err = sim_option_set_double(&cli->su, o, d, SIM_STYLE_FLAG, why, sizeof(why));
 		break;
 	default:
-		err = sim_option_set_text(&cli->su, o, arg, SIM_STYLE_FLAG, why,
-					      sizeof(why));
+		err = sim_option_set_text(&cli->su, o, arg, SIM_STYLE_FLAG, why, sizeof(why));
 		if (err) {
 			snprintf(what, sizeof(what), "not %s", o->what);
 			return cli_bad_value(PROG, flag, arg, what);
@@ -217,14 +215,11 @@ static int parse(int argc, char **argv, struct cli *cli)
 		{ "no-mlock", no_argument, NULL, OPT_NO_MLOCK },
 		{ "udp", no_argument, NULL, OPT_UDP },
 		{ "udp-port", required_argument, NULL, OPT_UDP_PORT },
-		{ "dashboard-port", required_argument, NULL,
-		  OPT_SVC_PORT + SIM_PORT_DASHBOARD },
+		{ "dashboard-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_DASHBOARD },
 		{ "primary-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_PRIMARY },
-		{ "secondary-port", required_argument, NULL,
-		  OPT_SVC_PORT + SIM_PORT_SECONDARY },
+		{ "secondary-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_SECONDARY },
 		{ "realtime-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_REALTIME },
-		{ "robot-api-port", required_argument, NULL,
-		  OPT_SVC_PORT + SIM_PORT_ROBOT_API },
+		{ "robot-api-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_ROBOT_API },
 		{ "version", no_argument, NULL, 'V' },
 	};
 	enum { N_OWN = sizeof(own) / sizeof(own[0]) };
@@ -285,7 +280,7 @@ static int parse(int argc, char **argv, struct cli *cli)
 			p = sim_profile_find(optarg);
 			if (!p)
 				return cli_bad_value(PROG, name, optarg,
-							 "not cb3, eseries or polyscope-x");
+						     "not cb3, eseries or polyscope-x");
 			cli->su.sim.profile = (enum sim_profile_id)(p - sim_profile(0));
 			break;
 		case 'j':
@@ -330,8 +325,7 @@ static int parse(int argc, char **argv, struct cli *cli)
 	for (int k = 0; k < SIM_PORT_COUNT; k++)
 		if (!cli->svc_port_set[k] && cli->su.srv.service_port[k] == 0 &&
 		    cli->su.srv.port == RTL_RTDE_PORT)
-			cli->su.srv.service_port[k] =
-				sim_port_default((enum sim_port_kind)k);
+			cli->su.srv.service_port[k] = sim_port_default((enum sim_port_kind)k);
 	return cli_extra_args(PROG, optind, argc, argv);
 }
 
@@ -420,8 +414,7 @@ static void hist_line(FILE *f, const char *title, const struct rtl_hist *h)
 
 /* The controller around the arm: its state at the end, the programs it
  * was sent, the ones it would not run. */
-static void report_controller(FILE *f, const struct sim_ctrl_summary *c,
-			      const char *program_error)
+static void report_controller(FILE *f, const struct sim_ctrl_summary *c, const char *program_error)
 {
 	const struct sim_ctrl_stats *cs = &c->stats;
 
@@ -556,6 +549,7 @@ int main(int argc, char **argv)
 	/* Priority, if asked for (best effort, reported). */
 	if (cli.priority) {
 		struct rtl_thread_attr a = {
+			.size = sizeof(a),
 			.policy = SCHED_FIFO,
 			.priority = cli.priority,
 			.cpu = -1,
@@ -609,9 +603,8 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			PROG ": dashboard port %s, primary %s, secondary %s, realtime %s, "
 			     "robot api %s; %s\n",
-			svc[SIM_PORT_DASHBOARD], svc[SIM_PORT_PRIMARY],
-			svc[SIM_PORT_SECONDARY], svc[SIM_PORT_REALTIME],
-			svc[SIM_PORT_ROBOT_API],
+			svc[SIM_PORT_DASHBOARD], svc[SIM_PORT_PRIMARY], svc[SIM_PORT_SECONDARY],
+			svc[SIM_PORT_REALTIME], svc[SIM_PORT_ROBOT_API],
 			cli.su.sim.ctrl.boot ? "booted: powered off, no program"
 					     : "running the rtloop program");
 	}

@@ -81,6 +81,7 @@ static int spawn(struct rtl_thread **th, const char *name, int prio, int cpu, vo
 		 void *arg, struct bench_rt *rt, struct rtl_error *err)
 {
 	struct rtl_thread_attr a = {
+		.size = sizeof(a),
 		.name = name,
 		.policy = SCHED_FIFO,
 		.priority = prio,
@@ -779,6 +780,7 @@ int bench_package_size(const char *names, bool output, size_t *out)
 {
 	struct rtl_rtde_recipe *r = calloc(1, sizeof(*r));
 	struct rtl_rtde_recipe_opts ro = {
+		.size = sizeof(ro),
 		.dir = output ? RTL_RTDE_RECIPE_OUTPUT : RTL_RTDE_RECIPE_INPUT,
 	};
 	int ret;
@@ -851,8 +853,12 @@ static void *probe_init(void *arg)
 static double probe_once(int a, int b)
 {
 	struct probe *pb = aligned_alloc(64, sizeof(*pb));
-	struct rtl_thread_attr ae = { .name = "bench-probe-b", .policy = SCHED_OTHER, .cpu = b };
-	struct rtl_thread_attr ai = { .name = "bench-probe-a", .policy = SCHED_OTHER, .cpu = a };
+	struct rtl_thread_attr ae = {
+		.size = sizeof(ae), .name = "bench-probe-b", .policy = SCHED_OTHER, .cpu = b
+	};
+	struct rtl_thread_attr ai = {
+		.size = sizeof(ai), .name = "bench-probe-a", .policy = SCHED_OTHER, .cpu = a
+	};
 	struct rtl_thread *te, *ti;
 	double ns = NAN;
 

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rtl_doctor_finding findings[RTL_DOCTOR_MAX_FINDINGS];
-	struct rtl_doctor_opts opts = { 0 };
+	struct rtl_doctor_opts opts = { .size = sizeof(opts) };
 	bool json = false;
 	int c, n, err;
 

@@ -421,8 +421,8 @@ static void on_protocol(struct rtl_rtde_client *c, int64_t now, const uint8_t *p
 /* Build every recipe for the controller version just learnt. */
 static bool build_recipes(struct rtl_rtde_client *c)
 {
-	struct rtl_rtde_recipe_opts o = { RTL_RTDE_RECIPE_OUTPUT, c->info.controller_version,
-					  c->cfg.recipe_flags };
+	struct rtl_rtde_recipe_opts o = { sizeof(o), RTL_RTDE_RECIPE_OUTPUT,
+					  c->info.controller_version, c->cfg.recipe_flags };
 	char v[48];
 	int err;
 
@@ -1298,7 +1298,7 @@ RTL_API int rtl_rtde_client_encode_inputs(const struct rtl_rtde_client *c, unsig
 
 static int client_init(struct rtl_rtde_client *c, const struct rtl_rtde_client_config *cfg)
 {
-	struct rtl_rtde_recipe_opts o = { RTL_RTDE_RECIPE_OUTPUT, 0,
+	struct rtl_rtde_recipe_opts o = { sizeof(o), RTL_RTDE_RECIPE_OUTPUT, 0,
 					  RTL_RTDE_RECIPE_NO_FIELDBUS_WARNING };
 	int err;
 
@@ -1385,7 +1385,11 @@ RTL_API int rtl_rtde_client_create(struct rtl_rtde_client **out,
 	if (!out || !cfg)
 		return rtl_error_set(err, -EINVAL, "RTDE client: no configuration given");
 	*out = NULL;
-	copy = *cfg;
+	e = rtl__sized_in(&copy, sizeof(copy), cfg, "RTDE client: struct rtl_rtde_client_config",
+			  err);
+	if (e < 0)
+		return e;
+	cfg = &copy;
 	/* The names are copied into one block, in the order below. */
 	if (cfg->outputs)
 		total += strlen(cfg->outputs) + 1;

@@ -22,6 +22,7 @@
 
 #include <rtloop/log.h>
 #include <rtloop/rtde_recipe.h>
+#include <rtloop/sized.h>
 
 /* The guide's limit on a setup request's names list (CB3 may enforce it;
  * PolyScope 5 does not, docs/rtde-protocol.md 6.2). */
@@ -339,14 +340,16 @@ static void empty_recipe(struct rtl_rtde_recipe *r)
 
 struct builder {
 	struct rtl_rtde_recipe *r;
-	const struct rtl_rtde_recipe_opts *o;
+	const struct rtl_rtde_recipe_opts *o; /* &opts */
+	struct rtl_rtde_recipe_opts opts;     /* the caller's, at this library's size */
 	struct rtl_rtde_report *rep;
 	bool too_many; /* -E2BIG already reported */
 };
 
-static void builder_init(struct builder *b, struct rtl_rtde_recipe *r,
-			 const struct rtl_rtde_recipe_opts *o, struct rtl_rtde_report *rep)
+static void builder_init(struct builder *b, struct rtl_rtde_recipe *r, struct rtl_rtde_report *rep)
 {
+	const struct rtl_rtde_recipe_opts *o = &b->opts;
+
 	b->r = r;
 	b->o = o;
 	b->rep = rep;
@@ -548,14 +551,23 @@ static bool opts_ok(const struct rtl_rtde_recipe_opts *o)
 static int enter(struct builder *b, struct rtl_rtde_recipe *r, const struct rtl_rtde_recipe_opts *o,
 		 struct rtl_rtde_report *rep, bool args_ok)
 {
+	struct rtl_error e = { 0 };
+	int ret = rtl__sized_in(&b->opts, sizeof(b->opts), o, "struct rtl_rtde_recipe_opts", &e);
+
 	report_reset(rep);
-	if (!r || !opts_ok(o) || !args_ok) {
+	if (ret < 0 && o) {
+		if (r)
+			empty_recipe(r);
+		report(rep, ret, 0, NULL, "%s", e.msg);
+		return ret;
+	}
+	if (!r || ret < 0 || !opts_ok(&b->opts) || !args_ok) {
 		if (r)
 			empty_recipe(r);
 		report(rep, -EINVAL, 0, NULL, "invalid argument (NULL pointer or bad options)");
 		return -EINVAL;
 	}
-	builder_init(b, r, o, rep);
+	builder_init(b, r, rep);
 	return 0;
 }
 

@@ -538,7 +538,7 @@ Test(record, csv_row_types)
 {
 	static struct rec_schema s;
 	struct rtl_rtde_recipe *rcp = malloc(sizeof(*rcp));
-	struct rtl_rtde_recipe_opts o = { .dir = RTL_RTDE_RECIPE_OUTPUT };
+	struct rtl_rtde_recipe_opts o = { .size = sizeof(o), .dir = RTL_RTDE_RECIPE_OUTPUT };
 	unsigned char values[256] = { 0 };
 	struct rec_row row = {
 		.seq = 9, .rx_ns = 123456789012, .ctrl_skipped = 2, .dropped = 1, .values = values
@@ -604,12 +604,11 @@ Test(record, recipe_from_xml_text_and_list, .init = setup_dir, .fini = remove_di
 		     err.msg);
 	cr_expect_str_eq(names, "timestamp,target_q", "several recipes: \"out\" by default");
 	cr_expect_not(added);
-	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, xml, "state", &added, &err), 2,
-		     "%s", err.msg);
+	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, xml, "state", &added, &err), 2, "%s",
+		     err.msg);
 	cr_expect_str_eq(names, "timestamp,actual_q", "timestamp added first");
 	cr_expect(added);
-	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, xml, "nope", &added, &err),
-		     -ENOENT);
+	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, xml, "nope", &added, &err), -ENOENT);
 	cr_expect_not_null(strstr(err.msg, "nope"), "%s", err.msg);
 
 	put(txt, "# the recipe\ntimestamp\nactual_TCP_pose\n\nrobot_mode\n");
@@ -617,9 +616,8 @@ Test(record, recipe_from_xml_text_and_list, .init = setup_dir, .fini = remove_di
 		     err.msg);
 	cr_expect_str_eq(names, "timestamp,actual_TCP_pose,robot_mode");
 
-	cr_expect_eq(
-		rec_outputs(names, sizeof(names), "actual_tcp_pose", NULL, NULL, &added, &err),
-		-ENOENT);
+	cr_expect_eq(rec_outputs(names, sizeof(names), "actual_tcp_pose", NULL, NULL, &added, &err),
+		     -ENOENT);
 	cr_expect_not_null(strstr(err.msg, "did you mean 'actual_TCP_pose'"), "%s", err.msg);
 
 	path(txt, sizeof(txt), "missing.txt");

@@ -98,7 +98,7 @@ static void send_all(struct rtl_rtde_client *c)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const int64_t ms = 1000000;
-	struct rtl_rtde_client_config cfg = { 0 };
+	struct rtl_rtde_client_config cfg = { .size = sizeof(cfg) };
 	struct rtl_rtde_client *c = NULL;
 	struct rtl_rtde_client_counters st = { .size = sizeof(st) };
 	struct fuzz_chunker ch;

@@ -14,15 +14,19 @@
 #define FUZZ_CLIENT_CONFIGS 4
 
 static const struct rtl_rtde_client_config fuzz_client_configs[FUZZ_CLIENT_CONFIGS] = {
-	{ .outputs = "timestamp,actual_q,actual_TCP_pose,robot_mode" },
-	{ .outputs = "timestamp,control_step,actual_qd,output_int_register_0",
+	{ .size = sizeof(struct rtl_rtde_client_config),
+	  .outputs = "timestamp,actual_q,actual_TCP_pose,robot_mode" },
+	{ .size = sizeof(struct rtl_rtde_client_config),
+	  .outputs = "timestamp,control_step,actual_qd,output_int_register_0",
 	  .inputs = { "input_double_register_30,speed_slider_mask",
 		      "input_int_register_30,input_bit_register_70" },
 	  .frequency = 125 },
-	{ .outputs = "timestamp,runtime_state,actual_digital_output_bits",
+	{ .size = sizeof(struct rtl_rtde_client_config),
+	  .outputs = "timestamp,runtime_state,actual_digital_output_bits",
 	  .inputs = { "speed_slider_fraction" },
 	  .protocol = 1 },
-	{ .outputs = "timestamp,actual_q",
+	{ .size = sizeof(struct rtl_rtde_client_config),
+	  .outputs = "timestamp,actual_q",
 	  .inputs = { "input_double_register_31" },
 	  .frequency = 250,
 	  .protocol = 2,

@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const uint64_t versions[] = { 0, RTL_RTDE_VERSION(3, 15, 8, 0),
 					     RTL_RTDE_VERSION(5, 26, 0, 0),
 					     RTL_RTDE_VERSION(10, 13, 0, 0) };
-	struct rtl_rtde_recipe_opts o = { 0 };
+	struct rtl_rtde_recipe_opts o = { .size = sizeof(o) };
 	struct rtl_rtde_recipe *r;
 	struct rtl_rtde_report *rep;
 	char *src;

@@ -171,7 +171,7 @@ static void die(const char *what)
  * record both directions. */
 static void converse(int k, struct stream *to_ctrl, struct stream *to_client)
 {
-	struct rtl_rtde_client_config cfg = { 0 };
+	struct rtl_rtde_client_config cfg = { .size = sizeof(cfg) };
 	struct rtl_rtde_client *c;
 	struct rtl_rtde_client_event ev;
 	struct rtl_sim *sim;
@@ -223,7 +223,7 @@ static void converse(int k, struct stream *to_ctrl, struct stream *to_client)
 			}
 			if (data == 4)
 				sim_session_text(sim, s, RTL_RTDE_LEVEL_INFO, "seed text",
-						     "gen-seeds");
+						 "gen-seeds");
 		}
 		now += sim_period_ns(sim);
 		sim_run_due(sim, now);
@@ -455,12 +455,12 @@ static void record_seed(const char *name, const char *list, unsigned rows)
 	static struct rtl_rtde_recipe r;
 	static struct rec_schema s;
 	static unsigned char values[8192];
-	struct rtl_rtde_recipe_opts o = { .dir = RTL_RTDE_RECIPE_OUTPUT };
+	struct rtl_rtde_recipe_opts o = { .size = sizeof(o), .dir = RTL_RTDE_RECIPE_OUTPUT };
 	struct rec_meta m = { .host = "127.0.0.1",
-				  .port = 30004,
-				  .controller = "5.26.0.0",
-				  .frequency = 500,
-				  .period_ns = 2000000 };
+			      .port = 30004,
+			      .controller = "5.26.0.0",
+			      .frequency = 500,
+			      .period_ns = 2000000 };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -478,9 +478,9 @@ static void record_seed(const char *name, const char *list, unsigned rows)
 		die("rec_bin_header");
 	for (unsigned k = 0; k < rows; k++) {
 		struct rec_row row = { .seq = k + 1,
-					   .rx_ns = 1000000 * (int64_t)k,
-					   .ctrl_skipped = k == 2,
-					   .values = values };
+				       .rx_ns = 1000000 * (int64_t)k,
+				       .ctrl_skipped = k == 2,
+				       .values = values };
 		double ts = 42.0 + 0.002 * k;
 
 		memset(values, (int)k, s.values_size);

@@ -117,6 +117,7 @@ static void setup(void)
 	cr_assert_not_null(mkdtemp(root));
 	good_tree();
 	memset(&opts, 0, sizeof(opts));
+	opts.size = sizeof(opts);
 	opts.root = root;
 	opts.rtprio = (struct rtl_doctor_value){ true, 99 };
 	opts.memlock = (struct rtl_doctor_value){ true, RTL_DOCTOR_UNLIMITED };
@@ -454,6 +455,7 @@ Test(doctor, empty_tree_yields_every_finding_as_unknown_not_a_crash)
 	teardown();
 	cr_assert_eq(mkdir(root, 0700), 0);
 	memset(&opts, 0, sizeof(opts));
+	opts.size = sizeof(opts);
 	opts.root = root;
 	opts.timer_slack_ns = (struct rtl_doctor_value){ true, 1 };
 	cr_assert_eq(rtl_doctor_run(&opts, fs, RTL_DOCTOR_MAX_FINDINGS), RTL_DOCTOR_MAX_FINDINGS);

@@ -62,7 +62,8 @@ static void drop_privileges(void)
 
 Test(thread, fifo_thread_gets_policy_priority_cpu_and_name)
 {
-	struct rtl_thread_attr a = { .name = "rtl-test",
+	struct rtl_thread_attr a = { .size = sizeof(a),
+				     .name = "rtl-test",
 				     .policy = SCHED_FIFO,
 				     .priority = 12,
 				     .cpu = 0,
@@ -92,7 +93,7 @@ Test(thread, fifo_thread_gets_policy_priority_cpu_and_name)
 Test(thread, apply_self_changes_the_calling_thread)
 {
 	struct rtl_thread_attr a = {
-		.name = "rtl-self", .policy = SCHED_FIFO, .priority = 7, .cpu = 0
+		.size = sizeof(a), .name = "rtl-self", .policy = SCHED_FIFO, .priority = 7, .cpu = 0
 	};
 	struct rtl_thread_info info;
 	struct rtl_error err = { 0 };
@@ -125,14 +126,31 @@ static void rejected(const struct rtl_thread_attr *a, const char *what)
 
 Test(thread, bad_attributes_are_rejected_with_reason)
 {
-	rejected(&(struct rtl_thread_attr){ .policy = 77, .cpu = -1 }, "policy");
-	rejected(&(struct rtl_thread_attr){ .policy = SCHED_FIFO, .priority = 0, .cpu = -1 },
+	rejected(&(struct rtl_thread_attr){ .size = sizeof(struct rtl_thread_attr),
+					    .policy = 77,
+					    .cpu = -1 },
+		 "policy");
+	rejected(&(struct rtl_thread_attr){ .size = sizeof(struct rtl_thread_attr),
+					    .policy = SCHED_FIFO,
+					    .priority = 0,
+					    .cpu = -1 },
 		 "priority 0");
-	rejected(&(struct rtl_thread_attr){ .policy = SCHED_OTHER, .priority = 5, .cpu = -1 },
+	rejected(&(struct rtl_thread_attr){ .size = sizeof(struct rtl_thread_attr),
+					    .policy = SCHED_OTHER,
+					    .priority = 5,
+					    .cpu = -1 },
 		 "priority 5");
-	rejected(&(struct rtl_thread_attr){ .policy = SCHED_OTHER, .cpu = 4000 }, "CPU 4000");
-	rejected(&(struct rtl_thread_attr){ .policy = SCHED_OTHER, .cpu = -2 }, "CPU -2");
-	rejected(&(struct rtl_thread_attr){ .name = "a-name-that-is-too-long", .cpu = -1 },
+	rejected(&(struct rtl_thread_attr){ .size = sizeof(struct rtl_thread_attr),
+					    .policy = SCHED_OTHER,
+					    .cpu = 4000 },
+		 "CPU 4000");
+	rejected(&(struct rtl_thread_attr){ .size = sizeof(struct rtl_thread_attr),
+					    .policy = SCHED_OTHER,
+					    .cpu = -2 },
+		 "CPU -2");
+	rejected(&(struct rtl_thread_attr){ .size = sizeof(struct rtl_thread_attr),
+					    .name = "a-name-that-is-too-long",
+					    .cpu = -1 },
 		 "15 characters");
 }
 
@@ -204,7 +222,9 @@ Test(thread, default_attributes_run_plain_thread)
 
 Test(thread, refused_fifo_names_cause_and_fix)
 {
-	struct rtl_thread_attr a = { .policy = SCHED_FIFO, .priority = 50, .cpu = -1 };
+	struct rtl_thread_attr a = {
+		.size = sizeof(a), .policy = SCHED_FIFO, .priority = 50, .cpu = -1
+	};
 	struct rtl_error err = { 0 };
 	struct rtl_thread *t = NOT_A_THREAD;
 	struct rtl_thread_info info;
@@ -230,9 +250,11 @@ Test(thread, refused_fifo_names_cause_and_fix)
 
 Test(thread, best_effort_degrades_and_records_why)
 {
-	struct rtl_thread_attr a = {
-		.policy = SCHED_FIFO, .priority = 50, .cpu = 0, .best_effort = true
-	};
+	struct rtl_thread_attr a = { .size = sizeof(a),
+				     .policy = SCHED_FIFO,
+				     .priority = 50,
+				     .cpu = 0,
+				     .best_effort = true };
 	/* Untouched on success, also when best effort degraded. */
 	struct rtl_error err = { .code = 1 };
 	const struct rtl_thread_info *info;

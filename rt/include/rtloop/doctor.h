@@ -106,6 +106,7 @@ struct rtl_doctor_value {
 /* Options of rtl_doctor_run(). All-zero (or a NULL pointer) means: the real
  * system, as seen by the calling process. */
 struct rtl_doctor_opts {
+	size_t size; /* sizeof(struct rtl_doctor_opts) */
 	/* Prefix of every /proc, /sys and /dev path; NULL or "/": the real
 	 * system. */
 	const char *root;

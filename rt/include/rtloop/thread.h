@@ -28,6 +28,7 @@ RTL_BEGIN_DECLS
 #define RTL_THREAD_DEFAULT_STACK (512 * 1024)
 
 struct rtl_thread_attr {
+	size_t size;	       /* sizeof(struct rtl_thread_attr) */
 	const char *name;      /* at most 15 characters; NULL: inherit */
 	int policy;	       /* SCHED_FIFO, SCHED_RR or SCHED_OTHER */
 	int priority;	       /* 1..99 for FIFO/RR, 0 for OTHER */

@@ -497,6 +497,7 @@ Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 		struct sim_server *srv = serve(&o, NULL);
 		/* control_step is newer than CB3: dropped there, kept elsewhere. */
 		struct rtl_rtde_client_config cfg = {
+			.size = sizeof(cfg),
 			.outputs = "timestamp,control_step",
 			.recipe_flags = RTL_RTDE_RECIPE_DROP_UNAVAILABLE,
 		};
@@ -540,7 +541,9 @@ Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 Test(sim_client, falls_back_to_v1_and_streams_at_the_maximum_rate)
 {
 	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
-	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,actual_q", .frequency = 25 };
+	struct rtl_rtde_client_config cfg = { .size = sizeof(cfg),
+					      .outputs = "timestamp,actual_q",
+					      .frequency = 25 };
 	const struct rtl_rtde_client_info *in;
 	struct sim_server *srv;
 	struct link l;
@@ -596,7 +599,8 @@ Test(sim_client, output_rate_follows_the_floor_rule)
 		srv[p] = serve(&o, NULL);
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct rtl_rtde_client_config cfg = { .outputs = "timestamp",
+		struct rtl_rtde_client_config cfg = { .size = sizeof(cfg),
+						      .outputs = "timestamp",
 						      .frequency = cases[i].asked };
 		const struct rtl_rtde_client_info *in;
 		double max = sim_profile(cases[i].p)->frequency_hz;
@@ -627,7 +631,8 @@ Test(sim_client, a_field_the_controller_lacks_is_reported_by_name)
 {
 	struct sim_opts o = profile_opts(SIM_PROFILE_CB3);
 	struct sim_server *srv = serve(&o, NULL);
-	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,actual_current_as_torque" };
+	struct rtl_rtde_client_config cfg = { .size = sizeof(cfg),
+					      .outputs = "timestamp,actual_current_as_torque" };
 	struct rtl_rtde_client_error cerr;
 	struct rtl_error err;
 	struct sim_stats st;
@@ -662,6 +667,7 @@ Test(sim_client, inputs_in_use_are_reported_by_name)
 {
 	struct sim_server *srv = serve(NULL, NULL);
 	struct rtl_rtde_client_config cfg = {
+		.size = sizeof(cfg),
 		.outputs = "timestamp",
 		.inputs = { RTL_RTDE_CMD_FIELD_MODE "," RTL_RTDE_CMD_FIELD_PARAM0 },
 	};
@@ -700,10 +706,12 @@ Test(sim_client, two_clients_with_overlapping_inputs)
 {
 	struct sim_server *srv = serve(NULL, NULL);
 	struct rtl_rtde_client_config ca = {
+		.size = sizeof(ca),
 		.outputs = "timestamp,input_int_register_27",
 		.inputs = { "input_int_register_24,input_int_register_25,input_int_register_26" },
 	};
 	struct rtl_rtde_client_config cb = {
+		.size = sizeof(cb),
 		.outputs = "timestamp",
 		.inputs = { "input_int_register_26,input_int_register_27" },
 	};
@@ -801,8 +809,9 @@ static void check_skips(const struct stream *s, uint64_t counted)
 Test(sim_client, skipped_packages_are_counted_exactly_as_injected)
 {
 	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
-	struct rtl_rtde_client_config by_ts = { .outputs = "timestamp" };
-	struct rtl_rtde_client_config by_cs = { .outputs = "timestamp,control_step" };
+	struct rtl_rtde_client_config by_ts = { .size = sizeof(by_ts), .outputs = "timestamp" };
+	struct rtl_rtde_client_config by_cs = { .size = sizeof(by_cs),
+						.outputs = "timestamp,control_step" };
 	struct sim_server *srv;
 	struct sim_stats st;
 	struct link a, b;
@@ -843,7 +852,8 @@ static const double home[6] = { 0, -M_PI / 2, M_PI / 2, -M_PI / 2, -M_PI / 2, 0 
 Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 {
 	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
-	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,actual_q,actual_TCP_pose" };
+	struct rtl_rtde_client_config cfg = { .size = sizeof(cfg),
+					      .outputs = "timestamp,actual_q,actual_TCP_pose" };
 	struct rtl_error cerr;
 	struct rtl_error terr;
 	struct sim_server *srv;
@@ -961,7 +971,8 @@ static void split_at_gap(const struct stream *all, struct stream *a, struct stre
 Test(sim_client, a_reset_is_reported_and_reconnect_resumes_the_stream)
 {
 	struct sim_opts o = profile_opts(SIM_PROFILE_ESERIES);
-	struct rtl_rtde_client_config cfg = { .outputs = "timestamp,control_step" };
+	struct rtl_rtde_client_config cfg = { .size = sizeof(cfg),
+					      .outputs = "timestamp,control_step" };
 	struct link_opts lo = { .reconnects = 1, .backoff_ns = RTL_NS_PER_SEC };
 	struct sim_server *srv;
 	struct rtl_loop_counters ls = { .size = sizeof(ls) };
@@ -1015,6 +1026,7 @@ Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_
 	struct sim_server_opts so = { .sndbuf = 8192 };
 	/* About 2 KiB per package: 1 MB/s into a client that reads nothing. */
 	struct rtl_rtde_client_config heavy = {
+		.size = sizeof(heavy),
 		.outputs = "timestamp,actual_q,actual_qd,target_q,target_qd,target_qdd,"
 			   "target_current,target_moment,actual_current,joint_control_output,"
 			   "actual_TCP_pose,actual_TCP_speed,actual_TCP_force,target_TCP_pose,"
@@ -1024,7 +1036,7 @@ Test(sim_client, a_client_that_stops_reading_is_dropped_while_another_keeps_its_
 		 * data time-out: the server's close is what is tested. */
 		.data_timeout_ns = -1,
 	};
-	struct rtl_rtde_client_config light = { .outputs = "timestamp" };
+	struct rtl_rtde_client_config light = { .size = sizeof(light), .outputs = "timestamp" };
 	struct raw *slow = &RAW;
 	struct sim_server *srv;
 	struct rtl_loop_counters ls = { .size = sizeof(ls) };
@@ -1120,7 +1132,8 @@ static void rig_open(struct rig *g)
 	static const char *params[6] = { RTL_RTDE_CMD_FIELD_PARAM0, RTL_RTDE_CMD_FIELD_PARAM1,
 					 RTL_RTDE_CMD_FIELD_PARAM2, RTL_RTDE_CMD_FIELD_PARAM3,
 					 RTL_RTDE_CMD_FIELD_PARAM4, RTL_RTDE_CMD_FIELD_PARAM5 };
-	static const struct rtl_rtde_client_config cfg = { .outputs = MOTION_OUTPUTS,
+	static const struct rtl_rtde_client_config cfg = { .size = sizeof(cfg),
+							   .outputs = MOTION_OUTPUTS,
 							   .inputs = { RTL_RTDE_CMD_RECIPE } };
 	static const struct link_opts lo = { .own_heartbeat = true };
 

@@ -95,7 +95,7 @@ static struct rtl_rtde_handle h_mode, h_seq, h_wd, h_p0, h_p1, h_acc, h_time;
 
 static void rtde_setup(void)
 {
-	static const struct rtl_rtde_recipe_opts in = { RTL_RTDE_RECIPE_INPUT, 0,
+	static const struct rtl_rtde_recipe_opts in = { sizeof(in), RTL_RTDE_RECIPE_INPUT, 0,
 							RTL_RTDE_RECIPE_NO_FIELDBUS_WARNING };
 
 	cr_assert_gt(rtl_rtde_recipe_from_list(&rec, &in, RTL_RTDE_CMD_RECIPE, NULL), 0);
@@ -152,7 +152,7 @@ Test(backend_rtde, servoj_idle_and_servol, .init = rtde_setup)
 
 Test(backend_rtde, init_needs_every_command_field)
 {
-	static const struct rtl_rtde_recipe_opts in = { RTL_RTDE_RECIPE_INPUT, 0,
+	static const struct rtl_rtde_recipe_opts in = { sizeof(in), RTL_RTDE_RECIPE_INPUT, 0,
 							RTL_RTDE_RECIPE_NO_FIELDBUS_WARNING };
 	struct rtl_rtde_recipe r;
 	struct rtl_motion_rtde b;

@@ -240,6 +240,7 @@ static bool saw_state(int to)
 static void setup(void)
 {
 	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
 	cfg.outputs = OUTPUTS;
 	cfg.inputs[0] = INPUT0;
 	cfg.frequency = 125;

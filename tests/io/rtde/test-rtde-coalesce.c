@@ -67,7 +67,7 @@ TestSuite(rtde_coalesce, .init = create_coal, .fini = destroy_coal);
 
 static void build(struct rtl_rtde_recipe *r, const char *list)
 {
-	static const struct rtl_rtde_recipe_opts in = { RTL_RTDE_RECIPE_INPUT, 0,
+	static const struct rtl_rtde_recipe_opts in = { sizeof(in), RTL_RTDE_RECIPE_INPUT, 0,
 							RTL_RTDE_RECIPE_NO_FIELDBUS_WARNING };
 
 	cr_assert_gt(rtl_rtde_recipe_from_list(r, &in, list, NULL), 0, "recipe %s", list);
@@ -591,7 +591,7 @@ Test(rtde_coalesce, set_id_changes_the_package_id)
 Test(rtde_coalesce, a_recipe_of_every_input_fits)
 {
 	static const char *names[512];
-	static const struct rtl_rtde_recipe_opts in = { RTL_RTDE_RECIPE_INPUT, 0,
+	static const struct rtl_rtde_recipe_opts in = { sizeof(in), RTL_RTDE_RECIPE_INPUT, 0,
 							RTL_RTDE_RECIPE_NO_FIELDBUS_WARNING };
 	const struct rtl_rtde_recipe *rs[] = { &rec_tmp };
 	const uint8_t ids[] = { 1 };
@@ -618,7 +618,8 @@ Test(rtde_coalesce, bad_arguments_at_setup)
 	const struct rtl_rtde_recipe *rs[RTL_RTDE_COALESCE_MAX_RECIPES + 1];
 	uint8_t ids[RTL_RTDE_COALESCE_MAX_RECIPES + 1];
 	static struct rtl_rtde_recipe out_rec, big, empty;
-	static const struct rtl_rtde_recipe_opts out = { RTL_RTDE_RECIPE_OUTPUT, 0, 0 };
+	static const struct rtl_rtde_recipe_opts out = { sizeof(out), RTL_RTDE_RECIPE_OUTPUT, 0,
+							 0 };
 
 	build(&rec_servo, SERVO_LIST);
 	for (size_t i = 0; i <= RTL_RTDE_COALESCE_MAX_RECIPES; i++) {

@@ -26,10 +26,11 @@
 static struct rtl_rtde_recipe rec;
 static struct rtl_rtde_report rep;
 
-static const struct rtl_rtde_recipe_opts out_any = { RTL_RTDE_RECIPE_OUTPUT, 0, 0 };
-static const struct rtl_rtde_recipe_opts in_any = { RTL_RTDE_RECIPE_INPUT, 0, 0 };
+static const struct rtl_rtde_recipe_opts out_any = { sizeof(out_any), RTL_RTDE_RECIPE_OUTPUT, 0,
+						     0 };
+static const struct rtl_rtde_recipe_opts in_any = { sizeof(in_any), RTL_RTDE_RECIPE_INPUT, 0, 0 };
 /* Inputs without the fieldbus-range warnings (recipes of many registers). */
-static const struct rtl_rtde_recipe_opts in_quiet = { RTL_RTDE_RECIPE_INPUT, 0,
+static const struct rtl_rtde_recipe_opts in_quiet = { sizeof(in_quiet), RTL_RTDE_RECIPE_INPUT, 0,
 						      RTL_RTDE_RECIPE_NO_FIELDBUS_WARNING };
 
 #define assert_text(needle) \
@@ -99,7 +100,7 @@ static const char known_payload[] =
 
 static void build_known(void)
 {
-	struct rtl_rtde_recipe_opts o = { RTL_RTDE_RECIPE_OUTPUT, VER(5, 12, 2), 0 };
+	struct rtl_rtde_recipe_opts o = { sizeof(o), RTL_RTDE_RECIPE_OUTPUT, VER(5, 12, 2), 0 };
 
 	cr_assert_eq(rtl_rtde_recipe_from_names(&rec, &o, known, 9, &rep), 9, "%s", rep.text);
 	cr_assert_eq(rep.error, 0);
@@ -721,7 +722,7 @@ Test(rtde_recipe, register_numbering_is_explained)
 
 Test(rtde_recipe, too_new_fails_by_default)
 {
-	struct rtl_rtde_recipe_opts o = { RTL_RTDE_RECIPE_OUTPUT, VER(5, 12, 2), 0 };
+	struct rtl_rtde_recipe_opts o = { sizeof(o), RTL_RTDE_RECIPE_OUTPUT, VER(5, 12, 2), 0 };
 
 	cr_assert_eq(rtl_rtde_recipe_from_list(&rec, &o, "timestamp,target_gravity", &rep),
 		     -EPROTO);
@@ -739,7 +740,7 @@ Test(rtde_recipe, too_new_fails_by_default)
 
 Test(rtde_recipe, too_new_is_dropped_by_option)
 {
-	struct rtl_rtde_recipe_opts o = { RTL_RTDE_RECIPE_OUTPUT, VER(10, 11, 0),
+	struct rtl_rtde_recipe_opts o = { sizeof(o), RTL_RTDE_RECIPE_OUTPUT, VER(10, 11, 0),
 					  RTL_RTDE_RECIPE_DROP_UNAVAILABLE };
 	struct rtl_rtde_handle h;
 
@@ -837,7 +838,7 @@ Test(rtde_recipe, the_field_limit_is_out_of_reach_of_distinct_names)
 
 Test(rtde_recipe, empty_and_bad_arguments_are_einval)
 {
-	struct rtl_rtde_recipe_opts bad = { (enum rtl_rtde_recipe_dir)7, 0, 0 };
+	struct rtl_rtde_recipe_opts bad = { sizeof(bad), (enum rtl_rtde_recipe_dir)7, 0, 0 };
 	static const char *const with_null[] = { "timestamp", NULL };
 
 	cr_assert_eq(rtl_rtde_recipe_from_list(&rec, &out_any, "", &rep), -EINVAL);
@@ -1119,7 +1120,7 @@ Test(rtde_recipe, in_use_names_the_likely_owner)
 
 Test(rtde_recipe, not_found_says_which_version_introduced_the_field)
 {
-	struct rtl_rtde_recipe_opts o = { RTL_RTDE_RECIPE_OUTPUT, VER(5, 11, 0), 0 };
+	struct rtl_rtde_recipe_opts o = { sizeof(o), RTL_RTDE_RECIPE_OUTPUT, VER(5, 11, 0), 0 };
 	const char *types = "DOUBLE,NOT_FOUND,NOT_FOUND";
 
 	cr_assert_eq(

@@ -130,6 +130,7 @@ enum rtl_rtde_client_flag {
  * START at the end of the handshake.
  */
 struct rtl_rtde_client_config {
+	size_t size; /* sizeof(struct rtl_rtde_client_config) */
 	/* Output names, comma-separated ("timestamp,actual_q"); NULL or ""
 	 * for a write-only client (which then cannot START: the controller
 	 * needs at least one output). */

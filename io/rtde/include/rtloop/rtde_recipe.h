@@ -93,6 +93,7 @@ enum rtl_rtde_recipe_flag {
 };
 
 struct rtl_rtde_recipe_opts {
+	size_t size; /* sizeof(struct rtl_rtde_recipe_opts) */
 	enum rtl_rtde_recipe_dir dir;
 	/* Packed controller version (rtl_rtde_version_pack() of the
 	 * GET_URCONTROL_VERSION reply); 0 = not known: no version check. */
