@@ -87,6 +87,21 @@ static void op(struct sim_conn *c, enum sim_ctrl_result r, const char *what, con
 		refused(c, r, what);
 }
 
+/* The operations whose success is one fixed reply: the command (also the
+ * "what" of a refusal), the controller's call, the reply. */
+static const struct {
+	const char *cmd;
+	enum sim_ctrl_result (*call)(struct rtl_sim *sim, int64_t now);
+	const char *ok;
+} ops[] = {
+	{ "power on", sim_ctrl_power_on, "Powering on" },
+	{ "power off", sim_ctrl_power_off, "Powering off" },
+	{ "brake release", sim_ctrl_brake_release, "Brake releasing" },
+	{ "play", sim_ctrl_play, "Starting program" },
+	{ "pause", sim_ctrl_pause, "Pausing program" },
+	{ "stop", sim_ctrl_stop, "Stopped" },
+};
+
 static void answer(struct rtl_sim *sim, struct sim_conn *c, const char *cmd, int64_t now)
 {
 	struct rtl_rtde_controller_version v = *sim_version(sim);
@@ -101,13 +116,13 @@ static void answer(struct rtl_sim *sim, struct sim_conn *c, const char *cmd, int
 		reply(c, LOCAL_REFUSAL);
 		return;
 	}
-	if (!strcasecmp(cmd, "power on")) {
-		op(c, sim_ctrl_power_on(sim, now), "power on", "Powering on");
-	} else if (!strcasecmp(cmd, "power off")) {
-		op(c, sim_ctrl_power_off(sim, now), "power off", "Powering off");
-	} else if (!strcasecmp(cmd, "brake release")) {
-		op(c, sim_ctrl_brake_release(sim, now), "brake release", "Brake releasing");
-	} else if (!strcasecmp(cmd, "unlock protective stop")) {
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (!strcasecmp(cmd, ops[i].cmd)) {
+			op(c, ops[i].call(sim, now), ops[i].cmd, ops[i].ok);
+			return;
+		}
+	}
+	if (!strcasecmp(cmd, "unlock protective stop")) {
 		enum sim_ctrl_result r;
 
 		if (cb3 && !at_least(&v, 3, 1)) {
@@ -168,12 +183,6 @@ static void answer(struct rtl_sim *sim, struct sim_conn *c, const char *cmd, int
 			sim_conn_printf(c, "File not found: %s\n", name);
 		else
 			refused(c, r, "load");
-	} else if (!strcasecmp(cmd, "play")) {
-		op(c, sim_ctrl_play(sim, now), "play", "Starting program");
-	} else if (!strcasecmp(cmd, "pause")) {
-		op(c, sim_ctrl_pause(sim, now), "pause", "Pausing program");
-	} else if (!strcasecmp(cmd, "stop")) {
-		op(c, sim_ctrl_stop(sim, now), "stop", "Stopped");
 	} else if (!strcasecmp(cmd, "quit")) {
 		reply(c, "Disconnected");
 		c->close = true;
