@@ -117,63 +117,60 @@ static bool member(const struct req *q, const char *key, char *out, size_t cap)
 	return rtl_ur_robot_api_json_string(q->body, q->body_len, key, out, cap) > 0;
 }
 
-static void robot_state(struct rtl_sim *sim, struct sim_conn *c, const struct req *q, int64_t now)
+/* Nothing to unlock does no harm, as on the dashboard. */
+static enum sim_ctrl_result unlock(struct rtl_sim *sim, int64_t now)
 {
-	struct sim_ctrl *ctl = &sim->ctrl;
-	enum sim_ctrl_result r;
-	char action[32];
+	enum sim_ctrl_result r = sim_ctrl_unlock(sim, now);
 
-	if (!member(q, "action", action, sizeof(action))) {
-		respond_msg(c, 400, "expected {\"action\": \"POWER_ON\"} or another action",
-			    q->close);
-		return;
-	}
-	/* In local control state changes that would move the arm are refused
-	 * before anything else, as on the dashboard of an e-Series. */
-	if (!ctl->remote && (!strcmp(action, "POWER_ON") || !strcmp(action, "BRAKE_RELEASE"))) {
-		refused(c, SIM_CTRL_NOT_REMOTE, q->close);
-		return;
-	}
-	if (!strcmp(action, "POWER_ON")) {
-		r = sim_ctrl_power_on(sim, now);
-	} else if (!strcmp(action, "POWER_OFF")) {
-		r = sim_ctrl_power_off(sim, now);
-	} else if (!strcmp(action, "BRAKE_RELEASE")) {
-		r = sim_ctrl_brake_release(sim, now);
-	} else if (!strcmp(action, "UNLOCK_PROTECTIVE_STOP") || !strcmp(action, "RESTART_SAFETY")) {
-		r = sim_ctrl_unlock(sim, now);
-		/* Nothing to unlock does no harm, as on the dashboard. */
-		if (r == SIM_CTRL_NOT_STOPPED)
-			r = SIM_CTRL_OK;
-	} else {
-		respond_msg(c, 400, "unknown action", q->close);
-		return;
-	}
-	result(c, r, q->close);
+	return r == SIM_CTRL_NOT_STOPPED ? SIM_CTRL_OK : r;
 }
 
-static void program_state(struct rtl_sim *sim, struct sim_conn *c, const struct req *q, int64_t now)
+/* An "action" of a PUT: the controller's call, and whether it would move
+ * the arm or start a program, which local control refuses before anything
+ * else, as the dashboard of an e-Series does. */
+struct action {
+	const char *name;
+	enum sim_ctrl_result (*call)(struct rtl_sim *sim, int64_t now);
+	bool moves;
+};
+
+static const struct action robot_actions[] = {
+	{ "POWER_ON", sim_ctrl_power_on, true },
+	{ "POWER_OFF", sim_ctrl_power_off, false },
+	{ "BRAKE_RELEASE", sim_ctrl_brake_release, true },
+	{ "UNLOCK_PROTECTIVE_STOP", unlock, false },
+	{ "RESTART_SAFETY", unlock, false },
+	{ NULL, NULL, false },
+};
+
+static const struct action program_actions[] = {
+	{ "play", sim_ctrl_play, true },
+	{ "resume", sim_ctrl_play, true },
+	{ "pause", sim_ctrl_pause, false },
+	{ "stop", sim_ctrl_stop, false },
+	{ NULL, NULL, false },
+};
+
+/* Do the action of @q's body, one of @acts; @expected is the 400 of a body
+ * without one. */
+static void act(struct rtl_sim *sim, struct sim_conn *c, const struct req *q, int64_t now,
+		const struct action *acts, const char *expected)
 {
-	struct sim_ctrl *ctl = &sim->ctrl;
+	const struct action *a = acts;
 	char action[32];
 
 	if (!member(q, "action", action, sizeof(action))) {
-		respond_msg(c, 400, "expected {\"action\": \"play\"}, pause, resume or stop",
-			    q->close);
+		respond_msg(c, 400, expected, q->close);
 		return;
 	}
-	if (!ctl->remote && (!strcmp(action, "play") || !strcmp(action, "resume"))) {
-		refused(c, SIM_CTRL_NOT_REMOTE, q->close);
-		return;
-	}
-	if (!strcmp(action, "play") || !strcmp(action, "resume"))
-		result(c, sim_ctrl_play(sim, now), q->close);
-	else if (!strcmp(action, "pause"))
-		result(c, sim_ctrl_pause(sim, now), q->close);
-	else if (!strcmp(action, "stop"))
-		result(c, sim_ctrl_stop(sim, now), q->close);
-	else
+	while (a->name && strcmp(action, a->name))
+		a++;
+	if (!a->name)
 		respond_msg(c, 400, "unknown action", q->close);
+	else if (a->moves && !sim->ctrl.remote)
+		refused(c, SIM_CTRL_NOT_REMOTE, q->close);
+	else
+		result(c, a->call(sim, now), q->close);
 }
 
 static void load(struct rtl_sim *sim, struct sim_conn *c, const struct req *q)
@@ -239,7 +236,8 @@ static void route(struct rtl_sim *sim, struct sim_conn *c, const struct req *q, 
 			 rtl_ur_safety_status_name(ctl->safety_mode));
 		respond(c, 200, body, NULL, q->close);
 	} else if (put && !strcmp(p, "/robotstate/v1/state")) {
-		robot_state(sim, c, q, now);
+		act(sim, c, q, now, robot_actions,
+		    "expected {\"action\": \"POWER_ON\"} or another action");
 	} else if (get && !strcmp(p, "/program/v1/state")) {
 		const char *name = ctl->loaded[0] ? ctl->loaded : ctl->program_name;
 
@@ -247,7 +245,8 @@ static void route(struct rtl_sim *sim, struct sim_conn *c, const struct req *q, 
 			 rtl_ur_program_state_name(ctl->program_state), name);
 		respond(c, 200, body, NULL, q->close);
 	} else if (put && !strcmp(p, "/program/v1/state")) {
-		program_state(sim, c, q, now);
+		act(sim, c, q, now, program_actions,
+		    "expected {\"action\": \"play\"}, pause, resume or stop");
 	} else if (get && !strcmp(p, "/program/v1/loaded")) {
 		snprintf(body, sizeof(body), "{\"name\": \"%s\"}", ctl->loaded);
 		respond(c, 200, body, NULL, q->close);
