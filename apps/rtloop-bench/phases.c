@@ -432,14 +432,52 @@ struct sim_counts {
 	uint64_t sent, echoes, echo_unmatched, overruns, sessions;
 };
 
-/* What P_OURS measures of the running simulator: its live histograms
- * (rtl_hist: safe to read while its thread writes them; @wake NULL where
- * the simulator keeps none) and its counters. */
+/* The simulator of P_OURS, whichever transport: its loop (@run until
+ * @stop), which sim_start() runs on a thread of its own; and what P_OURS
+ * measures of it: its live histograms (rtl_hist: safe to read while its
+ * thread writes them; @wake NULL where the simulator keeps none) and its
+ * counters. */
 struct ours_sim {
 	void *sim;
 	const struct rtl_hist *echo, *wake;
 	void (*counts)(void *sim, struct sim_counts *c);
+	int (*run)(void *sim);
+	void (*stop)(void *sim);
+	struct rtl_thread *th; /* NULL: not running */
 };
+
+static void *sim_main(void *arg)
+{
+	struct ours_sim *s = arg;
+
+	return (void *)(intptr_t)s->run(s->sim);
+}
+
+/* Run @s's loop on its own thread, CPU and priority. */
+static int sim_start(struct ours_sim *s, const struct bench_cfg *cfg, struct bench_rt *rt,
+		     char *why, size_t why_len)
+{
+	struct rtl_error err = { 0 };
+	int ret = spawn(&s->th, "bench-sim", cfg->prio_rx, cfg->cpu_sim, sim_main, s, rt, &err);
+
+	return ret < 0 ? say(why, why_len, ret, "simulator thread", err.msg) : 0;
+}
+
+/* Stop @s's loop, if it runs, and join its thread. Returns @ret, or the
+ * loop's failure when @ret is 0. */
+static int sim_finish(struct ours_sim *s, int ret, char *why, size_t why_len)
+{
+	void *sim_ret = NULL;
+
+	if (!s->th)
+		return ret;
+	s->stop(s->sim);
+	rtl_thread_join(s->th, &sim_ret);
+	s->th = NULL;
+	if (ret == 0 && (intptr_t)sim_ret < 0)
+		ret = say(why, why_len, (int)(intptr_t)sim_ret, "simulator loop", NULL);
+	return ret;
+}
 
 /*
  * The part of P_OURS that does not depend on the transport: with the
@@ -570,11 +608,14 @@ static int echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void
 	return 0;
 }
 
-static void *sim_main(void *arg)
+static int server_run(void *srv)
 {
-	struct sim_server *srv = arg;
+	return sim_server_run(srv);
+}
 
-	return (void *)(intptr_t)sim_server_run(srv);
+static void server_stop(void *srv)
+{
+	sim_server_stop(srv);
 }
 
 static void sim_counts(void *sim, struct sim_counts *c)
@@ -596,10 +637,9 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	struct rtl_rtde_transport_config tc = { 0 };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
-	struct rtl_thread *sim_th = NULL;
+	struct ours_sim os = { .counts = sim_counts, .run = server_run, .stop = server_stop };
 	struct ours o = { 0 };
-	bool sim_running = false, tr_ready = false;
-	void *sim_ret = NULL;
+	bool tr_ready = false;
 	int ret;
 
 	/* The simulator, on its own thread, CPU and priority. */
@@ -611,12 +651,12 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 		say(why, why_len, ret, "simulator", NULL);
 		goto out;
 	}
-	ret = spawn(&sim_th, "bench-sim", cfg->prio_rx, cfg->cpu_sim, sim_main, srv, rt, &err);
-	if (ret < 0) {
-		say(why, why_len, ret, "simulator thread", err.msg);
+	os.sim = srv;
+	os.echo = sim_server_echo_hist(srv);
+	os.wake = sim_server_wake_hist(srv);
+	ret = sim_start(&os, cfg, rt, why, why_len);
+	if (ret < 0)
 		goto out;
-	}
-	sim_running = true;
 
 	/* The loop: RTDE transport, echo step. */
 	tc.host = "127.0.0.1";
@@ -635,18 +675,10 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	lc.transport = rtl_rtde_transport_base(tr);
 	lc.step = echo_step;
 	lc.user = &o;
-	ret = measure_ours(cfg, &lc,
-			   &(struct ours_sim){ srv, sim_server_echo_hist(srv),
-					       sim_server_wake_hist(srv), sim_counts },
-			   rep, rt, progress, pctx, why, why_len);
+	ret = measure_ours(cfg, &lc, &os, rep, rt, progress, pctx, why, why_len);
 
 out:
-	if (sim_running) {
-		sim_server_stop(srv);
-		rtl_thread_join(sim_th, &sim_ret);
-		if (ret == 0 && (intptr_t)sim_ret < 0)
-			ret = say(why, why_len, (int)(intptr_t)sim_ret, "simulator loop", NULL);
-	}
+	ret = sim_finish(&os, ret, why, why_len);
 	if (tr_ready)
 		rtl_rtde_transport_destroy(tr);
 	sim_server_destroy(srv);
@@ -674,11 +706,14 @@ static int udp_echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, 
 	return 0;
 }
 
-static void *udp_sim_main(void *arg)
+static int udp_run(void *sim)
 {
-	struct sim_udp *sim = arg;
+	return sim_udp_run(sim);
+}
 
-	return (void *)(intptr_t)sim_udp_run(sim);
+static void udp_stop(void *sim)
+{
+	sim_udp_stop(sim);
 }
 
 static void udp_sim_counts(void *sim, struct sim_counts *c)
@@ -699,9 +734,8 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	struct rtl_udp_transport_config tc = { .size = sizeof(tc) };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
-	struct rtl_thread *sim_th = NULL;
-	bool sim_running = false, tr_ready = false;
-	void *sim_ret = NULL;
+	struct ours_sim os = { .counts = udp_sim_counts, .run = udp_run, .stop = udp_stop };
+	bool tr_ready = false;
 	int ret;
 
 	/* rtde-sim --udp, on its own thread, CPU and priority. */
@@ -713,12 +747,12 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 		say(why, why_len, ret, "UDP simulator", NULL);
 		goto out;
 	}
-	ret = spawn(&sim_th, "bench-sim", cfg->prio_rx, cfg->cpu_sim, udp_sim_main, sim, rt, &err);
-	if (ret < 0) {
-		say(why, why_len, ret, "simulator thread", err.msg);
+	/* The UDP mode keeps no wake-up histogram. */
+	os.sim = sim;
+	os.echo = sim_udp_echo_hist(sim);
+	ret = sim_start(&os, cfg, rt, why, why_len);
+	if (ret < 0)
 		goto out;
-	}
-	sim_running = true;
 
 	/* The loop: UDP transport, echo step. */
 	tc.host = "127.0.0.1";
@@ -732,18 +766,10 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	tr_ready = true;
 	lc.transport = rtl_udp_transport_base(tr);
 	lc.step = udp_echo_step;
-	/* The UDP mode keeps no wake-up histogram. */
-	ret = measure_ours(cfg, &lc,
-			   &(struct ours_sim){ sim, sim_udp_echo_hist(sim), NULL, udp_sim_counts },
-			   rep, rt, progress, pctx, why, why_len);
+	ret = measure_ours(cfg, &lc, &os, rep, rt, progress, pctx, why, why_len);
 
 out:
-	if (sim_running) {
-		sim_udp_stop(sim);
-		rtl_thread_join(sim_th, &sim_ret);
-		if (ret == 0 && (intptr_t)sim_ret < 0)
-			ret = say(why, why_len, (int)(intptr_t)sim_ret, "simulator loop", NULL);
-	}
+	ret = sim_finish(&os, ret, why, why_len);
 	if (tr_ready)
 		rtl_udp_transport_destroy(tr);
 	sim_udp_destroy(sim);
