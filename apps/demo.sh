@@ -117,8 +117,8 @@ EOF
 		# make demo runs the build's tools: the build's program too, unless
 		# the caller names one (the installed copy is found otherwise).
 		if [ -z "${RTLOOP_CONTROL_SCRIPT:-}" ] &&
-			[ -f "$build/apps/rtde-sim/rtloop_control.script" ]; then
-			RTLOOP_CONTROL_SCRIPT="$build/apps/rtde-sim/rtloop_control.script"
+			[ -f "$build/io/rtde/script/rtloop_control.script" ]; then
+			RTLOOP_CONTROL_SCRIPT="$build/io/rtde/script/rtloop_control.script"
 			export RTLOOP_CONTROL_SCRIPT
 		fi
 		unlock_opt=""

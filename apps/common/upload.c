@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "upload.h"
 
-const char rtl_cli_upload_help[] =
+const char cli_upload_help[] =
 	"Controller program (a real UR, or rtde-sim --boot):\n"
 	"      --upload            send rtloop_control.script to the primary port at\n"
 	"                          start (and after each reconnect), wait up to 5 s\n"
@@ -25,22 +25,22 @@ const char rtl_cli_upload_help[] =
 	"      --robot-api-port N  PolyScope X: its Robot API, which stands in for the\n"
 	"                          dashboard there (default 80)\n";
 
-int rtl_cli_upload_option(const char *prog, int which, const char *arg, struct rtl_cli_upload *u)
+int cli_upload_option(const char *prog, int which, const char *arg, struct cli_upload *u)
 {
 	uint64_t v = 0;
 	int err = 0;
 
 	switch (which) {
 	case 0:
-		u->cfg.enabled = true;
+		u->enabled = true;
 		break;
 	case 1:
-		err = rtl_cli_u64(prog, "--primary-port", arg, 1, 65535, &v);
+		err = cli_u64(prog, "--primary-port", arg, 1, 65535, &v);
 		u->cfg.primary_port = (uint16_t)v;
 		u->given = true;
 		break;
 	case 2:
-		err = rtl_cli_u64(prog, "--dashboard-port", arg, 1, 65535, &v);
+		err = cli_u64(prog, "--dashboard-port", arg, 1, 65535, &v);
 		u->cfg.dashboard_port = (uint16_t)v;
 		u->given = true;
 		break;
@@ -53,56 +53,76 @@ int rtl_cli_upload_option(const char *prog, int which, const char *arg, struct r
 		u->given = true;
 		break;
 	case 5:
-		err = rtl_cli_u64(prog, "--reconnect", arg, 0, 1000, &v);
+		err = cli_u64(prog, "--reconnect", arg, 0, 1000, &v);
 		u->reconnect = (unsigned)v;
 		break;
 	case 6:
-		err = rtl_cli_u64(prog, "--robot-api-port", arg, 1, 65535, &v);
+		err = cli_u64(prog, "--robot-api-port", arg, 1, 65535, &v);
 		u->cfg.robot_api_port = (uint16_t)v;
 		u->given = true;
 		break;
 	default:
-		err = RTL_CLI_EXIT_USAGE;
+		err = CLI_EXIT_USAGE;
 	}
 	return err;
 }
 
-int rtl_cli_upload_check(const char *prog, const struct rtl_cli_upload *u, bool read_only)
+int cli_upload_check(const char *prog, const struct cli_upload *u, bool read_only)
 {
-	if (u->cfg.enabled && read_only)
-		return rtl_cli_usage_error(prog, "--upload starts a program on the controller, "
-						 "--read-only writes nothing: choose one");
-	if (!u->cfg.enabled && u->given)
-		return rtl_cli_usage_error(prog, "--primary-port, --dashboard-port, "
-						 "--robot-api-port, --no-dashboard and --unlock go "
-						 "with --upload");
+	if (u->enabled && read_only)
+		return cli_usage_error(prog, "--upload starts a program on the controller, "
+					     "--read-only writes nothing: choose one");
+	if (!u->enabled && u->given)
+		return cli_usage_error(prog, "--primary-port, --dashboard-port, "
+					     "--robot-api-port, --no-dashboard and --unlock go "
+					     "with --upload");
 	if (u->cfg.unlock && u->cfg.no_dashboard)
-		return rtl_cli_usage_error(prog, "--unlock needs the dashboard: not with "
-						 "--no-dashboard");
+		return cli_usage_error(prog, "--unlock needs the dashboard: not with "
+					     "--no-dashboard");
 	return 0;
 }
 
-void rtl_cli_upload_started(const char *prog, const struct rtl_cli_upload *u, const char *host,
-			    struct rtl_rtde_transport *t)
+int cli_upload_attach(struct cli_upload *u, struct rtl_rtde_transport_config *tc,
+		      struct rtl_error *err)
 {
-	struct rtl_rtde_transport_stats ts;
+	int ret;
 
-	if (!u->cfg.enabled)
+	if (!u->enabled)
+		return 0;
+	u->cfg.size = sizeof(u->cfg);
+	ret = rtl_ur_upload_create(&u->up, &u->cfg, err);
+	if (ret < 0)
+		return ret;
+	tc->hook = &rtl_ur_upload_hook;
+	tc->hook_ctx = u->up;
+	return 0;
+}
+
+void cli_upload_free(struct cli_upload *u)
+{
+	rtl_ur_upload_destroy(u->up);
+	u->up = NULL;
+}
+
+void cli_upload_started(const char *prog, const struct cli_upload *u, const char *host)
+{
+	struct rtl_ur_upload_counters c;
+
+	if (!u->up)
 		return;
-	rtl_rtde_transport_stats(t, &ts);
+	rtl_ur_upload_stats(u->up, &c);
 	fprintf(stderr,
 		"%s: upload: rtloop_control.script sent to %s:%u, executor ready after %.0f ms%s\n",
 		prog, host, u->cfg.primary_port ? u->cfg.primary_port : 30001,
-		(double)ts.ready_ns / 1e6,
-		ts.unlocks ? " (a protective stop was unlocked first)" : "");
+		(double)c.ready_ns / 1e6,
+		c.unlocks ? " (a protective stop was unlocked first)" : "");
 }
 
-int rtl_cli_upload_finish(const char *prog, const struct rtl_cli_upload *u,
-			  struct rtl_rtde_transport *t)
+int cli_upload_finish(const char *prog, const struct cli_upload *u, struct rtl_rtde_transport *t)
 {
 	struct rtl_error err = { 0 };
 
-	if (!u->cfg.enabled)
+	if (!u->up)
 		return 0;
 	if (u->cfg.no_dashboard) {
 		fprintf(stderr,
@@ -111,7 +131,7 @@ int rtl_cli_upload_finish(const char *prog, const struct rtl_cli_upload *u,
 			prog);
 		return 0;
 	}
-	if (rtl_rtde_transport_stop_program(t, &err)) {
+	if (rtl_ur_upload_stop_program(u->up, &err)) {
 		fprintf(stderr, "%s: stopping the program failed: %s\n", prog, err.msg);
 		return -1;
 	}
@@ -126,10 +146,10 @@ int rtl_cli_upload_finish(const char *prog, const struct rtl_cli_upload *u,
 	return 0;
 }
 
-void rtl_cli_upload_rearm(const char *prog, const struct rtl_cli_upload *u, struct rtl_loop *loop,
-			  bool read_only, uint64_t *seen)
+void cli_upload_rearm(const char *prog, const struct cli_upload *u, struct rtl_loop *loop,
+		      bool read_only, uint64_t *seen)
 {
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	if (!u->reconnect)
 		return;
@@ -140,5 +160,5 @@ void rtl_cli_upload_rearm(const char *prog, const struct rtl_cli_upload *u, stru
 	if (!read_only)
 		rtl_loop_arm(loop, true);
 	fprintf(stderr, "%s: reconnected (%" PRIu64 ")%s; commands armed again\n", prog, *seen,
-		u->cfg.enabled ? ", the program uploaded again" : "");
+		u->enabled ? ", the program uploaded again" : "");
 }

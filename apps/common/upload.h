@@ -2,8 +2,9 @@
 /*
  * The --upload options of the RTDE apps (rtloop-admittance, rtloop-circle):
  * one parser, one help text, one report, so the apps bring a real arm's
- * program up and down the same way. They fill the RTDE transport's upload
- * option (<rtloop/rtde_transport.h>) and the loop's reconnect count.
+ * program up and down the same way. They make io/ur's upload
+ * (<rtloop/ur_upload.h>), hook it into the RTDE transport's connect, and
+ * fill the loop's reconnect count.
  *
  *   --upload            send rtloop_control.script, wait for its executor
  *   --primary-port N    the script port (30001)
@@ -13,21 +14,23 @@
  *   --reconnect N       reconnect (and upload again) up to N times
  *   --robot-api-port N  PolyScope X's Robot API, instead of the dashboard (80)
  *
- * An app adds RTL_CLI_UPLOAD_LONGOPTS(base) to its getopt_long table and
- * passes every option value in [base, base + RTL_CLI_UPLOAD_N) to
- * rtl_cli_upload_option().
+ * An app adds CLI_UPLOAD_LONGOPTS(base) to its getopt_long table and
+ * passes every option value in [base, base + CLI_UPLOAD_N) to
+ * cli_upload_option().
  */
-#ifndef RTL_CLI_UPLOAD_H
-#define RTL_CLI_UPLOAD_H
+#ifndef CLI_UPLOAD_H
+#define CLI_UPLOAD_H
 
 #include <stdbool.h>
 
+#include <rtloop/error.h>
 #include <rtloop/loop.h>
 #include <rtloop/rtde_transport.h>
+#include <rtloop/ur_upload.h>
 
-#define RTL_CLI_UPLOAD_N 7
+#define CLI_UPLOAD_N 7
 
-#define RTL_CLI_UPLOAD_LONGOPTS(base)                                      \
+#define CLI_UPLOAD_LONGOPTS(base)                                          \
 	{ "upload", no_argument, NULL, (base) + 0 },                       \
 		{ "primary-port", required_argument, NULL, (base) + 1 },   \
 		{ "dashboard-port", required_argument, NULL, (base) + 2 }, \
@@ -38,35 +41,45 @@
 	}
 
 /* The options' help, for the apps' --help. */
-extern const char rtl_cli_upload_help[];
+extern const char cli_upload_help[];
 
-struct rtl_cli_upload {
-	struct rtl_rtde_upload_config cfg;
+struct cli_upload {
+	bool enabled; /* --upload */
+	struct rtl_ur_upload_config cfg;
 	unsigned reconnect;
-	bool given; /* an option other than --upload and --reconnect */
+	bool given;		  /* an option other than --upload and --reconnect */
+	struct rtl_ur_upload *up; /* cli_upload_attach() made it */
 };
 
-/* Option @which (0 .. RTL_CLI_UPLOAD_N - 1) with @arg. Returns 0 or
- * RTL_CLI_EXIT_USAGE (message printed). */
-int rtl_cli_upload_option(const char *prog, int which, const char *arg, struct rtl_cli_upload *u);
+/* Option @which (0 .. CLI_UPLOAD_N - 1) with @arg. Returns 0 or
+ * CLI_EXIT_USAGE (message printed). */
+int cli_upload_option(const char *prog, int which, const char *arg, struct cli_upload *u);
 
 /* After parsing: the port options go with --upload, which writes to the
- * controller (so not with @read_only). Returns 0 or RTL_CLI_EXIT_USAGE. */
-int rtl_cli_upload_check(const char *prog, const struct rtl_cli_upload *u, bool read_only);
+ * controller (so not with @read_only). Returns 0 or CLI_EXIT_USAGE. */
+int cli_upload_check(const char *prog, const struct cli_upload *u, bool read_only);
+
+/* Before the transport is created: with --upload, make the upload and
+ * put it into @tc as the transport's hook. Returns 0 (also without
+ * --upload: nothing to do) or -errno with @err filled (the program cannot
+ * be read). Free it with cli_upload_free() after the transport. */
+int cli_upload_attach(struct cli_upload *u, struct rtl_rtde_transport_config *tc,
+		      struct rtl_error *err);
+
+/* After the transport's destroy (which stops a program still running). */
+void cli_upload_free(struct cli_upload *u);
 
 /* After the loop started: what the upload did (to stderr). */
-void rtl_cli_upload_started(const char *prog, const struct rtl_cli_upload *u, const char *host,
-			    struct rtl_rtde_transport *t);
+void cli_upload_started(const char *prog, const struct cli_upload *u, const char *host);
 
 /* After the loop stopped (the arm at rest): stop the program through the
  * dashboard and say so. Returns 0, or -1 when that failed (printed). */
-int rtl_cli_upload_finish(const char *prog, const struct rtl_cli_upload *u,
-			  struct rtl_rtde_transport *t);
+int cli_upload_finish(const char *prog, const struct cli_upload *u, struct rtl_rtde_transport *t);
 
 /* While the loop runs: a reconnect left the commands disarmed; the
  * transport uploaded again and saw its executor ready, so arm them again
  * (unless @read_only). Call it now and then; @seen keeps the count. */
-void rtl_cli_upload_rearm(const char *prog, const struct rtl_cli_upload *u, struct rtl_loop *loop,
-			  bool read_only, uint64_t *seen);
+void cli_upload_rearm(const char *prog, const struct cli_upload *u, struct rtl_loop *loop,
+		      bool read_only, uint64_t *seen);
 
-#endif /* RTL_CLI_UPLOAD_H */
+#endif /* CLI_UPLOAD_H */

@@ -84,7 +84,7 @@ struct opts {
 	bool pin;
 	int rx_cpu, worker_cpu;
 	bool inline_step;
-	struct rtl_cli_upload up; /* the controller program (--upload ...) */
+	struct cli_upload up; /* the controller program (--upload ...) */
 };
 
 struct sample {
@@ -301,7 +301,7 @@ static void usage(FILE *f)
 		"skipped by the worker), sends, p50/p99 of the loop's receive -> step and\n"
 		"step -> send times, TCP z and Fz. At the end the loop's report goes to stdout.\n"
 		"Exit status: 0 ran to the end, 1 could not run or the loop failed, 2 usage.\n",
-		rtl_rtde_cmd_script_installed(), rtl_cli_upload_help);
+		rtl_rtde_cmd_script_installed(), cli_upload_help);
 }
 
 enum {
@@ -309,10 +309,10 @@ enum {
 	OPT_CPUS,
 	OPT_CSV_EVERY,
 	OPT_INLINE,
-	OPT_UPLOAD, /* .. + RTL_CLI_UPLOAD_N */
+	OPT_UPLOAD, /* .. + CLI_UPLOAD_N */
 };
 
-/* Returns 0, 1 for --help, or RTL_CLI_EXIT_USAGE (message printed); exits
+/* Returns 0, 1 for --help, or CLI_EXIT_USAGE (message printed); exits
  * after --version. */
 static int parse(int argc, char **argv, struct opts *o)
 {
@@ -334,7 +334,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "rt", required_argument, NULL, OPT_RT },
 		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "inline", no_argument, NULL, OPT_INLINE },
-		RTL_CLI_UPLOAD_LONGOPTS(OPT_UPLOAD),
+		CLI_UPLOAD_LONGOPTS(OPT_UPLOAD),
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -350,18 +350,18 @@ static int parse(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			return 1;
 		case 'V':
-			exit(rtl_cli_version(PROG));
+			exit(cli_version(PROG));
 		case 'H':
 			if (!*optarg)
-				err = rtl_cli_bad_value(PROG, "--host", optarg, "empty");
+				err = cli_bad_value(PROG, "--host", optarg, "empty");
 			o->host = optarg;
 			break;
 		case 'p':
-			err = rtl_cli_u64(PROG, "--port", optarg, 1, 65535, &u);
+			err = cli_u64(PROG, "--port", optarg, 1, 65535, &u);
 			o->port = (uint16_t)u;
 			break;
 		case 'd':
-			err = rtl_cli_double(PROG, "--duration", optarg, 0.1, 86400, &o->duration);
+			err = cli_double(PROG, "--duration", optarg, 0.1, 86400, &o->duration);
 			break;
 		case 'r':
 			o->read_only = true;
@@ -370,28 +370,28 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->echo = true;
 			break;
 		case 'F':
-			err = rtl_cli_double(PROG, "--target-force", optarg, 0, 200, &o->target);
+			err = cli_double(PROG, "--target-force", optarg, 0, 200, &o->target);
 			break;
 		case 'M':
-			err = rtl_cli_double(PROG, "--mass", optarg, 0.01, 1e4, &o->mass);
+			err = cli_double(PROG, "--mass", optarg, 0.01, 1e4, &o->mass);
 			break;
 		case 'D':
-			err = rtl_cli_double(PROG, "--damping", optarg, 0, 1e6, &o->damping);
+			err = cli_double(PROG, "--damping", optarg, 0, 1e6, &o->damping);
 			break;
 		case 'K':
-			err = rtl_cli_double(PROG, "--stiffness", optarg, 0, 1e6, &o->stiffness);
+			err = cli_double(PROG, "--stiffness", optarg, 0, 1e6, &o->stiffness);
 			break;
 		case 'a':
-			err = rtl_cli_double(PROG, "--accel", optarg, 0.01, 20, &o->accel);
+			err = cli_double(PROG, "--accel", optarg, 0.01, 20, &o->accel);
 			break;
 		case 'T':
-			err = rtl_cli_double(PROG, "--max-travel", optarg, 0, 1, &o->travel);
+			err = cli_double(PROG, "--max-travel", optarg, 0, 1, &o->travel);
 			break;
 		case 'c':
 			o->csv = optarg;
 			break;
 		case OPT_CSV_EVERY:
-			err = rtl_cli_u64(PROG, "--csv-every", optarg, 1, 1000000, &u);
+			err = cli_u64(PROG, "--csv-every", optarg, 1, 1000000, &u);
 			o->csv_every = (unsigned)u;
 			break;
 		case 'j':
@@ -400,19 +400,19 @@ static int parse(int argc, char **argv, struct opts *o)
 		case OPT_RT: {
 			/* In enum rtl_loop_rt_mode's order. */
 			static const char *const modes[] = { "require", "degrade", "off" };
-			int k = rtl_cli_lookup(optarg, modes, 3);
+			int k = cli_lookup(optarg, modes, 3);
 
 			if (k < 0)
-				err = rtl_cli_bad_value(PROG, "--rt", optarg,
-							"expected require, degrade or off");
+				err = cli_bad_value(PROG, "--rt", optarg,
+						    "expected require, degrade or off");
 			else
 				o->rt = (enum rtl_loop_rt_mode)k;
 			break;
 		}
 		case OPT_CPUS:
-			if (rtl_cli_parse_list(optarg, 4095, cpus, 2, 2) < 0) {
-				err = rtl_cli_bad_value(PROG, "--cpus", optarg,
-							"expected two CPU numbers A,B");
+			if (cli_parse_list(optarg, 4095, cpus, 2, 2) < 0) {
+				err = cli_bad_value(PROG, "--cpus", optarg,
+						    "expected two CPU numbers A,B");
 				break;
 			}
 			o->pin = true;
@@ -423,23 +423,23 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->inline_step = true;
 			break;
 		default:
-			if (c >= OPT_UPLOAD && c < OPT_UPLOAD + RTL_CLI_UPLOAD_N) {
-				err = rtl_cli_upload_option(PROG, c - OPT_UPLOAD, optarg, &o->up);
+			if (c >= OPT_UPLOAD && c < OPT_UPLOAD + CLI_UPLOAD_N) {
+				err = cli_upload_option(PROG, c - OPT_UPLOAD, optarg, &o->up);
 				break;
 			}
-			return rtl_cli_getopt_error(PROG, c, argv);
+			return cli_getopt_error(PROG, c, argv);
 		}
 	}
 	if (err)
 		return err;
 	if (optind < argc)
-		return rtl_cli_extra_args(PROG, optind, argc, argv);
+		return cli_extra_args(PROG, optind, argc, argv);
 	if (o->echo && o->read_only) {
 		fprintf(stderr, PROG ": --echo writes a register, --read-only writes nothing: "
 				     "choose one\n");
-		return RTL_CLI_EXIT_USAGE;
+		return CLI_EXIT_USAGE;
 	}
-	return rtl_cli_upload_check(PROG, &o->up, o->read_only);
+	return cli_upload_check(PROG, &o->up, o->read_only);
 }
 
 /* ---- running ------------------------------------------------------------------------- */
@@ -482,7 +482,7 @@ static void status(struct app *a, char *buf, size_t len, double rate)
 {
 	const struct rtl_hist *h1 = rtl_loop_hist(a->loop, RTL_LOOP_H_RX_TO_STEP);
 	const struct rtl_hist *h2 = rtl_loop_hist(a->loop, RTL_LOOP_H_STEP_TO_SEND);
-	struct rtl_loop_stats s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 
 	rtl_loop_stats(a->loop, &s);
 	snprintf(buf, len,
@@ -524,9 +524,9 @@ static void watch(struct app *a, struct joiner *j)
 
 		if (now >= t_end)
 			break;
-		rtl_cli_upload_rearm(PROG, &a->o.up, a->loop, a->o.read_only, &reconnects);
+		cli_upload_rearm(PROG, &a->o.up, a->loop, a->o.read_only, &reconnects);
 		if (!checked && now - t_start > RTL_NS_PER_SEC) {
-			struct rtl_loop_stats s;
+			struct rtl_loop_counters s = { .size = sizeof(s) };
 
 			rtl_loop_stats(a->loop, &s);
 			checked = true;
@@ -541,7 +541,7 @@ static void watch(struct app *a, struct joiner *j)
 					rtl_rtde_cmd_script_installed());
 		}
 		if (now >= t_show) {
-			struct rtl_loop_stats s;
+			struct rtl_loop_counters s = { .size = sizeof(s) };
 			double rate;
 
 			rtl_loop_stats(a->loop, &s);
@@ -650,7 +650,7 @@ int main(int argc, char **argv)
 	static struct app app; /* large (the transport's buffers): not on the stack */
 	struct app *a = &app;
 	struct rtl_rtde_transport_config tc = { 0 };
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 	struct joiner j = { 0 };
 	pthread_t joiner;
@@ -700,10 +700,12 @@ int main(int argc, char **argv)
 	}
 	tc.connected = on_connected;
 	tc.user = a;
-	tc.upload = a->o.up.cfg;
-	ret = rtl_rtde_transport_create(&a->tr, &tc, &err);
+	ret = cli_upload_attach(&a->o.up, &tc, &err);
+	if (!ret)
+		ret = rtl_rtde_transport_create(&a->tr, &tc, &err);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
+		cli_upload_free(&a->o.up);
 		free(a->samples);
 		return EXIT_FAIL;
 	}
@@ -735,7 +737,7 @@ int main(int argc, char **argv)
 	}
 
 	/* Run: connect, lock, prioritise, start the threads. */
-	rtl_cli_on_stop_signals(on_signal);
+	cli_on_stop_signals(on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	ret = rtl_loop_start(a->loop, &err);
 	if (ret) {
@@ -747,7 +749,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, PROG ": connected to %s:%u, %s, %g s%s\n", a->o.host, a->o.port,
 		a->o.read_only ? "read-only (nothing is sent)" : "armed: speedl along z",
 		a->o.duration, a->o.echo ? ", echoing timestamps" : "");
-	rtl_cli_upload_started(PROG, &a->o.up, a->o.host, a->tr);
+	cli_upload_started(PROG, &a->o.up, a->o.host);
 	if (rtl_loop_rt_notes(a->loop)[0])
 		fprintf(stderr, PROG ": real time not fully applied:\n%s",
 			rtl_loop_rt_notes(a->loop));
@@ -769,7 +771,7 @@ int main(int argc, char **argv)
 		rc = EXIT_FAIL;
 	}
 	/* The arm is at rest: the program it ran goes too. */
-	if (rtl_cli_upload_finish(PROG, &a->o.up, a->tr))
+	if (cli_upload_finish(PROG, &a->o.up, a->tr))
 		rc = EXIT_FAIL;
 
 	/* Report; with the JSON on stdout, the text goes to stderr. */
@@ -797,6 +799,7 @@ out_loop:
 	rtl_loop_destroy(a->loop);
 out_transport:
 	rtl_rtde_transport_destroy(a->tr);
+	cli_upload_free(&a->o.up);
 	free(a->samples);
 	return rc;
 }

@@ -61,8 +61,8 @@ struct opts {
 	unsigned port; /* 0: the transport's default */
 	double radius, period_s, duration_s;
 	bool json;
-	bool report;		  /* also the loop's report (rtl_loop_report()) */
-	struct rtl_cli_upload up; /* --upload ... (RTDE) */
+	bool report;	      /* also the loop's report (rtl_loop_report()) */
+	struct cli_upload up; /* --upload ... (RTDE) */
 };
 
 struct app {
@@ -122,10 +122,10 @@ static void usage(FILE *f)
 		"%s"
 		"\n"
 		"Exit status: 0 done, 1 could not run, 2 usage error.\n",
-		rtl_cli_upload_help);
+		cli_upload_help);
 }
 
-enum { OPT_UPLOAD = 256 /* .. + RTL_CLI_UPLOAD_N */ };
+enum { OPT_UPLOAD = 256 /* .. + CLI_UPLOAD_N */ };
 
 static int parse(int argc, char **argv, struct opts *o)
 {
@@ -140,7 +140,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "report", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
-		RTL_CLI_UPLOAD_LONGOPTS(OPT_UPLOAD),
+		CLI_UPLOAD_LONGOPTS(OPT_UPLOAD),
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t port;
@@ -157,28 +157,28 @@ static int parse(int argc, char **argv, struct opts *o)
 			else if (!strcmp(optarg, "drfl"))
 				o->transport = T_DRFL;
 			else
-				return rtl_cli_bad_value(PROG, "--transport", optarg,
-							 "not udp, rtde or drfl");
+				return cli_bad_value(PROG, "--transport", optarg,
+						     "not udp, rtde or drfl");
 			break;
 		case 'H':
 			o->host = optarg;
 			break;
 		case 'p':
-			if (rtl_cli_u64(PROG, "--port", optarg, 1, 65535, &port))
-				return RTL_CLI_EXIT_USAGE;
+			if (cli_u64(PROG, "--port", optarg, 1, 65535, &port))
+				return CLI_EXIT_USAGE;
 			o->port = (unsigned)port;
 			break;
 		case 'r':
-			if (rtl_cli_double(PROG, "--radius", optarg, 0.001, 0.3, &o->radius))
-				return RTL_CLI_EXIT_USAGE;
+			if (cli_double(PROG, "--radius", optarg, 0.001, 0.3, &o->radius))
+				return CLI_EXIT_USAGE;
 			break;
 		case 'T':
-			if (rtl_cli_double(PROG, "--period-s", optarg, 0.2, 60, &o->period_s))
-				return RTL_CLI_EXIT_USAGE;
+			if (cli_double(PROG, "--period-s", optarg, 0.2, 60, &o->period_s))
+				return CLI_EXIT_USAGE;
 			break;
 		case 'd':
-			if (rtl_cli_double(PROG, "--duration", optarg, 0.1, 3600, &o->duration_s))
-				return RTL_CLI_EXIT_USAGE;
+			if (cli_double(PROG, "--duration", optarg, 0.1, 3600, &o->duration_s))
+				return CLI_EXIT_USAGE;
 			break;
 		case 'j':
 			o->json = true;
@@ -190,22 +190,22 @@ static int parse(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			exit(EXIT_OK);
 		case 'V':
-			exit(rtl_cli_version(PROG));
+			exit(cli_version(PROG));
 		default:
-			if (c >= OPT_UPLOAD && c < OPT_UPLOAD + RTL_CLI_UPLOAD_N) {
-				if (rtl_cli_upload_option(PROG, c - OPT_UPLOAD, optarg, &o->up))
-					return RTL_CLI_EXIT_USAGE;
+			if (c >= OPT_UPLOAD && c < OPT_UPLOAD + CLI_UPLOAD_N) {
+				if (cli_upload_option(PROG, c - OPT_UPLOAD, optarg, &o->up))
+					return CLI_EXIT_USAGE;
 				break;
 			}
-			return rtl_cli_getopt_error(PROG, c, argv);
+			return cli_getopt_error(PROG, c, argv);
 		}
 	}
-	if (rtl_cli_upload_check(PROG, &o->up, false))
-		return RTL_CLI_EXIT_USAGE;
-	if ((o->up.cfg.enabled || o->up.reconnect) && o->transport != T_RTDE)
-		return rtl_cli_usage_error(PROG, "--upload and --reconnect are RTDE options: "
-						 "add --transport rtde");
-	return rtl_cli_extra_args(PROG, optind, argc, argv);
+	if (cli_upload_check(PROG, &o->up, false))
+		return CLI_EXIT_USAGE;
+	if ((o->up.enabled || o->up.reconnect) && o->transport != T_RTDE)
+		return cli_usage_error(PROG, "--upload and --reconnect are RTDE options: "
+					     "add --transport rtde");
+	return cli_extra_args(PROG, optind, argc, argv);
 }
 
 static const char *transport_name(enum transport t)
@@ -339,11 +339,11 @@ static void rtde_safe(struct rtl_rtde_transport *t, struct rtl_rtde_coalesce *c,
 int main(int argc, char **argv)
 {
 	static struct app a;
-	struct rtl_loop_config lc = { 0 };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_motion_config mc;
-	struct rtl_loop_stats st;
-	struct rtl_udp_transport_stats ts;
-	struct rtl_drfl_transport_stats ds;
+	struct rtl_loop_counters st = { .size = sizeof(st) };
+	struct rtl_udp_transport_counters ts = { .size = sizeof(ts) };
+	struct rtl_drfl_transport_counters ds = { .size = sizeof(ds) };
 	struct rtl_error err = { 0 };
 	struct rtl_loop *loop = NULL;
 	double rms;
@@ -362,9 +362,13 @@ int main(int argc, char **argv)
 
 	/* Allocate: the transport, the loop. */
 	if (a.o.transport == T_DRFL) {
+		struct rtl_drfl_config dc = { .size = sizeof(dc),
+					      .host = a.o.host,
+					      .port = (uint16_t)a.o.port };
 		struct rtl_drfl_transport_config tc = {
+			.size = sizeof(tc),
 			.api = &a.drfl_api,
-			.drfl = { .host = a.o.host, .port = (uint16_t)a.o.port },
+			.drfl = &dc,
 			.limits = { .max_linear_vel = 2000.0, .max_angular_vel = 180.0 },
 		};
 
@@ -386,7 +390,8 @@ int main(int argc, char **argv)
 		return EXIT_FAIL;
 #endif
 	} else if (a.udp) {
-		struct rtl_udp_transport_config tc = { .host = a.o.host,
+		struct rtl_udp_transport_config tc = { .size = sizeof(tc),
+						       .host = a.o.host,
 						       .port = (uint16_t)a.o.port,
 						       .max_linear_vel = 2000.0,
 						       .max_angular_vel = 180.0 };
@@ -402,12 +407,14 @@ int main(int argc, char **argv)
 
 		tc.client.outputs = "timestamp,actual_TCP_pose,actual_TCP_speed,actual_q,actual_qd";
 		tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
-		tc.upload = a.o.up.cfg;
-		ret = rtl_rtde_transport_create(&a.rtde_tr, &tc, &err);
+		ret = cli_upload_attach(&a.o.up, &tc, &err);
+		if (!ret)
+			ret = rtl_rtde_transport_create(&a.rtde_tr, &tc, &err);
 		lc.transport = rtl_rtde_transport_base(a.rtde_tr);
 	}
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
+		cli_upload_free(&a.o.up);
 		return EXIT_FAIL;
 	}
 	lc.step = step;
@@ -424,20 +431,20 @@ int main(int argc, char **argv)
 	/* Run: connect (the period is known then), set up the motion, circle,
 	 * stop, and wait for the robot to come to rest. */
 	the_loop = loop;
-	rtl_cli_on_stop_signals(on_signal);
+	cli_on_stop_signals(on_signal);
 	ret = rtl_loop_start(loop, &err);
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		goto out;
 	}
-	rtl_cli_upload_started(PROG, &a.o.up, a.o.host, a.rtde_tr);
+	cli_upload_started(PROG, &a.o.up, a.o.host);
 	if (a.udp) /* UDP and DRFL */
 		a.period_ns = lc.transport->period_ns;
 	rtl_motion_config_init(&mc, a.period_ns);
-	ret = rtl_motion_create(&a.motion, &mc);
+	ret = rtl_motion_create(&a.motion, &mc, &err);
 	if (ret < 0) {
 		/* The worker has not seen the flag: it never touched the motion. */
-		fprintf(stderr, PROG ": the motion set-up: %s\n", strerror(-ret));
+		fprintf(stderr, PROG ": the motion set-up: %s\n", err.msg);
 		the_loop = NULL;
 		goto out;
 	}
@@ -451,13 +458,11 @@ int main(int argc, char **argv)
 	ret = rtl_loop_join(loop);
 	the_loop = NULL;
 	/* The arm is at rest: the uploaded program goes too. */
-	if (rtl_cli_upload_finish(PROG, &a.o.up, a.rtde_tr) && ret >= 0)
+	if (cli_upload_finish(PROG, &a.o.up, a.rtde_tr) && ret >= 0)
 		ret = -EIO;
 
 	/* Report. */
 	rtl_loop_stats(loop, &st);
-	memset(&ts, 0, sizeof(ts));
-	memset(&ds, 0, sizeof(ds));
 	rms = a.err_n ? sqrt(a.err_sq / (double)a.err_n) : NAN;
 	if (a.o.transport == T_UDP)
 		rtl_udp_transport_stats(a.udp_tr, &ts);
@@ -555,5 +560,6 @@ out:
 	rtl_drfl_api_real_free(&a.drfl_api);
 #endif
 	rtl_rtde_transport_destroy(a.rtde_tr);
+	cli_upload_free(&a.o.up);
 	return ret < 0 ? EXIT_FAIL : EXIT_OK;
 }

@@ -7,14 +7,17 @@
 # check changes nothing, up reaches RUNNING, local control and a protective
 # stop are refused (the stop unlocked with --unlock), and dashboards that
 # refuse the connection or never greet fail within the bound, naming the fix;
-# PolyScope X (--profile polyscope-x) comes up and down through the Robot API.
+# PolyScope X (--profile polyscope-x) comes up and down through the Robot API
+# (with no-robot-api, a librtloop built without libcurl: rtloop-arm names the
+# build instead, and the Robot API's checks are skipped).
 # Every wait is bounded; no result depends on how fast the host is.
-# Usage: test-arm-app.sh path/to/rtloop-arm path/to/rtde-sim
+# Usage: test-arm-app.sh path/to/rtloop-arm path/to/rtde-sim [robot-api|no-robot-api]
 # Writes TAP to stdout; exits non-zero when a check fails.
 set -u
 
-app=${1:?usage: $0 path/to/rtloop-arm path/to/rtde-sim}
-sim=${2:?usage: $0 path/to/rtloop-arm path/to/rtde-sim}
+app=${1:?usage: $0 path/to/rtloop-arm path/to/rtde-sim [robot-api|no-robot-api]}
+sim=${2:?usage: $0 path/to/rtloop-arm path/to/rtde-sim [robot-api|no-robot-api]}
+robot_api=${3:-robot-api}
 # shellcheck source=SCRIPTDIR/tap.sh
 . "$(dirname "$0")/tap.sh"
 tap_init rtl-arm-app
@@ -154,7 +157,26 @@ stop_sim
 # client then finds the Robot API on --robot-api-port, and rtloop-arm brings
 # the arm up through it with the same steps.
 api_port='s/.*robot api \([0-9][0-9]*\).*/\1/p'
-if start_sim "$api_port" --profile polyscope-x --boot --port 0 --duration 60; then
+if [ "$robot_api" = no-robot-api ]; then
+	# Without libcurl the dashboard client still recognises PolyScope X
+	# (its probe is plain TCP); the Robot API client then names the build.
+	if start_sim "$api_port" --profile polyscope-x --boot --port 0 --duration 60; then
+		run check 127.0.0.1 --dashboard-port 1 --robot-api-port "$port"
+		check "polyscope-x without libcurl: check exits 1 naming the build and the fix" \
+			[ "$rc" -eq 1 ] && in_order "$err" "connect failed" \
+			"built without the Robot API (-Drobot_api=disabled, libcurl)" "fix:"
+		stop_sim
+	else
+		fail "rtde-sim --profile polyscope-x started (log: $(cat "$tmp/sim.log"))"
+	fi
+	run up 127.0.0.1 --robot-api --robot-api-port 1 --timeout 5
+	check "polyscope-x without libcurl: up --robot-api exits 1 naming the build" \
+		[ "$rc" -eq 1 ] && contains "$err" "-Drobot_api=disabled"
+	for what in "check, up and down through the Robot API" "local control through the Robot API" \
+		"no Robot API on the port"; do
+		skip "polyscope-x: $what" "this librtloop was built without the Robot API (-Drobot_api=disabled)"
+	done
+elif start_sim "$api_port" --profile polyscope-x --boot --port 0 --duration 60; then
 	ok "rtde-sim --profile polyscope-x serves its Robot API on port $port"
 	run check 127.0.0.1 --dashboard-port 1 --robot-api-port "$port"
 	check "polyscope-x: check finds PolyScope X and reads through the Robot API" \
@@ -172,7 +194,9 @@ if start_sim "$api_port" --profile polyscope-x --boot --port 0 --duration 60; th
 else
 	fail "rtde-sim --profile polyscope-x started (log: $(cat "$tmp/sim.log"))"
 fi
-if start_sim "$api_port" --profile polyscope-x --boot --local-control --port 0 --duration 60; then
+if [ "$robot_api" = no-robot-api ]; then
+	: # skipped above
+elif start_sim "$api_port" --profile polyscope-x --boot --local-control --port 0 --duration 60; then
 	run up 127.0.0.1 --robot-api --robot-api-port "$port" --timeout 5
 	check "polyscope-x, local control: up exits 1 naming remote control" \
 		[ "$rc" -eq 1 ] && in_order "$err" "remote control" "Remote Control"
@@ -180,9 +204,11 @@ if start_sim "$api_port" --profile polyscope-x --boot --local-control --port 0 -
 else
 	fail "rtde-sim --profile polyscope-x --local-control started"
 fi
-run up 127.0.0.1 --robot-api --robot-api-port 1 --timeout 5
-check "no Robot API: up --robot-api exits 1 naming the cause" \
-	[ "$rc" -eq 1 ] && contains "$err" "Robot API is off"
+if [ "$robot_api" != no-robot-api ]; then
+	run up 127.0.0.1 --robot-api --robot-api-port 1 --timeout 5
+	check "no Robot API: up --robot-api exits 1 naming the cause" \
+		[ "$rc" -eq 1 ] && contains "$err" "Robot API is off"
+fi
 
 # --- no dashboard, and a dashboard that never answers ------------------------------
 # One python3 holds two ports for the rest of the test: one bound but not

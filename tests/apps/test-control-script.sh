@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # rtloop_control.script is generated from its template with the constants
-# of <rtloop/rtde_cmd.h> (apps/rtde-sim/gen-control-script.c): the
+# of <rtloop/rtde_cmd.h> (io/rtde/script/gen-control-script.c): the
 # generated program holds no placeholder, every register index, mode
 # number and default in it equals the header's (read here from the header
 # itself, not through the generator), and the generator refuses a template

@@ -12,6 +12,10 @@ import subprocess
 import sys
 import tempfile
 
+# io/ur's public headers: none may compile in io/rtde.
+UR_HEADERS = ["<rtloop/ur_dashboard.h>", "<rtloop/ur_primary.h>", "<rtloop/ur_robot_api.h>",
+              "<rtloop/ur_manage.h>", "<rtloop/ur_upload.h>"]
+
 # (module, one of its sources, an allowed header, forbidden headers)
 CASES = [
     ("ring", "ring/ring.c", "<rtloop/stat.h>",
@@ -21,18 +25,26 @@ CASES = [
       '"cli.h"', '"io/rtde/include/rtloop/rtde.h"']),
     ("io/net", "io/net/tcp.c", "<rtloop/time.h>",
      ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"']),
-    ("io/rtde", "io/rtde/rtde_transport.c", "<rtloop/ur_primary.h>",
-     ["<rtloop/udp.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"']),
+    # io/rtde knows nothing of io/ur (the upload is io/ur's hook of the
+    # transport's connect): no io/ur header compiles in it.
+    ("io/rtde", "io/rtde/rtde_transport.c", "<rtloop/tcp.h>",
+     ["<rtloop/udp.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"'] + UR_HEADERS),
     ("io/rtde", "io/rtde/rtde_codec.c", "<rtloop/tcp.h>",
-     ["<rtloop/udp.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"']),
+     ["<rtloop/udp.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"'] + UR_HEADERS),
+    # The control program's generator: the command layout alone.
+    ("io/rtde (script generator)", "io/rtde/script/gen-control-script.c", "<rtloop/rtde_cmd.h>",
+     ["<rtloop/tcp.h>", "<rtloop/loop.h>", '"cli.h"'] + UR_HEADERS),
     ("io/udp", "io/udp/udp.c", "<rtloop/loop.h>",
      ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"']),
     ("io/motion", "io/motion/motion.c", "<rtloop/rtde_recipe.h>",
      ["<rtloop/drfl_api.h>", '"cli.h"']),
-    ("io/ur", "io/ur/ur_dashboard.c", "<rtloop/tcp.h>",
-     ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"']),
+    # io/ur sits above io/rtde: its upload is a hook of the RTDE transport.
+    ("io/ur", "io/ur/ur_dashboard.c", "<rtloop/rtde_transport.h>",
+     ["<rtloop/udp.h>", "<rtloop/motion.h>", '"cli.h"', '"server.h"']),
     ("io/ur", "io/ur/ur_primary.c", "<rtloop/tcp.h>",
-     ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"', '"controller.h"']),
+     ["<rtloop/udp.h>", "<rtloop/motion.h>", '"cli.h"', '"controller.h"']),
+    ("io/ur", "io/ur/ur_upload.c", "<rtloop/rtde_cmd.h>",
+     ["<rtloop/udp.h>", "<rtloop/motion.h>", "<rtloop/drfl_api.h>", '"cli.h"', '"server.h"']),
     ("io/drfl", "io/drfl/drfl_backend.c", "<rtloop/motion.h>", ['"cli.h"', '"server.h"']),
     # The loop's tests build against the runtime alone: no motion, no protocol.
     ("tests/rt (the loop's tests)", "tests/rt/test-loop.c", "<rtloop/loop.h>",

@@ -135,11 +135,11 @@ for s in $plain $srcs; do
 	fi
 done
 # The simulator knows the rtloop program of its build: generated here as
-# the build generates it (apps/rtde-sim/meson.build).
+# the build generates it (io/rtde/script/meson.build).
 # shellcheck disable=SC2086
 if ! "$cc" $cflags $incs -o "$work/bin/gen-control-script" \
-	"$root/apps/rtde-sim/gen-control-script.c" >"$work/logs/build-gen.log" 2>&1 ||
-	! "$work/bin/gen-control-script" "$root/apps/rtde-sim/rtloop_control.script.in" \
+	"$root/io/rtde/script/gen-control-script.c" >"$work/logs/build-gen.log" 2>&1 ||
+	! "$work/bin/gen-control-script" "$root/io/rtde/script/rtloop_control.script.in" \
 		"$work/gen/rtloop_control.script" "$work/gen/rtloop_control_program.c" \
 		>>"$work/logs/build-gen.log" 2>&1; then
 	echo "fuzz: BUILD FAILED: the control program (see $work/logs/build-gen.log)"

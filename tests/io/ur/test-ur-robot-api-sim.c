@@ -54,12 +54,20 @@ static struct rtl_ur_robot_api *client(void)
 	struct rtl_ur_robot_api_config cfg;
 	struct rtl_ur_robot_api *api = NULL;
 	struct rtl_error e = { 0 };
+	int ret;
 
 	rtl_ur_robot_api_config_init(&cfg);
 	cfg.host = "127.0.0.1";
 	cfg.port = sim_server_service_port(srv, SIM_PORT_ROBOT_API);
 	cr_assert_neq(cfg.port, 0);
-	cr_assert_eq(rtl_ur_robot_api_open(&cfg, &api, &e), 0, "%s", e.msg);
+	ret = rtl_ur_robot_api_open(&cfg, &api, &e);
+	/* A librtloop built without libcurl has no client: its sentence is
+	 * the reason to skip. */
+	if (ret == -ENOTSUP) {
+		done();
+		cr_skip_test("%s", e.msg);
+	}
+	cr_assert_eq(ret, 0, "%s", e.msg);
 	return api;
 }
 

@@ -166,6 +166,22 @@ static void fake_stop(struct fake *f)
 	close(f->lfd);
 }
 
+/* A librtloop built without libcurl (-Drobot_api=disabled) has no client:
+ * the tests of the client skip, with the library's sentence as the
+ * reason. */
+static void need_robot_api(void)
+{
+	struct rtl_ur_robot_api_config cfg;
+	struct rtl_ur_robot_api *api = NULL;
+	struct rtl_error e = { 0 };
+
+	rtl_ur_robot_api_config_init(&cfg);
+	cfg.host = "127.0.0.1";
+	if (rtl_ur_robot_api_open(&cfg, &api, &e) == -ENOTSUP)
+		cr_skip_test("%s", e.msg);
+	rtl_ur_robot_api_close(api);
+}
+
 static struct rtl_ur_robot_api *client(uint16_t port, int64_t timeout_ns)
 {
 	struct rtl_ur_robot_api_config cfg;
@@ -205,6 +221,7 @@ Test(ur_robot_api, open_rejects_bad_config)
 	struct rtl_ur_robot_api *api = NULL;
 	struct rtl_error e = { 0 };
 
+	need_robot_api();
 	rtl_ur_robot_api_config_init(&cfg);
 	cr_assert_eq(cfg.port, 80);
 	cr_assert_eq(rtl_ur_robot_api_open(&cfg, &api, &e), -EINVAL);
@@ -242,6 +259,7 @@ Test(ur_robot_api, happy_paths_send_the_documented_requests)
 	struct rtl_ur_version v;
 	bool remote = false;
 
+	need_robot_api();
 	fake_start(&f, steps, (int)(sizeof(steps) / sizeof(steps[0])));
 	api = client(f.port, 2000 * MS);
 	cr_assert_eq(rtl_ur_robot_api_robot_mode(api, &m, &e), 0, "%s", e.msg);
@@ -304,6 +322,7 @@ Test(ur_robot_api, refusal_in_local_control_says_switch_to_remote)
 	bool remote = true;
 	enum rtl_ur_robot_mode m;
 
+	need_robot_api();
 	fake_start(&f, steps, 4);
 	api = client(f.port, 2000 * MS);
 	cr_assert_eq(rtl_ur_robot_api_power_on(api, &e), -EPERM);
@@ -331,6 +350,7 @@ Test(ur_robot_api, silent_server_times_out_within_bound)
 	enum rtl_ur_robot_mode m;
 	int64_t t0;
 
+	need_robot_api();
 	fake_start(&f, steps, 1);
 	api = client(f.port, 300 * MS);
 	t0 = rtl_time_now();
@@ -353,6 +373,7 @@ Test(ur_robot_api, non_json_body_is_eproto)
 	struct rtl_error e = { 0 };
 	enum rtl_ur_robot_mode m;
 
+	need_robot_api();
 	fake_start(&f, steps, 2);
 	api = client(f.port, 2000 * MS);
 	cr_assert_eq(rtl_ur_robot_api_robot_mode(api, &m, &e), -EPROTO);
@@ -370,6 +391,7 @@ Test(ur_robot_api, server_that_closes_is_econnreset)
 	struct rtl_ur_robot_api *api;
 	struct rtl_error e = { 0 };
 
+	need_robot_api();
 	fake_start(&f, steps, 1);
 	api = client(f.port, 2000 * MS);
 	cr_assert_eq(rtl_ur_robot_api_power_on(api, &e), -ECONNRESET);
@@ -386,6 +408,7 @@ Test(ur_robot_api, refused_port_says_robot_api_off_or_not_polyscope_x)
 	enum rtl_ur_robot_mode m;
 	uint16_t port;
 
+	need_robot_api();
 	/* A port that was just free: nothing listens there now. */
 	fake_start(&f, NULL, 0);
 	port = f.port;
@@ -395,4 +418,49 @@ Test(ur_robot_api, refused_port_says_robot_api_off_or_not_polyscope_x)
 	cr_assert(strstr(e.msg, "Robot API is off"), "%s", e.msg);
 	cr_assert(strstr(e.msg, "PolyScope X"), "%s", e.msg);
 	rtl_ur_robot_api_close(api);
+}
+
+/* Without libcurl the calls are there (one set of symbols in both builds)
+ * and each names the build as the cause, with the fix; the JSON scanner
+ * (above) works in both. */
+Test(ur_robot_api, without_libcurl_every_call_names_the_build)
+{
+	struct rtl_ur_robot_api_config cfg;
+	struct rtl_ur_robot_api *api = (struct rtl_ur_robot_api *)1;
+	struct rtl_error e = { 0 };
+	enum rtl_ur_robot_mode m;
+	enum rtl_ur_safety_status st;
+	struct rtl_ur_program prog;
+	struct rtl_ur_version v;
+	bool remote;
+	int ret;
+
+	rtl_ur_robot_api_config_init(&cfg);
+	cfg.host = "127.0.0.1";
+	ret = rtl_ur_robot_api_open(&cfg, &api, &e);
+	if (ret == 0) {
+		rtl_ur_robot_api_close(api);
+		cr_skip_test("this librtloop has the Robot API (built with libcurl)");
+	}
+	cr_assert_eq(ret, -ENOTSUP, "%s", e.msg);
+	cr_assert_null(api);
+	cr_assert(strstr(e.msg, "this librtloop was built without the Robot API "
+				"(-Drobot_api=disabled, libcurl)"),
+		  "%s", e.msg);
+	cr_assert(strstr(e.msg, "fix:"), "%s", e.msg);
+	cr_assert_eq(rtl_ur_robot_api_power_on(NULL, &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_power_off(NULL, &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_brake_release(NULL, &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_unlock_protective_stop(NULL, &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_robot_mode(NULL, &m, &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_safety_mode(NULL, &st, &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_program_state(NULL, &prog, &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_is_in_remote_control(NULL, &remote, &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_version(NULL, &v, &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_load(NULL, "p", &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_play(NULL, &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_pause(NULL, &e), -ENOTSUP);
+	cr_assert_eq(rtl_ur_robot_api_stop(NULL, &e), -ENOTSUP);
+	cr_assert(strstr(e.msg, "-Drobot_api=disabled"), "%s", e.msg);
+	rtl_ur_robot_api_close(NULL);
 }
