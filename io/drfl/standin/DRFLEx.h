@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A stand-in for Doosan's DRFLEx.h, for tests only: the RT part of
+ * A stand-in for Doosan's DRFLEx.h, for tests and demos only: the RT part of
  * DRAFramework::CDRFLEx that rtloop's DRFL table (io/drfl/drfl_real.cpp)
  * calls, with the vendor's names and argument types, implemented over
  * rtloop's own UDP stream (docs/udp.md) so that the DRFL transport runs
