@@ -20,37 +20,6 @@ using boost_q = boost::lockfree::spsc_queue<T, boost::lockfree::capacity<BENCH_C
 
 template <typename T> using rwq_q = moodycamel::ReaderWriterQueue<T>;
 
-template <typename Q> void *create_q()
-{
-	return new (std::nothrow) Q();
-}
-
-template <typename T> void *create_rwq()
-{
-	return new (std::nothrow) rwq_q<T>(BENCH_CAPACITY);
-}
-
-// Reset = rebuild in place: both queues are empty after every run (the
-// consumer pops all items), but a fresh object matches the C peers' reset.
-template <typename Q> void reset_q(void *q)
-{
-	Q *p = static_cast<Q *>(q);
-	p->~Q();
-	new (p) Q();
-}
-
-template <typename T> void reset_rwq(void *q)
-{
-	rwq_q<T> *p = static_cast<rwq_q<T> *>(q);
-	p->~rwq_q<T>();
-	new (p) rwq_q<T>(BENCH_CAPACITY);
-}
-
-template <typename Q> void destroy_q(void *q)
-{
-	delete static_cast<Q *>(q);
-}
-
 #define BOOST_PUSH(q, p) (q)->push(*(p))
 #define BOOST_POP(q, p) (q)->pop(*(p))
 #define RWQ_PUSH(q, p) (q)->try_enqueue(*(p))
@@ -61,54 +30,31 @@ typedef boost_q<item64> boost64_t;
 typedef rwq_q<item8> rwq8_t;
 typedef rwq_q<item64> rwq64_t;
 
-void *boost8_create()
-{
-	return create_q<boost8_t>();
-}
-void *boost64_create()
-{
-	return create_q<boost64_t>();
-}
-void boost8_reset(void *q)
-{
-	reset_q<boost8_t>(q);
-}
-void boost64_reset(void *q)
-{
-	reset_q<boost64_t>(q);
-}
-void boost8_destroy(void *q)
-{
-	destroy_q<boost8_t>(q);
-}
-void boost64_destroy(void *q)
-{
-	destroy_q<boost64_t>(q);
-}
-void *rwq8_create()
-{
-	return create_rwq<item8>();
-}
-void *rwq64_create()
-{
-	return create_rwq<item64>();
-}
-void rwq8_reset(void *q)
-{
-	reset_rwq<item8>(q);
-}
-void rwq64_reset(void *q)
-{
-	reset_rwq<item64>(q);
-}
-void rwq8_destroy(void *q)
-{
-	destroy_q<rwq8_t>(q);
-}
-void rwq64_destroy(void *q)
-{
-	destroy_q<rwq64_t>(q);
-}
+// create, reset and destroy of queue type Q, built with the constructor
+// arguments ARGS, in parentheses (moodycamel's capacity; boost's is in its
+// type). Reset = rebuild in place: both queues are empty after every run
+// (the consumer pops all items), but a fresh object matches the C peers'
+// reset.
+#define PEER_LIFECYCLE(tag, Q, ARGS)              \
+	void *tag##_create()                      \
+	{                                         \
+		return new (std::nothrow) Q ARGS; \
+	}                                         \
+	void tag##_reset(void *q)                 \
+	{                                         \
+		Q *p = static_cast<Q *>(q);       \
+		p->~Q();                          \
+		new (p) Q ARGS;                   \
+	}                                         \
+	void tag##_destroy(void *q)               \
+	{                                         \
+		delete static_cast<Q *>(q);       \
+	}
+
+PEER_LIFECYCLE(boost8, boost8_t, ())
+PEER_LIFECYCLE(boost64, boost64_t, ())
+PEER_LIFECYCLE(rwq8, rwq8_t, (BENCH_CAPACITY))
+PEER_LIFECYCLE(rwq64, rwq64_t, (BENCH_CAPACITY))
 
 BENCH_KERNELS(boost8, boost8_t, item8, BOOST_PUSH, BOOST_POP)
 BENCH_KERNELS(boost64, boost64_t, item64, BOOST_PUSH, BOOST_POP)
