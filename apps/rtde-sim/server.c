@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -28,6 +27,7 @@
 #include <rtloop/json.h>
 #include <rtloop/time.h>
 
+#include "driver.h"
 #include "server.h"
 #include "timer.h"
 
@@ -62,7 +62,8 @@ struct svc_conn {
 struct sim_server {
 	struct rtl_sim *sim;
 	struct sim_server_opts opts;
-	int listen_fd, epoll_fd, timer_fd, stop_fd;
+	struct sim_driver drv; /* epoll, timer, stop, thread */
+	int listen_fd;
 	uint16_t port;
 	struct conn conns[SIM_MAX_SESSIONS];
 	int svc_listen_fd[SIM_PORT_COUNT];
@@ -71,19 +72,13 @@ struct sim_server {
 	int64_t armed; /* wake time the timer is armed for */
 	uint8_t rx[READ_CHUNK];
 
-	pthread_t thread;
-	bool thread_started;
-	int result;
-
 	pthread_mutex_t lock; /* guards snap */
 	struct sim_stats snap;
 };
 
 static int ep_ctl(struct sim_server *srv, int op, int fd, uint32_t events, uint64_t tag)
 {
-	struct epoll_event ev = { .events = events, .data.u64 = tag };
-
-	return epoll_ctl(srv->epoll_fd, op, fd, &ev) ? -errno : 0;
+	return sim_driver_watch(&srv->drv, op, fd, events, tag);
 }
 
 /* Listen on @addr's address, port @port (0: ephemeral). */
@@ -113,7 +108,7 @@ static int listen_on(struct sim_server *srv, const struct sockaddr_in *addr, uin
 }
 
 int sim_server_create(struct sim_server **out, const struct sim_opts *sim_opts,
-			  const struct sim_server_opts *opts)
+		      const struct sim_server_opts *opts)
 {
 	struct sim_server *srv;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -125,7 +120,8 @@ int sim_server_create(struct sim_server **out, const struct sim_opts *sim_opts,
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
-	srv->listen_fd = srv->epoll_fd = srv->timer_fd = srv->stop_fd = -1;
+	srv->listen_fd = -1;
+	sim_driver_init(&srv->drv);
 	for (int i = 0; i < SIM_MAX_SESSIONS; i++)
 		srv->conns[i].fd = -1;
 	for (int i = 0; i < SIM_PORT_COUNT; i++)
@@ -162,14 +158,8 @@ int sim_server_create(struct sim_server **out, const struct sim_opts *sim_opts,
 		goto err_errno;
 	srv->port = ntohs(sa.sin_port);
 
-	srv->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	srv->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	srv->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (srv->epoll_fd < 0 || srv->timer_fd < 0 || srv->stop_fd < 0)
-		goto err_errno;
-	if ((err = ep_ctl(srv, EPOLL_CTL_ADD, srv->listen_fd, EPOLLIN, TAG_LISTEN)) ||
-	    (err = ep_ctl(srv, EPOLL_CTL_ADD, srv->timer_fd, EPOLLIN, TAG_TIMER)) ||
-	    (err = ep_ctl(srv, EPOLL_CTL_ADD, srv->stop_fd, EPOLLIN, TAG_STOP)))
+	if ((err = sim_driver_open(&srv->drv, TAG_TIMER, TAG_STOP)) ||
+	    (err = ep_ctl(srv, EPOLL_CTL_ADD, srv->listen_fd, EPOLLIN, TAG_LISTEN)))
 		goto err_close;
 	for (int k = 0; k < SIM_PORT_COUNT; k++) {
 		int32_t want = srv->opts.service_port[k];
@@ -228,7 +218,7 @@ static void conn_close(struct sim_server *srv, struct sim_session *s)
 			setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 			srv->sim->stats.resets++;
 		}
-		epoll_ctl(srv->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+		epoll_ctl(srv->drv.epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
 		close(c->fd);
 	}
 	c->fd = -1;
@@ -350,7 +340,7 @@ static void svc_close(struct sim_server *srv, struct svc_conn *sc)
 		return;
 	if (ops && ops->close)
 		ops->close(srv->sim, &sc->c);
-	epoll_ctl(srv->epoll_fd, EPOLL_CTL_DEL, sc->fd, NULL);
+	epoll_ctl(srv->drv.epoll_fd, EPOLL_CTL_DEL, sc->fd, NULL);
 	close(sc->fd);
 	free(sc->c.out);
 	sc->fd = -1;
@@ -456,7 +446,7 @@ static void svc_service(struct sim_server *srv, int64_t now)
 
 static void arm_timer(struct sim_server *srv)
 {
-	sim_timer_arm(srv->timer_fd, &srv->armed, sim_next_wake(srv->sim));
+	sim_timer_arm(srv->drv.timer_fd, &srv->armed, sim_next_wake(srv->sim));
 }
 
 static void publish_stats(struct sim_server *srv)
@@ -499,7 +489,8 @@ int sim_server_run(struct sim_server *srv)
 		timeout_ms = (int)((next_status - now) / RTL_NS_PER_MS) + 1;
 		if (timeout_ms < 0)
 			timeout_ms = 0;
-		n = epoll_wait(srv->epoll_fd, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout_ms);
+		n = epoll_wait(srv->drv.epoll_fd, evs, (int)(sizeof(evs) / sizeof(evs[0])),
+			       timeout_ms);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -514,14 +505,13 @@ int sim_server_run(struct sim_server *srv)
 			if (tag == TAG_LISTEN) {
 				accept_all(srv, now);
 			} else if (tag == TAG_TIMER) {
-				if (read(srv->timer_fd, &dummy, sizeof(dummy)) < 0)
+				if (read(srv->drv.timer_fd, &dummy, sizeof(dummy)) < 0)
 					(void)0; /* EAGAIN: nothing to clear */
 				srv->armed = -1;
 			} else if (tag == TAG_STOP) {
 				quit = true;
 			} else if (tag >= TAG_SVC_LISTEN && tag < TAG_SVC_CONN) {
-				svc_accept(srv, (enum sim_port_kind)(tag - TAG_SVC_LISTEN),
-					   now);
+				svc_accept(srv, (enum sim_port_kind)(tag - TAG_SVC_LISTEN), now);
 			} else if (tag >= TAG_SVC_CONN && tag < TAG_END) {
 				struct svc_conn *sc = &srv->svc[tag - TAG_SVC_CONN];
 				bool alive = sc->fd >= 0;
@@ -607,39 +597,24 @@ int sim_server_run(struct sim_server *srv)
 	return err;
 }
 
-static void *server_thread(void *arg)
+static int run(void *srv)
 {
-	struct sim_server *srv = arg;
-
-	srv->result = sim_server_run(srv);
-	return NULL;
+	return sim_server_run(srv);
 }
 
 int sim_server_start(struct sim_server *srv)
 {
-	int err = pthread_create(&srv->thread, NULL, server_thread, srv);
-
-	if (err)
-		return -err;
-	srv->thread_started = true;
-	return 0;
+	return sim_driver_start(&srv->drv, run, srv);
 }
 
 void sim_server_stop(struct sim_server *srv)
 {
-	uint64_t one = 1;
-	ssize_t n = write(srv->stop_fd, &one, sizeof(one));
-
-	(void)n; /* an eventfd write fails only when the counter is full */
+	sim_driver_stop(&srv->drv);
 }
 
 int sim_server_join(struct sim_server *srv)
 {
-	if (!srv->thread_started)
-		return 0;
-	pthread_join(srv->thread, NULL);
-	srv->thread_started = false;
-	return srv->result;
+	return sim_driver_join(&srv->drv);
 }
 
 void sim_server_stats(struct sim_server *srv, struct sim_stats *out)
@@ -666,12 +641,7 @@ void sim_server_destroy(struct sim_server *srv)
 			close(srv->svc_listen_fd[k]);
 	if (srv->listen_fd >= 0)
 		close(srv->listen_fd);
-	if (srv->epoll_fd >= 0)
-		close(srv->epoll_fd);
-	if (srv->timer_fd >= 0)
-		close(srv->timer_fd);
-	if (srv->stop_fd >= 0)
-		close(srv->stop_fd);
+	sim_driver_close(&srv->drv);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 }
@@ -725,7 +695,7 @@ static void ctrl_json(FILE *f, const struct sim_ctrl_summary *c)
 }
 
 int sim_server_report_json(struct sim_server *srv, FILE *f, double seconds, bool mem_locked,
-			       const char *sched)
+			   const char *sched)
 {
 	/* Constant while the loop runs: the options, the version, the rate. */
 	const struct rtl_sim *sim = srv->sim;

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -21,6 +20,7 @@
 
 #include <rtloop/time.h>
 
+#include "driver.h"
 #include "timer.h"
 #include "udp.h"
 
@@ -37,7 +37,8 @@ enum { TAG_SOCK = 1, TAG_TIMER, TAG_STOP };
 struct sim_udp {
 	struct sim_udp_opts opts;
 	struct sim_robot robot;
-	int fd, epoll_fd, timer_fd, stop_fd;
+	struct sim_driver drv; /* epoll, timer, stop, thread */
+	int fd;
 	uint16_t port;
 
 	/* Schedule. */
@@ -69,9 +70,6 @@ struct sim_udp {
 	uint8_t tx[RTL_UDP_MAX_DATAGRAM];
 	uint8_t rx[RTL_UDP_MAX_DATAGRAM + 1];
 
-	pthread_t thread;
-	bool thread_started;
-	int result;
 	pthread_mutex_t lock; /* guards snap */
 	struct sim_udp_stats snap;
 };
@@ -214,8 +212,7 @@ static double ramp_acc(const double acc[], const double dv[], int n, double scal
 	return sqrt(sum);
 }
 
-int sim_udp_apply(struct sim_robot *r, const struct rtl_udp_cmd *c, int32_t seq,
-		      int64_t now_ns)
+int sim_udp_apply(struct sim_robot *r, const struct rtl_udp_cmd *c, int32_t seq, int64_t now_ns)
 {
 	struct sim_robot_cmd cmd = { .seq = seq, .mode = RTL_RTDE_CMD_IDLE };
 	double dv[6] = { 0 }, period = (double)r->cfg.period_ns * 1e-9, tau;
@@ -310,8 +307,8 @@ static double target_speed(const struct sim_robot *r, bool joint, int i)
 	return r->target_TCP_speed[i] * (i < 3 ? 1000.0 : DEG);
 }
 
-bool sim_udp_clamp(const struct rtl_udp_limits *l, const struct sim_robot *r,
-		       struct rtl_udp_cmd *c, struct sim_udp_clamp *out)
+bool sim_udp_clamp(const struct rtl_udp_limits *l, const struct sim_robot *r, struct rtl_udp_cmd *c,
+		   struct sim_udp_clamp *out)
 {
 	bool joint = c->mode == RTL_UDP_MODE_SPEEDJ;
 
@@ -359,8 +356,8 @@ bool sim_udp_clamp(const struct rtl_udp_limits *l, const struct sim_robot *r,
 	return out->vel || out->acc;
 }
 
-const char *sim_udp_clamp_text(enum rtl_udp_mode mode, const struct sim_udp_clamp *cl,
-				   bool acc, char *buf, size_t len)
+const char *sim_udp_clamp_text(enum rtl_udp_mode mode, const struct sim_udp_clamp *cl, bool acc,
+			       char *buf, size_t len)
 {
 	int i = acc ? cl->acc_axis : cl->vel_axis;
 	const char *unit = mode == RTL_UDP_MODE_SPEEDJ || i >= 3 ? "deg/s" : "mm/s";
@@ -461,8 +458,8 @@ static void send_alarm_rated(struct sim_udp *u, enum rtl_udp_alarm_level level,
 static void stop_robot(struct sim_udp *u, int64_t now)
 {
 	struct sim_robot_cmd stop = { .mode = RTL_RTDE_CMD_STOP,
-					  .seq = u->robot.last_seq + 1,
-					  .watchdog_ms = -1 };
+				      .seq = u->robot.last_seq + 1,
+				      .watchdog_ms = -1 };
 
 	sim_robot_command(&u->robot, &stop, now);
 }
@@ -529,8 +526,8 @@ static void on_hello(struct sim_udp *u, const struct sockaddr_in *from,
 }
 
 /* A command the robot took was clamped: count it, tell the client. */
-static void on_clamp(struct sim_udp *u, enum rtl_udp_mode mode,
-		     const struct sim_udp_clamp *cl, int64_t now)
+static void on_clamp(struct sim_udp *u, enum rtl_udp_mode mode, const struct sim_udp_clamp *cl,
+		     int64_t now)
 {
 	char text[RTL_UDP_ALARM_TEXT];
 
@@ -630,8 +627,7 @@ static void on_limits(struct sim_udp *u, size_t len, int64_t now)
 	u->st.limits_in++;
 }
 
-static void on_datagram(struct sim_udp *u, size_t len, const struct sockaddr_in *from,
-			int64_t now)
+static void on_datagram(struct sim_udp *u, size_t len, const struct sockaddr_in *from, int64_t now)
 {
 	struct rtl_udp_header h;
 	struct rtl_udp_hello hi;
@@ -714,9 +710,9 @@ static void cycle(struct sim_udp *u, int64_t now, bool send, bool on_time)
 		return;
 	}
 	sim_udp_fill_state(&u->robot,
-			       u->opts.start_time_s +
-				       (double)u->robot.cycles * ((double)u->opts.period_ns * 1e-9),
-			       &u->state);
+			   u->opts.start_time_s +
+				   (double)u->robot.cycles * ((double)u->opts.period_ns * 1e-9),
+			   &u->state);
 	len = rtl_udp_encode_state(u->tx, sizeof(u->tx), seq, rtl_time_now(), &u->state);
 	/* The round trip starts when the bytes are handed to the socket, as
 	 * the bare ping-pong's does: after the plant step and the encode. */
@@ -744,13 +740,6 @@ static int64_t deadline(const struct sim_udp *u, uint64_t k)
 	return u->t0 + (int64_t)k * u->opts.period_ns;
 }
 
-static int ep_add(struct sim_udp *u, int fd, uint64_t tag)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
-
-	return epoll_ctl(u->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
-
 int sim_udp_create(struct sim_udp **out, const struct sim_udp_opts *o)
 {
 	struct sim_udp *u;
@@ -764,7 +753,8 @@ int sim_udp_create(struct sim_udp **out, const struct sim_udp_opts *o)
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	u->fd = u->epoll_fd = u->timer_fd = u->stop_fd = -1;
+	u->fd = -1;
+	sim_driver_init(&u->drv);
 	u->opts = *o;
 	if (!u->opts.bind)
 		u->opts.bind = "127.0.0.1";
@@ -788,13 +778,8 @@ int sim_udp_create(struct sim_udp **out, const struct sim_udp_opts *o)
 	    getsockname(u->fd, (struct sockaddr *)&sa, &salen))
 		goto err_errno;
 	u->port = ntohs(sa.sin_port);
-	u->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	u->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	u->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (u->epoll_fd < 0 || u->timer_fd < 0 || u->stop_fd < 0)
-		goto err_errno;
-	if ((err = ep_add(u, u->fd, TAG_SOCK)) || (err = ep_add(u, u->timer_fd, TAG_TIMER)) ||
-	    (err = ep_add(u, u->stop_fd, TAG_STOP)))
+	if ((err = sim_driver_open(&u->drv, TAG_TIMER, TAG_STOP)) ||
+	    (err = sim_driver_watch(&u->drv, EPOLL_CTL_ADD, u->fd, EPOLLIN, TAG_SOCK)))
 		goto err_destroy;
 	*out = u;
 	return 0;
@@ -853,8 +838,8 @@ int sim_udp_run(struct sim_udp *u)
 		uint64_t next;
 		int n;
 
-		sim_timer_arm(u->timer_fd, &u->armed, deadline(u, u->cycle));
-		n = epoll_wait(u->epoll_fd, evs, 4, 200);
+		sim_timer_arm(u->drv.timer_fd, &u->armed, deadline(u, u->cycle));
+		n = epoll_wait(u->drv.epoll_fd, evs, 4, 200);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -873,7 +858,7 @@ int sim_udp_run(struct sim_udp *u)
 		 * work of ours. */
 		for (next = u->cycle; now >= deadline(u, next); next++)
 			;
-		sim_timer_arm(u->timer_fd, &u->armed, deadline(u, next));
+		sim_timer_arm(u->drv.timer_fd, &u->armed, deadline(u, next));
 		while (u->cycle < next)
 			cycle(u, now,
 			      (now - deadline(u, u->cycle)) / u->opts.period_ns <= MAX_CATCH_UP,
@@ -886,39 +871,24 @@ int sim_udp_run(struct sim_udp *u)
 	return err;
 }
 
-static void *thread_main(void *arg)
+static int run(void *u)
 {
-	struct sim_udp *u = arg;
-
-	u->result = sim_udp_run(u);
-	return NULL;
+	return sim_udp_run(u);
 }
 
 int sim_udp_start(struct sim_udp *u)
 {
-	int err = pthread_create(&u->thread, NULL, thread_main, u);
-
-	if (err)
-		return -err;
-	u->thread_started = true;
-	return 0;
+	return sim_driver_start(&u->drv, run, u);
 }
 
 void sim_udp_stop(struct sim_udp *u)
 {
-	uint64_t one = 1;
-	ssize_t n = write(u->stop_fd, &one, sizeof(one));
-
-	(void)n;
+	sim_driver_stop(&u->drv);
 }
 
 int sim_udp_join(struct sim_udp *u)
 {
-	if (!u->thread_started)
-		return 0;
-	pthread_join(u->thread, NULL);
-	u->thread_started = false;
-	return u->result;
+	return sim_driver_join(&u->drv);
 }
 
 void sim_udp_stats(struct sim_udp *u, struct sim_udp_stats *out)
@@ -944,12 +914,7 @@ void sim_udp_destroy(struct sim_udp *u)
 		return;
 	if (u->fd >= 0)
 		close(u->fd);
-	if (u->epoll_fd >= 0)
-		close(u->epoll_fd);
-	if (u->timer_fd >= 0)
-		close(u->timer_fd);
-	if (u->stop_fd >= 0)
-		close(u->stop_fd);
+	sim_driver_close(&u->drv);
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }
@@ -1002,8 +967,7 @@ static void report(FILE *f, const struct sim_udp_opts *o, uint16_t port,
 }
 
 static void report_json(FILE *f, const struct sim_udp_opts *o, uint16_t port,
-			const struct sim_udp_stats *st, const struct rtl_hist *echo,
-			double secs)
+			const struct sim_udp_stats *st, const struct rtl_hist *echo, double secs)
 {
 	fprintf(f,
 		"{\"program\":\"rtde-sim\",\"mode\":\"udp\",\"port\":%u,\"frequency_hz\":%.3f,"
@@ -1049,7 +1013,7 @@ int sim_udp_report_json(struct sim_udp *u, FILE *f, double secs)
 }
 
 int sim_udp_main(const struct sim_udp_opts *o, FILE *out, FILE *json, bool quiet,
-		     struct sim_udp **running)
+		 struct sim_udp **running)
 {
 	struct sim_udp *u;
 	struct sim_udp_stats st;
