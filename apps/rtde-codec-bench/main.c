@@ -589,8 +589,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'h':
 			usage(stdout);
 			return 1;
-		case 'V':
-			exit(cli_version(PROG));
 		case 'n':
 			if (cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
 				return cli_bad_value(PROG, "--iters", optarg,
@@ -621,6 +619,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->cg_impl = (enum impl)k;
 			impl_set = true;
 			break;
+		case 'V':
+			exit(cli_version(PROG));
 		default: /* --reps, --json, --callgrind, or a usage error */
 			if (bench_parse_opt(PROG, c, argv, &o->bench))
 				return CLI_EXIT_USAGE;
