@@ -251,7 +251,7 @@ Test(rtde_hook, the_calls_for_a_hook_need_a_connection, .fini = teardown)
 	config(&tc, &hook);
 	tc.host = "localhost";
 	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), 0, "%s", err.msg);
-	cr_assert_str_eq(rtl_rtde_transport_host(tr), "localhost");
+	cr_assert(strcmp(rtl_rtde_transport_host(tr), "localhost") == 0);
 	cr_assert(rtl_rtde_transport_address(tr)[0] != '\0');
 	cr_assert(!rtl_rtde_transport_has_safe_heartbeat(tr));
 	cr_assert_eq(rtl_rtde_transport_send_safe(tr, &beat), -ENOTSUP);
@@ -276,8 +276,8 @@ Test(rtde_hook, connected_runs_with_its_fields_and_may_send_and_receive, .fini =
 	cr_assert(P.beat_sent, "the safe package went out with a beat");
 	cr_assert_geq(P.received_n, 1, "receive() found a data package within 1 s");
 	cr_assert_eq(P.received_size, P.recipe_size);
-	cr_assert_str_eq(rtl_rtde_transport_host(tr), "127.0.0.1");
-	cr_assert_str_eq(rtl_rtde_transport_address(tr), "127.0.0.1");
+	cr_assert(strcmp(rtl_rtde_transport_host(tr), "127.0.0.1") == 0);
+	cr_assert(strcmp(rtl_rtde_transport_address(tr), "127.0.0.1") == 0);
 	until = rtl_time_now() + WAIT_NS;
 	do {
 		rtl_loop_stats(loop, &ls);
