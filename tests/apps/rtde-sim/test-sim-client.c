@@ -1361,7 +1361,8 @@ Test(sim_client, the_watchdog_stops_the_robot_when_the_heartbeat_stops)
 {
 	const double v = 0.2;
 	double p[6] = { v, 0, 0, 0, 0, 0 }, t_last = 0, t_trip = -1, q_rest;
-	struct rtl_rtde_transport_stats before, after;
+	struct rtl_rtde_transport_counters before = { .size = sizeof(before) },
+					   after = { .size = sizeof(after) };
 	int n;
 
 	rig_open(&G);

@@ -236,7 +236,7 @@ static void sim_stats_after(uint64_t packages, struct sim_stats *ss)
 /* Input packages the transport put on the wire, the safe ones included. */
 static uint64_t packages_sent(void)
 {
-	struct rtl_rtde_transport_stats ts;
+	struct rtl_rtde_transport_counters ts = { .size = sizeof(ts) };
 
 	rtl_rtde_transport_stats(R.tr, &ts);
 	return ts.packages + ts.safe_packages;

@@ -74,6 +74,7 @@
 #include <rtloop/loop.h>
 #include <rtloop/rtde_client.h>
 #include <rtloop/rtde_coalesce.h>
+#include <rtloop/stat.h>
 
 RTL_BEGIN_DECLS
 
@@ -179,12 +180,27 @@ struct rtl_rtde_transport_config {
 	void *hook_ctx;
 };
 
-struct rtl_rtde_transport_stats {
-	uint64_t packages;	/* input data packages of the step's commands sent */
-	uint64_t keepalives;	/* of those: sent only to feed the controller's watchdog */
-	uint64_t safe_packages; /* data packages of the safe package sent */
-	uint64_t backlogged;	/* sends the socket took only in part */
-	uint64_t rx_bytes, tx_bytes;
+/*
+ * The transport's counters, declared once: X(name, what it counts); the
+ * snapshot, the transport's atomics and the table
+ * rtl_rtde_transport_counter_fields() are made from it. Each has one
+ * writer: the rx thread (rx_bytes) or the holder of the transmit side
+ * (the rest). The client's are the client's (rtl_rtde_client_stats()), a
+ * hook's its own (io/ur's upload: rtl_ur_upload_stats()). New counters go
+ * at the end.
+ */
+#define RTL_RTDE_TRANSPORT_COUNTERS(X)                                         \
+	X(packages, "input data packages of the step's commands sent")         \
+	X(keepalives, "of those: sent only to feed the controller's watchdog") \
+	X(safe_packages, "data packages of the safe package sent")             \
+	X(backlogged, "sends the socket took only in part")                    \
+	X(rx_bytes, "bytes received")                                          \
+	X(tx_bytes, "bytes sent")
+
+/* A snapshot of the counters (rtl_rtde_transport_stats()). Set .size. */
+struct rtl_rtde_transport_counters {
+	size_t size;
+	RTL_RTDE_TRANSPORT_COUNTERS(RTL_STAT_U64)
 };
 
 /*
@@ -212,9 +228,16 @@ RTL_API void rtl_rtde_transport_destroy(struct rtl_rtde_transport *t);
 /* The loop's view of @t (for struct rtl_loop_config.transport). RT-safe. */
 RTL_API struct rtl_transport *rtl_rtde_transport_base(struct rtl_rtde_transport *t);
 
-/* Counters; any thread (relaxed loads). NULL @t or @out: nothing. */
-RTL_API void rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
-				      struct rtl_rtde_transport_stats *out);
+/* A snapshot of the counters into @out (set out->size = sizeof(*out)
+ * first: at most that many bytes are written); any thread (relaxed
+ * loads). Returns 0, or -EINVAL (@t or @out NULL, out->size not set).
+ * RT-safe. */
+RTL_API int rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
+				     struct rtl_rtde_transport_counters *out);
+
+/* The counters' table (names, what each counts, offsets in the
+ * snapshot); sets *@n. RT-safe. */
+RTL_API const struct rtl_stat_field *rtl_rtde_transport_counter_fields(size_t *n);
 
 /* The client (handshake info, counters, recipes). */
 RTL_API struct rtl_rtde_client *rtl_rtde_transport_client(struct rtl_rtde_transport *t);
