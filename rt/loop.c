@@ -68,8 +68,7 @@ static int take_transport(struct rtl_loop *loop, struct rtl_transport *t, struct
 			    "loop: the transport's struct rtl_transport has no .size (or a "
 			    "smaller one than this library's): its implementation must set .size "
 			    "= sizeof(struct rtl_transport)");
-	ret = rtl__sized_in(&loop->ops, sizeof(loop->ops), t->ops, "struct rtl_transport_ops",
-			    err);
+	ret = rtl__sized_in(&loop->ops, sizeof(loop->ops), t->ops, "struct rtl_transport_ops", err);
 	if (ret < 0) {
 		rtl_log(RTL_LOG_ERROR, "loop: %s", err ? err->msg : "bad transport ops");
 		return ret;
@@ -509,8 +508,7 @@ void rtl__loop_step_ran(struct rtl_loop *loop, uint64_t seq, int64_t start, int6
 }
 
 /* The step on @seq is over at @end, its send done when @sent. */
-void rtl__loop_step_done(struct rtl_loop *loop, uint64_t seq, int64_t start, int64_t end,
-			 bool sent)
+void rtl__loop_step_done(struct rtl_loop *loop, uint64_t seq, int64_t start, int64_t end, bool sent)
 {
 	if (sent)
 		rtl_hist_record(&loop->hist[RTL_LOOP_H_STEP_TO_SEND], end - start);
@@ -607,13 +605,15 @@ static void *log_main(void *arg)
 	return NULL;
 }
 
-/* ---- start, stop ------------------------------------------------------------------------------ */
+/* ---- start, stop ------------------------------------------------------------------------------
+ */
 
 static int spawn(struct rtl_loop *loop, struct rtl_thread **th, const char *name, int prio, int cpu,
 		 void *(*fn)(void *), struct rtl_error *err)
 {
 	const struct rtl_thread_info *info;
 	struct rtl_thread_attr a = {
+		.size = sizeof(a),
 		.name = name,
 		.policy = SCHED_FIFO,
 		.priority = prio,
@@ -841,7 +841,8 @@ RTL_API void rtl_loop_destroy(struct rtl_loop *loop)
 	free_loop(loop);
 }
 
-/* ---- small queries ---------------------------------------------------------------------------- */
+/* ---- small queries ----------------------------------------------------------------------------
+ */
 
 RTL_API void *rtl_loop_commands(struct rtl_loop *loop)
 {

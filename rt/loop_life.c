@@ -307,7 +307,8 @@ static void stop_awaited(struct rtl_loop *loop, int ret, int64_t sent_at)
 		stop_noted(loop, true, "the arm was at rest %.1f ms after the stop (%llu frames)",
 			   (double)took / 1e6, frames);
 	} else if (ret == 0) {
-		stop_noted(loop, false, "the arm was not at rest %.1f s after the stop (%llu frames)",
+		stop_noted(loop, false,
+			   "the arm was not at rest %.1f s after the stop (%llu frames)",
 			   (double)loop->cfg.stop_timeout_ns / 1e9, frames);
 	} else {
 		stop_noted(loop, false,

@@ -43,7 +43,8 @@ static void snapshot(const struct rtl_loop *loop, struct rtl_loop_counters *s)
 	RTL_LOOP_COUNTERS(COPY)
 #undef COPY
 	/* The log queues count their own drops. */
-	s->log_dropped = rtl_log_queue_dropped(loop->rx_log) + rtl_log_queue_dropped(loop->worker_log);
+	s->log_dropped =
+		rtl_log_queue_dropped(loop->rx_log) + rtl_log_queue_dropped(loop->worker_log);
 }
 
 RTL_API int rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_counters *out)

@@ -117,7 +117,7 @@ int cli_bad_value(const char *prog, const char *flag, const char *value, const c
 }
 
 int cli_u64(const char *prog, const char *flag, const char *s, uint64_t min, uint64_t max,
-		uint64_t *out)
+	    uint64_t *out)
 {
 	char why[96];
 	int err = cli_parse_u64(s, min, max, out);
@@ -132,7 +132,7 @@ int cli_u64(const char *prog, const char *flag, const char *s, uint64_t min, uin
 }
 
 int cli_double(const char *prog, const char *flag, const char *s, double min, double max,
-		   double *out)
+	       double *out)
 {
 	char why[96];
 	int err = cli_parse_double(s, min, max, out);

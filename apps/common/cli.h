@@ -61,8 +61,7 @@ int cli_parse_list(const char *s, uint64_t max, uint64_t *v, int min_n, int max_
  * Print "PROG: MESSAGE; see PROG --help" (MESSAGE from @fmt) to stderr.
  * Returns CLI_EXIT_USAGE.
  */
-int cli_usage_error(const char *prog, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int cli_usage_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * Print "PROG: bad FLAG 'VALUE': WHY; see PROG --help" to stderr.
@@ -76,14 +75,14 @@ int cli_bad_value(const char *prog, const char *flag, const char *value, const c
  * Returns 0 or CLI_EXIT_USAGE.
  */
 int cli_u64(const char *prog, const char *flag, const char *s, uint64_t min, uint64_t max,
-		uint64_t *out);
+	    uint64_t *out);
 
 /*
  * cli_parse_double() for option @flag: on failure prints "not a number"
  * or "out of range [MIN, MAX]". Returns 0 or CLI_EXIT_USAGE.
  */
 int cli_double(const char *prog, const char *flag, const char *s, double min, double max,
-		   double *out);
+	       double *out);
 
 /*
  * Report getopt_long()'s error return @c (with opterr = 0 and a leading ':'

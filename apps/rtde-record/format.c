@@ -213,8 +213,8 @@ static int put_double(char *p, const unsigned char *src)
 	return rec_format_double(p, CELL_MAX, d);
 }
 
-int rec_csv_row(char *buf, size_t cap, const struct rec_schema *s,
-		    const struct rec_row *row, bool extra)
+int rec_csv_row(char *buf, size_t cap, const struct rec_schema *s, const struct rec_row *row,
+		bool extra)
 {
 	size_t len = 0;
 
@@ -325,7 +325,7 @@ static size_t strip_eol(const char *line, size_t len)
 }
 
 int rec_csv_read_header(const char *line, size_t len, struct rec_schema *s, bool *extra,
-			    struct rec_error *err)
+			struct rec_error *err)
 {
 	/* At most every column a scalar, plus the two extra ones. */
 	enum { MAX_TOKENS = RTL_RTDE_RECIPE_MAX_FIELDS * 6 + 2 };
@@ -398,25 +398,23 @@ int rec_csv_read_header(const char *line, size_t len, struct rec_schema *s, bool
 			}
 			used = elems;
 		} else if (f) {
-			ret = rec_error_set(
-				err, -EBADMSG,
-				"header: the vector %.*s must be expanded as %.*s_0 ..",
-				(int)toks[i].n, toks[i].p, (int)toks[i].n, toks[i].p);
+			ret = rec_error_set(err, -EBADMSG,
+					    "header: the vector %.*s must be expanded as %.*s_0 ..",
+					    (int)toks[i].n, toks[i].p, (int)toks[i].n, toks[i].p);
 			goto out;
 		}
 		/* else a name this registry does not know: a double, as record.py's
 		 * readers take every column. */
 		if (name_len >= REC_NAME_MAX || s->n == RTL_RTDE_RECIPE_MAX_FIELDS) {
 			ret = rec_error_set(err, -EBADMSG,
-						"header: a name too long, or too many fields");
+					    "header: a name too long, or too many fields");
 			goto out;
 		}
 		for (unsigned c = 0; c < s->n; c++)
 			if (strlen(s->cols[c].name) == name_len &&
 			    !memcmp(s->cols[c].name, toks[i].p, name_len)) {
-				ret = rec_error_set(err, -EBADMSG,
-							"header: the field %.*s twice",
-							(int)name_len, toks[i].p);
+				ret = rec_error_set(err, -EBADMSG, "header: the field %.*s twice",
+						    (int)name_len, toks[i].p);
 				goto out;
 			}
 		memcpy(s->cols[s->n].name, toks[i].p, name_len);
@@ -493,7 +491,7 @@ static bool parse_double_text(const char *p, size_t n, double *v)
 }
 
 int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, bool extra,
-			  unsigned char *values, struct rec_row *row, struct rec_error *err)
+		      unsigned char *values, struct rec_row *row, struct rec_error *err)
 {
 	size_t n = strip_eol(line, len), pos = 0, tlen;
 	unsigned cell = 0, want = rec_csv_columns(s, extra);
@@ -503,8 +501,7 @@ int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, 
 	memset(values, 0, s->values_size);
 	row->values = values;
 	if (n == 0)
-		return rec_error_set(err, -EBADMSG, "an empty line, the header has %u cells",
-					 want);
+		return rec_error_set(err, -EBADMSG, "an empty line, the header has %u cells", want);
 	for (unsigned i = 0; i < s->n; i++) {
 		enum rtl_rtde_type t = (enum rtl_rtde_type)s->cols[i].type;
 		unsigned elems = rtl_rtde_type_elems(t);
@@ -519,8 +516,8 @@ int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, 
 			bool ok;
 
 			if (!next_token(line, n, &pos, &tok, &tlen))
-				return rec_error_set(err, -EBADMSG,
-							 "%u cells, the header has %u", cell, want);
+				return rec_error_set(err, -EBADMSG, "%u cells, the header has %u",
+						     cell, want);
 			switch (t) {
 			case RTL_RTDE_TYPE_BOOL:
 				ok = (tlen == 1 && (tok[0] == '0' || tok[0] == '1')) ||
@@ -578,15 +575,15 @@ int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, 
 
 		if (!next_token(line, n, &pos, &tok, &tlen))
 			return rec_error_set(err, -EBADMSG, "%u cells, the header has %u", cell,
-						 want);
+					     want);
 		if (!parse_i64_text(tok, tlen, INT64_MIN, INT64_MAX, &row->rx_ns))
 			return rec_error_set(
 				err, -EBADMSG,
 				"cell %u (host_time_ns): '%.*s' is not a 64-bit integer", cell + 1,
 				(int)(tlen < 40 ? tlen : 40), tok);
 		if (!next_token(line, n, &pos, &tok, &tlen))
-			return rec_error_set(err, -EBADMSG, "%u cells, the header has %u",
-						 cell + 1, want);
+			return rec_error_set(err, -EBADMSG, "%u cells, the header has %u", cell + 1,
+					     want);
 		if (!parse_u64_text(tok, tlen, UINT64_MAX, &lost))
 			return rec_error_set(
 				err, -EBADMSG,
@@ -608,27 +605,26 @@ int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, 
 
 /* ---- binary ----------------------------------------------------------------------------- */
 
-int rec_bin_header(char *buf, size_t cap, const struct rec_schema *s,
-		       const struct rec_meta *m)
+int rec_bin_header(char *buf, size_t cap, const struct rec_schema *s, const struct rec_meta *m)
 {
 	size_t len;
 	int n;
 
 	n = snprintf(buf, cap,
 		     REC_MAGIC "# rtde-record binary recording; see docs/rtde-record.md\n"
-				   "endian little\n"
-				   "host %s\n"
-				   "port %u\n"
-				   "controller %s\n"
-				   "frequency %.17g\n"
-				   "period_ns %" PRId64 "\n"
-				   "record_size %" PRIu32 "\n"
-				   "values_offset %d\n"
-				   "values_size %" PRIu32 "\n"
-				   "fields %u\n",
+			       "endian little\n"
+			       "host %s\n"
+			       "port %u\n"
+			       "controller %s\n"
+			       "frequency %.17g\n"
+			       "period_ns %" PRId64 "\n"
+			       "record_size %" PRIu32 "\n"
+			       "values_offset %d\n"
+			       "values_size %" PRIu32 "\n"
+			       "fields %u\n",
 		     m->host[0] ? m->host : "-", m->port, m->controller[0] ? m->controller : "-",
-		     m->frequency, m->period_ns, s->record_size, REC_RECORD_HEADER,
-		     s->values_size, s->n);
+		     m->frequency, m->period_ns, s->record_size, REC_RECORD_HEADER, s->values_size,
+		     s->n);
 	if (n < 0 || (size_t)n >= cap)
 		return -ENOSPC;
 	len = (size_t)n;
@@ -667,7 +663,7 @@ static uint32_t get_le32(const unsigned char *p)
 }
 
 int rec_bin_row(unsigned char *buf, size_t cap, const struct rec_schema *s,
-		    const struct rec_row *row)
+		const struct rec_row *row)
 {
 	size_t pad = s->record_size - REC_RECORD_HEADER - s->values_size;
 
@@ -684,8 +680,7 @@ int rec_bin_row(unsigned char *buf, size_t cap, const struct rec_schema *s,
 	return (int)s->record_size;
 }
 
-void rec_bin_parse_row(const struct rec_schema *s, const unsigned char *rec,
-			   struct rec_row *row)
+void rec_bin_parse_row(const struct rec_schema *s, const unsigned char *rec, struct rec_row *row)
 {
 	row->seq = get_le64(rec);
 	row->rx_ns = (int64_t)get_le64(rec + 8);
@@ -711,8 +706,7 @@ static int bad(struct rec_error *err, unsigned line, const char *what)
 	return -EBADMSG;
 }
 
-int rec_bin_read_header(FILE *f, struct rec_schema *s, struct rec_meta *m,
-			    struct rec_error *err)
+int rec_bin_read_header(FILE *f, struct rec_schema *s, struct rec_meta *m, struct rec_error *err)
 {
 	char line[512], name[REC_NAME_MAX], type[32];
 	unsigned fields = 0, line_no = 1, n_declared = 0, port = 0;
@@ -831,7 +825,7 @@ static int fail_errno(struct rec_error *err, int code, const char *what, const c
 }
 
 int rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *rows,
-		 struct rec_error *err)
+	     struct rec_error *err)
 {
 	struct rec_schema *s = NULL;
 	struct rec_meta m;

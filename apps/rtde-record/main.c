@@ -208,14 +208,14 @@ int main(int argc, char **argv)
 		case OPT_PORT:
 			if (cli_parse_u64(optarg, 1, 65535, &u))
 				return cli_bad_value(PROG, "--port", optarg,
-							 "not a port number (1-65535)");
+						     "not a port number (1-65535)");
 			cfg.port = (uint16_t)u;
 			break;
 		case OPT_FREQUENCY:
 			if (cli_parse_double(optarg, 0, HUGE_VAL, &d) || (d > 0 && d < 1))
 				return cli_bad_value(PROG, "--frequency", optarg,
-							 "not a rate in Hz (>= 1, or 0 for the "
-							 "maximum)");
+						     "not a rate in Hz (>= 1, or 0 for the "
+						     "maximum)");
 			cfg.frequency = d;
 			break;
 		case 'c':
@@ -235,7 +235,7 @@ int main(int argc, char **argv)
 		case OPT_DURATION:
 			if (cli_parse_double(optarg, 0, 1e9, &d))
 				return cli_bad_value(PROG, "--duration", optarg,
-							 "not a time in seconds");
+						     "not a time in seconds");
 			cfg.duration_ns = (int64_t)(d * 1e9);
 			if (d > 0 && cfg.duration_ns == 0)
 				cfg.duration_ns = 1;
@@ -268,7 +268,7 @@ int main(int argc, char **argv)
 		case OPT_DATA_TIMEOUT:
 			if (cli_parse_double(optarg, 0, 1e6, &d))
 				return cli_bad_value(PROG, "--data-timeout", optarg,
-							 "not a time in seconds (0: no limit)");
+						     "not a time in seconds (0: no limit)");
 			cfg.data_timeout_ns = d > 0 ? (int64_t)(d * 1e9) : -1;
 			if (d > 0 && cfg.data_timeout_ns == 0)
 				cfg.data_timeout_ns = 1;
@@ -288,19 +288,19 @@ int main(int argc, char **argv)
 	if (dump_in) {
 		if (config || fields || binary)
 			return cli_usage_error(PROG, "--dump converts a file: it takes no %s",
-						   config   ? "--config"
-						   : fields ? "--fields"
-							    : "--binary");
+					       config	? "--config"
+					       : fields ? "--fields"
+							: "--binary");
 		return dump(dump_in, output ? output : "-", !cfg.no_extra_columns);
 	}
 	if (config && fields)
 		return cli_usage_error(PROG, "give --config or --fields, not both");
 	if (!config && !fields)
-		return cli_usage_error(
-			PROG, "nothing to record: give --config FILE or --fields LIST");
+		return cli_usage_error(PROG,
+				       "nothing to record: give --config FILE or --fields LIST");
 	if (key && !config)
-		return cli_usage_error(
-			PROG, "--recipe '%s' selects a recipe of an XML --config", key);
+		return cli_usage_error(PROG, "--recipe '%s' selects a recipe of an XML --config",
+				       key);
 	ret = rec_outputs(outputs, sizeof(outputs), fields, config, key, &added_ts, &err);
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -345,8 +345,7 @@ int main(int argc, char **argv)
 	/* Report: the cause first, then the counts. */
 	if (res.io_error.msg[0])
 		fprintf(stderr, PROG ": %s%s\n",
-			res.end == REC_END_LOST ? "recording cut short: " : "",
-			res.io_error.msg);
+			res.end == REC_END_LOST ? "recording cut short: " : "", res.io_error.msg);
 	rec_summary(stderr, &res, json);
 	rec_destroy(rec);
 	switch (res.end) {

@@ -162,18 +162,17 @@ int rec_csv_header(char *buf, size_t cap, const struct rec_schema *s, bool extra
 
 /* One row (with '\n') into @buf of @cap (>= rec_csv_line_max())
  * bytes. Returns the length or -ENOSPC. */
-int rec_csv_row(char *buf, size_t cap, const struct rec_schema *s,
-		    const struct rec_row *row, bool extra);
+int rec_csv_row(char *buf, size_t cap, const struct rec_schema *s, const struct rec_row *row,
+		bool extra);
 
 /* The binary header for @s and @m into @buf of @cap bytes. Returns the
  * length or -ENOSPC. */
-int rec_bin_header(char *buf, size_t cap, const struct rec_schema *s,
-		       const struct rec_meta *m);
+int rec_bin_header(char *buf, size_t cap, const struct rec_schema *s, const struct rec_meta *m);
 
 /* One binary record (s->record_size bytes) into @buf of @cap bytes.
  * Returns s->record_size or -ENOSPC. */
 int rec_bin_row(unsigned char *buf, size_t cap, const struct rec_schema *s,
-		    const struct rec_row *row);
+		const struct rec_row *row);
 
 /*
  * The CSV header line @line (@len bytes, its "\n" or "\r\n" included or
@@ -192,7 +191,7 @@ int rec_bin_row(unsigned char *buf, size_t cap, const struct rec_schema *s,
  * with @err filled. Not RT-safe (allocates).
  */
 int rec_csv_read_header(const char *line, size_t len, struct rec_schema *s, bool *extra,
-			    struct rec_error *err);
+			struct rec_error *err);
 
 /*
  * One CSV row @line (@len bytes, the line end included or not) of a file
@@ -206,22 +205,19 @@ int rec_csv_read_header(const char *line, size_t len, struct rec_schema *s, bool
  * value: @err names the cell) with @err filled. RT-safe; no allocation.
  */
 int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, bool extra,
-			  unsigned char *values, struct rec_row *row,
-			  struct rec_error *err);
+		      unsigned char *values, struct rec_row *row, struct rec_error *err);
 
 /* The fields of binary record @rec (s->record_size bytes) of a file whose
  * header gave @s, into @row (@row->values points into @rec). Both record
  * layouts (values_offset 32, or 24 with u32 counts). RT-safe. */
-void rec_bin_parse_row(const struct rec_schema *s, const unsigned char *rec,
-			   struct rec_row *row);
+void rec_bin_parse_row(const struct rec_schema *s, const unsigned char *rec, struct rec_row *row);
 
 /*
  * Read a binary header from @f (positioned at its start) into @s and @m,
  * leaving @f at the first record. Returns 0, or -EBADMSG (not a
  * recording, or a malformed schema; @err says where), -EIO.
  */
-int rec_bin_read_header(FILE *f, struct rec_schema *s, struct rec_meta *m,
-			    struct rec_error *err);
+int rec_bin_read_header(FILE *f, struct rec_schema *s, struct rec_meta *m, struct rec_error *err);
 
 /*
  * Convert binary recording @in_path to CSV at @out_path ("-": stdout),
@@ -230,7 +226,7 @@ int rec_bin_read_header(FILE *f, struct rec_schema *s, struct rec_meta *m,
  * @err->msg with code 0. Returns 0, or -errno with @err filled.
  */
 int rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *rows,
-		 struct rec_error *err);
+	     struct rec_error *err);
 
 /* ---- recipes ----------------------------------------------------------------------- */
 
@@ -245,7 +241,7 @@ int rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *ro
  * closest one, wrong direction, duplicates, a missing file).
  */
 int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, const char *key,
-		    bool *added_ts, struct rec_error *err);
+		bool *added_ts, struct rec_error *err);
 
 /* ---- recording ----------------------------------------------------------------------- */
 
@@ -283,8 +279,8 @@ enum rec_end {
 	REC_END_STOPPED = 0,  /* rec_stop() (e.g. SIGINT) */
 	REC_END_SAMPLES = 1,  /* --samples reached */
 	REC_END_DURATION = 2, /* --duration elapsed */
-	REC_END_LOST = 3,	  /* the controller closed or the link failed */
-	REC_END_IO = 4,	  /* writing the output failed */
+	REC_END_LOST = 3,     /* the controller closed or the link failed */
+	REC_END_IO = 4,	      /* writing the output failed */
 	REC_END_NO_DATA = 5,  /* no data package for data_timeout_ns */
 };
 
@@ -325,8 +321,7 @@ struct rtl_rec;
  * recipe codes (bad names), -EEXIST (PATH.partial exists: never
  * overwritten), -errno of creating an output, -ENOMEM, with @err filled.
  */
-int rec_create(struct rtl_rec **out, const struct rec_config *cfg,
-		   struct rec_error *err);
+int rec_create(struct rtl_rec **out, const struct rec_config *cfg, struct rec_error *err);
 
 /*
  * Connect, write the headers and record until the end condition (call

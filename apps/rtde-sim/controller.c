@@ -176,9 +176,8 @@ const struct sim_ctrl_msg *sim_ctrl_msg_get(const struct rtl_sim *sim, uint64_t 
 	return seq && m->seq == seq ? m : NULL;
 }
 
-static void key_message(struct rtl_sim *sim, enum sim_ctrl_msg_kind kind,
-			enum sim_ctrl_level level, int32_t code, const char *title,
-			const char *text)
+static void key_message(struct rtl_sim *sim, enum sim_ctrl_msg_kind kind, enum sim_ctrl_level level,
+			int32_t code, const char *title, const char *text)
 {
 	struct sim_ctrl_msg m = { .kind = kind, .level = level, .code = code };
 
@@ -289,8 +288,7 @@ void sim_ctrl_tick(struct rtl_sim *sim, int64_t now)
 		c->robot_mode = RTL_UR_ROBOT_MODE_RUNNING;
 		c->releasing = false;
 	}
-	if (c->opts.protective_stop_after_s > 0 && !c->pstop_fault_done &&
-	    sim_ctrl_executing(c) &&
+	if (c->opts.protective_stop_after_s > 0 && !c->pstop_fault_done && sim_ctrl_executing(c) &&
 	    now - c->started_ns >= secs(c->opts.protective_stop_after_s)) {
 		c->pstop_fault_done = true;
 		sim_ctrl_protective_stop(sim, now, "injected by --protective-stop-after");
@@ -571,8 +569,8 @@ static void record_other(struct rtl_sim *sim, int port, const char *text, size_t
 	copy_line(o->first_line, sizeof(o->first_line), text, len, 1);
 }
 
-enum sim_ctrl_result sim_ctrl_program(struct rtl_sim *sim, int port, const char *text,
-					      size_t len, int64_t now)
+enum sim_ctrl_result sim_ctrl_program(struct rtl_sim *sim, int port, const char *text, size_t len,
+				      int64_t now)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 	size_t n = trim_len(text, len);

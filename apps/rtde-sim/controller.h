@@ -73,24 +73,24 @@ struct rtl_sim;
 /* Why an operation was refused (SIM_CTRL_OK: done or under way). */
 enum sim_ctrl_result {
 	SIM_CTRL_OK = 0,
-	SIM_CTRL_NOT_REMOTE,      /* e-Series in local control */
-	SIM_CTRL_POWERED_OFF,     /* needs power (brake release) */
-	SIM_CTRL_NOT_RUNNING,     /* needs the brakes released (play) */
+	SIM_CTRL_NOT_REMOTE,	  /* e-Series in local control */
+	SIM_CTRL_POWERED_OFF,	  /* needs power (brake release) */
+	SIM_CTRL_NOT_RUNNING,	  /* needs the brakes released (play) */
 	SIM_CTRL_PROTECTIVE_STOP, /* refused while in protective stop */
-	SIM_CTRL_TOO_EARLY,	      /* unlock within unlock_delay_s of the stop */
-	SIM_CTRL_NOT_STOPPED,     /* unlock without a protective stop */
-	SIM_CTRL_NO_PROGRAM,      /* play with nothing loaded */
-	SIM_CTRL_NOT_FOUND,	      /* load of a program that does not exist */
-	SIM_CTRL_BUSY,	      /* a transition is under way (powering on) */
-	SIM_CTRL_NOT_RTLOOP,      /* a program the simulator cannot run */
+	SIM_CTRL_TOO_EARLY,	  /* unlock within unlock_delay_s of the stop */
+	SIM_CTRL_NOT_STOPPED,	  /* unlock without a protective stop */
+	SIM_CTRL_NO_PROGRAM,	  /* play with nothing loaded */
+	SIM_CTRL_NOT_FOUND,	  /* load of a program that does not exist */
+	SIM_CTRL_BUSY,		  /* a transition is under way (powering on) */
+	SIM_CTRL_NOT_RTLOOP,	  /* a program the simulator cannot run */
 };
 
 /* Kinds of controller messages (the primary interface's robot messages). */
 enum sim_ctrl_msg_kind {
-	SIM_MSG_TEXT = 0,	       /* a text message (textmsg(), info) */
+	SIM_MSG_TEXT = 0,	   /* a text message (textmsg(), info) */
 	SIM_MSG_RUNTIME_EXCEPTION, /* a program failed: line, column, text */
-	SIM_MSG_KEY,	       /* a key message: code, title, text */
-	SIM_MSG_SAFETY,	       /* the safety mode changed: code, text */
+	SIM_MSG_KEY,		   /* a key message: code, title, text */
+	SIM_MSG_SAFETY,		   /* the safety mode changed: code, text */
 };
 
 /* Report levels of key and safety messages, as the primary interface's. */
@@ -173,14 +173,14 @@ struct sim_ctrl {
 	bool remote;
 	enum rtl_ur_program_state program_state;
 	char program_name[SIM_CTRL_NAME]; /* running or paused, or last */
-	char loaded[SIM_CTRL_NAME];	      /* the dashboard's loaded .urp, or "" */
-	bool executor;			      /* the rtloop program runs */
-	int64_t transition_ns;		      /* when POWER_ON/brake release completes */
-	bool releasing;			      /* a brake release is under way */
-	int64_t pstop_ns;		      /* when the protective stop happened */
-	int64_t started_ns;		      /* when the executor started */
-	bool pstop_fault_done;		      /* the injected stop fired this program */
-	uint64_t trips_base;		      /* robot watchdog trips at program start */
+	char loaded[SIM_CTRL_NAME];	  /* the dashboard's loaded .urp, or "" */
+	bool executor;			  /* the rtloop program runs */
+	int64_t transition_ns;		  /* when POWER_ON/brake release completes */
+	bool releasing;			  /* a brake release is under way */
+	int64_t pstop_ns;		  /* when the protective stop happened */
+	int64_t started_ns;		  /* when the executor started */
+	bool pstop_fault_done;		  /* the injected stop fired this program */
+	uint64_t trips_base;		  /* robot watchdog trips at program start */
 
 	struct sim_ctrl_msg msgs[SIM_CTRL_MSGS];
 	uint64_t msg_next; /* seq of the next message */
@@ -229,8 +229,8 @@ void sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *why)
  * (a runtime exception naming the line, or a key message saying what the
  * arm needs).
  */
-enum sim_ctrl_result sim_ctrl_program(struct rtl_sim *sim, int port, const char *text,
-					      size_t len, int64_t now);
+enum sim_ctrl_result sim_ctrl_program(struct rtl_sim *sim, int port, const char *text, size_t len,
+				      int64_t now);
 
 /* Queue a controller message (seq and time are filled in). */
 void sim_ctrl_message(struct rtl_sim *sim, const struct sim_ctrl_msg *m);

@@ -23,7 +23,7 @@
 #define U(id_, name_, fault_, udp_, min_, max_, effect_) \
 	[id_] = { .id = id_,                             \
 		  .name = name_,                         \
-		  .kind = SIM_OPT_UINT,              \
+		  .kind = SIM_OPT_UINT,                  \
 		  .fault = fault_,                       \
 		  .udp = udp_,                           \
 		  .min = min_,                           \
@@ -33,7 +33,7 @@
 #define D(id_, name_, fault_, udp_, min_, max_, effect_) \
 	[id_] = { .id = id_,                             \
 		  .name = name_,                         \
-		  .kind = SIM_OPT_DOUBLE,            \
+		  .kind = SIM_OPT_DOUBLE,                \
 		  .fault = fault_,                       \
 		  .udp = udp_,                           \
 		  .dmin = min_,                          \
@@ -43,7 +43,7 @@
 #define F(id_, name_, fault_, udp_, effect_) \
 	[id_] = { .id = id_,                 \
 		  .name = name_,             \
-		  .kind = SIM_OPT_FLAG,  \
+		  .kind = SIM_OPT_FLAG,      \
 		  .fault = fault_,           \
 		  .udp = udp_,               \
 		  .what = "a flag",          \
@@ -165,8 +165,8 @@ const struct sim_option *sim_option_find(const char *name)
 	return NULL;
 }
 
-const char *sim_option_name(const struct sim_option *o, enum sim_option_style style,
-				char *buf, size_t cap)
+const char *sim_option_name(const struct sim_option *o, enum sim_option_style style, char *buf,
+			    size_t cap)
 {
 	size_t len;
 
@@ -206,7 +206,7 @@ static int wrong_kind(const struct sim_option *o, enum sim_option_style style, c
 }
 
 int sim_option_set_uint(struct sim_setup *su, const struct sim_option *o, uint64_t v,
-			    enum sim_option_style style, char *why, size_t cap)
+			enum sim_option_style style, char *why, size_t cap)
 {
 	struct sim_opts *s = &su->sim;
 	struct sim_faults *f = &s->faults;
@@ -273,7 +273,7 @@ int sim_option_set_uint(struct sim_setup *su, const struct sim_option *o, uint64
 }
 
 int sim_option_set_double(struct sim_setup *su, const struct sim_option *o, double d,
-			      enum sim_option_style style, char *why, size_t cap)
+			  enum sim_option_style style, char *why, size_t cap)
 {
 	struct sim_opts *s = &su->sim;
 	struct sim_robot_config *rc = &s->robot;
@@ -336,7 +336,7 @@ int sim_option_set_double(struct sim_setup *su, const struct sim_option *o, doub
 }
 
 int sim_option_set_flag(struct sim_setup *su, const struct sim_option *o,
-			    enum sim_option_style style, char *why, size_t cap)
+			enum sim_option_style style, char *why, size_t cap)
 {
 	switch (o->kind == SIM_OPT_FLAG ? o->id : SIM_OPT_COUNT) {
 	case SIM_OPT_FIELDBUS:
@@ -378,9 +378,8 @@ static int parse_version(const char *arg, struct rtl_rtde_controller_version *v)
 	return 0;
 }
 
-int sim_option_set_text(struct sim_setup *su, const struct sim_option *o,
-			    const char *text, enum sim_option_style style, char *why,
-			    size_t cap)
+int sim_option_set_text(struct sim_setup *su, const struct sim_option *o, const char *text,
+			enum sim_option_style style, char *why, size_t cap)
 {
 	char n[48];
 
@@ -400,8 +399,7 @@ int sim_option_set_text(struct sim_setup *su, const struct sim_option *o,
 	return 0;
 }
 
-int sim_setup_check(const struct sim_setup *su, enum sim_option_style style, char *why,
-			size_t cap)
+int sim_setup_check(const struct sim_setup *su, enum sim_option_style style, char *why, size_t cap)
 {
 	const struct sim_opts *s = &su->sim;
 	const struct sim_faults *f = &s->faults;
@@ -426,14 +424,14 @@ int sim_setup_check(const struct sim_setup *su, enum sim_option_style style, cha
 	}
 	if (f->skip_every && f->skip_count >= f->skip_every)
 		return fail(why, cap, -EINVAL, "%s %u must be below %s %u",
-			    NAME(a, SIM_OPT_SKIP_COUNT), f->skip_count,
-			    NAME(b, SIM_OPT_SKIP_EVERY), f->skip_every);
+			    NAME(a, SIM_OPT_SKIP_COUNT), f->skip_count, NAME(b, SIM_OPT_SKIP_EVERY),
+			    f->skip_every);
 	if (!f->skip_every && f->skip_count != 1)
 		return fail(why, cap, -EINVAL, "%s needs %s", NAME(a, SIM_OPT_SKIP_COUNT),
 			    NAME(b, SIM_OPT_SKIP_EVERY));
 	if ((f->stall_ms != 0) != (f->stall_every_s > 0))
-		return fail(why, cap, -EINVAL, "%s and %s go together",
-			    NAME(a, SIM_OPT_STALL_MS), NAME(b, SIM_OPT_STALL_EVERY));
+		return fail(why, cap, -EINVAL, "%s and %s go together", NAME(a, SIM_OPT_STALL_MS),
+			    NAME(b, SIM_OPT_STALL_EVERY));
 	if (s->fieldbus && s->echo_register >= 0 && s->echo_register < RTL_RTDE_REG_FIELDBUS_END)
 		return fail(why, cap, -EINVAL,
 			    "%s %d is in the fieldbus range that %s makes IN_USE; use 24..47",

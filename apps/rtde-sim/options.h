@@ -48,9 +48,9 @@ struct sim_setup {
 
 enum sim_option_kind {
 	SIM_OPT_FLAG = 0, /* no value: on */
-	SIM_OPT_UINT,     /* an integer in [min, max] */
-	SIM_OPT_DOUBLE,   /* a finite number in [dmin, dmax] */
-	SIM_OPT_TEXT,     /* a text of the form .what says */
+	SIM_OPT_UINT,	  /* an integer in [min, max] */
+	SIM_OPT_DOUBLE,	  /* a finite number in [dmin, dmax] */
+	SIM_OPT_TEXT,	  /* a text of the form .what says */
 };
 
 enum sim_option_id {
@@ -108,7 +108,7 @@ struct sim_option {
 /* How messages name a setting. */
 enum sim_option_style {
 	SIM_STYLE_FLAG = 0, /* "--skip-count" */
-	SIM_STYLE_KEY,	/* "skip_count" */
+	SIM_STYLE_KEY,	    /* "skip_count" */
 };
 
 /* The defaults of rtde-sim: sim_opts_default(), a contact plane of
@@ -123,8 +123,8 @@ const struct sim_option *sim_option_at(size_t i);
 const struct sim_option *sim_option_find(const char *name);
 
 /* @o's name in @style into @buf of @cap bytes; returns @buf. */
-const char *sim_option_name(const struct sim_option *o, enum sim_option_style style,
-				char *buf, size_t cap);
+const char *sim_option_name(const struct sim_option *o, enum sim_option_style style, char *buf,
+			    size_t cap);
 
 /*
  * Set @o to @v (SIM_OPT_UINT), @d (SIM_OPT_DOUBLE), on (a flag) or
@@ -134,14 +134,13 @@ const char *sim_option_name(const struct sim_option *o, enum sim_option_style st
  * the setting in @style and the accepted values in @why (may be NULL).
  */
 int sim_option_set_uint(struct sim_setup *su, const struct sim_option *o, uint64_t v,
-			    enum sim_option_style style, char *why, size_t cap);
+			enum sim_option_style style, char *why, size_t cap);
 int sim_option_set_double(struct sim_setup *su, const struct sim_option *o, double d,
-			      enum sim_option_style style, char *why, size_t cap);
+			  enum sim_option_style style, char *why, size_t cap);
 int sim_option_set_flag(struct sim_setup *su, const struct sim_option *o,
-			    enum sim_option_style style, char *why, size_t cap);
-int sim_option_set_text(struct sim_setup *su, const struct sim_option *o,
-			    const char *text, enum sim_option_style style, char *why,
-			    size_t cap);
+			enum sim_option_style style, char *why, size_t cap);
+int sim_option_set_text(struct sim_setup *su, const struct sim_option *o, const char *text,
+			enum sim_option_style style, char *why, size_t cap);
 
 /*
  * The checks across settings, as rtde-sim makes them before it runs: a
@@ -151,8 +150,7 @@ int sim_option_set_text(struct sim_setup *su, const struct sim_option *o,
  * is on, the bind address an IPv4 address. Returns 0, or -EINVAL with the
  * sentence in @why (settings named in @style).
  */
-int sim_setup_check(const struct sim_setup *su, enum sim_option_style style, char *why,
-			size_t cap);
+int sim_setup_check(const struct sim_setup *su, enum sim_option_style style, char *why, size_t cap);
 
 /* The UDP mode's options from @su (rtde-sim --udp: the bind address, the
  * UDP port, the duration, the start time, the skips and the robot). */

@@ -636,8 +636,7 @@ int sim_robot_init(struct sim_robot *r, const struct sim_robot_config *cfg)
 		.robot_mode = SIM_ROBOT_MODE_RUNNING,
 		.safety_mode = SIM_SAFETY_MODE_NORMAL,
 		.safety_status = SIM_SAFETY_MODE_NORMAL,
-		.robot_status_bits =
-			SIM_ROBOT_STATUS_POWER_ON | SIM_ROBOT_STATUS_PROGRAM_RUNNING,
+		.robot_status_bits = SIM_ROBOT_STATUS_POWER_ON | SIM_ROBOT_STATUS_PROGRAM_RUNNING,
 		.safety_status_bits = SIM_SAFETY_STATUS_NORMAL,
 		.runtime_state = SIM_RUNTIME_PLAYING,
 		.speed_scaling = 1.0,
@@ -669,8 +668,7 @@ int sim_robot_set_contact(struct sim_robot *r, const struct sim_contact *c)
 	return take_contact(&r->cfg.contact, c);
 }
 
-int sim_robot_command(struct sim_robot *r, const struct sim_robot_cmd *cmd,
-			  int64_t now_ns)
+int sim_robot_command(struct sim_robot *r, const struct sim_robot_cmd *cmd, int64_t now_ns)
 {
 	bool fresh;
 
@@ -788,8 +786,7 @@ static uint32_t clamp_speed(const struct sim_robot *r, double v[N], double *rati
 }
 
 /* speedj / stopj: ramp toward @target, the leading joint at @a. */
-static void ramp_joints(const struct sim_robot *r, const double target[N], double a,
-			double out[N])
+static void ramp_joints(const struct sim_robot *r, const double target[N], double a, double out[N])
 {
 	double e[N], m = 0, step = a * period_s(r);
 
@@ -889,8 +886,7 @@ static void track_joints(const struct sim_robot *r, double out[N])
  * speed (uniform), braking ahead of a position limit (per joint), velocity
  * change (uniform, or per joint when @per_joint). *@ratio as clamp_speed().
  */
-static uint32_t apply_limits(const struct sim_robot *r, double qd[N], bool per_joint,
-			     double *ratio)
+static uint32_t apply_limits(const struct sim_robot *r, double qd[N], bool per_joint, double *ratio)
 {
 	double dt = period_s(r), f = 1.0;
 	uint32_t ev = clamp_speed(r, qd, ratio);

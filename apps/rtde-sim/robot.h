@@ -112,8 +112,8 @@ struct sim_contact {
 
 struct sim_robot_config {
 	int64_t period_ns;	      /* control period: 2 000 000 (500 Hz) or 8 000 000 (125 Hz) */
-	double q0[SIM_ROBOT_DOF]; /* initial joint positions [rad] */
-	double qd_max[SIM_ROBOT_DOF];  /* joint speed limits [rad/s], > 0 */
+	double q0[SIM_ROBOT_DOF];     /* initial joint positions [rad] */
+	double qd_max[SIM_ROBOT_DOF]; /* joint speed limits [rad/s], > 0 */
 	double qdd_max[SIM_ROBOT_DOF]; /* joint acceleration limits [rad/s^2], > 0 */
 	double q_min[SIM_ROBOT_DOF];   /* joint position limits [rad], min < max */
 	double q_max[SIM_ROBOT_DOF];
@@ -290,8 +290,7 @@ int sim_robot_init(struct sim_robot *r, const struct sim_robot_config *cfg);
  * watchdog has stopped the robot and @cmd still carries the heartbeat it
  * timed out on (ignored: send a new heartbeat to resume).
  */
-int sim_robot_command(struct sim_robot *r, const struct sim_robot_cmd *cmd,
-			  int64_t now_ns);
+int sim_robot_command(struct sim_robot *r, const struct sim_robot_cmd *cmd, int64_t now_ns);
 
 /*
  * Advance the robot by one control period; @now_ns is the time of this
@@ -349,14 +348,12 @@ uint32_t sim_robot_cmd_status(const struct sim_robot *r);
  * base frame the controller reports. @tcp_offset may be NULL (flange).
  */
 /* TCP pose of @q: x, y, z [m], rotation vector [rad] (angle in [0, pi]). */
-void sim_robot_fk(const double q[SIM_ROBOT_DOF], const double tcp_offset[6],
-		      double pose[6]);
+void sim_robot_fk(const double q[SIM_ROBOT_DOF], const double tcp_offset[6], double pose[6]);
 /*
  * Geometric Jacobian at the TCP, row-major 6 x 6: row r is vx vy vz wx wy wz,
  * column c is joint c; jac[6 * r + c].
  */
-void sim_robot_jacobian(const double q[SIM_ROBOT_DOF], const double tcp_offset[6],
-			    double jac[36]);
+void sim_robot_jacobian(const double q[SIM_ROBOT_DOF], const double tcp_offset[6], double jac[36]);
 /* Rotation vector (axis * angle) to a row-major 3 x 3 rotation matrix. */
 void sim_robot_rotvec_to_matrix(const double rv[3], double m[9]);
 /* Rotation matrix to rotation vector, angle in [0, pi]; at exactly pi the

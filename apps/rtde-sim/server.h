@@ -75,7 +75,7 @@ struct sim_server;
  *   other -errno   from socket(), bind(), listen(), epoll or timerfd.
  */
 int sim_server_create(struct sim_server **out, const struct sim_opts *sim_opts,
-			  const struct sim_server_opts *opts);
+		      const struct sim_server_opts *opts);
 
 /* The TCP port the server listens on. */
 uint16_t sim_server_port(const struct sim_server *srv);
@@ -121,7 +121,7 @@ const struct rtl_hist *sim_server_wake_hist(struct sim_server *srv);
  * reads only what may be read live). Returns 0, or -EIO when @f failed.
  */
 int sim_server_report_json(struct sim_server *srv, FILE *f, double seconds, bool mem_locked,
-			       const char *sched);
+			   const char *sched);
 
 /* Close the sockets and free the server and its controller (after the
  * loop has returned). NULL is accepted. */

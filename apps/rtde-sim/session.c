@@ -96,8 +96,8 @@ static size_t room(const struct sim_session *s, size_t max)
 	return max < s->out.cap ? max : s->out.cap;
 }
 
-int sim_session_text(struct rtl_sim *sim, struct sim_session *s, uint8_t level,
-			 const char *message, const char *source)
+int sim_session_text(struct rtl_sim *sim, struct sim_session *s, uint8_t level, const char *message,
+		     const char *source)
 {
 	struct rtl_rtde_text t = { 0 };
 	enum rtl_rtde_protocol proto = sim->opts.text_v2 ? RTL_RTDE_PROTOCOL_V2 : s->proto;
@@ -286,8 +286,7 @@ static enum rtl_rtde_type judge_output(const struct rtl_sim *sim, const struct r
  * -E2BIG when the type list would not fit one package.
  */
 static int judge(const struct rtl_sim *sim, const struct sim_session *s, bool input,
-		 const char *names, size_t names_len, char *types, struct sim_recipe *r,
-		 bool *ok)
+		 const char *names, size_t names_len, char *types, struct sim_recipe *r, bool *ok)
 {
 	struct rtl_rtde_list it;
 	const char *item;
@@ -339,8 +338,7 @@ static uint32_t divisor_of(double max_hz, double f)
 	return (uint32_t)n;
 }
 
-static int setup_outputs(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg,
-			 size_t len)
+static int setup_outputs(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len)
 {
 	struct rtl_rtde_setup_request req;
 	struct sim_recipe r = { .echo_slot = -1 };
@@ -411,8 +409,7 @@ static int setup_outputs(struct rtl_sim *sim, struct sim_session *s, const uint8
 	return err;
 }
 
-static int setup_inputs(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg,
-			size_t len)
+static int setup_inputs(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len)
 {
 	struct rtl_rtde_setup_request req;
 	struct sim_recipe r = { .echo_slot = -1 };
@@ -478,8 +475,8 @@ static int setup_inputs(struct rtl_sim *sim, struct sim_session *s, const uint8_
 
 /* ---- data from the client ---------------------------------------------------- */
 
-static int input_data(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg,
-		      size_t len, int64_t now)
+static int input_data(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len,
+		      int64_t now)
 {
 	struct rtl_rtde_data d;
 	const struct sim_recipe *r;
@@ -551,8 +548,8 @@ int sim_session_data(struct rtl_sim *sim, struct sim_session *s)
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg,
-			   size_t len, int64_t now)
+int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len,
+		       int64_t now)
 {
 	struct rtl_rtde_controller_version v;
 	struct rtl_rtde_text text;
@@ -633,8 +630,8 @@ int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t
 	}
 }
 
-int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *bytes,
-			 size_t len, int64_t now)
+int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *bytes, size_t len,
+		     int64_t now)
 {
 	const struct rtl_rtde_framer_error *fe;
 	const uint8_t *pkg;
@@ -657,8 +654,7 @@ int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *byt
 	if (r == -EMSGSIZE) {
 		fe = rtl_rtde_framer_error(s->framer);
 		sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR,
-				     fe ? fe->err.msg : "RTDE stream out of sync",
-				     SIM_TEXT_SOURCE);
+				 fe ? fe->err.msg : "RTDE stream out of sync", SIM_TEXT_SOURCE);
 		s->stats.errors++;
 		sim->stats.errors_answered++;
 		if (s->close == SIM_CLOSE_NONE || s->close == SIM_CLOSE_LIMIT) {

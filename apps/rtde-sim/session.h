@@ -59,11 +59,11 @@ struct rtl_sim;
 /* Why a session wants its connection closed (0: it does not). */
 enum sim_close {
 	SIM_CLOSE_NONE = 0,
-	SIM_CLOSE_SLOW,	/* send buffer would overflow: orderly close */
-	SIM_CLOSE_RESET,	/* --reset-after: abortive close (RST) */
-	SIM_CLOSE_DESYNC,	/* a header declares a size below 3: stream lost */
-	SIM_CLOSE_LIMIT,	/* over the client limit: closed after ~1 s */
-	SIM_CLOSE_IDLE,	/* no whole package within the handshake time-out */
+	SIM_CLOSE_SLOW,	    /* send buffer would overflow: orderly close */
+	SIM_CLOSE_RESET,    /* --reset-after: abortive close (RST) */
+	SIM_CLOSE_DESYNC,   /* a header declares a size below 3: stream lost */
+	SIM_CLOSE_LIMIT,    /* over the client limit: closed after ~1 s */
+	SIM_CLOSE_IDLE,	    /* no whole package within the handshake time-out */
 	SIM_CLOSE_SHUTDOWN, /* the simulator stops */
 };
 
@@ -155,8 +155,8 @@ void sim_session_close(struct rtl_sim *sim, struct sim_session *s);
  *              SIM_CLOSE_SLOW).
  *   -EINVAL    a NULL pointer.
  */
-int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *bytes,
-			 size_t len, int64_t now);
+int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *bytes, size_t len,
+		     int64_t now);
 
 /*
  * Handle one whole package (@len bytes at @pkg, @len equal to its header's
@@ -176,8 +176,8 @@ int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *byt
  * Returns 0, or -ENOBUFS (the answer did not fit: s->close is set), or
  * -EINVAL for a NULL pointer.
  */
-int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg,
-			   size_t len, int64_t now);
+int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len,
+		       int64_t now);
 
 /*
  * Queue a text message from the controller (level: enum rtl_rtde_level) in
@@ -185,8 +185,8 @@ int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t
  * when the controller's text_v2 option is set). Message and source are
  * truncated to 255 bytes. Returns 0, or -ENOBUFS (s->close is set).
  */
-int sim_session_text(struct rtl_sim *sim, struct sim_session *s, uint8_t level,
-			 const char *message, const char *source);
+int sim_session_text(struct rtl_sim *sim, struct sim_session *s, uint8_t level, const char *message,
+		     const char *source);
 
 /*
  * Queue a data package of the session's output recipe with the controller's

@@ -48,8 +48,8 @@ const struct sim_profile *sim_profile_find(const char *name)
 
 /* ---- robot state -> RTDE outputs ------------------------------------------ */
 
-#define RO(name_, member_, type_)                                                     \
-	{                                                                             \
+#define RO(name_, member_, type_)                                                 \
+	{                                                                         \
 		name_, offsetof(struct sim_robot, member_), RTL_RTDE_TYPE_##type_ \
 	}
 
@@ -435,8 +435,8 @@ void sim_publish(struct rtl_sim *sim, uint64_t k)
 
 /* ---- inputs ----------------------------------------------------------------------- */
 
-void sim_inputs_written(struct rtl_sim *sim, struct sim_session *s,
-			    const struct sim_recipe *r, int64_t now)
+void sim_inputs_written(struct rtl_sim *sim, struct sim_session *s, const struct sim_recipe *r,
+			int64_t now)
 {
 	const union rtl_rtde_value *v = sim->values;
 
@@ -547,8 +547,7 @@ int64_t sim_next_wake(struct rtl_sim *sim)
 		sim->next_burst = k + seconds_to_cycles(f->burst_every_s, sim->max_hz);
 		sim->stats.bursts++;
 	} else if (f->jitter_us) {
-		int64_t j =
-			(int64_t)(sim_rand(sim) % ((uint64_t)f->jitter_us + 1)) * RTL_NS_PER_US;
+		int64_t j = (int64_t)(sim_rand(sim) % ((uint64_t)f->jitter_us + 1)) * RTL_NS_PER_US;
 
 		wake = d + j;
 		if (j) {
@@ -607,8 +606,7 @@ int sim_cycle(struct rtl_sim *sim, int64_t now, bool send)
 			s->data_since_text = 0;
 			snprintf(msg, sizeof(msg), "injected text message after package %llu",
 				 (unsigned long long)s->stats.data_out);
-			if (!sim_session_text(sim, s, RTL_RTDE_LEVEL_INFO, msg,
-						  SIM_TEXT_SOURCE))
+			if (!sim_session_text(sim, s, RTL_RTDE_LEVEL_INFO, msg, SIM_TEXT_SOURCE))
 				sim->stats.texts_injected++;
 		}
 		if (f->reset_after && s->stats.data_out >= f->reset_after &&
@@ -674,8 +672,8 @@ bool sim_session_due_close(struct rtl_sim *sim, struct sim_session *s, int64_t n
 
 	/* Idle before its first START: the slot is given back, with a word
 	 * to the client (the text goes out with the orderly close). */
-	if ((s->close == SIM_CLOSE_NONE || s->close == SIM_CLOSE_LIMIT) &&
-	    !s->was_started && limit > 0 && now - s->last_in >= limit) {
+	if ((s->close == SIM_CLOSE_NONE || s->close == SIM_CLOSE_LIMIT) && !s->was_started &&
+	    limit > 0 && now - s->last_in >= limit) {
 		char msg[160];
 
 		snprintf(msg, sizeof(msg),

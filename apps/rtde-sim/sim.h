@@ -300,8 +300,8 @@ void sim_publish(struct rtl_sim *sim, uint64_t k);
  * array at time @now: pass command registers and standard outputs to the
  * robot, and record an echo if @r carries the echo register.
  */
-void sim_inputs_written(struct rtl_sim *sim, struct sim_session *s,
-			    const struct sim_recipe *r, int64_t now);
+void sim_inputs_written(struct rtl_sim *sim, struct sim_session *s, const struct sim_recipe *r,
+			int64_t now);
 
 /* Size of the next piece of a fragmented write, in 1..min(@avail, max). */
 size_t sim_fragment_len(struct rtl_sim *sim, size_t avail);

@@ -173,8 +173,7 @@ void sim_udp_fill_state(const struct sim_robot *r, double time_s, struct rtl_udp
  * Returns 0, -ENOTSUP (servol: the robot is told to stop instead), or the
  * robot's -EINVAL / -ESTALE.
  */
-int sim_udp_apply(struct sim_robot *r, const struct rtl_udp_cmd *c, int32_t seq,
-		      int64_t now_ns);
+int sim_udp_apply(struct sim_robot *r, const struct rtl_udp_cmd *c, int32_t seq, int64_t now_ns);
 
 /*
  * Limits of one session, Doosan units (struct rtl_udp_limits: 0 is no
@@ -206,14 +205,14 @@ struct sim_udp_clamp {
  * is clamped. Other modes, and non-finite values (the robot refuses
  * them), are left alone. Fills @out; returns its vel | acc. Pure.
  */
-bool sim_udp_clamp(const struct rtl_udp_limits *l, const struct sim_robot *r,
-		       struct rtl_udp_cmd *c, struct sim_udp_clamp *out);
+bool sim_udp_clamp(const struct rtl_udp_limits *l, const struct sim_robot *r, struct rtl_udp_cmd *c,
+		   struct sim_udp_clamp *out);
 
 /* The INFO text of a clamp (@acc: the acceleration's, else the
  * velocity's) of @mode into @buf: "speedj: acc[2] = 900 deg/s^2 is above
  * the limit 500 deg/s^2: clamped". Returns @buf. */
-const char *sim_udp_clamp_text(enum rtl_udp_mode mode, const struct sim_udp_clamp *cl,
-				   bool acc, char *buf, size_t len);
+const char *sim_udp_clamp_text(enum rtl_udp_mode mode, const struct sim_udp_clamp *cl, bool acc,
+			       char *buf, size_t len);
 
 /* The loss count of a session (set_rt_control_input's `loss`). */
 struct sim_udp_loss {
@@ -260,6 +259,6 @@ int sim_udp_report_json(struct sim_udp *u, FILE *f, double secs);
  * NULL). Returns 0 or -errno.
  */
 int sim_udp_main(const struct sim_udp_opts *o, FILE *out, FILE *json, bool quiet,
-		     struct sim_udp **running);
+		 struct sim_udp **running);
 
 #endif /* RTLSIM_UDP_H */

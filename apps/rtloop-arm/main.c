@@ -674,7 +674,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	k = cli_lookup(argv[optind], cmds, 4);
 	if (k < 0)
 		return cli_usage_error(PROG, "unknown command '%s' (check, up, stop or down)",
-					   argv[optind]);
+				       argv[optind]);
 	o->cmd = (enum cmd)k;
 	if (optind + 1 >= argc)
 		return cli_usage_error(PROG, "%s: missing HOST", cmds[k]);

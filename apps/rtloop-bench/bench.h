@@ -69,9 +69,9 @@ struct bench_cfg {
 	enum bench_transport transport;
 	double duration_s;
 	unsigned reps;
-	double rate_hz;			 /* requested output rate */
+	double rate_hz;		     /* requested output rate */
 	enum sim_profile_id profile; /* RTDE only */
-	const char *outputs;		 /* RTDE output recipe (has `timestamp`) */
+	const char *outputs;	     /* RTDE output recipe (has `timestamp`) */
 	int cpu_sim, cpu_rx, cpu_worker;
 	int prio_worker;      /* worker and timer floor */
 	int prio_rx;	      /* rx, simulator and ping-pong threads */

@@ -177,15 +177,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			int k = cli_lookup(optarg, transports, 2);
 
 			if (k < 0)
-				return cli_bad_value(PROG, "--transport", optarg,
-							 "rtde or udp");
+				return cli_bad_value(PROG, "--transport", optarg, "rtde or udp");
 			c->transport = (enum bench_transport)k;
 			break;
 		}
 		case 'd':
 			if (cli_parse_double(optarg, 0, 86400, &d) || d <= 0)
 				return cli_bad_value(PROG, "--duration", optarg,
-							 "seconds in (0, 86400]");
+						     "seconds in (0, 86400]");
 			c->duration_s = d;
 			o->have_duration = true;
 			break;
@@ -195,21 +194,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'n':
 			if (cli_parse_u64(optarg, 1, BENCH_MAX_REPS, &u))
 				return cli_bad_value(PROG, "--reps", optarg,
-							 "an integer from 1 to 51");
+						     "an integer from 1 to 51");
 			c->reps = (unsigned)u;
 			o->have_reps = true;
 			break;
 		case 'r':
 			if (cli_parse_double(optarg, 1, HUGE_VAL, &d))
 				return cli_bad_value(PROG, "--rate", optarg,
-							 "a rate in Hz, at least 1");
+						     "a rate in Hz, at least 1");
 			c->rate_hz = d;
 			break;
 		case 'P':
 			prof = sim_profile_find(optarg);
 			if (!prof)
 				return cli_bad_value(PROG, "--profile", optarg,
-							 "one of cb3, eseries, polyscope-x");
+						     "one of cb3, eseries, polyscope-x");
 			for (int i = 0; i < SIM_PROFILE_COUNT; i++)
 				if (sim_profile((enum sim_profile_id)i) == prof)
 					c->profile = (enum sim_profile_id)i;
@@ -220,7 +219,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			n = cli_parse_list(optarg, CPU_SETSIZE - 1, cpu, 2, 3);
 			if (n < 0)
 				return cli_bad_value(PROG, "--cpus", optarg,
-							 "SIM,LOOP or SIM,RX,WORKER CPU numbers");
+						     "SIM,LOOP or SIM,RX,WORKER CPU numbers");
 			c->cpu_sim = (int)cpu[0];
 			c->cpu_rx = (int)cpu[1];
 			c->cpu_worker = (int)cpu[n - 1];
@@ -229,7 +228,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'p':
 			if (cli_parse_u64(optarg, 1, 99, &u))
 				return cli_bad_value(PROG, "--priority", optarg,
-							 "a SCHED_FIFO priority from 1 to 99");
+						     "a SCHED_FIFO priority from 1 to 99");
 			c->prio_worker = (int)u;
 			break;
 		case 'm': {
@@ -239,15 +238,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 			if (k < 0)
 				return cli_bad_value(PROG, "--mode", optarg,
-							 "one of auto, threads, inline");
+						     "one of auto, threads, inline");
 			c->mode = (enum bench_mode)k;
 			break;
 		}
 		case OPT_SPIN:
 		case OPT_SPIN_LEAD:
 			/* Microseconds, 0..100 ms, for either field. */
-			if (cli_u64(PROG, ch == OPT_SPIN ? "--spin-us" : "--spin-lead-us",
-					optarg, 0, 100000, &u))
+			if (cli_u64(PROG, ch == OPT_SPIN ? "--spin-us" : "--spin-lead-us", optarg,
+				    0, 100000, &u))
 				return CLI_EXIT_USAGE;
 			*(ch == OPT_SPIN ? &c->spin_ns : &c->spin_lead_ns) =
 				(int64_t)u * RTL_NS_PER_US;
@@ -296,17 +295,15 @@ static int validate(struct opts *o)
 
 	if (c->transport == BENCH_UDP) {
 		if (o->have_profile)
-			return cli_bad_value(PROG, "--profile",
-						 sim_profile(c->profile)->name,
-						 "applies to --transport rtde only");
+			return cli_bad_value(PROG, "--profile", sim_profile(c->profile)->name,
+					     "applies to --transport rtde only");
 		if (o->have_outputs)
 			return cli_bad_value(PROG, "--outputs", c->outputs,
-						 "applies to --transport rtde only");
+					     "applies to --transport rtde only");
 		c->rate_hz = c->rate_hz > 0 ? c->rate_hz : UDP_DEFAULT_HZ;
 		if (c->rate_hz > UDP_MAX_HZ) {
 			snprintf(buf, sizeof(buf), "%g", c->rate_hz);
-			return cli_bad_value(PROG, "--rate", buf,
-						 "above the UDP stream's 1000 Hz");
+			return cli_bad_value(PROG, "--rate", buf, "above the UDP stream's 1000 Hz");
 		}
 		/* The simulator streams at any period: no divisor rule. */
 		c->divisor = 1;
@@ -318,7 +315,7 @@ static int validate(struct opts *o)
 		if (c->rate_hz > prof->frequency_hz) {
 			snprintf(buf, sizeof(buf), "%g", c->rate_hz);
 			return cli_bad_value(PROG, "--rate", buf,
-						 "above the profile's maximum rate");
+					     "above the profile's maximum rate");
 		}
 		c->divisor = rtl_rtde_output_divisor((double)prof->frequency_hz, c->rate_hz);
 		c->eff_hz = (double)prof->frequency_hz / c->divisor;
@@ -350,7 +347,7 @@ static int validate(struct opts *o)
 				snprintf(buf, sizeof(buf), "%d,%d,%d", c->cpu_sim, c->cpu_rx,
 					 c->cpu_worker);
 				return cli_bad_value(PROG, "--cpus", buf,
-							 "a CPU this process may not run on");
+						     "a CPU this process may not run on");
 			}
 	}
 
@@ -361,11 +358,11 @@ static int validate(struct opts *o)
 	} else {
 		if (!strstr(c->outputs, "timestamp"))
 			return cli_bad_value(PROG, "--outputs", c->outputs,
-						 "the recipe must hold timestamp (the echo)");
+					     "the recipe must hold timestamp (the echo)");
 		ret = bench_package_size(c->outputs, true, &c->out_size);
 		if (ret < 0)
 			return cli_bad_value(PROG, "--outputs", c->outputs,
-						 "not a valid output recipe");
+					     "not a valid output recipe");
 		ret = bench_package_size(RTL_RTDE_CMD_ECHO_RECIPE, false, &c->in_size);
 		if (ret < 0) {
 			fprintf(stderr, PROG ": the echo recipe does not build: %s\n",

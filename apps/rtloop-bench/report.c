@@ -120,7 +120,7 @@ void bench_hist_diff(struct rtl_hist *d, const struct rtl_hist *end, const struc
 
 /* Ratios ours / floor of quantile @q in each repetition. */
 static struct bench_stat3 ratio(struct bench_rep *reps, unsigned n, int ours, int floor, int q,
-				    double *per_rep)
+				double *per_rep)
 {
 	double v[BENCH_MAX_REPS];
 

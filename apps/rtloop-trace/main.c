@@ -110,19 +110,19 @@ static int cmd_record(int argc, char **argv)
 		case 's':
 			if (!valid_size(optarg))
 				return cli_bad_value(RECORD, "--subbuf-size", optarg,
-							 "not a size such as 4M or 262144");
+						     "not a size such as 4M or 262144");
 			o.subbuf_size = optarg;
 			break;
 		case 'n':
 			if (cli_parse_u64(optarg, 1, 1u << 20, &v) || (v & (v - 1)))
 				return cli_bad_value(RECORD, "--num-subbuf", optarg,
-							 "not a power of two");
+						     "not a power of two");
 			o.num_subbuf = (unsigned)v;
 			break;
 		case 't':
 			if (cli_parse_u64(optarg, 0, 3600000, &v))
 				return cli_bad_value(RECORD, "--register-timeout", optarg,
-							 "not a count of ms (0..3600000)");
+						     "not a count of ms (0..3600000)");
 			o.register_timeout = optarg;
 			break;
 		default:
@@ -130,8 +130,8 @@ static int cmd_record(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return cli_usage_error(
-			RECORD, "no command given (record [OPTIONS] -- COMMAND [ARG...])");
+		return cli_usage_error(RECORD,
+				       "no command given (record [OPTIONS] -- COMMAND [ARG...])");
 	o.argv = argv + optind;
 	return rtt_record(&o);
 }
@@ -166,14 +166,13 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case 'p':
 			if (cli_parse_u64(optarg, 1, INT32_MAX, &v))
-				return cli_bad_value(REPORT, "--pid", optarg,
-							 "not a process id");
+				return cli_bad_value(REPORT, "--pid", optarg, "not a process id");
 			pid = (int64_t)v;
 			break;
 		case 'P':
 			if (!*optarg)
 				return cli_usage_error(REPORT,
-							   "--plot needs a file name (FILE.png)");
+						       "--plot needs a file name (FILE.png)");
 			plot = optarg;
 			break;
 		default:
@@ -181,8 +180,7 @@ static int cmd_report(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return cli_usage_error(REPORT,
-					   "no trace directory given (report [OPTIONS] DIR)");
+		return cli_usage_error(REPORT, "no trace directory given (report [OPTIONS] DIR)");
 	if (argc - optind > 1)
 		return cli_extra_args(REPORT, optind + 1, argc, argv);
 	dir = argv[optind];

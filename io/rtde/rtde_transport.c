@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <rtloop/rtde_cmd.h>
+#include <rtloop/sized.h>
 #include <rtloop/stat.h>
 #include <rtloop/rtde_transport.h>
 #include <rtloop/tcp.h>
@@ -80,8 +81,7 @@ struct rtl_rtde_transport {
 	/* Written by the rx thread (rx_bytes) or the holder of the transmit
 	 * side (the rest); read by anyone. */
 	struct {
-		_Atomic uint64_t packages, keepalives, safe_packages, backlogged, rx_bytes,
-			tx_bytes;
+		RTL_RTDE_TRANSPORT_COUNTERS(RTL_STAT_ATOMIC)
 	} c;
 	/* The numeric address of the resolved host (a hook's own connections
 	 * to the controller ask no resolver at a reconnect). */
@@ -627,7 +627,8 @@ static int op_send(struct rtl_transport *base, int64_t now)
 	struct rtl_rtde_transport *t = of(base);
 	int64_t keep = t->cfg.keepalive_ns;
 	int beat_recipe = rtl_rtde_coalesce_beat_recipe(t->coal);
-	struct rtl_rtde_coalesce_stats beat_before = { 0 }, beat_after = { 0 };
+	struct rtl_rtde_coalesce_counters beat_before = { .size = sizeof(beat_before) },
+					  beat_after = { .size = sizeof(beat_after) };
 	bool keepalive = false;
 	int len, ret;
 
@@ -874,6 +875,7 @@ static const char *op_error(struct rtl_transport *base)
 }
 
 static const struct rtl_transport_ops rtde_ops = {
+	.size = sizeof(struct rtl_transport_ops),
 	.name = "rtde",
 	.connect = op_connect,
 	.recv = op_recv,
@@ -1025,6 +1027,7 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 	if (ret < 0)
 		return rtl_error_set(err, ret, "%s", terr.msg);
 	cc = cfg->client;
+	cc.size = sizeof(cc); /* a member of cfg: sized with it */
 	/* The client's data time-out follows the loop's receive time-out
 	 * unless set: the same length, but the client's error says what the
 	 * controller did (stopped, or sent only packages it drops). */
@@ -1047,7 +1050,8 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 	/* Allocated here, never on the hot path or at a reconnect: connect
 	 * only sets them up. rtl_rtde_transport_create() frees them if
 	 * anything below fails. */
-	if (rtl_rtde_coalesce_create(&t->coal) < 0 || rtl_rtde_coalesce_create(&t->safe) < 0) {
+	if (rtl_rtde_coalesce_create(&t->coal, err) < 0 ||
+	    rtl_rtde_coalesce_create(&t->safe, err) < 0) {
 		free(outputs);
 		return rtl_error_set(err, -ENOMEM, "RTDE transport: out of memory");
 	}
@@ -1055,6 +1059,7 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 	free(outputs); /* the client copied the names */
 	if (ret < 0)
 		return ret;
+	t->base.size = sizeof(t->base);
 	t->base.ops = &rtde_ops;
 	t->base.impl = t;
 	t->base.commands = t->coal;
@@ -1107,19 +1112,28 @@ RTL_API struct rtl_transport *rtl_rtde_transport_base(struct rtl_rtde_transport 
 	return t ? &t->base : NULL;
 }
 
-RTL_API void rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
-				      struct rtl_rtde_transport_stats *out)
+#define FIELD(name, doc) RTL_STAT_FIELD(rtl_rtde_transport_counters, name, doc)
+static const struct rtl_stat_field counter_fields[] = { RTL_RTDE_TRANSPORT_COUNTERS(FIELD) };
+#undef FIELD
+
+RTL_API const struct rtl_stat_field *rtl_rtde_transport_counter_fields(size_t *n)
 {
-	if (!t || !out)
-		return;
-	*out = (struct rtl_rtde_transport_stats){
-		.packages = rtl_stat_get(&t->c.packages),
-		.keepalives = rtl_stat_get(&t->c.keepalives),
-		.safe_packages = rtl_stat_get(&t->c.safe_packages),
-		.backlogged = rtl_stat_get(&t->c.backlogged),
-		.rx_bytes = rtl_stat_get(&t->c.rx_bytes),
-		.tx_bytes = rtl_stat_get(&t->c.tx_bytes),
-	};
+	if (n)
+		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
+	return counter_fields;
+}
+
+RTL_API int rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
+				     struct rtl_rtde_transport_counters *out)
+{
+	struct rtl_rtde_transport_counters s = { .size = sizeof(s) };
+
+	if (!t)
+		return -EINVAL;
+#define COPY(name, doc) s.name = rtl_stat_get(&t->c.name);
+	RTL_RTDE_TRANSPORT_COUNTERS(COPY)
+#undef COPY
+	return rtl__sized_out(out, &s, sizeof(s));
 }
 
 RTL_API struct rtl_rtde_client *rtl_rtde_transport_client(struct rtl_rtde_transport *t)

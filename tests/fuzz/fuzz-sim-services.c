@@ -222,8 +222,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			take_http(&c);
 		else
 			take_messages(&c);
-		check_controller(&sim,
-				 kind != SIM_PORT_DASHBOARD && kind != SIM_PORT_ROBOT_API);
+		check_controller(&sim, kind != SIM_PORT_DASHBOARD && kind != SIM_PORT_ROBOT_API);
 	}
 	/* One reply per command ("quit" closes: then nothing is counted). */
 	if (kind == SIM_PORT_DASHBOARD && !c.close)

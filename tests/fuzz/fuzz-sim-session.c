@@ -76,10 +76,9 @@ static void check_session(const struct rtl_sim *sim, const struct sim_session *s
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const enum sim_profile_id profiles[] = { SIM_PROFILE_ESERIES,
-							    SIM_PROFILE_CB3,
-							    SIM_PROFILE_POLYSCOPE_X,
-							    SIM_PROFILE_ESERIES };
+	static const enum sim_profile_id profiles[] = { SIM_PROFILE_ESERIES, SIM_PROFILE_CB3,
+							SIM_PROFILE_POLYSCOPE_X,
+							SIM_PROFILE_ESERIES };
 	struct sim_opts o;
 	struct rtl_sim *sim;
 	struct sim_session *s;

@@ -153,16 +153,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					FUZZ_CHECK(enc == (int)len);
 					fuzz_udp_same(d, out, len, reserved);
 					clamp_checked(&lim, robot, &c);
-					r = sim_udp_apply(robot, &c, (int32_t)(uint32_t)h.seq,
-							      now);
+					r = sim_udp_apply(robot, &c, (int32_t)(uint32_t)h.seq, now);
 					FUZZ_CHECK(r == 0 || r == -ENOTSUP || r == -EINVAL ||
 						   r == -ESTALE);
 				}
 			}
 		} else if (h.type == RTL_UDP_BYE) {
 			struct sim_robot_cmd stop = { .mode = RTL_RTDE_CMD_STOP,
-							  .seq = robot->last_seq + 1,
-							  .watchdog_ms = -1 };
+						      .seq = robot->last_seq + 1,
+						      .watchdog_ms = -1 };
 
 			FUZZ_CHECK(rc == -EPROTO);
 			sim_robot_command(robot, &stop, now);

@@ -58,7 +58,8 @@ static const struct rtl_transport_ops ops = {
 
 static struct rtl_loop *make_loop(struct rtl_transport *t)
 {
-	struct rtl_loop_config cfg = { .size = sizeof(cfg), .transport = t,
+	struct rtl_loop_config cfg = { .size = sizeof(cfg),
+				       .transport = t,
 				       .rt_mode = RTL_LOOP_RT_OFF };
 	struct rtl_loop *loop = NULL;
 	struct rtl_error err = { 0 };

@@ -269,7 +269,9 @@ static void fake_setup(void)
 	atomic_store(&hot_seen[1], false);
 	fake_rest_ops = fake_ops;
 	fake_rest_ops.at_rest = fake_at_rest;
-	tr = (struct rtl_transport){ .size = sizeof(tr), .ops = &fake_ops, .impl = &fk, .commands = &fk.cmd };
+	tr = (struct rtl_transport){
+		.size = sizeof(tr), .ops = &fake_ops, .impl = &fk, .commands = &fk.cmd
+	};
 }
 
 /* Nothing non-finite ever went on the fake's wire, and every safe entry
@@ -962,8 +964,10 @@ Test(loop, zeroed_config_pins_nothing_and_keeps_the_watchdog_on)
 {
 	/* Only what a test must set: RT_OFF (unprivileged). */
 	struct rtl_loop_config cfg = { .size = sizeof(cfg),
-		.transport = &tr, .step = step_record, .user = &sn, .rt_mode = RTL_LOOP_RT_OFF
-	};
+				       .transport = &tr,
+				       .step = step_record,
+				       .user = &sn,
+				       .rt_mode = RTL_LOOP_RT_OFF };
 	struct rtl_loop *loop;
 	struct rtl_loop_counters s = { .size = sizeof(s) };
 	cpu_set_t all;
@@ -1004,7 +1008,8 @@ Test(loop, a_cpu_without_its_pin_flag_is_refused)
 
 Test(loop, external_loop_reads_newest_and_writes)
 {
-	struct rtl_loop_config cfg = { .size = sizeof(cfg),
+	struct rtl_loop_config cfg = {
+		.size = sizeof(cfg),
 		.transport = &tr,
 		.rt_mode = RTL_LOOP_RT_OFF,
 		.watchdog_periods = -1,

@@ -316,8 +316,8 @@ static int control_init(PyObject *self, PyObject *args, PyObject *kw)
 	    py_parse_port(port, what, &o.port) < 0 ||
 	    py_parse_frequency(freq, what, &o.frequency) < 0 ||
 	    py_parse_seconds(to, what, "timeout", 0.001, &dflt_timeout, &o.timeout_ns) < 0 ||
-	    py_parse_seconds(stop, what, "stop_timeout", 0.001, &dflt_stop,
-				 &o.stop_timeout_ns) < 0 ||
+	    py_parse_seconds(stop, what, "stop_timeout", 0.001, &dflt_stop, &o.stop_timeout_ns) <
+		    0 ||
 	    py_parse_fields(fields, what, &o.fields) < 0)
 		return -1;
 	ret = py_rx_open(s, &o);

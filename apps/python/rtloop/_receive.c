@@ -274,7 +274,7 @@ err:
 }
 
 int py_parse_seconds(PyObject *o, const char *what, const char *name, double min,
-			 const double *none, int64_t *ns)
+		     const double *none, int64_t *ns)
 {
 	double v;
 
@@ -482,7 +482,7 @@ int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 		.connected = on_connected,
 		.user = s,
 	};
-	struct rtl_loop_config lc = { .rt_mode = RTL_LOOP_RT_DEGRADE };
+	struct rtl_loop_config lc = { .size = sizeof(lc), .rt_mode = RTL_LOOP_RT_DEGRADE };
 	struct rtl_error err = { 0 };
 	PyThreadState *ts;
 	int ret;
@@ -568,100 +568,45 @@ static int put_obj(PyObject *d, const char *key, PyObject *o)
 	return ret;
 }
 
-/* A uint64_t counter of a stats struct, by its C name. */
-struct counter {
-	const char *name;
-	size_t offset;
-};
-
-#define COUNTER(type, field)                         \
-	{                                            \
-#field, offsetof(struct type, field) \
-	}
-
-/* Every field of struct rtl_loop_stats. */
-static const struct counter loop_counters[] = {
-	COUNTER(rtl_loop_stats, frames),	   COUNTER(rtl_loop_stats, ctrl_skipped),
-	COUNTER(rtl_loop_stats, worker_skipped),   COUNTER(rtl_loop_stats, unstepped),
-	COUNTER(rtl_loop_stats, ring_full),	   COUNTER(rtl_loop_stats, steps),
-	COUNTER(rtl_loop_stats, overruns),	   COUNTER(rtl_loop_stats, sends),
-	COUNTER(rtl_loop_stats, suppressed),	   COUNTER(rtl_loop_stats, would_block),
-	COUNTER(rtl_loop_stats, rejected),	   COUNTER(rtl_loop_stats, stale),
-	COUNTER(rtl_loop_stats, after_stop),	   COUNTER(rtl_loop_stats, watchdog),
-	COUNTER(rtl_loop_stats, safe_sends),	   COUNTER(rtl_loop_stats, silent),
-	COUNTER(rtl_loop_stats, reconnects),	   COUNTER(rtl_loop_stats, rx_errors),
-	COUNTER(rtl_loop_stats, rx_timeouts),	   COUNTER(rtl_loop_stats, log_dropped),
-	COUNTER(rtl_loop_stats, stop_frames),	   COUNTER(rtl_loop_stats, stop_wait_ns),
-	COUNTER(rtl_loop_stats, stop_unconfirmed), COUNTER(rtl_loop_stats, spin_hits),
-	COUNTER(rtl_loop_stats, spin_time_ns),
-};
-
-/* Every field of struct rtl_rtde_client_stats. */
-static const struct counter client_counters[] = {
-	COUNTER(rtl_rtde_client_stats, packages),   COUNTER(rtl_rtde_client_stats, data),
-	COUNTER(rtl_rtde_client_stats, skipped),    COUNTER(rtl_rtde_client_stats, resets),
-	COUNTER(rtl_rtde_client_stats, malformed),  COUNTER(rtl_rtde_client_stats, wrong_recipe),
-	COUNTER(rtl_rtde_client_stats, wrong_size), COUNTER(rtl_rtde_client_stats, unexpected),
-	COUNTER(rtl_rtde_client_stats, text),	    COUNTER(rtl_rtde_client_stats, reconnects),
-};
-
-/* Every field of struct rtl_rtde_transport_stats. */
-static const struct counter transport_counters[] = {
-	COUNTER(rtl_rtde_transport_stats, packages),
-	COUNTER(rtl_rtde_transport_stats, keepalives),
-	COUNTER(rtl_rtde_transport_stats, safe_packages),
-	COUNTER(rtl_rtde_transport_stats, backlogged),
-	COUNTER(rtl_rtde_transport_stats, rx_bytes),
-	COUNTER(rtl_rtde_transport_stats, tx_bytes),
-};
-
-/* The binding's own (struct py_counts). */
-static const struct counter py_counters[] = {
-	COUNTER(py_counts, reads),	     COUNTER(py_counts, rereads),
-	COUNTER(py_counts, timeouts),    COUNTER(py_counts, writes),
-	COUNTER(py_counts, lone_writes), COUNTER(py_counts, write_errors),
-};
+/* The counters of the client and the transport come with the library's
+ * tables (<rtloop/stat.h>): the dicts below follow every counter added
+ * there. The binding's own, from PY_COUNTS. */
+#define PY_FIELD(name, doc) RTL_STAT_FIELD(py_counts, name, doc)
+static const struct rtl_stat_field py_counters[] = { PY_COUNTS(PY_FIELD) };
+#undef PY_FIELD
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-/*
- * A dict of the counters at @base. @atomic: load each with a relaxed
- * atomic load: the client's counters belong to the rx thread, which writes
- * them with plain stores (<rtloop/rtde_client.h>), so each is read whole,
- * and they are no coherent set while the loop runs (the loop's and the
- * transport's are the exact ones).
- */
-static PyObject *counters(const void *base, const struct counter *c, size_t n, bool atomic)
+/* A dict of the counters of snapshot @snap, by the names of table @f. */
+static PyObject *counters(const void *snap, const struct rtl_stat_field *f, size_t n)
 {
 	PyObject *d = PyDict_New();
 
-	for (size_t i = 0; d && i < n; i++) {
-		const uint64_t *p =
-			(const uint64_t *)(const void *)((const char *)base + c[i].offset);
-		uint64_t v = atomic ? __atomic_load_n(p, __ATOMIC_RELAXED) : *p;
-
-		if (put_u64(d, c[i].name, v) < 0)
+	for (size_t i = 0; d && i < n; i++)
+		if (put_u64(d, f[i].name, rtl_stat_value(snap, &f[i])) < 0)
 			Py_CLEAR(d);
-	}
 	return d;
 }
 
 static PyObject *live_stats(struct py_rx *s)
 {
-	const struct rtl_rtde_client_stats *cs =
-		rtl_rtde_client_stats(rtl_rtde_transport_client(s->tr));
-	struct rtl_rtde_transport_stats ts;
-	struct rtl_loop_stats ls;
+	struct rtl_rtde_client_counters cs = { .size = sizeof(cs) };
+	struct rtl_rtde_transport_counters ts = { .size = sizeof(ts) };
+	struct rtl_loop_counters ls = { .size = sizeof(ls) };
+	const struct rtl_stat_field *lf, *cf, *tf;
+	size_t ln, cn, tn;
 	PyObject *d;
 
+	lf = rtl_loop_counter_fields(&ln);
+	cf = rtl_rtde_client_counter_fields(&cn);
+	tf = rtl_rtde_transport_counter_fields(&tn);
 	rtl_loop_stats(s->loop, &ls);
+	rtl_rtde_client_stats(rtl_rtde_transport_client(s->tr), &cs);
 	rtl_rtde_transport_stats(s->tr, &ts);
-	d = counters(&ls, loop_counters, N_OF(loop_counters), false);
-	if (!d ||
-	    put_obj(d, "client", counters(cs, client_counters, N_OF(client_counters), true)) < 0 ||
-	    put_obj(d, "transport",
-		    counters(&ts, transport_counters, N_OF(transport_counters), false)) < 0 ||
-	    put_obj(d, "python", counters(&s->n, py_counters, N_OF(py_counters), false)) < 0) {
+	d = counters(&ls, lf, ln);
+	if (!d || put_obj(d, "client", counters(&cs, cf, cn)) < 0 ||
+	    put_obj(d, "transport", counters(&ts, tf, tn)) < 0 ||
+	    put_obj(d, "python", counters(&s->n, py_counters, N_OF(py_counters))) < 0) {
 		Py_XDECREF(d);
 		return NULL;
 	}
@@ -864,7 +809,7 @@ int py_rx_take(struct py_rx *s, int64_t timeout_ns, const char *what)
 		const struct rtl_loop_frame *f;
 		struct rtl_loop_frame head = { 0 };
 		bool got = false, stopped = false;
-		struct rtl_loop_stats st;
+		struct rtl_loop_counters st = { .size = sizeof(st) };
 
 		if (slice < 0)
 			slice = 0;
@@ -1246,7 +1191,7 @@ static PyMethodDef rx_methods[] = {
 	  "frame() -> dict or None\n\nThe loop's header of the frame last taken: seq, rx_ns, "
 	  "ctrl_time, ctrl_skipped." },
 	{ "stats", m_stats, METH_NOARGS,
-	  "stats() -> dict\n\nThe loop's counters (struct rtl_loop_stats, by C name), with "
+	  "stats() -> dict\n\nThe loop's counters (struct rtl_loop_counters, by C name), with "
 	  "'client', 'transport' and 'python' dicts. After close(): the final ones." },
 	{ "histograms", m_histograms, METH_NOARGS,
 	  "histograms() -> dict\n\nname -> {count, min, p50, p90, p99, max, mean, unit}." },
@@ -1427,8 +1372,7 @@ int py_receive_register(PyObject *module)
 {
 	PyObject *fields, *fn, *atexit, *r;
 
-	if (PyType_Ready(&py_receive_type) < 0 ||
-	    PyModule_AddType(module, &py_receive_type) < 0 ||
+	if (PyType_Ready(&py_receive_type) < 0 || PyModule_AddType(module, &py_receive_type) < 0 ||
 	    PyModule_AddFunctions(module, module_methods) < 0)
 		return -1;
 	fields = py_default_fields();

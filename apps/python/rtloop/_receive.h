@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include <rtloop/loop.h>
+#include <rtloop/stat.h>
 #include <rtloop/rtde_cmd.h>
 #include <rtloop/rtde_transport.h>
 
@@ -39,13 +40,17 @@ struct py_cmd_handles {
 };
 
 /* The binding's own counts, for the loop's identities (docs/python.md). */
+/* The binding's own counters, declared once (as the library's are). */
+#define PY_COUNTS(X)                                                       \
+	X(reads, "rtl_loop_read() calls that returned a frame: the steps") \
+	X(rereads, "of those: taken again because the ring had been full") \
+	X(timeouts, "read() calls that returned None: no frame in time")   \
+	X(writes, "rtl_loop_write() calls")                                \
+	X(lone_writes, "of those: with no read since the last write")      \
+	X(write_errors, "of those: failed with an error other than -EAGAIN")
+
 struct py_counts {
-	uint64_t reads;	       /* rtl_loop_read() calls that returned a frame: the steps */
-	uint64_t rereads;      /* of those: taken again because the ring had been full */
-	uint64_t timeouts;     /* read() calls that returned None: no frame in time */
-	uint64_t writes;       /* rtl_loop_write() calls */
-	uint64_t lone_writes;  /* of those: with no read since the last write */
-	uint64_t write_errors; /* of those: failed with an error other than -EAGAIN */
+	PY_COUNTS(RTL_STAT_U64)
 };
 
 struct py_rx {
@@ -108,7 +113,7 @@ int py_parse_port(PyObject *o, const char *what, uint16_t *out);
 int py_parse_fields(PyObject *o, const char *what, PyObject **out);
 /* Seconds, finite, in [@min, 1e6]; @none (if not NULL) for None. */
 int py_parse_seconds(PyObject *o, const char *what, const char *name, double min,
-			 const double *none, int64_t *ns);
+		     const double *none, int64_t *ns);
 int py_parse_frequency(PyObject *o, const char *what, double *out);
 int py_parse_host(PyObject *o, const char *what, const char **out);
 /* Refuse a second __init__ (-1, rtloop.Error EALREADY). */

@@ -454,7 +454,7 @@ static int fill(struct reading *r, struct fault *f)
 			size_t n = (size_t)(nl - p) + 1;
 
 			if (rec_csv_parse_row((const char *)p, n, s, r->extra, values, &row,
-						  &err)) {
+					      &err)) {
 				f->code = err.code;
 				f->row = i + 1;
 				f->offset = (uint64_t)(p - r->buf);

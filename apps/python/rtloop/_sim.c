@@ -65,9 +65,9 @@ typedef struct {
 	char *final; /* the report at the end (JSON text) */
 	size_t final_len;
 	int64_t t_start;
-	char sched[32];			       /* the thread's scheduling, for the report */
-	pid_t pid;			       /* of the process that started it */
-	uint16_t port;			       /* bound */
+	char sched[32];			   /* the thread's scheduling, for the report */
+	pid_t pid;			   /* of the process that started it */
+	uint16_t port;			   /* bound */
 	uint16_t svc_port[SIM_PORT_COUNT]; /* the dashboard's and script ports, bound */
 	pthread_t thread;
 
@@ -238,8 +238,7 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 				     name, o->dmin, o->dmax);
 			return -1;
 		}
-		err = sim_option_set_double(&self->su, o, d, SIM_STYLE_KEY, why,
-						sizeof(why));
+		err = sim_option_set_double(&self->su, o, d, SIM_STYLE_KEY, why, sizeof(why));
 		break;
 	}
 	default: {
@@ -634,8 +633,8 @@ static PyObject *Sim_report(SimObject *self, PyObject *Py_UNUSED(ignored))
 	Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&self->lock);
 	err = (self->joined && !self->final) ? -EIO : write_report(self, &text, &len);
 	pthread_mutex_unlock(&self->lock);
-	Py_END_ALLOW_THREADS if (err) return py_raise(
-		err, "rtde-sim: the report could not be written");
+	Py_END_ALLOW_THREADS if (err) return py_raise(err,
+						      "rtde-sim: the report could not be written");
 	json = PyImport_ImportModule("json");
 	if (!json) {
 		free(text);

@@ -344,32 +344,32 @@ struct rtl_loop_config {
  * (rtl_loop_counter_fields()), so a counter is added here and nowhere else.
  * New counters go at the end (the snapshot's layout is ABI).
  */
-#define RTL_LOOP_COUNTERS(X)                                                                     \
-	X(frames, "data frames received (while running)")                                        \
-	X(ctrl_skipped, "frames the controller skipped (timestamp steps)")                       \
-	X(worker_skipped, "frames the worker skipped (newest only)")                             \
-	X(unstepped, "frames received that no step took: the loop ended first")                  \
-	X(ring_full, "frames dropped because the ring was full")                                 \
-	X(steps, "step calls")                                                                   \
-	X(overruns, "steps that took longer than a period")                                      \
-	X(sends, "sends that put bytes on the wire")                                             \
-	X(suppressed, "sends with nothing changed, or disarmed")                                 \
-	X(would_block, "sends that would have blocked")                                          \
-	X(rejected, "steps whose commands failed the check (the safe package was sent)")         \
-	X(stale, "steps whose commands were discarded: the watchdog fired meanwhile")            \
-	X(after_stop, "steps whose commands were discarded: the loop was stopping")              \
-	X(watchdog, "watchdog episodes (one per stall)")                                         \
-	X(safe_sends, "safe packages sent: watchdog, rejections, disarm, (re)connect, stop")     \
-	X(silent, "armed, yet nothing sent for longer than the controller's watchdog")           \
-	X(reconnects, "successful reconnects")                                                   \
-	X(rx_errors, "malformed or failed receives")                                             \
-	X(rx_timeouts, "connections declared lost: no frame for rx_timeout_ns")                  \
-	X(log_dropped, "log lines of the real-time threads dropped (queue full)")                \
-	X(stop_frames, "the stop at exit: frames received while waiting for rest")               \
-	X(stop_wait_ns, "the stop at exit: ns from the stop to rest confirmed")                  \
-	X(stop_unconfirmed, "the stop at exit: 1 when the arm was not seen at rest")             \
-	X(spin_hits, "frames the wait found while spinning (no futex wake-up)")                  \
-	X(spin_time_ns, "ns the wait spent spinning, in total")                                  \
+#define RTL_LOOP_COUNTERS(X)                                                                 \
+	X(frames, "data frames received (while running)")                                    \
+	X(ctrl_skipped, "frames the controller skipped (timestamp steps)")                   \
+	X(worker_skipped, "frames the worker skipped (newest only)")                         \
+	X(unstepped, "frames received that no step took: the loop ended first")              \
+	X(ring_full, "frames dropped because the ring was full")                             \
+	X(steps, "step calls")                                                               \
+	X(overruns, "steps that took longer than a period")                                  \
+	X(sends, "sends that put bytes on the wire")                                         \
+	X(suppressed, "sends with nothing changed, or disarmed")                             \
+	X(would_block, "sends that would have blocked")                                      \
+	X(rejected, "steps whose commands failed the check (the safe package was sent)")     \
+	X(stale, "steps whose commands were discarded: the watchdog fired meanwhile")        \
+	X(after_stop, "steps whose commands were discarded: the loop was stopping")          \
+	X(watchdog, "watchdog episodes (one per stall)")                                     \
+	X(safe_sends, "safe packages sent: watchdog, rejections, disarm, (re)connect, stop") \
+	X(silent, "armed, yet nothing sent for longer than the controller's watchdog")       \
+	X(reconnects, "successful reconnects")                                               \
+	X(rx_errors, "malformed or failed receives")                                         \
+	X(rx_timeouts, "connections declared lost: no frame for rx_timeout_ns")              \
+	X(log_dropped, "log lines of the real-time threads dropped (queue full)")            \
+	X(stop_frames, "the stop at exit: frames received while waiting for rest")           \
+	X(stop_wait_ns, "the stop at exit: ns from the stop to rest confirmed")              \
+	X(stop_unconfirmed, "the stop at exit: 1 when the arm was not seen at rest")         \
+	X(spin_hits, "frames the wait found while spinning (no futex wake-up)")              \
+	X(spin_time_ns, "ns the wait spent spinning, in total")                              \
 	RTL_LOOP__TEST_COUNTERS(X)
 
 /* A test of the table adds a counter here (tests/rt/test-loop-counters.c);

@@ -26,8 +26,7 @@
 
 /* ---- server -------------------------------------------------------------------------- */
 
-static struct sim_server *serve(const struct sim_opts *o,
-				    const struct sim_server_opts *so)
+static struct sim_server *serve(const struct sim_opts *o, const struct sim_server_opts *so)
 {
 	struct sim_server_opts def = { 0 };
 	struct sim_server *srv = NULL;
@@ -443,8 +442,7 @@ Test(sim_server, fragmented_stream_still_decodes)
 	o.faults.fragment = true;
 	o.faults.fragment_max = 5;
 	srv = serve(&o, NULL);
-	c = streaming_client(sim_server_port(srv), 500, "timestamp,actual_q,actual_TCP_pose",
-			     0);
+	c = streaming_client(sim_server_port(srv), 500, "timestamp,actual_q,actual_TCP_pose", 0);
 	n = collect(c, 300, ts_buf, 4096, NULL);
 	cr_assert_gt(n, 30);
 	assert_steps(ts_buf, n, 0.002);

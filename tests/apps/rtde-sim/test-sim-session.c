@@ -62,8 +62,8 @@ static void feed(struct rtl_sim *sim, struct sim_session *s, const void *b, size
 }
 
 /* Feed @req and expect exactly @exp (@elen bytes) back. */
-static void expect_reply(struct rtl_sim *sim, struct sim_session *s, const void *req,
-			 size_t rlen, const void *exp, size_t elen)
+static void expect_reply(struct rtl_sim *sim, struct sim_session *s, const void *req, size_t rlen,
+			 const void *exp, size_t elen)
 {
 	uint8_t got[70000];
 	size_t n;
@@ -503,8 +503,7 @@ Test(sim_session, output_rate_is_the_maximum_over_floor_max_over_f)
 
 /* Run cycles 0..n-1 at their deadlines; collect the timestamps of the
  * v2 data packages queued to @s (other packages are skipped). */
-static size_t stream(struct rtl_sim *sim, struct sim_session *s, unsigned n, double *ts,
-		     size_t max)
+static size_t stream(struct rtl_sim *sim, struct sim_session *s, unsigned n, double *ts, size_t max)
 {
 	static uint8_t buf[1 << 20];
 	size_t got = 0, len, off = 0;

@@ -144,7 +144,7 @@ static void pump(struct client *c, int ms)
 		int64_t end_ = rtl_time_now() + WAIT_NS;                                 \
 		for (;;) {                                                               \
 			pump((c), 1);                                                    \
-			sim_udp_stats((c)->u, &(st));                                \
+			sim_udp_stats((c)->u, &(st));                                    \
 			if (cond)                                                        \
 				break;                                                   \
 			cr_assert_lt(rtl_time_now(), end_, "not within 3 s: %s", #cond); \

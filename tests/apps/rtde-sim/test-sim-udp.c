@@ -109,9 +109,8 @@ Test(sim_udp_rules, speedj_velocity_and_acceleration_above_the_limits_are_clampe
 	cr_assert_not(cl.acc_auto);
 	cr_assert_str_eq(sim_udp_clamp_text(RTL_UDP_MODE_SPEEDJ, &cl, true, text, sizeof(text)),
 			 "speedj: acc[2] = 900 deg/s^2 is above the limit 500 deg/s^2: clamped");
-	cr_assert_str_eq(
-		sim_udp_clamp_text(RTL_UDP_MODE_SPEEDJ, &cl, false, text, sizeof(text)),
-		"speedj: vel[1] = -45 deg/s is above the limit 30 deg/s: clamped");
+	cr_assert_str_eq(sim_udp_clamp_text(RTL_UDP_MODE_SPEEDJ, &cl, false, text, sizeof(text)),
+			 "speedj: vel[1] = -45 deg/s is above the limit 30 deg/s: clamped");
 }
 
 Test(sim_udp_rules, an_auto_acceleration_is_clamped_by_its_derived_value)
@@ -183,9 +182,8 @@ Test(sim_udp_rules, speedl_limits_split_translation_and_rotation)
 		cr_assert_eq(c.vel[i], want[i], "vel[%d]", i);
 	cr_assert_eq(c.acc[0], 500, "mm/s^2, below 1000");
 	cr_assert_eq(c.acc[3], 200, "deg/s^2, above 200");
-	cr_assert_str_eq(
-		sim_udp_clamp_text(RTL_UDP_MODE_SPEEDL, &cl, false, text, sizeof(text)),
-		"speedl: vel[0] = 200 mm/s is above the limit 100 mm/s: clamped");
+	cr_assert_str_eq(sim_udp_clamp_text(RTL_UDP_MODE_SPEEDL, &cl, false, text, sizeof(text)),
+			 "speedl: vel[0] = 200 mm/s is above the limit 100 mm/s: clamped");
 	cr_assert_str_eq(sim_udp_clamp_text(RTL_UDP_MODE_SPEEDL, &cl, true, text, sizeof(text)),
 			 "speedl: acc[3] = 300 deg/s^2 is above the limit 200 deg/s^2: clamped");
 
@@ -193,9 +191,8 @@ Test(sim_udp_rules, speedl_limits_split_translation_and_rotation)
 	memset(c.vel, 0, sizeof(c.vel));
 	c.vel[5] = 120;
 	cr_assert(sim_udp_clamp(&l, &r, &c, &cl));
-	cr_assert_str_eq(
-		sim_udp_clamp_text(RTL_UDP_MODE_SPEEDL, &cl, false, text, sizeof(text)),
-		"speedl: vel[5] = 120 deg/s is above the limit 100 deg/s: clamped");
+	cr_assert_str_eq(sim_udp_clamp_text(RTL_UDP_MODE_SPEEDL, &cl, false, text, sizeof(text)),
+			 "speedl: vel[5] = 120 deg/s is above the limit 100 deg/s: clamped");
 }
 
 Test(sim_udp_rules, other_modes_and_non_finite_values_are_left_alone)
