@@ -154,7 +154,7 @@ int main()
 	rtl_ring *raw = nullptr;
 	unsigned long v = 7, out = 0;
 
-	if (rtl_ring_create(&raw, 16, sizeof(v)) != 0)
+	if (rtl_ring_create(&raw, 16, sizeof(v), NULL) != 0)
 		return 1;
 	std::unique_ptr<rtl_ring, RingDeleter> r(raw);
 	rtl_ring_push_sz(r.get(), &v, sizeof(v));
@@ -347,7 +347,7 @@ for h in "$prefix"/include/rtloop/*.h; do
 		fi
 	done
 done
-check "the installed headers' call shape (tests/headers/check-call-shape.py --include, report only)" python3 "$src/tests/headers/check-call-shape.py" --report-only --include "$prefix/include"
+check "the installed headers' call shape (tests/headers/check-call-shape.py --include)" python3 "$src/tests/headers/check-call-shape.py" --inline --include "$prefix/include"
 
 # ---- 6. relocation -------------------------------------------------------------------------
 section "the prefix moved elsewhere"

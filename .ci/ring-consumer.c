@@ -14,7 +14,7 @@ int main(void)
 	struct rtl_ring *r;
 	unsigned long v = 7, out = 0;
 
-	if (rtl_ring_create(&r, 16, sizeof(v)) != 0)
+	if (rtl_ring_create(&r, 16, sizeof(v), NULL) != 0)
 		return 1;
 	rtl_ring_push_sz(r, &v, sizeof(v));
 	rtl_ring_pop_sz(r, &out, sizeof(out));

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include <rtloop/error.h>
 #include <rtloop/ring.h>
 
 static bool geometry_ok(uint32_t capacity, size_t slot_size)
@@ -60,28 +61,37 @@ RTL_API int rtl_ring_init(struct rtl_ring *r, void *storage, uint32_t capacity, 
 	return rtl_ring_init_at(r, storage, capacity, slot_size, 0);
 }
 
-RTL_API int rtl_ring_create(struct rtl_ring **out, uint32_t capacity, size_t slot_size)
+RTL_API int rtl_ring_create(struct rtl_ring **out, uint32_t capacity, size_t slot_size,
+			    struct rtl_error *err)
 {
 	size_t ctl = sizeof(struct rtl_ring);
 	size_t bytes;
 	struct rtl_ring *r;
 	int ret;
 
-	if (!out || !geometry_ok(capacity, slot_size))
-		return -EINVAL;
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "rtl_ring_create: out is NULL");
+	if (!geometry_ok(capacity, slot_size))
+		return rtl_error_set(
+			err, -EINVAL,
+			"ring of %u slots of %zu bytes: the capacity must be a power of "
+			"two from 1 to %u and a slot 1 byte to 4 GiB (fix: round the "
+			"capacity up to a power of two)",
+			(unsigned)capacity, slot_size, (unsigned)RTL_RING_MAX_CAPACITY);
 	bytes = rtl_ring_storage_size(capacity, slot_size);
 	if (bytes > SIZE_MAX - ctl - RTL_RING_ALIGN)
-		return -ENOMEM;
+		return rtl_error_set(err, -ENOMEM, "ring of %u slots of %zu bytes: too large",
+				     (unsigned)capacity, slot_size);
 	/* aligned_alloc wants a size that is a multiple of the alignment. */
 	bytes = (ctl + bytes + RTL_RING_ALIGN - 1) / RTL_RING_ALIGN * RTL_RING_ALIGN;
 	r = aligned_alloc(RTL_RING_ALIGN, bytes);
 	if (!r)
-		return -ENOMEM;
+		return rtl_error_set(err, -ENOMEM, "ring of %zu bytes: out of memory", bytes);
 	memset(r, 0, bytes);
 	ret = rtl_ring_init(r, (unsigned char *)r + ctl, capacity, slot_size);
 	if (ret < 0) {
 		free(r);
-		return ret;
+		return rtl_error_set(err, ret, "ring: set-up failed");
 	}
 	*out = r;
 	return 0;

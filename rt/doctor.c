@@ -309,7 +309,7 @@ static void fmt_cpulist(const uint64_t *mask, char *buf, size_t len)
 
 /* ---- exported parsers ---------------------------------------------------- */
 
-RTL_API int rtl_doctor_parse_selected(const char *s, char *out, size_t len)
+RTL_API int rtl_doctor_parse_selected(char *out, size_t len, const char *s)
 {
 	const char *open, *close;
 	size_t n;
@@ -344,7 +344,7 @@ static bool param_eq(const char *a, size_t n, const char *key)
 	return key[n] == '\0';
 }
 
-RTL_API int rtl_doctor_cmdline_get(const char *cmdline, const char *key, char *out, size_t len)
+RTL_API int rtl_doctor_cmdline_get(char *out, size_t len, const char *cmdline, const char *key)
 {
 	const char *p = cmdline, *val = NULL;
 	size_t vlen = 0;
@@ -417,7 +417,7 @@ static bool parse_uint(const char **p, unsigned *v)
 	return true;
 }
 
-RTL_API int rtl_doctor_parse_cpulist(const char *s, uint64_t *mask, size_t words)
+RTL_API int rtl_doctor_parse_cpulist(uint64_t *mask, size_t words, const char *s)
 {
 	const char *p = s;
 	int count = 0;
@@ -495,10 +495,10 @@ static void check_preempt(const struct ctx *c, struct rtl_doctor_finding *f)
 	if (has_word(v, "PREEMPT_DYNAMIC")) {
 		mode[0] = '\0';
 		if (read_file(c, "sys/kernel/debug/sched/preempt", sel, sizeof(sel)) > 0 &&
-		    rtl_doctor_parse_selected(sel, mode, sizeof(mode)) > 0) {
+		    rtl_doctor_parse_selected(mode, sizeof(mode), sel) > 0) {
 			from = "";
 		} else if (c->cmdline_err == 0 &&
-			   rtl_doctor_cmdline_get(c->cmdline, "preempt", mode, sizeof(mode)) > 0) {
+			   rtl_doctor_cmdline_get(mode, sizeof(mode), c->cmdline, "preempt") > 0) {
 			from = " (preempt= on the command line)";
 		} else {
 			say(f, RTL_DOCTOR_WARN,
@@ -750,7 +750,7 @@ static void check_isolcpus(struct ctx *c, struct rtl_doctor_finding *f)
 		cmdline_unknown(c, f, "isolcpus");
 		return;
 	}
-	r = rtl_doctor_cmdline_get(c->cmdline, "isolcpus", val, sizeof(val));
+	r = rtl_doctor_cmdline_get(val, sizeof(val), c->cmdline, "isolcpus");
 	if (r == -ENOENT) {
 		say(f, RTL_DOCTOR_WARN,
 		    "no isolcpus= on the kernel command line: other tasks share the loop's CPUs");
@@ -760,7 +760,7 @@ static void check_isolcpus(struct ctx *c, struct rtl_doctor_finding *f)
 		    FIX_GRUB);
 		return;
 	}
-	if (r < 0 || rtl_doctor_parse_cpulist(isolcpus_list(val), c->isol, CPU_WORDS) <= 0) {
+	if (r < 0 || rtl_doctor_parse_cpulist(c->isol, CPU_WORDS, isolcpus_list(val)) <= 0) {
 		say(f, RTL_DOCTOR_WARN, "isolcpus=%.200s: CPU list not understood",
 		    r < 0 ? "?" : val);
 		fix(f, "use isolcpus=[nohz,domain,managed_irq,]<cpu-list>, e.g. "
@@ -798,7 +798,7 @@ static void check_nohz_full(const struct ctx *c, struct rtl_doctor_finding *f)
 		cmdline_unknown(c, f, "nohz_full");
 		return;
 	}
-	r = rtl_doctor_cmdline_get(c->cmdline, "nohz_full", val, sizeof(val));
+	r = rtl_doctor_cmdline_get(val, sizeof(val), c->cmdline, "nohz_full");
 	if (r == -ENOENT) {
 		say(f, RTL_DOCTOR_WARN,
 		    "no nohz_full= on the kernel command line: the tick interrupts the loop's "
@@ -806,7 +806,7 @@ static void check_nohz_full(const struct ctx *c, struct rtl_doctor_finding *f)
 		fix(f, "add nohz_full=%s %s (needs CONFIG_NO_HZ_FULL)", example, FIX_GRUB);
 		return;
 	}
-	if (r <= 0 || rtl_doctor_parse_cpulist(val, mask, CPU_WORDS) <= 0) {
+	if (r <= 0 || rtl_doctor_parse_cpulist(mask, CPU_WORDS, val) <= 0) {
 		say(f, RTL_DOCTOR_WARN, "nohz_full=%.200s: CPU list not understood",
 		    r < 0 ? "?" : val);
 		fix(f, "use nohz_full=<cpu-list>, e.g. nohz_full=%s", example);
@@ -842,9 +842,9 @@ static void check_rcu_nocbs(const struct ctx *c, struct rtl_doctor_finding *f)
 		return;
 	}
 	memset(mask, 0, sizeof(mask));
-	r = rtl_doctor_cmdline_get(c->cmdline, "rcu_nocbs", val, sizeof(val));
+	r = rtl_doctor_cmdline_get(val, sizeof(val), c->cmdline, "rcu_nocbs");
 	if (r > 0) {
-		if (rtl_doctor_parse_cpulist(val, mask, CPU_WORDS) < 0) {
+		if (rtl_doctor_parse_cpulist(mask, CPU_WORDS, val) < 0) {
 			say(f, RTL_DOCTOR_WARN, "rcu_nocbs=%.200s: CPU list not understood", val);
 			fix(f, "use rcu_nocbs=<cpu-list>, e.g. rcu_nocbs=%s", example);
 			return;
@@ -852,8 +852,8 @@ static void check_rcu_nocbs(const struct ctx *c, struct rtl_doctor_finding *f)
 		have = true;
 	}
 	/* nohz_full CPUs are no-callback CPUs too (see kernel-parameters). */
-	if (rtl_doctor_cmdline_get(c->cmdline, "nohz_full", nval, sizeof(nval)) > 0 &&
-	    rtl_doctor_parse_cpulist(nval, nohz, CPU_WORDS) > 0) {
+	if (rtl_doctor_cmdline_get(nval, sizeof(nval), c->cmdline, "nohz_full") > 0 &&
+	    rtl_doctor_parse_cpulist(nohz, CPU_WORDS, nval) > 0) {
 		have_nohz = true;
 		for (size_t w = 0; w < CPU_WORDS; w++)
 			mask[w] |= nohz[w];
@@ -921,7 +921,7 @@ static void check_thp(const struct ctx *c, struct rtl_doctor_finding *f)
 		say(f, RTL_DOCTOR_OK, "not available (kernel without transparent huge pages)");
 		return;
 	}
-	if (r < 0 || rtl_doctor_parse_selected(buf, mode, sizeof(mode)) <= 0) {
+	if (r < 0 || rtl_doctor_parse_selected(mode, sizeof(mode), buf) <= 0) {
 		say(f, RTL_DOCTOR_WARN, "unknown: transparent_hugepage/enabled %s",
 		    r < 0 ? err_text(r) : "not understood");
 		fix(f, "check with `cat /sys/kernel/mm/transparent_hugepage/enabled`");
@@ -985,7 +985,7 @@ static void check_cpu_dma_latency(const struct ctx *c, struct rtl_doctor_finding
 
 	if (c->cmdline_err == 0) {
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-			if (rtl_doctor_cmdline_get(c->cmdline, keys[i], val, sizeof(val)) <= 0)
+			if (rtl_doctor_cmdline_get(val, sizeof(val), c->cmdline, keys[i]) <= 0)
 				continue;
 			if (i == 0 && strcmp(val, "poll") != 0)
 				continue;
@@ -1120,8 +1120,8 @@ static int ctx_init(struct ctx *c, const struct rtl_doctor_opts *opts)
 	return 0;
 }
 
-RTL_API int rtl_doctor_run(const struct rtl_doctor_opts *opts, struct rtl_doctor_finding *out,
-			   size_t max)
+RTL_API int rtl_doctor_run(struct rtl_doctor_finding *out, size_t max,
+			   const struct rtl_doctor_opts *opts)
 {
 	struct rtl_doctor_opts copy;
 	struct ctx c;

@@ -172,7 +172,7 @@ RTL_API int rtl_hist_bucket_index(int64_t ns)
 	return (int)rtl_hist__index(ns < 0 ? 0 : (uint64_t)ns);
 }
 
-RTL_API int rtl_hist_bucket_bounds(int index, struct rtl_hist_bucket *b)
+RTL_API int rtl_hist_bucket_bounds(struct rtl_hist_bucket *b, int index)
 {
 	if (!b || index < 0 || index >= RTL_HIST_BUCKETS)
 		return -EINVAL;
@@ -180,7 +180,7 @@ RTL_API int rtl_hist_bucket_bounds(int index, struct rtl_hist_bucket *b)
 	return 0;
 }
 
-RTL_API int rtl_hist_next_bucket(const struct rtl_hist *h, int from, struct rtl_hist_bucket *b)
+RTL_API int rtl_hist_next_bucket(const struct rtl_hist *h, struct rtl_hist_bucket *b, int from)
 {
 	uint64_t c;
 
@@ -285,8 +285,8 @@ RTL_API int rtl_hist_write_json(const struct rtl_hist *h, FILE *f)
 		       (long long)rtl_hist_percentile(&s, 99.9), (long long)rtl_hist_max(&s),
 		       (unsigned long long)mean_ns(&s), (unsigned long long)rtl_hist_overflow(&s),
 		       (unsigned long long)rtl_hist_underflow(&s)) < 0;
-	for (int i = rtl_hist_next_bucket(&s, 0, &b); i >= 0 && !bad;
-	     i = rtl_hist_next_bucket(&s, i + 1, &b)) {
+	for (int i = rtl_hist_next_bucket(&s, &b, 0); i >= 0 && !bad;
+	     i = rtl_hist_next_bucket(&s, &b, i + 1)) {
 		bad |= fprintf(f, "%s[%lld,%llu]", sep, (long long)b.lower,
 			       (unsigned long long)b.count) < 0;
 		sep = ",";

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <rtloop/error.h>
 #include <rtloop/log.h>
 #include <rtloop/mem.h>
 #include <rtloop/ring.h>
@@ -111,30 +112,36 @@ RTL_API void rtl_log(enum rtl_log_level level, const char *fmt, ...)
 	log_fn(log_user, level, buf);
 }
 
-RTL_API int rtl_log_queue_create(struct rtl_log_queue **out, unsigned slots)
+RTL_API int rtl_log_queue_create(struct rtl_log_queue **out, unsigned slots, struct rtl_error *err)
 {
 	struct rtl_log_queue *q;
 	int ret;
 
 	if (!out)
-		return -EINVAL;
+		return rtl_error_set(err, -EINVAL, "rtl_log_queue_create: out is NULL");
 	if (!slots)
 		slots = DEFAULT_SLOTS;
 	if (slots > MAX_SLOTS || (slots & (slots - 1)))
-		return -EINVAL;
+		return rtl_error_set(
+			err, -EINVAL,
+			"log queue of %u slots: give a power of two up to %u, or 0 for "
+			"the default %u",
+			slots, (unsigned)MAX_SLOTS, (unsigned)DEFAULT_SLOTS);
 	ret = rtl_mem_alloc((void **)&q, sizeof(*q), -1);
 	if (ret < 0)
-		return ret;
+		return rtl_error_set(err, ret, "log queue: cannot allocate locked memory");
 	q->storage_size = rtl_ring_storage_size(slots, sizeof(struct log_slot));
 	ret = rtl_mem_alloc(&q->storage, q->storage_size, -1);
 	if (ret < 0) {
 		rtl_mem_free(q, sizeof(*q));
-		return ret;
+		return rtl_error_set(err, ret,
+				     "log queue: cannot allocate %zu bytes of locked memory",
+				     q->storage_size);
 	}
 	ret = rtl_ring_init(&q->ring, q->storage, slots, sizeof(struct log_slot));
 	if (ret < 0) {
 		rtl_log_queue_destroy(q);
-		return ret;
+		return rtl_error_set(err, ret, "log queue: ring set-up failed");
 	}
 	*out = q;
 	return 0;

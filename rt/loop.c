@@ -163,8 +163,8 @@ RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config 
 	if (ret < 0)
 		goto err_free;
 	defaults(&loop->cfg);
-	if (rtl_log_queue_create(&loop->rx_log, LOG_SLOTS) < 0 ||
-	    rtl_log_queue_create(&loop->worker_log, LOG_SLOTS) < 0) {
+	if (rtl_log_queue_create(&loop->rx_log, LOG_SLOTS, NULL) < 0 ||
+	    rtl_log_queue_create(&loop->worker_log, LOG_SLOTS, NULL) < 0) {
 		ret = fail(err, -ENOMEM, "loop: cannot allocate the log queues");
 		goto err_free;
 	}
@@ -605,8 +605,7 @@ static void *log_main(void *arg)
 	return NULL;
 }
 
-/* ---- start, stop ------------------------------------------------------------------------------
- */
+/* ---- start, stop --------------------------------------------------------------------------- */
 
 static int spawn(struct rtl_loop *loop, struct rtl_thread **th, const char *name, int prio, int cpu,
 		 void *(*fn)(void *), struct rtl_error *err)
@@ -630,7 +629,7 @@ static int spawn(struct rtl_loop *loop, struct rtl_thread **th, const char *name
 	ret = rtl_thread_create(th, &a, fn, loop, err);
 	if (ret < 0)
 		return ret;
-	info = rtl_thread_info(*th);
+	info = rtl_thread_applied(*th);
 	if (info->degraded) {
 		char msg[sizeof(info->why.msg) + 64];
 
@@ -841,8 +840,7 @@ RTL_API void rtl_loop_destroy(struct rtl_loop *loop)
 	free_loop(loop);
 }
 
-/* ---- small queries ----------------------------------------------------------------------------
- */
+/* ---- small queries ------------------------------------------------------------------------- */
 
 RTL_API void *rtl_loop_commands(struct rtl_loop *loop)
 {

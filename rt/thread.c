@@ -262,12 +262,12 @@ RTL_API int rtl_thread_join(struct rtl_thread *t, void **ret)
 	return 0;
 }
 
-RTL_API const struct rtl_thread_info *rtl_thread_info(const struct rtl_thread *t)
+RTL_API const struct rtl_thread_info *rtl_thread_applied(const struct rtl_thread *t)
 {
 	return t ? &t->info : NULL;
 }
 
-RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_thread_info *info,
+RTL_API int rtl_thread_apply_self(struct rtl_thread_info *info, const struct rtl_thread_attr *a,
 				  struct rtl_error *err)
 {
 	struct rtl_thread_info got = { 0 };

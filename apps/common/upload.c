@@ -106,7 +106,7 @@ void cli_upload_free(struct cli_upload *u)
 
 void cli_upload_started(const char *prog, const struct cli_upload *u, const char *host)
 {
-	struct rtl_ur_upload_counters c;
+	struct rtl_ur_upload_counters c = { .size = sizeof(c) };
 
 	if (!u->up)
 		return;

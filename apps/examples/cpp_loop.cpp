@@ -56,10 +56,14 @@ class JointSwing
 	    : duration_ns_(static_cast<std::int64_t>(seconds * double(RTL_NS_PER_SEC)))
 	{
 		rtl_error err{};
-		rtl_rtde_transport_config tc{}; // zero: the safe defaults
+		rtl_rtde_client_config cc{}; // zero: the safe defaults
+		cc.size = sizeof(cc);
+		cc.outputs = "timestamp,actual_q";
+		cc.inputs[0] = RTL_RTDE_CMD_RECIPE;
+		rtl_rtde_transport_config tc{};
+		tc.size = sizeof(tc);
 		tc.port = port;
-		tc.client.outputs = "timestamp,actual_q";
-		tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
+		tc.client = &cc;
 		tc.connected = &JointSwing::on_connected;
 		tc.user = this;
 
@@ -134,8 +138,7 @@ class JointSwing
 	int step(rtl_loop *loop, const rtl_loop_frame &f)
 	{
 		rtl_rtde_frame in = rtl_rtde_loop_state(&f);
-		rtl_rtde_frame *out = rtl_rtde_coalesce_frame(
-			static_cast<rtl_rtde_coalesce *>(rtl_loop_commands(loop)), 0);
+		rtl_rtde_frame *out = rtl_rtde_loop_commands(loop, 0);
 		double q[6] = {};
 
 		if (steps_ == 0)

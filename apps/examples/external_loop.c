@@ -38,9 +38,13 @@ int main(int argc, char **argv)
 {
 	struct handles h = { 0 };
 	struct rtl_rtde_transport *rtde;
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc),
+					     .outputs = "timestamp,actual_q",
+					     .inputs = { RTL_RTDE_CMD_RECIPE } };
 	struct rtl_rtde_transport_config tc = {
+		.size = sizeof(tc),
 		.port = argc > 1 ? (uint16_t)atoi(argv[1]) : 0,
-		.client = { .outputs = "timestamp,actual_q", .inputs = { RTL_RTDE_CMD_RECIPE } },
+		.client = &cc,
 		.connected = ready,
 		.user = &h,
 	};
@@ -89,7 +93,7 @@ int main(int argc, char **argv)
 		/* From here to rtl_loop_write() this thread is "in a step": the
 		 * watchdog times it; no allocation, no blocking. */
 		in = rtl_rtde_loop_state(f);
-		out = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
+		out = rtl_rtde_loop_commands(loop, 0);
 		rtl_rtde_frame_get_vec6(&in, h.q, reads == 0 ? q_first : q_last);
 		rtl_rtde_frame_set_int(out, h.mode, RTL_RTDE_CMD_SPEEDJ);
 		rtl_rtde_frame_set_double(out, h.qd0,

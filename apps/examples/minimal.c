@@ -22,7 +22,7 @@ static void ready(struct rtl_rtde_transport *t, void *user) /* once connected */
 static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
 {
 	struct rtl_rtde_frame in = rtl_rtde_loop_state(f);
-	struct rtl_rtde_frame *out = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
+	struct rtl_rtde_frame *out = rtl_rtde_loop_commands(loop, 0);
 
 	(void)user;
 	rtl_rtde_frame_set_int(out, mode, RTL_RTDE_CMD_SPEEDJ);
@@ -33,9 +33,13 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 int main(int argc, char **argv)
 {
 	struct rtl_rtde_transport *rtde;
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc),
+					     .outputs = "timestamp,actual_q",
+					     .inputs = { RTL_RTDE_CMD_RECIPE } };
 	struct rtl_rtde_transport_config tc = {
+		.size = sizeof(tc),
 		.port = argc > 1 ? (uint16_t)atoi(argv[1]) : 0,
-		.client = { .outputs = "timestamp,actual_q", .inputs = { RTL_RTDE_CMD_RECIPE } },
+		.client = &cc,
 		.connected = ready,
 	};
 	struct rtl_loop_config lc = { .size = sizeof(lc),

@@ -218,9 +218,9 @@ static __attribute__((noinline)) void floor_enc_once(const struct bench *b)
 static __attribute__((noinline)) int decode_once(struct bench *b)
 {
 	if (b->id == R_UNPACK)
-		return rtl_rtde_unpack_to(b->wire, b->wire_size, b->types, b->fields, b->host_off,
-					  b->host_dec);
-	return rtl_rtde_recipe_decode(b->r, b->wire, b->wire_size, &b->f);
+		return rtl_rtde_unpack_to(b->host_dec, b->wire, b->wire_size, b->types, b->fields,
+					  b->host_off);
+	return rtl_rtde_recipe_decode(b->r, &b->f, b->wire, b->wire_size);
 }
 
 /* What the send side does: the library's encode of one package. */
@@ -232,7 +232,7 @@ static __attribute__((noinline)) int encode_once(struct bench *b)
 		n = rtl_rtde_pack_from(b->wire_enc, b->wire_size, b->types, b->fields, b->host_off,
 				       b->host_src);
 	else
-		n = rtl_rtde_recipe_encode(b->r, &b->f_src, b->wire_enc, b->wire_size);
+		n = rtl_rtde_recipe_encode(b->r, b->wire_enc, b->wire_size, &b->f_src);
 	return n < 0 ? n : 0;
 }
 

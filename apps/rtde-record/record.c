@@ -144,7 +144,7 @@ int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, c
 				      : "");
 		goto out;
 	}
-	if (rtl_rtde_recipe_handle(r, "timestamp", &h) < 0) {
+	if (rtl_rtde_recipe_handle(r, &h, "timestamp") < 0) {
 		/* Skips are counted from `timestamp`: always record it. */
 		off = (size_t)snprintf(buf, cap, "timestamp,");
 		if (added_ts)
@@ -340,7 +340,8 @@ out:
 int rec_create(struct rtl_rec **out, const struct rec_config *cfg, struct rec_error *err)
 {
 	struct rtl_rtde_recipe_opts opts = { .size = sizeof(opts), .dir = RTL_RTDE_RECIPE_OUTPUT };
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error rterr = { 0 };
 	struct rtl_rtde_recipe *r = NULL;
@@ -380,7 +381,7 @@ int rec_create(struct rtl_rec **out, const struct rec_config *cfg, struct rec_er
 	/* The frame size is known before connecting: the recipe is built here
 	 * as the client will build it (no field is dropped). */
 	ret = rtl_rtde_recipe_from_list(r, &opts, rec->outputs, NULL);
-	if (ret > 0 && rtl_rtde_recipe_handle(r, "timestamp", &ts) < 0) {
+	if (ret > 0 && rtl_rtde_recipe_handle(r, &ts, "timestamp") < 0) {
 		/* Skips are counted from `timestamp`: always record it. */
 		if (strlen(cfg->outputs) + sizeof("timestamp,") > sizeof(rec->outputs)) {
 			ret = rec_error_set(err, -E2BIG, "record: the outputs list is too long");
@@ -414,8 +415,8 @@ int rec_create(struct rtl_rec **out, const struct rec_config *cfg, struct rec_er
 	tc.connect_timeout_ns = cfg->connect_timeout_ns;
 	/* The writer times the silence (--data-timeout) and words it. */
 	tc.rx_timeout_ns = -1;
-	tc.client.outputs = rec->outputs;
-	tc.client.frequency = cfg->frequency;
+	cc.outputs = rec->outputs;
+	cc.frequency = cfg->frequency;
 	ret = rtl_rtde_transport_create(&rec->tr, &tc, &rterr);
 	if (ret < 0) {
 		rec_error_set(err, ret, "%s", rterr.msg);
@@ -534,7 +535,7 @@ static int flush_all(struct rtl_rec *rec)
  * so the gap gives the count back: the estimate itself when the frame's
  * count saturated, else the count congruent to @low nearest to it.
  */
-static uint64_t widen_skipped(uint32_t low, double gap_s, const struct rtl_rtde_client_info *info)
+static uint64_t widen_skipped(uint32_t low, double gap_s, const struct rtl_rtde_handshake *info)
 {
 	double est;
 	uint64_t k;
@@ -565,7 +566,7 @@ static void progress(struct rtl_rec *rec, const struct rec_result *res, int64_t 
 }
 
 static void fill_meta(struct rtl_rec *rec, struct rec_meta *m,
-		      const struct rtl_rtde_client_info *info)
+		      const struct rtl_rtde_handshake *info)
 {
 	memset(m, 0, sizeof(*m));
 	snprintf(m->host, sizeof(m->host), "%s", rec->host);

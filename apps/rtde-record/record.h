@@ -304,7 +304,7 @@ struct rec_result {
 	double first_ts, last_ts; /* controller timestamps of the first/last row */
 	int64_t wall_ns;	  /* start to end of the recording */
 	uint32_t ring_capacity;
-	struct rtl_rtde_client_info info;
+	struct rtl_rtde_handshake info;
 	char rt_notes[1024];
 	int64_t data_timeout_ns; /* in force (0: none) */
 	/* Why the recording was cut short (end LOST, IO or NO_DATA) or recorded

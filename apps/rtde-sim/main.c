@@ -557,7 +557,7 @@ int main(int argc, char **argv)
 		};
 		struct rtl_thread_info ti;
 
-		err = rtl_thread_apply_self(&a, &ti, NULL);
+		err = rtl_thread_apply_self(&ti, &a, NULL);
 		if (err || ti.degraded) {
 			fprintf(stderr,
 				PROG ": warning: SCHED_FIFO %d refused, running SCHED_OTHER: %s\n",

@@ -114,7 +114,7 @@ static void result(struct sim_conn *c, enum sim_ctrl_result r, bool close)
 /* The "action" (or another member) of a PUT body; false when unreadable. */
 static bool member(const struct req *q, const char *key, char *out, size_t cap)
 {
-	return rtl_ur_robot_api_json_string(q->body, q->body_len, key, out, cap) > 0;
+	return rtl_ur_robot_api_json_string(out, cap, q->body, q->body_len, key) > 0;
 }
 
 /* Nothing to unlock does no harm, as on the dashboard. */

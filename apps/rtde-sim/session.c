@@ -175,7 +175,8 @@ struct sim_session *sim_session_open(struct rtl_sim *sim, int64_t now)
 		return NULL;
 	s->out.cap = sim->opts.send_buffer;
 	s->out.buf = malloc(s->out.cap);
-	if (rtl_rtde_framer_create(&s->framer, RTL_RTDE_MAX_PACKAGE_SIZE) < 0 || !s->out.buf) {
+	if (rtl_rtde_framer_create(&s->framer, RTL_RTDE_MAX_PACKAGE_SIZE, NULL) < 0 ||
+	    !s->out.buf) {
 		rtl_rtde_framer_destroy(s->framer);
 		free(s->out.buf);
 		free(s);
@@ -350,7 +351,7 @@ static int setup_outputs(struct rtl_sim *sim, struct sim_session *s, const uint8
 	int tlen, size, err;
 	size_t n, max;
 
-	err = rtl_rtde_decode_setup_outputs(pkg, len, s->proto, &req);
+	err = rtl_rtde_decode_setup_outputs(&req, pkg, len, s->proto);
 	if (err)
 		return reject(sim, s,
 			      "malformed CONTROL_PACKAGE_SETUP_OUTPUTS (%zu bytes): dropped", len);
@@ -372,7 +373,7 @@ static int setup_outputs(struct rtl_sim *sim, struct sim_session *s, const uint8
 		return reject(sim, s, "SETUP_OUTPUTS: the type list would not fit one package");
 	}
 	if (ok && n) {
-		size = rtl_rtde_layout(r.types, r.n, r.offsets);
+		size = rtl_rtde_layout(r.offsets, r.types, r.n);
 		if (size < 0) {
 			ok = false;
 			why = "SETUP_OUTPUTS: the data package would exceed 65535 bytes";
@@ -420,7 +421,7 @@ static int setup_inputs(struct rtl_sim *sim, struct sim_session *s, const uint8_
 	const char *why = NULL; /* explained after the reply, never before it */
 	uint8_t *b, id = 0;
 
-	err = rtl_rtde_decode_setup_inputs(pkg, len, &req);
+	err = rtl_rtde_decode_setup_inputs(&req, pkg, len);
 	if (err)
 		return reject(sim, s, "malformed CONTROL_PACKAGE_SETUP_INPUTS (%zu bytes): dropped",
 			      len);
@@ -443,7 +444,7 @@ static int setup_inputs(struct rtl_sim *sim, struct sim_session *s, const uint8_
 		return reject(sim, s, "SETUP_INPUTS: the type list would not fit one package");
 	}
 	if (ok) {
-		size = rtl_rtde_layout(r.types, r.n, r.offsets);
+		size = rtl_rtde_layout(r.offsets, r.types, r.n);
 		if (size < 0)
 			ok = false;
 		else
@@ -482,7 +483,7 @@ static int input_data(struct rtl_sim *sim, struct sim_session *s, const uint8_t 
 	const struct sim_recipe *r;
 	int err;
 
-	err = rtl_rtde_decode_data(pkg, len, s->proto, RTL_RTDE_FROM_CLIENT, &d);
+	err = rtl_rtde_decode_data(&d, pkg, len, s->proto, RTL_RTDE_FROM_CLIENT);
 	if (err)
 		return reject(sim, s, "malformed DATA_PACKAGE (%zu bytes): dropped", len);
 	if (d.recipe_id == 0 || d.recipe_id > s->n_inputs)
@@ -568,7 +569,7 @@ int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t
 
 	switch (type) {
 	case RTL_RTDE_PKG_PROTOCOL_VERSION:
-		if (rtl_rtde_decode_protocol_version_request(pkg, len, &version))
+		if (rtl_rtde_decode_protocol_version_request(&version, pkg, len))
 			return reject(sim, s, "malformed REQUEST_PROTOCOL_VERSION: dropped");
 		if (version >= 1 && version <= sim->opts.max_protocol) {
 			s->proto = (enum rtl_rtde_protocol)version;
@@ -619,7 +620,7 @@ int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t
 
 	case RTL_RTDE_PKG_TEXT_MESSAGE:
 		/* Client texts use the v2 layout in both versions (3.4). */
-		if (rtl_rtde_decode_text(pkg, len, s->proto, RTL_RTDE_FROM_CLIENT, &text))
+		if (rtl_rtde_decode_text(&text, pkg, len, s->proto, RTL_RTDE_FROM_CLIENT))
 			return reject(sim, s, "malformed TEXT_MESSAGE: dropped");
 		s->stats.texts_in++;
 		sim->stats.texts_in++;
@@ -652,7 +653,7 @@ int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *byt
 		r = 0;
 	}
 	if (r == -EMSGSIZE) {
-		fe = rtl_rtde_framer_error(s->framer);
+		fe = rtl_rtde_framer_last_error(s->framer);
 		sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR,
 				 fe ? fe->err.msg : "RTDE stream out of sync", SIM_TEXT_SOURCE);
 		s->stats.errors++;

@@ -612,7 +612,7 @@ static void on_command(struct sim_udp *u, const struct rtl_udp_header *h,
 static void on_limits(struct sim_udp *u, size_t len, int64_t now)
 {
 	struct rtl_udp_limits l;
-	int ret = rtl_udp_decode_limits(u->rx, len, NULL, &l);
+	int ret = rtl_udp_decode_limits(NULL, &l, u->rx, len);
 
 	u->last_heard = now;
 	if (ret == -EDOM) {
@@ -634,12 +634,12 @@ static void on_datagram(struct sim_udp *u, size_t len, const struct sockaddr_in 
 	struct rtl_udp_cmd c;
 
 	u->st.datagrams_in++;
-	if (rtl_udp_decode_header(u->rx, len, &h) < 0) {
+	if (rtl_udp_decode_header(&h, u->rx, len) < 0) {
 		u->st.bad_in++;
 		return;
 	}
 	if (h.type == RTL_UDP_HELLO) {
-		if (rtl_udp_decode_hello(u->rx, len, &h, &hi) < 0)
+		if (rtl_udp_decode_hello(&h, &hi, u->rx, len) < 0)
 			u->st.bad_in++;
 		else
 			on_hello(u, from, &hi, now);
@@ -654,7 +654,7 @@ static void on_datagram(struct sim_udp *u, size_t len, const struct sockaddr_in 
 		u->st.byes++;
 		u->client = false;
 	} else if (h.type == RTL_UDP_COMMAND) {
-		if (rtl_udp_decode_command(u->rx, len, &h, &c) < 0)
+		if (rtl_udp_decode_command(&h, &c, u->rx, len) < 0)
 			u->st.bad_in++;
 		else
 			on_command(u, &h, &c, now);

@@ -210,7 +210,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 	}
 	f = -(force[2] - a->bias);
 	if (!a->o.read_only) {
-		struct rtl_rtde_frame *cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
+		struct rtl_rtde_frame *cmd = rtl_rtde_loop_commands(loop, 0);
 		double twist[6] = { 0 };
 
 		if (a->bias_n >= ZERO_FRAMES)
@@ -222,8 +222,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 			rtl_rtde_frame_set_double(cmd, a->twist[i], twist[i]);
 		rtl_rtde_frame_set_double(cmd, a->acc, a->o.accel);
 		if (a->o.echo)
-			rtl_rtde_frame_set_double(
-				rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 1), a->echo, ts);
+			rtl_rtde_frame_set_double(rtl_rtde_loop_commands(loop, 1), a->echo, ts);
 	}
 	/* Display only: relaxed. */
 	atomic_store_explicit(&a->now_z, pose[2], memory_order_relaxed);
@@ -649,7 +648,8 @@ int main(int argc, char **argv)
 {
 	static struct app app; /* large (the transport's buffers): not on the stack */
 	struct app *a = &app;
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 	struct joiner j = { 0 };
@@ -688,11 +688,11 @@ int main(int argc, char **argv)
 	 * read-only, which claims no register at all. */
 	tc.host = a->o.host;
 	tc.port = a->o.port;
-	tc.client.outputs = OUTPUTS;
+	cc.outputs = OUTPUTS;
 	if (!a->o.read_only) {
-		tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
+		cc.inputs[0] = RTL_RTDE_CMD_RECIPE;
 		if (a->o.echo)
-			tc.client.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
+			cc.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
 		tc.safe = on_safe;
 		for (int i = 0; i < RTL_RTDE_CMD_NPARAM; i++)
 			tc.limits[tc.n_limits++] =

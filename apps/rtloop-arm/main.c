@@ -322,7 +322,7 @@ static int connect_api(const struct opts *o, struct arm *a)
 	if (t < cfg.timeout_ns)
 		cfg.timeout_ns = t;
 	say("connect: Robot API http://%s:%u" RTL_UR_ROBOT_API_BASE, o->host, o->api_port);
-	if (rtl_ur_robot_api_open(&cfg, &api, &e) < 0)
+	if (rtl_ur_robot_api_create(&api, &cfg, &e) < 0)
 		return failed_err("connect", &e);
 	r = rtl_ur_robot_api_version(api, &a->v, &e);
 	if (r == -EOPNOTSUPP) {
@@ -330,7 +330,7 @@ static int connect_api(const struct opts *o, struct arm *a)
 		a->v = (struct rtl_ur_version){ 10, 0, 0, 0 };
 		say("connect: PolyScope X (version not asked: before 10.14)");
 	} else if (r < 0) {
-		rtl_ur_robot_api_close(api);
+		rtl_ur_robot_api_destroy(api);
 		return failed_err("connect", &e);
 	} else {
 		say("connect: PolyScope X %u.%u.%u (Robot API)", a->v.major, a->v.minor,
@@ -366,7 +366,7 @@ static int connect_arm(const struct opts *o, struct arm *a)
 	if (t < cfg.timeout_ns)
 		cfg.timeout_ns = t;
 	say("connect: dashboard %s:%u", o->host, o->port);
-	r = rtl_ur_dashboard_connect(&cfg, &d, &e);
+	r = rtl_ur_dashboard_create(&d, &cfg, &e);
 	if (r == -EPROTONOSUPPORT) {
 		say("connect: PolyScope X: no dashboard server, using its Robot API");
 		return connect_api(o, a);

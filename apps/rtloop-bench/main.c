@@ -503,7 +503,7 @@ int main(int argc, char **argv)
 	bench_machine(machine, sizeof(machine), true);
 	bench_cpu_model(cpu_model, sizeof(cpu_model));
 	fprintf(out, PROG ": %s\n  cpu: %s\n", machine, cpu_model);
-	nf = rtl_doctor_run(NULL, findings, RTL_DOCTOR_MAX_FINDINGS);
+	nf = rtl_doctor_run(findings, RTL_DOCTOR_MAX_FINDINGS, NULL);
 	if (nf > 0) {
 		FILE *m = open_memstream(&doctor_json, &doctor_len);
 

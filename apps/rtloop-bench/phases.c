@@ -65,7 +65,7 @@ static int say(char *why, size_t len, int err, const char *what, const char *det
 /* Record in @rt that thread @name fell back to SCHED_OTHER. */
 static void note_degraded(struct bench_rt *rt, const struct rtl_thread *th, const char *name)
 {
-	const struct rtl_thread_info *info = rtl_thread_info(th);
+	const struct rtl_thread_info *info = rtl_thread_applied(th);
 	size_t n = strlen(rt->degraded_note);
 
 	if (!info->degraded)
@@ -602,7 +602,7 @@ static int echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void
 {
 	struct ours *o = user;
 	struct rtl_rtde_frame st = rtl_rtde_loop_state(f);
-	struct rtl_rtde_frame *cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
+	struct rtl_rtde_frame *cmd = rtl_rtde_loop_commands(loop, 0);
 
 	rtl_rtde_frame_set_double(cmd, o->echo, rtl_rtde_frame_get_double(&st, o->ts));
 	return 0;
@@ -634,7 +634,8 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	struct sim_server_opts sv = { .port = 0 };
 	struct sim_server *srv = NULL;
 	struct rtl_rtde_transport *tr = NULL;
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 	struct ours_sim os = { .counts = sim_counts, .run = server_run, .stop = server_stop };
@@ -661,9 +662,9 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	/* The loop: RTDE transport, echo step. */
 	tc.host = "127.0.0.1";
 	tc.port = sim_server_port(srv);
-	tc.client.outputs = cfg->outputs;
-	tc.client.inputs[0] = RTL_RTDE_CMD_ECHO_RECIPE;
-	tc.client.frequency = cfg->rate_hz;
+	cc.outputs = cfg->outputs;
+	cc.inputs[0] = RTL_RTDE_CMD_ECHO_RECIPE;
+	cc.frequency = cfg->rate_hz;
 	tc.connected = on_connected;
 	tc.user = &o;
 	ret = rtl_rtde_transport_create(&tr, &tc, &err);

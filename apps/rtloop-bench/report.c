@@ -101,11 +101,11 @@ void bench_hist_diff(struct rtl_hist *d, const struct rtl_hist *end, const struc
 	 * first and last buckets (they cannot be smaller / larger); else the
 	 * bucket's value, within 0.4 %. */
 	if (first >= 0) {
-		rtl_hist_bucket_bounds(first, &b);
+		rtl_hist_bucket_bounds(&b, first);
 		min = rtl_hist_min(end) >= b.lower && rtl_hist_min(end) < b.upper
 			      ? rtl_hist_min(end)
 			      : b.value;
-		rtl_hist_bucket_bounds(last, &b);
+		rtl_hist_bucket_bounds(&b, last);
 		max = rtl_hist_max(end) >= b.lower && rtl_hist_max(end) < b.upper
 			      ? rtl_hist_max(end)
 			      : b.value;
@@ -393,8 +393,8 @@ static void rebin(const struct rtl_hist *h, double *bins)
 	struct rtl_hist_bucket b;
 
 	memset(bins, 0, sizeof(double) * NBINS);
-	for (int i = rtl_hist_next_bucket(h, 0, &b); i >= 0;
-	     i = rtl_hist_next_bucket(h, i + 1, &b)) {
+	for (int i = rtl_hist_next_bucket(h, &b, 0); i >= 0;
+	     i = rtl_hist_next_bucket(h, &b, i + 1)) {
 		double x = log10((double)(b.value > 0 ? b.value : 1) / 100.0) * BINS_PER_DECADE;
 		int k = x < 0 ? 0 : (x >= NBINS ? NBINS - 1 : (int)x);
 

@@ -229,10 +229,10 @@ static int64_t read_state(struct app *a, const struct rtl_loop_frame *f, struct 
 			q[i] = s->actual_joint_position[i];
 			qd[i] = s->actual_joint_velocity[i];
 		}
-		rtl_motion_from_mm_deg(RTL_MOTION_CARTESIAN, p, m->tcp_pos);
-		rtl_motion_from_mm_deg(RTL_MOTION_CARTESIAN, v, m->tcp_vel);
-		rtl_motion_from_mm_deg(RTL_MOTION_JOINT, q, m->joint_pos);
-		rtl_motion_from_mm_deg(RTL_MOTION_JOINT, qd, m->joint_vel);
+		rtl_motion_from_mm_deg(m->tcp_pos, p, RTL_MOTION_CARTESIAN);
+		rtl_motion_from_mm_deg(m->tcp_vel, v, RTL_MOTION_CARTESIAN);
+		rtl_motion_from_mm_deg(m->joint_pos, q, RTL_MOTION_JOINT);
+		rtl_motion_from_mm_deg(m->joint_vel, qd, RTL_MOTION_JOINT);
 		return llround(s->time_stamp * 1e9);
 	} else {
 		struct rtl_rtde_frame fr = rtl_rtde_loop_state(f);
@@ -298,12 +298,11 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 		}
 	}
 	/* Also counts and traces the motion events in the loop. */
-	rtl_motion_loop_step(a->motion, loop, now, &m, &out);
+	rtl_motion_loop_step(a->motion, &out, loop, now, &m);
 	if (a->udp)
-		ret = rtl_motion_to_udp(&out, horizon, rtl_loop_commands(loop));
+		ret = rtl_motion_to_udp(rtl_loop_commands(loop), &out, horizon);
 	else
-		ret = rtl_motion_to_rtde(&a->rtde_b, &out,
-					 rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0));
+		ret = rtl_motion_rtde_encode(&a->rtde_b, rtl_rtde_loop_commands(loop, 0), &out);
 	if (ret < 0)
 		a->backend_errors++;
 	return 0;
@@ -399,14 +398,19 @@ int main(int argc, char **argv)
 		ret = rtl_udp_transport_create(&a.udp_tr, &tc, &err);
 		lc.transport = rtl_udp_transport_base(a.udp_tr);
 	} else {
-		struct rtl_rtde_transport_config tc = { .host = a.o.host,
+		struct rtl_rtde_client_config cc = {
+			.size = sizeof(cc),
+			.outputs = "timestamp,actual_TCP_pose,actual_TCP_speed,actual_q,actual_qd",
+			.inputs = { RTL_RTDE_CMD_RECIPE },
+		};
+		struct rtl_rtde_transport_config tc = { .size = sizeof(tc),
+							.host = a.o.host,
 							.port = (uint16_t)a.o.port,
+							.client = &cc,
 							.connected = rtde_connected,
 							.safe = rtde_safe,
 							.user = &a };
 
-		tc.client.outputs = "timestamp,actual_TCP_pose,actual_TCP_speed,actual_q,actual_qd";
-		tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
 		ret = cli_upload_attach(&a.o.up, &tc, &err);
 		if (!ret)
 			ret = rtl_rtde_transport_create(&a.rtde_tr, &tc, &err);

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 	/* Validate and run. */
 	if (opts.root && !*opts.root)
 		return cli_usage_error(PROG, "--root needs a directory");
-	n = rtl_doctor_run(&opts, findings, RTL_DOCTOR_MAX_FINDINGS);
+	n = rtl_doctor_run(findings, RTL_DOCTOR_MAX_FINDINGS, &opts);
 	if (n < 0) {
 		if (opts.root)
 			fprintf(stderr, PROG ": --root %s: %s\n", opts.root, strerror(-n));

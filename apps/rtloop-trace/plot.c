@@ -46,7 +46,7 @@ static int write_data(const struct rtl_hist *h, const char *path)
 
 	if (!f)
 		return -errno;
-	for (int i = rtl_hist_next_bucket(h, 0, &b); i >= 0; i = rtl_hist_next_bucket(h, i + 1, &b))
+	for (int i = rtl_hist_next_bucket(h, &b, 0); i >= 0; i = rtl_hist_next_bucket(h, &b, i + 1))
 		/* log x: a 0 ns bucket is drawn at 1 ns */
 		fprintf(f, "%.6f %llu\n", (double)(b.value > 0 ? b.value : 1) / RTL_NS_PER_US,
 			(unsigned long long)b.count);

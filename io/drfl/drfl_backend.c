@@ -51,8 +51,8 @@ static void to_f6(const double in[6], float out[6])
 		out[i] = (float)in[i];
 }
 
-RTL_API int rtl_drfl_open(const struct rtl_drfl_api *api, const struct rtl_drfl_config *user_cfg,
-			  struct rtl_error *err)
+RTL_API int rtl_drfl_api_connect(const struct rtl_drfl_api *api,
+				 const struct rtl_drfl_config *user_cfg, struct rtl_error *err)
 {
 	struct rtl_drfl_config cfg_copy;
 	const struct rtl_drfl_config *cfg = &cfg_copy;
@@ -92,14 +92,14 @@ RTL_API int rtl_drfl_open(const struct rtl_drfl_api *api, const struct rtl_drfl_
 		goto err_disconnect;
 	call = "set_velj_rt";
 	if (any(cfg->velj)) {
-		rtl_motion_to_mm_deg(RTL_MOTION_JOINT, cfg->velj, v);
+		rtl_motion_to_mm_deg(v, cfg->velj, RTL_MOTION_JOINT);
 		to_f6(v, f);
 		if (!api->set_velj_rt(api->ctx, f))
 			goto err_disconnect;
 	}
 	call = "set_accj_rt";
 	if (any(cfg->accj)) {
-		rtl_motion_to_mm_deg(RTL_MOTION_JOINT, cfg->accj, v);
+		rtl_motion_to_mm_deg(v, cfg->accj, RTL_MOTION_JOINT);
 		to_f6(v, f);
 		if (!api->set_accj_rt(api->ctx, f))
 			goto err_disconnect;
@@ -114,7 +114,7 @@ err_disconnect:
 	return fail(err, -EIO, call);
 }
 
-RTL_API int rtl_drfl_close(const struct rtl_drfl_api *api)
+RTL_API int rtl_drfl_api_disconnect(const struct rtl_drfl_api *api)
 {
 	bool ok;
 
@@ -125,7 +125,7 @@ RTL_API int rtl_drfl_close(const struct rtl_drfl_api *api)
 	return ok ? 0 : -EIO;
 }
 
-RTL_API int rtl_drfl_send_cmd(const struct rtl_drfl_api *api, const struct rtl_udp_cmd *c)
+RTL_API int rtl_drfl_api_send_cmd(const struct rtl_drfl_api *api, const struct rtl_udp_cmd *c)
 {
 	float pos[6], vel[6], acc[6], t;
 	bool ok;
@@ -166,21 +166,21 @@ RTL_API int rtl_drfl_send_cmd(const struct rtl_drfl_api *api, const struct rtl_u
 	return ok ? c->mode : -EIO;
 }
 
-RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motion_output *out,
-			  double target_time)
+RTL_API int rtl_drfl_api_send(const struct rtl_drfl_api *api, const struct rtl_motion_output *out,
+			      double target_time)
 {
 	struct rtl_udp_cmd c;
 	int mode;
 
 	if (!api)
 		return -EINVAL;
-	mode = rtl_motion_to_udp(out, target_time, &c);
+	mode = rtl_motion_to_udp(&c, out, target_time);
 	if (mode < 0)
 		return mode;
-	return rtl_drfl_send_cmd(api, &c);
+	return rtl_drfl_api_send_cmd(api, &c);
 }
 
-RTL_API int rtl_drfl_read(const struct rtl_drfl_api *api, struct rtl_udp_state *s)
+RTL_API int rtl_drfl_api_read(const struct rtl_drfl_api *api, struct rtl_udp_state *s)
 {
 	const void *p;
 
@@ -189,5 +189,5 @@ RTL_API int rtl_drfl_read(const struct rtl_drfl_api *api, struct rtl_udp_state *
 	p = api->read_data_rt(api->ctx);
 	if (!p)
 		return -ENODATA;
-	return rtl_udp_state_decode(p, RTL_UDP_STATE_SIZE, s) < 0 ? -EIO : 0;
+	return rtl_udp_state_decode(s, p, RTL_UDP_STATE_SIZE) < 0 ? -EIO : 0;
 }

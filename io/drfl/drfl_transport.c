@@ -238,7 +238,7 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 		int64_t t_ns = s->t_ns;
 		double gap;
 
-		rtl_udp_state_decode(s->bytes, sizeof(s->bytes), &v->rt);
+		rtl_udp_state_decode(&v->rt, s->bytes, sizeof(s->bytes));
 		rtl_ring_release(t->states);
 		if (rtl_udp_state_nonfinite(&v->rt, &field)) {
 			if (!get(&t->c.nonfinite_state))
@@ -289,7 +289,7 @@ static int op_check(struct rtl_transport *base, char *why, size_t len)
 {
 	struct rtl_drfl_transport *t = of(base);
 
-	return rtl_udp_cmd_check(&t->cmd, &t->cfg.limits, why, len);
+	return rtl_udp_cmd_check(&t->cmd, why, len, &t->cfg.limits);
 }
 
 static int op_send(struct rtl_transport *base, int64_t now)
@@ -300,7 +300,7 @@ static int op_send(struct rtl_transport *base, int64_t now)
 	(void)now;
 	if (t->cmd.mode == RTL_UDP_MODE_NONE)
 		return 0;
-	ret = rtl_drfl_send_cmd(&t->api, &t->cmd);
+	ret = rtl_drfl_api_send_cmd(&t->api, &t->cmd);
 	if (ret < 0) {
 		rtl_stat_add(&t->c.command_failed, 1);
 		return ret;
@@ -340,7 +340,7 @@ static void op_disconnect(struct rtl_transport *base)
 
 	if (!t->connected)
 		return;
-	rtl_drfl_close(&t->api);
+	rtl_drfl_api_disconnect(&t->api);
 	callbacks(t, false);
 	t->connected = false;
 }
@@ -360,7 +360,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 	t->why[0] = '\0';
 	t->have_ts = false;
 	callbacks(t, true);
-	ret = rtl_drfl_open(&t->api, &t->drfl, err);
+	ret = rtl_drfl_api_connect(&t->api, &t->drfl, err);
 	if (ret < 0) {
 		callbacks(t, false);
 		return ret;
@@ -495,9 +495,9 @@ RTL_API int rtl_drfl_transport_create(struct rtl_drfl_transport **out,
 		t->cfg.rx_timeout_ns = DEFAULT_RX_TIMEOUT_NS;
 	if (t->cfg.rest_speed == 0)
 		t->cfg.rest_speed = DEFAULT_REST_SPEED;
-	ret = rtl_ring_create(&t->states, STATE_SLOTS, sizeof(struct state_slot));
+	ret = rtl_ring_create(&t->states, STATE_SLOTS, sizeof(struct state_slot), NULL);
 	if (ret == 0)
-		ret = rtl_ring_create(&t->alarms, ALARM_SLOTS, sizeof(struct alarm_slot));
+		ret = rtl_ring_create(&t->alarms, ALARM_SLOTS, sizeof(struct alarm_slot), NULL);
 	if (ret < 0) {
 		rtl_drfl_transport_destroy(t);
 		return rtl_error_set(err, ret, "DRFL transport: out of memory for its rings");

@@ -781,8 +781,8 @@ static void advance(struct rtl_motion *m, int64_t now, const struct rtl_motion_s
 	}
 }
 
-RTL_API int rtl_motion_step(struct rtl_motion *m, int64_t now_ns,
-			    const struct rtl_motion_state *measured, struct rtl_motion_output *out)
+RTL_API int rtl_motion_step(struct rtl_motion *m, struct rtl_motion_output *out, int64_t now_ns,
+			    const struct rtl_motion_state *measured)
 {
 	unsigned events = 0;
 
@@ -889,12 +889,12 @@ static void convert(enum rtl_motion_space space, const double in[N], double out[
 	}
 }
 
-RTL_API void rtl_motion_to_mm_deg(enum rtl_motion_space space, const double in[N], double out[N])
+RTL_API void rtl_motion_to_mm_deg(double out[N], const double in[N], enum rtl_motion_space space)
 {
 	convert(space, in, out, 1000.0, 180.0 / PI);
 }
 
-RTL_API void rtl_motion_from_mm_deg(enum rtl_motion_space space, const double in[N], double out[N])
+RTL_API void rtl_motion_from_mm_deg(double out[N], const double in[N], enum rtl_motion_space space)
 {
 	convert(space, in, out, 1e-3, PI / 180.0);
 }

@@ -13,11 +13,11 @@
 
 /* ---- the loop ------------------------------------------------------------------------- */
 
-RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_loop *loop, int64_t now_ns,
-				 const struct rtl_motion_state *measured,
-				 struct rtl_motion_output *out)
+RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_motion_output *out,
+				 struct rtl_loop *loop, int64_t now_ns,
+				 const struct rtl_motion_state *measured)
 {
-	int ret = rtl_motion_step(m, now_ns, measured, out);
+	int ret = rtl_motion_step(m, out, now_ns, measured);
 
 	/* The motion keeps its own counters (rtl_motion_stats()); the
 	 * trace says which frame of the loop raised the events. */
@@ -31,13 +31,13 @@ RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_loop *loop, in
 /* |acc| per axis in Doosan units; 0 (constant velocity) is AUTO. */
 static void acc_magnitude(enum rtl_motion_space space, const double acc[6], double out[6])
 {
-	rtl_motion_to_mm_deg(space, acc, out);
+	rtl_motion_to_mm_deg(out, acc, space);
 	for (int i = 0; i < 6; i++)
 		out[i] = out[i] != 0 ? fabs(out[i]) : RTL_UDP_AUTO;
 }
 
-RTL_API int rtl_motion_to_udp(const struct rtl_motion_output *out, double target_time,
-			      struct rtl_udp_cmd *cmd)
+RTL_API int rtl_motion_to_udp(struct rtl_udp_cmd *cmd, const struct rtl_motion_output *out,
+			      double target_time)
 {
 	bool joint;
 
@@ -53,16 +53,16 @@ RTL_API int rtl_motion_to_udp(const struct rtl_motion_output *out, double target
 	case RTL_MOTION_STOPPING:
 		/* Stopping: the decelerating setpoint as a speed command. */
 		cmd->mode = joint ? RTL_UDP_MODE_SPEEDJ : RTL_UDP_MODE_SPEEDL;
-		rtl_motion_to_mm_deg(out->space, out->vel, cmd->vel);
+		rtl_motion_to_mm_deg(cmd->vel, out->vel, out->space);
 		acc_magnitude(out->space, out->acc, cmd->acc);
 		break;
 	case RTL_MOTION_SERVO_CARTESIAN:
 	case RTL_MOTION_SERVO_JOINT:
 		cmd->mode = joint ? RTL_UDP_MODE_SERVOJ : RTL_UDP_MODE_SERVOL;
-		rtl_motion_to_mm_deg(out->space, out->pose, cmd->pos);
-		rtl_motion_to_mm_deg(out->space, out->vel, cmd->vel);
+		rtl_motion_to_mm_deg(cmd->pos, out->pose, out->space);
+		rtl_motion_to_mm_deg(cmd->vel, out->vel, out->space);
 		/* servoj_rt's acc is the signed end-of-segment acceleration. */
-		rtl_motion_to_mm_deg(out->space, out->acc, cmd->acc);
+		rtl_motion_to_mm_deg(cmd->acc, out->acc, out->space);
 		break;
 	case RTL_MOTION_IDLE:
 		/* At rest: keep the stream (and the controller's time-out)
@@ -93,14 +93,14 @@ RTL_API int rtl_motion_rtde_init(struct rtl_motion_rtde *b, const struct rtl_rtd
 		return -EINVAL;
 	memset(b, 0, sizeof(*b));
 	b->period_s = (double)period_ns * 1e-9;
-	err |= rtl_rtde_recipe_handle(r, RTL_RTDE_CMD_FIELD_MODE, &b->h.mode);
-	err |= rtl_rtde_recipe_handle(r, RTL_RTDE_CMD_FIELD_WATCHDOG_MS, &b->h.watchdog_ms);
+	err |= rtl_rtde_recipe_handle(r, &b->h.mode, RTL_RTDE_CMD_FIELD_MODE);
+	err |= rtl_rtde_recipe_handle(r, &b->h.watchdog_ms, RTL_RTDE_CMD_FIELD_WATCHDOG_MS);
 	for (int i = 0; i < 6; i++)
-		err |= rtl_rtde_recipe_handle(r, params[i], &b->h.param[i]);
-	err |= rtl_rtde_recipe_handle(r, RTL_RTDE_CMD_FIELD_ACCEL, &b->h.accel);
-	err |= rtl_rtde_recipe_handle(r, RTL_RTDE_CMD_FIELD_TIME, &b->h.time);
-	err |= rtl_rtde_recipe_handle(r, RTL_RTDE_CMD_FIELD_LOOKAHEAD, &b->h.lookahead);
-	err |= rtl_rtde_recipe_handle(r, RTL_RTDE_CMD_FIELD_GAIN, &b->h.gain);
+		err |= rtl_rtde_recipe_handle(r, &b->h.param[i], params[i]);
+	err |= rtl_rtde_recipe_handle(r, &b->h.accel, RTL_RTDE_CMD_FIELD_ACCEL);
+	err |= rtl_rtde_recipe_handle(r, &b->h.time, RTL_RTDE_CMD_FIELD_TIME);
+	err |= rtl_rtde_recipe_handle(r, &b->h.lookahead, RTL_RTDE_CMD_FIELD_LOOKAHEAD);
+	err |= rtl_rtde_recipe_handle(r, &b->h.gain, RTL_RTDE_CMD_FIELD_GAIN);
 	return err ? -ENOENT : 0;
 }
 
@@ -117,8 +117,8 @@ static double ramp_rate(bool joint, const double acc[6])
 	return m;
 }
 
-RTL_API int rtl_motion_to_rtde(struct rtl_motion_rtde *b, const struct rtl_motion_output *out,
-			       struct rtl_rtde_frame *f)
+RTL_API int rtl_motion_rtde_encode(struct rtl_motion_rtde *b, struct rtl_rtde_frame *f,
+				   const struct rtl_motion_output *out)
 {
 	bool joint;
 	const double *param;

@@ -207,7 +207,7 @@ err_close:
 	return r;
 }
 
-RTL_API int rtl_tcp_resolve(const char *host, uint16_t port, struct rtl_tcp_addr *out,
+RTL_API int rtl_tcp_resolve(struct rtl_tcp_addr *out, const char *host, uint16_t port,
 			    struct rtl_error *err)
 {
 	struct addrinfo *res, *ai;
@@ -263,12 +263,12 @@ RTL_API int rtl_tcp_connect(const char *host, uint16_t port, int64_t timeout_ns,
 			    struct rtl_error *err)
 {
 	struct rtl_tcp_addr addr;
-	int r = rtl_tcp_resolve(host, port, &addr, err);
+	int r = rtl_tcp_resolve(&addr, host, port, err);
 
 	return r < 0 ? r : rtl_tcp_connect_addr(&addr, timeout_ns, err);
 }
 
-RTL_API int rtl_tcp_listen(const char *host, uint16_t port, uint16_t *bound, struct rtl_error *err)
+RTL_API int rtl_tcp_listen(uint16_t *bound, const char *host, uint16_t port, struct rtl_error *err)
 {
 	struct addrinfo *res;
 	struct sockaddr_storage ss;

@@ -39,13 +39,13 @@ struct rtl_rtde_client {
 	struct rtl_rtde_client_config cfg;
 	unsigned n_inputs;
 	bool has_outputs;
-	enum rtl_rtde_client_state state;
+	enum rtl_rtde_client_state_id state;
 	uint16_t asked_protocol; /* version the pending V asks for */
 	unsigned input_index;	 /* the pending SETUP_INPUTS */
 	bool late_start;	 /* data came first: the START reply is still due */
 	int64_t timeout_ns;
 	int64_t deadline;
-	struct rtl_rtde_client_info info;
+	struct rtl_rtde_handshake info;
 	int32_t ts_off; /* wire offset of `timestamp`, -1 if absent */
 	int32_t cs_off; /* wire offset of `control_step`, -1 if absent */
 	bool have_base;
@@ -87,7 +87,7 @@ static const char *const state_names[RTL_RTDE_CLIENT_STATE_COUNT] = {
 	[RTL_RTDE_CLIENT_CLOSED] = "CLOSED",
 };
 
-RTL_API const char *rtl_rtde_client_state_name(enum rtl_rtde_client_state s)
+RTL_API const char *rtl_rtde_client_state_name(enum rtl_rtde_client_state_id s)
 {
 	if ((unsigned)s >= RTL_RTDE_CLIENT_STATE_COUNT)
 		return "?";
@@ -95,7 +95,7 @@ RTL_API const char *rtl_rtde_client_state_name(enum rtl_rtde_client_state s)
 }
 
 /* The reply type the state waits for, or 0. */
-static int expected_reply(enum rtl_rtde_client_state s)
+static int expected_reply(enum rtl_rtde_client_state_id s)
 {
 	switch (s) {
 	case RTL_RTDE_CLIENT_PROTOCOL:
@@ -122,7 +122,7 @@ static const char *pkg_name(int type)
 	return n ? n : "unknown";
 }
 
-static bool connected_state(enum rtl_rtde_client_state s)
+static bool connected_state(enum rtl_rtde_client_state_id s)
 {
 	return s != RTL_RTDE_CLIENT_IDLE && s != RTL_RTDE_CLIENT_FAILED &&
 	       s != RTL_RTDE_CLIENT_CLOSED;
@@ -173,7 +173,7 @@ static bool pop(struct rtl_rtde_client *c, struct rtl_rtde_client_event *ev)
 	return true;
 }
 
-static void set_state(struct rtl_rtde_client *c, enum rtl_rtde_client_state to)
+static void set_state(struct rtl_rtde_client *c, enum rtl_rtde_client_state_id to)
 {
 	struct rtl_rtde_client_event ev = { .type = RTL_RTDE_CLIENT_EV_STATE };
 
@@ -260,7 +260,7 @@ static uint8_t *tx_room(struct rtl_rtde_client *c, size_t *cap)
 
 /* An encoder wrote @n bytes (or failed) at tx_room(): send them and wait
  * for the reply in state @st. */
-static void request(struct rtl_rtde_client *c, int64_t now, int n, enum rtl_rtde_client_state st,
+static void request(struct rtl_rtde_client *c, int64_t now, int n, enum rtl_rtde_client_state_id st,
 		    const char *what)
 {
 	if (n < 0) {
@@ -339,7 +339,7 @@ static void send_setup(struct rtl_rtde_client *c, int64_t now, const struct rtl_
 
 static void setup_done(struct rtl_rtde_client *c, int64_t now)
 {
-	const struct rtl_rtde_client_info *i = &c->info;
+	const struct rtl_rtde_handshake *i = &c->info;
 	char v[48];
 
 	if (c->has_outputs)
@@ -388,7 +388,7 @@ static void malformed_reply(struct rtl_rtde_client *c, int type, size_t len, int
 static bool decode_accepted(struct rtl_rtde_client *c, enum rtl_rtde_pkg type, const uint8_t *pkg,
 			    size_t len, bool *ok)
 {
-	int err = rtl_rtde_decode_accepted_reply(pkg, len, type, ok);
+	int err = rtl_rtde_decode_accepted_reply(ok, pkg, len, type);
 
 	if (err)
 		malformed_reply(c, type, len, err);
@@ -461,7 +461,7 @@ static bool build_recipes(struct rtl_rtde_client *c)
 
 static void set_rate(struct rtl_rtde_client *c)
 {
-	struct rtl_rtde_client_info *i = &c->info;
+	struct rtl_rtde_handshake *i = &c->info;
 	double want = c->cfg.frequency;
 
 	i->max_frequency = rtl_rtde_max_frequency(i->version.major);
@@ -535,7 +535,7 @@ static bool check_version(struct rtl_rtde_client *c)
 
 static void on_version(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
 {
-	int err = rtl_rtde_decode_urcontrol_version_reply(pkg, len, &c->info.version);
+	int err = rtl_rtde_decode_urcontrol_version_reply(&c->info.version, pkg, len);
 
 	if (err) {
 		malformed_reply(c, RTL_RTDE_PKG_URCONTROL_VERSION, len, err);
@@ -581,7 +581,7 @@ static bool check_setup(struct rtl_rtde_client *c, const struct rtl_rtde_recipe 
 static void on_outputs(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, size_t len)
 {
 	struct rtl_rtde_setup_reply rep;
-	int err = rtl_rtde_decode_setup_outputs_reply(pkg, len, c->info.protocol, &rep);
+	int err = rtl_rtde_decode_setup_outputs_reply(&rep, pkg, len, c->info.protocol);
 
 	if (err) {
 		malformed_reply(c, RTL_RTDE_PKG_SETUP_OUTPUTS, len, err);
@@ -598,7 +598,7 @@ static void on_inputs(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg
 	struct rtl_rtde_setup_reply rep;
 	unsigned i = c->input_index;
 	char what[64];
-	int err = rtl_rtde_decode_setup_inputs_reply(pkg, len, &rep);
+	int err = rtl_rtde_decode_setup_inputs_reply(&rep, pkg, len);
 
 	if (err) {
 		malformed_reply(c, RTL_RTDE_PKG_SETUP_INPUTS, len, err);
@@ -754,10 +754,10 @@ static void on_text(struct rtl_rtde_client *c, const uint8_t *pkg, size_t len)
 	 * layout when it parses exactly (lengths add up, known level), which
 	 * a v1 message practically never does.
 	 */
-	err = rtl_rtde_decode_text(pkg, len, RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CONTROLLER, t);
+	err = rtl_rtde_decode_text(t, pkg, len, RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CONTROLLER);
 	if (c->info.protocol != RTL_RTDE_PROTOCOL_V2 && (err || t->level > RTL_RTDE_LEVEL_INFO))
-		err = rtl_rtde_decode_text(pkg, len, RTL_RTDE_PROTOCOL_V1, RTL_RTDE_FROM_CONTROLLER,
-					   t);
+		err = rtl_rtde_decode_text(t, pkg, len, RTL_RTDE_PROTOCOL_V1,
+					   RTL_RTDE_FROM_CONTROLLER);
 	if (err) {
 		struct txt m = drop_begin(c, -EBADMSG);
 
@@ -877,7 +877,7 @@ static void on_data(struct rtl_rtde_client *c, int64_t now, const uint8_t *pkg, 
 		drop_done(c, &t);
 		return;
 	}
-	err = rtl_rtde_decode_data(pkg, len, c->info.protocol, RTL_RTDE_FROM_CONTROLLER, &d);
+	err = rtl_rtde_decode_data(&d, pkg, len, c->info.protocol, RTL_RTDE_FROM_CONTROLLER);
 	if (err) {
 		t = drop_begin(c, -EBADMSG);
 		rtl_stat_add(&c->stats.malformed, 1);
@@ -1055,8 +1055,8 @@ static bool check_deadline(struct rtl_rtde_client *c, int64_t now)
 	return true;
 }
 
-RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, int64_t now,
-				 struct rtl_rtde_client_event *ev)
+RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, struct rtl_rtde_client_event *ev,
+				 int64_t now)
 {
 	const uint8_t *pkg;
 	size_t len;
@@ -1076,7 +1076,7 @@ RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, int64_t now,
 		}
 		if (r < 0) {
 			rtl_stat_add(&c->stats.malformed, 1);
-			fail(c, r, "%s", rtl_rtde_framer_error(c->framer)->err.msg);
+			fail(c, r, "%s", rtl_rtde_framer_last_error(c->framer)->err.msg);
 			continue;
 		}
 		if (check_deadline(c, now))
@@ -1085,8 +1085,8 @@ RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, int64_t now,
 	}
 }
 
-RTL_API int rtl_rtde_client_poll(struct rtl_rtde_client *c, int64_t now,
-				 struct rtl_rtde_client_event *ev)
+RTL_API int rtl_rtde_client_poll(struct rtl_rtde_client *c, struct rtl_rtde_client_event *ev,
+				 int64_t now)
 {
 	if (!c || !ev)
 		return -EINVAL;
@@ -1263,16 +1263,16 @@ RTL_API int rtl_rtde_client_pause(struct rtl_rtde_client *c, int64_t now)
 
 /* ---- data helpers ------------------------------------------------------------ */
 
-RTL_API int rtl_rtde_client_decode(const struct rtl_rtde_client *c,
-				   const struct rtl_rtde_client_event *ev, struct rtl_rtde_frame *f)
+RTL_API int rtl_rtde_client_decode(const struct rtl_rtde_client *c, struct rtl_rtde_frame *f,
+				   const struct rtl_rtde_client_event *ev)
 {
 	if (!c || !ev || !f || ev->type != RTL_RTDE_CLIENT_EV_DATA)
 		return -EINVAL;
-	return rtl_rtde_recipe_decode(&c->outputs, ev->u.data.fields, ev->u.data.len, f);
+	return rtl_rtde_recipe_decode(&c->outputs, f, ev->u.data.fields, ev->u.data.len);
 }
 
 RTL_API int rtl_rtde_client_encode_inputs(const struct rtl_rtde_client *c, unsigned idx,
-					  const struct rtl_rtde_frame *f, uint8_t *buf, size_t cap)
+					  uint8_t *buf, size_t cap, const struct rtl_rtde_frame *f)
 {
 	const struct rtl_rtde_recipe *r;
 	int n, off = 4; /* header and recipe id: client packages always carry the id */
@@ -1286,7 +1286,7 @@ RTL_API int rtl_rtde_client_encode_inputs(const struct rtl_rtde_client *c, unsig
 		return -EINVAL;
 	if (cap < (size_t)off)
 		return -ENOSPC;
-	n = rtl_rtde_recipe_encode(r, f, buf + off, cap - (size_t)off);
+	n = rtl_rtde_recipe_encode(r, buf + off, cap - (size_t)off, f);
 	if (n < 0)
 		return n;
 	/* Fields already sit where the encoder puts them: no copy. */
@@ -1400,7 +1400,7 @@ RTL_API int rtl_rtde_client_create(struct rtl_rtde_client **out,
 		names = malloc(total);
 	/* The framer, with room for the largest package the protocol allows:
 	 * a controller's reply is not bounded by anything smaller. */
-	e = rtl_rtde_framer_create(&fr, RTL_RTDE_MAX_PACKAGE_SIZE);
+	e = rtl_rtde_framer_create(&fr, RTL_RTDE_MAX_PACKAGE_SIZE, NULL);
 	if (!c || (total && !names) || e) {
 		free(c);
 		free(names);
@@ -1444,7 +1444,7 @@ RTL_API void rtl_rtde_client_destroy(struct rtl_rtde_client *c)
 
 /* ---- getters ---------------------------------------------------------------------- */
 
-RTL_API enum rtl_rtde_client_state rtl_rtde_client_state(const struct rtl_rtde_client *c)
+RTL_API enum rtl_rtde_client_state_id rtl_rtde_client_state(const struct rtl_rtde_client *c)
 {
 	return c ? c->state : RTL_RTDE_CLIENT_IDLE;
 }
@@ -1460,7 +1460,7 @@ RTL_API const struct rtl_rtde_recipe *rtl_rtde_client_input_recipe(const struct 
 	return c && idx < c->n_inputs ? &c->inputs[idx] : NULL;
 }
 
-RTL_API const struct rtl_rtde_client_info *rtl_rtde_client_info(const struct rtl_rtde_client *c)
+RTL_API const struct rtl_rtde_handshake *rtl_rtde_client_info(const struct rtl_rtde_client *c)
 {
 	return c ? &c->info : NULL;
 }

@@ -121,7 +121,7 @@ static const struct pair_def {
 static bool handle_of(const struct rtl_rtde_recipe *r, const char *name, enum rtl_rtde_type type,
 		      struct rtl_rtde_handle *h)
 {
-	return name && rtl_rtde_recipe_handle(r, name, h) == 0 && h->type == (uint8_t)type;
+	return name && rtl_rtde_recipe_handle(r, h, name) == 0 && h->type == (uint8_t)type;
 }
 
 static double load_double(const unsigned char *p)
@@ -399,8 +399,8 @@ RTL_API int rtl_rtde_coalesce_encode(struct rtl_rtde_coalesce *c, uint8_t *out, 
 		}
 		fields = out + pos + RTL_RTDE_HEADER_SIZE + 1;
 		memcpy(s->staging, s->pending_buf, r->host_size);
-		len = rtl_rtde_recipe_encode(r, &staging, fields,
-					     cap - pos - RTL_RTDE_HEADER_SIZE - 1);
+		len = rtl_rtde_recipe_encode(r, fields, cap - pos - RTL_RTDE_HEADER_SIZE - 1,
+					     &staging);
 		if (len < 0) {
 			err = len;
 			goto unstage;

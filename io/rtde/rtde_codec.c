@@ -147,8 +147,8 @@ RTL_API bool rtl_rtde_list_next(struct rtl_rtde_list *it, const char **item, siz
 	return true;
 }
 
-RTL_API int rtl_rtde_parse_types(const char *list, size_t len, enum rtl_rtde_type *types,
-				 size_t max, size_t *bad)
+RTL_API int rtl_rtde_parse_types(enum rtl_rtde_type *types, size_t max, size_t *bad,
+				 const char *list, size_t len)
 {
 	struct rtl_rtde_list it;
 	const char *item;
@@ -232,7 +232,7 @@ static int recipe_size(const enum rtl_rtde_type *types, size_t n)
 	return (int)total;
 }
 
-RTL_API int rtl_rtde_layout(const enum rtl_rtde_type *types, size_t n, uint32_t *offsets)
+RTL_API int rtl_rtde_layout(uint32_t *offsets, const enum rtl_rtde_type *types, size_t n)
 {
 	int total = recipe_size(types, n);
 	uint32_t off = 0;
@@ -265,8 +265,8 @@ static int check_fields(const uint8_t *fields, size_t len, const enum rtl_rtde_t
 	return 0;
 }
 
-RTL_API int rtl_rtde_unpack(const uint8_t *fields, size_t len, const enum rtl_rtde_type *types,
-			    size_t n, union rtl_rtde_value *out)
+RTL_API int rtl_rtde_unpack(union rtl_rtde_value *out, const uint8_t *fields, size_t len,
+			    const enum rtl_rtde_type *types, size_t n)
 {
 	int err;
 
@@ -282,8 +282,9 @@ RTL_API int rtl_rtde_unpack(const uint8_t *fields, size_t len, const enum rtl_rt
 	return 0;
 }
 
-RTL_API int rtl_rtde_unpack_to(const uint8_t *fields, size_t len, const enum rtl_rtde_type *types,
-			       size_t n, const uint32_t *host_offsets, void *dst)
+RTL_API int rtl_rtde_unpack_to(void *dst, const uint8_t *fields, size_t len,
+			       const enum rtl_rtde_type *types, size_t n,
+			       const uint32_t *host_offsets)
 {
 	unsigned char *d = dst;
 	size_t off = 0;
@@ -304,9 +305,8 @@ RTL_API int rtl_rtde_unpack_to(const uint8_t *fields, size_t len, const enum rtl
 	return 0;
 }
 
-RTL_API int rtl_rtde_unpack_doubles(const uint8_t *fields, size_t len,
-				    const enum rtl_rtde_type *types, size_t n, double *out,
-				    size_t max)
+RTL_API int rtl_rtde_unpack_doubles(double *out, size_t max, const uint8_t *fields, size_t len,
+				    const enum rtl_rtde_type *types, size_t n)
 {
 	size_t count = 0;
 	int err;
@@ -470,8 +470,8 @@ RTL_API int rtl_rtde_encode_protocol_version_request(uint8_t *buf, size_t cap, u
 	return n;
 }
 
-RTL_API int rtl_rtde_decode_protocol_version_request(const uint8_t *buf, size_t len,
-						     uint16_t *version)
+RTL_API int rtl_rtde_decode_protocol_version_request(uint16_t *version, const uint8_t *buf,
+						     size_t len)
 {
 	const uint8_t *p;
 	size_t plen;
@@ -515,8 +515,8 @@ RTL_API int rtl_rtde_encode_urcontrol_version_reply(uint8_t *buf, size_t cap,
 	return n;
 }
 
-RTL_API int rtl_rtde_decode_urcontrol_version_reply(const uint8_t *buf, size_t len,
-						    struct rtl_rtde_controller_version *v)
+RTL_API int rtl_rtde_decode_urcontrol_version_reply(struct rtl_rtde_controller_version *v,
+						    const uint8_t *buf, size_t len)
 {
 	const uint8_t *p;
 	size_t plen;
@@ -576,8 +576,8 @@ RTL_API int rtl_rtde_encode_accepted_reply(uint8_t *buf, size_t cap, enum rtl_rt
 	return n;
 }
 
-RTL_API int rtl_rtde_decode_accepted_reply(const uint8_t *buf, size_t len, enum rtl_rtde_pkg type,
-					   bool *accepted)
+RTL_API int rtl_rtde_decode_accepted_reply(bool *accepted, const uint8_t *buf, size_t len,
+					   enum rtl_rtde_pkg type)
 {
 	const uint8_t *p;
 	size_t plen;
@@ -613,9 +613,8 @@ RTL_API int rtl_rtde_encode_setup_outputs(uint8_t *buf, size_t cap, enum rtl_rtd
 	return n;
 }
 
-RTL_API int rtl_rtde_decode_setup_outputs(const uint8_t *buf, size_t len,
-					  enum rtl_rtde_protocol proto,
-					  struct rtl_rtde_setup_request *req)
+RTL_API int rtl_rtde_decode_setup_outputs(struct rtl_rtde_setup_request *req, const uint8_t *buf,
+					  size_t len, enum rtl_rtde_protocol proto)
 {
 	const uint8_t *p;
 	size_t plen;
@@ -653,8 +652,8 @@ RTL_API int rtl_rtde_encode_setup_inputs(uint8_t *buf, size_t cap, const char *n
 	return n;
 }
 
-RTL_API int rtl_rtde_decode_setup_inputs(const uint8_t *buf, size_t len,
-					 struct rtl_rtde_setup_request *req)
+RTL_API int rtl_rtde_decode_setup_inputs(struct rtl_rtde_setup_request *req, const uint8_t *buf,
+					 size_t len)
 {
 	const uint8_t *p;
 	size_t plen;
@@ -723,9 +722,9 @@ RTL_API int rtl_rtde_encode_setup_outputs_reply(uint8_t *buf, size_t cap,
 				  proto == RTL_RTDE_PROTOCOL_V2, recipe_id, types, types_len);
 }
 
-RTL_API int rtl_rtde_decode_setup_outputs_reply(const uint8_t *buf, size_t len,
-						enum rtl_rtde_protocol proto,
-						struct rtl_rtde_setup_reply *reply)
+RTL_API int rtl_rtde_decode_setup_outputs_reply(struct rtl_rtde_setup_reply *reply,
+						const uint8_t *buf, size_t len,
+						enum rtl_rtde_protocol proto)
 {
 	if (!proto_ok(proto))
 		return -EINVAL;
@@ -740,8 +739,8 @@ RTL_API int rtl_rtde_encode_setup_inputs_reply(uint8_t *buf, size_t cap, uint8_t
 				  types_len);
 }
 
-RTL_API int rtl_rtde_decode_setup_inputs_reply(const uint8_t *buf, size_t len,
-					       struct rtl_rtde_setup_reply *reply)
+RTL_API int rtl_rtde_decode_setup_inputs_reply(struct rtl_rtde_setup_reply *reply,
+					       const uint8_t *buf, size_t len)
 {
 	return decode_setup_reply(buf, len, RTL_RTDE_PKG_SETUP_INPUTS, true, reply);
 }
@@ -785,8 +784,8 @@ RTL_API int rtl_rtde_encode_text(uint8_t *buf, size_t cap, enum rtl_rtde_protoco
 	return n;
 }
 
-RTL_API int rtl_rtde_decode_text(const uint8_t *buf, size_t len, enum rtl_rtde_protocol proto,
-				 enum rtl_rtde_dir dir, struct rtl_rtde_text *text)
+RTL_API int rtl_rtde_decode_text(struct rtl_rtde_text *text, const uint8_t *buf, size_t len,
+				 enum rtl_rtde_protocol proto, enum rtl_rtde_dir dir)
 {
 	const uint8_t *p;
 	size_t plen, mlen, slen;
@@ -927,8 +926,8 @@ RTL_API int rtl_rtde_encode_data(uint8_t *buf, size_t cap, enum rtl_rtde_protoco
 	return (int)total;
 }
 
-RTL_API int rtl_rtde_decode_data(const uint8_t *buf, size_t len, enum rtl_rtde_protocol proto,
-				 enum rtl_rtde_dir dir, struct rtl_rtde_data *data)
+RTL_API int rtl_rtde_decode_data(struct rtl_rtde_data *data, const uint8_t *buf, size_t len,
+				 enum rtl_rtde_protocol proto, enum rtl_rtde_dir dir)
 {
 	const uint8_t *p;
 	size_t plen;
@@ -955,8 +954,8 @@ RTL_API int rtl_rtde_decode_data(const uint8_t *buf, size_t len, enum rtl_rtde_p
 
 /* ---- any package -------------------------------------------------------- */
 
-RTL_API int rtl_rtde_decode(const uint8_t *buf, size_t len, enum rtl_rtde_protocol proto,
-			    enum rtl_rtde_dir dir, struct rtl_rtde_msg *msg)
+RTL_API int rtl_rtde_decode(struct rtl_rtde_msg *msg, const uint8_t *buf, size_t len,
+			    enum rtl_rtde_protocol proto, enum rtl_rtde_dir dir)
 {
 	bool ctrl = dir == RTL_RTDE_FROM_CONTROLLER;
 	int type;
@@ -974,29 +973,29 @@ RTL_API int rtl_rtde_decode(const uint8_t *buf, size_t len, enum rtl_rtde_protoc
 	case RTL_RTDE_PKG_START:
 	case RTL_RTDE_PKG_PAUSE:
 		if (ctrl)
-			return rtl_rtde_decode_accepted_reply(buf, len, msg->type,
-							      &msg->u.accepted);
+			return rtl_rtde_decode_accepted_reply(&msg->u.accepted, buf, len,
+							      msg->type);
 		if (type == RTL_RTDE_PKG_PROTOCOL_VERSION)
-			return rtl_rtde_decode_protocol_version_request(buf, len,
-									&msg->u.protocol_version);
+			return rtl_rtde_decode_protocol_version_request(&msg->u.protocol_version,
+									buf, len);
 		return decode_empty(buf, len, type);
 	case RTL_RTDE_PKG_URCONTROL_VERSION:
 		if (ctrl)
-			return rtl_rtde_decode_urcontrol_version_reply(buf, len, &msg->u.version);
+			return rtl_rtde_decode_urcontrol_version_reply(&msg->u.version, buf, len);
 		return rtl_rtde_decode_urcontrol_version_request(buf, len);
 	case RTL_RTDE_PKG_TEXT_MESSAGE:
-		return rtl_rtde_decode_text(buf, len, proto, dir, &msg->u.text);
+		return rtl_rtde_decode_text(&msg->u.text, buf, len, proto, dir);
 	case RTL_RTDE_PKG_DATA:
-		return rtl_rtde_decode_data(buf, len, proto, dir, &msg->u.data);
+		return rtl_rtde_decode_data(&msg->u.data, buf, len, proto, dir);
 	case RTL_RTDE_PKG_SETUP_OUTPUTS:
 		if (ctrl)
-			return rtl_rtde_decode_setup_outputs_reply(buf, len, proto,
-								   &msg->u.setup_reply);
-		return rtl_rtde_decode_setup_outputs(buf, len, proto, &msg->u.setup);
+			return rtl_rtde_decode_setup_outputs_reply(&msg->u.setup_reply, buf, len,
+								   proto);
+		return rtl_rtde_decode_setup_outputs(&msg->u.setup, buf, len, proto);
 	case RTL_RTDE_PKG_SETUP_INPUTS:
 		if (ctrl)
-			return rtl_rtde_decode_setup_inputs_reply(buf, len, &msg->u.setup_reply);
-		return rtl_rtde_decode_setup_inputs(buf, len, &msg->u.setup);
+			return rtl_rtde_decode_setup_inputs_reply(&msg->u.setup_reply, buf, len);
+		return rtl_rtde_decode_setup_inputs(&msg->u.setup, buf, len);
 	default:
 		return -EPROTO;
 	}

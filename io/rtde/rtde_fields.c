@@ -513,8 +513,8 @@ static unsigned osa_distance(const char *a, size_t na, const char *b, size_t nb)
 	return prev[nb];
 }
 
-RTL_API const struct rtl_rtde_field *rtl_rtde_field_suggest(const char *name, size_t len,
-							    unsigned dir_mask, unsigned *distance)
+RTL_API const struct rtl_rtde_field *rtl_rtde_field_suggest(unsigned *distance, const char *name,
+							    size_t len, unsigned dir_mask)
 {
 	const struct rtl_rtde_field *best = NULL;
 	unsigned limit, best_d;

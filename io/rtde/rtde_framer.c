@@ -75,18 +75,22 @@ static int check_size(struct rtl_rtde_framer *f, uint64_t at, uint32_t size)
 	return e->err.code;
 }
 
-RTL_API int rtl_rtde_framer_create(struct rtl_rtde_framer **out, size_t max_size)
+RTL_API int rtl_rtde_framer_create(struct rtl_rtde_framer **out, size_t max_size,
+				   struct rtl_error *err)
 {
 	struct rtl_rtde_framer *f;
 
 	if (!out)
-		return -EINVAL;
+		return rtl_error_set(err, -EINVAL, "rtl_rtde_framer_create: out is NULL");
 	*out = NULL;
 	if (max_size < RTL_RTDE_HEADER_SIZE || max_size > RTL_RTDE_MAX_PACKAGE_SIZE)
-		return -EINVAL;
+		return rtl_error_set(err, -EINVAL,
+				     "RTDE framer of %zu bytes: give %d to %d "
+				     "(RTL_RTDE_MAX_PACKAGE_SIZE accepts every package)",
+				     max_size, RTL_RTDE_HEADER_SIZE, RTL_RTDE_MAX_PACKAGE_SIZE);
 	f = malloc(sizeof(*f) + max_size);
 	if (!f)
-		return -ENOMEM;
+		return rtl_error_set(err, -ENOMEM, "RTDE framer: out of memory");
 	/* Touch every page now, at set-up, rather than on the receive path
 	 * the first time a package straddles reads. */
 	memset(f, 0, sizeof(*f) + max_size);
@@ -194,7 +198,8 @@ RTL_API int rtl_rtde_framer_next(struct rtl_rtde_framer *f, const uint8_t **pkg,
 	return 1;
 }
 
-RTL_API const struct rtl_rtde_framer_error *rtl_rtde_framer_error(const struct rtl_rtde_framer *f)
+RTL_API const struct rtl_rtde_framer_error *
+rtl_rtde_framer_last_error(const struct rtl_rtde_framer *f)
 {
 	return f->error.err.code ? &f->error : NULL;
 }

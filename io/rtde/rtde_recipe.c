@@ -195,7 +195,7 @@ static void explain_unknown(char *buf, size_t cap, const char *name, size_t len,
 		}
 		return;
 	}
-	s = rtl_rtde_field_suggest(name, len, dir_flag(dir), NULL);
+	s = rtl_rtde_field_suggest(NULL, name, len, dir_flag(dir));
 	if (s)
 		snprintf(buf, cap, "unknown field '%s'; did you mean '%s'?", nm, s->name);
 	else
@@ -207,7 +207,7 @@ static void explain_wrong_dir(char *buf, size_t cap, const struct rtl_rtde_field
 			      enum rtl_rtde_recipe_dir dir)
 {
 	const struct rtl_rtde_field *s =
-		rtl_rtde_field_suggest(f->name, strlen(f->name), dir_flag(dir), NULL);
+		rtl_rtde_field_suggest(NULL, f->name, strlen(f->name), dir_flag(dir));
 	int n;
 
 	if (dir == RTL_RTDE_RECIPE_INPUT)
@@ -1059,8 +1059,8 @@ RTL_API struct rtl_rtde_handle rtl_rtde_recipe_handle_at(const struct rtl_rtde_r
 	return h;
 }
 
-RTL_API int rtl_rtde_recipe_handle(const struct rtl_rtde_recipe *r, const char *name,
-				   struct rtl_rtde_handle *h)
+RTL_API int rtl_rtde_recipe_handle(const struct rtl_rtde_recipe *r, struct rtl_rtde_handle *h,
+				   const char *name)
 {
 	if (!h)
 		return -EINVAL;
@@ -1165,8 +1165,8 @@ static inline __attribute__((always_inline)) void walk_runs(const struct rtl_rtd
 	}
 }
 
-RTL_API int rtl_rtde_recipe_decode(const struct rtl_rtde_recipe *r, const uint8_t *fields,
-				   size_t len, struct rtl_rtde_frame *f)
+RTL_API int rtl_rtde_recipe_decode(const struct rtl_rtde_recipe *r, struct rtl_rtde_frame *f,
+				   const uint8_t *fields, size_t len)
 {
 	if (!r || !f || !f->values || (!fields && len) || f->cap < r->host_size)
 		return -EINVAL;
@@ -1178,8 +1178,8 @@ RTL_API int rtl_rtde_recipe_decode(const struct rtl_rtde_recipe *r, const uint8_
 	return 0;
 }
 
-RTL_API int rtl_rtde_recipe_encode(const struct rtl_rtde_recipe *r, const struct rtl_rtde_frame *f,
-				   uint8_t *out, size_t cap)
+RTL_API int rtl_rtde_recipe_encode(const struct rtl_rtde_recipe *r, uint8_t *out, size_t cap,
+				   const struct rtl_rtde_frame *f)
 {
 	if (!r || !f || !f->values || !out || f->size < r->host_size)
 		return -EINVAL;

@@ -51,7 +51,9 @@ struct rtl_rtde_transport_bound {
 /* The transport (opaque to the API). */
 struct rtl_rtde_transport {
 	struct rtl_transport base;
-	struct rtl_rtde_transport_config cfg;
+	struct rtl_rtde_transport_config cfg;	 /* cfg.client: NULL (copied) */
+	struct rtl_rtde_transport_hook_ops hook; /* cfg.hook points here */
+	unsigned client_flags;
 	struct rtl_tcp_addr addr; /* resolved at init */
 	char peer[96];		  /* "host:port", for messages */
 	struct rtl_error lost;	  /* why the stream ended (rx thread) */
@@ -97,11 +99,6 @@ struct rtl_rtde_transport {
 	uint8_t rx[RTL_RTDE_MAX_PACKAGE_SIZE];
 };
 
-/* The hook table's first version ended with finish. */
-#define HOOK_OPS_V1_SIZE                                        \
-	(offsetof(struct rtl_rtde_transport_hook_ops, finish) + \
-	 sizeof(((struct rtl_rtde_transport_hook_ops *)0)->finish))
-
 #define DEFAULT_TIMEOUT_NS (3 * RTL_NS_PER_SEC)
 #define DEFAULT_RX_TIMEOUT_NS RTL_NS_PER_SEC
 #define DEFAULT_REST_SPEED 0.001 /* rad/s: 0.06 deg/s, 0.5 mm/s at half a metre */
@@ -114,7 +111,7 @@ static struct rtl_rtde_transport *of(struct rtl_transport *base)
 
 /* ---- connect: the handshake, driven to RUNNING ---------------------------------------- */
 
-static bool settled(enum rtl_rtde_client_state s, bool no_start)
+static bool settled(enum rtl_rtde_client_state_id s, bool no_start)
 {
 	return s == RTL_RTDE_CLIENT_RUNNING || (no_start && s == RTL_RTDE_CLIENT_READY);
 }
@@ -130,7 +127,7 @@ static int drain(struct rtl_rtde_client *c, bool until_settled, bool no_start,
 	struct rtl_rtde_client_event ev;
 
 	while (!(until_settled && settled(rtl_rtde_client_state(c), no_start)) &&
-	       rtl_rtde_client_next(c, rtl_time_now(), &ev) == 1)
+	       rtl_rtde_client_next(c, &ev, rtl_time_now()) == 1)
 		if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal)
 			return rtl_error_set(err, ev.u.error->err.code, "%s", ev.u.error->err.msg);
 	return 0;
@@ -217,7 +214,7 @@ static int hook_frame(struct rtl_rtde_transport *t, const struct rtl_rtde_frame 
 static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_error *err)
 {
 	struct rtl_rtde_client *c = t->client;
-	bool no_start = t->cfg.client.flags & RTL_RTDE_CLIENT_NO_START;
+	bool no_start = t->client_flags & RTL_RTDE_CLIENT_NO_START;
 	const uint8_t *out;
 	size_t n;
 	ssize_t got;
@@ -271,10 +268,10 @@ static int handshake(struct rtl_rtde_transport *t, int64_t deadline, struct rtl_
 /* The input recipe (and handle) of field @name, or -1. */
 static int find_input(struct rtl_rtde_transport *t, const char *name, struct rtl_rtde_handle *h)
 {
-	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(t->client);
+	const struct rtl_rtde_handshake *info = rtl_rtde_client_info(t->client);
 
 	for (unsigned i = 0; i < info->n_inputs; i++)
-		if (rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(t->client, i), name, h) ==
+		if (rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(t->client, i), h, name) ==
 		    0)
 			return (int)i;
 	return -1;
@@ -308,7 +305,7 @@ static int setup_heartbeat(struct rtl_rtde_transport *t, struct rtl_error *err)
 /* Input recipes into the coalescer: first time set up, later re-keyed. */
 static int setup_coalescer(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
-	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(t->client);
+	const struct rtl_rtde_handshake *info = rtl_rtde_client_info(t->client);
 	const struct rtl_rtde_recipe *recipes[RTL_RTDE_CLIENT_MAX_INPUTS];
 	int ret;
 
@@ -358,7 +355,7 @@ static bool nan_means_unset(const struct rtl_rtde_field *f)
  */
 static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
-	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(t->client);
+	const struct rtl_rtde_handshake *info = rtl_rtde_client_info(t->client);
 
 	t->n_finite = t->n_limits = 0;
 	for (unsigned i = 0; i < info->n_inputs; i++) {
@@ -389,8 +386,8 @@ static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_error *err)
 		unsigned i = 0;
 
 		while (i < info->n_inputs &&
-		       rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(t->client, i), field,
-					      &h) != 0)
+		       rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(t->client, i), &h,
+					      field) != 0)
 			i++;
 		if (i == info->n_inputs)
 			return rtl_error_set(err, -ENOENT,
@@ -463,7 +460,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 		: t->cfg.controller_watchdog_ns < 0
 			? 0
 			: (int64_t)RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS * RTL_NS_PER_MS;
-	rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(t->client), REST_FIELD, &t->rest);
+	rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(t->client), &t->rest, REST_FIELD);
 	if (t->connects++)
 		rtl_rtde_client_count_reconnect(t->client);
 	if (t->cfg.connected)
@@ -504,7 +501,7 @@ static int op_recv(struct rtl_transport *base)
 		/* Nothing for a slice: the client's data time-out, if it
 		 * expired, ends the stream with its explanation (the loop's own
 		 * receive time-out stays as it was, the last resort). */
-		while (rtl_rtde_client_poll(t->client, rtl_time_now(), &ev) == 1)
+		while (rtl_rtde_client_poll(t->client, &ev, rtl_time_now()) == 1)
 			if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal)
 				return stream_lost(t, ev.u.error->err.code);
 		return -EAGAIN;
@@ -530,12 +527,12 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 	struct rtl_rtde_client_event ev;
 
 	/* f->rx_ns: when recv() returned these bytes (no clock read here). */
-	while (rtl_rtde_client_next(t->client, f->rx_ns, &ev) == 1) {
+	while (rtl_rtde_client_next(t->client, &ev, f->rx_ns) == 1) {
 		switch (ev.type) {
 		case RTL_RTDE_CLIENT_EV_DATA: {
 			struct rtl_rtde_frame fr = { f->values, 0, (uint32_t)cap };
 
-			if (rtl_rtde_client_decode(t->client, &ev, &fr) < 0)
+			if (rtl_rtde_client_decode(t->client, &fr, &ev) < 0)
 				continue;
 			f->size = fr.size;
 			f->ctrl_time = ev.u.data.has_timestamp ? ev.u.data.timestamp : NAN;
@@ -789,7 +786,7 @@ static int op_check(struct rtl_transport *base, char *why, size_t len)
  */
 static int build_safe(struct rtl_rtde_transport *t, struct rtl_error *err)
 {
-	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(t->client);
+	const struct rtl_rtde_handshake *info = rtl_rtde_client_info(t->client);
 	const struct rtl_rtde_recipe *recipes[RTL_RTDE_CLIENT_MAX_INPUTS];
 	const unsigned char *bases[RTL_RTDE_COALESCE_MAX_RECIPES];
 	struct rtl_rtde_handle mode;
@@ -959,30 +956,6 @@ static int extend_outputs(const char *have, const char *rest, const char *more, 
 	return 0;
 }
 
-/*
- * A caller's table or configuration of @size bytes at @p, of which this
- * library knows @known (its first version had @first): 0 or, with @err
- * filled, -EINVAL (no size, or smaller than the first version) or -E2BIG
- * (bytes past what this library knows are set: a newer rtloop's field).
- */
-static int check_size(const void *p, size_t size, size_t first, size_t known, const char *type,
-		      struct rtl_error *err)
-{
-	if (size == 0 || size < first)
-		return rtl_error_set(err, -EINVAL,
-				     "RTDE transport: %s has .size %zu: set .size = sizeof(%s)",
-				     type, size, type);
-	for (size_t i = known; i < size; i++)
-		if (((const unsigned char *)p)[i])
-			return rtl_error_set(
-				err, -E2BIG,
-				"RTDE transport: %s is %zu bytes, this librtloop knows "
-				"%zu, and a field past them is set: build against the "
-				"headers of the librtloop you run, or update librtloop",
-				type, size, known);
-	return 0;
-}
-
 static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_transport_config *cfg,
 			  struct rtl_error *err)
 {
@@ -995,19 +968,33 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 
 	if (!t || !cfg)
 		return rtl_error_set(err, -EINVAL, "RTDE transport: no configuration");
+	memset(t, 0, offsetof(struct rtl_rtde_transport, tx));
+	ret = rtl__sized_in(&t->cfg, sizeof(t->cfg), cfg, "struct rtl_rtde_transport_config", err);
+	if (ret < 0)
+		return ret;
+	cfg = &t->cfg; /* the full-size copy from here on */
+	if (!cfg->client)
+		return rtl_error_set(err, -EINVAL,
+				     "RTDE transport: no client configuration: set .client to a "
+				     "struct rtl_rtde_client_config with its .size and .outputs");
+	ret = rtl__sized_in(&cc, sizeof(cc), cfg->client, "struct rtl_rtde_client_config", err);
+	if (ret < 0)
+		return ret;
+	t->cfg.client = NULL; /* the caller's; not kept */
+	t->client_flags = cc.flags;
 	if (cfg->n_limits > RTL_RTDE_TRANSPORT_MAX_LIMITS)
 		return rtl_error_set(err, -EINVAL, "RTDE transport: too many limits");
 	if (!(cfg->rest_speed >= 0))
 		return rtl_error_set(err, -EINVAL,
-				     "RTDE transport: rest_speed must be >= 0 (0: 0.005 rad/s)");
+				     "RTDE transport: rest_speed must be >= 0 (0: 0.001 rad/s)");
 	if (cfg->hook) {
-		ret = check_size(cfg->hook, cfg->hook->size, HOOK_OPS_V1_SIZE, sizeof(*cfg->hook),
-				 "struct rtl_rtde_transport_hook_ops", err);
+		/* A full-size copy: a shorter table's missing calls are NULL. */
+		ret = rtl__sized_in(&t->hook, sizeof(t->hook), cfg->hook,
+				    "struct rtl_rtde_transport_hook_ops", err);
 		if (ret < 0)
 			return ret;
+		t->cfg.hook = &t->hook;
 	}
-	memset(t, 0, offsetof(struct rtl_rtde_transport, tx));
-	t->cfg = *cfg;
 	t->fd = -1;
 	if (!t->cfg.host)
 		t->cfg.host = "127.0.0.1";
@@ -1023,11 +1010,9 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 		t->cfg.keepalive_ns = wd / 4;
 	snprintf(t->peer, sizeof(t->peer), "%s:%u", t->cfg.host, (unsigned)t->cfg.port);
 	/* Once, here: a reconnect on the rx thread must not ask the resolver. */
-	ret = rtl_tcp_resolve(t->cfg.host, t->cfg.port, &t->addr, &terr);
+	ret = rtl_tcp_resolve(&t->addr, t->cfg.host, t->cfg.port, &terr);
 	if (ret < 0)
 		return rtl_error_set(err, ret, "%s", terr.msg);
-	cc = cfg->client;
-	cc.size = sizeof(cc); /* a member of cfg: sized with it */
 	/* The client's data time-out follows the loop's receive time-out
 	 * unless set: the same length, but the client's error says what the
 	 * controller did (stopped, or sent only packages it drops). */
@@ -1036,8 +1021,8 @@ static int transport_init(struct rtl_rtde_transport *t, const struct rtl_rtde_tr
 	/* The stop at exit waits for actual_qd to fall to rest; a hook reads
 	 * the fields it names. */
 	safe_possible = cfg->safe != NULL;
-	for (unsigned i = 0; i < RTL_RTDE_CLIENT_MAX_INPUTS && cfg->client.inputs[i]; i++)
-		safe_possible |= list_has(cfg->client.inputs[i], RTL_RTDE_CMD_FIELD_MODE);
+	for (unsigned i = 0; i < RTL_RTDE_CLIENT_MAX_INPUTS && cc.inputs[i]; i++)
+		safe_possible |= list_has(cc.inputs[i], RTL_RTDE_CMD_FIELD_MODE);
 	if (cc.outputs && cc.outputs[0]) {
 		ret = extend_outputs(cc.outputs, safe_possible ? REST_FIELD : NULL,
 				     cfg->hook ? cfg->hook->outputs : NULL, &outputs);
@@ -1112,6 +1097,20 @@ RTL_API struct rtl_transport *rtl_rtde_transport_base(struct rtl_rtde_transport 
 	return t ? &t->base : NULL;
 }
 
+RTL_API struct rtl_rtde_frame *rtl_rtde_loop_commands(struct rtl_loop *loop, unsigned i)
+{
+	struct rtl_transport *base = loop ? rtl_loop_transport(loop) : NULL;
+
+	/* An RTDE transport's base is the first member of the struct its
+	 * impl points to, and its table carries this file's name string
+	 * (also when a caller wrapped some of its calls in a copy of it, as
+	 * a test or a tracer may): no other transport has both. */
+	if (!base || !base->ops || base->ops->name != rtde_ops.name ||
+	    base->impl != (void *)((char *)base - offsetof(struct rtl_rtde_transport, base)))
+		return NULL;
+	return rtl_rtde_coalesce_frame(of(base)->coal, i);
+}
+
 #define FIELD(name, doc) RTL_STAT_FIELD(rtl_rtde_transport_counters, name, doc)
 static const struct rtl_stat_field counter_fields[] = { RTL_RTDE_TRANSPORT_COUNTERS(FIELD) };
 #undef FIELD
@@ -1172,11 +1171,11 @@ static int take_data(struct rtl_rtde_transport *t, struct rtl_rtde_frame *newest
 	struct rtl_rtde_client_event ev;
 	int n = 0;
 
-	while (rtl_rtde_client_next(t->client, rtl_time_now(), &ev) == 1) {
+	while (rtl_rtde_client_next(t->client, &ev, rtl_time_now()) == 1) {
 		struct rtl_rtde_frame fr = { newest->values, 0, newest->cap };
 
 		if (ev.type == RTL_RTDE_CLIENT_EV_DATA &&
-		    rtl_rtde_client_decode(t->client, &ev, &fr) == 0) {
+		    rtl_rtde_client_decode(t->client, &fr, &ev) == 0) {
 			newest->size = fr.size;
 			n++;
 		}
@@ -1238,7 +1237,7 @@ RTL_API struct rtl_rtde_handle rtl_rtde_transport_output_handle(struct rtl_rtde_
 	struct rtl_rtde_handle h = rtl_rtde_recipe_handle_at(NULL, 0);
 
 	if (t && t->client)
-		rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(t->client), name, &h);
+		rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(t->client), &h, name);
 	return h;
 }
 
@@ -1252,7 +1251,7 @@ RTL_API struct rtl_rtde_handle rtl_rtde_transport_input_handle(struct rtl_rtde_t
 	if (t && t->client) {
 		r = rtl_rtde_client_input_recipe(t->client, i);
 		if (r)
-			rtl_rtde_recipe_handle(r, name, &h);
+			rtl_rtde_recipe_handle(r, &h, name);
 	}
 	return h;
 }

@@ -174,7 +174,7 @@ RTL_API int rtl_udp_state_encode(const struct rtl_udp_state *s, uint8_t *out, si
 	return RTL_UDP_STATE_SIZE;
 }
 
-RTL_API int rtl_udp_state_decode(const uint8_t *in, size_t len, struct rtl_udp_state *s)
+RTL_API int rtl_udp_state_decode(struct rtl_udp_state *s, const uint8_t *in, size_t len)
 {
 	if (!in || !s)
 		return -EINVAL;
@@ -219,7 +219,7 @@ static void put_header(uint8_t *out, enum rtl_udp_type type, uint64_t seq, int64
 	put_u64(out + 24, (uint64_t)send_ns);
 }
 
-RTL_API int rtl_udp_decode_header(const uint8_t *buf, size_t len, struct rtl_udp_header *h)
+RTL_API int rtl_udp_decode_header(struct rtl_udp_header *h, const uint8_t *buf, size_t len)
 {
 	int want;
 
@@ -341,7 +341,7 @@ RTL_API int rtl_udp_encode_bye(uint8_t *out, size_t cap, uint64_t seq, int64_t s
 static int expect(const uint8_t *buf, size_t len, struct rtl_udp_header *h, unsigned type,
 		  unsigned type2)
 {
-	int ret = rtl_udp_decode_header(buf, len, h);
+	int ret = rtl_udp_decode_header(h, buf, len);
 
 	if (ret < 0)
 		return ret;
@@ -350,8 +350,8 @@ static int expect(const uint8_t *buf, size_t len, struct rtl_udp_header *h, unsi
 	return ret;
 }
 
-RTL_API int rtl_udp_decode_state(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
-				 struct rtl_udp_state *s)
+RTL_API int rtl_udp_decode_state(struct rtl_udp_header *h, struct rtl_udp_state *s,
+				 const uint8_t *buf, size_t len)
 {
 	struct rtl_udp_header tmp;
 	int ret;
@@ -361,12 +361,12 @@ RTL_API int rtl_udp_decode_state(const uint8_t *buf, size_t len, struct rtl_udp_
 	ret = expect(buf, len, h ? h : &tmp, RTL_UDP_STATE, RTL_UDP_STATE);
 	if (ret < 0)
 		return ret;
-	ret = rtl_udp_state_decode(buf + RTL_UDP_HEADER_SIZE, RTL_UDP_STATE_SIZE, s);
+	ret = rtl_udp_state_decode(s, buf + RTL_UDP_HEADER_SIZE, RTL_UDP_STATE_SIZE);
 	return ret < 0 ? ret : (int)len;
 }
 
-RTL_API int rtl_udp_decode_command(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
-				   struct rtl_udp_cmd *c)
+RTL_API int rtl_udp_decode_command(struct rtl_udp_header *h, struct rtl_udp_cmd *c,
+				   const uint8_t *buf, size_t len)
 {
 	struct rtl_udp_header tmp;
 	const uint8_t *p;
@@ -393,8 +393,8 @@ RTL_API int rtl_udp_decode_command(const uint8_t *buf, size_t len, struct rtl_ud
 	return (int)len;
 }
 
-RTL_API int rtl_udp_decode_hello(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
-				 struct rtl_udp_hello *out)
+RTL_API int rtl_udp_decode_hello(struct rtl_udp_header *h, struct rtl_udp_hello *out,
+				 const uint8_t *buf, size_t len)
 {
 	struct rtl_udp_header tmp;
 	const uint8_t *p;
@@ -438,8 +438,8 @@ RTL_API int rtl_udp_encode_alarm(uint8_t *out, size_t cap, uint64_t seq, int64_t
 	return RTL_UDP_HEADER_SIZE + RTL_UDP_ALARM_SIZE;
 }
 
-RTL_API int rtl_udp_decode_alarm(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
-				 struct rtl_udp_alarm *a)
+RTL_API int rtl_udp_decode_alarm(struct rtl_udp_header *h, struct rtl_udp_alarm *a,
+				 const uint8_t *buf, size_t len)
 {
 	struct rtl_udp_header tmp;
 	const uint8_t *p;
@@ -515,8 +515,8 @@ RTL_API int rtl_udp_encode_limits(uint8_t *out, size_t cap, uint64_t seq, int64_
 	return RTL_UDP_HEADER_SIZE + RTL_UDP_LIMITS_SIZE;
 }
 
-RTL_API int rtl_udp_decode_limits(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
-				  struct rtl_udp_limits *l)
+RTL_API int rtl_udp_decode_limits(struct rtl_udp_header *h, struct rtl_udp_limits *l,
+				  const uint8_t *buf, size_t len)
 {
 	struct rtl_udp_header tmp;
 	double *v[16];
@@ -543,8 +543,8 @@ static bool bad_vec(const double *v, bool auto_ok)
 	return false;
 }
 
-RTL_API int rtl_udp_cmd_check(const struct rtl_udp_cmd *c, const struct rtl_udp_cmd_limits *lim,
-			      char *why, size_t len)
+RTL_API int rtl_udp_cmd_check(const struct rtl_udp_cmd *c, char *why, size_t len,
+			      const struct rtl_udp_cmd_limits *lim)
 {
 	static const struct rtl_udp_cmd_limits none;
 	bool joint, servo;

@@ -221,7 +221,7 @@ static int on_alarm(struct rtl_udp_transport *t, const struct rtl_loop_frame *f,
 {
 	struct rtl_udp_alarm a;
 
-	if (rtl_udp_decode_alarm(t->rx, len, NULL, &a) < 0) {
+	if (rtl_udp_decode_alarm(NULL, &a, t->rx, len) < 0) {
 		count_malformed(t);
 		return dropped(t, f);
 	}
@@ -244,7 +244,7 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 	if (!len)
 		return 0;
 	t->rx_len = 0; /* one frame per datagram */
-	ret = rtl_udp_decode_header(t->rx, len, &h);
+	ret = rtl_udp_decode_header(&h, t->rx, len);
 	if (ret < 0) {
 		count_malformed(t);
 		return dropped(t, f);
@@ -276,7 +276,7 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 		else
 			rtl_stat_add(&t->c.resyncs, 1);
 	}
-	ret = rtl_udp_state_decode(t->rx + RTL_UDP_HEADER_SIZE, h.length, &v->rt);
+	ret = rtl_udp_state_decode(&v->rt, t->rx + RTL_UDP_HEADER_SIZE, h.length);
 	if (ret < 0) {
 		count_malformed(t);
 		return dropped(t, f);
@@ -413,7 +413,7 @@ static int op_check(struct rtl_transport *base, char *why, size_t len)
 						.max_linear_vel = t->cfg.max_linear_vel,
 						.max_angular_vel = t->cfg.max_angular_vel };
 
-	return rtl_udp_cmd_check(&t->cmd, &lim, why, len);
+	return rtl_udp_cmd_check(&t->cmd, why, len, &lim);
 }
 
 /* ---- connection ---------------------------------------------------------------------------- */
@@ -514,13 +514,13 @@ static int handshake(struct rtl_udp_transport *t, int64_t deadline, struct rtl_e
 			continue;
 		if (n <= 0)
 			return rtl_error_set(err, n < 0 ? n : -ECONNRESET, "UDP: receive failed");
-		n = rtl_udp_decode_header(t->rx, t->rx_len, &h);
+		n = rtl_udp_decode_header(&h, t->rx, t->rx_len);
 		if (n < 0) {
 			count_malformed(t);
 			continue;
 		}
 		if (h.type == RTL_UDP_WELCOME &&
-		    rtl_udp_decode_hello(t->rx, t->rx_len, NULL, &w) > 0) {
+		    rtl_udp_decode_hello(NULL, &w, t->rx, t->rx_len) > 0) {
 			if (strcmp(w.schema, RTL_UDP_SCHEMA) != 0)
 				return rtl_error_set(err, -EPROTONOSUPPORT,
 						     "UDP: the server streams schema '%s', rtloop "

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rtloop/sized.h>
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
 #include <rtloop/ur_dashboard.h>
@@ -128,7 +129,7 @@ RTL_API const char *rtl_ur_program_state_name(enum rtl_ur_program_state state)
 	return i >= 0 && i < (int)N(PROGRAM_STATES) ? PROGRAM_STATES[i] : "?";
 }
 
-RTL_API int rtl_ur_robot_mode_parse(const char *name, enum rtl_ur_robot_mode *mode)
+RTL_API int rtl_ur_robot_mode_parse(enum rtl_ur_robot_mode *mode, const char *name)
 {
 	for (size_t i = 0; name && i < N(ROBOT_MODES); i++) {
 		if (strcmp(name, ROBOT_MODES[i]) == 0) {
@@ -139,7 +140,7 @@ RTL_API int rtl_ur_robot_mode_parse(const char *name, enum rtl_ur_robot_mode *mo
 	return -EINVAL;
 }
 
-RTL_API int rtl_ur_safety_status_parse(const char *name, enum rtl_ur_safety_status *status)
+RTL_API int rtl_ur_safety_status_parse(enum rtl_ur_safety_status *status, const char *name)
 {
 	for (size_t i = 1; name && i < N(SAFETY); i++) {
 		if (strcmp(name, SAFETY[i]) == 0) {
@@ -150,7 +151,7 @@ RTL_API int rtl_ur_safety_status_parse(const char *name, enum rtl_ur_safety_stat
 	return -EINVAL;
 }
 
-RTL_API int rtl_ur_version_parse(const char *s, struct rtl_ur_version *v)
+RTL_API int rtl_ur_version_parse(struct rtl_ur_version *v, const char *s)
 {
 	unsigned part[4] = { 0 };
 	int n = 0;
@@ -513,21 +514,29 @@ static int polyscope_x(struct rtl_error *err, const char *host, const char *how)
 RTL_API void rtl_ur_dashboard_config_init(struct rtl_ur_dashboard_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->size = sizeof(*cfg);
 	cfg->port = RTL_UR_DASHBOARD_PORT;
 	cfg->connect_timeout_ns = 3 * RTL_NS_PER_SEC;
 	cfg->timeout_ns = 2 * RTL_NS_PER_SEC;
 	cfg->robot_api_port = RTL_UR_ROBOT_API_PORT;
 }
 
-RTL_API int rtl_ur_dashboard_connect(const struct rtl_ur_dashboard_config *cfg,
-				     struct rtl_ur_dashboard **out, struct rtl_error *err)
+RTL_API int rtl_ur_dashboard_create(struct rtl_ur_dashboard **out,
+				    const struct rtl_ur_dashboard_config *user_cfg,
+				    struct rtl_error *err)
 {
+	struct rtl_ur_dashboard_config full, *cfg = &full;
 	struct rtl_ur_dashboard *d;
 	char said[128];
 	int64_t cto;
 	int fd, r;
 
-	if (!cfg || !cfg->host || !*cfg->host || !out)
+	if (out)
+		*out = NULL;
+	r = rtl__sized_in(&full, sizeof(full), user_cfg, "struct rtl_ur_dashboard_config", err);
+	if (r < 0)
+		return r;
+	if (!cfg->host || !*cfg->host || !out)
 		return rtl_error_set(err, -EINVAL,
 				     "dashboard: no configuration, host or result pointer: "
 				     "rtl_ur_dashboard_config_init() and set host");
@@ -578,7 +587,7 @@ RTL_API int rtl_ur_dashboard_connect(const struct rtl_ur_dashboard_config *cfg,
 	r = exchange(d, CMDS[C_VERSION].text, err);
 	if (r < 0)
 		goto err_free;
-	if (!starts(d->line, "URSoftware ") || rtl_ur_version_parse(d->line, &d->version) < 0) {
+	if (!starts(d->line, "URSoftware ") || rtl_ur_version_parse(&d->version, d->line) < 0) {
 		r = rtl_error_set(
 			err, -EPROTO,
 			"dashboard %s:%u: 'PolyscopeVersion' answered '%s', not "
@@ -591,11 +600,11 @@ RTL_API int rtl_ur_dashboard_connect(const struct rtl_ur_dashboard_config *cfg,
 	return 0;
 
 err_free:
-	rtl_ur_dashboard_close(d);
+	rtl_ur_dashboard_destroy(d);
 	return r;
 }
 
-RTL_API void rtl_ur_dashboard_close(struct rtl_ur_dashboard *d)
+RTL_API void rtl_ur_dashboard_destroy(struct rtl_ur_dashboard *d)
 {
 	if (!d)
 		return;
@@ -689,7 +698,7 @@ RTL_API int rtl_ur_dashboard_robot_mode(struct rtl_ur_dashboard *d, enum rtl_ur_
 		return r;
 	if (!starts_ci(d->line, "Robotmode: "))
 		return refusal(d, "robotmode", "Robotmode: ", err);
-	if (rtl_ur_robot_mode_parse(d->line + 11, mode) < 0)
+	if (rtl_ur_robot_mode_parse(mode, d->line + 11) < 0)
 		return bad_value(d, "robotmode", "robot mode", err);
 	return 0;
 }
@@ -706,7 +715,7 @@ RTL_API int rtl_ur_dashboard_safety_status(struct rtl_ur_dashboard *d,
 		return r;
 	if (!starts_ci(d->line, prefix))
 		return refusal(d, CMDS[old ? C_SAFETYMODE : C_SAFETYSTATUS].text, prefix, err);
-	if (rtl_ur_safety_status_parse(d->line + strlen(prefix), status) < 0)
+	if (rtl_ur_safety_status_parse(status, d->line + strlen(prefix)) < 0)
 		return bad_value(d, CMDS[old ? C_SAFETYMODE : C_SAFETYSTATUS].text, "safety status",
 				 err);
 	return 0;
@@ -759,7 +768,7 @@ RTL_API int rtl_ur_dashboard_polyscope_version(struct rtl_ur_dashboard *d, struc
 		return r;
 	if (!starts(d->line, "URSoftware "))
 		return refusal(d, "PolyscopeVersion", "URSoftware ", err);
-	if (rtl_ur_version_parse(d->line, v) < 0)
+	if (rtl_ur_version_parse(v, d->line) < 0)
 		return bad_value(d, "PolyscopeVersion", "version", err);
 	return 0;
 }
@@ -829,8 +838,8 @@ RTL_API int rtl_ur_dashboard_quit(struct rtl_ur_dashboard *d, struct rtl_error *
 	return r;
 }
 
-RTL_API int rtl_ur_dashboard_command(struct rtl_ur_dashboard *d, const char *cmd, char *reply,
-				     size_t cap, struct rtl_error *err)
+RTL_API int rtl_ur_dashboard_command(struct rtl_ur_dashboard *d, char *reply, size_t cap,
+				     const char *cmd, struct rtl_error *err)
 {
 	int r;
 

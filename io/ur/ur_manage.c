@@ -33,10 +33,11 @@ WRAP(dash_stop, rtl_ur_dashboard_stop, struct rtl_ur_dashboard)
 
 static void dash_close(void *h)
 {
-	rtl_ur_dashboard_close(h);
+	rtl_ur_dashboard_destroy(h);
 }
 
 RTL_API const struct rtl_ur_manage_ops rtl_ur_dashboard_manage = {
+	.size = sizeof(struct rtl_ur_manage_ops),
 	.name = "dashboard",
 	.robot_mode = dash_mode,
 	.safety = dash_safety,
@@ -73,10 +74,11 @@ static int api_close_safety_popup(void *h, struct rtl_error *e)
 
 static void api_close(void *h)
 {
-	rtl_ur_robot_api_close(h);
+	rtl_ur_robot_api_destroy(h);
 }
 
 RTL_API const struct rtl_ur_manage_ops rtl_ur_robot_api_manage = {
+	.size = sizeof(struct rtl_ur_manage_ops),
 	.name = "Robot API",
 	.robot_mode = api_mode,
 	.safety = api_safety,

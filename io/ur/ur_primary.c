@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rtloop/sized.h>
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
 #include <rtloop/ur_primary.h>
@@ -128,7 +129,7 @@ static uint32_t be32(const uint8_t *p)
 
 /* ---- framing -------------------------------------------------------------- */
 
-RTL_API int rtl_ur_frame(const uint8_t *buf, size_t len, size_t *msg_len)
+RTL_API int rtl_ur_frame(size_t *msg_len, const uint8_t *buf, size_t len)
 {
 	uint32_t n;
 
@@ -154,8 +155,8 @@ RTL_API int rtl_ur_msg_type(const uint8_t *msg, size_t len)
 	return msg[4];
 }
 
-RTL_API int rtl_ur_state_next(const uint8_t *msg, size_t len, size_t *off, const uint8_t **sub,
-			      size_t *sub_len, uint8_t *type)
+RTL_API int rtl_ur_state_next(size_t *off, const uint8_t **sub, size_t *sub_len, uint8_t *type,
+			      const uint8_t *msg, size_t len)
 {
 	size_t at;
 	uint32_t n;
@@ -200,8 +201,8 @@ RTL_API int rtl_ur_robot_mode_size(uint8_t major, uint8_t minor)
 	return 47;
 }
 
-RTL_API int rtl_ur_decode_robot_mode(const uint8_t *sub, size_t len, uint8_t major, uint8_t minor,
-				     struct rtl_ur_robot_mode_data *out)
+RTL_API int rtl_ur_decode_robot_mode(struct rtl_ur_robot_mode_data *out, const uint8_t *sub,
+				     size_t len, uint8_t major, uint8_t minor)
 {
 	int size = rtl_ur_robot_mode_size(major, minor);
 	struct rd r;
@@ -285,7 +286,7 @@ static int open_rmsg(const uint8_t *msg, size_t len, struct rd *r, uint64_t *ts,
 	return t;
 }
 
-RTL_API int rtl_ur_decode_version(const uint8_t *msg, size_t len, struct rtl_ur_version_msg *out)
+RTL_API int rtl_ur_decode_version(struct rtl_ur_version_msg *out, const uint8_t *msg, size_t len)
 {
 	struct rd r;
 	size_t n;
@@ -314,7 +315,7 @@ RTL_API int rtl_ur_decode_version(const uint8_t *msg, size_t len, struct rtl_ur_
 	return 0;
 }
 
-RTL_API int rtl_ur_decode_robot_msg(const uint8_t *msg, size_t len, struct rtl_ur_robot_msg *out)
+RTL_API int rtl_ur_decode_robot_msg(struct rtl_ur_robot_msg *out, const uint8_t *msg, size_t len)
 {
 	struct rd r;
 	size_t n;
@@ -460,7 +461,9 @@ struct rtl_ur_primary {
 	bool have_mode;
 	struct rtl_ur_version_msg version;
 	struct rtl_ur_robot_mode_data mode;
-	struct rtl_ur_primary_stats stats;
+	struct {
+		RTL_UR_PRIMARY_COUNTERS(RTL_STAT_U64)
+	} stats;
 	/* Runtime exceptions seen, and the latest: run_script() watches these. */
 	uint64_t rtx_seen;
 	struct rtl_ur_robot_msg rtx;
@@ -493,21 +496,21 @@ static void on_state(struct rtl_ur_primary *c, const uint8_t *msg, size_t len)
 	c->stats.robot_states++;
 	/* Check the whole package first: an overrun anywhere drops it all, so
 	 * that no field of a package with a lying length is believed. */
-	while ((r = rtl_ur_state_next(msg, len, &off, &sub, &sl, &type)) == 1)
+	while ((r = rtl_ur_state_next(&off, &sub, &sl, &type, msg, len)) == 1)
 		;
 	if (r < 0) {
 		c->stats.sub_overrun++;
 		return;
 	}
 	off = 0;
-	while (rtl_ur_state_next(msg, len, &off, &sub, &sl, &type) == 1) {
+	while (rtl_ur_state_next(&off, &sub, &sl, &type, msg, len) == 1) {
 		struct rtl_ur_robot_mode_data m;
 
 		if (type != RTL_UR_STATE_ROBOT_MODE || !c->have_version) {
 			c->stats.unknown_sub++;
 			continue;
 		}
-		if (rtl_ur_decode_robot_mode(sub, sl, c->version.major, c->version.minor, &m) < 0) {
+		if (rtl_ur_decode_robot_mode(&m, sub, sl, c->version.major, c->version.minor) < 0) {
 			c->stats.bad_robot_mode++;
 			continue;
 		}
@@ -529,7 +532,7 @@ static void on_robot_msg(struct rtl_ur_primary *c, const uint8_t *msg, size_t le
 	if (t == RTL_UR_RMSG_VERSION) {
 		struct rtl_ur_version_msg v;
 
-		if (rtl_ur_decode_version(msg, len, &v) < 0) {
+		if (rtl_ur_decode_version(&v, msg, len) < 0) {
 			c->stats.bad_version++;
 			return;
 		}
@@ -539,7 +542,7 @@ static void on_robot_msg(struct rtl_ur_primary *c, const uint8_t *msg, size_t le
 		c->have_version = true;
 		return;
 	}
-	r = rtl_ur_decode_robot_msg(msg, len, &m);
+	r = rtl_ur_decode_robot_msg(&m, msg, len);
 	if (r == -ENOMSG) {
 		c->stats.unknown_robot_msg++;
 		return;
@@ -580,7 +583,7 @@ static int drain(struct rtl_ur_primary *c, struct rtl_error *err)
 	size_t at = 0, n;
 	int count = 0, r;
 
-	while ((r = rtl_ur_frame(c->buf + at, c->fill - at, &n)) == 1) {
+	while ((r = rtl_ur_frame(&n, c->buf + at, c->fill - at)) == 1) {
 		dispatch(c, c->buf + at, n);
 		at += n;
 		count++;
@@ -649,8 +652,8 @@ RTL_API int rtl_ur_primary_poll(struct rtl_ur_primary *c, int64_t timeout_ns, st
 	}
 }
 
-RTL_API int rtl_ur_primary_connect(const char *host, uint16_t port, int64_t timeout_ns,
-				   struct rtl_ur_primary **out, struct rtl_error *err)
+RTL_API int rtl_ur_primary_create(struct rtl_ur_primary **out, const char *host, uint16_t port,
+				  int64_t timeout_ns, struct rtl_error *err)
 {
 	struct rtl_ur_primary *c;
 	int64_t deadline;
@@ -706,7 +709,7 @@ err_free:
 	return r;
 }
 
-RTL_API void rtl_ur_primary_close(struct rtl_ur_primary *c)
+RTL_API void rtl_ur_primary_destroy(struct rtl_ur_primary *c)
 {
 	if (!c)
 		return;
@@ -739,10 +742,28 @@ RTL_API bool rtl_ur_primary_next_msg(struct rtl_ur_primary *c, struct rtl_ur_rob
 	return true;
 }
 
-RTL_API void rtl_ur_primary_stats(const struct rtl_ur_primary *c, struct rtl_ur_primary_stats *out)
+RTL_API int rtl_ur_primary_stats(const struct rtl_ur_primary *c,
+				 struct rtl_ur_primary_counters *out)
 {
-	if (c && out)
-		*out = c->stats;
+	struct rtl_ur_primary_counters s = { .size = sizeof(s) };
+
+	if (!c)
+		return -EINVAL;
+#define COPY(name, doc) s.name = c->stats.name;
+	RTL_UR_PRIMARY_COUNTERS(COPY)
+#undef COPY
+	return rtl__sized_out(out, &s, sizeof(s));
+}
+
+#define FIELD(name, doc) RTL_STAT_FIELD(rtl_ur_primary_counters, name, doc)
+static const struct rtl_stat_field counter_fields[] = { RTL_UR_PRIMARY_COUNTERS(FIELD) };
+#undef FIELD
+
+RTL_API const struct rtl_stat_field *rtl_ur_primary_counter_fields(size_t *n)
+{
+	if (n)
+		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
+	return counter_fields;
 }
 
 RTL_API int rtl_ur_primary_send_script(struct rtl_ur_primary *c, const char *text, size_t len,
@@ -774,8 +795,8 @@ RTL_API int rtl_ur_primary_send_script(struct rtl_ur_primary *c, const char *tex
 	return 0;
 }
 
-RTL_API int rtl_ur_primary_run_script(struct rtl_ur_primary *c, const char *text, size_t len,
-				      int64_t wait_ns, struct rtl_ur_robot_msg *rtx,
+RTL_API int rtl_ur_primary_run_script(struct rtl_ur_primary *c, struct rtl_ur_robot_msg *rtx,
+				      const char *text, size_t len, int64_t wait_ns,
 				      struct rtl_error *err)
 {
 	int64_t deadline;

@@ -22,6 +22,7 @@
 
 #include <curl/curl.h>
 
+#include <rtloop/sized.h>
 #include <rtloop/ur_robot_api.h>
 
 #define HOST_MAX 256
@@ -70,13 +71,20 @@ static long ms_of(int64_t ns)
 	return ms < 1 ? 1 : (long)ms;
 }
 
-int rtl_ur_robot_api_open(const struct rtl_ur_robot_api_config *cfg, struct rtl_ur_robot_api **out,
-			  struct rtl_error *err)
+int rtl_ur_robot_api_create(struct rtl_ur_robot_api **out,
+			    const struct rtl_ur_robot_api_config *user_cfg, struct rtl_error *err)
 {
+	struct rtl_ur_robot_api_config full, *cfg = &full;
 	struct rtl_ur_robot_api *api;
 	size_t hl;
+	int ret;
 
-	if (!cfg || !cfg->host || !out)
+	if (out)
+		*out = NULL;
+	ret = rtl__sized_in(&full, sizeof(full), user_cfg, "struct rtl_ur_robot_api_config", err);
+	if (ret < 0)
+		return ret;
+	if (!cfg->host || !out)
 		return rtl_error_set(err, -EINVAL, "robot api: no configuration, host or result");
 	hl = strlen(cfg->host);
 	if (!hl || hl >= HOST_MAX || strpbrk(cfg->host, "/?#@ \t\r\n"))
@@ -119,7 +127,7 @@ int rtl_ur_robot_api_open(const struct rtl_ur_robot_api_config *cfg, struct rtl_
 	return 0;
 }
 
-void rtl_ur_robot_api_close(struct rtl_ur_robot_api *api)
+void rtl_ur_robot_api_destroy(struct rtl_ur_robot_api *api)
 {
 	if (!api)
 		return;
@@ -236,7 +244,7 @@ static int request(struct rtl_ur_robot_api *api, const char *method, const char 
 	curl_easy_getinfo(api->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300)
 		return 0;
-	if (rtl_ur_robot_api_json_string(api->body, api->body_len, "message", msg, sizeof(msg)) < 0)
+	if (rtl_ur_robot_api_json_string(msg, sizeof(msg), api->body, api->body_len, "message") < 0)
 		snprintf(msg, sizeof(msg), "no message");
 	if (status == 404 || status == 405)
 		return rtl_error_set(err, -EOPNOTSUPP,
@@ -262,7 +270,7 @@ static int request(struct rtl_ur_robot_api *api, const char *method, const char 
 static int field(struct rtl_ur_robot_api *api, const char *what, const char *key, char *out,
 		 size_t cap, struct rtl_error *err)
 {
-	int n = rtl_ur_robot_api_json_string(api->body, api->body_len, key, out, cap);
+	int n = rtl_ur_robot_api_json_string(out, cap, api->body, api->body_len, key);
 
 	if (n >= 0)
 		return 0;
@@ -323,7 +331,7 @@ int rtl_ur_robot_api_robot_mode(struct rtl_ur_robot_api *api, enum rtl_ur_robot_
 		r = field(api, "robot mode", "mode", v, sizeof(v), err);
 	if (r)
 		return r;
-	if (rtl_ur_robot_mode_parse(v, mode))
+	if (rtl_ur_robot_mode_parse(mode, v))
 		return rtl_error_set(err, -EPROTO,
 				     "robot api: robot mode '%s' is not one rtloop knows: update "
 				     "rtloop, or report it",
@@ -341,7 +349,7 @@ int rtl_ur_robot_api_safety_mode(struct rtl_ur_robot_api *api, enum rtl_ur_safet
 		r = field(api, "safety mode", "mode", v, sizeof(v), err);
 	if (r)
 		return r;
-	if (rtl_ur_safety_status_parse(v, status))
+	if (rtl_ur_safety_status_parse(status, v))
 		return rtl_error_set(err, -EPROTO,
 				     "robot api: safety mode '%s' is not one rtloop knows: update "
 				     "rtloop, or report it",
@@ -368,8 +376,8 @@ int rtl_ur_robot_api_program_state(struct rtl_ur_robot_api *api, struct rtl_ur_p
 		/* PolyScope X has been seen to answer in either case. */
 		if (!strcasecmp(v, rtl_ur_program_state_name(states[i]))) {
 			prog->state = states[i];
-			if (rtl_ur_robot_api_json_string(api->body, api->body_len, "name",
-							 prog->name, sizeof(prog->name)) < 0 ||
+			if (rtl_ur_robot_api_json_string(prog->name, sizeof(prog->name), api->body,
+							 api->body_len, "name") < 0 ||
 			    !prog->name[0])
 				snprintf(prog->name, sizeof(prog->name), "<unnamed>");
 			return 0;
@@ -413,7 +421,7 @@ int rtl_ur_robot_api_version(struct rtl_ur_robot_api *api, struct rtl_ur_version
 		r = field(api, "version", "marketingVersion", s, sizeof(s), err);
 	if (r)
 		return r;
-	if (rtl_ur_version_parse(s, v))
+	if (rtl_ur_version_parse(v, s))
 		return rtl_error_set(err, -EPROTO,
 				     "robot api: version '%s' is not X.Y.Z: not the Robot API? "
 				     "Check the port",

@@ -22,6 +22,7 @@
 RTL_API void rtl_ur_robot_api_config_init(struct rtl_ur_robot_api_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->size = sizeof(*cfg);
 	cfg->port = RTL_UR_ROBOT_API_PORT;
 	cfg->connect_timeout_ns = 3000000000LL;
 	cfg->timeout_ns = 5000000000LL;
@@ -151,8 +152,8 @@ static int skip_value(struct scan *s)
 	return depth ? -EPROTO : 0;
 }
 
-RTL_API int rtl_ur_robot_api_json_string(const char *body, size_t len, const char *key, char *out,
-					 size_t cap)
+RTL_API int rtl_ur_robot_api_json_string(char *out, size_t cap, const char *body, size_t len,
+					 const char *key)
 {
 	struct scan s = { body, body + len };
 	char name[64];

@@ -4,7 +4,7 @@
  * (-Drobot_api=disabled, or auto without libcurl's headers): the same
  * symbols as ur_robot_api.c, so a program links against either build, and
  * each call fails with -ENOTSUP and a sentence that names the build as the
- * cause and says what to do. rtl_ur_robot_api_open() is where a caller
+ * cause and says what to do. rtl_ur_robot_api_create() is where a caller
  * meets it first (rtloop-arm, the upload's unlock and stop on PolyScope X);
  * no client exists, so the other calls can only be reached with NULL.
  *
@@ -26,8 +26,9 @@ static int none(struct rtl_error *err)
 			     "setup -Drobot_api=enabled), or do these steps on the teach pendant");
 }
 
-RTL_API int rtl_ur_robot_api_open(const struct rtl_ur_robot_api_config *cfg,
-				  struct rtl_ur_robot_api **out, struct rtl_error *err)
+RTL_API int rtl_ur_robot_api_create(struct rtl_ur_robot_api **out,
+				    const struct rtl_ur_robot_api_config *cfg,
+				    struct rtl_error *err)
 {
 	(void)cfg;
 	if (out)
@@ -35,7 +36,7 @@ RTL_API int rtl_ur_robot_api_open(const struct rtl_ur_robot_api_config *cfg,
 	return none(err);
 }
 
-RTL_API void rtl_ur_robot_api_close(struct rtl_ur_robot_api *api)
+RTL_API void rtl_ur_robot_api_destroy(struct rtl_ur_robot_api *api)
 {
 	(void)api;
 }

@@ -23,6 +23,7 @@
 #include <rtloop/rtde.h>
 #include <rtloop/rtde_cmd.h>
 #include <rtloop/rtde_transport.h>
+#include <rtloop/sized.h>
 #include <rtloop/stat.h>
 #include <rtloop/time.h>
 #include <rtloop/ur_dashboard.h>
@@ -42,10 +43,6 @@
 #define HOST_MAX 256
 
 /* The configuration's first version ended with ready_timeout_ns. */
-#define CONFIG_V1_SIZE                                             \
-	(offsetof(struct rtl_ur_upload_config, ready_timeout_ns) + \
-	 sizeof(((struct rtl_ur_upload_config *)0)->ready_timeout_ns))
-
 struct rtl_ur_upload {
 	struct rtl_ur_upload_config cfg;
 	char *program;
@@ -70,26 +67,6 @@ struct rtl_ur_upload {
 };
 
 /* ---- set-up ------------------------------------------------------------------------------- */
-
-/* @cfg's size against the versions this library knows. */
-static int check_size(const struct rtl_ur_upload_config *cfg, struct rtl_error *err)
-{
-	if (cfg->size == 0 || cfg->size < CONFIG_V1_SIZE)
-		return rtl_error_set(err, -EINVAL,
-				     "upload: struct rtl_ur_upload_config has .size %zu: set .size "
-				     "= sizeof(struct rtl_ur_upload_config)",
-				     cfg->size);
-	for (size_t i = sizeof(*cfg); i < cfg->size; i++)
-		if (((const unsigned char *)cfg)[i])
-			return rtl_error_set(
-				err, -E2BIG,
-				"upload: struct rtl_ur_upload_config is %zu bytes, this "
-				"librtloop knows %zu, and a field past them is set: build "
-				"against the headers of the librtloop you run, or update "
-				"librtloop",
-				cfg->size, sizeof(*cfg));
-	return 0;
-}
 
 /* Read the program once (create): a missing file fails here, not at the
  * first connect. */
@@ -148,15 +125,12 @@ RTL_API int rtl_ur_upload_create(struct rtl_ur_upload **out, const struct rtl_ur
 	*out = NULL;
 	if (!cfg)
 		return rtl_error_set(err, -EINVAL, "upload: no configuration");
-	ret = check_size(cfg, err);
-	if (ret < 0)
-		return ret;
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return rtl_error_set(err, -ENOMEM, "upload: out of memory");
-	memcpy(&u->cfg, cfg, sizeof(u->cfg));
-	u->cfg.size = sizeof(u->cfg);
-	ret = read_program(u, err);
+	ret = rtl__sized_in(&u->cfg, sizeof(u->cfg), cfg, "struct rtl_ur_upload_config", err);
+	if (ret == 0)
+		ret = read_program(u, err);
 	if (ret < 0) {
 		free(u->program);
 		free(u);
@@ -174,16 +148,20 @@ RTL_API void rtl_ur_upload_destroy(struct rtl_ur_upload *u)
 	free(u);
 }
 
-RTL_API void rtl_ur_upload_stats(const struct rtl_ur_upload *u, struct rtl_ur_upload_counters *out)
+RTL_API int rtl_ur_upload_stats(const struct rtl_ur_upload *u, struct rtl_ur_upload_counters *out)
 {
-	if (!u || !out)
-		return;
-	*out = (struct rtl_ur_upload_counters){
+	struct rtl_ur_upload_counters s;
+
+	if (!u)
+		return -EINVAL;
+	s = (struct rtl_ur_upload_counters){
+		.size = sizeof(s),
 		.uploads = rtl_stat_get(&u->c.uploads),
 		.unlocks = rtl_stat_get(&u->c.unlocks),
 		.ready_ns = atomic_load_explicit(&u->c.ready_ns, memory_order_relaxed),
 		.program_stops = rtl_stat_get(&u->c.program_stops),
 	};
+	return rtl__sized_out(out, &s, sizeof(s));
 }
 
 /* ---- the controller's management interface ------------------------------------------------ */
@@ -215,7 +193,7 @@ static int mgmt_open(const struct rtl_ur_upload *u, const struct rtl_ur_manage_o
 		ac.host = u->host_ip;
 		if (u->cfg.robot_api_port)
 			ac.port = u->cfg.robot_api_port;
-		r = rtl_ur_robot_api_open(&ac, &api, err);
+		r = rtl_ur_robot_api_create(&api, &ac, err);
 		*ops = &rtl_ur_robot_api_manage;
 		*h = api;
 	} else {
@@ -227,7 +205,7 @@ static int mgmt_open(const struct rtl_ur_upload *u, const struct rtl_ur_manage_o
 		if (u->cfg.dashboard_port)
 			dc.port = u->cfg.dashboard_port;
 		dc.controller_major = u->major;
-		r = rtl_ur_dashboard_connect(&dc, &d, err);
+		r = rtl_ur_dashboard_create(&d, &dc, err);
 		*ops = &rtl_ur_dashboard_manage;
 		*h = d;
 	}
@@ -344,12 +322,12 @@ static int upload(struct rtl_ur_upload *u, struct rtl_rtde_transport *t, struct 
 	bool beat_sent = false;
 	int ret;
 
-	ret = rtl_ur_primary_connect(u->host_ip, primary_port(u), PRIMARY_TIMEOUT_NS, &p, &perr);
+	ret = rtl_ur_primary_create(&p, u->host_ip, primary_port(u), PRIMARY_TIMEOUT_NS, &perr);
 	if (ret < 0)
 		return rtl_error_set(err, ret, "upload: %s", perr.msg);
 	ret = rtl_ur_primary_send_script(p, u->program, u->program_len, PRIMARY_TIMEOUT_NS, &perr);
 	if (ret < 0) {
-		rtl_ur_primary_close(p);
+		rtl_ur_primary_destroy(p);
 		return rtl_error_set(err, ret, "upload: %s", perr.msg);
 	}
 	rtl_stat_add(&u->c.uploads, 1);
@@ -431,7 +409,7 @@ static int upload(struct rtl_ur_upload *u, struct rtl_rtde_transport *t, struct 
 			break;
 		}
 	}
-	rtl_ur_primary_close(p);
+	rtl_ur_primary_destroy(p);
 	return ret;
 }
 

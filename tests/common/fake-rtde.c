@@ -72,7 +72,7 @@ static void serve(struct fake *fk, int fd, struct rtl_rtde_framer *fr)
 			struct rtl_rtde_msg m;
 			size_t k;
 
-			if (rtl_rtde_decode(p, len, proto, RTL_RTDE_FROM_CLIENT, &m))
+			if (rtl_rtde_decode(&m, p, len, proto, RTL_RTDE_FROM_CLIENT))
 				return;
 			switch (m.type) {
 			case RTL_RTDE_PKG_PROTOCOL_VERSION:
@@ -89,7 +89,7 @@ static void serve(struct fake *fk, int fd, struct rtl_rtde_framer *fr)
 			case RTL_RTDE_PKG_SETUP_OUTPUTS:
 				k = reply_types(m.u.setup.names, m.u.setup.names_len, types,
 						sizeof(types), otypes, &n_out);
-				wire = rtl_rtde_layout(otypes, n_out, NULL);
+				wire = rtl_rtde_layout(NULL, otypes, n_out);
 				send_pkg(fd, out,
 					 rtl_rtde_encode_setup_outputs_reply(out, sizeof(out),
 									     proto, 1, types, k));
@@ -157,7 +157,7 @@ static void *fake_main(void *arg)
 	struct fake *fk = arg;
 	struct rtl_rtde_framer *fr;
 
-	cr_assert_eq(rtl_rtde_framer_create(&fr, RTL_RTDE_MAX_PACKAGE_SIZE), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&fr, RTL_RTDE_MAX_PACKAGE_SIZE, NULL), 0);
 	for (int i = 0; i < fk->conns; i++) {
 		int fd = rtl_tcp_accept(fk->lfd, 4 * SEC, NULL);
 
@@ -175,7 +175,7 @@ void fake_start(struct fake *fk)
 {
 	struct rtl_error err;
 
-	fk->lfd = rtl_tcp_listen(NULL, 0, &fk->port, &err);
+	fk->lfd = rtl_tcp_listen(&fk->port, NULL, 0, &err);
 	cr_assert_geq(fk->lfd, 0, "%s", err.msg);
 	cr_assert_gt(fk->port, 0);
 	cr_assert_eq(pthread_create(&fk->th, NULL, fake_main, fk), 0);

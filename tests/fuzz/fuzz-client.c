@@ -47,7 +47,7 @@ static void check_event(struct rtl_rtde_client *c, const struct rtl_rtde_client_
 		FUZZ_CHECK(out && ev->u.data.len == out->wire_size);
 		FUZZ_CHECK(out->host_size <= frame_cap);
 		FUZZ_CHECK(rtl_rtde_frame_init(&f, frame_buf, frame_cap, out) == 0);
-		FUZZ_CHECK(rtl_rtde_client_decode(c, ev, &f) == 0);
+		FUZZ_CHECK(rtl_rtde_client_decode(c, &f, ev) == 0);
 		break;
 	case RTL_RTDE_CLIENT_EV_TEXT:
 		FUZZ_CHECK(ev->u.text.message_len <= RTL_RTDE_MAX_PAYLOAD_SIZE);
@@ -76,7 +76,7 @@ static void drain(struct rtl_rtde_client *c, int64_t now, unsigned max, unsigned
 	unsigned n = 0;
 	int r;
 
-	while ((r = rtl_rtde_client_next(c, now, &ev)) == 1) {
+	while ((r = rtl_rtde_client_next(c, &ev, now)) == 1) {
 		check_event(c, &ev, frame_buf, frame_cap);
 		FUZZ_CHECK(++n <= max);
 	}
@@ -126,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_chunker_init(&ch, data[1], data + 2, size - 2);
 	while ((piece = fuzz_chunk_next(&ch, &n)) != NULL) {
-		enum rtl_rtde_client_state s;
+		enum rtl_rtde_client_state_id s;
 		int r;
 
 		send_all(c);
@@ -151,7 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(rtl_rtde_client_connected(c, now) == 0);
 		}
 		if (s == RTL_RTDE_CLIENT_RUNNING || s == RTL_RTDE_CLIENT_READY) {
-			const struct rtl_rtde_client_info *info = rtl_rtde_client_info(c);
+			const struct rtl_rtde_handshake *info = rtl_rtde_client_info(c);
 			uint8_t pkg[512];
 
 			FUZZ_CHECK(info->divisor >= 1);
@@ -164,7 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 				memset(frame_buf, 0, ir->host_size);
 				FUZZ_CHECK(rtl_rtde_frame_init(&f, frame_buf, frame_cap, ir) == 0);
-				e = rtl_rtde_client_encode_inputs(c, i, &f, pkg, sizeof(pkg));
+				e = rtl_rtde_client_encode_inputs(c, i, pkg, sizeof(pkg), &f);
 				FUZZ_CHECK(e == -ENOTCONN ||
 					   (e > 0 && (size_t)e == rtl_rtde_load_u16(pkg)));
 			}

@@ -75,7 +75,7 @@ static void every_decoder(const uint8_t *buf, size_t len)
 	for (int proto = 1; proto <= 2; proto++) {
 		for (int dir = 0; dir <= 1; dir++) {
 			struct rtl_rtde_msg m;
-			int r = rtl_rtde_decode(buf, len, proto, dir, &m);
+			int r = rtl_rtde_decode(&m, buf, len, proto, dir);
 			int n;
 
 			check_code(r);
@@ -102,23 +102,23 @@ static void every_decoder(const uint8_t *buf, size_t len)
 		uint16_t version;
 		bool ok;
 
-		check_code(rtl_rtde_decode_protocol_version_request(buf, len, &version));
+		check_code(rtl_rtde_decode_protocol_version_request(&version, buf, len));
 		check_code(rtl_rtde_decode_urcontrol_version_request(buf, len));
-		check_code(rtl_rtde_decode_urcontrol_version_reply(buf, len, &v));
+		check_code(rtl_rtde_decode_urcontrol_version_reply(&v, buf, len));
 		check_code(rtl_rtde_decode_start(buf, len));
 		check_code(rtl_rtde_decode_pause(buf, len));
-		check_code(rtl_rtde_decode_accepted_reply(buf, len, RTL_RTDE_PKG_PROTOCOL_VERSION,
-							  &ok));
-		check_code(rtl_rtde_decode_accepted_reply(buf, len, RTL_RTDE_PKG_START, &ok));
-		check_code(rtl_rtde_decode_accepted_reply(buf, len, RTL_RTDE_PKG_PAUSE, &ok));
-		check_code(rtl_rtde_decode_setup_inputs(buf, len, &req));
-		check_code(rtl_rtde_decode_setup_inputs_reply(buf, len, &reply));
+		check_code(rtl_rtde_decode_accepted_reply(&ok, buf, len,
+							  RTL_RTDE_PKG_PROTOCOL_VERSION));
+		check_code(rtl_rtde_decode_accepted_reply(&ok, buf, len, RTL_RTDE_PKG_START));
+		check_code(rtl_rtde_decode_accepted_reply(&ok, buf, len, RTL_RTDE_PKG_PAUSE));
+		check_code(rtl_rtde_decode_setup_inputs(&req, buf, len));
+		check_code(rtl_rtde_decode_setup_inputs_reply(&reply, buf, len));
 		for (int proto = 1; proto <= 2; proto++) {
-			check_code(rtl_rtde_decode_setup_outputs(buf, len, proto, &req));
-			check_code(rtl_rtde_decode_setup_outputs_reply(buf, len, proto, &reply));
+			check_code(rtl_rtde_decode_setup_outputs(&req, buf, len, proto));
+			check_code(rtl_rtde_decode_setup_outputs_reply(&reply, buf, len, proto));
 			for (int dir = 0; dir <= 1; dir++) {
-				check_code(rtl_rtde_decode_text(buf, len, proto, dir, &text));
-				check_code(rtl_rtde_decode_data(buf, len, proto, dir, &d));
+				check_code(rtl_rtde_decode_text(&text, buf, len, proto, dir));
+				check_code(rtl_rtde_decode_data(&d, buf, len, proto, dir));
 			}
 		}
 		check_code(rtl_rtde_package_type(buf, len) < 0 ? rtl_rtde_package_type(buf, len)

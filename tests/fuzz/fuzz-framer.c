@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p += s;
 	}
 
-	CHECK(rtl_rtde_framer_create(&f, max) == 0);
+	CHECK(rtl_rtde_framer_create(&f, max, NULL) == 0);
 	while (fed < slen) {
 		size_t n;
 		uint8_t *piece;
@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 	}
 
-	e = rtl_rtde_framer_error(f);
+	e = rtl_rtde_framer_last_error(f);
 	if (bad_at != SIZE_MAX) {
 		CHECK(r == -EMSGSIZE);
 		CHECK(e && e->err.code == -EMSGSIZE);

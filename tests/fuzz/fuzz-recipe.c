@@ -73,8 +73,8 @@ static void check_recipe(const struct rtl_rtde_recipe *r, const struct rtl_rtde_
 	host = malloc(r->host_size);
 	FUZZ_CHECK(wire && back && host);
 	FUZZ_CHECK(rtl_rtde_frame_init(&f, host, r->host_size, r) == 0);
-	FUZZ_CHECK(rtl_rtde_recipe_decode(r, wire, r->wire_size, &f) == 0);
-	FUZZ_CHECK(rtl_rtde_recipe_encode(r, &f, back, r->wire_size) == (int)r->wire_size);
+	FUZZ_CHECK(rtl_rtde_recipe_decode(r, &f, wire, r->wire_size) == 0);
+	FUZZ_CHECK(rtl_rtde_recipe_encode(r, back, r->wire_size, &f) == (int)r->wire_size);
 	FUZZ_CHECK(memcmp(wire, back, r->wire_size) == 0);
 
 	/* Its names, as a list, build the same recipe. */

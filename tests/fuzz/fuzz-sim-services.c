@@ -103,7 +103,7 @@ static void take_messages(struct sim_conn *c)
 		size_t n = 0;
 		int t;
 
-		FUZZ_CHECK(rtl_ur_frame(m, c->len - off, &n) == 1);
+		FUZZ_CHECK(rtl_ur_frame(&n, m, c->len - off) == 1);
 		t = rtl_ur_msg_type(m, n);
 		FUZZ_CHECK(t == RTL_UR_MSG_ROBOT_STATE || t == RTL_UR_MSG_ROBOT_MESSAGE);
 		if (t == RTL_UR_MSG_ROBOT_MESSAGE) {
@@ -113,11 +113,11 @@ static void take_messages(struct sim_conn *c)
 			if (rt == RTL_UR_RMSG_VERSION) {
 				struct rtl_ur_version_msg v;
 
-				FUZZ_CHECK(rtl_ur_decode_version(m, n, &v) == 0);
+				FUZZ_CHECK(rtl_ur_decode_version(&v, m, n) == 0);
 			} else {
 				struct rtl_ur_robot_msg r;
 
-				FUZZ_CHECK(rtl_ur_decode_robot_msg(m, n, &r) == 0);
+				FUZZ_CHECK(rtl_ur_decode_robot_msg(&r, m, n) == 0);
 			}
 		}
 		off += n;

@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	CHECK(pos == size);
 
-	n = rtl_rtde_parse_types(list, size, types, MAX_TYPES, &bad);
+	n = rtl_rtde_parse_types(types, MAX_TYPES, &bad, list, size);
 	CHECK(n >= 0 || n == -EPROTO || n == -EBADMSG || n == -ENOSPC);
 	if (n < 0) {
 		CHECK(bad < count || (n == -ENOSPC && bad == MAX_TYPES));
@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK((size_t)n == count);
 	m = rtl_rtde_format_types(text, sizeof(text), types, (size_t)n);
 	CHECK(m >= 0 && (size_t)m <= size);
-	CHECK(rtl_rtde_parse_types(text, (size_t)m, again, MAX_TYPES, NULL) == n);
+	CHECK(rtl_rtde_parse_types(again, MAX_TYPES, NULL, text, (size_t)m) == n);
 	CHECK(memcmp(types, again, (size_t)n * sizeof(types[0])) == 0);
 	return 0;
 }

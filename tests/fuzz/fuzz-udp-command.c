@@ -111,8 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct rtl_udp_cmd c;
 		struct rtl_udp_limits l;
 		int r = fuzz_udp_header(d, len, &h);
-		int rc = rtl_udp_decode_command(d, len, NULL, &c);
-		int rl = rtl_udp_decode_limits(d, len, NULL, &l);
+		int rc = rtl_udp_decode_command(NULL, &c, d, len);
+		int rl = rtl_udp_decode_limits(NULL, &l, d, len);
 
 		now += period;
 		FUZZ_CHECK(r < 0		      ? rl == r

@@ -56,9 +56,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct rtl_udp_alarm a;
 		int schema_tail[9];
 		int r = fuzz_udp_header(d, len, &h);
-		int rs = rtl_udp_decode_state(d, len, &h2, &st[1]);
-		int rh = rtl_udp_decode_hello(d, len, NULL, &w);
-		int ra = rtl_udp_decode_alarm(d, len, NULL, &a);
+		int rs = rtl_udp_decode_state(&h2, &st[1], d, len);
+		int rh = rtl_udp_decode_hello(NULL, &w, d, len);
+		int ra = rtl_udp_decode_alarm(NULL, &a, d, len);
 
 		FUZZ_CHECK(r < 0 ? ra == r : ra == (h.type == RTL_UDP_ALARM ? (int)len : -EPROTO));
 		if (r < 0) {
@@ -76,8 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			alarm_expected(d, len, want);
 			fuzz_udp_same(want, out, len, NULL);
 		} else if (h.type == RTL_UDP_STATE) {
-			FUZZ_CHECK(rtl_udp_state_decode(d + RTL_UDP_HEADER_SIZE, h.length,
-							&st[0]) == RTL_UDP_STATE_SIZE);
+			FUZZ_CHECK(rtl_udp_state_decode(&st[0], d + RTL_UDP_HEADER_SIZE,
+							h.length) == RTL_UDP_STATE_SIZE);
 			FUZZ_CHECK(rs == (int)len && rh == -EPROTO);
 			FUZZ_CHECK(h2.seq == h.seq && h2.send_ns == h.send_ns);
 			FUZZ_CHECK(rtl_udp_encode_state(out, RTL_UDP_MAX_DATAGRAM, h.seq, h.send_ns,

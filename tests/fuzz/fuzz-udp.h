@@ -45,7 +45,7 @@ static inline uint8_t *fuzz_udp_next(const uint8_t **p, size_t *left, size_t *le
  * accepted header describes exactly this datagram. */
 static inline int fuzz_udp_header(const uint8_t *d, size_t len, struct rtl_udp_header *h)
 {
-	int r = rtl_udp_decode_header(d, len, h);
+	int r = rtl_udp_decode_header(h, d, len);
 
 	FUZZ_CHECK(r == RTL_UDP_HEADER_SIZE || r == -EMSGSIZE || r == -EBADMSG ||
 		   r == -EPROTONOSUPPORT || r == -EPROTO);

@@ -36,12 +36,12 @@ static void state(const uint8_t *msg, size_t len, uint8_t major, uint8_t minor)
 	uint8_t type, buf[128];
 	int r;
 
-	while ((r = rtl_ur_state_next(msg, len, &off, &sub, &sl, &type)) == 1) {
+	while ((r = rtl_ur_state_next(&off, &sub, &sl, &type, msg, len)) == 1) {
 		struct rtl_ur_robot_mode_data m, m2;
 		int d, n;
 
 		CHECK(sub >= msg + RTL_UR_HEADER && sl >= RTL_UR_HEADER && sub + sl <= msg + len);
-		d = rtl_ur_decode_robot_mode(sub, sl, major, minor, &m);
+		d = rtl_ur_decode_robot_mode(&m, sub, sl, major, minor);
 		CHECK(d == 0 || d == -EBADMSG || d == -EPROTONOSUPPORT);
 		if (major < 3)
 			CHECK(d == -EPROTONOSUPPORT);
@@ -49,8 +49,8 @@ static void state(const uint8_t *msg, size_t len, uint8_t major, uint8_t minor)
 			continue;
 		n = rtl_ur_encode_robot_state(buf, sizeof(buf), major, minor, &m);
 		CHECK(n == RTL_UR_HEADER + rtl_ur_robot_mode_size(major, minor));
-		CHECK(rtl_ur_decode_robot_mode(buf + RTL_UR_HEADER, (size_t)n - RTL_UR_HEADER,
-					       major, minor, &m2) == 0);
+		CHECK(rtl_ur_decode_robot_mode(&m2, buf + RTL_UR_HEADER, (size_t)n - RTL_UR_HEADER,
+					       major, minor) == 0);
 		CHECK(memcmp(&m, &m2, sizeof(m)) == 0);
 	}
 	CHECK(r == 0 || r == -EBADMSG);
@@ -63,21 +63,21 @@ static void robot_msg(const uint8_t *msg, size_t len)
 	struct rtl_ur_robot_msg m, m2;
 	int d, n;
 
-	d = rtl_ur_decode_version(msg, len, &v);
+	d = rtl_ur_decode_version(&v, msg, len);
 	CHECK(d == 0 || d == -EBADMSG);
 	if (d == 0) {
 		n = rtl_ur_encode_version(buf, sizeof(buf), &v);
-		CHECK(n > 0 && rtl_ur_decode_version(buf, (size_t)n, &v2) == 0);
+		CHECK(n > 0 && rtl_ur_decode_version(&v2, buf, (size_t)n) == 0);
 		CHECK(v.major == v2.major && v.minor == v2.minor && v.bugfix == v2.bugfix &&
 		      v.build == v2.build && v.timestamp == v2.timestamp);
 		CHECK(!strcmp(v.project, v2.project) && !strcmp(v.build_date, v2.build_date));
 	}
-	d = rtl_ur_decode_robot_msg(msg, len, &m);
+	d = rtl_ur_decode_robot_msg(&m, msg, len);
 	CHECK(d == 0 || d == -EBADMSG || d == -ENOMSG);
 	if (d)
 		return;
 	n = rtl_ur_encode_robot_msg(buf, sizeof(buf), &m);
-	CHECK(n > 0 && rtl_ur_decode_robot_msg(buf, (size_t)n, &m2) == 0);
+	CHECK(n > 0 && rtl_ur_decode_robot_msg(&m2, buf, (size_t)n) == 0);
 	CHECK(m.type == m2.type && m.timestamp == m2.timestamp && m.source == m2.source);
 	CHECK(m.code == m2.code && m.argument == m2.argument && m.report_level == m2.report_level);
 	CHECK(m.data_type == m2.data_type && m.data == m2.data);
@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1 || size > 8192)
 		return 0;
 	v = versions[data[0] % (sizeof(versions) / sizeof(versions[0]))];
-	while ((r = rtl_ur_frame(data + at, size - at, &n)) == 1) {
+	while ((r = rtl_ur_frame(&n, data + at, size - at)) == 1) {
 		uint8_t *msg = malloc(n);
 		int t;
 
@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (t == RTL_UR_MSG_ROBOT_STATE)
 			state(msg, n, v[0], v[1]);
 		else
-			CHECK(rtl_ur_state_next(msg, n, &(size_t){ 0 }, NULL, NULL, NULL) ==
+			CHECK(rtl_ur_state_next(&(size_t){ 0 }, NULL, NULL, NULL, msg, n) ==
 			      -EBADMSG);
 		robot_msg(msg, n);
 		free(msg);

@@ -46,12 +46,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fields = data + 1 + n;
 	len = size - 1 - n;
 
-	total = rtl_rtde_layout(types, n, offsets);
+	total = rtl_rtde_layout(offsets, types, n);
 	CHECK(total >= 0 || total == -EPROTO);
-	r = rtl_rtde_unpack(fields, len, types, n, v);
+	r = rtl_rtde_unpack(v, fields, len, types, n);
 	CHECK(r == 0 || r == -EPROTO || r == -EBADMSG);
-	CHECK(rtl_rtde_unpack_to(fields, len, types, n, NULL, host) == r);
-	rd = rtl_rtde_unpack_doubles(fields, len, types, n, d, sizeof(d) / sizeof(d[0]));
+	CHECK(rtl_rtde_unpack_to(host, fields, len, types, n, NULL) == r);
+	rd = rtl_rtde_unpack_doubles(d, sizeof(d) / sizeof(d[0]), fields, len, types, n);
 	CHECK(r ? rd == r : rd >= (int)n);
 	if (total < 0) {
 		CHECK(r == -EPROTO);

@@ -193,7 +193,7 @@ static void converse(int k, struct stream *to_ctrl, struct stream *to_client)
 	for (int step = 0; step < 400 && data < 12; step++) {
 		const uint8_t *p;
 		size_t n;
-		enum rtl_rtde_client_state st;
+		enum rtl_rtde_client_state_id st;
 
 		while ((n = rtl_rtde_client_tx(c, &p)) > 0) {
 			append(to_ctrl, p, n);
@@ -215,7 +215,7 @@ static void converse(int k, struct stream *to_ctrl, struct stream *to_client)
 
 				memset(host, 0, sizeof(host));
 				rtl_rtde_frame_init(&f, host, sizeof(host), r);
-				len = rtl_rtde_client_encode_inputs(c, i, &f, pkg, sizeof(pkg));
+				len = rtl_rtde_client_encode_inputs(c, i, pkg, sizeof(pkg), &f);
 				if (len > 0) {
 					append(to_ctrl, pkg, (size_t)len);
 					sim_session_feed(sim, s, pkg, (size_t)len, now);
@@ -231,7 +231,7 @@ static void converse(int k, struct stream *to_ctrl, struct stream *to_client)
 		if (n) {
 			append(to_client, p, n);
 			rtl_rtde_client_feed(c, p, n);
-			while (rtl_rtde_client_next(c, now, &ev) == 1)
+			while (rtl_rtde_client_next(c, &ev, now) == 1)
 				data += ev.type == RTL_RTDE_CLIENT_EV_DATA;
 			sim_session_consumed(s, n);
 		}

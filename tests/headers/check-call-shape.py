@@ -11,8 +11,9 @@ each rule with its reason):
      _new, _free, _init or _fini; LIFETIME_EXCEPTIONS below lists the
      others, each with its reason;
   2. parameter order: the subject (the parameter whose struct, union or
-     enum type names the function: struct rtl_loop *loop for rtl_loop_*),
-     a part index (i, idx, index) after it, the out-parameters, the
+     enum type names the function: struct rtl_loop *loop for rtl_loop_*;
+     or int fd, the socket of a call of <rtloop/tcp.h>),
+     a part index (i, idx, index, or a field handle) after it, the out-parameters, the
      inputs, the error last; a _create takes its **out first;
   3. struct rtl_error * (or a type of ERROR_TYPES) is the last parameter
      wherever it appears (prototypes, function-pointer members, typedefs),
@@ -50,7 +51,7 @@ ERROR_TYPES = {
     "rtl_error": "the one error type (<rtloop/error.h>)",
     "rtl_rtde_report": "a recipe builder's report: every problem found, the first one's code",
     "rtl_rtde_client_error": "embeds struct rtl_error; says whether it ends the connection",
-    "rtl_rtde_framer_error": "embeds struct rtl_error; says where in the stream",
+    "rtl_rtde_framer_last_error": "embeds struct rtl_error; says where in the stream",
 }
 # Opaque objects whose lifetime pair is not _create/_destroy: the type, the
 # call that ends the object, and why. Keep it short: each entry is a call a
@@ -68,6 +69,9 @@ USER_POINTERS = {"user", "arg"}
 # A part index after the subject: its names and types.
 INDEX_NAMES = {"i", "idx", "index"}
 INDEX_TYPES = {"unsigned", "unsigned int", "size_t", "uint32_t"}
+# Handles by value that select a part of the subject, as an index does:
+# rtl_rtde_frame_get(f, h, &out) mirrors rtl_rtde_frame_set(f, h, value).
+PART_HANDLES = {"rtl_rtde_handle"}
 # The size of a writable buffer, right after it (the pair is one out).
 SIZE_NAME = re.compile(r"^(cap|len|max|size|\w+_(?:size|len|cap|max))$")
 SIZE_TYPES = {"size_t", "unsigned", "unsigned int", "uint32_t", "int"}
@@ -119,8 +123,13 @@ def is_error(p):
 
 
 def subject_index(f):
-    """0 when the first parameter's type names the function, else None."""
+    """0 when the first parameter's type names the function, or is a file
+    descriptor (int fd: the socket a call of <rtloop/tcp.h> works on),
+    else None."""
     if f.params and named_for(f.params[0].tag, f.name):
+        return 0
+    if f.params and f.params[0].name == "fd" and f.params[0].typename == "int" \
+            and f.params[0].stars == 0:
         return 0
     return None
 
@@ -137,14 +146,15 @@ def param_classes(f, api):
             classes.append("S")
         elif is_error(p):
             classes.append("E")
-        elif k == 1 and subject == 0 and p.name in INDEX_NAMES and p.stars == 0 \
-                and (p.typename in INDEX_TYPES):
+        elif k == 1 and subject == 0 and p.stars == 0 and (
+                (p.name in INDEX_NAMES and p.typename in INDEX_TYPES) or
+                (p.tag_kind == "struct" and p.tag in PART_HANDLES)):
             classes.append("X")
         elif is_out(p, f, api):
             classes.append("O")
         elif k > 0 and classes[-1] == "O" and p.stars == 0 and SIZE_NAME.match(p.name) \
-                and p.typename in SIZE_TYPES and not f.params[k - 1].tag:
-            classes.append("Z")  # the buffer's size goes with it
+                and p.typename in SIZE_TYPES and f.params[k - 1].tag_kind in (None, "", "enum"):
+            classes.append("Z")  # the buffer's size goes with it (of scalars or enums)
         else:
             classes.append("I")
     return classes

@@ -316,8 +316,8 @@ Test(sizes, the_doctor_takes_its_previous_options)
 		previous(&full, offsetof(struct rtl_doctor_opts, root) + sizeof(full.root));
 	static struct rtl_doctor_finding fs[RTL_DOCTOR_MAX_FINDINGS];
 
-	cr_expect_eq(rtl_doctor_run(old, fs, RTL_DOCTOR_MAX_FINDINGS), RTL_DOCTOR_MAX_FINDINGS);
+	cr_expect_eq(rtl_doctor_run(fs, RTL_DOCTOR_MAX_FINDINGS, old), RTL_DOCTOR_MAX_FINDINGS);
 	full.size = 0;
-	cr_expect_eq(rtl_doctor_run(&full, fs, RTL_DOCTOR_MAX_FINDINGS), -EINVAL);
+	cr_expect_eq(rtl_doctor_run(fs, RTL_DOCTOR_MAX_FINDINGS, &full), -EINVAL);
 	free(old);
 }

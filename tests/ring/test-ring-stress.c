@@ -172,7 +172,7 @@ Test(ring_stress, ten_million_items_in_order_without_loss)
 	struct verdict v = { 0 };
 	pthread_t prod;
 
-	cr_assert_eq(rtl_ring_create(&sh.r, CAP, sizeof(struct item)), 0);
+	cr_assert_eq(rtl_ring_create(&sh.r, CAP, sizeof(struct item), NULL), 0);
 	sh.deadline = rtl_time_now() + TIME_LIMIT_NS;
 	cr_assert_eq(pthread_create(&prod, NULL, producer, &sh), 0);
 	consume_all(&sh, &v);
@@ -196,7 +196,7 @@ Test(ring_stress, take_newest_accounts_for_every_dropped_item)
 	unsigned spins = 0;
 	pthread_t prod;
 
-	cr_assert_eq(rtl_ring_create(&sh.r, 64, sizeof(struct item)), 0);
+	cr_assert_eq(rtl_ring_create(&sh.r, 64, sizeof(struct item), NULL), 0);
 	sh.deadline = rtl_time_now() + TIME_LIMIT_NS;
 	cr_assert_eq(pthread_create(&prod, NULL, producer, &sh), 0);
 	while (last + 1 < sh.items || first) {

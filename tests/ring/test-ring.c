@@ -64,9 +64,9 @@ Test(ring, create_and_destroy)
 	struct rtl_ring *q = NULL;
 	uint64_t v = 42, out = 0;
 
-	cr_assert_eq(rtl_ring_create(&q, 3, 8), -EINVAL);
-	cr_assert_eq(rtl_ring_create(NULL, 4, 8), -EINVAL);
-	cr_assert_eq(rtl_ring_create(&q, 1024, 64), 0);
+	cr_assert_eq(rtl_ring_create(&q, 3, 8, NULL), -EINVAL);
+	cr_assert_eq(rtl_ring_create(NULL, 4, 8, NULL), -EINVAL);
+	cr_assert_eq(rtl_ring_create(&q, 1024, 64, NULL), 0);
 	cr_assert_not_null(q);
 	cr_assert_eq((uintptr_t)q % RTL_RING_ALIGN, 0);
 	cr_assert_eq(rtl_ring_capacity(q), 1024);

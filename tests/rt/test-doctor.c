@@ -134,7 +134,7 @@ TestSuite(doctor, .init = setup, .fini = teardown);
 /* Run the doctor on the fake tree and return the finding @id. */
 static const struct rtl_doctor_finding *run(const char *id)
 {
-	int n = rtl_doctor_run(&opts, fs, RTL_DOCTOR_MAX_FINDINGS);
+	int n = rtl_doctor_run(fs, RTL_DOCTOR_MAX_FINDINGS, &opts);
 
 	cr_assert_eq(n, RTL_DOCTOR_MAX_FINDINGS, "rtl_doctor_run returned %d", n);
 	for (int i = 0; i < n; i++)
@@ -203,9 +203,9 @@ Test(doctor, selected_in_brackets)
 {
 	char out[16];
 
-	cr_assert_eq(rtl_doctor_parse_selected("always [madvise] never\n", out, sizeof(out)), 7);
+	cr_assert_eq(rtl_doctor_parse_selected(out, sizeof(out), "always [madvise] never\n"), 7);
 	cr_assert_str_eq(out, "madvise");
-	cr_assert_eq(rtl_doctor_parse_selected("[always] madvise never", out, sizeof(out)), 6);
+	cr_assert_eq(rtl_doctor_parse_selected(out, sizeof(out), "[always] madvise never"), 6);
 	cr_assert_str_eq(out, "always");
 }
 
@@ -213,9 +213,9 @@ Test(doctor, selected_in_parentheses)
 {
 	char out[16];
 
-	cr_assert_eq(rtl_doctor_parse_selected("none voluntary (full) lazy", out, sizeof(out)), 4);
+	cr_assert_eq(rtl_doctor_parse_selected(out, sizeof(out), "none voluntary (full) lazy"), 4);
 	cr_assert_str_eq(out, "full");
-	cr_assert_eq(rtl_doctor_parse_selected("(none) voluntary full", out, sizeof(out)), 4);
+	cr_assert_eq(rtl_doctor_parse_selected(out, sizeof(out), "(none) voluntary full"), 4);
 	cr_assert_str_eq(out, "none");
 }
 
@@ -223,29 +223,29 @@ Test(doctor, selected_missing_is_enoent)
 {
 	char out[16];
 
-	cr_assert_eq(rtl_doctor_parse_selected("always madvise never", out, sizeof(out)), -ENOENT);
-	cr_assert_eq(rtl_doctor_parse_selected("always [madvise never", out, sizeof(out)), -ENOENT);
-	cr_assert_eq(rtl_doctor_parse_selected("a [] b", out, sizeof(out)), -ENOENT);
-	cr_assert_eq(rtl_doctor_parse_selected("", out, sizeof(out)), -ENOENT);
+	cr_assert_eq(rtl_doctor_parse_selected(out, sizeof(out), "always madvise never"), -ENOENT);
+	cr_assert_eq(rtl_doctor_parse_selected(out, sizeof(out), "always [madvise never"), -ENOENT);
+	cr_assert_eq(rtl_doctor_parse_selected(out, sizeof(out), "a [] b"), -ENOENT);
+	cr_assert_eq(rtl_doctor_parse_selected(out, sizeof(out), ""), -ENOENT);
 }
 
 Test(doctor, selected_too_long_is_enospc)
 {
 	char out[7];
 
-	cr_assert_eq(rtl_doctor_parse_selected("always [madvise] never", out, sizeof(out)),
+	cr_assert_eq(rtl_doctor_parse_selected(out, sizeof(out), "always [madvise] never"),
 		     -ENOSPC);
 	cr_assert_str_eq(out, "");
-	cr_assert_eq(rtl_doctor_parse_selected("a [madvis] b", out, sizeof(out)), 6);
+	cr_assert_eq(rtl_doctor_parse_selected(out, sizeof(out), "a [madvis] b"), 6);
 }
 
 Test(doctor, selected_bad_args_are_einval)
 {
 	char out[8];
 
-	cr_assert_eq(rtl_doctor_parse_selected(NULL, out, sizeof(out)), -EINVAL);
-	cr_assert_eq(rtl_doctor_parse_selected("[a]", NULL, 8), -EINVAL);
-	cr_assert_eq(rtl_doctor_parse_selected("[a]", out, 0), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_selected(out, sizeof(out), NULL), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_selected(NULL, 8, "[a]"), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_selected(out, 0, "[a]"), -EINVAL);
 }
 
 /* ---- cmdline_get --------------------------------------------------------- */
@@ -254,11 +254,11 @@ Test(doctor, cmdline_value)
 {
 	char out[64];
 
-	cr_assert_eq(rtl_doctor_cmdline_get(CMDLINE_GOOD, "isolcpus", out, sizeof(out)), 22);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), CMDLINE_GOOD, "isolcpus"), 22);
 	cr_assert_str_eq(out, "managed_irq,domain,2-3");
-	cr_assert_eq(rtl_doctor_cmdline_get(CMDLINE_GOOD, "rcu_nocbs", out, sizeof(out)), 3);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), CMDLINE_GOOD, "rcu_nocbs"), 3);
 	cr_assert_str_eq(out, "2-3");
-	cr_assert_eq(rtl_doctor_cmdline_get(CMDLINE_GOOD, "BOOT_IMAGE", out, sizeof(out)), 8);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), CMDLINE_GOOD, "BOOT_IMAGE"), 8);
 	cr_assert_str_eq(out, "/vmlinuz");
 }
 
@@ -266,8 +266,8 @@ Test(doctor, cmdline_last_occurrence_wins)
 {
 	char out[64];
 
-	cr_assert_eq(rtl_doctor_cmdline_get("a=1 preempt=none b preempt=full", "preempt", out,
-					    sizeof(out)),
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "a=1 preempt=none b preempt=full",
+					    "preempt"),
 		     4);
 	cr_assert_str_eq(out, "full");
 }
@@ -276,9 +276,9 @@ Test(doctor, cmdline_bare_flag_and_empty_value)
 {
 	char out[64];
 
-	cr_assert_eq(rtl_doctor_cmdline_get("ro quiet splash", "quiet", out, sizeof(out)), 0);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "ro quiet splash", "quiet"), 0);
 	cr_assert_str_eq(out, "");
-	cr_assert_eq(rtl_doctor_cmdline_get("ro rcu_nocbs= quiet", "rcu_nocbs", out, sizeof(out)),
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "ro rcu_nocbs= quiet", "rcu_nocbs"),
 		     0);
 }
 
@@ -286,20 +286,20 @@ Test(doctor, cmdline_absent_and_prefixes_are_enoent)
 {
 	char out[64];
 
-	cr_assert_eq(rtl_doctor_cmdline_get("ro quiet", "isolcpus", out, sizeof(out)), -ENOENT);
-	cr_assert_eq(rtl_doctor_cmdline_get("isolcpus_x=1 xisolcpus=2 isolcpu=3", "isolcpus", out,
-					    sizeof(out)),
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "ro quiet", "isolcpus"), -ENOENT);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "isolcpus_x=1 xisolcpus=2 isolcpu=3",
+					    "isolcpus"),
 		     -ENOENT);
-	cr_assert_eq(rtl_doctor_cmdline_get("", "isolcpus", out, sizeof(out)), -ENOENT);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "", "isolcpus"), -ENOENT);
 }
 
 Test(doctor, cmdline_stops_at_double_dash)
 {
 	char out[64];
 
-	cr_assert_eq(rtl_doctor_cmdline_get("ro -- isolcpus=2", "isolcpus", out, sizeof(out)),
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "ro -- isolcpus=2", "isolcpus"),
 		     -ENOENT);
-	cr_assert_eq(rtl_doctor_cmdline_get("ro --x=1 isolcpus=2", "isolcpus", out, sizeof(out)),
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "ro --x=1 isolcpus=2", "isolcpus"),
 		     1);
 }
 
@@ -308,13 +308,13 @@ Test(doctor, cmdline_quotes_and_dashes)
 	char out[64];
 
 	cr_assert_eq(
-		rtl_doctor_cmdline_get("a dyndbg=\"file x.c +p\" b", "dyndbg", out, sizeof(out)),
+		rtl_doctor_cmdline_get(out, sizeof(out), "a dyndbg=\"file x.c +p\" b", "dyndbg"),
 		11);
 	cr_assert_str_eq(out, "file x.c +p");
-	cr_assert_eq(rtl_doctor_cmdline_get("\"isolcpus=4\"", "isolcpus", out, sizeof(out)), 1);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "\"isolcpus=4\"", "isolcpus"), 1);
 	cr_assert_str_eq(out, "4");
 	/* The kernel treats '-' and '_' in parameter names alike. */
-	cr_assert_eq(rtl_doctor_cmdline_get("nohz-full=5", "nohz_full", out, sizeof(out)), 1);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "nohz-full=5", "nohz_full"), 1);
 	cr_assert_str_eq(out, "5");
 }
 
@@ -322,14 +322,14 @@ Test(doctor, cmdline_errors)
 {
 	char out[4];
 
-	cr_assert_eq(rtl_doctor_cmdline_get("isolcpus=2-3,5", "isolcpus", out, sizeof(out)),
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "isolcpus=2-3,5", "isolcpus"),
 		     -ENOSPC);
 	cr_assert_str_eq(out, "");
-	cr_assert_eq(rtl_doctor_cmdline_get(NULL, "a", out, sizeof(out)), -EINVAL);
-	cr_assert_eq(rtl_doctor_cmdline_get("a", NULL, out, sizeof(out)), -EINVAL);
-	cr_assert_eq(rtl_doctor_cmdline_get("a", "", out, sizeof(out)), -EINVAL);
-	cr_assert_eq(rtl_doctor_cmdline_get("a", "a", NULL, 4), -EINVAL);
-	cr_assert_eq(rtl_doctor_cmdline_get("a", "a", out, 0), -EINVAL);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), NULL, "a"), -EINVAL);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "a", NULL), -EINVAL);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, sizeof(out), "a", ""), -EINVAL);
+	cr_assert_eq(rtl_doctor_cmdline_get(NULL, 4, "a", "a"), -EINVAL);
+	cr_assert_eq(rtl_doctor_cmdline_get(out, 0, "a", "a"), -EINVAL);
 }
 
 /* ---- parse_cpulist ------------------------------------------------------- */
@@ -338,15 +338,15 @@ Test(doctor, cpulist_ranges)
 {
 	uint64_t m[2] = { ~UINT64_C(0), ~UINT64_C(0) };
 
-	cr_assert_eq(rtl_doctor_parse_cpulist("2-3,6", m, 2), 3);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 2, "2-3,6"), 3);
 	cr_assert_eq(m[0], UINT64_C(0x4c));
 	cr_assert_eq(m[1], 0);
-	cr_assert_eq(rtl_doctor_parse_cpulist("0", m, 2), 1);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 2, "0"), 1);
 	cr_assert_eq(m[0], 1);
-	cr_assert_eq(rtl_doctor_parse_cpulist("63-64\n", m, 2), 2);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 2, "63-64\n"), 2);
 	cr_assert_eq(m[0], UINT64_C(1) << 63);
 	cr_assert_eq(m[1], 1);
-	cr_assert_eq(rtl_doctor_parse_cpulist("1,1,1", m, 2), 1);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 2, "1,1,1"), 1);
 }
 
 Test(doctor, cpulist_stride)
@@ -354,7 +354,7 @@ Test(doctor, cpulist_stride)
 	uint64_t m[1];
 
 	/* 0-7:2/4 = 0,1,4,5 */
-	cr_assert_eq(rtl_doctor_parse_cpulist("0-7:2/4", m, 1), 4);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 1, "0-7:2/4"), 4);
 	cr_assert_eq(m[0], UINT64_C(0x33));
 }
 
@@ -362,37 +362,37 @@ Test(doctor, cpulist_invalid_is_einval)
 {
 	uint64_t m[1];
 
-	cr_assert_eq(rtl_doctor_parse_cpulist("", m, 1), -EINVAL);
-	cr_assert_eq(rtl_doctor_parse_cpulist("a", m, 1), -EINVAL);
-	cr_assert_eq(rtl_doctor_parse_cpulist("5-2", m, 1), -EINVAL);
-	cr_assert_eq(rtl_doctor_parse_cpulist("1,", m, 1), -EINVAL);
-	cr_assert_eq(rtl_doctor_parse_cpulist("1-", m, 1), -EINVAL);
-	cr_assert_eq(rtl_doctor_parse_cpulist("0-7:5/4", m, 1), -EINVAL);
-	cr_assert_eq(rtl_doctor_parse_cpulist("domain,2", m, 1), -EINVAL);
-	cr_assert_eq(rtl_doctor_parse_cpulist(NULL, m, 1), -EINVAL);
-	cr_assert_eq(rtl_doctor_parse_cpulist("1", NULL, 1), -EINVAL);
-	cr_assert_eq(rtl_doctor_parse_cpulist("1", m, 0), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 1, ""), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 1, "a"), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 1, "5-2"), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 1, "1,"), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 1, "1-"), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 1, "0-7:5/4"), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 1, "domain,2"), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 1, NULL), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_cpulist(NULL, 1, "1"), -EINVAL);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 0, "1"), -EINVAL);
 }
 
 Test(doctor, cpulist_out_of_range_is_erange)
 {
 	uint64_t m[1];
 
-	cr_assert_eq(rtl_doctor_parse_cpulist("64", m, 1), -ERANGE);
-	cr_assert_eq(rtl_doctor_parse_cpulist("0-99999999999999", m, 1), -ERANGE);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 1, "64"), -ERANGE);
+	cr_assert_eq(rtl_doctor_parse_cpulist(m, 1, "0-99999999999999"), -ERANGE);
 }
 
 /* ---- rtl_doctor_run arguments -------------------------------------------- */
 
 Test(doctor, run_without_out_is_einval)
 {
-	cr_assert_eq(rtl_doctor_run(&opts, NULL, RTL_DOCTOR_MAX_FINDINGS), -EINVAL);
+	cr_assert_eq(rtl_doctor_run(NULL, RTL_DOCTOR_MAX_FINDINGS, &opts), -EINVAL);
 }
 
 Test(doctor, run_with_empty_root_is_einval)
 {
 	opts.root = "";
-	cr_assert_eq(rtl_doctor_run(&opts, fs, RTL_DOCTOR_MAX_FINDINGS), -EINVAL);
+	cr_assert_eq(rtl_doctor_run(fs, RTL_DOCTOR_MAX_FINDINGS, &opts), -EINVAL);
 }
 
 Test(doctor, run_with_small_array_is_enospc_and_writes_nothing)
@@ -400,11 +400,11 @@ Test(doctor, run_with_small_array_is_enospc_and_writes_nothing)
 	struct rtl_doctor_finding small[RTL_DOCTOR_MAX_FINDINGS];
 
 	memset(small, 0xa5, sizeof(small));
-	cr_assert_eq(rtl_doctor_run(&opts, small, RTL_DOCTOR_MAX_FINDINGS - 1), -ENOSPC);
-	cr_assert_eq(rtl_doctor_run(&opts, small, 0), -ENOSPC);
+	cr_assert_eq(rtl_doctor_run(small, RTL_DOCTOR_MAX_FINDINGS - 1, &opts), -ENOSPC);
+	cr_assert_eq(rtl_doctor_run(small, 0, &opts), -ENOSPC);
 	for (size_t i = 0; i < sizeof(small); i++)
 		cr_assert_eq(((unsigned char *)small)[i], 0xa5);
-	cr_assert_eq(rtl_doctor_run(&opts, small, RTL_DOCTOR_MAX_FINDINGS + 3),
+	cr_assert_eq(rtl_doctor_run(small, RTL_DOCTOR_MAX_FINDINGS + 3, &opts),
 		     RTL_DOCTOR_MAX_FINDINGS);
 }
 
@@ -414,7 +414,7 @@ Test(doctor, run_with_missing_root_is_enoent)
 
 	snprintf(path, sizeof(path), "%s/nope", root);
 	opts.root = path;
-	cr_assert_eq(rtl_doctor_run(&opts, fs, RTL_DOCTOR_MAX_FINDINGS), -ENOENT);
+	cr_assert_eq(rtl_doctor_run(fs, RTL_DOCTOR_MAX_FINDINGS, &opts), -ENOENT);
 }
 
 Test(doctor, run_with_file_root_is_enotdir)
@@ -423,7 +423,7 @@ Test(doctor, run_with_file_root_is_enotdir)
 
 	snprintf(path, sizeof(path), "%s/proc/cmdline", root);
 	opts.root = path;
-	cr_assert_eq(rtl_doctor_run(&opts, fs, RTL_DOCTOR_MAX_FINDINGS), -ENOTDIR);
+	cr_assert_eq(rtl_doctor_run(fs, RTL_DOCTOR_MAX_FINDINGS, &opts), -ENOTDIR);
 }
 
 Test(doctor, run_with_trailing_slash_root)
@@ -432,7 +432,7 @@ Test(doctor, run_with_trailing_slash_root)
 
 	snprintf(path, sizeof(path), "%s//", root);
 	opts.root = path;
-	cr_assert_eq(rtl_doctor_run(&opts, fs, RTL_DOCTOR_MAX_FINDINGS), RTL_DOCTOR_MAX_FINDINGS);
+	cr_assert_eq(rtl_doctor_run(fs, RTL_DOCTOR_MAX_FINDINGS, &opts), RTL_DOCTOR_MAX_FINDINGS);
 	cr_assert_eq(rtl_doctor_worst(fs, RTL_DOCTOR_MAX_FINDINGS), RTL_DOCTOR_OK);
 }
 
@@ -440,7 +440,7 @@ Test(doctor, run_with_trailing_slash_root)
 
 Test(doctor, healthy_tree_is_all_ok_in_id_order)
 {
-	cr_assert_eq(rtl_doctor_run(&opts, fs, RTL_DOCTOR_MAX_FINDINGS), RTL_DOCTOR_MAX_FINDINGS);
+	cr_assert_eq(rtl_doctor_run(fs, RTL_DOCTOR_MAX_FINDINGS, &opts), RTL_DOCTOR_MAX_FINDINGS);
 	for (size_t i = 0; i < RTL_DOCTOR_MAX_FINDINGS; i++) {
 		cr_assert_str_eq(fs[i].id, all_ids[i]);
 		cr_assert_eq(fs[i].verdict, RTL_DOCTOR_OK, "%s: %s (%s)", fs[i].id,
@@ -458,7 +458,7 @@ Test(doctor, empty_tree_yields_every_finding_as_unknown_not_a_crash)
 	opts.size = sizeof(opts);
 	opts.root = root;
 	opts.timer_slack_ns = (struct rtl_doctor_value){ true, 1 };
-	cr_assert_eq(rtl_doctor_run(&opts, fs, RTL_DOCTOR_MAX_FINDINGS), RTL_DOCTOR_MAX_FINDINGS);
+	cr_assert_eq(rtl_doctor_run(fs, RTL_DOCTOR_MAX_FINDINGS, &opts), RTL_DOCTOR_MAX_FINDINGS);
 	for (size_t i = 0; i < RTL_DOCTOR_MAX_FINDINGS; i++) {
 		cr_assert_str_eq(fs[i].id, all_ids[i]);
 		cr_assert_neq(fs[i].found[0], '\0', "%s: nothing found", fs[i].id);
@@ -475,7 +475,7 @@ Test(doctor, empty_tree_yields_every_finding_as_unknown_not_a_crash)
 
 Test(doctor, real_system_gives_every_id)
 {
-	int n = rtl_doctor_run(NULL, fs, RTL_DOCTOR_MAX_FINDINGS);
+	int n = rtl_doctor_run(fs, RTL_DOCTOR_MAX_FINDINGS, NULL);
 
 	cr_assert_eq(n, RTL_DOCTOR_MAX_FINDINGS);
 	for (int i = 0; i < n; i++) {
@@ -487,7 +487,7 @@ Test(doctor, real_system_gives_every_id)
 		assert_not_truncated(&fs[i]);
 	}
 	opts.root = "/";
-	cr_assert_eq(rtl_doctor_run(&opts, fs, RTL_DOCTOR_MAX_FINDINGS), RTL_DOCTOR_MAX_FINDINGS);
+	cr_assert_eq(rtl_doctor_run(fs, RTL_DOCTOR_MAX_FINDINGS, &opts), RTL_DOCTOR_MAX_FINDINGS);
 }
 
 /* ---- preempt --------------------------------------------------------------- */

@@ -111,7 +111,7 @@ Test(hist, values_below_256_are_exact)
 
 	for (int64_t v = 0; v < 2 * RTL_HIST_SUB; v++) {
 		cr_assert_eq(rtl_hist_bucket_index(v), v);
-		cr_assert_eq(rtl_hist_bucket_bounds((int)v, &b), 0);
+		cr_assert_eq(rtl_hist_bucket_bounds(&b, (int)v), 0);
 		cr_assert_eq(b.lower, v);
 		cr_assert_eq(b.upper, v + 1);
 		cr_assert_eq(b.value, v);
@@ -135,7 +135,7 @@ Test(hist, buckets_tile_the_range_with_width_at_most_one_128th)
 	int64_t next = 0;
 
 	for (int i = 0; i < RTL_HIST_BUCKETS; i++) {
-		cr_assert_eq(rtl_hist_bucket_bounds(i, &b), 0);
+		cr_assert_eq(rtl_hist_bucket_bounds(&b, i), 0);
 		cr_assert_eq(b.lower, next, "bucket %d starts at %lld, want %lld", i,
 			     (long long)b.lower, (long long)next);
 		cr_assert_gt(b.upper, b.lower);
@@ -163,9 +163,9 @@ Test(hist, bucket_bounds_rejects_bad_arguments)
 {
 	struct rtl_hist_bucket b;
 
-	cr_assert_eq(rtl_hist_bucket_bounds(-1, &b), -EINVAL);
-	cr_assert_eq(rtl_hist_bucket_bounds(RTL_HIST_BUCKETS, &b), -EINVAL);
-	cr_assert_eq(rtl_hist_bucket_bounds(0, NULL), -EINVAL);
+	cr_assert_eq(rtl_hist_bucket_bounds(&b, -1), -EINVAL);
+	cr_assert_eq(rtl_hist_bucket_bounds(&b, RTL_HIST_BUCKETS), -EINVAL);
+	cr_assert_eq(rtl_hist_bucket_bounds(NULL, 0), -EINVAL);
 }
 
 static double rel_error(int64_t v)
@@ -174,7 +174,7 @@ static double rel_error(int64_t v)
 	int i = rtl_hist_bucket_index(v);
 
 	cr_assert_geq(i, 0, "%lld has no bucket", (long long)v);
-	cr_assert_eq(rtl_hist_bucket_bounds(i, &b), 0);
+	cr_assert_eq(rtl_hist_bucket_bounds(&b, i), 0);
 	cr_assert(v >= b.lower && v < b.upper, "%lld outside its bucket", (long long)v);
 	return fabs((double)(b.value - v)) / (double)v;
 }
@@ -218,7 +218,7 @@ Test(hist, empty_histogram_reports_zeros)
 	cr_assert_eq(rtl_hist_percentile(&zeroed, 0.0), 0);
 	cr_assert_eq(rtl_hist_percentile(&zeroed, 50.0), 0);
 	cr_assert_eq(rtl_hist_percentile(&zeroed, 100.0), 0);
-	cr_assert_eq(rtl_hist_next_bucket(&zeroed, 0, &b), -ENOENT);
+	cr_assert_eq(rtl_hist_next_bucket(&zeroed, &b, 0), -ENOENT);
 	/* The first sample becomes the minimum, even if it is large. */
 	rtl_hist_record(&zeroed, 5000000);
 	cr_assert_eq(rtl_hist_min(&zeroed), 5000000);
@@ -233,7 +233,7 @@ Test(hist, init_rejects_null_and_reset_empties)
 	cr_assert_eq(rtl_hist_init(NULL), -EINVAL);
 	cr_assert_eq(rtl_hist_init(&h), 0);
 	cr_assert_eq(rtl_hist_count(&h), 0);
-	cr_assert_eq(rtl_hist_next_bucket(&h, 0, &b), -ENOENT);
+	cr_assert_eq(rtl_hist_next_bucket(&h, &b, 0), -ENOENT);
 	rtl_hist_record(&h, 7);
 	rtl_hist_record(&h, -7);
 	rtl_hist_record(&h, INT64_MAX);
@@ -244,7 +244,7 @@ Test(hist, init_rejects_null_and_reset_empties)
 	cr_assert_eq(rtl_hist_overflow(&h), 0);
 	cr_assert_eq(rtl_hist_underflow(&h), 0);
 	cr_assert_eq(rtl_hist_percentile(&h, 50.0), 0);
-	cr_assert_eq(rtl_hist_next_bucket(&h, 0, &b), -ENOENT);
+	cr_assert_eq(rtl_hist_next_bucket(&h, &b, 0), -ENOENT);
 	rtl_hist_record(&h, 300);
 	cr_assert_eq(rtl_hist_min(&h), 300);
 }
@@ -388,8 +388,8 @@ Test(hist, overflow_is_counted_and_sets_max)
 	/* Ranks 99 and 100 are overflow samples: reported as the maximum. */
 	cr_assert_eq(rtl_hist_percentile(&h, 99.0), INT64_MAX);
 	cr_assert_eq(rtl_hist_percentile(&h, 100.0), INT64_MAX);
-	for (int i = rtl_hist_next_bucket(&h, 0, &b); i >= 0;
-	     i = rtl_hist_next_bucket(&h, i + 1, &b))
+	for (int i = rtl_hist_next_bucket(&h, &b, 0); i >= 0;
+	     i = rtl_hist_next_bucket(&h, &b, i + 1))
 		in_buckets += b.count;
 	cr_assert_eq(in_buckets, 98);
 	/* The largest value below the limit is not overflow. */
@@ -413,7 +413,7 @@ Test(hist, negative_values_count_as_zero_and_underflow)
 	cr_assert_eq(rtl_hist_max(&h), 500);
 	cr_assert_eq(rtl_hist_mean(&h), 500.0 / 3.0);
 	cr_assert_eq(rtl_hist_percentile(&h, 50.0), 0);
-	cr_assert_eq(rtl_hist_next_bucket(&h, 0, &b), 0);
+	cr_assert_eq(rtl_hist_next_bucket(&h, &b, 0), 0);
 	cr_assert_eq(b.count, 2);
 }
 
@@ -429,8 +429,8 @@ Test(hist, next_bucket_visits_nonempty_buckets_in_order)
 	rtl_hist_init(&h);
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		rtl_hist_record(&h, v[i]);
-	for (int i = rtl_hist_next_bucket(&h, 0, &b); i >= 0;
-	     i = rtl_hist_next_bucket(&h, i + 1, &b)) {
+	for (int i = rtl_hist_next_bucket(&h, &b, 0); i >= 0;
+	     i = rtl_hist_next_bucket(&h, &b, i + 1)) {
 		cr_assert_lt(n, 8);
 		idx[n++] = i;
 		cr_assert_eq(rtl_hist_bucket_index(b.lower), i);
@@ -440,12 +440,12 @@ Test(hist, next_bucket_visits_nonempty_buckets_in_order)
 	cr_assert_eq(idx[1], rtl_hist_bucket_index(1000));
 	cr_assert_eq(idx[2], rtl_hist_bucket_index(70000));
 	cr_assert_eq(idx[3], rtl_hist_bucket_index(9000000000));
-	cr_assert_eq(rtl_hist_next_bucket(&h, idx[1], &b), idx[1]);
+	cr_assert_eq(rtl_hist_next_bucket(&h, &b, idx[1]), idx[1]);
 	cr_assert_eq(b.count, 2);
-	cr_assert_eq(rtl_hist_next_bucket(&h, RTL_HIST_BUCKETS, &b), -ENOENT);
-	cr_assert_eq(rtl_hist_next_bucket(&h, -1, &b), -EINVAL);
-	cr_assert_eq(rtl_hist_next_bucket(NULL, 0, &b), -EINVAL);
-	cr_assert_eq(rtl_hist_next_bucket(&h, 0, NULL), -EINVAL);
+	cr_assert_eq(rtl_hist_next_bucket(&h, &b, RTL_HIST_BUCKETS), -ENOENT);
+	cr_assert_eq(rtl_hist_next_bucket(&h, &b, -1), -EINVAL);
+	cr_assert_eq(rtl_hist_next_bucket(NULL, &b, 0), -EINVAL);
+	cr_assert_eq(rtl_hist_next_bucket(&h, NULL, 0), -EINVAL);
 }
 
 /* ---- merge, snapshot -------------------------------------------------------- */
@@ -681,11 +681,11 @@ Test(hist, json_lists_summary_and_nonempty_buckets)
 		if (*p == ',')
 			p++;
 		i = rtl_hist_bucket_index(lower);
-		cr_assert_eq(rtl_hist_bucket_bounds(i, &b), 0);
+		cr_assert_eq(rtl_hist_bucket_bounds(&b, i), 0);
 		cr_assert_eq(b.lower, lower, "%lld is not a bucket boundary", lower);
 		cr_assert_gt(lower, prev);
 		cr_assert_gt(count, 0);
-		cr_assert_eq(rtl_hist_next_bucket(&h, i, &b), i);
+		cr_assert_eq(rtl_hist_next_bucket(&h, &b, i), i);
 		cr_assert_eq((long long)b.count, count);
 		prev = lower;
 		total += count;
@@ -738,7 +738,7 @@ Test(hist, rt_calls_do_not_allocate)
 	rtl_hist_snapshot(&other, &h);
 	sink += rtl_hist_percentile(&h, 99.9) + rtl_hist_min(&h) + rtl_hist_max(&h);
 	sink += (int64_t)rtl_hist_mean(&h) + (int64_t)rtl_hist_count(&h);
-	sink += rtl_hist_next_bucket(&h, 0, &b) + rtl_hist_bucket_index(12345);
+	sink += rtl_hist_next_bucket(&h, &b, 0) + rtl_hist_bucket_index(12345);
 	rtl_hist_reset(&h);
 	allocs = rtl_test_alloc_stop();
 	rtl_test_alloc_unmark_thread();

@@ -69,7 +69,7 @@ Test(log, attached_thread_queues_until_drained_in_order)
 	struct rtl_log_queue *q = NULL;
 
 	n_seen = 0;
-	cr_assert_eq(rtl_log_queue_create(&q, 4), 0);
+	cr_assert_eq(rtl_log_queue_create(&q, 4, NULL), 0);
 	rtl_log_set_handler(collect, NULL);
 	rtl_log_queue_attach(q);
 	rtl_log(RTL_LOG_WARN, "first %d", 1);
@@ -92,7 +92,7 @@ Test(log, full_queue_drops_and_counts_never_blocks)
 	struct rtl_log_queue *q = NULL;
 
 	n_seen = 0;
-	cr_assert_eq(rtl_log_queue_create(&q, 4), 0);
+	cr_assert_eq(rtl_log_queue_create(&q, 4, NULL), 0);
 	rtl_log_set_handler(collect, NULL);
 	rtl_log_queue_attach(q);
 	for (int i = 0; i < 10; i++)
@@ -112,9 +112,9 @@ Test(log, queue_cuts_long_lines_and_refuses_bad_sizes)
 
 	memset(big, 'b', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	cr_expect_eq(rtl_log_queue_create(&q, 3), -EINVAL, "not a power of two");
-	cr_expect_eq(rtl_log_queue_create(NULL, 4), -EINVAL);
-	cr_assert_eq(rtl_log_queue_create(&q, 0), 0, "0: the default size");
+	cr_expect_eq(rtl_log_queue_create(&q, 3, NULL), -EINVAL, "not a power of two");
+	cr_expect_eq(rtl_log_queue_create(NULL, 4, NULL), -EINVAL);
+	cr_assert_eq(rtl_log_queue_create(&q, 0, NULL), 0, "0: the default size");
 	rtl_log_set_handler(capture, &calls);
 	rtl_log_queue_attach(q);
 	rtl_log(RTL_LOG_INFO, "%s", big);

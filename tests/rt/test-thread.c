@@ -75,7 +75,7 @@ Test(thread, fifo_thread_gets_policy_priority_cpu_and_name)
 
 	require_rt();
 	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s, &err), 0, "%s", err.msg);
-	info = rtl_thread_info(t);
+	info = rtl_thread_applied(t);
 	cr_assert_not_null(info);
 	cr_assert_eq(info->policy, SCHED_FIFO);
 	cr_assert_eq(info->priority, 12);
@@ -100,7 +100,7 @@ Test(thread, apply_self_changes_the_calling_thread)
 	struct seen s = { 0 };
 
 	require_rt();
-	cr_assert_eq(rtl_thread_apply_self(&a, &info, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_thread_apply_self(&info, &a, &err), 0, "%s", err.msg);
 	observe(&s);
 	cr_assert_eq(s.policy, SCHED_FIFO);
 	cr_assert_eq(s.priority, 7);
@@ -173,7 +173,7 @@ Test(thread, null_out_or_fn_is_einval_with_a_message)
 	cr_assert_eq(rtl_thread_create(NULL, NULL, observe, &s, NULL), -EINVAL);
 	cr_assert_eq(rtl_thread_create(&t, NULL, NULL, NULL, NULL), -EINVAL);
 	err = (struct rtl_error){ 0 };
-	cr_assert_eq(rtl_thread_apply_self(NULL, &info, &err), -EINVAL);
+	cr_assert_eq(rtl_thread_apply_self(&info, NULL, &err), -EINVAL);
 	cr_assert_eq(err.code, -EINVAL);
 	cr_assert_neq(err.msg[0], '\0');
 	cr_assert_eq(rtl_thread_apply_self(NULL, NULL, NULL), -EINVAL);
@@ -185,7 +185,7 @@ Test(thread, join_null_is_einval_and_info_null_is_null)
 
 	cr_assert_eq(rtl_thread_join(NULL, NULL), -EINVAL);
 	cr_assert_eq(rtl_thread_join(NULL, &ret), -EINVAL);
-	cr_assert_null(rtl_thread_info(NULL));
+	cr_assert_null(rtl_thread_applied(NULL));
 }
 
 static void *give_back(void *arg)
@@ -211,7 +211,7 @@ Test(thread, default_attributes_run_plain_thread)
 	struct seen s = { 0 };
 
 	cr_assert_eq(rtl_thread_create(&t, NULL, observe, &s, NULL), 0);
-	info = rtl_thread_info(t);
+	info = rtl_thread_applied(t);
 	cr_assert_eq(info->policy, SCHED_OTHER);
 	cr_assert_eq(info->priority, 0);
 	cr_assert_eq(info->cpu, -1);
@@ -242,7 +242,7 @@ Test(thread, refused_fifo_names_cause_and_fix)
 	cr_assert_not(rtl_thread_rt_permitted(50, &err));
 	cr_assert_eq(err.code, -EPERM);
 	err = (struct rtl_error){ 0 };
-	cr_assert_eq(rtl_thread_apply_self(&a, &info, &err), -EPERM);
+	cr_assert_eq(rtl_thread_apply_self(&info, &a, &err), -EPERM);
 	cr_assert_eq(err.code, -EPERM);
 	cr_assert(strstr(err.msg, "CAP_SYS_NICE"), "%s", err.msg);
 	cr_assert_not(info.degraded, "a failure is not a degraded success");
@@ -265,7 +265,7 @@ Test(thread, best_effort_degrades_and_records_why)
 	drop_privileges();
 	cr_assert_eq(rtl_thread_create(&t, &a, observe, &s, &err), 0);
 	cr_assert_eq(err.code, 1);
-	info = rtl_thread_info(t);
+	info = rtl_thread_applied(t);
 	cr_assert(info->degraded);
 	cr_assert_eq(info->policy, SCHED_OTHER);
 	cr_assert_eq(info->priority, 0);
@@ -275,7 +275,7 @@ Test(thread, best_effort_degrades_and_records_why)
 	cr_assert_eq(rtl_thread_join(t, NULL), 0);
 	cr_assert_eq(s.policy, SCHED_OTHER, "the thread really runs under SCHED_OTHER");
 	cr_assert_eq(s.ncpus, 1, "pinning still applies when degraded");
-	cr_assert_eq(rtl_thread_apply_self(&a, &self, &err), 0);
+	cr_assert_eq(rtl_thread_apply_self(&self, &a, &err), 0);
 	cr_assert_eq(err.code, 1);
 	cr_assert(self.degraded);
 	cr_assert_eq(self.policy, SCHED_OTHER);

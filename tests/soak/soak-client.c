@@ -72,7 +72,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct rtl_rtde_transport_config tc = { .client = { .outputs = "timestamp" } };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc), .outputs = "timestamp" };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_rtde_client_counters st = { .size = sizeof(st) };
 	struct rtl_rtde_transport *tr;

@@ -28,7 +28,7 @@ static void connected(struct rtl_rtde_transport *t, void *user)
 static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
 {
 	struct rtl_rtde_frame st = rtl_rtde_loop_state(f);
-	struct rtl_rtde_frame *cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
+	struct rtl_rtde_frame *cmd = rtl_rtde_loop_commands(loop, 0);
 
 	rtl_rtde_frame_set_double(cmd, echo, rtl_rtde_frame_get_double(&st, ts));
 	atomic_fetch_add(&steps, 1);
@@ -41,7 +41,8 @@ int main(int argc, char **argv)
 	struct sim_server *srv;
 	struct sim_opts so;
 	struct sim_server_opts sv = { 0 };
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_rtde_transport *tr;
 	struct rtl_loop *loop;
@@ -55,8 +56,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	tc.port = sim_server_port(srv);
-	tc.client.outputs = "timestamp";
-	tc.client.inputs[0] = RTL_RTDE_CMD_ECHO_RECIPE;
+	cc.outputs = "timestamp";
+	cc.inputs[0] = RTL_RTDE_CMD_ECHO_RECIPE;
 	tc.connected = connected;
 	if (rtl_rtde_transport_create(&tr, &tc, &err) < 0)
 		goto fail;

@@ -147,7 +147,7 @@ static PyObject *send(struct py_rx *s, const char *what)
 static PyObject *command(struct py_rx *s, const char *what, int mode, const double p[6],
 			 double accel, double time, double lookahead, double gain)
 {
-	struct rtl_rtde_frame *f = rtl_rtde_coalesce_frame(rtl_loop_commands(s->loop), 0);
+	struct rtl_rtde_frame *f = rtl_rtde_loop_commands(s->loop, 0);
 	const struct py_cmd_handles *h = &s->cmd;
 	bool ok = f && rtl_rtde_frame_set_int(f, h->mode, mode);
 
@@ -160,7 +160,7 @@ static PyObject *command(struct py_rx *s, const char *what, int mode, const doub
 	if (ok && h->echo) {
 		/* The timestamp of the step's frame: the controller matches it
 		 * with the package it sent (its round trip). */
-		struct rtl_rtde_frame *e = rtl_rtde_coalesce_frame(rtl_loop_commands(s->loop), 1);
+		struct rtl_rtde_frame *e = rtl_rtde_loop_commands(s->loop, 1);
 
 		ok = e && rtl_rtde_frame_set_double(e, h->echo_reg, s->ctrl_time);
 	}

@@ -189,7 +189,7 @@ static int bad_field(const char *what, const char *name, Py_ssize_t len)
 	}
 	valid_outputs(valid, 16384);
 	if (!f)
-		near = rtl_rtde_field_suggest(name, (size_t)len, RTL_RTDE_FIELD_OUTPUT, NULL);
+		near = rtl_rtde_field_suggest(NULL, name, (size_t)len, RTL_RTDE_FIELD_OUTPUT);
 	if (f)
 		PyErr_Format(PyExc_ValueError,
 			     "%s: '%s' is an input of the controller, not an output it sends; "
@@ -407,7 +407,7 @@ static int take_recipe(struct py_rx *s)
 {
 	struct rtl_rtde_client *c = rtl_rtde_transport_client(s->tr);
 	const struct rtl_rtde_recipe *r = rtl_rtde_client_output_recipe(c);
-	const struct rtl_rtde_client_info *info = rtl_rtde_client_info(c);
+	const struct rtl_rtde_handshake *info = rtl_rtde_client_info(c);
 	struct rtl_transport *base = rtl_rtde_transport_base(s->tr);
 
 	s->n_fields = r->n;
@@ -474,11 +474,13 @@ static void free_loop(struct py_rx *s)
 
 int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 {
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc), .frequency = o->frequency };
 	struct rtl_rtde_transport_config tc = {
+		.size = sizeof(tc),
 		.host = o->host,
 		.port = o->port,
 		.connect_timeout_ns = o->timeout_ns,
-		.client = { .frequency = o->frequency },
+		.client = &cc,
 		.connected = on_connected,
 		.user = s,
 	};
@@ -496,11 +498,11 @@ int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 	}
 	s->control = o->control;
 	s->timeout_ns = o->timeout_ns;
-	tc.client.outputs = s->outputs;
+	cc.outputs = s->outputs;
 	if (o->control) {
-		tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
+		cc.inputs[0] = RTL_RTDE_CMD_RECIPE;
 		if (o->echo)
-			tc.client.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
+			cc.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
 		s->cmd.echo = o->echo;
 		lc.watchdog_periods = o->watchdog_periods;
 		lc.stop_timeout_ns = o->stop_timeout_ns;

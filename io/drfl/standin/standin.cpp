@@ -121,7 +121,7 @@ bool CDRFLEx::handshake()
 			next_hello = now_ns() + 100000000LL;
 		}
 		n = recv(fd_, buf, sizeof(buf), 0);
-		if (n < 0 || rtl_udp_decode_header(buf, (size_t)n, &hd) < 0)
+		if (n < 0 || rtl_udp_decode_header(&hd, buf, (size_t)n) < 0)
 			continue;
 		if (hd.type == RTL_UDP_WELCOME) {
 			welcomed = true;
@@ -187,7 +187,7 @@ void CDRFLEx::receive()
 		struct rtl_udp_header h;
 		ssize_t n = recv(fd_, buf, sizeof(buf), 0);
 
-		if (n < 0 || rtl_udp_decode_header(buf, (size_t)n, &h) < 0)
+		if (n < 0 || rtl_udp_decode_header(&h, buf, (size_t)n) < 0)
 			continue;
 		if (h.type == RTL_UDP_STATE) {
 			int i = newest_.load(std::memory_order_relaxed) == 0 ? 1 : 0;
@@ -204,7 +204,7 @@ void CDRFLEx::receive()
 			LOG_ALARM la = {};
 			TOnLogAlarmCB cb = on_alarm_.load(std::memory_order_acquire);
 
-			if (rtl_udp_decode_alarm(buf, (size_t)n, &h, &a) < 0 || !cb)
+			if (rtl_udp_decode_alarm(&h, &a, buf, (size_t)n) < 0 || !cb)
 				continue;
 			la._iLevel = a.level;
 			la._iGroup = a.group;

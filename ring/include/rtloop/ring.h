@@ -61,6 +61,8 @@
 #include <rtloop/compiler.h>
 #include <rtloop/stat.h>
 
+struct rtl_error;
+
 RTL_BEGIN_DECLS
 
 /* Alignment of each side of the control block: two cache lines, so that the
@@ -133,9 +135,11 @@ RTL_API int rtl_ring_init_at(struct rtl_ring *r, void *storage, uint32_t capacit
  * Allocate an aligned control block and zeroed storage together (storage
  * right after the control block) and initialise them. Not RT-safe.
  *
- * Returns 0 and sets *@out, or -EINVAL (as rtl_ring_init()) or -ENOMEM.
+ * Returns 0 and sets *@out, or -EINVAL (as rtl_ring_init()) or -ENOMEM,
+ * with the reason in @err (may be NULL).
  */
-RTL_API int rtl_ring_create(struct rtl_ring **out, uint32_t capacity, size_t slot_size);
+RTL_API int rtl_ring_create(struct rtl_ring **out, uint32_t capacity, size_t slot_size,
+			    struct rtl_error *err);
 
 /* Free a ring made by rtl_ring_create(). NULL is accepted. */
 RTL_API void rtl_ring_destroy(struct rtl_ring *r);

@@ -138,8 +138,8 @@ struct rtl_doctor_opts {
  *   -ENAMETOOLONG  @opts->root is too long to build paths under,
  *   -ENOENT, -ENOTDIR, -EACCES  @opts->root is not a directory we can use.
  */
-RTL_API int rtl_doctor_run(const struct rtl_doctor_opts *opts, struct rtl_doctor_finding *out,
-			   size_t max);
+RTL_API int rtl_doctor_run(struct rtl_doctor_finding *out, size_t max,
+			   const struct rtl_doctor_opts *opts);
 
 /* The id of the @i-th finding of rtl_doctor_run(), or NULL when @i is not
  * below RTL_DOCTOR_MAX_FINDINGS. Thread-safe. */
@@ -162,7 +162,7 @@ RTL_API enum rtl_doctor_verdict rtl_doctor_worst(const struct rtl_doctor_finding
  *   -ENOENT  no complete [..] or (..) entry in @s,
  *   -ENOSPC  the entry does not fit @len bytes (@out is then empty).
  */
-RTL_API int rtl_doctor_parse_selected(const char *s, char *out, size_t len);
+RTL_API int rtl_doctor_parse_selected(char *out, size_t len, const char *s);
 
 /*
  * The value of parameter @key on the kernel command line @cmdline (as in
@@ -176,7 +176,7 @@ RTL_API int rtl_doctor_parse_selected(const char *s, char *out, size_t len);
  *   -ENOENT  @key is not on the command line,
  *   -ENOSPC  the value does not fit @len bytes (@out is then empty).
  */
-RTL_API int rtl_doctor_cmdline_get(const char *cmdline, const char *key, char *out, size_t len);
+RTL_API int rtl_doctor_cmdline_get(char *out, size_t len, const char *cmdline, const char *key);
 
 /*
  * Parse a kernel CPU list ("2-3,6", "0-7:2/4") into the bit mask @mask of
@@ -188,7 +188,7 @@ RTL_API int rtl_doctor_cmdline_get(const char *cmdline, const char *key, char *o
  *   -EINVAL  @s or @mask is NULL, @words is 0, or @s is not a CPU list,
  *   -ERANGE  a CPU number does not fit @words * 64 bits.
  */
-RTL_API int rtl_doctor_parse_cpulist(const char *s, uint64_t *mask, size_t words);
+RTL_API int rtl_doctor_parse_cpulist(uint64_t *mask, size_t words, const char *s);
 
 /*
  * Write @n findings to @f as aligned text: one line per finding ("verdict

@@ -240,15 +240,15 @@ RTL_API int rtl_hist_bucket_index(int64_t ns);
  * Returns 0, or
  *   -EINVAL  @b is NULL or @index is outside [0, RTL_HIST_BUCKETS).
  */
-RTL_API int rtl_hist_bucket_bounds(int index, struct rtl_hist_bucket *b);
+RTL_API int rtl_hist_bucket_bounds(struct rtl_hist_bucket *b, int index);
 
 /*
  * Find the first non-empty bucket at or after @from and describe it in @b
  * (bounds, representative value, count). Iterate all non-empty buckets
  * with
  *
- *     for (i = rtl_hist_next_bucket(h, 0, &b); i >= 0;
- *          i = rtl_hist_next_bucket(h, i + 1, &b))
+ *     for (i = rtl_hist_next_bucket(h, &b, 0); i >= 0;
+ *          i = rtl_hist_next_bucket(h, &b, i + 1))
  *
  * Overflow samples are in no bucket (see rtl_hist_overflow()). Any thread;
  * RT-safe, O(RTL_HIST_BUCKETS) per full iteration.
@@ -258,7 +258,7 @@ RTL_API int rtl_hist_bucket_bounds(int index, struct rtl_hist_bucket *b);
  *            @from >= RTL_HIST_BUCKETS);
  *   -EINVAL  @h or @b is NULL, or @from < 0.
  */
-RTL_API int rtl_hist_next_bucket(const struct rtl_hist *h, int from, struct rtl_hist_bucket *b);
+RTL_API int rtl_hist_next_bucket(const struct rtl_hist *h, struct rtl_hist_bucket *b, int from);
 
 /*
  * Write a one-line human summary of @h to @f:

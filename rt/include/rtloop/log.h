@@ -21,6 +21,8 @@
 
 #include <rtloop/compiler.h>
 
+struct rtl_error;
+
 RTL_BEGIN_DECLS
 
 enum rtl_log_level {
@@ -69,9 +71,9 @@ struct rtl_log_queue;
  * A queue of @slots messages (a power of two; 0: 64), each up to
  * RTL_LOG_LINE bytes, in locked, pre-faulted memory. Not RT-safe.
  * Returns 0 and sets *@out, or -EINVAL (@out NULL, @slots not a power of
- * two or above 65536) or -ENOMEM.
+ * two or above 65536) or -ENOMEM, with the reason in @err (may be NULL).
  */
-RTL_API int rtl_log_queue_create(struct rtl_log_queue **out, unsigned slots);
+RTL_API int rtl_log_queue_create(struct rtl_log_queue **out, unsigned slots, struct rtl_error *err);
 
 /* Free @q (detach it from every thread first). NULL is accepted. */
 RTL_API void rtl_log_queue_destroy(struct rtl_log_queue *q);

@@ -7,7 +7,7 @@
  * cgroups, to everyone). rtloop never hides that: the call fails with the
  * errno and a sentence that names the cause and the fix, unless the caller
  * asked for best effort, in which case the thread runs under SCHED_OTHER
- * and its rtl_thread_info() records that it was degraded and why.
+ * and its rtl_thread_applied() records that it was degraded and why.
  */
 #ifndef RTLOOP_THREAD_H
 #define RTLOOP_THREAD_H
@@ -62,7 +62,7 @@ struct rtl_thread_info {
  * rtl_thread_join(). The policy and priority are set at creation
  * (PTHREAD_EXPLICIT_SCHED), so the thread never runs with the wrong ones.
  * What was applied, and whether best effort degraded it, is in
- * rtl_thread_info().
+ * rtl_thread_applied().
  *
  * Returns 0, or (with @err, which may be NULL, filled with the code and
  * the cause and fix; failures other than a NULL @out or @fn are also
@@ -83,7 +83,7 @@ RTL_API int rtl_thread_create(struct rtl_thread **out, const struct rtl_thread_a
 /*
  * Wait for @t to end, store what its function returned in *@ret (when @ret
  * is not NULL), and free @t: join is the destroy of a thread, so @t and
- * its rtl_thread_info() are gone once it returns 0. Each thread is joined
+ * its rtl_thread_applied() are gone once it returns 0. Each thread is joined
  * exactly once, by one other thread.
  *
  * Returns 0, or
@@ -99,16 +99,16 @@ RTL_API int rtl_thread_join(struct rtl_thread *t, void **ret);
  * any thread may read it until @t is joined. Returns NULL for a NULL @t.
  * RT-safe.
  */
-RTL_API const struct rtl_thread_info *rtl_thread_info(const struct rtl_thread *t);
+RTL_API const struct rtl_thread_info *rtl_thread_applied(const struct rtl_thread *t);
 
 /*
  * Apply @a's policy, priority, CPU and name to the calling thread (for loops
  * the application runs itself) and fill @info (may be NULL) with what was
- * applied, like rtl_thread_info() for a created thread; on failure @info is
+ * applied, like rtl_thread_applied() for a created thread; on failure @info is
  * zeroed. Returns and @err as for rtl_thread_create() (-EINVAL also for a
  * NULL @a), without -ENOMEM. Not RT-safe.
  */
-RTL_API int rtl_thread_apply_self(const struct rtl_thread_attr *a, struct rtl_thread_info *info,
+RTL_API int rtl_thread_apply_self(struct rtl_thread_info *info, const struct rtl_thread_attr *a,
 				  struct rtl_error *err);
 
 /*

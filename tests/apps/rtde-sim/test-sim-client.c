@@ -183,7 +183,7 @@ static int link_try_open(struct link *l, struct sim_server *srv,
 			 struct rtl_error *err)
 {
 	static const struct link_opts none = { 0 };
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc) };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	int r;
 
@@ -194,7 +194,7 @@ static int link_try_open(struct link *l, struct sim_server *srv,
 	tc.host = HOST;
 	tc.port = sim_server_port(srv);
 	tc.connect_timeout_ns = OPEN_TIMEOUT;
-	tc.client = *cfg;
+	tc.client = cfg;
 	if (o->own_heartbeat) {
 		tc.heartbeat = "";
 		tc.keepalive_ns = -1;
@@ -277,7 +277,7 @@ static int dial_fails(struct sim_server *srv, const struct rtl_rtde_client_confi
 
 /* Valid from the open on (the handshake is done before the loop's threads
  * start; only a reconnect writes it again). */
-static const struct rtl_rtde_client_info *info_of(struct link *l)
+static const struct rtl_rtde_handshake *info_of(struct link *l)
 {
 	return rtl_rtde_client_info(client_of(l));
 }
@@ -427,7 +427,7 @@ static void raw_open(struct raw *r, struct sim_server *srv,
 			rtl_rtde_client_tx_done(r->c, len);
 		}
 		while (rtl_rtde_client_state(r->c) != RTL_RTDE_CLIENT_RUNNING &&
-		       rtl_rtde_client_next(r->c, rtl_time_now(), &ev) == 1)
+		       rtl_rtde_client_next(r->c, &ev, rtl_time_now()) == 1)
 			cr_assert(ev.type != RTL_RTDE_CLIENT_EV_ERROR || !ev.u.error->fatal, "%s",
 				  ev.u.error->err.msg);
 		if (rtl_rtde_client_state(r->c) == RTL_RTDE_CLIENT_RUNNING)
@@ -453,7 +453,7 @@ static size_t raw_collect(struct raw *r, struct stream *s, size_t want, int64_t 
 	while (s->n < want && rtl_time_now() < end) {
 		ssize_t got;
 
-		while (s->n < want && rtl_rtde_client_next(r->c, rtl_time_now(), &ev) == 1) {
+		while (s->n < want && rtl_rtde_client_next(r->c, &ev, rtl_time_now()) == 1) {
 			if (ev.type == RTL_RTDE_CLIENT_EV_ERROR && ev.u.error->fatal) {
 				s->end = ev.u.error->err.code;
 				memcpy(s->end_msg, ev.u.error->err.msg, sizeof(s->end_msg));
@@ -501,7 +501,7 @@ Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 			.outputs = "timestamp,control_step",
 			.recipe_flags = RTL_RTDE_RECIPE_DROP_UNAVAILABLE,
 		};
-		const struct rtl_rtde_client_info *in;
+		const struct rtl_rtde_handshake *in;
 		const double hz = prof->frequency_hz;
 		struct rtl_rtde_handle h;
 		struct link l;
@@ -518,7 +518,7 @@ Test(sim_client, every_profile_reports_its_version_and_streams_at_its_rate)
 		cr_assert_eq(in->period_ns, llround(1e9 / hz));
 		cr_assert_eq(in->output_id, 1);
 		cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(client_of(&l)),
-						    "control_step", &h),
+						    &h, "control_step"),
 			     p == SIM_PROFILE_CB3 ? -ENOENT : 0, "%s: control_step", prof->name);
 
 		cr_assert_eq(collect(&l, &S, 50, 2 * RTL_NS_PER_SEC), 50, "%s: %zu packages",
@@ -544,7 +544,7 @@ Test(sim_client, falls_back_to_v1_and_streams_at_the_maximum_rate)
 	struct rtl_rtde_client_config cfg = { .size = sizeof(cfg),
 					      .outputs = "timestamp,actual_q",
 					      .frequency = 25 };
-	const struct rtl_rtde_client_info *in;
+	const struct rtl_rtde_handshake *in;
 	struct sim_server *srv;
 	struct link l;
 
@@ -602,7 +602,7 @@ Test(sim_client, output_rate_follows_the_floor_rule)
 		struct rtl_rtde_client_config cfg = { .size = sizeof(cfg),
 						      .outputs = "timestamp",
 						      .frequency = cases[i].asked };
-		const struct rtl_rtde_client_info *in;
+		const struct rtl_rtde_handshake *in;
 		double max = sim_profile(cases[i].p)->frequency_hz;
 		/* Two packages at 1 Hz; about a quarter second otherwise. */
 		size_t want = cases[i].hz < 10 ? 2 : (size_t)(cases[i].hz / 4) + 2;
@@ -734,7 +734,7 @@ Test(sim_client, two_clients_with_overlapping_inputs)
 	dial(&b, srv, &cb, NULL);
 	h = rtl_rtde_transport_input_handle(b.t, 0, "input_int_register_27");
 	cr_assert(rtl_rtde_handle_valid(h));
-	rtl_rtde_frame_set_int(rtl_rtde_coalesce_frame(rtl_loop_commands(b.loop), 0), h, 1234);
+	rtl_rtde_frame_set_int(rtl_rtde_loop_commands(b.loop, 0), h, 1234);
 	rc = rtl_loop_write(b.loop);
 	cr_assert_gt(rc, 0, "the register went out (%d)", rc);
 	h = rtl_rtde_transport_output_handle(a.t, "input_int_register_27");
@@ -894,7 +894,7 @@ Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 		cr_assert_gt(got, 0, "the stream goes on");
 		recvs++;
 		cr_assert_eq(rtl_rtde_client_feed(c, buf, (size_t)got), 0);
-		while (rtl_rtde_client_next(c, rtl_time_now(), &ev) == 1) {
+		while (rtl_rtde_client_next(c, &ev, rtl_time_now()) == 1) {
 			cr_assert_neq(ev.type, RTL_RTDE_CLIENT_EV_ERROR, "%s", ev.u.error->err.msg);
 			if (ev.type != RTL_RTDE_CLIENT_EV_DATA)
 				continue;
@@ -904,13 +904,13 @@ Test(sim_client, a_fragmented_stream_is_reassembled_by_the_step_function)
 					     0);
 				cr_assert_eq(
 					rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(c),
-							       "actual_q", &hq),
+							       &hq, "actual_q"),
 					0);
 			} else {
 				cr_assert_eq(lround((ev.u.data.timestamp - last) * 500), 1);
 			}
 			last = ev.u.data.timestamp;
-			cr_assert_eq(rtl_rtde_client_decode(c, &ev, &f), 0);
+			cr_assert_eq(rtl_rtde_client_decode(c, &f, &ev), 0);
 			{
 				double q[6];
 
@@ -1141,7 +1141,7 @@ static void rig_open(struct rig *g)
 	capture_log();
 	g->srv = serve(NULL, NULL);
 	dial(&g->l, g->srv, &cfg, &lo);
-	g->cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(g->l.loop), 0);
+	g->cmd = rtl_rtde_loop_commands(g->l.loop, 0);
 	cr_assert_not_null(g->cmd);
 	g->ts = out_handle(g, "timestamp");
 	g->q = out_handle(g, "actual_q");

@@ -37,12 +37,12 @@ static void up(struct sim_opts *o)
 	cfg.port = sim_server_service_port(srv, SIM_PORT_DASHBOARD);
 	cfg.robot_api_port = 0;
 	cr_assert_neq(cfg.port, 0);
-	cr_assert_eq(rtl_ur_dashboard_connect(&cfg, &D, &E), 0, "%s", E.msg);
+	cr_assert_eq(rtl_ur_dashboard_create(&D, &cfg, &E), 0, "%s", E.msg);
 }
 
 static void down(void)
 {
-	rtl_ur_dashboard_close(D);
+	rtl_ur_dashboard_destroy(D);
 	D = NULL;
 	sim_server_stop(srv);
 	cr_assert_eq(sim_server_join(srv), 0);
@@ -147,7 +147,7 @@ Test(sim_dashboard, local_control_refuses_with_the_fix, .timeout = 30)
 	cr_assert_eq(rtl_ur_dashboard_load(D, "rtloop_control.urp", &E), -EPERM);
 	cr_assert_eq(rtl_ur_dashboard_play(D, &E), -EPERM);
 	/* Queries still answer; unknown commands get the controller's words. */
-	cr_assert_eq(rtl_ur_dashboard_command(D, "dance", reply, sizeof(reply), &E), 29);
+	cr_assert_eq(rtl_ur_dashboard_command(D, reply, sizeof(reply), "dance", &E), 29);
 	cr_assert_str_eq(reply, "could not understand: 'dance'");
 	down();
 }
@@ -204,7 +204,7 @@ Test(sim_dashboard, cb3_answers_as_3x, .timeout = 30)
 	cr_assert_eq(rtl_ur_dashboard_is_in_remote_control(D, &remote, &E), -EOPNOTSUPP);
 	cr_assert(strstr(E.msg, "5.6") && strstr(E.msg, "CB3"), "%s", E.msg);
 	/* Sent anyway, the 3.x dashboard does not know it. */
-	cr_assert_gt(rtl_ur_dashboard_command(D, "is in remote control", reply, sizeof(reply), &E),
+	cr_assert_gt(rtl_ur_dashboard_command(D, reply, sizeof(reply), "is in remote control", &E),
 		     0);
 	cr_assert_str_eq(reply, "could not understand: 'is in remote control'");
 	cr_assert_eq(rtl_ur_dashboard_safety_status(D, &s, &E), 0, "%s", E.msg);
@@ -223,7 +223,7 @@ Test(sim_dashboard, cb3_before_3_11_has_only_safetymode, .timeout = 30)
 	o.version = (struct rtl_rtde_controller_version){ 3, 10, 0, 0 };
 	up(&o);
 	cr_assert_eq(rtl_ur_dashboard_version(D)->minor, 10);
-	cr_assert_gt(rtl_ur_dashboard_command(D, "safetystatus", reply, sizeof(reply), &E), 0);
+	cr_assert_gt(rtl_ur_dashboard_command(D, reply, sizeof(reply), "safetystatus", &E), 0);
 	cr_assert_str_eq(reply, "could not understand: 'safetystatus'");
 	cr_assert_eq(rtl_ur_dashboard_safety_status(D, &s, &E), 0, "%s", E.msg);
 	cr_assert_eq(s, RTL_UR_SAFETY_NORMAL);
@@ -243,7 +243,7 @@ Test(sim_dashboard, polyscope_x_serves_no_dashboard, .timeout = 30)
 	rtl_ur_dashboard_config_init(&cfg);
 	cfg.host = "127.0.0.1";
 	cfg.controller_major = sim_profile(SIM_PROFILE_POLYSCOPE_X)->version.major;
-	cr_assert_eq(rtl_ur_dashboard_connect(&cfg, &D, &E), -EPROTONOSUPPORT);
+	cr_assert_eq(rtl_ur_dashboard_create(&D, &cfg, &E), -EPROTONOSUPPORT);
 	cr_assert(strstr(E.msg, "PolyScope X"), "%s", E.msg);
 	sim_server_destroy(srv);
 	srv = NULL;

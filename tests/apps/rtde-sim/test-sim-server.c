@@ -83,7 +83,7 @@ static struct client *dial(uint16_t port, int rcvbuf)
 		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	cr_assert_eq(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "connect: %s",
 		     strerror(errno));
-	cr_assert_eq(rtl_rtde_framer_create(&c->framer, RTL_RTDE_MAX_PACKAGE_SIZE), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&c->framer, RTL_RTDE_MAX_PACKAGE_SIZE, NULL), 0);
 	c->proto = RTL_RTDE_PROTOCOL_V1;
 	return c;
 }
@@ -168,8 +168,8 @@ static bool request_version(struct client *c, uint16_t v)
 	rtl_rtde_encode_protocol_version_request(b, sizeof(b), v);
 	send_all(c, b, 5);
 	n = expect(c, 'V');
-	cr_assert_eq(rtl_rtde_decode_accepted_reply(c->pkg, (size_t)n,
-						    RTL_RTDE_PKG_PROTOCOL_VERSION, &ok),
+	cr_assert_eq(rtl_rtde_decode_accepted_reply(&ok, c->pkg, (size_t)n,
+						    RTL_RTDE_PKG_PROTOCOL_VERSION),
 		     0);
 	if (ok)
 		c->proto = (enum rtl_rtde_protocol)v;
@@ -185,7 +185,7 @@ static struct rtl_rtde_controller_version get_version(struct client *c)
 	rtl_rtde_encode_urcontrol_version_request(b, sizeof(b));
 	send_all(c, b, 3);
 	n = expect(c, 'v');
-	cr_assert_eq(rtl_rtde_decode_urcontrol_version_reply(c->pkg, (size_t)n, &v), 0);
+	cr_assert_eq(rtl_rtde_decode_urcontrol_version_reply(&v, c->pkg, (size_t)n), 0);
 	return v;
 }
 
@@ -198,7 +198,7 @@ static struct rtl_rtde_setup_reply setup_outputs(struct client *c, double hz, co
 
 	send_all(c, b, (size_t)n);
 	n = expect(c, 'O');
-	cr_assert_eq(rtl_rtde_decode_setup_outputs_reply(c->pkg, (size_t)n, c->proto, &r), 0);
+	cr_assert_eq(rtl_rtde_decode_setup_outputs_reply(&r, c->pkg, (size_t)n, c->proto), 0);
 	return r;
 }
 
@@ -210,7 +210,7 @@ static struct rtl_rtde_setup_reply setup_inputs(struct client *c, const char *na
 
 	send_all(c, b, (size_t)n);
 	n = expect(c, 'I');
-	cr_assert_eq(rtl_rtde_decode_setup_inputs_reply(c->pkg, (size_t)n, &r), 0);
+	cr_assert_eq(rtl_rtde_decode_setup_inputs_reply(&r, c->pkg, (size_t)n), 0);
 	return r;
 }
 
@@ -228,7 +228,7 @@ static bool start(struct client *c)
 	rtl_rtde_encode_start(b, sizeof(b));
 	send_all(c, b, 3);
 	n = expect(c, 'S');
-	cr_assert_eq(rtl_rtde_decode_accepted_reply(c->pkg, (size_t)n, RTL_RTDE_PKG_START, &ok), 0);
+	cr_assert_eq(rtl_rtde_decode_accepted_reply(&ok, c->pkg, (size_t)n, RTL_RTDE_PKG_START), 0);
 	return ok;
 }
 
@@ -265,8 +265,8 @@ static size_t collect(struct client *c, int ms, double *ts, size_t max, size_t *
 			continue;
 		}
 		cr_assert_eq(c->pkg[2], 'U', "got '%c'", c->pkg[2]);
-		cr_assert_eq(rtl_rtde_decode_data(c->pkg, (size_t)len, c->proto,
-						  RTL_RTDE_FROM_CONTROLLER, &d),
+		cr_assert_eq(rtl_rtde_decode_data(&d, c->pkg, (size_t)len, c->proto,
+						  RTL_RTDE_FROM_CONTROLLER),
 			     0);
 		if (n < max)
 			ts[n++] = rtl_rtde_load_f64(d.fields);
@@ -535,8 +535,8 @@ Test(sim_server, malformed_package_is_answered_with_a_text_and_the_connection_ke
 	cr_assert(request_version(c, 2));
 	send_all(c, unknown, sizeof(unknown));
 	n = expect(c, 'M');
-	cr_assert_eq(rtl_rtde_decode_text(c->pkg, (size_t)n, RTL_RTDE_PROTOCOL_V2,
-					  RTL_RTDE_FROM_CONTROLLER, &t),
+	cr_assert_eq(rtl_rtde_decode_text(&t, c->pkg, (size_t)n, RTL_RTDE_PROTOCOL_V2,
+					  RTL_RTDE_FROM_CONTROLLER),
 		     0);
 	cr_assert_eq(t.level, RTL_RTDE_LEVEL_ERROR);
 	send_all(c, bad_data, sizeof(bad_data)); /* input recipe 7 does not exist */
@@ -623,8 +623,8 @@ static void expect_text(struct client *c, const char *msg)
 
 	cr_assert_gt(n, 0, "a text within 2 s (%d)", n);
 	cr_assert_eq(c->pkg[2], 'M', "'%c' instead of a text", c->pkg[2]);
-	cr_assert_eq(rtl_rtde_decode_text(c->pkg, (size_t)n, RTL_RTDE_PROTOCOL_V1,
-					  RTL_RTDE_FROM_CONTROLLER, &t),
+	cr_assert_eq(rtl_rtde_decode_text(&t, c->pkg, (size_t)n, RTL_RTDE_PROTOCOL_V1,
+					  RTL_RTDE_FROM_CONTROLLER),
 		     0);
 	cr_assert_eq(t.level, RTL_RTDE_LEVEL_ERROR);
 	cr_assert_eq(t.message_len, strlen(msg), "'%.*s'", (int)t.message_len, t.message);

@@ -366,7 +366,7 @@ Test(sim_session, input_recipe_ids_end_at_255_and_the_reply_comes_before_the_tex
 	len = take(s, buf, sizeof(buf));
 	first = rtl_rtde_load_u16(buf);
 	cr_assert_eq(buf[2], 'I', "the reply first: lockstep clients read one package");
-	cr_assert_eq(rtl_rtde_decode_setup_inputs_reply(buf, first, &r), 0);
+	cr_assert_eq(rtl_rtde_decode_setup_inputs_reply(&r, buf, first), 0);
 	cr_assert_eq(r.recipe_id, 0);
 	cr_assert_gt(len, first);
 	cr_assert_eq(buf[first + 2], 'M', "then the explanation");
@@ -517,8 +517,8 @@ static size_t stream(struct rtl_sim *sim, struct sim_session *s, unsigned n, dou
 
 		cr_assert_geq(plen, 3);
 		if (buf[off + 2] == RTL_RTDE_PKG_DATA && got < max) {
-			cr_assert_eq(rtl_rtde_decode_data(buf + off, plen, s->proto,
-							  RTL_RTDE_FROM_CONTROLLER, &d),
+			cr_assert_eq(rtl_rtde_decode_data(&d, buf + off, plen, s->proto,
+							  RTL_RTDE_FROM_CONTROLLER),
 				     0);
 			ts[got++] = rtl_rtde_load_f64(d.fields);
 		}
@@ -546,7 +546,7 @@ Test(sim_session, data_packages_carry_whole_control_periods_from_42_s)
 	cr_assert_eq(buf[2], 'U');
 	cr_assert_eq(buf[3], 1, "recipe id 1");
 	cr_assert_eq(
-		rtl_rtde_decode_data(buf, len, RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CONTROLLER, &d),
+		rtl_rtde_decode_data(&d, buf, len, RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CONTROLLER),
 		0);
 	cr_assert_eq(rtl_rtde_load_f64(d.fields), 42.0);
 	cr_assert_eq(rtl_rtde_load_u64(d.fields + 8), 21000, "42 s / 2 ms");
@@ -625,7 +625,7 @@ static void expect_error_text(struct sim_session *s)
 
 	cr_assert_gt(n, 3);
 	cr_assert_eq(rtl_rtde_load_u16(buf), n, "one package");
-	cr_assert_eq(rtl_rtde_decode_text(buf, n, s->proto, RTL_RTDE_FROM_CONTROLLER, &t), 0);
+	cr_assert_eq(rtl_rtde_decode_text(&t, buf, n, s->proto, RTL_RTDE_FROM_CONTROLLER), 0);
 	cr_assert_eq(t.level, RTL_RTDE_LEVEL_ERROR);
 	cr_assert_gt(t.message_len, 0);
 	cr_assert_eq(s->close, SIM_CLOSE_NONE, "the connection is kept");
@@ -823,8 +823,8 @@ Test(sim_session, text_every_interleaves_info_messages)
 		struct rtl_rtde_text t;
 
 		if (buf[off + 2] == 'M') {
-			cr_assert_eq(rtl_rtde_decode_text(buf + off, plen, RTL_RTDE_PROTOCOL_V2,
-							  RTL_RTDE_FROM_CONTROLLER, &t),
+			cr_assert_eq(rtl_rtde_decode_text(&t, buf + off, plen, RTL_RTDE_PROTOCOL_V2,
+							  RTL_RTDE_FROM_CONTROLLER),
 				     0);
 			cr_assert_eq(t.level, RTL_RTDE_LEVEL_INFO);
 			cr_assert_eq(data % 3, 0, "after every third package");

@@ -94,11 +94,11 @@ static void on_datagram(struct client *c, size_t n)
 	struct rtl_udp_hello w;
 	struct rtl_udp_alarm a;
 
-	cr_assert_geq(rtl_udp_decode_header(c->buf, n, &h), 0,
+	cr_assert_geq(rtl_udp_decode_header(&h, c->buf, n), 0,
 		      "the simulator sends valid datagrams");
 	switch (h.type) {
 	case RTL_UDP_WELCOME:
-		cr_assert_gt(rtl_udp_decode_hello(c->buf, n, NULL, &w), 0);
+		cr_assert_gt(rtl_udp_decode_hello(NULL, &w, c->buf, n), 0);
 		c->welcomes++;
 		c->welcome_loss = w.loss_count;
 		break;
@@ -106,7 +106,7 @@ static void on_datagram(struct client *c, size_t n)
 		c->states++;
 		break;
 	case RTL_UDP_ALARM:
-		cr_assert_gt(rtl_udp_decode_alarm(c->buf, n, NULL, &a), 0);
+		cr_assert_gt(rtl_udp_decode_alarm(NULL, &a, c->buf, n), 0);
 		if (c->alarms < MAX_ALARMS) {
 			c->alarm[c->alarms] = a;
 			c->alarm_seq[c->alarms] = h.seq;

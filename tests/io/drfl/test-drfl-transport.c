@@ -232,7 +232,15 @@ Test(drfl_e2e, speedj_through_drfl_moves_the_robot_and_the_loop_stops_it_at_exit
 		     s.steps + R.skipped_sum, "periods vs steps %llu + skipped %llu",
 		     (unsigned long long)s.steps, (unsigned long long)R.skipped_sum);
 	cr_expect_gt(R.skipped_sum, 10, "one state in 50 skipped by the simulator");
-	cr_expect_leq(R.skipped_sum, ss.states_skipped);
+	/* A gap the step saw is a state the simulator skipped, or one lost on
+	 * the way: in the kernel (sent, never handed over; on a loaded
+	 * machine, as under ThreadSanitizer, a socket buffer can overflow)
+	 * or dropped by the transport under its name. */
+	cr_expect_leq(R.skipped_sum,
+		      ss.states_skipped + (ss.states_sent - ts.callbacks) + ts.overflow +
+			      ts.nonfinite_state + s.ring_full,
+		      "skipped %llu, by the simulator %llu", (unsigned long long)R.skipped_sum,
+		      (unsigned long long)ss.states_skipped);
 	/* The controller saw what the transport sent, and stopped. */
 	cr_expect_eq(ss.commands, calls_sent(), "%llu of %llu calls arrived",
 		     (unsigned long long)ss.commands, (unsigned long long)calls_sent());

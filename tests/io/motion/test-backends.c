@@ -34,7 +34,7 @@ Test(backend_udp, speedl_in_mm_and_deg_with_auto_for_constant_axes)
 	o.vel[0] = 0.1;
 	o.vel[5] = 0.5;
 	o.acc[0] = -1.0;
-	cr_assert_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_UDP_MODE_SPEEDL);
+	cr_assert_eq(rtl_motion_to_udp(&c, &o, 0.001), RTL_UDP_MODE_SPEEDL);
 	cr_expect_float_eq(c.vel[0], 100.0, 1e-9);
 	cr_expect_float_eq(c.vel[5], DEG(0.5), 1e-9);
 	cr_expect_float_eq(c.acc[0], 1000.0, 1e-9, "the magnitude, in mm/s^2");
@@ -50,7 +50,7 @@ Test(backend_udp, servoj_sends_pose_vel_and_signed_acc_in_deg)
 	o.pose[1] = -M_PI / 2;
 	o.vel[1] = 0.1;
 	o.acc[1] = -0.2;
-	cr_assert_eq(rtl_motion_to_udp(&o, 0.02, &c), RTL_UDP_MODE_SERVOJ);
+	cr_assert_eq(rtl_motion_to_udp(&c, &o, 0.02), RTL_UDP_MODE_SERVOJ);
 	cr_expect_float_eq(c.pos[1], -90.0, 1e-9);
 	cr_expect_float_eq(c.vel[1], DEG(0.1), 1e-9);
 	cr_expect_float_eq(c.acc[1], DEG(-0.2), 1e-9);
@@ -64,12 +64,12 @@ Test(backend_udp, stopping_follows_the_profile_and_idle_is_a_stop)
 
 	o.vel[0] = 0.05;
 	o.acc[0] = -1.0;
-	cr_assert_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_UDP_MODE_SPEEDJ);
+	cr_assert_eq(rtl_motion_to_udp(&c, &o, 0.001), RTL_UDP_MODE_SPEEDJ);
 	cr_expect_float_eq(c.vel[0], DEG(0.05), 1e-9);
 	o = speed(RTL_MOTION_STOPPING, RTL_MOTION_CARTESIAN);
-	cr_expect_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_UDP_MODE_SPEEDL);
+	cr_expect_eq(rtl_motion_to_udp(&c, &o, 0.001), RTL_UDP_MODE_SPEEDL);
 	o = speed(RTL_MOTION_IDLE, RTL_MOTION_CARTESIAN);
-	cr_assert_eq(rtl_motion_to_udp(&o, 0.001, &c), RTL_UDP_MODE_STOP);
+	cr_assert_eq(rtl_motion_to_udp(&c, &o, 0.001), RTL_UDP_MODE_STOP);
 	cr_expect_eq(c.acc[0], AUTO);
 	cr_expect_eq(c.vel[0], 0.0);
 }
@@ -79,11 +79,11 @@ Test(backend_udp, bad_arguments)
 	struct rtl_motion_output o = speed(RTL_MOTION_IDLE, RTL_MOTION_JOINT);
 	struct rtl_udp_cmd c;
 
-	cr_expect_eq(rtl_motion_to_udp(NULL, 0.001, &c), -EINVAL);
-	cr_expect_eq(rtl_motion_to_udp(&o, 0.0, &c), -EINVAL);
-	cr_expect_eq(rtl_motion_to_udp(&o, NAN, &c), -EINVAL);
+	cr_expect_eq(rtl_motion_to_udp(&c, NULL, 0.001), -EINVAL);
+	cr_expect_eq(rtl_motion_to_udp(&c, &o, 0.0), -EINVAL);
+	cr_expect_eq(rtl_motion_to_udp(&c, &o, NAN), -EINVAL);
 	o.mode = (enum rtl_motion_mode)42;
-	cr_expect_eq(rtl_motion_to_udp(&o, 0.001, &c), -EINVAL);
+	cr_expect_eq(rtl_motion_to_udp(&c, &o, 0.001), -EINVAL);
 }
 
 /* ---- RTDE ---------------------------------------------------------------------------- */
@@ -100,13 +100,13 @@ static void rtde_setup(void)
 
 	cr_assert_gt(rtl_rtde_recipe_from_list(&rec, &in, RTL_RTDE_CMD_RECIPE, NULL), 0);
 	cr_assert_eq(rtl_rtde_frame_init(&fr, storage, sizeof(storage), &rec), 0);
-	rtl_rtde_recipe_handle(&rec, RTL_RTDE_CMD_FIELD_MODE, &h_mode);
-	rtl_rtde_recipe_handle(&rec, RTL_RTDE_CMD_FIELD_SEQ, &h_seq);
-	rtl_rtde_recipe_handle(&rec, RTL_RTDE_CMD_FIELD_WATCHDOG_MS, &h_wd);
-	rtl_rtde_recipe_handle(&rec, RTL_RTDE_CMD_FIELD_PARAM0, &h_p0);
-	rtl_rtde_recipe_handle(&rec, RTL_RTDE_CMD_FIELD_PARAM1, &h_p1);
-	rtl_rtde_recipe_handle(&rec, RTL_RTDE_CMD_FIELD_ACCEL, &h_acc);
-	rtl_rtde_recipe_handle(&rec, RTL_RTDE_CMD_FIELD_TIME, &h_time);
+	rtl_rtde_recipe_handle(&rec, &h_mode, RTL_RTDE_CMD_FIELD_MODE);
+	rtl_rtde_recipe_handle(&rec, &h_seq, RTL_RTDE_CMD_FIELD_SEQ);
+	rtl_rtde_recipe_handle(&rec, &h_wd, RTL_RTDE_CMD_FIELD_WATCHDOG_MS);
+	rtl_rtde_recipe_handle(&rec, &h_p0, RTL_RTDE_CMD_FIELD_PARAM0);
+	rtl_rtde_recipe_handle(&rec, &h_p1, RTL_RTDE_CMD_FIELD_PARAM1);
+	rtl_rtde_recipe_handle(&rec, &h_acc, RTL_RTDE_CMD_FIELD_ACCEL);
+	rtl_rtde_recipe_handle(&rec, &h_time, RTL_RTDE_CMD_FIELD_TIME);
 }
 
 Test(backend_rtde, speedl_writes_si_registers_and_leaves_the_heartbeat_alone, .init = rtde_setup)
@@ -119,7 +119,7 @@ Test(backend_rtde, speedl_writes_si_registers_and_leaves_the_heartbeat_alone, .i
 	o.vel[1] = -0.2;
 	o.acc[0] = 3.0;
 	o.acc[1] = 4.0;
-	cr_assert_eq(rtl_motion_to_rtde(&b, &o, &fr), RTL_RTDE_CMD_SPEEDL);
+	cr_assert_eq(rtl_motion_rtde_encode(&b, &fr, &o), RTL_RTDE_CMD_SPEEDL);
 	cr_expect_eq(rtl_rtde_frame_get_int(&fr, h_mode), RTL_RTDE_CMD_SPEEDL);
 	cr_expect_eq(rtl_rtde_frame_get_double(&fr, h_p0), 0.1);
 	cr_expect_eq(rtl_rtde_frame_get_double(&fr, h_p1), -0.2);
@@ -129,7 +129,7 @@ Test(backend_rtde, speedl_writes_si_registers_and_leaves_the_heartbeat_alone, .i
 	cr_expect_eq(rtl_rtde_frame_get_int(&fr, h_seq), 0, "the transport's field");
 	/* A slow ramp is raised to the executor's default. */
 	o.acc[0] = o.acc[1] = 0;
-	rtl_motion_to_rtde(&b, &o, &fr);
+	rtl_motion_rtde_encode(&b, &fr, &o);
 	cr_expect_eq(rtl_rtde_frame_get_double(&fr, h_acc), RTL_RTDE_CMD_LINEAR_ACCEL_DEFAULT);
 }
 
@@ -140,13 +140,13 @@ Test(backend_rtde, servoj_idle_and_servol, .init = rtde_setup)
 
 	cr_assert_eq(rtl_motion_rtde_init(&b, &rec, 2000000), 0);
 	o.pose[0] = 1.25;
-	cr_assert_eq(rtl_motion_to_rtde(&b, &o, &fr), RTL_RTDE_CMD_SERVOJ);
+	cr_assert_eq(rtl_motion_rtde_encode(&b, &fr, &o), RTL_RTDE_CMD_SERVOJ);
 	cr_expect_eq(rtl_rtde_frame_get_double(&fr, h_p0), 1.25);
 	cr_expect_float_eq(rtl_rtde_frame_get_double(&fr, h_time), 0.002, 1e-15, "t = period");
 	o = speed(RTL_MOTION_IDLE, RTL_MOTION_JOINT);
-	cr_expect_eq(rtl_motion_to_rtde(&b, &o, &fr), RTL_RTDE_CMD_IDLE);
+	cr_expect_eq(rtl_motion_rtde_encode(&b, &fr, &o), RTL_RTDE_CMD_IDLE);
 	o = speed(RTL_MOTION_SERVO_CARTESIAN, RTL_MOTION_CARTESIAN);
-	cr_expect_eq(rtl_motion_to_rtde(&b, &o, &fr), -ENOTSUP);
+	cr_expect_eq(rtl_motion_rtde_encode(&b, &fr, &o), -ENOTSUP);
 	cr_expect_eq(rtl_rtde_frame_get_int(&fr, h_mode), RTL_RTDE_CMD_STOP, "stop instead");
 }
 
@@ -301,7 +301,7 @@ Test(backend_drfl, open_calls_in_doosans_order, .init = fake_reset)
 	};
 	struct rtl_error err = { 0 };
 
-	cr_assert_eq(rtl_drfl_open(&fake_api, &cfg, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_drfl_api_connect(&fake_api, &cfg, &err), 0, "%s", err.msg);
 	cr_expect_str_eq(F.log, "connect_rt_control set_rt_control_output set_rt_control_input "
 				"set_velx_rt start_rt_control");
 	cr_expect_str_eq(F.last_ip, "10.0.0.5");
@@ -311,7 +311,7 @@ Test(backend_drfl, open_calls_in_doosans_order, .init = fake_reset)
 	cr_expect_float_eq(F.last_vel[0], 250.0f, 1e-3, "mm/s");
 	cr_expect_eq(F.last_vel[1], -10000.0f, "rotational limit derived");
 	F.log[0] = '\0';
-	cr_expect_eq(rtl_drfl_close(&fake_api), 0);
+	cr_expect_eq(rtl_drfl_api_disconnect(&fake_api), 0);
 	cr_expect_str_eq(F.log, "stop_rt_control disconnect_rt_control");
 }
 
@@ -320,7 +320,7 @@ Test(backend_drfl, output_only_by_default_and_joint_limits_in_deg, .init = fake_
 	struct rtl_drfl_config cfg = { .size = sizeof(cfg), .period_s = 0.002, .loss_count = -1 };
 
 	cfg.velj[0] = M_PI;
-	cr_assert_eq(rtl_drfl_open(&fake_api, &cfg, NULL), 0);
+	cr_assert_eq(rtl_drfl_api_connect(&fake_api, &cfg, NULL), 0);
 	cr_expect_str_eq(F.log,
 			 "connect_rt_control set_rt_control_output set_velj_rt start_rt_control");
 	cr_expect_str_eq(F.last_ip, "192.168.137.100");
@@ -334,16 +334,16 @@ Test(backend_drfl, a_failed_call_disconnects_and_is_named, .init = fake_reset)
 	struct rtl_error err = { 0 };
 
 	F.fail = "start_rt_control";
-	cr_expect_eq(rtl_drfl_open(&fake_api, &cfg, &err), -EIO);
+	cr_expect_eq(rtl_drfl_api_connect(&fake_api, &cfg, &err), -EIO);
 	cr_expect_str_eq(F.log, "connect_rt_control set_rt_control_output start_rt_control "
 				"disconnect_rt_control");
 	cr_expect(strstr(err.msg, "start_rt_control") != NULL, "%s", err.msg);
 	fake_reset();
 	F.fail = "connect_rt_control";
-	cr_expect_eq(rtl_drfl_open(&fake_api, &cfg, &err), -ECONNREFUSED);
+	cr_expect_eq(rtl_drfl_api_connect(&fake_api, &cfg, &err), -ECONNREFUSED);
 	cr_expect_str_eq(F.log, "connect_rt_control", "nothing after a failed connect");
 	cfg.period_s = 2.0;
-	cr_expect_eq(rtl_drfl_open(&fake_api, &cfg, &err), -EINVAL);
+	cr_expect_eq(rtl_drfl_api_connect(&fake_api, &cfg, &err), -EINVAL);
 }
 
 Test(backend_drfl, incomplete_table_is_refused, .init = fake_reset)
@@ -352,7 +352,7 @@ Test(backend_drfl, incomplete_table_is_refused, .init = fake_reset)
 	struct rtl_drfl_config cfg = { .size = sizeof(cfg) };
 
 	a.read_data_rt = NULL;
-	cr_expect_eq(rtl_drfl_open(&a, &cfg, NULL), -EINVAL);
+	cr_expect_eq(rtl_drfl_api_connect(&a, &cfg, NULL), -EINVAL);
 	cr_expect_str_eq(F.log, "");
 }
 
@@ -362,38 +362,38 @@ Test(backend_drfl, setpoints_become_the_rt_calls, .init = fake_reset)
 
 	o.vel[1] = 0.05;
 	o.acc[1] = 0.5;
-	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.001), RTL_UDP_MODE_SPEEDL);
+	cr_expect_eq(rtl_drfl_api_send(&fake_api, &o, 0.001), RTL_UDP_MODE_SPEEDL);
 	cr_expect_float_eq(F.last_vel[1], 50.0f, 1e-4, "mm/s");
 	cr_expect_float_eq(F.last_acc[1], 500.0f, 1e-3);
 	cr_expect_eq(F.last_acc[0], -10000.0f, "constant axes: AUTO");
 	cr_expect_float_eq(F.last_t, 0.001f, 1e-9);
 	o = speed(RTL_MOTION_SERVO_JOINT, RTL_MOTION_JOINT);
 	o.pose[2] = M_PI / 2;
-	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.02), RTL_UDP_MODE_SERVOJ);
+	cr_expect_eq(rtl_drfl_api_send(&fake_api, &o, 0.02), RTL_UDP_MODE_SERVOJ);
 	cr_expect_float_eq(F.last_pos[2], 90.0f, 1e-4);
 	o = speed(RTL_MOTION_SERVO_CARTESIAN, RTL_MOTION_CARTESIAN);
-	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.02), RTL_UDP_MODE_SERVOL);
+	cr_expect_eq(rtl_drfl_api_send(&fake_api, &o, 0.02), RTL_UDP_MODE_SERVOL);
 	o = speed(RTL_MOTION_IDLE, RTL_MOTION_CARTESIAN);
-	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.001), RTL_UDP_MODE_STOP);
+	cr_expect_eq(rtl_drfl_api_send(&fake_api, &o, 0.001), RTL_UDP_MODE_STOP);
 	cr_expect_str_eq(F.log, "speedl_rt servoj_rt servol_rt speedj_rt",
 			 "idle: zero joint velocity");
 	cr_expect_eq(F.last_vel[0], 0.0f);
 	F.fail = "speedj_rt";
 	o = speed(RTL_MOTION_SPEED_JOINT, RTL_MOTION_JOINT);
-	cr_expect_eq(rtl_drfl_send(&fake_api, &o, 0.001), -EIO);
+	cr_expect_eq(rtl_drfl_api_send(&fake_api, &o, 0.001), -EIO);
 }
 
 Test(backend_drfl, read_decodes_the_packed_layout, .init = fake_reset)
 {
 	static struct rtl_udp_state in, out;
 
-	cr_expect_eq(rtl_drfl_read(&fake_api, &out), -ENODATA);
+	cr_expect_eq(rtl_drfl_api_read(&fake_api, &out), -ENODATA);
 	in.time_stamp = 12.5;
 	in.actual_joint_position[3] = -45.0f;
 	in.robot_state = 2;
 	cr_assert_eq(rtl_udp_state_encode(&in, F.state, sizeof(F.state)), RTL_UDP_STATE_SIZE);
 	F.have_state = true;
-	cr_assert_eq(rtl_drfl_read(&fake_api, &out), 0);
+	cr_assert_eq(rtl_drfl_api_read(&fake_api, &out), 0);
 	cr_expect_eq(out.time_stamp, 12.5);
 	cr_expect_eq(out.actual_joint_position[3], -45.0f);
 	cr_expect_eq(out.robot_state, 2);

@@ -72,7 +72,7 @@ static void vec(double v[6], double a, double b, double c, double d, double e, d
 
 static unsigned step(struct rtl_motion *m, int64_t t, struct rtl_motion_output *o)
 {
-	cr_assert_geq(rtl_motion_step(m, t, NULL, o), 0);
+	cr_assert_geq(rtl_motion_step(m, o, t, NULL), 0);
 	return o->events;
 }
 
@@ -170,7 +170,7 @@ Test(motion, create_makes_an_idle_motion_with_its_own_copy_of_the_configuration)
 	c.period_ns = 1;
 	rtl_motion_stats(m, &st);
 	cr_assert_eq(st.steps + st.commands + st.rejected + st.latched + st.limit_clamps, 0);
-	cr_assert_eq(rtl_motion_step(m, 0, NULL, &o), RTL_MOTION_IDLE);
+	cr_assert_eq(rtl_motion_step(m, &o, 0, NULL), RTL_MOTION_IDLE);
 	cr_assert_eq(o.space, RTL_MOTION_JOINT);
 	vec(v, 1, 0, 0, 0, 0, 0);
 	cr_assert_eq(rtl_motion_speedj(m, P, v, autos, 0.004), 0);
@@ -193,15 +193,15 @@ Test(motion, idle_outputs_zero_velocity_and_the_measured_pose)
 	struct rtl_motion_state s = { .joint_pos = { 1, 2, 3, 4, 5, 6 } };
 
 	m = setup(RTL_MOTION_LOSS_OFF, 100 * MS, NULL);
-	cr_assert_eq(rtl_motion_step(m, 0, &s, &o), RTL_MOTION_IDLE);
+	cr_assert_eq(rtl_motion_step(m, &o, 0, &s), RTL_MOTION_IDLE);
 	cr_assert_eq(o.mode, RTL_MOTION_IDLE);
 	cr_assert_eq(o.events, 0);
 	for (int i = 0; i < 6; i++) {
 		cr_assert_eq(o.vel[i], 0.0);
 		cr_assert_eq(o.pose[i], s.joint_pos[i]);
 	}
-	cr_assert_eq(rtl_motion_step(NULL, 0, NULL, &o), -EINVAL);
-	cr_assert_eq(rtl_motion_step(m, 0, NULL, NULL), -EINVAL);
+	cr_assert_eq(rtl_motion_step(NULL, &o, 0, NULL), -EINVAL);
+	cr_assert_eq(rtl_motion_step(m, NULL, 0, NULL), -EINVAL);
 	rtl_motion_destroy(m);
 }
 
@@ -375,7 +375,7 @@ Test(motion, speed_pose_integrates_the_setpoint_velocity)
 	vec(v, 0.5, 0, 0, 0, 0, 0);
 	rtl_motion_speedl(m, 0, v, autos, 0);
 	for (int k = 0; k < 10; k++)
-		cr_assert_geq(rtl_motion_step(m, k * P, &s, &o), 0);
+		cr_assert_geq(rtl_motion_step(m, &o, k * P, &s), 0);
 	/* trapezoid: (0 + 0.5) / 2 * dt, then 0.5 * dt nine times */
 	cr_assert_float_eq(o.pose[0], 0.1 + 0.0005 + 9 * 0.001, EPS);
 	rtl_motion_destroy(m);
@@ -860,7 +860,7 @@ Test(motion, servoj_interpolates_to_the_pose_over_target_time)
 	vec(p, 1.2, 1, 0, 0, 0, 0);
 	rtl_motion_servoj(m, 0, p, autos, autos, 0.1);
 	for (int k = 0; k < 50; k++) {
-		cr_assert_geq(rtl_motion_step(m, k * P, &s, &o), 0);
+		cr_assert_geq(rtl_motion_step(m, &o, k * P, &s), 0);
 		cr_assert_eq(o.mode, RTL_MOTION_SERVO_JOINT);
 		cr_assert_gt(o.pose[0], prev, "monotonic");
 		prev = o.pose[0];
@@ -883,7 +883,7 @@ Test(motion, servoj_interpolates_to_the_pose_over_target_time)
 	cr_assert_eq(o.vel[0], 0.0);
 	/* No newer command: hold the pose; no time-out for servo streams. */
 	for (int k = 50; k < 500; k++)
-		cr_assert_eq(rtl_motion_step(m, k * P, &s, &o), RTL_MOTION_SERVO_JOINT);
+		cr_assert_eq(rtl_motion_step(m, &o, k * P, &s), RTL_MOTION_SERVO_JOINT);
 	cr_assert_eq(o.pose[0], 1.2);
 	cr_assert_eq(o.events, 0);
 	rtl_motion_destroy(m);
@@ -1031,19 +1031,19 @@ Test(motion, unit_conversion_for_mm_and_degree_backends)
 	double in[6], out[6], back[6];
 
 	vec(in, 1, 0.5, -0.002, M_PI, M_PI / 2, A);
-	rtl_motion_to_mm_deg(RTL_MOTION_CARTESIAN, in, out);
+	rtl_motion_to_mm_deg(out, in, RTL_MOTION_CARTESIAN);
 	cr_assert_float_eq(out[0], 1000, EPS);
 	cr_assert_float_eq(out[1], 500, EPS);
 	cr_assert_float_eq(out[2], -2, EPS);
 	cr_assert_float_eq(out[3], 180, EPS);
 	cr_assert_float_eq(out[4], 90, EPS);
 	cr_assert_eq(out[5], A, "AUTO passes through");
-	rtl_motion_from_mm_deg(RTL_MOTION_CARTESIAN, out, back);
+	rtl_motion_from_mm_deg(back, out, RTL_MOTION_CARTESIAN);
 	for (int i = 0; i < 6; i++)
 		cr_assert_float_eq(back[i], in[i], EPS);
 
 	vec(in, 1, M_PI, 0, 0, 0, A);
-	rtl_motion_to_mm_deg(RTL_MOTION_JOINT, in, in); /* in place */
+	rtl_motion_to_mm_deg(in, in, RTL_MOTION_JOINT); /* in place */
 	cr_assert_float_eq(in[0], 180 / M_PI, EPS, "joints: all degrees");
 	cr_assert_float_eq(in[1], 180, EPS);
 	cr_assert_eq(in[5], A);
@@ -1080,7 +1080,7 @@ Test(motion, step_and_commands_do_not_allocate)
 			rtl_motion_servoj(m, t, p, autos, autos, 0.04);
 		else if (k % 400 == 300)
 			rtl_motion_stop(m, t, A);
-		rtl_motion_step(m, t, NULL, &o);
+		rtl_motion_step(m, &o, t, NULL);
 	}
 	allocs = rtl_test_alloc_stop();
 	rtl_test_alloc_unmark_thread();

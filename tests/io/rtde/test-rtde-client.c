@@ -100,7 +100,7 @@ static int drain(struct rtl_rtde_client *c)
 	struct rtl_rtde_client_event ev;
 	int n = 0, r;
 
-	while ((r = rtl_rtde_client_next(c, now, &ev)) == 1) {
+	while ((r = rtl_rtde_client_next(c, &ev, now)) == 1) {
 		record(&ev);
 		n++;
 	}
@@ -207,7 +207,7 @@ static void expect_tx(int type)
 	/* Until V is agreed the client speaks v1. */
 	if (type == 'V' || type == 'v')
 		pr = RTL_RTDE_PROTOCOL_V1;
-	cr_assert_eq(rtl_rtde_decode(p, n, pr, RTL_RTDE_FROM_CLIENT, &req), 0);
+	cr_assert_eq(rtl_rtde_decode(&req, p, n, pr, RTL_RTDE_FROM_CLIENT), 0);
 	rtl_rtde_client_tx_done(cl, n);
 	cr_assert_eq(rtl_rtde_client_tx(cl, &p), 0);
 }
@@ -290,7 +290,7 @@ Test(rtde_client, full_v2_handshake)
 	static const int seq[] = { RTL_RTDE_CLIENT_PROTOCOL, RTL_RTDE_CLIENT_VERSION,
 				   RTL_RTDE_CLIENT_OUTPUTS,  RTL_RTDE_CLIENT_INPUTS,
 				   RTL_RTDE_CLIENT_STARTING, RTL_RTDE_CLIENT_RUNNING };
-	const struct rtl_rtde_client_info *info;
+	const struct rtl_rtde_handshake *info;
 	int k = 0;
 
 	to_outputs(5, 12);
@@ -308,7 +308,7 @@ Test(rtde_client, full_v2_handshake)
 	for (int i = 0; i < nrec; i++) {
 		cr_assert_eq(recs[i].type, RTL_RTDE_CLIENT_EV_STATE, "only state changes");
 		cr_assert_eq(recs[i].to, seq[k], "step %d: %s", k,
-			     rtl_rtde_client_state_name((enum rtl_rtde_client_state)recs[i].to));
+			     rtl_rtde_client_state_name((enum rtl_rtde_client_state_id)recs[i].to));
 		k++;
 	}
 	cr_assert_eq(k, 6);
@@ -799,17 +799,17 @@ Test(rtde_client, reply_timeout_via_poll)
 	cfg.reply_timeout_ns = 500 * RTL_NS_PER_MS;
 	start_client();
 	cr_assert_eq(rtl_rtde_client_deadline(cl), T0 + 500 * RTL_NS_PER_MS);
-	cr_assert_eq(rtl_rtde_client_poll(cl, T0 + 499 * RTL_NS_PER_MS, &ev), 0);
-	cr_assert_eq(rtl_rtde_client_poll(cl, T0 + 500 * RTL_NS_PER_MS, &ev), 1);
+	cr_assert_eq(rtl_rtde_client_poll(cl, &ev, T0 + 499 * RTL_NS_PER_MS), 0);
+	cr_assert_eq(rtl_rtde_client_poll(cl, &ev, T0 + 500 * RTL_NS_PER_MS), 1);
 	cr_assert_eq(ev.type, RTL_RTDE_CLIENT_EV_ERROR);
 	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
 	cr_assert(ev.u.error->fatal);
 	cr_assert(strstr(ev.u.error->err.msg, "no REQUEST_PROTOCOL_VERSION reply within 0.500 s"),
 		  "%s", ev.u.error->err.msg);
-	cr_assert_eq(rtl_rtde_client_poll(cl, T0 + 600 * RTL_NS_PER_MS, &ev), 1);
+	cr_assert_eq(rtl_rtde_client_poll(cl, &ev, T0 + 600 * RTL_NS_PER_MS), 1);
 	cr_assert_eq(ev.type, RTL_RTDE_CLIENT_EV_STATE);
 	cr_assert_eq(ev.u.state.to, RTL_RTDE_CLIENT_FAILED);
-	cr_assert_eq(rtl_rtde_client_poll(cl, T0 + 700 * RTL_NS_PER_MS, &ev), 0);
+	cr_assert_eq(rtl_rtde_client_poll(cl, &ev, T0 + 700 * RTL_NS_PER_MS), 0);
 }
 
 Test(rtde_client, default_timeout_is_two_seconds_per_reply)
@@ -823,9 +823,9 @@ Test(rtde_client, default_timeout_is_two_seconds_per_reply)
 	expect_tx('v');
 	cr_assert_eq(rtl_rtde_client_deadline(cl), T0 + 3 * RTL_NS_PER_SEC);
 	now = T0 + 3 * RTL_NS_PER_SEC - 1;
-	cr_assert_eq(rtl_rtde_client_next(cl, now, &ev), 0);
+	cr_assert_eq(rtl_rtde_client_next(cl, &ev, now), 0);
 	now++;
-	cr_assert_eq(rtl_rtde_client_next(cl, now, &ev), 1);
+	cr_assert_eq(rtl_rtde_client_next(cl, &ev, now), 1);
 	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
 	cr_assert(strstr(ev.u.error->err.msg, "GET_URCONTROL_VERSION"));
 }
@@ -840,7 +840,7 @@ Test(rtde_client, data_timeout_while_running)
 	ctl_data(1.0);
 	cr_assert_eq(rtl_rtde_client_deadline(cl), now + 100 * RTL_NS_PER_MS);
 	now += 100 * RTL_NS_PER_MS;
-	cr_assert_eq(rtl_rtde_client_poll(cl, now, &ev), 1);
+	cr_assert_eq(rtl_rtde_client_poll(cl, &ev, now), 1);
 	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
 	cr_assert(ev.u.error->fatal);
 	cr_assert_str_eq(ev.u.error->err.msg,
@@ -856,8 +856,8 @@ Test(rtde_client, default_data_timeout_ends_a_silent_stream)
 
 	handshake();
 	cr_assert_eq(rtl_rtde_client_deadline(cl), now + RTL_NS_PER_SEC);
-	cr_assert_eq(rtl_rtde_client_poll(cl, now + RTL_NS_PER_SEC - 1, &ev), 0);
-	cr_assert_eq(rtl_rtde_client_poll(cl, now + RTL_NS_PER_SEC, &ev), 1);
+	cr_assert_eq(rtl_rtde_client_poll(cl, &ev, now + RTL_NS_PER_SEC - 1), 0);
+	cr_assert_eq(rtl_rtde_client_poll(cl, &ev, now + RTL_NS_PER_SEC), 1);
 	cr_assert_eq(ev.type, RTL_RTDE_CLIENT_EV_ERROR);
 	cr_assert_eq(ev.u.error->err.code, -ETIMEDOUT);
 	cr_assert(ev.u.error->fatal);
@@ -1193,7 +1193,7 @@ static void run_session(const uint8_t *s, size_t len, size_t step)
 		size_t k = len - at < step ? len - at : step;
 
 		cr_assert_eq(rtl_rtde_client_feed(cl2, s + at, k), 0);
-		while (rtl_rtde_client_next(cl2, now, &ev) == 1)
+		while (rtl_rtde_client_next(cl2, &ev, now) == 1)
 			record(&ev);
 	}
 }
@@ -1246,29 +1246,29 @@ Test(rtde_client, decode_and_encode_inputs)
 	handshake();
 	n = enc_data(pkg, 1, 3.5);
 	cr_assert_eq(rtl_rtde_client_feed(cl, pkg, (size_t)n), 0);
-	cr_assert_eq(rtl_rtde_client_next(cl, now, &ev), 1);
+	cr_assert_eq(rtl_rtde_client_next(cl, &ev, now), 1);
 	cr_assert_eq(
 		rtl_rtde_frame_init(&f, store, sizeof(store), rtl_rtde_client_output_recipe(cl)),
 		0);
-	cr_assert_eq(rtl_rtde_client_decode(cl, &ev, &f), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(cl), "actual_q", &h), 0);
+	cr_assert_eq(rtl_rtde_client_decode(cl, &f, &ev), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_output_recipe(cl), &h, "actual_q"), 0);
 	cr_assert(rtl_rtde_frame_get_vec6(&f, h, q));
 	cr_assert_float_eq(q[5], 0.5, 1e-12);
-	cr_assert_eq(rtl_rtde_client_next(cl, now, &ev), 0);
+	cr_assert_eq(rtl_rtde_client_next(cl, &ev, now), 0);
 
 	cr_assert_eq(
 		rtl_rtde_frame_init(&f, store, sizeof(store), rtl_rtde_client_input_recipe(cl, 0)),
 		0);
-	cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(cl, 0), INPUT0, &h), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(rtl_rtde_client_input_recipe(cl, 0), &h, INPUT0), 0);
 	cr_assert(rtl_rtde_frame_set_int(&f, h, -7));
-	n = rtl_rtde_client_encode_inputs(cl, 0, &f, out, sizeof(out));
+	n = rtl_rtde_client_encode_inputs(cl, 0, out, sizeof(out), &f);
 	cr_assert_eq(n, 8);
-	cr_assert_eq(rtl_rtde_decode(out, (size_t)n, proto, RTL_RTDE_FROM_CLIENT, &m), 0);
+	cr_assert_eq(rtl_rtde_decode(&m, out, (size_t)n, proto, RTL_RTDE_FROM_CLIENT), 0);
 	cr_assert_eq(m.type, RTL_RTDE_PKG_DATA);
 	cr_assert_eq(m.u.data.recipe_id, 1);
 	cr_assert_eq(rtl_rtde_load_i32(m.u.data.fields), -7);
-	cr_assert_eq(rtl_rtde_client_encode_inputs(cl, 1, &f, out, sizeof(out)), -EINVAL);
-	cr_assert_eq(rtl_rtde_client_encode_inputs(cl, 0, &f, out, 6), -ENOSPC);
+	cr_assert_eq(rtl_rtde_client_encode_inputs(cl, 1, out, sizeof(out), &f), -EINVAL);
+	cr_assert_eq(rtl_rtde_client_encode_inputs(cl, 0, out, 6, &f), -ENOSPC);
 }
 
 Test(rtde_client, init_checks_names_and_config)
@@ -1340,15 +1340,15 @@ Test(rtde_client, running_data_allocates_nothing)
 		size_t cut = len / 3 + (size_t)round;
 
 		rtl_rtde_client_feed(cl, burst, cut);
-		while (rtl_rtde_client_next(cl, now, &ev) == 1)
+		while (rtl_rtde_client_next(cl, &ev, now) == 1)
 			if (ev.type == RTL_RTDE_CLIENT_EV_DATA) {
-				rtl_rtde_client_decode(cl, &ev, &f);
+				rtl_rtde_client_decode(cl, &f, &ev);
 				sink += ev.u.data.skipped + f.values[0];
 			}
 		rtl_rtde_client_feed(cl, burst + cut, len - cut);
-		while (rtl_rtde_client_next(cl, now, &ev) == 1)
+		while (rtl_rtde_client_next(cl, &ev, now) == 1)
 			if (ev.type == RTL_RTDE_CLIENT_EV_DATA) {
-				rtl_rtde_client_decode(cl, &ev, &f);
+				rtl_rtde_client_decode(cl, &f, &ev);
 				sink += ev.u.data.skipped + f.values[0];
 			}
 	}

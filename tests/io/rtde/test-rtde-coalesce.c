@@ -77,7 +77,7 @@ static struct rtl_rtde_handle hnd(const struct rtl_rtde_recipe *r, const char *n
 {
 	struct rtl_rtde_handle h;
 
-	cr_assert_eq(rtl_rtde_recipe_handle(r, name, &h), 0, "no field %s", name);
+	cr_assert_eq(rtl_rtde_recipe_handle(r, &h, name), 0, "no field %s", name);
 	return h;
 }
 
@@ -123,8 +123,8 @@ static size_t split(const uint8_t *p, size_t len, struct pkg *pkgs, size_t max)
 		cr_assert_geq(len - off, 3);
 		size = rtl_rtde_load_u16(p + off);
 		cr_assert_leq(size, len - off, "package overruns the output");
-		cr_assert_eq(rtl_rtde_decode_data(p + off, size, RTL_RTDE_PROTOCOL_V2,
-						  RTL_RTDE_FROM_CLIENT, &d),
+		cr_assert_eq(rtl_rtde_decode_data(&d, p + off, size, RTL_RTDE_PROTOCOL_V2,
+						  RTL_RTDE_FROM_CLIENT),
 			     0);
 		cr_assert(d.has_recipe_id);
 		cr_assert_lt(n, max);
@@ -147,7 +147,7 @@ static struct rtl_rtde_frame *decode(const struct rtl_rtde_recipe *r, const stru
 	static struct rtl_rtde_frame f;
 
 	cr_assert_eq(rtl_rtde_frame_init(&f, decoded_buf, sizeof(decoded_buf), r), 0);
-	cr_assert_eq(rtl_rtde_recipe_decode(r, p->fields, p->fields_len, &f), 0);
+	cr_assert_eq(rtl_rtde_recipe_decode(r, &f, p->fields, p->fields_len), 0);
 	return &f;
 }
 
@@ -243,7 +243,7 @@ static size_t reference(const struct rtl_rtde_recipe *r, const struct rtl_rtde_f
 			uint8_t *out, size_t cap)
 {
 	uint8_t fields[1024];
-	int n = rtl_rtde_recipe_encode(r, f, fields, sizeof(fields));
+	int n = rtl_rtde_recipe_encode(r, fields, sizeof(fields), f);
 
 	cr_assert_gt(n, 0);
 	n = rtl_rtde_encode_data(out, cap, RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CLIENT, id, fields,

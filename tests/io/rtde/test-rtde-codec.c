@@ -42,7 +42,7 @@ static int dec_v_req(const uint8_t *b, size_t l, int p, int d)
 	uint16_t v;
 
 	(void)p, (void)d;
-	return rtl_rtde_decode_protocol_version_request(b, l, &v);
+	return rtl_rtde_decode_protocol_version_request(&v, b, l);
 }
 
 static int dec_urv_req(const uint8_t *b, size_t l, int p, int d)
@@ -56,7 +56,7 @@ static int dec_urv_reply(const uint8_t *b, size_t l, int p, int d)
 	struct rtl_rtde_controller_version v;
 
 	(void)p, (void)d;
-	return rtl_rtde_decode_urcontrol_version_reply(b, l, &v);
+	return rtl_rtde_decode_urcontrol_version_reply(&v, b, l);
 }
 
 static int dec_start(const uint8_t *b, size_t l, int p, int d)
@@ -76,7 +76,7 @@ static int dec_accepted(const uint8_t *b, size_t l, int p, int d)
 	bool a;
 
 	(void)p, (void)d;
-	return rtl_rtde_decode_accepted_reply(b, l, RTL_RTDE_PKG_START, &a);
+	return rtl_rtde_decode_accepted_reply(&a, b, l, RTL_RTDE_PKG_START);
 }
 
 static int dec_o_req(const uint8_t *b, size_t l, int p, int d)
@@ -84,7 +84,7 @@ static int dec_o_req(const uint8_t *b, size_t l, int p, int d)
 	struct rtl_rtde_setup_request r;
 
 	(void)d;
-	return rtl_rtde_decode_setup_outputs(b, l, p, &r);
+	return rtl_rtde_decode_setup_outputs(&r, b, l, p);
 }
 
 static int dec_i_req(const uint8_t *b, size_t l, int p, int d)
@@ -92,7 +92,7 @@ static int dec_i_req(const uint8_t *b, size_t l, int p, int d)
 	struct rtl_rtde_setup_request r;
 
 	(void)p, (void)d;
-	return rtl_rtde_decode_setup_inputs(b, l, &r);
+	return rtl_rtde_decode_setup_inputs(&r, b, l);
 }
 
 static int dec_o_reply(const uint8_t *b, size_t l, int p, int d)
@@ -100,7 +100,7 @@ static int dec_o_reply(const uint8_t *b, size_t l, int p, int d)
 	struct rtl_rtde_setup_reply r;
 
 	(void)d;
-	return rtl_rtde_decode_setup_outputs_reply(b, l, p, &r);
+	return rtl_rtde_decode_setup_outputs_reply(&r, b, l, p);
 }
 
 static int dec_i_reply(const uint8_t *b, size_t l, int p, int d)
@@ -108,28 +108,28 @@ static int dec_i_reply(const uint8_t *b, size_t l, int p, int d)
 	struct rtl_rtde_setup_reply r;
 
 	(void)p, (void)d;
-	return rtl_rtde_decode_setup_inputs_reply(b, l, &r);
+	return rtl_rtde_decode_setup_inputs_reply(&r, b, l);
 }
 
 static int dec_text(const uint8_t *b, size_t l, int p, int d)
 {
 	struct rtl_rtde_text t;
 
-	return rtl_rtde_decode_text(b, l, p, d, &t);
+	return rtl_rtde_decode_text(&t, b, l, p, d);
 }
 
 static int dec_data(const uint8_t *b, size_t l, int p, int d)
 {
 	struct rtl_rtde_data x;
 
-	return rtl_rtde_decode_data(b, l, p, d, &x);
+	return rtl_rtde_decode_data(&x, b, l, p, d);
 }
 
 static int dec_any(const uint8_t *b, size_t l, int p, int d)
 {
 	struct rtl_rtde_msg m;
 
-	return rtl_rtde_decode(b, l, p, d, &m);
+	return rtl_rtde_decode(&m, b, l, p, d);
 }
 
 static const decode_fn decoders[] = {
@@ -211,10 +211,10 @@ Test(rtde_codec, bad_protocol_version_argument_is_einval)
 	struct rtl_rtde_msg m;
 	uint8_t buf[16];
 
-	cr_assert_eq(rtl_rtde_decode_text(msg, sizeof(msg), 3, RTL_RTDE_FROM_CLIENT, &t), -EINVAL);
-	cr_assert_eq(rtl_rtde_decode_data(msg, sizeof(msg), 0, RTL_RTDE_FROM_CLIENT, &d), -EINVAL);
-	cr_assert_eq(rtl_rtde_decode(msg, sizeof(msg), 0, RTL_RTDE_FROM_CLIENT, &m), -EINVAL);
-	cr_assert_eq(rtl_rtde_decode(msg, sizeof(msg), 2, 7, &m), -EINVAL);
+	cr_assert_eq(rtl_rtde_decode_text(&t, msg, sizeof(msg), 3, RTL_RTDE_FROM_CLIENT), -EINVAL);
+	cr_assert_eq(rtl_rtde_decode_data(&d, msg, sizeof(msg), 0, RTL_RTDE_FROM_CLIENT), -EINVAL);
+	cr_assert_eq(rtl_rtde_decode(&m, msg, sizeof(msg), 0, RTL_RTDE_FROM_CLIENT), -EINVAL);
+	cr_assert_eq(rtl_rtde_decode(&m, msg, sizeof(msg), 2, 7), -EINVAL);
 	cr_assert_eq(rtl_rtde_encode_setup_outputs(buf, sizeof(buf), 3, 1.0, "a", 1), -EINVAL);
 	cr_assert_eq(rtl_rtde_data_fields_offset(0, RTL_RTDE_FROM_CLIENT), -EINVAL);
 }
@@ -231,10 +231,10 @@ Test(rtde_codec, reply_of_the_wrong_type_is_eproto)
 	bool ok;
 
 	cr_assert_eq(
-		rtl_rtde_decode_accepted_reply(pause_ok, sizeof(pause_ok), RTL_RTDE_PKG_START, &ok),
+		rtl_rtde_decode_accepted_reply(&ok, pause_ok, sizeof(pause_ok), RTL_RTDE_PKG_START),
 		-EPROTO);
-	cr_assert_eq(rtl_rtde_decode_setup_inputs_reply(o_reply, sizeof(o_reply), &reply), -EPROTO);
-	cr_assert_eq(rtl_rtde_decode_urcontrol_version_reply(pause_ok, sizeof(pause_ok), &v),
+	cr_assert_eq(rtl_rtde_decode_setup_inputs_reply(&reply, o_reply, sizeof(o_reply)), -EPROTO);
+	cr_assert_eq(rtl_rtde_decode_urcontrol_version_reply(&v, pause_ok, sizeof(pause_ok)),
 		     -EPROTO);
 	cr_assert_eq(rtl_rtde_decode_pause(start_req, sizeof(start_req)), -EPROTO);
 	cr_assert_eq(rtl_rtde_decode_start(pause_ok, sizeof(pause_ok)), -EPROTO);
@@ -249,9 +249,9 @@ Test(rtde_codec, unknown_package_types_are_eproto)
 		if (rtl_rtde_pkg_name(type))
 			continue;
 		cr_assert_eq(rtl_rtde_package_type(pkg, sizeof(pkg)), type);
-		cr_assert_eq(rtl_rtde_decode(pkg, sizeof(pkg), 2, RTL_RTDE_FROM_CONTROLLER, &m),
+		cr_assert_eq(rtl_rtde_decode(&m, pkg, sizeof(pkg), 2, RTL_RTDE_FROM_CONTROLLER),
 			     -EPROTO);
-		cr_assert_eq(rtl_rtde_decode(pkg, sizeof(pkg), 1, RTL_RTDE_FROM_CLIENT, &m),
+		cr_assert_eq(rtl_rtde_decode(&m, pkg, sizeof(pkg), 1, RTL_RTDE_FROM_CLIENT),
 			     -EPROTO);
 	}
 }
@@ -279,8 +279,8 @@ Test(rtde_codec, accepted_reply_for_a_type_without_one_is_einval)
 	cr_assert_eq(
 		rtl_rtde_encode_accepted_reply(buf, sizeof(buf), RTL_RTDE_PKG_SETUP_OUTPUTS, true),
 		-EINVAL);
-	cr_assert_eq(rtl_rtde_decode_accepted_reply(o_reply, sizeof(o_reply),
-						    RTL_RTDE_PKG_SETUP_OUTPUTS, &ok),
+	cr_assert_eq(rtl_rtde_decode_accepted_reply(&ok, o_reply, sizeof(o_reply),
+						    RTL_RTDE_PKG_SETUP_OUTPUTS),
 		     -EINVAL);
 }
 
@@ -307,11 +307,11 @@ Test(rtde_codec, fixed_size_payloads_of_the_wrong_length_are_ebadmsg)
 		cr_assert_eq(call, -EBADMSG, "%s", #bytes); \
 		free(p);                                    \
 	} while (0)
-	CHECK(v_req_short, rtl_rtde_decode_protocol_version_request(p, 4, &version));
-	CHECK(v_req_long, rtl_rtde_decode_protocol_version_request(p, 6, &version));
-	CHECK(accepted_empty, rtl_rtde_decode_accepted_reply(p, 3, 'V', &ok));
-	CHECK(accepted_long, rtl_rtde_decode_accepted_reply(p, 5, 'S', &ok));
-	CHECK(urv_15, rtl_rtde_decode_urcontrol_version_reply(p, 18, &v));
+	CHECK(v_req_short, rtl_rtde_decode_protocol_version_request(&version, p, 4));
+	CHECK(v_req_long, rtl_rtde_decode_protocol_version_request(&version, p, 6));
+	CHECK(accepted_empty, rtl_rtde_decode_accepted_reply(&ok, p, 3, 'V'));
+	CHECK(accepted_long, rtl_rtde_decode_accepted_reply(&ok, p, 5, 'S'));
+	CHECK(urv_15, rtl_rtde_decode_urcontrol_version_reply(&v, p, 18));
 	CHECK(urv_req_payload, rtl_rtde_decode_urcontrol_version_request(p, 4));
 	CHECK(start_payload, rtl_rtde_decode_start(p, 4));
 #undef CHECK
@@ -322,7 +322,7 @@ Test(rtde_codec, accepted_reply_treats_any_nonzero_byte_as_yes)
 	static const uint8_t two[] = { 0x00, 0x04, 0x53, 0x02 };
 	bool ok = false;
 
-	cr_assert_eq(rtl_rtde_decode_accepted_reply(two, sizeof(two), RTL_RTDE_PKG_START, &ok), 0);
+	cr_assert_eq(rtl_rtde_decode_accepted_reply(&ok, two, sizeof(two), RTL_RTDE_PKG_START), 0);
 	cr_assert(ok);
 }
 
@@ -333,11 +333,11 @@ Test(rtde_codec, setup_outputs_v2_without_a_whole_frequency_is_ebadmsg)
 	uint8_t *p = exact(short_freq, sizeof(short_freq));
 
 	cr_assert_eq(
-		rtl_rtde_decode_setup_outputs(p, sizeof(short_freq), RTL_RTDE_PROTOCOL_V2, &req),
+		rtl_rtde_decode_setup_outputs(&req, p, sizeof(short_freq), RTL_RTDE_PROTOCOL_V2),
 		-EBADMSG);
 	/* The same bytes are a valid v1 request (names "@\x7f@\0\0\0\0"). */
 	cr_assert_eq(
-		rtl_rtde_decode_setup_outputs(p, sizeof(short_freq), RTL_RTDE_PROTOCOL_V1, &req),
+		rtl_rtde_decode_setup_outputs(&req, p, sizeof(short_freq), RTL_RTDE_PROTOCOL_V1),
 		0);
 	cr_assert_eq(req.names_len, 7);
 	free(p);
@@ -348,8 +348,8 @@ Test(rtde_codec, setup_outputs_v2_with_frequency_only_has_no_names)
 	static const uint8_t freq_only[] = { 0x00, 0x0B, 0x4F, 0x40, 0x5F, 0x40, 0, 0, 0, 0, 0 };
 	struct rtl_rtde_setup_request req;
 
-	cr_assert_eq(rtl_rtde_decode_setup_outputs(freq_only, sizeof(freq_only),
-						   RTL_RTDE_PROTOCOL_V2, &req),
+	cr_assert_eq(rtl_rtde_decode_setup_outputs(&req, freq_only, sizeof(freq_only),
+						   RTL_RTDE_PROTOCOL_V2),
 		     0);
 	cr_assert_eq(req.frequency, 125.0);
 	cr_assert_eq(req.names_len, 0);
@@ -361,11 +361,11 @@ Test(rtde_codec, setup_replies_without_recipe_id_are_ebadmsg)
 	static const uint8_t i_empty[] = { 0x00, 0x03, 0x49 };
 	struct rtl_rtde_setup_reply reply;
 
-	cr_assert_eq(rtl_rtde_decode_setup_outputs_reply(o_empty, 3, RTL_RTDE_PROTOCOL_V2, &reply),
+	cr_assert_eq(rtl_rtde_decode_setup_outputs_reply(&reply, o_empty, 3, RTL_RTDE_PROTOCOL_V2),
 		     -EBADMSG);
-	cr_assert_eq(rtl_rtde_decode_setup_inputs_reply(i_empty, 3, &reply), -EBADMSG);
+	cr_assert_eq(rtl_rtde_decode_setup_inputs_reply(&reply, i_empty, 3), -EBADMSG);
 	/* v1 output replies have no id: empty is an empty type list. */
-	cr_assert_eq(rtl_rtde_decode_setup_outputs_reply(o_empty, 3, RTL_RTDE_PROTOCOL_V1, &reply),
+	cr_assert_eq(rtl_rtde_decode_setup_outputs_reply(&reply, o_empty, 3, RTL_RTDE_PROTOCOL_V1),
 		     0);
 	cr_assert_not(reply.has_recipe_id);
 	cr_assert_eq(reply.types_len, 0);
@@ -375,7 +375,7 @@ static int decode_text_exact(const uint8_t *bytes, size_t len, int proto, int di
 			     struct rtl_rtde_text *t)
 {
 	uint8_t *p = exact(bytes, len);
-	int err = rtl_rtde_decode_text(p, len, proto, dir, t);
+	int err = rtl_rtde_decode_text(t, p, len, proto, dir);
 
 	free(p);
 	return err;
@@ -440,7 +440,7 @@ Test(rtde_codec, text_v1_from_controller_is_level_then_rest)
 	cr_assert_eq(decode_text_exact(level_only, sizeof(level_only), 1, 1, &t), 0);
 	cr_assert_eq(t.level, RTL_RTDE_LEVEL_ERROR);
 	cr_assert_eq(t.message_len, 0);
-	cr_assert_eq(rtl_rtde_decode_text(hello, sizeof(hello), 1, 1, &t), 0);
+	cr_assert_eq(rtl_rtde_decode_text(&t, hello, sizeof(hello), 1, 1), 0);
 	cr_assert_eq(t.level, RTL_RTDE_LEVEL_EXCEPTION);
 	cr_assert_eq(t.message_len, 5);
 	cr_assert_eq(memcmp(t.message, "hello", 5), 0);
@@ -487,11 +487,11 @@ Test(rtde_codec, data_package_without_its_recipe_id_is_ebadmsg)
 	static const uint8_t empty[] = { 0x00, 0x03, 0x55 };
 	struct rtl_rtde_data d;
 
-	cr_assert_eq(rtl_rtde_decode_data(empty, 3, 2, RTL_RTDE_FROM_CONTROLLER, &d), -EBADMSG);
-	cr_assert_eq(rtl_rtde_decode_data(empty, 3, 1, RTL_RTDE_FROM_CLIENT, &d), -EBADMSG);
-	cr_assert_eq(rtl_rtde_decode_data(empty, 3, 2, RTL_RTDE_FROM_CLIENT, &d), -EBADMSG);
+	cr_assert_eq(rtl_rtde_decode_data(&d, empty, 3, 2, RTL_RTDE_FROM_CONTROLLER), -EBADMSG);
+	cr_assert_eq(rtl_rtde_decode_data(&d, empty, 3, 1, RTL_RTDE_FROM_CLIENT), -EBADMSG);
+	cr_assert_eq(rtl_rtde_decode_data(&d, empty, 3, 2, RTL_RTDE_FROM_CLIENT), -EBADMSG);
 	/* v1 from the controller has no id: an empty recipe is well formed. */
-	cr_assert_eq(rtl_rtde_decode_data(empty, 3, 1, RTL_RTDE_FROM_CONTROLLER, &d), 0);
+	cr_assert_eq(rtl_rtde_decode_data(&d, empty, 3, 1, RTL_RTDE_FROM_CONTROLLER), 0);
 	cr_assert_not(d.has_recipe_id);
 	cr_assert_eq(d.fields_len, 0);
 }
@@ -655,7 +655,7 @@ Test(rtde_codec, type_sizes_and_element_counts_follow_the_reference)
 
 static int parse(const char *list, enum rtl_rtde_type *types, size_t max, size_t *bad)
 {
-	return rtl_rtde_parse_types(list, strlen(list), types, max, bad);
+	return rtl_rtde_parse_types(types, max, bad, list, strlen(list));
 }
 
 Test(rtde_codec, parse_types_keeps_pseudo_types_and_rejects_garbage)
@@ -679,8 +679,8 @@ Test(rtde_codec, parse_types_keeps_pseudo_types_and_rejects_garbage)
 	cr_assert_eq(bad, 2);
 	cr_assert_eq(parse("", t, 8, &bad), 0);
 	cr_assert_eq(parse("UINT8,", t, 8, NULL), 1);
-	cr_assert_eq(rtl_rtde_parse_types(NULL, 0, NULL, 0, NULL), 0);
-	cr_assert_eq(rtl_rtde_parse_types(NULL, 3, t, 8, NULL), -EINVAL);
+	cr_assert_eq(rtl_rtde_parse_types(NULL, 0, NULL, NULL, 0), 0);
+	cr_assert_eq(rtl_rtde_parse_types(t, 8, NULL, NULL, 3), -EINVAL);
 }
 
 Test(rtde_codec, list_iterator_ignores_one_trailing_comma)
@@ -738,7 +738,7 @@ Test(rtde_codec, format_types_writes_a_reply_list)
 
 	cr_assert_eq(rtl_rtde_format_types(buf, sizeof(buf), t, 2), 18);
 	cr_assert_eq(memcmp(buf, "NOT_FOUND,VECTOR6D", 18), 0);
-	cr_assert_eq(rtl_rtde_parse_types(buf, 18, back, 4, NULL), 2);
+	cr_assert_eq(rtl_rtde_parse_types(back, 4, NULL, buf, 18), 2);
 	cr_assert_eq(back[0], t[0]);
 	cr_assert_eq(back[1], t[1]);
 	cr_assert_eq(rtl_rtde_format_types(buf, 17, t, 2), -ENOSPC);
@@ -794,7 +794,7 @@ Test(rtde_codec, pack_and_unpack_round_trip_every_type)
 	union rtl_rtde_value in[N_TYPES], back[N_TYPES];
 	uint32_t offsets[N_TYPES];
 	uint8_t fields[256];
-	int size = rtl_rtde_layout(all_types, N_TYPES, offsets);
+	int size = rtl_rtde_layout(offsets, all_types, N_TYPES);
 
 	cr_assert_eq(size, 1 + 1 + 4 + 8 + 4 + 8 + 24 + 48 + 24 + 24);
 	cr_assert_eq(offsets[0], 0);
@@ -808,7 +808,7 @@ Test(rtde_codec, pack_and_unpack_round_trip_every_type)
 	cr_assert_eq(memcmp(fields + offsets[4], "\x80\x00\x00\x00", 4), 0);
 	cr_assert_eq(memcmp(fields + offsets[5], "\x80\0\0\0\0\0\0\0", 8), 0);
 
-	cr_assert_eq(rtl_rtde_unpack(fields, (size_t)size, all_types, N_TYPES, back), 0);
+	cr_assert_eq(rtl_rtde_unpack(back, fields, (size_t)size, all_types, N_TYPES), 0);
 	for (size_t i = 0; i < N_TYPES; i++)
 		cr_assert_eq(memcmp(&back[i], &in[i], rtl_rtde_type_size(all_types[i])), 0,
 			     "type %s", rtl_rtde_type_name(all_types[i]));
@@ -824,7 +824,7 @@ Test(rtde_codec, nan_payloads_survive_a_round_trip)
 	union rtl_rtde_value v;
 	uint8_t out[8];
 
-	cr_assert_eq(rtl_rtde_unpack(snan, 8, &t, 1, &v), 0);
+	cr_assert_eq(rtl_rtde_unpack(&v, snan, 8, &t, 1), 0);
 	cr_assert(isnan(v.d));
 	cr_assert_eq(rtl_rtde_pack(out, 8, &t, 1, &v), 8);
 	cr_assert_eq(memcmp(out, snan, 8), 0);
@@ -837,7 +837,7 @@ Test(rtde_codec, bool_reads_any_nonzero_byte_as_true_and_writes_one)
 	union rtl_rtde_value v;
 	uint8_t out[1];
 
-	cr_assert_eq(rtl_rtde_unpack(two, 1, &t, 1, &v), 0);
+	cr_assert_eq(rtl_rtde_unpack(&v, two, 1, &t, 1), 0);
 	cr_assert(v.b);
 	cr_assert_eq(rtl_rtde_pack(out, 1, &t, 1, &v), 1);
 	cr_assert_eq(out[0], 1);
@@ -852,12 +852,12 @@ Test(rtde_codec, unpack_of_the_wrong_length_is_ebadmsg_and_writes_nothing)
 	double d[2];
 
 	memset(v, 0x5A, sizeof(v));
-	cr_assert_eq(rtl_rtde_unpack(shorter, 11, t, 2, v), -EBADMSG);
+	cr_assert_eq(rtl_rtde_unpack(v, shorter, 11, t, 2), -EBADMSG);
 	cr_assert_eq(((uint8_t *)v)[0], 0x5A);
-	cr_assert_eq(rtl_rtde_unpack(fields, 12, t, 2, v), 0);
-	cr_assert_eq(rtl_rtde_unpack(fields, 12, t, 1, v), -EBADMSG);
-	cr_assert_eq(rtl_rtde_unpack_to(shorter, 11, t, 2, NULL, v), -EBADMSG);
-	cr_assert_eq(rtl_rtde_unpack_doubles(shorter, 11, t, 2, d, 2), -EBADMSG);
+	cr_assert_eq(rtl_rtde_unpack(v, fields, 12, t, 2), 0);
+	cr_assert_eq(rtl_rtde_unpack(v, fields, 12, t, 1), -EBADMSG);
+	cr_assert_eq(rtl_rtde_unpack_to(v, shorter, 11, t, 2, NULL), -EBADMSG);
+	cr_assert_eq(rtl_rtde_unpack_doubles(d, 2, shorter, 11, t, 2), -EBADMSG);
 	free(shorter);
 }
 
@@ -867,8 +867,8 @@ Test(rtde_codec, pseudo_types_in_a_recipe_are_eproto)
 	union rtl_rtde_value v[2] = { 0 };
 	uint8_t fields[16] = { 0 };
 
-	cr_assert_eq(rtl_rtde_layout(t, 2, NULL), -EPROTO);
-	cr_assert_eq(rtl_rtde_unpack(fields, 8, t, 2, v), -EPROTO);
+	cr_assert_eq(rtl_rtde_layout(NULL, t, 2), -EPROTO);
+	cr_assert_eq(rtl_rtde_unpack(v, fields, 8, t, 2), -EPROTO);
 	cr_assert_eq(rtl_rtde_pack(fields, sizeof(fields), t, 2, v), -EPROTO);
 }
 
@@ -878,8 +878,8 @@ Test(rtde_codec, recipe_larger_than_a_package_is_emsgsize)
 
 	for (size_t i = 0; i < 1400; i++)
 		t[i] = RTL_RTDE_TYPE_VECTOR6D; /* 67200 bytes */
-	cr_assert_eq(rtl_rtde_layout(t, 1365, NULL), 65520);
-	cr_assert_eq(rtl_rtde_layout(t, 1366, NULL), -EMSGSIZE);
+	cr_assert_eq(rtl_rtde_layout(NULL, t, 1365), 65520);
+	cr_assert_eq(rtl_rtde_layout(NULL, t, 1366), -EMSGSIZE);
 }
 
 Test(rtde_codec, pack_into_too_small_a_buffer_is_enospc)
@@ -918,7 +918,7 @@ Test(rtde_codec, unpack_to_fills_a_user_struct_by_offsets)
 
 	cr_assert_eq(n, 8 + 1 + 4 + 48 + 8);
 	memset(&out, 0, sizeof(out));
-	cr_assert_eq(rtl_rtde_unpack_to(fields, (size_t)n, t, 5, offs, &out), 0);
+	cr_assert_eq(rtl_rtde_unpack_to(&out, fields, (size_t)n, t, 5, offs), 0);
 	cr_assert_eq(out.timestamp, 12.5);
 	cr_assert(out.running);
 	cr_assert_eq(out.mode, -7);
@@ -933,7 +933,7 @@ Test(rtde_codec, unpack_to_without_offsets_gives_the_payload_in_host_order)
 	uint8_t host[5];
 	uint32_t u;
 
-	cr_assert_eq(rtl_rtde_unpack_to(fields, 5, t, 2, NULL, host), 0);
+	cr_assert_eq(rtl_rtde_unpack_to(host, fields, 5, t, 2, NULL), 0);
 	cr_assert_eq(host[0], 7);
 	memcpy(&u, host + 1, 4);
 	cr_assert_eq(u, 0x102);
@@ -948,7 +948,7 @@ Test(rtde_codec, unpack_doubles_flattens_every_element)
 
 	fill_values(in);
 	size = rtl_rtde_pack(fields, sizeof(fields), all_types, N_TYPES, in);
-	cr_assert_eq(rtl_rtde_unpack_doubles(fields, (size_t)size, all_types, N_TYPES, d, 32),
+	cr_assert_eq(rtl_rtde_unpack_doubles(d, 32, fields, (size_t)size, all_types, N_TYPES),
 		     6 + 3 + 6 + 6 + 6);
 	cr_assert_eq(d[0], 1.0);
 	cr_assert_eq(d[1], 254.0);
@@ -960,7 +960,7 @@ Test(rtde_codec, unpack_doubles_flattens_every_element)
 	cr_assert_eq(d[9 + 5], -7.5);
 	cr_assert_eq(d[15 + 5], -5000000.0);
 	cr_assert_eq(d[21 + 5], 2147483653.0);
-	cr_assert_eq(rtl_rtde_unpack_doubles(fields, (size_t)size, all_types, N_TYPES, d, 26),
+	cr_assert_eq(rtl_rtde_unpack_doubles(d, 26, fields, (size_t)size, all_types, N_TYPES),
 		     -ENOSPC);
 }
 

@@ -99,8 +99,7 @@ static struct prog P;
 static void on_connected(struct rtl_rtde_transport *t, void *user)
 {
 	struct prog *p = user;
-	const struct rtl_rtde_client_info *info =
-		rtl_rtde_client_info(rtl_rtde_transport_client(t));
+	const struct rtl_rtde_handshake *info = rtl_rtde_client_info(rtl_rtde_transport_client(t));
 
 	p->connects++;
 	p->protocol = info->protocol;
@@ -116,8 +115,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 	if (!p->frames++)
 		p->first_ts = f->ctrl_time;
 	if (rtl_rtde_handle_valid(p->reg))
-		rtl_rtde_frame_set_int(rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0), p->reg,
-				       p->value);
+		rtl_rtde_frame_set_int(rtl_rtde_loop_commands(loop, 0), p->reg, p->value);
 	return 0;
 }
 
@@ -125,16 +123,17 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 static void prog_open(struct prog *p, uint16_t port, const char *inputs, int reconnects,
 		      int64_t backoff_ns)
 {
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 
 	memset(p, 0, sizeof(*p));
 	tc.port = port;
 	tc.connect_timeout_ns = 2 * SEC;
-	tc.client.outputs = "timestamp,actual_q";
-	tc.client.inputs[0] = inputs;
-	tc.client.frequency = 500;
+	cc.outputs = "timestamp,actual_q";
+	cc.inputs[0] = inputs;
+	cc.frequency = 500;
 	tc.connected = on_connected;
 	tc.user = p;
 	cr_assert_eq(rtl_rtde_transport_create(&p->tr, &tc, &err), 0, "%s", err.msg);
@@ -162,7 +161,7 @@ static void prog_close(struct prog *p)
 static uint16_t closed_port(void)
 {
 	uint16_t port;
-	int fd = rtl_tcp_listen(NULL, 0, &port, NULL);
+	int fd = rtl_tcp_listen(&port, NULL, 0, NULL);
 
 	cr_assert_geq(fd, 0);
 	close(fd);
@@ -254,7 +253,8 @@ Test(rtde_connect, a_closed_port_is_refused_with_a_clear_message)
 Test(rtde_connect, a_silent_peer_times_out_at_the_first_reply)
 {
 	static struct fake fk = { .conns = 1, .silent = true };
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 	struct rtl_rtde_transport *tr;
@@ -264,8 +264,8 @@ Test(rtde_connect, a_silent_peer_times_out_at_the_first_reply)
 	fake_start(&fk);
 	tc.port = fk.port;
 	tc.connect_timeout_ns = 4 * SEC;
-	tc.client.outputs = "timestamp";
-	tc.client.reply_timeout_ns = 300 * MS;
+	cc.outputs = "timestamp";
+	cc.reply_timeout_ns = 300 * MS;
 	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), 0, "%s", err.msg);
 	lc.transport = rtl_rtde_transport_base(tr);
 	lc.step = step;

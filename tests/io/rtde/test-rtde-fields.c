@@ -294,21 +294,21 @@ Test(rtde_fields, suggests_the_closest_name)
 {
 	unsigned d = 0;
 
-	cr_assert_eq(rtl_rtde_field_suggest("actual_tcp_pose", 15, 0, &d), must("actual_TCP_pose"));
+	cr_assert_eq(rtl_rtde_field_suggest(&d, "actual_tcp_pose", 15, 0), must("actual_TCP_pose"));
 	cr_assert_eq(d, 3, "three case changes cost half an edit each");
-	cr_assert_eq(rtl_rtde_field_suggest("timestmp", 8, RTL_RTDE_FIELD_OUTPUT, &d),
+	cr_assert_eq(rtl_rtde_field_suggest(&d, "timestmp", 8, RTL_RTDE_FIELD_OUTPUT),
 		     must("timestamp"));
 	cr_assert_eq(d, 2);
-	cr_assert_eq(rtl_rtde_field_suggest("acutal_q", 8, RTL_RTDE_FIELD_OUTPUT, &d),
+	cr_assert_eq(rtl_rtde_field_suggest(&d, "acutal_q", 8, RTL_RTDE_FIELD_OUTPUT),
 		     must("actual_q"), "transposition");
 	cr_assert_eq(d, 2);
 	cr_assert_eq(
-		rtl_rtde_field_suggest("standard_analog_output0", 23, RTL_RTDE_FIELD_INPUT, NULL),
+		rtl_rtde_field_suggest(NULL, "standard_analog_output0", 23, RTL_RTDE_FIELD_INPUT),
 		must("standard_analog_output_0"), "direction filter");
 	cr_assert_eq(
-		rtl_rtde_field_suggest("speed_slider_fractoin", 21, RTL_RTDE_FIELD_INPUT, NULL),
+		rtl_rtde_field_suggest(NULL, "speed_slider_fractoin", 21, RTL_RTDE_FIELD_INPUT),
 		must("speed_slider_fraction"));
-	cr_assert_null(rtl_rtde_field_suggest("xyzzy_completely_wrong", 22, 0, NULL));
-	cr_assert_null(rtl_rtde_field_suggest("", 0, 0, NULL));
-	cr_assert_null(rtl_rtde_field_suggest(NULL, 3, 0, NULL));
+	cr_assert_null(rtl_rtde_field_suggest(NULL, "xyzzy_completely_wrong", 22, 0));
+	cr_assert_null(rtl_rtde_field_suggest(NULL, "", 0, 0));
+	cr_assert_null(rtl_rtde_field_suggest(NULL, NULL, 3, 0));
 }

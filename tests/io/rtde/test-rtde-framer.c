@@ -80,7 +80,7 @@ static void feed_and_check(const struct stream *s, size_t max_size, size_t chunk
 	size_t pos = 0, got = 0;
 	uint32_t rng = seed;
 
-	cr_assert_eq(rtl_rtde_framer_create(&f, max_size), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, max_size, NULL), 0);
 	while (pos < s->len) {
 		size_t n = s->len - pos;
 		const uint8_t *pkg;
@@ -115,7 +115,7 @@ static void feed_and_check(const struct stream *s, size_t max_size, size_t chunk
 	}
 	cr_assert_eq(got, s->count);
 	cr_assert_eq(rtl_rtde_framer_pending(f), 0);
-	cr_assert_null(rtl_rtde_framer_error(f));
+	cr_assert_null(rtl_rtde_framer_last_error(f));
 	rtl_rtde_framer_destroy(f);
 }
 
@@ -167,7 +167,7 @@ Test(rtde_framer, returns_whole_packages_in_place_and_copies_only_straddlers)
 
 	memcpy(in, vec_v_req_v2, sizeof(vec_v_req_v2));
 	memcpy(in + sizeof(vec_v_req_v2), vec_s_req, sizeof(vec_s_req));
-	cr_assert_eq(rtl_rtde_framer_create(&f, 64), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, 64, NULL), 0);
 
 	/* Whole packages: pointers into the fed bytes. */
 	cr_assert_eq(rtl_rtde_framer_feed(f, in, sizeof(in)), 0);
@@ -211,7 +211,7 @@ Test(rtde_framer, accepts_exactly_the_configured_maximum)
 	const uint8_t *out;
 	size_t len;
 
-	cr_assert_eq(rtl_rtde_framer_create(&f, 40), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, 40, NULL), 0);
 	cr_assert_eq(rtl_rtde_framer_feed(f, pkg, sizeof(pkg)), 0);
 	cr_assert_eq(rtl_rtde_framer_next(f, &out, &len), 1);
 	cr_assert_eq(len, 40);
@@ -229,12 +229,12 @@ Test(rtde_framer, size_below_three_is_an_error_naming_offset_and_value)
 	memcpy(stream, vec_v_req_v2, 5);
 	memcpy(stream + 5, vec_s_req, 3);
 	memcpy(stream + 8, "\x00\x02\x53", 3);
-	cr_assert_eq(rtl_rtde_framer_create(&f, 4096), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, 4096, NULL), 0);
 	cr_assert_eq(rtl_rtde_framer_feed(f, stream, sizeof(stream)), 0);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), 1);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), 1);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), -EMSGSIZE);
-	e = rtl_rtde_framer_error(f);
+	e = rtl_rtde_framer_last_error(f);
 	cr_assert_not_null(e);
 	cr_assert_eq(e->err.code, -EMSGSIZE);
 	cr_assert_eq(e->offset, 8);
@@ -261,12 +261,12 @@ Test(rtde_framer, size_above_the_maximum_is_an_error_before_the_body_arrives)
 	rtl_rtde_store_u16(stream + 1234, 4097);
 	stream[1236] = RTL_RTDE_PKG_DATA;
 
-	cr_assert_eq(rtl_rtde_framer_create(&f, 4096), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, 4096, NULL), 0);
 	cr_assert_eq(rtl_rtde_framer_feed(f, stream, sizeof(stream)), 0);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), 1);
 	cr_assert_eq(len, 1234);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), -EMSGSIZE);
-	e = rtl_rtde_framer_error(f);
+	e = rtl_rtde_framer_last_error(f);
 	cr_assert_not_null(e);
 	cr_assert_eq(e->offset, 1234);
 	cr_assert_eq(e->value, 4097);
@@ -286,7 +286,7 @@ Test(rtde_framer, bad_header_split_over_feeds_names_the_package_start)
 	size_t len;
 	int r = 0, packages = 0;
 
-	cr_assert_eq(rtl_rtde_framer_create(&f, 4096), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, 4096, NULL), 0);
 	for (size_t i = 0; i < sizeof(stream) && r >= 0; i++) {
 		cr_assert_eq(rtl_rtde_framer_feed(f, stream + i, 1), 0);
 		while ((r = rtl_rtde_framer_next(f, &pkg, &len)) == 1)
@@ -294,7 +294,7 @@ Test(rtde_framer, bad_header_split_over_feeds_names_the_package_start)
 	}
 	cr_assert_eq(packages, 2);
 	cr_assert_eq(r, -EMSGSIZE);
-	e = rtl_rtde_framer_error(f);
+	e = rtl_rtde_framer_last_error(f);
 	cr_assert_not_null(e);
 	cr_assert_eq(e->offset, 7);
 	cr_assert_eq(e->value, 0);
@@ -308,17 +308,17 @@ Test(rtde_framer, refuses_all_input_after_an_error_until_reset)
 	const uint8_t *pkg;
 	size_t len;
 
-	cr_assert_eq(rtl_rtde_framer_create(&f, 4096), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, 4096, NULL), 0);
 	cr_assert_eq(rtl_rtde_framer_feed(f, bad, sizeof(bad)), 0);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), -EMSGSIZE);
 	/* The valid START after the bad header is never returned. */
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), -EMSGSIZE);
 	cr_assert_eq(rtl_rtde_framer_feed(f, vec_s_req, sizeof(vec_s_req)), -EMSGSIZE);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), -EMSGSIZE);
-	cr_assert_not_null(rtl_rtde_framer_error(f));
+	cr_assert_not_null(rtl_rtde_framer_last_error(f));
 
 	rtl_rtde_framer_reset(f);
-	cr_assert_null(rtl_rtde_framer_error(f));
+	cr_assert_null(rtl_rtde_framer_last_error(f));
 	cr_assert_eq(rtl_rtde_framer_offset(f), 0);
 	cr_assert_eq(rtl_rtde_framer_feed(f, vec_s_req, sizeof(vec_s_req)), 0);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), 1);
@@ -332,7 +332,7 @@ Test(rtde_framer, feeding_before_the_previous_feed_is_consumed_is_ebusy)
 	const uint8_t *pkg;
 	size_t len;
 
-	cr_assert_eq(rtl_rtde_framer_create(&f, 4096), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, 4096, NULL), 0);
 	cr_assert_eq(rtl_rtde_framer_feed(f, vec_m_v2, sizeof(vec_m_v2)), 0);
 	cr_assert_eq(rtl_rtde_framer_feed(f, vec_s_req, sizeof(vec_s_req)), -EBUSY);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), 1);
@@ -347,7 +347,7 @@ Test(rtde_framer, empty_feeds_and_empty_framers_yield_nothing)
 	const uint8_t *pkg;
 	size_t len;
 
-	cr_assert_eq(rtl_rtde_framer_create(&f, 4096), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, 4096, NULL), 0);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), 0);
 	cr_assert_eq(rtl_rtde_framer_feed(f, NULL, 0), 0);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), 0);
@@ -363,7 +363,7 @@ Test(rtde_framer, pending_reports_a_truncated_tail)
 	const uint8_t *pkg;
 	size_t len;
 
-	cr_assert_eq(rtl_rtde_framer_create(&f, 4096), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, 4096, NULL), 0);
 	cr_assert_eq(rtl_rtde_framer_feed(f, vec_m_v2, 50), 0);
 	cr_assert_eq(rtl_rtde_framer_next(f, &pkg, &len), 0);
 	cr_assert_eq(rtl_rtde_framer_pending(f), 50);
@@ -378,14 +378,15 @@ Test(rtde_framer, create_rejects_bad_arguments_and_clears_out)
 	static const size_t bad[] = { 0, 2, RTL_RTDE_MAX_PACKAGE_SIZE + 1, SIZE_MAX };
 	struct rtl_rtde_framer *f;
 
-	cr_assert_eq(rtl_rtde_framer_create(NULL, 64), -EINVAL);
+	cr_assert_eq(rtl_rtde_framer_create(NULL, 64, NULL), -EINVAL);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		f = junk;
-		cr_assert_eq(rtl_rtde_framer_create(&f, bad[i]), -EINVAL, "max_size %zu", bad[i]);
+		cr_assert_eq(rtl_rtde_framer_create(&f, bad[i], NULL), -EINVAL, "max_size %zu",
+			     bad[i]);
 		cr_assert_null(f, "*out is NULL on failure (max_size %zu)", bad[i]);
 	}
 	f = junk;
-	cr_assert_eq(rtl_rtde_framer_create(&f, RTL_RTDE_MAX_PACKAGE_SIZE), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, RTL_RTDE_MAX_PACKAGE_SIZE, NULL), 0);
 	cr_assert_neq(f, junk);
 	cr_assert_not_null(f);
 	rtl_rtde_framer_destroy(f);
@@ -399,7 +400,7 @@ Test(rtde_framer, feed_and_next_reject_bad_arguments)
 	const uint8_t *pkg;
 	size_t len;
 
-	cr_assert_eq(rtl_rtde_framer_create(&f, 3), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, 3, NULL), 0);
 	cr_assert_eq(rtl_rtde_framer_feed(NULL, vec_s_req, 3), -EINVAL);
 	cr_assert_eq(rtl_rtde_framer_feed(f, NULL, 3), -EINVAL);
 	cr_assert_eq(rtl_rtde_framer_next(NULL, &pkg, &len), -EINVAL);
@@ -429,7 +430,7 @@ Test(rtde_framer, framing_and_decoding_do_not_allocate)
 	static uint8_t out[4096];
 	int decoded = 0;
 
-	cr_assert_eq(rtl_rtde_framer_create(&f, 4096), 0);
+	cr_assert_eq(rtl_rtde_framer_create(&f, 4096, NULL), 0);
 	cr_assert(rtl_test_alloc_selftest(), "malloc counting inactive");
 	rtl_test_alloc_mark_thread();
 	rtl_test_alloc_start();
@@ -438,13 +439,13 @@ Test(rtde_framer, framing_and_decoding_do_not_allocate)
 
 		rtl_rtde_framer_feed(f, s.bytes + pos, n);
 		while (rtl_rtde_framer_next(f, &pkg, &len) == 1) {
-			if (rtl_rtde_decode(pkg, len, 2, RTL_RTDE_FROM_CONTROLLER, &msg) == 0) {
+			if (rtl_rtde_decode(&msg, pkg, len, 2, RTL_RTDE_FROM_CONTROLLER) == 0) {
 				decoded++;
 				rtl_rtde_encode(out, sizeof(out), 2, &msg);
 			}
 		}
 	}
-	rtl_rtde_unpack(vec_u_q_v2 + 4, 56, types, 2, v);
+	rtl_rtde_unpack(v, vec_u_q_v2 + 4, 56, types, 2);
 	rtl_rtde_pack(out, sizeof(out), types, 2, v);
 	allocs = rtl_test_alloc_stop();
 	rtl_test_alloc_unmark_thread();

@@ -163,10 +163,16 @@ static void teardown(void)
 static void config(struct rtl_rtde_transport_config *tc,
 		   const struct rtl_rtde_transport_hook_ops *h)
 {
+	static const struct rtl_rtde_client_config cc = {
+		.size = sizeof(cc),
+		.outputs = "timestamp,actual_q",
+		.inputs = { RTL_RTDE_CMD_RECIPE },
+	};
+
 	memset(tc, 0, sizeof(*tc));
+	tc->size = sizeof(*tc);
 	tc->port = srv ? sim_server_port(srv) : 30004;
-	tc->client.outputs = "timestamp,actual_q";
-	tc->client.inputs[0] = RTL_RTDE_CMD_RECIPE;
+	tc->client = &cc;
 	tc->hook = h;
 	tc->hook_ctx = &P;
 }
@@ -222,8 +228,20 @@ Test(rtde_hook, create_checks_the_tables_size, .fini = teardown)
 	cr_assert(tr == NULL);
 	cr_assert(strstr(err.msg, "set .size = sizeof(struct rtl_rtde_transport_hook_ops)"), "%s",
 		  err.msg);
-	small.size = sizeof(small) - 1;
-	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), -EINVAL);
+	/* A table of an older rtloop, without finish: accepted, and the call
+	 * it does not have is not made. */
+	small.size = offsetof(struct rtl_rtde_transport_hook_ops, finish);
+	/* small.finish is still set: the library must not read past .size */
+	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), 0, "%s", err.msg);
+	rtl_rtde_transport_destroy(tr);
+	tr = NULL;
+	cr_assert_eq(atomic_load(&P.finishes), 0, "no finish past the table's size");
+	small.size = sizeof(small);
+	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), 0, "%s", err.msg);
+	rtl_rtde_transport_destroy(tr);
+	tr = NULL;
+	cr_assert_eq(atomic_load(&P.finishes), 1, "destroy calls finish");
+	atomic_store(&P.finishes, 0);
 
 	memset(&big, 0, sizeof(big));
 	big.ops = hook;

@@ -141,18 +141,18 @@ Test(rtde_recipe, decodes_a_hand_built_payload)
 	cr_assert_eq(n, 129);
 	build_known();
 	cr_assert_eq(rtl_rtde_frame_init(&f, storage, sizeof(storage), &rec), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "timestamp", &ts), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "actual_q", &q), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "robot_mode", &mode), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "joint_mode", &jm), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "runtime_state", &rs), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "actual_digital_input_bits", &din), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "tool_output_mode", &tom), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "elbow_position", &elbow), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &ts, "timestamp"), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &q, "actual_q"), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &mode, "robot_mode"), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &jm, "joint_mode"), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &rs, "runtime_state"), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &din, "actual_digital_input_bits"), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &tom, "tool_output_mode"), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &elbow, "elbow_position"), 0);
 	pl = rtl_rtde_recipe_handle_at(&rec, 8);
 	cr_assert_eq(jm.index, 3);
 
-	cr_assert_eq(rtl_rtde_recipe_decode(&rec, payload, n, &f), 0);
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, &f, payload, n), 0);
 	cr_assert_eq(rtl_rtde_frame_get_double(&f, ts), 16412.206);
 	cr_assert(rtl_rtde_frame_get_vec6(&f, q, v6));
 	cr_assert_eq(v6[0], 1.0);
@@ -197,12 +197,12 @@ Test(rtde_recipe, decode_rejects_wrong_length_and_small_frames)
 	build_known();
 	cr_assert_eq(rtl_rtde_frame_init(&f, storage, 135, &rec), -EINVAL);
 	cr_assert_eq(rtl_rtde_frame_init(&f, storage, sizeof(storage), &rec), 0);
-	cr_assert_eq(rtl_rtde_recipe_decode(&rec, payload, n - 1, &f), -EBADMSG);
-	cr_assert_eq(rtl_rtde_recipe_decode(&rec, payload, n + 1, &f), -EBADMSG);
-	cr_assert_eq(rtl_rtde_recipe_decode(&rec, NULL, n, &f), -EINVAL);
-	cr_assert_eq(rtl_rtde_recipe_decode(NULL, payload, n, &f), -EINVAL);
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, &f, payload, n - 1), -EBADMSG);
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, &f, payload, n + 1), -EBADMSG);
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, &f, NULL, n), -EINVAL);
+	cr_assert_eq(rtl_rtde_recipe_decode(NULL, &f, payload, n), -EINVAL);
 	f.cap = 100;
-	cr_assert_eq(rtl_rtde_recipe_decode(&rec, payload, n, &f), -EINVAL);
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, &f, payload, n), -EINVAL);
 }
 
 Test(rtde_recipe, decodes_the_reference_data_package)
@@ -218,8 +218,8 @@ Test(rtde_recipe, decodes_the_reference_data_package)
 		rtl_rtde_recipe_from_list(&rec, &out_any, "timestamp,target_speed_fraction", &rep),
 		2);
 	cr_assert_eq(rtl_rtde_frame_init(&f, storage, sizeof(storage), &rec), 0);
-	cr_assert_eq(rtl_rtde_recipe_decode(&rec, pkg + 4, n - 4, &f), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "target_speed_fraction", &h), 0);
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, &f, pkg + 4, n - 4), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &h, "target_speed_fraction"), 0);
 	cr_assert_eq(rtl_rtde_frame_get_double(&f, h), 1.0);
 	cr_assert_eq(rtl_rtde_frame_get_double(&f, rtl_rtde_recipe_handle_at(&rec, 0)), 16412.206);
 }
@@ -240,15 +240,15 @@ Test(rtde_recipe, encodes_an_input_recipe_like_the_reference)
 	cr_assert_eq(rec.wire_size, 12);
 	cr_assert_eq(rec.host_size, 16);
 	cr_assert_eq(rtl_rtde_frame_init(&f, storage, sizeof(storage), &rec), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "speed_slider_mask", &mask), 0);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "speed_slider_fraction", &frac), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &mask, "speed_slider_mask"), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &frac, "speed_slider_fraction"), 0);
 	cr_assert(rtl_rtde_frame_set_uint(&f, mask, 1));
 	cr_assert(rtl_rtde_frame_set_double(&f, frac, 0.5));
 	cr_assert_not(rtl_rtde_frame_set_double(&f, mask, 0.5), "type checked");
 	cr_assert_not(rtl_rtde_frame_set_uint(&f, mask, UINT64_C(1) << 32), "does not fit");
 	cr_assert_not(rtl_rtde_frame_set_int(&f, frac, 3));
-	cr_assert_eq(rtl_rtde_recipe_encode(&rec, &f, fields, 11), -ENOSPC);
-	len = rtl_rtde_recipe_encode(&rec, &f, fields, sizeof(fields));
+	cr_assert_eq(rtl_rtde_recipe_encode(&rec, fields, 11, &f), -ENOSPC);
+	len = rtl_rtde_recipe_encode(&rec, fields, sizeof(fields), &f);
 	cr_assert_eq(len, 12);
 	cr_assert_eq(memcmp(fields, want + 4, 12), 0);
 	cr_assert_eq(rtl_rtde_encode_data(pkg, sizeof(pkg), RTL_RTDE_PROTOCOL_V2,
@@ -279,10 +279,10 @@ Test(rtde_recipe, encode_decode_round_trip_of_every_type)
 	cr_assert(rtl_rtde_frame_set_int(&fa, rtl_rtde_recipe_handle_at(&rec, 3), -123456));
 	cr_assert(rtl_rtde_frame_set_double(&fa, rtl_rtde_recipe_handle_at(&rec, 4), -0.125));
 	cr_assert(rtl_rtde_frame_set_vec6(&fa, rtl_rtde_recipe_handle_at(&rec, 5), w));
-	cr_assert_eq(rtl_rtde_recipe_encode(&rec, &fa, wire, sizeof(wire)), 1 + 1 + 4 + 4 + 8 + 48);
+	cr_assert_eq(rtl_rtde_recipe_encode(&rec, wire, sizeof(wire), &fa), 1 + 1 + 4 + 4 + 8 + 48);
 	cr_assert_eq(wire[0], 1);
 	cr_assert_eq(wire[1], 0xA5);
-	cr_assert_eq(rtl_rtde_recipe_decode(&rec, wire, rec.wire_size, &fb), 0);
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, &fb, wire, rec.wire_size), 0);
 	cr_assert_eq(memcmp(a, b, rec.host_size), 0);
 	cr_assert(rtl_rtde_frame_get_bool(&fb, rtl_rtde_recipe_handle_at(&rec, 0)));
 	cr_assert_eq(rtl_rtde_frame_get_int(&fb, rtl_rtde_recipe_handle_at(&rec, 3)), -123456);
@@ -351,7 +351,7 @@ Test(rtde_recipe, a_failed_build_leaves_no_runs)
 	cr_assert_eq(rec.n_runs, 0);
 	cr_assert_eq(rec.wire_size, 0);
 	memset(storage, 0xAB, sizeof(storage));
-	cr_assert_eq(rtl_rtde_recipe_decode(&rec, NULL, 0, &f), 0);
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, &f, NULL, 0), 0);
 	cr_assert_eq(storage[0], 0xAB, "an empty recipe writes nothing");
 }
 
@@ -455,15 +455,15 @@ static void round_trip(const struct rtl_rtde_recipe_opts *o, const char *const *
 	memset(host_a, 0x5C, sizeof(host_a));
 	memset(host_b, 0x5C, sizeof(host_b));
 	f = (struct rtl_rtde_frame){ host_a, rec.host_size, rec.host_size };
-	cr_assert_eq(rtl_rtde_recipe_decode(&rec, wire_a, len, &f), 0);
-	cr_assert_eq(rtl_rtde_unpack_to(wire_a, len, ref_types, n, host_offs, host_b), 0);
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, &f, wire_a, len), 0);
+	cr_assert_eq(rtl_rtde_unpack_to(host_b, wire_a, len, ref_types, n, host_offs), 0);
 	cr_assert_eq(memcmp(host_a, host_b, sizeof(host_a)), 0, "decode differs from unpack_to");
 
 	/* Encode of the decoded frame: the reference bytes, and the package
 	 * with its BOOL bytes as 0 or 1. */
 	memset(wire_b, 0xEE, sizeof(wire_b));
 	memset(wire_c, 0xEE, sizeof(wire_c));
-	cr_assert_eq(rtl_rtde_recipe_encode(&rec, &f, wire_b, len), (int)len);
+	cr_assert_eq(rtl_rtde_recipe_encode(&rec, wire_b, len, &f), (int)len);
 	cr_assert_eq(rtl_rtde_pack_from(wire_c, len, ref_types, n, host_offs, host_a), (int)len);
 	cr_assert_eq(memcmp(wire_b, wire_c, sizeof(wire_b)), 0, "encode differs from pack_from");
 	for (size_t i = 0; i < n; i++) {
@@ -481,7 +481,7 @@ static void round_trip(const struct rtl_rtde_recipe_opts *o, const char *const *
 	for (size_t i = 0; i < n; i++)
 		if (ref_types[i] == RTL_RTDE_TYPE_BOOL)
 			host_a[host_offs[i]] = (unsigned char)(rng(&seed) | 2);
-	cr_assert_eq(rtl_rtde_recipe_encode(&rec, &f, wire_b, len), (int)len);
+	cr_assert_eq(rtl_rtde_recipe_encode(&rec, wire_b, len, &f), (int)len);
 	cr_assert_eq(rtl_rtde_pack_from(wire_c, len, ref_types, n, host_offs, host_a), (int)len);
 	cr_assert_eq(memcmp(wire_b, wire_c, len), 0);
 }
@@ -585,8 +585,8 @@ Test(rtde_recipe, decode_and_encode_allocate_nothing)
 	rtl_test_alloc_mark_thread();
 	rtl_test_alloc_start();
 	for (int i = 0; i < 100; i++) {
-		bad |= rtl_rtde_recipe_decode(&rec, wire_a, rec.wire_size, &f) != 0;
-		bad |= rtl_rtde_recipe_encode(&rec, &f, wire_b, sizeof(wire_b)) !=
+		bad |= rtl_rtde_recipe_decode(&rec, &f, wire_a, rec.wire_size) != 0;
+		bad |= rtl_rtde_recipe_encode(&rec, wire_b, sizeof(wire_b), &f) !=
 		       (int)rec.wire_size;
 	}
 	allocs = rtl_test_alloc_stop();
@@ -613,14 +613,14 @@ Test(rtde_recipe, bool_is_normalised_both_ways)
 	cr_assert_eq(rec.runs[1].kind, RTL_RTDE_RUN_BOOL);
 	cr_assert_eq(rec.runs[1].count, 3);
 	cr_assert_eq(rtl_rtde_frame_init(&f, storage, sizeof(storage), &rec), 0);
-	cr_assert_eq(rtl_rtde_recipe_decode(&rec, wire, 12, &f), 0);
+	cr_assert_eq(rtl_rtde_recipe_decode(&rec, &f, wire, 12), 0);
 	cr_assert_eq(storage[8], 1);
 	cr_assert_eq(storage[9], 0);
 	cr_assert_eq(storage[10], 1);
 	cr_assert_eq(storage[11], 0x80, "a UINT8 is copied as is");
 	cr_assert(rtl_rtde_frame_get_bool(&f, rtl_rtde_recipe_handle_at(&rec, 3)));
 	storage[9] = 0x40; /* written directly, not through a setter */
-	cr_assert_eq(rtl_rtde_recipe_encode(&rec, &f, out, sizeof(out)), 12);
+	cr_assert_eq(rtl_rtde_recipe_encode(&rec, out, sizeof(out), &f), 12);
 	cr_assert_eq(out[8], 1);
 	cr_assert_eq(out[9], 1);
 	cr_assert_eq(out[10], 1);
@@ -633,10 +633,10 @@ Test(rtde_recipe, handles_of_missing_names_are_invalid)
 	struct rtl_rtde_handle h;
 
 	build_known();
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "actual_qd", &h), -ENOENT);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &h, "actual_qd"), -ENOENT);
 	cr_assert_not(rtl_rtde_handle_valid(h));
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, NULL, &h), -EINVAL);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "actual_q", NULL), -EINVAL);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &h, NULL), -EINVAL);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, NULL, "actual_q"), -EINVAL);
 	cr_assert_not(rtl_rtde_handle_valid(rtl_rtde_recipe_handle_at(&rec, 9)));
 	cr_assert(rtl_rtde_handle_valid(rtl_rtde_recipe_handle_at(&rec, 8)));
 }
@@ -758,8 +758,8 @@ Test(rtde_recipe, too_new_is_dropped_by_option)
 		    "(PolyScope X 10.11.0)");
 	assert_text("PolyScope X 10.13.0");
 	assert_text("dropped from the recipe");
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "control_step", &h), -ENOENT);
-	cr_assert_eq(rtl_rtde_recipe_handle(&rec, "actual_current_as_torque", &h), 0);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &h, "control_step"), -ENOENT);
+	cr_assert_eq(rtl_rtde_recipe_handle(&rec, &h, "actual_current_as_torque"), 0);
 	cr_assert_eq(h.index, 1);
 
 	cr_assert_eq(rtl_rtde_recipe_from_list(&rec, &o, "control_step,target_base_wrench", &rep),

@@ -109,8 +109,8 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 {
 	struct rig *r = user;
 	struct rtl_rtde_frame st = rtl_rtde_loop_state(fr);
-	struct rtl_rtde_frame *cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
-	struct rtl_rtde_frame *echo = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 1);
+	struct rtl_rtde_frame *cmd = rtl_rtde_loop_commands(loop, 0);
+	struct rtl_rtde_frame *echo = rtl_rtde_loop_commands(loop, 1);
 	int64_t n = atomic_load_explicit(&r->steps, memory_order_relaxed) + 1;
 	double q[6];
 
@@ -166,7 +166,8 @@ static int rig_try_start(const struct rig_opts *o, struct rtl_error *err)
 {
 	struct sim_opts so;
 	struct sim_server_opts sv = { 0 };
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 
 	sim_opts_default(&so);
@@ -176,9 +177,9 @@ static int rig_try_start(const struct rig_opts *o, struct rtl_error *err)
 
 	tc.host = "127.0.0.1";
 	tc.port = sim_server_port(R.srv);
-	tc.client.outputs = OUTPUTS;
-	tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
-	tc.client.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
+	cc.outputs = OUTPUTS;
+	cc.inputs[0] = RTL_RTDE_CMD_RECIPE;
+	cc.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
 	tc.connected = on_connected;
 	tc.safe = o->default_safe ? NULL : on_safe;
 	tc.user = &R;
@@ -575,7 +576,7 @@ static void *external_main(void *arg)
 
 		if (!f)
 			break;
-		cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(R.loop), 0);
+		cmd = rtl_rtde_loop_commands(R.loop, 0);
 		rtl_rtde_frame_set_int(cmd, R.mode, RTL_RTDE_CMD_SPEEDJ);
 		rtl_rtde_frame_set_double(cmd, R.p0, 0.2);
 		rtl_rtde_frame_set_double(cmd, R.acc, 5.0);
@@ -594,6 +595,12 @@ Test(loop_rtde, external_loop_moves_the_robot_and_stops_it)
 
 	rig_reset();
 	rig_start(&o);
+	/* The typed accessor is the coalescer's frame, and nothing else. */
+	cr_assert_not_null(rtl_rtde_loop_commands(R.loop, 0));
+	cr_assert_eq(rtl_rtde_loop_commands(R.loop, 0),
+		     rtl_rtde_coalesce_frame(rtl_loop_commands(R.loop), 0));
+	cr_assert_null(rtl_rtde_loop_commands(R.loop, RTL_RTDE_COALESCE_MAX_RECIPES));
+	cr_assert_null(rtl_rtde_loop_commands(NULL, 0));
 	cr_assert_eq(pthread_create(&th, NULL, external_main, NULL), 0);
 	pthread_join(th, NULL);
 	rig_finish(&s, &ss);
@@ -640,7 +647,8 @@ static int run_burst(struct fake *fk, rtl_loop_step_fn step_fn, bool inline_step
 		     struct rtl_loop_counters *s, struct rtl_rtde_transport **tr,
 		     struct rtl_loop **loop)
 {
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 	int ret;
@@ -652,7 +660,7 @@ static int run_burst(struct fake *fk, rtl_loop_step_fn step_fn, bool inline_step
 	atomic_store(&fk->served, 0);
 	fake_start(fk);
 	tc.port = fk->port;
-	tc.client.outputs = "timestamp,actual_q";
+	cc.outputs = "timestamp,actual_q";
 	cr_assert_eq(rtl_rtde_transport_create(tr, &tc, &err), 0, "%s", err.msg);
 	lc.transport = rtl_rtde_transport_base(*tr);
 	lc.step = step_fn;
@@ -731,7 +739,8 @@ Test(loop_rtde, frames_left_when_the_stream_ends_are_counted)
 
 Test(loop_rtde, refused_connection_names_the_fix)
 {
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_rtde_transport *tr = NULL;
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_loop *loop;
@@ -744,7 +753,7 @@ Test(loop_rtde, refused_connection_names_the_fix)
 	sim_server_destroy(R.srv);
 
 	tc.port = port;
-	tc.client.outputs = "timestamp";
+	cc.outputs = "timestamp";
 	cr_assert_eq(rtl_rtde_transport_create(&tr, &tc, &err), 0);
 	lc.transport = rtl_rtde_transport_base(tr);
 	lc.rt_mode = RTL_LOOP_RT_OFF;
@@ -757,12 +766,13 @@ Test(loop_rtde, refused_connection_names_the_fix)
 
 Test(loop_rtde, unknown_host_fails_at_init_not_at_reconnect)
 {
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_rtde_transport *tr = NULL;
 	struct rtl_error err = { 0 };
 
 	tc.host = "no-such-host.invalid";
-	tc.client.outputs = "timestamp";
+	cc.outputs = "timestamp";
 	cr_expect_lt(rtl_rtde_transport_create(&tr, &tc, &err), 0);
 	cr_expect(strstr(err.msg, "no-such-host.invalid") != NULL, "message: %s", err.msg);
 }
@@ -892,7 +902,8 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_faults_nothing_and_prints_noth
 {
 	struct sim_opts so;
 	struct sim_server_opts sv = { 0 };
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
 	struct rtl_loop_counters s = { .size = sizeof(s) };
@@ -919,9 +930,9 @@ Test(loop_rtde_rt, steady_state_allocates_nothing_faults_nothing_and_prints_noth
 	cr_assert_eq(sim_server_create(&R.srv, &so, &sv), 0);
 	cr_assert_eq(sim_server_start(R.srv), 0);
 	tc.port = sim_server_port(R.srv);
-	tc.client.outputs = OUTPUTS;
-	tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
-	tc.client.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
+	cc.outputs = OUTPUTS;
+	cc.inputs[0] = RTL_RTDE_CMD_RECIPE;
+	cc.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
 	tc.connected = on_connected;
 	tc.safe = on_safe;
 	tc.user = &R;

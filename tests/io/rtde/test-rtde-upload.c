@@ -74,7 +74,7 @@ static void on_connected(struct rtl_rtde_transport *t, void *user)
 static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *user)
 {
 	struct rig *r = user;
-	struct rtl_rtde_frame *cmd = rtl_rtde_coalesce_frame(rtl_loop_commands(loop), 0);
+	struct rtl_rtde_frame *cmd = rtl_rtde_loop_commands(loop, 0);
 
 	(void)fr;
 	atomic_fetch_add(&r->steps, 1);
@@ -158,7 +158,7 @@ static struct rtl_ur_dashboard *dash(void)
 	rtl_ur_dashboard_config_init(&dc);
 	dc.host = "127.0.0.1";
 	dc.port = sim_server_service_port(R.srv, SIM_PORT_DASHBOARD);
-	cr_assert_eq(rtl_ur_dashboard_connect(&dc, &d, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_ur_dashboard_create(&d, &dc, &err), 0, "%s", err.msg);
 	return d;
 }
 
@@ -179,7 +179,7 @@ static void bring_up(void)
 		rtl_time_sleep_until(rtl_time_now() + 20 * RTL_NS_PER_MS);
 	}
 	cr_assert_eq(m, RTL_UR_ROBOT_MODE_RUNNING, "robot mode %s", rtl_ur_robot_mode_name(m));
-	rtl_ur_dashboard_close(d);
+	rtl_ur_dashboard_destroy(d);
 }
 
 /* The upload (@up, on rtde-sim's ports), the transport it hooks, the loop,
@@ -187,7 +187,8 @@ static void bring_up(void)
 static int make_loop(const struct rtl_ur_upload_config *up, int reconnects, struct rtl_error *err)
 {
 	struct rtl_ur_upload_config uc = *up;
-	struct rtl_rtde_transport_config tc = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	int ret;
 
@@ -205,8 +206,8 @@ static int make_loop(const struct rtl_ur_upload_config *up, int reconnects, stru
 	if (ret)
 		return ret;
 	tc.port = sim_server_port(R.srv);
-	tc.client.outputs = OUTPUTS;
-	tc.client.inputs[0] = RTL_RTDE_CMD_RECIPE;
+	cc.outputs = OUTPUTS;
+	cc.inputs[0] = RTL_RTDE_CMD_RECIPE;
 	tc.connected = on_connected;
 	tc.user = &R;
 	tc.hook = &rtl_ur_upload_hook;
@@ -260,7 +261,7 @@ static void teardown(void)
 static void whole_sequence(enum sim_profile_id profile)
 {
 	struct rtl_ur_upload_config up = { .size = sizeof(up) };
-	struct rtl_ur_upload_counters uc;
+	struct rtl_ur_upload_counters uc = { .size = sizeof(uc) };
 	struct sim_opts so;
 	struct rtl_error err = { 0 };
 	struct rtl_sim *sim;
@@ -361,7 +362,7 @@ Test(rtde_upload, a_protective_stop_is_reported_and_recovered_when_asked, .fini 
      .timeout = 60)
 {
 	struct rtl_ur_upload_config up = { .size = sizeof(up), .unlock = true };
-	struct rtl_ur_upload_counters uc;
+	struct rtl_ur_upload_counters uc = { .size = sizeof(uc) };
 	struct sim_opts so;
 	struct rtl_error err = { 0 };
 	struct rtl_loop_counters ls = { .size = sizeof(ls) };
@@ -427,7 +428,7 @@ Test(rtde_upload, a_silent_primary_port_fails_the_start_within_its_bound, .fini 
      .timeout = 60)
 {
 	struct rtl_ur_upload_config up = { .size = sizeof(up) };
-	struct rtl_ur_upload_counters uc;
+	struct rtl_ur_upload_counters uc = { .size = sizeof(uc) };
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
@@ -462,7 +463,7 @@ Test(rtde_upload, polyscope_x_through_the_robot_api, .fini = teardown, .timeout 
 	struct rtl_ur_robot_api_config ac;
 	struct rtl_ur_robot_api *api = NULL;
 	enum rtl_ur_robot_mode m = RTL_UR_ROBOT_MODE_POWER_OFF;
-	struct rtl_ur_upload_counters uc;
+	struct rtl_ur_upload_counters uc = { .size = sizeof(uc) };
 	struct sim_opts so;
 	struct rtl_error err = { 0 };
 	struct rtl_sim *sim;
@@ -479,7 +480,7 @@ Test(rtde_upload, polyscope_x_through_the_robot_api, .fini = teardown, .timeout 
 	ac.port = sim_server_service_port(R.srv, SIM_PORT_ROBOT_API);
 	/* A librtloop built without libcurl has no Robot API client: its
 	 * sentence is the reason. */
-	ret = rtl_ur_robot_api_open(&ac, &api, &err);
+	ret = rtl_ur_robot_api_create(&api, &ac, &err);
 	if (ret == -ENOTSUP)
 		cr_skip_test("%s", err.msg);
 	cr_assert_eq(ret, 0, "%s", err.msg);
@@ -490,7 +491,7 @@ Test(rtde_upload, polyscope_x_through_the_robot_api, .fini = teardown, .timeout 
 		cr_assert_eq(rtl_ur_robot_api_robot_mode(api, &m, &err), 0, "%s", err.msg);
 		rtl_time_sleep_until(rtl_time_now() + 20 * RTL_NS_PER_MS);
 	}
-	rtl_ur_robot_api_close(api);
+	rtl_ur_robot_api_destroy(api);
 	cr_assert_eq(m, RTL_UR_ROBOT_MODE_RUNNING);
 	R.qd0 = 0.2;
 	cr_assert_eq(make_loop(&up, 0, &err), 0, "%s", err.msg);

@@ -36,12 +36,12 @@ Test(rtde_vectors, protocol_version_requests)
 		       sizeof(vec_v_req_v2));
 	assert_encoded(rtl_rtde_encode_protocol_version_request(out, sizeof(out), 1), vec_v_req_v1,
 		       sizeof(vec_v_req_v1));
-	cr_assert_eq(rtl_rtde_decode_protocol_version_request(vec_v_req_v2, sizeof(vec_v_req_v2),
-							      &version),
+	cr_assert_eq(rtl_rtde_decode_protocol_version_request(&version, vec_v_req_v2,
+							      sizeof(vec_v_req_v2)),
 		     0);
 	cr_assert_eq(version, 2);
-	cr_assert_eq(rtl_rtde_decode_protocol_version_request(vec_v_req_v1, sizeof(vec_v_req_v1),
-							      &version),
+	cr_assert_eq(rtl_rtde_decode_protocol_version_request(&version, vec_v_req_v1,
+							      sizeof(vec_v_req_v1)),
 		     0);
 	cr_assert_eq(version, 1);
 }
@@ -56,13 +56,13 @@ Test(rtde_vectors, protocol_version_replies)
 	assert_encoded(rtl_rtde_encode_accepted_reply(out, sizeof(out),
 						      RTL_RTDE_PKG_PROTOCOL_VERSION, false),
 		       vec_v_reply_refused, sizeof(vec_v_reply_refused));
-	cr_assert_eq(rtl_rtde_decode_accepted_reply(vec_v_reply_ok, sizeof(vec_v_reply_ok),
-						    RTL_RTDE_PKG_PROTOCOL_VERSION, &ok),
+	cr_assert_eq(rtl_rtde_decode_accepted_reply(&ok, vec_v_reply_ok, sizeof(vec_v_reply_ok),
+						    RTL_RTDE_PKG_PROTOCOL_VERSION),
 		     0);
 	cr_assert(ok);
-	cr_assert_eq(rtl_rtde_decode_accepted_reply(vec_v_reply_refused,
+	cr_assert_eq(rtl_rtde_decode_accepted_reply(&ok, vec_v_reply_refused,
 						    sizeof(vec_v_reply_refused),
-						    RTL_RTDE_PKG_PROTOCOL_VERSION, &ok),
+						    RTL_RTDE_PKG_PROTOCOL_VERSION),
 		     0);
 	cr_assert_not(ok);
 }
@@ -85,12 +85,12 @@ Test(rtde_vectors, urcontrol_version_replies)
 		       vec_urv_reply_5_8, sizeof(vec_urv_reply_5_8));
 	assert_encoded(rtl_rtde_encode_urcontrol_version_reply(out, sizeof(out), &v512),
 		       vec_urv_reply_5_12, sizeof(vec_urv_reply_5_12));
-	cr_assert_eq(rtl_rtde_decode_urcontrol_version_reply(vec_urv_reply_5_8,
-							     sizeof(vec_urv_reply_5_8), &got),
+	cr_assert_eq(rtl_rtde_decode_urcontrol_version_reply(&got, vec_urv_reply_5_8,
+							     sizeof(vec_urv_reply_5_8)),
 		     0);
 	cr_assert(got.major == 5 && got.minor == 8 && got.bugfix == 0 && got.build == 0);
-	cr_assert_eq(rtl_rtde_decode_urcontrol_version_reply(vec_urv_reply_5_12,
-							     sizeof(vec_urv_reply_5_12), &got),
+	cr_assert_eq(rtl_rtde_decode_urcontrol_version_reply(&got, vec_urv_reply_5_12,
+							     sizeof(vec_urv_reply_5_12)),
 		     0);
 	cr_assert(got.major == 5 && got.minor == 12 && got.bugfix == 2 && got.build == 0);
 }
@@ -103,8 +103,8 @@ Test(rtde_vectors, setup_outputs_request_v2_carries_500_hz)
 						     VEC_O_NAMES, strlen(VEC_O_NAMES)),
 		       vec_o_req_v2, sizeof(vec_o_req_v2));
 	cr_assert_eq(memcmp(vec_o_req_v2 + 3, vec_f64_500, 8), 0);
-	cr_assert_eq(rtl_rtde_decode_setup_outputs(vec_o_req_v2, sizeof(vec_o_req_v2),
-						   RTL_RTDE_PROTOCOL_V2, &req),
+	cr_assert_eq(rtl_rtde_decode_setup_outputs(&req, vec_o_req_v2, sizeof(vec_o_req_v2),
+						   RTL_RTDE_PROTOCOL_V2),
 		     0);
 	cr_assert_eq(req.frequency, 500.0);
 	assert_str(req.names, req.names_len, VEC_O_NAMES);
@@ -117,8 +117,8 @@ Test(rtde_vectors, setup_outputs_request_v1_has_names_only)
 	assert_encoded(rtl_rtde_encode_setup_outputs(out, sizeof(out), RTL_RTDE_PROTOCOL_V1, 500.0,
 						     VEC_O_NAMES, strlen(VEC_O_NAMES)),
 		       vec_o_req_v1, sizeof(vec_o_req_v1));
-	cr_assert_eq(rtl_rtde_decode_setup_outputs(vec_o_req_v1, sizeof(vec_o_req_v1),
-						   RTL_RTDE_PROTOCOL_V1, &req),
+	cr_assert_eq(rtl_rtde_decode_setup_outputs(&req, vec_o_req_v1, sizeof(vec_o_req_v1),
+						   RTL_RTDE_PROTOCOL_V1),
 		     0);
 	cr_assert_eq(req.frequency, 0.0);
 	assert_str(req.names, req.names_len, VEC_O_NAMES);
@@ -136,17 +136,17 @@ static void check_setup_reply(const uint8_t *vec, size_t len, enum rtl_rtde_prot
 		assert_encoded(rtl_rtde_encode_setup_inputs_reply(out, sizeof(out), id, types,
 								  strlen(types)),
 			       vec, len);
-		cr_assert_eq(rtl_rtde_decode_setup_inputs_reply(vec, len, &reply), 0);
+		cr_assert_eq(rtl_rtde_decode_setup_inputs_reply(&reply, vec, len), 0);
 	} else {
 		assert_encoded(rtl_rtde_encode_setup_outputs_reply(out, sizeof(out), proto, id,
 								   types, strlen(types)),
 			       vec, len);
-		cr_assert_eq(rtl_rtde_decode_setup_outputs_reply(vec, len, proto, &reply), 0);
+		cr_assert_eq(rtl_rtde_decode_setup_outputs_reply(&reply, vec, len, proto), 0);
 	}
 	cr_assert_eq(reply.has_recipe_id, has_id);
 	cr_assert_eq(reply.recipe_id, has_id ? id : 0);
 	assert_str(reply.types, reply.types_len, types);
-	cr_assert_eq(rtl_rtde_parse_types(reply.types, reply.types_len, parsed, 4, NULL), 2);
+	cr_assert_eq(rtl_rtde_parse_types(parsed, 4, NULL, reply.types, reply.types_len), 2);
 	cr_assert_eq(parsed[0], t0);
 	cr_assert_eq(parsed[1], t1);
 }
@@ -173,9 +173,9 @@ Test(rtde_vectors, setup_outputs_reply_with_lying_size_is_refused)
 {
 	struct rtl_rtde_setup_reply reply;
 
-	cr_assert_eq(rtl_rtde_decode_setup_outputs_reply(vec_o_reply_lying_size,
+	cr_assert_eq(rtl_rtde_decode_setup_outputs_reply(&reply, vec_o_reply_lying_size,
 							 sizeof(vec_o_reply_lying_size),
-							 RTL_RTDE_PROTOCOL_V2, &reply),
+							 RTL_RTDE_PROTOCOL_V2),
 		     -EMSGSIZE);
 }
 
@@ -186,7 +186,7 @@ Test(rtde_vectors, setup_inputs_request)
 	assert_encoded(
 		rtl_rtde_encode_setup_inputs(out, sizeof(out), VEC_I_NAMES, strlen(VEC_I_NAMES)),
 		vec_i_req, sizeof(vec_i_req));
-	cr_assert_eq(rtl_rtde_decode_setup_inputs(vec_i_req, sizeof(vec_i_req), &req), 0);
+	cr_assert_eq(rtl_rtde_decode_setup_inputs(&req, vec_i_req, sizeof(vec_i_req)), 0);
 	assert_str(req.names, req.names_len, VEC_I_NAMES);
 	cr_assert_eq(req.frequency, 0.0);
 }
@@ -215,17 +215,17 @@ Test(rtde_vectors, start_and_pause)
 	assert_encoded(rtl_rtde_encode_accepted_reply(out, sizeof(out), RTL_RTDE_PKG_PAUSE, true),
 		       vec_p_reply_ok, sizeof(vec_p_reply_ok));
 
-	cr_assert_eq(rtl_rtde_decode_accepted_reply(vec_s_reply_ok, sizeof(vec_s_reply_ok),
-						    RTL_RTDE_PKG_START, &ok),
+	cr_assert_eq(rtl_rtde_decode_accepted_reply(&ok, vec_s_reply_ok, sizeof(vec_s_reply_ok),
+						    RTL_RTDE_PKG_START),
 		     0);
 	cr_assert(ok);
-	cr_assert_eq(rtl_rtde_decode_accepted_reply(vec_s_reply_refused,
-						    sizeof(vec_s_reply_refused), RTL_RTDE_PKG_START,
-						    &ok),
+	cr_assert_eq(rtl_rtde_decode_accepted_reply(&ok, vec_s_reply_refused,
+						    sizeof(vec_s_reply_refused),
+						    RTL_RTDE_PKG_START),
 		     0);
 	cr_assert_not(ok);
-	cr_assert_eq(rtl_rtde_decode_accepted_reply(vec_p_reply_ok, sizeof(vec_p_reply_ok),
-						    RTL_RTDE_PKG_PAUSE, &ok),
+	cr_assert_eq(rtl_rtde_decode_accepted_reply(&ok, vec_p_reply_ok, sizeof(vec_p_reply_ok),
+						    RTL_RTDE_PKG_PAUSE),
 		     0);
 	cr_assert(ok);
 }
@@ -243,13 +243,13 @@ Test(rtde_vectors, input_data_speed_slider_mask)
 		assert_encoded(rtl_rtde_encode_data(out, sizeof(out), proto, RTL_RTDE_FROM_CLIENT,
 						    1, fields, sizeof(fields)),
 			       vec_u_in_mask, sizeof(vec_u_in_mask));
-		cr_assert_eq(rtl_rtde_decode_data(vec_u_in_mask, sizeof(vec_u_in_mask), proto,
-						  RTL_RTDE_FROM_CLIENT, &data),
+		cr_assert_eq(rtl_rtde_decode_data(&data, vec_u_in_mask, sizeof(vec_u_in_mask),
+						  proto, RTL_RTDE_FROM_CLIENT),
 			     0);
 		cr_assert(data.has_recipe_id);
 		cr_assert_eq(data.recipe_id, 1);
 		v.u32 = 0;
-		cr_assert_eq(rtl_rtde_unpack(data.fields, data.fields_len, types, 1, &v), 0);
+		cr_assert_eq(rtl_rtde_unpack(&v, data.fields, data.fields_len, types, 1), 0);
 		cr_assert_eq(v.u32, 1);
 	}
 }
@@ -267,11 +267,11 @@ Test(rtde_vectors, input_data_speed_slider_mask_and_fraction)
 	assert_encoded(rtl_rtde_encode_data(out, sizeof(out), RTL_RTDE_PROTOCOL_V2,
 					    RTL_RTDE_FROM_CLIENT, 1, out + off, 12),
 		       vec_u_in_slider, sizeof(vec_u_in_slider));
-	cr_assert_eq(rtl_rtde_decode_data(vec_u_in_slider, sizeof(vec_u_in_slider),
-					  RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CLIENT, &data),
+	cr_assert_eq(rtl_rtde_decode_data(&data, vec_u_in_slider, sizeof(vec_u_in_slider),
+					  RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CLIENT),
 		     0);
 	memset(v, 0, sizeof(v));
-	cr_assert_eq(rtl_rtde_unpack(data.fields, data.fields_len, types, 2, v), 0);
+	cr_assert_eq(rtl_rtde_unpack(v, data.fields, data.fields_len, types, 2), 0);
 	cr_assert_eq(v[0].u32, 1);
 	cr_assert_eq(v[1].d, 0.5);
 }
@@ -287,13 +287,13 @@ Test(rtde_vectors, output_data_v2_timestamp_and_speed_fraction)
 	assert_encoded(rtl_rtde_encode_data(out, sizeof(out), RTL_RTDE_PROTOCOL_V2,
 					    RTL_RTDE_FROM_CONTROLLER, 1, fields, sizeof(fields)),
 		       vec_u_out_v2, sizeof(vec_u_out_v2));
-	cr_assert_eq(rtl_rtde_decode_data(vec_u_out_v2, sizeof(vec_u_out_v2), RTL_RTDE_PROTOCOL_V2,
-					  RTL_RTDE_FROM_CONTROLLER, &data),
+	cr_assert_eq(rtl_rtde_decode_data(&data, vec_u_out_v2, sizeof(vec_u_out_v2),
+					  RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CONTROLLER),
 		     0);
 	cr_assert(data.has_recipe_id);
 	cr_assert_eq(data.recipe_id, 1);
 	memset(v, 0, sizeof(v));
-	cr_assert_eq(rtl_rtde_unpack(data.fields, data.fields_len, types, 2, v), 0);
+	cr_assert_eq(rtl_rtde_unpack(v, data.fields, data.fields_len, types, 2), 0);
 	cr_assert_eq(v[0].d, 16412.206);
 	cr_assert_eq(v[1].d, 1.0);
 }
@@ -309,10 +309,10 @@ static void check_q_package(const uint8_t *vec, size_t len, enum rtl_rtde_protoc
 	struct rtl_rtde_data data;
 	uint8_t fields[56];
 
-	cr_assert_eq(rtl_rtde_decode_data(vec, len, proto, RTL_RTDE_FROM_CONTROLLER, &data), 0);
+	cr_assert_eq(rtl_rtde_decode_data(&data, vec, len, proto, RTL_RTDE_FROM_CONTROLLER), 0);
 	cr_assert_eq(data.has_recipe_id, proto == RTL_RTDE_PROTOCOL_V2);
 	cr_assert_eq(data.fields_len, 56);
-	cr_assert_eq(rtl_rtde_unpack(data.fields, data.fields_len, types, 2, v), 0);
+	cr_assert_eq(rtl_rtde_unpack(v, data.fields, data.fields_len, types, 2), 0);
 	cr_assert(fabs(v[0].d - q_expected[0]) < 1e-4, "timestamp %f", v[0].d);
 	for (int i = 0; i < 6; i++)
 		cr_assert(fabs(v[1].v6d[i] - q_expected[1 + i]) < 1e-4, "q[%d] = %f", i,
@@ -341,10 +341,10 @@ Test(rtde_vectors, v1_output_data_read_as_v2_does_not_match_the_recipe)
 	union rtl_rtde_value v[2];
 	struct rtl_rtde_data data;
 
-	cr_assert_eq(rtl_rtde_decode_data(vec_u_q_v1, sizeof(vec_u_q_v1), RTL_RTDE_PROTOCOL_V2,
-					  RTL_RTDE_FROM_CONTROLLER, &data),
+	cr_assert_eq(rtl_rtde_decode_data(&data, vec_u_q_v1, sizeof(vec_u_q_v1),
+					  RTL_RTDE_PROTOCOL_V2, RTL_RTDE_FROM_CONTROLLER),
 		     0);
-	cr_assert_eq(rtl_rtde_unpack(data.fields, data.fields_len, types, 2, v), -EBADMSG);
+	cr_assert_eq(rtl_rtde_unpack(v, data.fields, data.fields_len, types, 2), -EBADMSG);
 }
 
 Test(rtde_vectors, unknown_type_2_is_framed_but_not_decoded)
@@ -355,8 +355,8 @@ Test(rtde_vectors, unknown_type_2_is_framed_but_not_decoded)
 	cr_assert_null(rtl_rtde_pkg_name(2));
 	for (int proto = 1; proto <= 2; proto++)
 		for (int dir = 0; dir <= 1; dir++)
-			cr_assert_eq(rtl_rtde_decode(vec_unknown_2, sizeof(vec_unknown_2), proto,
-						     dir, &msg),
+			cr_assert_eq(rtl_rtde_decode(&msg, vec_unknown_2, sizeof(vec_unknown_2),
+						     proto, dir),
 				     -EPROTO);
 }
 
@@ -383,8 +383,8 @@ Test(rtde_vectors, text_message_v2_polyscope_x_warning)
 					    RTL_RTDE_FROM_CLIENT, &text),
 		       vec_m_v2, sizeof(vec_m_v2));
 
-	cr_assert_eq(rtl_rtde_decode_text(vec_m_v2, sizeof(vec_m_v2), RTL_RTDE_PROTOCOL_V2,
-					  RTL_RTDE_FROM_CONTROLLER, &got),
+	cr_assert_eq(rtl_rtde_decode_text(&got, vec_m_v2, sizeof(vec_m_v2), RTL_RTDE_PROTOCOL_V2,
+					  RTL_RTDE_FROM_CONTROLLER),
 		     0);
 	cr_assert_eq(got.level, RTL_RTDE_LEVEL_WARNING);
 	assert_str(got.message, got.message_len, VEC_M_MESSAGE);
@@ -397,8 +397,8 @@ Test(rtde_vectors, text_message_v2_read_with_v1_controller_layout_shows_issue_75
 
 	/* Universal_Robots_ROS2_Driver#758: the v2 bytes read as v1 give a
 	 * level of 0x4A and a message ending in "\tURControl\x02". */
-	cr_assert_eq(rtl_rtde_decode_text(vec_m_v2, sizeof(vec_m_v2), RTL_RTDE_PROTOCOL_V1,
-					  RTL_RTDE_FROM_CONTROLLER, &got),
+	cr_assert_eq(rtl_rtde_decode_text(&got, vec_m_v2, sizeof(vec_m_v2), RTL_RTDE_PROTOCOL_V1,
+					  RTL_RTDE_FROM_CONTROLLER),
 		     0);
 	cr_assert_eq(got.level, 0x4A);
 	cr_assert_eq(got.message_len, 85);
@@ -433,7 +433,7 @@ Test(rtde_vectors, every_vector_round_trips_through_generic_decode_and_encode)
 
 			if (v->proto && v->proto != proto)
 				continue;
-			err = rtl_rtde_decode(v->bytes, v->len, proto, dir, &msg);
+			err = rtl_rtde_decode(&msg, v->bytes, v->len, proto, dir);
 			if (v->bytes[2] == 2) {
 				cr_assert_eq(err, -EPROTO, "%s", v->name);
 				continue;

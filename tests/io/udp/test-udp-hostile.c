@@ -81,7 +81,7 @@ static void *peer_main(void *arg)
 	if (poll(&pfd, 1, 3000) != 1)
 		return NULL;
 	n = (int)recvfrom(p->fd, buf, sizeof(buf), 0, (struct sockaddr *)&p->client, &sl);
-	if (n <= 0 || rtl_udp_decode_header(buf, (size_t)n, &h) < 0 || h.type != RTL_UDP_HELLO) {
+	if (n <= 0 || rtl_udp_decode_header(&h, buf, (size_t)n) < 0 || h.type != RTL_UDP_HELLO) {
 		p->result = -EPROTO;
 		return NULL;
 	}

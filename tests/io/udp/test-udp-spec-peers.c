@@ -104,7 +104,7 @@ static struct rtl_udp_header header_of(const uint8_t *buf, int n, unsigned type)
 	struct rtl_udp_header h;
 
 	cr_assert_gt(n, 0, "no datagram: %d", n);
-	cr_assert_eq(rtl_udp_decode_header(buf, (size_t)n, &h), RTL_UDP_HEADER_SIZE);
+	cr_assert_eq(rtl_udp_decode_header(&h, buf, (size_t)n), RTL_UDP_HEADER_SIZE);
 	cr_assert_eq(h.type, type, "a %s, not a %s", rtl_udp_type_name((enum rtl_udp_type)h.type),
 		     rtl_udp_type_name((enum rtl_udp_type)type));
 	return h;
@@ -558,7 +558,7 @@ static void next_state(int fd, struct rtl_udp_header *h, struct rtl_udp_state *s
 	int n = recv_within(fd, buf, sizeof(buf), WAIT_MS, NULL);
 
 	cr_assert_gt(n, 0, "no STATE within %d ms", WAIT_MS);
-	cr_assert_eq(rtl_udp_decode_state(buf, (size_t)n, h, st ? st : &scratch), n,
+	cr_assert_eq(rtl_udp_decode_state(h, st ? st : &scratch, buf, (size_t)n), n,
 		     "a datagram of type %u where a STATE was due", buf[5]);
 }
 
@@ -609,7 +609,7 @@ static int next_non_state(int fd, uint8_t *buf, size_t cap, uint64_t *last)
 
 		if (n < 0)
 			return n;
-		if (rtl_udp_decode_header(buf, (size_t)n, &h) == RTL_UDP_HEADER_SIZE &&
+		if (rtl_udp_decode_header(&h, buf, (size_t)n) == RTL_UDP_HEADER_SIZE &&
 		    h.type == RTL_UDP_STATE) {
 			if (last)
 				*last = h.seq;
@@ -700,7 +700,7 @@ static void expect_alarm(const uint8_t *buf, int n, uint32_t code, uint8_t level
 	struct rtl_udp_alarm a;
 
 	cr_assert_gt(n, 0, "no ALARM within %d ms", WAIT_MS);
-	cr_assert_eq(rtl_udp_decode_alarm(buf, (size_t)n, NULL, &a), n,
+	cr_assert_eq(rtl_udp_decode_alarm(NULL, &a, buf, (size_t)n), n,
 		     "a datagram of type %u where an ALARM was due", buf[5]);
 	cr_expect_eq(a.group, RTL_UDP_ALARM_GROUP_RT, "group %u (%s)", a.group, a.text);
 	cr_expect_eq(a.code, code, "code %u, not %u (%s)", a.code, code, a.text);
@@ -819,12 +819,12 @@ Test(udp_spec_server, limits_clamp_speedj_with_one_info_alarm_a_second)
 		struct rtl_udp_header h;
 
 		cr_assert_gt(n, 0, "the stream stopped");
-		if (rtl_udp_decode_header(buf, (size_t)n, &h) < 0)
+		if (rtl_udp_decode_header(&h, buf, (size_t)n) < 0)
 			cr_assert_fail("a malformed datagram from the server");
 		if (h.type == RTL_UDP_ALARM) {
 			struct rtl_udp_alarm a;
 
-			cr_assert_eq(rtl_udp_decode_alarm(buf, (size_t)n, NULL, &a), n);
+			cr_assert_eq(rtl_udp_decode_alarm(NULL, &a, buf, (size_t)n), n);
 			if (a.group == RTL_UDP_ALARM_GROUP_RT &&
 			    a.code == RTL_UDP_ALARM_VEL_LIMIT) {
 				cr_expect_eq(a.level, RTL_UDP_ALARM_INFO, "%s", a.text);
@@ -834,7 +834,7 @@ Test(udp_spec_server, limits_clamp_speedj_with_one_info_alarm_a_second)
 		}
 		if (h.type != RTL_UDP_STATE)
 			continue;
-		cr_assert_eq(rtl_udp_decode_state(buf, (size_t)n, &h, &state), n);
+		cr_assert_eq(rtl_udp_decode_state(&h, &state, buf, (size_t)n), n);
 		if (!s0)
 			s0 = h.seq;
 		if (h.seq - s0 >= 900 || rtl_time_now() > end)

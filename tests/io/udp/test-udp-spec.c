@@ -133,7 +133,7 @@ Test(udp_spec, rejected_vectors_give_the_documented_error)
 			     v[i].decode);
 		/* The header's own checks give the same code, or accept a
 		 * header whose payload is the problem (mode, limits). */
-		rh = rtl_udp_decode_header(v[i].bytes, v[i].len, &h);
+		rh = rtl_udp_decode_header(&h, v[i].bytes, v[i].len);
 		cr_expect(rh == -code || rh == RTL_UDP_HEADER_SIZE,
 			  "docs/udp.md:%u: %s: rtl_udp_decode_header() returns %d", v[i].line,
 			  v[i].name, rh);

@@ -20,6 +20,7 @@
 #include <rtloop/loop.h>
 #include <rtloop/motion.h>
 #include <rtloop/motion_backend.h>
+#include <rtloop/rtde_transport.h>
 #include <rtloop/time.h>
 #include <rtloop/udp_transport.h>
 
@@ -76,10 +77,10 @@ static void measured(const struct rtl_udp_state *s, struct rtl_motion_state *m)
 		q[i] = s->actual_joint_position[i];
 		qd[i] = s->actual_joint_velocity[i];
 	}
-	rtl_motion_from_mm_deg(RTL_MOTION_CARTESIAN, p, m->tcp_pos);
-	rtl_motion_from_mm_deg(RTL_MOTION_CARTESIAN, v, m->tcp_vel);
-	rtl_motion_from_mm_deg(RTL_MOTION_JOINT, q, m->joint_pos);
-	rtl_motion_from_mm_deg(RTL_MOTION_JOINT, qd, m->joint_vel);
+	rtl_motion_from_mm_deg(m->tcp_pos, p, RTL_MOTION_CARTESIAN);
+	rtl_motion_from_mm_deg(m->tcp_vel, v, RTL_MOTION_CARTESIAN);
+	rtl_motion_from_mm_deg(m->joint_pos, q, RTL_MOTION_JOINT);
+	rtl_motion_from_mm_deg(m->joint_vel, qd, RTL_MOTION_JOINT);
 }
 
 /* Distance of TCP point @p (m) from the ideal circle. */
@@ -117,8 +118,8 @@ static void circle_step(const struct rtl_udp_state *s, struct rtl_udp_cmd *cmd)
 	for (int i = 0; i < 6; i++)
 		acc[i] = RTL_MOTION_ACC_AUTO;
 	rtl_motion_speedl(R.motion, now, vel, acc, 0.001);
-	rtl_motion_step(R.motion, now, &m, &out);
-	rtl_motion_to_udp(&out, 0.001, cmd);
+	rtl_motion_step(R.motion, &out, now, &m);
+	rtl_motion_to_udp(cmd, &out, 0.001);
 	if (t > 0.05) {
 		double e = circle_error(m.tcp_pos);
 
@@ -367,6 +368,7 @@ Test(loop_udp, speedj_commands_move_the_robot)
 	double moved, expect;
 
 	rig_start(SPEEDJ, 0);
+	cr_assert_null(rtl_rtde_loop_commands(R.loop, 0), "a UDP loop has no RTDE frames");
 	rig_run(1500, &s, &ss);
 	/* 10 deg/s, reached in 10 ms at 1000 deg/s^2: the ramp costs
 	 * 0.05 deg, the first command's round trip a little more. */

@@ -174,7 +174,7 @@ Test(udp_wire, state_decodes_a_hand_built_vector)
 	in[1021] = 7;
 	/* robot_mode = 1 */
 	in[1078] = 1;
-	cr_assert_eq(rtl_udp_state_decode(in, sizeof(in), &s), 1338);
+	cr_assert_eq(rtl_udp_state_decode(&s, in, sizeof(in)), 1338);
 	cr_expect_eq(s.time_stamp, 2.0);
 	cr_expect_eq(s.actual_joint_velocity[2], 2.0f);
 	cr_expect_eq(s.actual_joint_velocity[1], 0.0f);
@@ -207,7 +207,7 @@ Test(udp_wire, state_bytes_round_trip)
 		for (unsigned e = 0; e < f->count; e++)
 			in[f->offset + e * esz + esz - 1] &= 0x3f;
 	}
-	cr_assert_eq(rtl_udp_state_decode(in, sizeof(in), &s), 1338);
+	cr_assert_eq(rtl_udp_state_decode(&s, in, sizeof(in)), 1338);
 	cr_assert_eq(rtl_udp_state_encode(&s, out, sizeof(out)), 1338);
 	cr_expect_arr_eq(in, out, sizeof(in));
 }
@@ -217,9 +217,9 @@ Test(udp_wire, state_length_errors)
 	static struct rtl_udp_state s;
 	uint8_t out[RTL_UDP_STATE_SIZE] = { 0 };
 
-	cr_expect_eq(rtl_udp_state_decode(out, 1337, &s), -EMSGSIZE);
-	cr_expect_eq(rtl_udp_state_decode(out, 1339, &s), -EMSGSIZE);
-	cr_expect_eq(rtl_udp_state_decode(NULL, 1338, &s), -EINVAL);
+	cr_expect_eq(rtl_udp_state_decode(&s, out, 1337), -EMSGSIZE);
+	cr_expect_eq(rtl_udp_state_decode(&s, out, 1339), -EMSGSIZE);
+	cr_expect_eq(rtl_udp_state_decode(&s, NULL, 1338), -EINVAL);
 	cr_expect_eq(rtl_udp_state_encode(&s, out, 1337), -ENOSPC);
 	cr_expect_eq(rtl_udp_state_encode(NULL, out, 1338), -EINVAL);
 }
@@ -238,7 +238,7 @@ Test(udp_wire, header_bytes)
 	cr_assert_eq(rtl_udp_encode_state(buf, sizeof(buf), 0x0102030405060708ull, -1, &s),
 		     32 + 1338);
 	cr_expect_arr_eq(buf, head, 32);
-	cr_assert_eq(rtl_udp_decode_header(buf, 32 + 1338, &h), 32);
+	cr_assert_eq(rtl_udp_decode_header(&h, buf, 32 + 1338), 32);
 	cr_expect_eq(h.version, 1);
 	cr_expect_eq(h.type, RTL_UDP_STATE);
 	cr_expect_eq(h.length, 1338);
@@ -254,27 +254,27 @@ Test(udp_wire, bad_datagrams_have_clear_errors)
 	int n = rtl_udp_encode_state(buf, sizeof(buf), 1, 1, &s);
 
 	cr_assert_eq(n, 1370);
-	cr_expect_eq(rtl_udp_decode_header(buf, 31, &h), -EMSGSIZE, "shorter than a header");
-	cr_expect_eq(rtl_udp_decode_header(buf, (size_t)n - 1, &h), -EMSGSIZE, "truncated");
-	cr_expect_eq(rtl_udp_decode_state(buf, (size_t)n + 1, &h, &s), -EMSGSIZE, "trailing byte");
-	cr_expect_eq(rtl_udp_decode_header(NULL, 32, &h), -EINVAL);
+	cr_expect_eq(rtl_udp_decode_header(&h, buf, 31), -EMSGSIZE, "shorter than a header");
+	cr_expect_eq(rtl_udp_decode_header(&h, buf, (size_t)n - 1), -EMSGSIZE, "truncated");
+	cr_expect_eq(rtl_udp_decode_state(&h, &s, buf, (size_t)n + 1), -EMSGSIZE, "trailing byte");
+	cr_expect_eq(rtl_udp_decode_header(&h, NULL, 32), -EINVAL);
 	buf[0] = 'X';
-	cr_expect_eq(rtl_udp_decode_header(buf, (size_t)n, &h), -EBADMSG, "magic");
+	cr_expect_eq(rtl_udp_decode_header(&h, buf, (size_t)n), -EBADMSG, "magic");
 	buf[0] = 'R';
 	buf[4] = 2;
-	cr_expect_eq(rtl_udp_decode_header(buf, (size_t)n, &h), -EPROTONOSUPPORT, "version");
+	cr_expect_eq(rtl_udp_decode_header(&h, buf, (size_t)n), -EPROTONOSUPPORT, "version");
 	buf[4] = 1;
 	buf[5] = 9;
-	cr_expect_eq(rtl_udp_decode_header(buf, (size_t)n, &h), -EPROTO, "type");
+	cr_expect_eq(rtl_udp_decode_header(&h, buf, (size_t)n), -EPROTO, "type");
 	buf[5] = RTL_UDP_STATE;
 	buf[8] = 0x39; /* length 1337 in a 1370-byte datagram */
-	cr_expect_eq(rtl_udp_decode_header(buf, (size_t)n, &h), -EMSGSIZE, "length field");
+	cr_expect_eq(rtl_udp_decode_header(&h, buf, (size_t)n), -EMSGSIZE, "length field");
 	buf[8] = 0x3a;
-	cr_expect_eq(rtl_udp_decode_state(buf, (size_t)n, &h, &s), n, "repaired");
+	cr_expect_eq(rtl_udp_decode_state(&h, &s, buf, (size_t)n), n, "repaired");
 	/* A command is not a state, and vice versa. */
 	n = rtl_udp_encode_command(buf, sizeof(buf), 1, 1, &c);
 	cr_assert_eq(n, 32 + 176);
-	cr_expect_eq(rtl_udp_decode_state(buf, (size_t)n, &h, &s), -EPROTO);
+	cr_expect_eq(rtl_udp_decode_state(&h, &s, buf, (size_t)n), -EPROTO);
 	/* A command payload cut to a state's length field is no state. */
 	cr_expect_eq(rtl_udp_encode_state(buf, 100, 1, 1, &s), -ENOSPC);
 	cr_expect_eq(rtl_udp_encode_command(buf, 207, 1, 1, &c), -ENOSPC);
@@ -309,7 +309,7 @@ Test(udp_wire, command_bytes_and_round_trip)
 	/* vel[1] = 10.0 = 0x4024000000000000 */
 	cr_expect_eq(p[80 + 8 + 7], 0x40);
 	cr_expect_eq(p[80 + 8 + 6], 0x24);
-	cr_assert_eq(rtl_udp_decode_command(buf, 208, &h, &d), 208);
+	cr_assert_eq(rtl_udp_decode_command(&h, &d, buf, 208), 208);
 	cr_expect_eq(h.seq, 5);
 	cr_expect_eq(h.send_ns, 6);
 	cr_expect_eq(d.mode, c.mode);
@@ -320,7 +320,7 @@ Test(udp_wire, command_bytes_and_round_trip)
 	cr_expect_arr_eq(d.vel, c.vel, sizeof(c.vel));
 	cr_expect_arr_eq(d.acc, c.acc, sizeof(c.acc));
 	p[0] = 6;
-	cr_expect_eq(rtl_udp_decode_command(buf, 208, &h, &d), -EPROTO, "unknown mode");
+	cr_expect_eq(rtl_udp_decode_command(&h, &d, buf, 208), -EPROTO, "unknown mode");
 }
 
 Test(udp_wire, command_target_time_must_be_a_duration)
@@ -351,13 +351,13 @@ Test(udp_wire, hello_pads_the_schema)
 	cr_expect_eq(buf[40], 0x40);
 	cr_expect_eq(buf[41], 0x42);
 	cr_expect_eq(buf[42], 0x0f);
-	cr_assert_eq(rtl_udp_decode_hello(buf, 48, &h, &out), 48);
+	cr_assert_eq(rtl_udp_decode_hello(&h, &out, buf, 48), 48);
 	cr_expect_str_eq(out.schema, "v1.0");
 	cr_expect_eq(out.period_ns, 1000000);
 	cr_expect_eq(rtl_udp_encode_hello(buf, sizeof(buf), RTL_UDP_STATE, 0, 0, &hi), -EINVAL);
 	cr_assert_eq(rtl_udp_encode_bye(buf, sizeof(buf), 3, 4), 32);
-	cr_expect_eq(rtl_udp_decode_hello(buf, 32, &h, &out), -EPROTO, "a bye is no hello");
-	cr_expect_eq(rtl_udp_decode_header(buf, 32, &h), 32);
+	cr_expect_eq(rtl_udp_decode_hello(&h, &out, buf, 32), -EPROTO, "a bye is no hello");
+	cr_expect_eq(rtl_udp_decode_header(&h, buf, 32), 32);
 	cr_expect_eq(h.type, RTL_UDP_BYE);
 }
 
@@ -376,7 +376,7 @@ Test(udp_wire, hello_carries_the_loss_count)
 				     (uint32_t)buf[47] << 24,
 			     (uint32_t)counts[i]);
 		memset(&out, 0x55, sizeof(out));
-		cr_assert_eq(rtl_udp_decode_hello(buf, 48, &h, &out), 48);
+		cr_assert_eq(rtl_udp_decode_hello(&h, &out, buf, 48), 48);
 		cr_expect_eq(h.type, RTL_UDP_WELCOME);
 		cr_expect_eq(out.loss_count, counts[i], "loss_count %d", counts[i]);
 		cr_expect_eq(out.period_ns, 2000000);
@@ -409,7 +409,7 @@ Test(udp_wire, alarm_bytes_and_round_trip)
 	for (int i = 8 + 25; i < 128; i++)
 		cr_expect_eq(p[i], 0, "NUL padding at payload byte %d", i);
 	memset(&d, 0x55, sizeof(d));
-	cr_assert_eq(rtl_udp_decode_alarm(buf, 160, &h, &d), 160);
+	cr_assert_eq(rtl_udp_decode_alarm(&h, &d, buf, 160), 160);
 	cr_expect_eq(h.type, RTL_UDP_ALARM);
 	cr_expect_eq(h.seq, 0x0102);
 	cr_expect_eq(h.send_ns, -2);
@@ -425,15 +425,15 @@ Test(udp_wire, alarm_bytes_and_round_trip)
 	cr_assert_eq(rtl_udp_encode_alarm(buf, sizeof(buf), 1, 1, &a), 160);
 	cr_expect_eq(p[4], 0xd4);
 	cr_expect_eq(p[7], 0xa1);
-	cr_assert_eq(rtl_udp_decode_alarm(buf, 160, NULL, &d), 160);
+	cr_assert_eq(rtl_udp_decode_alarm(NULL, &d, buf, 160), 160);
 	cr_expect_eq(d.code, 0xa1b2c3d4u);
 	cr_expect_eq(d.level, 7);
 	/* An alarm is no LIMITS datagram; sizes and pointers. */
-	cr_expect_eq(rtl_udp_decode_limits(buf, 160, &h, &(struct rtl_udp_limits){ 0 }), -EPROTO);
+	cr_expect_eq(rtl_udp_decode_limits(&h, &(struct rtl_udp_limits){ 0 }, buf, 160), -EPROTO);
 	cr_expect_eq(rtl_udp_encode_alarm(buf, 159, 1, 1, &a), -ENOSPC);
 	cr_expect_eq(rtl_udp_encode_alarm(buf, sizeof(buf), 1, 1, NULL), -EINVAL);
-	cr_expect_eq(rtl_udp_decode_alarm(buf, 160, &h, NULL), -EINVAL);
-	cr_expect_eq(rtl_udp_decode_alarm(buf, 159, &h, &d), -EMSGSIZE);
+	cr_expect_eq(rtl_udp_decode_alarm(&h, NULL, buf, 160), -EINVAL);
+	cr_expect_eq(rtl_udp_decode_alarm(&h, &d, buf, 159), -EMSGSIZE);
 }
 
 Test(udp_wire, alarm_text_is_cut_at_119_bytes)
@@ -447,7 +447,7 @@ Test(udp_wire, alarm_text_is_cut_at_119_bytes)
 	cr_expect_eq(buf[40 + RTL_UDP_ALARM_TEXT - 1], 0, "the last text byte is the NUL");
 	/* A peer's text without a NUL: byte 119 is read as one. */
 	memset(buf + 40, 'y', RTL_UDP_ALARM_TEXT);
-	cr_assert_eq(rtl_udp_decode_alarm(buf, 160, NULL, &d), 160);
+	cr_assert_eq(rtl_udp_decode_alarm(NULL, &d, buf, 160), 160);
 	cr_expect_eq(strlen(d.text), RTL_UDP_ALARM_TEXT - 1);
 	cr_expect_eq(d.text[0], 'y');
 }
@@ -463,7 +463,7 @@ Test(udp_wire, alarm_text_non_printable_bytes_become_question_marks)
 	buf[40 + 8] = 0xc3; /* a byte of UTF-8 for the 'n' */
 	buf[40 + 30] = 'z'; /* after the NUL: not read */
 	memset(&d, 0x55, sizeof(d));
-	cr_assert_eq(rtl_udp_decode_alarm(buf, 160, NULL, &d), 160);
+	cr_assert_eq(rtl_udp_decode_alarm(NULL, &d, buf, 160), 160);
 	cr_expect_str_eq(d.text, "servol???ot modelled");
 	for (size_t i = strlen(d.text); i < sizeof(d.text); i++)
 		cr_expect_eq(d.text[i], 0, "NUL padded at %zu", i);
@@ -472,7 +472,7 @@ Test(udp_wire, alarm_text_non_printable_bytes_become_question_marks)
 	buf[40] = 0x20;
 	buf[41] = 0x7e;
 	buf[42] = 0x1f;
-	cr_assert_eq(rtl_udp_decode_alarm(buf, 160, NULL, &d), 160);
+	cr_assert_eq(rtl_udp_decode_alarm(NULL, &d, buf, 160), 160);
 	cr_expect_str_eq(d.text, " ~?");
 }
 
@@ -504,12 +504,12 @@ Test(udp_wire, limits_bytes_and_round_trip)
 	cr_expect_arr_eq(p + 32 + 3 * 8, v90, 8, "velj[3] at 56");
 	cr_expect_arr_eq(p + 80 + 5 * 8, v5, 8, "accj[5] at 120");
 	memset(&d, 0x55, sizeof(d));
-	cr_assert_eq(rtl_udp_decode_limits(buf, 160, &h, &d), 160);
+	cr_assert_eq(rtl_udp_decode_limits(&h, &d, buf, 160), 160);
 	cr_expect_eq(h.seq, 3);
 	cr_expect_eq(h.send_ns, 4);
 	cr_expect_arr_eq(&d, &some_limits, sizeof(d));
 	cr_expect_eq(rtl_udp_encode_limits(buf, 159, 1, 1, &some_limits), -ENOSPC);
-	cr_expect_eq(rtl_udp_decode_limits(buf, 160, &h, NULL), -EINVAL);
+	cr_expect_eq(rtl_udp_decode_limits(&h, NULL, buf, 160), -EINVAL);
 }
 
 /* The value at wire index @i of a LIMITS payload (0 velx[0] ... 15 accj[5]). */
@@ -536,7 +536,7 @@ Test(udp_wire, limits_refuse_nan_infinite_and_negative_values)
 			l = some_limits;
 			cr_assert_eq(rtl_udp_encode_limits(buf, sizeof(buf), 1, 1, &l), 160);
 			memcpy(buf + 32 + 8 * i, &bad[k], 8); /* little-endian host */
-			cr_expect_eq(rtl_udp_decode_limits(buf, 160, NULL, &d), -EDOM,
+			cr_expect_eq(rtl_udp_decode_limits(NULL, &d, buf, 160), -EDOM,
 				     "value %d = %g", i, bad[k]);
 		}
 	/* AUTO only where Doosan allows it: the rotational velx[1], accx[1]. */
@@ -549,7 +549,7 @@ Test(udp_wire, limits_refuse_nan_infinite_and_negative_values)
 	/* 0 (keep) everywhere is valid. */
 	memset(&l, 0, sizeof(l));
 	cr_expect_eq(rtl_udp_encode_limits(buf, sizeof(buf), 1, 1, &l), 160);
-	cr_expect_eq(rtl_udp_decode_limits(buf, 160, NULL, &d), 160);
+	cr_expect_eq(rtl_udp_decode_limits(NULL, &d, buf, 160), 160);
 }
 
 Test(udp_wire, names)
@@ -581,13 +581,13 @@ Test(udp_wire, codec_does_not_allocate)
 	rtl_test_alloc_start();
 	for (int i = 0; i < 100; i++) {
 		rtl_udp_encode_state(buf, sizeof(buf), (uint64_t)i, i, &s);
-		rtl_udp_decode_state(buf, 1370, &h, &s);
+		rtl_udp_decode_state(&h, &s, buf, 1370);
 		rtl_udp_encode_command(buf, sizeof(buf), (uint64_t)i, i, &c);
-		rtl_udp_decode_command(buf, 208, &h, &c);
+		rtl_udp_decode_command(&h, &c, buf, 208);
 		rtl_udp_encode_alarm(buf, sizeof(buf), (uint64_t)i, i, &a);
-		rtl_udp_decode_alarm(buf, 160, &h, &a);
+		rtl_udp_decode_alarm(&h, &a, buf, 160);
 		rtl_udp_encode_limits(buf, sizeof(buf), (uint64_t)i, i, &some_limits);
-		rtl_udp_decode_limits(buf, 160, &h, &l);
+		rtl_udp_decode_limits(&h, &l, buf, 160);
 	}
 	allocs = rtl_test_alloc_stop();
 	rtl_test_alloc_unmark_thread();

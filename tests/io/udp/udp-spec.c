@@ -478,22 +478,22 @@ int udp_spec_decode(const uint8_t *buf, size_t len, unsigned type, struct udp_sp
 	switch (type) {
 	case RTL_UDP_HELLO:
 	case RTL_UDP_WELCOME:
-		r = rtl_udp_decode_hello(buf, len, &m->h, &m->hello);
+		r = rtl_udp_decode_hello(&m->h, &m->hello, buf, len);
 		break;
 	case RTL_UDP_STATE:
-		r = rtl_udp_decode_state(buf, len, &m->h, &m->state);
+		r = rtl_udp_decode_state(&m->h, &m->state, buf, len);
 		break;
 	case RTL_UDP_COMMAND:
-		r = rtl_udp_decode_command(buf, len, &m->h, &m->cmd);
+		r = rtl_udp_decode_command(&m->h, &m->cmd, buf, len);
 		break;
 	case RTL_UDP_ALARM:
-		r = rtl_udp_decode_alarm(buf, len, &m->h, &m->alarm);
+		r = rtl_udp_decode_alarm(&m->h, &m->alarm, buf, len);
 		break;
 	case RTL_UDP_LIMITS:
-		r = rtl_udp_decode_limits(buf, len, &m->h, &m->limits);
+		r = rtl_udp_decode_limits(&m->h, &m->limits, buf, len);
 		break;
 	default:
-		r = rtl_udp_decode_header(buf, len, &m->h);
+		r = rtl_udp_decode_header(&m->h, buf, len);
 		break;
 	}
 	m->has_header = r >= 0;

@@ -155,7 +155,7 @@ static void fake_start(const struct pair *script)
 	F.script = script;
 	if (!F.version)
 		F.version = "URSoftware 5.11.1.108318 (Dec 06 2021)";
-	F.lfd = rtl_tcp_listen(NULL, 0, &F.port, NULL);
+	F.lfd = rtl_tcp_listen(&F.port, NULL, 0, NULL);
 	cr_assert_geq(F.lfd, 0);
 	cr_assert_eq(pthread_create(&F.th, NULL, serve, &F), 0);
 }
@@ -181,7 +181,7 @@ static int dial(int64_t timeout_ns)
 	cfg.connect_timeout_ns = timeout_ns;
 	cfg.robot_api_port = 0;
 	memset(&E, 0, sizeof(E));
-	return rtl_ur_dashboard_connect(&cfg, &D, &E);
+	return rtl_ur_dashboard_create(&D, &cfg, &E);
 }
 
 static void start(const struct pair *script)
@@ -192,7 +192,7 @@ static void start(const struct pair *script)
 
 static void finish(void)
 {
-	rtl_ur_dashboard_close(D);
+	rtl_ur_dashboard_destroy(D);
 	D = NULL;
 	fake_stop();
 }
@@ -288,10 +288,10 @@ Test(ur_dashboard, raw_command_returns_the_line)
 	char reply[64];
 
 	start(s);
-	cr_assert_eq(rtl_ur_dashboard_command(D, "get serial number", reply, sizeof(reply), &E),
+	cr_assert_eq(rtl_ur_dashboard_command(D, reply, sizeof(reply), "get serial number", &E),
 		     11);
 	cr_assert_str_eq(reply, "20235501783");
-	cr_assert_eq(rtl_ur_dashboard_command(D, "a\nb", reply, sizeof(reply), &E), -EINVAL);
+	cr_assert_eq(rtl_ur_dashboard_command(D, reply, sizeof(reply), "a\nb", &E), -EINVAL);
 	finish();
 }
 
@@ -306,21 +306,21 @@ Test(ur_dashboard, names_and_parsers)
 	cr_assert_str_eq(rtl_ur_robot_mode_name((enum rtl_ur_robot_mode)42), "?");
 	cr_assert_str_eq(rtl_ur_safety_status_name(RTL_UR_SAFETY_FAULT), "FAULT");
 	cr_assert_str_eq(rtl_ur_program_state_name(RTL_UR_PROGRAM_PAUSED), "PAUSED");
-	cr_assert_eq(rtl_ur_robot_mode_parse("BACKDRIVE", &m), 0);
+	cr_assert_eq(rtl_ur_robot_mode_parse(&m, "BACKDRIVE"), 0);
 	cr_assert_eq(m, RTL_UR_ROBOT_MODE_BACKDRIVE);
-	cr_assert_eq(rtl_ur_robot_mode_parse("idle", &m), -EINVAL);
-	cr_assert_eq(rtl_ur_safety_status_parse("SYSTEM_THREE_POSITION_ENABLING_STOP", &s), 0);
+	cr_assert_eq(rtl_ur_robot_mode_parse(&m, "idle"), -EINVAL);
+	cr_assert_eq(rtl_ur_safety_status_parse(&s, "SYSTEM_THREE_POSITION_ENABLING_STOP"), 0);
 	cr_assert_eq(s, RTL_UR_SAFETY_SYSTEM_THREE_POSITION_ENABLING_STOP);
-	cr_assert_eq(rtl_ur_version_parse("URSoftware 3.15.7.106331 (Jun 30 2021)", &v), 0);
+	cr_assert_eq(rtl_ur_version_parse(&v, "URSoftware 3.15.7.106331 (Jun 30 2021)"), 0);
 	cr_assert_eq(v.major, 3);
 	cr_assert_eq(v.minor, 15);
 	cr_assert_eq(v.patch, 7);
 	cr_assert_eq(v.build, 106331);
-	cr_assert_eq(rtl_ur_version_parse("5.6", &v), 0);
+	cr_assert_eq(rtl_ur_version_parse(&v, "5.6"), 0);
 	cr_assert_eq(v.minor, 6);
 	cr_assert_eq(v.patch, 0);
-	cr_assert_eq(rtl_ur_version_parse("URSoftware x", &v), -EINVAL);
-	cr_assert_eq(rtl_ur_version_parse("5.6x", &v), -EINVAL);
+	cr_assert_eq(rtl_ur_version_parse(&v, "URSoftware x"), -EINVAL);
+	cr_assert_eq(rtl_ur_version_parse(&v, "5.6x"), -EINVAL);
 }
 
 /* ---- refusals ------------------------------------------------------------------------------- */
@@ -575,7 +575,7 @@ Test(ur_dashboard, crlf_replies_are_accepted)
 static uint16_t closed_port(void)
 {
 	uint16_t port;
-	int fd = rtl_tcp_listen(NULL, 0, &port, NULL);
+	int fd = rtl_tcp_listen(&port, NULL, 0, NULL);
 
 	cr_assert_geq(fd, 0);
 	close(fd);
@@ -608,7 +608,7 @@ Test(ur_dashboard, refused_without_robot_api_names_the_dashboard_setting)
 	cfg.host = "127.0.0.1";
 	cfg.port = closed_port();
 	cfg.robot_api_port = closed_port();
-	cr_assert_eq(rtl_ur_dashboard_connect(&cfg, &D, &E), -ECONNREFUSED);
+	cr_assert_eq(rtl_ur_dashboard_create(&D, &cfg, &E), -ECONNREFUSED);
 	cr_assert(said("connection refused") && said("Settings > Security > Services"), "%s",
 		  E.msg);
 }
@@ -619,14 +619,14 @@ Test(ur_dashboard, polyscope_x_recognised_by_robot_api)
 	uint16_t api;
 	pthread_t th;
 
-	robot_api_lfd = rtl_tcp_listen(NULL, 0, &api, NULL);
+	robot_api_lfd = rtl_tcp_listen(&api, NULL, 0, NULL);
 	cr_assert_geq(robot_api_lfd, 0);
 	cr_assert_eq(pthread_create(&th, NULL, robot_api, NULL), 0);
 	rtl_ur_dashboard_config_init(&cfg);
 	cfg.host = "127.0.0.1";
 	cfg.port = closed_port();
 	cfg.robot_api_port = api;
-	cr_assert_eq(rtl_ur_dashboard_connect(&cfg, &D, &E), -EPROTONOSUPPORT);
+	cr_assert_eq(rtl_ur_dashboard_create(&D, &cfg, &E), -EPROTONOSUPPORT);
 	cr_assert(said("PolyScope X") && said("Robot API") && said("no dashboard server"), "%s",
 		  E.msg);
 	pthread_join(th, NULL);
@@ -641,7 +641,7 @@ Test(ur_dashboard, polyscope_x_recognised_by_rtde_version)
 	cfg.host = "127.0.0.1";
 	cfg.port = closed_port();
 	cfg.controller_major = 10;
-	cr_assert_eq(rtl_ur_dashboard_connect(&cfg, &D, &E), -EPROTONOSUPPORT);
+	cr_assert_eq(rtl_ur_dashboard_create(&D, &cfg, &E), -EPROTONOSUPPORT);
 	cr_assert(said("PolyScope X") && said("teach pendant"), "%s", E.msg);
 	cr_assert_null(D);
 }
@@ -651,8 +651,8 @@ Test(ur_dashboard, connect_rejects_bad_arguments)
 	struct rtl_ur_dashboard_config cfg;
 
 	rtl_ur_dashboard_config_init(&cfg);
-	cr_assert_eq(rtl_ur_dashboard_connect(&cfg, &D, &E), -EINVAL);
-	cr_assert_eq(rtl_ur_dashboard_connect(NULL, &D, &E), -EINVAL);
+	cr_assert_eq(rtl_ur_dashboard_create(&D, &cfg, &E), -EINVAL);
+	cr_assert_eq(rtl_ur_dashboard_create(&D, NULL, &E), -EINVAL);
 	cr_assert_eq(cfg.port, RTL_UR_DASHBOARD_PORT);
 	cr_assert_eq(rtl_ur_dashboard_power_on(NULL, &E), -EINVAL);
 }

@@ -60,7 +60,7 @@ static struct rtl_ur_primary *connect_to(enum sim_port_kind k)
 	uint16_t port = sim_server_service_port(srv, k);
 
 	cr_assert_neq(port, 0);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", port, 2 * RTL_NS_PER_SEC, &c, &err), 0,
+	cr_assert_eq(rtl_ur_primary_create(&c, "127.0.0.1", port, 2 * RTL_NS_PER_SEC, &err), 0,
 		     "%s", err.msg);
 	return c;
 }
@@ -131,7 +131,7 @@ Test(ur_primary_sim, version_is_the_simulated_controllers)
 		cr_assert_eq(v->minor, want->minor);
 		cr_assert_eq((uint32_t)v->bugfix, want->bugfix);
 		cr_assert_eq((uint32_t)v->build, want->build);
-		rtl_ur_primary_close(c);
+		rtl_ur_primary_destroy(c);
 	}
 	stop();
 	done();
@@ -177,7 +177,7 @@ Test(ur_primary_sim, robot_mode_follows_power_on)
 	cr_assert_not(m.power_on);
 	cr_assert_not(m.program_running);
 	if (!dashboard("power on\n")) {
-		rtl_ur_primary_close(c);
+		rtl_ur_primary_destroy(c);
 		stop();
 		done();
 		cr_skip_test("rtde-sim's dashboard does not answer: no way to power on");
@@ -186,7 +186,7 @@ Test(ur_primary_sim, robot_mode_follows_power_on)
 	cr_assert(m.power_on);
 	cr_assert(dashboard("brake release\n"));
 	wait_mode(c, RTL_UR_ROBOT_MODE_RUNNING, &m);
-	rtl_ur_primary_close(c);
+	rtl_ur_primary_destroy(c);
 	stop();
 	done();
 }
@@ -201,9 +201,9 @@ Test(ur_primary_sim, control_script_starts_the_executor)
 
 	start(false);
 	c = connect_to(SIM_PORT_SECONDARY);
-	cr_assert_eq(rtl_ur_primary_run_script(c, s, len, 300 * RTL_NS_PER_MS, NULL, &err), 0, "%s",
+	cr_assert_eq(rtl_ur_primary_run_script(c, NULL, s, len, 300 * RTL_NS_PER_MS, &err), 0, "%s",
 		     err.msg);
-	rtl_ur_primary_close(c);
+	rtl_ur_primary_destroy(c);
 	sim = stop();
 	cr_assert_eq(sim->ctrl.stats.rtloop_started, 1);
 	cr_assert_eq(sim->ctrl.stats.others, 0);
@@ -272,10 +272,10 @@ Test(ur_primary_sim, changed_program_gets_a_runtime_exception_naming_the_line)
 	len += 10;
 	start(false);
 	c = connect_to(SIM_PORT_PRIMARY);
-	cr_assert_eq(rtl_ur_primary_run_script(c, s, len, RTL_NS_PER_SEC, &rtx, &err), -ENOEXEC);
+	cr_assert_eq(rtl_ur_primary_run_script(c, &rtx, s, len, RTL_NS_PER_SEC, &err), -ENOEXEC);
 	cr_assert_eq(rtx.line, want, "line %d, expected %d: %s", rtx.line, want, rtx.text);
 	cr_assert(strstr(err.msg, "line"), "%s", err.msg);
-	rtl_ur_primary_close(c);
+	rtl_ur_primary_destroy(c);
 	stop();
 	done();
 	free(s);
@@ -295,7 +295,7 @@ Test(ur_primary_sim, program_before_power_on_is_refused_with_a_message)
 	cr_assert_eq(rtl_ur_primary_send_script(c, s, len, RTL_NS_PER_SEC, &err), 0, "%s", err.msg);
 	wait_msg(c, RTL_UR_RMSG_KEY, &m);
 	cr_assert(m.text[0]);
-	rtl_ur_primary_close(c);
+	rtl_ur_primary_destroy(c);
 	sim = stop();
 	cr_assert_eq(sim->ctrl.stats.rtloop_refused, 1);
 	cr_assert_not(sim_ctrl_executing(&sim->ctrl));
@@ -313,10 +313,10 @@ Test(ur_primary_sim, single_lines_are_programs_of_their_own)
 
 	start(false);
 	c = connect_to(SIM_PORT_SECONDARY);
-	cr_assert_eq(rtl_ur_primary_run_script(c, line, strlen(line), RTL_NS_PER_SEC, &rtx, &err),
+	cr_assert_eq(rtl_ur_primary_run_script(c, &rtx, line, strlen(line), RTL_NS_PER_SEC, &err),
 		     -ENOEXEC);
 	cr_assert_eq(rtx.line, 1);
-	rtl_ur_primary_close(c);
+	rtl_ur_primary_destroy(c);
 	sim = stop();
 	cr_assert_eq(sim->ctrl.stats.programs, 1);
 	done();
@@ -345,7 +345,7 @@ Test(ur_primary_sim, flood_without_a_complete_program_is_cut_off)
 	wait_msg(c, RTL_UR_RMSG_KEY, &m);
 	cr_assert(strstr(m.text, "without a complete program"), "%s", m.text);
 	close(fd);
-	rtl_ur_primary_close(c);
+	rtl_ur_primary_destroy(c);
 	(void)err;
 	stop();
 	done();

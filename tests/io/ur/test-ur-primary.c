@@ -37,7 +37,7 @@ Test(ur_primary, vector_version_decodes_and_encodes)
 	uint8_t buf[128];
 
 	cr_assert_eq(rtl_ur_robot_msg_type(v->bytes, v->len), RTL_UR_RMSG_VERSION);
-	cr_assert_eq(rtl_ur_decode_version(v->bytes, v->len, &ver), 0);
+	cr_assert_eq(rtl_ur_decode_version(&ver, v->bytes, v->len), 0);
 	cr_assert_str_eq(ver.project, "URControl");
 	cr_assert_eq(ver.major, 5);
 	cr_assert_eq(ver.minor, 15);
@@ -49,7 +49,7 @@ Test(ur_primary, vector_version_decodes_and_encodes)
 	cr_assert_eq(memcmp(buf, v->bytes, v->len), 0);
 
 	v = vec("version-3-15");
-	cr_assert_eq(rtl_ur_decode_version(v->bytes, v->len, &ver), 0);
+	cr_assert_eq(rtl_ur_decode_version(&ver, v->bytes, v->len), 0);
 	cr_assert_eq(ver.major, 3);
 	cr_assert_eq(ver.bugfix, 8);
 	cr_assert_eq(ver.build, 5678);
@@ -65,10 +65,10 @@ static void check_mode(const char *name, uint8_t major, uint8_t minor, int sub_s
 
 	cr_assert_eq(rtl_ur_robot_mode_size(major, minor), sub_size);
 	cr_assert_eq(rtl_ur_msg_type(v->bytes, v->len), RTL_UR_MSG_ROBOT_STATE);
-	cr_assert_eq(rtl_ur_state_next(v->bytes, v->len, &off, &sub, &sl, &type), 1);
+	cr_assert_eq(rtl_ur_state_next(&off, &sub, &sl, &type, v->bytes, v->len), 1);
 	cr_assert_eq(type, RTL_UR_STATE_ROBOT_MODE);
 	cr_assert_eq(sl, (size_t)sub_size);
-	cr_assert_eq(rtl_ur_decode_robot_mode(sub, sl, major, minor, &m), 0);
+	cr_assert_eq(rtl_ur_decode_robot_mode(&m, sub, sl, major, minor), 0);
 	cr_assert_eq(m.timestamp, 123456789u);
 	cr_assert(m.real_robot_connected && m.real_robot_enabled && m.power_on);
 	cr_assert(!m.emergency_stopped && !m.protective_stopped && !m.program_paused);
@@ -78,7 +78,7 @@ static void check_mode(const char *name, uint8_t major, uint8_t minor, int sub_s
 	cr_assert_eq(m.target_speed_fraction, 1.0);
 	cr_assert_eq(m.speed_scaling, 0.5);
 	cr_assert_eq(m.target_speed_fraction_limit, sub_size >= 46 ? 1.0 : 0.0);
-	cr_assert_eq(rtl_ur_state_next(v->bytes, v->len, &off, &sub, &sl, &type), 0);
+	cr_assert_eq(rtl_ur_state_next(&off, &sub, &sl, &type, v->bytes, v->len), 0);
 	cr_assert_eq(rtl_ur_encode_robot_state(buf, sizeof(buf), major, minor, &m), (int)v->len);
 	cr_assert_eq(memcmp(buf, v->bytes, v->len), 0, "%s re-encodes differently", name);
 }
@@ -99,9 +99,9 @@ Test(ur_primary, robot_mode_shorter_than_the_version_layout_is_refused)
 	struct rtl_ur_robot_mode_data m;
 
 	/* A 46-byte sub-package read as a 5.x controller's (47). */
-	cr_assert_eq(rtl_ur_decode_robot_mode(v->bytes + 5, 46, 5, 0, &m), -EBADMSG);
+	cr_assert_eq(rtl_ur_decode_robot_mode(&m, v->bytes + 5, 46, 5, 0), -EBADMSG);
 	/* A longer one than the layout is fine (fields appended later). */
-	cr_assert_eq(rtl_ur_decode_robot_mode(v->bytes + 5, 46, 3, 1, &m), 0);
+	cr_assert_eq(rtl_ur_decode_robot_mode(&m, v->bytes + 5, 46, 3, 1), 0);
 	cr_assert_eq(m.speed_scaling, 0.5);
 }
 
@@ -110,7 +110,7 @@ static void check_rmsg(const char *name, struct rtl_ur_robot_msg *m)
 	const struct ur_vec *v = vec(name);
 	uint8_t buf[256];
 
-	cr_assert_eq(rtl_ur_decode_robot_msg(v->bytes, v->len, m), 0, "%s", name);
+	cr_assert_eq(rtl_ur_decode_robot_msg(m, v->bytes, v->len), 0, "%s", name);
 	cr_assert_eq(rtl_ur_encode_robot_msg(buf, sizeof(buf), m), (int)v->len, "%s", name);
 	cr_assert_eq(memcmp(buf, v->bytes, v->len), 0, "%s re-encodes differently", name);
 }
@@ -153,8 +153,8 @@ Test(ur_primary, frame_needs_more_bytes_then_accepts)
 	size_t n = 0;
 
 	for (size_t k = 0; k < v->len; k++)
-		cr_assert_eq(rtl_ur_frame(v->bytes, k, &n), 0, "complete after %zu bytes?", k);
-	cr_assert_eq(rtl_ur_frame(v->bytes, v->len, &n), 1);
+		cr_assert_eq(rtl_ur_frame(&n, v->bytes, k), 0, "complete after %zu bytes?", k);
+	cr_assert_eq(rtl_ur_frame(&n, v->bytes, v->len), 1);
 	cr_assert_eq(n, v->len);
 }
 
@@ -165,9 +165,9 @@ Test(ur_primary, frame_refuses_lengths_below_header_and_above_bound)
 	uint8_t neg[5] = { 0xff, 0xff, 0xff, 0xff, 20 };
 	size_t n;
 
-	cr_assert_eq(rtl_ur_frame(small, sizeof(small), &n), -EBADMSG);
-	cr_assert_eq(rtl_ur_frame(big, sizeof(big), &n), -EMSGSIZE);
-	cr_assert_eq(rtl_ur_frame(neg, sizeof(neg), &n), -EMSGSIZE);
+	cr_assert_eq(rtl_ur_frame(&n, small, sizeof(small)), -EBADMSG);
+	cr_assert_eq(rtl_ur_frame(&n, big, sizeof(big)), -EMSGSIZE);
+	cr_assert_eq(rtl_ur_frame(&n, neg, sizeof(neg)), -EMSGSIZE);
 }
 
 Test(ur_primary, sub_package_overrunning_its_message_is_refused)
@@ -180,10 +180,10 @@ Test(ur_primary, sub_package_overrunning_its_message_is_refused)
 
 	memcpy(msg, v->bytes, v->len);
 	msg[8] = 48; /* the sub-package claims one byte more than is there */
-	cr_assert_eq(rtl_ur_state_next(msg, v->len, &off, &sub, &sl, &type), -EBADMSG);
+	cr_assert_eq(rtl_ur_state_next(&off, &sub, &sl, &type, msg, v->len), -EBADMSG);
 	off = 0;
 	msg[8] = 4; /* below its header */
-	cr_assert_eq(rtl_ur_state_next(msg, v->len, &off, &sub, &sl, &type), -EBADMSG);
+	cr_assert_eq(rtl_ur_state_next(&off, &sub, &sl, &type, msg, v->len), -EBADMSG);
 }
 
 Test(ur_primary, truncated_strings_are_refused)
@@ -195,22 +195,22 @@ Test(ur_primary, truncated_strings_are_refused)
 
 	memcpy(buf, v->bytes, v->len);
 	buf[15] = 40; /* project name longer than the message */
-	cr_assert_eq(rtl_ur_decode_version(buf, v->len, &ver), -EBADMSG);
+	cr_assert_eq(rtl_ur_decode_version(&ver, buf, v->len), -EBADMSG);
 	buf[15] = 0x80; /* negative int8 */
-	cr_assert_eq(rtl_ur_decode_version(buf, v->len, &ver), -EBADMSG);
+	cr_assert_eq(rtl_ur_decode_version(&ver, buf, v->len), -EBADMSG);
 
 	v = vec("key-message");
 	memcpy(buf, v->bytes, v->len);
 	buf[23] = 200; /* title longer than the message */
-	cr_assert_eq(rtl_ur_decode_robot_msg(buf, v->len, &m), -EBADMSG);
+	cr_assert_eq(rtl_ur_decode_robot_msg(&m, buf, v->len), -EBADMSG);
 
 	/* A runtime exception cut before its column. */
 	v = vec("runtime-exception");
 	memcpy(buf, v->bytes, 21);
 	buf[3] = 21;
-	cr_assert_eq(rtl_ur_decode_robot_msg(buf, 21, &m), -EBADMSG);
+	cr_assert_eq(rtl_ur_decode_robot_msg(&m, buf, 21), -EBADMSG);
 	/* A declared length that is not the buffer's. */
-	cr_assert_eq(rtl_ur_decode_robot_msg(v->bytes, v->len - 1, &m), -EBADMSG);
+	cr_assert_eq(rtl_ur_decode_robot_msg(&m, v->bytes, v->len - 1), -EBADMSG);
 }
 
 Test(ur_primary, long_strings_are_cut_and_flagged)
@@ -225,7 +225,7 @@ Test(ur_primary, long_strings_are_cut_and_flagged)
 	buf[n - 1] = 'y'; /* a text one byte longer than the field */
 	buf[3]++;
 	buf[n] = 'z';
-	cr_assert_eq(rtl_ur_decode_robot_msg(buf, (size_t)n + 1, &m), 0);
+	cr_assert_eq(rtl_ur_decode_robot_msg(&m, buf, (size_t)n + 1), 0);
 	cr_assert(m.cut);
 	cr_assert_eq(strlen(m.text), RTL_UR_TEXT - 1);
 }
@@ -238,7 +238,7 @@ Test(ur_primary, unknown_robot_message_type_is_enomsg)
 
 	memcpy(buf, v->bytes, v->len);
 	buf[14] = RTL_UR_RMSG_POPUP;
-	cr_assert_eq(rtl_ur_decode_robot_msg(buf, v->len, &m), -ENOMSG);
+	cr_assert_eq(rtl_ur_decode_robot_msg(&m, buf, v->len), -ENOMSG);
 	cr_assert_eq(m.type, RTL_UR_RMSG_POPUP);
 }
 
@@ -315,7 +315,7 @@ out:
 
 static void fake_start(struct fake *f)
 {
-	f->lfd = rtl_tcp_listen(NULL, 0, &f->port, NULL);
+	f->lfd = rtl_tcp_listen(&f->port, NULL, 0, NULL);
 	cr_assert_geq(f->lfd, 0);
 	cr_assert_eq(pthread_create(&f->th, NULL, fake_run, f), 0);
 }
@@ -344,7 +344,7 @@ Test(ur_primary_client, reads_version_then_mode_and_messages)
 	struct rtl_ur_primary *c;
 	struct rtl_ur_robot_mode_data m;
 	struct rtl_ur_robot_msg msg;
-	struct rtl_ur_primary_stats st;
+	struct rtl_ur_primary_counters st = { .size = sizeof(st) };
 	struct rtl_error err;
 	static const uint8_t odd[] = { 0, 0, 0, 7, 25, 1, 2 }; /* program state: skipped */
 	int64_t end;
@@ -354,7 +354,7 @@ Test(ur_primary_client, reads_version_then_mode_and_messages)
 	add_vec(&f, "robot-mode-5x");
 	add_vec(&f, "key-message");
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0, "%s",
+	cr_assert_eq(rtl_ur_primary_create(&c, "127.0.0.1", f.port, RTL_NS_PER_SEC, &err), 0, "%s",
 		     err.msg);
 	cr_assert_eq(rtl_ur_primary_version(c)->major, 5);
 	end = rtl_time_now() + RTL_NS_PER_SEC;
@@ -364,10 +364,19 @@ Test(ur_primary_client, reads_version_then_mode_and_messages)
 	}
 	cr_assert_eq(m.robot_mode, 7);
 	cr_assert_eq(msg.type, RTL_UR_RMSG_KEY);
-	rtl_ur_primary_stats(c, &st);
+	cr_assert_eq(rtl_ur_primary_stats(c, &st), 0);
 	cr_assert_eq(st.unknown_type, 1);
 	cr_assert_eq(st.robot_modes, 1);
-	rtl_ur_primary_close(c);
+	{
+		/* The names follow the snapshot, one per counter. */
+		size_t n;
+		const struct rtl_stat_field *f = rtl_ur_primary_counter_fields(&n);
+
+		cr_assert_eq(n, (sizeof(st) - sizeof(st.size)) / sizeof(uint64_t));
+		cr_assert_eq(rtl_stat_value(&st, &f[10]), st.unknown_type);
+		cr_assert_str_eq(f[10].name, "unknown_type");
+	}
+	rtl_ur_primary_destroy(c);
 	fake_stop(&f);
 }
 
@@ -382,7 +391,7 @@ Test(ur_primary_client, one_byte_writes_are_reassembled)
 	add_vec(&f, "version-3-15");
 	add_vec(&f, "robot-mode-5x"); /* 3.15: the 47-byte layout */
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, 2 * RTL_NS_PER_SEC, &c, &err), 0,
+	cr_assert_eq(rtl_ur_primary_create(&c, "127.0.0.1", f.port, 2 * RTL_NS_PER_SEC, &err), 0,
 		     "%s", err.msg);
 	cr_assert_str_eq(rtl_ur_primary_version(c)->project, "URControl");
 	end = rtl_time_now() + 2 * RTL_NS_PER_SEC;
@@ -391,7 +400,7 @@ Test(ur_primary_client, one_byte_writes_are_reassembled)
 		cr_assert_geq(rtl_ur_primary_poll(c, 100 * RTL_NS_PER_MS, &err), 0, "%s", err.msg);
 	}
 	cr_assert_eq(m.speed_scaling, 0.5);
-	rtl_ur_primary_close(c);
+	rtl_ur_primary_destroy(c);
 	fake_stop(&f);
 }
 
@@ -404,7 +413,7 @@ Test(ur_primary_client, silent_peer_times_out_naming_the_version_message)
 
 	fake_start(&f);
 	t0 = rtl_time_now();
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, 200 * RTL_NS_PER_MS, &c, &err),
+	cr_assert_eq(rtl_ur_primary_create(&c, "127.0.0.1", f.port, 200 * RTL_NS_PER_MS, &err),
 		     -ETIMEDOUT);
 	cr_assert_lt(rtl_time_now() - t0, 500 * RTL_NS_PER_MS);
 	cr_assert(strstr(err.msg, "no version message"), "%s", err.msg);
@@ -421,7 +430,7 @@ Test(ur_primary_client, peer_closing_mid_message_is_named)
 
 	add(&f, v->bytes, 10);
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err),
+	cr_assert_eq(rtl_ur_primary_create(&c, "127.0.0.1", f.port, RTL_NS_PER_SEC, &err),
 		     -ECONNRESET);
 	cr_assert(strstr(err.msg, "middle of a message"), "%s", err.msg);
 	fake_stop(&f);
@@ -436,7 +445,7 @@ Test(ur_primary_client, bad_length_ends_the_connection)
 
 	add(&f, bad, sizeof(bad));
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err),
+	cr_assert_eq(rtl_ur_primary_create(&c, "127.0.0.1", f.port, RTL_NS_PER_SEC, &err),
 		     -EBADMSG);
 	cr_assert(strstr(err.msg, "less than its 5-byte header"), "%s", err.msg);
 	fake_stop(&f);
@@ -447,7 +456,7 @@ Test(ur_primary_client, hostile_messages_are_counted_not_fatal)
 	struct fake f = { .linger_ns = 300 * RTL_NS_PER_MS };
 	static uint8_t overrun[64], shortmode[64];
 	struct rtl_ur_primary *c;
-	struct rtl_ur_primary_stats st;
+	struct rtl_ur_primary_counters st = { .size = sizeof(st) };
 	struct rtl_error err;
 	const struct ur_vec *v = vec("robot-mode-5x");
 	static const uint8_t popup[] = { 0, 0, 0, 15, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0xfe, 2 };
@@ -463,7 +472,7 @@ Test(ur_primary_client, hostile_messages_are_counted_not_fatal)
 	add(&f, popup, sizeof(popup));
 	add_vec(&f, "text");
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0, "%s",
+	cr_assert_eq(rtl_ur_primary_create(&c, "127.0.0.1", f.port, RTL_NS_PER_SEC, &err), 0, "%s",
 		     err.msg);
 	end = rtl_time_now() + RTL_NS_PER_SEC;
 	do {
@@ -475,7 +484,7 @@ Test(ur_primary_client, hostile_messages_are_counted_not_fatal)
 	cr_assert_eq(st.bad_robot_mode, 1);
 	cr_assert_eq(st.unknown_robot_msg, 1);
 	cr_assert_not(rtl_ur_primary_robot_mode(c, NULL));
-	rtl_ur_primary_close(c);
+	rtl_ur_primary_destroy(c);
 	fake_stop(&f);
 }
 
@@ -489,13 +498,13 @@ Test(ur_primary_client, run_script_reports_the_runtime_exception_line)
 
 	add_vec(&f, "version-5-15");
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0, "%s",
+	cr_assert_eq(rtl_ur_primary_create(&c, "127.0.0.1", f.port, RTL_NS_PER_SEC, &err), 0, "%s",
 		     err.msg);
 	/* No exception from this fake: the wait ends at its bound with 0. */
 	cr_assert_eq(
-		rtl_ur_primary_run_script(c, prog, strlen(prog), 100 * RTL_NS_PER_MS, &rtx, &err),
+		rtl_ur_primary_run_script(c, &rtx, prog, strlen(prog), 100 * RTL_NS_PER_MS, &err),
 		0, "%s", err.msg);
-	rtl_ur_primary_close(c);
+	rtl_ur_primary_destroy(c);
 	fake_stop(&f);
 	cr_assert_eq(f.got_len, strlen(prog) + 1);
 	cr_assert_eq(memcmp(f.got, "def p():\n  foo()\nend\n", f.got_len), 0);
@@ -512,15 +521,15 @@ Test(ur_primary_client, runtime_exception_becomes_a_sentence)
 	add_vec(&f, "version-5-15");
 	f.reply = (struct step){ vec("runtime-exception")->bytes, vec("runtime-exception")->len };
 	fake_start(&f);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", f.port, RTL_NS_PER_SEC, &c, &err), 0, "%s",
+	cr_assert_eq(rtl_ur_primary_create(&c, "127.0.0.1", f.port, RTL_NS_PER_SEC, &err), 0, "%s",
 		     err.msg);
-	cr_assert_eq(rtl_ur_primary_run_script(c, prog, strlen(prog), RTL_NS_PER_SEC, &rtx, &err),
+	cr_assert_eq(rtl_ur_primary_run_script(c, &rtx, prog, strlen(prog), RTL_NS_PER_SEC, &err),
 		     -ENOEXEC);
 	cr_assert_eq(rtx.line, 12);
 	cr_assert(strstr(err.msg, "line 12"), "%s", err.msg);
 	cr_assert(strstr(err.msg, "compile_error_name_not_found"), "%s", err.msg);
 	cr_assert(strstr(err.msg, "correct line 12"), "%s", err.msg);
-	rtl_ur_primary_close(c);
+	rtl_ur_primary_destroy(c);
 	fake_stop(&f);
 }
 
@@ -529,10 +538,10 @@ Test(ur_primary_client, refused_connection_fills_the_error)
 	struct rtl_ur_primary *c;
 	struct rtl_error err;
 	uint16_t port;
-	int lfd = rtl_tcp_listen(NULL, 0, &port, NULL);
+	int lfd = rtl_tcp_listen(&port, NULL, 0, NULL);
 
 	close(lfd);
-	cr_assert_eq(rtl_ur_primary_connect("127.0.0.1", port, RTL_NS_PER_SEC, &c, &err),
+	cr_assert_eq(rtl_ur_primary_create(&c, "127.0.0.1", port, RTL_NS_PER_SEC, &err),
 		     -ECONNREFUSED);
 	cr_assert(err.msg[0]);
 }

@@ -60,7 +60,7 @@ static struct rtl_ur_robot_api *client(void)
 	cfg.host = "127.0.0.1";
 	cfg.port = sim_server_service_port(srv, SIM_PORT_ROBOT_API);
 	cr_assert_neq(cfg.port, 0);
-	ret = rtl_ur_robot_api_open(&cfg, &api, &e);
+	ret = rtl_ur_robot_api_create(&api, &cfg, &e);
 	/* A librtloop built without libcurl has no client: its sentence is
 	 * the reason to skip. */
 	if (ret == -ENOTSUP) {
@@ -144,7 +144,7 @@ Test(ur_robot_api_sim, bring_up_from_boot)
 
 	cr_assert_eq(rtl_ur_robot_api_power_off(api, &e), 0, "%s", e.msg);
 	wait_mode(api, RTL_UR_ROBOT_MODE_POWER_OFF);
-	rtl_ur_robot_api_close(api);
+	rtl_ur_robot_api_destroy(api);
 	done();
 }
 
@@ -161,7 +161,7 @@ Test(ur_robot_api_sim, local_control_refuses_power_on)
 	cr_assert_eq(rtl_ur_robot_api_power_on(api, &e), -EPERM);
 	cr_assert(strstr(e.msg, "switch to remote control"), "%s", e.msg);
 	cr_assert(strstr(e.msg, "HTTP 403"), "%s", e.msg);
-	rtl_ur_robot_api_close(api);
+	rtl_ur_robot_api_destroy(api);
 	done();
 }
 
@@ -178,7 +178,7 @@ Test(ur_robot_api_sim, dashboard_client_recognises_polyscope_x)
 	 * privileged one no test binds) stands for PolyScope X's closed 29999. */
 	cfg.port = 1;
 	cfg.robot_api_port = sim_server_service_port(srv, SIM_PORT_ROBOT_API);
-	cr_assert_eq(rtl_ur_dashboard_connect(&cfg, &d, &e), -EPROTONOSUPPORT, "%s", e.msg);
+	cr_assert_eq(rtl_ur_dashboard_create(&d, &cfg, &e), -EPROTONOSUPPORT, "%s", e.msg);
 	done();
 }
 

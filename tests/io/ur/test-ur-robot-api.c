@@ -177,9 +177,9 @@ static void need_robot_api(void)
 
 	rtl_ur_robot_api_config_init(&cfg);
 	cfg.host = "127.0.0.1";
-	if (rtl_ur_robot_api_open(&cfg, &api, &e) == -ENOTSUP)
+	if (rtl_ur_robot_api_create(&api, &cfg, &e) == -ENOTSUP)
 		cr_skip_test("%s", e.msg);
-	rtl_ur_robot_api_close(api);
+	rtl_ur_robot_api_destroy(api);
 }
 
 static struct rtl_ur_robot_api *client(uint16_t port, int64_t timeout_ns)
@@ -192,7 +192,7 @@ static struct rtl_ur_robot_api *client(uint16_t port, int64_t timeout_ns)
 	cfg.host = "127.0.0.1";
 	cfg.port = port;
 	cfg.timeout_ns = timeout_ns;
-	cr_assert_eq(rtl_ur_robot_api_open(&cfg, &api, &e), 0, "%s", e.msg);
+	cr_assert_eq(rtl_ur_robot_api_create(&api, &cfg, &e), 0, "%s", e.msg);
 	return api;
 }
 
@@ -202,17 +202,17 @@ Test(ur_robot_api, json_scanner_reads_outer_strings_only)
 	const char *j = " {\"a\": {\"mode\": \"X\"}, \"n\": 1.5, \"l\": [1, \"]\"], "
 			"\"mode\" : \"IDLE\"}";
 
-	cr_assert_eq(rtl_ur_robot_api_json_string(j, strlen(j), "mode", v, sizeof(v)), 4);
+	cr_assert_eq(rtl_ur_robot_api_json_string(v, sizeof(v), j, strlen(j), "mode"), 4);
 	cr_assert_str_eq(v, "IDLE");
-	cr_assert_eq(rtl_ur_robot_api_json_string(j, strlen(j), "none", v, sizeof(v)), -EPROTO);
-	cr_assert_eq(rtl_ur_robot_api_json_string("<html>", 6, "mode", v, sizeof(v)), -EPROTO);
-	cr_assert_eq(rtl_ur_robot_api_json_string("{\"mode\": \"IDL", 13, "mode", v, sizeof(v)),
+	cr_assert_eq(rtl_ur_robot_api_json_string(v, sizeof(v), j, strlen(j), "none"), -EPROTO);
+	cr_assert_eq(rtl_ur_robot_api_json_string(v, sizeof(v), "<html>", 6, "mode"), -EPROTO);
+	cr_assert_eq(rtl_ur_robot_api_json_string(v, sizeof(v), "{\"mode\": \"IDL", 13, "mode"),
 		     -EPROTO);
 	cr_assert_eq(
-		rtl_ur_robot_api_json_string("{\"m\": \"a\\\"b\\u0041\"}", 19, "m", v, sizeof(v)),
+		rtl_ur_robot_api_json_string(v, sizeof(v), "{\"m\": \"a\\\"b\\u0041\"}", 19, "m"),
 		4);
 	cr_assert_str_eq(v, "a\"bA");
-	cr_assert_eq(rtl_ur_robot_api_json_string("{\"m\": \"abcdef\"}", 15, "m", v, 4), -EMSGSIZE);
+	cr_assert_eq(rtl_ur_robot_api_json_string(v, 4, "{\"m\": \"abcdef\"}", 15, "m"), -EMSGSIZE);
 }
 
 Test(ur_robot_api, open_rejects_bad_config)
@@ -224,13 +224,13 @@ Test(ur_robot_api, open_rejects_bad_config)
 	need_robot_api();
 	rtl_ur_robot_api_config_init(&cfg);
 	cr_assert_eq(cfg.port, 80);
-	cr_assert_eq(rtl_ur_robot_api_open(&cfg, &api, &e), -EINVAL);
+	cr_assert_eq(rtl_ur_robot_api_create(&api, &cfg, &e), -EINVAL);
 	cfg.host = "a/b";
-	cr_assert_eq(rtl_ur_robot_api_open(&cfg, &api, &e), -EINVAL);
+	cr_assert_eq(rtl_ur_robot_api_create(&api, &cfg, &e), -EINVAL);
 	cfg.host = "ur";
 	cfg.timeout_ns = 0;
-	cr_assert_eq(rtl_ur_robot_api_open(&cfg, &api, &e), -EINVAL);
-	rtl_ur_robot_api_close(NULL);
+	cr_assert_eq(rtl_ur_robot_api_create(&api, &cfg, &e), -EINVAL);
+	rtl_ur_robot_api_destroy(NULL);
 }
 
 Test(ur_robot_api, happy_paths_send_the_documented_requests)
@@ -282,7 +282,7 @@ Test(ur_robot_api, happy_paths_send_the_documented_requests)
 	cr_assert_eq(rtl_ur_robot_api_play(api, &e), 0, "%s", e.msg);
 	cr_assert_eq(rtl_ur_robot_api_pause(api, &e), 0, "%s", e.msg);
 	cr_assert_eq(rtl_ur_robot_api_stop(api, &e), 0, "%s", e.msg);
-	rtl_ur_robot_api_close(api);
+	rtl_ur_robot_api_destroy(api);
 	fake_stop(&f);
 
 	cr_assert_eq(f.served, 13);
@@ -337,7 +337,7 @@ Test(ur_robot_api, refusal_in_local_control_says_switch_to_remote)
 	cr_assert_eq(rtl_ur_robot_api_robot_mode(api, &m, &e), -EOPNOTSUPP);
 	cr_assert(strstr(e.msg, "10.11"), "%s", e.msg);
 	cr_assert_eq(rtl_ur_robot_api_load(api, "a\"b", &e), -EINVAL);
-	rtl_ur_robot_api_close(api);
+	rtl_ur_robot_api_destroy(api);
 	fake_stop(&f);
 }
 
@@ -358,7 +358,7 @@ Test(ur_robot_api, silent_server_times_out_within_bound)
 	cr_assert_lt(rtl_time_now() - t0, 3000 * MS);
 	cr_assert(strstr(e.msg, "no reply"), "%s", e.msg);
 	cr_assert(strstr(e.msg, "allow more time"), "%s", e.msg);
-	rtl_ur_robot_api_close(api);
+	rtl_ur_robot_api_destroy(api);
 	fake_stop(&f);
 }
 
@@ -380,7 +380,7 @@ Test(ur_robot_api, non_json_body_is_eproto)
 	cr_assert(strstr(e.msg, "not the Robot API"), "%s", e.msg);
 	cr_assert_eq(rtl_ur_robot_api_robot_mode(api, &m, &e), -EPROTO);
 	cr_assert(strstr(e.msg, "FLYING"), "%s", e.msg);
-	rtl_ur_robot_api_close(api);
+	rtl_ur_robot_api_destroy(api);
 	fake_stop(&f);
 }
 
@@ -396,7 +396,7 @@ Test(ur_robot_api, server_that_closes_is_econnreset)
 	api = client(f.port, 2000 * MS);
 	cr_assert_eq(rtl_ur_robot_api_power_on(api, &e), -ECONNRESET);
 	cr_assert(strstr(e.msg, "closed the connection"), "%s", e.msg);
-	rtl_ur_robot_api_close(api);
+	rtl_ur_robot_api_destroy(api);
 	fake_stop(&f);
 }
 
@@ -417,7 +417,7 @@ Test(ur_robot_api, refused_port_says_robot_api_off_or_not_polyscope_x)
 	cr_assert_eq(rtl_ur_robot_api_robot_mode(api, &m, &e), -ECONNREFUSED);
 	cr_assert(strstr(e.msg, "Robot API is off"), "%s", e.msg);
 	cr_assert(strstr(e.msg, "PolyScope X"), "%s", e.msg);
-	rtl_ur_robot_api_close(api);
+	rtl_ur_robot_api_destroy(api);
 }
 
 /* Without libcurl the calls are there (one set of symbols in both builds)
@@ -437,9 +437,9 @@ Test(ur_robot_api, without_libcurl_every_call_names_the_build)
 
 	rtl_ur_robot_api_config_init(&cfg);
 	cfg.host = "127.0.0.1";
-	ret = rtl_ur_robot_api_open(&cfg, &api, &e);
+	ret = rtl_ur_robot_api_create(&api, &cfg, &e);
 	if (ret == 0) {
-		rtl_ur_robot_api_close(api);
+		rtl_ur_robot_api_destroy(api);
 		cr_skip_test("this librtloop has the Robot API (built with libcurl)");
 	}
 	cr_assert_eq(ret, -ENOTSUP, "%s", e.msg);
@@ -462,5 +462,5 @@ Test(ur_robot_api, without_libcurl_every_call_names_the_build)
 	cr_assert_eq(rtl_ur_robot_api_pause(NULL, &e), -ENOTSUP);
 	cr_assert_eq(rtl_ur_robot_api_stop(NULL, &e), -ENOTSUP);
 	cr_assert(strstr(e.msg, "-Drobot_api=disabled"), "%s", e.msg);
-	rtl_ur_robot_api_close(NULL);
+	rtl_ur_robot_api_destroy(NULL);
 }

@@ -18,7 +18,7 @@
  * DRAFramework::CDRFLEx) is built only when Meson finds the library and
  * DRFLEx.h (-Ddrfl=auto|enabled).
  *
- * Session (rtl_drfl_open / rtl_drfl_close), in Doosan's documented order:
+ * Session (rtl_drfl_api_connect / rtl_drfl_api_disconnect), in Doosan's documented order:
  *   connect_rt_control(host, port) -> set_rt_control_output("v1.0",
  *   period, loss) -> [set_rt_control_input("v1.0", period, loss)] ->
  *   [set_velx_rt / set_accx_rt / set_velj_rt / set_accj_rt] ->
@@ -26,21 +26,21 @@
  * Doosan's own samples call only set_rt_control_output, so the input call
  * is optional. A failure after connect disconnects again.
  *
- * Streaming (rtl_drfl_send): the setpoint of rtl_motion_step() goes
+ * Streaming (rtl_drfl_api_send): the setpoint of rtl_motion_step() goes
  * through rtl_motion_to_udp() (the same mapping as the UDP backend: mm,
  * deg, AUTO = -10000) and then to the DRFL call of its mode, as floats.
  * Idle (the UDP STOP) becomes speedj_rt with zero velocity and AUTO
  * acceleration, which keeps the 0.1 s command time-out fed at rest.
- * State (rtl_drfl_read): read_data_rt()'s buffer is the packed v1.0
+ * State (rtl_drfl_api_read): read_data_rt()'s buffer is the packed v1.0
  * layout, decoded with rtl_udp_state_decode() (copied out at once: DRFL
  * overwrites it every cycle).
  *
  * Preconditions DRFL leaves to the application (docs/doosan-rt.md 7):
  * real-robot mode, autonomous mode, safety mode MOVE, control authority,
- * STANDBY, the RT address of the firmware version. rtl_drfl_open() does
+ * STANDBY, the RT address of the firmware version. rtl_drfl_api_connect() does
  * not touch the TCP API; do those through DRFL before opening.
  *
- * RT safety: rtl_drfl_send() and rtl_drfl_read() allocate nothing and take
+ * RT safety: rtl_drfl_api_send() and rtl_drfl_api_read() allocate nothing and take
  * no lock; what the DRFL calls do inside is the vendor's business (Doosan
  * measured read_data_rt at 10-110 us). Open and close are not RT-safe.
  */
@@ -86,20 +86,20 @@ RTL_API bool rtl_drfl_api_complete(const struct rtl_drfl_api *api);
  * -ECONNREFUSED (connect_rt_control failed), or -EIO (a later call failed;
  * @err names it). Not RT-safe.
  */
-RTL_API int rtl_drfl_open(const struct rtl_drfl_api *api, const struct rtl_drfl_config *cfg,
-			  struct rtl_error *err);
+RTL_API int rtl_drfl_api_connect(const struct rtl_drfl_api *api, const struct rtl_drfl_config *cfg,
+				 struct rtl_error *err);
 
 /* stop_rt_control then disconnect_rt_control. Returns 0 or -EIO (either
  * call failed; both are made). Not RT-safe. */
-RTL_API int rtl_drfl_close(const struct rtl_drfl_api *api);
+RTL_API int rtl_drfl_api_disconnect(const struct rtl_drfl_api *api);
 
 /*
  * Send one period's setpoint @out with horizon @target_time s. Returns the
  * enum rtl_udp_mode it was sent as, -EINVAL (NULL, target_time not
  * > 0) or -EIO (the DRFL call returned false). RT-safe on our side.
  */
-RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motion_output *out,
-			  double target_time);
+RTL_API int rtl_drfl_api_send(const struct rtl_drfl_api *api, const struct rtl_motion_output *out,
+			      double target_time);
 
 /*
  * Send the command @c (Doosan units, as a UDP COMMAND carries it) as the
@@ -109,11 +109,11 @@ RTL_API int rtl_drfl_send(const struct rtl_drfl_api *api, const struct rtl_motio
  * sent, never applied). Checks nothing (rtl_udp_cmd_check() does). RT-safe
  * on our side.
  */
-RTL_API int rtl_drfl_send_cmd(const struct rtl_drfl_api *api, const struct rtl_udp_cmd *c);
+RTL_API int rtl_drfl_api_send_cmd(const struct rtl_drfl_api *api, const struct rtl_udp_cmd *c);
 
 /* The latest state into @s. Returns 0, -EINVAL, or -ENODATA (no state
  * yet). RT-safe on our side. */
-RTL_API int rtl_drfl_read(const struct rtl_drfl_api *api, struct rtl_udp_state *s);
+RTL_API int rtl_drfl_api_read(const struct rtl_drfl_api *api, struct rtl_udp_state *s);
 
 RTL_END_DECLS
 

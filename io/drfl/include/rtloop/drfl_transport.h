@@ -39,7 +39,7 @@
  *                   dropped and counted (nonfinite_state).
  *   check, send     the step writes a struct rtl_udp_cmd (Doosan units,
  *                   rtl_motion_to_udp()), checked by rtl_udp_cmd_check()
- *                   and sent as its DRFL call (rtl_drfl_send_cmd()) in
+ *                   and sent as its DRFL call (rtl_drfl_api_send_cmd()) in
  *                   every period while its mode is not NONE: the 0.1 s
  *                   command time-out and the loss count of
  *                   set_rt_control_input count periods without one. A
@@ -49,10 +49,10 @@
  *                   axis and the period as target time, from floats built
  *                   at connect (the user's command is never read).
  *   at_rest         every |actual_joint_velocity| below rest_speed.
- *   connect         register the callbacks, rtl_drfl_open() (Doosan's
+ *   connect         register the callbacks, rtl_drfl_api_connect() (Doosan's
  *                   call order, <rtloop/drfl_backend.h>), then wait for the
  *                   first state (connect_timeout_ns).
- *   disconnect      rtl_drfl_close() (stop_rt_control,
+ *   disconnect      rtl_drfl_api_disconnect() (stop_rt_control,
  *                   disconnect_rt_control), then unregister.
  *
  * Threads: the loop's contract; besides, the two callbacks run on DRFL's

@@ -318,8 +318,8 @@ RTL_API int rtl_motion_set_accj(struct rtl_motion *m, const double acc[RTL_MOTIO
  * callback and the counters. Returns the mode of @out, or -EINVAL when @m
  * or @out is NULL. RT-safe: no allocation, no locks, no system calls.
  */
-RTL_API int rtl_motion_step(struct rtl_motion *m, int64_t now_ns,
-			    const struct rtl_motion_state *measured, struct rtl_motion_output *out);
+RTL_API int rtl_motion_step(struct rtl_motion *m, struct rtl_motion_output *out, int64_t now_ns,
+			    const struct rtl_motion_state *measured);
 
 /*
  * A snapshot of the counters of @m into @out (set out->size =
@@ -347,10 +347,10 @@ RTL_API const char *rtl_motion_event_name(enum rtl_motion_event ev);
  * UR's rotation vector) is the backend's business. @in and @out may alias.
  * RT-safe.
  */
-RTL_API void rtl_motion_to_mm_deg(enum rtl_motion_space space, const double in[RTL_MOTION_AXES],
-				  double out[RTL_MOTION_AXES]);
-RTL_API void rtl_motion_from_mm_deg(enum rtl_motion_space space, const double in[RTL_MOTION_AXES],
-				    double out[RTL_MOTION_AXES]);
+RTL_API void rtl_motion_to_mm_deg(double out[RTL_MOTION_AXES], const double in[RTL_MOTION_AXES],
+				  enum rtl_motion_space space);
+RTL_API void rtl_motion_from_mm_deg(double out[RTL_MOTION_AXES], const double in[RTL_MOTION_AXES],
+				    enum rtl_motion_space space);
 
 RTL_INLINE double rtl_motion_rad_to_deg(double rad)
 {

@@ -74,9 +74,9 @@ RTL_BEGIN_DECLS
  * (@m or @out NULL; nothing is reported). RT-safe: no allocation, no
  * locks, no system calls.
  */
-RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_loop *loop, int64_t now_ns,
-				 const struct rtl_motion_state *measured,
-				 struct rtl_motion_output *out);
+RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_motion_output *out,
+				 struct rtl_loop *loop, int64_t now_ns,
+				 const struct rtl_motion_state *measured);
 
 /* ---- UDP (Doosan units) ---------------------------------------------------------- */
 
@@ -86,8 +86,8 @@ RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_loop *loop, in
  * one period). Returns the rtl_udp_mode written, or -EINVAL (a NULL
  * pointer, @target_time not > 0, an unknown mode in @out).
  */
-RTL_API int rtl_motion_to_udp(const struct rtl_motion_output *out, double target_time,
-			      struct rtl_udp_cmd *cmd);
+RTL_API int rtl_motion_to_udp(struct rtl_udp_cmd *cmd, const struct rtl_motion_output *out,
+			      double target_time);
 
 /* ---- RTDE (the registers of <rtloop/rtde_cmd.h>) -------------------------------------- */
 
@@ -115,8 +115,8 @@ RTL_API int rtl_motion_rtde_init(struct rtl_motion_rtde *b, const struct rtl_rtd
  * written, -ENOTSUP for servol (the executor has none: STOP is written
  * instead), or -EINVAL (NULL, unknown mode).
  */
-RTL_API int rtl_motion_to_rtde(struct rtl_motion_rtde *b, const struct rtl_motion_output *out,
-			       struct rtl_rtde_frame *f);
+RTL_API int rtl_motion_rtde_encode(struct rtl_motion_rtde *b, struct rtl_rtde_frame *f,
+				   const struct rtl_motion_output *out);
 
 RTL_END_DECLS
 

@@ -58,7 +58,7 @@ struct rtl_tcp_addr {
  * for now), -EINVAL (@host NULL or empty, @out NULL), -ENOMEM. Not
  * RT-safe.
  */
-RTL_API int rtl_tcp_resolve(const char *host, uint16_t port, struct rtl_tcp_addr *out,
+RTL_API int rtl_tcp_resolve(struct rtl_tcp_addr *out, const char *host, uint16_t port,
 			    struct rtl_error *err);
 
 /*
@@ -95,7 +95,7 @@ RTL_API int rtl_tcp_connect(const char *host, uint16_t port, int64_t timeout_ns,
  * filled (-EADDRINUSE: another program has the port; -ENOENT: unknown
  * host; -EINVAL: @host empty). Not RT-safe.
  */
-RTL_API int rtl_tcp_listen(const char *host, uint16_t port, uint16_t *bound, struct rtl_error *err);
+RTL_API int rtl_tcp_listen(uint16_t *bound, const char *host, uint16_t port, struct rtl_error *err);
 
 /*
  * Accept one connection on listening socket @lfd within @timeout_ns (< 0:

@@ -404,8 +404,8 @@ RTL_API bool rtl_rtde_list_next(struct rtl_rtde_list *it, const char **item, siz
  *   -EINVAL   @list is NULL with @len > 0, or @types is NULL with @max > 0.
  * RT-safe.
  */
-RTL_API int rtl_rtde_parse_types(const char *list, size_t len, enum rtl_rtde_type *types,
-				 size_t max, size_t *bad);
+RTL_API int rtl_rtde_parse_types(enum rtl_rtde_type *types, size_t max, size_t *bad,
+				 const char *list, size_t len);
 
 /*
  * Write the @n type names of @types as a comma-separated list (no trailing
@@ -433,7 +433,7 @@ RTL_API int rtl_rtde_format_types(char *buf, size_t cap, const enum rtl_rtde_typ
  *   -EINVAL    @types is NULL with @n > 0.
  * RT-safe.
  */
-RTL_API int rtl_rtde_layout(const enum rtl_rtde_type *types, size_t n, uint32_t *offsets);
+RTL_API int rtl_rtde_layout(uint32_t *offsets, const enum rtl_rtde_type *types, size_t n);
 
 /*
  * Decode the fields part of a data package (@len bytes at @fields, e.g.
@@ -445,8 +445,8 @@ RTL_API int rtl_rtde_layout(const enum rtl_rtde_type *types, size_t n, uint32_t 
  *   -EINVAL   a pointer is NULL where needed.
  * RT-safe.
  */
-RTL_API int rtl_rtde_unpack(const uint8_t *fields, size_t len, const enum rtl_rtde_type *types,
-			    size_t n, union rtl_rtde_value *out);
+RTL_API int rtl_rtde_unpack(union rtl_rtde_value *out, const uint8_t *fields, size_t len,
+			    const enum rtl_rtde_type *types, size_t n);
 
 /*
  * As rtl_rtde_unpack(), but field i goes, in its host form, to
@@ -455,8 +455,9 @@ RTL_API int rtl_rtde_unpack(const uint8_t *fields, size_t len, const enum rtl_rt
  * at their wire offsets: the result is the payload in host byte order.
  * Same return codes. RT-safe.
  */
-RTL_API int rtl_rtde_unpack_to(const uint8_t *fields, size_t len, const enum rtl_rtde_type *types,
-			       size_t n, const uint32_t *host_offsets, void *dst);
+RTL_API int rtl_rtde_unpack_to(void *dst, const uint8_t *fields, size_t len,
+			       const enum rtl_rtde_type *types, size_t n,
+			       const uint32_t *host_offsets);
 
 /*
  * As rtl_rtde_unpack(), with every scalar element converted to double, in
@@ -468,9 +469,8 @@ RTL_API int rtl_rtde_unpack_to(const uint8_t *fields, size_t len, const enum rtl
  * rtl_rtde_unpack(), or -ENOSPC if the elements do not fit @max.
  * RT-safe.
  */
-RTL_API int rtl_rtde_unpack_doubles(const uint8_t *fields, size_t len,
-				    const enum rtl_rtde_type *types, size_t n, double *out,
-				    size_t max);
+RTL_API int rtl_rtde_unpack_doubles(double *out, size_t max, const uint8_t *fields, size_t len,
+				    const enum rtl_rtde_type *types, size_t n);
 
 /*
  * Encode @n values @in of @types as the fields part of a data package into
@@ -600,8 +600,8 @@ RTL_API const char *rtl_rtde_pkg_name(int type);
 
 /* REQUEST_PROTOCOL_VERSION request ('V', client): the version asked for. */
 RTL_API int rtl_rtde_encode_protocol_version_request(uint8_t *buf, size_t cap, uint16_t version);
-RTL_API int rtl_rtde_decode_protocol_version_request(const uint8_t *buf, size_t len,
-						     uint16_t *version);
+RTL_API int rtl_rtde_decode_protocol_version_request(uint16_t *version, const uint8_t *buf,
+						     size_t len);
 
 /* GET_URCONTROL_VERSION request ('v', client): no payload. */
 RTL_API int rtl_rtde_encode_urcontrol_version_request(uint8_t *buf, size_t cap);
@@ -610,8 +610,8 @@ RTL_API int rtl_rtde_decode_urcontrol_version_request(const uint8_t *buf, size_t
 /* GET_URCONTROL_VERSION reply ('v', controller): four uint32. */
 RTL_API int rtl_rtde_encode_urcontrol_version_reply(uint8_t *buf, size_t cap,
 						    const struct rtl_rtde_controller_version *v);
-RTL_API int rtl_rtde_decode_urcontrol_version_reply(const uint8_t *buf, size_t len,
-						    struct rtl_rtde_controller_version *v);
+RTL_API int rtl_rtde_decode_urcontrol_version_reply(struct rtl_rtde_controller_version *v,
+						    const uint8_t *buf, size_t len);
 
 /* CONTROL_PACKAGE_START / _PAUSE requests ('S', 'P', client): no payload. */
 RTL_API int rtl_rtde_encode_start(uint8_t *buf, size_t cap);
@@ -627,8 +627,8 @@ RTL_API int rtl_rtde_decode_pause(const uint8_t *buf, size_t len);
  */
 RTL_API int rtl_rtde_encode_accepted_reply(uint8_t *buf, size_t cap, enum rtl_rtde_pkg type,
 					   bool accepted);
-RTL_API int rtl_rtde_decode_accepted_reply(const uint8_t *buf, size_t len, enum rtl_rtde_pkg type,
-					   bool *accepted);
+RTL_API int rtl_rtde_decode_accepted_reply(bool *accepted, const uint8_t *buf, size_t len,
+					   enum rtl_rtde_pkg type);
 
 /*
  * SETUP_OUTPUTS request ('O', client): v2 sends @frequency (Hz) before the
@@ -637,15 +637,14 @@ RTL_API int rtl_rtde_decode_accepted_reply(const uint8_t *buf, size_t len, enum 
  */
 RTL_API int rtl_rtde_encode_setup_outputs(uint8_t *buf, size_t cap, enum rtl_rtde_protocol proto,
 					  double frequency, const char *names, size_t names_len);
-RTL_API int rtl_rtde_decode_setup_outputs(const uint8_t *buf, size_t len,
-					  enum rtl_rtde_protocol proto,
-					  struct rtl_rtde_setup_request *req);
+RTL_API int rtl_rtde_decode_setup_outputs(struct rtl_rtde_setup_request *req, const uint8_t *buf,
+					  size_t len, enum rtl_rtde_protocol proto);
 
 /* SETUP_INPUTS request ('I', client): the names, in both versions. */
 RTL_API int rtl_rtde_encode_setup_inputs(uint8_t *buf, size_t cap, const char *names,
 					 size_t names_len);
-RTL_API int rtl_rtde_decode_setup_inputs(const uint8_t *buf, size_t len,
-					 struct rtl_rtde_setup_request *req);
+RTL_API int rtl_rtde_decode_setup_inputs(struct rtl_rtde_setup_request *req, const uint8_t *buf,
+					 size_t len);
 
 /*
  * SETUP_OUTPUTS reply ('O', controller): v2 carries the recipe id before
@@ -655,16 +654,16 @@ RTL_API int rtl_rtde_decode_setup_inputs(const uint8_t *buf, size_t len,
 RTL_API int rtl_rtde_encode_setup_outputs_reply(uint8_t *buf, size_t cap,
 						enum rtl_rtde_protocol proto, uint8_t recipe_id,
 						const char *types, size_t types_len);
-RTL_API int rtl_rtde_decode_setup_outputs_reply(const uint8_t *buf, size_t len,
-						enum rtl_rtde_protocol proto,
-						struct rtl_rtde_setup_reply *reply);
+RTL_API int rtl_rtde_decode_setup_outputs_reply(struct rtl_rtde_setup_reply *reply,
+						const uint8_t *buf, size_t len,
+						enum rtl_rtde_protocol proto);
 
 /* SETUP_INPUTS reply ('I', controller): recipe id, then the type list, in
  * both versions. The decoder returns -EBADMSG for an empty payload. */
 RTL_API int rtl_rtde_encode_setup_inputs_reply(uint8_t *buf, size_t cap, uint8_t recipe_id,
 					       const char *types, size_t types_len);
-RTL_API int rtl_rtde_decode_setup_inputs_reply(const uint8_t *buf, size_t len,
-					       struct rtl_rtde_setup_reply *reply);
+RTL_API int rtl_rtde_decode_setup_inputs_reply(struct rtl_rtde_setup_reply *reply,
+					       const uint8_t *buf, size_t len);
 
 /*
  * TEXT_MESSAGE ('M', both directions). Layout by (@proto, @dir):
@@ -677,8 +676,8 @@ RTL_API int rtl_rtde_decode_setup_inputs_reply(const uint8_t *buf, size_t len,
  */
 RTL_API int rtl_rtde_encode_text(uint8_t *buf, size_t cap, enum rtl_rtde_protocol proto,
 				 enum rtl_rtde_dir dir, const struct rtl_rtde_text *text);
-RTL_API int rtl_rtde_decode_text(const uint8_t *buf, size_t len, enum rtl_rtde_protocol proto,
-				 enum rtl_rtde_dir dir, struct rtl_rtde_text *text);
+RTL_API int rtl_rtde_decode_text(struct rtl_rtde_text *text, const uint8_t *buf, size_t len,
+				 enum rtl_rtde_protocol proto, enum rtl_rtde_dir dir);
 
 /* What rtl_rtde_text_sanitize() ends a cut result with. */
 #define RTL_RTDE_TEXT_CUT_MARK "[...]"
@@ -720,8 +719,8 @@ RTL_API int rtl_rtde_data_fields_offset(enum rtl_rtde_protocol proto, enum rtl_r
 RTL_API int rtl_rtde_encode_data(uint8_t *buf, size_t cap, enum rtl_rtde_protocol proto,
 				 enum rtl_rtde_dir dir, uint8_t recipe_id, const uint8_t *fields,
 				 size_t fields_len);
-RTL_API int rtl_rtde_decode_data(const uint8_t *buf, size_t len, enum rtl_rtde_protocol proto,
-				 enum rtl_rtde_dir dir, struct rtl_rtde_data *data);
+RTL_API int rtl_rtde_decode_data(struct rtl_rtde_data *data, const uint8_t *buf, size_t len,
+				 enum rtl_rtde_protocol proto, enum rtl_rtde_dir dir);
 
 /*
  * Decode any package sent by @dir under @proto: dispatches on the type byte
@@ -729,8 +728,8 @@ RTL_API int rtl_rtde_decode_data(const uint8_t *buf, size_t len, enum rtl_rtde_p
  * the controller an accepted reply, and so on) and fills @msg. Returns 0, or
  * the decoder's error; -EPROTO for a type this codec does not know.
  */
-RTL_API int rtl_rtde_decode(const uint8_t *buf, size_t len, enum rtl_rtde_protocol proto,
-			    enum rtl_rtde_dir dir, struct rtl_rtde_msg *msg);
+RTL_API int rtl_rtde_decode(struct rtl_rtde_msg *msg, const uint8_t *buf, size_t len,
+			    enum rtl_rtde_protocol proto, enum rtl_rtde_dir dir);
 
 /*
  * Encode @msg (type, direction and the matching member) under @proto with
@@ -787,10 +786,11 @@ struct rtl_rtde_framer_error {
  *   -EINVAL  @out is NULL, or @max_size is outside
  *            [3, RTL_RTDE_MAX_PACKAGE_SIZE].
  *   -ENOMEM  out of memory.
- * On failure *@out (when @out is not NULL) is NULL. Not RT-safe (allocates);
- * call it at set-up time.
+ * On failure *@out (when @out is not NULL) is NULL and @err (may be NULL)
+ * says why. Not RT-safe (allocates); call it at set-up time.
  */
-RTL_API int rtl_rtde_framer_create(struct rtl_rtde_framer **out, size_t max_size);
+RTL_API int rtl_rtde_framer_create(struct rtl_rtde_framer **out, size_t max_size,
+				   struct rtl_error *err);
 
 /*
  * Free @f and its storage; packages it returned from that storage are gone
@@ -810,7 +810,7 @@ RTL_API void rtl_rtde_framer_reset(struct rtl_rtde_framer *f);
  *
  * Returns 0, or
  *   -EBUSY     bytes of the previous feed are not consumed yet.
- *   -EMSGSIZE  the framer has failed (see rtl_rtde_framer_error()).
+ *   -EMSGSIZE  the framer has failed (see rtl_rtde_framer_last_error()).
  *   -EINVAL    @f is NULL, or @data is NULL with @len > 0.
  * RT-safe.
  */
@@ -820,14 +820,15 @@ RTL_API int rtl_rtde_framer_feed(struct rtl_rtde_framer *f, const void *data, si
  * Next whole package: sets *@pkg and *@len (>= 3, equal to its header's
  * size) and returns 1; returns 0 when the fed bytes are used up. Returns
  *   -EMSGSIZE  a header declares a size below 3 or above the maximum, now
- *              or earlier (details in rtl_rtde_framer_error()).
+ *              or earlier (details in rtl_rtde_framer_last_error()).
  *   -EINVAL    a pointer is NULL.
  * RT-safe.
  */
 RTL_API int rtl_rtde_framer_next(struct rtl_rtde_framer *f, const uint8_t **pkg, size_t *len);
 
 /* The recorded error, or NULL while the framer is healthy. RT-safe. */
-RTL_API const struct rtl_rtde_framer_error *rtl_rtde_framer_error(const struct rtl_rtde_framer *f);
+RTL_API const struct rtl_rtde_framer_error *
+rtl_rtde_framer_last_error(const struct rtl_rtde_framer *f);
 
 /* Bytes of a partial package held (non-zero at EOF = truncated stream).
  * RT-safe. */

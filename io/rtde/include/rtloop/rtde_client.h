@@ -13,7 +13,7 @@
  *     send rtl_rtde_client_tx() bytes, then rtl_rtde_client_tx_done()
  *     wait for the socket, at most until rtl_rtde_client_deadline()
  *     rtl_rtde_client_feed(c, bytes)          what recv() returned
- *     while (rtl_rtde_client_next(c, now, &ev) == 1) handle ev
+ *     while (rtl_rtde_client_next(c, &ev, now) == 1) handle ev
  *     on EOF or a reset: rtl_rtde_client_closed(c, now, err), then next()
  *
  * The handshake follows the typical order (docs/rtde-protocol.md 3.1):
@@ -157,7 +157,7 @@ struct rtl_rtde_client_config {
 	uint16_t protocol;
 };
 
-enum rtl_rtde_client_state {
+enum rtl_rtde_client_state_id {
 	RTL_RTDE_CLIENT_IDLE = 0, /* no connection yet */
 	RTL_RTDE_CLIENT_PROTOCOL, /* REQUEST_PROTOCOL_VERSION sent */
 	RTL_RTDE_CLIENT_VERSION,  /* GET_URCONTROL_VERSION sent */
@@ -203,7 +203,7 @@ struct rtl_rtde_client_error {
 	 * IN_USE for 'speed_slider_mask': ..." */
 	struct rtl_error err;
 	bool fatal;
-	enum rtl_rtde_client_state state; /* the state it happened in */
+	enum rtl_rtde_client_state_id state; /* the state it happened in */
 };
 
 enum rtl_rtde_client_event_type {
@@ -235,14 +235,14 @@ struct rtl_rtde_client_event {
 		struct rtl_rtde_client_data data;
 		struct rtl_rtde_text text; /* level: enum rtl_rtde_level */
 		struct {
-			enum rtl_rtde_client_state from, to;
+			enum rtl_rtde_client_state_id from, to;
 		} state;
 		const struct rtl_rtde_client_error *error;
 	} u;
 };
 
 /* What the handshake found. Valid from READY on. */
-struct rtl_rtde_client_info {
+struct rtl_rtde_handshake {
 	enum rtl_rtde_protocol protocol;
 	struct rtl_rtde_controller_version version;
 	uint64_t controller_version; /* packed (RTL_RTDE_VERSION) */
@@ -298,7 +298,7 @@ RTL_API double rtl_rtde_max_frequency(uint32_t major);
 RTL_API unsigned rtl_rtde_output_divisor(double max_hz, double requested_hz);
 
 /* "IDLE", "PROTOCOL", ... "CLOSED"; "?" out of range. RT-safe. */
-RTL_API const char *rtl_rtde_client_state_name(enum rtl_rtde_client_state s);
+RTL_API const char *rtl_rtde_client_state_name(enum rtl_rtde_client_state_id s);
 
 /* ---- life cycle ------------------------------------------------------------ */
 
@@ -371,8 +371,8 @@ RTL_API int rtl_rtde_client_feed(struct rtl_rtde_client *c, const void *data, si
  * NULL pointer. RT-safe for data packages while RUNNING; replies, text
  * messages and errors may format text and log.
  */
-RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, int64_t now,
-				 struct rtl_rtde_client_event *ev);
+RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, struct rtl_rtde_client_event *ev,
+				 int64_t now);
 
 /*
  * Check the deadline alone at @now (no new bytes): returns 1 with the
@@ -382,8 +382,8 @@ RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, int64_t now,
  * packages that did arrive count as missing. Same return codes and
  * safety as rtl_rtde_client_next().
  */
-RTL_API int rtl_rtde_client_poll(struct rtl_rtde_client *c, int64_t now,
-				 struct rtl_rtde_client_event *ev);
+RTL_API int rtl_rtde_client_poll(struct rtl_rtde_client *c, struct rtl_rtde_client_event *ev,
+				 int64_t now);
 
 /* Absolute time by which the pending reply (or, while RUNNING, the next
  * data package) must arrive; RTL_RTDE_CLIENT_NO_DEADLINE if none.
@@ -421,9 +421,8 @@ RTL_API int rtl_rtde_client_pause(struct rtl_rtde_client *c, int64_t now);
  *             event of this client).
  * RT-safe.
  */
-RTL_API int rtl_rtde_client_decode(const struct rtl_rtde_client *c,
-				   const struct rtl_rtde_client_event *ev,
-				   struct rtl_rtde_frame *f);
+RTL_API int rtl_rtde_client_decode(const struct rtl_rtde_client *c, struct rtl_rtde_frame *f,
+				   const struct rtl_rtde_client_event *ev);
 
 /*
  * Encode frame @f of input recipe @idx as a whole DATA_PACKAGE with the
@@ -436,11 +435,11 @@ RTL_API int rtl_rtde_client_decode(const struct rtl_rtde_client *c,
  * RT-safe; reads the client only.
  */
 RTL_API int rtl_rtde_client_encode_inputs(const struct rtl_rtde_client *c, unsigned idx,
-					  const struct rtl_rtde_frame *f, uint8_t *buf, size_t cap);
+					  uint8_t *buf, size_t cap, const struct rtl_rtde_frame *f);
 
 /* ---- getters (RT-safe) ----------------------------------------------------------- */
 
-RTL_API enum rtl_rtde_client_state rtl_rtde_client_state(const struct rtl_rtde_client *c);
+RTL_API enum rtl_rtde_client_state_id rtl_rtde_client_state(const struct rtl_rtde_client *c);
 
 /* The output recipe (rebuilt for the controller's version during the
  * handshake: size frames from READY on), or NULL when there is none. */
@@ -451,7 +450,7 @@ rtl_rtde_client_output_recipe(const struct rtl_rtde_client *c);
 RTL_API const struct rtl_rtde_recipe *rtl_rtde_client_input_recipe(const struct rtl_rtde_client *c,
 								   unsigned idx);
 
-RTL_API const struct rtl_rtde_client_info *rtl_rtde_client_info(const struct rtl_rtde_client *c);
+RTL_API const struct rtl_rtde_handshake *rtl_rtde_client_info(const struct rtl_rtde_client *c);
 /* A snapshot of the counters into @out (set out->size = sizeof(*out)
  * first: at most that many bytes are written); any thread. Returns 0, or
  * -EINVAL (@c or @out NULL, out->size not set). RT-safe. */

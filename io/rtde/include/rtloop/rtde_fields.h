@@ -197,8 +197,8 @@ RTL_API bool rtl_rtde_field_available(const struct rtl_rtde_field *f, uint64_t v
  * not NULL it receives the distance in half-edits. Never returns a field
  * named exactly @name. Not for the hot path (scans the table). Reentrant.
  */
-RTL_API const struct rtl_rtde_field *rtl_rtde_field_suggest(const char *name, size_t len,
-							    unsigned dir_mask, unsigned *distance);
+RTL_API const struct rtl_rtde_field *rtl_rtde_field_suggest(unsigned *distance, const char *name,
+							    size_t len, unsigned dir_mask);
 
 RTL_END_DECLS
 

@@ -280,8 +280,8 @@ RTL_API int rtl_rtde_recipe_names(const struct rtl_rtde_recipe *r, char *buf, si
  *   -EINVAL  a NULL pointer.
  * Not for the hot path (string compares); RT-safe.
  */
-RTL_API int rtl_rtde_recipe_handle(const struct rtl_rtde_recipe *r, const char *name,
-				   struct rtl_rtde_handle *h);
+RTL_API int rtl_rtde_recipe_handle(const struct rtl_rtde_recipe *r, struct rtl_rtde_handle *h,
+				   const char *name);
 
 /* The handle of field @i of @r, or the invalid handle when @i >= r->n.
  * RT-safe. */
@@ -311,8 +311,8 @@ RTL_API int rtl_rtde_frame_init(struct rtl_rtde_frame *f, void *storage, size_t 
  *   -EINVAL   a NULL pointer, or @f holds fewer than r->host_size bytes.
  * RT-safe.
  */
-RTL_API int rtl_rtde_recipe_decode(const struct rtl_rtde_recipe *r, const uint8_t *fields,
-				   size_t len, struct rtl_rtde_frame *f);
+RTL_API int rtl_rtde_recipe_decode(const struct rtl_rtde_recipe *r, struct rtl_rtde_frame *f,
+				   const uint8_t *fields, size_t len);
 
 /*
  * Encode frame @f of recipe @r as the fields part of a data package into
@@ -323,8 +323,8 @@ RTL_API int rtl_rtde_recipe_decode(const struct rtl_rtde_recipe *r, const uint8_
  *   -EINVAL  a NULL pointer, or @f holds fewer than r->host_size bytes.
  * RT-safe.
  */
-RTL_API int rtl_rtde_recipe_encode(const struct rtl_rtde_recipe *r, const struct rtl_rtde_frame *f,
-				   uint8_t *out, size_t cap);
+RTL_API int rtl_rtde_recipe_encode(const struct rtl_rtde_recipe *r, uint8_t *out, size_t cap,
+				   const struct rtl_rtde_frame *f);
 
 /* ---- accessors ---------------------------------------------------------------
  * Each checks the handle's type against the accessor and the handle's

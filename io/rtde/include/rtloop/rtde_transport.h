@@ -136,11 +136,18 @@ struct rtl_rtde_limit {
 	double min, max;
 };
 
+/* Set .size = sizeof(struct rtl_rtde_transport_config) (docs/api.md,
+ * "Room to grow"); zero is the default of every other field. */
 struct rtl_rtde_transport_config {
+	size_t size;
 	const char *host;	    /* default "127.0.0.1" */
 	uint16_t port;		    /* default 30004 */
 	int64_t connect_timeout_ns; /* TCP connect and whole handshake; default 3 s */
-	struct rtl_rtde_client_config client;
+	/* The client's configuration (its own .size set; copied at create):
+	 * the output fields, the input recipes, the frequency. Required. A
+	 * pointer rather than a member, so that each of the two structs can
+	 * grow on its own. */
+	const struct rtl_rtde_client_config *client;
 	/* Write the safe command values into @c's frames (a coalescer of
 	 * the safe package's own, zeroed; e.g. mode = stop). Called once per
 	 * connect, after connected(), while no step runs. NULL: mode =
@@ -204,17 +211,18 @@ struct rtl_rtde_transport_counters {
 };
 
 /*
- * A transport for @cfg (copied; the name strings in cfg->client, the
- * heartbeat and limit names must outlive it). Resolves the host (once:
+ * A transport for @cfg (copied, and *cfg->client with it; the name
+ * strings in the client's configuration are copied, the heartbeat and
+ * limit names must outlive the transport). Resolves the host (once:
  * reconnects reuse the address) and allocates the client, the two
  * coalescers (the step's commands and the safe package's; connect only
  * sets them up) and the transport's buffers. Does not connect. Not
  * RT-safe.
- * Returns 0 and sets *@out, or -EINVAL (NULL, no outputs, too many
- * limits, a negative rest speed, a hook table whose size is 0 or too
- * small), -E2BIG (a hook table of a newer rtloop with fields this one does
- * not know set), -ENOENT or -EAGAIN (the host does not resolve), -ENOMEM,
- * or the client's configuration error (bad names), with @err filled;
+ * Returns 0 and sets *@out, or -EINVAL (NULL, no client configuration or
+ * no outputs, too many limits, a negative rest speed, a configuration or
+ * hook table whose .size is not set), -E2BIG (a configuration or hook
+ * table of a newer rtloop with fields this one does not know set), -ENOENT or -EAGAIN (the host
+ * does not resolve), -ENOMEM, or the client's configuration error (bad names), with @err filled;
  * *@out is NULL on failure.
  */
 RTL_API int rtl_rtde_transport_create(struct rtl_rtde_transport **out,
@@ -227,6 +235,16 @@ RTL_API void rtl_rtde_transport_destroy(struct rtl_rtde_transport *t);
 
 /* The loop's view of @t (for struct rtl_loop_config.transport). RT-safe. */
 RTL_API struct rtl_transport *rtl_rtde_transport_base(struct rtl_rtde_transport *t);
+
+/*
+ * The command frame of input recipe @i that the step of @loop writes: the
+ * typed form of rtl_rtde_coalesce_frame(rtl_loop_commands(loop), i).
+ * Returns the frame, or NULL when @loop is NULL, its transport is not one
+ * made by rtl_rtde_transport_create() (a copy of its ops table with some
+ * calls wrapped still is), or @i is not one of its input recipes. From the step's
+ * thread (the worker, or the caller of rtl_loop_read()). RT-safe.
+ */
+RTL_API struct rtl_rtde_frame *rtl_rtde_loop_commands(struct rtl_loop *loop, unsigned i);
 
 /* A snapshot of the counters into @out (set out->size = sizeof(*out)
  * first: at most that many bytes are written); any thread (relaxed

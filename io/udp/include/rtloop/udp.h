@@ -282,7 +282,7 @@ RTL_API int rtl_udp_state_encode(const struct rtl_udp_state *s, uint8_t *out, si
  * into @s. Returns RTL_UDP_STATE_SIZE; -EINVAL when a pointer is NULL;
  * -EMSGSIZE when @len is not RTL_UDP_STATE_SIZE. RT-safe.
  */
-RTL_API int rtl_udp_state_decode(const uint8_t *in, size_t len, struct rtl_udp_state *s);
+RTL_API int rtl_udp_state_decode(struct rtl_udp_state *s, const uint8_t *in, size_t len);
 
 /* ---- datagrams -------------------------------------------------------------------- */
 
@@ -297,7 +297,7 @@ RTL_API int rtl_udp_state_decode(const uint8_t *in, size_t len, struct rtl_udp_s
  *   -EPROTO           the type is unknown.
  * RT-safe.
  */
-RTL_API int rtl_udp_decode_header(const uint8_t *buf, size_t len, struct rtl_udp_header *h);
+RTL_API int rtl_udp_decode_header(struct rtl_udp_header *h, const uint8_t *buf, size_t len);
 
 /* Payload size of @type, or -EPROTO when unknown. */
 RTL_API int rtl_udp_payload_size(enum rtl_udp_type type);
@@ -332,23 +332,23 @@ RTL_API int rtl_udp_encode_limits(uint8_t *out, size_t cap, uint64_t seq, int64_
  * length, or those errors, or -EPROTO when the datagram is of another type
  * (an unknown command mode is -EPROTO too). @h may be NULL. RT-safe.
  */
-RTL_API int rtl_udp_decode_state(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
-				 struct rtl_udp_state *s);
-RTL_API int rtl_udp_decode_command(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
-				   struct rtl_udp_cmd *c);
+RTL_API int rtl_udp_decode_state(struct rtl_udp_header *h, struct rtl_udp_state *s,
+				 const uint8_t *buf, size_t len);
+RTL_API int rtl_udp_decode_command(struct rtl_udp_header *h, struct rtl_udp_cmd *c,
+				   const uint8_t *buf, size_t len);
 /* HELLO or WELCOME. */
-RTL_API int rtl_udp_decode_hello(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
-				 struct rtl_udp_hello *out);
+RTL_API int rtl_udp_decode_hello(struct rtl_udp_header *h, struct rtl_udp_hello *out,
+				 const uint8_t *buf, size_t len);
 
 /* An ALARM: the text is NUL terminated, and every byte that is not
  * printable ASCII becomes '?' (a peer's text goes to logs and
  * terminals). */
-RTL_API int rtl_udp_decode_alarm(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
-				 struct rtl_udp_alarm *a);
+RTL_API int rtl_udp_decode_alarm(struct rtl_udp_header *h, struct rtl_udp_alarm *a,
+				 const uint8_t *buf, size_t len);
 /* A LIMITS datagram: -EDOM when a value is negative (other than AUTO in a
  * rotational one) or not finite. */
-RTL_API int rtl_udp_decode_limits(const uint8_t *buf, size_t len, struct rtl_udp_header *h,
-				  struct rtl_udp_limits *l);
+RTL_API int rtl_udp_decode_limits(struct rtl_udp_header *h, struct rtl_udp_limits *l,
+				  const uint8_t *buf, size_t len);
 
 /* ---- checks shared by every sender of commands ----------------------------------------- */
 
@@ -366,8 +366,8 @@ struct rtl_udp_cmd_limits {
  * not), AUTO where it means nothing (a position; a speed command's
  * velocity), a speed above @lim (may be NULL). Mode NONE passes. RT-safe.
  */
-RTL_API int rtl_udp_cmd_check(const struct rtl_udp_cmd *c, const struct rtl_udp_cmd_limits *lim,
-			      char *why, size_t len);
+RTL_API int rtl_udp_cmd_check(const struct rtl_udp_cmd *c, char *why, size_t len,
+			      const struct rtl_udp_cmd_limits *lim);
 
 /* The float and double values of @s that are NaN or infinite (the
  * matrices element by element); the first one's field name in *@first

@@ -106,7 +106,10 @@ struct rtl_ur_program {
 	char name[256]; /* as the controller says it ("<unnamed>" when none); cut to fit */
 };
 
+/* Fill with rtl_ur_dashboard_config_init() (it sets .size; docs/api.md,
+ * "Room to grow"). */
 struct rtl_ur_dashboard_config {
+	size_t size;
 	const char *host;	    /* name or address of the controller */
 	uint16_t port;		    /* RTL_UR_DASHBOARD_PORT */
 	int64_t connect_timeout_ns; /* connect and greeting: 3 s */
@@ -127,7 +130,7 @@ RTL_API void rtl_ur_dashboard_config_init(struct rtl_ur_dashboard_config *cfg);
 /*
  * Connect to the dashboard server of @cfg->host, read the greeting, and ask
  * the PolyScope version (the version gate of every later call). On success
- * *@out is the client (free it with rtl_ur_dashboard_close()). Returns 0 or,
+ * *@out is the client (free it with rtl_ur_dashboard_destroy()). Returns 0 or,
  * with @err filled:
  *   -EINVAL           @cfg, @cfg->host or @out NULL.
  *   -EPROTONOSUPPORT  the controller runs PolyScope X (no dashboard server).
@@ -138,11 +141,12 @@ RTL_API void rtl_ur_dashboard_config_init(struct rtl_ur_dashboard_config *cfg);
  *   -EMSGSIZE         a greeting line longer than RTL_UR_DASHBOARD_LINE.
  *   -ENOMEM, other -errno of the connect (rtl_tcp_connect()).
  */
-RTL_API int rtl_ur_dashboard_connect(const struct rtl_ur_dashboard_config *cfg,
-				     struct rtl_ur_dashboard **out, struct rtl_error *err);
+RTL_API int rtl_ur_dashboard_create(struct rtl_ur_dashboard **out,
+				    const struct rtl_ur_dashboard_config *cfg,
+				    struct rtl_error *err);
 
 /* Close the connection and free @d (NULL: nothing). Sends nothing. */
-RTL_API void rtl_ur_dashboard_close(struct rtl_ur_dashboard *d);
+RTL_API void rtl_ur_dashboard_destroy(struct rtl_ur_dashboard *d);
 
 /* The PolyScope version read at connect. */
 RTL_API const struct rtl_ur_version *rtl_ur_dashboard_version(const struct rtl_ur_dashboard *d);
@@ -218,22 +222,22 @@ RTL_API int rtl_ur_dashboard_quit(struct rtl_ur_dashboard *d, struct rtl_error *
  * reply check: the codes of the transport only (-ENOTCONN, -ETIMEDOUT,
  * -ECONNRESET, -EPIPE, -EMSGSIZE, -EINVAL). Returns the reply's length.
  */
-RTL_API int rtl_ur_dashboard_command(struct rtl_ur_dashboard *d, const char *cmd, char *reply,
-				     size_t cap, struct rtl_error *err);
+RTL_API int rtl_ur_dashboard_command(struct rtl_ur_dashboard *d, char *reply, size_t cap,
+				     const char *cmd, struct rtl_error *err);
 
 /*
  * Parse "URSoftware 5.11.1.108318 (Dec 06 2021)" (or a bare "5.11.1.108318";
  * missing parts are 0) into *@v. Returns 0 or -EINVAL.
  */
-RTL_API int rtl_ur_version_parse(const char *s, struct rtl_ur_version *v);
+RTL_API int rtl_ur_version_parse(struct rtl_ur_version *v, const char *s);
 
 /* UR's names ("IDLE", "PROTECTIVE_STOP", "PLAYING"); "?" for other values.
  * Parsers: 0, or -EINVAL for a name that is not one. */
 RTL_API const char *rtl_ur_robot_mode_name(enum rtl_ur_robot_mode mode);
 RTL_API const char *rtl_ur_safety_status_name(enum rtl_ur_safety_status status);
 RTL_API const char *rtl_ur_program_state_name(enum rtl_ur_program_state state);
-RTL_API int rtl_ur_robot_mode_parse(const char *name, enum rtl_ur_robot_mode *mode);
-RTL_API int rtl_ur_safety_status_parse(const char *name, enum rtl_ur_safety_status *status);
+RTL_API int rtl_ur_robot_mode_parse(enum rtl_ur_robot_mode *mode, const char *name);
+RTL_API int rtl_ur_safety_status_parse(enum rtl_ur_safety_status *status, const char *name);
 
 RTL_END_DECLS
 

@@ -27,6 +27,7 @@
 RTL_BEGIN_DECLS
 
 struct rtl_ur_manage_ops {
+	size_t size;	  /* sizeof the library's table: RTL_OPS_HAS() tells a call */
 	const char *name; /* "dashboard", "Robot API" */
 	int (*robot_mode)(void *h, enum rtl_ur_robot_mode *m, struct rtl_error *e);
 	int (*safety)(void *h, enum rtl_ur_safety_status *s, struct rtl_error *e);

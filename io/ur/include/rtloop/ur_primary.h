@@ -24,12 +24,12 @@
  * 4.1): its layout is chosen from the major and minor version of the
  * version message, which every controller sends first on both ports.
  *
- * The client (rtl_ur_primary_connect() ... rtl_ur_primary_close()) owns its
+ * The client (rtl_ur_primary_create() ... rtl_ur_primary_destroy()) owns its
  * socket and runs on the caller's thread: every call that waits takes a
  * timeout. It keeps the version, the latest robot mode data, and the robot
  * messages in a bounded queue (the oldest is dropped and counted when the
  * caller does not drain it); every message it rejects or does not know is
- * counted under its own name in struct rtl_ur_primary_stats, and only a
+ * counted under its own name in struct rtl_ur_primary_counters, and only a
  * broken framing ends the connection. The library never prints.
  *
  * Thread safety: the codec is reentrant and RT-safe (no allocation, no
@@ -45,6 +45,7 @@
 
 #include <rtloop/compiler.h>
 #include <rtloop/error.h>
+#include <rtloop/stat.h>
 
 RTL_BEGIN_DECLS
 
@@ -68,7 +69,7 @@ RTL_BEGIN_DECLS
 #define RTL_UR_QUEUE 32
 
 /* Message types (the byte after the length). */
-enum rtl_ur_msg_type {
+enum rtl_ur_msg_id {
 	RTL_UR_MSG_ROBOT_STATE = 16,
 	RTL_UR_MSG_ROBOT_MESSAGE = 20,
 };
@@ -87,7 +88,7 @@ enum rtl_ur_state_type {
 };
 
 /* Robot-message types (the byte after timestamp and source). */
-enum rtl_ur_robot_msg_type {
+enum rtl_ur_robot_msg_id {
 	RTL_UR_RMSG_TEXT = 0,
 	RTL_UR_RMSG_LABEL = 1,
 	RTL_UR_RMSG_POPUP = 2,
@@ -140,7 +141,7 @@ struct rtl_ur_robot_mode_data {
 struct rtl_ur_robot_msg {
 	uint64_t timestamp;
 	int8_t source;
-	uint8_t type; /* enum rtl_ur_robot_msg_type */
+	uint8_t type; /* enum rtl_ur_robot_msg_id */
 	int32_t code, argument;
 	int32_t report_level;
 	uint8_t data_type;
@@ -160,7 +161,7 @@ struct rtl_ur_robot_msg {
  * RTL_UR_MAX_MESSAGE): the framing is lost and the stream cannot be
  * resynchronised. RT-safe.
  */
-RTL_API int rtl_ur_frame(const uint8_t *buf, size_t len, size_t *msg_len);
+RTL_API int rtl_ur_frame(size_t *msg_len, const uint8_t *buf, size_t len);
 
 /*
  * The type byte of the complete message @msg (@len bytes, as rtl_ur_frame()
@@ -176,8 +177,8 @@ RTL_API int rtl_ur_msg_type(const uint8_t *msg, size_t len);
  * -EBADMSG when @msg is not a ROBOT_STATE or a sub-package declares a
  * length below its header or beyond the end of the message. RT-safe.
  */
-RTL_API int rtl_ur_state_next(const uint8_t *msg, size_t len, size_t *off, const uint8_t **sub,
-			      size_t *sub_len, uint8_t *type);
+RTL_API int rtl_ur_state_next(size_t *off, const uint8_t **sub, size_t *sub_len, uint8_t *type,
+			      const uint8_t *msg, size_t len);
 
 /*
  * The robot-message type of ROBOT_MESSAGE @msg (@len bytes), or -EBADMSG
@@ -200,8 +201,8 @@ RTL_API int rtl_ur_robot_mode_size(uint8_t major, uint8_t minor);
  * rest is ignored). Returns 0, -EBADMSG (not sub-package 0, or shorter than
  * the layout), -EPROTONOSUPPORT (major below 3). RT-safe.
  */
-RTL_API int rtl_ur_decode_robot_mode(const uint8_t *sub, size_t len, uint8_t major, uint8_t minor,
-				     struct rtl_ur_robot_mode_data *out);
+RTL_API int rtl_ur_decode_robot_mode(struct rtl_ur_robot_mode_data *out, const uint8_t *sub,
+				     size_t len, uint8_t major, uint8_t minor);
 
 /*
  * Decode the version message @msg (@len bytes). Returns 0, -EBADMSG (not a
@@ -209,7 +210,7 @@ RTL_API int rtl_ur_decode_robot_mode(const uint8_t *sub, size_t len, uint8_t maj
  * longer than what follows it), -EINVAL (a NULL pointer). Strings longer
  * than their field are cut and out->cut is set. RT-safe.
  */
-RTL_API int rtl_ur_decode_version(const uint8_t *msg, size_t len, struct rtl_ur_version_msg *out);
+RTL_API int rtl_ur_decode_version(struct rtl_ur_version_msg *out, const uint8_t *msg, size_t len);
 
 /*
  * Decode the robot message @msg (@len bytes) of type TEXT, ERROR_CODE, KEY
@@ -218,7 +219,7 @@ RTL_API int rtl_ur_decode_version(const uint8_t *msg, size_t len, struct rtl_ur_
  * -EBADMSG (not a robot message, a body shorter than its fields, a title
  * longer than what follows it), -EINVAL (a NULL pointer). RT-safe.
  */
-RTL_API int rtl_ur_decode_robot_msg(const uint8_t *msg, size_t len, struct rtl_ur_robot_msg *out);
+RTL_API int rtl_ur_decode_robot_msg(struct rtl_ur_robot_msg *out, const uint8_t *msg, size_t len);
 
 /*
  * Encoders: write one complete message into @buf (@cap bytes). Each
@@ -237,23 +238,31 @@ RTL_API int rtl_ur_encode_robot_state(uint8_t *buf, size_t cap, uint8_t major, u
 
 /* ---- client ------------------------------------------------------------- */
 
-/* What the client received, and everything it rejected, each by name. */
-struct rtl_ur_primary_stats {
-	uint64_t messages;	    /* complete messages framed */
-	uint64_t robot_states;	    /* ROBOT_STATE messages */
-	uint64_t robot_modes;	    /* robot mode data decoded */
-	uint64_t robot_msgs;	    /* robot messages queued */
-	uint64_t bad_length;	    /* a declared length below the header (fatal) */
-	uint64_t too_long;	    /* a declared length above the bound (fatal) */
-	uint64_t sub_overrun;	    /* a sub-package beyond its message (message dropped) */
-	uint64_t bad_robot_mode;    /* robot mode data shorter than its layout */
-	uint64_t bad_robot_msg;	    /* a robot message shorter than its fields */
-	uint64_t bad_version;	    /* a version message that did not decode */
-	uint64_t unknown_type;	    /* messages of another type (skipped) */
-	uint64_t unknown_sub;	    /* sub-packages not decoded (skipped) */
-	uint64_t unknown_robot_msg; /* robot-message types not decoded (skipped) */
-	uint64_t queue_dropped;	    /* robot messages dropped from a full queue */
-	uint64_t cut_strings;	    /* messages with a text cut to fit */
+/* What the client received, and everything it rejected, each by name:
+ * X(name, what it counts), declared once; the snapshot, the client's own
+ * counters and rtl_ur_primary_counter_fields() are made from it. New
+ * counters go at the end. */
+#define RTL_UR_PRIMARY_COUNTERS(X)                                           \
+	X(messages, "complete messages framed")                              \
+	X(robot_states, "ROBOT_STATE messages")                              \
+	X(robot_modes, "robot mode data decoded")                            \
+	X(robot_msgs, "robot messages queued")                               \
+	X(bad_length, "a declared length below the header (fatal)")          \
+	X(too_long, "a declared length above the bound (fatal)")             \
+	X(sub_overrun, "a sub-package beyond its message (message dropped)") \
+	X(bad_robot_mode, "robot mode data shorter than its layout")         \
+	X(bad_robot_msg, "a robot message shorter than its fields")          \
+	X(bad_version, "a version message that did not decode")              \
+	X(unknown_type, "messages of another type (skipped)")                \
+	X(unknown_sub, "sub-packages not decoded (skipped)")                 \
+	X(unknown_robot_msg, "robot-message types not decoded (skipped)")    \
+	X(queue_dropped, "robot messages dropped from a full queue")         \
+	X(cut_strings, "messages with a text cut to fit")
+
+/* A snapshot of the counters (rtl_ur_primary_stats()). Set .size. */
+struct rtl_ur_primary_counters {
+	size_t size;
+	RTL_UR_PRIMARY_COUNTERS(RTL_STAT_U64)
 };
 
 struct rtl_ur_primary;
@@ -271,11 +280,11 @@ struct rtl_ur_primary;
  *   -EPROTONOSUPPORT  a controller older than 3.0;
  *   -EINVAL, -ENOMEM.
  */
-RTL_API int rtl_ur_primary_connect(const char *host, uint16_t port, int64_t timeout_ns,
-				   struct rtl_ur_primary **out, struct rtl_error *err);
+RTL_API int rtl_ur_primary_create(struct rtl_ur_primary **out, const char *host, uint16_t port,
+				  int64_t timeout_ns, struct rtl_error *err);
 
 /* Close the connection and free @c (NULL is fine). */
-RTL_API void rtl_ur_primary_close(struct rtl_ur_primary *c);
+RTL_API void rtl_ur_primary_destroy(struct rtl_ur_primary *c);
 
 /* The controller's version message (valid until close). */
 RTL_API const struct rtl_ur_version_msg *rtl_ur_primary_version(const struct rtl_ur_primary *c);
@@ -298,8 +307,15 @@ RTL_API bool rtl_ur_primary_robot_mode(const struct rtl_ur_primary *c,
 /* Take the oldest queued robot message into @out; false when empty. */
 RTL_API bool rtl_ur_primary_next_msg(struct rtl_ur_primary *c, struct rtl_ur_robot_msg *out);
 
-/* The counters since connect. */
-RTL_API void rtl_ur_primary_stats(const struct rtl_ur_primary *c, struct rtl_ur_primary_stats *out);
+/* The counters since connect into @out (set out->size = sizeof(*out)
+ * first: at most that many bytes are written), from the thread that uses
+ * @c. Returns 0, or -EINVAL (@c or @out NULL, out->size not set). */
+RTL_API int rtl_ur_primary_stats(const struct rtl_ur_primary *c,
+				 struct rtl_ur_primary_counters *out);
+
+/* The counters' names and descriptions, in the snapshot's order; *@n
+ * gets their number. */
+RTL_API const struct rtl_stat_field *rtl_ur_primary_counter_fields(size_t *n);
 
 /*
  * Send the URScript program @text (@len bytes) as it is, followed by a
@@ -318,8 +334,8 @@ RTL_API int rtl_ur_primary_send_script(struct rtl_ur_primary *c, const char *tex
  * message and the fix; if @rtx is not NULL it receives the message. Also
  * the errors of send_script() and poll(). Messages stay queued.
  */
-RTL_API int rtl_ur_primary_run_script(struct rtl_ur_primary *c, const char *text, size_t len,
-				      int64_t wait_ns, struct rtl_ur_robot_msg *rtx,
+RTL_API int rtl_ur_primary_run_script(struct rtl_ur_primary *c, struct rtl_ur_robot_msg *rtx,
+				      const char *text, size_t len, int64_t wait_ns,
 				      struct rtl_error *err);
 
 RTL_END_DECLS

@@ -43,7 +43,10 @@ RTL_BEGIN_DECLS
 /* Bytes of a reply body at most: a longer one is -EMSGSIZE. */
 #define RTL_UR_ROBOT_API_BODY 16384
 
+/* Fill with rtl_ur_robot_api_config_init() (it sets .size; docs/api.md,
+ * "Room to grow"). */
 struct rtl_ur_robot_api_config {
+	size_t size;
 	const char *host;	    /* name or address of the controller */
 	uint16_t port;		    /* RTL_UR_ROBOT_API_PORT (80) */
 	int64_t connect_timeout_ns; /* TCP connect: 3 s */
@@ -57,17 +60,18 @@ RTL_API void rtl_ur_robot_api_config_init(struct rtl_ur_robot_api_config *cfg);
 
 /*
  * Make a client for @cfg->host. Sends nothing (the first call connects).
- * On success *@out is the client (free it with rtl_ur_robot_api_close()).
+ * On success *@out is the client (free it with rtl_ur_robot_api_destroy()).
  * Returns 0 or, with @err filled:
  *   -EINVAL  @cfg, @cfg->host or @out NULL, a host too long or empty, or a
  *            time-out <= 0.
  *   -ENOMEM  out of memory (or libcurl could not start).
  */
-RTL_API int rtl_ur_robot_api_open(const struct rtl_ur_robot_api_config *cfg,
-				  struct rtl_ur_robot_api **out, struct rtl_error *err);
+RTL_API int rtl_ur_robot_api_create(struct rtl_ur_robot_api **out,
+				    const struct rtl_ur_robot_api_config *cfg,
+				    struct rtl_error *err);
 
 /* Close the connection and free @api (NULL: nothing). */
-RTL_API void rtl_ur_robot_api_close(struct rtl_ur_robot_api *api);
+RTL_API void rtl_ur_robot_api_destroy(struct rtl_ur_robot_api *api);
 
 /*
  * The codes every call below may return, besides its own:
@@ -131,8 +135,8 @@ RTL_API int rtl_ur_robot_api_stop(struct rtl_ur_robot_api *api, struct rtl_error
  * is not an object or has no such string member, -EMSGSIZE when it does
  * not fit in @cap. Only members of the outer object count.
  */
-RTL_API int rtl_ur_robot_api_json_string(const char *body, size_t len, const char *key, char *out,
-					 size_t cap);
+RTL_API int rtl_ur_robot_api_json_string(char *out, size_t cap, const char *body, size_t len,
+					 const char *key);
 
 RTL_END_DECLS
 

@@ -75,8 +75,9 @@ struct rtl_ur_upload_config {
 	int64_t ready_timeout_ns; /* 0: 5 s */
 };
 
-/* What the upload did (rtl_ur_upload_stats()). */
+/* What the upload did (rtl_ur_upload_stats()). Set .size. */
 struct rtl_ur_upload_counters {
+	size_t size;
 	uint64_t uploads;	/* programs sent */
 	uint64_t unlocks;	/* protective stops unlocked before an upload */
 	int64_t ready_ns;	/* the last upload's time to ready */
@@ -121,8 +122,10 @@ RTL_API void rtl_ur_upload_destroy(struct rtl_ur_upload *u);
  */
 RTL_API extern const struct rtl_rtde_transport_hook_ops rtl_ur_upload_hook;
 
-/* The counters; any thread (relaxed loads). NULL @u or @out: nothing. */
-RTL_API void rtl_ur_upload_stats(const struct rtl_ur_upload *u, struct rtl_ur_upload_counters *out);
+/* A snapshot of the counters into @out (set out->size = sizeof(*out)
+ * first: at most that many bytes are written); any thread (relaxed
+ * loads). Returns 0, or -EINVAL (@u or @out NULL, out->size not set). */
+RTL_API int rtl_ur_upload_stats(const struct rtl_ur_upload *u, struct rtl_ur_upload_counters *out);
 
 /*
  * Stop the uploaded program through the dashboard, or the Robot API on
