@@ -1,5 +1,5 @@
 #!/bin/sh
-# Commit subjects of at most 72 characters (docs/contributing.md), for every
+# Commit subjects of at most 72 characters (docs/style.md, "Commits"), for every
 # commit after the one that made it the rule. Older commits are history and
 # are not rewritten. A clone without that commit (a shallow one) checks the
 # commits it has.
