@@ -120,13 +120,15 @@ RTL_API size_t rtl_ring_storage_size(uint32_t capacity, size_t slot_size);
  * Returns 0, or
  *   -EINVAL  @r or @storage is NULL, @r is misaligned, @capacity is not a
  *            power of two in [1, RTL_RING_MAX_CAPACITY], or @slot_size is 0
- *            or larger than UINT32_MAX.
+ *            or larger than UINT32_MAX, or the storage size
+ *            overflows size_t.
  */
 RTL_API int rtl_ring_init(struct rtl_ring *r, void *storage, uint32_t capacity, size_t slot_size);
 
 /*
  * As rtl_ring_init(), with both indices starting at @start instead of 0.
  * Meant for tests that exercise the wrap of the free-running counters.
+ * Returns 0, or -EINVAL as rtl_ring_init().
  */
 RTL_API int rtl_ring_init_at(struct rtl_ring *r, void *storage, uint32_t capacity, size_t slot_size,
 			     uint32_t start);
@@ -135,7 +137,8 @@ RTL_API int rtl_ring_init_at(struct rtl_ring *r, void *storage, uint32_t capacit
  * Allocate an aligned control block and zeroed storage together (storage
  * right after the control block) and initialise them. Not RT-safe.
  *
- * Returns 0 and sets *@out, or -EINVAL (as rtl_ring_init()) or -ENOMEM,
+ * Returns 0 and sets *@out, or -EINVAL (@out is NULL, or the geometry as
+ * rtl_ring_init()) or -ENOMEM,
  * with the reason in @err (may be NULL).
  */
 RTL_API int rtl_ring_create(struct rtl_ring **out, uint32_t capacity, size_t slot_size,
@@ -216,8 +219,8 @@ RTL_INLINE uint32_t rtl_ring__cons_avail(struct rtl_ring *r, uint32_t tail, uint
 /* ---- producer ---------------------------------------------------------- */
 
 /*
- * Zero-copy push, step one: the slot the next item goes to, or NULL when the
- * ring is full (counted in rtl_ring_full_count()). Write the item in place,
+ * Zero-copy push, step one: returns the slot the next item goes to, or NULL
+ * when the ring is full (counted in rtl_ring_full_count()). Write the item in place,
  * then rtl_ring_commit(). Calling reserve again before commit returns the
  * same slot. Producer only; RT-safe, wait-free.
  */
@@ -272,7 +275,8 @@ RTL_INLINE bool rtl_ring_push_sz(struct rtl_ring *r, const void *item, size_t si
 	return true;
 }
 
-/* Push one slot-sized item. See rtl_ring_push_sz(). */
+/* Push one slot-sized item. Returns true, or false when the ring is full
+ * (counted in rtl_ring_full_count()). See rtl_ring_push_sz(). */
 RTL_INLINE bool rtl_ring_push(struct rtl_ring *r, const void *item)
 {
 	return rtl_ring_push_sz(r, item, r->prod.slot_size);
@@ -315,7 +319,8 @@ RTL_INLINE uint32_t rtl_ring_push_n_sz(struct rtl_ring *r, const void *items, ui
 	return k;
 }
 
-/* Push up to @n slot-sized items. See rtl_ring_push_n_sz(). */
+/* Push up to @n slot-sized items. Returns the number pushed. See
+ * rtl_ring_push_n_sz(). */
 RTL_INLINE uint32_t rtl_ring_push_n(struct rtl_ring *r, const void *items, uint32_t n)
 {
 	return rtl_ring_push_n_sz(r, items, n, r->prod.slot_size);
@@ -324,8 +329,8 @@ RTL_INLINE uint32_t rtl_ring_push_n(struct rtl_ring *r, const void *items, uint3
 /* ---- consumer ---------------------------------------------------------- */
 
 /*
- * Zero-copy pop, step one: the oldest item, left in the ring, or NULL when
- * the ring is empty. Read it, then rtl_ring_release(). Consumer only;
+ * Zero-copy pop, step one: returns the oldest item, left in the ring, or NULL
+ * when the ring is empty. Read it, then rtl_ring_release(). Consumer only;
  * RT-safe, wait-free.
  */
 RTL_INLINE const void *rtl_ring_peek(struct rtl_ring *r)
@@ -373,7 +378,8 @@ RTL_INLINE bool rtl_ring_pop_sz(struct rtl_ring *r, void *item, size_t size)
 	return true;
 }
 
-/* Pop one slot-sized item. See rtl_ring_pop_sz(). */
+/* Pop one slot-sized item. Returns true, or false when the ring is empty.
+ * See rtl_ring_pop_sz(). */
 RTL_INLINE bool rtl_ring_pop(struct rtl_ring *r, void *item)
 {
 	return rtl_ring_pop_sz(r, item, r->cons.slot_size);
@@ -414,7 +420,8 @@ RTL_INLINE uint32_t rtl_ring_pop_n_sz(struct rtl_ring *r, void *items, uint32_t 
 	return k;
 }
 
-/* Pop up to @max slot-sized items. See rtl_ring_pop_n_sz(). */
+/* Pop up to @max slot-sized items. Returns the number popped. See
+ * rtl_ring_pop_n_sz(). */
 RTL_INLINE uint32_t rtl_ring_pop_n(struct rtl_ring *r, void *items, uint32_t max)
 {
 	return rtl_ring_pop_n_sz(r, items, max, r->cons.slot_size);
@@ -471,7 +478,8 @@ RTL_INLINE bool rtl_ring_pop_newest_sz(struct rtl_ring *r, void *item, size_t si
 	return true;
 }
 
-/* Slot-sized rtl_ring_pop_newest_sz(). */
+/* Slot-sized rtl_ring_pop_newest_sz(). Returns true, or false when the ring
+ * is empty. */
 RTL_INLINE bool rtl_ring_pop_newest(struct rtl_ring *r, void *item, uint32_t *skipped)
 {
 	return rtl_ring_pop_newest_sz(r, item, r->cons.slot_size, skipped);
@@ -479,19 +487,19 @@ RTL_INLINE bool rtl_ring_pop_newest(struct rtl_ring *r, void *item, uint32_t *sk
 
 /* ---- queries (any thread; approximate while the ring is in use) ----------- */
 
-/* Number of slots. */
+/* Returns the number of slots. */
 RTL_INLINE uint32_t rtl_ring_capacity(const struct rtl_ring *r)
 {
 	return r->prod.mask + 1;
 }
 
-/* Bytes per slot. */
+/* Returns the size of a slot, in bytes. */
 RTL_INLINE size_t rtl_ring_slot_size(const struct rtl_ring *r)
 {
 	return r->prod.slot_size;
 }
 
-/* Items in the ring: exact from the producer or consumer thread when the
+/* Returns the number of items in the ring: exact from the producer or consumer thread when the
  * other side is idle; otherwise a value that was true at some instant
  * during the call, never above the capacity. */
 RTL_INLINE uint32_t rtl_ring_size(const struct rtl_ring *r)
@@ -506,19 +514,20 @@ RTL_INLINE uint32_t rtl_ring_size(const struct rtl_ring *r)
 	return n > r->prod.mask + 1 ? r->prod.mask + 1 : n;
 }
 
-/* Free slots: capacity - size. */
+/* Returns the number of free slots: capacity - size. */
 RTL_INLINE uint32_t rtl_ring_free(const struct rtl_ring *r)
 {
 	return rtl_ring_capacity(r) - rtl_ring_size(r);
 }
 
-/* Items refused because the ring was full, since init. */
+/* Returns the number of items refused because the ring was full, since
+ * init. */
 RTL_INLINE uint64_t rtl_ring_full_count(const struct rtl_ring *r)
 {
 	return RTL_LOAD(&r->prod.counter, relaxed);
 }
 
-/* Items dropped by the *_newest calls, since init. */
+/* Returns the number of items dropped by the *_newest calls, since init. */
 RTL_INLINE uint64_t rtl_ring_skipped_count(const struct rtl_ring *r)
 {
 	return RTL_LOAD(&r->cons.counter, relaxed);

@@ -34,7 +34,7 @@ RTL_INLINE void rtl_stat_add(RTL_ATOMIC(uint64_t) * c, uint64_t n)
 	RTL_STORE(c, RTL_LOAD(c, relaxed) + n, relaxed);
 }
 
-/* The value of @c, from any thread. RT-safe. */
+/* Returns the value of @c, from any thread. RT-safe. */
 RTL_INLINE uint64_t rtl_stat_get(const RTL_ATOMIC(uint64_t) * c)
 {
 	return RTL_LOAD(c, relaxed);
@@ -55,7 +55,7 @@ struct rtl_stat_field {
 #define RTL_STAT_ATOMIC(name, doc) RTL_ATOMIC(uint64_t) name;
 #define RTL_STAT_FIELD(type, name, doc) { #name, doc, offsetof(struct type, name) },
 
-/* The value of counter @f of snapshot @snap. RT-safe. */
+/* Returns the value of counter @f of snapshot @snap. RT-safe. */
 RTL_INLINE uint64_t rtl_stat_value(const void *snap, const struct rtl_stat_field *f)
 {
 	return *(const uint64_t *)(const void *)((const char *)snap + f->offset);
