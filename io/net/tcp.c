@@ -14,7 +14,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,22 +21,6 @@
 
 #include <rtloop/tcp.h>
 #include <rtloop/time.h>
-
-static int set_err(struct rtl_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int set_err(struct rtl_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 static const char *errtext(int code, char *buf, size_t cap)
 {
@@ -53,29 +36,31 @@ static int connect_error(struct rtl_error *err, const char *host, uint16_t port,
 
 	switch (code) {
 	case -ECONNREFUSED:
-		return set_err(err, code,
-			       "connect to %s:%u: connection refused: nothing listens on %s:%u: is "
-			       "the controller on, RTDE enabled in the installation (PolyScope: "
-			       "Installation > Services), or rtde-sim running?",
-			       host, port, host, port);
+		return rtl_error_set(
+			err, code,
+			"connect to %s:%u: connection refused: nothing listens on %s:%u: is "
+			"the controller on, RTDE enabled in the installation (PolyScope: "
+			"Installation > Services), or rtde-sim running?",
+			host, port, host, port);
 	case -ETIMEDOUT:
-		return set_err(err, code,
-			       "connect to %s:%u: no answer within %.3f s: is the address right "
-			       "and the controller on and on this network? Check cables, the IP "
-			       "settings of both sides and firewalls (ping %s)",
-			       host, port, (double)timeout_ns / 1e9, host);
+		return rtl_error_set(
+			err, code,
+			"connect to %s:%u: no answer within %.3f s: is the address right "
+			"and the controller on and on this network? Check cables, the IP "
+			"settings of both sides and firewalls (ping %s)",
+			host, port, (double)timeout_ns / 1e9, host);
 	case -EHOSTUNREACH:
 	case -ENETUNREACH:
-		return set_err(err, code,
-			       "connect to %s:%u: %s: no route to %s: check this computer's IP "
-			       "address and netmask (the robot usually has a fixed address on its "
-			       "own subnet) and the cable",
-			       host, port,
-			       code == -EHOSTUNREACH ? "host unreachable" : "network unreachable",
-			       host);
+		return rtl_error_set(
+			err, code,
+			"connect to %s:%u: %s: no route to %s: check this computer's IP "
+			"address and netmask (the robot usually has a fixed address on its "
+			"own subnet) and the cable",
+			host, port,
+			code == -EHOSTUNREACH ? "host unreachable" : "network unreachable", host);
 	default:
-		return set_err(err, code, "connect to %s:%u: %s", host, port,
-			       errtext(code, buf, sizeof(buf)));
+		return rtl_error_set(err, code, "connect to %s:%u: %s", host, port,
+				     errtext(code, buf, sizeof(buf)));
 	}
 }
 
@@ -94,23 +79,25 @@ static int resolve(const char *host, uint16_t port, bool passive, struct addrinf
 	if (r == 0)
 		return 0;
 	if (r == EAI_NONAME || r == EAI_NODATA || r == EAI_FAMILY)
-		return set_err(err, -ENOENT,
-			       "%s %s:%u: unknown host '%s' (%s): check the spelling, or use the "
-			       "robot's IP address (PolyScope: Settings > System > Network)",
-			       what, host, port, host, gai_strerror(r));
+		return rtl_error_set(
+			err, -ENOENT,
+			"%s %s:%u: unknown host '%s' (%s): check the spelling, or use the "
+			"robot's IP address (PolyScope: Settings > System > Network)",
+			what, host, port, host, gai_strerror(r));
 	if (r == EAI_AGAIN)
-		return set_err(err, -EAGAIN,
-			       "%s %s:%u: name resolution of '%s' failed for now (%s): is the name "
-			       "server reachable? Use the IP address to avoid DNS",
-			       what, host, port, host, gai_strerror(r));
+		return rtl_error_set(
+			err, -EAGAIN,
+			"%s %s:%u: name resolution of '%s' failed for now (%s): is the name "
+			"server reachable? Use the IP address to avoid DNS",
+			what, host, port, host, gai_strerror(r));
 	if (r == EAI_SYSTEM)
-		return set_err(err, -errno, "%s %s:%u: resolving '%s': %s", what, host, port, host,
-			       strerror(errno));
+		return rtl_error_set(err, -errno, "%s %s:%u: resolving '%s': %s", what, host, port,
+				     host, strerror(errno));
 	if (r == EAI_MEMORY)
-		return set_err(err, -ENOMEM, "%s %s:%u: resolving '%s': %s", what, host, port, host,
-			       gai_strerror(r));
-	return set_err(err, -EINVAL, "%s %s:%u: resolving '%s': %s", what, host, port, host,
-		       gai_strerror(r));
+		return rtl_error_set(err, -ENOMEM, "%s %s:%u: resolving '%s': %s", what, host, port,
+				     host, gai_strerror(r));
+	return rtl_error_set(err, -EINVAL, "%s %s:%u: resolving '%s': %s", what, host, port, host,
+			     gai_strerror(r));
 }
 
 RTL_API int rtl_tcp_set_nonblocking(int fd, bool on)
@@ -216,9 +203,9 @@ RTL_API int rtl_tcp_resolve(struct rtl_tcp_addr *out, const char *host, uint16_t
 	if (err)
 		err->code = 0, err->msg[0] = '\0';
 	if (!out)
-		return set_err(err, -EINVAL, "resolve: no address to fill");
+		return rtl_error_set(err, -EINVAL, "resolve: no address to fill");
 	if (!host || !host[0])
-		return set_err(err, -EINVAL, "connect: no host given");
+		return rtl_error_set(err, -EINVAL, "connect: no host given");
 	r = resolve(host, port, false, &res, err, "connect to");
 	if (r < 0)
 		return r;
@@ -233,8 +220,8 @@ RTL_API int rtl_tcp_resolve(struct rtl_tcp_addr *out, const char *host, uint16_t
 	snprintf(out->host, sizeof(out->host), "%s", host);
 	out->port = port;
 	if (!out->n)
-		return set_err(err, -ENOENT, "connect to %s:%u: '%s' has no usable address", host,
-			       port, host);
+		return rtl_error_set(err, -ENOENT, "connect to %s:%u: '%s' has no usable address",
+				     host, port, host);
 	return 0;
 }
 
@@ -247,7 +234,7 @@ RTL_API int rtl_tcp_connect_addr(const struct rtl_tcp_addr *addr, int64_t timeou
 	if (err)
 		err->code = 0, err->msg[0] = '\0';
 	if (!addr || !addr->n)
-		return set_err(err, -EINVAL, "connect: no address resolved");
+		return rtl_error_set(err, -EINVAL, "connect: no address resolved");
 	deadline = timeout_ns > 0 ? rtl_time_now() + timeout_ns : RTL_TCP_FOREVER;
 	for (unsigned i = 0; i < addr->n; i++) {
 		fd = try_connect((const struct sockaddr *)&addr->ss[i], addr->len[i], deadline);
@@ -281,7 +268,7 @@ RTL_API int rtl_tcp_listen(uint16_t *bound, const char *host, uint16_t port, str
 	if (!host)
 		host = "127.0.0.1";
 	if (!host[0])
-		return set_err(err, -EINVAL, "listen: empty host");
+		return rtl_error_set(err, -EINVAL, "listen: empty host");
 	r = resolve(host, port, true, &res, err, "listen on");
 	if (r < 0)
 		return r;
@@ -306,11 +293,13 @@ err_close:
 err_free:
 	freeaddrinfo(res);
 	if (r == -EADDRINUSE)
-		return set_err(err, r,
-			       "listen on %s:%u: the port is in use: another program (a running "
-			       "simulator?) listens there; stop it or pick another port (0 = any)",
-			       host, port);
-	return set_err(err, r, "listen on %s:%u: %s", host, port, errtext(r, buf, sizeof(buf)));
+		return rtl_error_set(
+			err, r,
+			"listen on %s:%u: the port is in use: another program (a running "
+			"simulator?) listens there; stop it or pick another port (0 = any)",
+			host, port);
+	return rtl_error_set(err, r, "listen on %s:%u: %s", host, port,
+			     errtext(r, buf, sizeof(buf)));
 }
 
 RTL_API int rtl_tcp_accept(int lfd, int64_t timeout_ns, struct rtl_error *err)
@@ -323,14 +312,14 @@ RTL_API int rtl_tcp_accept(int lfd, int64_t timeout_ns, struct rtl_error *err)
 		err->code = 0, err->msg[0] = '\0';
 	r = rtl_tcp_wait(lfd, POLLIN, deadline);
 	if (r == 0)
-		return set_err(err, -ETIMEDOUT, "accept: no client connected within %.3f s",
-			       (double)timeout_ns / 1e9);
+		return rtl_error_set(err, -ETIMEDOUT, "accept: no client connected within %.3f s",
+				     (double)timeout_ns / 1e9);
 	if (r < 0)
-		return set_err(err, r, "accept: %s", errtext(r, buf, sizeof(buf)));
+		return rtl_error_set(err, r, "accept: %s", errtext(r, buf, sizeof(buf)));
 	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
-		return set_err(err, r, "accept: %s", errtext(r, buf, sizeof(buf)));
+		return rtl_error_set(err, r, "accept: %s", errtext(r, buf, sizeof(buf)));
 	}
 	rtl_tcp_set_nodelay(fd);
 	return fd;
