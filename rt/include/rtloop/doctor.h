@@ -141,14 +141,16 @@ struct rtl_doctor_opts {
 RTL_API int rtl_doctor_run(struct rtl_doctor_finding *out, size_t max,
 			   const struct rtl_doctor_opts *opts);
 
-/* The id of the @i-th finding of rtl_doctor_run(), or NULL when @i is not
+/* Returns the id of the @i-th finding of rtl_doctor_run(), or NULL when @i is not
  * below RTL_DOCTOR_MAX_FINDINGS. Thread-safe. */
 RTL_API const char *rtl_doctor_id(size_t i);
 
-/* "ok", "warn", "bad"; "unknown" for any other value. Thread-safe. */
+/* Returns the name of @v: "ok", "warn" or "bad"; "unknown" for any other
+ * value. Thread-safe. */
 RTL_API const char *rtl_doctor_verdict_name(enum rtl_doctor_verdict v);
 
-/* The worst verdict among @n findings (RTL_DOCTOR_OK when @n is 0).
+/* Returns the worst verdict among the @n findings at @f (RTL_DOCTOR_OK when
+ * @n is 0 or @f is NULL).
  * Thread-safe. */
 RTL_API enum rtl_doctor_verdict rtl_doctor_worst(const struct rtl_doctor_finding *f, size_t n);
 

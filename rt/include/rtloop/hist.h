@@ -168,26 +168,28 @@ RTL_API int rtl_hist_merge(struct rtl_hist *dst, const struct rtl_hist *src);
  */
 RTL_API int rtl_hist_snapshot(struct rtl_hist *dst, const struct rtl_hist *src);
 
-/* Number of samples recorded, overflow and underflow included. Any thread;
+/* Returns the number of samples recorded, overflow and underflow included. Any thread;
  * RT-safe. */
 RTL_INLINE uint64_t rtl_hist_count(const struct rtl_hist *h)
 {
 	return RTL_LOAD(&h->count, relaxed);
 }
 
-/* Samples >= RTL_HIST_LIMIT_NS. Any thread; RT-safe. */
+/* Returns the number of samples >= RTL_HIST_LIMIT_NS. Any thread; RT-safe. */
 RTL_INLINE uint64_t rtl_hist_overflow(const struct rtl_hist *h)
 {
 	return RTL_LOAD(&h->overflow, relaxed);
 }
 
-/* Negative samples (recorded as 0). Any thread; RT-safe. */
+/* Returns the number of negative samples (recorded as 0). Any thread;
+ * RT-safe. */
 RTL_INLINE uint64_t rtl_hist_underflow(const struct rtl_hist *h)
 {
 	return RTL_LOAD(&h->underflow, relaxed);
 }
 
-/* Smallest sample (exact, negative ones counting as 0), or 0 when empty.
+/* Returns the smallest sample (exact, negative ones counting as 0), or 0
+ * when empty.
  * Any thread; RT-safe. */
 RTL_INLINE int64_t rtl_hist_min(const struct rtl_hist *h)
 {
@@ -196,16 +198,16 @@ RTL_INLINE int64_t rtl_hist_min(const struct rtl_hist *h)
 	return inv ? (int64_t)((uint64_t)INT64_MAX + 1 - inv) : 0;
 }
 
-/* Largest sample (exact, overflow included), or 0 when empty. Any thread;
- * RT-safe. */
+/* Returns the largest sample (exact, overflow included), or 0 when empty.
+ * Any thread; RT-safe. */
 RTL_INLINE int64_t rtl_hist_max(const struct rtl_hist *h)
 {
 	return (int64_t)RTL_LOAD(&h->max, relaxed);
 }
 
 /*
- * Arithmetic mean of the samples in ns (negative ones counting as 0), or 0
- * when empty. Exact as long as the sum of all samples stays below 2^64 ns
+ * Returns the arithmetic mean of the samples in ns (negative ones counting
+ * as 0), or 0 when empty. Exact as long as the sum of all samples stays below 2^64 ns
  * (584 years). Any thread; RT-safe.
  */
 RTL_API double rtl_hist_mean(const struct rtl_hist *h);

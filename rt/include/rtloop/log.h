@@ -49,7 +49,8 @@ RTL_API void rtl_log_set_handler(rtl_log_fn fn, void *user);
  * for messages at or above the level passed (cast) as @user. */
 RTL_API void rtl_log_stderr(void *user, enum rtl_log_level level, const char *msg);
 
-/* "error", "warning", "info", "debug". */
+/* Returns the name of @level: "error", "warning", "info" or "debug";
+ * "unknown" for any other value. */
 RTL_API const char *rtl_log_level_name(enum rtl_log_level level);
 
 /*
@@ -100,7 +101,8 @@ RTL_API unsigned rtl_log_queue_drain(struct rtl_log_queue *q);
  */
 RTL_API void rtl_log_queue_set_bell(struct rtl_log_queue *q, uint32_t *bell);
 
-/* Messages dropped because @q was full, from any thread. NULL: 0. */
+/* Returns the number of messages dropped because @q was full, from any
+ * thread; 0 for a NULL @q. */
 RTL_API uint64_t rtl_log_queue_dropped(const struct rtl_log_queue *q);
 
 RTL_END_DECLS

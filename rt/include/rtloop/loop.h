@@ -413,7 +413,9 @@ struct rtl_loop_spin {
  *     before that for spin_ns (0: 2 x spin_lead_ns), but not before
  *     @wait_start (a late start shortens the window, never moves its end).
  *   - @spin_lead_ns > 0 without them: no spin (the next frame gives one).
- * Never spins longer than the budget. RT-safe.
+ * Returns the window, [from, until): empty (both @wait_start) when the wait
+ * does not spin, and for a negative @spin_ns or @spin_lead_ns. Never spins
+ * longer than the budget. RT-safe.
  */
 RTL_API struct rtl_loop_spin rtl_loop_spin_window(int64_t wait_start, int64_t last_rx_ns,
 						  int64_t period_ns, int64_t spin_ns,
@@ -445,8 +447,10 @@ RTL_API void rtl_loop_destroy(struct rtl_loop *loop);
  * is configured). What could not be applied is logged and listed by
  * rtl_loop_report(); with RTL_LOOP_RT_REQUIRE it is an error instead.
  * Not RT-safe.
- * Returns 0, or -EPERM (real time refused and required), -EALREADY, or the
- * transport's connect error, with @err filled.
+ * Returns 0, or -EINVAL (@loop NULL), -EALREADY, the error of
+ * rtl_mem_lock_all() (-EPERM, -ENOMEM, -EAGAIN: real time refused and
+ * required), the transport's connect error, or the error of making the
+ * ring or a thread, with @err filled.
  */
 RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_error *err);
 
@@ -467,7 +471,9 @@ RTL_API void rtl_loop_stop(struct rtl_loop *loop);
  */
 RTL_API int rtl_loop_join(struct rtl_loop *loop);
 
-/* rtl_loop_start() then rtl_loop_join(): the callback API in one call. */
+/* rtl_loop_start() then rtl_loop_join(): the callback API in one call.
+ * Returns rtl_loop_start()'s error when it fails, else what rtl_loop_join()
+ * returns. */
 RTL_API int rtl_loop_run(struct rtl_loop *loop, struct rtl_error *err);
 
 /*
@@ -493,23 +499,26 @@ RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_
  */
 RTL_API int rtl_loop_write(struct rtl_loop *loop);
 
-/* What the step function writes commands into, transport-defined and
- * untyped: prefer the transport's typed accessor (rtl_rtde_loop_commands(),
- * rtl_udp_transport_command(), rtl_drfl_transport_command()). RT-safe. */
+/* Returns what the step function writes commands into, transport-defined
+ * and untyped (NULL for a NULL @loop): prefer the transport's typed accessor
+ * (rtl_rtde_loop_commands(), rtl_udp_transport_command(), rtl_drfl_transport_command()). RT-safe.
+ */
 RTL_API void *rtl_loop_commands(struct rtl_loop *loop);
 
-/* The transport the loop was created with (cfg.transport). RT-safe. */
+/* Returns the transport the loop was created with (cfg.transport), NULL
+ * for a NULL @loop. RT-safe. */
 RTL_API struct rtl_transport *rtl_loop_transport(struct rtl_loop *loop);
 
 /* Arm or disarm the commands. Disarmed, the step's commands are not sent;
  * the first step after a disarm sends the safe package once (if anything
- * was sent while armed). Any thread. */
+ * was sent while armed). Any thread. The query, rtl_loop_armed(), returns
+ * true when the commands are armed, false when not or for a NULL @loop. */
 RTL_API void rtl_loop_arm(struct rtl_loop *loop, bool armed);
 RTL_API bool rtl_loop_armed(const struct rtl_loop *loop);
 
 /*
- * The sequence number (struct rtl_loop_frame.seq) of the frame being
- * stepped, for what a step reports about itself (a tracepoint, a log line).
+ * Returns the sequence number (struct rtl_loop_frame.seq) of the frame
+ * being stepped, for what a step reports about itself (a tracepoint, a log line).
  * The step's thread only; 0 for NULL. RT-safe.
  */
 RTL_API uint64_t rtl_loop_step_seq(const struct rtl_loop *loop);
@@ -523,20 +532,22 @@ RTL_API uint64_t rtl_loop_step_seq(const struct rtl_loop *loop);
 RTL_API int rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_counters *out);
 
 /*
- * The counters' table, in report order: name, what it counts, offset in
+ * Returns the counters' table, in report order: name, what it counts, offset in
  * struct rtl_loop_counters (read a snapshot's value with
  * rtl_stat_value()). Sets *@n to the number of counters. RT-safe.
  */
 RTL_API const struct rtl_stat_field *rtl_loop_counter_fields(size_t *n);
 
-/* A histogram, readable at any time (see rtl_hist on live reads). */
+/* Returns histogram @id, readable at any time (see rtl_hist on live
+ * reads), or NULL for a NULL @loop or an unknown @id. */
 RTL_API const struct rtl_hist *rtl_loop_hist(const struct rtl_loop *loop, enum rtl_loop_hist_id id);
 
-/* Name of a histogram ("rx_to_step", ...). */
+/* Returns the name of histogram @id ("rx_to_step", ...), "unknown" for an
+ * unknown @id. */
 RTL_API const char *rtl_loop_hist_name(enum rtl_loop_hist_id id);
 
-/* The real-time settings that could not be applied, "" when all were
- * (one line each). */
+/* Returns the real-time settings that could not be applied, one line each,
+ * or "" when all were (or for a NULL @loop). */
 RTL_API const char *rtl_loop_rt_notes(const struct rtl_loop *loop);
 
 /*

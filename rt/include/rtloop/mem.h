@@ -39,7 +39,8 @@ RTL_API int rtl_mem_lock_all(struct rtl_error *err);
 /* munlockall(). Returns 0 or -errno. */
 RTL_API int rtl_mem_unlock_all(void);
 
-/* Whether the process has locked memory (VmLck > 0 in /proc/self/status).
+/* Returns true when the process has locked memory (VmLck > 0 in
+ * /proc/self/status), false otherwise or when the file cannot be read.
  * Not RT-safe (reads a file). */
 RTL_API bool rtl_mem_is_locked(void);
 
@@ -65,18 +66,19 @@ RTL_API int rtl_mem_alloc(void **out, size_t size, int node);
 /* Free memory from rtl_mem_alloc(). NULL is accepted. Not RT-safe. */
 RTL_API void rtl_mem_free(void *p, size_t size);
 
-/* Whether NUMA placement is in effect (libnuma built in and available). */
+/* Returns true when NUMA placement is in effect (libnuma built in and
+ * available), false otherwise. */
 RTL_API bool rtl_mem_numa_available(void);
 
-/* Number of configured NUMA nodes (1 without NUMA). */
+/* Returns the number of configured NUMA nodes (1 without NUMA). */
 RTL_API int rtl_mem_numa_nodes(void);
 
-/* The NUMA node of @cpu (0 without NUMA), or -EINVAL for a CPU that does
- * not exist. */
+/* Returns the NUMA node of @cpu (0 without NUMA), or -EINVAL for a CPU
+ * that does not exist or that libnuma knows no node of. */
 RTL_API int rtl_mem_cpu_node(int cpu);
 
-/* Minor page faults of the calling thread so far (getrusage
- * RUSAGE_THREAD), or -errno. RT-safe (one system call): for before/after
+/* Returns the minor page faults of the calling thread so far (getrusage
+ * RUSAGE_THREAD), or -errno of getrusage(). RT-safe (one system call): for before/after
  * deltas around a hot loop. */
 RTL_API int64_t rtl_mem_thread_minor_faults(void);
 

@@ -112,9 +112,9 @@ RTL_API int rtl_thread_apply_self(struct rtl_thread_info *info, const struct rtl
 				  struct rtl_error *err);
 
 /*
- * Whether this process may use SCHED_FIFO at @priority right now (probed by
- * applying it to a short-lived thread). Fills @err (may be NULL) with the
- * reason when it may not. Not RT-safe.
+ * Returns true when this process may use SCHED_FIFO at @priority right now
+ * (probed by applying it to a short-lived thread), and clears @err; false
+ * when it may not, with the reason in @err (may be NULL). Not RT-safe.
  */
 RTL_API bool rtl_thread_rt_permitted(int priority, struct rtl_error *err);
 

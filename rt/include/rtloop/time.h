@@ -20,7 +20,7 @@ RTL_BEGIN_DECLS
 #define RTL_NS_PER_SEC INT64_C(1000000000)
 
 /*
- * Nanoseconds of @ts. tv_nsec may lie outside [0, 1e9) (it is added as is),
+ * Returns the nanoseconds of @ts. tv_nsec may lie outside [0, 1e9) (it is added as is),
  * so un-normalised values convert exactly. RT-safe.
  */
 RTL_INLINE int64_t rtl_time_from_timespec(const struct timespec *ts)
@@ -29,7 +29,7 @@ RTL_INLINE int64_t rtl_time_from_timespec(const struct timespec *ts)
 }
 
 /*
- * The normalised timespec of @ns: tv_nsec in [0, 1e9) also for negative
+ * Returns the normalised timespec of @ns: tv_nsec in [0, 1e9) also for negative
  * values (-1 ns is { -1 s, 999999999 ns }). RT-safe.
  */
 RTL_INLINE struct timespec rtl_time_to_timespec(int64_t ns)
@@ -48,12 +48,12 @@ RTL_INLINE struct timespec rtl_time_to_timespec(int64_t ns)
 	return ts;
 }
 
-/* Now on the POSIX clock @clock_id (a clockid_t), in ns; 0 if the clock is
- * invalid. RT-safe (vDSO). Out of line so that this header needs no POSIX
+/* Returns the time now on the POSIX clock @clock_id (a clockid_t), in ns;
+ * 0 if the clock is invalid. RT-safe (vDSO). Out of line so that this header needs no POSIX
  * feature macros from its users. */
 RTL_API int64_t rtl_time_now_clock(int clock_id);
 
-/* Now on CLOCK_MONOTONIC, in ns. RT-safe (vDSO). */
+/* Returns the time now on CLOCK_MONOTONIC, in ns. RT-safe (vDSO). */
 RTL_API int64_t rtl_time_now(void);
 
 /*
