@@ -370,11 +370,11 @@ Test(ur_primary_client, reads_version_then_mode_and_messages)
 	{
 		/* The names follow the snapshot, one per counter. */
 		size_t n;
-		const struct rtl_stat_field *f = rtl_ur_primary_counter_fields(&n);
+		const struct rtl_stat_field *fl = rtl_ur_primary_counter_fields(&n);
 
 		cr_assert_eq(n, (sizeof(st) - sizeof(st.size)) / sizeof(uint64_t));
-		cr_assert_eq(rtl_stat_value(&st, &f[10]), st.unknown_type);
-		cr_assert_str_eq(f[10].name, "unknown_type");
+		cr_assert_eq(rtl_stat_value(&st, &fl[10]), st.unknown_type);
+		cr_assert_str_eq(fl[10].name, "unknown_type");
 	}
 	rtl_ur_primary_destroy(c);
 	fake_stop(&f);
