@@ -157,22 +157,26 @@ RTL_STATIC_ASSERT(sizeof(double) == 8, "DOUBLE values are IEEE-754 binary64");
 
 /* ---- big-endian load/store (any alignment) --------------------------- */
 
-/* Read a big-endian value at @p. RT-safe. */
+/* Read a big-endian value at @p. Returns the uint16 at @p, in host order.
+ * RT-safe. */
 RTL_INLINE uint16_t rtl_rtde_load_u16(const uint8_t *p)
 {
 	return (uint16_t)((unsigned)p[0] << 8 | (unsigned)p[1]);
 }
 
+/* Returns the big-endian uint32 at @p, in host order. RT-safe. */
 RTL_INLINE uint32_t rtl_rtde_load_u32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
 }
 
+/* Returns the big-endian uint64 at @p, in host order. RT-safe. */
 RTL_INLINE uint64_t rtl_rtde_load_u64(const uint8_t *p)
 {
 	return (uint64_t)rtl_rtde_load_u32(p) << 32 | rtl_rtde_load_u32(p + 4);
 }
 
+/* Returns the big-endian two's complement int32 at @p. RT-safe. */
 RTL_INLINE int32_t rtl_rtde_load_i32(const uint8_t *p)
 {
 	uint32_t u = rtl_rtde_load_u32(p);
@@ -183,6 +187,7 @@ RTL_INLINE int32_t rtl_rtde_load_i32(const uint8_t *p)
 	return i;
 }
 
+/* Returns the big-endian IEEE-754 double at @p. RT-safe. */
 RTL_INLINE double rtl_rtde_load_f64(const uint8_t *p)
 {
 	uint64_t u = rtl_rtde_load_u64(p);
@@ -231,15 +236,15 @@ RTL_INLINE void rtl_rtde_store_f64(uint8_t *p, double v)
 
 /* ---- value types ----------------------------------------------------- */
 
-/* True for the ten value types, false for pseudo-types and out-of-range
- * values. RT-safe. */
+/* Returns true for the ten value types, false for pseudo-types and
+ * out-of-range values. RT-safe. */
 RTL_INLINE bool rtl_rtde_type_is_value(enum rtl_rtde_type t)
 {
 	return (unsigned)t <= (unsigned)RTL_RTDE_TYPE_LAST_VALUE;
 }
 
-/* Wire (and host) size in bytes of a value of type @t; 0 for pseudo-types
- * and out-of-range values. RT-safe. */
+/* Returns the wire (and host) size in bytes of a value of type @t; 0 for
+ * pseudo-types and out-of-range values. RT-safe. */
 RTL_INLINE size_t rtl_rtde_type_size(enum rtl_rtde_type t)
 {
 	switch (t) {
@@ -263,8 +268,8 @@ RTL_INLINE size_t rtl_rtde_type_size(enum rtl_rtde_type t)
 	}
 }
 
-/* Number of scalar elements of type @t (1, 3 or 6); 0 for pseudo-types and
- * out-of-range values. RT-safe. */
+/* Returns the number of scalar elements of type @t (1, 3 or 6); 0 for
+ * pseudo-types and out-of-range values. RT-safe. */
 RTL_INLINE unsigned rtl_rtde_type_elems(enum rtl_rtde_type t)
 {
 	switch (t) {
@@ -280,7 +285,7 @@ RTL_INLINE unsigned rtl_rtde_type_elems(enum rtl_rtde_type t)
 }
 
 /*
- * The exact wire name of @t ("BOOL" ... "VECTOR6UINT32", "NOT_FOUND",
+ * Returns the exact wire name of @t ("BOOL" ... "VECTOR6UINT32", "NOT_FOUND",
  * "IN_USE"), or NULL when @t is out of range. RT-safe.
  */
 RTL_API const char *rtl_rtde_type_name(enum rtl_rtde_type t);
@@ -594,26 +599,34 @@ struct rtl_rtde_msg {
  */
 RTL_API int rtl_rtde_package_type(const uint8_t *buf, size_t len);
 
-/* The protocol name of package type @type ("REQUEST_PROTOCOL_VERSION",
+/* Returns the protocol name of package type @type ("REQUEST_PROTOCOL_VERSION",
  * "DATA_PACKAGE", ...), or NULL for a type this codec does not know. */
 RTL_API const char *rtl_rtde_pkg_name(int type);
 
-/* REQUEST_PROTOCOL_VERSION request ('V', client): the version asked for. */
+/* REQUEST_PROTOCOL_VERSION request ('V', client): the version asked for.
+ * The encoder returns the package size (5), the decoder 0, or a code of the
+ * lists above (the decoder's -EBADMSG: a payload other than 2 bytes). */
 RTL_API int rtl_rtde_encode_protocol_version_request(uint8_t *buf, size_t cap, uint16_t version);
 RTL_API int rtl_rtde_decode_protocol_version_request(uint16_t *version, const uint8_t *buf,
 						     size_t len);
 
-/* GET_URCONTROL_VERSION request ('v', client): no payload. */
+/* GET_URCONTROL_VERSION request ('v', client): no payload. The encoder
+ * returns the package size (3), the decoder 0, or a code of the lists above
+ * (the decoder's -EBADMSG: a payload that is not empty). */
 RTL_API int rtl_rtde_encode_urcontrol_version_request(uint8_t *buf, size_t cap);
 RTL_API int rtl_rtde_decode_urcontrol_version_request(const uint8_t *buf, size_t len);
 
-/* GET_URCONTROL_VERSION reply ('v', controller): four uint32. */
+/* GET_URCONTROL_VERSION reply ('v', controller): four uint32. The encoder
+ * returns the package size (19), the decoder 0, or a code of the lists
+ * above (the decoder's -EBADMSG: a payload other than 16 bytes). */
 RTL_API int rtl_rtde_encode_urcontrol_version_reply(uint8_t *buf, size_t cap,
 						    const struct rtl_rtde_controller_version *v);
 RTL_API int rtl_rtde_decode_urcontrol_version_reply(struct rtl_rtde_controller_version *v,
 						    const uint8_t *buf, size_t len);
 
-/* CONTROL_PACKAGE_START / _PAUSE requests ('S', 'P', client): no payload. */
+/* CONTROL_PACKAGE_START / _PAUSE requests ('S', 'P', client): no payload.
+ * The encoders return the package size (3), the decoders 0, or a code of
+ * the lists above (a decoder's -EBADMSG: a payload that is not empty). */
 RTL_API int rtl_rtde_encode_start(uint8_t *buf, size_t cap);
 RTL_API int rtl_rtde_decode_start(const uint8_t *buf, size_t len);
 RTL_API int rtl_rtde_encode_pause(uint8_t *buf, size_t cap);
@@ -622,7 +635,9 @@ RTL_API int rtl_rtde_decode_pause(const uint8_t *buf, size_t len);
 /*
  * The one-byte "accepted" reply ('V', 'S' or 'P', controller), for the
  * package type @type. The decoder treats any non-zero byte as accepted.
- * Both also return -EINVAL when @type is not 'V', 'S' or 'P'; the decoder
+ * The encoder returns the package size (4), the decoder 0, or a code of the
+ * lists above (the decoder's -EBADMSG: a payload other than 1 byte). Both
+ * also return -EINVAL when @type is not 'V', 'S' or 'P'; the decoder
  * returns -EPROTO for a reply of another type than @type.
  */
 RTL_API int rtl_rtde_encode_accepted_reply(uint8_t *buf, size_t cap, enum rtl_rtde_pkg type,
@@ -633,14 +648,18 @@ RTL_API int rtl_rtde_decode_accepted_reply(bool *accepted, const uint8_t *buf, s
 /*
  * SETUP_OUTPUTS request ('O', client): v2 sends @frequency (Hz) before the
  * names, v1 sends the names only (@frequency is ignored, and decoded as 0).
- * @names is sent as is: the codec does not police the list.
+ * @names is sent as is: the codec does not police the list. The encoder
+ * returns the package size, the decoder 0, or a code of the lists above
+ * (the v2 decoder's -EBADMSG: a payload shorter than the frequency).
  */
 RTL_API int rtl_rtde_encode_setup_outputs(uint8_t *buf, size_t cap, enum rtl_rtde_protocol proto,
 					  double frequency, const char *names, size_t names_len);
 RTL_API int rtl_rtde_decode_setup_outputs(struct rtl_rtde_setup_request *req, const uint8_t *buf,
 					  size_t len, enum rtl_rtde_protocol proto);
 
-/* SETUP_INPUTS request ('I', client): the names, in both versions. */
+/* SETUP_INPUTS request ('I', client): the names, in both versions. The
+ * encoder returns the package size, the decoder 0, or a code of the lists
+ * above (any payload is a list of names: no -EBADMSG). */
 RTL_API int rtl_rtde_encode_setup_inputs(uint8_t *buf, size_t cap, const char *names,
 					 size_t names_len);
 RTL_API int rtl_rtde_decode_setup_inputs(struct rtl_rtde_setup_request *req, const uint8_t *buf,
@@ -648,8 +667,9 @@ RTL_API int rtl_rtde_decode_setup_inputs(struct rtl_rtde_setup_request *req, con
 
 /*
  * SETUP_OUTPUTS reply ('O', controller): v2 carries the recipe id before
- * the type list, v1 only the list (@recipe_id is not sent). The v2 decoder
- * returns -EBADMSG for an empty payload.
+ * the type list, v1 only the list (@recipe_id is not sent). The encoder
+ * returns the package size, the decoder 0, or a code of the lists above;
+ * the v2 decoder returns -EBADMSG for an empty payload.
  */
 RTL_API int rtl_rtde_encode_setup_outputs_reply(uint8_t *buf, size_t cap,
 						enum rtl_rtde_protocol proto, uint8_t recipe_id,
@@ -659,7 +679,9 @@ RTL_API int rtl_rtde_decode_setup_outputs_reply(struct rtl_rtde_setup_reply *rep
 						enum rtl_rtde_protocol proto);
 
 /* SETUP_INPUTS reply ('I', controller): recipe id, then the type list, in
- * both versions. The decoder returns -EBADMSG for an empty payload. */
+ * both versions. The encoder returns the package size, the decoder 0, or a
+ * code of the lists above; the decoder returns -EBADMSG for an empty
+ * payload. */
 RTL_API int rtl_rtde_encode_setup_inputs_reply(uint8_t *buf, size_t cap, uint8_t recipe_id,
 					       const char *types, size_t types_len);
 RTL_API int rtl_rtde_decode_setup_inputs_reply(struct rtl_rtde_setup_reply *reply,
@@ -671,7 +693,8 @@ RTL_API int rtl_rtde_decode_setup_inputs_reply(struct rtl_rtde_setup_reply *repl
  *                                  uint8 level;
  *   v1 from controller:            uint8 level, message = rest of payload
  *                                  (source not sent; decoded as empty).
- * The decoder returns -EBADMSG when a length runs past the end, when bytes
+ * The encoder returns the package size, the decoder 0, or a code of the
+ * lists above; the decoder returns -EBADMSG when a length runs past the end, when bytes
  * follow the level, or when the payload is empty.
  */
 RTL_API int rtl_rtde_encode_text(uint8_t *buf, size_t cap, enum rtl_rtde_protocol proto,
@@ -713,7 +736,8 @@ RTL_API int rtl_rtde_data_fields_offset(enum rtl_rtde_protocol proto, enum rtl_r
  * The encoder copies the @fields_len bytes at @fields after the header with
  * memmove, so @fields may already sit in @buf at
  * rtl_rtde_data_fields_offset() (encode in place: no copy is made then).
- * The decoder returns -EBADMSG when the recipe id is missing; it does not
+ * The encoder returns the package size, the decoder 0, or a code of the
+ * lists above; the decoder returns -EBADMSG when the recipe id is missing; it does not
  * check the fields against a recipe (rtl_rtde_unpack() does).
  */
 RTL_API int rtl_rtde_encode_data(uint8_t *buf, size_t cap, enum rtl_rtde_protocol proto,
@@ -826,12 +850,12 @@ RTL_API int rtl_rtde_framer_feed(struct rtl_rtde_framer *f, const void *data, si
  */
 RTL_API int rtl_rtde_framer_next(struct rtl_rtde_framer *f, const uint8_t **pkg, size_t *len);
 
-/* The recorded error, or NULL while the framer is healthy. RT-safe. */
+/* Returns the recorded error, or NULL while the framer is healthy. RT-safe. */
 RTL_API const struct rtl_rtde_framer_error *
 rtl_rtde_framer_last_error(const struct rtl_rtde_framer *f);
 
-/* Bytes of a partial package held (non-zero at EOF = truncated stream).
- * RT-safe. */
+/* Returns the number of bytes of a partial package held (non-zero at EOF:
+ * a truncated stream). RT-safe. */
 RTL_API size_t rtl_rtde_framer_pending(const struct rtl_rtde_framer *f);
 
 /*
@@ -843,8 +867,8 @@ RTL_API size_t rtl_rtde_framer_pending(const struct rtl_rtde_framer *f);
  */
 RTL_API const uint8_t *rtl_rtde_framer_partial(const struct rtl_rtde_framer *f, size_t *len);
 
-/* Stream bytes consumed since create or reset (pending ones included).
- * RT-safe. */
+/* Returns the number of stream bytes consumed since create or reset
+ * (pending ones included). RT-safe. */
 RTL_API uint64_t rtl_rtde_framer_offset(const struct rtl_rtde_framer *f);
 
 RTL_END_DECLS
