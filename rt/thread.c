@@ -92,6 +92,16 @@ static int validate(const struct rtl_thread_attr *a, struct rtl_error *e)
 	return 0;
 }
 
+/* The caller's sized attributes @a copied into @copy and validated: 0, or
+ * -EINVAL/-E2BIG with @e filled. */
+static int take_attr(struct rtl_thread_attr *copy, const struct rtl_thread_attr *a,
+		     struct rtl_error *e)
+{
+	int ret = rtl__sized_in(copy, sizeof(*copy), a, "thread: struct rtl_thread_attr", e);
+
+	return ret < 0 ? ret : validate(copy, e);
+}
+
 static void explain_eperm(struct rtl_error *e, const struct rtl_thread_attr *a)
 {
 	struct rlimit rl = { 0, 0 };
@@ -202,14 +212,10 @@ RTL_API int rtl_thread_create(struct rtl_thread **out, const struct rtl_thread_a
 	*out = NULL;
 	if (!fn)
 		return rtl_error_set(err, -EINVAL, "no thread function given");
-	ret = rtl__sized_in(&copy, sizeof(copy), a ? a : &plain, "thread: struct rtl_thread_attr",
-			    &e);
+	ret = take_attr(&copy, a ? a : &plain, &e);
 	if (ret < 0)
 		goto fail;
 	a = &copy;
-	ret = validate(a, &e);
-	if (ret < 0)
-		goto fail;
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		ret = rtl_error_set(&e, -ENOMEM, "out of memory for a thread handle (%zu bytes)",
@@ -280,13 +286,10 @@ RTL_API int rtl_thread_apply_self(struct rtl_thread_info *info, const struct rtl
 		*info = got;
 	if (!a)
 		return rtl_error_set(err, -EINVAL, "no thread attributes given");
-	ret = rtl__sized_in(&copy, sizeof(copy), a, "thread: struct rtl_thread_attr", &e);
+	ret = take_attr(&copy, a, &e);
 	if (ret < 0)
 		goto fail;
 	a = &copy;
-	ret = validate(a, &e);
-	if (ret < 0)
-		goto fail;
 	got.policy = a->policy;
 	got.priority = a->priority;
 	got.cpu = a->cpu;
