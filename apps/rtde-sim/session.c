@@ -339,6 +339,42 @@ static uint32_t divisor_of(double max_hz, double f)
 	return (uint32_t)n;
 }
 
+/*
+ * The part SETUP_OUTPUTS and SETUP_INPUTS share: the @n names of @req
+ * judged into @r (sized here) and the reply's type list, in *@types
+ * (TYPES_MAX bytes, the caller frees it). Returns the list's length and
+ * *@ok as judge() does; or -1 after rejecting the package (too many names,
+ * no memory, a type list too long), with nothing left allocated and
+ * *@err what reject() returned.
+ */
+static int judge_request(struct rtl_sim *sim, struct sim_session *s, bool input,
+			 const struct rtl_rtde_setup_request *req, size_t n, struct sim_recipe *r,
+			 char **types, bool *ok, int *err)
+{
+	const char *what = input ? "SETUP_INPUTS" : "SETUP_OUTPUTS";
+	int tlen;
+
+	*types = NULL;
+	if (n > SIM_MAX_RECIPE_FIELDS) {
+		*err = reject(sim, s, "%s: %zu names, more than one data package holds", what, n);
+		return -1;
+	}
+	*types = malloc(TYPES_MAX);
+	if (!*types || (n && recipe_alloc(r, n))) {
+		free(*types);
+		*err = reject(sim, s, "%s: out of memory", what);
+		return -1;
+	}
+	tlen = judge(sim, s, input, req->names, req->names_len, *types, r, ok);
+	if (tlen < 0) {
+		recipe_free(r);
+		free(*types);
+		*err = reject(sim, s, "%s: the type list would not fit one package", what);
+		return -1;
+	}
+	return tlen;
+}
+
 static int setup_outputs(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len)
 {
 	struct rtl_rtde_setup_request req;
@@ -358,20 +394,9 @@ static int setup_outputs(struct rtl_sim *sim, struct sim_session *s, const uint8
 	if (s->proto == RTL_RTDE_PROTOCOL_V2)
 		divisor = divisor_of(sim->max_hz, req.frequency);
 	n = count_names(req.names, req.names_len);
-	if (n > SIM_MAX_RECIPE_FIELDS)
-		return reject(sim, s, "SETUP_OUTPUTS: %zu names, more than one data package holds",
-			      n);
-	types = malloc(TYPES_MAX);
-	if (!types || (n && recipe_alloc(&r, n))) {
-		free(types);
-		return reject(sim, s, "SETUP_OUTPUTS: out of memory");
-	}
-	tlen = judge(sim, s, false, req.names, req.names_len, types, &r, &ok);
-	if (tlen < 0) {
-		recipe_free(&r);
-		free(types);
-		return reject(sim, s, "SETUP_OUTPUTS: the type list would not fit one package");
-	}
+	tlen = judge_request(sim, s, false, &req, n, &r, &types, &ok, &err);
+	if (tlen < 0)
+		return err;
 	if (ok && n) {
 		size = rtl_rtde_layout(r.offsets, r.types, r.n);
 		if (size < 0) {
@@ -429,20 +454,9 @@ static int setup_inputs(struct rtl_sim *sim, struct sim_session *s, const uint8_
 	/* Section 9 (UR staff, unverified): an empty request gets no reply. */
 	if (n == 0)
 		return 0;
-	if (n > SIM_MAX_RECIPE_FIELDS)
-		return reject(sim, s, "SETUP_INPUTS: %zu names, more than one data package holds",
-			      n);
-	types = malloc(TYPES_MAX);
-	if (!types || recipe_alloc(&r, n)) {
-		free(types);
-		return reject(sim, s, "SETUP_INPUTS: out of memory");
-	}
-	tlen = judge(sim, s, true, req.names, req.names_len, types, &r, &ok);
-	if (tlen < 0) {
-		recipe_free(&r);
-		free(types);
-		return reject(sim, s, "SETUP_INPUTS: the type list would not fit one package");
-	}
+	tlen = judge_request(sim, s, true, &req, n, &r, &types, &ok, &err);
+	if (tlen < 0)
+		return err;
 	if (ok) {
 		size = rtl_rtde_layout(r.offsets, r.types, r.n);
 		if (size < 0)
