@@ -196,7 +196,9 @@ struct rtl_rtde_frame {
  *             builders also a @key no recipe of the file has; for the file
  *             builders also a missing file (from fopen).
  *   -EEXIST   a name appears twice.
- *   -E2BIG    more than RTL_RTDE_RECIPE_MAX_FIELDS fields. Defensive: the
+ *   -E2BIG    @opts sets a field this library does not know (built
+ *             against newer headers), or more than
+ *             RTL_RTDE_RECIPE_MAX_FIELDS fields. Defensive: the
  *             registry has fewer fields of either direction (406 outputs,
  *             175 inputs), and every name past them would be a duplicate,
  *             reported as -EEXIST first.
@@ -208,7 +210,8 @@ struct rtl_rtde_frame {
  *             rtde_config (wrong root, unexpected element, missing key or
  *             name attribute, two recipes with the selected key), a text
  *             line that is not one name, an empty item inside a list.
- *   -EINVAL   a NULL pointer, a NULL name, @opts with an unknown direction,
+ *   -EINVAL   a NULL pointer, a NULL name, @opts with an unknown direction
+ *             or a size member too small,
  *             an empty recipe, or (XML, @key NULL) a file of several
  *             recipes.
  *   -ENOMEM   (XML builders only) expat could not allocate its parser;
@@ -222,26 +225,30 @@ struct rtl_rtde_frame {
  * Not RT-safe (set-up time); reentrant.
  */
 
-/* From @n NUL-terminated @names. */
+/* From @n NUL-terminated @names. Returns the number of fields, or a code
+ * of the list above. */
 RTL_API int rtl_rtde_recipe_from_names(struct rtl_rtde_recipe *r,
 				       const struct rtl_rtde_recipe_opts *opts,
 				       const char *const *names, size_t n,
 				       struct rtl_rtde_report *rep);
 
 /* From a comma-separated NUL-terminated @list ("timestamp, actual_q,");
- * blanks around names and one trailing comma are allowed. */
+ * blanks around names and one trailing comma are allowed. Returns the
+ * number of fields, or a code of the list above. */
 RTL_API int rtl_rtde_recipe_from_list(struct rtl_rtde_recipe *r,
 				      const struct rtl_rtde_recipe_opts *opts, const char *list,
 				      struct rtl_rtde_report *rep);
 
 /* From the @len bytes of a text recipe at @text: one name per line, blanks
- * around it ignored, '#' starts a comment, blank lines are skipped. */
+ * around it ignored, '#' starts a comment, blank lines are skipped.
+ * Returns the number of fields, or a code of the list above. */
 RTL_API int rtl_rtde_recipe_from_text(struct rtl_rtde_recipe *r,
 				      const struct rtl_rtde_recipe_opts *opts, const char *text,
 				      size_t len, struct rtl_rtde_report *rep);
 
 /* As rtl_rtde_recipe_from_text(), reading the file at @path. Lines longer
- * than RTL_RTDE_RECIPE_LINE_MAX bytes are -EBADMSG. */
+ * than RTL_RTDE_RECIPE_LINE_MAX bytes are -EBADMSG. Returns the number of
+ * fields, or a code of the list above. */
 RTL_API int rtl_rtde_recipe_from_text_file(struct rtl_rtde_recipe *r,
 					   const struct rtl_rtde_recipe_opts *opts,
 					   const char *path, struct rtl_rtde_report *rep);
@@ -250,13 +257,15 @@ RTL_API int rtl_rtde_recipe_from_text_file(struct rtl_rtde_recipe *r,
  * From the recipe with key @key of the @len bytes of UR-format XML at @xml
  * (several recipes per file; only the selected one is checked). @key NULL
  * selects the only recipe of a one-recipe file. A field's type attribute is
- * optional; when present it must equal the registry's type.
+ * optional; when present it must equal the registry's type. Returns the
+ * number of fields, or a code of the list above.
  */
 RTL_API int rtl_rtde_recipe_from_xml(struct rtl_rtde_recipe *r,
 				     const struct rtl_rtde_recipe_opts *opts, const char *xml,
 				     size_t len, const char *key, struct rtl_rtde_report *rep);
 
-/* As rtl_rtde_recipe_from_xml(), reading the file at @path. */
+/* As rtl_rtde_recipe_from_xml(), reading the file at @path. Returns the
+ * number of fields, or a code of the list above. */
 RTL_API int rtl_rtde_recipe_from_xml_file(struct rtl_rtde_recipe *r,
 					  const struct rtl_rtde_recipe_opts *opts, const char *path,
 					  const char *key, struct rtl_rtde_report *rep);
@@ -283,11 +292,12 @@ RTL_API int rtl_rtde_recipe_names(const struct rtl_rtde_recipe *r, char *buf, si
 RTL_API int rtl_rtde_recipe_handle(const struct rtl_rtde_recipe *r, struct rtl_rtde_handle *h,
 				   const char *name);
 
-/* The handle of field @i of @r, or the invalid handle when @i >= r->n.
- * RT-safe. */
+/* Returns the handle of field @i of @r, or the invalid handle when @r is
+ * NULL or @i >= r->n. RT-safe. */
 RTL_API struct rtl_rtde_handle rtl_rtde_recipe_handle_at(const struct rtl_rtde_recipe *r, size_t i);
 
-/* Whether @h names a field (not the invalid handle). RT-safe. */
+/* Returns true when @h names a field, false for the invalid handle.
+ * RT-safe. */
 RTL_INLINE bool rtl_rtde_handle_valid(struct rtl_rtde_handle h)
 {
 	return rtl_rtde_type_is_value((enum rtl_rtde_type)h.type);
@@ -345,7 +355,8 @@ RTL_INLINE bool rtl_rtde__ok(const struct rtl_rtde_frame *f, struct rtl_rtde_han
 	return h.type == (uint8_t)t && rtl_rtde__fits(f, h);
 }
 
-/* Any value type, into the matching member of @out. */
+/* Any value type, into the matching member of @out. Returns true, or false
+ * (@out untouched) for an invalid handle or one outside the frame. */
 RTL_INLINE bool rtl_rtde_frame_get(const struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 				   union rtl_rtde_value *out)
 {
@@ -355,13 +366,14 @@ RTL_INLINE bool rtl_rtde_frame_get(const struct rtl_rtde_frame *f, struct rtl_rt
 	return true;
 }
 
-/* BOOL. */
+/* BOOL. Returns the value, or false on a mismatch. */
 RTL_INLINE bool rtl_rtde_frame_get_bool(const struct rtl_rtde_frame *f, struct rtl_rtde_handle h)
 {
 	return rtl_rtde__ok(f, h, RTL_RTDE_TYPE_BOOL) && f->values[h.offset] != 0;
 }
 
-/* BOOL, UINT8, UINT32 or UINT64, zero-extended. */
+/* BOOL, UINT8, UINT32 or UINT64. Returns the value, zero-extended, or 0 on
+ * a mismatch. */
 RTL_INLINE uint64_t rtl_rtde_frame_get_uint(const struct rtl_rtde_frame *f,
 					    struct rtl_rtde_handle h)
 {
@@ -385,7 +397,7 @@ RTL_INLINE uint64_t rtl_rtde_frame_get_uint(const struct rtl_rtde_frame *f,
 	}
 }
 
-/* INT32. */
+/* INT32. Returns the value, or 0 on a mismatch. */
 RTL_INLINE int32_t rtl_rtde_frame_get_int(const struct rtl_rtde_frame *f, struct rtl_rtde_handle h)
 {
 	int32_t v = 0;
@@ -395,7 +407,7 @@ RTL_INLINE int32_t rtl_rtde_frame_get_int(const struct rtl_rtde_frame *f, struct
 	return v;
 }
 
-/* DOUBLE. */
+/* DOUBLE. Returns the value, or NaN on a mismatch. */
 RTL_INLINE double rtl_rtde_frame_get_double(const struct rtl_rtde_frame *f,
 					    struct rtl_rtde_handle h)
 {
@@ -424,35 +436,37 @@ RTL_INLINE bool rtl_rtde__get_vec(const struct rtl_rtde_frame *f, struct rtl_rtd
 	return true;
 }
 
-/* VECTOR3D. */
+/* VECTOR3D. Returns true, or false on a mismatch (@out then NaN). */
 RTL_INLINE bool rtl_rtde_frame_get_vec3(const struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 					double out[3])
 {
 	return rtl_rtde__get_vec(f, h, RTL_RTDE_TYPE_VECTOR3D, out, 3 * sizeof(double));
 }
 
-/* VECTOR6D. */
+/* VECTOR6D. Returns true, or false on a mismatch (@out then NaN). */
 RTL_INLINE bool rtl_rtde_frame_get_vec6(const struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 					double out[6])
 {
 	return rtl_rtde__get_vec(f, h, RTL_RTDE_TYPE_VECTOR6D, out, 6 * sizeof(double));
 }
 
-/* VECTOR6INT32. */
+/* VECTOR6INT32. Returns true, or false on a mismatch (@out then 0). */
 RTL_INLINE bool rtl_rtde_frame_get_vec6_int(const struct rtl_rtde_frame *f,
 					    struct rtl_rtde_handle h, int32_t out[6])
 {
 	return rtl_rtde__get_vec(f, h, RTL_RTDE_TYPE_VECTOR6INT32, out, 6 * sizeof(int32_t));
 }
 
-/* VECTOR6UINT32. */
+/* VECTOR6UINT32. Returns true, or false on a mismatch (@out then 0). */
 RTL_INLINE bool rtl_rtde_frame_get_vec6_uint(const struct rtl_rtde_frame *f,
 					     struct rtl_rtde_handle h, uint32_t out[6])
 {
 	return rtl_rtde__get_vec(f, h, RTL_RTDE_TYPE_VECTOR6UINT32, out, 6 * sizeof(uint32_t));
 }
 
-/* Any value type, from the matching member of @in (BOOL normalised). */
+/* Any value type, from the matching member of @in (BOOL normalised).
+ * Returns true, or false (nothing written) for an invalid handle or one
+ * outside the frame. */
 RTL_INLINE bool rtl_rtde_frame_set(struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 				   const union rtl_rtde_value *in)
 {
@@ -464,7 +478,7 @@ RTL_INLINE bool rtl_rtde_frame_set(struct rtl_rtde_frame *f, struct rtl_rtde_han
 	return true;
 }
 
-/* BOOL. */
+/* BOOL. Returns true, or false (nothing written) on a mismatch. */
 RTL_INLINE bool rtl_rtde_frame_set_bool(struct rtl_rtde_frame *f, struct rtl_rtde_handle h, bool v)
 {
 	if (!rtl_rtde__ok(f, h, RTL_RTDE_TYPE_BOOL))
@@ -473,8 +487,9 @@ RTL_INLINE bool rtl_rtde_frame_set_bool(struct rtl_rtde_frame *f, struct rtl_rtd
 	return true;
 }
 
-/* BOOL, UINT8, UINT32 or UINT64; false (nothing written) if @v does not
- * fit the field's type (e.g. 256 into a UINT8 mask). */
+/* BOOL, UINT8, UINT32 or UINT64. Returns true, or false (nothing written)
+ * on a mismatch or when @v does not fit the field's type (e.g. 256 into a
+ * UINT8 mask). */
 RTL_INLINE bool rtl_rtde_frame_set_uint(struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 					uint64_t v)
 {
@@ -506,7 +521,7 @@ RTL_INLINE bool rtl_rtde_frame_set_uint(struct rtl_rtde_frame *f, struct rtl_rtd
 	}
 }
 
-/* INT32. */
+/* INT32. Returns true, or false (nothing written) on a mismatch. */
 RTL_INLINE bool rtl_rtde_frame_set_int(struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 				       int32_t v)
 {
@@ -516,7 +531,7 @@ RTL_INLINE bool rtl_rtde_frame_set_int(struct rtl_rtde_frame *f, struct rtl_rtde
 	return true;
 }
 
-/* DOUBLE. */
+/* DOUBLE. Returns true, or false (nothing written) on a mismatch. */
 RTL_INLINE bool rtl_rtde_frame_set_double(struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 					  double v)
 {
@@ -535,28 +550,28 @@ RTL_INLINE bool rtl_rtde__set_vec(struct rtl_rtde_frame *f, struct rtl_rtde_hand
 	return true;
 }
 
-/* VECTOR3D. */
+/* VECTOR3D. Returns true, or false (nothing written) on a mismatch. */
 RTL_INLINE bool rtl_rtde_frame_set_vec3(struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 					const double in[3])
 {
 	return rtl_rtde__set_vec(f, h, RTL_RTDE_TYPE_VECTOR3D, in, 3 * sizeof(double));
 }
 
-/* VECTOR6D. */
+/* VECTOR6D. Returns true, or false (nothing written) on a mismatch. */
 RTL_INLINE bool rtl_rtde_frame_set_vec6(struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 					const double in[6])
 {
 	return rtl_rtde__set_vec(f, h, RTL_RTDE_TYPE_VECTOR6D, in, 6 * sizeof(double));
 }
 
-/* VECTOR6INT32. */
+/* VECTOR6INT32. Returns true, or false (nothing written) on a mismatch. */
 RTL_INLINE bool rtl_rtde_frame_set_vec6_int(struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 					    const int32_t in[6])
 {
 	return rtl_rtde__set_vec(f, h, RTL_RTDE_TYPE_VECTOR6INT32, in, 6 * sizeof(int32_t));
 }
 
-/* VECTOR6UINT32. */
+/* VECTOR6UINT32. Returns true, or false (nothing written) on a mismatch. */
 RTL_INLINE bool rtl_rtde_frame_set_vec6_uint(struct rtl_rtde_frame *f, struct rtl_rtde_handle h,
 					     const uint32_t in[6])
 {
