@@ -49,8 +49,8 @@ RTL_BEGIN_DECLS
 /* PolyScope X's controller versions start here (RTDE's major version). */
 #define RTL_UR_POLYSCOPE_X_MAJOR 10
 
-/* A controller of major version @major runs PolyScope X: no dashboard,
- * the Robot API instead. */
+/* Returns true when a controller of major version @major runs PolyScope X:
+ * no dashboard, the Robot API instead. */
 RTL_INLINE bool rtl_ur_is_polyscope_x(unsigned major)
 {
 	return major >= RTL_UR_POLYSCOPE_X_MAJOR;
@@ -148,7 +148,7 @@ RTL_API int rtl_ur_dashboard_create(struct rtl_ur_dashboard **out,
 /* Close the connection and free @d (NULL: nothing). Sends nothing. */
 RTL_API void rtl_ur_dashboard_destroy(struct rtl_ur_dashboard *d);
 
-/* The PolyScope version read at connect. */
+/* Returns the PolyScope version read at connect (@d not NULL). */
 RTL_API const struct rtl_ur_version *rtl_ur_dashboard_version(const struct rtl_ur_dashboard *d);
 
 /* Change the reply timeout of later calls (> 0). */
@@ -167,53 +167,66 @@ RTL_API void rtl_ur_dashboard_set_timeout(struct rtl_ur_dashboard *d, int64_t ti
  *   -ETIMEDOUT   no reply within the timeout (closes the connection).
  *   -ECONNRESET  the peer closed (closes the connection); -EPIPE likewise.
  *   -EMSGSIZE    a reply line longer than RTL_UR_DASHBOARD_LINE (closes).
+ *   -EINVAL      @d is NULL.
  */
 
 /* "power on" -> "Powering on". Returns 0 or a code above. */
 RTL_API int rtl_ur_dashboard_power_on(struct rtl_ur_dashboard *d, struct rtl_error *err);
-/* "power off" -> "Powering off". */
+/* "power off" -> "Powering off". Returns 0 or a code above. */
 RTL_API int rtl_ur_dashboard_power_off(struct rtl_ur_dashboard *d, struct rtl_error *err);
-/* "brake release" -> "Brake releasing". */
+/* "brake release" -> "Brake releasing". Returns 0 or a code above. */
 RTL_API int rtl_ur_dashboard_brake_release(struct rtl_ur_dashboard *d, struct rtl_error *err);
-/* "unlock protective stop" -> "Protective stop releasing"; -EAGAIN when the
- * controller says it is too early (5 s after the stop). */
+/* "unlock protective stop" -> "Protective stop releasing". Returns 0 or a
+ * code above, or -EAGAIN when the controller says it is too early (5 s
+ * after the stop). */
 RTL_API int rtl_ur_dashboard_unlock_protective_stop(struct rtl_ur_dashboard *d,
 						    struct rtl_error *err);
-/* "close safety popup" -> "closing safety popup". */
+/* "close safety popup" -> "closing safety popup". Returns 0 or a code
+ * above. */
 RTL_API int rtl_ur_dashboard_close_safety_popup(struct rtl_ur_dashboard *d, struct rtl_error *err);
-/* "close popup" -> "closing popup". */
+/* "close popup" -> "closing popup". Returns 0 or a code above. */
 RTL_API int rtl_ur_dashboard_close_popup(struct rtl_ur_dashboard *d, struct rtl_error *err);
 
-/* "robotmode" -> "Robotmode: <NAME>" into *@mode. */
+/* "robotmode" -> "Robotmode: <NAME>" into *@mode. Returns 0 or a code above
+ * (-EPROTO for a mode this client does not know). */
 RTL_API int rtl_ur_dashboard_robot_mode(struct rtl_ur_dashboard *d, enum rtl_ur_robot_mode *mode,
 					struct rtl_error *err);
 /* "safetystatus" -> "Safetystatus: <NAME>" into *@status; on a PolyScope
- * without it (before 3.11 / 5.4) "safetymode" -> "Safetymode: <NAME>". */
+ * without it (before 3.11 / 5.4) "safetymode" -> "Safetymode: <NAME>".
+ * Returns 0 or a code above (-EPROTO for a status this client does not
+ * know). */
 RTL_API int rtl_ur_dashboard_safety_status(struct rtl_ur_dashboard *d,
 					   enum rtl_ur_safety_status *status,
 					   struct rtl_error *err);
-/* "programState" -> "<STOPPED|PLAYING|PAUSED> <name>" into *@prog. */
+/* "programState" -> "<STOPPED|PLAYING|PAUSED> <name>" into *@prog. Returns 0
+ * or a code above. */
 RTL_API int rtl_ur_dashboard_program_state(struct rtl_ur_dashboard *d, struct rtl_ur_program *prog,
 					   struct rtl_error *err);
-/* "is in remote control" -> "true" / "false" (PolyScope 5.6 and up). */
+/* "is in remote control" -> "true" / "false" (PolyScope 5.6 and up) into
+ * *@remote. Returns 0 or a code above. */
 RTL_API int rtl_ur_dashboard_is_in_remote_control(struct rtl_ur_dashboard *d, bool *remote,
 						  struct rtl_error *err);
-/* "PolyscopeVersion" -> "URSoftware a.b.c.d (date)", parsed into *@v. */
+/* "PolyscopeVersion" -> "URSoftware a.b.c.d (date)", parsed into *@v.
+ * Returns 0 or a code above (-EPROTO for a version that does not parse). */
 RTL_API int rtl_ur_dashboard_polyscope_version(struct rtl_ur_dashboard *d, struct rtl_ur_version *v,
 					       struct rtl_error *err);
 
-/* "load <program>" -> "Loading program: <program>"; -ENOENT "File not
- * found", -EIO "Error while loading program"; -EINVAL @program NULL, empty
- * or with a line break. */
+/* "load <program>" -> "Loading program: <program>". Returns 0 or a code
+ * above, or -ENOENT "File not found", -EIO "Error while loading program",
+ * -EINVAL @program NULL, empty, with a line break or too long for a line. */
 RTL_API int rtl_ur_dashboard_load(struct rtl_ur_dashboard *d, const char *program,
 				  struct rtl_error *err);
-/* "play" -> "Starting program"; -EIO "Failed to execute: play". */
+/* "play" -> "Starting program". Returns 0 or a code above, or -EIO "Failed
+ * to execute: play". */
 RTL_API int rtl_ur_dashboard_play(struct rtl_ur_dashboard *d, struct rtl_error *err);
-/* "pause" -> "Pausing program"; -EIO "Failed to execute: pause". */
+/* "pause" -> "Pausing program". Returns 0 or a code above, or -EIO "Failed
+ * to execute: pause". */
 RTL_API int rtl_ur_dashboard_pause(struct rtl_ur_dashboard *d, struct rtl_error *err);
-/* "stop" -> "Stopped"; -EIO "Failed to execute: stop". */
+/* "stop" -> "Stopped". Returns 0 or a code above, or -EIO "Failed to
+ * execute: stop". */
 RTL_API int rtl_ur_dashboard_stop(struct rtl_ur_dashboard *d, struct rtl_error *err);
-/* "quit" -> "Disconnected"; the connection is closed after (even on error). */
+/* "quit" -> "Disconnected"; the connection is closed after (even on error).
+ * Returns 0 or a code above. */
 RTL_API int rtl_ur_dashboard_quit(struct rtl_ur_dashboard *d, struct rtl_error *err);
 
 /*
@@ -231,8 +244,9 @@ RTL_API int rtl_ur_dashboard_command(struct rtl_ur_dashboard *d, char *reply, si
  */
 RTL_API int rtl_ur_version_parse(struct rtl_ur_version *v, const char *s);
 
-/* UR's names ("IDLE", "PROTECTIVE_STOP", "PLAYING"); "?" for other values.
- * Parsers: 0, or -EINVAL for a name that is not one. */
+/* The name functions return UR's names ("IDLE", "PROTECTIVE_STOP",
+ * "PLAYING"), "?" for other values. The parsers return 0 and set *@mode or
+ * *@status, or -EINVAL for a name that is not one (or NULL). */
 RTL_API const char *rtl_ur_robot_mode_name(enum rtl_ur_robot_mode mode);
 RTL_API const char *rtl_ur_safety_status_name(enum rtl_ur_safety_status status);
 RTL_API const char *rtl_ur_program_state_name(enum rtl_ur_program_state state);
