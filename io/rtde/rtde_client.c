@@ -1219,6 +1219,20 @@ RTL_API int rtl_rtde_client_closed(struct rtl_rtde_client *c, int64_t now, int e
 	return 0;
 }
 
+/* What start or pause returns in a state that can take neither: no
+ * session (-ENOTCONN), or one in the middle of another step (-EBUSY). */
+static int refused(enum rtl_rtde_client_state_id state)
+{
+	switch (state) {
+	case RTL_RTDE_CLIENT_IDLE:
+	case RTL_RTDE_CLIENT_FAILED:
+	case RTL_RTDE_CLIENT_CLOSED:
+		return -ENOTCONN;
+	default:
+		return -EBUSY;
+	}
+}
+
 RTL_API int rtl_rtde_client_start(struct rtl_rtde_client *c, int64_t now)
 {
 	if (!c)
@@ -1232,12 +1246,8 @@ RTL_API int rtl_rtde_client_start(struct rtl_rtde_client *c, int64_t now)
 			return -EINVAL;
 		send_start(c, now);
 		return 0;
-	case RTL_RTDE_CLIENT_IDLE:
-	case RTL_RTDE_CLIENT_FAILED:
-	case RTL_RTDE_CLIENT_CLOSED:
-		return -ENOTCONN;
 	default:
-		return -EBUSY;
+		return refused(c->state);
 	}
 }
 
@@ -1252,12 +1262,8 @@ RTL_API int rtl_rtde_client_pause(struct rtl_rtde_client *c, int64_t now)
 	case RTL_RTDE_CLIENT_RUNNING:
 		send_pause(c, now);
 		return 0;
-	case RTL_RTDE_CLIENT_IDLE:
-	case RTL_RTDE_CLIENT_FAILED:
-	case RTL_RTDE_CLIENT_CLOSED:
-		return -ENOTCONN;
 	default:
-		return -EBUSY;
+		return refused(c->state);
 	}
 }
 
