@@ -65,6 +65,8 @@ RTL_API void rtl_ur_robot_api_config_init(struct rtl_ur_robot_api_config *cfg);
  *   -EINVAL  @cfg, @cfg->host or @out NULL, a host too long or empty, or a
  *            time-out <= 0.
  *   -ENOMEM  out of memory (or libcurl could not start).
+ *   -ENOTSUP this librtloop was built without the Robot API (no libcurl):
+ *            every call on a client returns it then too.
  */
 RTL_API int rtl_ur_robot_api_create(struct rtl_ur_robot_api **out,
 				    const struct rtl_ur_robot_api_config *cfg,
@@ -87,43 +89,51 @@ RTL_API void rtl_ur_robot_api_destroy(struct rtl_ur_robot_api *api);
  *   -EPROTO        a reply body that is not the JSON the call expects.
  *   -EMSGSIZE      a reply body longer than RTL_UR_ROBOT_API_BODY.
  *   -ENOMEM        out of memory.
+ *   -EINVAL        @api is NULL.
  */
 
 /* PUT /robotstate/v1/state {"action": "POWER_ON"} (and the others). The
  * reply comes when the controller accepted the action, not when the arm got
- * there: poll rtl_ur_robot_api_robot_mode(). */
+ * there: poll rtl_ur_robot_api_robot_mode(). Each returns 0 or a code
+ * above. */
 RTL_API int rtl_ur_robot_api_power_on(struct rtl_ur_robot_api *api, struct rtl_error *err);
 RTL_API int rtl_ur_robot_api_power_off(struct rtl_ur_robot_api *api, struct rtl_error *err);
 RTL_API int rtl_ur_robot_api_brake_release(struct rtl_ur_robot_api *api, struct rtl_error *err);
-/* Also -EAGAIN, as the dashboard's: refused while in remote control, which
- * is the controller's "too early after the stop" (it allows the unlock 5 s
- * after it); try again. */
+/* Returns 0 or a code above, or also -EAGAIN, as the dashboard's: refused
+ * while in remote control, which is the controller's "too early after the
+ * stop" (it allows the unlock 5 s after it); try again. */
 RTL_API int rtl_ur_robot_api_unlock_protective_stop(struct rtl_ur_robot_api *api,
 						    struct rtl_error *err);
 
-/* GET /robotstate/v1/robotmode {"mode": "<NAME>"} into *@mode. */
+/* GET /robotstate/v1/robotmode {"mode": "<NAME>"} into *@mode. Returns 0 or
+ * a code above (-EPROTO also for a mode rtloop does not know). */
 RTL_API int rtl_ur_robot_api_robot_mode(struct rtl_ur_robot_api *api, enum rtl_ur_robot_mode *mode,
 					struct rtl_error *err);
-/* GET /robotstate/v1/safetymode {"mode": "<NAME>"} into *@status. */
+/* GET /robotstate/v1/safetymode {"mode": "<NAME>"} into *@status. Returns 0
+ * or a code above (-EPROTO also for a mode rtloop does not know). */
 RTL_API int rtl_ur_robot_api_safety_mode(struct rtl_ur_robot_api *api,
 					 enum rtl_ur_safety_status *status, struct rtl_error *err);
 /* GET /program/v1/state {"state": "<STOPPED|PLAYING|PAUSED>"} into @prog
- * (the name from "name" when the reply has one, else "<unnamed>"). */
+ * (the name from "name" when the reply has one, else "<unnamed>"). Returns
+ * 0 or a code above (-EPROTO also for a state rtloop does not know). */
 RTL_API int rtl_ur_robot_api_program_state(struct rtl_ur_robot_api *api,
 					   struct rtl_ur_program *prog, struct rtl_error *err);
-/* GET /system/v1/controlmode {"mode": "REMOTE"|"LOCAL"}: *@remote. */
+/* GET /system/v1/controlmode {"mode": "REMOTE"|"LOCAL"}: *@remote. Returns 0
+ * or a code above (-EPROTO also for another mode). */
 RTL_API int rtl_ur_robot_api_is_in_remote_control(struct rtl_ur_robot_api *api, bool *remote,
 						  struct rtl_error *err);
-/* GET /versions/v1 {"marketingVersion": "10.13.0", ...} into *@v. */
+/* GET /versions/v1 {"marketingVersion": "10.13.0", ...} into *@v. Returns 0
+ * or a code above (-EPROTO also for a version that is not X.Y.Z). */
 RTL_API int rtl_ur_robot_api_version(struct rtl_ur_robot_api *api, struct rtl_ur_version *v,
 				     struct rtl_error *err);
 
-/* PUT /program/v1/loaded {"name": "<program>"}; -ENOENT on 404 (no such
- * program); -EINVAL @program NULL, empty, too long or with a quote, a
+/* PUT /program/v1/loaded {"name": "<program>"}. Returns 0 or a code above,
+ * or -ENOENT on 404 (no such program), -EINVAL @program NULL, empty, too long or with a quote, a
  * backslash or a control character in it. */
 RTL_API int rtl_ur_robot_api_load(struct rtl_ur_robot_api *api, const char *program,
 				  struct rtl_error *err);
-/* PUT /program/v1/state {"action": "play"|"pause"|"stop"}. */
+/* PUT /program/v1/state {"action": "play"|"pause"|"stop"}. Each returns 0
+ * or a code above. */
 RTL_API int rtl_ur_robot_api_play(struct rtl_ur_robot_api *api, struct rtl_error *err);
 RTL_API int rtl_ur_robot_api_pause(struct rtl_ur_robot_api *api, struct rtl_error *err);
 RTL_API int rtl_ur_robot_api_stop(struct rtl_ur_robot_api *api, struct rtl_error *err);
