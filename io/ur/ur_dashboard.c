@@ -442,9 +442,8 @@ static int refusal(struct rtl_ur_dashboard *d, const char *cmd, const char *expe
 			     d->version.major, d->version.minor, d->version.patch);
 }
 
-/* A command whose success is one fixed reply. */
-static int simple(struct rtl_ur_dashboard *d, enum cmd_id id, const char *expect,
-		  struct rtl_error *err)
+/* Command @id, where this PolyScope has it: its reply in d->line. */
+static int query(struct rtl_ur_dashboard *d, enum cmd_id id, struct rtl_error *err)
 {
 	int r;
 
@@ -453,7 +452,15 @@ static int simple(struct rtl_ur_dashboard *d, enum cmd_id id, const char *expect
 	r = gate(d, id, err);
 	if (r < 0)
 		return r;
-	r = exchange(d, CMDS[id].text, err);
+	return exchange(d, CMDS[id].text, err);
+}
+
+/* A command whose success is one fixed reply. */
+static int simple(struct rtl_ur_dashboard *d, enum cmd_id id, const char *expect,
+		  struct rtl_error *err)
+{
+	int r = query(d, id, err);
+
 	if (r < 0)
 		return r;
 	if (starts_ci(d->line, expect))
@@ -662,19 +669,6 @@ RTL_API int rtl_ur_dashboard_close_safety_popup(struct rtl_ur_dashboard *d, stru
 RTL_API int rtl_ur_dashboard_close_popup(struct rtl_ur_dashboard *d, struct rtl_error *err)
 {
 	return simple(d, C_CLOSE_POPUP, "closing popup", err);
-}
-
-/* A query whose reply is "<prefix><NAME>": returns a pointer to NAME or NULL. */
-static int query(struct rtl_ur_dashboard *d, enum cmd_id id, struct rtl_error *err)
-{
-	int r;
-
-	if (!d)
-		return rtl_error_set(err, -EINVAL, "dashboard: no client");
-	r = gate(d, id, err);
-	if (r < 0)
-		return r;
-	return exchange(d, CMDS[id].text, err);
 }
 
 static int bad_value(struct rtl_ur_dashboard *d, const char *cmd, const char *what,
