@@ -181,14 +181,14 @@ RTL_API int rtl_ur_state_next(size_t *off, const uint8_t **sub, size_t *sub_len,
 			      const uint8_t *msg, size_t len);
 
 /*
- * The robot-message type of ROBOT_MESSAGE @msg (@len bytes), or -EBADMSG
- * when it is not one or is shorter than RTL_UR_MSG_HEADER. RT-safe.
+ * Returns the robot-message type of ROBOT_MESSAGE @msg (@len bytes), or
+ * -EBADMSG when it is not one or is shorter than RTL_UR_MSG_HEADER. RT-safe.
  */
 RTL_API int rtl_ur_robot_msg_type(const uint8_t *msg, size_t len);
 
 /*
- * The layout of robot mode data for controller @major.@minor: its size in
- * bytes, header included (38 for 3.0-3.1, 46 for 3.2-3.4, 47 for 3.5 and
+ * The layout of robot mode data for controller @major.@minor: returns its
+ * size in bytes, header included (38 for 3.0-3.1, 46 for 3.2-3.4, 47 for 3.5 and
  * later and for 5.x and later), or -EPROTONOSUPPORT for majors below 3.
  * RT-safe.
  */
@@ -229,10 +229,12 @@ RTL_API int rtl_ur_decode_robot_msg(struct rtl_ur_robot_msg *out, const uint8_t 
  * for). Strings are written up to their NUL. RT-safe.
  */
 RTL_API int rtl_ur_encode_version(uint8_t *buf, size_t cap, const struct rtl_ur_version_msg *v);
-/* Types TEXT, ERROR_CODE, KEY and RUNTIME_EXCEPTION. */
+/* Types TEXT, ERROR_CODE, KEY and RUNTIME_EXCEPTION. Returns the bytes
+ * written, or a code above (-EINVAL for another type). */
 RTL_API int rtl_ur_encode_robot_msg(uint8_t *buf, size_t cap, const struct rtl_ur_robot_msg *m);
 /* A ROBOT_STATE holding one robot mode sub-package in the layout of
- * controller @major.@minor. */
+ * controller @major.@minor. Returns the bytes written, or a code above
+ * (-EINVAL for a major below 3). */
 RTL_API int rtl_ur_encode_robot_state(uint8_t *buf, size_t cap, uint8_t major, uint8_t minor,
 				      const struct rtl_ur_robot_mode_data *mode);
 
@@ -286,7 +288,8 @@ RTL_API int rtl_ur_primary_create(struct rtl_ur_primary **out, const char *host,
 /* Close the connection and free @c (NULL is fine). */
 RTL_API void rtl_ur_primary_destroy(struct rtl_ur_primary *c);
 
-/* The controller's version message (valid until close). */
+/* Returns the controller's version message (valid until close), NULL for a
+ * NULL @c. */
 RTL_API const struct rtl_ur_version_msg *rtl_ur_primary_version(const struct rtl_ur_primary *c);
 
 /*
@@ -300,11 +303,13 @@ RTL_API const struct rtl_ur_version_msg *rtl_ur_primary_version(const struct rtl
 RTL_API int rtl_ur_primary_poll(struct rtl_ur_primary *c, int64_t timeout_ns,
 				struct rtl_error *err);
 
-/* The latest robot mode data into @out; false when none arrived yet. */
+/* The latest robot mode data into @out (may be NULL). Returns true, or false
+ * when none arrived yet (or @c is NULL). */
 RTL_API bool rtl_ur_primary_robot_mode(const struct rtl_ur_primary *c,
 				       struct rtl_ur_robot_mode_data *out);
 
-/* Take the oldest queued robot message into @out; false when empty. */
+/* Take the oldest queued robot message into @out (may be NULL: dropped).
+ * Returns true, or false when the queue is empty (or @c is NULL). */
 RTL_API bool rtl_ur_primary_next_msg(struct rtl_ur_primary *c, struct rtl_ur_robot_msg *out);
 
 /* The counters since connect into @out (set out->size = sizeof(*out)
@@ -313,8 +318,8 @@ RTL_API bool rtl_ur_primary_next_msg(struct rtl_ur_primary *c, struct rtl_ur_rob
 RTL_API int rtl_ur_primary_stats(const struct rtl_ur_primary *c,
 				 struct rtl_ur_primary_counters *out);
 
-/* The counters' names and descriptions, in the snapshot's order; *@n
- * gets their number. */
+/* Returns the counters' names and descriptions, in the snapshot's order;
+ * *@n (may be NULL) gets their number. */
 RTL_API const struct rtl_stat_field *rtl_ur_primary_counter_fields(size_t *n);
 
 /*
