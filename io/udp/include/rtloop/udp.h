@@ -264,10 +264,12 @@ struct rtl_udp_field {
 	uint8_t type;	      /* enum rtl_udp_elem */
 };
 
-/* The layout: @n (may be NULL) gets the number of rows. RT-safe. */
+/* Returns the layout, one row per field; @n (may be NULL) gets the number
+ * of rows. RT-safe. */
 RTL_API const struct rtl_udp_field *rtl_udp_state_fields(size_t *n);
 
-/* Bytes of one element of @type (8, 4, 1, 2, 4), 0 when unknown. */
+/* Returns the bytes of one element of @type (8, 4, 1, 2, 4), 0 when
+ * unknown. */
 RTL_API unsigned rtl_udp_elem_size(enum rtl_udp_elem type);
 
 /*
@@ -299,7 +301,7 @@ RTL_API int rtl_udp_state_decode(struct rtl_udp_state *s, const uint8_t *in, siz
  */
 RTL_API int rtl_udp_decode_header(struct rtl_udp_header *h, const uint8_t *buf, size_t len);
 
-/* Payload size of @type, or -EPROTO when unknown. */
+/* Returns the payload size of @type, or -EPROTO when unknown. */
 RTL_API int rtl_udp_payload_size(enum rtl_udp_type type);
 
 /*
@@ -313,16 +315,18 @@ RTL_API int rtl_udp_encode_state(uint8_t *out, size_t cap, uint64_t seq, int64_t
 				 const struct rtl_udp_state *s);
 RTL_API int rtl_udp_encode_command(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
 				   const struct rtl_udp_cmd *c);
-/* @type is RTL_UDP_HELLO or RTL_UDP_WELCOME (else -EINVAL). */
+/* @type is RTL_UDP_HELLO or RTL_UDP_WELCOME. Returns the datagram length, or
+ * the codes above (-EINVAL also for another @type). */
 RTL_API int rtl_udp_encode_hello(uint8_t *out, size_t cap, enum rtl_udp_type type, uint64_t seq,
 				 int64_t send_ns, const struct rtl_udp_hello *h);
+/* A BYE: the header alone. Returns the datagram length, or the codes above. */
 RTL_API int rtl_udp_encode_bye(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns);
 /* The text is copied up to its NUL (at most RTL_UDP_ALARM_TEXT - 1 bytes)
- * and padded with NULs. */
+ * and padded with NULs. Returns the datagram length, or the codes above. */
 RTL_API int rtl_udp_encode_alarm(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
 				 const struct rtl_udp_alarm *a);
-/* -EINVAL also for a non-finite or negative limit (other than AUTO in a
- * rotational one). */
+/* Returns the datagram length, or the codes above: -EINVAL also for a
+ * non-finite or negative limit (other than AUTO in a rotational one). */
 RTL_API int rtl_udp_encode_limits(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
 				  const struct rtl_udp_limits *l);
 
@@ -336,17 +340,18 @@ RTL_API int rtl_udp_decode_state(struct rtl_udp_header *h, struct rtl_udp_state 
 				 const uint8_t *buf, size_t len);
 RTL_API int rtl_udp_decode_command(struct rtl_udp_header *h, struct rtl_udp_cmd *c,
 				   const uint8_t *buf, size_t len);
-/* HELLO or WELCOME. */
+/* HELLO or WELCOME. Returns the datagram length, or the errors above. */
 RTL_API int rtl_udp_decode_hello(struct rtl_udp_header *h, struct rtl_udp_hello *out,
 				 const uint8_t *buf, size_t len);
 
 /* An ALARM: the text is NUL terminated, and every byte that is not
  * printable ASCII becomes '?' (a peer's text goes to logs and
- * terminals). */
+ * terminals). Returns the datagram length, or the errors above. */
 RTL_API int rtl_udp_decode_alarm(struct rtl_udp_header *h, struct rtl_udp_alarm *a,
 				 const uint8_t *buf, size_t len);
-/* A LIMITS datagram: -EDOM when a value is negative (other than AUTO in a
- * rotational one) or not finite. */
+/* A LIMITS datagram. Returns the datagram length, or the errors above, or
+ * -EDOM when a value is negative (other than AUTO in a rotational one) or
+ * not finite. */
 RTL_API int rtl_udp_decode_limits(struct rtl_udp_header *h, struct rtl_udp_limits *l,
 				  const uint8_t *buf, size_t len);
 
@@ -360,26 +365,27 @@ struct rtl_udp_cmd_limits {
 };
 
 /*
- * May @c go to a controller? 0, or -EDOM with the reason in @why (@len
- * bytes): an unknown mode, a target_time outside [0, 3600] s, any double
- * that is not finite (all of them go on the wire, used by the mode or
- * not), AUTO where it means nothing (a position; a speed command's
- * velocity), a speed above @lim (may be NULL). Mode NONE passes. RT-safe.
+ * May @c go to a controller? Returns 0, or -EINVAL for a NULL @c, or -EDOM
+ * with the reason in @why (@len bytes): an unknown mode, a target_time outside [0, 3600] s, any
+ * double that is not finite (all of them go on the wire, used by the mode or not), AUTO where it
+ * means nothing (a position; a speed command's velocity), a speed above @lim (may be NULL). Mode
+ * NONE passes. RT-safe.
  */
 RTL_API int rtl_udp_cmd_check(const struct rtl_udp_cmd *c, char *why, size_t len,
 			      const struct rtl_udp_cmd_limits *lim);
 
-/* The float and double values of @s that are NaN or infinite (the
- * matrices element by element); the first one's field name in *@first
- * (may be NULL). RT-safe. */
+/* Returns the number of float and double values of @s that are NaN or
+ * infinite (the matrices element by element); the first one's field name
+ * in *@first (may be NULL). RT-safe. */
 RTL_API unsigned rtl_udp_state_nonfinite(const struct rtl_udp_state *s, const char **first);
 
 /*
  * The rate limit clients apply to a controller's alarms before they log
  * them: an info alarm (level 0) passes at most once per @RTL_UDP_ALARM_REPEAT_NS
  * for the same group and code (the newest 8 pairs are remembered); other
- * levels always pass. Zero-initialise the gate. Pure and RT-safe; one
- * thread at a time.
+ * levels always pass. Zero-initialise the gate. Its check,
+ * rtl_udp_alarm_gate_pass(), returns true when the alarm passes (log it),
+ * false when it is held back. Pure and RT-safe; one thread at a time.
  */
 #define RTL_UDP_ALARM_REPEAT_NS 1000000000LL
 struct rtl_udp_alarm_gate {
@@ -392,14 +398,15 @@ struct rtl_udp_alarm_gate {
 RTL_API bool rtl_udp_alarm_gate_pass(struct rtl_udp_alarm_gate *g, unsigned level, unsigned group,
 				     unsigned code, int64_t now_ns);
 
-/* Is every joint of @s slower than @rest_speed [deg/s] (NaN is not)?
- * RT-safe. */
+/* Returns true when every joint of @s is slower than @rest_speed [deg/s]
+ * (NaN is not), false otherwise. RT-safe. */
 RTL_API bool rtl_udp_state_at_rest(const struct rtl_udp_state *s, double rest_speed);
 
-/* "hello", "welcome", "state", "command", "bye", "alarm", "limits"; "?"
- * when unknown. */
+/* Returns the name of @type: "hello", "welcome", "state", "command", "bye",
+ * "alarm", "limits"; "?" when unknown. */
 RTL_API const char *rtl_udp_type_name(enum rtl_udp_type type);
-/* "none", "speedj", "speedl", "servoj", "servol", "stop"; "?" when unknown. */
+/* Returns the name of @mode: "none", "speedj", "speedl", "servoj",
+ * "servol", "stop"; "?" when unknown. */
 RTL_API const char *rtl_udp_mode_name(enum rtl_udp_mode mode);
 
 RTL_END_DECLS
