@@ -29,9 +29,7 @@ static const struct rtl_stat_field counter_fields[] = { RTL_LOOP_COUNTERS(FIELD)
 
 RTL_API const struct rtl_stat_field *rtl_loop_counter_fields(size_t *n)
 {
-	if (n)
-		*n = N_COUNTERS;
-	return counter_fields;
+	return RTL__FIELDS_OUT(counter_fields, n);
 }
 
 static void snapshot(const struct rtl_loop *loop, struct rtl_loop_counters *s)

@@ -824,9 +824,7 @@ static const struct rtl_stat_field counter_fields[] = { RTL_MOTION_COUNTERS(FIEL
 
 RTL_API const struct rtl_stat_field *rtl_motion_counter_fields(size_t *n)
 {
-	if (n)
-		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
-	return counter_fields;
+	return RTL__FIELDS_OUT(counter_fields, n);
 }
 
 RTL_API int rtl_motion_stats(const struct rtl_motion *m, struct rtl_motion_counters *out)

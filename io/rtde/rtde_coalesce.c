@@ -525,9 +525,7 @@ static const struct rtl_stat_field counter_fields[] = { RTL_RTDE_COALESCE_COUNTE
 
 RTL_API const struct rtl_stat_field *rtl_rtde_coalesce_counter_fields(size_t *n)
 {
-	if (n)
-		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
-	return counter_fields;
+	return RTL__FIELDS_OUT(counter_fields, n);
 }
 
 /* Recipe @i's counters added to @s. */

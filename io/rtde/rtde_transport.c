@@ -1117,9 +1117,7 @@ static const struct rtl_stat_field counter_fields[] = { RTL_RTDE_TRANSPORT_COUNT
 
 RTL_API const struct rtl_stat_field *rtl_rtde_transport_counter_fields(size_t *n)
 {
-	if (n)
-		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
-	return counter_fields;
+	return RTL__FIELDS_OUT(counter_fields, n);
 }
 
 RTL_API int rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,

@@ -740,9 +740,7 @@ static const struct rtl_stat_field counter_fields[] = { RTL_UDP_TRANSPORT_COUNTE
 
 RTL_API const struct rtl_stat_field *rtl_udp_transport_counter_fields(size_t *n)
 {
-	if (n)
-		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
-	return counter_fields;
+	return RTL__FIELDS_OUT(counter_fields, n);
 }
 
 RTL_API int rtl_udp_transport_stats(const struct rtl_udp_transport *t,

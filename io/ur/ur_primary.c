@@ -761,9 +761,7 @@ static const struct rtl_stat_field counter_fields[] = { RTL_UR_PRIMARY_COUNTERS(
 
 RTL_API const struct rtl_stat_field *rtl_ur_primary_counter_fields(size_t *n)
 {
-	if (n)
-		*n = sizeof(counter_fields) / sizeof(counter_fields[0]);
-	return counter_fields;
+	return RTL__FIELDS_OUT(counter_fields, n);
 }
 
 RTL_API int rtl_ur_primary_send_script(struct rtl_ur_primary *c, const char *text, size_t len,

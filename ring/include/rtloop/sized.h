@@ -54,4 +54,20 @@ static inline size_t rtl__size_of(const void *sized)
 	return *(const size_t *)sized;
 }
 
+struct rtl_stat_field;
+
+/*
+ * The body of a module's rtl_<module>_counter_fields(): its table @fields
+ * (an array of struct rtl_stat_field), with the number of entries through
+ * @n (may be NULL). RT-safe.
+ */
+static inline const struct rtl_stat_field *rtl__fields_out(const struct rtl_stat_field *fields,
+							   size_t count, size_t *n)
+{
+	if (n)
+		*n = count;
+	return fields;
+}
+#define RTL__FIELDS_OUT(fields, n) rtl__fields_out(fields, sizeof(fields) / sizeof((fields)[0]), n)
+
 #endif /* RTLOOP_SIZED_H */
