@@ -169,16 +169,18 @@ RTL_API int rtl_udp_transport_create(struct rtl_udp_transport **out,
 /* Close the socket and free. NULL is accepted. Not RT-safe. */
 RTL_API void rtl_udp_transport_destroy(struct rtl_udp_transport *t);
 
-/* The loop's view of @t (for struct rtl_loop_config.transport). RT-safe. */
+/* Returns the loop's view of @t (for struct rtl_loop_config.transport),
+ * NULL for a NULL @t. RT-safe. */
 RTL_API struct rtl_transport *rtl_udp_transport_base(struct rtl_udp_transport *t);
 
-/* The state in a loop frame of this transport. RT-safe. */
+/* Returns the state in loop frame @f of this transport. RT-safe. */
 RTL_INLINE const struct rtl_udp_frame *rtl_udp_loop_frame(const struct rtl_loop_frame *f)
 {
 	return (const struct rtl_udp_frame *)(const void *)f->values;
 }
 
-/* The command the step writes (also rtl_loop_commands()). RT-safe. */
+/* Returns the command the step writes (also rtl_loop_commands()), NULL for
+ * a NULL @t. RT-safe. */
 RTL_API struct rtl_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *t);
 
 /* A snapshot of the counters into @out (set out->size = sizeof(*out)
@@ -188,8 +190,8 @@ RTL_API struct rtl_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *
 RTL_API int rtl_udp_transport_stats(const struct rtl_udp_transport *t,
 				    struct rtl_udp_transport_counters *out);
 
-/* The counters' table (names, what each counts, offsets in the
- * snapshot); sets *@n. RT-safe. */
+/* Returns the counters' table (names, what each counts, offsets in the
+ * snapshot); sets *@n (may be NULL) to its length. RT-safe. */
 RTL_API const struct rtl_stat_field *rtl_udp_transport_counter_fields(size_t *n);
 
 /*
