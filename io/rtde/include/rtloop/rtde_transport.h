@@ -233,7 +233,8 @@ RTL_API int rtl_rtde_transport_create(struct rtl_rtde_transport **out,
  * RT-safe. */
 RTL_API void rtl_rtde_transport_destroy(struct rtl_rtde_transport *t);
 
-/* The loop's view of @t (for struct rtl_loop_config.transport). RT-safe. */
+/* Returns the loop's view of @t (for struct rtl_loop_config.transport),
+ * NULL for a NULL @t. RT-safe. */
 RTL_API struct rtl_transport *rtl_rtde_transport_base(struct rtl_rtde_transport *t);
 
 /*
@@ -253,19 +254,20 @@ RTL_API struct rtl_rtde_frame *rtl_rtde_loop_commands(struct rtl_loop *loop, uns
 RTL_API int rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
 				     struct rtl_rtde_transport_counters *out);
 
-/* The counters' table (names, what each counts, offsets in the
- * snapshot); sets *@n. RT-safe. */
+/* Returns the counters' table (names, what each counts, offsets in the
+ * snapshot); sets *@n (may be NULL) to its length. RT-safe. */
 RTL_API const struct rtl_stat_field *rtl_rtde_transport_counter_fields(size_t *n);
 
-/* The client (handshake info, counters, recipes). */
+/* Returns the client (handshake info, counters, recipes), NULL for a NULL
+ * @t. */
 RTL_API struct rtl_rtde_client *rtl_rtde_transport_client(struct rtl_rtde_transport *t);
 
 /*
  * The controller's host as configured ("127.0.0.1" when none was), and
  * the numeric address it resolved to at create, which every connect uses
  * (for a hook's own connections to the controller: no resolver at a
- * reconnect). Strings that live as long as @t; NULL for a NULL @t. Any
- * thread; RT-safe.
+ * reconnect). Both return strings that live as long as @t, NULL for a NULL
+ * @t. Any thread; RT-safe.
  */
 RTL_API const char *rtl_rtde_transport_host(const struct rtl_rtde_transport *t);
 RTL_API const char *rtl_rtde_transport_address(const struct rtl_rtde_transport *t);
@@ -282,8 +284,8 @@ RTL_API const char *rtl_rtde_transport_address(const struct rtl_rtde_transport *
  */
 RTL_API int rtl_rtde_transport_send_safe(struct rtl_rtde_transport *t, uint32_t *beat);
 
-/* Whether this connect built a safe package that carries the heartbeat
- * (what rtl_rtde_transport_send_safe() needs to give a beat): a hook that
+/* Returns true when this connect built a safe package that carries the
+ * heartbeat (what rtl_rtde_transport_send_safe() needs to give a beat): a hook that
  * waits for the controller to echo a beat checks it before it starts.
  * Set-up time (a hook's connected); RT-safe. */
 RTL_API bool rtl_rtde_transport_has_safe_heartbeat(const struct rtl_rtde_transport *t);
@@ -303,17 +305,20 @@ RTL_API bool rtl_rtde_transport_has_safe_heartbeat(const struct rtl_rtde_transpo
 RTL_API int rtl_rtde_transport_receive(struct rtl_rtde_transport *t, struct rtl_rtde_frame *newest,
 				       int64_t deadline, struct rtl_error *err);
 
-/* Handle of output field @name in the connected output recipe, or the
- * invalid handle. Set-up time (string compares). */
+/* Returns the handle of output field @name in the connected output recipe,
+ * or the invalid handle (no such field, not connected, a NULL pointer).
+ * Set-up time (string compares). */
 RTL_API struct rtl_rtde_handle rtl_rtde_transport_output_handle(struct rtl_rtde_transport *t,
 								const char *name);
 
-/* Handle of input field @name in input recipe @i. Set-up time. */
+/* Returns the handle of input field @name in input recipe @i, or the
+ * invalid handle (no such field or recipe, not connected, a NULL pointer).
+ * Set-up time. */
 RTL_API struct rtl_rtde_handle rtl_rtde_transport_input_handle(struct rtl_rtde_transport *t,
 							       unsigned i, const char *name);
 
-/* A loop frame of this transport as a recipe frame, for the accessors.
- * RT-safe. */
+/* Returns loop frame @f of this transport as a recipe frame, for the
+ * accessors. RT-safe. */
 RTL_INLINE struct rtl_rtde_frame rtl_rtde_loop_state(const struct rtl_loop_frame *f)
 {
 	struct rtl_rtde_frame fr = { (unsigned char *)f->values, f->size, f->size };
