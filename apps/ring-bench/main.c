@@ -380,12 +380,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->quick = true;
 			break;
 		case 'i': {
-			int k;
+			int k = cli_lookup(optarg, impl_name, NIMPL);
 
-			for (k = 0; k < NIMPL; k++)
-				if (!strcmp(optarg, impl_name[k]))
-					break;
-			if (k == NIMPL)
+			if (k < 0)
 				return cli_bad_value(PROG, "--impl", optarg,
 						     "want rtl, rtl-batch, ck, boost or rwq");
 			o->cg_impl = (enum impl)k;

@@ -53,7 +53,9 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
-enum transport { T_UDP, T_RTDE, T_DRFL };
+enum transport { T_UDP, T_RTDE, T_DRFL, T_COUNT };
+/* --transport's names, and the JSON report's, in enum transport's order. */
+static const char *const transport_names[T_COUNT] = { "udp", "rtde", "drfl" };
 
 struct opts {
 	enum transport transport;
@@ -144,21 +146,17 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t port;
-	int c;
+	int c, k;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:H:p:r:T:d:jRhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if (!strcmp(optarg, "udp"))
-				o->transport = T_UDP;
-			else if (!strcmp(optarg, "rtde"))
-				o->transport = T_RTDE;
-			else if (!strcmp(optarg, "drfl"))
-				o->transport = T_DRFL;
-			else
+			k = cli_lookup(optarg, transport_names, T_COUNT);
+			if (k < 0)
 				return cli_bad_value(PROG, "--transport", optarg,
 						     "not udp, rtde or drfl");
+			o->transport = (enum transport)k;
 			break;
 		case 'H':
 			o->host = optarg;
@@ -210,7 +208,7 @@ static int parse(int argc, char **argv, struct opts *o)
 
 static const char *transport_name(enum transport t)
 {
-	return t == T_UDP ? "udp" : t == T_DRFL ? "drfl" : "rtde";
+	return transport_names[t];
 }
 
 /* ---- the controller (worker thread) ------------------------------------------------------ */
