@@ -286,18 +286,20 @@ struct rtl_rtde_client;
 
 /* ---- pure helpers ---------------------------------------------------------- */
 
-/* The controller's maximum output rate: 125 Hz for major < 5 (CB3), else
- * 500 Hz. RT-safe. */
+/* Returns the controller's maximum output rate: 125 Hz for major < 5 (CB3),
+ * else 500 Hz. RT-safe. */
 RTL_API double rtl_rtde_max_frequency(uint32_t major);
 
 /*
- * N, the controller's divisor for a requested rate: one package every N
- * control cycles, N = max(1, floor(@max_hz / @requested_hz)); 1 for
- * @requested_hz <= 0 or NaN (the maximum rate). RT-safe.
+ * Returns N, the controller's divisor for a requested rate: one package
+ * every N control cycles, N = max(1, floor(@max_hz / @requested_hz)), at
+ * most 10^9; 1 when @requested_hz or @max_hz is <= 0 or NaN (the maximum
+ * rate). RT-safe.
  */
 RTL_API unsigned rtl_rtde_output_divisor(double max_hz, double requested_hz);
 
-/* "IDLE", "PROTOCOL", ... "CLOSED"; "?" out of range. RT-safe. */
+/* Returns the name of state @s: "IDLE", "PROTOCOL", ... "CLOSED"; "?" out
+ * of range. RT-safe. */
 RTL_API const char *rtl_rtde_client_state_name(enum rtl_rtde_client_state_id s);
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -385,7 +387,7 @@ RTL_API int rtl_rtde_client_next(struct rtl_rtde_client *c, struct rtl_rtde_clie
 RTL_API int rtl_rtde_client_poll(struct rtl_rtde_client *c, struct rtl_rtde_client_event *ev,
 				 int64_t now);
 
-/* Absolute time by which the pending reply (or, while RUNNING, the next
+/* Returns the absolute time by which the pending reply (or, while RUNNING, the next
  * data package) must arrive; RTL_RTDE_CLIENT_NO_DEADLINE if none.
  * A driver sleeps at most until then. RT-safe. */
 RTL_API int64_t rtl_rtde_client_deadline(const struct rtl_rtde_client *c);
@@ -439,17 +441,21 @@ RTL_API int rtl_rtde_client_encode_inputs(const struct rtl_rtde_client *c, unsig
 
 /* ---- getters (RT-safe) ----------------------------------------------------------- */
 
+/* Returns the client's state, RTL_RTDE_CLIENT_IDLE for a NULL @c. */
 RTL_API enum rtl_rtde_client_state_id rtl_rtde_client_state(const struct rtl_rtde_client *c);
 
-/* The output recipe (rebuilt for the controller's version during the
+/* Returns the output recipe (rebuilt for the controller's version during the
  * handshake: size frames from READY on), or NULL when there is none. */
 RTL_API const struct rtl_rtde_recipe *
 rtl_rtde_client_output_recipe(const struct rtl_rtde_client *c);
 
-/* Input recipe @idx, or NULL past the configured ones. */
+/* Returns input recipe @idx, or NULL past the configured ones (or for a
+ * NULL @c). */
 RTL_API const struct rtl_rtde_recipe *rtl_rtde_client_input_recipe(const struct rtl_rtde_client *c,
 								   unsigned idx);
 
+/* Returns what the handshake found (valid from READY on), NULL for a NULL
+ * @c. */
 RTL_API const struct rtl_rtde_handshake *rtl_rtde_client_info(const struct rtl_rtde_client *c);
 /* A snapshot of the counters into @out (set out->size = sizeof(*out)
  * first: at most that many bytes are written); any thread. Returns 0, or
@@ -457,11 +463,12 @@ RTL_API const struct rtl_rtde_handshake *rtl_rtde_client_info(const struct rtl_r
 RTL_API int rtl_rtde_client_stats(const struct rtl_rtde_client *c,
 				  struct rtl_rtde_client_counters *out);
 
-/* The counters' table (names, what each counts, offsets in the
- * snapshot); sets *@n. RT-safe. */
+/* Returns the counters' table (names, what each counts, offsets in the
+ * snapshot); sets *@n (may be NULL) to its length. RT-safe. */
 RTL_API const struct rtl_stat_field *rtl_rtde_client_counter_fields(size_t *n);
 
-/* The last error (fatal or not); code 0 when none yet. */
+/* Returns the last error (fatal or not), code 0 when none yet; NULL for a
+ * NULL @c. */
 RTL_API const struct rtl_rtde_client_error *
 rtl_rtde_client_last_error(const struct rtl_rtde_client *c);
 
