@@ -90,7 +90,7 @@ srcs="io/rtde/rtde_codec.c io/rtde/rtde_framer.c io/rtde/rtde_fields.c io/rtde/r
 io/rtde/rtde_client.c io/udp/udp.c io/ur/ur_primary.c
 apps/rtde-sim/session.c apps/rtde-sim/sim.c apps/rtde-sim/udp.c
 apps/rtde-sim/controller.c apps/rtde-sim/dashboard.c apps/rtde-sim/primary.c
-apps/rtde-sim/robot_api.c
+apps/rtde-sim/robot_api.c apps/rtde-sim/driver.c
 apps/rtde-record/format.c"
 
 # name:source:extra-flags. The decode-* variants pin the package type to a

@@ -596,11 +596,11 @@ Test(loop_rtde, external_loop_moves_the_robot_and_stops_it)
 	rig_reset();
 	rig_start(&o);
 	/* The typed accessor is the coalescer's frame, and nothing else. */
-	cr_assert_not_null(rtl_rtde_loop_commands(R.loop, 0));
+	cr_assert(rtl_rtde_loop_commands(R.loop, 0) != NULL);
 	cr_assert_eq(rtl_rtde_loop_commands(R.loop, 0),
 		     rtl_rtde_coalesce_frame(rtl_loop_commands(R.loop), 0));
-	cr_assert_null(rtl_rtde_loop_commands(R.loop, RTL_RTDE_COALESCE_MAX_RECIPES));
-	cr_assert_null(rtl_rtde_loop_commands(NULL, 0));
+	cr_assert(rtl_rtde_loop_commands(R.loop, RTL_RTDE_COALESCE_MAX_RECIPES) == NULL);
+	cr_assert(rtl_rtde_loop_commands(NULL, 0) == NULL);
 	cr_assert_eq(pthread_create(&th, NULL, external_main, NULL), 0);
 	pthread_join(th, NULL);
 	rig_finish(&s, &ss);

@@ -368,7 +368,7 @@ Test(loop_udp, speedj_commands_move_the_robot)
 	double moved, expect;
 
 	rig_start(SPEEDJ, 0);
-	cr_assert_null(rtl_rtde_loop_commands(R.loop, 0), "a UDP loop has no RTDE frames");
+	cr_assert(rtl_rtde_loop_commands(R.loop, 0) == NULL, "a UDP loop has no RTDE frames");
 	rig_run(1500, &s, &ss);
 	/* 10 deg/s, reached in 10 ms at 1000 deg/s^2: the ramp costs
 	 * 0.05 deg, the first command's round trip a little more. */
