@@ -165,7 +165,8 @@ enum rtl_rtde_cmd_mode {
 #define RTL_RTDE_CMD_SCRIPT_NAME "rtloop_control.script"
 #define RTL_RTDE_CMD_SCRIPT_ENV "RTLOOP_CONTROL_SCRIPT"
 RTL_API int rtl_rtde_cmd_script_path(char *out, size_t len, struct rtl_error *err);
-/* The installed copy's path (<prefix>/<datadir>/rtloop/rtloop_control.script). */
+/* Returns the installed copy's path
+ * (<prefix>/<datadir>/rtloop/rtloop_control.script), a static string. */
 RTL_API const char *rtl_rtde_cmd_script_installed(void);
 
 RTL_END_DECLS

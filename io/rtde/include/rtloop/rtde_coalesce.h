@@ -170,8 +170,8 @@ RTL_API int rtl_rtde_coalesce_setup(struct rtl_rtde_coalesce *c,
 				    const uint8_t *ids, size_t n);
 
 /*
- * The pending frame of recipe @i (in the order given to setup), for the
- * recipe accessors (rtl_rtde_frame_set_*() with handles of that recipe),
+ * Returns the pending frame of recipe @i (in the order given to setup), for
+ * the recipe accessors (rtl_rtde_frame_set_*() with handles of that recipe),
  * or NULL when @c is NULL or @i is out of range. Writes to mask fields are
  * ignored. Owner thread only. RT-safe.
  */
@@ -240,19 +240,19 @@ RTL_API int rtl_rtde_coalesce_set_heartbeat(struct rtl_rtde_coalesce *c, size_t 
 					    struct rtl_rtde_handle h);
 
 /*
- * The next heartbeat value (the counter starts at 0, so the first package
- * carries 1; it wraps). For packages built elsewhere that must not repeat
- * a value this coalescer sent (a pre-encoded safe set). Owner thread only.
- * RT-safe.
+ * Advances the heartbeat counter and returns its new value (it starts at 0,
+ * so the first package carries 1; it wraps); 0 for a NULL @c. For packages built elsewhere that
+ * must not repeat a value this coalescer sent (a pre-encoded safe set). Owner thread only. RT-safe.
  */
 RTL_API uint32_t rtl_rtde_coalesce_next_beat(struct rtl_rtde_coalesce *c);
 
-/* Where the heartbeat sits in the package of its recipe: the offset of its
- * four bytes from the start of the package (header included), or -1 when
- * @c has none. RT-safe. */
+/* Where the heartbeat sits in the package of its recipe: returns the offset
+ * of its four bytes from the start of the package (header included), or -1
+ * when @c has none (or is NULL). RT-safe. */
 RTL_API int rtl_rtde_coalesce_beat_offset(const struct rtl_rtde_coalesce *c);
 
-/* The recipe index of the heartbeat, or -1. RT-safe. */
+/* Returns the recipe index of the heartbeat, or -1 when @c has none (or is
+ * NULL). RT-safe. */
 RTL_API int rtl_rtde_coalesce_beat_recipe(const struct rtl_rtde_coalesce *c);
 
 /*
@@ -280,8 +280,8 @@ RTL_API int rtl_rtde_coalesce_stats(const struct rtl_rtde_coalesce *c, size_t i,
 RTL_API int rtl_rtde_coalesce_total(const struct rtl_rtde_coalesce *c,
 				    struct rtl_rtde_coalesce_counters *out);
 
-/* The counters' table (names, what each counts, offsets in the
- * snapshot); sets *@n. RT-safe. */
+/* Returns the counters' table (names, what each counts, offsets in the
+ * snapshot); sets *@n (may be NULL) to its length. RT-safe. */
 RTL_API const struct rtl_stat_field *rtl_rtde_coalesce_counter_fields(size_t *n);
 
 RTL_END_DECLS

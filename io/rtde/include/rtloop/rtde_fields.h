@@ -124,45 +124,48 @@ struct rtl_rtde_field {
 };
 
 /*
- * The field named exactly @name (NUL-terminated), or NULL. RT-safe.
+ * Returns the field named exactly @name (NUL-terminated), or NULL (also for
+ * @name NULL). RT-safe.
  */
 RTL_API const struct rtl_rtde_field *rtl_rtde_field_find(const char *name);
 
 /*
- * The field named exactly by the @len bytes at @name (no NUL needed, e.g.
- * an item of a comma-separated request), or NULL (also for @name NULL).
+ * Returns the field named exactly by the @len bytes at @name (no NUL
+ * needed, e.g. an item of a comma-separated request), or NULL (also for
+ * @name NULL).
  * RT-safe.
  */
 RTL_API const struct rtl_rtde_field *rtl_rtde_field_find_n(const char *name, size_t len);
 
-/* Number of entries in the registry. RT-safe. */
+/* Returns the number of entries in the registry. RT-safe. */
 RTL_API size_t rtl_rtde_field_count(void);
 
 /*
- * Entry @i of the registry, 0 <= @i < rtl_rtde_field_count(), or NULL past
- * the end. Iteration order is fixed: the named fields in byte order of
+ * Returns entry @i of the registry, 0 <= @i < rtl_rtde_field_count(), or
+ * NULL past the end. Iteration order is fixed: the named fields in byte order of
  * their names, then the register families. RT-safe.
  */
 RTL_API const struct rtl_rtde_field *rtl_rtde_field_at(size_t i);
 
-/* Index of @f in the registry (for rtl_rtde_field_at()), or -EINVAL if @f is
- * not an entry of the registry. RT-safe. */
+/* Returns the index of @f in the registry (for rtl_rtde_field_at()), or
+ * -EINVAL if @f is not an entry of the registry. RT-safe. */
 RTL_API int rtl_rtde_field_index(const struct rtl_rtde_field *f);
 
 /*
  * Pack a controller version (as the GET_URCONTROL_VERSION reply gives it)
  * with RTL_RTDE_VERSION(); fields too large for their bits saturate.
- * RT-safe.
+ * Returns the packed version, 0 for a NULL @v. RT-safe.
  */
 RTL_API uint64_t rtl_rtde_version_pack(const struct rtl_rtde_controller_version *v);
 
 /*
- * Product line of packed @version: major < 5 is CB3, 5..9 e-Series, 10 and
- * later PolyScope X. RT-safe.
+ * Returns the product line of packed @version: major < 5 is CB3, 5..9
+ * e-Series, 10 and later PolyScope X. RT-safe.
  */
 RTL_API enum rtl_rtde_line rtl_rtde_version_line(uint64_t version);
 
-/* "CB3", "e-Series", "PolyScope X"; "?" out of range. RT-safe. */
+/* Returns the name of @line: "CB3", "e-Series", "PolyScope X"; "?" out of
+ * range. RT-safe. */
 RTL_API const char *rtl_rtde_line_name(enum rtl_rtde_line line);
 
 /*
@@ -174,16 +177,17 @@ RTL_API const char *rtl_rtde_line_name(enum rtl_rtde_line line);
 RTL_API int rtl_rtde_version_format(char *buf, size_t cap, uint64_t version);
 
 /*
- * Version of @f's introduction on the line of @version: 0 (since RTDE came
- * to the line, or unknown), a packed version, or RTL_RTDE_VERSION_ABSENT.
+ * Returns the version of @f's introduction on the line of @version: 0
+ * (since RTDE came to the line, or unknown), a packed version, or
+ * RTL_RTDE_VERSION_ABSENT (also for a NULL @f).
  * RT-safe.
  */
 RTL_API uint64_t rtl_rtde_field_since(const struct rtl_rtde_field *f, uint64_t version);
 
 /*
- * Whether @f exists on a controller of packed @version. @version 0 means
- * "not known" and gives true. Fields without a recorded version are
- * assumed present. RT-safe.
+ * Returns whether @f exists on a controller of packed @version (false for
+ * a NULL @f). @version 0 means "not known" and gives true. Fields without
+ * a recorded version are assumed present. RT-safe.
  */
 RTL_API bool rtl_rtde_field_available(const struct rtl_rtde_field *f, uint64_t version);
 
