@@ -330,12 +330,15 @@ RTL_API int rtl_motion_step(struct rtl_motion *m, struct rtl_motion_output *out,
  */
 RTL_API int rtl_motion_stats(const struct rtl_motion *m, struct rtl_motion_counters *out);
 
-/* The counters' table (without events[]); sets *@n. RT-safe. */
+/* Returns the counters' table (without events[]); sets *@n (may be NULL)
+ * to its length. RT-safe. */
 RTL_API const struct rtl_stat_field *rtl_motion_counter_fields(size_t *n);
 
-/* "idle", "speed-cartesian", ..., "stopping"; "?" when unknown. */
+/* Returns the name of @mode: "idle", "speed-cartesian", ..., "stopping";
+ * "?" when unknown. */
 RTL_API const char *rtl_motion_mode_name(enum rtl_motion_mode mode);
-/* "timeout", "loss", "limit", "stopped"; "?" when unknown. */
+/* Returns the name of @ev: "timeout", "loss", "limit", "stopped"; "?" when
+ * unknown. */
 RTL_API const char *rtl_motion_event_name(enum rtl_motion_event ev);
 
 /*
@@ -352,21 +355,25 @@ RTL_API void rtl_motion_to_mm_deg(double out[RTL_MOTION_AXES], const double in[R
 RTL_API void rtl_motion_from_mm_deg(double out[RTL_MOTION_AXES], const double in[RTL_MOTION_AXES],
 				    enum rtl_motion_space space);
 
+/* Returns @rad in degrees. */
 RTL_INLINE double rtl_motion_rad_to_deg(double rad)
 {
 	return rad * (180.0 / 3.14159265358979323846);
 }
 
+/* Returns @deg in radians. */
 RTL_INLINE double rtl_motion_deg_to_rad(double deg)
 {
 	return deg * (3.14159265358979323846 / 180.0);
 }
 
+/* Returns @m in millimetres. */
 RTL_INLINE double rtl_motion_m_to_mm(double m)
 {
 	return m * 1000.0;
 }
 
+/* Returns @mm in metres. */
 RTL_INLINE double rtl_motion_mm_to_m(double mm)
 {
 	return mm / 1000.0;
