@@ -64,8 +64,9 @@ RTL_API int rtl_tcp_resolve(struct rtl_tcp_addr *out, const char *host, uint16_t
 /*
  * Connect to the addresses of @addr within @timeout_ns, as
  * rtl_tcp_connect() does after resolving, with the same errors (but no
- * resolver errors: that was done). Makes no resolver call. Not RT-safe
- * (it may wait up to @timeout_ns).
+ * resolver errors: that was done). Makes no resolver call. Returns the
+ * socket (>= 0), or one of those errors with @err filled, -EINVAL when @addr
+ * is NULL or holds no address. Not RT-safe (it may wait up to @timeout_ns).
  */
 RTL_API int rtl_tcp_connect_addr(const struct rtl_tcp_addr *addr, int64_t timeout_ns,
 				 struct rtl_error *err);
