@@ -76,8 +76,9 @@ struct rtl_drfl_config {
 	double velj[6], accj[6];
 };
 
-/* Is every entry the backend calls set in @api (the two callbacks are
- * optional here)? NULL: false. */
+/* Returns true when every entry the backend calls is set in @api (the two
+ * callbacks are optional here), false otherwise or for a NULL @api or one
+ * whose .size does not cover read_data_rt. */
 RTL_API bool rtl_drfl_api_complete(const struct rtl_drfl_api *api);
 
 /*

@@ -150,10 +150,12 @@ RTL_API int rtl_drfl_transport_create(struct rtl_drfl_transport **out,
 /* Disconnect if connected, and free. NULL is accepted. Not RT-safe. */
 RTL_API void rtl_drfl_transport_destroy(struct rtl_drfl_transport *t);
 
-/* The loop's view of @t (for struct rtl_loop_config.transport). */
+/* Returns the loop's view of @t (for struct rtl_loop_config.transport),
+ * NULL for a NULL @t. */
 RTL_API struct rtl_transport *rtl_drfl_transport_base(struct rtl_drfl_transport *t);
 
-/* The command the step writes (also rtl_loop_commands()). */
+/* Returns the command the step writes (also rtl_loop_commands()), NULL for
+ * a NULL @t. */
 RTL_API struct rtl_udp_cmd *rtl_drfl_transport_command(struct rtl_drfl_transport *t);
 
 /* A snapshot of the counters into @out (set out->size = sizeof(*out)
@@ -163,8 +165,8 @@ RTL_API struct rtl_udp_cmd *rtl_drfl_transport_command(struct rtl_drfl_transport
 RTL_API int rtl_drfl_transport_stats(const struct rtl_drfl_transport *t,
 				     struct rtl_drfl_transport_counters *out);
 
-/* The counters' table (names, what each counts, offsets in the
- * snapshot); sets *@n. RT-safe. */
+/* Returns the counters' table (names, what each counts, offsets in the
+ * snapshot); sets *@n (may be NULL) to its length. RT-safe. */
 RTL_API const struct rtl_stat_field *rtl_drfl_transport_counter_fields(size_t *n);
 
 RTL_END_DECLS
