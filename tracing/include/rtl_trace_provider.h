@@ -79,19 +79,20 @@ LTTNG_UST_TRACEPOINT_EVENT(rtloop, step_finished,
 		lttng_ust_field_integer(uint64_t, seq, seq)
 		lttng_ust_field_integer(int64_t, duration_ns, duration_ns)))
 
-LTTNG_UST_TRACEPOINT_EVENT(rtloop, package_sent,
+/* Sent and suppressed packages carry the same fields: one class, two
+ * events (a class alone records nothing). */
+LTTNG_UST_TRACEPOINT_EVENT_CLASS(rtloop, package,
 	LTTNG_UST_TP_ARGS(uint64_t, seq, uint8_t, recipe, uint32_t, bytes),
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(uint64_t, seq, seq)
 		lttng_ust_field_integer(uint8_t, recipe, recipe)
 		lttng_ust_field_integer(uint32_t, bytes, bytes)))
 
-LTTNG_UST_TRACEPOINT_EVENT(rtloop, package_suppressed,
-	LTTNG_UST_TP_ARGS(uint64_t, seq, uint8_t, recipe, uint32_t, bytes),
-	LTTNG_UST_TP_FIELDS(
-		lttng_ust_field_integer(uint64_t, seq, seq)
-		lttng_ust_field_integer(uint8_t, recipe, recipe)
-		lttng_ust_field_integer(uint32_t, bytes, bytes)))
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(rtloop, package, rtloop, package_sent,
+	LTTNG_UST_TP_ARGS(uint64_t, seq, uint8_t, recipe, uint32_t, bytes))
+
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(rtloop, package, rtloop, package_suppressed,
+	LTTNG_UST_TP_ARGS(uint64_t, seq, uint8_t, recipe, uint32_t, bytes))
 
 /* ---- exceptions --------------------------------------------------------- */
 
