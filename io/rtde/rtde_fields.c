@@ -49,21 +49,21 @@
 #define SINCE_LOW S(V(3, 4, 0), 0, 0)
 #define SINCE_HIGH S(V(3, 9, 0), V(5, 3, 0), 0)
 
-#define BIT_REG(dir_, flags_, n)                                       \
-	F(#dir_ "_bit_register_" #n, BOOL, flags_, SINCE_HIGH, BIT, n, \
-	  "general-purpose bit register " #n ", for external RTDE clients"),
-#define INT_REG_LOW(dir_, flags_, n)                                          \
-	F(#dir_ "_int_register_" #n, INT32, (flags_) | FB, SINCE_LOW, INT, n, \
-	  "general-purpose int register " #n ", fieldbus/PLC range"),
-#define INT_REG_HIGH(dir_, flags_, n)                                   \
-	F(#dir_ "_int_register_" #n, INT32, flags_, SINCE_HIGH, INT, n, \
-	  "general-purpose int register " #n ", for external RTDE clients"),
-#define DOUBLE_REG_LOW(dir_, flags_, n)                                              \
-	F(#dir_ "_double_register_" #n, DOUBLE, (flags_) | FB, SINCE_LOW, DOUBLE, n, \
-	  "general-purpose double register " #n ", fieldbus/PLC range"),
-#define DOUBLE_REG_HIGH(dir_, flags_, n)                                       \
-	F(#dir_ "_double_register_" #n, DOUBLE, flags_, SINCE_HIGH, DOUBLE, n, \
-	  "general-purpose double register " #n ", for external RTDE clients"),
+/* Register @n of kind @kind_ ("int": input_int_register_<n>, ...), its
+ * range (the fieldbus/PLC one or the external clients') in its meaning. */
+#define REG_FIELD(dir_, kind_, type_, reg_, flags_, since_, range_, n)             \
+	F(#dir_ "_" kind_ "_register_" #n, type_, flags_, SINCE_##since_, reg_, n, \
+	  "general-purpose " kind_ " register " #n ", " range_),
+#define RANGE_PLC "fieldbus/PLC range"
+#define RANGE_EXT "for external RTDE clients"
+#define BIT_REG(dir_, flags_, n) REG_FIELD(dir_, "bit", BOOL, BIT, flags_, HIGH, RANGE_EXT, n)
+#define INT_REG_LOW(dir_, flags_, n) \
+	REG_FIELD(dir_, "int", INT32, INT, (flags_) | FB, LOW, RANGE_PLC, n)
+#define INT_REG_HIGH(dir_, flags_, n) REG_FIELD(dir_, "int", INT32, INT, flags_, HIGH, RANGE_EXT, n)
+#define DOUBLE_REG_LOW(dir_, flags_, n) \
+	REG_FIELD(dir_, "double", DOUBLE, DOUBLE, (flags_) | FB, LOW, RANGE_PLC, n)
+#define DOUBLE_REG_HIGH(dir_, flags_, n) \
+	REG_FIELD(dir_, "double", DOUBLE, DOUBLE, flags_, HIGH, RANGE_EXT, n)
 
 /* The register numbers, spelled out: the preprocessor cannot count, and a
  * name must be one string literal. */
