@@ -58,7 +58,7 @@
 
 /* ---- rtl_ring ---------------------------------------------------------- */
 
-static void *rtl_create(size_t size)
+static void *ours_create(size_t size)
 {
 	struct rtl_ring *r = aligned_alloc(RTL_RING_ALIGN, sizeof(*r));
 	void *storage = aligned_alloc(RTL_CACHELINE, BENCH_CAPACITY * size);
@@ -73,14 +73,14 @@ static void *rtl_create(size_t size)
 	return r;
 }
 
-static void rtl_reset(void *q, size_t size)
+static void ours_reset(void *q, size_t size)
 {
 	struct rtl_ring *r = q;
 
 	rtl_ring_init(r, r->prod.slots, BENCH_CAPACITY, size);
 }
 
-static void rtl_destroy(void *q)
+static void ours_destroy(void *q)
 {
 	struct rtl_ring *r = q;
 
@@ -89,11 +89,11 @@ static void rtl_destroy(void *q)
 	free(r);
 }
 
-#define RTL_PUSH(q, p) rtl_ring_push_sz((q), (p), sizeof(*(p)))
-#define RTL_POP(q, p) rtl_ring_pop_sz((q), (p), sizeof(*(p)))
+#define OURS_PUSH(q, p) rtl_ring_push_sz((q), (p), sizeof(*(p)))
+#define OURS_POP(q, p) rtl_ring_pop_sz((q), (p), sizeof(*(p)))
 
 /* Batch kernels: rtl_ring_push_n_sz()/pop_n_sz() of up to BENCH_BATCH. */
-#define RTL_BATCH_KERNELS(tag, T)                                                                  \
+#define OURS_BATCH_KERNELS(tag, T)                                                                 \
 	static void tag##_tput_prod(void *vq, uint64_t n)                                          \
 	{                                                                                          \
 		struct rtl_ring *r = vq;                                                           \
@@ -138,24 +138,24 @@ static void rtl_destroy(void *q)
 		return sum;                                                                        \
 	}
 
-#define RTL_IMPL(S)                                                               \
-	static void *rtl##S##_create(void)                                        \
-	{                                                                         \
-		return rtl_create(sizeof(struct item##S));                        \
-	}                                                                         \
-	static void rtl##S##_reset(void *q)                                       \
-	{                                                                         \
-		rtl_reset(q, sizeof(struct item##S));                             \
-	}                                                                         \
-	static void rtl##S##_destroy(void *q)                                     \
-	{                                                                         \
-		rtl_destroy(q);                                                   \
-	}                                                                         \
-	BENCH_KERNELS(rtl##S, struct rtl_ring, struct item##S, RTL_PUSH, RTL_POP) \
-	RTL_BATCH_KERNELS(rtlb##S, struct item##S)
+#define OURS_IMPL(S)                                                                \
+	static void *rtl##S##_create(void)                                          \
+	{                                                                           \
+		return ours_create(sizeof(struct item##S));                         \
+	}                                                                           \
+	static void rtl##S##_reset(void *q)                                         \
+	{                                                                           \
+		ours_reset(q, sizeof(struct item##S));                              \
+	}                                                                           \
+	static void rtl##S##_destroy(void *q)                                       \
+	{                                                                           \
+		ours_destroy(q);                                                    \
+	}                                                                           \
+	BENCH_KERNELS(rtl##S, struct rtl_ring, struct item##S, OURS_PUSH, OURS_POP) \
+	OURS_BATCH_KERNELS(rtlb##S, struct item##S)
 
-RTL_IMPL(8)
-RTL_IMPL(64)
+OURS_IMPL(8)
+OURS_IMPL(64)
 
 /* ---- ck_ring ------------------------------------------------------------ */
 #if RING_BENCH_HAVE_CK
@@ -252,10 +252,10 @@ static const int sizes[2] = { 8, 64 };
 static const struct bench_ops rtl_ops[2] = { BENCH_OPS(rtl8), BENCH_OPS(rtl64) };
 /* Batch: the single-item kernels for everything but throughput and cg. */
 static const struct bench_ops rtlb_ops[2] = {
-	{ rtl8_create, rtl8_reset, rtl_destroy, rtlb8_tput_prod, rtlb8_tput_cons, rtl8_rt_ping,
+	{ rtl8_create, rtl8_reset, ours_destroy, rtlb8_tput_prod, rtlb8_tput_cons, rtl8_rt_ping,
 	  rtl8_rt_pong, rtl8_lat_prod, rtl8_lat_cons, rtlb8_cg_loop },
-	{ rtl64_create, rtl64_reset, rtl_destroy, rtlb64_tput_prod, rtlb64_tput_cons, rtl64_rt_ping,
-	  rtl64_rt_pong, rtl64_lat_prod, rtl64_lat_cons, rtlb64_cg_loop },
+	{ rtl64_create, rtl64_reset, ours_destroy, rtlb64_tput_prod, rtlb64_tput_cons,
+	  rtl64_rt_ping, rtl64_rt_pong, rtl64_lat_prod, rtl64_lat_cons, rtlb64_cg_loop },
 };
 #if RING_BENCH_HAVE_CK
 static const struct bench_ops ck_ops[2] = { BENCH_OPS(ck8), BENCH_OPS(ck64) };

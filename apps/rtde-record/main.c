@@ -123,11 +123,11 @@ static void log_handler(void *user, enum rtl_log_level level, const char *msg)
 		fprintf(stderr, PROG ": %s: %s\n", rtl_log_level_name(level), msg);
 }
 
-static struct rtl_rec *volatile g_rec;
+static struct rec *volatile g_rec;
 
 static void on_signal(int sig)
 {
-	struct rtl_rec *rec = g_rec;
+	struct rec *rec = g_rec;
 
 	if (rec)
 		rec_stop(rec);
@@ -179,7 +179,7 @@ int main(int argc, char **argv)
 	struct rec_config cfg = { 0 };
 	struct rec_result res;
 	struct rec_error err = { 0 };
-	struct rtl_rec *rec = NULL;
+	struct rec *rec = NULL;
 	const char *config = NULL, *fields = NULL, *key = NULL, *output = NULL, *dump_in = NULL;
 	bool binary = false, json = false, added_ts = false;
 	uint64_t u;

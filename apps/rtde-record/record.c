@@ -55,7 +55,7 @@ struct out {
 	int err;	   /* -errno of the write that failed; 0 */
 };
 
-struct rtl_rec {
+struct rec {
 	struct rec_config cfg;
 	char outputs[NAMES_MAX];
 	char host[128];
@@ -337,7 +337,7 @@ out:
 	return o->err;
 }
 
-int rec_create(struct rtl_rec **out, const struct rec_config *cfg, struct rec_error *err)
+int rec_create(struct rec **out, const struct rec_config *cfg, struct rec_error *err)
 {
 	struct rtl_rtde_recipe_opts opts = { .size = sizeof(opts), .dir = RTL_RTDE_RECIPE_OUTPUT };
 	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
@@ -346,7 +346,7 @@ int rec_create(struct rtl_rec **out, const struct rec_config *cfg, struct rec_er
 	struct rtl_error rterr = { 0 };
 	struct rtl_rtde_recipe *r = NULL;
 	struct rtl_rtde_handle ts;
-	struct rtl_rec *rec;
+	struct rec *rec;
 	int ret;
 
 	if (!out || !cfg || !cfg->outputs)
@@ -453,7 +453,7 @@ err_free:
 	return ret;
 }
 
-void rec_stop(struct rtl_rec *rec)
+void rec_stop(struct rec *rec)
 {
 	if (!rec)
 		return;
@@ -461,7 +461,7 @@ void rec_stop(struct rtl_rec *rec)
 	rtl_loop_stop(rec->loop);
 }
 
-void rec_destroy(struct rtl_rec *rec)
+void rec_destroy(struct rec *rec)
 {
 	if (!rec)
 		return;
@@ -477,12 +477,12 @@ void rec_destroy(struct rtl_rec *rec)
 /* ---- recording --------------------------------------------------------------------------- */
 
 /* The first output that failed, or NULL. */
-static struct out *failed_out(struct rtl_rec *rec)
+static struct out *failed_out(struct rec *rec)
 {
 	return rec->csv.err ? &rec->csv : rec->bin.err ? &rec->bin : NULL;
 }
 
-static int write_headers(struct rtl_rec *rec, const struct rec_meta *m)
+static int write_headers(struct rec *rec, const struct rec_meta *m)
 {
 	int n;
 
@@ -501,7 +501,7 @@ static int write_headers(struct rtl_rec *rec, const struct rec_meta *m)
 	return 0;
 }
 
-static int write_row(struct rtl_rec *rec, const struct rec_row *row)
+static int write_row(struct rec *rec, const struct rec_row *row)
 {
 	int n;
 
@@ -519,7 +519,7 @@ static int write_row(struct rtl_rec *rec, const struct rec_row *row)
 	return 0;
 }
 
-static int flush_all(struct rtl_rec *rec)
+static int flush_all(struct rec *rec)
 {
 	int a = rec->csv.fd >= 0 ? out_flush(&rec->csv) : 0;
 	int b = rec->bin.fd >= 0 ? out_flush(&rec->bin) : 0;
@@ -553,7 +553,7 @@ static uint64_t widen_skipped(uint32_t low, double gap_s, const struct rtl_rtde_
 	return low + (k << 32);
 }
 
-static void progress(struct rtl_rec *rec, const struct rec_result *res, int64_t now, int64_t start)
+static void progress(struct rec *rec, const struct rec_result *res, int64_t now, int64_t start)
 {
 	struct rtl_loop_counters st = { .size = sizeof(st) };
 
@@ -565,8 +565,7 @@ static void progress(struct rtl_rec *rec, const struct rec_result *res, int64_t 
 	fflush(rec->cfg.progress);
 }
 
-static void fill_meta(struct rtl_rec *rec, struct rec_meta *m,
-		      const struct rtl_rtde_handshake *info)
+static void fill_meta(struct rec *rec, struct rec_meta *m, const struct rtl_rtde_handshake *info)
 {
 	memset(m, 0, sizeof(*m));
 	snprintf(m->host, sizeof(m->host), "%s", rec->host);
@@ -640,7 +639,7 @@ static void explain_no_data(struct rec_result *res, uint64_t seen)
 }
 
 /* The connection ended without a stop: word it by what the peer did. */
-static void explain_lost(struct rtl_rec *rec, struct rec_result *res,
+static void explain_lost(struct rec *rec, struct rec_result *res,
 			 const struct rtl_rtde_client_error *ce, uint64_t seen)
 {
 	const char *how;
@@ -698,7 +697,7 @@ static void explain_io(struct rec_result *res, const struct out *o)
 			      o->path, strerror(-o->err), o->path);
 }
 
-int rec_run(struct rtl_rec *rec, struct rec_result *res, struct rec_error *err)
+int rec_run(struct rec *rec, struct rec_result *res, struct rec_error *err)
 {
 	struct rtl_error rterr = { 0 };
 	struct rtl_rtde_client *client;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtl_rec: the recording logic of rtde-record, callable from tests.
+ * rec: the recording logic of rtde-record, callable from tests.
  *
  * Design
  * ------
@@ -312,7 +312,7 @@ struct rec_result {
 	struct rec_error io_error;
 };
 
-struct rtl_rec;
+struct rec;
 
 /*
  * Check @cfg, create each output's PATH.partial and set up the loop (no
@@ -321,7 +321,7 @@ struct rtl_rec;
  * recipe codes (bad names), -EEXIST (PATH.partial exists: never
  * overwritten), -errno of creating an output, -ENOMEM, with @err filled.
  */
-int rec_create(struct rtl_rec **out, const struct rec_config *cfg, struct rec_error *err);
+int rec_create(struct rec **out, const struct rec_config *cfg, struct rec_error *err);
 
 /*
  * Connect, write the headers and record until the end condition (call
@@ -332,14 +332,14 @@ int rec_create(struct rtl_rec **out, const struct rec_config *cfg, struct rec_er
  * when it could not start (connection refused, handshake failed: @err
  * holds the client's message, which names the cause and the fix).
  */
-int rec_run(struct rtl_rec *rec, struct rec_result *res, struct rec_error *err);
+int rec_run(struct rec *rec, struct rec_result *res, struct rec_error *err);
 
 /* Stop the recording: what was received is still written. Any thread;
  * async-signal-safe. */
-void rec_stop(struct rtl_rec *rec);
+void rec_stop(struct rec *rec);
 
 /* Close the files and free. NULL is accepted. */
-void rec_destroy(struct rtl_rec *rec);
+void rec_destroy(struct rec *rec);
 
 /* The final summary: packages, controller skips, overflow, bytes,
  * duration, effective rate; text lines, or one JSON object. */

@@ -108,7 +108,7 @@ static int read_file(struct sim_ctrl *c, const char *path)
 	return err;
 }
 
-int sim_ctrl_init(struct rtl_sim *sim)
+int sim_ctrl_init(struct sim *sim)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 	int err;
@@ -143,20 +143,20 @@ int sim_ctrl_init(struct rtl_sim *sim)
 	return 0;
 }
 
-void sim_ctrl_destroy(struct rtl_sim *sim)
+void sim_ctrl_destroy(struct sim *sim)
 {
 	free(sim->ctrl.program);
 	sim->ctrl.program = NULL;
 }
 
-int64_t sim_ctrl_time_ns(const struct rtl_sim *sim)
+int64_t sim_ctrl_time_ns(const struct sim *sim)
 {
 	return sim->start_ns + (int64_t)sim->cycle * sim->period_ns;
 }
 
 /* ---- messages ------------------------------------------------------------------------ */
 
-void sim_ctrl_message(struct rtl_sim *sim, const struct sim_ctrl_msg *m)
+void sim_ctrl_message(struct sim *sim, const struct sim_ctrl_msg *m)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 	struct sim_ctrl_msg *slot = &c->msgs[c->msg_next % SIM_CTRL_MSGS];
@@ -169,14 +169,14 @@ void sim_ctrl_message(struct rtl_sim *sim, const struct sim_ctrl_msg *m)
 	c->stats.msgs++;
 }
 
-const struct sim_ctrl_msg *sim_ctrl_msg_get(const struct rtl_sim *sim, uint64_t seq)
+const struct sim_ctrl_msg *sim_ctrl_msg_get(const struct sim *sim, uint64_t seq)
 {
 	const struct sim_ctrl_msg *m = &sim->ctrl.msgs[seq % SIM_CTRL_MSGS];
 
 	return seq && m->seq == seq ? m : NULL;
 }
 
-static void key_message(struct rtl_sim *sim, enum sim_ctrl_msg_kind kind, enum sim_ctrl_level level,
+static void key_message(struct sim *sim, enum sim_ctrl_msg_kind kind, enum sim_ctrl_level level,
 			int32_t code, const char *title, const char *text)
 {
 	struct sim_ctrl_msg m = { .kind = kind, .level = level, .code = code };
@@ -189,7 +189,7 @@ static void key_message(struct rtl_sim *sim, enum sim_ctrl_msg_kind kind, enum s
 /* ---- the executor -------------------------------------------------------------------- */
 
 /* Bring the arm to rest with @decel (<= 0: the program's default). */
-static void halt_arm(struct rtl_sim *sim, double decel)
+static void halt_arm(struct sim *sim, double decel)
 {
 	struct sim_robot *r = &sim->robot;
 	struct sim_robot_cmd stop = {
@@ -203,7 +203,7 @@ static void halt_arm(struct rtl_sim *sim, double decel)
 	sim_robot_command(r, &stop, 0);
 }
 
-static void executor_stop(struct rtl_sim *sim, double decel)
+static void executor_stop(struct sim *sim, double decel)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 
@@ -213,13 +213,13 @@ static void executor_stop(struct rtl_sim *sim, double decel)
 	halt_arm(sim, decel);
 }
 
-static void program_stop(struct rtl_sim *sim, double decel)
+static void program_stop(struct sim *sim, double decel)
 {
 	executor_stop(sim, decel);
 	sim->ctrl.program_state = RTL_UR_PROGRAM_STOPPED;
 }
 
-static void executor_start(struct rtl_sim *sim, int64_t now, const char *name)
+static void executor_start(struct sim *sim, int64_t now, const char *name)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 	struct sim_robot *r = &sim->robot;
@@ -252,7 +252,7 @@ static int64_t secs(double s)
 	return llround(s * 1e9);
 }
 
-static void publish_state(struct rtl_sim *sim)
+static void publish_state(struct sim *sim)
 {
 	const struct sim_ctrl *c = &sim->ctrl;
 	struct sim_robot *r = &sim->robot;
@@ -276,7 +276,7 @@ static void publish_state(struct rtl_sim *sim)
 		r->joint_mode[i] = jm;
 }
 
-void sim_ctrl_tick(struct rtl_sim *sim, int64_t now)
+void sim_ctrl_tick(struct sim *sim, int64_t now)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 
@@ -296,7 +296,7 @@ void sim_ctrl_tick(struct rtl_sim *sim, int64_t now)
 	publish_state(sim);
 }
 
-void sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *why)
+void sim_ctrl_protective_stop(struct sim *sim, int64_t now, const char *why)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 	char text[SIM_CTRL_TEXT];
@@ -315,18 +315,18 @@ void sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *why)
 
 /* ---- dashboard operations ------------------------------------------------------------- */
 
-static bool eseries(const struct rtl_sim *sim)
+static bool eseries(const struct sim *sim)
 {
 	return sim->opts.profile != SIM_PROFILE_CB3;
 }
 
 /* Remote control matters on e-Series only; CB3 has no such mode. */
-static bool refused_local(const struct rtl_sim *sim)
+static bool refused_local(const struct sim *sim)
 {
 	return eseries(sim) && !sim->ctrl.remote;
 }
 
-enum sim_ctrl_result sim_ctrl_power_on(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_power_on(struct sim *sim, int64_t now)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 
@@ -341,7 +341,7 @@ enum sim_ctrl_result sim_ctrl_power_on(struct rtl_sim *sim, int64_t now)
 	return SIM_CTRL_OK;
 }
 
-enum sim_ctrl_result sim_ctrl_power_off(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_power_off(struct sim *sim, int64_t now)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 
@@ -358,7 +358,7 @@ enum sim_ctrl_result sim_ctrl_power_off(struct rtl_sim *sim, int64_t now)
 	return SIM_CTRL_OK;
 }
 
-enum sim_ctrl_result sim_ctrl_brake_release(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_brake_release(struct sim *sim, int64_t now)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 
@@ -380,7 +380,7 @@ enum sim_ctrl_result sim_ctrl_brake_release(struct rtl_sim *sim, int64_t now)
 	return SIM_CTRL_OK;
 }
 
-enum sim_ctrl_result sim_ctrl_unlock(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_unlock(struct sim *sim, int64_t now)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 
@@ -396,7 +396,7 @@ enum sim_ctrl_result sim_ctrl_unlock(struct rtl_sim *sim, int64_t now)
 	return SIM_CTRL_OK;
 }
 
-enum sim_ctrl_result sim_ctrl_load(struct rtl_sim *sim, const char *name)
+enum sim_ctrl_result sim_ctrl_load(struct sim *sim, const char *name)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 	const char *base = name ? strrchr(name, '/') : NULL;
@@ -414,7 +414,7 @@ enum sim_ctrl_result sim_ctrl_load(struct rtl_sim *sim, const char *name)
 }
 
 /* Can a program start now? */
-static enum sim_ctrl_result can_start(const struct rtl_sim *sim)
+static enum sim_ctrl_result can_start(const struct sim *sim)
 {
 	const struct sim_ctrl *c = &sim->ctrl;
 
@@ -429,7 +429,7 @@ static enum sim_ctrl_result can_start(const struct rtl_sim *sim)
 	return SIM_CTRL_OK;
 }
 
-enum sim_ctrl_result sim_ctrl_play(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_play(struct sim *sim, int64_t now)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 	enum sim_ctrl_result res;
@@ -452,7 +452,7 @@ enum sim_ctrl_result sim_ctrl_play(struct rtl_sim *sim, int64_t now)
 	return SIM_CTRL_OK;
 }
 
-enum sim_ctrl_result sim_ctrl_pause(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_pause(struct sim *sim, int64_t now)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 
@@ -468,7 +468,7 @@ enum sim_ctrl_result sim_ctrl_pause(struct rtl_sim *sim, int64_t now)
 	return SIM_CTRL_OK;
 }
 
-enum sim_ctrl_result sim_ctrl_stop(struct rtl_sim *sim, int64_t now)
+enum sim_ctrl_result sim_ctrl_stop(struct sim *sim, int64_t now)
 {
 	(void)now;
 	if (refused_local(sim))
@@ -479,7 +479,7 @@ enum sim_ctrl_result sim_ctrl_stop(struct rtl_sim *sim, int64_t now)
 	return SIM_CTRL_OK;
 }
 
-void sim_ctrl_set_remote(struct rtl_sim *sim, bool remote)
+void sim_ctrl_set_remote(struct sim *sim, bool remote)
 {
 	sim->ctrl.remote = remote;
 }
@@ -553,7 +553,7 @@ static void program_name(char *out, size_t cap, const char *text, size_t len)
 }
 
 /* @len: the program's bytes as they came (@text's first @len). */
-static void record_other(struct rtl_sim *sim, int port, const char *text, size_t len)
+static void record_other(struct sim *sim, int port, const char *text, size_t len)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 	struct sim_ctrl_other *o;
@@ -569,7 +569,7 @@ static void record_other(struct rtl_sim *sim, int port, const char *text, size_t
 	copy_line(o->first_line, sizeof(o->first_line), text, len, 1);
 }
 
-enum sim_ctrl_result sim_ctrl_program(struct rtl_sim *sim, int port, const char *text, size_t len,
+enum sim_ctrl_result sim_ctrl_program(struct sim *sim, int port, const char *text, size_t len,
 				      int64_t now)
 {
 	struct sim_ctrl *c = &sim->ctrl;
@@ -622,7 +622,7 @@ enum sim_ctrl_result sim_ctrl_program(struct rtl_sim *sim, int port, const char 
 	return SIM_CTRL_OK;
 }
 
-void sim_ctrl_summarize(const struct rtl_sim *sim, struct sim_ctrl_summary *out)
+void sim_ctrl_summarize(const struct sim *sim, struct sim_ctrl_summary *out)
 {
 	const struct sim_ctrl *c = &sim->ctrl;
 

@@ -55,7 +55,7 @@
  * boot = true starts as a real controller after boot: powered off, no
  * program.
  *
- * Thread safety: one thread (the server's) owns it, as struct rtl_sim.
+ * Thread safety: one thread (the server's) owns it, as struct sim.
  */
 #ifndef RTLSIM_CONTROLLER_H
 #define RTLSIM_CONTROLLER_H
@@ -68,7 +68,7 @@
  * the dashboard client's (enum rtl_ur_robot_mode, RTL_UR_ROBOT_MODE_*). */
 #include <rtloop/ur_dashboard.h>
 
-struct rtl_sim;
+struct sim;
 
 /* Why an operation was refused (SIM_CTRL_OK: done or under way). */
 enum sim_ctrl_result {
@@ -196,31 +196,31 @@ void sim_ctrl_opts_default(struct sim_ctrl_opts *o);
 /* Set up @sim->ctrl from @sim->opts.ctrl (reads the control script file if
  * one is named; a file that cannot be read leaves program_error set and
  * every program "other"). Returns 0 or -ENOMEM. Not RT-safe. */
-int sim_ctrl_init(struct rtl_sim *sim);
-void sim_ctrl_destroy(struct rtl_sim *sim);
+int sim_ctrl_init(struct sim *sim);
+void sim_ctrl_destroy(struct sim *sim);
 
 /* Timed transitions and the injected protective stop; called by the
  * control cycle before the robot steps. Also writes robot_mode,
  * safety_mode, runtime_state and the status bits into the robot's outputs. */
-void sim_ctrl_tick(struct rtl_sim *sim, int64_t now);
+void sim_ctrl_tick(struct sim *sim, int64_t now);
 
 /* Controller time (the timestamp output) at the current cycle, in ns. */
-int64_t sim_ctrl_time_ns(const struct rtl_sim *sim);
+int64_t sim_ctrl_time_ns(const struct sim *sim);
 
 /* Dashboard operations. Each returns SIM_CTRL_OK or why it was refused;
  * a refused operation changes nothing. */
-enum sim_ctrl_result sim_ctrl_power_on(struct rtl_sim *sim, int64_t now);
-enum sim_ctrl_result sim_ctrl_power_off(struct rtl_sim *sim, int64_t now);
-enum sim_ctrl_result sim_ctrl_brake_release(struct rtl_sim *sim, int64_t now);
-enum sim_ctrl_result sim_ctrl_unlock(struct rtl_sim *sim, int64_t now);
-enum sim_ctrl_result sim_ctrl_load(struct rtl_sim *sim, const char *name);
-enum sim_ctrl_result sim_ctrl_play(struct rtl_sim *sim, int64_t now);
-enum sim_ctrl_result sim_ctrl_pause(struct rtl_sim *sim, int64_t now);
-enum sim_ctrl_result sim_ctrl_stop(struct rtl_sim *sim, int64_t now);
-void sim_ctrl_set_remote(struct rtl_sim *sim, bool remote);
+enum sim_ctrl_result sim_ctrl_power_on(struct sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_power_off(struct sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_brake_release(struct sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_unlock(struct sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_load(struct sim *sim, const char *name);
+enum sim_ctrl_result sim_ctrl_play(struct sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_pause(struct sim *sim, int64_t now);
+enum sim_ctrl_result sim_ctrl_stop(struct sim *sim, int64_t now);
+void sim_ctrl_set_remote(struct sim *sim, bool remote);
 
 /* A protective stop now (the fault flag, tests), with @why in its message. */
-void sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *why);
+void sim_ctrl_protective_stop(struct sim *sim, int64_t now, const char *why);
 
 /*
  * A complete program @text (@len bytes, no NUL needed) arrived on script
@@ -229,14 +229,14 @@ void sim_ctrl_protective_stop(struct rtl_sim *sim, int64_t now, const char *why)
  * (a runtime exception naming the line, or a key message saying what the
  * arm needs).
  */
-enum sim_ctrl_result sim_ctrl_program(struct rtl_sim *sim, int port, const char *text, size_t len,
+enum sim_ctrl_result sim_ctrl_program(struct sim *sim, int port, const char *text, size_t len,
 				      int64_t now);
 
 /* Queue a controller message (seq and time are filled in). */
-void sim_ctrl_message(struct rtl_sim *sim, const struct sim_ctrl_msg *m);
+void sim_ctrl_message(struct sim *sim, const struct sim_ctrl_msg *m);
 
 /* Message @seq, or NULL when it is not (or no longer) in the ring. */
-const struct sim_ctrl_msg *sim_ctrl_msg_get(const struct rtl_sim *sim, uint64_t seq);
+const struct sim_ctrl_msg *sim_ctrl_msg_get(const struct sim *sim, uint64_t seq);
 
 /* The command registers reach the robot (the rtloop program runs). */
 static inline bool sim_ctrl_executing(const struct sim_ctrl *c)
@@ -245,7 +245,7 @@ static inline bool sim_ctrl_executing(const struct sim_ctrl *c)
 }
 
 /* Copy what the reports read. */
-void sim_ctrl_summarize(const struct rtl_sim *sim, struct sim_ctrl_summary *out);
+void sim_ctrl_summarize(const struct sim *sim, struct sim_ctrl_summary *out);
 
 /* What a refusal means, in a sentence. */
 const char *sim_ctrl_result_text(enum sim_ctrl_result r);

@@ -91,7 +91,7 @@ static void op(struct sim_conn *c, enum sim_ctrl_result r, const char *what, con
  * "what" of a refusal), the controller's call, the reply. */
 static const struct {
 	const char *cmd;
-	enum sim_ctrl_result (*call)(struct rtl_sim *sim, int64_t now);
+	enum sim_ctrl_result (*call)(struct sim *sim, int64_t now);
 	const char *ok;
 } ops[] = {
 	{ "power on", sim_ctrl_power_on, "Powering on" },
@@ -102,7 +102,7 @@ static const struct {
 	{ "stop", sim_ctrl_stop, "Stopped" },
 };
 
-static void answer(struct rtl_sim *sim, struct sim_conn *c, const char *cmd, int64_t now)
+static void answer(struct sim *sim, struct sim_conn *c, const char *cmd, int64_t now)
 {
 	struct rtl_rtde_controller_version v = *sim_version(sim);
 	struct sim_ctrl *ctl = &sim->ctrl;
@@ -191,7 +191,7 @@ static void answer(struct rtl_sim *sim, struct sim_conn *c, const char *cmd, int
 	}
 }
 
-static int dash_open(struct rtl_sim *sim, struct sim_conn *c, int64_t now)
+static int dash_open(struct sim *sim, struct sim_conn *c, int64_t now)
 {
 	struct dash *d = calloc(1, sizeof(*d));
 
@@ -203,8 +203,7 @@ static int dash_open(struct rtl_sim *sim, struct sim_conn *c, int64_t now)
 	return sim_conn_printf(c, "Connected: Universal Robots Dashboard Server\n");
 }
 
-static void dash_feed(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *p, size_t n,
-		      int64_t now)
+static void dash_feed(struct sim *sim, struct sim_conn *c, const uint8_t *p, size_t n, int64_t now)
 {
 	struct dash *d = c->state;
 

@@ -391,7 +391,7 @@ static void on_status(void *ctx, const struct sim_stats *st, int64_t now)
 /* ---- report ------------------------------------------------------------------------- */
 
 struct run_info {
-	const struct rtl_sim *sim;
+	const struct sim *sim;
 	const struct sim_profile *profile;
 	struct sim_stats st;
 	double seconds;

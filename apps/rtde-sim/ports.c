@@ -83,7 +83,7 @@ int sim_conn_printf(struct sim_conn *c, const char *fmt, ...)
 	return sim_conn_write(c, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
-void sim_conn_free_state(struct rtl_sim *sim, struct sim_conn *c)
+void sim_conn_free_state(struct sim *sim, struct sim_conn *c)
 {
 	(void)sim;
 	free(c->state);

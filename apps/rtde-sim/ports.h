@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct rtl_sim;
+struct sim;
 
 enum sim_port_kind {
 	SIM_PORT_DASHBOARD = 0,
@@ -66,11 +66,10 @@ struct sim_conn {
 
 struct sim_port_ops {
 	const char *name; /* "dashboard", "script", "robot-api" */
-	int (*open)(struct rtl_sim *sim, struct sim_conn *c, int64_t now);
-	void (*feed)(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *p, size_t n,
-		     int64_t now);
-	void (*tick)(struct rtl_sim *sim, struct sim_conn *c, int64_t now);
-	void (*close)(struct rtl_sim *sim, struct sim_conn *c);
+	int (*open)(struct sim *sim, struct sim_conn *c, int64_t now);
+	void (*feed)(struct sim *sim, struct sim_conn *c, const uint8_t *p, size_t n, int64_t now);
+	void (*tick)(struct sim *sim, struct sim_conn *c, int64_t now);
+	void (*close)(struct sim *sim, struct sim_conn *c);
 };
 
 /* The services (dashboard.c, primary.c, robot_api.c); the primary,
@@ -96,7 +95,7 @@ int sim_conn_printf(struct sim_conn *c, const char *fmt, ...) __attribute__((for
 
 /* A close() for a service whose state is one allocation (or none): frees
  * c->state. */
-void sim_conn_free_state(struct rtl_sim *sim, struct sim_conn *c);
+void sim_conn_free_state(struct sim *sim, struct sim_conn *c);
 
 /* Bytes waiting in @c's queue. */
 static inline size_t sim_conn_pending(const struct sim_conn *c)

@@ -50,7 +50,7 @@ static bool streams(const struct sim_conn *c)
 	return c->kind == SIM_PORT_PRIMARY || c->kind == SIM_PORT_SECONDARY;
 }
 
-static void send_state(struct rtl_sim *sim, struct sim_conn *c)
+static void send_state(struct sim *sim, struct sim_conn *c)
 {
 	const struct sim_ctrl *k = &sim->ctrl;
 	const struct rtl_rtde_controller_version *v = sim_version(sim);
@@ -116,7 +116,7 @@ static void send_msg(struct sim_conn *c, const struct sim_ctrl_msg *s)
 		sim_conn_write(c, buf, (size_t)n);
 }
 
-static int prim_open(struct rtl_sim *sim, struct sim_conn *c, int64_t now)
+static int prim_open(struct sim *sim, struct sim_conn *c, int64_t now)
 {
 	const struct rtl_rtde_controller_version *v = sim_version(sim);
 	struct rtl_ur_version_msg ver = { .source = -2, .project = "URControl" };
@@ -145,7 +145,7 @@ static int prim_open(struct rtl_sim *sim, struct sim_conn *c, int64_t now)
 	return 0;
 }
 
-static void prim_tick(struct rtl_sim *sim, struct sim_conn *c, int64_t now)
+static void prim_tick(struct sim *sim, struct sim_conn *c, int64_t now)
 {
 	struct prim *p = c->state;
 
@@ -222,7 +222,7 @@ static bool line(struct prim *p, size_t b, size_t e)
 	return p->depth == 0;
 }
 
-static void prim_feed(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *data, size_t n,
+static void prim_feed(struct sim *sim, struct sim_conn *c, const uint8_t *data, size_t n,
 		      int64_t now)
 {
 	struct prim *p = c->state;

@@ -118,7 +118,7 @@ static bool member(const struct req *q, const char *key, char *out, size_t cap)
 }
 
 /* Nothing to unlock does no harm, as on the dashboard. */
-static enum sim_ctrl_result unlock(struct rtl_sim *sim, int64_t now)
+static enum sim_ctrl_result unlock(struct sim *sim, int64_t now)
 {
 	enum sim_ctrl_result r = sim_ctrl_unlock(sim, now);
 
@@ -130,7 +130,7 @@ static enum sim_ctrl_result unlock(struct rtl_sim *sim, int64_t now)
  * else, as the dashboard of an e-Series does. */
 struct action {
 	const char *name;
-	enum sim_ctrl_result (*call)(struct rtl_sim *sim, int64_t now);
+	enum sim_ctrl_result (*call)(struct sim *sim, int64_t now);
 	bool moves;
 };
 
@@ -153,7 +153,7 @@ static const struct action program_actions[] = {
 
 /* Do the action of @q's body, one of @acts; @expected is the 400 of a body
  * without one. */
-static void act(struct rtl_sim *sim, struct sim_conn *c, const struct req *q, int64_t now,
+static void act(struct sim *sim, struct sim_conn *c, const struct req *q, int64_t now,
 		const struct action *acts, const char *expected)
 {
 	const struct action *a = acts;
@@ -173,7 +173,7 @@ static void act(struct rtl_sim *sim, struct sim_conn *c, const struct req *q, in
 		result(c, a->call(sim, now), q->close);
 }
 
-static void load(struct rtl_sim *sim, struct sim_conn *c, const struct req *q)
+static void load(struct sim *sim, struct sim_conn *c, const struct req *q)
 {
 	char name[SIM_CTRL_NAME];
 
@@ -189,7 +189,7 @@ static void load(struct rtl_sim *sim, struct sim_conn *c, const struct req *q)
 }
 
 /* The routes: a path, the methods it has, and who answers. */
-static void route(struct rtl_sim *sim, struct sim_conn *c, const struct req *q, int64_t now)
+static void route(struct sim *sim, struct sim_conn *c, const struct req *q, int64_t now)
 {
 	static const struct {
 		const char *path, *allow;
@@ -322,7 +322,7 @@ static int parse_head(char *head, struct req *q, size_t *clen)
 	return 0;
 }
 
-static int api_open(struct rtl_sim *sim, struct sim_conn *c, int64_t now)
+static int api_open(struct sim *sim, struct sim_conn *c, int64_t now)
 {
 	(void)sim;
 	(void)now;
@@ -330,8 +330,7 @@ static int api_open(struct rtl_sim *sim, struct sim_conn *c, int64_t now)
 	return c->state ? 0 : -ENOMEM;
 }
 
-static void api_feed(struct rtl_sim *sim, struct sim_conn *c, const uint8_t *p, size_t n,
-		     int64_t now)
+static void api_feed(struct sim *sim, struct sim_conn *c, const uint8_t *p, size_t n, int64_t now)
 {
 	struct http *h = c->state;
 	char head[HEAD_MAX + 1];

@@ -60,7 +60,7 @@ struct svc_conn {
 };
 
 struct sim_server {
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_server_opts opts;
 	struct sim_driver drv; /* epoll, timer, stop, thread */
 	int listen_fd;
@@ -198,7 +198,7 @@ uint16_t sim_server_service_port(const struct sim_server *srv, enum sim_port_kin
 	return (unsigned)k < SIM_PORT_COUNT ? srv->svc_port[k] : 0;
 }
 
-struct rtl_sim *sim_server_sim(struct sim_server *srv)
+struct sim *sim_server_sim(struct sim_server *srv)
 {
 	return srv->sim;
 }
@@ -463,7 +463,7 @@ static void publish_stats(struct sim_server *srv)
 
 int sim_server_run(struct sim_server *srv)
 {
-	struct rtl_sim *sim = srv->sim;
+	struct sim *sim = srv->sim;
 	struct epoll_event evs[TAG_END];
 	int64_t now = rtl_time_now(), end = 0, next_status;
 	bool quit = false;
@@ -698,7 +698,7 @@ int sim_server_report_json(struct sim_server *srv, FILE *f, double seconds, bool
 			   const char *sched)
 {
 	/* Constant while the loop runs: the options, the version, the rate. */
-	const struct rtl_sim *sim = srv->sim;
+	const struct sim *sim = srv->sim;
 	const struct sim_faults *fl = &sim->opts.faults;
 	const struct sim_profile *profile = sim_profile(sim->opts.profile);
 	struct sim_stats st;

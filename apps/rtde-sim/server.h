@@ -84,7 +84,7 @@ uint16_t sim_server_port(const struct sim_server *srv);
 uint16_t sim_server_service_port(const struct sim_server *srv, enum sim_port_kind k);
 
 /* The controller (read it only while the server thread is not running). */
-struct rtl_sim *sim_server_sim(struct sim_server *srv);
+struct sim *sim_server_sim(struct sim_server *srv);
 
 /*
  * Run the loop on the calling thread until sim_server_stop() or the

@@ -58,7 +58,7 @@ void sim_session_consumed(struct sim_session *s, size_t n)
 }
 
 /* The send queue is full: the client reads too slowly. */
-static int overflow(struct rtl_sim *sim, struct sim_session *s)
+static int overflow(struct sim *sim, struct sim_session *s)
 {
 	if (s->close == SIM_CLOSE_NONE) {
 		s->close = SIM_CLOSE_SLOW;
@@ -69,7 +69,7 @@ static int overflow(struct rtl_sim *sim, struct sim_session *s)
 
 /* Room for a package of at most @max bytes in the send queue, or NULL when
  * it would overflow (the session is then marked for closing). */
-static uint8_t *reserve(struct rtl_sim *sim, struct sim_session *s, size_t max)
+static uint8_t *reserve(struct sim *sim, struct sim_session *s, size_t max)
 {
 	uint8_t *b = q_reserve(&s->out, max);
 
@@ -79,7 +79,7 @@ static uint8_t *reserve(struct rtl_sim *sim, struct sim_session *s, size_t max)
 }
 
 /* Commit the package an encoder wrote (@n: its size or -errno). */
-static int commit(struct rtl_sim *sim, struct sim_session *s, int n)
+static int commit(struct sim *sim, struct sim_session *s, int n)
 {
 	if (n < 0)
 		return n;
@@ -96,7 +96,7 @@ static size_t room(const struct sim_session *s, size_t max)
 	return max < s->out.cap ? max : s->out.cap;
 }
 
-int sim_session_text(struct rtl_sim *sim, struct sim_session *s, uint8_t level, const char *message,
+int sim_session_text(struct sim *sim, struct sim_session *s, uint8_t level, const char *message,
 		     const char *source)
 {
 	struct rtl_rtde_text t = { 0 };
@@ -124,10 +124,10 @@ int sim_session_text(struct rtl_sim *sim, struct sim_session *s, uint8_t level, 
 }
 
 /* Drop a bad package: answer with an ERROR text naming what was wrong. */
-static int reject(struct rtl_sim *sim, struct sim_session *s, const char *fmt, ...)
+static int reject(struct sim *sim, struct sim_session *s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int reject(struct rtl_sim *sim, struct sim_session *s, const char *fmt, ...)
+static int reject(struct sim *sim, struct sim_session *s, const char *fmt, ...)
 {
 	char msg[RTL_RTDE_MAX_TEXT_LEN + 1];
 	va_list ap;
@@ -140,7 +140,7 @@ static int reject(struct rtl_sim *sim, struct sim_session *s, const char *fmt, .
 	return sim_session_text(sim, s, RTL_RTDE_LEVEL_ERROR, msg, SIM_TEXT_SOURCE);
 }
 
-static int accepted(struct rtl_sim *sim, struct sim_session *s, enum rtl_rtde_pkg type, bool ok)
+static int accepted(struct sim *sim, struct sim_session *s, enum rtl_rtde_pkg type, bool ok)
 {
 	uint8_t *b = reserve(sim, s, 4);
 
@@ -158,7 +158,7 @@ static void recipe_free(struct sim_recipe *r)
 	r->echo_slot = -1;
 }
 
-struct sim_session *sim_session_open(struct rtl_sim *sim, int64_t now)
+struct sim_session *sim_session_open(struct sim *sim, int64_t now)
 {
 	struct sim_session *s;
 	unsigned id, clients = 0;
@@ -208,7 +208,7 @@ struct sim_session *sim_session_open(struct rtl_sim *sim, int64_t now)
 	return s;
 }
 
-void sim_session_close(struct rtl_sim *sim, struct sim_session *s)
+void sim_session_close(struct sim *sim, struct sim_session *s)
 {
 	uint16_t tag;
 
@@ -260,7 +260,7 @@ static int recipe_alloc(struct sim_recipe *r, size_t n)
 
 /* Whether field @f may be written by session @s: 0 yes, else the pseudo
  * type that says why not. */
-static enum rtl_rtde_type judge_input(const struct rtl_sim *sim, const struct sim_session *s,
+static enum rtl_rtde_type judge_input(const struct sim *sim, const struct sim_session *s,
 				      const struct rtl_rtde_field *f, size_t idx)
 {
 	if (!f || !(f->flags & RTL_RTDE_FIELD_INPUT) || !rtl_rtde_field_available(f, sim->version))
@@ -273,7 +273,7 @@ static enum rtl_rtde_type judge_input(const struct rtl_sim *sim, const struct si
 	return f->type;
 }
 
-static enum rtl_rtde_type judge_output(const struct rtl_sim *sim, const struct rtl_rtde_field *f)
+static enum rtl_rtde_type judge_output(const struct sim *sim, const struct rtl_rtde_field *f)
 {
 	if (!f || !(f->flags & RTL_RTDE_FIELD_OUTPUT) || !rtl_rtde_field_available(f, sim->version))
 		return RTL_RTDE_TYPE_NOT_FOUND;
@@ -286,8 +286,8 @@ static enum rtl_rtde_type judge_output(const struct rtl_sim *sim, const struct r
  * NULL. Returns the list length, and *@ok whether every field passed; or
  * -E2BIG when the type list would not fit one package.
  */
-static int judge(const struct rtl_sim *sim, const struct sim_session *s, bool input,
-		 const char *names, size_t names_len, char *types, struct sim_recipe *r, bool *ok)
+static int judge(const struct sim *sim, const struct sim_session *s, bool input, const char *names,
+		 size_t names_len, char *types, struct sim_recipe *r, bool *ok)
 {
 	struct rtl_rtde_list it;
 	const char *item;
@@ -347,7 +347,7 @@ static uint32_t divisor_of(double max_hz, double f)
  * no memory, a type list too long), with nothing left allocated and
  * *@err what reject() returned.
  */
-static int judge_request(struct rtl_sim *sim, struct sim_session *s, bool input,
+static int judge_request(struct sim *sim, struct sim_session *s, bool input,
 			 const struct rtl_rtde_setup_request *req, size_t n, struct sim_recipe *r,
 			 char **types, bool *ok, int *err)
 {
@@ -375,7 +375,7 @@ static int judge_request(struct rtl_sim *sim, struct sim_session *s, bool input,
 	return tlen;
 }
 
-static int setup_outputs(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len)
+static int setup_outputs(struct sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len)
 {
 	struct rtl_rtde_setup_request req;
 	struct sim_recipe r = { .echo_slot = -1 };
@@ -435,7 +435,7 @@ static int setup_outputs(struct rtl_sim *sim, struct sim_session *s, const uint8
 	return err;
 }
 
-static int setup_inputs(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len)
+static int setup_inputs(struct sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len)
 {
 	struct rtl_rtde_setup_request req;
 	struct sim_recipe r = { .echo_slot = -1 };
@@ -490,7 +490,7 @@ static int setup_inputs(struct rtl_sim *sim, struct sim_session *s, const uint8_
 
 /* ---- data from the client ---------------------------------------------------- */
 
-static int input_data(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len,
+static int input_data(struct sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len,
 		      int64_t now)
 {
 	struct rtl_rtde_data d;
@@ -534,7 +534,7 @@ static int input_data(struct rtl_sim *sim, struct sim_session *s, const uint8_t 
 
 /* ---- data to the client -------------------------------------------------------- */
 
-int sim_session_data(struct rtl_sim *sim, struct sim_session *s)
+int sim_session_data(struct sim *sim, struct sim_session *s)
 {
 	const struct sim_recipe *r = &s->outputs;
 	int off = rtl_rtde_data_fields_offset(s->proto, RTL_RTDE_FROM_CONTROLLER);
@@ -563,7 +563,7 @@ int sim_session_data(struct rtl_sim *sim, struct sim_session *s)
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len,
+int sim_session_handle(struct sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len,
 		       int64_t now)
 {
 	struct rtl_rtde_controller_version v;
@@ -645,7 +645,7 @@ int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t
 	}
 }
 
-int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *bytes, size_t len,
+int sim_session_feed(struct sim *sim, struct sim_session *s, const void *bytes, size_t len,
 		     int64_t now)
 {
 	const struct rtl_rtde_framer_error *fe;

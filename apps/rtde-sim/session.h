@@ -46,7 +46,7 @@
 
 #include <rtloop/rtde.h>
 
-struct rtl_sim;
+struct sim;
 
 /* Per-client send buffer bound, as the controller's (section 6.6). */
 #define SIM_SEND_BUFFER_DEFAULT (256u * 1024u)
@@ -135,13 +135,13 @@ struct sim_session {
  * Returns the new session (owned by @sim until sim_session_close()), or
  * NULL: no free slot (SIM_MAX_SESSIONS) or out of memory. Not RT-safe.
  */
-struct sim_session *sim_session_open(struct rtl_sim *sim, int64_t now);
+struct sim_session *sim_session_open(struct sim *sim, int64_t now);
 
 /*
  * Close @s: release the inputs it owns, free its memory and its slot.
  * NULL is accepted. Not RT-safe.
  */
-void sim_session_close(struct rtl_sim *sim, struct sim_session *s);
+void sim_session_close(struct sim *sim, struct sim_session *s);
 
 /*
  * Hand the @len bytes of one read from the client to @s at time @now:
@@ -155,7 +155,7 @@ void sim_session_close(struct rtl_sim *sim, struct sim_session *s);
  *              SIM_CLOSE_SLOW).
  *   -EINVAL    a NULL pointer.
  */
-int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *bytes, size_t len,
+int sim_session_feed(struct sim *sim, struct sim_session *s, const void *bytes, size_t len,
 		     int64_t now);
 
 /*
@@ -176,7 +176,7 @@ int sim_session_feed(struct rtl_sim *sim, struct sim_session *s, const void *byt
  * Returns 0, or -ENOBUFS (the answer did not fit: s->close is set), or
  * -EINVAL for a NULL pointer.
  */
-int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len,
+int sim_session_handle(struct sim *sim, struct sim_session *s, const uint8_t *pkg, size_t len,
 		       int64_t now);
 
 /*
@@ -185,7 +185,7 @@ int sim_session_handle(struct rtl_sim *sim, struct sim_session *s, const uint8_t
  * when the controller's text_v2 option is set). Message and source are
  * truncated to 255 bytes. Returns 0, or -ENOBUFS (s->close is set).
  */
-int sim_session_text(struct rtl_sim *sim, struct sim_session *s, uint8_t level, const char *message,
+int sim_session_text(struct sim *sim, struct sim_session *s, uint8_t level, const char *message,
 		     const char *source);
 
 /*
@@ -194,7 +194,7 @@ int sim_session_text(struct rtl_sim *sim, struct sim_session *s, uint8_t level, 
  * Returns 0, or -ENOBUFS (s->close is set), or -EINVAL when the session has
  * no valid output recipe.
  */
-int sim_session_data(struct rtl_sim *sim, struct sim_session *s);
+int sim_session_data(struct sim *sim, struct sim_session *s);
 
 /* The queued bytes: sets *@p to the first and returns how many. */
 static inline size_t sim_session_pending(const struct sim_session *s, const uint8_t **p)

@@ -184,7 +184,7 @@ _Static_assert(N_CMD_OUT == 4, "executor outputs changed");
  * that owns the heartbeat register, which is the one commanding. */
 static void robot_message(void *ctx, enum sim_robot_level level, const char *text)
 {
-	struct rtl_sim *sim = ctx;
+	struct sim *sim = ctx;
 	unsigned owner = sim->owner[sim->cmd_idx[CMD_SEQ]];
 	struct sim_session *s = owner ? sim->sessions[owner - 1] : NULL;
 
@@ -224,7 +224,7 @@ static uint64_t seconds_to_cycles(double s, uint32_t hz)
 	return c < 1.0 ? 1 : (uint64_t)llround(c);
 }
 
-int sim_init(struct rtl_sim *sim, const struct sim_opts *o, int64_t t0)
+int sim_init(struct sim *sim, const struct sim_opts *o, int64_t t0)
 {
 	struct sim_opts def;
 	const struct sim_profile *p;
@@ -237,7 +237,7 @@ int sim_init(struct rtl_sim *sim, const struct sim_opts *o, int64_t t0)
 		sim_opts_default(&def);
 		o = &def;
 	}
-	memset(sim, 0, offsetof(struct rtl_sim, echo_ring));
+	memset(sim, 0, offsetof(struct sim, echo_ring));
 	sim->opts = *o;
 	f = &sim->opts.faults;
 	p = sim_profile(o->profile);
@@ -336,7 +336,7 @@ int sim_init(struct rtl_sim *sim, const struct sim_opts *o, int64_t t0)
 	return 0;
 }
 
-void sim_destroy(struct rtl_sim *sim)
+void sim_destroy(struct sim *sim)
 {
 	if (!sim)
 		return;
@@ -351,9 +351,9 @@ void sim_destroy(struct rtl_sim *sim)
 	sim->role = NULL;
 }
 
-struct rtl_sim *sim_new(const struct sim_opts *o, int64_t t0, int *err)
+struct sim *sim_new(const struct sim_opts *o, int64_t t0, int *err)
 {
-	struct rtl_sim *sim = calloc(1, sizeof(*sim));
+	struct sim *sim = calloc(1, sizeof(*sim));
 	int e = sim ? sim_init(sim, o, t0) : -ENOMEM;
 
 	if (err)
@@ -365,13 +365,13 @@ struct rtl_sim *sim_new(const struct sim_opts *o, int64_t t0, int *err)
 	return sim;
 }
 
-void sim_free(struct rtl_sim *sim)
+void sim_free(struct sim *sim)
 {
 	sim_destroy(sim);
 	free(sim);
 }
 
-const struct rtl_rtde_controller_version *sim_version(const struct rtl_sim *sim)
+const struct rtl_rtde_controller_version *sim_version(const struct sim *sim)
 {
 	return sim->opts.version.major ? &sim->opts.version
 				       : &sim_profile(sim->opts.profile)->version;
@@ -379,14 +379,14 @@ const struct rtl_rtde_controller_version *sim_version(const struct rtl_sim *sim)
 
 /* ---- values ------------------------------------------------------------------- */
 
-union rtl_rtde_value *sim_value(struct rtl_sim *sim, const char *name)
+union rtl_rtde_value *sim_value(struct sim *sim, const char *name)
 {
 	int idx = field_idx(name);
 
 	return idx >= 0 ? &sim->values[idx] : NULL;
 }
 
-double sim_timestamp(const struct rtl_sim *sim, uint64_t k)
+double sim_timestamp(const struct sim *sim, uint64_t k)
 {
 	int64_t ns;
 
@@ -399,7 +399,7 @@ double sim_timestamp(const struct rtl_sim *sim, uint64_t k)
 	return ((double)sim->start_ns + (double)k * (double)sim->period_ns) / 1e9;
 }
 
-void sim_publish(struct rtl_sim *sim, uint64_t k)
+void sim_publish(struct sim *sim, uint64_t k)
 {
 	const struct sim_robot *r = &sim->robot;
 	int32_t regs[4];
@@ -435,7 +435,7 @@ void sim_publish(struct rtl_sim *sim, uint64_t k)
 
 /* ---- inputs ----------------------------------------------------------------------- */
 
-void sim_inputs_written(struct rtl_sim *sim, struct sim_session *s, const struct sim_recipe *r,
+void sim_inputs_written(struct sim *sim, struct sim_session *s, const struct sim_recipe *r,
 			int64_t now)
 {
 	const union rtl_rtde_value *v = sim->values;
@@ -482,7 +482,7 @@ void sim_inputs_written(struct rtl_sim *sim, struct sim_session *s, const struct
 		sim_echo(sim, s, v[r->fields[r->echo_slot]].d, now);
 }
 
-void sim_echo(struct rtl_sim *sim, struct sim_session *s, double value, int64_t now)
+void sim_echo(struct sim *sim, struct sim_session *s, double value, int64_t now)
 {
 	const struct sim_echo_slot *e;
 	double k;
@@ -507,7 +507,7 @@ void sim_echo(struct rtl_sim *sim, struct sim_session *s, double value, int64_t 
 
 /* ---- schedule and faults -------------------------------------------------------------- */
 
-uint64_t sim_rand(struct rtl_sim *sim)
+uint64_t sim_rand(struct sim *sim)
 {
 	/* xorshift64*: small, fast, and repeatable from the seed. */
 	uint64_t x = sim->rng;
@@ -519,12 +519,12 @@ uint64_t sim_rand(struct rtl_sim *sim)
 	return x * 0x2545f4914f6cdd1dull;
 }
 
-static int64_t deadline(const struct rtl_sim *sim, uint64_t k)
+static int64_t deadline(const struct sim *sim, uint64_t k)
 {
 	return sim->t0 + (int64_t)k * sim->period_ns;
 }
 
-int64_t sim_next_wake(struct rtl_sim *sim)
+int64_t sim_next_wake(struct sim *sim)
 {
 	const struct sim_faults *f = &sim->opts.faults;
 	uint64_t k = sim->cycle;
@@ -561,14 +561,14 @@ int64_t sim_next_wake(struct rtl_sim *sim)
 	return wake;
 }
 
-static bool skipped(const struct rtl_sim *sim, uint64_t k)
+static bool skipped(const struct sim *sim, uint64_t k)
 {
 	const struct sim_faults *f = &sim->opts.faults;
 
 	return f->skip_every && k % f->skip_every >= f->skip_every - f->skip_count;
 }
 
-int sim_cycle(struct rtl_sim *sim, int64_t now, bool send)
+int sim_cycle(struct sim *sim, int64_t now, bool send)
 {
 	const struct sim_faults *f = &sim->opts.faults;
 	uint64_t k = sim->cycle;
@@ -630,7 +630,7 @@ int sim_cycle(struct rtl_sim *sim, int64_t now, bool send)
 	return queued;
 }
 
-int sim_run_due(struct rtl_sim *sim, int64_t now)
+int sim_run_due(struct sim *sim, int64_t now)
 {
 	int n = 0;
 
@@ -647,7 +647,7 @@ int sim_run_due(struct rtl_sim *sim, int64_t now)
 	return n;
 }
 
-void sim_mark_sent(struct rtl_sim *sim, int n, int64_t now)
+void sim_mark_sent(struct sim *sim, int n, int64_t now)
 {
 	for (uint64_t k = n > 0 && (uint64_t)n <= sim->cycle ? sim->cycle - (uint64_t)n
 							     : sim->cycle;
@@ -659,14 +659,14 @@ void sim_mark_sent(struct rtl_sim *sim, int n, int64_t now)
 	}
 }
 
-size_t sim_fragment_len(struct rtl_sim *sim, size_t avail)
+size_t sim_fragment_len(struct sim *sim, size_t avail)
 {
 	size_t n = 1 + (size_t)(sim_rand(sim) % sim->opts.faults.fragment_max);
 
 	return n < avail ? n : avail;
 }
 
-bool sim_session_due_close(struct rtl_sim *sim, struct sim_session *s, int64_t now)
+bool sim_session_due_close(struct sim *sim, struct sim_session *s, int64_t now)
 {
 	int64_t limit = sim->opts.handshake_timeout_ns;
 
@@ -690,7 +690,7 @@ bool sim_session_due_close(struct rtl_sim *sim, struct sim_session *s, int64_t n
 	return s->close != SIM_CLOSE_LIMIT || now >= s->close_at;
 }
 
-void sim_get_stats(struct rtl_sim *sim, struct sim_stats *out)
+void sim_get_stats(struct sim *sim, struct sim_stats *out)
 {
 	unsigned clients = 0, streaming = 0;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtl_sim: the simulated UR controller behind rtde-sim: version profiles,
+ * sim: the simulated UR controller behind rtde-sim: version profiles,
  * the current value of every RTDE field, input ownership across
  * connections, the control cycle that feeds the robot and streams every
  * started client's output recipe, fault injection and the echo round trip.
@@ -48,7 +48,7 @@
  *   register) with the timestamp of a package the controller sent records
  *   arrival - send into a latency histogram.
  *
- * Thread safety: one thread (the server's) owns a struct rtl_sim and its
+ * Thread safety: one thread (the server's) owns a struct sim and its
  * sessions. Nothing here blocks or sleeps.
  */
 #ifndef RTLSIM_SIM_H
@@ -184,7 +184,7 @@ struct sim_echo_slot {
 	int64_t sent_ns;
 };
 
-struct rtl_sim {
+struct sim {
 	struct sim_opts opts;
 	uint64_t version; /* packed controller version of the profile */
 	uint32_t max_hz;
@@ -233,29 +233,29 @@ struct rtl_sim {
  *   -ENOMEM  out of memory.
  * Not RT-safe (allocates).
  */
-int sim_init(struct rtl_sim *sim, const struct sim_opts *o, int64_t t0);
+int sim_init(struct sim *sim, const struct sim_opts *o, int64_t t0);
 
 /* Close every session and free what sim_init() allocated. */
-void sim_destroy(struct rtl_sim *sim);
+void sim_destroy(struct sim *sim);
 
 /* Allocate and init (NULL on failure, *@err = -errno if @err) / destroy
  * and free. */
-struct rtl_sim *sim_new(const struct sim_opts *o, int64_t t0, int *err);
-void sim_free(struct rtl_sim *sim);
+struct sim *sim_new(const struct sim_opts *o, int64_t t0, int *err);
+void sim_free(struct sim *sim);
 
 /* The controller version it answers: the options' override (major > 0)
  * or the profile's. The dashboard, the script ports and the Robot API
  * give it in their own forms. */
-const struct rtl_rtde_controller_version *sim_version(const struct rtl_sim *sim);
+const struct rtl_rtde_controller_version *sim_version(const struct sim *sim);
 
 /* Control period in ns (8 ms or 2 ms). */
-static inline int64_t sim_period_ns(const struct rtl_sim *sim)
+static inline int64_t sim_period_ns(const struct sim *sim)
 {
 	return sim->period_ns;
 }
 
 /* The timestamp output of cycle @k, in seconds. */
-double sim_timestamp(const struct rtl_sim *sim, uint64_t k);
+double sim_timestamp(const struct sim *sim, uint64_t k);
 
 /*
  * When the next cycle (sim->cycle) is due: its deadline, plus its jitter,
@@ -263,7 +263,7 @@ double sim_timestamp(const struct rtl_sim *sim, uint64_t k);
  * cycle's faults once; repeated calls return the same time. Pure apart
  * from that.
  */
-int64_t sim_next_wake(struct rtl_sim *sim);
+int64_t sim_next_wake(struct sim *sim);
 
 /*
  * Run one control cycle at time @now: step the robot with the current
@@ -272,7 +272,7 @@ int64_t sim_next_wake(struct rtl_sim *sim);
  * cycle, unless the cycle is skipped by injection. Returns the number of
  * packages queued.
  */
-int sim_cycle(struct rtl_sim *sim, int64_t now, bool send);
+int sim_cycle(struct sim *sim, int64_t now, bool send);
 
 /*
  * Run every cycle due at @now (sim_next_wake() <= @now), back to back;
@@ -280,7 +280,7 @@ int sim_cycle(struct rtl_sim *sim, int64_t now, bool send);
  * older ones run without sending (counted as overruns). Returns the number
  * of cycles run.
  */
-int sim_run_due(struct rtl_sim *sim, int64_t now);
+int sim_run_due(struct sim *sim, int64_t now);
 
 /*
  * The packages of the last @n cycles run were handed to the sockets at
@@ -288,26 +288,26 @@ int sim_run_due(struct rtl_sim *sim, int64_t now);
  * measurement starts when the bytes leave, not before the plant step and
  * the encoding (which a bare ping-pong does not pay either).
  */
-void sim_mark_sent(struct rtl_sim *sim, int n, int64_t now);
+void sim_mark_sent(struct sim *sim, int n, int64_t now);
 
 /* Copy the robot's state, timestamp and control_step of cycle @k into the
  * values array (done by sim_cycle(); tests call it after poking the
  * robot). */
-void sim_publish(struct rtl_sim *sim, uint64_t k);
+void sim_publish(struct sim *sim, uint64_t k);
 
 /*
  * Session @s has written the fields of input recipe @r into the values
  * array at time @now: pass command registers and standard outputs to the
  * robot, and record an echo if @r carries the echo register.
  */
-void sim_inputs_written(struct rtl_sim *sim, struct sim_session *s, const struct sim_recipe *r,
+void sim_inputs_written(struct sim *sim, struct sim_session *s, const struct sim_recipe *r,
 			int64_t now);
 
 /* Size of the next piece of a fragmented write, in 1..min(@avail, max). */
-size_t sim_fragment_len(struct rtl_sim *sim, size_t avail);
+size_t sim_fragment_len(struct sim *sim, size_t avail);
 
 /* Sessions that want closing now (close set; LIMIT only once due). */
-bool sim_session_due_close(struct rtl_sim *sim, struct sim_session *s, int64_t now);
+bool sim_session_due_close(struct sim *sim, struct sim_session *s, int64_t now);
 
 /*
  * Record an echo: @value was written to the echo register by session @s
@@ -315,15 +315,15 @@ bool sim_session_due_close(struct rtl_sim *sim, struct sim_session *s, int64_t n
  * remembered cycle (each value once per session), else counts it as
  * unmatched (0.0, the register's initial value, is ignored).
  */
-void sim_echo(struct rtl_sim *sim, struct sim_session *s, double value, int64_t now);
+void sim_echo(struct sim *sim, struct sim_session *s, double value, int64_t now);
 
 /* Refresh stats.clients and stats.streaming and copy the stats. */
-void sim_get_stats(struct rtl_sim *sim, struct sim_stats *out);
+void sim_get_stats(struct sim *sim, struct sim_stats *out);
 
 /* The values array entry of registry field @name, or NULL (tests). */
-union rtl_rtde_value *sim_value(struct rtl_sim *sim, const char *name);
+union rtl_rtde_value *sim_value(struct sim *sim, const char *name);
 
 /* Uniform random 64 bits from the seeded generator. */
-uint64_t sim_rand(struct rtl_sim *sim);
+uint64_t sim_rand(struct sim *sim);
 
 #endif /* RTLSIM_SIM_H */

@@ -81,7 +81,7 @@ static char *slurp(const char *p, size_t *len)
 
 struct rig {
 	struct sim_server *srv;
-	struct rtl_rec *rec;
+	struct rec *rec;
 	struct rec_result res;
 	struct sim_stats sim;
 };
@@ -460,7 +460,7 @@ Test(record, connection_refused_names_the_fix, .init = setup_dir, .fini = remove
 	struct rec_config cfg = { 0 };
 	struct rec_error err = { 0 };
 	struct rec_result res;
-	struct rtl_rec *rec;
+	struct rec *rec;
 	struct rig r = { 0 };
 	char csv_p[128];
 	uint16_t port;

@@ -4,9 +4,11 @@
 compile commands: for a source file of each module, its exact command line
 (from compile_commands.json) compiles a probe that includes a header the
 module may use (it must compile: the positive control) and one it may not
-(it must fail). Prints TAP. Usage: check-boundaries.py BUILD_DIR."""
+(it must fail). And the prefix rule of docs/style.md: no rtl_ definition
+in apps/. Prints TAP. Usage: check-boundaries.py BUILD_DIR."""
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -50,6 +52,32 @@ CASES = [
     ("tests/rt (the loop's tests)", "tests/rt/test-loop.c", "<rtloop/loop.h>",
      ["<rtloop/motion.h>", "<rtloop/rtde.h>", "<rtloop/udp.h>"]),
 ]
+
+
+# rtl_ is the library's prefix (docs/style.md, "Names"): no file under apps/
+# defines a function, a type or a macro with it. A definition is a function
+# head at the start of a line (not a prototype), a struct, union or enum with
+# a body, or a #define.
+APP_DEFINITION = re.compile(
+    r"^(?:#\s*define\s+(?P<macro>(?:rtl|RTL)_\w+)"
+    r"|(?:struct|union|enum)\s+(?P<tag>rtl_\w+)\s*\{"
+    r"|(?!return\b)[A-Za-z_][\w \t\*]*?\b(?P<fn>rtl_\w+)\s*\([^;]*$)", re.M)
+
+
+def apps_prefix(root):
+    found = []
+    for dirpath, _, files in os.walk(os.path.join(root, "apps")):
+        for name in sorted(files):
+            if not name.endswith((".c", ".h", ".cpp", ".in")):
+                continue
+            path = os.path.join(dirpath, name)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            for m in APP_DEFINITION.finditer(text):
+                what = m.group("macro") or m.group("tag") or m.group("fn")
+                line = text.count("\n", 0, m.start()) + 1
+                found.append("%s:%d: %s" % (os.path.relpath(path, root), line, what))
+    return found
 
 
 def command_for(db, src):
@@ -98,6 +126,10 @@ def main():
                 ok, err = probe(directory, args, src, h, tmp)
                 results.append((not ok, "%s may not include %s: it does not compile" % (module, h),
                                 "" if not ok else "it compiled"))
+    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    found = apps_prefix(root)
+    results.append((not found, "apps/ defines no name with the library's prefix rtl_",
+                    "\n".join(found[:5])))
     print("1..%d" % len(results))
     failed = 0
     for i, (ok, what, diag) in enumerate(results, 1):

@@ -149,7 +149,7 @@ static void count_commands(struct line_count *lc, const uint8_t *p, size_t n)
 	}
 }
 
-static void check_controller(const struct rtl_sim *sim, bool script_port)
+static void check_controller(const struct sim *sim, bool script_port)
 {
 	const struct sim_ctrl *c = &sim->ctrl;
 	const struct sim_ctrl_stats *s = &c->stats;
@@ -170,7 +170,7 @@ static void check_controller(const struct rtl_sim *sim, bool script_port)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct rtl_sim sim; /* large: not on the stack */
+	static struct sim sim; /* large: not on the stack */
 	struct sim_opts o;
 	struct sim_conn c = { 0 };
 	const struct sim_port_ops *ops;

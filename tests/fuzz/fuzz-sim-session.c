@@ -57,7 +57,7 @@ static void check_queue(const struct sim_session *s)
 	}
 }
 
-static void check_session(const struct rtl_sim *sim, const struct sim_session *s)
+static void check_session(const struct sim *sim, const struct sim_session *s)
 {
 	FUZZ_CHECK(s->proto == RTL_RTDE_PROTOCOL_V1 || s->proto == RTL_RTDE_PROTOCOL_V2);
 	FUZZ_CHECK(s->proto <= sim->opts.max_protocol);
@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 							SIM_PROFILE_POLYSCOPE_X,
 							SIM_PROFILE_ESERIES };
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_session *s;
 	struct fuzz_chunker ch;
 	uint8_t *piece;

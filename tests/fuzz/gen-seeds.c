@@ -174,7 +174,7 @@ static void converse(int k, struct stream *to_ctrl, struct stream *to_client)
 	struct rtl_rtde_client_config cfg = { .size = sizeof(cfg) };
 	struct rtl_rtde_client *c;
 	struct rtl_rtde_client_event ev;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_session *s;
 	unsigned data = 0;
 	int64_t now = 0;

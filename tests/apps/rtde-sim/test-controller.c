@@ -21,10 +21,10 @@ extern const size_t sim_control_program_len;
 
 #define MS (1000 * 1000LL)
 
-static struct rtl_sim *booted(bool local)
+static struct sim *booted(bool local)
 {
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	int err = 0;
 
 	sim_opts_default(&o);
@@ -39,7 +39,7 @@ static struct rtl_sim *booted(bool local)
 }
 
 /* Power on and release the brakes, by the clock. */
-static void up(struct rtl_sim *sim, int64_t *now)
+static void up(struct sim *sim, int64_t *now)
 {
 	cr_assert_eq(sim_ctrl_power_on(sim, *now), SIM_CTRL_OK);
 	cr_assert_eq(sim_ctrl_brake_release(sim, *now), SIM_CTRL_OK);
@@ -48,20 +48,20 @@ static void up(struct rtl_sim *sim, int64_t *now)
 	cr_assert_eq(sim->ctrl.robot_mode, RTL_UR_ROBOT_MODE_RUNNING);
 }
 
-static enum sim_ctrl_result send_program(struct rtl_sim *sim, const char *text, int64_t now)
+static enum sim_ctrl_result send_program(struct sim *sim, const char *text, int64_t now)
 {
 	return sim_ctrl_program(sim, 1, text, strlen(text), now);
 }
 
 /* The newest message of the ring, or NULL. */
-static const struct sim_ctrl_msg *last_msg(const struct rtl_sim *sim)
+static const struct sim_ctrl_msg *last_msg(const struct sim *sim)
 {
 	return sim_ctrl_msg_get(sim, sim->ctrl.msg_next - 1);
 }
 
 Test(sim_controller, boot_goes_power_off_power_on_idle_running_by_the_clock)
 {
-	struct rtl_sim *sim = booted(false);
+	struct sim *sim = booted(false);
 
 	cr_expect_eq(sim->ctrl.robot_mode, RTL_UR_ROBOT_MODE_POWER_OFF);
 	cr_expect_eq(sim->robot.robot_mode, RTL_UR_ROBOT_MODE_POWER_OFF);
@@ -89,7 +89,7 @@ Test(sim_controller, boot_goes_power_off_power_on_idle_running_by_the_clock)
 
 Test(sim_controller, local_control_refuses_what_would_move_or_start_anything)
 {
-	struct rtl_sim *sim = booted(true);
+	struct sim *sim = booted(true);
 
 	cr_expect_eq(sim_ctrl_power_on(sim, 0), SIM_CTRL_NOT_REMOTE);
 	cr_expect_eq(sim_ctrl_brake_release(sim, 0), SIM_CTRL_NOT_REMOTE);
@@ -105,7 +105,7 @@ Test(sim_controller, local_control_refuses_what_would_move_or_start_anything)
 
 Test(sim_controller, the_rtloop_program_starts_the_executor_and_nothing_else_does)
 {
-	struct rtl_sim *sim = booted(false);
+	struct sim *sim = booted(false);
 	char *changed;
 	int64_t now = 0;
 
@@ -166,7 +166,7 @@ Test(sim_controller, the_rtloop_program_starts_the_executor_and_nothing_else_doe
  * delay, and the unlock does not restart the program. */
 Test(sim_controller, a_protective_stop_holds_until_unlocked_after_the_delay)
 {
-	struct rtl_sim *sim = booted(false);
+	struct sim *sim = booted(false);
 	int64_t now = 0;
 
 	up(sim, &now);
@@ -195,7 +195,7 @@ Test(sim_controller, a_protective_stop_holds_until_unlocked_after_the_delay)
  * and the executor's outputs keep the last run's values. */
 Test(sim_controller, without_the_program_commands_are_ignored_and_the_outputs_frozen)
 {
-	struct rtl_sim *sim = booted(false);
+	struct sim *sim = booted(false);
 	struct sim_robot_cmd cmd = { .mode = RTL_RTDE_CMD_SPEEDJ, .seq = 7 };
 	union rtl_rtde_value *status, *seq;
 	int64_t now = 0;
@@ -226,7 +226,7 @@ Test(sim_controller, without_the_program_commands_are_ignored_and_the_outputs_fr
 
 Test(sim_controller, the_message_ring_counts_what_it_overwrote)
 {
-	struct rtl_sim *sim = booted(false);
+	struct sim *sim = booted(false);
 	struct sim_ctrl_msg m = { .kind = SIM_MSG_TEXT };
 
 	for (int i = 0; i < SIM_CTRL_MSGS + 5; i++) {

@@ -1114,7 +1114,7 @@ Test(sim_robot, execution_time_is_plausible_seeded_and_varies)
 Test(sim_robot, sim_publishes_the_state_fields)
 {
 	int err = 1;
-	struct rtl_sim *sim = sim_new(NULL, 0, &err);
+	struct sim *sim = sim_new(NULL, 0, &err);
 	union rtl_rtde_value *v;
 
 	cr_assert_not_null(sim, "sim_new: %d", err);

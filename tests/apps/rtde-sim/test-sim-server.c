@@ -557,7 +557,7 @@ Test(sim_server, echoed_timestamps_give_round_trips)
 	struct rtl_rtde_setup_reply r;
 	int64_t end;
 	int echoed = 0;
-	const struct rtl_sim *sim;
+	const struct sim *sim;
 
 	o.echo_register = RTL_RTDE_CMD_REG_ECHO;
 	srv = serve(&o, NULL);

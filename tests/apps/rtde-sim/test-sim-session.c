@@ -23,17 +23,17 @@
 
 #define MS RTL_NS_PER_MS
 
-static struct rtl_sim *new_sim(const struct sim_opts *o)
+static struct sim *new_sim(const struct sim_opts *o)
 {
 	int err = 0;
-	struct rtl_sim *sim = sim_new(o, 0, &err);
+	struct sim *sim = sim_new(o, 0, &err);
 
 	cr_assert_eq(err, 0, "sim_new: %d", err);
 	cr_assert_not_null(sim);
 	return sim;
 }
 
-static struct rtl_sim *new_sim_profile(enum sim_profile_id p)
+static struct sim *new_sim_profile(enum sim_profile_id p)
 {
 	struct sim_opts o;
 
@@ -54,7 +54,7 @@ static size_t take(struct sim_session *s, uint8_t *out, size_t cap)
 	return n;
 }
 
-static void feed(struct rtl_sim *sim, struct sim_session *s, const void *b, size_t n)
+static void feed(struct sim *sim, struct sim_session *s, const void *b, size_t n)
 {
 	int r = sim_session_feed(sim, s, b, n, 0);
 
@@ -62,7 +62,7 @@ static void feed(struct rtl_sim *sim, struct sim_session *s, const void *b, size
 }
 
 /* Feed @req and expect exactly @exp (@elen bytes) back. */
-static void expect_reply(struct rtl_sim *sim, struct sim_session *s, const void *req, size_t rlen,
+static void expect_reply(struct sim *sim, struct sim_session *s, const void *req, size_t rlen,
 			 const void *exp, size_t elen)
 {
 	uint8_t got[70000];
@@ -75,7 +75,7 @@ static void expect_reply(struct rtl_sim *sim, struct sim_session *s, const void 
 		;
 }
 
-static void negotiate(struct rtl_sim *sim, struct sim_session *s, uint16_t v)
+static void negotiate(struct sim *sim, struct sim_session *s, uint16_t v)
 {
 	uint8_t req[8], rep[8];
 
@@ -85,7 +85,7 @@ static void negotiate(struct rtl_sim *sim, struct sim_session *s, uint16_t v)
 }
 
 /* Send SETUP_OUTPUTS @names at @hz and expect reply id @id with @types. */
-static void outputs(struct rtl_sim *sim, struct sim_session *s, double hz, const char *names,
+static void outputs(struct sim *sim, struct sim_session *s, double hz, const char *names,
 		    uint8_t id, const char *types)
 {
 	static uint8_t req[70000], exp[70000];
@@ -99,7 +99,7 @@ static void outputs(struct rtl_sim *sim, struct sim_session *s, double hz, const
 	expect_reply(sim, s, req, (size_t)rl, exp, (size_t)el);
 }
 
-static void inputs(struct rtl_sim *sim, struct sim_session *s, const char *names, uint8_t id,
+static void inputs(struct sim *sim, struct sim_session *s, const char *names, uint8_t id,
 		   const char *types)
 {
 	static uint8_t req[70000], exp[70000];
@@ -111,7 +111,7 @@ static void inputs(struct rtl_sim *sim, struct sim_session *s, const char *names
 	expect_reply(sim, s, req, (size_t)rl, exp, (size_t)el);
 }
 
-static void start(struct rtl_sim *sim, struct sim_session *s, bool ok)
+static void start(struct sim *sim, struct sim_session *s, bool ok)
 {
 	uint8_t req[4], rep[4];
 
@@ -124,7 +124,7 @@ static void start(struct rtl_sim *sim, struct sim_session *s, bool ok)
 
 Test(sim_session, protocol_v2_request_is_accepted_with_the_reference_bytes)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t req[] = { 0x00, 0x05, 0x56, 0x00, 0x02 };
 	const uint8_t rep[] = { 0x00, 0x04, 0x56, 0x01 };
@@ -138,7 +138,7 @@ Test(sim_session, protocol_v2_request_is_accepted_with_the_reference_bytes)
 Test(sim_session, max_protocol_1_refuses_v2_and_keeps_the_connection_for_v1)
 {
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_session *s;
 	const uint8_t v2[] = { 0x00, 0x05, 0x56, 0x00, 0x02 };
 	const uint8_t v1[] = { 0x00, 0x05, 0x56, 0x00, 0x01 };
@@ -169,7 +169,7 @@ Test(sim_session, every_profile_answers_its_controller_version)
 	static const uint32_t hz[SIM_PROFILE_COUNT] = { 125, 500, 500 };
 
 	for (int p = 0; p < SIM_PROFILE_COUNT; p++) {
-		struct rtl_sim *sim = new_sim_profile((enum sim_profile_id)p);
+		struct sim *sim = new_sim_profile((enum sim_profile_id)p);
 		struct sim_session *s = sim_session_open(sim, 0);
 
 		/* In any state: before V, too. */
@@ -183,7 +183,7 @@ Test(sim_session, every_profile_answers_its_controller_version)
 Test(sim_session, controller_version_option_overrides_the_profile)
 {
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_session *s;
 
 	sim_opts_default(&o);
@@ -200,7 +200,7 @@ Test(sim_session, controller_version_option_overrides_the_profile)
 
 Test(sim_session, setup_outputs_v2_reply_is_byte_exact)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	const char names[] = "timestamp,actual_q";
 	uint8_t req[64];
@@ -224,7 +224,7 @@ Test(sim_session, setup_outputs_v2_reply_is_byte_exact)
 
 Test(sim_session, setup_outputs_v1_reply_has_no_recipe_id)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	const char names[] = "timestamp,actual_q";
 	uint8_t req[64];
@@ -240,7 +240,7 @@ Test(sim_session, setup_outputs_v1_reply_has_no_recipe_id)
 
 Test(sim_session, unknown_output_is_not_found_and_the_recipe_id_is_zero)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 
 	negotiate(sim, s, 2);
@@ -254,7 +254,7 @@ Test(sim_session, unknown_output_is_not_found_and_the_recipe_id_is_zero)
 
 Test(sim_session, one_trailing_empty_name_is_ignored)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 
 	negotiate(sim, s, 2);
@@ -267,8 +267,8 @@ Test(sim_session, one_trailing_empty_name_is_ignored)
 
 Test(sim_session, field_too_new_for_the_profile_is_not_found)
 {
-	struct rtl_sim *cb3 = new_sim_profile(SIM_PROFILE_CB3);
-	struct rtl_sim *e = new_sim_profile(SIM_PROFILE_ESERIES);
+	struct sim *cb3 = new_sim_profile(SIM_PROFILE_CB3);
+	struct sim *e = new_sim_profile(SIM_PROFILE_ESERIES);
 	struct sim_session *s3 = sim_session_open(cb3, 0);
 	struct sim_session *s5 = sim_session_open(e, 0);
 
@@ -288,7 +288,7 @@ Test(sim_session, every_output_of_the_registry_fits_one_recipe)
 {
 	/* Like URCL's exhaustive recipe (406 names, 9 KB of names, 3 KB data
 	 * packages): far beyond RTL_RTDE_RECIPE_MAX_FIELDS and 2048 bytes. */
-	struct rtl_sim *sim = new_sim_profile(SIM_PROFILE_POLYSCOPE_X);
+	struct sim *sim = new_sim_profile(SIM_PROFILE_POLYSCOPE_X);
 	struct sim_session *s = sim_session_open(sim, 0);
 	static char names[20000], types[20000];
 	size_t nl = 0, tl = 0, fields = 0, wire = 0;
@@ -319,7 +319,7 @@ Test(sim_session, every_output_of_the_registry_fits_one_recipe)
 
 Test(sim_session, setup_inputs_reply_matches_the_reference_vector)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	const char names[] = "speed_slider_mask,speed_slider_fraction";
 	uint8_t req[64];
@@ -335,7 +335,7 @@ Test(sim_session, setup_inputs_reply_matches_the_reference_vector)
 
 Test(sim_session, input_recipe_ids_count_only_successful_setups)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 
 	negotiate(sim, s, 2);
@@ -351,7 +351,7 @@ Test(sim_session, input_recipe_ids_count_only_successful_setups)
 
 Test(sim_session, input_recipe_ids_end_at_255_and_the_reply_comes_before_the_text)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	const char names[] = "input_int_register_24";
 	uint8_t req[64], buf[1024];
@@ -376,7 +376,7 @@ Test(sim_session, input_recipe_ids_end_at_255_and_the_reply_comes_before_the_tex
 
 Test(sim_session, empty_setup_inputs_gets_no_reply)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t req[] = { 0x00, 0x03, 0x49 };
 	uint8_t got[64];
@@ -390,7 +390,7 @@ Test(sim_session, empty_setup_inputs_gets_no_reply)
 
 Test(sim_session, input_owned_by_another_connection_is_in_use_until_it_closes)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *a = sim_session_open(sim, 0);
 	struct sim_session *b = sim_session_open(sim, 0);
 
@@ -410,7 +410,7 @@ Test(sim_session, input_owned_by_another_connection_is_in_use_until_it_closes)
 Test(sim_session, fieldbus_owns_the_low_registers_and_the_standard_inputs)
 {
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_session *s;
 
 	sim_opts_default(&o);
@@ -431,7 +431,7 @@ Test(sim_session, fieldbus_owns_the_low_registers_and_the_standard_inputs)
 
 Test(sim_session, start_is_refused_without_a_valid_output_recipe)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 
 	negotiate(sim, s, 2);
@@ -452,7 +452,7 @@ Test(sim_session, start_is_refused_without_a_valid_output_recipe)
 
 Test(sim_session, pause_is_always_accepted)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t req[] = { 0x00, 0x03, 0x50 };
 	const uint8_t rep[] = { 0x00, 0x04, 0x50, 0x01 };
@@ -471,8 +471,8 @@ Test(sim_session, pause_is_always_accepted)
 
 Test(sim_session, output_rate_is_the_maximum_over_floor_max_over_f)
 {
-	struct rtl_sim *e = new_sim_profile(SIM_PROFILE_ESERIES);
-	struct rtl_sim *cb3 = new_sim_profile(SIM_PROFILE_CB3);
+	struct sim *e = new_sim_profile(SIM_PROFILE_ESERIES);
+	struct sim *cb3 = new_sim_profile(SIM_PROFILE_CB3);
 	struct sim_session *s = sim_session_open(e, 0);
 	struct sim_session *s3 = sim_session_open(cb3, 0);
 	static const struct {
@@ -503,7 +503,7 @@ Test(sim_session, output_rate_is_the_maximum_over_floor_max_over_f)
 
 /* Run cycles 0..n-1 at their deadlines; collect the timestamps of the
  * v2 data packages queued to @s (other packages are skipped). */
-static size_t stream(struct rtl_sim *sim, struct sim_session *s, unsigned n, double *ts, size_t max)
+static size_t stream(struct sim *sim, struct sim_session *s, unsigned n, double *ts, size_t max)
 {
 	static uint8_t buf[1 << 20];
 	size_t got = 0, len, off = 0;
@@ -530,7 +530,7 @@ static size_t stream(struct rtl_sim *sim, struct sim_session *s, unsigned n, dou
 
 Test(sim_session, data_packages_carry_whole_control_periods_from_42_s)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	uint8_t buf[256];
 	double ts[16];
@@ -562,7 +562,7 @@ Test(sim_session, data_packages_carry_whole_control_periods_from_42_s)
 
 Test(sim_session, v1_data_packages_have_no_recipe_id_and_run_at_the_maximum_rate)
 {
-	struct rtl_sim *sim = new_sim_profile(SIM_PROFILE_CB3);
+	struct sim *sim = new_sim_profile(SIM_PROFILE_CB3);
 	struct sim_session *s = sim_session_open(sim, 0);
 	uint8_t buf[64];
 
@@ -578,7 +578,7 @@ Test(sim_session, v1_data_packages_have_no_recipe_id_and_run_at_the_maximum_rate
 
 Test(sim_session, divisor_spaces_timestamps_by_n_periods)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	double ts[16];
 	size_t n;
@@ -595,7 +595,7 @@ Test(sim_session, divisor_spaces_timestamps_by_n_periods)
 
 Test(sim_session, paused_session_gets_no_data_and_inputs_still_apply)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	uint8_t pkg[16], fields[4], buf[64];
 	double ts[4];
@@ -633,7 +633,7 @@ static void expect_error_text(struct sim_session *s)
 
 Test(sim_session, unknown_and_malformed_packages_are_answered_with_an_error_text)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t unknown[] = { 0x00, 0x05, 0x02, 0x00, 0x00 };
 	const uint8_t short_v[] = { 0x00, 0x04, 0x56, 0x02 };
@@ -671,7 +671,7 @@ Test(sim_session, unknown_and_malformed_packages_are_answered_with_an_error_text
 
 Test(sim_session, client_text_messages_get_no_reply)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	struct rtl_rtde_text t = {
 		.level = 3, .message = "hello", .message_len = 5, .source = "test", .source_len = 4
@@ -688,7 +688,7 @@ Test(sim_session, client_text_messages_get_no_reply)
 
 Test(sim_session, header_below_three_bytes_loses_the_stream)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t bad[] = { 0x00, 0x02, 0x56 };
 
@@ -700,7 +700,7 @@ Test(sim_session, header_below_three_bytes_loses_the_stream)
 
 Test(sim_session, packages_split_across_reads_are_reassembled)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	const uint8_t reqs[] = { 0x00, 0x05, 0x56, 0x00, 0x02, 0x00, 0x03, 0x76, 0x00, 0x03, 0x50 };
 	uint8_t buf[64];
@@ -717,7 +717,7 @@ Test(sim_session, packages_split_across_reads_are_reassembled)
 Test(sim_session, a_client_that_does_not_read_is_closed_when_its_queue_would_overflow)
 {
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_session *s, *other;
 	uint8_t buf[8192];
 
@@ -750,7 +750,7 @@ Test(sim_session, a_client_that_does_not_read_is_closed_when_its_queue_would_ove
 Test(sim_session, skipped_packages_leave_gaps_of_exactly_the_skip_count)
 {
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_session *s;
 	double ts[64];
 	size_t n, gaps = 0;
@@ -782,7 +782,7 @@ Test(sim_session, skipped_packages_leave_gaps_of_exactly_the_skip_count)
 Test(sim_session, reset_after_marks_the_connection_after_n_packages)
 {
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_session *s;
 	double ts[16];
 
@@ -803,7 +803,7 @@ Test(sim_session, reset_after_marks_the_connection_after_n_packages)
 Test(sim_session, text_every_interleaves_info_messages)
 {
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_session *s;
 	uint8_t buf[4096];
 	size_t len, off = 0, texts = 0, data = 0;
@@ -843,7 +843,7 @@ Test(sim_session, text_every_interleaves_info_messages)
 Test(sim_session, faults_repeat_with_the_seed)
 {
 	struct sim_opts o;
-	struct rtl_sim *a, *b;
+	struct sim *a, *b;
 
 	sim_opts_default(&o);
 	o.faults.jitter_us = 500;
@@ -869,7 +869,7 @@ Test(sim_session, faults_repeat_with_the_seed)
 Test(sim_session, stall_holds_cycles_and_releases_them_back_to_back)
 {
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_session *s;
 	double ts[64];
 
@@ -899,7 +899,7 @@ Test(sim_session, stall_holds_cycles_and_releases_them_back_to_back)
 Test(sim_session, burst_holds_n_packages_and_writes_them_together)
 {
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 
 	sim_opts_default(&o);
 	o.faults.burst = 5;
@@ -915,7 +915,7 @@ Test(sim_session, burst_holds_n_packages_and_writes_them_together)
 
 Test(sim_session, late_cycles_beyond_the_catch_up_limit_are_skipped_as_overruns)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 
 	/* One second late: 500 cycles due, most run without sending. */
 	cr_assert_eq(sim_run_due(sim, RTL_NS_PER_SEC), 501);
@@ -926,7 +926,7 @@ Test(sim_session, late_cycles_beyond_the_catch_up_limit_are_skipped_as_overruns)
 Test(sim_session, echo_of_a_timestamp_records_the_round_trip)
 {
 	struct sim_opts o;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	struct sim_session *s;
 	uint8_t pkg[16], fields[8];
 	double ts[4];
@@ -963,7 +963,7 @@ Test(sim_session, echo_of_a_timestamp_records_the_round_trip)
 
 Test(sim_session, command_registers_move_the_robot)
 {
-	struct rtl_sim *sim = new_sim(NULL);
+	struct sim *sim = new_sim(NULL);
 	struct sim_session *s = sim_session_open(sim, 0);
 	uint8_t pkg[256], fields[128] = { 0 };
 	int n, seq = 1;

@@ -136,7 +136,7 @@ static void start_sim(struct sim_opts *so, struct sim_server_opts *sv)
 /* The loop and the transport go first (the transport's destroy stops an
  * uploaded program through the dashboard, which must still answer), then
  * the upload it hooked. */
-static struct rtl_sim *stop_sim(void)
+static struct sim *stop_sim(void)
 {
 	rtl_loop_destroy(R.loop);
 	R.loop = NULL;
@@ -264,7 +264,7 @@ static void whole_sequence(enum sim_profile_id profile)
 	struct rtl_ur_upload_counters uc = { .size = sizeof(uc) };
 	struct sim_opts so;
 	struct rtl_error err = { 0 };
-	struct rtl_sim *sim;
+	struct sim *sim;
 
 	sim_opts_default(&so);
 	so.profile = profile;
@@ -366,7 +366,7 @@ Test(rtde_upload, a_protective_stop_is_reported_and_recovered_when_asked, .fini 
 	struct sim_opts so;
 	struct rtl_error err = { 0 };
 	struct rtl_loop_counters ls = { .size = sizeof(ls) };
-	struct rtl_sim *sim;
+	struct sim *sim;
 	int64_t until;
 
 	sim_opts_default(&so);
@@ -406,7 +406,7 @@ Test(rtde_upload, a_controller_without_a_dashboard, .fini = teardown, .timeout =
 	struct sim_opts so;
 	struct sim_server_opts sv = { 0 };
 	struct rtl_error err = { 0 };
-	struct rtl_sim *sim;
+	struct sim *sim;
 
 	sim_opts_default(&so); /* the quick start state: already RUNNING */
 	sv.service_port[SIM_PORT_DASHBOARD] = -1;
@@ -466,7 +466,7 @@ Test(rtde_upload, polyscope_x_through_the_robot_api, .fini = teardown, .timeout 
 	struct rtl_ur_upload_counters uc = { .size = sizeof(uc) };
 	struct sim_opts so;
 	struct rtl_error err = { 0 };
-	struct rtl_sim *sim;
+	struct sim *sim;
 	int64_t until;
 	int ret;
 

@@ -40,7 +40,7 @@ static void start(bool boot)
 }
 
 /* Stop the server: its controller may be read after this. */
-static struct rtl_sim *stop(void)
+static struct sim *stop(void)
 {
 	sim_server_stop(srv);
 	sim_server_join(srv);
@@ -195,7 +195,7 @@ Test(ur_primary_sim, control_script_starts_the_executor)
 {
 	struct rtl_ur_primary *c;
 	struct rtl_error err;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	size_t len;
 	char *s = read_script(&len);
 
@@ -217,7 +217,7 @@ Test(ur_primary_sim, control_script_on_the_realtime_port_starts_the_executor)
 	size_t len;
 	char *s = read_script(&len);
 	uint16_t port;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	int fd;
 
 	start(false);
@@ -286,7 +286,7 @@ Test(ur_primary_sim, program_before_power_on_is_refused_with_a_message)
 	struct rtl_ur_primary *c;
 	struct rtl_ur_robot_msg m;
 	struct rtl_error err;
-	struct rtl_sim *sim;
+	struct sim *sim;
 	size_t len;
 	char *s = read_script(&len);
 
@@ -309,7 +309,7 @@ Test(ur_primary_sim, single_lines_are_programs_of_their_own)
 	struct rtl_ur_robot_msg rtx;
 	struct rtl_error err;
 	static const char line[] = "textmsg(\"hello\")\n";
-	struct rtl_sim *sim;
+	struct sim *sim;
 
 	start(false);
 	c = connect_to(SIM_PORT_SECONDARY);
