@@ -33,8 +33,9 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 int main(int argc, char **argv)
 {
 	struct rtl_rtde_transport *rtde;
+	/* The step reads the timestamp alone and writes the command recipe. */
 	struct rtl_rtde_client_config cc = { .size = sizeof(cc),
-					     .outputs = "timestamp,actual_q",
+					     .outputs = "timestamp",
 					     .inputs = { RTL_RTDE_CMD_RECIPE } };
 	struct rtl_rtde_transport_config tc = {
 		.size = sizeof(tc),
