@@ -414,8 +414,9 @@ struct rtl_loop_spin {
  *     @wait_start (a late start shortens the window, never moves its end).
  *   - @spin_lead_ns > 0 without them: no spin (the next frame gives one).
  * Returns the window, [from, until): empty (both @wait_start) when the wait
- * does not spin, and for a negative @spin_ns or @spin_lead_ns. Never spins
- * longer than the budget. RT-safe.
+ * does not spin, and for a negative @spin_ns or @spin_lead_ns. The window
+ * is never longer than @spin_ns (2 x @spin_lead_ns when @spin_ns is 0), the
+ * budget the configuration gives. RT-safe.
  */
 RTL_API struct rtl_loop_spin rtl_loop_spin_window(int64_t wait_start, int64_t last_rx_ns,
 						  int64_t period_ns, int64_t spin_ns,
