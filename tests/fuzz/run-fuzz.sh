@@ -85,7 +85,8 @@ libs="-lexpat -lcurl -lm -lpthread"
 # (no parsers, and most of the time of an input) only for ASan and
 # UBSan, so the fuzzer's time goes to the parsers.
 plain="ring/error.c ring/ring.c ring/sized.c rt/log.c rt/mem.c rt/time.c rt/hist.c rt/json.c apps/rtde-sim/robot.c
-io/rtde/rtde_fields.c io/net/tcp.c io/ur/ur_dashboard.c io/ur/ur_robot_api.c apps/rtde-sim/ports.c"
+io/rtde/rtde_fields.c io/net/tcp.c io/ur/ur_dashboard.c io/ur/ur_robot_api.c io/ur/ur_robot_api_json.c
+apps/rtde-sim/ports.c"
 srcs="io/rtde/rtde_codec.c io/rtde/rtde_framer.c io/rtde/rtde_fields.c io/rtde/rtde_recipe.c
 io/rtde/rtde_client.c io/udp/udp.c io/ur/ur_primary.c
 apps/rtde-sim/session.c apps/rtde-sim/sim.c apps/rtde-sim/udp.c
