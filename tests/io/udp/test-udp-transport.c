@@ -361,6 +361,16 @@ static void two_seconds_at_1khz_with_skips_counted_exactly(void)
 RTL_TEST_BOTH_MODES(loop_udp, loop_udp_inline, two_seconds_at_1khz_with_skips_counted_exactly,
 		    rig_inline)
 
+/* How far joint 0 may be from 10 deg/s over the run: the ramp (0.05 deg)
+ * and the first command's round trip. Under ThreadSanitizer (the shim's
+ * build) that round trip can take a hundred milliseconds on a loaded
+ * machine (1 deg); there the bound only catches a motion gone wrong. */
+#ifdef RTL_TAP_SHIM
+#define SPEEDJ_TOL_DEG 2.0
+#else
+#define SPEEDJ_TOL_DEG 0.3
+#endif
+
 Test(loop_udp, speedj_commands_move_the_robot)
 {
 	struct rtl_loop_counters s = { .size = sizeof(s) };
@@ -374,8 +384,8 @@ Test(loop_udp, speedj_commands_move_the_robot)
 	 * 0.05 deg, the first command's round trip a little more. */
 	expect = 10.0 * (R.last_ts - R.first_ts);
 	moved = R.q0_last - R.q0_first;
-	cr_expect(fabs(moved - expect) < 0.3, "joint 0 moved %g deg, expected about %g", moved,
-		  expect);
+	cr_expect(fabs(moved - expect) < SPEEDJ_TOL_DEG, "joint 0 moved %g deg, expected about %g",
+		  moved, expect);
 	cr_expect_eq(R.last_robot_state, 2, "ROBOT_STATE MOVING");
 	cr_expect_eq(ss.watchdog_trips, 0, "commands every period: no time-out");
 	/* The safe STOP at the start and at the exit, speedj in between. */
