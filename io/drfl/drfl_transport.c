@@ -195,7 +195,7 @@ static int deadline(struct rtl_drfl_transport *t, int64_t now)
 	return -ETIMEDOUT;
 }
 
-static int op_recv(struct rtl_transport *base)
+static int drfl_op_recv(struct rtl_transport *base)
 {
 	struct rtl_drfl_transport *t = of(base);
 	int64_t now = rtl_time_now(), wait_ns = RTL_TRANSPORT_RX_SLICE_NS;
@@ -224,7 +224,7 @@ static int op_recv(struct rtl_transport *base)
 	return ret < 0 ? ret : -EAGAIN;
 }
 
-static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t cap)
+static int drfl_op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t cap)
 {
 	struct rtl_drfl_transport *t = of(base);
 	double period = (double)base->period_ns * 1e-9;
@@ -276,7 +276,7 @@ static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t 
 	return 0;
 }
 
-static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *f)
+static bool drfl_op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *f)
 {
 	struct rtl_drfl_transport *t = of(base);
 
@@ -285,14 +285,14 @@ static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *
 
 /* ---- the transmit side ---------------------------------------------------------------- */
 
-static int op_check(struct rtl_transport *base, char *why, size_t len)
+static int drfl_op_check(struct rtl_transport *base, char *why, size_t len)
 {
 	struct rtl_drfl_transport *t = of(base);
 
 	return rtl_udp_cmd_check(&t->cmd, why, len, &t->cfg.limits);
 }
 
-static int op_send(struct rtl_transport *base, int64_t now)
+static int drfl_op_send(struct rtl_transport *base, int64_t now)
 {
 	struct rtl_drfl_transport *t = of(base);
 	int ret;
@@ -309,7 +309,7 @@ static int op_send(struct rtl_transport *base, int64_t now)
 	return (int)sizeof(t->cmd);
 }
 
-static int op_send_safe(struct rtl_transport *base)
+static int drfl_op_send_safe(struct rtl_transport *base)
 {
 	struct rtl_drfl_transport *t = of(base);
 	float vel[6], acc[6];
@@ -334,7 +334,7 @@ static void callbacks(struct rtl_drfl_transport *t, bool on)
 		t->api.set_on_rt_log_alarm(t->api.ctx, on ? on_alarm : NULL, on ? t : NULL);
 }
 
-static void op_disconnect(struct rtl_transport *base)
+static void drfl_op_disconnect(struct rtl_transport *base)
 {
 	struct rtl_drfl_transport *t = of(base);
 
@@ -345,13 +345,13 @@ static void op_disconnect(struct rtl_transport *base)
 	t->connected = false;
 }
 
-static int op_connect(struct rtl_transport *base, struct rtl_error *err)
+static int drfl_op_connect(struct rtl_transport *base, struct rtl_error *err)
 {
 	struct rtl_drfl_transport *t = of(base);
 	int64_t end;
 	int ret;
 
-	op_disconnect(base);
+	drfl_op_disconnect(base);
 	/* What a previous session left behind. */
 	while (rtl_ring_peek(t->states))
 		rtl_ring_release(t->states);
@@ -372,7 +372,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 		uint32_t seen = atomic_load(&t->events);
 
 		if (left <= 0) {
-			op_disconnect(base);
+			drfl_op_disconnect(base);
 			return rtl_error_set(
 				err, -ETIMEDOUT,
 				"DRFL: RT control started on %s:%u but no state came within "
@@ -398,7 +398,7 @@ static int op_connect(struct rtl_transport *base, struct rtl_error *err)
 	return 0;
 }
 
-static const char *op_error(struct rtl_transport *base)
+static const char *drfl_op_error(struct rtl_transport *base)
 {
 	return of(base)->why;
 }
@@ -406,15 +406,15 @@ static const char *op_error(struct rtl_transport *base)
 static const struct rtl_transport_ops drfl_ops = {
 	.size = sizeof(struct rtl_transport_ops),
 	.name = "drfl",
-	.connect = op_connect,
-	.recv = op_recv,
-	.next = op_next,
-	.check = op_check,
-	.send = op_send,
-	.send_safe = op_send_safe,
-	.at_rest = op_at_rest,
-	.disconnect = op_disconnect,
-	.error = op_error,
+	.connect = drfl_op_connect,
+	.recv = drfl_op_recv,
+	.next = drfl_op_next,
+	.check = drfl_op_check,
+	.send = drfl_op_send,
+	.send_safe = drfl_op_send_safe,
+	.at_rest = drfl_op_at_rest,
+	.disconnect = drfl_op_disconnect,
+	.error = drfl_op_error,
 };
 
 /* ---- set-up ------------------------------------------------------------------------------ */
@@ -526,7 +526,7 @@ RTL_API void rtl_drfl_transport_destroy(struct rtl_drfl_transport *t)
 {
 	if (!t)
 		return;
-	op_disconnect(&t->base);
+	drfl_op_disconnect(&t->base);
 	rtl_ring_destroy(t->states);
 	rtl_ring_destroy(t->alarms);
 	free(t);

@@ -119,7 +119,7 @@ static bool settled(enum rtl_rtde_client_state_id s, bool no_start)
 /* Take the events of the bytes fed so far until the client has settled
  * (@until_settled) or none is left. What follows the settling (data
  * packages that came in the same read as the START reply) stays in the
- * framer for the loop: op_recv() hands it over before it receives again.
+ * framer for the loop: rtde_op_recv() hands it over before it receives again.
  * Returns 0, or a fatal error's code with @err filled. */
 static int drain(struct rtl_rtde_client *c, bool until_settled, bool no_start,
 		 struct rtl_error *err)
@@ -406,7 +406,7 @@ static int resolve_checks(struct rtl_rtde_transport *t, struct rtl_error *err)
 
 static int build_safe(struct rtl_rtde_transport *t, struct rtl_error *err);
 
-static int op_connect(struct rtl_transport *base, struct rtl_error *err)
+static int rtde_op_connect(struct rtl_transport *base, struct rtl_error *err)
 {
 	struct rtl_rtde_transport *t = of(base);
 	int64_t timeout =
@@ -481,7 +481,7 @@ err_close:
 
 /* ---- rx thread ------------------------------------------------------------------------------ */
 
-static int op_recv(struct rtl_transport *base)
+static int rtde_op_recv(struct rtl_transport *base)
 {
 	struct rtl_rtde_transport *t = of(base);
 	ssize_t n;
@@ -521,7 +521,7 @@ static int op_recv(struct rtl_transport *base)
 	return (int)n;
 }
 
-static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t cap)
+static int rtde_op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t cap)
 {
 	struct rtl_rtde_transport *t = of(base);
 	struct rtl_rtde_client_event ev;
@@ -619,7 +619,7 @@ static int tx_send(struct rtl_rtde_transport *t, size_t len)
 	return (int)len;
 }
 
-static int op_send(struct rtl_transport *base, int64_t now)
+static int rtde_op_send(struct rtl_transport *base, int64_t now)
 {
 	struct rtl_rtde_transport *t = of(base);
 	int64_t keep = t->cfg.keepalive_ns;
@@ -722,7 +722,7 @@ static void numeric_host(struct rtl_rtde_transport *t)
 			  sizeof(t->host_ip));
 }
 
-static int op_send_safe(struct rtl_transport *base)
+static int rtde_op_send_safe(struct rtl_transport *base)
 {
 	return send_safe(of(base), NULL);
 }
@@ -772,7 +772,7 @@ static int check_values(const struct rtl_rtde_transport *t, const unsigned char 
 	return 0;
 }
 
-static int op_check(struct rtl_transport *base, char *why, size_t len)
+static int rtde_op_check(struct rtl_transport *base, char *why, size_t len)
 {
 	struct rtl_rtde_transport *t = of(base);
 
@@ -840,7 +840,7 @@ static int build_safe(struct rtl_rtde_transport *t, struct rtl_error *err)
 	return 0;
 }
 
-static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *f)
+static bool rtde_op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *f)
 {
 	struct rtl_rtde_transport *t = of(base);
 	struct rtl_rtde_frame fr = rtl_rtde_loop_state(f);
@@ -854,7 +854,7 @@ static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *
 	return true;
 }
 
-static void op_disconnect(struct rtl_transport *base)
+static void rtde_op_disconnect(struct rtl_transport *base)
 {
 	struct rtl_rtde_transport *t = of(base);
 
@@ -866,7 +866,7 @@ static void op_disconnect(struct rtl_transport *base)
 	t->pending = false;
 }
 
-static const char *op_error(struct rtl_transport *base)
+static const char *rtde_op_error(struct rtl_transport *base)
 {
 	return of(base)->lost.msg;
 }
@@ -874,15 +874,15 @@ static const char *op_error(struct rtl_transport *base)
 static const struct rtl_transport_ops rtde_ops = {
 	.size = sizeof(struct rtl_transport_ops),
 	.name = "rtde",
-	.connect = op_connect,
-	.recv = op_recv,
-	.next = op_next,
-	.send = op_send,
-	.send_safe = op_send_safe,
-	.check = op_check,
-	.at_rest = op_at_rest,
-	.disconnect = op_disconnect,
-	.error = op_error,
+	.connect = rtde_op_connect,
+	.recv = rtde_op_recv,
+	.next = rtde_op_next,
+	.send = rtde_op_send,
+	.send_safe = rtde_op_send_safe,
+	.check = rtde_op_check,
+	.at_rest = rtde_op_at_rest,
+	.disconnect = rtde_op_disconnect,
+	.error = rtde_op_error,
 };
 
 /* ---- set-up ------------------------------------------------------------------------------- */
@@ -1192,7 +1192,7 @@ RTL_API int rtl_rtde_transport_receive(struct rtl_rtde_transport *t, struct rtl_
 	if (t->fd < 0)
 		return rtl_error_set(err, -ENOTCONN, "RTDE transport: receive: not connected");
 	/* What the handshake's last read left comes first: it lives in t->rx,
-	 * which the next recv() overwrites; then op_recv() has none to hand
+	 * which the next recv() overwrites; then rtde_op_recv() has none to hand
 	 * over. */
 	t->pending = false;
 	got = take_data(t, newest);

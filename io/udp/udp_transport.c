@@ -174,7 +174,7 @@ static int rx_one(struct rtl_udp_transport *t, int flags)
 	return (int)n;
 }
 
-static int op_recv(struct rtl_transport *base)
+static int udp_op_recv(struct rtl_transport *base)
 {
 	struct rtl_udp_transport *t = of(base);
 
@@ -232,7 +232,7 @@ static int on_alarm(struct rtl_udp_transport *t, const struct rtl_loop_frame *f,
 	return dropped(t, f);
 }
 
-static int op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t cap)
+static int udp_op_next(struct rtl_transport *base, struct rtl_loop_frame *f, size_t cap)
 {
 	struct rtl_udp_transport *t = of(base);
 	struct rtl_udp_frame *v = (struct rtl_udp_frame *)(void *)f->values;
@@ -363,7 +363,7 @@ static int send_cmd(struct rtl_udp_transport *t, struct rtl_udp_cmd *c, uint8_t 
 	return ret;
 }
 
-static int op_send(struct rtl_transport *base, int64_t now)
+static int udp_op_send(struct rtl_transport *base, int64_t now)
 {
 	struct rtl_udp_transport *t = of(base);
 	struct rtl_udp_cmd c = t->cmd;
@@ -379,7 +379,7 @@ static void store_le64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static int op_send_safe(struct rtl_transport *base)
+static int udp_op_send_safe(struct rtl_transport *base)
 {
 	struct rtl_udp_transport *t = of(base);
 	int ret;
@@ -399,14 +399,14 @@ static int op_send_safe(struct rtl_transport *base)
 	return ret;
 }
 
-static bool op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *f)
+static bool udp_op_at_rest(struct rtl_transport *base, const struct rtl_loop_frame *f)
 {
 	struct rtl_udp_transport *t = of(base);
 
 	return rtl_udp_state_at_rest(&rtl_udp_loop_frame(f)->rt, t->cfg.rest_speed);
 }
 
-static int op_check(struct rtl_transport *base, char *why, size_t len)
+static int udp_op_check(struct rtl_transport *base, char *why, size_t len)
 {
 	struct rtl_udp_transport *t = of(base);
 	const struct rtl_udp_cmd_limits lim = { .max_joint_vel = t->cfg.max_joint_vel,
@@ -551,7 +551,7 @@ static void close_fd(struct rtl_udp_transport *t)
 	t->fd = -1;
 }
 
-static int op_connect(struct rtl_transport *base, struct rtl_error *err)
+static int udp_op_connect(struct rtl_transport *base, struct rtl_error *err)
 {
 	struct rtl_udp_transport *t = of(base);
 	int64_t deadline = rtl_time_now() + t->cfg.connect_timeout_ns;
@@ -613,7 +613,7 @@ err_close:
 	return ret;
 }
 
-static void op_disconnect(struct rtl_transport *base)
+static void udp_op_disconnect(struct rtl_transport *base)
 {
 	struct rtl_udp_transport *t = of(base);
 	uint8_t bye[RTL_UDP_HEADER_SIZE];
@@ -625,7 +625,7 @@ static void op_disconnect(struct rtl_transport *base)
 	t->rx_len = 0;
 }
 
-static const char *op_error(struct rtl_transport *base)
+static const char *udp_op_error(struct rtl_transport *base)
 {
 	return of(base)->why;
 }
@@ -633,15 +633,15 @@ static const char *op_error(struct rtl_transport *base)
 static const struct rtl_transport_ops udp_ops = {
 	.size = sizeof(struct rtl_transport_ops),
 	.name = "udp",
-	.connect = op_connect,
-	.recv = op_recv,
-	.next = op_next,
-	.send = op_send,
-	.send_safe = op_send_safe,
-	.check = op_check,
-	.at_rest = op_at_rest,
-	.disconnect = op_disconnect,
-	.error = op_error,
+	.connect = udp_op_connect,
+	.recv = udp_op_recv,
+	.next = udp_op_next,
+	.send = udp_op_send,
+	.send_safe = udp_op_send_safe,
+	.check = udp_op_check,
+	.at_rest = udp_op_at_rest,
+	.disconnect = udp_op_disconnect,
+	.error = udp_op_error,
 };
 
 /* ---- set-up ------------------------------------------------------------------------------------
