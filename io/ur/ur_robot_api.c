@@ -266,13 +266,16 @@ static int request(struct rtl_ur_robot_api *api, const char *method, const char 
 			     what, method, path, status, msg);
 }
 
-/* The string member @key of the last reply, or -EPROTO with the sentence. */
-static int field(struct rtl_ur_robot_api *api, const char *what, const char *key, char *out,
-		 size_t cap, struct rtl_error *err)
+/* GET @path and read the string member @key of the reply into @out: 0, the
+ * request's error, or -EPROTO with the sentence. */
+static int get_field(struct rtl_ur_robot_api *api, const char *path, const char *what,
+		     const char *key, char *out, size_t cap, struct rtl_error *err)
 {
-	int n = rtl_ur_robot_api_json_string(out, cap, api->body, api->body_len, key);
+	int r = request(api, "GET", path, NULL, what, false, err);
 
-	if (n >= 0)
+	if (r)
+		return r;
+	if (rtl_ur_robot_api_json_string(out, cap, api->body, api->body_len, key) >= 0)
 		return 0;
 	return rtl_error_set(err, -EPROTO,
 			     "robot api: %s: the reply is not a JSON object with a string "
@@ -325,10 +328,8 @@ int rtl_ur_robot_api_robot_mode(struct rtl_ur_robot_api *api, enum rtl_ur_robot_
 				struct rtl_error *err)
 {
 	char v[64];
-	int r = request(api, "GET", "/robotstate/v1/robotmode", NULL, "robot mode", false, err);
+	int r = get_field(api, "/robotstate/v1/robotmode", "robot mode", "mode", v, sizeof(v), err);
 
-	if (!r)
-		r = field(api, "robot mode", "mode", v, sizeof(v), err);
 	if (r)
 		return r;
 	if (rtl_ur_robot_mode_parse(mode, v))
@@ -343,10 +344,9 @@ int rtl_ur_robot_api_safety_mode(struct rtl_ur_robot_api *api, enum rtl_ur_safet
 				 struct rtl_error *err)
 {
 	char v[64];
-	int r = request(api, "GET", "/robotstate/v1/safetymode", NULL, "safety mode", false, err);
+	int r = get_field(api, "/robotstate/v1/safetymode", "safety mode", "mode", v, sizeof(v),
+			  err);
 
-	if (!r)
-		r = field(api, "safety mode", "mode", v, sizeof(v), err);
 	if (r)
 		return r;
 	if (rtl_ur_safety_status_parse(status, v))
@@ -366,10 +366,8 @@ int rtl_ur_robot_api_program_state(struct rtl_ur_robot_api *api, struct rtl_ur_p
 		RTL_UR_PROGRAM_PAUSED,
 	};
 	char v[64];
-	int r = request(api, "GET", "/program/v1/state", NULL, "program state", false, err);
+	int r = get_field(api, "/program/v1/state", "program state", "state", v, sizeof(v), err);
 
-	if (!r)
-		r = field(api, "program state", "state", v, sizeof(v), err);
 	if (r)
 		return r;
 	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
@@ -393,10 +391,8 @@ int rtl_ur_robot_api_is_in_remote_control(struct rtl_ur_robot_api *api, bool *re
 					  struct rtl_error *err)
 {
 	char v[32];
-	int r = request(api, "GET", "/system/v1/controlmode", NULL, "control mode", false, err);
+	int r = get_field(api, "/system/v1/controlmode", "control mode", "mode", v, sizeof(v), err);
 
-	if (!r)
-		r = field(api, "control mode", "mode", v, sizeof(v), err);
 	if (r)
 		return r;
 	if (!strcasecmp(v, "REMOTE"))
@@ -415,10 +411,8 @@ int rtl_ur_robot_api_version(struct rtl_ur_robot_api *api, struct rtl_ur_version
 			     struct rtl_error *err)
 {
 	char s[64];
-	int r = request(api, "GET", "/versions/v1", NULL, "version", false, err);
+	int r = get_field(api, "/versions/v1", "version", "marketingVersion", s, sizeof(s), err);
 
-	if (!r)
-		r = field(api, "version", "marketingVersion", s, sizeof(s), err);
 	if (r)
 		return r;
 	if (rtl_ur_version_parse(v, s))
