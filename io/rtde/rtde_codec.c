@@ -449,15 +449,23 @@ static int encode_empty(uint8_t *buf, size_t cap, int type)
 	return begin_pkg(buf, cap, type, 0);
 }
 
-static int decode_empty(const uint8_t *buf, size_t len, int type)
+/* Open package @buf of @type whose payload must be @size bytes long. */
+static int open_fixed(const uint8_t *buf, size_t len, int type, size_t size,
+		      const uint8_t **payload)
 {
-	const uint8_t *p;
 	size_t plen;
-	int err = open_pkg(buf, len, type, &p, &plen);
+	int err = open_pkg(buf, len, type, payload, &plen);
 
 	if (err)
 		return err;
-	return plen == 0 ? 0 : -EBADMSG;
+	return plen == size ? 0 : -EBADMSG;
+}
+
+static int decode_empty(const uint8_t *buf, size_t len, int type)
+{
+	const uint8_t *p;
+
+	return open_fixed(buf, len, type, 0, &p);
 }
 
 RTL_API int rtl_rtde_encode_protocol_version_request(uint8_t *buf, size_t cap, uint16_t version)
@@ -474,16 +482,13 @@ RTL_API int rtl_rtde_decode_protocol_version_request(uint16_t *version, const ui
 						     size_t len)
 {
 	const uint8_t *p;
-	size_t plen;
 	int err;
 
 	if (!version)
 		return -EINVAL;
-	err = open_pkg(buf, len, RTL_RTDE_PKG_PROTOCOL_VERSION, &p, &plen);
+	err = open_fixed(buf, len, RTL_RTDE_PKG_PROTOCOL_VERSION, 2, &p);
 	if (err)
 		return err;
-	if (plen != 2)
-		return -EBADMSG;
 	*version = rtl_rtde_load_u16(p);
 	return 0;
 }
@@ -519,16 +524,13 @@ RTL_API int rtl_rtde_decode_urcontrol_version_reply(struct rtl_rtde_controller_v
 						    const uint8_t *buf, size_t len)
 {
 	const uint8_t *p;
-	size_t plen;
 	int err;
 
 	if (!v)
 		return -EINVAL;
-	err = open_pkg(buf, len, RTL_RTDE_PKG_URCONTROL_VERSION, &p, &plen);
+	err = open_fixed(buf, len, RTL_RTDE_PKG_URCONTROL_VERSION, 16, &p);
 	if (err)
 		return err;
-	if (plen != 16)
-		return -EBADMSG;
 	v->major = rtl_rtde_load_u32(p);
 	v->minor = rtl_rtde_load_u32(p + 4);
 	v->bugfix = rtl_rtde_load_u32(p + 8);
@@ -580,16 +582,13 @@ RTL_API int rtl_rtde_decode_accepted_reply(bool *accepted, const uint8_t *buf, s
 					   enum rtl_rtde_pkg type)
 {
 	const uint8_t *p;
-	size_t plen;
 	int err;
 
 	if (!accepted || !has_accepted_reply(type))
 		return -EINVAL;
-	err = open_pkg(buf, len, type, &p, &plen);
+	err = open_fixed(buf, len, type, 1, &p);
 	if (err)
 		return err;
-	if (plen != 1)
-		return -EBADMSG;
 	*accepted = p[0] != 0;
 	return 0;
 }
