@@ -24,7 +24,6 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,17 +271,9 @@ int rec_csv_row(char *buf, size_t cap, const struct rec_schema *s, const struct 
 
 /* ---- CSV, read back --------------------------------------------------------------------- */
 
-int rec_error_set(struct rec_error *err, int code, const char *fmt, ...)
+void rec_error_print(FILE *f, const char *prefix, const struct rec_error *e)
 {
-	va_list ap;
-
-	if (err) {
-		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
+	fprintf(f, "%s%s%s\n", prefix, e->err.msg, e->detail);
 }
 
 /* A name as the CSV header may hold it: letters, digits and '_'. */
@@ -343,15 +334,16 @@ int rec_csv_read_header(const char *line, size_t len, struct rec_schema *s, bool
 	*extra = false;
 	toks = malloc(sizeof(*toks) * MAX_TOKENS);
 	if (!toks)
-		return rec_error_set(err, -ENOMEM, "out of memory");
+		return rtl_error_set(rec_err(err), -ENOMEM, "out of memory");
 	while (next_token(line, n, &pos, &tok, &tlen)) {
 		if (ntok == MAX_TOKENS) {
-			ret = rec_error_set(err, -ENOMSG, "more than %d columns", MAX_TOKENS);
+			ret = rtl_error_set(rec_err(err), -ENOMSG, "more than %d columns",
+					    MAX_TOKENS);
 			goto out;
 		}
 		if (!name_ok(tok, tlen)) {
-			ret = rec_error_set(
-				err, -ENOMSG,
+			ret = rtl_error_set(
+				rec_err(err), -ENOMSG,
 				"header column %zu is not a field name (letters, digits, '_')",
 				ntok + 1);
 			goto out;
@@ -387,8 +379,8 @@ int rec_csv_read_header(const char *line, size_t len, struct rec_schema *s, bool
 
 				if (i + e >= ntok || toks[i + e].n != (size_t)w ||
 				    memcmp(toks[i + e].p, want, (size_t)w)) {
-					ret = rec_error_set(
-						err, -EBADMSG,
+					ret = rtl_error_set(
+						rec_err(err), -EBADMSG,
 						"header: the vector %.*s is not expanded as "
 						"%.*s_0 .. %.*s_%u",
 						(int)name_len, toks[i].p, (int)name_len, toks[i].p,
@@ -398,7 +390,7 @@ int rec_csv_read_header(const char *line, size_t len, struct rec_schema *s, bool
 			}
 			used = elems;
 		} else if (f) {
-			ret = rec_error_set(err, -EBADMSG,
+			ret = rtl_error_set(rec_err(err), -EBADMSG,
 					    "header: the vector %.*s must be expanded as %.*s_0 ..",
 					    (int)toks[i].n, toks[i].p, (int)toks[i].n, toks[i].p);
 			goto out;
@@ -406,15 +398,16 @@ int rec_csv_read_header(const char *line, size_t len, struct rec_schema *s, bool
 		/* else a name this registry does not know: a double, as record.py's
 		 * readers take every column. */
 		if (name_len >= REC_NAME_MAX || s->n == RTL_RTDE_RECIPE_MAX_FIELDS) {
-			ret = rec_error_set(err, -EBADMSG,
+			ret = rtl_error_set(rec_err(err), -EBADMSG,
 					    "header: a name too long, or too many fields");
 			goto out;
 		}
 		for (unsigned c = 0; c < s->n; c++)
 			if (strlen(s->cols[c].name) == name_len &&
 			    !memcmp(s->cols[c].name, toks[i].p, name_len)) {
-				ret = rec_error_set(err, -EBADMSG, "header: the field %.*s twice",
-						    (int)name_len, toks[i].p);
+				ret = rtl_error_set(rec_err(err), -EBADMSG,
+						    "header: the field %.*s twice", (int)name_len,
+						    toks[i].p);
 				goto out;
 			}
 		memcpy(s->cols[s->n].name, toks[i].p, name_len);
@@ -428,8 +421,8 @@ int rec_csv_read_header(const char *line, size_t len, struct rec_schema *s, bool
 		i += used;
 	}
 	if (!have_ts) {
-		ret = rec_error_set(
-			err, -ENOMSG,
+		ret = rtl_error_set(
+			rec_err(err), -ENOMSG,
 			"no timestamp column (rtde-record records timestamp in every file)");
 		goto out;
 	}
@@ -501,7 +494,8 @@ int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, 
 	memset(values, 0, s->values_size);
 	row->values = values;
 	if (n == 0)
-		return rec_error_set(err, -EBADMSG, "an empty line, the header has %u cells", want);
+		return rtl_error_set(rec_err(err), -EBADMSG,
+				     "an empty line, the header has %u cells", want);
 	for (unsigned i = 0; i < s->n; i++) {
 		enum rtl_rtde_type t = (enum rtl_rtde_type)s->cols[i].type;
 		unsigned elems = rtl_rtde_type_elems(t);
@@ -516,8 +510,8 @@ int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, 
 			bool ok;
 
 			if (!next_token(line, n, &pos, &tok, &tlen))
-				return rec_error_set(err, -EBADMSG, "%u cells, the header has %u",
-						     cell, want);
+				return rtl_error_set(rec_err(err), -EBADMSG,
+						     "%u cells, the header has %u", cell, want);
 			switch (t) {
 			case RTL_RTDE_TYPE_BOOL:
 				ok = (tlen == 1 && (tok[0] == '0' || tok[0] == '1')) ||
@@ -557,16 +551,17 @@ int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, 
 			}
 			if (!ok) {
 				if (elems > 1)
-					return rec_error_set(
-						err, -EBADMSG,
+					return rtl_error_set(
+						rec_err(err), -EBADMSG,
 						"cell %u (%s_%u): '%.*s' is not a %s value",
 						cell + 1, s->cols[i].name, e,
 						(int)(tlen < 40 ? tlen : 40), tok,
 						rtl_rtde_type_name(t));
-				return rec_error_set(
-					err, -EBADMSG, "cell %u (%s): '%.*s' is not a %s value",
-					cell + 1, s->cols[i].name, (int)(tlen < 40 ? tlen : 40),
-					tok, rtl_rtde_type_name(t));
+				return rtl_error_set(rec_err(err), -EBADMSG,
+						     "cell %u (%s): '%.*s' is not a %s value",
+						     cell + 1, s->cols[i].name,
+						     (int)(tlen < 40 ? tlen : 40), tok,
+						     rtl_rtde_type_name(t));
 			}
 		}
 	}
@@ -574,19 +569,19 @@ int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, 
 		uint64_t lost;
 
 		if (!next_token(line, n, &pos, &tok, &tlen))
-			return rec_error_set(err, -EBADMSG, "%u cells, the header has %u", cell,
-					     want);
+			return rtl_error_set(rec_err(err), -EBADMSG, "%u cells, the header has %u",
+					     cell, want);
 		if (!parse_i64_text(tok, tlen, INT64_MIN, INT64_MAX, &row->rx_ns))
-			return rec_error_set(
-				err, -EBADMSG,
+			return rtl_error_set(
+				rec_err(err), -EBADMSG,
 				"cell %u (host_time_ns): '%.*s' is not a 64-bit integer", cell + 1,
 				(int)(tlen < 40 ? tlen : 40), tok);
 		if (!next_token(line, n, &pos, &tok, &tlen))
-			return rec_error_set(err, -EBADMSG, "%u cells, the header has %u", cell + 1,
-					     want);
+			return rtl_error_set(rec_err(err), -EBADMSG, "%u cells, the header has %u",
+					     cell + 1, want);
 		if (!parse_u64_text(tok, tlen, UINT64_MAX, &lost))
-			return rec_error_set(
-				err, -EBADMSG,
+			return rtl_error_set(
+				rec_err(err), -EBADMSG,
 				"cell %u (lost): '%.*s' is not an unsigned 64-bit integer",
 				cell + 2, (int)(tlen < 40 ? tlen : 40), tok);
 		/* The CSV holds the sum: the controller's skips and the host's drops. */
@@ -598,7 +593,8 @@ int rec_csv_parse_row(const char *line, size_t len, const struct rec_schema *s, 
 
 		while (next_token(line, n, &pos, &tok, &tlen))
 			more++;
-		return rec_error_set(err, -EBADMSG, "%u cells, the header has %u", more, want);
+		return rtl_error_set(rec_err(err), -EBADMSG, "%u cells, the header has %u", more,
+				     want);
 	}
 	return 0;
 }
@@ -697,13 +693,9 @@ void rec_bin_parse_row(const struct rec_schema *s, const unsigned char *rec, str
 
 static int bad(struct rec_error *err, unsigned line, const char *what)
 {
-	if (err) {
-		err->code = -EBADMSG;
-		snprintf(err->msg, sizeof(err->msg),
-			 "not a valid rtde-record binary recording: header line %u: %s", line,
-			 what);
-	}
-	return -EBADMSG;
+	return rtl_error_set(rec_err(err), -EBADMSG,
+			     "not a valid rtde-record binary recording: header line %u: %s", line,
+			     what);
 }
 
 int rec_bin_read_header(FILE *f, struct rec_schema *s, struct rec_meta *m, struct rec_error *err)
@@ -806,22 +798,14 @@ int rec_bin_read_header(FILE *f, struct rec_schema *s, struct rec_meta *m, struc
 		return bad(err, line_no, "unknown line");
 	}
 	if (ferror(f)) {
-		if (err) {
-			err->code = -EIO;
-			snprintf(err->msg, sizeof(err->msg), "read error in the binary header");
-		}
-		return -EIO;
+		return rtl_error_set(rec_err(err), -EIO, "read error in the binary header");
 	}
 	return bad(err, line_no, "no 'end' line");
 }
 
 static int fail_errno(struct rec_error *err, int code, const char *what, const char *path)
 {
-	if (err) {
-		err->code = code;
-		snprintf(err->msg, sizeof(err->msg), "%s '%s': %s", what, path, strerror(-code));
-	}
-	return code;
+	return rtl_error_set(rec_err(err), code, "%s '%s': %s", what, path, strerror(-code));
 }
 
 int rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *rows,
@@ -837,10 +821,8 @@ int rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *ro
 	bool to_stdout = out_path && strcmp(out_path, "-") == 0;
 	int ret, len;
 
-	if (err) {
-		err->code = 0;
-		err->msg[0] = '\0';
-	}
+	if (err)
+		*err = (struct rec_error){ 0 };
 	in = fopen(in_path, "rb");
 	if (!in)
 		return fail_errno(err, -errno, "cannot open the binary recording", in_path);
@@ -881,11 +863,10 @@ int rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *ro
 		if (got == 0)
 			break;
 		if (got < s->record_size) {
-			if (err)
-				snprintf(err->msg, sizeof(err->msg),
-					 "the last record is cut short (%zu of %" PRIu32
-					 " bytes): ignored",
-					 got, s->record_size);
+			rtl_error_set(rec_err(err), 0,
+				      "the last record is cut short (%zu of %" PRIu32
+				      " bytes): ignored",
+				      got, s->record_size);
 			break;
 		}
 		rec_bin_parse_row(s, rec, &row);
@@ -904,13 +885,13 @@ int rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *ro
 out:
 	if (out && fflush(out) != 0 && ret == 0)
 		ret = -EIO;
-	if (ret == -EIO && err && !err->msg[0])
-		snprintf(err->msg, sizeof(err->msg), "cannot write the CSV '%s': %s",
-			 out_path ? out_path : "-", strerror(errno ? errno : EIO));
-	if (ret == -ENOMEM && err)
-		snprintf(err->msg, sizeof(err->msg), "out of memory");
+	if (ret == -EIO && err && !err->err.msg[0])
+		rtl_error_set(&err->err, ret, "cannot write the CSV '%s': %s",
+			      out_path ? out_path : "-", strerror(errno ? errno : EIO));
+	if (ret == -ENOMEM)
+		rtl_error_set(rec_err(err), ret, "out of memory");
 	if (err && ret < 0)
-		err->code = ret;
+		err->err.code = ret;
 	if (out && out != stdout && fclose(out) != 0 && ret == 0)
 		ret = -EIO;
 	fclose(in);

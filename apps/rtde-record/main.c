@@ -140,11 +140,11 @@ static int dump(const char *in, const char *out, bool extra)
 	int ret = rec_dump(in, out, extra, &rows, &err);
 
 	if (ret < 0) {
-		fprintf(stderr, PROG ": --dump: %s\n", err.msg);
+		rec_error_print(stderr, PROG ": --dump: ", &err);
 		return EXIT_FAIL;
 	}
-	if (err.msg[0])
-		fprintf(stderr, PROG ": --dump: warning: %s\n", err.msg);
+	if (err.err.msg[0])
+		rec_error_print(stderr, PROG ": --dump: warning: ", &err);
 	if (verbose)
 		fprintf(stderr, PROG ": --dump: %llu rows\n", (unsigned long long)rows);
 	return EXIT_OK;
@@ -303,7 +303,7 @@ int main(int argc, char **argv)
 				       key);
 	ret = rec_outputs(outputs, sizeof(outputs), fields, config, key, &added_ts, &err);
 	if (ret < 0) {
-		fprintf(stderr, PROG ": %s\n", err.msg);
+		rec_error_print(stderr, PROG ": ", &err);
 		return EXIT_FAIL;
 	}
 	if (added_ts)
@@ -326,7 +326,7 @@ int main(int argc, char **argv)
 	 * memory and sets priorities when it starts. */
 	ret = rec_create(&rec, &cfg, &err);
 	if (ret < 0) {
-		fprintf(stderr, PROG ": %s\n", err.msg);
+		rec_error_print(stderr, PROG ": ", &err);
 		return EXIT_FAIL;
 	}
 	g_rec = rec;
@@ -337,15 +337,17 @@ int main(int argc, char **argv)
 	ret = rec_run(rec, &res, &err);
 	g_rec = NULL;
 	if (ret < 0) {
-		fprintf(stderr, PROG ": %s\n", err.msg);
+		rec_error_print(stderr, PROG ": ", &err);
 		rec_destroy(rec);
 		return EXIT_FAIL;
 	}
 
 	/* Report: the cause first, then the counts. */
-	if (res.io_error.msg[0])
-		fprintf(stderr, PROG ": %s%s\n",
-			res.end == REC_END_LOST ? "recording cut short: " : "", res.io_error.msg);
+	if (res.io_error.err.msg[0])
+		rec_error_print(stderr,
+				res.end == REC_END_LOST ? PROG ": recording cut short: "
+							: PROG ": ",
+				&res.io_error);
 	rec_summary(stderr, &res, json);
 	rec_destroy(rec);
 	switch (res.end) {

@@ -103,12 +103,15 @@ int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, c
 
 	if (added_ts)
 		*added_ts = false;
+	if (err)
+		err->detail[0] = '\0';
 	if (!r || !rep) {
-		ret = rec_error_set(err, -ENOMEM, "out of memory");
+		ret = rtl_error_set(rec_err(err), -ENOMEM, "out of memory");
 		goto out;
 	}
 	if (!fields && !config) {
-		ret = rec_error_set(err, -EINVAL, "no fields to record: give --fields or --config");
+		ret = rtl_error_set(rec_err(err), -EINVAL,
+				    "no fields to record: give --fields or --config");
 		goto out;
 	}
 	if (fields) {
@@ -116,8 +119,8 @@ int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, c
 	} else {
 		ret = is_xml(config, &xml);
 		if (ret < 0) {
-			rec_error_set(err, ret, "--config '%s': cannot open it: %s", config,
-				      strerror(-ret));
+			rtl_error_set(rec_err(err), ret, "--config '%s': cannot open it: %s",
+				      config, strerror(-ret));
 			goto out;
 		}
 		if (!xml) {
@@ -136,12 +139,14 @@ int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, c
 
 		while (len && rep->text[len - 1] == '\n')
 			len--;
-		rec_error_set(err, ret, "%s%s%s: the recipe does not build:\n%.*s%s", what,
-			      config && !fields ? " " : "", config && !fields ? config : "",
-			      (int)len, rep->text,
-			      xml && ret == -ENOENT && !key
-				      ? "\n(choose a recipe with --recipe KEY)"
-				      : "");
+		/* The report is longer than a sentence holds: it follows it. */
+		rtl_error_set(rec_err(err), ret, "%s%s%s: the recipe does not build:", what,
+			      config && !fields ? " " : "", config && !fields ? config : "");
+		if (err)
+			snprintf(err->detail, sizeof(err->detail), "\n%.*s%s", (int)len, rep->text,
+				 xml && ret == -ENOENT && !key
+					 ? "\n(choose a recipe with --recipe KEY)"
+					 : "");
 		goto out;
 	}
 	if (rtl_rtde_recipe_handle(r, &h, "timestamp") < 0) {
@@ -151,7 +156,8 @@ int rec_outputs(char *buf, size_t cap, const char *fields, const char *config, c
 			*added_ts = true;
 	}
 	if (off >= cap || rtl_rtde_recipe_names(r, buf + off, cap - off) < 0) {
-		ret = rec_error_set(err, -E2BIG, "%s: the names do not fit %zu bytes", what, cap);
+		ret = rtl_error_set(rec_err(err), -E2BIG, "%s: the names do not fit %zu bytes",
+				    what, cap);
 		goto out;
 	}
 	ret = (int)r->n + (off ? 1 : 0);
@@ -195,26 +201,26 @@ static int out_open(struct out *o, const char *path, bool binary, struct rec_err
 	o->cap = REC_IO_BUFFER;
 	o->buf = malloc(o->cap);
 	if (!o->buf)
-		return rec_error_set(err, -ENOMEM, "out of memory");
+		return rtl_error_set(rec_err(err), -ENOMEM, "out of memory");
 	if (strcmp(path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
 		return 0;
 	}
 	o->partial = malloc(n);
 	if (!o->partial)
-		return rec_error_set(err, -ENOMEM, "out of memory");
+		return rtl_error_set(rec_err(err), -ENOMEM, "out of memory");
 	snprintf(o->partial, n, "%s" REC_PARTIAL, path);
 	o->fd = open(o->partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (o->fd < 0 && errno == EEXIST)
-		return rec_error_set(
-			err, -EEXIST,
+		return rtl_error_set(
+			rec_err(err), -EEXIST,
 			"--output '%s': '%s' exists: a recording that was cut short (killed, "
 			"or the machine stopped) left it, and it holds whole rows; recover it "
 			"(docs/rtde-record.md, \"After a crash\") or remove it",
 			path, o->partial);
 	if (o->fd < 0)
-		return rec_error_set(err, -errno, "--output '%s': cannot create '%s': %s", path,
-				     o->partial, strerror(errno));
+		return rtl_error_set(rec_err(err), -errno, "--output '%s': cannot create '%s': %s",
+				     path, o->partial, strerror(errno));
 	return 0;
 }
 
@@ -350,23 +356,25 @@ int rec_create(struct rec **out, const struct rec_config *cfg, struct rec_error 
 	int ret;
 
 	if (!out || !cfg || !cfg->outputs)
-		return rec_error_set(err, -EINVAL, "record: no configuration or no outputs");
+		return rtl_error_set(rec_err(err), -EINVAL,
+				     "record: no configuration or no outputs");
 	if (!cfg->csv_path && !cfg->bin_path)
-		return rec_error_set(err, -EINVAL, "record: no output file");
+		return rtl_error_set(rec_err(err), -EINVAL, "record: no output file");
 	if (cfg->frequency < 0 || (cfg->frequency > 0 && cfg->frequency < 1) ||
 	    isnan(cfg->frequency))
-		return rec_error_set(err, -EINVAL,
+		return rtl_error_set(rec_err(err), -EINVAL,
 				     "--frequency must be 0 (the maximum) or >= 1 Hz");
 	if (cfg->duration_ns < 0)
-		return rec_error_set(err, -EINVAL, "--duration must not be negative");
+		return rtl_error_set(rec_err(err), -EINVAL, "--duration must not be negative");
 	if (cfg->ring_capacity & (cfg->ring_capacity - 1))
-		return rec_error_set(err, -EINVAL, "record: ring capacity must be a power of two");
+		return rtl_error_set(rec_err(err), -EINVAL,
+				     "record: ring capacity must be a power of two");
 	if (strlen(cfg->outputs) >= NAMES_MAX)
-		return rec_error_set(err, -E2BIG, "record: the outputs list is too long");
+		return rtl_error_set(rec_err(err), -E2BIG, "record: the outputs list is too long");
 	rec = calloc(1, sizeof(*rec));
 	r = malloc(sizeof(*r));
 	if (!rec || !r) {
-		ret = rec_error_set(err, -ENOMEM, "out of memory");
+		ret = rtl_error_set(rec_err(err), -ENOMEM, "out of memory");
 		goto err_free;
 	}
 	rec->cfg = *cfg;
@@ -384,14 +392,15 @@ int rec_create(struct rec **out, const struct rec_config *cfg, struct rec_error 
 	if (ret > 0 && rtl_rtde_recipe_handle(r, &ts, "timestamp") < 0) {
 		/* Skips are counted from `timestamp`: always record it. */
 		if (strlen(cfg->outputs) + sizeof("timestamp,") > sizeof(rec->outputs)) {
-			ret = rec_error_set(err, -E2BIG, "record: the outputs list is too long");
+			ret = rtl_error_set(rec_err(err), -E2BIG,
+					    "record: the outputs list is too long");
 			goto err_free;
 		}
 		snprintf(rec->outputs, sizeof(rec->outputs), "timestamp,%s", cfg->outputs);
 		ret = rtl_rtde_recipe_from_list(r, &opts, rec->outputs, NULL);
 	}
 	if (ret < 0) {
-		rec_error_set(err, ret, "record: the outputs do not build a recipe (%s)",
+		rtl_error_set(rec_err(err), ret, "record: the outputs do not build a recipe (%s)",
 			      strerror(-ret));
 		goto err_free;
 	}
@@ -419,7 +428,7 @@ int rec_create(struct rec **out, const struct rec_config *cfg, struct rec_error 
 	cc.frequency = cfg->frequency;
 	ret = rtl_rtde_transport_create(&rec->tr, &tc, &rterr);
 	if (ret < 0) {
-		rec_error_set(err, ret, "%s", rterr.msg);
+		rtl_error_set(rec_err(err), ret, "%s", rterr.msg);
 		goto err_files;
 	}
 	rec->tr_ready = true;
@@ -435,7 +444,7 @@ int rec_create(struct rec **out, const struct rec_config *cfg, struct rec_error 
 	lc.reconnect_attempts = 0;
 	ret = rtl_loop_create(&rec->loop, &lc, &rterr);
 	if (ret < 0) {
-		rec_error_set(err, ret, "%s", rterr.msg);
+		rtl_error_set(rec_err(err), ret, "%s", rterr.msg);
 		goto err_files;
 	}
 	free(r);
@@ -599,39 +608,39 @@ static void explain_no_data(struct rec_result *res, uint64_t seen)
 	drops_text(drops, sizeof(drops), res);
 	if (res->end != REC_END_NO_DATA) {
 		if (client_drops(res))
-			rec_error_set(
-				&res->io_error, -ENODATA,
+			rtl_error_set(
+				&res->io_error.err, -ENODATA,
 				"no row was recorded: this client dropped all %" PRIu64
 				" data packages the controller sent in the %.1f s of the recording "
 				"(%s)",
 				client_drops(res), (double)res->wall_ns / 1e9, drops);
 		else
-			rec_error_set(
-				&res->io_error, -ENODATA,
+			rtl_error_set(
+				&res->io_error.err, -ENODATA,
 				"no row was recorded: the controller sent no data package in the "
 				"%.1f s of the recording",
 				(double)res->wall_ns / 1e9);
 		return;
 	}
 	if (seen == 0 && client_drops(res))
-		rec_error_set(
-			&res->io_error, -ETIMEDOUT,
+		rtl_error_set(
+			&res->io_error.err, -ETIMEDOUT,
 			"the controller sent no usable data package for %.1f s after START: this "
 			"client dropped all %" PRIu64
 			" it sent (%s), so the controller streams another layout than the recipe "
 			"it accepted; --data-timeout sets the limit",
 			s, client_drops(res), drops);
 	else if (seen == 0)
-		rec_error_set(
-			&res->io_error, -ETIMEDOUT,
+		rtl_error_set(
+			&res->io_error.err, -ETIMEDOUT,
 			"the controller sent no data package for %.1f s after START: it accepted "
 			"the recipe (%.1f Hz) and the start, then sent nothing (PolyScope X sends "
 			"no data until its safety setup is confirmed: see its text messages with "
 			"--verbose; else the controller stalled); --data-timeout sets the limit",
 			s, res->info.frequency);
 	else
-		rec_error_set(
-			&res->io_error, -ETIMEDOUT,
+		rtl_error_set(
+			&res->io_error.err, -ETIMEDOUT,
 			"the controller sent no data package for %.1f s after package %" PRIu64
 			" (controller time %.3f s): it stalled or the link is down; --data-timeout "
 			"sets the limit",
@@ -645,7 +654,7 @@ static void explain_lost(struct rec *rec, struct rec_result *res,
 	const char *how;
 
 	if (!ce->err.code) {
-		rec_error_set(&res->io_error, res->loop_result ? res->loop_result : -ECONNRESET,
+		rtl_error_set(&res->io_error.err, res->loop_result ? res->loop_result : -ECONNRESET,
 			      "%s:%u: the connection was lost after %" PRIu64 " data packages (%s)",
 			      rec->host, rec->cfg.port, seen,
 			      strerror(res->loop_result ? -res->loop_result : ECONNRESET));
@@ -654,16 +663,16 @@ static void explain_lost(struct rec *rec, struct rec_result *res,
 	if (ce->state != RTL_RTDE_CLIENT_RUNNING || ce->err.code != -ECONNRESET) {
 		/* During a handshake step, or a protocol error: the client's
 		 * message names the step and the package. */
-		rec_error_set(&res->io_error, ce->err.code, "%s:%u: %s", rec->host, rec->cfg.port,
-			      ce->err.msg);
+		rtl_error_set(&res->io_error.err, ce->err.code, "%s:%u: %s", rec->host,
+			      rec->cfg.port, ce->err.msg);
 		return;
 	}
 	/* Closed while streaming. The client's text blames a slow reader,
 	 * which this host can rule out: the writer kept up (no ring overflow). */
 	how = strstr(ce->err.msg, "reset the connection") ? "reset" : "closed";
 	if (res->ring_full)
-		rec_error_set(
-			&res->io_error, ce->err.code,
+		rtl_error_set(
+			&res->io_error.err, ce->err.code,
 			"%s:%u: the controller %s the connection %.1f s after START, after %" PRIu64
 			" data packages, while this host was behind (the ring of %" PRIu32
 			" packages overflowed): controllers close a client that reads too slowly; "
@@ -671,8 +680,8 @@ static void explain_lost(struct rec *rec, struct rec_result *res,
 			rec->host, rec->cfg.port, how, (double)res->wall_ns / 1e9, seen,
 			res->ring_capacity);
 	else
-		rec_error_set(
-			&res->io_error, ce->err.code,
+		rtl_error_set(
+			&res->io_error.err, ce->err.code,
 			"%s:%u: the controller %s the connection %.1f s after START, after %" PRIu64
 			" data packages; this host read every package in time (no ring overflow), "
 			"so not for reading slowly: a controller closes the clients past its limit "
@@ -687,12 +696,12 @@ static void explain_lost(struct rec *rec, struct rec_result *res,
 static void explain_io(struct rec_result *res, const struct out *o)
 {
 	if (o->rows)
-		rec_error_set(&res->io_error, o->err,
+		rtl_error_set(&res->io_error.err, o->err,
 			      "%s: %s after %" PRIu64
 			      " complete rows; the file holds those %" PRIu64 " rows",
 			      o->path, strerror(-o->err), o->rows, o->rows);
 	else
-		rec_error_set(&res->io_error, o->err,
+		rtl_error_set(&res->io_error.err, o->err,
 			      "%s: %s before the first row was complete; %s was left as it was",
 			      o->path, strerror(-o->err), o->path);
 }
@@ -712,7 +721,7 @@ int rec_run(struct rec *rec, struct rec_result *res, struct rec_error *err)
 	int ret;
 
 	if (!rec || !res)
-		return rec_error_set(err, -EINVAL, "record: NULL");
+		return rtl_error_set(rec_err(err), -EINVAL, "record: NULL");
 	memset(res, 0, sizeof(*res));
 	res->first_ts = res->last_ts = NAN;
 	res->ring_capacity = rec->ring_capacity;
@@ -725,7 +734,7 @@ int rec_run(struct rec *rec, struct rec_result *res, struct rec_error *err)
 		/* Nothing was recorded: the partial files go, PATH stays. */
 		out_finish(&rec->csv);
 		out_finish(&rec->bin);
-		return rec_error_set(err, ret, "%s", rterr.msg);
+		return rtl_error_set(rec_err(err), ret, "%s", rterr.msg);
 	}
 	/* A stop asked for during the connect (e.g. SIGINT) was reset by
 	 * the start: ask again. */
@@ -751,7 +760,7 @@ int rec_run(struct rec *rec, struct rec_result *res, struct rec_error *err)
 		rtl_loop_join(rec->loop);
 		out_finish(&rec->csv);
 		out_finish(&rec->bin);
-		return rec_error_set(err, ret, "record: cannot set up the rows (%s)",
+		return rtl_error_set(rec_err(err), ret, "record: cannot set up the rows (%s)",
 				     strerror(-ret));
 	}
 	fill_meta(rec, &meta, &res->info);

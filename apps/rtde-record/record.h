@@ -68,6 +68,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <rtloop/error.h>
 #include <rtloop/loop.h>
 #include <rtloop/rtde_client.h>
 #include <rtloop/rtde_recipe.h>
@@ -84,8 +85,9 @@
 #define REC_PARTIAL ".partial"
 /* Default --data-timeout. */
 #define REC_DATA_TIMEOUT_NS ((int64_t)1000 * 1000 * 1000)
-/* Bytes of an error message, NUL included (room for a recipe report). */
-#define REC_ERROR_MAX (RTL_RTDE_CLIENT_ERROR_MAX + 512)
+/* Bytes of the text that follows an error's sentence, NUL included (room
+ * for a recipe report and a hint). */
+#define REC_ERROR_DETAIL_MAX (RTL_RTDE_REPORT_TEXT_MAX + 64)
 /* Longest field name kept in a schema, NUL included. */
 #define REC_NAME_MAX 64
 /* Magic line of a binary recording. */
@@ -95,14 +97,23 @@
 #define REC_RECORD_HEADER 32
 #define REC_RECORD_HEADER_V0 24
 
+/* An error of rtde-record: the code and the sentence (set with
+ * rtl_error_set(&e->err, ...)), and the text that follows the sentence,
+ * from a newline on, when there is more to show than a sentence holds
+ * (rec_outputs(): the report of a recipe that does not build); else empty. */
 struct rec_error {
-	int code; /* 0 or -errno */
-	char msg[REC_ERROR_MAX];
+	struct rtl_error err;
+	char detail[REC_ERROR_DETAIL_MAX];
 };
 
-/* Fill @err (may be NULL) with @code and the message; returns @code. */
-int rec_error_set(struct rec_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* The struct rtl_error of @e, for rtl_error_set(); NULL when @e is. */
+static inline struct rtl_error *rec_err(struct rec_error *e)
+{
+	return e ? &e->err : NULL;
+}
+
+/* Write @prefix, the sentence of @e, its detail and a newline to @f. */
+void rec_error_print(FILE *f, const char *prefix, const struct rec_error *e);
 
 /* ---- schema and formats ---------------------------------------------------------- */
 
@@ -223,7 +234,7 @@ int rec_bin_read_header(FILE *f, struct rec_schema *s, struct rec_meta *m, struc
  * Convert binary recording @in_path to CSV at @out_path ("-": stdout),
  * with the extra columns when @extra. Sets *@rows (may be NULL). A
  * truncated last record (a recording cut short) is ignored and reported in
- * @err->msg with code 0. Returns 0, or -errno with @err filled.
+ * @err->err.msg with code 0. Returns 0, or -errno with @err filled.
  */
 int rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *rows,
 	     struct rec_error *err);

@@ -109,14 +109,14 @@ static void rig_create(struct rig *r, struct rec_config *cfg)
 	cfg->port = sim_server_port(r->srv);
 	cfg->rt_mode = RTL_LOOP_RT_OFF;
 	cfg->rx_cpu = -1;
-	cr_assert_eq(rec_create(&r->rec, cfg, &err), 0, "%s", err.msg);
+	cr_assert_eq(rec_create(&r->rec, cfg, &err), 0, "%s", err.err.msg);
 }
 
 static void rig_run(struct rig *r)
 {
 	struct rec_error err = { 0 };
 
-	cr_assert_eq(rec_run(r->rec, &r->res, &err), 0, "%s", err.msg);
+	cr_assert_eq(rec_run(r->rec, &r->res, &err), 0, "%s", err.err.msg);
 	sim_server_stop(r->srv);
 	sim_server_join(r->srv);
 	sim_server_stats(r->srv, &r->sim);
@@ -336,7 +336,7 @@ Test(record, every_package_recorded_with_skips_marked, .init = setup_dir, .fini 
 		cr_expect_eq(py, 0, "Python's csv module reads the file as record.py's");
 
 	/* The binary recording dumps to the same bytes. */
-	cr_expect_eq(rec_dump(bin_p, dump_p, true, &dumped, &err), 0, "%s", err.msg);
+	cr_expect_eq(rec_dump(bin_p, dump_p, true, &dumped, &err), 0, "%s", err.err.msg);
 	cr_expect_eq(dumped, r.res.rows);
 	a = slurp(csv_p, &alen);
 	b = slurp(dump_p, &blen);
@@ -479,10 +479,10 @@ Test(record, connection_refused_names_the_fix, .init = setup_dir, .fini = remove
 	cfg.csv_path = csv_p;
 	cfg.rt_mode = RTL_LOOP_RT_OFF;
 	cfg.rx_cpu = -1;
-	cr_assert_eq(rec_create(&rec, &cfg, &err), 0, "%s", err.msg);
-	cr_expect_eq(rec_run(rec, &res, &err), -ECONNREFUSED, "%s", err.msg);
-	cr_expect_not_null(strstr(err.msg, "connection refused"), "%s", err.msg);
-	cr_expect_not_null(strstr(err.msg, "rtde-sim"), "the fix is named: %s", err.msg);
+	cr_assert_eq(rec_create(&rec, &cfg, &err), 0, "%s", err.err.msg);
+	cr_expect_eq(rec_run(rec, &res, &err), -ECONNREFUSED, "%s", err.err.msg);
+	cr_expect_not_null(strstr(err.err.msg, "connection refused"), "%s", err.err.msg);
+	cr_expect_not_null(strstr(err.err.msg, "rtde-sim"), "the fix is named: %s", err.err.msg);
 	rec_destroy(rec);
 }
 
@@ -601,29 +601,30 @@ Test(record, recipe_from_xml_text_and_list, .init = setup_dir, .fini = remove_di
 		 "  </recipe>\n"
 		 "</rtde_config>\n");
 	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, xml, NULL, &added, &err), 2, "%s",
-		     err.msg);
+		     err.err.msg);
 	cr_expect_str_eq(names, "timestamp,target_q", "several recipes: \"out\" by default");
 	cr_expect_not(added);
 	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, xml, "state", &added, &err), 2, "%s",
-		     err.msg);
+		     err.err.msg);
 	cr_expect_str_eq(names, "timestamp,actual_q", "timestamp added first");
 	cr_expect(added);
 	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, xml, "nope", &added, &err), -ENOENT);
-	cr_expect_not_null(strstr(err.msg, "nope"), "%s", err.msg);
+	cr_expect_not_null(strstr(err.detail, "nope"), "%s%s", err.err.msg, err.detail);
 
 	put(txt, "# the recipe\ntimestamp\nactual_TCP_pose\n\nrobot_mode\n");
 	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, txt, NULL, &added, &err), 3, "%s",
-		     err.msg);
+		     err.err.msg);
 	cr_expect_str_eq(names, "timestamp,actual_TCP_pose,robot_mode");
 
 	cr_expect_eq(rec_outputs(names, sizeof(names), "actual_tcp_pose", NULL, NULL, &added, &err),
 		     -ENOENT);
-	cr_expect_not_null(strstr(err.msg, "did you mean 'actual_TCP_pose'"), "%s", err.msg);
+	cr_expect_not_null(strstr(err.detail, "did you mean 'actual_TCP_pose'"), "%s%s",
+			   err.err.msg, err.detail);
 
 	path(txt, sizeof(txt), "missing.txt");
 	cr_expect_eq(rec_outputs(names, sizeof(names), NULL, txt, NULL, &added, &err), -ENOENT);
-	cr_expect_not_null(strstr(err.msg, "missing.txt"), "%s", err.msg);
-	cr_expect_not_null(strstr(err.msg, "No such file"), "%s", err.msg);
+	cr_expect_not_null(strstr(err.err.msg, "missing.txt"), "%s", err.err.msg);
+	cr_expect_not_null(strstr(err.err.msg, "No such file"), "%s", err.err.msg);
 }
 
 Test(record, dump_rejects_a_csv, .init = setup_dir, .fini = remove_dir)
@@ -635,5 +636,5 @@ Test(record, dump_rejects_a_csv, .init = setup_dir, .fini = remove_dir)
 	path(dump_p, sizeof(dump_p), "dump.csv");
 	put(csv_p, "timestamp lost\n1.0 0\n");
 	cr_expect_eq(rec_dump(csv_p, dump_p, true, NULL, &err), -EBADMSG);
-	cr_expect_not_null(strstr(err.msg, "RTLREC1"), "%s", err.msg);
+	cr_expect_not_null(strstr(err.err.msg, "RTLREC1"), "%s", err.err.msg);
 }

@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = rec_bin_read_header(f, s, &m, &err);
 	FUZZ_CHECK(r == 0 || r == -EBADMSG || r == -EIO);
 	if (r < 0) {
-		FUZZ_CHECK(err.code == r && memchr(err.msg, '\0', sizeof(err.msg)));
+		FUZZ_CHECK(err.err.code == r && memchr(err.err.msg, '\0', sizeof(err.err.msg)));
 		goto out;
 	}
 	FUZZ_CHECK(s->n >= 1 && s->n <= RTL_RTDE_RECIPE_MAX_FIELDS);

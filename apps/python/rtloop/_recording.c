@@ -239,7 +239,7 @@ struct fault {
 	uint64_t row;	/* 1-based, 0: none */
 	uint64_t offset;
 	uint64_t rows; /* whole rows before it */
-	char msg[REC_ERROR_MAX + 256];
+	char msg[RTL_ERROR_MSG + 256];
 };
 
 struct reading {
@@ -358,7 +358,7 @@ static int parse_header(struct reading *r, struct fault *f)
 		fclose(mf);
 		if (rc) {
 			f->code = rc;
-			snprintf(f->msg, sizeof(f->msg), "%s", err.msg);
+			snprintf(f->msg, sizeof(f->msg), "%s", err.err.msg);
 			return -1;
 		}
 		r->header_len = (size_t)pos;
@@ -372,7 +372,7 @@ static int parse_header(struct reading *r, struct fault *f)
 		rc = rec_csv_read_header((const char *)r->buf, hl, r->s, &r->extra, &err);
 		if (rc == -ENOMSG || (rc && !nl)) {
 			f->code = -ENOMSG;
-			snprintf(f->msg, sizeof(f->msg), "%s%s", err.msg,
+			snprintf(f->msg, sizeof(f->msg), "%s%s", err.err.msg,
 				 nl ? ""
 				    : "; and the file ends before the first line's newline "
 				      "(a header cut short?)");
@@ -381,7 +381,7 @@ static int parse_header(struct reading *r, struct fault *f)
 		if (rc) {
 			f->code = rc;
 			snprintf(f->msg, sizeof(f->msg), "not a valid rtde-record CSV header: %s",
-				 err.msg);
+				 err.err.msg);
 			return -1;
 		}
 		if (!nl) {
@@ -455,7 +455,7 @@ static int fill(struct reading *r, struct fault *f)
 
 			if (rec_csv_parse_row((const char *)p, n, s, r->extra, values, &row,
 					      &err)) {
-				f->code = err.code;
+				f->code = err.err.code;
 				f->row = i + 1;
 				f->offset = (uint64_t)(p - r->buf);
 				f->rows = i;
@@ -463,7 +463,7 @@ static int fill(struct reading *r, struct fault *f)
 				snprintf(f->msg, sizeof(f->msg),
 					 "row %" PRIu64 " (line %" PRIu64 ", byte offset %" PRIu64
 					 "): %s",
-					 f->row, f->row + 1, f->offset, err.msg);
+					 f->row, f->row + 1, f->offset, err.err.msg);
 				free(values);
 				return -1;
 			}
