@@ -76,21 +76,26 @@ static void note_degraded(struct bench_rt *rt, const struct rtl_thread *th, cons
 	rt->fifo_degraded = true;
 }
 
+/* What every thread of the benchmark asks for: SCHED_FIFO with its stack
+ * prefaulted, best effort (SCHED_OTHER when not permitted: noted). */
+static const struct rtl_thread_attr fifo_attr = {
+	.size = sizeof(struct rtl_thread_attr),
+	.policy = SCHED_FIFO,
+	.prefault_stack = PREFAULT_STACK,
+	.best_effort = true,
+};
+
 /* Start @fn(@arg) as *@th, best effort; on failure @err says why. */
 static int spawn(struct rtl_thread **th, const char *name, int prio, int cpu, void *(*fn)(void *),
 		 void *arg, struct bench_rt *rt, struct rtl_error *err)
 {
-	struct rtl_thread_attr a = {
-		.size = sizeof(a),
-		.name = name,
-		.policy = SCHED_FIFO,
-		.priority = prio,
-		.cpu = cpu,
-		.prefault_stack = PREFAULT_STACK,
-		.best_effort = true,
-	};
-	int ret = rtl_thread_create(th, &a, fn, arg, err);
+	struct rtl_thread_attr a = fifo_attr;
+	int ret;
 
+	a.name = name;
+	a.priority = prio;
+	a.cpu = cpu;
+	ret = rtl_thread_create(th, &a, fn, arg, err);
 	if (ret == 0)
 		note_degraded(rt, *th, name);
 	return ret;
