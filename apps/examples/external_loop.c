@@ -36,6 +36,8 @@ static void ready(struct rtl_rtde_transport *t, void *user)
 
 int main(int argc, char **argv)
 {
+	uint16_t port = argc > 1 ? (uint16_t)atoi(argv[1]) : 0; /* 0: 30004 */
+	double seconds = argc > 2 ? atof(argv[2]) : 2.0;
 	struct handles h = { 0 };
 	struct rtl_rtde_transport *rtde;
 	struct rtl_rtde_client_config cc = { .size = sizeof(cc),
@@ -43,14 +45,13 @@ int main(int argc, char **argv)
 					     .inputs = { RTL_RTDE_CMD_RECIPE } };
 	struct rtl_rtde_transport_config tc = {
 		.size = sizeof(tc),
-		.port = argc > 1 ? (uint16_t)atoi(argv[1]) : 0,
+		.port = port,
 		.client = &cc,
 		.connected = ready,
 		.user = &h,
 	};
 	/* No .step: this thread runs the loop through rtl_loop_read/write(). */
 	struct rtl_loop_config lc = { .size = sizeof(lc), .rt_mode = RTL_LOOP_RT_DEGRADE };
-	double seconds = argc > 2 ? atof(argv[2]) : 2.0;
 	struct rtl_error err = { 0 };
 	struct rtl_loop_counters st = { .size = sizeof(st) };
 	struct rtl_loop *loop;
