@@ -337,12 +337,17 @@ RTL_API int rtl_udp_encode_bye(uint8_t *out, size_t cap, uint64_t seq, int64_t s
 	return RTL_UDP_HEADER_SIZE;
 }
 
-/* The header of a datagram that must be of @type. */
+/* The header of a datagram that must be of @type or @type2, into @h (NULL:
+ * only checked). */
 static int expect(const uint8_t *buf, size_t len, struct rtl_udp_header *h, unsigned type,
 		  unsigned type2)
 {
-	int ret = rtl_udp_decode_header(h, buf, len);
+	struct rtl_udp_header tmp;
+	int ret;
 
+	if (!h)
+		h = &tmp;
+	ret = rtl_udp_decode_header(h, buf, len);
 	if (ret < 0)
 		return ret;
 	if (h->type != type && h->type != type2)
@@ -353,12 +358,11 @@ static int expect(const uint8_t *buf, size_t len, struct rtl_udp_header *h, unsi
 RTL_API int rtl_udp_decode_state(struct rtl_udp_header *h, struct rtl_udp_state *s,
 				 const uint8_t *buf, size_t len)
 {
-	struct rtl_udp_header tmp;
 	int ret;
 
 	if (!s)
 		return -EINVAL;
-	ret = expect(buf, len, h ? h : &tmp, RTL_UDP_STATE, RTL_UDP_STATE);
+	ret = expect(buf, len, h, RTL_UDP_STATE, RTL_UDP_STATE);
 	if (ret < 0)
 		return ret;
 	ret = rtl_udp_state_decode(s, buf + RTL_UDP_HEADER_SIZE, RTL_UDP_STATE_SIZE);
@@ -368,13 +372,12 @@ RTL_API int rtl_udp_decode_state(struct rtl_udp_header *h, struct rtl_udp_state 
 RTL_API int rtl_udp_decode_command(struct rtl_udp_header *h, struct rtl_udp_cmd *c,
 				   const uint8_t *buf, size_t len)
 {
-	struct rtl_udp_header tmp;
 	const uint8_t *p;
 	int ret;
 
 	if (!c)
 		return -EINVAL;
-	ret = expect(buf, len, h ? h : &tmp, RTL_UDP_COMMAND, RTL_UDP_COMMAND);
+	ret = expect(buf, len, h, RTL_UDP_COMMAND, RTL_UDP_COMMAND);
 	if (ret < 0)
 		return ret;
 	p = buf + RTL_UDP_HEADER_SIZE;
@@ -396,13 +399,12 @@ RTL_API int rtl_udp_decode_command(struct rtl_udp_header *h, struct rtl_udp_cmd 
 RTL_API int rtl_udp_decode_hello(struct rtl_udp_header *h, struct rtl_udp_hello *out,
 				 const uint8_t *buf, size_t len)
 {
-	struct rtl_udp_header tmp;
 	const uint8_t *p;
 	int ret;
 
 	if (!out)
 		return -EINVAL;
-	ret = expect(buf, len, h ? h : &tmp, RTL_UDP_HELLO, RTL_UDP_WELCOME);
+	ret = expect(buf, len, h, RTL_UDP_HELLO, RTL_UDP_WELCOME);
 	if (ret < 0)
 		return ret;
 	p = buf + RTL_UDP_HEADER_SIZE;
@@ -441,13 +443,12 @@ RTL_API int rtl_udp_encode_alarm(uint8_t *out, size_t cap, uint64_t seq, int64_t
 RTL_API int rtl_udp_decode_alarm(struct rtl_udp_header *h, struct rtl_udp_alarm *a,
 				 const uint8_t *buf, size_t len)
 {
-	struct rtl_udp_header tmp;
 	const uint8_t *p;
 	int ret;
 
 	if (!a)
 		return -EINVAL;
-	ret = expect(buf, len, h ? h : &tmp, RTL_UDP_ALARM, RTL_UDP_ALARM);
+	ret = expect(buf, len, h, RTL_UDP_ALARM, RTL_UDP_ALARM);
 	if (ret < 0)
 		return ret;
 	p = buf + RTL_UDP_HEADER_SIZE;
@@ -518,13 +519,12 @@ RTL_API int rtl_udp_encode_limits(uint8_t *out, size_t cap, uint64_t seq, int64_
 RTL_API int rtl_udp_decode_limits(struct rtl_udp_header *h, struct rtl_udp_limits *l,
 				  const uint8_t *buf, size_t len)
 {
-	struct rtl_udp_header tmp;
 	double *v[16];
 	int ret;
 
 	if (!l)
 		return -EINVAL;
-	ret = expect(buf, len, h ? h : &tmp, RTL_UDP_LIMITS, RTL_UDP_LIMITS);
+	ret = expect(buf, len, h, RTL_UDP_LIMITS, RTL_UDP_LIMITS);
 	if (ret < 0)
 		return ret;
 	limits_flat(l, v);
