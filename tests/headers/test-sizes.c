@@ -105,6 +105,16 @@ static void fake_disconnect(struct rtl_transport *t)
 	(void)t;
 }
 
+/* The fake's table as this tree's headers define it. */
+static const struct rtl_transport_ops fake_ops = {
+	.size = sizeof(fake_ops),
+	.connect = fake_connect,
+	.recv = fake_recv,
+	.next = fake_next,
+	.send = fake_send,
+	.disconnect = fake_disconnect,
+};
+
 /* A heap copy of @size bytes of @src: nothing readable past it. */
 static void *exact(const void *src, size_t size)
 {
@@ -148,15 +158,7 @@ Test(sizes, a_loop_built_against_the_previous_layout_runs_with_the_defaults)
 
 Test(sizes, a_config_from_newer_headers_is_refused_when_it_sets_what_is_unknown)
 {
-	static const struct rtl_transport_ops ops = {
-		.size = sizeof(ops),
-		.connect = fake_connect,
-		.recv = fake_recv,
-		.next = fake_next,
-		.send = fake_send,
-		.disconnect = fake_disconnect,
-	};
-	struct rtl_transport t = { .size = sizeof(t), .ops = &ops };
+	struct rtl_transport t = { .size = sizeof(t), .ops = &fake_ops };
 	size_t bigger = sizeof(struct rtl_loop_config) + 16;
 	unsigned char *mem = calloc(1, bigger);
 	struct rtl_loop_config *cfg = (struct rtl_loop_config *)(void *)mem;
@@ -178,17 +180,9 @@ Test(sizes, a_config_from_newer_headers_is_refused_when_it_sets_what_is_unknown)
 
 Test(sizes, a_config_whose_size_was_never_set_is_refused_with_the_fix)
 {
-	static const struct rtl_transport_ops ops = {
-		.size = sizeof(ops),
-		.connect = fake_connect,
-		.recv = fake_recv,
-		.next = fake_next,
-		.send = fake_send,
-		.disconnect = fake_disconnect,
-	};
-	struct rtl_transport t = { .size = sizeof(t), .ops = &ops };
+	struct rtl_transport t = { .size = sizeof(t), .ops = &fake_ops };
 	struct rtl_loop_config cfg = { .transport = &t, .rt_mode = RTL_LOOP_RT_OFF };
-	struct rtl_transport_ops unsized = ops;
+	struct rtl_transport_ops unsized = fake_ops;
 	struct rtl_loop *loop = NULL;
 	struct rtl_error err = { 0 };
 
@@ -200,7 +194,7 @@ Test(sizes, a_config_whose_size_was_never_set_is_refused_with_the_fix)
 	t.ops = &unsized;
 	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
 	cr_expect(strstr(err.msg, "struct rtl_transport_ops") != NULL, "%s", err.msg);
-	t.ops = &ops;
+	t.ops = &fake_ops;
 	t.size = 0;
 	cr_expect_eq(rtl_loop_create(&loop, &cfg, &err), -EINVAL);
 	cr_expect(strstr(err.msg, ".size") != NULL, "%s", err.msg);
