@@ -8,7 +8,9 @@
  *   - in (a configuration, an ops table): a caller's struct smaller than
  *     the library's is copied and the rest zero-filled: an older program
  *     gets the defaults of the fields it did not know (zero means default
- *     in every configuration, NULL "not implemented" in every ops table);
+ *     in every configuration; in every ops table a NULL call is one the
+ *     caller does not offer, which the library skips, or refuses at
+ *     create when the call is required);
  *     a larger one (a program built against newer headers, run on an older
  *     library) is accepted when the bytes the library does not know are
  *     all zero, and refused (-E2BIG) otherwise: a setting asked for would

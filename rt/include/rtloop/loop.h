@@ -144,7 +144,8 @@ struct rtl_transport;
  * The transport's operations, called by the loop on the threads the
  * contract above names. Set .size = sizeof(struct rtl_transport_ops): the
  * loop reads only that many bytes, so an operation added later is NULL
- * (not implemented) for a transport built before it.
+ * for a transport built before it: the loop skips an optional call that is
+ * NULL and refuses, at create, a transport without a required one.
  */
 struct rtl_transport_ops {
 	size_t size; /* sizeof(struct rtl_transport_ops) */
