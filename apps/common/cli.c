@@ -195,3 +195,194 @@ int cli_on_stop_signals(void (*handler)(int))
 		return -errno;
 	return 0;
 }
+
+/* ---- the option table ------------------------------------------------------------ */
+
+const char *cli_flag(const struct cli_parser *p, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "--%s", p->row && p->row->name ? p->row->name : "?");
+	return buf;
+}
+
+static bool takes_arg(const struct cli_opt *o)
+{
+	switch (o->kind) {
+	case CLI_OPT_CASE:
+		return o->arg;
+	case CLI_OPT_TEXT:
+	case CLI_OPT_UINT:
+	case CLI_OPT_REAL:
+	case CLI_OPT_CHOICE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The table's bug, named: the app cannot run with it. */
+static int bad_table(struct cli_parser *p, const struct cli_opt *o, const char *what)
+{
+	fprintf(stderr, "%s: bug: option table row '--%s': %s\n", p->prog,
+		o && o->name ? o->name : "?", what);
+	p->status = 70;
+	return -1;
+}
+
+/* Fill the option string and the long options from the rows, once. */
+static int build(struct cli_parser *p)
+{
+	char *s = p->optstring;
+	size_t n = 0;
+
+	*s++ = p->stop_at_operand ? '+' : ':';
+	if (p->stop_at_operand)
+		*s++ = ':';
+	for (const struct cli_opt *o = p->opts; o->kind != CLI_OPT_END; o++, n++) {
+		if (n == CLI_MAX_OPTS)
+			return bad_table(p, o, "more rows than CLI_MAX_OPTS");
+		if (!o->name || o->key <= 0 || o->key == ':' || o->key == '?' ||
+		    (o->key >= 128 && o->key < 256))
+			return bad_table(p, o, "needs a long name and a key (a letter or >= 256)");
+		if ((o->kind == CLI_OPT_UINT || o->kind == CLI_OPT_CHOICE) && o->dst_size != 1 &&
+		    o->dst_size != 2 && o->dst_size != 4 && o->dst_size != 8)
+			return bad_table(p, o, "stores into an integer of unknown size");
+		if (o->kind == CLI_OPT_HELP && !p->usage)
+			return bad_table(p, o, "CLI_HELP without a usage function");
+		for (const struct cli_opt *q = p->opts; q < o; q++)
+			if (q->key == o->key || strcmp(q->name, o->name) == 0)
+				return bad_table(p, o, "its key or name is used twice");
+		p->longopts[n] =
+			(struct option){ o->name, takes_arg(o) ? required_argument : no_argument,
+					 NULL, o->key };
+		if (o->key < 128) {
+			*s++ = (char)o->key;
+			if (takes_arg(o))
+				*s++ = ':';
+		}
+	}
+	*s = '\0';
+	p->longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+	p->built = true;
+	return 0;
+}
+
+static void store_uint(void *dst, size_t size, uint64_t v)
+{
+	switch (size) {
+	case 1:
+		*(uint8_t *)dst = (uint8_t)v;
+		break;
+	case 2:
+		*(uint16_t *)dst = (uint16_t)v;
+		break;
+	case 4:
+		*(uint32_t *)dst = (uint32_t)v;
+		break;
+	default:
+		*(uint64_t *)dst = v;
+		break;
+	}
+}
+
+/* A word that is none of row @o's: its reason, or "not A, B or C". */
+static void choice_error(struct cli_parser *p, const struct cli_opt *o, const char *flag)
+{
+	char why[256];
+	size_t len = 0;
+
+	if (o->why) {
+		cli_bad_value(p->prog, flag, optarg, o->why);
+		return;
+	}
+	len = (size_t)snprintf(why, sizeof(why), "not");
+	for (int i = 0; i < o->n_names && len < sizeof(why); i++)
+		len += (size_t)snprintf(why + len, sizeof(why) - len, "%s %s",
+					i == 0		      ? ""
+					: i == o->n_names - 1 ? " or"
+							      : ",",
+					o->names[i]);
+	cli_bad_value(p->prog, flag, optarg, why);
+}
+
+/* Store the value of row @o from optarg. 0, or -1 with the error printed. */
+static int store(struct cli_parser *p, const struct cli_opt *o)
+{
+	char flag[80];
+	uint64_t u;
+	double d;
+	int ret;
+
+	cli_flag(p, flag, sizeof(flag));
+	switch (o->kind) {
+	case CLI_OPT_FLAG:
+		*(bool *)o->dst = true;
+		return 0;
+	case CLI_OPT_TEXT:
+		if (!optarg[0])
+			return cli_bad_value(p->prog, flag, optarg, "empty"), -1;
+		*(const char **)o->dst = optarg;
+		return 0;
+	case CLI_OPT_UINT:
+		ret = o->why ? (cli_parse_u64(optarg, o->umin, o->umax, &u)
+					? cli_bad_value(p->prog, flag, optarg, o->why)
+					: 0)
+			     : cli_u64(p->prog, flag, optarg, o->umin, o->umax, &u);
+		if (ret)
+			return -1;
+		store_uint(o->dst, o->dst_size, u);
+		return 0;
+	case CLI_OPT_REAL:
+		ret = o->why ? (cli_parse_double(optarg, o->min, o->max, &d)
+					? cli_bad_value(p->prog, flag, optarg, o->why)
+					: 0)
+			     : cli_double(p->prog, flag, optarg, o->min, o->max, &d);
+		if (ret)
+			return -1;
+		*(double *)o->dst = d;
+		return 0;
+	case CLI_OPT_CHOICE:
+		ret = cli_lookup(optarg, o->names, o->n_names);
+		if (ret < 0)
+			return choice_error(p, o, flag), -1;
+		store_uint(o->dst, o->dst_size, (uint64_t)ret);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int cli_next(struct cli_parser *p, int argc, char **argv)
+{
+	int c;
+
+	p->status = CLI_EXIT_USAGE;
+	if (!p->built && build(p) < 0)
+		return -1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, p->optstring, p->longopts, NULL)) != -1) {
+		const struct cli_opt *o = p->opts;
+
+		while (o->kind != CLI_OPT_END && o->key != c)
+			o++;
+		if (o->kind == CLI_OPT_END) {
+			cli_getopt_error(p->prog, c, argv);
+			return -1;
+		}
+		p->row = o;
+		switch (o->kind) {
+		case CLI_OPT_CASE:
+			return c;
+		case CLI_OPT_HELP:
+			p->usage(stdout);
+			p->status = fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+			return -1;
+		case CLI_OPT_VERSION:
+			p->status = cli_version(p->prog);
+			return -1;
+		default:
+			if (store(p, o) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}

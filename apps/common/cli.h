@@ -21,11 +21,18 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The exit status of a usage error, as every app documents it. */
 #define CLI_EXIT_USAGE 2
+
+/* What an app's parse() returns to go on running: anything else is the
+ * exit status to stop with (after --help, --version or a usage error). */
+#define CLI_RUN (-1)
 
 /*
  * Parse @s as a decimal integer in [@min, @max] into @out. The whole string
@@ -115,5 +122,126 @@ int cli_version(const char *prog);
  * Returns 0 or -errno.
  */
 int cli_on_stop_signals(void (*handler)(int));
+
+/*
+ * The option table. An app describes its options once, as rows of
+ * struct cli_opt ending in CLI_END, and cli_next() runs getopt_long over
+ * them: it builds the option string and the long-option array from the
+ * rows, parses and range-checks the values the rows store themselves
+ * (CLI_FLAG, CLI_TEXT, CLI_UINT, CLI_REAL, CLI_CHOICE), answers --help and --version,
+ * words every usage error, and hands the caller only the options its own
+ * switch must handle (CLI_CASE, CLI_CASE_ARG). One row per option: the
+ * option string, the long name, the parse and its message cannot drift
+ * apart, and no app writes the getopt loop's common cases again.
+ */
+enum cli_opt_kind {
+	CLI_OPT_END = 0,
+	CLI_OPT_CASE,	 /* returned to the caller, optarg set if it takes one */
+	CLI_OPT_FLAG,	 /* no argument: sets a bool */
+	CLI_OPT_TEXT,	 /* a non-empty string, stored as a const char * */
+	CLI_OPT_UINT,	 /* an integer in [min, max], stored in an unsigned */
+	CLI_OPT_REAL,	 /* a finite number in [min, max], stored in a double */
+	CLI_OPT_CHOICE,	 /* one of n words, its index stored in an integer */
+	CLI_OPT_HELP,	 /* prints the parser's usage to stdout, stops with 0 */
+	CLI_OPT_VERSION, /* prints cli_version(), stops with its status */
+};
+
+struct cli_opt {
+	int key;	  /* the short letter, or a value >= 256 for a long-only one */
+	const char *name; /* the long name, without "--" */
+	enum cli_opt_kind kind;
+	bool arg;		  /* CLI_OPT_CASE: takes an argument */
+	void *dst;		  /* where FLAG, TEXT, UINT and REAL store */
+	size_t dst_size;	  /* UINT: 1, 2, 4 or 8 bytes */
+	uint64_t umin, umax;	  /* UINT: the accepted range */
+	double min, max;	  /* REAL: the accepted range */
+	const char *const *names; /* CHOICE: the words, in the order of their index */
+	int n_names;
+	const char *why; /* UINT, REAL, CHOICE: the reason a bad value gets, or NULL */
+};
+
+/* @p must have the type named: the conditional makes the compiler check it. */
+#define CLI__PTR(type, p) ((void *)(1 ? (p) : (type *)0))
+
+#define CLI_CASE(key_, name_)                                        \
+	{                                                            \
+		.key = (key_), .name = (name_), .kind = CLI_OPT_CASE \
+	}
+#define CLI_CASE_ARG(key_, name_)                                                 \
+	{                                                                         \
+		.key = (key_), .name = (name_), .kind = CLI_OPT_CASE, .arg = true \
+	}
+#define CLI_FLAG(key_, name_, p)                                                               \
+	{                                                                                      \
+		.key = (key_), .name = (name_), .kind = CLI_OPT_FLAG, .dst = CLI__PTR(bool, p) \
+	}
+#define CLI_TEXT(key_, name_, p)                                      \
+	{                                                             \
+		.key = (key_), .name = (name_), .kind = CLI_OPT_TEXT, \
+		.dst = CLI__PTR(const char *, p)                      \
+	}
+/* @p points to any unsigned integer (or to a non-negative int within @hi). */
+#define CLI_UINT(key_, name_, p, lo, hi, why_)                                            \
+	{                                                                                 \
+		.key = (key_), .name = (name_), .kind = CLI_OPT_UINT, .dst = (void *)(p), \
+		.dst_size = sizeof(*(p)), .umin = (lo), .umax = (hi), .why = (why_)       \
+	}
+#define CLI_REAL(key_, name_, p, lo, hi, why_)                                                    \
+	{                                                                                         \
+		.key = (key_), .name = (name_), .kind = CLI_OPT_REAL, .dst = CLI__PTR(double, p), \
+		.min = (lo), .max = (hi), .why = (why_)                                           \
+	}
+/* @p points to an integer or an enum (the words in the enum's order). */
+#define CLI_CHOICE(key_, name_, p, names_, n, why_)                                         \
+	{                                                                                   \
+		.key = (key_), .name = (name_), .kind = CLI_OPT_CHOICE, .dst = (void *)(p), \
+		.dst_size = sizeof(*(p)), .names = (names_), .n_names = (n), .why = (why_)  \
+	}
+#define CLI_HELP                                                 \
+	{                                                        \
+		.key = 'h', .name = "help", .kind = CLI_OPT_HELP \
+	}
+#define CLI_VERSION                                                    \
+	{                                                              \
+		.key = 'V', .name = "version", .kind = CLI_OPT_VERSION \
+	}
+#define CLI_END                     \
+	{                           \
+		.kind = CLI_OPT_END \
+	}
+
+/* The most rows a table may have (CLI_END not counted). */
+#define CLI_MAX_OPTS 64
+
+struct cli_parser {
+	const char *prog;
+	const struct cli_opt *opts;
+	void (*usage)(FILE *out); /* for CLI_HELP */
+	bool stop_at_operand;	  /* '+': options end at the first operand */
+	int status;		  /* after cli_next() < 0: the exit status */
+	/* Built by the first cli_next() from @opts. */
+	bool built;
+	const struct cli_opt *row; /* the row of the option last returned */
+	struct option longopts[CLI_MAX_OPTS + 1];
+	char optstring[3 * CLI_MAX_OPTS + 3];
+};
+
+/*
+ * The next option of @argv that the caller must handle. Set prog, opts,
+ * usage (if a row is CLI_HELP) and stop_at_operand in @p first, with
+ * optind at the first word to parse (getopt's own state: set optind = 0
+ * to parse a new vector); the other members are cli_next()'s.
+ * Returns the key of a CLI_CASE or CLI_CASE_ARG row (optarg holds its
+ * argument), 0 when the options end (optind is then the first operand),
+ * or -1 when the caller must stop and exit with p->status: 0 after --help
+ * or --version, 1 if their output could not be written, CLI_EXIT_USAGE
+ * after a usage error, which is printed. A table the parser cannot take
+ * (too many rows, a key used twice, an unknown size) is a bug of the app:
+ * its message names the row and the status is 70 (EX_SOFTWARE).
+ */
+int cli_next(struct cli_parser *p, int argc, char **argv);
+
+/* The long name of the option cli_next() returned last, as "--name". */
+const char *cli_flag(const struct cli_parser *p, char *buf, size_t cap);
 
 #endif /* CLI_H */

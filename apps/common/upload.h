@@ -14,9 +14,9 @@
  *   --reconnect N       reconnect (and upload again) up to N times
  *   --robot-api-port N  PolyScope X's Robot API, instead of the dashboard (80)
  *
- * An app adds CLI_UPLOAD_LONGOPTS(base) to its getopt_long table and
- * passes every option value in [base, base + CLI_UPLOAD_N) to
- * cli_upload_option().
+ * An app adds CLI_UPLOAD_ROWS(base) to its option table (cli.h) and
+ * passes every key in [base, base + CLI_UPLOAD_N) that cli_next() returns
+ * to cli_upload_option().
  */
 #ifndef CLI_UPLOAD_H
 #define CLI_UPLOAD_H
@@ -28,16 +28,27 @@
 #include <rtloop/rtde_transport.h>
 #include <rtloop/ur_upload.h>
 
+#include "cli.h"
+
 #define CLI_UPLOAD_N 7
 
+/* The rows, in cli_upload_option()'s order of @which. */
+#define CLI_UPLOAD_ROWS(base)                                                                     \
+	CLI_CASE((base) + 0, "upload"), CLI_CASE_ARG((base) + 1, "primary-port"),                 \
+		CLI_CASE_ARG((base) + 2, "dashboard-port"), CLI_CASE((base) + 3, "no-dashboard"), \
+		CLI_CASE((base) + 4, "unlock"), CLI_CASE_ARG((base) + 5, "reconnect"),            \
+		CLI_CASE_ARG((base) + 6, "robot-api-port")
+
+/* The same for a getopt_long table, until every app has an option table. */
 #define CLI_UPLOAD_LONGOPTS(base)                                          \
 	{ "upload", no_argument, NULL, (base) + 0 },                       \
 		{ "primary-port", required_argument, NULL, (base) + 1 },   \
 		{ "dashboard-port", required_argument, NULL, (base) + 2 }, \
 		{ "no-dashboard", no_argument, NULL, (base) + 3 },         \
 		{ "unlock", no_argument, NULL, (base) + 4 },               \
+		{ "reconnect", required_argument, NULL, (base) + 5 },      \
 	{                                                                  \
-		"reconnect", required_argument, NULL, (base) + 5           \
+		"robot-api-port", required_argument, NULL, (base) + 6      \
 	}
 
 /* The options' help, for the apps' --help. */

@@ -129,81 +129,38 @@ static void usage(FILE *f)
 
 enum { OPT_UPLOAD = 256 /* .. + CLI_UPLOAD_N */ };
 
+/* Returns CLI_RUN, or the exit status to stop with (--help, --version, a
+ * usage error, printed). */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{ "transport", required_argument, NULL, 't' },
-		{ "host", required_argument, NULL, 'H' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "radius", required_argument, NULL, 'r' },
-		{ "period-s", required_argument, NULL, 'T' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "report", no_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		CLI_UPLOAD_LONGOPTS(OPT_UPLOAD),
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		CLI_CHOICE('t', "transport", &o->transport, transport_names, T_COUNT, NULL),
+		CLI_TEXT('H', "host", &o->host),
+		CLI_UINT('p', "port", &o->port, 1, 65535, NULL),
+		CLI_REAL('r', "radius", &o->radius, 0.001, 0.3, NULL),
+		CLI_REAL('T', "period-s", &o->period_s, 0.2, 60, NULL),
+		CLI_REAL('d', "duration", &o->duration_s, 0.1, 3600, NULL),
+		CLI_FLAG('j', "json", &o->json),
+		CLI_FLAG('R', "report", &o->report),
+		CLI_HELP,
+		CLI_VERSION,
+		CLI_UPLOAD_ROWS(OPT_UPLOAD),
+		CLI_END,
 	};
-	uint64_t port;
-	int c, k;
+	struct cli_parser p = { .prog = PROG, .opts = opts, .usage = usage };
+	int c;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:H:p:r:T:d:jRhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			k = cli_lookup(optarg, transport_names, T_COUNT);
-			if (k < 0)
-				return cli_bad_value(PROG, "--transport", optarg,
-						     "not udp, rtde or drfl");
-			o->transport = (enum transport)k;
-			break;
-		case 'H':
-			o->host = optarg;
-			break;
-		case 'p':
-			if (cli_u64(PROG, "--port", optarg, 1, 65535, &port))
-				return CLI_EXIT_USAGE;
-			o->port = (unsigned)port;
-			break;
-		case 'r':
-			if (cli_double(PROG, "--radius", optarg, 0.001, 0.3, &o->radius))
-				return CLI_EXIT_USAGE;
-			break;
-		case 'T':
-			if (cli_double(PROG, "--period-s", optarg, 0.2, 60, &o->period_s))
-				return CLI_EXIT_USAGE;
-			break;
-		case 'd':
-			if (cli_double(PROG, "--duration", optarg, 0.1, 3600, &o->duration_s))
-				return CLI_EXIT_USAGE;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'R':
-			o->report = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		case 'V':
-			exit(cli_version(PROG));
-		default:
-			if (c >= OPT_UPLOAD && c < OPT_UPLOAD + CLI_UPLOAD_N) {
-				if (cli_upload_option(PROG, c - OPT_UPLOAD, optarg, &o->up))
-					return CLI_EXIT_USAGE;
-				break;
-			}
-			return cli_getopt_error(PROG, c, argv);
-		}
-	}
+	while ((c = cli_next(&p, argc, argv)) > 0)
+		if (cli_upload_option(PROG, c - OPT_UPLOAD, optarg, &o->up))
+			return CLI_EXIT_USAGE;
+	if (c < 0)
+		return p.status;
 	if (cli_upload_check(PROG, &o->up, false))
 		return CLI_EXIT_USAGE;
 	if ((o->up.enabled || o->up.reconnect) && o->transport != T_RTDE)
 		return cli_usage_error(PROG, "--upload and --reconnect are RTDE options: "
 					     "add --transport rtde");
-	return cli_extra_args(PROG, optind, argc, argv);
+	return cli_extra_args(PROG, optind, argc, argv) ? CLI_EXIT_USAGE : CLI_RUN;
 }
 
 static const char *transport_name(enum transport t)
@@ -352,8 +309,9 @@ int main(int argc, char **argv)
 			     .radius = 0.05,
 			     .period_s = 2.0,
 			     .duration_s = 4.0 };
-	if (parse(argc, argv, &a.o))
-		return EXIT_USAGE;
+	ret = parse(argc, argv, &a.o);
+	if (ret != CLI_RUN)
+		return ret;
 	a.udp = a.o.transport != T_RTDE;
 	rtl_log_set_handler(rtl_log_stderr, (void *)(intptr_t)RTL_LOG_WARN);
 
