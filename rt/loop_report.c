@@ -22,38 +22,11 @@ static const char *const hist_names[RTL_LOOP_H_COUNT] = {
 	[RTL_LOOP_H_WAKE] = "wake",
 };
 
-#define FIELD(name, doc) RTL_STAT_FIELD(rtl_loop_counters, name, doc)
-static const struct rtl_stat_field counter_fields[] = { RTL_LOOP_COUNTERS(FIELD) };
-#undef FIELD
+/* The log queues count their own drops. */
+RTL__DEFINE_COUNTERS_THEN(rtl_loop, RTL_LOOP_COUNTERS, c,
+			  s.log_dropped = rtl_log_queue_dropped(obj->rx_log) +
+					  rtl_log_queue_dropped(obj->worker_log);)
 #define N_COUNTERS (sizeof(counter_fields) / sizeof(counter_fields[0]))
-
-RTL_API const struct rtl_stat_field *rtl_loop_counter_fields(size_t *n)
-{
-	return RTL__FIELDS_OUT(counter_fields, n);
-}
-
-static void snapshot(const struct rtl_loop *loop, struct rtl_loop_counters *s)
-{
-	const struct loop_counters *c = &loop->c;
-
-	s->size = sizeof(*s);
-#define COPY(name, doc) s->name = rtl_stat_get(&c->name);
-	RTL_LOOP_COUNTERS(COPY)
-#undef COPY
-	/* The log queues count their own drops. */
-	s->log_dropped =
-		rtl_log_queue_dropped(loop->rx_log) + rtl_log_queue_dropped(loop->worker_log);
-}
-
-RTL_API int rtl_loop_stats(const struct rtl_loop *loop, struct rtl_loop_counters *out)
-{
-	struct rtl_loop_counters s;
-
-	if (!loop)
-		return -EINVAL;
-	snapshot(loop, &s);
-	return rtl__sized_out(out, &s, sizeof(s));
-}
 
 RTL_API const struct rtl_hist *rtl_loop_hist(const struct rtl_loop *loop, enum rtl_loop_hist_id id)
 {
@@ -123,12 +96,12 @@ static void report_text(const struct rtl_loop *loop, const struct rtl_loop_count
 
 RTL_API int rtl_loop_report(const struct rtl_loop *loop, FILE *f, bool json)
 {
-	struct rtl_loop_counters s;
+	struct rtl_loop_counters s = { .size = sizeof(s) };
 	const char *why = NULL, *stop = NULL;
 
 	if (!loop || !f)
 		return -EINVAL;
-	snapshot(loop, &s);
+	rtl_loop_stats(loop, &s);
 	/* acquire: each text is complete before its flag. */
 	if (atomic_load_explicit(&loop->reject_noted, memory_order_acquire))
 		why = loop->reject_why;

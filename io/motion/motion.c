@@ -818,28 +818,10 @@ RTL_API int rtl_motion_step(struct rtl_motion *m, struct rtl_motion_output *out,
 	return (int)m->mode;
 }
 
-#define FIELD(name, doc) RTL_STAT_FIELD(rtl_motion_counters, name, doc)
-static const struct rtl_stat_field counter_fields[] = { RTL_MOTION_COUNTERS(FIELD) };
-#undef FIELD
-
-RTL_API const struct rtl_stat_field *rtl_motion_counter_fields(size_t *n)
-{
-	return RTL__FIELDS_OUT(counter_fields, n);
-}
-
-RTL_API int rtl_motion_stats(const struct rtl_motion *m, struct rtl_motion_counters *out)
-{
-	struct rtl_motion_counters s = { .size = sizeof(s) };
-
-	if (!m)
-		return -EINVAL;
-#define COPY(name, doc) s.name = rtl_stat_get(&m->cnt.name);
-	RTL_MOTION_COUNTERS(COPY)
-#undef COPY
-	for (int i = 0; i < RTL_MOTION_EV_COUNT; i++)
-		s.events[i] = rtl_stat_get(&m->cnt.events[i]);
-	return rtl__sized_out(out, &s, sizeof(s));
-}
+/* The events' counters are an array, not in the list. */
+RTL__DEFINE_COUNTERS_THEN(rtl_motion, RTL_MOTION_COUNTERS, cnt,
+			  for (int i = 0; i < RTL_MOTION_EV_COUNT; i++)
+				  s.events[i] = rtl_stat_get(&obj->cnt.events[i]);)
 
 RTL_API const char *rtl_motion_mode_name(enum rtl_motion_mode mode)
 {

@@ -1471,27 +1471,7 @@ RTL_API const struct rtl_rtde_handshake *rtl_rtde_client_info(const struct rtl_r
 	return c ? &c->info : NULL;
 }
 
-#define FIELD(name, doc) RTL_STAT_FIELD(rtl_rtde_client_counters, name, doc)
-static const struct rtl_stat_field counter_fields[] = { RTL_RTDE_CLIENT_COUNTERS(FIELD) };
-#undef FIELD
-
-RTL_API const struct rtl_stat_field *rtl_rtde_client_counter_fields(size_t *n)
-{
-	return RTL__FIELDS_OUT(counter_fields, n);
-}
-
-RTL_API int rtl_rtde_client_stats(const struct rtl_rtde_client *c,
-				  struct rtl_rtde_client_counters *out)
-{
-	struct rtl_rtde_client_counters s = { .size = sizeof(s) };
-
-	if (!c)
-		return -EINVAL;
-#define COPY(name, doc) s.name = rtl_stat_get(&c->stats.name);
-	RTL_RTDE_CLIENT_COUNTERS(COPY)
-#undef COPY
-	return rtl__sized_out(out, &s, sizeof(s));
-}
+RTL__DEFINE_COUNTERS(rtl_rtde_client, RTL_RTDE_CLIENT_COUNTERS, stats)
 
 RTL_API const struct rtl_rtde_client_error *
 rtl_rtde_client_last_error(const struct rtl_rtde_client *c)

@@ -519,14 +519,8 @@ RTL_API int rtl_rtde_coalesce_raw_masks(struct rtl_rtde_coalesce *c, bool raw)
 	return 0;
 }
 
-#define FIELD(name, doc) RTL_STAT_FIELD(rtl_rtde_coalesce_counters, name, doc)
-static const struct rtl_stat_field counter_fields[] = { RTL_RTDE_COALESCE_COUNTERS(FIELD) };
-#undef FIELD
-
-RTL_API const struct rtl_stat_field *rtl_rtde_coalesce_counter_fields(size_t *n)
-{
-	return RTL__FIELDS_OUT(counter_fields, n);
-}
+/* Only the table and its getter: the stats are per recipe, and a total. */
+RTL__DEFINE_COUNTER_FIELDS(rtl_rtde_coalesce, RTL_RTDE_COALESCE_COUNTERS)
 
 /* Recipe @i's counters added to @s. */
 static void add_counters(const struct rtl_rtde_coalesce *c, size_t i,

@@ -1111,27 +1111,7 @@ RTL_API struct rtl_rtde_frame *rtl_rtde_loop_commands(struct rtl_loop *loop, uns
 	return rtl_rtde_coalesce_frame(of(base)->coal, i);
 }
 
-#define FIELD(name, doc) RTL_STAT_FIELD(rtl_rtde_transport_counters, name, doc)
-static const struct rtl_stat_field counter_fields[] = { RTL_RTDE_TRANSPORT_COUNTERS(FIELD) };
-#undef FIELD
-
-RTL_API const struct rtl_stat_field *rtl_rtde_transport_counter_fields(size_t *n)
-{
-	return RTL__FIELDS_OUT(counter_fields, n);
-}
-
-RTL_API int rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
-				     struct rtl_rtde_transport_counters *out)
-{
-	struct rtl_rtde_transport_counters s = { .size = sizeof(s) };
-
-	if (!t)
-		return -EINVAL;
-#define COPY(name, doc) s.name = rtl_stat_get(&t->c.name);
-	RTL_RTDE_TRANSPORT_COUNTERS(COPY)
-#undef COPY
-	return rtl__sized_out(out, &s, sizeof(s));
-}
+RTL__DEFINE_COUNTERS(rtl_rtde_transport, RTL_RTDE_TRANSPORT_COUNTERS, c)
 
 RTL_API struct rtl_rtde_client *rtl_rtde_transport_client(struct rtl_rtde_transport *t)
 {

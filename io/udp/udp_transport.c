@@ -734,24 +734,4 @@ RTL_API struct rtl_udp_cmd *rtl_udp_transport_command(struct rtl_udp_transport *
 	return t ? &t->cmd : NULL;
 }
 
-#define FIELD(name, doc) RTL_STAT_FIELD(rtl_udp_transport_counters, name, doc)
-static const struct rtl_stat_field counter_fields[] = { RTL_UDP_TRANSPORT_COUNTERS(FIELD) };
-#undef FIELD
-
-RTL_API const struct rtl_stat_field *rtl_udp_transport_counter_fields(size_t *n)
-{
-	return RTL__FIELDS_OUT(counter_fields, n);
-}
-
-RTL_API int rtl_udp_transport_stats(const struct rtl_udp_transport *t,
-				    struct rtl_udp_transport_counters *out)
-{
-	struct rtl_udp_transport_counters s = { .size = sizeof(s) };
-
-	if (!t)
-		return -EINVAL;
-#define COPY(name, doc) s.name = rtl_stat_get(&t->c.name);
-	RTL_UDP_TRANSPORT_COUNTERS(COPY)
-#undef COPY
-	return rtl__sized_out(out, &s, sizeof(s));
-}
+RTL__DEFINE_COUNTERS(rtl_udp_transport, RTL_UDP_TRANSPORT_COUNTERS, c)

@@ -742,27 +742,7 @@ RTL_API bool rtl_ur_primary_next_msg(struct rtl_ur_primary *c, struct rtl_ur_rob
 	return true;
 }
 
-RTL_API int rtl_ur_primary_stats(const struct rtl_ur_primary *c,
-				 struct rtl_ur_primary_counters *out)
-{
-	struct rtl_ur_primary_counters s = { .size = sizeof(s) };
-
-	if (!c)
-		return -EINVAL;
-#define COPY(name, doc) s.name = c->stats.name;
-	RTL_UR_PRIMARY_COUNTERS(COPY)
-#undef COPY
-	return rtl__sized_out(out, &s, sizeof(s));
-}
-
-#define FIELD(name, doc) RTL_STAT_FIELD(rtl_ur_primary_counters, name, doc)
-static const struct rtl_stat_field counter_fields[] = { RTL_UR_PRIMARY_COUNTERS(FIELD) };
-#undef FIELD
-
-RTL_API const struct rtl_stat_field *rtl_ur_primary_counter_fields(size_t *n)
-{
-	return RTL__FIELDS_OUT(counter_fields, n);
-}
+RTL__DEFINE_COUNTERS(rtl_ur_primary, RTL_UR_PRIMARY_COUNTERS, stats)
 
 RTL_API int rtl_ur_primary_send_script(struct rtl_ur_primary *c, const char *text, size_t len,
 				       int64_t timeout_ns, struct rtl_error *err)

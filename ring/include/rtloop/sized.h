@@ -28,6 +28,7 @@
 #define RTLOOP_SIZED_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <rtloop/compiler.h>
 #include <rtloop/error.h>
@@ -71,5 +72,64 @@ static inline const struct rtl_stat_field *rtl__fields_out(const struct rtl_stat
 	return fields;
 }
 #define RTL__FIELDS_OUT(fields, n) rtl__fields_out(fields, sizeof(fields) / sizeof((fields)[0]), n)
+
+/*
+ * The counters' public pair of a module, defined in one place instead of
+ * eight. RTL__DEFINE_COUNTER_FIELDS(rtl_x, RTL_X_COUNTERS) defines, from the
+ * module's X-macro list of counters:
+ *   - static const struct rtl_stat_field counter_fields[], one entry per
+ *     counter of struct rtl_x_counters, in the list's order (the module may
+ *     use it, as the loop's report does);
+ *   - RTL_API const struct rtl_stat_field *rtl_x_counter_fields(size_t *n).
+ * RTL__DEFINE_COUNTERS(rtl_x, RTL_X_COUNTERS, member) defines those and
+ *   - RTL_API int rtl_x_stats(const struct rtl_x *obj,
+ *				struct rtl_x_counters *out): -EINVAL when
+ *     @obj is NULL, else a snapshot s of struct rtl_x_counters (zeroed, its
+ *     size set) with each counter read from obj->member.<name> (atomic, by
+ *     rtl_stat_get(), or a plain uint64_t of a module whose counters one
+ *     thread owns), copied out by rtl__sized_out().
+ * RTL__DEFINE_COUNTERS_THEN(rtl_x, RTL_X_COUNTERS, member, statements...)
+ * runs @statements (which may use obj and s) after the copy of the list and
+ * before the copy-out: for what the list does not hold (an array, a count
+ * kept elsewhere). The header declaring the functions must be included, and
+ * <rtloop/stat.h>. Use once per file: each also typedefs rtl__counters.
+ */
+#define RTL__COUNTER_FIELD_(member, what) \
+	{ .name = #member, .doc = what, .offset = offsetof(rtl__counters, member) },
+#define RTL__DEFINE_COUNTER_FIELDS(prefix, LIST)                                             \
+	typedef struct prefix##_counters rtl__counters;                                      \
+	static const struct rtl_stat_field counter_fields[] = { LIST(RTL__COUNTER_FIELD_) }; \
+	RTL_API const struct rtl_stat_field *prefix##_counter_fields(size_t *n)              \
+	{                                                                                    \
+		return RTL__FIELDS_OUT(counter_fields, n);                                   \
+	}
+
+/* A counter of a module's live counters: atomic, or one thread's plain one. */
+static inline uint64_t rtl__counter_plain(const uint64_t *c)
+{
+	return *c;
+}
+#define RTL__COUNTER_GET(p) \
+	_Generic((p), const uint64_t *: rtl__counter_plain, uint64_t *: rtl__counter_plain,       \
+		 default: rtl_stat_get)(p)
+#define RTL__COUNTER_COPY_(name, doc) s.name = RTL__COUNTER_GET(&rtl__src->name);
+
+#define RTL__DEFINE_COUNTERS_THEN(prefix, LIST, member, ...)                                \
+	RTL__DEFINE_COUNTER_FIELDS(prefix, LIST)                                            \
+	RTL_API int prefix##_stats(const struct prefix *obj, struct prefix##_counters *out) \
+	{                                                                                   \
+		struct prefix##_counters s = { .size = sizeof(s) };                         \
+                                                                                            \
+		if (!obj)                                                                   \
+			return -EINVAL;                                                     \
+		{                                                                           \
+			__typeof__(&obj->member) rtl__src = &obj->member;                   \
+                                                                                            \
+			LIST(RTL__COUNTER_COPY_)                                            \
+		}                                                                           \
+		__VA_ARGS__                                                                 \
+		return rtl__sized_out(out, &s, sizeof(s));                                  \
+	}
+#define RTL__DEFINE_COUNTERS(prefix, LIST, member) RTL__DEFINE_COUNTERS_THEN(prefix, LIST, member, )
 
 #endif /* RTLOOP_SIZED_H */
