@@ -9,7 +9,6 @@
  * limits and capabilities are those of the calling process.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,45 +42,36 @@ static void usage(FILE *f)
 		   "2 usage error or the checks could not run.\n");
 }
 
+/* Returns CLI_RUN, or the exit status to stop with (--help, --version, a
+ * usage error, printed). */
+static int parse(int argc, char **argv, struct rtl_doctor_opts *d, bool *json)
+{
+	const struct cli_opt opts[] = {
+		CLI_FLAG('j', "json", json),
+		CLI_TEXT('r', "root", &d->root),
+		CLI_HELP,
+		CLI_VERSION,
+		CLI_END,
+	};
+	struct cli_parser p = { .prog = PROG, .opts = opts, .usage = usage };
+
+	/* No option of ours is handled here: every row stores its value. */
+	if (cli_next(&p, argc, argv) < 0)
+		return p.status;
+	return cli_extra_args(PROG, optind, argc, argv) ? CLI_EXIT_USAGE : CLI_RUN;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "root", required_argument, NULL, 'r' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct rtl_doctor_finding findings[RTL_DOCTOR_MAX_FINDINGS];
 	struct rtl_doctor_opts opts = { .size = sizeof(opts) };
 	bool json = false;
-	int c, n, err;
+	int n, err;
 
-	/* Parse: we print our own messages, naming the flag. */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hjr:V", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		case 'j':
-			json = true;
-			break;
-		case 'r':
-			opts.root = optarg;
-			break;
-		case 'V':
-			return cli_version(PROG);
-		default:
-			return cli_getopt_error(PROG, c, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_extra_args(PROG, optind, argc, argv);
-
-	/* Validate and run. */
-	if (opts.root && !*opts.root)
-		return cli_usage_error(PROG, "--root needs a directory");
+	/* Parse (an empty --root is refused there), run. */
+	err = parse(argc, argv, &opts, &json);
+	if (err != CLI_RUN)
+		return err;
 	n = rtl_doctor_run(findings, RTL_DOCTOR_MAX_FINDINGS, &opts);
 	if (n < 0) {
 		if (opts.root)
