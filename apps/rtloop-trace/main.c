@@ -13,13 +13,12 @@
  * (analysis.c), then prints percentiles, the slowest frames with their
  * breakdown and the losses, as text or one JSON object, and optionally a
  * PNG of the histograms (plot.c). This file only parses and validates the
- * options and hands over: the usual driver of docs/style.md, with one getopt
- * pass for the global options and one per subcommand.
+ * options and hands over: the usual driver of docs/style.md, with one option
+ * table (cli.h) for the global options and one per subcommand.
  *
  * Exit status: see usage(). Usage errors name the offending flag and exit 2.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -81,54 +80,59 @@ static bool valid_size(const char *s)
 	return n > 0 && (s[n] == '\0' || (strchr("kKmMgG", s[n]) && s[n + 1] == '\0'));
 }
 
+/* The value of record's -s, -n or -t (@c) into @o: CLI_RUN, or a usage
+ * error. -t is checked as a number but kept as text for the environment. */
+static int record_value(int c, const char *arg, struct rtt_record_opts *o)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 's':
+		if (!valid_size(arg))
+			return cli_bad_value(RECORD, "--subbuf-size", arg,
+					     "not a size such as 4M or 262144");
+		o->subbuf_size = arg;
+		break;
+	case 'n':
+		if (cli_parse_u64(arg, 1, 1u << 20, &v) || (v & (v - 1)))
+			return cli_bad_value(RECORD, "--num-subbuf", arg, "not a power of two");
+		o->num_subbuf = (unsigned)v;
+		break;
+	default:
+		if (cli_parse_u64(arg, 0, 3600000, &v))
+			return cli_bad_value(RECORD, "--register-timeout", arg,
+					     "not a count of ms (0..3600000)");
+		o->register_timeout = arg;
+		break;
+	}
+	return CLI_RUN;
+}
+
 static int cmd_record(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "subbuf-size", required_argument, NULL, 's' },
-		{ "num-subbuf", required_argument, NULL, 'n' },
-		{ "register-timeout", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct rtt_record_opts o = { .subbuf_size = "4M", .num_subbuf = 8 };
-	uint64_t v;
-	int c;
+	const struct cli_opt opts[] = {
+		CLI_HELP,
+		CLI_TEXT('o', "output", &o.output),
+		CLI_CASE_ARG('s', "subbuf-size"),
+		CLI_CASE_ARG('n', "num-subbuf"),
+		CLI_CASE_ARG('t', "register-timeout"),
+		CLI_END,
+	};
+	/* Options end at COMMAND, whose own options are not ours. */
+	struct cli_parser p = {
+		.prog = RECORD, .opts = opts, .usage = usage, .stop_at_operand = true
+	};
+	int c, ret;
 
-	/* '+': stop at COMMAND, whose own options are not ours */
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+:ho:s:n:t:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return RTT_EXIT_OK;
-		case 'o':
-			if (!*optarg)
-				return cli_usage_error(RECORD, "--output needs a directory");
-			o.output = optarg;
-			break;
-		case 's':
-			if (!valid_size(optarg))
-				return cli_bad_value(RECORD, "--subbuf-size", optarg,
-						     "not a size such as 4M or 262144");
-			o.subbuf_size = optarg;
-			break;
-		case 'n':
-			if (cli_parse_u64(optarg, 1, 1u << 20, &v) || (v & (v - 1)))
-				return cli_bad_value(RECORD, "--num-subbuf", optarg,
-						     "not a power of two");
-			o.num_subbuf = (unsigned)v;
-			break;
-		case 't':
-			if (cli_parse_u64(optarg, 0, 3600000, &v))
-				return cli_bad_value(RECORD, "--register-timeout", optarg,
-						     "not a count of ms (0..3600000)");
-			o.register_timeout = optarg;
-			break;
-		default:
-			return cli_getopt_error(RECORD, c, argv);
-		}
+	while ((c = cli_next(&p, argc, argv)) > 0) {
+		ret = record_value(c, optarg, &o);
+		if (ret != CLI_RUN)
+			return ret;
 	}
+	if (c < 0)
+		return p.status;
 	if (optind >= argc)
 		return cli_usage_error(RECORD,
 				       "no command given (record [OPTIONS] -- COMMAND [ARG...])");
@@ -138,47 +142,26 @@ static int cmd_record(int argc, char **argv)
 
 static int cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },	   { "json", no_argument, NULL, 'j' },
-		{ "worst", required_argument, NULL, 'w' }, { "pid", required_argument, NULL, 'p' },
-		{ "plot", required_argument, NULL, 'P' },  { NULL, 0, NULL, 0 },
-	};
 	struct rtt_analysis a;
 	const char *dir, *plot = NULL;
-	uint64_t worst = 5, v;
+	uint64_t worst = 5;
 	int64_t pid = -1;
 	bool json = false;
+	const struct cli_opt opts[] = {
+		CLI_HELP,
+		CLI_FLAG('j', "json", &json),
+		CLI_UINT('w', "worst", &worst, 0, WORST_MAX, NULL),
+		CLI_UINT('p', "pid", &pid, 1, INT32_MAX, "not a process id"),
+		CLI_TEXT('P', "plot", &plot),
+		CLI_END,
+	};
+	struct cli_parser p = { .prog = REPORT, .opts = opts, .usage = usage };
 	char msg[2048];
-	int c, err;
+	int err;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, ":hjw:p:P:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return RTT_EXIT_OK;
-		case 'j':
-			json = true;
-			break;
-		case 'w':
-			if (cli_u64(REPORT, "--worst", optarg, 0, WORST_MAX, &worst))
-				return RTT_EXIT_USAGE;
-			break;
-		case 'p':
-			if (cli_parse_u64(optarg, 1, INT32_MAX, &v))
-				return cli_bad_value(REPORT, "--pid", optarg, "not a process id");
-			pid = (int64_t)v;
-			break;
-		case 'P':
-			if (!*optarg)
-				return cli_usage_error(REPORT,
-						       "--plot needs a file name (FILE.png)");
-			plot = optarg;
-			break;
-		default:
-			return cli_getopt_error(REPORT, c, argv);
-		}
-	}
+	if (cli_next(&p, argc, argv) < 0)
+		return p.status;
 	if (optind >= argc)
 		return cli_usage_error(REPORT, "no trace directory given (report [OPTIONS] DIR)");
 	if (argc - optind > 1)
@@ -230,27 +213,15 @@ fail:
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = { CLI_HELP, CLI_VERSION, CLI_END };
+	/* Global options end at the subcommand. */
+	struct cli_parser p = {
+		.prog = RTT_PROG, .opts = opts, .usage = usage, .stop_at_operand = true
 	};
 	const char *sub;
-	int c;
 
-	/* Global options end at the subcommand ('+'); we word our own errors. */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return RTT_EXIT_OK;
-		case 'V':
-			return cli_version(RTT_PROG);
-		default:
-			return cli_getopt_error(RTT_PROG, c, argv);
-		}
-	}
+	if (cli_next(&p, argc, argv) < 0)
+		return p.status;
 	if (optind >= argc)
 		return cli_usage_error(RTT_PROG, "no subcommand given (record or report)");
 	sub = argv[optind];
