@@ -21,7 +21,6 @@
  * (rtl_rtde_text_sanitize()) before it reaches the log handler here.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -150,158 +149,134 @@ static int dump(const char *in, const char *out, bool extra)
 	return EXIT_OK;
 }
 
+/* What the options give main(): the recording's configuration and the
+ * choices it is made from. */
+struct args {
+	struct rec_config cfg;
+	const char *config, *fields, *key, *output, *dump_in;
+	bool binary, json, buffered;
+};
+
+/* A time in seconds @d as ns, at least 1 when @d > 0. */
+static int64_t seconds_ns(double d)
+{
+	int64_t ns = (int64_t)(d * 1e9);
+
+	return d > 0 && ns == 0 ? 1 : ns;
+}
+
+/* The options whose value is checked or converted in a way of their own:
+ * CLI_RUN, or a usage error (printed). */
+static int parse_value(int c, const char *arg, struct rec_config *cfg)
+{
+	double d;
+
+	switch (c) {
+	case OPT_FREQUENCY:
+		if (cli_parse_double(arg, 0, HUGE_VAL, &d) || (d > 0 && d < 1))
+			return cli_bad_value(PROG, "--frequency", arg,
+					     "not a rate in Hz (>= 1, or 0 for the maximum)");
+		cfg->frequency = d;
+		break;
+	case OPT_DURATION:
+		if (cli_parse_double(arg, 0, 1e9, &d))
+			return cli_bad_value(PROG, "--duration", arg, "not a time in seconds");
+		cfg->duration_ns = seconds_ns(d);
+		break;
+	case OPT_DATA_TIMEOUT:
+		if (cli_parse_double(arg, 0, 1e6, &d))
+			return cli_bad_value(PROG, "--data-timeout", arg,
+					     "not a time in seconds (0: no limit)");
+		cfg->data_timeout_ns = d > 0 ? seconds_ns(d) : -1;
+		break;
+	default: /* OPT_NO_RT */
+		cfg->rt_mode = RTL_LOOP_RT_OFF;
+		break;
+	}
+	return CLI_RUN;
+}
+
+/* Returns CLI_RUN, or the exit status to stop with (--help, --version, a
+ * usage error, printed). */
+static int parse(int argc, char **argv, struct args *a)
+{
+	struct rec_config *cfg = &a->cfg;
+	const struct cli_opt opts[] = {
+		CLI_HELP,
+		CLI_TEXT(OPT_HOST, "host", &cfg->host),
+		CLI_UINT(OPT_PORT, "port", &cfg->port, 1, 65535, "not a port number (1-65535)"),
+		CLI_CASE_ARG(OPT_FREQUENCY, "frequency"),
+		CLI_TEXT('c', "config", &a->config),
+		CLI_TEXT(OPT_RECIPE, "recipe", &a->key),
+		CLI_TEXT(OPT_FIELDS, "fields", &a->fields),
+		CLI_UINT(OPT_SAMPLES, "samples", &cfg->samples, 0, UINT64_MAX, "not a count"),
+		CLI_CASE_ARG(OPT_DURATION, "duration"),
+		CLI_TEXT('o', "output", &a->output),
+		CLI_FLAG('b', "binary", &a->binary),
+		CLI_FLAG(OPT_NO_EXTRA, "no-extra-columns", &cfg->no_extra_columns),
+		CLI_TEXT(OPT_DUMP, "dump", &a->dump_in),
+		CLI_FLAG(OPT_JSON, "json", &a->json),
+		CLI_CASE(OPT_NO_RT, "no-rt"),
+		CLI_UINT(OPT_CPU, "cpu", &cfg->rx_cpu, 0, 4095, "not a CPU number"),
+		/* record.py's; recording is always exact */
+		CLI_FLAG(OPT_BUFFERED, "buffered", &a->buffered),
+		CLI_CASE_ARG(OPT_DATA_TIMEOUT, "data-timeout"),
+		CLI_FLAG('v', "verbose", &verbose),
+		CLI_VERSION,
+		CLI_END,
+	};
+	struct cli_parser p = { .prog = PROG, .opts = opts, .usage = usage };
+	int c, ret;
+
+	cfg->host = "localhost";
+	cfg->port = 30004;
+	cfg->frequency = 125;
+	cfg->rt_mode = RTL_LOOP_RT_DEGRADE;
+	cfg->rx_cpu = -1;
+	while ((c = cli_next(&p, argc, argv)) > 0) {
+		ret = parse_value(c, optarg, cfg);
+		if (ret != CLI_RUN)
+			return ret;
+	}
+	if (c < 0)
+		return p.status;
+	return cli_extra_args(PROG, optind, argc, argv) ? CLI_EXIT_USAGE : CLI_RUN;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "host", required_argument, NULL, OPT_HOST },
-		{ "port", required_argument, NULL, OPT_PORT },
-		{ "frequency", required_argument, NULL, OPT_FREQUENCY },
-		{ "config", required_argument, NULL, 'c' },
-		{ "recipe", required_argument, NULL, OPT_RECIPE },
-		{ "fields", required_argument, NULL, OPT_FIELDS },
-		{ "samples", required_argument, NULL, OPT_SAMPLES },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "output", required_argument, NULL, 'o' },
-		{ "binary", no_argument, NULL, 'b' },
-		{ "no-extra-columns", no_argument, NULL, OPT_NO_EXTRA },
-		{ "dump", required_argument, NULL, OPT_DUMP },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "no-rt", no_argument, NULL, OPT_NO_RT },
-		{ "cpu", required_argument, NULL, OPT_CPU },
-		{ "buffered", no_argument, NULL, OPT_BUFFERED },
-		{ "data-timeout", required_argument, NULL, OPT_DATA_TIMEOUT },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static char outputs[RTL_RTDE_CLIENT_TX_SIZE];
-	struct rec_config cfg = { 0 };
+	struct args a = { 0 };
 	struct rec_result res;
 	struct rec_error err = { 0 };
 	struct rec *rec = NULL;
-	const char *config = NULL, *fields = NULL, *key = NULL, *output = NULL, *dump_in = NULL;
-	bool binary = false, json = false, added_ts = false;
-	uint64_t u;
-	double d;
-	int c, idx, ret;
+	bool added_ts = false;
+	int ret;
 
-	/* Parse: we print our own messages, naming the flag. */
-	cfg.host = "localhost";
-	cfg.port = 30004;
-	cfg.frequency = 125;
-	cfg.rt_mode = RTL_LOOP_RT_DEGRADE;
-	cfg.rx_cpu = -1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hc:o:bvV", longopts, &idx)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		case 'V':
-			return cli_version(PROG);
-		case OPT_HOST:
-			if (!optarg[0])
-				return cli_usage_error(PROG, "--host needs an address");
-			cfg.host = optarg;
-			break;
-		case OPT_PORT:
-			if (cli_parse_u64(optarg, 1, 65535, &u))
-				return cli_bad_value(PROG, "--port", optarg,
-						     "not a port number (1-65535)");
-			cfg.port = (uint16_t)u;
-			break;
-		case OPT_FREQUENCY:
-			if (cli_parse_double(optarg, 0, HUGE_VAL, &d) || (d > 0 && d < 1))
-				return cli_bad_value(PROG, "--frequency", optarg,
-						     "not a rate in Hz (>= 1, or 0 for the "
-						     "maximum)");
-			cfg.frequency = d;
-			break;
-		case 'c':
-			config = optarg;
-			break;
-		case OPT_RECIPE:
-			key = optarg;
-			break;
-		case OPT_FIELDS:
-			fields = optarg;
-			break;
-		case OPT_SAMPLES:
-			if (cli_parse_u64(optarg, 0, UINT64_MAX, &u))
-				return cli_bad_value(PROG, "--samples", optarg, "not a count");
-			cfg.samples = u;
-			break;
-		case OPT_DURATION:
-			if (cli_parse_double(optarg, 0, 1e9, &d))
-				return cli_bad_value(PROG, "--duration", optarg,
-						     "not a time in seconds");
-			cfg.duration_ns = (int64_t)(d * 1e9);
-			if (d > 0 && cfg.duration_ns == 0)
-				cfg.duration_ns = 1;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'b':
-			binary = true;
-			break;
-		case OPT_NO_EXTRA:
-			cfg.no_extra_columns = true;
-			break;
-		case OPT_DUMP:
-			dump_in = optarg;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_NO_RT:
-			cfg.rt_mode = RTL_LOOP_RT_OFF;
-			break;
-		case OPT_CPU:
-			if (cli_parse_u64(optarg, 0, 4095, &u))
-				return cli_bad_value(PROG, "--cpu", optarg, "not a CPU number");
-			cfg.rx_cpu = (int)u;
-			break;
-		case OPT_BUFFERED:
-			break;
-		case OPT_DATA_TIMEOUT:
-			if (cli_parse_double(optarg, 0, 1e6, &d))
-				return cli_bad_value(PROG, "--data-timeout", optarg,
-						     "not a time in seconds (0: no limit)");
-			cfg.data_timeout_ns = d > 0 ? (int64_t)(d * 1e9) : -1;
-			if (d > 0 && cfg.data_timeout_ns == 0)
-				cfg.data_timeout_ns = 1;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		default:
-			return cli_getopt_error(PROG, c, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_extra_args(PROG, optind, argc, argv);
+	/* Parse: the table words the messages, naming the flag. */
+	ret = parse(argc, argv, &a);
+	if (ret != CLI_RUN)
+		return ret;
 	rtl_log_set_handler(log_handler, NULL);
 
 	/* Validate. */
-	if (dump_in) {
-		if (config || fields || binary)
+	if (a.dump_in) {
+		if (a.config || a.fields || a.binary)
 			return cli_usage_error(PROG, "--dump converts a file: it takes no %s",
-					       config	? "--config"
-					       : fields ? "--fields"
-							: "--binary");
-		return dump(dump_in, output ? output : "-", !cfg.no_extra_columns);
+					       a.config	  ? "--config"
+					       : a.fields ? "--fields"
+							  : "--binary");
+		return dump(a.dump_in, a.output ? a.output : "-", !a.cfg.no_extra_columns);
 	}
-	if (config && fields)
+	if (a.config && a.fields)
 		return cli_usage_error(PROG, "give --config or --fields, not both");
-	if (!config && !fields)
+	if (!a.config && !a.fields)
 		return cli_usage_error(PROG,
 				       "nothing to record: give --config FILE or --fields LIST");
-	if (key && !config)
+	if (a.key && !a.config)
 		return cli_usage_error(PROG, "--recipe '%s' selects a recipe of an XML --config",
-				       key);
-	ret = rec_outputs(outputs, sizeof(outputs), fields, config, key, &added_ts, &err);
+				       a.key);
+	ret = rec_outputs(outputs, sizeof(outputs), a.fields, a.config, a.key, &added_ts, &err);
 	if (ret < 0) {
 		rec_error_print(stderr, PROG ": ", &err);
 		return EXIT_FAIL;
@@ -310,21 +285,22 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			PROG ": note: 'timestamp' added as the first column: controller skips "
 			     "are counted from it\n");
-	cfg.outputs = outputs;
-	if (!output)
-		output = binary ? "robot_data.rtlrec" : "robot_data.csv";
-	if (binary)
-		cfg.bin_path = output;
+	a.cfg.outputs = outputs;
+	if (!a.output)
+		a.output = a.binary ? "robot_data.rtlrec" : "robot_data.csv";
+	if (a.binary)
+		a.cfg.bin_path = a.output;
 	else
-		cfg.csv_path = output;
-	cfg.progress = verbose ? stderr : NULL;
+		a.cfg.csv_path = a.output;
+	a.cfg.progress = verbose ? stderr : NULL;
 	if (verbose)
 		fprintf(stderr, PROG ": recording %s from %s:%u at %g Hz to %s (%s)\n", outputs,
-			cfg.host, cfg.port, cfg.frequency, output, binary ? "binary" : "CSV");
+			a.cfg.host, a.cfg.port, a.cfg.frequency, a.output,
+			a.binary ? "binary" : "CSV");
 
 	/* Allocate (the outputs, the loop and its ring); the loop locks
 	 * memory and sets priorities when it starts. */
-	ret = rec_create(&rec, &cfg, &err);
+	ret = rec_create(&rec, &a.cfg, &err);
 	if (ret < 0) {
 		rec_error_print(stderr, PROG ": ", &err);
 		return EXIT_FAIL;
@@ -348,7 +324,7 @@ int main(int argc, char **argv)
 				res.end == REC_END_LOST ? PROG ": recording cut short: "
 							: PROG ": ",
 				&res.io_error);
-	rec_summary(stderr, &res, json);
+	rec_summary(stderr, &res, a.json);
 	rec_destroy(rec);
 	switch (res.end) {
 	case REC_END_IO:
