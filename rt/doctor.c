@@ -1173,17 +1173,13 @@ RTL_API const char *rtl_doctor_id(size_t i)
 	return i < F_COUNT ? ids[i] : NULL;
 }
 
+static const char *const verdict_names[] = {
+	[RTL_DOCTOR_OK] = "ok", [RTL_DOCTOR_WARN] = "warn", [RTL_DOCTOR_BAD] = "bad"
+};
+
 RTL_API const char *rtl_doctor_verdict_name(enum rtl_doctor_verdict v)
 {
-	switch (v) {
-	case RTL_DOCTOR_OK:
-		return "ok";
-	case RTL_DOCTOR_WARN:
-		return "warn";
-	case RTL_DOCTOR_BAD:
-		return "bad";
-	}
-	return "unknown";
+	return RTL__NAME_OF(verdict_names, v, "unknown");
 }
 
 RTL_API enum rtl_doctor_verdict rtl_doctor_worst(const struct rtl_doctor_finding *f, size_t n)

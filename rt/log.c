@@ -26,6 +26,7 @@
 #include <rtloop/log.h>
 #include <rtloop/mem.h>
 #include <rtloop/ring.h>
+#include <rtloop/sized.h>
 #include <rtloop/stat.h>
 
 #define DEFAULT_SLOTS 64
@@ -56,19 +57,14 @@ RTL_API void rtl_log_set_handler(rtl_log_fn fn, void *user)
 	log_user = user;
 }
 
+static const char *const level_names[] = { [RTL_LOG_ERROR] = "error",
+					   [RTL_LOG_WARN] = "warning",
+					   [RTL_LOG_INFO] = "info",
+					   [RTL_LOG_DEBUG] = "debug" };
+
 RTL_API const char *rtl_log_level_name(enum rtl_log_level level)
 {
-	switch (level) {
-	case RTL_LOG_ERROR:
-		return "error";
-	case RTL_LOG_WARN:
-		return "warning";
-	case RTL_LOG_INFO:
-		return "info";
-	case RTL_LOG_DEBUG:
-		return "debug";
-	}
-	return "unknown";
+	return RTL__NAME_OF(level_names, level, "unknown");
 }
 
 RTL_API void rtl_log_stderr(void *user, enum rtl_log_level level, const char *msg)

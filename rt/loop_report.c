@@ -37,7 +37,7 @@ RTL_API const struct rtl_hist *rtl_loop_hist(const struct rtl_loop *loop, enum r
 
 RTL_API const char *rtl_loop_hist_name(enum rtl_loop_hist_id id)
 {
-	return (unsigned)id < RTL_LOOP_H_COUNT ? hist_names[id] : "unknown";
+	return RTL__NAME_OF(hist_names, id, "unknown");
 }
 
 RTL_API const char *rtl_loop_rt_notes(const struct rtl_loop *loop)

@@ -823,38 +823,26 @@ RTL__DEFINE_COUNTERS_THEN(rtl_motion, RTL_MOTION_COUNTERS, cnt,
 			  for (int i = 0; i < RTL_MOTION_EV_COUNT; i++)
 				  s.events[i] = rtl_stat_get(&obj->cnt.events[i]);)
 
+static const char *const mode_names[] = { [RTL_MOTION_IDLE] = "idle",
+					  [RTL_MOTION_SPEED_CARTESIAN] = "speed-cartesian",
+					  [RTL_MOTION_SPEED_JOINT] = "speed-joint",
+					  [RTL_MOTION_SERVO_CARTESIAN] = "servo-cartesian",
+					  [RTL_MOTION_SERVO_JOINT] = "servo-joint",
+					  [RTL_MOTION_STOPPING] = "stopping" };
+
+static const char *const event_names[] = { [RTL_MOTION_EV_TIMEOUT] = "timeout",
+					   [RTL_MOTION_EV_LOSS] = "loss",
+					   [RTL_MOTION_EV_LIMIT] = "limit",
+					   [RTL_MOTION_EV_STOPPED] = "stopped" };
+
 RTL_API const char *rtl_motion_mode_name(enum rtl_motion_mode mode)
 {
-	switch (mode) {
-	case RTL_MOTION_IDLE:
-		return "idle";
-	case RTL_MOTION_SPEED_CARTESIAN:
-		return "speed-cartesian";
-	case RTL_MOTION_SPEED_JOINT:
-		return "speed-joint";
-	case RTL_MOTION_SERVO_CARTESIAN:
-		return "servo-cartesian";
-	case RTL_MOTION_SERVO_JOINT:
-		return "servo-joint";
-	case RTL_MOTION_STOPPING:
-		return "stopping";
-	}
-	return "?";
+	return RTL__NAME_OF(mode_names, mode, "?");
 }
 
 RTL_API const char *rtl_motion_event_name(enum rtl_motion_event ev)
 {
-	switch (ev) {
-	case RTL_MOTION_EV_TIMEOUT:
-		return "timeout";
-	case RTL_MOTION_EV_LOSS:
-		return "loss";
-	case RTL_MOTION_EV_LIMIT:
-		return "limit";
-	case RTL_MOTION_EV_STOPPED:
-		return "stopped";
-	}
-	return "?";
+	return RTL__NAME_OF(event_names, ev, "?");
 }
 
 /* ---- units --------------------------------------------------------------- */

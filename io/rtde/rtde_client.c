@@ -84,14 +84,12 @@ static const char *const state_names[RTL_RTDE_CLIENT_STATE_COUNT] = {
 	[RTL_RTDE_CLIENT_INPUTS] = "INPUTS",   [RTL_RTDE_CLIENT_STARTING] = "STARTING",
 	[RTL_RTDE_CLIENT_READY] = "READY",     [RTL_RTDE_CLIENT_RUNNING] = "RUNNING",
 	[RTL_RTDE_CLIENT_PAUSING] = "PAUSING", [RTL_RTDE_CLIENT_FAILED] = "FAILED",
-	[RTL_RTDE_CLIENT_CLOSED] = "CLOSED",
+	[RTL_RTDE_CLIENT_CLOSED] = "CLOSED"
 };
 
 RTL_API const char *rtl_rtde_client_state_name(enum rtl_rtde_client_state_id s)
 {
-	if ((unsigned)s >= RTL_RTDE_CLIENT_STATE_COUNT)
-		return "?";
-	return state_names[s];
+	return RTL__NAME_OF(state_names, s, "?");
 }
 
 /* The reply type the state waits for, or 0. */

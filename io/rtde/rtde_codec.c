@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <rtloop/rtde.h>
+#include <rtloop/sized.h>
 
 static const char *const type_names[RTL_RTDE_TYPE_COUNT] = {
 	[RTL_RTDE_TYPE_BOOL] = "BOOL",
@@ -31,7 +32,7 @@ static const char *const type_names[RTL_RTDE_TYPE_COUNT] = {
 	[RTL_RTDE_TYPE_VECTOR6INT32] = "VECTOR6INT32",
 	[RTL_RTDE_TYPE_VECTOR6UINT32] = "VECTOR6UINT32",
 	[RTL_RTDE_TYPE_NOT_FOUND] = "NOT_FOUND",
-	[RTL_RTDE_TYPE_IN_USE] = "IN_USE",
+	[RTL_RTDE_TYPE_IN_USE] = "IN_USE"
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -111,9 +112,7 @@ static int begin_pkg(uint8_t *buf, size_t cap, int type, size_t payload_len)
 
 RTL_API const char *rtl_rtde_type_name(enum rtl_rtde_type t)
 {
-	if ((unsigned)t >= RTL_RTDE_TYPE_COUNT)
-		return NULL;
-	return type_names[t];
+	return RTL__NAME_OF(type_names, t, NULL);
 }
 
 RTL_API int rtl_rtde_type_from_name(const char *name, size_t len)

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <rtloop/rtde_fields.h>
+#include <rtloop/sized.h>
 
 #define V(major, minor, bugfix) RTL_RTDE_VERSION(major, minor, bugfix, 0)
 #define ABSENT RTL_RTDE_VERSION_ABSENT
@@ -415,18 +416,14 @@ RTL_API enum rtl_rtde_line rtl_rtde_version_line(uint64_t version)
 	return RTL_RTDE_LINE_POLYSCOPE_X;
 }
 
+static const char *const line_names[RTL_RTDE_LINE_COUNT] = { [RTL_RTDE_LINE_CB3] = "CB3",
+							     [RTL_RTDE_LINE_E_SERIES] = "e-Series",
+							     [RTL_RTDE_LINE_POLYSCOPE_X] =
+								     "PolyScope X" };
+
 RTL_API const char *rtl_rtde_line_name(enum rtl_rtde_line line)
 {
-	switch (line) {
-	case RTL_RTDE_LINE_CB3:
-		return "CB3";
-	case RTL_RTDE_LINE_E_SERIES:
-		return "e-Series";
-	case RTL_RTDE_LINE_POLYSCOPE_X:
-		return "PolyScope X";
-	default:
-		return "?";
-	}
+	return RTL__NAME_OF(line_names, line, "?");
 }
 
 RTL_API int rtl_rtde_version_format(char *buf, size_t cap, uint64_t version)

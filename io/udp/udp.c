@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rtloop/sized.h>
 #include <rtloop/udp.h>
 
 /* The table and the layout's promise: the last row ends at 1,338. */
@@ -640,34 +641,25 @@ RTL_API bool rtl_udp_alarm_gate_pass(struct rtl_udp_alarm_gate *g, unsigned leve
 	return true;
 }
 
+/* Types start at 1: [0] is a hole. */
+static const char *const type_names[] = {
+	[RTL_UDP_HELLO] = "hello",     [RTL_UDP_WELCOME] = "welcome", [RTL_UDP_STATE] = "state",
+	[RTL_UDP_COMMAND] = "command", [RTL_UDP_BYE] = "bye",	      [RTL_UDP_ALARM] = "alarm",
+	[RTL_UDP_LIMITS] = "limits"
+};
+
+static const char *const mode_names[RTL_UDP_MODE_COUNT] = {
+	[RTL_UDP_MODE_NONE] = "none",	  [RTL_UDP_MODE_SPEEDJ] = "speedj",
+	[RTL_UDP_MODE_SPEEDL] = "speedl", [RTL_UDP_MODE_SERVOJ] = "servoj",
+	[RTL_UDP_MODE_SERVOL] = "servol", [RTL_UDP_MODE_STOP] = "stop"
+};
+
 RTL_API const char *rtl_udp_type_name(enum rtl_udp_type type)
 {
-	switch (type) {
-	case RTL_UDP_HELLO:
-		return "hello";
-	case RTL_UDP_WELCOME:
-		return "welcome";
-	case RTL_UDP_STATE:
-		return "state";
-	case RTL_UDP_COMMAND:
-		return "command";
-	case RTL_UDP_BYE:
-		return "bye";
-	case RTL_UDP_ALARM:
-		return "alarm";
-	case RTL_UDP_LIMITS:
-		return "limits";
-	}
-	return "?";
+	return RTL__NAME_OF(type_names, type, "?");
 }
 
 RTL_API const char *rtl_udp_mode_name(enum rtl_udp_mode mode)
 {
-	static const char *const names[] = {
-		"none", "speedj", "speedl", "servoj", "servol", "stop"
-	};
-
-	if ((unsigned)mode >= RTL_UDP_MODE_COUNT)
-		return "?";
-	return names[mode];
+	return RTL__NAME_OF(mode_names, mode, "?");
 }

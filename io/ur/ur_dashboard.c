@@ -108,25 +108,20 @@ static const char *const PROGRAM_STATES[] = { "STOPPED", "PLAYING", "PAUSED" };
 
 /* ---- names and versions --------------------------------------------------------------------- */
 
+/* ROBOT_MODES starts at NO_CONTROLLER (-1); SAFETY's [0] is a hole. */
 RTL_API const char *rtl_ur_robot_mode_name(enum rtl_ur_robot_mode mode)
 {
-	int i = (int)mode + 1;
-
-	return i >= 0 && i < (int)N(ROBOT_MODES) ? ROBOT_MODES[i] : "?";
+	return RTL__NAME_OF(ROBOT_MODES, (long)mode + 1, "?");
 }
 
 RTL_API const char *rtl_ur_safety_status_name(enum rtl_ur_safety_status status)
 {
-	int i = (int)status;
-
-	return i >= 1 && i < (int)N(SAFETY) ? SAFETY[i] : "?";
+	return RTL__NAME_OF(SAFETY, status, "?");
 }
 
 RTL_API const char *rtl_ur_program_state_name(enum rtl_ur_program_state state)
 {
-	int i = (int)state;
-
-	return i >= 0 && i < (int)N(PROGRAM_STATES) ? PROGRAM_STATES[i] : "?";
+	return RTL__NAME_OF(PROGRAM_STATES, state, "?");
 }
 
 RTL_API int rtl_ur_robot_mode_parse(enum rtl_ur_robot_mode *mode, const char *name)

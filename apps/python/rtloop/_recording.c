@@ -43,6 +43,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <rtloop/sized.h>
+
 #include "record.h"
 
 int py_recording_register(PyObject *module);
@@ -491,22 +493,15 @@ static int fill(struct reading *r, struct fault *f)
  * binary format says "endian little" and its reader refuses others). */
 static const char *dtype_of(enum rtl_rtde_type t)
 {
-	switch (t) {
-	case RTL_RTDE_TYPE_BOOL:
-		return "?";
-	case RTL_RTDE_TYPE_UINT8:
-		return "u1";
-	case RTL_RTDE_TYPE_UINT32:
-	case RTL_RTDE_TYPE_VECTOR6UINT32:
-		return "<u4";
-	case RTL_RTDE_TYPE_UINT64:
-		return "<u8";
-	case RTL_RTDE_TYPE_INT32:
-	case RTL_RTDE_TYPE_VECTOR6INT32:
-		return "<i4";
-	default:
-		return "<f8";
-	}
+	/* The doubles, and anything else, are "<f8". */
+	static const char *const dtypes[] = {
+		[RTL_RTDE_TYPE_BOOL] = "?",	     [RTL_RTDE_TYPE_UINT8] = "u1",
+		[RTL_RTDE_TYPE_UINT32] = "<u4",	     [RTL_RTDE_TYPE_VECTOR6UINT32] = "<u4",
+		[RTL_RTDE_TYPE_UINT64] = "<u8",	     [RTL_RTDE_TYPE_INT32] = "<i4",
+		[RTL_RTDE_TYPE_VECTOR6INT32] = "<i4"
+	};
+
+	return RTL__NAME_OF(dtypes, t, "<f8");
 }
 
 /* numpy.empty(shape, dtype) and its writable memory in *@dst. The buffer

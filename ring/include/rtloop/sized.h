@@ -132,4 +132,20 @@ static inline uint64_t rtl__counter_plain(const uint64_t *c)
 	}
 #define RTL__DEFINE_COUNTERS(prefix, LIST, member) RTL__DEFINE_COUNTERS_THEN(prefix, LIST, member, )
 
+/*
+ * The name of enum value @v in @names, a table of @n strings indexed by the
+ * enum ([RTL_X_A] = "a", ...: a value the enum skips is a NULL hole), or
+ * @fallback when @v is negative, past the end of the table or a hole. The
+ * body of each rtl_<module>_<enum>_name(): a table and one checked lookup
+ * instead of a switch per enum. RTL__NAME_OF() passes the table's length
+ * (@names must be an array, not a pointer). RT-safe.
+ */
+static inline const char *rtl__name_of(const char *const *names, size_t n, long v,
+				       const char *fallback)
+{
+	return v >= 0 && (unsigned long)v < n && names[v] ? names[v] : fallback;
+}
+#define RTL__NAME_OF(names, v, fallback) \
+	rtl__name_of(names, sizeof(names) / sizeof((names)[0]), (long)(v), fallback)
+
 #endif /* RTLOOP_SIZED_H */
