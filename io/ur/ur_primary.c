@@ -271,12 +271,19 @@ RTL_API int rtl_ur_encode_robot_state(uint8_t *buf, size_t cap, uint8_t major, u
 
 /* ---- robot messages ------------------------------------------------------- */
 
-/* Open robot message @msg: its type, with timestamp and source read and
- * @r on the body. */
-static int open_rmsg(const uint8_t *msg, size_t len, struct rd *r, uint64_t *ts, int8_t *src)
+/* The start of both decoders: @out (@size bytes) zeroed and robot message
+ * @msg opened: its type returned, its timestamp and source read into *@ts
+ * and *@src (members of @out) and @r on the body. -EINVAL when @msg is
+ * NULL; the caller checks @out, as it takes its members' addresses. */
+static int open_rmsg(void *out, size_t size, uint64_t *ts, int8_t *src, const uint8_t *msg,
+		     size_t len, struct rd *r)
 {
-	int t = rtl_ur_robot_msg_type(msg, len);
+	int t;
 
+	if (!msg)
+		return -EINVAL;
+	memset(out, 0, size);
+	t = rtl_ur_robot_msg_type(msg, len);
 	if (t < 0)
 		return t;
 	*r = (struct rd){ .p = msg + RTL_UR_HEADER, .left = len - RTL_UR_HEADER };
@@ -290,12 +297,9 @@ RTL_API int rtl_ur_decode_version(struct rtl_ur_version_msg *out, const uint8_t 
 {
 	struct rd r;
 	size_t n;
-	int t;
+	int t = out ? open_rmsg(out, sizeof(*out), &out->timestamp, &out->source, msg, len, &r)
+		    : -EINVAL;
 
-	if (!msg || !out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	t = open_rmsg(msg, len, &r, &out->timestamp, &out->source);
 	if (t < 0)
 		return t;
 	if (t != RTL_UR_RMSG_VERSION)
@@ -319,12 +323,9 @@ RTL_API int rtl_ur_decode_robot_msg(struct rtl_ur_robot_msg *out, const uint8_t 
 {
 	struct rd r;
 	size_t n;
-	int t;
+	int t = out ? open_rmsg(out, sizeof(*out), &out->timestamp, &out->source, msg, len, &r)
+		    : -EINVAL;
 
-	if (!msg || !out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	t = open_rmsg(msg, len, &r, &out->timestamp, &out->source);
 	if (t < 0)
 		return t;
 	out->type = (uint8_t)t;
