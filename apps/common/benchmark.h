@@ -24,6 +24,8 @@
 
 #include <rtloop/json.h> /* rtl_json_string() for the JSON reports */
 
+#include "cli.h" /* the option table rows of BENCH_ROWS() */
+
 /* bench_stat3() looks at no more values than this. */
 #define BENCH_MAX_VALUES 128
 
@@ -61,13 +63,28 @@ struct bench_opts {
 	uint64_t callgrind; /* -g, --callgrind N: loop iterations; 0: normal run */
 };
 
+#define BENCH__STR_(x) #x
+#define BENCH__STR(x) BENCH__STR_(x)
+
+/*
+ * The rows of the shared options for a micro-benchmark's option table
+ * (cli.h), storing into struct bench_opts *@o: a bad value is named on
+ * stderr ("PROG: bad --reps 'X': want an integer in 1..101; see PROG
+ * --help") and is a usage error.
+ */
+#define BENCH_ROWS(o)                                                             \
+	CLI_UINT('r', "reps", &(o)->reps, 1, BENCH_OPT_MAX_REPS,                  \
+		 "want an integer in 1.." BENCH__STR(BENCH_OPT_MAX_REPS)),        \
+		CLI_TEXT('j', "json", &(o)->json),                                \
+		CLI_UINT('g', "callgrind", &(o)->callgrind, 1, UINT64_C(1) << 40, \
+			 "want a positive integer")
+
 /*
  * The default: case of a micro-benchmark's getopt_long() loop: the shared
  * options ('r', 'j', 'g', with getopt's optarg) into @o, and for any other
  * @c getopt's error, reported by cli_getopt_error() with @argv. Returns 0,
  * or CLI_EXIT_USAGE (cli.h) after naming the flag or the bad value on
- * stderr ("PROG: bad --reps 'X': want an integer in 1..101; see PROG
- * --help").
+ * stderr. For the apps not yet on BENCH_ROWS().
  */
 int bench_parse_opt(const char *prog, int c, char **argv, struct bench_opts *o);
 

@@ -331,79 +331,44 @@ static void usage(FILE *f)
 		BENCH_OPT_MAX_REPS);
 }
 
-/* Returns 0, 1 after --help, or 2 on a usage error. */
+static const char *const size_names[2] = { "8", "64" }; /* sizes[], as --size takes them */
+
+/* Returns CLI_RUN, or the exit status to stop with (--help, a usage error,
+ * printed). */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "reps", required_argument, NULL, 'r' },
-		{ "items", required_argument, NULL, 'n' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "callgrind", required_argument, NULL, 'g' },
-		{ "impl", required_argument, NULL, 'i' },
-		{ "size", required_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		CLI_HELP,
+		BENCH_ROWS(&o->bench),
+		CLI_UINT('n', "items", &o->items, 2000, UINT64_C(1) << 40,
+			 "want an integer >= 2000"),
+		CLI_CASE_ARG('c', "cpus"),
+		CLI_FLAG('q', "quick", &o->quick),
+		CLI_CHOICE('i', "impl", &o->cg_impl, impl_name, NIMPL,
+			   "want rtl, rtl-batch, ck, boost or rwq"),
+		CLI_CHOICE('s', "size", &o->cg_size, size_names, 2, "want 8 or 64"),
+		CLI_END,
 	};
-	bool items_set = false;
+	struct cli_parser p = { .prog = PROG, .opts = opts, .usage = usage };
+	uint64_t cpu[2];
 	int c;
 
-	*o = (struct opts){ .bench.reps = 7, .items = 2000000, .cpu = { 0, 1 }, .cg_impl = I_RTL };
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hr:n:c:j:qg:i:s:", longopts, NULL)) != -1) {
-		uint64_t v, cpu[2];
-
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return 1;
-		case 'n':
-			if (cli_parse_u64(optarg, 2000, UINT64_C(1) << 40, &v))
-				return cli_bad_value(PROG, "--items", optarg,
-						     "want an integer >= 2000");
-			o->items = v;
-			items_set = true;
-			break;
-		case 'c':
-			if (cli_parse_list(optarg, CPU_SETSIZE - 1, cpu, 2, 2) < 0)
-				return cli_bad_value(PROG, "--cpus", optarg,
-						     "want two CPU numbers, A,B");
-			if (cpu[0] == cpu[1])
-				return cli_bad_value(
-					PROG, "--cpus", optarg,
-					"the two threads spin: they need two different CPUs");
-			o->cpu[0] = (int)cpu[0];
-			o->cpu[1] = (int)cpu[1];
-			break;
-		case 'q':
-			o->quick = true;
-			break;
-		case 'i': {
-			int k = cli_lookup(optarg, impl_name, NIMPL);
-
-			if (k < 0)
-				return cli_bad_value(PROG, "--impl", optarg,
-						     "want rtl, rtl-batch, ck, boost or rwq");
-			o->cg_impl = (enum impl)k;
-			break;
-		}
-		case 's':
-			if (!strcmp(optarg, "8"))
-				o->cg_size = 0;
-			else if (!strcmp(optarg, "64"))
-				o->cg_size = 1;
-			else
-				return cli_bad_value(PROG, "--size", optarg, "want 8 or 64");
-			break;
-		default: /* --reps, --json, --callgrind, or a usage error */
-			if (bench_parse_opt(PROG, c, argv, &o->bench))
-				return CLI_EXIT_USAGE;
-		}
+	/* .items 0: not given, the default of --quick or not. */
+	*o = (struct opts){ .bench.reps = 7, .cpu = { 0, 1 }, .cg_impl = I_RTL };
+	while ((c = cli_next(&p, argc, argv)) > 0) { /* 'c', --cpus */
+		if (cli_parse_list(optarg, CPU_SETSIZE - 1, cpu, 2, 2) < 0)
+			return cli_bad_value(PROG, "--cpus", optarg, "want two CPU numbers, A,B");
+		if (cpu[0] == cpu[1])
+			return cli_bad_value(PROG, "--cpus", optarg,
+					     "the two threads spin: they need two different CPUs");
+		o->cpu[0] = (int)cpu[0];
+		o->cpu[1] = (int)cpu[1];
 	}
-	if (o->quick && !items_set)
-		o->items = 200000;
-	return cli_extra_args(PROG, optind, argc, argv);
+	if (c < 0)
+		return p.status;
+	if (!o->items)
+		o->items = o->quick ? 200000 : 2000000;
+	return cli_extra_args(PROG, optind, argc, argv) ? CLI_EXIT_USAGE : CLI_RUN;
 }
 
 /* ---- threads and timing ------------------------------------------------ */
@@ -903,8 +868,8 @@ int main(int argc, char **argv)
 
 	/* 1. parse options and validate */
 	err = parse_opts(argc, argv, &o);
-	if (err)
-		return err == 1 ? 0 : err;
+	if (err != CLI_RUN)
+		return err;
 	if (o.bench.callgrind)
 		return run_callgrind(&o);
 	out = o.bench.json && !strcmp(o.bench.json, "-") ? stderr : stdout;
