@@ -5,17 +5,11 @@
 #include "benchmark.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-
-#include "cli.h"
-
-#define STR_(x) #x
-#define STR(x) STR_(x)
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -75,33 +69,6 @@ void bench_cpu_model(char *buf, size_t len)
 }
 
 _Static_assert(BENCH_OPT_MAX_REPS <= BENCH_MAX_VALUES, "bench_stat3() would drop repetitions");
-
-int bench_parse_opt(const char *prog, int c, char **argv, struct bench_opts *o)
-{
-	uint64_t v;
-
-	switch (c) {
-	case 'r':
-		if (cli_parse_u64(optarg, 1, BENCH_OPT_MAX_REPS, &v))
-			return cli_bad_value(prog, "--reps", optarg,
-					     "want an integer in 1.." STR(BENCH_OPT_MAX_REPS));
-		o->reps = (unsigned)v;
-		return 0;
-	case 'j':
-		if (!*optarg)
-			return cli_bad_value(prog, "--json", optarg, "want a file name or -");
-		o->json = optarg;
-		return 0;
-	case 'g':
-		if (cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
-			return cli_bad_value(prog, "--callgrind", optarg,
-					     "want a positive integer");
-		o->callgrind = v;
-		return 0;
-	default:
-		return cli_getopt_error(prog, c, argv);
-	}
-}
 
 FILE *bench_json_open(const char *prog, const char *path)
 {

@@ -80,15 +80,6 @@ struct bench_opts {
 			 "want a positive integer")
 
 /*
- * The default: case of a micro-benchmark's getopt_long() loop: the shared
- * options ('r', 'j', 'g', with getopt's optarg) into @o, and for any other
- * @c getopt's error, reported by cli_getopt_error() with @argv. Returns 0,
- * or CLI_EXIT_USAGE (cli.h) after naming the flag or the bad value on
- * stderr. For the apps not yet on BENCH_ROWS().
- */
-int bench_parse_opt(const char *prog, int c, char **argv, struct bench_opts *o);
-
-/*
  * The stream of --json @path: stdout for "-", else the file, created or
  * truncated. On failure prints "PROG: cannot write --json 'PATH': REASON"
  * to stderr and returns NULL.

@@ -560,78 +560,45 @@ static void usage(FILE *f)
 		BENCH_OPT_MAX_REPS);
 }
 
-/* Returns 0, 1 after --help, or 2 on a usage error; exits after --version. */
+/* Returns CLI_RUN, or the exit status to stop with (--help, --version, a
+ * usage error, printed). */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "reps", required_argument, NULL, 'r' },
-		{ "iters", required_argument, NULL, 'n' },
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "recipe", required_argument, NULL, 'R' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "callgrind", required_argument, NULL, 'g' },
-		{ "impl", required_argument, NULL, 'i' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		CLI_HELP,
+		BENCH_ROWS(&o->bench),
+		CLI_UINT('n', "iters", &o->iters, 1, UINT64_C(1) << 40, "want a positive integer"),
+		CLI_UINT('c', "cpu", &o->cpu, 0, CPU_SETSIZE - 1, "want a CPU number"),
+		CLI_CASE_ARG('R', "recipe"),
+		CLI_CHOICE('i', "impl", &o->cg_impl, impl_name, NIMPL,
+			   "want decode, floor, floor-elem, encode or floor-encode"),
+		CLI_VERSION,
+		CLI_END,
 	};
-	bool impl_set = false;
+	struct cli_parser p = { .prog = PROG, .opts = opts, .usage = usage };
 	int c, k;
 
-	*o = (struct opts){
-		.bench.reps = 11, .cpu = -1, .cg_impl = I_DECODE, .cg_recipe = R_TYPICAL
-	};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hr:n:c:R:j:g:i:V", longopts, NULL)) != -1) {
-		uint64_t v;
-
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return 1;
-		case 'n':
-			if (cli_parse_u64(optarg, 1, UINT64_C(1) << 40, &v))
-				return cli_bad_value(PROG, "--iters", optarg,
-						     "want a positive integer");
-			o->iters = v;
-			break;
-		case 'c':
-			if (cli_parse_u64(optarg, 0, CPU_SETSIZE - 1, &v))
-				return cli_bad_value(PROG, "--cpu", optarg, "want a CPU number");
-			o->cpu = (int)v;
-			break;
-		case 'R':
-			k = cli_lookup(optarg, recipe_name, NRECIPE);
-			if (k < 0)
-				return cli_bad_value(
-					PROG, "--recipe", optarg,
-					"want typical, exhaustive or exhaustive-unpack");
-			o->only[k] = true;
-			o->any_only = true;
-			o->cg_recipe = (enum recipe_id)k;
-			break;
-		case 'i':
-			k = cli_lookup(optarg, impl_name, NIMPL);
-			if (k < 0)
-				return cli_bad_value(PROG, "--impl", optarg,
-						     "want decode, floor, floor-elem, encode or "
-						     "floor-encode");
-			o->cg_impl = (enum impl)k;
-			impl_set = true;
-			break;
-		case 'V':
-			exit(cli_version(PROG));
-		default: /* --reps, --json, --callgrind, or a usage error */
-			if (bench_parse_opt(PROG, c, argv, &o->bench))
-				return CLI_EXIT_USAGE;
-		}
+	/* .cg_impl NIMPL: no --impl, the default is I_DECODE. */
+	*o = (struct opts){ .bench.reps = 11, .cpu = -1, .cg_impl = NIMPL, .cg_recipe = R_TYPICAL };
+	while ((c = cli_next(&p, argc, argv)) > 0) { /* 'R', --recipe */
+		k = cli_lookup(optarg, recipe_name, NRECIPE);
+		if (k < 0)
+			return cli_bad_value(PROG, "--recipe", optarg,
+					     "want typical, exhaustive or exhaustive-unpack");
+		o->only[k] = true;
+		o->any_only = true;
+		o->cg_recipe = (enum recipe_id)k;
 	}
-	if (optind < argc)
-		return cli_extra_args(PROG, optind, argc, argv);
-	if (impl_set && !o->bench.callgrind)
+	if (c < 0)
+		return p.status;
+	if (cli_extra_args(PROG, optind, argc, argv))
+		return CLI_EXIT_USAGE;
+	if (o->cg_impl == NIMPL)
+		o->cg_impl = I_DECODE;
+	else if (!o->bench.callgrind)
 		return cli_bad_value(PROG, "--impl", impl_name[o->cg_impl],
 				     "only with --callgrind");
-	return 0;
+	return CLI_RUN;
 }
 
 /* ---- statistics and report ------------------------------------------------- */
@@ -747,8 +714,8 @@ int main(int argc, char **argv)
 
 	/* 1. parse options and validate */
 	err = parse_opts(argc, argv, &o);
-	if (err)
-		return err == 1 ? 0 : err;
+	if (err != CLI_RUN)
+		return err;
 	for (int i = 0; i < NRECIPE; i++)
 		run[i] = !o.any_only || o.only[i];
 	out = o.bench.json && !strcmp(o.bench.json, "-") ? stderr : stdout;
