@@ -338,14 +338,17 @@ RTL_API int rtl_udp_encode_bye(uint8_t *out, size_t cap, uint64_t seq, int64_t s
 	return RTL_UDP_HEADER_SIZE;
 }
 
-/* The header of a datagram that must be of @type or @type2, into @h (NULL:
+/* The start of each decoder: -EINVAL when its @out is NULL, else the
+ * header of a datagram that must be of @type or @type2, into @h (NULL:
  * only checked). */
-static int expect(const uint8_t *buf, size_t len, struct rtl_udp_header *h, unsigned type,
-		  unsigned type2)
+static int expect(const void *out, const uint8_t *buf, size_t len, struct rtl_udp_header *h,
+		  unsigned type, unsigned type2)
 {
 	struct rtl_udp_header tmp;
 	int ret;
 
+	if (!out)
+		return -EINVAL;
 	if (!h)
 		h = &tmp;
 	ret = rtl_udp_decode_header(h, buf, len);
@@ -359,11 +362,8 @@ static int expect(const uint8_t *buf, size_t len, struct rtl_udp_header *h, unsi
 RTL_API int rtl_udp_decode_state(struct rtl_udp_header *h, struct rtl_udp_state *s,
 				 const uint8_t *buf, size_t len)
 {
-	int ret;
+	int ret = expect(s, buf, len, h, RTL_UDP_STATE, RTL_UDP_STATE);
 
-	if (!s)
-		return -EINVAL;
-	ret = expect(buf, len, h, RTL_UDP_STATE, RTL_UDP_STATE);
 	if (ret < 0)
 		return ret;
 	ret = rtl_udp_state_decode(s, buf + RTL_UDP_HEADER_SIZE, RTL_UDP_STATE_SIZE);
@@ -374,11 +374,8 @@ RTL_API int rtl_udp_decode_command(struct rtl_udp_header *h, struct rtl_udp_cmd 
 				   const uint8_t *buf, size_t len)
 {
 	const uint8_t *p;
-	int ret;
+	int ret = expect(c, buf, len, h, RTL_UDP_COMMAND, RTL_UDP_COMMAND);
 
-	if (!c)
-		return -EINVAL;
-	ret = expect(buf, len, h, RTL_UDP_COMMAND, RTL_UDP_COMMAND);
 	if (ret < 0)
 		return ret;
 	p = buf + RTL_UDP_HEADER_SIZE;
@@ -401,11 +398,8 @@ RTL_API int rtl_udp_decode_hello(struct rtl_udp_header *h, struct rtl_udp_hello 
 				 const uint8_t *buf, size_t len)
 {
 	const uint8_t *p;
-	int ret;
+	int ret = expect(out, buf, len, h, RTL_UDP_HELLO, RTL_UDP_WELCOME);
 
-	if (!out)
-		return -EINVAL;
-	ret = expect(buf, len, h, RTL_UDP_HELLO, RTL_UDP_WELCOME);
 	if (ret < 0)
 		return ret;
 	p = buf + RTL_UDP_HEADER_SIZE;
@@ -445,11 +439,8 @@ RTL_API int rtl_udp_decode_alarm(struct rtl_udp_header *h, struct rtl_udp_alarm 
 				 const uint8_t *buf, size_t len)
 {
 	const uint8_t *p;
-	int ret;
+	int ret = expect(a, buf, len, h, RTL_UDP_ALARM, RTL_UDP_ALARM);
 
-	if (!a)
-		return -EINVAL;
-	ret = expect(buf, len, h, RTL_UDP_ALARM, RTL_UDP_ALARM);
 	if (ret < 0)
 		return ret;
 	p = buf + RTL_UDP_HEADER_SIZE;
@@ -521,11 +512,8 @@ RTL_API int rtl_udp_decode_limits(struct rtl_udp_header *h, struct rtl_udp_limit
 				  const uint8_t *buf, size_t len)
 {
 	double *v[16];
-	int ret;
+	int ret = expect(l, buf, len, h, RTL_UDP_LIMITS, RTL_UDP_LIMITS);
 
-	if (!l)
-		return -EINVAL;
-	ret = expect(buf, len, h, RTL_UDP_LIMITS, RTL_UDP_LIMITS);
 	if (ret < 0)
 		return ret;
 	limits_flat(l, v);
