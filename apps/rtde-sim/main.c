@@ -11,7 +11,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -140,7 +139,7 @@ static void usage(FILE *f)
 }
 
 /* The options of main() alone; the others are the settings table's
- * (options.h), tagged OPT_TABLE + their id. */
+ * (options.h), keyed OPT_TABLE + their id (--duration: 'd'). */
 enum {
 	OPT_PRIORITY = 256,
 	OPT_NO_MLOCK,
@@ -155,7 +154,7 @@ struct cli {
 	const char *json;
 	bool quiet;
 	int priority;
-	bool mlock;
+	bool no_mlock;
 	bool udp;
 	bool svc_port_set[SIM_PORT_COUNT]; /* --dashboard-port ... given */
 };
@@ -201,132 +200,106 @@ static int parse_setting(struct cli *cli, const struct sim_option *o, const char
 
 /* ---- parse ----------------------------------------------------------------------- */
 
+/* The key of the settings table's entry @i, and back. */
+static int setting_key(size_t i)
+{
+	return i == SIM_OPT_DURATION ? 'd' : OPT_TABLE + (int)i;
+}
+
+static const struct sim_option *key_setting(int c)
+{
+	return c == 'd'		? sim_option_at(SIM_OPT_DURATION)
+	       : c >= OPT_TABLE ? sim_option_at((size_t)(c - OPT_TABLE))
+				: NULL;
+}
+
+/* A service port (--dashboard-port ...), which also keeps the controller's
+ * number from replacing it; a port --no-dashboard turned off stays off. */
+static int parse_svc_port(struct cli *cli, enum sim_port_kind k, const char *flag, const char *arg)
+{
+	uint64_t u64;
+
+	if (cli_u64(PROG, flag, arg, 0, 65535, &u64))
+		return CLI_EXIT_USAGE;
+	if (cli->su.srv.service_port[k] >= 0)
+		cli->su.srv.service_port[k] = (int32_t)u64;
+	cli->svc_port_set[k] = true;
+	return 0;
+}
+
+/* Option @c of a CLI_CASE row, named @flag: 0, or a usage error (printed). */
+static int parse_case(struct cli *cli, int c, const char *flag, const char *arg)
+{
+	const struct sim_option *o = key_setting(c);
+	const struct sim_profile *prof;
+
+	if (o)
+		return parse_setting(cli, o, flag, arg);
+	if (c >= OPT_SVC_PORT && c < OPT_SVC_PORT + SIM_PORT_COUNT)
+		return parse_svc_port(cli, (enum sim_port_kind)(c - OPT_SVC_PORT), flag, arg);
+	/* -P, --profile */
+	prof = sim_profile_find(arg);
+	if (!prof)
+		return cli_bad_value(PROG, flag, arg, "not cb3, eseries or polyscope-x");
+	cli->su.sim.profile = (enum sim_profile_id)(prof - sim_profile(0));
+	return 0;
+}
+
+/* Returns CLI_RUN, or the exit status to stop with (--help, --version, a
+ * usage error, printed). */
 static int parse(int argc, char **argv, struct cli *cli)
 {
-	/* The options of main(), then the table's, then the terminator. */
-	static const struct option own[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "bind", required_argument, NULL, 'b' },
-		{ "profile", required_argument, NULL, 'P' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "priority", required_argument, NULL, OPT_PRIORITY },
-		{ "no-mlock", no_argument, NULL, OPT_NO_MLOCK },
-		{ "udp", no_argument, NULL, OPT_UDP },
-		{ "udp-port", required_argument, NULL, OPT_UDP_PORT },
-		{ "dashboard-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_DASHBOARD },
-		{ "primary-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_PRIMARY },
-		{ "secondary-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_SECONDARY },
-		{ "realtime-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_REALTIME },
-		{ "robot-api-port", required_argument, NULL, OPT_SVC_PORT + SIM_PORT_ROBOT_API },
-		{ "version", no_argument, NULL, 'V' },
+	struct sim_setup *su = &cli->su;
+	/* The options of main(); the settings table's rows follow them. */
+	const struct cli_opt own[] = {
+		CLI_HELP,
+		CLI_UINT('p', "port", &su->srv.port, 0, 65535, NULL),
+		CLI_TEXT('b', "bind", &su->srv.bind),
+		CLI_CASE_ARG('P', "profile"),
+		CLI_TEXT('j', "json", &cli->json),
+		CLI_FLAG('q', "quiet", &cli->quiet),
+		CLI_UINT(OPT_PRIORITY, "priority", &cli->priority, 1, 99, NULL),
+		CLI_FLAG(OPT_NO_MLOCK, "no-mlock", &cli->no_mlock),
+		CLI_FLAG(OPT_UDP, "udp", &cli->udp),
+		CLI_UINT(OPT_UDP_PORT, "udp-port", &su->udp_port, 0, 65535, NULL),
+		CLI_CASE_ARG(OPT_SVC_PORT + SIM_PORT_DASHBOARD, "dashboard-port"),
+		CLI_CASE_ARG(OPT_SVC_PORT + SIM_PORT_PRIMARY, "primary-port"),
+		CLI_CASE_ARG(OPT_SVC_PORT + SIM_PORT_SECONDARY, "secondary-port"),
+		CLI_CASE_ARG(OPT_SVC_PORT + SIM_PORT_REALTIME, "realtime-port"),
+		CLI_CASE_ARG(OPT_SVC_PORT + SIM_PORT_ROBOT_API, "robot-api-port"),
+		CLI_VERSION,
 	};
 	enum { N_OWN = sizeof(own) / sizeof(own[0]) };
-	static struct option longopts[N_OWN + SIM_OPT_COUNT + 1];
-	const struct sim_profile *p;
-	uint64_t u64;
-	int c, idx, err = 0;
+	struct cli_opt opts[N_OWN + SIM_OPT_COUNT + 1];
+	struct cli_parser p = { .prog = PROG, .opts = opts, .usage = usage };
+	const struct sim_option *o;
+	char flag[48];
+	int c, err;
 
-	memcpy(longopts, own, sizeof(own));
+	memcpy(opts, own, sizeof(own));
 	for (size_t i = 0; i < SIM_OPT_COUNT; i++) {
-		const struct sim_option *o = sim_option_at(i);
-
-		longopts[N_OWN + i] = (struct option){
-			.name = o->name,
-			.has_arg = o->kind == SIM_OPT_FLAG ? no_argument : required_argument,
-			.val = OPT_TABLE + (int)i,
-		};
+		o = sim_option_at(i);
+		opts[N_OWN + i] = o->kind == SIM_OPT_FLAG
+					  ? (struct cli_opt)CLI_CASE(setting_key(i), o->name)
+					  : (struct cli_opt)CLI_CASE_ARG(setting_key(i), o->name);
 	}
-	longopts[N_OWN + SIM_OPT_COUNT] = (struct option){ NULL, 0, NULL, 0 };
+	opts[N_OWN + SIM_OPT_COUNT] = (struct cli_opt)CLI_END;
 
-	opterr = 0;
-	for (;;) {
-		static char name[40];
-
-		idx = -1;
-		/* -d is --duration, from the table. */
-		c = getopt_long(argc, argv, ":hp:b:P:d:j:qV", longopts, &idx);
-		if (c == -1)
-			break;
-		/* The option's name, for messages. */
-		if (idx >= 0)
-			snprintf(name, sizeof(name), "--%s", longopts[idx].name);
-		else
-			snprintf(name, sizeof(name), "-%c", c);
-		if (c == 'd')
-			c = OPT_TABLE + SIM_OPT_DURATION;
-		if (c >= OPT_TABLE && c < OPT_TABLE + SIM_OPT_COUNT) {
-			err = parse_setting(cli, sim_option_at((size_t)(c - OPT_TABLE)), name,
-					    optarg);
-			if (err)
-				return err;
-			continue;
-		}
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		case 'V':
-			exit(cli_version(PROG));
-		case 'p':
-			err = cli_u64(PROG, name, optarg, 0, 65535, &u64);
-			cli->su.srv.port = (uint16_t)u64;
-			break;
-		case 'b':
-			cli->su.srv.bind = optarg;
-			break;
-		case 'P':
-			p = sim_profile_find(optarg);
-			if (!p)
-				return cli_bad_value(PROG, name, optarg,
-						     "not cb3, eseries or polyscope-x");
-			cli->su.sim.profile = (enum sim_profile_id)(p - sim_profile(0));
-			break;
-		case 'j':
-			cli->json = optarg;
-			break;
-		case 'q':
-			cli->quiet = true;
-			break;
-		case OPT_PRIORITY:
-			err = cli_u64(PROG, name, optarg, 1, 99, &u64);
-			cli->priority = (int)u64;
-			break;
-		case OPT_NO_MLOCK:
-			cli->mlock = false;
-			break;
-		case OPT_UDP:
-			cli->udp = true;
-			break;
-		case OPT_UDP_PORT:
-			err = cli_u64(PROG, name, optarg, 0, 65535, &u64);
-			cli->su.udp_port = (uint16_t)u64;
-			break;
-		case OPT_SVC_PORT + SIM_PORT_DASHBOARD:
-		case OPT_SVC_PORT + SIM_PORT_PRIMARY:
-		case OPT_SVC_PORT + SIM_PORT_SECONDARY:
-		case OPT_SVC_PORT + SIM_PORT_REALTIME:
-		case OPT_SVC_PORT + SIM_PORT_ROBOT_API:
-			err = cli_u64(PROG, name, optarg, 0, 65535, &u64);
-			if (cli->su.srv.service_port[c - OPT_SVC_PORT] >= 0)
-				cli->su.srv.service_port[c - OPT_SVC_PORT] = (int32_t)u64;
-			cli->svc_port_set[c - OPT_SVC_PORT] = true;
-			break;
-		default:
-			return cli_getopt_error(PROG, c, argv);
-		}
+	while ((c = cli_next(&p, argc, argv)) > 0) {
+		err = parse_case(cli, c, cli_flag(&p, flag, sizeof(flag)), optarg);
 		if (err)
 			return err;
 	}
+	if (c < 0)
+		return p.status;
 	/* On the RTDE port of a real controller, the other services are on
 	 * theirs too; with any other RTDE port (tests: 0) they are on free
 	 * ports, so simulators run side by side. */
 	for (int k = 0; k < SIM_PORT_COUNT; k++)
-		if (!cli->svc_port_set[k] && cli->su.srv.service_port[k] == 0 &&
-		    cli->su.srv.port == RTL_RTDE_PORT)
-			cli->su.srv.service_port[k] = sim_port_default((enum sim_port_kind)k);
-	return cli_extra_args(PROG, optind, argc, argv);
+		if (!cli->svc_port_set[k] && su->srv.service_port[k] == 0 &&
+		    su->srv.port == RTL_RTDE_PORT)
+			su->srv.service_port[k] = sim_port_default((enum sim_port_kind)k);
+	return cli_extra_args(PROG, optind, argc, argv) ? CLI_EXIT_USAGE : CLI_RUN;
 }
 
 /* Settings that are fine one by one but not together (options.h). */
@@ -336,10 +309,6 @@ static int validate(struct cli *cli)
 
 	if (sim_setup_check(&cli->su, SIM_STYLE_FLAG, why, sizeof(why))) {
 		fprintf(stderr, PROG ": %s\n", why);
-		return -EINVAL;
-	}
-	if (cli->json && !*cli->json) {
-		fprintf(stderr, PROG ": --json needs a file name ('-' for stdout)\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -527,7 +496,7 @@ static int run_udp(const struct cli *cli)
 
 int main(int argc, char **argv)
 {
-	struct cli cli = { .mlock = true };
+	struct cli cli = { 0 };
 	struct sim_server *srv = NULL;
 	struct rtl_error rterr;
 	struct status status = { 0 };
@@ -538,12 +507,15 @@ int main(int argc, char **argv)
 
 	/* Parse and validate. */
 	sim_setup_default(&cli.su);
-	if (parse(argc, argv, &cli) || validate(&cli))
+	err = parse(argc, argv, &cli);
+	if (err != CLI_RUN)
+		return err;
+	if (validate(&cli))
 		return EXIT_USAGE;
 
 	/* Lock memory (best effort: the simulator is not the loop under test,
 	 * but page faults in it would show up as latency in every client). */
-	if (cli.mlock)
+	if (!cli.no_mlock)
 		ri.mem_locked = rtl_mem_lock_all(&rterr) == 0;
 
 	/* Priority, if asked for (best effort, reported). */
