@@ -124,6 +124,16 @@ struct bench {
 
 /* ---- the implementations ------------------------------------------- */
 
+/* One BITS-bit element from @s to @d, byte-swapped: a memcpy in, a bswap,
+ * a memcpy out (any alignment). */
+#define COPY_SWAPPED(bits, d, s)                \
+	do {                                    \
+		uint##bits##_t v_;              \
+		memcpy(&v_, (s), (bits) / 8);   \
+		v_ = __builtin_bswap##bits(v_); \
+		memcpy((d), &v_, (bits) / 8);   \
+	} while (0)
+
 /*
  * Copy and byte-swap the runs, from the package into the frame (@to_wire
  * false) or back: one memcpy + bswap per element in loops of constant
@@ -141,22 +151,12 @@ static inline __attribute__((always_inline)) void swap_runs(const struct run *ru
 
 		switch (runs[i].size) {
 		case 8:
-			for (size_t j = 0; j < n; j++) {
-				uint64_t v;
-
-				memcpy(&v, src + 8 * j, 8);
-				v = __builtin_bswap64(v);
-				memcpy(dst + 8 * j, &v, 8);
-			}
+			for (size_t j = 0; j < n; j++)
+				COPY_SWAPPED(64, dst + 8 * j, src + 8 * j);
 			break;
 		case 4:
-			for (size_t j = 0; j < n; j++) {
-				uint32_t v;
-
-				memcpy(&v, src + 4 * j, 4);
-				v = __builtin_bswap32(v);
-				memcpy(dst + 4 * j, &v, 4);
-			}
+			for (size_t j = 0; j < n; j++)
+				COPY_SWAPPED(32, dst + 4 * j, src + 4 * j);
 			break;
 		default:
 			memcpy(dst, src, n);
@@ -187,20 +187,10 @@ static __attribute__((noinline)) void floor_elem_once(const struct bench *b)
 	const struct elem *e8 = b->e8, *e4 = b->e4, *e1 = b->e1;
 	size_t n8 = b->n8, n4 = b->n4, n1 = b->n1;
 
-	for (size_t i = 0; i < n8; i++) {
-		uint64_t v;
-
-		memcpy(&v, w + e8[i].wire, 8);
-		v = __builtin_bswap64(v);
-		memcpy(h + e8[i].host, &v, 8);
-	}
-	for (size_t i = 0; i < n4; i++) {
-		uint32_t v;
-
-		memcpy(&v, w + e4[i].wire, 4);
-		v = __builtin_bswap32(v);
-		memcpy(h + e4[i].host, &v, 4);
-	}
+	for (size_t i = 0; i < n8; i++)
+		COPY_SWAPPED(64, h + e8[i].host, w + e8[i].wire);
+	for (size_t i = 0; i < n4; i++)
+		COPY_SWAPPED(32, h + e4[i].host, w + e4[i].wire);
 	for (size_t i = 0; i < n1; i++)
 		h[e1[i].host] = w[e1[i].wire];
 }
@@ -240,55 +230,24 @@ static __attribute__((noinline)) int encode_once(struct bench *b)
  * every iteration's stores must happen. */
 #define BARRIER(p) __asm__ volatile("" : : "r"(p) : "memory")
 
-/* The timed and the callgrind loops (named for --toggle-collect). */
-static __attribute__((noinline)) int cg_loop_decode(struct bench *b, uint64_t n)
-{
-	int err = 0;
-
-	for (uint64_t i = 0; i < n; i++) {
-		err |= decode_once(b);
-		BARRIER(b->host_dec);
+/* The timed and the callgrind loops (named for --toggle-collect): cg_loop_NAME
+ * runs STEP @n times, each followed by a barrier on its output b->OUT. */
+#define CG_LOOP(name, step, out)                                                         \
+	static __attribute__((noinline)) int cg_loop_##name(struct bench *b, uint64_t n) \
+	{                                                                                \
+		int err = 0;                                                             \
+		for (uint64_t i = 0; i < n; i++) {                                       \
+			step;                                                            \
+			BARRIER(b->out);                                                 \
+		}                                                                        \
+		return err;                                                              \
 	}
-	return err;
-}
 
-static __attribute__((noinline)) int cg_loop_floor(struct bench *b, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		floor_once(b);
-		BARRIER(b->host_floor);
-	}
-	return 0;
-}
-
-static __attribute__((noinline)) int cg_loop_floor_elem(struct bench *b, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		floor_elem_once(b);
-		BARRIER(b->host_elem);
-	}
-	return 0;
-}
-
-static __attribute__((noinline)) int cg_loop_encode(struct bench *b, uint64_t n)
-{
-	int err = 0;
-
-	for (uint64_t i = 0; i < n; i++) {
-		err |= encode_once(b);
-		BARRIER(b->wire_enc);
-	}
-	return err;
-}
-
-static __attribute__((noinline)) int cg_loop_floor_encode(struct bench *b, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		floor_enc_once(b);
-		BARRIER(b->wire_floor_enc);
-	}
-	return 0;
-}
+CG_LOOP(decode, err |= decode_once(b), host_dec)
+CG_LOOP(floor, floor_once(b), host_floor)
+CG_LOOP(floor_elem, floor_elem_once(b), host_elem)
+CG_LOOP(encode, err |= encode_once(b), wire_enc)
+CG_LOOP(floor_encode, floor_enc_once(b), wire_floor_enc)
 
 static int run_impl(struct bench *b, enum impl impl, uint64_t n)
 {
