@@ -74,11 +74,17 @@ static void copy(uint8_t *dst, const void *src, size_t len)
 
 /*
  * Check framing and type of the package in @buf and return its payload.
+ * -EINVAL first when @bad_args: the decoder's check of its own arguments,
+ * made here so that each decoder starts with one call.
  */
-static int open_pkg(const uint8_t *buf, size_t len, int type, const uint8_t **payload, size_t *plen)
+static int open_pkg(bool bad_args, const uint8_t *buf, size_t len, int type,
+		    const uint8_t **payload, size_t *plen)
 {
-	int t = rtl_rtde_package_type(buf, len);
+	int t;
 
+	if (bad_args)
+		return -EINVAL;
+	t = rtl_rtde_package_type(buf, len);
 	if (t < 0)
 		return t;
 	if (t != type)
@@ -448,12 +454,13 @@ static int encode_empty(uint8_t *buf, size_t cap, int type)
 	return begin_pkg(buf, cap, type, 0);
 }
 
-/* Open package @buf of @type whose payload must be @size bytes long. */
-static int open_fixed(const uint8_t *buf, size_t len, int type, size_t size,
+/* Open package @buf of @type whose payload must be @size bytes long
+ * (-EINVAL first when @bad_args, as open_pkg()). */
+static int open_fixed(bool bad_args, const uint8_t *buf, size_t len, int type, size_t size,
 		      const uint8_t **payload)
 {
 	size_t plen;
-	int err = open_pkg(buf, len, type, payload, &plen);
+	int err = open_pkg(bad_args, buf, len, type, payload, &plen);
 
 	if (err)
 		return err;
@@ -464,7 +471,7 @@ static int decode_empty(const uint8_t *buf, size_t len, int type)
 {
 	const uint8_t *p;
 
-	return open_fixed(buf, len, type, 0, &p);
+	return open_fixed(false, buf, len, type, 0, &p);
 }
 
 RTL_API int rtl_rtde_encode_protocol_version_request(uint8_t *buf, size_t cap, uint16_t version)
@@ -481,11 +488,8 @@ RTL_API int rtl_rtde_decode_protocol_version_request(uint16_t *version, const ui
 						     size_t len)
 {
 	const uint8_t *p;
-	int err;
+	int err = open_fixed(!version, buf, len, RTL_RTDE_PKG_PROTOCOL_VERSION, 2, &p);
 
-	if (!version)
-		return -EINVAL;
-	err = open_fixed(buf, len, RTL_RTDE_PKG_PROTOCOL_VERSION, 2, &p);
 	if (err)
 		return err;
 	*version = rtl_rtde_load_u16(p);
@@ -523,11 +527,8 @@ RTL_API int rtl_rtde_decode_urcontrol_version_reply(struct rtl_rtde_controller_v
 						    const uint8_t *buf, size_t len)
 {
 	const uint8_t *p;
-	int err;
+	int err = open_fixed(!v, buf, len, RTL_RTDE_PKG_URCONTROL_VERSION, 16, &p);
 
-	if (!v)
-		return -EINVAL;
-	err = open_fixed(buf, len, RTL_RTDE_PKG_URCONTROL_VERSION, 16, &p);
 	if (err)
 		return err;
 	v->major = rtl_rtde_load_u32(p);
@@ -581,11 +582,8 @@ RTL_API int rtl_rtde_decode_accepted_reply(bool *accepted, const uint8_t *buf, s
 					   enum rtl_rtde_pkg type)
 {
 	const uint8_t *p;
-	int err;
+	int err = open_fixed(!accepted || !has_accepted_reply(type), buf, len, type, 1, &p);
 
-	if (!accepted || !has_accepted_reply(type))
-		return -EINVAL;
-	err = open_fixed(buf, len, type, 1, &p);
 	if (err)
 		return err;
 	*accepted = p[0] != 0;
@@ -616,11 +614,9 @@ RTL_API int rtl_rtde_decode_setup_outputs(struct rtl_rtde_setup_request *req, co
 {
 	const uint8_t *p;
 	size_t plen;
-	int err;
+	int err =
+		open_pkg(!req || !proto_ok(proto), buf, len, RTL_RTDE_PKG_SETUP_OUTPUTS, &p, &plen);
 
-	if (!req || !proto_ok(proto))
-		return -EINVAL;
-	err = open_pkg(buf, len, RTL_RTDE_PKG_SETUP_OUTPUTS, &p, &plen);
 	if (err)
 		return err;
 	req->frequency = 0;
@@ -655,11 +651,8 @@ RTL_API int rtl_rtde_decode_setup_inputs(struct rtl_rtde_setup_request *req, con
 {
 	const uint8_t *p;
 	size_t plen;
-	int err;
+	int err = open_pkg(!req, buf, len, RTL_RTDE_PKG_SETUP_INPUTS, &p, &plen);
 
-	if (!req)
-		return -EINVAL;
-	err = open_pkg(buf, len, RTL_RTDE_PKG_SETUP_INPUTS, &p, &plen);
 	if (err)
 		return err;
 	req->frequency = 0;
@@ -689,11 +682,8 @@ static int decode_setup_reply(const uint8_t *buf, size_t len, int type, bool wit
 {
 	const uint8_t *p;
 	size_t plen;
-	int err;
+	int err = open_pkg(!reply, buf, len, type, &p, &plen);
 
-	if (!reply)
-		return -EINVAL;
-	err = open_pkg(buf, len, type, &p, &plen);
 	if (err)
 		return err;
 	reply->has_recipe_id = with_id;
@@ -787,11 +777,9 @@ RTL_API int rtl_rtde_decode_text(struct rtl_rtde_text *text, const uint8_t *buf,
 {
 	const uint8_t *p;
 	size_t plen, mlen, slen;
-	int err;
+	int err = open_pkg(!text || !proto_ok(proto) || !dir_ok(dir), buf, len,
+			   RTL_RTDE_PKG_TEXT_MESSAGE, &p, &plen);
 
-	if (!text || !proto_ok(proto) || !dir_ok(dir))
-		return -EINVAL;
-	err = open_pkg(buf, len, RTL_RTDE_PKG_TEXT_MESSAGE, &p, &plen);
 	if (err)
 		return err;
 	if (plen < 1)
@@ -929,11 +917,9 @@ RTL_API int rtl_rtde_decode_data(struct rtl_rtde_data *data, const uint8_t *buf,
 {
 	const uint8_t *p;
 	size_t plen;
-	int err;
+	int err = open_pkg(!data || !proto_ok(proto) || !dir_ok(dir), buf, len, RTL_RTDE_PKG_DATA,
+			   &p, &plen);
 
-	if (!data || !proto_ok(proto) || !dir_ok(dir))
-		return -EINVAL;
-	err = open_pkg(buf, len, RTL_RTDE_PKG_DATA, &p, &plen);
 	if (err)
 		return err;
 	data->has_recipe_id = !v1_from_controller(proto, dir);
