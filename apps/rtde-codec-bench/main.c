@@ -388,7 +388,7 @@ static int build_recipe(struct rtl_rtde_recipe **out, const char *const *names, 
 
 static int setup_bench(struct bench *b, enum recipe_id id)
 {
-	const char **names = NULL;
+	const char **names = NULL, *step = "decode";
 	size_t n_out = 0, k = 0;
 	int err;
 
@@ -429,17 +429,15 @@ static int setup_bench(struct bench *b, enum recipe_id id)
 	 * less. The package's BOOL bytes are 0 or 1, so encoding the decoded
 	 * frame gives the package back. */
 	err = decode_once(b);
-	if (err) {
-		fprintf(stderr, "rtde-codec-bench: %s: decode failed: %s\n", recipe_name[id],
-			strerror(-err));
-		goto out;
+	if (!err) {
+		floor_once(b);
+		floor_elem_once(b);
+		memcpy(b->host_src, b->host_dec, b->host_size);
+		step = "encode";
+		err = encode_once(b);
 	}
-	floor_once(b);
-	floor_elem_once(b);
-	memcpy(b->host_src, b->host_dec, b->host_size);
-	err = encode_once(b);
 	if (err) {
-		fprintf(stderr, "rtde-codec-bench: %s: encode failed: %s\n", recipe_name[id],
+		fprintf(stderr, "rtde-codec-bench: %s: %s failed: %s\n", recipe_name[id], step,
 			strerror(-err));
 		goto out;
 	}
