@@ -274,9 +274,10 @@ RTL_API int rtl_ur_encode_robot_state(uint8_t *buf, size_t cap, uint8_t major, u
 /* The start of both decoders: @out (@size bytes) zeroed and robot message
  * @msg opened: its type returned, its timestamp and source read into *@ts
  * and *@src (members of @out) and @r on the body. -EINVAL when @msg is
- * NULL; the caller checks @out, as it takes its members' addresses. */
+ * NULL (the caller checks @out, as it takes its members' addresses),
+ * -EBADMSG when the type is not @want (-1: any type). */
 static int open_rmsg(void *out, size_t size, uint64_t *ts, int8_t *src, const uint8_t *msg,
-		     size_t len, struct rd *r)
+		     size_t len, struct rd *r, int want)
 {
 	int t;
 
@@ -290,20 +291,19 @@ static int open_rmsg(void *out, size_t size, uint64_t *ts, int8_t *src, const ui
 	*ts = rd_be(r, 8);
 	*src = (int8_t)rd_u8(r);
 	rd_u8(r);
-	return t;
+	return want >= 0 && t != want ? -EBADMSG : t;
 }
 
 RTL_API int rtl_ur_decode_version(struct rtl_ur_version_msg *out, const uint8_t *msg, size_t len)
 {
 	struct rd r;
 	size_t n;
-	int t = out ? open_rmsg(out, sizeof(*out), &out->timestamp, &out->source, msg, len, &r)
+	int t = out ? open_rmsg(out, sizeof(*out), &out->timestamp, &out->source, msg, len, &r,
+				RTL_UR_RMSG_VERSION)
 		    : -EINVAL;
 
 	if (t < 0)
 		return t;
-	if (t != RTL_UR_RMSG_VERSION)
-		return -EBADMSG;
 	/* int8 on the wire; a negative length is an overrun like any other. */
 	n = rd_u8(&r);
 	if (n > 127 || n > r.left)
@@ -323,7 +323,7 @@ RTL_API int rtl_ur_decode_robot_msg(struct rtl_ur_robot_msg *out, const uint8_t 
 {
 	struct rd r;
 	size_t n;
-	int t = out ? open_rmsg(out, sizeof(*out), &out->timestamp, &out->source, msg, len, &r)
+	int t = out ? open_rmsg(out, sizeof(*out), &out->timestamp, &out->source, msg, len, &r, -1)
 		    : -EINVAL;
 
 	if (t < 0)
