@@ -311,134 +311,62 @@ enum {
 	OPT_UPLOAD, /* .. + CLI_UPLOAD_N */
 };
 
-/* Returns 0, 1 for --help, or CLI_EXIT_USAGE (message printed); exits
- * after --version. */
+/* In enum rtl_loop_rt_mode's order. */
+static const char *const rt_modes[] = { "require", "degrade", "off" };
+
+/* Returns CLI_RUN, or the exit status to stop with (--help, --version, a
+ * usage error, printed). */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{ "host", required_argument, NULL, 'H' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "read-only", no_argument, NULL, 'r' },
-		{ "echo", no_argument, NULL, 'e' },
-		{ "target-force", required_argument, NULL, 'F' },
-		{ "mass", required_argument, NULL, 'M' },
-		{ "damping", required_argument, NULL, 'D' },
-		{ "stiffness", required_argument, NULL, 'K' },
-		{ "accel", required_argument, NULL, 'a' },
-		{ "max-travel", required_argument, NULL, 'T' },
-		{ "csv", required_argument, NULL, 'c' },
-		{ "csv-every", required_argument, NULL, OPT_CSV_EVERY },
-		{ "json", required_argument, NULL, 'j' },
-		{ "rt", required_argument, NULL, OPT_RT },
-		{ "cpus", required_argument, NULL, OPT_CPUS },
-		{ "inline", no_argument, NULL, OPT_INLINE },
-		CLI_UPLOAD_LONGOPTS(OPT_UPLOAD),
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		CLI_TEXT('H', "host", &o->host),
+		CLI_UINT('p', "port", &o->port, 1, 65535, NULL),
+		CLI_REAL('d', "duration", &o->duration, 0.1, 86400, NULL),
+		CLI_FLAG('r', "read-only", &o->read_only),
+		CLI_FLAG('e', "echo", &o->echo),
+		CLI_REAL('F', "target-force", &o->target, 0, 200, NULL),
+		CLI_REAL('M', "mass", &o->mass, 0.01, 1e4, NULL),
+		CLI_REAL('D', "damping", &o->damping, 0, 1e6, NULL),
+		CLI_REAL('K', "stiffness", &o->stiffness, 0, 1e6, NULL),
+		CLI_REAL('a', "accel", &o->accel, 0.01, 20, NULL),
+		CLI_REAL('T', "max-travel", &o->travel, 0, 1, NULL),
+		CLI_TEXT('c', "csv", &o->csv),
+		CLI_UINT(OPT_CSV_EVERY, "csv-every", &o->csv_every, 1, 1000000, NULL),
+		CLI_TEXT('j', "json", &o->json),
+		CLI_CHOICE(OPT_RT, "rt", &o->rt, rt_modes, 3, "expected require, degrade or off"),
+		CLI_CASE_ARG(OPT_CPUS, "cpus"),
+		CLI_FLAG(OPT_INLINE, "inline", &o->inline_step),
+		CLI_UPLOAD_ROWS(OPT_UPLOAD),
+		CLI_HELP,
+		CLI_VERSION,
+		CLI_END,
 	};
-	uint64_t u = 0, cpus[2];
-	int c, err = 0;
+	struct cli_parser p = { .prog = PROG, .opts = opts, .usage = usage };
+	uint64_t cpus[2];
+	int c;
 
-	opterr = 0;
-	while (!err &&
-	       (c = getopt_long(argc, argv, ":H:p:d:reF:M:D:K:a:T:c:j:hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return 1;
-		case 'V':
-			exit(cli_version(PROG));
-		case 'H':
-			if (!*optarg)
-				err = cli_bad_value(PROG, "--host", optarg, "empty");
-			o->host = optarg;
-			break;
-		case 'p':
-			err = cli_u64(PROG, "--port", optarg, 1, 65535, &u);
-			o->port = (uint16_t)u;
-			break;
-		case 'd':
-			err = cli_double(PROG, "--duration", optarg, 0.1, 86400, &o->duration);
-			break;
-		case 'r':
-			o->read_only = true;
-			break;
-		case 'e':
-			o->echo = true;
-			break;
-		case 'F':
-			err = cli_double(PROG, "--target-force", optarg, 0, 200, &o->target);
-			break;
-		case 'M':
-			err = cli_double(PROG, "--mass", optarg, 0.01, 1e4, &o->mass);
-			break;
-		case 'D':
-			err = cli_double(PROG, "--damping", optarg, 0, 1e6, &o->damping);
-			break;
-		case 'K':
-			err = cli_double(PROG, "--stiffness", optarg, 0, 1e6, &o->stiffness);
-			break;
-		case 'a':
-			err = cli_double(PROG, "--accel", optarg, 0.01, 20, &o->accel);
-			break;
-		case 'T':
-			err = cli_double(PROG, "--max-travel", optarg, 0, 1, &o->travel);
-			break;
-		case 'c':
-			o->csv = optarg;
-			break;
-		case OPT_CSV_EVERY:
-			err = cli_u64(PROG, "--csv-every", optarg, 1, 1000000, &u);
-			o->csv_every = (unsigned)u;
-			break;
-		case 'j':
-			o->json = optarg;
-			break;
-		case OPT_RT: {
-			/* In enum rtl_loop_rt_mode's order. */
-			static const char *const modes[] = { "require", "degrade", "off" };
-			int k = cli_lookup(optarg, modes, 3);
-
-			if (k < 0)
-				err = cli_bad_value(PROG, "--rt", optarg,
-						    "expected require, degrade or off");
-			else
-				o->rt = (enum rtl_loop_rt_mode)k;
-			break;
-		}
-		case OPT_CPUS:
-			if (cli_parse_list(optarg, 4095, cpus, 2, 2) < 0) {
-				err = cli_bad_value(PROG, "--cpus", optarg,
-						    "expected two CPU numbers A,B");
-				break;
-			}
+	while ((c = cli_next(&p, argc, argv)) > 0) {
+		if (c == OPT_CPUS) {
+			if (cli_parse_list(optarg, 4095, cpus, 2, 2) < 0)
+				return cli_bad_value(PROG, "--cpus", optarg,
+						     "expected two CPU numbers A,B");
 			o->pin = true;
 			o->rx_cpu = (int)cpus[0];
 			o->worker_cpu = (int)cpus[1];
-			break;
-		case OPT_INLINE:
-			o->inline_step = true;
-			break;
-		default:
-			if (c >= OPT_UPLOAD && c < OPT_UPLOAD + CLI_UPLOAD_N) {
-				err = cli_upload_option(PROG, c - OPT_UPLOAD, optarg, &o->up);
-				break;
-			}
-			return cli_getopt_error(PROG, c, argv);
+		} else if (cli_upload_option(PROG, c - OPT_UPLOAD, optarg, &o->up)) {
+			return CLI_EXIT_USAGE;
 		}
 	}
-	if (err)
-		return err;
-	if (optind < argc)
-		return cli_extra_args(PROG, optind, argc, argv);
+	if (c < 0)
+		return p.status;
+	if (cli_extra_args(PROG, optind, argc, argv))
+		return CLI_EXIT_USAGE;
 	if (o->echo && o->read_only) {
 		fprintf(stderr, PROG ": --echo writes a register, --read-only writes nothing: "
 				     "choose one\n");
 		return CLI_EXIT_USAGE;
 	}
-	return cli_upload_check(PROG, &o->up, o->read_only);
+	return cli_upload_check(PROG, &o->up, o->read_only) ? CLI_EXIT_USAGE : CLI_RUN;
 }
 
 /* ---- running ------------------------------------------------------------------------- */
@@ -670,8 +598,8 @@ int main(int argc, char **argv)
 			      .csv_every = 1,
 			      .rt = RTL_LOOP_RT_DEGRADE };
 	ret = parse(argc, argv, &a->o);
-	if (ret)
-		return ret == 1 ? EXIT_OK : EXIT_USAGE;
+	if (ret != CLI_RUN)
+		return ret;
 	rtl_log_set_handler(rtl_log_stderr, (void *)(intptr_t)RTL_LOG_WARN);
 
 	/* Allocate and pre-fault the samples (the loop locks them with the
