@@ -613,62 +613,29 @@ static int cmd_down(struct arm *d, const struct opts *o)
 	return EXIT_OK;
 }
 
+/* Returns CLI_RUN, or the exit status to stop with (--help, --version, a
+ * usage error, printed). */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{ "dashboard-port", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "no-dashboard-ok", no_argument, NULL, 'n' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "robot-api", no_argument, NULL, 'r' },
-		{ "robot-api-port", required_argument, NULL, 'R' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "unlock", no_argument, NULL, 'u' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		CLI_UINT('p', "dashboard-port", &o->port, 1, 65535, NULL),
+		CLI_HELP,
+		CLI_FLAG('n', "no-dashboard-ok", &o->no_dashboard_ok),
+		CLI_FLAG('q', "quiet", &o->quiet),
+		CLI_FLAG('r', "robot-api", &o->robot_api),
+		CLI_UINT('R', "robot-api-port", &o->api_port, 1, 65535, NULL),
+		CLI_REAL('t', "timeout", &o->timeout_s, 0.1, 3600, NULL),
+		CLI_FLAG('u', "unlock", &o->unlock),
+		CLI_VERSION,
+		CLI_END,
 	};
 	static const char *const cmds[] = { "check", "up", "stop", "down" };
-	uint64_t port;
-	int c, k;
+	struct cli_parser p = { .prog = PROG, .opts = opts, .usage = usage };
+	int k;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hnp:qrR:t:uV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return -1;
-		case 'n':
-			o->no_dashboard_ok = true;
-			break;
-		case 'p':
-			if (cli_u64(PROG, "--dashboard-port", optarg, 1, 65535, &port))
-				return EXIT_USAGE;
-			o->port = (uint16_t)port;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'r':
-			o->robot_api = true;
-			break;
-		case 'R':
-			if (cli_u64(PROG, "--robot-api-port", optarg, 1, 65535, &port))
-				return EXIT_USAGE;
-			o->api_port = (uint16_t)port;
-			break;
-		case 't':
-			if (cli_double(PROG, "--timeout", optarg, 0.1, 3600, &o->timeout_s))
-				return EXIT_USAGE;
-			break;
-		case 'u':
-			o->unlock = true;
-			break;
-		case 'V':
-			return -2;
-		default:
-			return cli_getopt_error(PROG, c, argv);
-		}
-	}
+	/* No row is a CLI_CASE: cli_next() returns only 0 or -1. */
+	if (cli_next(&p, argc, argv) < 0)
+		return p.status;
 	if (optind >= argc)
 		return cli_usage_error(PROG, "missing command: check, up, stop or down");
 	k = cli_lookup(argv[optind], cmds, 4);
@@ -687,7 +654,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		return cli_usage_error(PROG, "--unlock goes with 'up' only");
 	if (o->no_dashboard_ok && o->cmd != CMD_CHECK)
 		return cli_usage_error(PROG, "--no-dashboard-ok goes with 'check' only");
-	return EXIT_OK;
+	return CLI_RUN;
 }
 
 int main(int argc, char **argv)
@@ -702,11 +669,7 @@ int main(int argc, char **argv)
 
 	/* Parse and validate. */
 	r = parse(argc, argv, &o);
-	if (r == -1)
-		return EXIT_OK;
-	if (r == -2)
-		return cli_version(PROG);
-	if (r)
+	if (r != CLI_RUN)
 		return r;
 	quiet = o.quiet;
 	r = cli_on_stop_signals(on_signal);
