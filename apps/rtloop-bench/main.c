@@ -130,144 +130,111 @@ struct opts {
 	bool quick, have_duration, have_reps, have_cpus, have_profile, have_outputs;
 };
 
-/* Returns -1 to go on, else the exit status. */
-static int parse_opts(int argc, char **argv, struct opts *o)
+/* In enum bench_transport's order. */
+static const char *const transports[] = { "rtde", "udp" };
+/* In enum bench_mode's order. */
+static const char *const modes[] = { "auto", "threads", "inline" };
+
+enum { OPT_OUTPUTS = 256, OPT_SPIN, OPT_SPIN_LEAD };
+
+/* Option @key's argument, for the rows whose handling is the app's own
+ * (a bound, a list or a "given" flag of their own). Returns 0 or
+ * CLI_EXIT_USAGE (message printed). */
+static int parse_case(int key, const char *arg, struct opts *o)
 {
-	enum { OPT_OUTPUTS = 256, OPT_SPIN, OPT_SPIN_LEAD };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "transport", required_argument, NULL, 't' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "reps", required_argument, NULL, 'n' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "profile", required_argument, NULL, 'P' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "priority", required_argument, NULL, 'p' },
-		{ "outputs", required_argument, NULL, OPT_OUTPUTS },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "spin-us", required_argument, NULL, OPT_SPIN },
-		{ "spin-lead-us", required_argument, NULL, OPT_SPIN_LEAD },
-		{ "json", required_argument, NULL, 'j' },
-		{ "plot", required_argument, NULL, 'o' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct bench_cfg *c = &o->cfg;
 	const struct sim_profile *prof;
 	uint64_t u, cpu[3];
-	int ch, n;
 	double d;
+	int n;
+
+	switch (key) {
+	case 'd':
+		if (cli_parse_double(arg, 0, 86400, &d) || d <= 0)
+			return cli_bad_value(PROG, "--duration", arg, "seconds in (0, 86400]");
+		c->duration_s = d;
+		o->have_duration = true;
+		return 0;
+	case 'n':
+		if (cli_parse_u64(arg, 1, BENCH_MAX_REPS, &u))
+			return cli_bad_value(PROG, "--reps", arg, "an integer from 1 to 51");
+		c->reps = (unsigned)u;
+		o->have_reps = true;
+		return 0;
+	case 'P':
+		prof = sim_profile_find(arg);
+		if (!prof)
+			return cli_bad_value(PROG, "--profile", arg,
+					     "one of cb3, eseries, polyscope-x");
+		for (int i = 0; i < SIM_PROFILE_COUNT; i++)
+			if (sim_profile((enum sim_profile_id)i) == prof)
+				c->profile = (enum sim_profile_id)i;
+		o->have_profile = true;
+		return 0;
+	case 'c':
+		/* SIM,LOOP means rx and worker both on LOOP. */
+		n = cli_parse_list(arg, CPU_SETSIZE - 1, cpu, 2, 3);
+		if (n < 0)
+			return cli_bad_value(PROG, "--cpus", arg,
+					     "SIM,LOOP or SIM,RX,WORKER CPU numbers");
+		c->cpu_sim = (int)cpu[0];
+		c->cpu_rx = (int)cpu[1];
+		c->cpu_worker = (int)cpu[n - 1];
+		o->have_cpus = true;
+		return 0;
+	case OPT_SPIN:
+	case OPT_SPIN_LEAD:
+		/* Microseconds, 0..100 ms, for either field. */
+		if (cli_u64(PROG, key == OPT_SPIN ? "--spin-us" : "--spin-lead-us", arg, 0, 100000,
+			    &u))
+			return CLI_EXIT_USAGE;
+		*(key == OPT_SPIN ? &c->spin_ns : &c->spin_lead_ns) = (int64_t)u * RTL_NS_PER_US;
+		return 0;
+	default: /* OPT_OUTPUTS */
+		c->outputs = arg;
+		o->have_outputs = true;
+		return 0;
+	}
+}
+
+/* Returns CLI_RUN, or the exit status to stop with (--help, --version, a
+ * usage error, printed). */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	struct bench_cfg *c = &o->cfg;
+	const struct cli_opt opts[] = {
+		CLI_HELP,
+		CLI_CHOICE('t', "transport", &c->transport, transports, 2, "rtde or udp"),
+		CLI_CASE_ARG('d', "duration"),
+		CLI_FLAG('q', "quick", &o->quick),
+		CLI_CASE_ARG('n', "reps"),
+		CLI_REAL('r', "rate", &c->rate_hz, 1, HUGE_VAL, "a rate in Hz, at least 1"),
+		CLI_CASE_ARG('P', "profile"),
+		CLI_CASE_ARG('c', "cpus"),
+		CLI_UINT('p', "priority", &c->prio_worker, 1, 99,
+			 "a SCHED_FIFO priority from 1 to 99"),
+		CLI_CASE_ARG(OPT_OUTPUTS, "outputs"),
+		CLI_CHOICE('m', "mode", &c->mode, modes, 3, "one of auto, threads, inline"),
+		CLI_CASE_ARG(OPT_SPIN, "spin-us"),
+		CLI_CASE_ARG(OPT_SPIN_LEAD, "spin-lead-us"),
+		CLI_TEXT('j', "json", &c->json),
+		CLI_TEXT('o', "plot", &c->plot),
+		CLI_VERSION,
+		CLI_END,
+	};
+	struct cli_parser p = { .prog = PROG, .opts = opts, .usage = usage };
+	int ch;
 
 	memset(o, 0, sizeof(*o));
 	c->profile = SIM_PROFILE_ESERIES;
 	c->prio_worker = DEFAULT_PRIORITY;
 	c->outputs = DEFAULT_OUTPUTS;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ht:d:qn:r:P:c:p:m:j:o:V", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		case 'V':
-			return cli_version(PROG);
-		case 't': {
-			/* In enum bench_transport's order. */
-			static const char *const transports[] = { "rtde", "udp" };
-			int k = cli_lookup(optarg, transports, 2);
-
-			if (k < 0)
-				return cli_bad_value(PROG, "--transport", optarg, "rtde or udp");
-			c->transport = (enum bench_transport)k;
-			break;
-		}
-		case 'd':
-			if (cli_parse_double(optarg, 0, 86400, &d) || d <= 0)
-				return cli_bad_value(PROG, "--duration", optarg,
-						     "seconds in (0, 86400]");
-			c->duration_s = d;
-			o->have_duration = true;
-			break;
-		case 'q':
-			o->quick = true;
-			break;
-		case 'n':
-			if (cli_parse_u64(optarg, 1, BENCH_MAX_REPS, &u))
-				return cli_bad_value(PROG, "--reps", optarg,
-						     "an integer from 1 to 51");
-			c->reps = (unsigned)u;
-			o->have_reps = true;
-			break;
-		case 'r':
-			if (cli_parse_double(optarg, 1, HUGE_VAL, &d))
-				return cli_bad_value(PROG, "--rate", optarg,
-						     "a rate in Hz, at least 1");
-			c->rate_hz = d;
-			break;
-		case 'P':
-			prof = sim_profile_find(optarg);
-			if (!prof)
-				return cli_bad_value(PROG, "--profile", optarg,
-						     "one of cb3, eseries, polyscope-x");
-			for (int i = 0; i < SIM_PROFILE_COUNT; i++)
-				if (sim_profile((enum sim_profile_id)i) == prof)
-					c->profile = (enum sim_profile_id)i;
-			o->have_profile = true;
-			break;
-		case 'c':
-			/* SIM,LOOP means rx and worker both on LOOP. */
-			n = cli_parse_list(optarg, CPU_SETSIZE - 1, cpu, 2, 3);
-			if (n < 0)
-				return cli_bad_value(PROG, "--cpus", optarg,
-						     "SIM,LOOP or SIM,RX,WORKER CPU numbers");
-			c->cpu_sim = (int)cpu[0];
-			c->cpu_rx = (int)cpu[1];
-			c->cpu_worker = (int)cpu[n - 1];
-			o->have_cpus = true;
-			break;
-		case 'p':
-			if (cli_parse_u64(optarg, 1, 99, &u))
-				return cli_bad_value(PROG, "--priority", optarg,
-						     "a SCHED_FIFO priority from 1 to 99");
-			c->prio_worker = (int)u;
-			break;
-		case 'm': {
-			/* In enum bench_mode's order. */
-			static const char *const modes[] = { "auto", "threads", "inline" };
-			int k = cli_lookup(optarg, modes, 3);
-
-			if (k < 0)
-				return cli_bad_value(PROG, "--mode", optarg,
-						     "one of auto, threads, inline");
-			c->mode = (enum bench_mode)k;
-			break;
-		}
-		case OPT_SPIN:
-		case OPT_SPIN_LEAD:
-			/* Microseconds, 0..100 ms, for either field. */
-			if (cli_u64(PROG, ch == OPT_SPIN ? "--spin-us" : "--spin-lead-us", optarg,
-				    0, 100000, &u))
-				return CLI_EXIT_USAGE;
-			*(ch == OPT_SPIN ? &c->spin_ns : &c->spin_lead_ns) =
-				(int64_t)u * RTL_NS_PER_US;
-			break;
-		case OPT_OUTPUTS:
-			c->outputs = optarg;
-			o->have_outputs = true;
-			break;
-		case 'j':
-			c->json = optarg;
-			break;
-		case 'o':
-			c->plot = optarg;
-			break;
-		default:
-			return cli_getopt_error(PROG, ch, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_extra_args(PROG, optind, argc, argv);
-	return -1;
+	while ((ch = cli_next(&p, argc, argv)) > 0)
+		if (parse_case(ch, optarg, o))
+			return CLI_EXIT_USAGE;
+	if (ch < 0)
+		return p.status;
+	return cli_extra_args(PROG, optind, argc, argv) ? CLI_EXIT_USAGE : CLI_RUN;
 }
 
 /* Fill the derived fields; on a bad combination print why and return 2. */
@@ -450,7 +417,7 @@ int main(int argc, char **argv)
 
 	/* 1. Parse and validate. */
 	ret = parse_opts(argc, argv, &o);
-	if (ret >= 0)
+	if (ret != CLI_RUN)
 		return ret;
 	ret = validate(&o);
 	if (ret >= 0)
