@@ -448,6 +448,15 @@ static const char *next_step(bool remote, enum rtl_ur_safety_status s, enum rtl_
 	return buf;
 }
 
+/* Did query @step answer (@r >= 0)? If not, print why and set *@status. */
+static bool answered(int r, const char *step, const struct rtl_error *e, int *status)
+{
+	if (r >= 0)
+		return true;
+	*status = failed_err(step, e);
+	return false;
+}
+
 static int cmd_check(struct arm *d)
 {
 	enum rtl_ur_robot_mode m = RTL_UR_ROBOT_MODE_NO_CONTROLLER;
@@ -455,26 +464,18 @@ static int cmd_check(struct arm *d)
 	struct rtl_ur_program p;
 	struct rtl_error e = { 0 };
 	int status = EXIT_OK;
-	bool remote = true, got_m = false, got_s = false;
+	bool remote = true, got_m, got_s;
 	char buf[512];
 
 	if (remote_control(d, "remote control", &remote))
 		status = EXIT_FAIL;
-	if (d->ops->robot_mode(d->h, &m, &e) < 0)
-		status = failed_err("robot mode", &e);
-	else
-		got_m = true;
+	got_m = answered(d->ops->robot_mode(d->h, &m, &e), "robot mode", &e, &status);
 	if (got_m)
 		say("robot mode: %s", rtl_ur_robot_mode_name(m));
-	if (d->ops->safety(d->h, &s, &e) < 0)
-		status = failed_err("safety status", &e);
-	else
-		got_s = true;
+	got_s = answered(d->ops->safety(d->h, &s, &e), "safety status", &e, &status);
 	if (got_s)
 		say("safety status: %s", rtl_ur_safety_status_name(s));
-	if (d->ops->program_state(d->h, &p, &e) < 0)
-		status = failed_err("program state", &e);
-	else
+	if (answered(d->ops->program_state(d->h, &p, &e), "program state", &e, &status))
 		say("program state: %s %s", rtl_ur_program_state_name(p.state), p.name);
 	if (got_m && got_s)
 		say("next: %s", next_step(remote, s, m, buf, sizeof(buf)));
