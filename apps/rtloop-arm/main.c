@@ -457,6 +457,27 @@ static bool answered(int r, const char *step, const struct rtl_error *e, int *st
 	return false;
 }
 
+/* Step @step: call @send (NULL: the controller is at it already), wait
+ * for robot mode @a or @b (into *@m) and say how long that took. */
+static int step_wait(struct arm *d, const struct opts *o, const char *step,
+		     int (*send)(void *h, struct rtl_error *e), enum rtl_ur_robot_mode a,
+		     enum rtl_ur_robot_mode b, enum rtl_ur_robot_mode *m)
+{
+	struct rtl_error e = { 0 };
+	int64_t t0 = rtl_time_now();
+	int r;
+
+	if (send && send(d->h, &e) < 0)
+		return failed_err(step, &e);
+	say("%s: %s, waiting for %s ...", step, send ? "sent" : "under way",
+	    rtl_ur_robot_mode_name(a));
+	r = wait_mode(d, o, step, a, b, m, t0);
+	if (r)
+		return r;
+	say("%s: %s after %.2f s", step, rtl_ur_robot_mode_name(*m), since_s(t0));
+	return EXIT_OK;
+}
+
 static int cmd_check(struct arm *d)
 {
 	enum rtl_ur_robot_mode m = RTL_UR_ROBOT_MODE_NO_CONTROLLER;
@@ -491,7 +512,6 @@ static int cmd_up(struct arm *d, const struct opts *o)
 	struct rtl_error e = { 0 };
 	const char *fix;
 	bool remote;
-	int64_t t0;
 	int r;
 
 	r = remote_control(d, "remote control", &remote);
@@ -524,38 +544,23 @@ static int cmd_up(struct arm *d, const struct opts *o)
 	if (fix)
 		return failed("robot mode", "robot mode %s: %s", rtl_ur_robot_mode_name(m), fix);
 
-	if (m == RTL_UR_ROBOT_MODE_POWER_OFF) {
-		t0 = rtl_time_now();
-		if (d->ops->power_on(d->h, &e) < 0)
-			return failed_err("power on", &e);
-		say("power on: sent, waiting for IDLE ...");
-		r = wait_mode(d, o, "power on", RTL_UR_ROBOT_MODE_IDLE, RTL_UR_ROBOT_MODE_RUNNING,
-			      &m, t0);
+	if (m == RTL_UR_ROBOT_MODE_POWER_OFF || m == RTL_UR_ROBOT_MODE_POWER_ON ||
+	    m == RTL_UR_ROBOT_MODE_BOOTING) {
+		/* Powering on already (POWER_ON, BOOTING): only wait. */
+		r = step_wait(d, o, "power on",
+			      m == RTL_UR_ROBOT_MODE_POWER_OFF ? d->ops->power_on : NULL,
+			      RTL_UR_ROBOT_MODE_IDLE, RTL_UR_ROBOT_MODE_RUNNING, &m);
 		if (r)
 			return r;
-		say("power on: %s after %.2f s", rtl_ur_robot_mode_name(m), since_s(t0));
-	} else if (m == RTL_UR_ROBOT_MODE_POWER_ON || m == RTL_UR_ROBOT_MODE_BOOTING) {
-		t0 = rtl_time_now();
-		say("power on: under way, waiting for IDLE ...");
-		r = wait_mode(d, o, "power on", RTL_UR_ROBOT_MODE_IDLE, RTL_UR_ROBOT_MODE_RUNNING,
-			      &m, t0);
-		if (r)
-			return r;
-		say("power on: %s after %.2f s", rtl_ur_robot_mode_name(m), since_s(t0));
 	} else {
 		say("power on: not needed (%s)", rtl_ur_robot_mode_name(m));
 	}
 
 	if (m == RTL_UR_ROBOT_MODE_IDLE) {
-		t0 = rtl_time_now();
-		if (d->ops->brake_release(d->h, &e) < 0)
-			return failed_err("brake release", &e);
-		say("brake release: sent, waiting for RUNNING ...");
-		r = wait_mode(d, o, "brake release", RTL_UR_ROBOT_MODE_RUNNING,
-			      RTL_UR_ROBOT_MODE_RUNNING, &m, t0);
+		r = step_wait(d, o, "brake release", d->ops->brake_release,
+			      RTL_UR_ROBOT_MODE_RUNNING, RTL_UR_ROBOT_MODE_RUNNING, &m);
 		if (r)
 			return r;
-		say("brake release: RUNNING after %.2f s", since_s(t0));
 	} else {
 		say("brake release: not needed (RUNNING)");
 	}
@@ -590,7 +595,6 @@ static int cmd_down(struct arm *d, const struct opts *o)
 {
 	enum rtl_ur_robot_mode m;
 	struct rtl_error e = { 0 };
-	int64_t t0;
 	int r;
 
 	r = stop_program(d);
@@ -602,16 +606,8 @@ static int cmd_down(struct arm *d, const struct opts *o)
 		say("power off: not needed (POWER_OFF)");
 		return EXIT_OK;
 	}
-	t0 = rtl_time_now();
-	if (d->ops->power_off(d->h, &e) < 0)
-		return failed_err("power off", &e);
-	say("power off: sent, waiting for POWER_OFF ...");
-	r = wait_mode(d, o, "power off", RTL_UR_ROBOT_MODE_POWER_OFF, RTL_UR_ROBOT_MODE_POWER_OFF,
-		      &m, t0);
-	if (r)
-		return r;
-	say("power off: POWER_OFF after %.2f s", since_s(t0));
-	return EXIT_OK;
+	return step_wait(d, o, "power off", d->ops->power_off, RTL_UR_ROBOT_MODE_POWER_OFF,
+			 RTL_UR_ROBOT_MODE_POWER_OFF, &m);
 }
 
 /* Returns CLI_RUN, or the exit status to stop with (--help, --version, a
