@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,108 +21,113 @@
 
 #include "options.h"
 
-#define U(id_, name_, fault_, udp_, min_, max_, effect_) \
-	[id_] = { .id = id_,                             \
-		  .name = name_,                         \
-		  .kind = SIM_OPT_UINT,                  \
-		  .fault = fault_,                       \
-		  .udp = udp_,                           \
-		  .min = min_,                           \
-		  .max = max_,                           \
-		  .what = "an integer",                  \
-		  .effect = effect_ }
-#define D(id_, name_, fault_, udp_, min_, max_, effect_) \
-	[id_] = { .id = id_,                             \
-		  .name = name_,                         \
-		  .kind = SIM_OPT_DOUBLE,                \
-		  .fault = fault_,                       \
-		  .udp = udp_,                           \
-		  .dmin = min_,                          \
-		  .dmax = max_,                          \
-		  .what = "a number",                    \
-		  .effect = effect_ }
-#define F(id_, name_, fault_, udp_, effect_) \
-	[id_] = { .id = id_,                 \
-		  .name = name_,             \
-		  .kind = SIM_OPT_FLAG,      \
-		  .fault = fault_,           \
-		  .udp = udp_,               \
-		  .what = "a flag",          \
-		  .effect = effect_ }
+/* Where an entry stores its value: a field of struct sim_setup, or OWN
+ * for the few the setters handle themselves (options.h, .size). */
+#define AT(field) \
+	.off = offsetof(struct sim_setup, field), .size = sizeof(((struct sim_setup *)0)->field)
+#define OWN .size = 0
+
+/* One entry; U, D and F give it its kind, the word for its value, then
+ * its range (U, D) and its field as the variable part. */
+#define ENTRY(id_, name_, kind_, what_, fault_, udp_, effect_, ...) \
+	[id_] = { .id = id_,                                        \
+		  .name = name_,                                    \
+		  .kind = kind_,                                    \
+		  .fault = fault_,                                  \
+		  .udp = udp_,                                      \
+		  .what = what_,                                    \
+		  .effect = effect_,                                \
+		  __VA_ARGS__ }
+#define U(id_, name_, fault_, udp_, min_, max_, at_, effect_)                             \
+	ENTRY(id_, name_, SIM_OPT_UINT, "an integer", fault_, udp_, effect_, .min = min_, \
+	      .max = max_, at_)
+#define D(id_, name_, fault_, udp_, min_, max_, at_, effect_)                              \
+	ENTRY(id_, name_, SIM_OPT_DOUBLE, "a number", fault_, udp_, effect_, .dmin = min_, \
+	      .dmax = max_, at_)
+#define F(id_, name_, fault_, udp_, at_, effect_) \
+	ENTRY(id_, name_, SIM_OPT_FLAG, "a flag", fault_, udp_, effect_, at_)
 
 // clang-format off
 static const struct sim_option table[SIM_OPT_COUNT] = {
-	U(SIM_OPT_MAX_CLIENTS, "max-clients", true, false, 1, SIM_MAX_SESSIONS,
+	U(SIM_OPT_MAX_CLIENTS, "max-clients", true, false, 1, SIM_MAX_SESSIONS, AT(sim.max_clients),
 	  "clients served at once; more are told so and closed after 1 s"),
-	D(SIM_OPT_HANDSHAKE_TIMEOUT, "handshake-timeout", true, false, 0.0, 3600.0,
+	D(SIM_OPT_HANDSHAKE_TIMEOUT, "handshake-timeout", true, false, 0.0, 3600.0, OWN,
 	  "close a connection idle this many s before its first START (0: never)"),
-	U(SIM_OPT_SEND_BUFFER, "send-buffer", true, false, 4096, 1u << 30,
+	U(SIM_OPT_SEND_BUFFER, "send-buffer", true, false, 4096, 1u << 30, AT(sim.send_buffer),
 	  "per-client send queue in bytes: a client that overflows it is disconnected"),
-	U(SIM_OPT_SNDBUF, "sndbuf", true, false, 1, INT_MAX,
+	U(SIM_OPT_SNDBUF, "sndbuf", true, false, 1, INT_MAX, AT(srv.sndbuf),
 	  "SO_SNDBUF of client sockets in bytes"),
 	[SIM_OPT_CONTROLLER_VERSION] = {
 		.id = SIM_OPT_CONTROLLER_VERSION, .name = "controller-version",
 		.kind = SIM_OPT_TEXT, .fault = true, .what = "a version X.Y.Z or X.Y.Z.B",
 		.effect = "answer this version of the profile's line: newer fields are NOT_FOUND" },
-	U(SIM_OPT_MAX_PROTOCOL, "max-protocol", true, false, 1, 2,
+	U(SIM_OPT_MAX_PROTOCOL, "max-protocol", true, false, 1, 2, AT(sim.max_protocol),
 	  "highest RTDE protocol accepted (1: protocol v1 only)"),
-	F(SIM_OPT_FIELDBUS, "fieldbus", true, false,
+	F(SIM_OPT_FIELDBUS, "fieldbus", true, false, AT(sim.fieldbus),
 	  "registers 0-23 and the standard inputs are IN_USE (an EtherNet/IP adapter)"),
-	D(SIM_OPT_START_TIME, "start-time", false, true, 0.0, 1e7,
+	D(SIM_OPT_START_TIME, "start-time", false, true, 0.0, 1e7, AT(sim.start_time_s),
 	  "timestamp of the first cycle in s"),
-	F(SIM_OPT_TEXT_V2, "text-v2", true, false,
+	F(SIM_OPT_TEXT_V2, "text-v2", true, false, AT(sim.text_v2),
 	  "text messages in the v2 layout even to v1 sessions"),
-	U(SIM_OPT_JITTER_US, "jitter-us", true, false, 0, 1000000,
+	U(SIM_OPT_JITTER_US, "jitter-us", true, false, 0, 1000000, AT(sim.faults.jitter_us),
 	  "delay each cycle's send by 0..N us"),
-	U(SIM_OPT_SKIP_EVERY, "skip-every", true, true, 2, 1000000,
+	U(SIM_OPT_SKIP_EVERY, "skip-every", true, true, 2, 1000000, AT(sim.faults.skip_every),
 	  "skip packages in every N cycles, never resent"),
-	U(SIM_OPT_SKIP_COUNT, "skip-count", true, true, 1, 1000000,
+	U(SIM_OPT_SKIP_COUNT, "skip-count", true, true, 1, 1000000, AT(sim.faults.skip_count),
 	  "packages skipped per skip-every cycles (default 1)"),
-	U(SIM_OPT_STALL_MS, "stall-ms", true, false, 1, 60000,
+	U(SIM_OPT_STALL_MS, "stall-ms", true, false, 1, 60000, AT(sim.faults.stall_ms),
 	  "stall the sender this many ms every stall-every s"),
-	D(SIM_OPT_STALL_EVERY, "stall-every", true, false, 0.001, 1e7,
+	D(SIM_OPT_STALL_EVERY, "stall-every", true, false, 0.001, 1e7, AT(sim.faults.stall_every_s),
 	  "seconds between stalls"),
-	U(SIM_OPT_BURST, "burst", true, false, 2, 10000,
+	U(SIM_OPT_BURST, "burst", true, false, 2, 10000, AT(sim.faults.burst),
 	  "hold this many packages every burst-every s, then write them together"),
-	D(SIM_OPT_BURST_EVERY, "burst-every", true, false, 0.001, 1e7,
+	D(SIM_OPT_BURST_EVERY, "burst-every", true, false, 0.001, 1e7, AT(sim.faults.burst_every_s),
 	  "seconds between bursts (default 1)"),
-	F(SIM_OPT_FRAGMENT, "fragment", true, false,
+	F(SIM_OPT_FRAGMENT, "fragment", true, false, AT(sim.faults.fragment),
 	  "write the stream in random small pieces"),
-	U(SIM_OPT_FRAGMENT_MAX, "fragment-max", true, false, 1, 65535,
+	U(SIM_OPT_FRAGMENT_MAX, "fragment-max", true, false, 1, 65535, AT(sim.faults.fragment_max),
 	  "largest piece in bytes (default 7)"),
 	U(SIM_OPT_RESET_AFTER, "reset-after", true, false, 1, UINT64_MAX,
+	  AT(sim.faults.reset_after),
 	  "reset (RST) each connection after N data packages"),
-	U(SIM_OPT_TEXT_EVERY, "text-every", true, false, 1, UINT32_MAX,
+	U(SIM_OPT_TEXT_EVERY, "text-every", true, false, 1, UINT32_MAX, AT(sim.faults.text_every),
 	  "an INFO text message after every N-th data package"),
-	U(SIM_OPT_SEED, "seed", true, true, 0, UINT64_MAX,
+	U(SIM_OPT_SEED, "seed", true, true, 0, UINT64_MAX, OWN,
 	  "seed of the fault generator and the robot's noise (default 1)"),
 	U(SIM_OPT_ECHO_REGISTER, "echo-register", false, false, 0, RTL_RTDE_REG_COUNT - 1,
+	  AT(sim.echo_register),
 	  "clients echo timestamps in input_double_register_N"),
-	D(SIM_OPT_DURATION, "duration", false, true, 0.001, 1e7,
+	D(SIM_OPT_DURATION, "duration", false, true, 0.001, 1e7, AT(srv.duration_s),
 	  "stop after this many s"),
-	D(SIM_OPT_CONTACT_Z, "contact-z", false, true, -2.0, 2.0,
+	D(SIM_OPT_CONTACT_Z, "contact-z", false, true, -2.0, 2.0, OWN,
 	  "a horizontal contact plane at this height in m"),
 	D(SIM_OPT_CONTACT_STIFFNESS, "contact-stiffness", false, true, 0.0, 1e7,
+	  AT(sim.robot.contact.stiffness),
 	  "of the contact plane, N/m (default 5000)"),
 	D(SIM_OPT_CONTACT_DAMPING, "contact-damping", false, true, 0.0, 1e6,
+	  AT(sim.robot.contact.damping),
 	  "of the contact plane, N s/m (default 50)"),
-	D(SIM_OPT_FORCE_NOISE, "force-noise", false, true, 0.0, 1e4,
+	D(SIM_OPT_FORCE_NOISE, "force-noise", false, true, 0.0, 1e4, OWN,
 	  "standard deviation of the force in N (torque: N/10)"),
-	U(SIM_OPT_WATCHDOG_MS, "watchdog-ms", false, true, 0, 60000,
+	U(SIM_OPT_WATCHDOG_MS, "watchdog-ms", false, true, 0, 60000, OWN,
 	  "heartbeat timeout in ms when the client asks for the default (0: off)"),
-	F(SIM_OPT_BOOT, "boot", false, false,
+	F(SIM_OPT_BOOT, "boot", false, false, AT(sim.ctrl.boot),
 	  "start as after boot: powered off, brakes on, no program running"),
-	F(SIM_OPT_LOCAL_CONTROL, "local-control", true, false,
+	F(SIM_OPT_LOCAL_CONTROL, "local-control", true, false, AT(sim.ctrl.local),
 	  "start in local control: the dashboard refuses power, brakes, load and play"),
-	F(SIM_OPT_NO_DASHBOARD, "no-dashboard", true, false,
+	F(SIM_OPT_NO_DASHBOARD, "no-dashboard", true, false, OWN,
 	  "serve no dashboard server (a controller without port 29999)"),
 	D(SIM_OPT_POWER_ON_TIME, "power-on-time", false, false, 0.001, 60.0,
+	  AT(sim.ctrl.power_on_s),
 	  "seconds from power on to IDLE (default 0.5)"),
 	D(SIM_OPT_BRAKE_RELEASE_TIME, "brake-release-time", false, false, 0.001, 60.0,
+	  AT(sim.ctrl.brake_release_s),
 	  "seconds from brake release to RUNNING (default 0.5)"),
 	D(SIM_OPT_UNLOCK_DELAY, "unlock-delay", false, false, 0.0, 60.0,
+	  AT(sim.ctrl.unlock_delay_s),
 	  "a protective stop can be unlocked this many s after it (default 5, as UR's)"),
 	D(SIM_OPT_PROTECTIVE_STOP_AFTER, "protective-stop-after", true, false, 0.001, 1e7,
+	  AT(sim.ctrl.protective_stop_after_s),
 	  "a protective stop this many s after the rtloop program started (once)"),
 	[SIM_OPT_CONTROL_SCRIPT] = {
 		.id = SIM_OPT_CONTROL_SCRIPT, .name = "control-script",
@@ -205,11 +211,16 @@ static int wrong_kind(const struct sim_option *o, enum sim_option_style style, c
 		    o->what);
 }
 
+/* Entry @o's field of @su (o->size bytes), for the entries that are not OWN. */
+static void *field(struct sim_setup *su, const struct sim_option *o)
+{
+	return (char *)su + o->off;
+}
+
 int sim_option_set_uint(struct sim_setup *su, const struct sim_option *o, uint64_t v,
 			enum sim_option_style style, char *why, size_t cap)
 {
-	struct sim_opts *s = &su->sim;
-	struct sim_faults *f = &s->faults;
+	uint32_t v32 = (uint32_t)v;
 	char n[48];
 
 	if (o->kind != SIM_OPT_UINT)
@@ -218,65 +229,25 @@ int sim_option_set_uint(struct sim_setup *su, const struct sim_option *o, uint64
 		return fail(why, cap, -ERANGE,
 			    "%s %" PRIu64 " is out of range [%" PRIu64 ", %" PRIu64 "]",
 			    sim_option_name(o, style, n, sizeof(n)), v, o->min, o->max);
-	switch (o->id) {
-	case SIM_OPT_MAX_CLIENTS:
-		s->max_clients = (unsigned)v;
-		break;
-	case SIM_OPT_SEND_BUFFER:
-		s->send_buffer = (size_t)v;
-		break;
-	case SIM_OPT_SNDBUF:
-		su->srv.sndbuf = (int)v;
-		break;
-	case SIM_OPT_MAX_PROTOCOL:
-		s->max_protocol = (unsigned)v;
-		break;
-	case SIM_OPT_JITTER_US:
-		f->jitter_us = (uint32_t)v;
-		break;
-	case SIM_OPT_SKIP_EVERY:
-		f->skip_every = (uint32_t)v;
-		break;
-	case SIM_OPT_SKIP_COUNT:
-		f->skip_count = (uint32_t)v;
-		break;
-	case SIM_OPT_STALL_MS:
-		f->stall_ms = (uint32_t)v;
-		break;
-	case SIM_OPT_BURST:
-		f->burst = (uint32_t)v;
-		break;
-	case SIM_OPT_FRAGMENT_MAX:
-		f->fragment_max = (uint32_t)v;
-		break;
-	case SIM_OPT_RESET_AFTER:
-		f->reset_after = v;
-		break;
-	case SIM_OPT_TEXT_EVERY:
-		f->text_every = (uint32_t)v;
-		break;
-	case SIM_OPT_SEED:
-		/* One seed for the faults and the robot's noise. */
-		f->seed = v;
-		s->robot.seed = v;
-		break;
-	case SIM_OPT_ECHO_REGISTER:
-		s->echo_register = (int)v;
-		break;
-	case SIM_OPT_WATCHDOG_MS:
-		s->robot.watchdog_ns = (int64_t)v * RTL_NS_PER_MS;
-		break;
-	default:
+	/* The fields are unsigned, uint32_t, size_t, uint64_t or an int
+	 * that the range keeps within INT_MAX: 4 or 8 bytes. */
+	if (o->size == sizeof(v32))
+		memcpy(field(su, o), &v32, sizeof(v32));
+	else if (o->size == sizeof(v))
+		memcpy(field(su, o), &v, sizeof(v));
+	else if (o->id == SIM_OPT_SEED) /* one seed for the faults and the noise */
+		su->sim.faults.seed = su->sim.robot.seed = v;
+	else if (o->id == SIM_OPT_WATCHDOG_MS)
+		su->sim.robot.watchdog_ns = (int64_t)v * RTL_NS_PER_MS;
+	else
 		return wrong_kind(o, style, why, cap);
-	}
 	return 0;
 }
 
 int sim_option_set_double(struct sim_setup *su, const struct sim_option *o, double d,
 			  enum sim_option_style style, char *why, size_t cap)
 {
-	struct sim_opts *s = &su->sim;
-	struct sim_robot_config *rc = &s->robot;
+	struct sim_robot_config *rc = &su->sim.robot;
 	char n[48];
 
 	if (o->kind != SIM_OPT_DOUBLE)
@@ -287,49 +258,17 @@ int sim_option_set_double(struct sim_setup *su, const struct sim_option *o, doub
 	if (d < o->dmin || d > o->dmax)
 		return fail(why, cap, -ERANGE, "%s %g is out of range [%g, %g]",
 			    sim_option_name(o, style, n, sizeof(n)), d, o->dmin, o->dmax);
-	switch (o->id) {
-	case SIM_OPT_HANDSHAKE_TIMEOUT:
-		s->handshake_timeout_ns = d > 0 ? llround(d * 1e9) : -1;
-		break;
-	case SIM_OPT_START_TIME:
-		s->start_time_s = d;
-		break;
-	case SIM_OPT_STALL_EVERY:
-		s->faults.stall_every_s = d;
-		break;
-	case SIM_OPT_BURST_EVERY:
-		s->faults.burst_every_s = d;
-		break;
-	case SIM_OPT_DURATION:
-		su->srv.duration_s = d;
-		break;
-	case SIM_OPT_CONTACT_Z:
+	if (o->size == sizeof(d)) {
+		memcpy(field(su, o), &d, sizeof(d));
+	} else if (o->id == SIM_OPT_HANDSHAKE_TIMEOUT) {
+		su->sim.handshake_timeout_ns = d > 0 ? llround(d * 1e9) : -1;
+	} else if (o->id == SIM_OPT_CONTACT_Z) {
 		rc->contact.point[2] = d;
 		rc->contact.enabled = true;
-		break;
-	case SIM_OPT_CONTACT_STIFFNESS:
-		rc->contact.stiffness = d;
-		break;
-	case SIM_OPT_CONTACT_DAMPING:
-		rc->contact.damping = d;
-		break;
-	case SIM_OPT_FORCE_NOISE:
+	} else if (o->id == SIM_OPT_FORCE_NOISE) {
 		rc->force_noise = d;
 		rc->torque_noise = d / 10.0;
-		break;
-	case SIM_OPT_POWER_ON_TIME:
-		s->ctrl.power_on_s = d;
-		break;
-	case SIM_OPT_BRAKE_RELEASE_TIME:
-		s->ctrl.brake_release_s = d;
-		break;
-	case SIM_OPT_UNLOCK_DELAY:
-		s->ctrl.unlock_delay_s = d;
-		break;
-	case SIM_OPT_PROTECTIVE_STOP_AFTER:
-		s->ctrl.protective_stop_after_s = d;
-		break;
-	default:
+	} else {
 		return wrong_kind(o, style, why, cap);
 	}
 	return 0;
@@ -338,28 +277,14 @@ int sim_option_set_double(struct sim_setup *su, const struct sim_option *o, doub
 int sim_option_set_flag(struct sim_setup *su, const struct sim_option *o,
 			enum sim_option_style style, char *why, size_t cap)
 {
-	switch (o->kind == SIM_OPT_FLAG ? o->id : SIM_OPT_COUNT) {
-	case SIM_OPT_FIELDBUS:
-		su->sim.fieldbus = true;
-		break;
-	case SIM_OPT_TEXT_V2:
-		su->sim.text_v2 = true;
-		break;
-	case SIM_OPT_FRAGMENT:
-		su->sim.faults.fragment = true;
-		break;
-	case SIM_OPT_BOOT:
-		su->sim.ctrl.boot = true;
-		break;
-	case SIM_OPT_LOCAL_CONTROL:
-		su->sim.ctrl.local = true;
-		break;
-	case SIM_OPT_NO_DASHBOARD:
+	const bool on = true;
+
+	if (o->kind == SIM_OPT_FLAG && o->size == sizeof(on))
+		memcpy(field(su, o), &on, sizeof(on));
+	else if (o->kind == SIM_OPT_FLAG && o->id == SIM_OPT_NO_DASHBOARD)
 		su->srv.service_port[SIM_PORT_DASHBOARD] = -1;
-		break;
-	default:
+	else
 		return wrong_kind(o, style, why, cap);
-	}
 	return 0;
 }
 

@@ -16,11 +16,11 @@
  *   to misbehave: what rtloop.Sim takes in its faults= dict), and whether
  *   it applies to the UDP mode.
  * - The setters check the value against the entry's range and write the
- *   field of struct sim_setup (the controller's options, the server's,
- *   the UDP port); the front ends parse text (cli_u64() and friends, so
- *   the command line's messages stay its own) or convert Python objects,
- *   then call them. sim_setup_check() holds the checks that involve
- *   more than one setting.
+ *   field of struct sim_setup that the entry names (.off and .size; the
+ *   controller's options, the server's, the UDP port); the front ends
+ *   parse text (cli_u64() and friends, so the command line's messages
+ *   stay its own) or convert Python objects, then call them.
+ *   sim_setup_check() holds the checks that involve more than one setting.
  * - Messages name a setting in the caller's style: "--skip-count" for the
  *   command line, "skip_count" for Python.
  *
@@ -103,6 +103,10 @@ struct sim_option {
 	double dmin, dmax;  /* SIM_OPT_DOUBLE */
 	const char *what;   /* the value, for messages ("an integer", "X.Y.Z[.B]") */
 	const char *effect; /* one line: what it does */
+	/* The field of struct sim_setup a FLAG, UINT or DOUBLE is stored in,
+	 * at @off, of @size bytes; 0: the setter's own case (a value that
+	 * sets two fields or is converted, such as --seed or --watchdog-ms). */
+	size_t off, size;
 };
 
 /* How messages name a setting. */
