@@ -305,22 +305,29 @@ static int unlock(struct arm *d, const struct opts *o)
 	return EXIT_OK;
 }
 
+/* No client's wait (@connect, @each reply) outlasts --timeout. */
+static void cap_timeouts(const struct opts *o, int64_t *connect, int64_t *each)
+{
+	int64_t t = (int64_t)(o->timeout_s * 1e9);
+
+	if (t < *connect)
+		*connect = t;
+	if (t < *each)
+		*each = t;
+}
+
 /* The Robot API client on @o->api_port; prints the version. */
 static int connect_api(const struct opts *o, struct arm *a)
 {
 	struct rtl_ur_robot_api_config cfg;
 	struct rtl_ur_robot_api *api = NULL;
 	struct rtl_error e = { 0 };
-	int64_t t = (int64_t)(o->timeout_s * 1e9);
 	int r;
 
 	rtl_ur_robot_api_config_init(&cfg);
 	cfg.host = o->host;
 	cfg.port = o->api_port;
-	if (t < cfg.connect_timeout_ns)
-		cfg.connect_timeout_ns = t;
-	if (t < cfg.timeout_ns)
-		cfg.timeout_ns = t;
+	cap_timeouts(o, &cfg.connect_timeout_ns, &cfg.timeout_ns);
 	say("connect: Robot API http://%s:%u" RTL_UR_ROBOT_API_BASE, o->host, o->api_port);
 	if (rtl_ur_robot_api_create(&api, &cfg, &e) < 0)
 		return failed_err("connect", &e);
@@ -351,7 +358,6 @@ static int connect_arm(const struct opts *o, struct arm *a)
 	struct rtl_ur_dashboard *d = NULL;
 	const struct rtl_ur_version *v;
 	struct rtl_error e = { 0 };
-	int64_t t = (int64_t)(o->timeout_s * 1e9);
 	int r;
 
 	a->h = NULL;
@@ -361,10 +367,7 @@ static int connect_arm(const struct opts *o, struct arm *a)
 	cfg.host = o->host;
 	cfg.port = o->port;
 	cfg.robot_api_port = o->api_port;
-	if (t < cfg.connect_timeout_ns)
-		cfg.connect_timeout_ns = t;
-	if (t < cfg.timeout_ns)
-		cfg.timeout_ns = t;
+	cap_timeouts(o, &cfg.connect_timeout_ns, &cfg.timeout_ns);
 	say("connect: dashboard %s:%u", o->host, o->port);
 	r = rtl_ur_dashboard_create(&d, &cfg, &e);
 	if (r == -EPROTONOSUPPORT) {
