@@ -25,54 +25,16 @@ const char cli_upload_help[] =
 	"      --robot-api-port N  PolyScope X: its Robot API, which stands in for the\n"
 	"                          dashboard there (default 80)\n";
 
-int cli_upload_option(const char *prog, int which, const char *arg, struct cli_upload *u)
-{
-	uint64_t v = 0;
-	int err = 0;
-
-	switch (which) {
-	case 0:
-		u->enabled = true;
-		break;
-	case 1:
-		err = cli_u64(prog, "--primary-port", arg, 1, 65535, &v);
-		u->cfg.primary_port = (uint16_t)v;
-		u->given = true;
-		break;
-	case 2:
-		err = cli_u64(prog, "--dashboard-port", arg, 1, 65535, &v);
-		u->cfg.dashboard_port = (uint16_t)v;
-		u->given = true;
-		break;
-	case 3:
-		u->cfg.no_dashboard = true;
-		u->given = true;
-		break;
-	case 4:
-		u->cfg.unlock = true;
-		u->given = true;
-		break;
-	case 5:
-		err = cli_u64(prog, "--reconnect", arg, 0, 1000, &v);
-		u->reconnect = (unsigned)v;
-		break;
-	case 6:
-		err = cli_u64(prog, "--robot-api-port", arg, 1, 65535, &v);
-		u->cfg.robot_api_port = (uint16_t)v;
-		u->given = true;
-		break;
-	default:
-		err = CLI_EXIT_USAGE;
-	}
-	return err;
-}
-
 int cli_upload_check(const char *prog, const struct cli_upload *u, bool read_only)
 {
+	/* The ports are 1..65535 when given: 0 is their default. */
+	bool given = u->cfg.primary_port || u->cfg.dashboard_port || u->cfg.robot_api_port ||
+		     u->cfg.no_dashboard || u->cfg.unlock;
+
 	if (u->enabled && read_only)
 		return cli_usage_error(prog, "--upload starts a program on the controller, "
 					     "--read-only writes nothing: choose one");
-	if (!u->enabled && u->given)
+	if (!u->enabled && given)
 		return cli_usage_error(prog, "--primary-port, --dashboard-port, "
 					     "--robot-api-port, --no-dashboard and --unlock go "
 					     "with --upload");

@@ -14,9 +14,9 @@
  *   --reconnect N       reconnect (and upload again) up to N times
  *   --robot-api-port N  PolyScope X's Robot API, instead of the dashboard (80)
  *
- * An app adds CLI_UPLOAD_ROWS(base) to its option table (cli.h) and
- * passes every key in [base, base + CLI_UPLOAD_N) that cli_next() returns
- * to cli_upload_option().
+ * An app adds CLI_UPLOAD_ROWS(base, &its_struct_cli_upload) to its option
+ * table (cli.h): the rows store the values themselves, and
+ * cli_upload_check() judges them together after the parse.
  */
 #ifndef CLI_UPLOAD_H
 #define CLI_UPLOAD_H
@@ -32,24 +32,16 @@
 
 #define CLI_UPLOAD_N 7
 
-/* The rows, in cli_upload_option()'s order of @which. */
-#define CLI_UPLOAD_ROWS(base)                                                                     \
-	CLI_CASE((base) + 0, "upload"), CLI_CASE_ARG((base) + 1, "primary-port"),                 \
-		CLI_CASE_ARG((base) + 2, "dashboard-port"), CLI_CASE((base) + 3, "no-dashboard"), \
-		CLI_CASE((base) + 4, "unlock"), CLI_CASE_ARG((base) + 5, "reconnect"),            \
-		CLI_CASE_ARG((base) + 6, "robot-api-port")
-
-/* The same for a getopt_long table, until every app has an option table. */
-#define CLI_UPLOAD_LONGOPTS(base)                                          \
-	{ "upload", no_argument, NULL, (base) + 0 },                       \
-		{ "primary-port", required_argument, NULL, (base) + 1 },   \
-		{ "dashboard-port", required_argument, NULL, (base) + 2 }, \
-		{ "no-dashboard", no_argument, NULL, (base) + 3 },         \
-		{ "unlock", no_argument, NULL, (base) + 4 },               \
-		{ "reconnect", required_argument, NULL, (base) + 5 },      \
-	{                                                                  \
-		"robot-api-port", required_argument, NULL, (base) + 6      \
-	}
+/* The rows of the options, storing into @u (a struct cli_upload *), with
+ * the long-only keys @base .. @base + CLI_UPLOAD_N - 1. */
+#define CLI_UPLOAD_ROWS(base, u)                                                                  \
+	CLI_FLAG((base) + 0, "upload", &(u)->enabled),                                            \
+		CLI_UINT((base) + 1, "primary-port", &(u)->cfg.primary_port, 1, 65535, NULL),     \
+		CLI_UINT((base) + 2, "dashboard-port", &(u)->cfg.dashboard_port, 1, 65535, NULL), \
+		CLI_FLAG((base) + 3, "no-dashboard", &(u)->cfg.no_dashboard),                     \
+		CLI_FLAG((base) + 4, "unlock", &(u)->cfg.unlock),                                 \
+		CLI_UINT((base) + 5, "reconnect", &(u)->reconnect, 0, 1000, NULL),                \
+		CLI_UINT((base) + 6, "robot-api-port", &(u)->cfg.robot_api_port, 1, 65535, NULL)
 
 /* The options' help, for the apps' --help. */
 extern const char cli_upload_help[];
@@ -58,13 +50,8 @@ struct cli_upload {
 	bool enabled; /* --upload */
 	struct rtl_ur_upload_config cfg;
 	unsigned reconnect;
-	bool given;		  /* an option other than --upload and --reconnect */
 	struct rtl_ur_upload *up; /* cli_upload_attach() made it */
 };
-
-/* Option @which (0 .. CLI_UPLOAD_N - 1) with @arg. Returns 0 or
- * CLI_EXIT_USAGE (message printed). */
-int cli_upload_option(const char *prog, int which, const char *arg, struct cli_upload *u);
 
 /* After parsing: the port options go with --upload, which writes to the
  * controller (so not with @read_only). Returns 0 or CLI_EXIT_USAGE. */

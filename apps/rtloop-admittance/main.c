@@ -336,7 +336,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		CLI_CHOICE(OPT_RT, "rt", &o->rt, rt_modes, 3, "expected require, degrade or off"),
 		CLI_CASE_ARG(OPT_CPUS, "cpus"),
 		CLI_FLAG(OPT_INLINE, "inline", &o->inline_step),
-		CLI_UPLOAD_ROWS(OPT_UPLOAD),
+		CLI_UPLOAD_ROWS(OPT_UPLOAD, &o->up),
 		CLI_HELP,
 		CLI_VERSION,
 		CLI_END,
@@ -345,17 +345,14 @@ static int parse(int argc, char **argv, struct opts *o)
 	uint64_t cpus[2];
 	int c;
 
+	/* --cpus is the one option the table hands back. */
 	while ((c = cli_next(&p, argc, argv)) > 0) {
-		if (c == OPT_CPUS) {
-			if (cli_parse_list(optarg, 4095, cpus, 2, 2) < 0)
-				return cli_bad_value(PROG, "--cpus", optarg,
-						     "expected two CPU numbers A,B");
-			o->pin = true;
-			o->rx_cpu = (int)cpus[0];
-			o->worker_cpu = (int)cpus[1];
-		} else if (cli_upload_option(PROG, c - OPT_UPLOAD, optarg, &o->up)) {
-			return CLI_EXIT_USAGE;
-		}
+		if (cli_parse_list(optarg, 4095, cpus, 2, 2) < 0)
+			return cli_bad_value(PROG, "--cpus", optarg,
+					     "expected two CPU numbers A,B");
+		o->pin = true;
+		o->rx_cpu = (int)cpus[0];
+		o->worker_cpu = (int)cpus[1];
 	}
 	if (c < 0)
 		return p.status;

@@ -144,16 +144,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		CLI_FLAG('R', "report", &o->report),
 		CLI_HELP,
 		CLI_VERSION,
-		CLI_UPLOAD_ROWS(OPT_UPLOAD),
+		CLI_UPLOAD_ROWS(OPT_UPLOAD, &o->up),
 		CLI_END,
 	};
 	struct cli_parser p = { .prog = PROG, .opts = opts, .usage = usage };
-	int c;
 
-	while ((c = cli_next(&p, argc, argv)) > 0)
-		if (cli_upload_option(PROG, c - OPT_UPLOAD, optarg, &o->up))
-			return CLI_EXIT_USAGE;
-	if (c < 0)
+	/* Every row stores its own value: none comes back. */
+	if (cli_next(&p, argc, argv) < 0)
 		return p.status;
 	if (cli_upload_check(PROG, &o->up, false))
 		return CLI_EXIT_USAGE;
