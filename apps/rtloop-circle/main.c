@@ -287,6 +287,21 @@ static void rtde_safe(struct rtl_rtde_transport *t, struct rtl_rtde_coalesce *c,
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
+/* ,"KEY":{...}: every counter of snapshot @snap by its C name, from the
+ * transport's table, so a counter added there shows here too. */
+static void json_counters(const char *key, const void *snap,
+			  const struct rtl_stat_field *(*fields)(size_t *n))
+{
+	size_t n;
+	const struct rtl_stat_field *f = fields(&n);
+
+	printf(",\"%s\":{", key);
+	for (size_t i = 0; i < n; i++)
+		printf("%s\"%s\":%llu", i ? "," : "", f[i].name,
+		       (unsigned long long)rtl_stat_value(snap, &f[i]));
+	printf("}");
+}
+
 int main(int argc, char **argv)
 {
 	static struct app a;
@@ -444,24 +459,9 @@ int main(int argc, char **argv)
 		       (unsigned long long)st.sends, (unsigned long long)st.overruns,
 		       a.backend_errors);
 		if (a.o.transport == T_DRFL)
-			printf(",\"drfl\":{\"callbacks\":%llu,\"overflow\":%llu,\"stale\":%llu,"
-			       "\"duplicate\":%llu,\"nonfinite_state\":%llu,\"rx_deadline\":%llu,"
-			       "\"alarms\":%llu,\"alarms_suppressed\":%llu,\"commands\":%llu,"
-			       "\"command_failed\":%llu}",
-			       (unsigned long long)ds.callbacks, (unsigned long long)ds.overflow,
-			       (unsigned long long)ds.stale, (unsigned long long)ds.duplicate,
-			       (unsigned long long)ds.nonfinite_state,
-			       (unsigned long long)ds.rx_deadline, (unsigned long long)ds.alarms,
-			       (unsigned long long)ds.alarms_suppressed,
-			       (unsigned long long)ds.commands,
-			       (unsigned long long)ds.command_failed);
+			json_counters("drfl", &ds, rtl_drfl_transport_counter_fields);
 		if (a.o.transport == T_UDP)
-			printf(",\"udp_dropped\":{\"malformed\":%llu,\"stale\":%llu,"
-			       "\"duplicate\":%llu,\"nonfinite_state\":%llu,\"rx_deadline\":%llu}",
-			       (unsigned long long)ts.malformed, (unsigned long long)ts.stale,
-			       (unsigned long long)ts.duplicate,
-			       (unsigned long long)ts.nonfinite_state,
-			       (unsigned long long)ts.rx_deadline);
+			json_counters("udp", &ts, rtl_udp_transport_counter_fields);
 		printf("}\n");
 	} else {
 		printf(PROG ": %s at %.0f Hz, r = %g m, %g s per turn, %g s: %llu samples\n"
