@@ -116,34 +116,38 @@ int cli_bad_value(const char *prog, const char *flag, const char *value, const c
 	return cli_usage_error(prog, "bad %s '%s': %s", flag, value ? value : "", why);
 }
 
+/* The reason of a failed cli_parse_*() @err: "out of range @range", or
+ * @not_what ("not an integer"). Returns CLI_EXIT_USAGE. */
+static int bad_number(const char *prog, const char *flag, const char *s, int err, const char *range,
+		      const char *not_what)
+{
+	char why[96];
+
+	if (err == -ERANGE)
+		snprintf(why, sizeof(why), "out of range %s", range);
+	else
+		snprintf(why, sizeof(why), "%s", not_what);
+	return cli_bad_value(prog, flag, s, why);
+}
+
 int cli_u64(const char *prog, const char *flag, const char *s, uint64_t min, uint64_t max,
 	    uint64_t *out)
 {
-	char why[96];
+	char range[48];
 	int err = cli_parse_u64(s, min, max, out);
 
-	if (!err)
-		return 0;
-	if (err == -ERANGE)
-		snprintf(why, sizeof(why), "out of range [%" PRIu64 ", %" PRIu64 "]", min, max);
-	else
-		snprintf(why, sizeof(why), "not an integer");
-	return cli_bad_value(prog, flag, s, why);
+	snprintf(range, sizeof(range), "[%" PRIu64 ", %" PRIu64 "]", min, max);
+	return err ? bad_number(prog, flag, s, err, range, "not an integer") : 0;
 }
 
 int cli_double(const char *prog, const char *flag, const char *s, double min, double max,
 	       double *out)
 {
-	char why[96];
+	char range[48];
 	int err = cli_parse_double(s, min, max, out);
 
-	if (!err)
-		return 0;
-	if (err == -ERANGE)
-		snprintf(why, sizeof(why), "out of range [%g, %g]", min, max);
-	else
-		snprintf(why, sizeof(why), "not a number");
-	return cli_bad_value(prog, flag, s, why);
+	snprintf(range, sizeof(range), "[%g, %g]", min, max);
+	return err ? bad_number(prog, flag, s, err, range, "not a number") : 0;
 }
 
 /* Is @arg a group of short options ("-x", "-qx") that holds @ch? */
@@ -304,6 +308,25 @@ static void choice_error(struct cli_parser *p, const struct cli_opt *o, const ch
 	cli_bad_value(p->prog, flag, optarg, why);
 }
 
+/* A number cli_parse_*() refused with @err: the row's reason, or the
+ * generic one of cli_u64() and cli_double(). Returns -1. */
+static int number_error(struct cli_parser *p, const struct cli_opt *o, const char *flag, int err)
+{
+	bool integer = o->kind == CLI_OPT_UINT;
+	char range[48];
+
+	if (o->why) {
+		cli_bad_value(p->prog, flag, optarg, o->why);
+		return -1;
+	}
+	if (integer)
+		snprintf(range, sizeof(range), "[%" PRIu64 ", %" PRIu64 "]", o->umin, o->umax);
+	else
+		snprintf(range, sizeof(range), "[%g, %g]", o->min, o->max);
+	bad_number(p->prog, flag, optarg, err, range, integer ? "not an integer" : "not a number");
+	return -1;
+}
+
 /* Store the value of row @o from optarg. 0, or -1 with the error printed. */
 static int store(struct cli_parser *p, const struct cli_opt *o)
 {
@@ -323,21 +346,15 @@ static int store(struct cli_parser *p, const struct cli_opt *o)
 		*(const char **)o->dst = optarg;
 		return 0;
 	case CLI_OPT_UINT:
-		ret = o->why ? (cli_parse_u64(optarg, o->umin, o->umax, &u)
-					? cli_bad_value(p->prog, flag, optarg, o->why)
-					: 0)
-			     : cli_u64(p->prog, flag, optarg, o->umin, o->umax, &u);
+		ret = cli_parse_u64(optarg, o->umin, o->umax, &u);
 		if (ret)
-			return -1;
+			return number_error(p, o, flag, ret);
 		store_uint(o->dst, o->dst_size, u);
 		return 0;
 	case CLI_OPT_REAL:
-		ret = o->why ? (cli_parse_double(optarg, o->min, o->max, &d)
-					? cli_bad_value(p->prog, flag, optarg, o->why)
-					: 0)
-			     : cli_double(p->prog, flag, optarg, o->min, o->max, &d);
+		ret = cli_parse_double(optarg, o->min, o->max, &d);
 		if (ret)
-			return -1;
+			return number_error(p, o, flag, ret);
 		*(double *)o->dst = d;
 		return 0;
 	case CLI_OPT_CHOICE:
