@@ -212,12 +212,23 @@ static int on_event(struct reader *r, const bt_message *m)
 	return rtt_analysis_add(r->a, &ev);
 }
 
+/* How many events (or, with @packets, packets) a discarded-items message
+ * @m counts: LTTng always knows the count; 1 when it does not. */
+static uint64_t discarded_count(const bt_message *m, bool packets)
+{
+	uint64_t count;
+	bt_property_availability have = packets ? bt_message_discarded_packets_get_count(m, &count)
+						: bt_message_discarded_events_get_count(m, &count);
+
+	return have == BT_PROPERTY_AVAILABILITY_AVAILABLE ? count : 1;
+}
+
 static bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator *it,
 								  void *data)
 {
 	struct reader *r = data;
 	bt_message_array_const msgs;
-	uint64_t n, count;
+	uint64_t n;
 	int err = 0;
 
 	switch (bt_message_iterator_next(it, &msgs, &n)) {
@@ -241,17 +252,10 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
 				err = on_event(r, m);
 			break;
 		case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
-			/* LTTng always knows the count; 1 when it does not */
-			if (bt_message_discarded_events_get_count(m, &count) !=
-			    BT_PROPERTY_AVAILABILITY_AVAILABLE)
-				count = 1;
-			rtt_analysis_discarded(r->a, count, false);
+			rtt_analysis_discarded(r->a, discarded_count(m, false), false);
 			break;
 		case BT_MESSAGE_TYPE_DISCARDED_PACKETS:
-			if (bt_message_discarded_packets_get_count(m, &count) !=
-			    BT_PROPERTY_AVAILABILITY_AVAILABLE)
-				count = 1;
-			rtt_analysis_discarded(r->a, count, true);
+			rtt_analysis_discarded(r->a, discarded_count(m, true), true);
 			break;
 		default:
 			break;
