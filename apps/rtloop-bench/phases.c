@@ -437,17 +437,15 @@ struct sim_counts {
 	uint64_t sent, echoes, echo_unmatched, overruns, sessions;
 };
 
-/* The simulator of P_OURS, whichever transport: its loop (@run until
- * @stop), which sim_start() runs on a thread of its own; and what P_OURS
- * measures of it: its live histograms (rtl_hist: safe to read while its
- * thread writes them; @wake NULL where the simulator keeps none) and its
- * counters. */
+/* The simulator of P_OURS, whichever transport: rtde-sim's RTDE server
+ * @srv or its UDP mode @udp (the other one NULL), whose loop sim_start()
+ * runs on a thread of its own; and what P_OURS measures of it: its live
+ * histograms (rtl_hist: safe to read while its thread writes them; @wake
+ * NULL where the simulator keeps none) and its counters (sim_counts()). */
 struct ours_sim {
-	void *sim;
+	struct sim_server *srv;
+	struct sim_udp *udp;
 	const struct rtl_hist *echo, *wake;
-	void (*counts)(void *sim, struct sim_counts *c);
-	int (*run)(void *sim);
-	void (*stop)(void *sim);
 	struct rtl_thread *th; /* NULL: not running */
 };
 
@@ -455,7 +453,24 @@ static void *sim_main(void *arg)
 {
 	struct ours_sim *s = arg;
 
-	return (void *)(intptr_t)s->run(s->sim);
+	return (void *)(intptr_t)(s->udp ? sim_udp_run(s->udp) : sim_server_run(s->srv));
+}
+
+static void sim_counts(const struct ours_sim *s, struct sim_counts *c)
+{
+	if (s->udp) {
+		struct sim_udp_stats st;
+
+		sim_udp_stats(s->udp, &st);
+		*c = (struct sim_counts){ st.states_sent, st.echoes, st.echo_unmatched, st.overruns,
+					  st.sessions };
+	} else {
+		struct sim_stats st;
+
+		sim_server_stats(s->srv, &st);
+		*c = (struct sim_counts){ st.data_sent, st.echoes, st.echo_unmatched, st.overruns,
+					  st.connections };
+	}
 }
 
 /* Run @s's loop on its own thread, CPU and priority. */
@@ -476,7 +491,10 @@ static int sim_finish(struct ours_sim *s, int ret, char *why, size_t why_len)
 
 	if (!s->th)
 		return ret;
-	s->stop(s->sim);
+	if (s->udp)
+		sim_udp_stop(s->udp);
+	else
+		sim_server_stop(s->srv);
 	rtl_thread_join(s->th, &sim_ret);
 	s->th = NULL;
 	if (ret == 0 && (intptr_t)sim_ret < 0)
@@ -549,13 +567,13 @@ static int measure_ours(const struct bench_cfg *cfg, struct rtl_loop_config *lc,
 	for (int i = 0; i < H_COUNT; i++)
 		if (live[i])
 			rtl_hist_snapshot(&snap0[i], live[i]);
-	sim->counts(sim->sim, &ss0);
+	sim_counts(sim, &ss0);
 	rtl_loop_stats(loop, &ls0);
 	wait_until(warm_end + cfg->phase_ns, P_OURS, progress, pctx);
 	for (int i = 0; i < H_COUNT; i++)
 		if (live[i])
 			rtl_hist_snapshot(&snap1[i], live[i]);
-	sim->counts(sim->sim, &ss1);
+	sim_counts(sim, &ss1);
 	rtl_loop_stats(loop, &ls1);
 	for (int i = 0; i < H_COUNT; i++)
 		if (live[i])
@@ -613,25 +631,6 @@ static int echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void
 	return 0;
 }
 
-static int server_run(void *srv)
-{
-	return sim_server_run(srv);
-}
-
-static void server_stop(void *srv)
-{
-	sim_server_stop(srv);
-}
-
-static void sim_counts(void *sim, struct sim_counts *c)
-{
-	struct sim_stats st;
-
-	sim_server_stats(sim, &st);
-	*c = (struct sim_counts){ st.data_sent, st.echoes, st.echo_unmatched, st.overruns,
-				  st.connections };
-}
-
 static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
 			 bench_progress_fn progress, void *pctx, char *why, size_t why_len)
 {
@@ -643,7 +642,7 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
-	struct ours_sim os = { .counts = sim_counts, .run = server_run, .stop = server_stop };
+	struct ours_sim os = { 0 };
 	struct ours o = { 0 };
 	bool tr_ready = false;
 	int ret;
@@ -657,7 +656,7 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 		say(why, why_len, ret, "simulator", NULL);
 		goto out;
 	}
-	os.sim = srv;
+	os.srv = srv;
 	os.echo = sim_server_echo_hist(srv);
 	os.wake = sim_server_wake_hist(srv);
 	ret = sim_start(&os, cfg, rt, why, why_len);
@@ -712,25 +711,6 @@ static int udp_echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, 
 	return 0;
 }
 
-static int udp_run(void *sim)
-{
-	return sim_udp_run(sim);
-}
-
-static void udp_stop(void *sim)
-{
-	sim_udp_stop(sim);
-}
-
-static void udp_sim_counts(void *sim, struct sim_counts *c)
-{
-	struct sim_udp_stats st;
-
-	sim_udp_stats(sim, &st);
-	*c = (struct sim_counts){ st.states_sent, st.echoes, st.echo_unmatched, st.overruns,
-				  st.sessions };
-}
-
 static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
 			bench_progress_fn progress, void *pctx, char *why, size_t why_len)
 {
@@ -740,7 +720,7 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 	struct rtl_udp_transport_config tc = { .size = sizeof(tc) };
 	struct rtl_loop_config lc = { .size = sizeof(lc) };
 	struct rtl_error err = { 0 };
-	struct ours_sim os = { .counts = udp_sim_counts, .run = udp_run, .stop = udp_stop };
+	struct ours_sim os = { 0 };
 	bool tr_ready = false;
 	int ret;
 
@@ -754,7 +734,7 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 		goto out;
 	}
 	/* The UDP mode keeps no wake-up histogram. */
-	os.sim = sim;
+	os.udp = sim;
 	os.echo = sim_udp_echo_hist(sim);
 	ret = sim_start(&os, cfg, rt, why, why_len);
 	if (ret < 0)
