@@ -1090,36 +1090,31 @@ static PyObject *copy_or_closed(PyObject *final, const char *what)
 	return out;
 }
 
+/* After the close, a copy of the @final snapshot; while open, the @live one. */
+static PyObject *final_or_live(struct py_rx *s, PyObject *final, const char *what,
+			       PyObject *(*live)(struct py_rx *))
+{
+	if (!s->open)
+		return copy_or_closed(final, what);
+	return live(s);
+}
+
 static PyObject *m_stats(PyObject *self, PyObject *unused)
 {
-	struct py_rx *s = RX(self);
-	PyObject *d;
-
 	(void)unused;
-	if (!s->open)
-		return copy_or_closed(s->final_stats, "rtloop.stats");
-	d = live_stats(s);
-	return d;
+	return final_or_live(RX(self), RX(self)->final_stats, "rtloop.stats", live_stats);
 }
 
 static PyObject *m_histograms(PyObject *self, PyObject *unused)
 {
-	struct py_rx *s = RX(self);
-
 	(void)unused;
-	if (!s->open)
-		return copy_or_closed(s->final_hists, "rtloop.histograms");
-	return live_hists(s);
+	return final_or_live(RX(self), RX(self)->final_hists, "rtloop.histograms", live_hists);
 }
 
 static PyObject *m_report(PyObject *self, PyObject *unused)
 {
-	struct py_rx *s = RX(self);
-
 	(void)unused;
-	if (!s->open)
-		return copy_or_closed(s->final_report, "rtloop.report");
-	return live_report(s);
+	return final_or_live(RX(self), RX(self)->final_report, "rtloop.report", live_report);
 }
 
 static PyObject *m_close(PyObject *self, PyObject *unused)
