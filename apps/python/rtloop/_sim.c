@@ -107,6 +107,13 @@ static void valid_names(char *buf, size_t cap, bool fault, bool udp)
 	}
 }
 
+/* TypeError "@want, not <the type of @o>"; -1. */
+static int wrong_type(const char *want, PyObject *o)
+{
+	PyErr_Format(PyExc_TypeError, "%s, not %.80s", want, Py_TYPE(o)->tp_name);
+	return -1;
+}
+
 /* Set one setting from a Python value; -1 with the exception set. */
 static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *value, bool fault)
 {
@@ -126,12 +133,8 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 	if (!fault && (!strcmp(name, "bind"))) {
 		const char *b;
 
-		if (!PyUnicode_Check(value)) {
-			PyErr_Format(PyExc_TypeError,
-				     "bind must be a str (an IPv4 address), not %.80s",
-				     Py_TYPE(value)->tp_name);
-			return -1;
-		}
+		if (!PyUnicode_Check(value))
+			return wrong_type("bind must be a str (an IPv4 address)", value);
 		b = PyUnicode_AsUTF8(value);
 		if (!b)
 			return -1;
@@ -272,6 +275,20 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 	return 0;
 }
 
+/* set_one() from a dict being walked: a value's __index__ may change the
+ * dict, so @key and @value are held across the call. */
+static int set_held(SimObject *self, const char *where, PyObject *key, PyObject *value, bool fault)
+{
+	int rc;
+
+	Py_INCREF(key);
+	Py_INCREF(value);
+	rc = set_one(self, where, key, value, fault);
+	Py_DECREF(key);
+	Py_DECREF(value);
+	return rc;
+}
+
 static void profile_names(char *buf, size_t cap)
 {
 	size_t len = 0;
@@ -316,11 +333,8 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kwargs)
 		if (PyDict_GetItemString(kwargs, "udp"))
 			udp = PyDict_GetItemString(kwargs, "udp");
 	}
-	if (!PyBool_Check(udp)) {
-		PyErr_Format(PyExc_TypeError, "udp must be True or False, not %.80s",
-			     Py_TYPE(udp)->tp_name);
-		return -1;
-	}
+	if (!PyBool_Check(udp))
+		return wrong_type("udp must be True or False", udp);
 	sim_setup_default(&self->su);
 	snprintf(self->bind, sizeof(self->bind), "127.0.0.1");
 	self->udp = udp == Py_True;
@@ -329,11 +343,8 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kwargs)
 		const char *name;
 		char list[128];
 
-		if (!PyUnicode_Check(profile)) {
-			PyErr_Format(PyExc_TypeError, "profile must be a str, not %.80s",
-				     Py_TYPE(profile)->tp_name);
-			return -1;
-		}
+		if (!PyUnicode_Check(profile))
+			return wrong_type("profile must be a str", profile);
 		name = PyUnicode_AsUTF8(profile);
 		if (!name)
 			return -1;
@@ -351,11 +362,8 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kwargs)
 
 		PyObject *idx;
 
-		if (PyBool_Check(port) || !PyIndex_Check(port)) {
-			PyErr_Format(PyExc_TypeError, "port must be an int (0..65535), not %.80s",
-				     Py_TYPE(port)->tp_name);
-			return -1;
-		}
+		if (PyBool_Check(port) || !PyIndex_Check(port))
+			return wrong_type("port must be an int (0..65535)", port);
 		idx = PyNumber_Index(port);
 		if (!idx)
 			return -1;
@@ -373,44 +381,23 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kwargs)
 	self->su.udp_port = (uint16_t)port_v;
 
 	if (faults != Py_None) {
-		if (!PyDict_Check(faults)) {
-			PyErr_Format(PyExc_TypeError,
-				     "faults must be a dict of rtde-sim fault options or None, not "
-				     "%.80s",
-				     Py_TYPE(faults)->tp_name);
-			return -1;
-		}
-		while (PyDict_Next(faults, &pos, &key, &value)) {
-			int rc;
-
-			/* A value's __index__ may change the dict: hold both. */
-			Py_INCREF(key);
-			Py_INCREF(value);
-			rc = set_one(self, "faults", key, value, true);
-			Py_DECREF(key);
-			Py_DECREF(value);
-			if (rc < 0)
+		if (!PyDict_Check(faults))
+			return wrong_type("faults must be a dict of rtde-sim fault options or None",
+					  faults);
+		while (PyDict_Next(faults, &pos, &key, &value))
+			if (set_held(self, "faults", key, value, true) < 0)
 				return -1;
-		}
 	}
 	pos = 0;
 	if (kwargs)
 		while (PyDict_Next(kwargs, &pos, &key, &value)) {
 			bool param = false;
-			int rc;
 
 			if (PyUnicode_Check(key))
 				for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 					if (PyUnicode_CompareWithASCIIString(key, known[i]) == 0)
 						param = true;
-			if (param)
-				continue;
-			Py_INCREF(key);
-			Py_INCREF(value);
-			rc = set_one(self, "options", key, value, false);
-			Py_DECREF(key);
-			Py_DECREF(value);
-			if (rc < 0)
+			if (!param && set_held(self, "options", key, value, false) < 0)
 				return -1;
 		}
 	self->su.srv.bind = self->bind;
