@@ -74,18 +74,25 @@ class Param:
     variadic: bool = False
 
 
+@dataclass(kw_only=True)
+class _Declared:
+    """What every top-level item of a header carries: where it stands, and
+    its comment (shared: the group's, written above another item)."""
+
+    header: str = ""
+    line: int = 0
+    comment: Optional[Comment] = None
+    shared: bool = False
+
+
 @dataclass
-class Function:
+class Function(_Declared):
     name: str
     ret: str
     params: List[Param]
-    header: str = ""
-    line: int = 0
     inline: bool = False
     api: bool = False
     attrs: List[str] = field(default_factory=list)
-    comment: Optional[Comment] = None
-    shared: bool = False  # the comment is the group's, written above another call
     text: str = ""  # the declaration as written, whitespace collapsed
 
     @property
@@ -123,15 +130,11 @@ class Member:
 
 
 @dataclass
-class Record:
+class Record(_Declared):
     kind: str  # struct or union
     tag: str
     has_body: bool
     members: List[Member] = field(default_factory=list)
-    header: str = ""
-    line: int = 0
-    comment: Optional[Comment] = None
-    shared: bool = False
 
 
 @dataclass
@@ -143,50 +146,34 @@ class Enumerator:
 
 
 @dataclass
-class Enum:
+class Enum(_Declared):
     tag: str
     values: List[Enumerator]
-    header: str = ""
-    line: int = 0
-    comment: Optional[Comment] = None
-    shared: bool = False
 
 
 @dataclass
-class Typedef:
+class Typedef(_Declared):
     name: str
     text: str
     funcptr: bool = False
     params: List[Param] = field(default_factory=list)
-    header: str = ""
-    line: int = 0
-    comment: Optional[Comment] = None
-    shared: bool = False
 
 
 @dataclass
-class Macro:
+class Macro(_Declared):
     name: str
     params: Optional[str]  # "(major, minor, patch)" or None
     value: str
-    header: str = ""
-    line: int = 0
     last: int = 0
-    comment: Optional[Comment] = None
-    shared: bool = False
     guard: bool = False  # the include guard
     conditional: bool = False  # defined under #if (compiler.h's two spellings)
     undefined: bool = False  # #undef later in the header
 
 
 @dataclass
-class Variable:
+class Variable(_Declared):
     name: str
     text: str
-    header: str = ""
-    line: int = 0
-    comment: Optional[Comment] = None
-    shared: bool = False
 
 
 @dataclass
