@@ -523,20 +523,13 @@ def render_enum(e, out):
     render_comment_entries(entries, out)
 
 
-def render_typedef(t, out):
-    out.append("## " + esc(t.name))
+def render_declaration(d, out):
+    """A typedef or a variable: its name, its declaration, its comment."""
+    out.append("## " + esc(d.name))
     out.append("")
-    literal(wrap_decl(t.text), out)
-    if t.comment:
-        render_blocks(text_blocks(t.comment.text), out)
-
-
-def render_variable(v, out):
-    out.append("## " + esc(v.name))
-    out.append("")
-    literal(wrap_decl(v.text), out)
-    if v.comment:
-        render_blocks(text_blocks(v.comment.text), out)
+    literal(wrap_decl(d.text), out)
+    if d.comment:
+        render_blocks(text_blocks(d.comment.text), out)
 
 
 def macro_term(m):
@@ -657,7 +650,7 @@ def render_synopsis(hdr, out):
 
 
 RENDERERS = {R.Function: render_function, R.Record: render_record, R.Enum: render_enum,
-             R.Typedef: render_typedef, R.Variable: render_variable}
+             R.Typedef: render_declaration, R.Variable: render_declaration}
 
 
 def render_section(title, items, out):
