@@ -51,13 +51,25 @@ static void to_f6(const double in[6], float out[6])
 		out[i] = (float)in[i];
 }
 
+/* A joint limit (SI units; all <= 0: none, true) through @set in Doosan units. */
+static bool set_joint_limit(void *ctx, bool (*set)(void *ctx, float lim[6]), const double lim[6])
+{
+	double v[6];
+	float f[6];
+
+	if (!any(lim))
+		return true;
+	rtl_motion_to_mm_deg(v, lim, RTL_MOTION_JOINT);
+	to_f6(v, f);
+	return set(ctx, f);
+}
+
 RTL_API int rtl_drfl_api_connect(const struct rtl_drfl_api *api,
 				 const struct rtl_drfl_config *user_cfg, struct rtl_error *err)
 {
 	struct rtl_drfl_config cfg_copy;
 	const struct rtl_drfl_config *cfg = &cfg_copy;
-	double period, v[6];
-	float f[6];
+	double period;
 	int loss, ret;
 	const char *call;
 
@@ -91,19 +103,11 @@ RTL_API int rtl_drfl_api_connect(const struct rtl_drfl_api *api,
 	    !api->set_accx_rt(api->ctx, (float)rtl_motion_m_to_mm(cfg->accx), (float)RTL_UDP_AUTO))
 		goto err_disconnect;
 	call = "set_velj_rt";
-	if (any(cfg->velj)) {
-		rtl_motion_to_mm_deg(v, cfg->velj, RTL_MOTION_JOINT);
-		to_f6(v, f);
-		if (!api->set_velj_rt(api->ctx, f))
-			goto err_disconnect;
-	}
+	if (!set_joint_limit(api->ctx, api->set_velj_rt, cfg->velj))
+		goto err_disconnect;
 	call = "set_accj_rt";
-	if (any(cfg->accj)) {
-		rtl_motion_to_mm_deg(v, cfg->accj, RTL_MOTION_JOINT);
-		to_f6(v, f);
-		if (!api->set_accj_rt(api->ctx, f))
-			goto err_disconnect;
-	}
+	if (!set_joint_limit(api->ctx, api->set_accj_rt, cfg->accj))
+		goto err_disconnect;
 	call = "start_rt_control";
 	if (!api->start_rt_control(api->ctx))
 		goto err_disconnect;
