@@ -78,25 +78,22 @@ static int resolve(const char *host, uint16_t port, bool passive, struct addrinf
 	r = getaddrinfo(host, serv, &hints, res);
 	if (r == 0)
 		return 0;
-	if (r == EAI_NONAME || r == EAI_NODATA || r == EAI_FAMILY)
+	/* The two a user can act on: a misspelt name, or no name server. */
+	if (r == EAI_NONAME || r == EAI_NODATA || r == EAI_FAMILY || r == EAI_AGAIN)
 		return rtl_error_set(
-			err, -ENOENT,
-			"%s %s:%u: unknown host '%s' (%s): check the spelling, or use the "
-			"robot's IP address (PolyScope: Settings > System > Network)",
-			what, host, port, host, gai_strerror(r));
-	if (r == EAI_AGAIN)
-		return rtl_error_set(
-			err, -EAGAIN,
-			"%s %s:%u: name resolution of '%s' failed for now (%s): is the name "
-			"server reachable? Use the IP address to avoid DNS",
+			err, r == EAI_AGAIN ? -EAGAIN : -ENOENT,
+			r == EAI_AGAIN
+				? "%s %s:%u: name resolution of '%s' failed for now (%s): is "
+				  "the name server reachable? Use the IP address to avoid DNS"
+				: "%s %s:%u: unknown host '%s' (%s): check the spelling, or use "
+				  "the robot's IP address (PolyScope: Settings > System > "
+				  "Network)",
 			what, host, port, host, gai_strerror(r));
 	if (r == EAI_SYSTEM)
 		return rtl_error_set(err, -errno, "%s %s:%u: resolving '%s': %s", what, host, port,
 				     host, strerror(errno));
-	if (r == EAI_MEMORY)
-		return rtl_error_set(err, -ENOMEM, "%s %s:%u: resolving '%s': %s", what, host, port,
-				     host, gai_strerror(r));
-	return rtl_error_set(err, -EINVAL, "%s %s:%u: resolving '%s': %s", what, host, port, host,
+	return rtl_error_set(err, r == EAI_MEMORY ? -ENOMEM : -EINVAL,
+			     "%s %s:%u: resolving '%s': %s", what, host, port, host,
 			     gai_strerror(r));
 }
 
