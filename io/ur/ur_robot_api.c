@@ -283,13 +283,54 @@ static int get_field(struct rtl_ur_robot_api *api, const char *path, const char 
 			     what, key, api->body, api->host, api->port);
 }
 
-static int state_action(struct rtl_ur_robot_api *api, const char *action, const char *what,
-			struct rtl_error *err)
+/* The values read and parsed by get_parsed(). */
+enum parsed { P_ROBOT_MODE, P_SAFETY_MODE, P_VERSION };
+
+static const struct parsed_field {
+	const char *path, *what, *key;
+	const char *unknown; /* the sentence's end when the value does not parse */
+} parsed_fields[] = {
+	[P_ROBOT_MODE] = { "/robotstate/v1/robotmode", "robot mode", "mode",
+			   "is not one rtloop knows: update rtloop, or report it" },
+	[P_SAFETY_MODE] = { "/robotstate/v1/safetymode", "safety mode", "mode",
+			    "is not one rtloop knows: update rtloop, or report it" },
+	[P_VERSION] = { "/versions/v1", "version", "marketingVersion",
+			"is not X.Y.Z: not the Robot API? Check the port" },
+};
+
+/* get_field() of @which, parsed into @out (the type the parse of @which
+ * takes): 0, the request's error, or -EPROTO with the sentence. */
+static int get_parsed(struct rtl_ur_robot_api *api, enum parsed which, void *out,
+		      struct rtl_error *err)
+{
+	const struct parsed_field *f = &parsed_fields[which];
+	char v[64];
+	int r = get_field(api, f->path, f->what, f->key, v, sizeof(v), err);
+
+	if (r)
+		return r;
+	r = which == P_ROBOT_MODE    ? rtl_ur_robot_mode_parse(out, v)
+	    : which == P_SAFETY_MODE ? rtl_ur_safety_status_parse(out, v)
+				     : rtl_ur_version_parse(out, v);
+	if (r)
+		return rtl_error_set(err, -EPROTO, "robot api: %s '%s' %s", f->what, v, f->unknown);
+	return 0;
+}
+
+/* PUT {"action": @action} to @path; @what names the step. */
+static int put_action(struct rtl_ur_robot_api *api, const char *path, const char *action,
+		      const char *what, struct rtl_error *err)
 {
 	char body[64];
 
 	snprintf(body, sizeof(body), "{\"action\": \"%s\"}", action);
-	return request(api, "PUT", "/robotstate/v1/state", body, what, true, err);
+	return request(api, "PUT", path, body, what, true, err);
+}
+
+static int state_action(struct rtl_ur_robot_api *api, const char *action, const char *what,
+			struct rtl_error *err)
+{
+	return put_action(api, "/robotstate/v1/state", action, what, err);
 }
 
 int rtl_ur_robot_api_power_on(struct rtl_ur_robot_api *api, struct rtl_error *err)
@@ -327,34 +368,13 @@ int rtl_ur_robot_api_unlock_protective_stop(struct rtl_ur_robot_api *api, struct
 int rtl_ur_robot_api_robot_mode(struct rtl_ur_robot_api *api, enum rtl_ur_robot_mode *mode,
 				struct rtl_error *err)
 {
-	char v[64];
-	int r = get_field(api, "/robotstate/v1/robotmode", "robot mode", "mode", v, sizeof(v), err);
-
-	if (r)
-		return r;
-	if (rtl_ur_robot_mode_parse(mode, v))
-		return rtl_error_set(err, -EPROTO,
-				     "robot api: robot mode '%s' is not one rtloop knows: update "
-				     "rtloop, or report it",
-				     v);
-	return 0;
+	return get_parsed(api, P_ROBOT_MODE, mode, err);
 }
 
 int rtl_ur_robot_api_safety_mode(struct rtl_ur_robot_api *api, enum rtl_ur_safety_status *status,
 				 struct rtl_error *err)
 {
-	char v[64];
-	int r = get_field(api, "/robotstate/v1/safetymode", "safety mode", "mode", v, sizeof(v),
-			  err);
-
-	if (r)
-		return r;
-	if (rtl_ur_safety_status_parse(status, v))
-		return rtl_error_set(err, -EPROTO,
-				     "robot api: safety mode '%s' is not one rtloop knows: update "
-				     "rtloop, or report it",
-				     v);
-	return 0;
+	return get_parsed(api, P_SAFETY_MODE, status, err);
 }
 
 int rtl_ur_robot_api_program_state(struct rtl_ur_robot_api *api, struct rtl_ur_program *prog,
@@ -410,17 +430,7 @@ int rtl_ur_robot_api_is_in_remote_control(struct rtl_ur_robot_api *api, bool *re
 int rtl_ur_robot_api_version(struct rtl_ur_robot_api *api, struct rtl_ur_version *v,
 			     struct rtl_error *err)
 {
-	char s[64];
-	int r = get_field(api, "/versions/v1", "version", "marketingVersion", s, sizeof(s), err);
-
-	if (r)
-		return r;
-	if (rtl_ur_version_parse(v, s))
-		return rtl_error_set(err, -EPROTO,
-				     "robot api: version '%s' is not X.Y.Z: not the Robot API? "
-				     "Check the port",
-				     s);
-	return 0;
+	return get_parsed(api, P_VERSION, v, err);
 }
 
 int rtl_ur_robot_api_load(struct rtl_ur_robot_api *api, const char *program, struct rtl_error *err)
@@ -451,10 +461,7 @@ int rtl_ur_robot_api_load(struct rtl_ur_robot_api *api, const char *program, str
 
 static int program_action(struct rtl_ur_robot_api *api, const char *action, struct rtl_error *err)
 {
-	char body[48];
-
-	snprintf(body, sizeof(body), "{\"action\": \"%s\"}", action);
-	return request(api, "PUT", "/program/v1/state", body, action, true, err);
+	return put_action(api, "/program/v1/state", action, action, err);
 }
 
 int rtl_ur_robot_api_play(struct rtl_ur_robot_api *api, struct rtl_error *err)
