@@ -30,8 +30,13 @@
 
 /* ---- report ------------------------------------------------------------ */
 
-static void report_reset(struct rtl_rtde_report *rep)
+/* Start the report in @rep, or in @local when the caller passed none; the
+ * report in use. */
+static struct rtl_rtde_report *report_start(struct rtl_rtde_report *rep,
+					    struct rtl_rtde_report *local)
 {
+	if (!rep)
+		rep = local;
 	rep->error = 0;
 	rep->errors = 0;
 	rep->warnings = 0;
@@ -41,6 +46,7 @@ static void report_reset(struct rtl_rtde_report *rep)
 	rep->truncated = false;
 	rep->len = 0;
 	rep->text[0] = '\0';
+	return rep;
 }
 
 /* Append "error: " or "warning: " + ("line N: ") + the message + "\n".
@@ -342,8 +348,9 @@ struct builder {
 	struct rtl_rtde_recipe *r;
 	const struct rtl_rtde_recipe_opts *o; /* &opts */
 	struct rtl_rtde_recipe_opts opts;     /* the caller's, at this library's size */
-	struct rtl_rtde_report *rep;
-	bool too_many; /* -E2BIG already reported */
+	struct rtl_rtde_report *rep;	      /* the caller's, or &local */
+	struct rtl_rtde_report local;	      /* the report when the caller passed none */
+	bool too_many;			      /* -E2BIG already reported */
 };
 
 static void builder_init(struct builder *b, struct rtl_rtde_recipe *r, struct rtl_rtde_report *rep)
@@ -554,7 +561,7 @@ static int enter(struct builder *b, struct rtl_rtde_recipe *r, const struct rtl_
 	struct rtl_error e = { 0 };
 	int ret = rtl__sized_in(&b->opts, sizeof(b->opts), o, "struct rtl_rtde_recipe_opts", &e);
 
-	report_reset(rep);
+	rep = report_start(rep, &b->local);
 	if (ret < 0 && o) {
 		if (r)
 			empty_recipe(r);
@@ -576,18 +583,15 @@ RTL_API int rtl_rtde_recipe_from_names(struct rtl_rtde_recipe *r,
 				       const char *const *names, size_t n,
 				       struct rtl_rtde_report *rep)
 {
-	struct rtl_rtde_report local;
 	struct builder b;
 	int ret;
 
-	if (!rep)
-		rep = &local;
 	ret = enter(&b, r, opts, rep, names || n == 0);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < n; i++) {
 		if (!names[i]) {
-			report(rep, -EINVAL, 0, NULL, "name %zu of %zu is NULL", i + 1, n);
+			report(b.rep, -EINVAL, 0, NULL, "name %zu of %zu is NULL", i + 1, n);
 			continue;
 		}
 		add_field(&b, names[i], strlen(names[i]), NULL, 0);
@@ -621,15 +625,12 @@ RTL_API int rtl_rtde_recipe_from_list(struct rtl_rtde_recipe *r,
 				      const struct rtl_rtde_recipe_opts *opts, const char *list,
 				      struct rtl_rtde_report *rep)
 {
-	struct rtl_rtde_report local;
 	struct rtl_rtde_list it;
 	struct builder b;
 	const char *s;
 	size_t len, item = 0;
 	int ret;
 
-	if (!rep)
-		rep = &local;
 	ret = enter(&b, r, opts, rep, list != NULL);
 	if (ret)
 		return ret;
@@ -643,7 +644,7 @@ RTL_API int rtl_rtde_recipe_from_list(struct rtl_rtde_recipe *r,
 			/* Blanks after the last comma are allowed, like the
 			 * trailing comma itself (and an all-blank list is
 			 * simply empty); anywhere else an empty item is not. */
-			report(rep, -EBADMSG, 0, NULL, "empty name at position %zu of the list",
+			report(b.rep, -EBADMSG, 0, NULL, "empty name at position %zu of the list",
 			       item);
 	}
 	return finish(&b);
@@ -677,14 +678,11 @@ RTL_API int rtl_rtde_recipe_from_text(struct rtl_rtde_recipe *r,
 				      const struct rtl_rtde_recipe_opts *opts, const char *text,
 				      size_t len, struct rtl_rtde_report *rep)
 {
-	struct rtl_rtde_report local;
 	struct builder b;
 	unsigned line = 0;
 	size_t pos = 0;
 	int ret;
 
-	if (!rep)
-		rep = &local;
 	ret = enter(&b, r, opts, rep, text || len == 0);
 	if (ret)
 		return ret;
@@ -695,7 +693,7 @@ RTL_API int rtl_rtde_recipe_from_text(struct rtl_rtde_recipe *r,
 
 		line++;
 		if (memchr(s, '\0', n))
-			report(rep, -EBADMSG, line, NULL, "NUL byte in a text recipe");
+			report(b.rep, -EBADMSG, line, NULL, "NUL byte in a text recipe");
 		else
 			text_line(&b, s, n, line);
 		pos += n + (nl ? 1 : 0);
@@ -721,7 +719,6 @@ RTL_API int rtl_rtde_recipe_from_text_file(struct rtl_rtde_recipe *r,
 					   const struct rtl_rtde_recipe_opts *opts,
 					   const char *path, struct rtl_rtde_report *rep)
 {
-	struct rtl_rtde_report local;
 	char buf[RTL_RTDE_RECIPE_LINE_MAX + 2];
 	struct builder b;
 	unsigned line = 0;
@@ -729,12 +726,10 @@ RTL_API int rtl_rtde_recipe_from_text_file(struct rtl_rtde_recipe *r,
 	FILE *fp;
 	int ret;
 
-	if (!rep)
-		rep = &local;
 	ret = enter(&b, r, opts, rep, path != NULL);
 	if (ret)
 		return ret;
-	fp = open_source(path, rep, &ret);
+	fp = open_source(path, b.rep, &ret);
 	if (!fp)
 		goto fail;
 	while (fgets(buf, sizeof(buf), fp)) {
@@ -747,7 +742,7 @@ RTL_API int rtl_rtde_recipe_from_text_file(struct rtl_rtde_recipe *r,
 		}
 		line++;
 		if (!whole && !feof(fp)) {
-			report(rep, -EBADMSG, line, NULL, "line longer than %d bytes",
+			report(b.rep, -EBADMSG, line, NULL, "line longer than %d bytes",
 			       RTL_RTDE_RECIPE_LINE_MAX);
 			skipping = true;
 			continue;
@@ -756,7 +751,7 @@ RTL_API int rtl_rtde_recipe_from_text_file(struct rtl_rtde_recipe *r,
 	}
 	if (ferror(fp)) {
 		ret = -EIO;
-		report(rep, ret, line, NULL, "read error on '%s'", path);
+		report(b.rep, ret, line, NULL, "read error on '%s'", path);
 	}
 	fclose(fp);
 	if (ret)
@@ -764,7 +759,7 @@ RTL_API int rtl_rtde_recipe_from_text_file(struct rtl_rtde_recipe *r,
 	return finish(&b);
 fail:
 	empty_recipe(r);
-	return rep->error;
+	return b.rep->error;
 }
 
 /* ---- XML (UR's rtde_config format) --------------------------------------- */
@@ -949,12 +944,9 @@ RTL_API int rtl_rtde_recipe_from_xml(struct rtl_rtde_recipe *r,
 				     const struct rtl_rtde_recipe_opts *opts, const char *xml,
 				     size_t len, const char *key, struct rtl_rtde_report *rep)
 {
-	struct rtl_rtde_report local;
 	struct xml_ctx x;
 	int ret;
 
-	if (!rep)
-		rep = &local;
 	ret = enter(&x.b, r, opts, rep, xml || len == 0);
 	if (ret)
 		return ret;
@@ -970,19 +962,16 @@ RTL_API int rtl_rtde_recipe_from_xml_file(struct rtl_rtde_recipe *r,
 					  const struct rtl_rtde_recipe_opts *opts, const char *path,
 					  const char *key, struct rtl_rtde_report *rep)
 {
-	struct rtl_rtde_report local;
 	struct xml_ctx x;
 	char buf[4096];
 	bool ok = true;
 	FILE *fp;
 	int ret;
 
-	if (!rep)
-		rep = &local;
 	ret = enter(&x.b, r, opts, rep, path != NULL);
 	if (ret)
 		return ret;
-	fp = open_source(path, rep, &ret);
+	fp = open_source(path, x.b.rep, &ret);
 	if (!fp) {
 		empty_recipe(r);
 		return ret;
@@ -998,7 +987,7 @@ RTL_API int rtl_rtde_recipe_from_xml_file(struct rtl_rtde_recipe *r,
 
 		if (n == 0) {
 			if (ferror(fp)) {
-				report(rep, -EIO, 0, NULL, "read error on '%s'", path);
+				report(x.b.rep, -EIO, 0, NULL, "read error on '%s'", path);
 				ok = false;
 			} else {
 				ok = xml_feed(&x, buf, 0, true);
@@ -1273,9 +1262,7 @@ RTL_API int rtl_rtde_recipe_check_reply(const struct rtl_rtde_recipe *r, const c
 	struct rtl_rtde_list it;
 	size_t i = 0;
 
-	if (!rep)
-		rep = &local;
-	report_reset(rep);
+	rep = report_start(rep, &local);
 	if (!r || (!types && len)) {
 		report(rep, -EINVAL, 0, NULL, "invalid argument (NULL pointer)");
 		return -EINVAL;
@@ -1308,9 +1295,7 @@ RTL_API int rtl_rtde_explain_reply(enum rtl_rtde_recipe_dir dir, uint64_t contro
 	struct rtl_rtde_list in, it;
 	size_t nn = 0, nt = 0;
 
-	if (!rep)
-		rep = &local;
-	report_reset(rep);
+	rep = report_start(rep, &local);
 	if ((!names && names_len) || (!types && types_len) ||
 	    (dir != RTL_RTDE_RECIPE_OUTPUT && dir != RTL_RTDE_RECIPE_INPUT)) {
 		report(rep, -EINVAL, 0, NULL, "invalid argument (NULL pointer or direction)");
