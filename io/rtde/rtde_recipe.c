@@ -247,22 +247,15 @@ static void fieldbus_advice(char *buf, size_t cap, const struct rtl_rtde_field *
 {
 	const char *io = (f->flags & RTL_RTDE_FIELD_INPUT) ? "input" : "output";
 
-	switch (f->reg) {
-	case RTL_RTDE_REG_INT:
+	if (f->reg == RTL_RTDE_REG_INT || f->reg == RTL_RTDE_REG_DOUBLE) {
+		const char *kind = f->reg == RTL_RTDE_REG_INT ? "int" : "double";
+
 		snprintf(buf, cap,
-			 "external clients should use %s_int_register_24..47 (e.g. "
-			 "%s_int_register_%u)",
-			 io, io, f->reg_index + 24u);
-		break;
-	case RTL_RTDE_REG_DOUBLE:
-		snprintf(buf, cap,
-			 "external clients should use %s_double_register_24..47 (e.g. "
-			 "%s_double_register_%u)",
-			 io, io, f->reg_index + 24u);
-		break;
-	default:
+			 "external clients should use %s_%s_register_24..47 (e.g. "
+			 "%s_%s_register_%u)",
+			 io, kind, io, kind, f->reg_index + 24u);
+	} else {
 		snprintf(buf, cap, "external clients should use %s_bit_register_64..127", io);
-		break;
 	}
 }
 
