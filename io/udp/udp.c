@@ -220,6 +220,22 @@ static void put_header(uint8_t *out, enum rtl_udp_type type, uint64_t seq, int64
 	put_u64(out + 24, (uint64_t)send_ns);
 }
 
+/*
+ * The start of every encoder: -EINVAL unless @args_ok (the caller's check
+ * of @out and its arguments), -ENOSPC if @cap cannot hold the header and
+ * @payload bytes; else the header written and 0.
+ */
+static int begin(uint8_t *out, size_t cap, bool args_ok, enum rtl_udp_type type, uint64_t seq,
+		 int64_t send_ns, size_t payload)
+{
+	if (!args_ok)
+		return -EINVAL;
+	if (cap < RTL_UDP_HEADER_SIZE + payload)
+		return -ENOSPC;
+	put_header(out, type, seq, send_ns);
+	return 0;
+}
+
 RTL_API int rtl_udp_decode_header(struct rtl_udp_header *h, const uint8_t *buf, size_t len)
 {
 	int want;
@@ -251,13 +267,11 @@ RTL_API int rtl_udp_decode_header(struct rtl_udp_header *h, const uint8_t *buf, 
 RTL_API int rtl_udp_encode_state(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns,
 				 const struct rtl_udp_state *s)
 {
-	int n;
+	int n = begin(out, cap, out && s, RTL_UDP_STATE, seq, send_ns,
+		      RTL_UDP_MAX_DATAGRAM - RTL_UDP_HEADER_SIZE);
 
-	if (!out || !s)
-		return -EINVAL;
-	if (cap < RTL_UDP_MAX_DATAGRAM)
-		return -ENOSPC;
-	put_header(out, RTL_UDP_STATE, seq, send_ns);
+	if (n < 0)
+		return n;
 	n = rtl_udp_state_encode(s, out + RTL_UDP_HEADER_SIZE, cap - RTL_UDP_HEADER_SIZE);
 	return n < 0 ? n : RTL_UDP_HEADER_SIZE + n;
 }
@@ -284,12 +298,13 @@ RTL_API int rtl_udp_encode_command(uint8_t *out, size_t cap, uint64_t seq, int64
 	/* A target time is a duration (docs/doosan-rt.md 3.1): >= 0, 0 and
 	 * anything up to one period meaning "at once". -10000 (AUTO) is for
 	 * velocities and accelerations only, so it is refused here too. */
-	if (!out || !c || c->mode >= RTL_UDP_MODE_COUNT || !(c->target_time >= 0) ||
-	    !isfinite(c->target_time))
-		return -EINVAL;
-	if (cap < RTL_UDP_HEADER_SIZE + RTL_UDP_COMMAND_SIZE)
-		return -ENOSPC;
-	put_header(out, RTL_UDP_COMMAND, seq, send_ns);
+	int ret = begin(out, cap,
+			out && c && c->mode < RTL_UDP_MODE_COUNT && c->target_time >= 0 &&
+				isfinite(c->target_time),
+			RTL_UDP_COMMAND, seq, send_ns, RTL_UDP_COMMAND_SIZE);
+
+	if (ret < 0)
+		return ret;
 	p = out + RTL_UDP_HEADER_SIZE;
 	memset(p, 0, CMD_ECHO_SEQ);
 	p[CMD_MODE] = c->mode;
@@ -309,12 +324,11 @@ RTL_API int rtl_udp_encode_hello(uint8_t *out, size_t cap, enum rtl_udp_type typ
 				 int64_t send_ns, const struct rtl_udp_hello *h)
 {
 	uint8_t *p;
+	int ret = begin(out, cap, out && h && (type == RTL_UDP_HELLO || type == RTL_UDP_WELCOME),
+			type, seq, send_ns, RTL_UDP_HELLO_SIZE);
 
-	if (!out || !h || (type != RTL_UDP_HELLO && type != RTL_UDP_WELCOME))
-		return -EINVAL;
-	if (cap < RTL_UDP_HEADER_SIZE + RTL_UDP_HELLO_SIZE)
-		return -ENOSPC;
-	put_header(out, type, seq, send_ns);
+	if (ret < 0)
+		return ret;
 	p = out + RTL_UDP_HEADER_SIZE;
 	/* The schema is copied up to its NUL and padded with NULs, so no
 	 * stray bytes of the caller's buffer reach the wire. */
@@ -330,12 +344,9 @@ RTL_API int rtl_udp_encode_hello(uint8_t *out, size_t cap, enum rtl_udp_type typ
 
 RTL_API int rtl_udp_encode_bye(uint8_t *out, size_t cap, uint64_t seq, int64_t send_ns)
 {
-	if (!out)
-		return -EINVAL;
-	if (cap < RTL_UDP_HEADER_SIZE)
-		return -ENOSPC;
-	put_header(out, RTL_UDP_BYE, seq, send_ns);
-	return RTL_UDP_HEADER_SIZE;
+	int ret = begin(out, cap, out != NULL, RTL_UDP_BYE, seq, send_ns, 0);
+
+	return ret < 0 ? ret : RTL_UDP_HEADER_SIZE;
 }
 
 /* The start of each decoder: -EINVAL when its @out is NULL, else the
@@ -419,12 +430,10 @@ RTL_API int rtl_udp_encode_alarm(uint8_t *out, size_t cap, uint64_t seq, int64_t
 {
 	uint8_t *p;
 	size_t n;
+	int ret = begin(out, cap, out && a, RTL_UDP_ALARM, seq, send_ns, RTL_UDP_ALARM_SIZE);
 
-	if (!out || !a)
-		return -EINVAL;
-	if (cap < RTL_UDP_HEADER_SIZE + RTL_UDP_ALARM_SIZE)
-		return -ENOSPC;
-	put_header(out, RTL_UDP_ALARM, seq, send_ns);
+	if (ret < 0)
+		return ret;
 	p = out + RTL_UDP_HEADER_SIZE;
 	memset(p, 0, RTL_UDP_ALARM_SIZE);
 	p[ALARM_LEVEL] = a->level;
@@ -495,12 +504,11 @@ RTL_API int rtl_udp_encode_limits(uint8_t *out, size_t cap, uint64_t seq, int64_
 {
 	struct rtl_udp_limits copy;
 	double *v[16];
+	int ret = begin(out, cap, out && l && limits_ok(l), RTL_UDP_LIMITS, seq, send_ns,
+			RTL_UDP_LIMITS_SIZE);
 
-	if (!out || !l || !limits_ok(l))
-		return -EINVAL;
-	if (cap < RTL_UDP_HEADER_SIZE + RTL_UDP_LIMITS_SIZE)
-		return -ENOSPC;
-	put_header(out, RTL_UDP_LIMITS, seq, send_ns);
+	if (ret < 0)
+		return ret;
 	copy = *l;
 	limits_flat(&copy, v);
 	for (int i = 0; i < 16; i++)
