@@ -432,12 +432,10 @@ static int rtde_op_connect(struct rtl_transport *base, struct rtl_error *err)
 	t->lost.code = 0;
 	t->lost.msg[0] = '\0';
 	ret = handshake(t, deadline, err);
-	if (ret < 0)
-		goto err_close;
-	ret = setup_coalescer(t, err);
-	if (ret < 0)
-		goto err_close;
-	ret = resolve_checks(t, err);
+	if (ret == 0)
+		ret = setup_coalescer(t, err);
+	if (ret == 0)
+		ret = resolve_checks(t, err);
 	if (ret < 0)
 		goto err_close;
 	/* The loop's receive slice: recv() returns -EAGAIN after it. */
@@ -466,12 +464,10 @@ static int rtde_op_connect(struct rtl_transport *base, struct rtl_error *err)
 	if (t->cfg.connected)
 		t->cfg.connected(t, t->cfg.user);
 	ret = build_safe(t, err);
-	if (ret < 0)
-		goto err_close;
-	ret = hook_connected(t, err);
-	if (ret < 0)
-		goto err_close;
-	return 0;
+	if (ret == 0)
+		ret = hook_connected(t, err);
+	if (ret == 0)
+		return 0;
 
 err_close:
 	close(t->fd);
