@@ -27,16 +27,21 @@ struct constant {
 	double value;
 	bool integer;
 	bool used;
+	/* BIT_: the flag's mask; main() replaces the value by its bit's
+	 * index, as URScript tests a bit with integer_to_binary_list() (it
+	 * has no bitwise operators). */
+	unsigned long mask;
 };
 
 #define INT_(name)                                 \
 	{                                          \
-#name, (double)(name), true, false \
+#name, (double)(name), true, false, 0 \
 	}
 #define REAL_(name)                                 \
 	{                                           \
-#name, (double)(name), false, false \
+#name, (double)(name), false, false, 0 \
 	}
+#define BIT_(name) { #name "_BIT", 0, true, false, (unsigned long)(name) }
 
 static struct constant constants[] = {
 	INT_(RTL_RTDE_CMD_REG_MODE),
@@ -58,9 +63,9 @@ static struct constant constants[] = {
 	INT_(RTL_RTDE_CMD_STOP),
 	INT_(RTL_RTDE_CMD_STATUS_READY),
 	{ "RTL_RTDE_CMD_STATUS_READY_WATCHDOG",
-	  (double)(RTL_RTDE_CMD_STATUS_READY | RTL_RTDE_CMD_STATUS_WATCHDOG), true, false },
+	  (double)(RTL_RTDE_CMD_STATUS_READY | RTL_RTDE_CMD_STATUS_WATCHDOG), true, false, 0 },
 	{ "RTL_RTDE_CMD_WATCHDOG_DEFAULT_S", RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS / 1000.0, false,
-	  false },
+	  false, 0 },
 	REAL_(RTL_RTDE_CMD_LOOKAHEAD_DEFAULT),
 	REAL_(RTL_RTDE_CMD_LOOKAHEAD_MIN),
 	REAL_(RTL_RTDE_CMD_LOOKAHEAD_MAX),
@@ -69,6 +74,44 @@ static struct constant constants[] = {
 	REAL_(RTL_RTDE_CMD_GAIN_MAX),
 	REAL_(RTL_RTDE_CMD_JOINT_ACCEL_DEFAULT),
 	REAL_(RTL_RTDE_CMD_LINEAR_ACCEL_DEFAULT),
+	/* requests (the commands beside the stream) */
+	INT_(RTL_RTDE_REQ_REG_ID),
+	INT_(RTL_RTDE_REQ_REG_KIND),
+	INT_(RTL_RTDE_REQ_REG_FLAGS),
+	INT_(RTL_RTDE_REQ_REG_ARG0),
+	INT_(RTL_RTDE_REQ_OUT_ID),
+	INT_(RTL_RTDE_REQ_OUT_STATE),
+	INT_(RTL_RTDE_REQ_OUT_REASON),
+	INT_(RTL_RTDE_REQ_OUT_RESULT0),
+	INT_(RTL_RTDE_REQ_NRESULT),
+	INT_(RTL_RTDE_REQ_MOVE_J),
+	INT_(RTL_RTDE_REQ_MOVE_L),
+	INT_(RTL_RTDE_REQ_STOP_MOVE),
+	INT_(RTL_RTDE_REQ_PATH_ADD),
+	INT_(RTL_RTDE_REQ_ZERO_FT_SENSOR),
+	INT_(RTL_RTDE_REQ_SET_PAYLOAD),
+	INT_(RTL_RTDE_REQ_SET_TCP),
+	INT_(RTL_RTDE_REQ_FORWARD_KIN),
+	INT_(RTL_RTDE_REQ_INVERSE_KIN),
+	INT_(RTL_RTDE_REQ_STATE_NONE),
+	INT_(RTL_RTDE_REQ_STATE_ACCEPTED),
+	INT_(RTL_RTDE_REQ_STATE_RUNNING),
+	INT_(RTL_RTDE_REQ_STATE_DONE),
+	INT_(RTL_RTDE_REQ_STATE_FAILED),
+	INT_(RTL_RTDE_REQ_OK),
+	INT_(RTL_RTDE_REQ_BAD_ARGUMENT),
+	INT_(RTL_RTDE_REQ_UNREACHABLE),
+	INT_(RTL_RTDE_REQ_INTERRUPTED),
+	INT_(RTL_RTDE_REQ_NO_SOLUTION),
+	INT_(RTL_RTDE_REQ_UNKNOWN_KIND),
+	INT_(RTL_RTDE_REQ_PATH_FULL),
+	INT_(RTL_RTDE_REQ_WATCHDOG),
+	INT_(RTL_RTDE_REQ_PATH_MAX),
+	BIT_(RTL_RTDE_REQ_FLAG_PATH),
+	BIT_(RTL_RTDE_REQ_FLAG_LINEAR),
+	BIT_(RTL_RTDE_REQ_FLAG_NEAR),
+	REAL_(RTL_RTDE_REQ_JOINT_SPEED_DEFAULT),
+	REAL_(RTL_RTDE_REQ_TOOL_SPEED_DEFAULT),
 };
 
 #define N_CONSTANTS (sizeof(constants) / sizeof(constants[0]))
@@ -139,6 +182,24 @@ int main(int argc, char **argv)
 	unsigned lineno = 0;
 	int status = 0;
 
+	/* A BIT_ mask must be one bit of the 32 that
+	 * integer_to_binary_list() returns. */
+	for (size_t i = 0; i < N_CONSTANTS; i++) {
+		unsigned long m = constants[i].mask;
+		int bit = 0;
+
+		if (!m)
+			continue;
+		if ((m & (m - 1)) || m > 0xfffffffful) {
+			fprintf(stderr, "%s: not one bit of 32: %#lx\n", constants[i].name, m);
+			return 1;
+		}
+		while (!(m & 1ul)) {
+			m >>= 1;
+			bit++;
+		}
+		constants[i].value = bit;
+	}
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: %s TEMPLATE OUTPUT [C-OUTPUT]\n", argv[0]);
 		return 2;
