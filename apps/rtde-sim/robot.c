@@ -580,6 +580,12 @@ static void update_outputs(struct sim_robot *r, double dt)
 			r->actual_TCP_force[k] += r->cfg.force_noise * gauss(r);
 			r->actual_TCP_force[k + 3] += r->cfg.torque_noise * gauss(r);
 		}
+	/* The controller compensates the payload it was told (set_payload):
+	 * a mounted mass other than that one reads as its weight's
+	 * difference. zero_ft_sensor's bias comes off last. */
+	r->actual_TCP_force[2] -= (r->cfg.payload_mass - r->payload) * GRAVITY;
+	for (int k = 0; k < 6; k++)
+		r->actual_TCP_force[k] -= r->ft_bias[k];
 	matvec3_t(fa[N + 1].R, r->actual_TCP_force, r->ft_raw_wrench);
 	matvec3_t(fa[N + 1].R, r->actual_TCP_force + 3, r->ft_raw_wrench + 3);
 	r->tcp_force_scalar = norm3(r->actual_TCP_force);
@@ -960,7 +966,8 @@ static bool moving(const struct sim_robot *r)
  * stop). */
 static void track_stop(struct sim_robot *r, int32_t mode, bool tripped)
 {
-	bool stop_mode = !tripped && (mode == RTL_RTDE_CMD_STOP || mode == RTL_RTDE_CMD_IDLE);
+	bool stop_mode =
+		!tripped && !r->move_on && (mode == RTL_RTDE_CMD_STOP || mode == RTL_RTDE_CMD_IDLE);
 
 	if (r->stopping && !stop_mode)
 		r->stopping = false; /* superseded before rest */
@@ -1038,16 +1045,24 @@ uint32_t sim_robot_step(struct sim_robot *r, int64_t now_ns)
 	bool per_joint = false, was_linear = r->linear;
 	uint32_t ev = 0;
 	int64_t timeout;
+	double q_plan[N];
+	int plan = 0; /* 1: the move's plan drives the joints, 2: and ends here */
 
 	/* watchdog: the command's timeout, 0 = the configured one, < 0 = off;
-	 * only a motion command can go stale */
+	 * only a motion command or a move can go stale */
 	timeout = c->watchdog_ms > 0 ? (int64_t)c->watchdog_ms * 1000000
 				     : (c->watchdog_ms == 0 ? r->cfg.watchdog_ns : 0);
-	if (r->armed && timeout > 0 && motion_mode(c->mode) &&
+	if (r->armed && timeout > 0 && (motion_mode(c->mode) || r->move_on) &&
 	    now_ns - r->last_refresh_ns > timeout) {
 		watchdog_trip(r);
+		sim_robot_move_abort(r, RTL_RTDE_REQ_WATCHDOG);
 		ev |= SIM_ROBOT_EV_WATCHDOG;
 	}
+	/* a protective stop, or a streaming mode taking the arm, ends a move */
+	if (r->safety_mode != SIM_SAFETY_MODE_NORMAL)
+		sim_robot_move_abort(r, RTL_RTDE_REQ_PROTECTIVE_STOP);
+	else if (mode != RTL_RTDE_CMD_IDLE)
+		sim_robot_move_abort(r, RTL_RTDE_REQ_INTERRUPTED);
 
 	track_stop(r, mode, r->watchdog_tripped);
 	if (r->watchdog_tripped) {
@@ -1078,6 +1093,14 @@ uint32_t sim_robot_step(struct sim_robot *r, int64_t now_ns)
 			r->linear = false;
 			break;
 		default: /* IDLE and STOP: to rest, in the space of the last motion */
+			if (mode == RTL_RTDE_CMD_IDLE && r->move_on) {
+				/* a move: its plan gives the joints (below) */
+				plan = sim_robot_move_step(r, dt, q_plan) ? 1 : 0;
+				plan += plan && !r->move_on;
+				memcpy(qd, r->target_qd, sizeof(double) * N);
+				r->linear = false;
+				break;
+			}
 			if (mode == RTL_RTDE_CMD_IDLE)
 				a = 0;
 			if (r->linear)
@@ -1113,6 +1136,18 @@ uint32_t sim_robot_step(struct sim_robot *r, int64_t now_ns)
 		r->target_qdd[i] = (qd[i] - r->target_qd[i]) / dt;
 		r->target_qd[i] = qd[i];
 		r->target_q[i] = q;
+	}
+	/* A move's plan respects its own speed and acceleration and its
+	 * targets the limits (checked at the request): the joints follow it
+	 * exactly, at rest exactly when it ends. */
+	if (plan) {
+		for (int i = 0; i < N; i++) {
+			double v = plan == 2 ? 0 : (q_plan[i] - r->actual_q[i]) / dt;
+
+			r->target_qdd[i] = (v - r->actual_qd[i]) / dt;
+			r->target_qd[i] = v;
+			r->target_q[i] = q_plan[i];
+		}
 	}
 	r->limited = ev & ~(uint32_t)SIM_ROBOT_EV_WATCHDOG;
 	/* a limit broke the Cartesian plan: restart it from where the robot is,

@@ -74,6 +74,8 @@
 
 #include <rtloop/rtde_cmd.h>
 
+#include "moves.h"
+
 #define SIM_ROBOT_DOF 6
 
 /* Values the robot reports while running (docs/rtde-protocol.md 5.4). */
@@ -148,6 +150,21 @@ struct sim_robot_cmd {
 	double time;
 	double lookahead;
 	double gain;
+};
+
+/* A request, decoded from the request registers of <rtloop/rtde_cmd.h>. */
+struct sim_robot_req {
+	int32_t id;   /* a new non-zero value per request */
+	int32_t kind; /* enum rtl_rtde_req_kind */
+	uint32_t flags;
+	double arg[RTL_RTDE_REQ_NARG];
+};
+
+/* A waypoint of the path being added (RTL_RTDE_REQ_PATH_ADD). */
+struct sim_robot_waypoint {
+	double target[6];
+	double v, a, blend;
+	bool linear;
 };
 
 /*
@@ -242,7 +259,24 @@ struct sim_robot {
 	uint64_t last_stop_cycles, max_stop_cycles;
 	struct sim_robot_cmd last_stop_cmd;
 
+	/* ---- requests, reported in output int 40-42 and double 24-29 ---- */
+	int32_t req_id;	    /* the identity answered (0: none yet) */
+	int32_t req_state;  /* enum rtl_rtde_req_state */
+	int32_t req_reason; /* enum rtl_rtde_req_reason */
+	double req_result[RTL_RTDE_REQ_NRESULT];
+	uint64_t requests, requests_failed, moves_done;
+	double ft_bias[6]; /* zero_ft_sensor: subtracted from the reading */
+
 	/* ---- private ---- */
+	bool req_seen;	   /* req_last is valid */
+	int32_t req_last;  /* the last identity taken */
+	bool move_on;	   /* a move runs: the plan drives the joints */
+	bool move_pending; /* a move waits for the one being stopped */
+	double move_t;	   /* time into the plan [s] */
+	struct sim_move move;
+	struct sim_robot_req pending;
+	int path_n;
+	struct sim_robot_waypoint path[RTL_RTDE_REQ_PATH_MAX];
 	struct sim_robot_cmd cmd;
 	bool stopping;	       /* a stop is on */
 	uint64_t stop_started; /* its first cycle */
@@ -291,6 +325,24 @@ int sim_robot_init(struct sim_robot *r, const struct sim_robot_config *cfg);
  * timed out on (ignored: send a new heartbeat to resume).
  */
 int sim_robot_command(struct sim_robot *r, const struct sim_robot_cmd *cmd, int64_t now_ns);
+
+/*
+ * The client wrote request @q (docs/rtde-registers.md, "Requests"). The
+ * robot takes it when its identity is new and answers in req_id,
+ * req_state, req_reason and req_result: at once for what ends at once
+ * (payload, TCP, kinematics, a waypoint added, a refusal), RUNNING and
+ * later DONE for a move. This simulator runs MOVE_J, MOVE_L, their paths,
+ * STOP_MOVE, ZERO_FT_SENSOR, SET_PAYLOAD, SET_TCP, FORWARD_KIN and
+ * INVERSE_KIN; the other kinds are refused with UNKNOWN_KIND.
+ * Returns 0 (also for a request answered FAILED), 1 for an identity
+ * already taken (ignored), -EINVAL for a NULL pointer.
+ */
+int sim_robot_request(struct sim_robot *r, const struct sim_robot_req *q, int64_t now_ns);
+
+/* Between robot.c and requests.c only: the running move's next joints
+ * (false: no move runs), and its end when something else takes the arm. */
+bool sim_robot_move_step(struct sim_robot *r, double dt, double q_next[SIM_ROBOT_DOF]);
+void sim_robot_move_abort(struct sim_robot *r, int32_t reason);
 
 /*
  * Advance the robot by one control period; @now_ns is the time of this

@@ -168,7 +168,17 @@ static const char *const io_fields[] = {
 #define N_IO (sizeof(io_fields) / sizeof(io_fields[0]))
 _Static_assert(N_IO == SIM_IO_FIELDS, "robot inputs changed");
 
-enum { ROLE_CMD = 1, ROLE_IO = 2 };
+enum { ROLE_CMD = 1, ROLE_IO = 2, ROLE_REQ = 4 };
+
+/* The registry index of the @dir ("input", "output") @type ("int",
+ * "double") register @n. */
+static int reg_idx(const char *dir, const char *type, int n)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "%s_%s_register_%d", dir, type, n);
+	return field_idx(name);
+}
 
 /* The output registers the executor reports in, RTL_RTDE_CMD_OUT_MODE on. */
 static const char *const cmd_out_fields[] = {
@@ -179,6 +189,24 @@ static const char *const cmd_out_fields[] = {
 };
 #define N_CMD_OUT (sizeof(cmd_out_fields) / sizeof(cmd_out_fields[0]))
 _Static_assert(N_CMD_OUT == 4, "executor outputs changed");
+
+/* The request executor's acknowledgement, in output int 40-42 and
+ * double 24-29. */
+static void publish_ack(struct sim *sim, const struct sim_robot *r)
+{
+	const int32_t ack[3] = { r->req_id, r->req_state, r->req_reason };
+
+	for (int i = 0; i < 3 + RTL_RTDE_REQ_NRESULT; i++) {
+		int idx = sim->req_out_idx[i];
+
+		if (idx < 0)
+			continue;
+		if (i < 3)
+			sim->values[idx].i32 = ack[i];
+		else
+			sim->values[idx].d = r->req_result[i - 3];
+	}
+}
 
 /* The robot has something to say (a watchdog trip): tell the connection
  * that owns the heartbeat register, which is the one commanding. */
@@ -290,6 +318,16 @@ int sim_init(struct sim *sim, const struct sim_opts *o, int64_t t0)
 		sim->io_idx[i] = field_idx(io_fields[i]);
 		sim->role[sim->io_idx[i]] |= ROLE_IO;
 	}
+	for (int i = 0; i < 3 + RTL_RTDE_REQ_NARG; i++) {
+		sim->req_idx[i] = i < 3 ? reg_idx("input", "int", RTL_RTDE_REQ_REG_ID + i)
+					: reg_idx("input", "double", RTL_RTDE_REQ_REG_ARG0 + i - 3);
+		if (sim->req_idx[i] >= 0)
+			sim->role[sim->req_idx[i]] |= ROLE_REQ;
+	}
+	for (int i = 0; i < 3 + RTL_RTDE_REQ_NRESULT; i++)
+		sim->req_out_idx[i] =
+			i < 3 ? reg_idx("output", "int", RTL_RTDE_REQ_OUT_ID + i)
+			      : reg_idx("output", "double", RTL_RTDE_REQ_OUT_RESULT0 + i - 3);
 	for (size_t i = 0; i < N_PUBLISH; i++) {
 		int idx = field_idx(publish[i].name);
 
@@ -425,6 +463,7 @@ void sim_publish(struct sim *sim, uint64_t k)
 		for (int i = 0; i < 4; i++)
 			if (sim->cmd_out_idx[i] >= 0)
 				sim->values[sim->cmd_out_idx[i]].i32 = regs[i];
+		publish_ack(sim, r);
 	}
 	if (sim->timestamp_idx >= 0)
 		sim->values[sim->timestamp_idx].d = sim_timestamp(sim, k);
@@ -459,6 +498,17 @@ void sim_inputs_written(struct sim *sim, struct sim_session *s, const struct sim
 			sim->ctrl.stats.commands_ignored++;
 		else if (sim_robot_command(&sim->robot, &c, now) == -EINVAL)
 			sim->stats.commands_refused++;
+	}
+	if ((r->roles & ROLE_REQ) && sim->req_idx[0] >= 0 && sim_ctrl_executing(&sim->ctrl)) {
+		struct sim_robot_req q = {
+			.id = v[sim->req_idx[0]].i32,
+			.kind = v[sim->req_idx[1]].i32,
+			.flags = (uint32_t)v[sim->req_idx[2]].i32,
+		};
+
+		for (int i = 0; i < RTL_RTDE_REQ_NARG; i++)
+			q.arg[i] = v[sim->req_idx[3 + i]].d;
+		sim_robot_request(&sim->robot, &q, now);
 	}
 	if (r->roles & ROLE_IO) {
 		struct sim_robot_inputs in = {

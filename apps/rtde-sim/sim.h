@@ -200,6 +200,10 @@ struct sim {
 	int cmd_idx[SIM_CMD_FIELDS];
 	int io_idx[SIM_IO_FIELDS];
 	int cmd_out_idx[4];
+	/* The request registers (id, kind, flags, ARG0..12) and the
+	 * acknowledgement (id, state, reason, RESULT0..5). */
+	int req_idx[3 + RTL_RTDE_REQ_NARG];
+	int req_out_idx[3 + RTL_RTDE_REQ_NRESULT];
 	int publish_idx[SIM_PUBLISH_MAX];
 
 	struct sim_session *sessions[SIM_MAX_SESSIONS];

@@ -84,7 +84,7 @@ libs="-lexpat -lcurl -lm -lpthread"
 # arithmetic and the field registry's name search and "did you mean"
 # (no parsers, and most of the time of an input) only for ASan and
 # UBSan, so the fuzzer's time goes to the parsers.
-plain="ring/error.c ring/ring.c ring/sized.c rt/log.c rt/mem.c rt/time.c rt/hist.c rt/json.c apps/rtde-sim/robot.c apps/rtde-sim/moves.c
+plain="ring/error.c ring/ring.c ring/sized.c rt/log.c rt/mem.c rt/time.c rt/hist.c rt/json.c apps/rtde-sim/robot.c apps/rtde-sim/moves.c apps/rtde-sim/kin.c apps/rtde-sim/requests.c
 io/rtde/rtde_fields.c io/net/tcp.c io/ur/ur_dashboard.c io/ur/ur_robot_api.c io/ur/ur_robot_api_json.c
 apps/rtde-sim/ports.c"
 srcs="io/rtde/rtde_codec.c io/rtde/rtde_framer.c io/rtde/rtde_fields.c io/rtde/rtde_recipe.c

@@ -110,6 +110,110 @@ enum rtl_rtde_cmd_mode {
 #define RTL_RTDE_CMD_JOINT_ACCEL_DEFAULT 1.4  /* rad/s^2, as URScript movej */
 #define RTL_RTDE_CMD_LINEAR_ACCEL_DEFAULT 1.2 /* m/s^2, as URScript movel */
 
+/*
+ * Requests: the commands beside the stream (move_j, move_l, force mode,
+ * teach mode, payload, TCP, kinematics; docs/rtde-registers.md,
+ * "Requests"). A request is one package of the request recipe
+ * (RTL_RTDE_REQ_RECIPE): an identity, a kind, flags and up to 13
+ * arguments, applied whole. The executor takes a request when its identity
+ * differs from the last one it took, so a package sent twice is taken once;
+ * it answers in the acknowledgement registers: the identity it is
+ * answering, that request's state and, on failure, the reason. A new
+ * request that moves the arm interrupts a running move (its outcome:
+ * FAILED, INTERRUPTED), and so does a streaming mode other than IDLE.
+ */
+enum rtl_rtde_req_kind {
+	RTL_RTDE_REQ_NONE = 0,
+	/* ARG0..5 joint target [rad]; ARG6 speed of the leading joint
+	 * [rad/s] (<= 0: 1.05); ARG7 its acceleration [rad/s^2] (<= 0: 1.4);
+	 * with FLAG_PATH: the last target of the path added before. */
+	RTL_RTDE_REQ_MOVE_J = 1,
+	/* ARG0..5 TCP pose in the base frame [m, rotation vector rad]; ARG6
+	 * tool speed [m/s] (<= 0: 0.25); ARG7 acceleration [m/s^2] (<= 0:
+	 * 1.2); with FLAG_PATH as MOVE_J. */
+	RTL_RTDE_REQ_MOVE_L = 2,
+	/* Bring a move to rest: ARG7 deceleration (<= 0: the default). */
+	RTL_RTDE_REQ_STOP_MOVE = 3,
+	/* Append a waypoint to the path the next MOVE_J/MOVE_L with FLAG_PATH
+	 * runs: as MOVE_J (FLAG_LINEAR clear) or MOVE_L (set), ARG8 its blend
+	 * radius [m]. At most RTL_RTDE_REQ_PATH_MAX waypoints. */
+	RTL_RTDE_REQ_PATH_ADD = 4,
+	/* ARG0..5 task frame pose; ARG6..11 wrench [N, Nm]; FLAGS bits 0..5
+	 * the selection vector (1: compliant), bits 8..9 the type (1, 2, 3
+	 * as URScript force_mode). The limits are the last FORCE_LIMITS'. */
+	RTL_RTDE_REQ_FORCE_MODE = 5,
+	/* ARG0..5 limits (compliant axes: max speed [m/s, rad/s]; others:
+	 * max deviation [m, rad]); ARG6 damping 0..1 (< 0: 0.005); ARG7 gain
+	 * scaling 0..2 (< 0: 1). */
+	RTL_RTDE_REQ_FORCE_LIMITS = 6,
+	RTL_RTDE_REQ_END_FORCE_MODE = 7,
+	RTL_RTDE_REQ_TEACH_MODE = 8,
+	RTL_RTDE_REQ_END_TEACH_MODE = 9,
+	RTL_RTDE_REQ_ZERO_FT_SENSOR = 10,
+	/* ARG0 mass [kg]; ARG1..3 centre of gravity in the flange frame [m]. */
+	RTL_RTDE_REQ_SET_PAYLOAD = 11,
+	/* ARG0..5 TCP pose in the flange frame. */
+	RTL_RTDE_REQ_SET_TCP = 12,
+	/* ARG0..5 joints: RESULT0..5 the TCP pose. */
+	RTL_RTDE_REQ_FORWARD_KIN = 13,
+	/* ARG0..5 TCP pose; ARG6..11 joints near which to look (FLAG_NEAR
+	 * set; else the current joints): RESULT0..5 the closest solution. */
+	RTL_RTDE_REQ_INVERSE_KIN = 14,
+	/* ARG0..5 TCP speed in the base frame; ARG6 acceleration (<= 0:
+	 * 1.2); ARG7 distance to retract after contact [m], along the
+	 * opposite direction. RUNNING until contact, DONE after the retract. */
+	RTL_RTDE_REQ_MOVE_UNTIL_CONTACT = 15,
+};
+#define RTL_RTDE_REQ_KIND_COUNT 16
+
+/* Bits of the request's flags register. */
+#define RTL_RTDE_REQ_FLAG_PATH (1u << 16)   /* MOVE_J/MOVE_L: run the added path */
+#define RTL_RTDE_REQ_FLAG_LINEAR (1u << 17) /* PATH_ADD: a linear waypoint */
+#define RTL_RTDE_REQ_FLAG_NEAR (1u << 18)   /* INVERSE_KIN: ARG6..11 hold q_near */
+#define RTL_RTDE_REQ_PATH_MAX 32
+
+/* The state of the request ACK_ID names (RTL_RTDE_REQ_OUT_STATE). */
+enum rtl_rtde_req_state {
+	RTL_RTDE_REQ_STATE_NONE = 0,	 /* no request taken yet */
+	RTL_RTDE_REQ_STATE_ACCEPTED = 1, /* taken, not started (a path being added) */
+	RTL_RTDE_REQ_STATE_RUNNING = 2,	 /* a move or a mode in progress */
+	RTL_RTDE_REQ_STATE_DONE = 3,	 /* finished: RESULT holds what it returns */
+	RTL_RTDE_REQ_STATE_FAILED = 4,	 /* refused or failed: see the reason */
+};
+
+/* Why a request failed (RTL_RTDE_REQ_OUT_REASON; 0 otherwise). */
+enum rtl_rtde_req_reason {
+	RTL_RTDE_REQ_OK = 0,
+	RTL_RTDE_REQ_BAD_ARGUMENT = 1,	  /* non-finite, out of range, unknown flags */
+	RTL_RTDE_REQ_UNREACHABLE = 2,	  /* a pose outside the arm's reach */
+	RTL_RTDE_REQ_JOINT_LIMIT = 3,	  /* a target past a joint's limit */
+	RTL_RTDE_REQ_PROTECTIVE_STOP = 4, /* the arm is (or went) in protective stop */
+	RTL_RTDE_REQ_INTERRUPTED = 5,	  /* another command took the arm */
+	RTL_RTDE_REQ_NO_SOLUTION = 6,	  /* inverse kinematics found none */
+	RTL_RTDE_REQ_UNKNOWN_KIND = 7,	  /* not a kind this executor knows */
+	RTL_RTDE_REQ_PATH_FULL = 8,	  /* more than RTL_RTDE_REQ_PATH_MAX waypoints */
+	RTL_RTDE_REQ_WATCHDOG = 9,	  /* the heartbeat stopped during the move */
+	RTL_RTDE_REQ_NOT_ALLOWED = 10,	  /* not in this state (e.g. teach mode) */
+};
+#define RTL_RTDE_REQ_REASON_COUNT 11
+
+/* The request's registers: input int 40..42, input double 34..46. */
+#define RTL_RTDE_REQ_REG_ID 40	  /* identity: a new non-zero value per request */
+#define RTL_RTDE_REQ_REG_KIND 41  /* enum rtl_rtde_req_kind */
+#define RTL_RTDE_REQ_REG_FLAGS 42 /* RTL_RTDE_REQ_FLAG_*, kind-specific bits */
+#define RTL_RTDE_REQ_NARG 13
+#define RTL_RTDE_REQ_REG_ARG0 34 /* ARG0..ARG12: double registers 34..46 */
+/* The acknowledgement: output int 40..42, output double 24..29. */
+#define RTL_RTDE_REQ_OUT_ID 40	   /* the identity answered (0: none yet) */
+#define RTL_RTDE_REQ_OUT_STATE 41  /* enum rtl_rtde_req_state */
+#define RTL_RTDE_REQ_OUT_REASON 42 /* enum rtl_rtde_req_reason */
+#define RTL_RTDE_REQ_NRESULT 6
+#define RTL_RTDE_REQ_OUT_RESULT0 24 /* RESULT0..5: output double 24..29 */
+
+/* Defaults of the moves, as URScript's movej and movel. */
+#define RTL_RTDE_REQ_JOINT_SPEED_DEFAULT 1.05 /* rad/s */
+#define RTL_RTDE_REQ_TOOL_SPEED_DEFAULT 0.25  /* m/s */
+
 /* Field names, for recipes. */
 #define RTL_RTDE_CMD_STR_(x) #x
 #define RTL_RTDE_CMD_STR(x) RTL_RTDE_CMD_STR_(x)
@@ -151,6 +255,28 @@ enum rtl_rtde_cmd_mode {
 	RTL_RTDE_CMD_FIELD_OUT_MODE "," RTL_RTDE_CMD_FIELD_OUT_SEQ      \
 				    "," RTL_RTDE_CMD_FIELD_OUT_WD_TRIPS \
 				    "," RTL_RTDE_CMD_FIELD_OUT_STATUS
+
+/* The request recipe, in wire order: id, kind, flags, then ARG0..12
+ * (3 x INT32, 13 x DOUBLE). */
+#define RTL_RTDE_CMD_OUT_DOUBLE(n) "output_double_register_" RTL_RTDE_CMD_STR(n)
+#define RTL_RTDE_REQ_RECIPE                                                                                                                                                                                                                            \
+	RTL_RTDE_CMD_IN_INT(40)                                                                                                                                                                                                                        \
+	"," RTL_RTDE_CMD_IN_INT(41) "," RTL_RTDE_CMD_IN_INT(42) "," RTL_RTDE_CMD_IN_DOUBLE(34) "," RTL_RTDE_CMD_IN_DOUBLE(35) "," RTL_RTDE_CMD_IN_DOUBLE(36) "," RTL_RTDE_CMD_IN_DOUBLE(37) "," RTL_RTDE_CMD_IN_DOUBLE(38) "," RTL_RTDE_CMD_IN_DOUBLE( \
+		39) "," RTL_RTDE_CMD_IN_DOUBLE(40) "," RTL_RTDE_CMD_IN_DOUBLE(41) "," RTL_RTDE_CMD_IN_DOUBLE(42) "," RTL_RTDE_CMD_IN_DOUBLE(43) "," RTL_RTDE_CMD_IN_DOUBLE(44) "," RTL_RTDE_CMD_IN_DOUBLE(45) "," RTL_RTDE_CMD_IN_DOUBLE(46)
+/* The acknowledgement, for the client's output recipe. */
+#define RTL_RTDE_REQ_ACK_OUTPUTS                                                                                               \
+	RTL_RTDE_CMD_OUT_INT(40)                                                                                               \
+	"," RTL_RTDE_CMD_OUT_INT(41) "," RTL_RTDE_CMD_OUT_INT(42) "," RTL_RTDE_CMD_OUT_DOUBLE(24) "," RTL_RTDE_CMD_OUT_DOUBLE( \
+		25) "," RTL_RTDE_CMD_OUT_DOUBLE(26) "," RTL_RTDE_CMD_OUT_DOUBLE(27) "," RTL_RTDE_CMD_OUT_DOUBLE(28) "," RTL_RTDE_CMD_OUT_DOUBLE(29)
+/* The indices above, checked against the names (a change of one without
+ * the other does not build). */
+RTL_STATIC_ASSERT(RTL_RTDE_REQ_REG_ID == 40 && RTL_RTDE_REQ_REG_KIND == 41 &&
+			  RTL_RTDE_REQ_REG_FLAGS == 42 && RTL_RTDE_REQ_REG_ARG0 == 34 &&
+			  RTL_RTDE_REQ_REG_ARG0 + RTL_RTDE_REQ_NARG - 1 == 46,
+		  "RTL_RTDE_REQ_RECIPE names registers 40-42 and 34-46");
+RTL_STATIC_ASSERT(RTL_RTDE_REQ_OUT_ID == 40 && RTL_RTDE_REQ_OUT_RESULT0 == 24 &&
+			  RTL_RTDE_REQ_NRESULT == 6,
+		  "RTL_RTDE_REQ_ACK_OUTPUTS names registers 40-42 and 24-29");
 
 /*
  * The control program, rtloop_control.script: generated at build time from

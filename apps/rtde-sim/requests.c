@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The robot's request executor: the commands beside the stream
+ * (docs/rtde-registers.md, "Requests"), as rtloop_control.script runs them
+ * on a real controller.
+ *
+ * A request is taken once, when its identity changes, and answered in the
+ * acknowledgement fields of struct sim_robot. What ends at once (payload,
+ * TCP, sensor zero, kinematics, a waypoint) is DONE or FAILED before the
+ * next step; a move is RUNNING until its plan (moves.h) comes to rest. The
+ * plan drives the joints directly, so a move takes the time URScript's
+ * profile takes to the period. A move that a newer move interrupts brakes
+ * with the newer move's acceleration on its own line and the newer one
+ * starts from rest, as a real arm cannot jump in speed.
+ *
+ * Pure and RT-safe like robot.c: no allocation, no I/O, no clock.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "kin.h"
+#include "robot.h"
+
+#define N SIM_ROBOT_DOF
+
+static bool finite_n(const double *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return false;
+	return true;
+}
+
+/* Answer request @id: @state, with @reason when it failed. */
+static void answer(struct sim_robot *r, int32_t id, int32_t state, int32_t reason)
+{
+	r->req_id = id;
+	r->req_state = state;
+	r->req_reason = reason;
+	if (state == RTL_RTDE_REQ_STATE_FAILED)
+		r->requests_failed++;
+}
+
+static int fail(struct sim_robot *r, const struct sim_robot_req *q, int32_t reason)
+{
+	answer(r, q->id, RTL_RTDE_REQ_STATE_FAILED, reason);
+	return 0;
+}
+
+/* Every joint of @q within the robot's position limits. */
+static bool within_limits(const struct sim_robot *r, const double q[N])
+{
+	for (int i = 0; i < N; i++)
+		if (q[i] < r->cfg.q_min[i] || q[i] > r->cfg.q_max[i])
+			return false;
+	return true;
+}
+
+/* The speed and acceleration of a move: the request's, or URScript's
+ * defaults for <= 0. */
+static void move_speeds(const struct sim_robot *r, const double arg[], bool linear, double *v,
+			double *a)
+{
+	*v = arg[6] > 0 ? arg[6]
+			: (linear ? RTL_RTDE_REQ_TOOL_SPEED_DEFAULT
+				  : RTL_RTDE_REQ_JOINT_SPEED_DEFAULT);
+	*a = arg[7] > 0 ? arg[7] : (linear ? r->cfg.linear_accel : r->cfg.joint_accel);
+}
+
+/*
+ * Check a target as the controller does before it moves: a joint target
+ * within the limits, a pose the arm can reach (some joint solution within
+ * the limits). 0 or the reason.
+ */
+static int32_t judge_target(const struct sim_robot *r, const double target[6], bool linear)
+{
+	double q[N];
+	int ret;
+
+	if (!linear)
+		return within_limits(r, target) ? RTL_RTDE_REQ_OK : RTL_RTDE_REQ_JOINT_LIMIT;
+	ret = sim_kin_inverse_limited(target, r->tcp_offset, r->target_q, r->cfg.q_min,
+				      r->cfg.q_max, q);
+	if (ret == -EDOM)
+		return RTL_RTDE_REQ_JOINT_LIMIT;
+	return ret < 0 ? RTL_RTDE_REQ_UNREACHABLE : RTL_RTDE_REQ_OK;
+}
+
+/* Plan request @q (a move or a path's run) from where the arm is. 0 or a
+ * reason. */
+static int32_t plan(struct sim_robot *r, const struct sim_robot_req *q)
+{
+	bool linear = q->kind == RTL_RTDE_REQ_MOVE_L;
+	enum sim_move_kind kind = linear ? SIM_MOVE_LINEAR : SIM_MOVE_JOINT;
+	const double *start = linear ? r->target_TCP_pose : r->target_q;
+	double v, a;
+	int n = (q->flags & RTL_RTDE_REQ_FLAG_PATH) ? r->path_n : 0;
+
+	if (sim_move_path_begin(&r->move, kind, start) < 0)
+		return RTL_RTDE_REQ_BAD_ARGUMENT;
+	for (int i = 0; i < n; i++) {
+		const struct sim_robot_waypoint *w = &r->path[i];
+		int32_t why;
+
+		/* A path is one kind: a change of kind needs IK between. */
+		if (w->linear != linear)
+			return RTL_RTDE_REQ_BAD_ARGUMENT;
+		why = judge_target(r, w->target, linear);
+		if (why)
+			return why;
+		if (sim_move_path_add(&r->move, w->target, w->v, w->a, w->blend) < 0)
+			return RTL_RTDE_REQ_BAD_ARGUMENT;
+	}
+	move_speeds(r, q->arg, linear, &v, &a);
+	if (sim_move_path_add(&r->move, q->arg, v, a, 0) < 0)
+		return RTL_RTDE_REQ_BAD_ARGUMENT;
+	r->path_n = 0;
+	r->move_t = 0;
+	r->move_on = true;
+	return RTL_RTDE_REQ_OK;
+}
+
+/* A move runs: brake it on its line with @decel; the move then ends when
+ * the plan rests. */
+static void brake(struct sim_robot *r, double decel)
+{
+	if (sim_move_stop(&r->move, r->move_t, decel) < 0)
+		sim_move_stop(&r->move, r->move_t, 1e3); /* out of phases: stop hard */
+}
+
+static int start_move(struct sim_robot *r, const struct sim_robot_req *q)
+{
+	bool linear = q->kind == RTL_RTDE_REQ_MOVE_L;
+	double v, a;
+	int32_t why;
+
+	move_speeds(r, q->arg, linear, &v, &a);
+	if (!(v > 0) || !(a > 0) || (!linear && (v > r->cfg.qd_max[0] * 1.0001)))
+		return fail(r, q, RTL_RTDE_REQ_BAD_ARGUMENT);
+	why = judge_target(r, q->arg, linear);
+	if (why)
+		return fail(r, q, why);
+	if (r->move_on) {
+		/* the running move brakes first; this one starts at rest */
+		brake(r, a);
+		r->pending = *q;
+		r->move_pending = true;
+		answer(r, q->id, RTL_RTDE_REQ_STATE_RUNNING, 0);
+		return 0;
+	}
+	why = plan(r, q);
+	if (why)
+		return fail(r, q, why);
+	answer(r, q->id, RTL_RTDE_REQ_STATE_RUNNING, 0);
+	return 0;
+}
+
+static int add_waypoint(struct sim_robot *r, const struct sim_robot_req *q)
+{
+	struct sim_robot_waypoint *w;
+	bool linear = q->flags & RTL_RTDE_REQ_FLAG_LINEAR;
+
+	if (r->path_n >= RTL_RTDE_REQ_PATH_MAX)
+		return fail(r, q, RTL_RTDE_REQ_PATH_FULL);
+	if (q->arg[8] < 0)
+		return fail(r, q, RTL_RTDE_REQ_BAD_ARGUMENT);
+	w = &r->path[r->path_n++];
+	memcpy(w->target, q->arg, sizeof(w->target));
+	move_speeds(r, q->arg, linear, &w->v, &w->a);
+	w->blend = q->arg[8];
+	w->linear = linear;
+	answer(r, q->id, RTL_RTDE_REQ_STATE_ACCEPTED, 0);
+	return 0;
+}
+
+static int kinematics(struct sim_robot *r, const struct sim_robot_req *q)
+{
+	double out[6];
+	int ret;
+
+	if (q->kind == RTL_RTDE_REQ_FORWARD_KIN) {
+		ret = sim_kin_forward(q->arg, r->tcp_offset, out);
+	} else {
+		const double *near = (q->flags & RTL_RTDE_REQ_FLAG_NEAR) ? q->arg + 6 : r->target_q;
+
+		ret = sim_kin_inverse_limited(q->arg, r->tcp_offset, near, r->cfg.q_min,
+					      r->cfg.q_max, out);
+	}
+	if (ret == -EDOM)
+		return fail(r, q, RTL_RTDE_REQ_JOINT_LIMIT);
+	if (ret == -ERANGE)
+		return fail(r, q, RTL_RTDE_REQ_NO_SOLUTION);
+	if (ret < 0)
+		return fail(r, q, RTL_RTDE_REQ_BAD_ARGUMENT);
+	memcpy(r->req_result, out, sizeof(out));
+	answer(r, q->id, RTL_RTDE_REQ_STATE_DONE, 0);
+	return 0;
+}
+
+int sim_robot_request(struct sim_robot *r, const struct sim_robot_req *q, int64_t now_ns)
+{
+	(void)now_ns;
+	if (!r || !q)
+		return -EINVAL;
+	if (q->id == 0 || (r->req_seen && q->id == r->req_last))
+		return 1;
+	r->req_seen = true;
+	r->req_last = q->id;
+	r->requests++;
+	if (!finite_n(q->arg, RTL_RTDE_REQ_NARG))
+		return fail(r, q, RTL_RTDE_REQ_BAD_ARGUMENT);
+	if (r->safety_mode != SIM_SAFETY_MODE_NORMAL)
+		return fail(r, q, RTL_RTDE_REQ_PROTECTIVE_STOP);
+	switch (q->kind) {
+	case RTL_RTDE_REQ_MOVE_J:
+	case RTL_RTDE_REQ_MOVE_L:
+		return start_move(r, q);
+	case RTL_RTDE_REQ_PATH_ADD:
+		return add_waypoint(r, q);
+	case RTL_RTDE_REQ_STOP_MOVE:
+		if (r->move_on)
+			brake(r, q->arg[7] > 0 ? q->arg[7] : r->cfg.joint_accel);
+		r->move_pending = false;
+		answer(r, q->id, r->move_on ? RTL_RTDE_REQ_STATE_RUNNING : RTL_RTDE_REQ_STATE_DONE,
+		       0);
+		return 0;
+	case RTL_RTDE_REQ_ZERO_FT_SENSOR:
+		for (int i = 0; i < 6; i++)
+			r->ft_bias[i] += r->actual_TCP_force[i];
+		break;
+	case RTL_RTDE_REQ_SET_PAYLOAD:
+		if (q->arg[0] < 0 || q->arg[0] > 1000)
+			return fail(r, q, RTL_RTDE_REQ_BAD_ARGUMENT);
+		r->payload = q->arg[0];
+		memcpy(r->payload_cog, q->arg + 1, sizeof(r->payload_cog));
+		break;
+	case RTL_RTDE_REQ_SET_TCP:
+		/* the kinematics use the configured offset; the output shows it */
+		memcpy(r->cfg.tcp_offset, q->arg, sizeof(r->cfg.tcp_offset));
+		memcpy(r->tcp_offset, q->arg, sizeof(r->tcp_offset));
+		break;
+	case RTL_RTDE_REQ_FORWARD_KIN:
+	case RTL_RTDE_REQ_INVERSE_KIN:
+		return kinematics(r, q);
+	default:
+		return fail(r, q, RTL_RTDE_REQ_UNKNOWN_KIND);
+	}
+	answer(r, q->id, RTL_RTDE_REQ_STATE_DONE, 0);
+	return 0;
+}
+
+/*
+ * One step of the running move into @q_next (joints): true while the plan
+ * drives the arm. Called by sim_robot_step() when no streaming mode has
+ * the arm. The move ends DONE at rest on its target, or, braked, at rest
+ * where the brake left it; a pending move then starts.
+ */
+bool sim_robot_move_step(struct sim_robot *r, double dt, double q_next[N])
+{
+	double out[6];
+
+	if (!r->move_on)
+		return false;
+	r->move_t += dt;
+	sim_move_sample(&r->move, r->move_t, out);
+	if (r->move.kind == SIM_MOVE_LINEAR)
+		sim_move_follow(r->target_q, out, r->tcp_offset, 3, q_next, NULL);
+	else
+		memcpy(q_next, out, sizeof(out));
+	if (r->move_t >= sim_move_duration(&r->move)) {
+		r->move_on = false;
+		r->moves_done++;
+		if (r->move_pending) {
+			r->move_pending = false;
+			/* the arm is at rest where this sample puts it */
+			memcpy(r->target_q, q_next, sizeof(double) * N);
+			sim_kin_forward(q_next, r->tcp_offset, r->target_TCP_pose);
+			if (plan(r, &r->pending))
+				answer(r, r->pending.id, RTL_RTDE_REQ_STATE_FAILED,
+				       RTL_RTDE_REQ_INTERRUPTED);
+		} else if (r->req_state == RTL_RTDE_REQ_STATE_RUNNING) {
+			answer(r, r->req_id, RTL_RTDE_REQ_STATE_DONE, 0);
+		}
+	}
+	return true;
+}
+
+/* A streaming mode, the watchdog or a protective stop took the arm:
+ * the running move ends with @reason, and a pending one is dropped. */
+void sim_robot_move_abort(struct sim_robot *r, int32_t reason)
+{
+	if (!r->move_on && !r->move_pending)
+		return;
+	r->move_on = false;
+	r->move_pending = false;
+	if (r->req_state == RTL_RTDE_REQ_STATE_RUNNING)
+		answer(r, r->req_id, RTL_RTDE_REQ_STATE_FAILED, reason);
+}

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Requests over the registers of <rtloop/rtde_cmd.h>: the builders with
+ * their argument checks, the identity, the write into the request frame,
+ * the acknowledgement and the outcome of one request (see rtde_req.h).
+ * Everything is RT-safe except rtl_rtde_req_resolve() (string compares).
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include <rtloop/rtde_req.h>
+#include <rtloop/rtde_transport.h>
+#include <rtloop/sized.h>
+#include <rtloop/time.h>
+
+/* ---- handles ------------------------------------------------------------------ */
+
+/* Resolve @name as input (@in) or output field into @h; -ENOENT names it. */
+static int resolve(struct rtl_rtde_transport *t, bool in, unsigned recipe, const char *name,
+		   struct rtl_rtde_handle *h, struct rtl_error *err)
+{
+	*h = in ? rtl_rtde_transport_input_handle(t, recipe, name)
+		: rtl_rtde_transport_output_handle(t, name);
+	if (rtl_rtde_handle_valid(*h))
+		return 0;
+	if (in)
+		return rtl_error_set(err, -ENOENT,
+				     "requests: input recipe %u has no '%s': make it "
+				     "RTL_RTDE_REQ_RECIPE",
+				     recipe, name);
+	return rtl_error_set(err, -ENOENT,
+			     "requests: the output recipe has no '%s': add "
+			     "RTL_RTDE_REQ_ACK_OUTPUTS to it",
+			     name);
+}
+
+RTL_API int rtl_rtde_req_resolve(struct rtl_rtde_req_handles *out, struct rtl_rtde_transport *t,
+				 unsigned recipe, struct rtl_error *err)
+{
+	struct rtl_rtde_req_handles h = { .recipe = recipe };
+	struct rtl_rtde_handle *in[3 + RTL_RTDE_REQ_NARG] = { &h.id, &h.kind, &h.flags };
+	struct rtl_rtde_handle *ack[3 + RTL_RTDE_REQ_NRESULT] = { &h.ack_id, &h.ack_state,
+								  &h.ack_reason };
+	char name[48];
+	int ret = 0;
+
+	if (!out || !t)
+		return rtl_error_set(err, -EINVAL, "requests: NULL %s", out ? "transport" : "out");
+	for (int i = 0; i < RTL_RTDE_REQ_NARG; i++)
+		in[3 + i] = &h.arg[i];
+	for (int i = 0; i < RTL_RTDE_REQ_NRESULT; i++)
+		ack[3 + i] = &h.result[i];
+	for (int i = 0; i < 3 + RTL_RTDE_REQ_NARG && ret == 0; i++) {
+		if (i < 3)
+			snprintf(name, sizeof(name), "input_int_register_%d",
+				 RTL_RTDE_REQ_REG_ID + i);
+		else
+			snprintf(name, sizeof(name), "input_double_register_%d",
+				 RTL_RTDE_REQ_REG_ARG0 + i - 3);
+		ret = resolve(t, true, recipe, name, in[i], err);
+	}
+	for (int i = 0; i < 3 + RTL_RTDE_REQ_NRESULT && ret == 0; i++) {
+		if (i < 3)
+			snprintf(name, sizeof(name), "output_int_register_%d",
+				 RTL_RTDE_REQ_OUT_ID + i);
+		else
+			snprintf(name, sizeof(name), "output_double_register_%d",
+				 RTL_RTDE_REQ_OUT_RESULT0 + i - 3);
+		ret = resolve(t, false, recipe, name, ack[i], err);
+	}
+	if (ret == 0)
+		*out = h;
+	return ret;
+}
+
+RTL_API void rtl_rtde_req_ids_init(struct rtl_rtde_req_ids *ids)
+{
+	if (ids)
+		ids->next = (uint32_t)(rtl_time_now() / RTL_NS_PER_US) & 0x3fffffff;
+}
+
+/* ---- builders ------------------------------------------------------------------ */
+
+/* @v[0..n) all finite; else -EINVAL naming @what. */
+static int finite_arg(const double *v, int n, const char *call, const char *what,
+		      struct rtl_error *err)
+{
+	if (!v)
+		return rtl_error_set(err, -EINVAL, "%s: %s is NULL", call, what);
+	for (int i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return rtl_error_set(err, -EINVAL, "%s: %s[%d] is %g: give a finite number",
+					     call, what, i, v[i]);
+	return 0;
+}
+
+/* A speed or acceleration: finite; <= 0 means the default. */
+static int rate_arg(double v, const char *call, const char *what, struct rtl_error *err)
+{
+	return isfinite(v) ? 0
+			   : rtl_error_set(err, -EINVAL,
+					   "%s: %s is %g: give a finite number (<= 0: the default)",
+					   call, what, v);
+}
+
+/* The common part of a move or a waypoint. */
+static int build_move(struct rtl_rtde_req *out, const char *call, int32_t kind,
+		      const double target[6], const char *what, double speed, double accel,
+		      struct rtl_error *err)
+{
+	struct rtl_rtde_req r = { .kind = kind };
+	int ret = finite_arg(target, 6, call, what, err);
+
+	if (ret == 0)
+		ret = rate_arg(speed, call, "speed", err);
+	if (ret == 0)
+		ret = rate_arg(accel, call, "acceleration", err);
+	if (ret < 0)
+		return ret;
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "%s: out is NULL", call);
+	memcpy(r.arg, target, 6 * sizeof(double));
+	r.arg[6] = speed;
+	r.arg[7] = accel;
+	*out = r;
+	return 0;
+}
+
+RTL_API int rtl_rtde_req_move_j(struct rtl_rtde_req *out, const double q[6], double speed,
+				double accel, struct rtl_error *err)
+{
+	return build_move(out, "move_j", RTL_RTDE_REQ_MOVE_J, q, "q", speed, accel, err);
+}
+
+RTL_API int rtl_rtde_req_move_l(struct rtl_rtde_req *out, const double pose[6], double speed,
+				double accel, struct rtl_error *err)
+{
+	return build_move(out, "move_l", RTL_RTDE_REQ_MOVE_L, pose, "pose", speed, accel, err);
+}
+
+RTL_API int rtl_rtde_req_path_add(struct rtl_rtde_req *out, const double target[6], bool linear,
+				  double speed, double accel, double blend, struct rtl_error *err)
+{
+	struct rtl_rtde_req r;
+	int ret;
+
+	if (!isfinite(blend) || blend < 0)
+		return rtl_error_set(err, -EINVAL,
+				     "path_add: blend is %g: give a radius >= 0 m (0: stop there)",
+				     blend);
+	ret = build_move(&r, "path_add", RTL_RTDE_REQ_PATH_ADD, target, "target", speed, accel,
+			 err);
+	if (ret < 0)
+		return ret;
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "path_add: out is NULL");
+	r.arg[8] = blend;
+	r.flags = linear ? RTL_RTDE_REQ_FLAG_LINEAR : 0;
+	*out = r;
+	return 0;
+}
+
+RTL_API int rtl_rtde_req_run_path(struct rtl_rtde_req *move, struct rtl_error *err)
+{
+	if (!move || (move->kind != RTL_RTDE_REQ_MOVE_J && move->kind != RTL_RTDE_REQ_MOVE_L))
+		return rtl_error_set(err, -EINVAL,
+				     "run_path: give a move_j or move_l request, the path's end");
+	move->flags |= RTL_RTDE_REQ_FLAG_PATH;
+	return 0;
+}
+
+/* A request of @kind with @n values of @v (may be NULL for none). */
+static int build_plain(struct rtl_rtde_req *out, const char *call, int32_t kind, const double *v,
+		       int n, const char *what, struct rtl_error *err)
+{
+	struct rtl_rtde_req r = { .kind = kind };
+	int ret = n ? finite_arg(v, n, call, what, err) : 0;
+
+	if (ret < 0)
+		return ret;
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "%s: out is NULL", call);
+	if (n)
+		memcpy(r.arg, v, (size_t)n * sizeof(double));
+	*out = r;
+	return 0;
+}
+
+RTL_API int rtl_rtde_req_stop_move(struct rtl_rtde_req *out, double decel, struct rtl_error *err)
+{
+	int ret = rate_arg(decel, "stop_move", "deceleration", err);
+
+	if (ret == 0)
+		ret = build_plain(out, "stop_move", RTL_RTDE_REQ_STOP_MOVE, NULL, 0, NULL, err);
+	if (ret == 0)
+		out->arg[7] = decel;
+	return ret;
+}
+
+RTL_API int rtl_rtde_req_set_payload(struct rtl_rtde_req *out, double mass, const double cog[3],
+				     struct rtl_error *err)
+{
+	static const double origin[3];
+	double v[4];
+
+	if (!isfinite(mass) || mass < 0 || mass > 1000)
+		return rtl_error_set(err, -EINVAL, "set_payload: mass is %g kg: give 0 to 1000 kg",
+				     mass);
+	v[0] = mass;
+	memcpy(v + 1, cog ? cog : origin, sizeof(origin));
+	return build_plain(out, "set_payload", RTL_RTDE_REQ_SET_PAYLOAD, v, 4, "cog", err);
+}
+
+RTL_API int rtl_rtde_req_set_tcp(struct rtl_rtde_req *out, const double pose[6],
+				 struct rtl_error *err)
+{
+	return build_plain(out, "set_tcp", RTL_RTDE_REQ_SET_TCP, pose, 6, "pose", err);
+}
+
+RTL_API int rtl_rtde_req_zero_ft_sensor(struct rtl_rtde_req *out, struct rtl_error *err)
+{
+	return build_plain(out, "zero_ft_sensor", RTL_RTDE_REQ_ZERO_FT_SENSOR, NULL, 0, NULL, err);
+}
+
+RTL_API int rtl_rtde_req_forward_kin(struct rtl_rtde_req *out, const double q[6],
+				     struct rtl_error *err)
+{
+	return build_plain(out, "forward_kinematics", RTL_RTDE_REQ_FORWARD_KIN, q, 6, "q", err);
+}
+
+RTL_API int rtl_rtde_req_inverse_kin(struct rtl_rtde_req *out, const double pose[6],
+				     const double q_near[6], struct rtl_error *err)
+{
+	struct rtl_rtde_req r;
+	int ret = build_plain(&r, "inverse_kinematics", RTL_RTDE_REQ_INVERSE_KIN, pose, 6, "pose",
+			      err);
+
+	if (ret == 0 && q_near)
+		ret = finite_arg(q_near, 6, "inverse_kinematics", "q_near", err);
+	if (ret < 0)
+		return ret;
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "inverse_kinematics: out is NULL");
+	if (q_near) {
+		memcpy(r.arg + 6, q_near, 6 * sizeof(double));
+		r.flags |= RTL_RTDE_REQ_FLAG_NEAR;
+	}
+	*out = r;
+	return 0;
+}
+
+/* ---- the exchange -------------------------------------------------------------- */
+
+RTL_API int rtl_rtde_req_write(const struct rtl_rtde_req *req, struct rtl_rtde_frame *frame,
+			       struct rtl_rtde_req_ids *ids, struct rtl_rtde_req_tracker *tracker,
+			       const struct rtl_rtde_req_handles *h, struct rtl_error *err)
+{
+	int32_t id;
+	bool ok;
+
+	if (!frame || !h || !ids || !req)
+		return rtl_error_set(err, -EINVAL, "requests: NULL frame, handles, ids or request");
+	if (++ids->next > INT32_MAX || ids->next == 0)
+		ids->next = 1;
+	id = (int32_t)ids->next;
+	ok = rtl_rtde_frame_set_int(frame, h->kind, req->kind) &&
+	     rtl_rtde_frame_set_int(frame, h->flags, (int32_t)req->flags);
+	for (int i = 0; ok && i < RTL_RTDE_REQ_NARG; i++)
+		ok = rtl_rtde_frame_set_double(frame, h->arg[i], req->arg[i]);
+	/* the identity last: with it the request is complete */
+	if (!ok || !rtl_rtde_frame_set_int(frame, h->id, id))
+		return rtl_error_set(err, -EINVAL,
+				     "requests: the frame is not the request recipe's "
+				     "(rtl_rtde_req_resolve() resolves it)");
+	if (tracker)
+		*tracker = (struct rtl_rtde_req_tracker){ .id = id };
+	return id;
+}
+
+RTL_API int rtl_rtde_req_read_ack(struct rtl_rtde_req_ack *out, const struct rtl_rtde_frame *frame,
+				  const struct rtl_rtde_req_handles *h)
+{
+	if (!out || !frame || !h || !rtl_rtde_handle_valid(h->ack_id))
+		return -EINVAL;
+	out->id = rtl_rtde_frame_get_int(frame, h->ack_id);
+	out->state = rtl_rtde_frame_get_int(frame, h->ack_state);
+	out->reason = rtl_rtde_frame_get_int(frame, h->ack_reason);
+	for (int i = 0; i < RTL_RTDE_REQ_NRESULT; i++)
+		out->result[i] = rtl_rtde_frame_get_double(frame, h->result[i]);
+	return 0;
+}
+
+RTL_API enum rtl_rtde_req_outcome rtl_rtde_req_track(struct rtl_rtde_req_tracker *tracker,
+						     const struct rtl_rtde_req_ack *ack)
+{
+	enum rtl_rtde_req_outcome o;
+
+	if (!tracker || !ack)
+		return RTL_RTDE_REQ_PENDING;
+	o = tracker->outcome;
+	if (o == RTL_RTDE_REQ_IS_DONE || o == RTL_RTDE_REQ_IS_FAILED ||
+	    o == RTL_RTDE_REQ_IS_INTERRUPTED)
+		return o; /* final */
+	if (ack->id != tracker->id) {
+		if (o == RTL_RTDE_REQ_IS_ACCEPTED || o == RTL_RTDE_REQ_IS_RUNNING) {
+			tracker->outcome = RTL_RTDE_REQ_IS_INTERRUPTED;
+			tracker->reason = RTL_RTDE_REQ_INTERRUPTED;
+		}
+		return tracker->outcome;
+	}
+	switch (ack->state) {
+	case RTL_RTDE_REQ_STATE_ACCEPTED:
+		o = RTL_RTDE_REQ_IS_ACCEPTED;
+		break;
+	case RTL_RTDE_REQ_STATE_RUNNING:
+		o = RTL_RTDE_REQ_IS_RUNNING;
+		break;
+	case RTL_RTDE_REQ_STATE_DONE:
+		o = RTL_RTDE_REQ_IS_DONE;
+		memcpy(tracker->result, ack->result, sizeof(tracker->result));
+		break;
+	case RTL_RTDE_REQ_STATE_FAILED:
+		o = ack->reason == RTL_RTDE_REQ_INTERRUPTED ? RTL_RTDE_REQ_IS_INTERRUPTED
+							    : RTL_RTDE_REQ_IS_FAILED;
+		tracker->reason = ack->reason;
+		break;
+	default:
+		break;
+	}
+	tracker->outcome = o;
+	return o;
+}
+
+static const char *const reason_names[RTL_RTDE_REQ_REASON_COUNT] = {
+	[RTL_RTDE_REQ_OK] = "ok",
+	[RTL_RTDE_REQ_BAD_ARGUMENT] = "bad argument",
+	[RTL_RTDE_REQ_UNREACHABLE] = "unreachable",
+	[RTL_RTDE_REQ_JOINT_LIMIT] = "joint limit",
+	[RTL_RTDE_REQ_PROTECTIVE_STOP] = "protective stop",
+	[RTL_RTDE_REQ_INTERRUPTED] = "interrupted",
+	[RTL_RTDE_REQ_NO_SOLUTION] = "no solution",
+	[RTL_RTDE_REQ_UNKNOWN_KIND] = "unknown kind",
+	[RTL_RTDE_REQ_PATH_FULL] = "path full",
+	[RTL_RTDE_REQ_WATCHDOG] = "watchdog",
+	[RTL_RTDE_REQ_NOT_ALLOWED] = "not allowed now",
+};
+
+static const char *const kind_names[RTL_RTDE_REQ_KIND_COUNT] = {
+	[RTL_RTDE_REQ_NONE] = "none",
+	[RTL_RTDE_REQ_MOVE_J] = "move_j",
+	[RTL_RTDE_REQ_MOVE_L] = "move_l",
+	[RTL_RTDE_REQ_STOP_MOVE] = "stop_move",
+	[RTL_RTDE_REQ_PATH_ADD] = "path_add",
+	[RTL_RTDE_REQ_FORCE_MODE] = "force_mode",
+	[RTL_RTDE_REQ_FORCE_LIMITS] = "force_limits",
+	[RTL_RTDE_REQ_END_FORCE_MODE] = "end_force_mode",
+	[RTL_RTDE_REQ_TEACH_MODE] = "teach_mode",
+	[RTL_RTDE_REQ_END_TEACH_MODE] = "end_teach_mode",
+	[RTL_RTDE_REQ_ZERO_FT_SENSOR] = "zero_ft_sensor",
+	[RTL_RTDE_REQ_SET_PAYLOAD] = "set_payload",
+	[RTL_RTDE_REQ_SET_TCP] = "set_tcp",
+	[RTL_RTDE_REQ_FORWARD_KIN] = "forward_kinematics",
+	[RTL_RTDE_REQ_INVERSE_KIN] = "inverse_kinematics",
+	[RTL_RTDE_REQ_MOVE_UNTIL_CONTACT] = "move_until_contact",
+};
+
+RTL_API const char *rtl_rtde_req_reason_name(enum rtl_rtde_req_reason reason)
+{
+	return RTL__NAME_OF(reason_names, reason, "?");
+}
+
+RTL_API const char *rtl_rtde_req_kind_name(enum rtl_rtde_req_kind kind)
+{
+	return RTL__NAME_OF(kind_names, kind, "?");
+}
