@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "kin.h"
+#include "linalg.h"
 
 #define N SIM_ROBOT_DOF
 #define NSOL 8
@@ -57,14 +58,6 @@ struct frame {
 	double R[9]; /* row-major */
 	double p[3];
 };
-
-static bool all_finite(const double *v, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (!isfinite(v[i]))
-			return false;
-	return true;
-}
 
 /* out = a * b (out may alias neither) */
 static void compose(const struct frame *a, const struct frame *b, struct frame *out)

@@ -14,52 +14,13 @@
 
 #include "moves.h"
 #include "robot.h"
+#include "linalg.h"
 
 #define N SIM_ROBOT_DOF
-#define FOLLOW_LAMBDA 0.01
-
-static bool all_finite(const double *v, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (!isfinite(v[i]))
-			return false;
-	return true;
-}
 
 static bool positive(double x)
 {
 	return isfinite(x) && x > 0;
-}
-
-static double norm3(const double a[3])
-{
-	return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-}
-
-/* out = a b, row-major 3 x 3 */
-static void matmul3(const double a[9], const double b[9], double out[9])
-{
-	for (int i = 0; i < 3; i++)
-		for (int j = 0; j < 3; j++)
-			out[3 * i + j] =
-				a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
-}
-
-/* out = a^T b */
-static void matmul3_at(const double a[9], const double b[9], double out[9])
-{
-	for (int i = 0; i < 3; i++)
-		for (int j = 0; j < 3; j++)
-			out[3 * i + j] = a[i] * b[j] + a[3 + i] * b[3 + j] + a[6 + i] * b[6 + j];
-}
-
-/* out = a b^T */
-static void matmul3_bt(const double a[9], const double b[9], double out[9])
-{
-	for (int i = 0; i < 3; i++)
-		for (int j = 0; j < 3; j++)
-			out[3 * i + j] = a[3 * i] * b[3 * j] + a[3 * i + 1] * b[3 * j + 1] +
-					 a[3 * i + 2] * b[3 * j + 2];
 }
 
 /* ---- profiles ---------------------------------------------------------------- */
@@ -350,55 +311,6 @@ int sim_move_stop(struct sim_move *m, double t_now, double decel)
 
 /* ---- following a pose ------------------------------------------------------- */
 
-/* dq = J^T (J J^T + lambda^2 I)^-1 e, by Cholesky (the matrix is SPD). */
-static void dls(const double jac[36], const double e[6], double dq[N])
-{
-	double a[36], y[6];
-
-	for (int i = 0; i < 6; i++)
-		for (int j = 0; j <= i; j++) {
-			double s = i == j ? FOLLOW_LAMBDA * FOLLOW_LAMBDA : 0;
-
-			for (int k = 0; k < N; k++)
-				s += jac[6 * i + k] * jac[6 * j + k];
-			a[6 * i + j] = s;
-		}
-	for (int j = 0; j < 6; j++) {
-		double d = a[6 * j + j];
-
-		for (int k = 0; k < j; k++)
-			d -= a[6 * j + k] * a[6 * j + k];
-		d = sqrt(d);
-		a[6 * j + j] = d;
-		for (int i = j + 1; i < 6; i++) {
-			double s = a[6 * i + j];
-
-			for (int k = 0; k < j; k++)
-				s -= a[6 * i + k] * a[6 * j + k];
-			a[6 * i + j] = s / d;
-		}
-	}
-	for (int i = 0; i < 6; i++) {
-		double s = e[i];
-
-		for (int k = 0; k < i; k++)
-			s -= a[6 * i + k] * y[k];
-		y[i] = s / a[6 * i + i];
-	}
-	for (int i = 5; i >= 0; i--) {
-		double s = y[i];
-
-		for (int k = i + 1; k < 6; k++)
-			s -= a[6 * k + i] * y[k];
-		y[i] = s / a[6 * i + i];
-	}
-	for (int c = 0; c < N; c++) {
-		dq[c] = 0;
-		for (int r = 0; r < 6; r++)
-			dq[c] += jac[6 * r + c] * y[r];
-	}
-}
-
 /* The error from @q's TCP to @pose: position, then the rotation vector of
  * R_pose R^T (base frame, as the Jacobian's angular rows). */
 static double pose_error(const double q[N], const double pose[6], const double rt[9],
@@ -429,7 +341,7 @@ int sim_move_follow(const double q_now[6], const double pose[6], const double tc
 	res = pose_error(q, pose, rt, tcp_offset, e);
 	for (int it = 0; it < iters; it++) {
 		sim_robot_jacobian(q, tcp_offset, jac);
-		dls(jac, e, dq);
+		sim_robot_dls(jac, e, dq);
 		for (int j = 0; j < N; j++)
 			q[j] += dq[j];
 		res = pose_error(q, pose, rt, tcp_offset, e);

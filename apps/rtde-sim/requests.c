@@ -20,17 +20,10 @@
 #include <string.h>
 
 #include "kin.h"
+#include "linalg.h"
 #include "robot.h"
 
 #define N SIM_ROBOT_DOF
-
-static bool finite_n(const double *v, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (!isfinite(v[i]))
-			return false;
-	return true;
-}
 
 /* Answer request @id: @state, with @reason when it failed. */
 static void answer(struct sim_robot *r, int32_t id, int32_t state, int32_t reason)
@@ -208,7 +201,7 @@ int sim_robot_request(struct sim_robot *r, const struct sim_robot_req *q, int64_
 	r->req_seen = true;
 	r->req_last = q->id;
 	r->requests++;
-	if (!finite_n(q->arg, RTL_RTDE_REQ_NARG))
+	if (!all_finite(q->arg, RTL_RTDE_REQ_NARG))
 		return fail(r, q, RTL_RTDE_REQ_BAD_ARGUMENT);
 	if (r->safety_mode != SIM_SAFETY_MODE_NORMAL)
 		return fail(r, q, RTL_RTDE_REQ_PROTECTIVE_STOP);

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "robot.h"
+#include "linalg.h"
 
 #define N SIM_ROBOT_DOF
 
@@ -65,44 +66,6 @@ static const double viscous[N] = { 6.0, 6.0, 4.0, 1.5, 1.5, 1.5 };	    /* N m s 
 
 static const char wd_text[] = "rtde-sim: RTDE watchdog: no new heartbeat within the timeout, "
 			      "stopping the robot";
-
-/* ---- small linear algebra (row-major) ---------------------------------------- */
-
-static double dot3(const double a[3], const double b[3])
-{
-	return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-static double norm3(const double a[3])
-{
-	return sqrt(dot3(a, a));
-}
-
-static void cross3(const double a[3], const double b[3], double out[3])
-{
-	double t[3] = { a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-			a[0] * b[1] - a[1] * b[0] };
-
-	memcpy(out, t, sizeof(t));
-}
-
-/* out = a * b, 3 x 3 (out may alias neither) */
-static void matmul3(const double a[9], const double b[9], double out[9])
-{
-	for (int i = 0; i < 3; i++)
-		for (int j = 0; j < 3; j++)
-			out[3 * i + j] =
-				a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
-}
-
-/* out = a * b^T */
-static void matmul3_bt(const double a[9], const double b[9], double out[9])
-{
-	for (int i = 0; i < 3; i++)
-		for (int j = 0; j < 3; j++)
-			out[3 * i + j] = a[3 * i] * b[3 * j] + a[3 * i + 1] * b[3 * j + 1] +
-					 a[3 * i + 2] * b[3 * j + 2];
-}
 
 /* out = m * v (out may not alias v) */
 static void matvec3(const double m[9], const double v[3], double out[3])
@@ -272,7 +235,7 @@ static void jac_mul(const double jac[36], const double qd[N], double out[6])
 }
 
 /* qd = J^T (J J^T + lambda^2 I)^-1 v, by Cholesky (the matrix is SPD). */
-static void dls_solve(const double jac[36], const double v[6], double qd[N])
+void sim_robot_dls(const double jac[36], const double v[6], double qd[N])
 {
 	double a[36], y[6];
 
@@ -391,14 +354,6 @@ static bool positive(double x)
 static bool nonneg(double x)
 {
 	return isfinite(x) && x >= 0;
-}
-
-static bool all_finite(const double *v, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (!isfinite(v[i]))
-			return false;
-	return true;
 }
 
 /* Validate @c and store it in @dst with a unit normal. */
@@ -851,7 +806,7 @@ static void ramp_linear(struct sim_robot *r, const double target[6], double a, d
 		v[i] = nw[i] + k * (r->ref_p[i] - f[N + 1].p[i]);
 		v[i + 3] = nw[i + 3] + k * v[i + 3];
 	}
-	dls_solve(jac, v, out);
+	sim_robot_dls(jac, v, out);
 
 	/* the reference moves with the mean twist of the period, as the
 	 * trapezoidal joint integration does */

@@ -406,6 +406,12 @@ void sim_robot_fk(const double q[SIM_ROBOT_DOF], const double tcp_offset[6], dou
  * column c is joint c; jac[6 * r + c].
  */
 void sim_robot_jacobian(const double q[SIM_ROBOT_DOF], const double tcp_offset[6], double jac[36]);
+/*
+ * The damped least-squares inverse of @jac (as sim_robot_jacobian()'s)
+ * applied to the twist @v: qd = J^T (J J^T + lambda^2 I)^-1 v, lambda
+ * 0.01, so that a singular pose gives a bounded answer.
+ */
+void sim_robot_dls(const double jac[36], const double v[6], double qd[SIM_ROBOT_DOF]);
 /* Rotation vector (axis * angle) to a row-major 3 x 3 rotation matrix. */
 void sim_robot_rotvec_to_matrix(const double rv[3], double m[9]);
 /* Rotation matrix to rotation vector, angle in [0, pi]; at exactly pi the
