@@ -51,23 +51,19 @@ RTL_API int rtl_rtde_req_resolve(struct rtl_rtde_req_handles *out, struct rtl_rt
 		in[3 + i] = &h.arg[i];
 	for (int i = 0; i < RTL_RTDE_REQ_NRESULT; i++)
 		ack[3 + i] = &h.result[i];
-	for (int i = 0; i < 3 + RTL_RTDE_REQ_NARG && ret == 0; i++) {
-		if (i < 3)
-			snprintf(name, sizeof(name), "input_int_register_%d",
-				 RTL_RTDE_REQ_REG_ID + i);
-		else
-			snprintf(name, sizeof(name), "input_double_register_%d",
-				 RTL_RTDE_REQ_REG_ARG0 + i - 3);
-		ret = resolve(t, true, recipe, name, in[i], err);
-	}
-	for (int i = 0; i < 3 + RTL_RTDE_REQ_NRESULT && ret == 0; i++) {
-		if (i < 3)
-			snprintf(name, sizeof(name), "output_int_register_%d",
-				 RTL_RTDE_REQ_OUT_ID + i);
-		else
-			snprintf(name, sizeof(name), "output_double_register_%d",
-				 RTL_RTDE_REQ_OUT_RESULT0 + i - 3);
-		ret = resolve(t, false, recipe, name, ack[i], err);
+	/* the request's registers, then the acknowledgement's: three ints,
+	 * then the doubles, of each */
+	for (int i = 0; i < 6 + RTL_RTDE_REQ_NARG + RTL_RTDE_REQ_NRESULT && ret == 0; i++) {
+		bool input = i < 3 + RTL_RTDE_REQ_NARG;
+		int k = input ? i : i - (3 + RTL_RTDE_REQ_NARG);
+		bool dbl = k >= 3;
+		int reg =
+			input ? (dbl ? RTL_RTDE_REQ_REG_ARG0 + k - 3 : RTL_RTDE_REQ_REG_ID + k)
+			      : (dbl ? RTL_RTDE_REQ_OUT_RESULT0 + k - 3 : RTL_RTDE_REQ_OUT_ID + k);
+
+		snprintf(name, sizeof(name), "%s_%s_register_%d", input ? "input" : "output",
+			 dbl ? "double" : "int", reg);
+		ret = resolve(t, input, recipe, name, input ? in[k] : ack[k], err);
 	}
 	if (ret == 0)
 		*out = h;
@@ -332,38 +328,33 @@ RTL_API enum rtl_rtde_req_outcome rtl_rtde_req_track(struct rtl_rtde_req_tracker
 	return o;
 }
 
-static const char *const reason_names[RTL_RTDE_REQ_REASON_COUNT] = {
-	[RTL_RTDE_REQ_OK] = "ok",
-	[RTL_RTDE_REQ_BAD_ARGUMENT] = "bad argument",
-	[RTL_RTDE_REQ_UNREACHABLE] = "unreachable",
-	[RTL_RTDE_REQ_JOINT_LIMIT] = "joint limit",
-	[RTL_RTDE_REQ_PROTECTIVE_STOP] = "protective stop",
-	[RTL_RTDE_REQ_INTERRUPTED] = "interrupted",
-	[RTL_RTDE_REQ_NO_SOLUTION] = "no solution",
-	[RTL_RTDE_REQ_UNKNOWN_KIND] = "unknown kind",
-	[RTL_RTDE_REQ_PATH_FULL] = "path full",
-	[RTL_RTDE_REQ_WATCHDOG] = "watchdog",
-	[RTL_RTDE_REQ_NOT_ALLOWED] = "not allowed now",
-};
+/* In the enum's order: its values are 0 .. RTL_RTDE_REQ_REASON_COUNT - 1. */
+static const char *const reason_names[] = { "ok",	   "bad argument",    "unreachable",
+					    "joint limit", "protective stop", "interrupted",
+					    "no solution", "unknown kind",    "path full",
+					    "watchdog",	   "not allowed now" };
+_Static_assert(sizeof(reason_names) / sizeof(reason_names[0]) == RTL_RTDE_REQ_REASON_COUNT,
+	       "a name per value");
 
-static const char *const kind_names[RTL_RTDE_REQ_KIND_COUNT] = {
-	[RTL_RTDE_REQ_NONE] = "none",
-	[RTL_RTDE_REQ_MOVE_J] = "move_j",
-	[RTL_RTDE_REQ_MOVE_L] = "move_l",
-	[RTL_RTDE_REQ_STOP_MOVE] = "stop_move",
-	[RTL_RTDE_REQ_PATH_ADD] = "path_add",
-	[RTL_RTDE_REQ_FORCE_MODE] = "force_mode",
-	[RTL_RTDE_REQ_FORCE_LIMITS] = "force_limits",
-	[RTL_RTDE_REQ_END_FORCE_MODE] = "end_force_mode",
-	[RTL_RTDE_REQ_TEACH_MODE] = "teach_mode",
-	[RTL_RTDE_REQ_END_TEACH_MODE] = "end_teach_mode",
-	[RTL_RTDE_REQ_ZERO_FT_SENSOR] = "zero_ft_sensor",
-	[RTL_RTDE_REQ_SET_PAYLOAD] = "set_payload",
-	[RTL_RTDE_REQ_SET_TCP] = "set_tcp",
-	[RTL_RTDE_REQ_FORWARD_KIN] = "forward_kinematics",
-	[RTL_RTDE_REQ_INVERSE_KIN] = "inverse_kinematics",
-	[RTL_RTDE_REQ_MOVE_UNTIL_CONTACT] = "move_until_contact",
-};
+/* In the enum's order: its values are 0 .. RTL_RTDE_REQ_KIND_COUNT - 1. */
+static const char *const kind_names[] = { "none",
+					  "move_j",
+					  "move_l",
+					  "stop_move",
+					  "path_add",
+					  "force_mode",
+					  "force_limits",
+					  "end_force_mode",
+					  "teach_mode",
+					  "end_teach_mode",
+					  "zero_ft_sensor",
+					  "set_payload",
+					  "set_tcp",
+					  "forward_kinematics",
+					  "inverse_kinematics",
+					  "move_until_contact" };
+_Static_assert(sizeof(kind_names) / sizeof(kind_names[0]) == RTL_RTDE_REQ_KIND_COUNT,
+	       "a name per value");
 
 RTL_API const char *rtl_rtde_req_reason_name(enum rtl_rtde_req_reason reason)
 {
