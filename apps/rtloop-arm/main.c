@@ -682,20 +682,10 @@ int main(int argc, char **argv)
 	status = connect_arm(&o, &arm);
 	if (!arm.h)
 		return status;
-	switch (o.cmd) {
-	case CMD_CHECK:
-		status = cmd_check(&arm);
-		break;
-	case CMD_UP:
-		status = cmd_up(&arm, &o);
-		break;
-	case CMD_STOP:
-		status = stop_program(&arm);
-		break;
-	case CMD_DOWN:
-		status = cmd_down(&arm, &o);
-		break;
-	}
+	status = o.cmd == CMD_CHECK  ? cmd_check(&arm)
+		 : o.cmd == CMD_UP   ? cmd_up(&arm, &o)
+		 : o.cmd == CMD_STOP ? stop_program(&arm)
+				     : cmd_down(&arm, &o);
 	arm.ops->close(arm.h);
 	return status;
 }
