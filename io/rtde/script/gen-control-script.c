@@ -33,15 +33,18 @@ struct constant {
 	unsigned long mask;
 };
 
-#define INT_(name)                                 \
-	{                                          \
+#define INT_(name)                                    \
+	{                                             \
 #name, (double)(name), true, false, 0 \
 	}
-#define REAL_(name)                                 \
-	{                                           \
+#define REAL_(name)                                    \
+	{                                              \
 #name, (double)(name), false, false, 0 \
 	}
-#define BIT_(name) { #name "_BIT", 0, true, false, (unsigned long)(name) }
+#define BIT_(name)                                                  \
+	{                                                           \
+#name "_BIT", 0, true, false, (unsigned long)(name) \
+	}
 
 static struct constant constants[] = {
 	INT_(RTL_RTDE_CMD_REG_MODE),
