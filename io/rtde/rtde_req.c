@@ -246,6 +246,122 @@ RTL_API int rtl_rtde_req_inverse_kin(struct rtl_rtde_req *out, const double pose
 	return 0;
 }
 
+RTL_API int rtl_rtde_req_force_mode(struct rtl_rtde_req *out, const double task_frame[6],
+				    const int selection[6], const double wrench[6], int type,
+				    struct rtl_error *err)
+{
+	struct rtl_rtde_req r;
+	int ret = build_plain(&r, "force_mode", RTL_RTDE_REQ_FORCE_MODE, task_frame, 6,
+			      "task_frame", err);
+
+	if (ret == 0)
+		ret = finite_arg(wrench, 6, "force_mode", "wrench", err);
+	if (ret < 0)
+		return ret;
+	if (!selection)
+		return rtl_error_set(err, -EINVAL, "force_mode: selection is NULL");
+	if (type < 1 || type > 3)
+		return rtl_error_set(err, -EINVAL,
+				     "force_mode: type is %d: give 1, 2 or 3 (URScript's "
+				     "force_mode types; 2 is the task frame as given)",
+				     type);
+	for (int i = 0; i < 6; i++) {
+		if (selection[i] != 0 && selection[i] != 1)
+			return rtl_error_set(err, -EINVAL,
+					     "force_mode: selection[%d] is %d: give 0 (follow "
+					     "the motion) or 1 (compliant)",
+					     i, selection[i]);
+		r.flags |= (uint32_t)selection[i] << i;
+	}
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "force_mode: out is NULL");
+	memcpy(r.arg + 6, wrench, 6 * sizeof(double));
+	r.flags |= (uint32_t)type << 8;
+	*out = r;
+	return 0;
+}
+
+RTL_API int rtl_rtde_req_force_limits(struct rtl_rtde_req *out, const double limits[6],
+				      double damping, double gain_scaling, struct rtl_error *err)
+{
+	struct rtl_rtde_req r;
+	int ret = build_plain(&r, "force_limits", RTL_RTDE_REQ_FORCE_LIMITS, limits, 6, "limits",
+			      err);
+
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < 6; i++)
+		if (!(limits[i] > 0))
+			return rtl_error_set(err, -EINVAL,
+					     "force_limits: limits[%d] is %g: give > 0 (a speed "
+					     "on a compliant axis, a deviation on the others)",
+					     i, limits[i]);
+	if (!isfinite(damping) || damping > 1)
+		return rtl_error_set(err, -EINVAL,
+				     "force_limits: damping is %g: give 0 to 1 (< 0: %g)", damping,
+				     RTL_RTDE_REQ_FORCE_DAMPING_DEFAULT);
+	if (!isfinite(gain_scaling) || gain_scaling > 2)
+		return rtl_error_set(err, -EINVAL,
+				     "force_limits: gain_scaling is %g: give 0 to 2 (< 0: %g)",
+				     gain_scaling, RTL_RTDE_REQ_FORCE_GAIN_DEFAULT);
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "force_limits: out is NULL");
+	r.arg[6] = damping;
+	r.arg[7] = gain_scaling;
+	*out = r;
+	return 0;
+}
+
+RTL_API int rtl_rtde_req_simple(struct rtl_rtde_req *out, enum rtl_rtde_req_kind kind,
+				struct rtl_error *err)
+{
+	switch (kind) {
+	case RTL_RTDE_REQ_END_FORCE_MODE:
+	case RTL_RTDE_REQ_TEACH_MODE:
+	case RTL_RTDE_REQ_END_TEACH_MODE:
+	case RTL_RTDE_REQ_ZERO_FT_SENSOR:
+		return build_plain(out, rtl_rtde_req_kind_name(kind), (int32_t)kind, NULL, 0, NULL,
+				   err);
+	default:
+		return rtl_error_set(err, -EINVAL,
+				     "requests: %s (%d) takes arguments: use its own builder",
+				     rtl_rtde_req_kind_name(kind), (int)kind);
+	}
+}
+
+RTL_API int rtl_rtde_req_move_until_contact(struct rtl_rtde_req *out, const double xd[6],
+					    double accel, double retract, double force,
+					    struct rtl_error *err)
+{
+	struct rtl_rtde_req r;
+	double n = 0;
+	int ret = build_plain(&r, "move_until_contact", RTL_RTDE_REQ_MOVE_UNTIL_CONTACT, xd, 6,
+			      "xd", err);
+
+	if (ret == 0)
+		ret = rate_arg(accel, "move_until_contact", "acceleration", err);
+	if (ret == 0)
+		ret = rate_arg(force, "move_until_contact", "force", err);
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < 3; i++)
+		n += xd[i] * xd[i];
+	if (!(n > 0))
+		return rtl_error_set(err, -EINVAL,
+				     "move_until_contact: xd has no linear part: give the "
+				     "speed toward the surface [m/s]");
+	if (!isfinite(retract) || retract < 0 || retract > 1)
+		return rtl_error_set(err, -EINVAL,
+				     "move_until_contact: retract is %g m: give 0 to 1 m", retract);
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "move_until_contact: out is NULL");
+	r.arg[6] = accel;
+	r.arg[7] = retract;
+	r.arg[8] = force;
+	*out = r;
+	return 0;
+}
+
 /* ---- the exchange -------------------------------------------------------------- */
 
 RTL_API int rtl_rtde_req_write(const struct rtl_rtde_req *req, struct rtl_rtde_frame *frame,
@@ -332,7 +448,7 @@ RTL_API enum rtl_rtde_req_outcome rtl_rtde_req_track(struct rtl_rtde_req_tracker
 static const char *const reason_names[] = { "ok",	   "bad argument",    "unreachable",
 					    "joint limit", "protective stop", "interrupted",
 					    "no solution", "unknown kind",    "path full",
-					    "watchdog",	   "not allowed now" };
+					    "watchdog",	   "not allowed now", "no contact" };
 _Static_assert(sizeof(reason_names) / sizeof(reason_names[0]) == RTL_RTDE_REQ_REASON_COUNT,
 	       "a name per value");
 

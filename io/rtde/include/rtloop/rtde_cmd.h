@@ -98,6 +98,10 @@ enum rtl_rtde_cmd_mode {
 #define RTL_RTDE_CMD_STATUS_READY (1u << 0) /* the executor is running */
 /* The watchdog stopped the robot; clears with the next new heartbeat. */
 #define RTL_RTDE_CMD_STATUS_WATCHDOG (1u << 1)
+/* Force mode is on (RTL_RTDE_REQ_FORCE_MODE until END_FORCE_MODE or a stop). */
+#define RTL_RTDE_CMD_STATUS_FORCE (1u << 2)
+/* Teach mode (freedrive) is on (RTL_RTDE_REQ_TEACH_MODE until END_TEACH_MODE or a stop). */
+#define RTL_RTDE_CMD_STATUS_TEACH (1u << 3)
 
 /* Defaults and the ranges URScript accepts. */
 #define RTL_RTDE_CMD_WATCHDOG_DEFAULT_MS 100
@@ -140,13 +144,17 @@ enum rtl_rtde_req_kind {
 	RTL_RTDE_REQ_PATH_ADD = 4,
 	/* ARG0..5 task frame pose; ARG6..11 wrench [N, Nm]; FLAGS bits 0..5
 	 * the selection vector (1: compliant), bits 8..9 the type (1, 2, 3
-	 * as URScript force_mode). The limits are the last FORCE_LIMITS'. */
+	 * as URScript force_mode). The limits are the last FORCE_LIMITS'
+	 * (before any: RTL_RTDE_REQ_FORCE_LIMIT_DEFAULT on every axis). DONE
+	 * once the mode is on; RTL_RTDE_CMD_STATUS_FORCE shows it. */
 	RTL_RTDE_REQ_FORCE_MODE = 5,
 	/* ARG0..5 limits (compliant axes: max speed [m/s, rad/s]; others:
 	 * max deviation [m, rad]); ARG6 damping 0..1 (< 0: 0.005); ARG7 gain
 	 * scaling 0..2 (< 0: 1). */
 	RTL_RTDE_REQ_FORCE_LIMITS = 6,
 	RTL_RTDE_REQ_END_FORCE_MODE = 7,
+	/* Freedrive: the arm follows the force on the tool. Interrupts a
+	 * move; DONE once on, RTL_RTDE_CMD_STATUS_TEACH shows it. */
 	RTL_RTDE_REQ_TEACH_MODE = 8,
 	RTL_RTDE_REQ_END_TEACH_MODE = 9,
 	RTL_RTDE_REQ_ZERO_FT_SENSOR = 10,
@@ -161,7 +169,10 @@ enum rtl_rtde_req_kind {
 	RTL_RTDE_REQ_INVERSE_KIN = 14,
 	/* ARG0..5 TCP speed in the base frame; ARG6 acceleration (<= 0:
 	 * 1.2); ARG7 distance to retract after contact [m], along the
-	 * opposite direction. RUNNING until contact, DONE after the retract. */
+	 * opposite direction (0: none); ARG8 the contact force [N] (<= 0:
+	 * RTL_RTDE_REQ_CONTACT_FORCE_DEFAULT). RUNNING until contact, DONE
+	 * after the retract; FAILED/NO_CONTACT when a joint limit or the
+	 * workspace stops it first. */
 	RTL_RTDE_REQ_MOVE_UNTIL_CONTACT = 15,
 };
 #define RTL_RTDE_REQ_KIND_COUNT 16
@@ -194,8 +205,9 @@ enum rtl_rtde_req_reason {
 	RTL_RTDE_REQ_PATH_FULL = 8,	  /* more than RTL_RTDE_REQ_PATH_MAX waypoints */
 	RTL_RTDE_REQ_WATCHDOG = 9,	  /* the heartbeat stopped during the move */
 	RTL_RTDE_REQ_NOT_ALLOWED = 10,	  /* not in this state (e.g. teach mode) */
+	RTL_RTDE_REQ_NO_CONTACT = 11,	  /* move_until_contact stopped without one */
 };
-#define RTL_RTDE_REQ_REASON_COUNT 11
+#define RTL_RTDE_REQ_REASON_COUNT 12
 
 /* The request's registers: input int 40..42, input double 34..46. */
 #define RTL_RTDE_REQ_REG_ID 40	  /* identity: a new non-zero value per request */
@@ -211,8 +223,12 @@ enum rtl_rtde_req_reason {
 #define RTL_RTDE_REQ_OUT_RESULT0 24 /* RESULT0..5: output double 24..29 */
 
 /* Defaults of the moves, as URScript's movej and movel. */
-#define RTL_RTDE_REQ_JOINT_SPEED_DEFAULT 1.05 /* rad/s */
-#define RTL_RTDE_REQ_TOOL_SPEED_DEFAULT 0.25  /* m/s */
+#define RTL_RTDE_REQ_JOINT_SPEED_DEFAULT 1.05	 /* rad/s */
+#define RTL_RTDE_REQ_TOOL_SPEED_DEFAULT 0.25	 /* m/s */
+#define RTL_RTDE_REQ_FORCE_LIMIT_DEFAULT 0.1	 /* m/s (rad/s) compliant, m (rad) others */
+#define RTL_RTDE_REQ_FORCE_DAMPING_DEFAULT 0.005 /* force_mode_set_damping */
+#define RTL_RTDE_REQ_FORCE_GAIN_DEFAULT 1.0	 /* force_mode_set_gain_scaling */
+#define RTL_RTDE_REQ_CONTACT_FORCE_DEFAULT 10.0	 /* N, move_until_contact */
 
 /* Field names, for recipes. */
 #define RTL_RTDE_CMD_STR_(x) #x

@@ -141,6 +141,30 @@ RTL_API int rtl_rtde_req_inverse_kin(struct rtl_rtde_req *out, const double pose
 				     const double q_near[6], struct rtl_error *err);
 
 /*
+ * force_mode(@task_frame, @selection (each 0 or 1: 1 compliant), @wrench
+ * [N, N m], @type 1..3). The limits, damping and gain scaling are the last
+ * rtl_rtde_req_force_limits()'. Returns 0 or -EINVAL.
+ */
+RTL_API int rtl_rtde_req_force_mode(struct rtl_rtde_req *out, const double task_frame[6],
+				    const int selection[6], const double wrench[6], int type,
+				    struct rtl_error *err);
+/* The limits of the next force mode (each > 0: speed on compliant axes
+ * [m/s, rad/s], deviation on the others [m, rad]), @damping 0..1 and
+ * @gain_scaling 0..2 (< 0: the defaults). Returns 0 or -EINVAL. */
+RTL_API int rtl_rtde_req_force_limits(struct rtl_rtde_req *out, const double limits[6],
+				      double damping, double gain_scaling, struct rtl_error *err);
+/* A request without arguments: END_FORCE_MODE, TEACH_MODE,
+ * END_TEACH_MODE or ZERO_FT_SENSOR. Returns 0 or -EINVAL (another kind). */
+RTL_API int rtl_rtde_req_simple(struct rtl_rtde_req *out, enum rtl_rtde_req_kind kind,
+				struct rtl_error *err);
+/* Move with the TCP speed @xd (base frame [m/s, rad/s], a linear part
+ * needed) and @accel until the tool meets @force [N] (<= 0: the default),
+ * then retract by @retract [m] 0..1. Returns 0 or -EINVAL. */
+RTL_API int rtl_rtde_req_move_until_contact(struct rtl_rtde_req *out, const double xd[6],
+					    double accel, double retract, double force,
+					    struct rtl_error *err);
+
+/*
  * Write @req into @frame (the request recipe's, e.g.
  * rtl_rtde_loop_commands(loop, h->recipe)) with the next identity of
  * @ids, and start @tracker on it (may be NULL). Returns the identity
