@@ -13,6 +13,12 @@
  * with the newer move's acceleration on its own line and the newer one
  * starts from rest, as a real arm cannot jump in speed.
  *
+ * Force mode and teach mode are states robot.c's step runs (force_step(),
+ * teach_step()); here they are switched and refused. move_until_contact
+ * is a move of its own phases (enum sim_muc_phase): robot.c ramps and
+ * brakes it, sim_robot_contact_rest() below plans its retract as a linear
+ * move or ends it.
+ *
  * Pure and RT-safe like robot.c: no allocation, no I/O, no clock.
  */
 #include <errno.h>
@@ -24,6 +30,8 @@
 #include "robot.h"
 
 #define N SIM_ROBOT_DOF
+#define MUC_DECEL_FACTOR 10.0 /* move_until_contact brakes with 10 a ... */
+#define MUC_DECEL_MIN 2.5     /* ... at least 2.5 m/s^2 */
 
 /* Answer request @id: @state, with @reason when it failed. */
 static void answer(struct sim_robot *r, int32_t id, int32_t state, int32_t reason)
@@ -123,26 +131,168 @@ static void brake(struct sim_robot *r, double decel)
 	(void)sim_move_stop(&r->move, r->move_t, decel);
 }
 
+/* The running move or contact move brakes with @a; @q waits for rest. */
+static int yield_to(struct sim_robot *r, const struct sim_robot_req *q, double a)
+{
+	if (r->move_on) {
+		brake(r, a);
+	} else {
+		r->muc_phase = SIM_MUC_YIELD;
+		r->muc_decel = a;
+	}
+	r->pending = *q;
+	r->move_pending = true;
+	answer(r, q->id, RTL_RTDE_REQ_STATE_RUNNING, 0);
+	return 0;
+}
+
+/* move_until_contact's acceleration: the request's, or 1.2 m/s^2. */
+static double contact_accel(const struct sim_robot_req *q)
+{
+	return q->arg[6] > 0 ? q->arg[6] : RTL_RTDE_CMD_LINEAR_ACCEL_DEFAULT;
+}
+
+/* Start move_until_contact @q (checked) from where the arm is. */
+static void contact_begin(struct sim_robot *r, const struct sim_robot_req *q)
+{
+	memcpy(r->muc_twist, q->arg, sizeof(r->muc_twist));
+	r->muc_accel = contact_accel(q);
+	r->muc_decel = fmax(MUC_DECEL_FACTOR * r->muc_accel, MUC_DECEL_MIN);
+	r->muc_retract = q->arg[7];
+	r->muc_force = q->arg[8] > 0 ? q->arg[8] : RTL_RTDE_REQ_CONTACT_FORCE_DEFAULT;
+	r->muc_phase = SIM_MUC_APPROACH;
+	answer(r, q->id, RTL_RTDE_REQ_STATE_RUNNING, 0);
+}
+
+/* The arm rests at target_q: the move that waited for it starts. */
+static void take_pending(struct sim_robot *r)
+{
+	r->move_pending = false;
+	sim_kin_forward(r->target_q, r->tcp_offset, r->target_TCP_pose);
+	if (r->pending.kind == RTL_RTDE_REQ_MOVE_UNTIL_CONTACT)
+		contact_begin(r, &r->pending);
+	else if (plan(r, &r->pending))
+		answer(r, r->pending.id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_INTERRUPTED);
+}
+
+static int start_contact(struct sim_robot *r, const struct sim_robot_req *q)
+{
+	if (r->teach_on || r->force_on)
+		return fail(r, q, RTL_RTDE_REQ_NOT_ALLOWED);
+	if (!(norm3(q->arg) > 0) || q->arg[7] < 0 || q->arg[7] > 1)
+		return fail(r, q, RTL_RTDE_REQ_BAD_ARGUMENT);
+	if (r->move_on || r->muc_phase)
+		return yield_to(r, q, contact_accel(q));
+	contact_begin(r, q);
+	return 0;
+}
+
+void sim_robot_contact_rest(struct sim_robot *r)
+{
+	int phase = r->muc_phase;
+	double from[6], to[6], v = norm3(r->muc_twist);
+
+	r->muc_phase = SIM_MUC_NONE;
+	if (r->move_pending) {
+		take_pending(r);
+		return;
+	}
+	if (phase == SIM_MUC_BRAKE && r->muc_retract > 0) {
+		/* straight back against the approach, at its linear speed */
+		sim_kin_forward(r->target_q, r->tcp_offset, from);
+		memcpy(to, from, sizeof(to));
+		for (int k = 0; k < 3; k++)
+			to[k] -= r->muc_retract * r->muc_twist[k] / v;
+		if (judge_target(r, to, true) == RTL_RTDE_REQ_OK &&
+		    sim_move_plan_linear(&r->move, from, to, v, r->muc_accel) == 0) {
+			r->move_t = 0;
+			r->move_on = true; /* sim_robot_move_step() ends it DONE */
+			return;
+		}
+		sim_robot_contact_fail(r, RTL_RTDE_REQ_UNREACHABLE);
+		return;
+	}
+	if (r->req_state == RTL_RTDE_REQ_STATE_RUNNING)
+		answer(r, r->req_id, RTL_RTDE_REQ_STATE_DONE, 0);
+}
+
+void sim_robot_contact_fail(struct sim_robot *r, int32_t reason)
+{
+	r->muc_phase = SIM_MUC_NONE;
+	if (r->req_state == RTL_RTDE_REQ_STATE_RUNNING)
+		answer(r, r->req_id, RTL_RTDE_REQ_STATE_FAILED, reason);
+}
+
+/* FORCE_LIMITS: the limits, damping and gain of force mode, now and later. */
+static int force_limits(struct sim_robot *r, const struct sim_robot_req *q)
+{
+	for (int i = 0; i < 6; i++)
+		if (!(q->arg[i] > 0))
+			return fail(r, q, RTL_RTDE_REQ_BAD_ARGUMENT);
+	if (q->arg[6] > 1 || q->arg[7] > 2)
+		return fail(r, q, RTL_RTDE_REQ_BAD_ARGUMENT);
+	memcpy(r->force_limit, q->arg, sizeof(r->force_limit));
+	r->force_damping = q->arg[6] < 0 ? RTL_RTDE_REQ_FORCE_DAMPING_DEFAULT : q->arg[6];
+	r->force_gain = q->arg[7] < 0 ? RTL_RTDE_REQ_FORCE_GAIN_DEFAULT : q->arg[7];
+	answer(r, q->id, RTL_RTDE_REQ_STATE_DONE, 0);
+	return 0;
+}
+
+/* FLAGS of FORCE_MODE: bits 0-5 the compliant axes, 8-9 the type. */
+#define FORCE_SEL_MASK 0x3fu
+#define FORCE_TYPE_SHIFT 8
+#define FORCE_FLAGS_MASK (FORCE_SEL_MASK | 3u << FORCE_TYPE_SHIFT)
+
+static int force_mode(struct sim_robot *r, const struct sim_robot_req *q)
+{
+	uint32_t type = (q->flags >> FORCE_TYPE_SHIFT) & 3u;
+
+	if (r->teach_on || r->move_on || r->move_pending || r->muc_phase)
+		return fail(r, q, RTL_RTDE_REQ_NOT_ALLOWED);
+	/* types 1 and 3 run as type 2 (docs/rtde-sim.md) */
+	if ((q->flags & ~FORCE_FLAGS_MASK) || type == 0)
+		return fail(r, q, RTL_RTDE_REQ_BAD_ARGUMENT);
+	sim_robot_rotvec_to_matrix(q->arg + 3, r->force_R);
+	memcpy(r->force_wrench, q->arg + 6, sizeof(r->force_wrench));
+	r->force_sel = q->flags & FORCE_SEL_MASK;
+	if (!r->force_on)
+		r->linear = false; /* the first step takes the arm's motion */
+	r->force_on = true;
+	answer(r, q->id, RTL_RTDE_REQ_STATE_DONE, 0);
+	return 0;
+}
+
+static int teach_mode(struct sim_robot *r, const struct sim_robot_req *q)
+{
+	if (r->force_on)
+		return fail(r, q, RTL_RTDE_REQ_NOT_ALLOWED);
+	sim_robot_move_abort(r, RTL_RTDE_REQ_INTERRUPTED);
+	if (!r->teach_on) {
+		r->teach_on = true;
+		r->teach_cycles = 0;
+		r->linear = false;
+	}
+	answer(r, q->id, RTL_RTDE_REQ_STATE_DONE, 0);
+	return 0;
+}
+
 static int start_move(struct sim_robot *r, const struct sim_robot_req *q)
 {
 	bool linear = q->kind == RTL_RTDE_REQ_MOVE_L;
 	double v, a;
 	int32_t why;
 
+	if (r->teach_on || r->force_on)
+		return fail(r, q, RTL_RTDE_REQ_NOT_ALLOWED);
 	move_speeds(r, q->arg, linear, &v, &a);
 	if (!(v > 0) || !(a > 0) || (!linear && (v > r->cfg.qd_max[0] * 1.0001)))
 		return fail(r, q, RTL_RTDE_REQ_BAD_ARGUMENT);
 	why = judge_target(r, q->arg, linear);
 	if (why)
 		return fail(r, q, why);
-	if (r->move_on) {
-		/* the running move brakes first; this one starts at rest */
-		brake(r, a);
-		r->pending = *q;
-		r->move_pending = true;
-		answer(r, q->id, RTL_RTDE_REQ_STATE_RUNNING, 0);
-		return 0;
-	}
+	/* the running move brakes first; this one starts at rest */
+	if (r->move_on || r->muc_phase)
+		return yield_to(r, q, a);
 	why = plan(r, q);
 	if (why)
 		return fail(r, q, why);
@@ -215,10 +365,34 @@ int sim_robot_request(struct sim_robot *r, const struct sim_robot_req *q, int64_
 	case RTL_RTDE_REQ_STOP_MOVE:
 		if (r->move_on)
 			brake(r, q->arg[7] > 0 ? q->arg[7] : r->cfg.joint_accel);
+		if (r->muc_phase) {
+			r->muc_phase = SIM_MUC_YIELD;
+			r->muc_decel = q->arg[7] > 0 ? q->arg[7] : r->cfg.linear_accel;
+		}
 		r->move_pending = false;
-		answer(r, q->id, r->move_on ? RTL_RTDE_REQ_STATE_RUNNING : RTL_RTDE_REQ_STATE_DONE,
+		answer(r, q->id,
+		       r->move_on || r->muc_phase ? RTL_RTDE_REQ_STATE_RUNNING
+						  : RTL_RTDE_REQ_STATE_DONE,
 		       0);
 		return 0;
+	case RTL_RTDE_REQ_MOVE_UNTIL_CONTACT:
+		return start_contact(r, q);
+	case RTL_RTDE_REQ_FORCE_MODE:
+		return force_mode(r, q);
+	case RTL_RTDE_REQ_FORCE_LIMITS:
+		return force_limits(r, q);
+	case RTL_RTDE_REQ_END_FORCE_MODE:
+		if (r->force_on)
+			r->linear = false;
+		r->force_on = false;
+		break;
+	case RTL_RTDE_REQ_TEACH_MODE:
+		return teach_mode(r, q);
+	case RTL_RTDE_REQ_END_TEACH_MODE:
+		if (r->teach_on)
+			r->linear = false; /* to rest in joint space */
+		r->teach_on = r->push_on = false;
+		break;
 	case RTL_RTDE_REQ_ZERO_FT_SENSOR:
 		for (int i = 0; i < 6; i++)
 			r->ft_bias[i] += r->actual_TCP_force[i];
@@ -266,13 +440,9 @@ bool sim_robot_move_step(struct sim_robot *r, double dt, double q_next[N])
 		r->move_on = false;
 		r->moves_done++;
 		if (r->move_pending) {
-			r->move_pending = false;
 			/* the arm is at rest where this sample puts it */
 			memcpy(r->target_q, q_next, sizeof(double) * N);
-			sim_kin_forward(q_next, r->tcp_offset, r->target_TCP_pose);
-			if (plan(r, &r->pending))
-				answer(r, r->pending.id, RTL_RTDE_REQ_STATE_FAILED,
-				       RTL_RTDE_REQ_INTERRUPTED);
+			take_pending(r);
 		} else if (r->req_state == RTL_RTDE_REQ_STATE_RUNNING) {
 			answer(r, r->req_id, RTL_RTDE_REQ_STATE_DONE, 0);
 		}
@@ -284,10 +454,11 @@ bool sim_robot_move_step(struct sim_robot *r, double dt, double q_next[N])
  * the running move ends with @reason, and a pending one is dropped. */
 void sim_robot_move_abort(struct sim_robot *r, int32_t reason)
 {
-	if (!r->move_on && !r->move_pending)
+	if (!r->move_on && !r->move_pending && !r->muc_phase)
 		return;
 	r->move_on = false;
 	r->move_pending = false;
+	r->muc_phase = SIM_MUC_NONE;
 	if (r->req_state == RTL_RTDE_REQ_STATE_RUNNING)
 		answer(r, r->req_id, RTL_RTDE_REQ_STATE_FAILED, reason);
 }

@@ -63,6 +63,9 @@ static const double viscous[N] = { 6.0, 6.0, 4.0, 1.5, 1.5, 1.5 };	    /* N m s 
 #define EXEC_JITTER_MS 0.03
 #define EXEC_MIN_MS 0.3
 #define EXEC_MAX_MS 0.6
+#define FORCE_ADMIT_LIN 0.005 /* force mode: m/(N s) on a force axis */
+#define FORCE_ADMIT_ANG 0.05  /* rad/(N m s) on a torque axis */
+#define TEACH_DAMPING 100.0   /* teach mode: N s/m from push to TCP speed */
 
 static const char wd_text[] = "rtde-sim: RTDE watchdog: no new heartbeat within the timeout, "
 			      "stopping the robot";
@@ -397,6 +400,8 @@ static int check_config(const struct sim_robot_config *c)
 	if (!nonneg(c->payload_mass) || !all_finite(c->payload_cog, 3) ||
 	    !all_finite(c->payload_inertia, 6))
 		return -EINVAL;
+	if (!all_finite(c->push, 3) || !nonneg(c->push_after) || !nonneg(c->push_for))
+		return -EINVAL;
 	return 0;
 }
 
@@ -526,6 +531,9 @@ static void update_outputs(struct sim_robot *r, double dt)
 
 	/* contact and force sensor */
 	contact_force(r, r->actual_TCP_pose, r->actual_TCP_speed, f3);
+	/* the hand's push in teach mode: the tool resists it */
+	for (int k = 0; k < 3 && r->push_on; k++)
+		f3[k] -= r->cfg.push[k];
 	for (int k = 0; k < 3; k++) {
 		r->actual_TCP_force[k] = f3[k];
 		r->actual_TCP_force[k + 3] = 0; /* point contact at the TCP */
@@ -609,6 +617,8 @@ int sim_robot_init(struct sim_robot *r, const struct sim_robot_config *cfg)
 		/* another stream of the same seed, for the execution time */
 		.exec_rng = cfg->seed ^ 0x5851f42d4c957f2dull,
 		.payload = cfg->payload_mass,
+		.force_damping = RTL_RTDE_REQ_FORCE_DAMPING_DEFAULT,
+		.force_gain = RTL_RTDE_REQ_FORCE_GAIN_DEFAULT,
 	};
 	r->cfg.contact = contact;
 	memcpy(r->tcp_offset, cfg->tcp_offset, sizeof(r->tcp_offset));
@@ -616,8 +626,10 @@ int sim_robot_init(struct sim_robot *r, const struct sim_robot_config *cfg)
 	memcpy(r->payload_inertia, cfg->payload_inertia, sizeof(r->payload_inertia));
 	memcpy(r->target_q, cfg->q0, sizeof(r->target_q));
 	memcpy(r->actual_q, cfg->q0, sizeof(r->actual_q));
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < N; i++) {
 		r->joint_mode[i] = SIM_JOINT_MODE_RUNNING;
+		r->force_limit[i] = RTL_RTDE_REQ_FORCE_LIMIT_DEFAULT;
+	}
 	update_outputs(r, 0);
 	return 0;
 }
@@ -717,7 +729,10 @@ uint64_t sim_robot_digital_output_bits(const struct sim_robot *r)
 
 uint32_t sim_robot_cmd_status(const struct sim_robot *r)
 {
-	return RTL_RTDE_CMD_STATUS_READY | (r->watchdog_tripped ? RTL_RTDE_CMD_STATUS_WATCHDOG : 0);
+	return RTL_RTDE_CMD_STATUS_READY |
+	       (r->watchdog_tripped ? RTL_RTDE_CMD_STATUS_WATCHDOG : 0) |
+	       (r->force_on ? RTL_RTDE_CMD_STATUS_FORCE : 0) |
+	       (r->teach_on ? RTL_RTDE_CMD_STATUS_TEACH : 0);
 }
 
 /* ---- trajectory generation ----------------------------------------------------- */
@@ -777,16 +792,11 @@ static void enter_linear(struct sim_robot *r)
 	memcpy(r->ref_R, f[N + 1].R, sizeof(r->ref_R));
 }
 
-/*
- * speedl / stopl: ramp the twist toward @target at @a (m/s^2 and rad/s^2,
- * one factor for both so the twist keeps its direction), then map it with
- * pose feedback toward the reference, which integrates the twist.
- */
-static void ramp_linear(struct sim_robot *r, const double target[6], double a, double out[N])
+/* Ramp the twist toward @target at @a (m/s^2 and rad/s^2, one factor for
+ * both so the twist keeps its direction) into @nw. */
+static void ramp_twist(const struct sim_robot *r, const double target[6], double a, double nw[6])
 {
-	struct frame f[N + 2];
-	double jac[36], e[6], nw[6], v[6], err_R[9], dR[9], newR[9], w[3];
-	double step = a * period_s(r), dt = period_s(r), k = CLIK_GAIN / dt, f_lin, f_ang, s = 1;
+	double e[6], step = a * period_s(r), f_lin, f_ang, s = 1;
 
 	for (int i = 0; i < 6; i++)
 		e[i] = target[i] - r->twist[i];
@@ -798,6 +808,18 @@ static void ramp_linear(struct sim_robot *r, const double target[6], double a, d
 		s = fmin(s, step / f_ang);
 	for (int i = 0; i < 6; i++)
 		nw[i] = r->twist[i] + s * e[i];
+}
+
+/*
+ * Map the twist @nw (after @prev, last period's) to joint velocities with
+ * pose feedback toward the reference, which integrates the twist.
+ */
+static void follow_twist(struct sim_robot *r, const double prev[6], const double nw[6],
+			 double out[N])
+{
+	struct frame f[N + 2];
+	double jac[36], v[6], err_R[9], dR[9], newR[9], w[3];
+	double dt = period_s(r), k = CLIK_GAIN / dt;
 
 	target_tcp(r, f, jac);
 	matmul3_bt(r->ref_R, f[N + 1].R, err_R);
@@ -811,12 +833,21 @@ static void ramp_linear(struct sim_robot *r, const double target[6], double a, d
 	/* the reference moves with the mean twist of the period, as the
 	 * trapezoidal joint integration does */
 	for (int i = 0; i < 3; i++) {
-		r->ref_p[i] += (r->twist[i] + nw[i]) / 2 * dt;
-		w[i] = (r->twist[i + 3] + nw[i + 3]) / 2 * dt;
+		r->ref_p[i] += (prev[i] + nw[i]) / 2 * dt;
+		w[i] = (prev[i + 3] + nw[i + 3]) / 2 * dt;
 	}
 	sim_robot_rotvec_to_matrix(w, dR);
 	matmul3(dR, r->ref_R, newR);
 	memcpy(r->ref_R, newR, sizeof(newR));
+}
+
+/* speedl / stopl: ramp the twist toward @target at @a, then follow it. */
+static void ramp_linear(struct sim_robot *r, const double target[6], double a, double out[N])
+{
+	double nw[6];
+
+	ramp_twist(r, target, a, nw);
+	follow_twist(r, r->twist, nw, out);
 	memcpy(r->twist, nw, sizeof(nw));
 }
 
@@ -921,8 +952,8 @@ static bool moving(const struct sim_robot *r)
  * stop). */
 static void track_stop(struct sim_robot *r, int32_t mode, bool tripped)
 {
-	bool stop_mode =
-		!tripped && !r->move_on && (mode == RTL_RTDE_CMD_STOP || mode == RTL_RTDE_CMD_IDLE);
+	bool stop_mode = !tripped && !r->move_on && !r->muc_phase && !r->force_on && !r->teach_on &&
+			 (mode == RTL_RTDE_CMD_STOP || mode == RTL_RTDE_CMD_IDLE);
 
 	if (r->stopping && !stop_mode)
 		r->stopping = false; /* superseded before rest */
@@ -991,6 +1022,107 @@ double sim_robot_max_speed(const struct sim_robot *r)
 	return m;
 }
 
+/* ---- force mode, teach mode, move_until_contact ------------------------------- */
+
+void sim_robot_modes_end(struct sim_robot *r)
+{
+	if (r->force_on || r->teach_on)
+		r->linear = false; /* to rest in joint space */
+	r->force_on = r->teach_on = r->push_on = false;
+}
+
+/*
+ * Force mode: the stream's twist (speedl's ramped one, J qd of speedj's or
+ * servoj's command, zero under IDLE) with each compliant axis of the task
+ * frame replaced by the admittance's speed toward the commanded wrench.
+ */
+static uint32_t force_step(struct sim_robot *r, int32_t mode, bool was_linear, double *limiter,
+			   double qd[N])
+{
+	const struct sim_robot_cmd *c = &r->cmd;
+	struct frame f[N + 2];
+	double jac[36], nw[6] = { 0 }, target[6], vt[6], ft[6], v[6], qc[N];
+	uint32_t ev = 0;
+
+	if (!was_linear) {
+		enter_linear(r);
+		memcpy(r->force_twist, r->twist, sizeof(r->twist));
+	}
+	if (mode == RTL_RTDE_CMD_SPEEDL) {
+		for (int i = 0; i < 6; i++)
+			target[i] = r->target_speed_fraction * c->param[i];
+		ramp_twist(r, target, c->accel > 0 ? c->accel : r->cfg.linear_accel, nw);
+	} else if (mode == RTL_RTDE_CMD_SPEEDJ || mode == RTL_RTDE_CMD_SERVOJ) {
+		if (mode == RTL_RTDE_CMD_SPEEDJ) {
+			for (int i = 0; i < N; i++)
+				qc[i] = r->target_speed_fraction * c->param[i];
+			ev |= clamp_speed(r, qc, limiter);
+		} else {
+			track_joints(r, qc);
+		}
+		target_tcp(r, f, jac);
+		jac_mul(jac, qc, nw);
+	}
+	memcpy(r->twist, nw, sizeof(nw));
+	matvec3_t(r->force_R, nw, vt);
+	matvec3_t(r->force_R, nw + 3, vt + 3);
+	matvec3_t(r->force_R, r->actual_TCP_force, ft);
+	matvec3_t(r->force_R, r->actual_TCP_force + 3, ft + 3);
+	for (int i = 0; i < 6; i++) {
+		double adm = i < 3 ? FORCE_ADMIT_LIN : FORCE_ADMIT_ANG, lim = r->force_limit[i];
+		double s =
+			r->force_gain * (1 - r->force_damping) * adm * (r->force_wrench[i] - ft[i]);
+
+		if (r->force_sel & (1u << i))
+			vt[i] = fmin(lim, fmax(-lim, s));
+	}
+	matvec3(r->force_R, vt, v);
+	matvec3(r->force_R, vt + 3, v + 3);
+	follow_twist(r, r->force_twist, v, qd);
+	memcpy(r->force_twist, v, sizeof(v));
+	return ev;
+}
+
+/* Teach mode: the TCP moves with the hand's push / TEACH_DAMPING, ramped
+ * with the default linear acceleration; without a push, to rest. */
+static void teach_step(struct sim_robot *r, bool was_linear, double qd[N])
+{
+	const struct sim_robot_config *k = &r->cfg;
+	int64_t t = (int64_t)r->teach_cycles * k->period_ns;
+	int64_t after = llround(k->push_after * 1e9), len = llround(k->push_for * 1e9);
+	double target[6] = { 0 };
+
+	r->teach_cycles++;
+	r->push_on = t >= after && (len <= 0 || t < after + len);
+	for (int i = 0; i < 3 && r->push_on; i++)
+		target[i] = k->push[i] / TEACH_DAMPING;
+	if (!was_linear)
+		enter_linear(r);
+	ramp_linear(r, target, k->linear_accel, qd);
+	if (at_rest(qd))
+		memset(qd, 0, sizeof(double) * N);
+}
+
+/* move_until_contact under IDLE: true when it has brought the arm to rest. */
+static bool contact_step(struct sim_robot *r, bool was_linear, double qd[N])
+{
+	static const double zero[6];
+
+	if (!was_linear)
+		enter_linear(r);
+	if (r->muc_phase == SIM_MUC_APPROACH && norm3(r->actual_TCP_force) >= r->muc_force)
+		r->muc_phase = SIM_MUC_BRAKE;
+	if (r->muc_phase == SIM_MUC_APPROACH) {
+		ramp_linear(r, r->muc_twist, r->muc_accel, qd);
+		return false;
+	}
+	ramp_linear(r, zero, r->muc_decel, qd);
+	if (!at_rest(qd))
+		return false;
+	memset(qd, 0, sizeof(double) * N);
+	return true;
+}
+
 uint32_t sim_robot_step(struct sim_robot *r, int64_t now_ns)
 {
 	const struct sim_robot_cmd *c = &r->cmd;
@@ -1002,27 +1134,46 @@ uint32_t sim_robot_step(struct sim_robot *r, int64_t now_ns)
 	int64_t timeout;
 	double q_plan[N];
 	int plan = 0; /* 1: the move's plan drives the joints, 2: and ends here */
+	bool watched, contact_rest = false;
 
 	/* watchdog: the command's timeout, 0 = the configured one, < 0 = off;
 	 * only a motion command or a move can go stale */
 	timeout = c->watchdog_ms > 0 ? (int64_t)c->watchdog_ms * 1000000
 				     : (c->watchdog_ms == 0 ? r->cfg.watchdog_ns : 0);
-	if (r->armed && timeout > 0 && (motion_mode(c->mode) || r->move_on) &&
-	    now_ns - r->last_refresh_ns > timeout) {
+	watched =
+		!r->teach_on && (motion_mode(c->mode) || r->move_on || r->muc_phase || r->force_on);
+	if (r->armed && timeout > 0 && watched && now_ns - r->last_refresh_ns > timeout) {
 		watchdog_trip(r);
 		sim_robot_move_abort(r, RTL_RTDE_REQ_WATCHDOG);
+		sim_robot_modes_end(r);
 		ev |= SIM_ROBOT_EV_WATCHDOG;
 	}
-	/* a protective stop, or a streaming mode taking the arm, ends a move */
-	if (r->safety_mode != SIM_SAFETY_MODE_NORMAL)
+	/* a protective stop, or a streaming mode taking the arm, ends a move;
+	 * a protective stop and STOP end force and teach mode */
+	if (r->safety_mode != SIM_SAFETY_MODE_NORMAL) {
 		sim_robot_move_abort(r, RTL_RTDE_REQ_PROTECTIVE_STOP);
-	else if (mode != RTL_RTDE_CMD_IDLE)
+		sim_robot_modes_end(r);
+	} else if (mode != RTL_RTDE_CMD_IDLE) {
 		sim_robot_move_abort(r, RTL_RTDE_REQ_INTERRUPTED);
+	}
+	if (mode == RTL_RTDE_CMD_STOP)
+		sim_robot_modes_end(r);
+	was_linear = r->linear;
 
 	track_stop(r, mode, r->watchdog_tripped);
 	if (r->watchdog_tripped) {
 		mode = RTL_RTDE_CMD_STOP;
 		ramp_joints(r, zero, r->cfg.watchdog_decel, qd);
+	} else if (r->teach_on) {
+		/* the arm follows the hand; the stream is ignored */
+		teach_step(r, was_linear, qd);
+		r->linear = true;
+	} else if (r->force_on) {
+		ev |= force_step(r, mode, was_linear, &limiter, qd);
+		r->linear = true;
+	} else if (mode == RTL_RTDE_CMD_IDLE && r->muc_phase) {
+		contact_rest = contact_step(r, was_linear, qd);
+		r->linear = true;
 	} else {
 		double a = c->accel;
 
@@ -1105,6 +1256,12 @@ uint32_t sim_robot_step(struct sim_robot *r, int64_t now_ns)
 		}
 	}
 	r->limited = ev & ~(uint32_t)SIM_ROBOT_EV_WATCHDOG;
+	/* a joint limit or the speed limiter stopped the approach */
+	if (r->muc_phase == SIM_MUC_APPROACH &&
+	    (r->limited & (SIM_ROBOT_EV_POS_LIMIT | SIM_ROBOT_EV_VEL_LIMIT)))
+		sim_robot_contact_fail(r, RTL_RTDE_REQ_NO_CONTACT);
+	if (contact_rest)
+		sim_robot_contact_rest(r);
 	/* a limit broke the Cartesian plan: restart it from where the robot is,
 	 * or the reference would run away from the arm */
 	if (r->linear && r->limited)

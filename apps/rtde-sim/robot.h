@@ -133,6 +133,11 @@ struct sim_robot_config {
 	double payload_cog[3];	   /* centre of gravity, flange frame [m] */
 	double payload_inertia[6]; /* Ixx Iyy Izz Ixy Ixz Iyz about the cog [kg m^2] */
 	uint64_t seed;		   /* of the noise generator */
+	/* The hand on the tool in teach mode: the force it applies (base
+	 * frame [N]), from @push_after s after teach mode begins, for
+	 * @push_for s (0: until teach mode ends). */
+	double push[3];
+	double push_after, push_for;
 	/* Called from sim_robot_step() when the robot has something to say
 	 * (a watchdog trip); the server turns it into an RTDE text message. Must
 	 * be RT-safe itself. NULL: silent. @text is a static string. */
@@ -266,6 +271,8 @@ struct sim_robot {
 	double req_result[RTL_RTDE_REQ_NRESULT];
 	uint64_t requests, requests_failed, moves_done;
 	double ft_bias[6]; /* zero_ft_sensor: subtracted from the reading */
+	bool force_on;	   /* force mode (RTL_RTDE_CMD_STATUS_FORCE) */
+	bool teach_on;	   /* teach mode (RTL_RTDE_CMD_STATUS_TEACH) */
 
 	/* ---- private ---- */
 	bool req_seen;	   /* req_last is valid */
@@ -277,6 +284,22 @@ struct sim_robot {
 	struct sim_robot_req pending;
 	int path_n;
 	struct sim_robot_waypoint path[RTL_RTDE_REQ_PATH_MAX];
+	/* force mode: task frame (rotation, base frame), wrench, compliant
+	 * axes (bits 0-5), and the limits of FORCE_LIMITS */
+	double force_R[9];
+	double force_wrench[6];
+	uint32_t force_sel;
+	double force_limit[6];
+	double force_damping, force_gain;
+	double force_twist[6]; /* the twist force mode executed last step */
+	uint64_t teach_cycles; /* steps in teach mode */
+	bool push_on;	       /* the hand pushes this step */
+	/* move_until_contact: its phase (enum sim_muc_phase), the
+	 * twist, acceleration, braking deceleration, retract distance and
+	 * contact force */
+	int muc_phase;
+	double muc_twist[6];
+	double muc_accel, muc_decel, muc_retract, muc_force;
 	struct sim_robot_cmd cmd;
 	bool stopping;	       /* a stop is on */
 	uint64_t stop_started; /* its first cycle */
@@ -331,9 +354,11 @@ int sim_robot_command(struct sim_robot *r, const struct sim_robot_cmd *cmd, int6
  * robot takes it when its identity is new and answers in req_id,
  * req_state, req_reason and req_result: at once for what ends at once
  * (payload, TCP, kinematics, a waypoint added, a refusal), RUNNING and
- * later DONE for a move. This simulator runs MOVE_J, MOVE_L, their paths,
- * STOP_MOVE, ZERO_FT_SENSOR, SET_PAYLOAD, SET_TCP, FORWARD_KIN and
- * INVERSE_KIN; the other kinds are refused with UNKNOWN_KIND.
+ * later DONE for a move. This simulator runs every kind of
+ * <rtloop/rtde_cmd.h>: moves, paths, STOP_MOVE, force mode and its limits,
+ * teach mode, move_until_contact, ZERO_FT_SENSOR, SET_PAYLOAD, SET_TCP,
+ * FORWARD_KIN and INVERSE_KIN (the models: docs/rtde-sim.md, "Requests");
+ * other kinds are refused with UNKNOWN_KIND.
  * Returns 0 (also for a request answered FAILED), 1 for an identity
  * already taken (ignored), -EINVAL for a NULL pointer.
  */
@@ -343,6 +368,20 @@ int sim_robot_request(struct sim_robot *r, const struct sim_robot_req *q, int64_
  * (false: no move runs), and its end when something else takes the arm. */
 bool sim_robot_move_step(struct sim_robot *r, double dt, double q_next[SIM_ROBOT_DOF]);
 void sim_robot_move_abort(struct sim_robot *r, int32_t reason);
+/* Force and teach mode end (STOP, a watchdog trip, a protective stop). */
+void sim_robot_modes_end(struct sim_robot *r);
+/* The phases of move_until_contact robot.c runs (muc_phase). */
+enum sim_muc_phase {
+	SIM_MUC_NONE = 0,
+	SIM_MUC_APPROACH, /* ramping to the twist, watching the force */
+	SIM_MUC_BRAKE,	  /* contact: braking, then the retract */
+	SIM_MUC_YIELD,	  /* stopped (STOP_MOVE) or interrupted by a newer move */
+};
+/* The contact move's phase @phase (BRAKE, YIELD) brought the arm to rest:
+ * its retract, its end or the pending move. */
+void sim_robot_contact_rest(struct sim_robot *r);
+/* A joint limit or the speed limiter stopped the approach: NO_CONTACT. */
+void sim_robot_contact_fail(struct sim_robot *r, int32_t reason);
 
 /*
  * Advance the robot by one control period; @now_ns is the time of this
