@@ -1,6 +1,7 @@
 # Convenience front end over Meson (in the spirit of PipeWire's).
 #   make test   install missing packages, configure, build, run every suite
 #   make demo   install, build, run the demo
+#   make experiment  build, run the force-control example against rtde-sim, plot it
 #   make        configure and build
 # Variables: BUILD (build directory), MESON_OPTS (extra meson setup flags),
 # SUITES (meson test --suite filters, default: all); for make demo: ROBOT=<host>
@@ -10,7 +11,7 @@ BUILD ?= build
 MESON_OPTS ?=
 SUITES ?=
 
-.PHONY: all deps configure build test demo install clean format format-check
+.PHONY: all deps configure build test demo experiment install clean format format-check
 
 all: build
 
@@ -48,6 +49,40 @@ test: build
 
 demo: build
 	@sh apps/demo.sh $(BUILD)
+
+# The force-control experiment (apps/examples/experiment.c, docs/experiment.md)
+# against an rtde-sim started here on loopback (a contact plane 28 mm below
+# the start pose, a hand pushing 5 N along x one second into teach mode): the
+# phase table, then $(BUILD)/experiment/rtloop-experiment.png from its CSV.
+EXP_OUT = $(BUILD)/experiment
+EXP_SIM = --port 0 --contact-z 0.46 --push-x 5 --push-after 1 --push-for 1 --duration 120
+
+experiment: build
+	@set -eu; out=$(EXP_OUT); mkdir -p $$out; \
+	rm -f $$out/experiment.csv $$out/experiment.json $$out/rtloop-experiment.png; \
+	$(BUILD)/apps/rtde-sim/rtde-sim $(EXP_SIM) --json $$out/sim.json >$$out/sim.txt 2>$$out/sim.log & \
+	sim=$$!; trap 'kill $$sim 2>/dev/null || true; wait $$sim 2>/dev/null || true' EXIT; \
+	port=; i=0; while [ -z "$$port" ] && [ $$i -lt 100 ] && kill -0 $$sim 2>/dev/null; do \
+		port=$$(sed -n 's/.*listening on [0-9.]*:\([0-9][0-9]*\).*/\1/p' $$out/sim.log); \
+		[ -n "$$port" ] || sleep 0.05; i=$$((i + 1)); done; \
+	[ -n "$$port" ] || { cat $$out/sim.log >&2; echo "experiment: rtde-sim did not start" >&2; exit 1; }; \
+	echo "== rtde-sim on 127.0.0.1:$$port: rtde-sim $(EXP_SIM)"; \
+	status=0; $(BUILD)/apps/examples/rtloop-example-experiment --port $$port \
+		--csv $$out/experiment.csv --json $$out/experiment.json || status=$$?; \
+	if command -v gnuplot >/dev/null 2>&1 && [ -s $$out/experiment.csv ]; then \
+		printf '%s\n' 'set terminal pngcairo size 1200,1000 font "Sans,11"' \
+		"set output \"$$out/rtloop-experiment.png\"" 'set datafile separator ","' \
+		'set multiplot layout 3,1 title "rtloop experiment: move_j, contact, press 10 N + slide, retract, teach" noenhanced' \
+		'set grid' 'set key top right box opaque noenhanced' 'set xlabel "time [s]"' \
+		'set ylabel "TCP [mm]"' \
+		"plot \"$$out/experiment.csv\" using 1:(\$$3*1000) every ::1 with lines lw 2 title \"x\", \"\" using 1:(\$$5*1000) every ::1 with lines lw 2 title \"z\"" \
+		'set ylabel "force [N]"' \
+		"plot \"$$out/experiment.csv\" using 1:(-\$$8) every ::1 with lines lw 1 title \"-F_z (pressing)\", \"\" using 1:(-\$$6) every ::1 with lines lw 1 title \"-F_x (push)\", 10 with lines dt 2 title \"target 10 N\"" \
+		'set ylabel "phase"' 'set ytics ("start" 0, "contact" 1, "press" 2, "end_force" 3, "retract" 4, "teach" 5, "end_teach" 6)' \
+		"plot \"$$out/experiment.csv\" using 1:2 every ::1 with steps lw 2 notitle" 'unset multiplot' \
+		| gnuplot && echo "== plot: $$out/rtloop-experiment.png"; \
+	else echo "experiment: no plot (needs gnuplot and a CSV)" >&2; fi; \
+	exit $$status
 
 install: build
 	meson install -C $(BUILD)
