@@ -5,9 +5,12 @@
 # of <rtloop/rtde_cmd.h> (io/rtde/script/gen-control-script.c): the
 # generated program holds no placeholder, every register index, mode
 # number and default in it equals the header's (read here from the header
-# itself, not through the generator), and the generator refuses a template
-# with an unknown placeholder, an unclosed one, or one that leaves a
-# constant out.
+# itself, not through the generator), every request kind has its branch
+# in the dispatch and the mode calls are there (grep level: no URScript
+# interpreter runs here), and the generator refuses a template with an
+# unknown placeholder, an unclosed one, or one that leaves a constant out.
+# FORCE_MODE's type shift is read from rtde_req.c beside the header's
+# include directory (../../rtde_req.c), which writes it.
 # Usage: test-control-script.sh GENERATOR TEMPLATE GENERATED HEADER
 # Writes TAP to stdout; exits non-zero when a check fails.
 set -u
@@ -70,7 +73,9 @@ for pair in REQ_REG_ID:RTL_RTDE_REQ_REG_ID REQ_REG_KIND:RTL_RTDE_REQ_REG_KIND \
 	REQ_OUT_ID:RTL_RTDE_REQ_OUT_ID REQ_OUT_STATE:RTL_RTDE_REQ_OUT_STATE \
 	REQ_OUT_REASON:RTL_RTDE_REQ_OUT_REASON REQ_OUT_RESULT:RTL_RTDE_REQ_OUT_RESULT0 \
 	REQ_NRESULT:RTL_RTDE_REQ_NRESULT PATH_MAX:RTL_RTDE_REQ_PATH_MAX \
-	JOINT_SPEED:RTL_RTDE_REQ_JOINT_SPEED_DEFAULT TOOL_SPEED:RTL_RTDE_REQ_TOOL_SPEED_DEFAULT; do
+	JOINT_SPEED:RTL_RTDE_REQ_JOINT_SPEED_DEFAULT TOOL_SPEED:RTL_RTDE_REQ_TOOL_SPEED_DEFAULT \
+	FORCE_LIMIT:RTL_RTDE_REQ_FORCE_LIMIT_DEFAULT FORCE_DAMPING:RTL_RTDE_REQ_FORCE_DAMPING_DEFAULT \
+	FORCE_GAIN:RTL_RTDE_REQ_FORCE_GAIN_DEFAULT CONTACT_FORCE:RTL_RTDE_REQ_CONTACT_FORCE_DEFAULT; do
 	s=${pair%%:*} h=${pair#*:}
 	sv=$(script_value "$s") hv=$(header_value "$h")
 	check "$s in the program ($sv) is $h ($hv)" same "$sv" "$hv"
@@ -80,13 +85,18 @@ for pair in REQ_MOVE_J:RTL_RTDE_REQ_MOVE_J REQ_MOVE_L:RTL_RTDE_REQ_MOVE_L \
 	REQ_ZERO_FT_SENSOR:RTL_RTDE_REQ_ZERO_FT_SENSOR REQ_SET_PAYLOAD:RTL_RTDE_REQ_SET_PAYLOAD \
 	REQ_SET_TCP:RTL_RTDE_REQ_SET_TCP REQ_FORWARD_KIN:RTL_RTDE_REQ_FORWARD_KIN \
 	REQ_INVERSE_KIN:RTL_RTDE_REQ_INVERSE_KIN \
+	REQ_FORCE_MODE:RTL_RTDE_REQ_FORCE_MODE REQ_FORCE_LIMITS:RTL_RTDE_REQ_FORCE_LIMITS \
+	REQ_END_FORCE_MODE:RTL_RTDE_REQ_END_FORCE_MODE REQ_TEACH_MODE:RTL_RTDE_REQ_TEACH_MODE \
+	REQ_END_TEACH_MODE:RTL_RTDE_REQ_END_TEACH_MODE \
+	REQ_MOVE_UNTIL_CONTACT:RTL_RTDE_REQ_MOVE_UNTIL_CONTACT \
 	STATE_NONE:RTL_RTDE_REQ_STATE_NONE STATE_ACCEPTED:RTL_RTDE_REQ_STATE_ACCEPTED \
 	STATE_RUNNING:RTL_RTDE_REQ_STATE_RUNNING STATE_DONE:RTL_RTDE_REQ_STATE_DONE \
 	STATE_FAILED:RTL_RTDE_REQ_STATE_FAILED WHY_OK:RTL_RTDE_REQ_OK \
 	WHY_BAD_ARGUMENT:RTL_RTDE_REQ_BAD_ARGUMENT WHY_UNREACHABLE:RTL_RTDE_REQ_UNREACHABLE \
 	WHY_INTERRUPTED:RTL_RTDE_REQ_INTERRUPTED WHY_NO_SOLUTION:RTL_RTDE_REQ_NO_SOLUTION \
 	WHY_UNKNOWN_KIND:RTL_RTDE_REQ_UNKNOWN_KIND WHY_PATH_FULL:RTL_RTDE_REQ_PATH_FULL \
-	WHY_WATCHDOG:RTL_RTDE_REQ_WATCHDOG; do
+	WHY_WATCHDOG:RTL_RTDE_REQ_WATCHDOG WHY_NOT_ALLOWED:RTL_RTDE_REQ_NOT_ALLOWED \
+	WHY_NO_CONTACT:RTL_RTDE_REQ_NO_CONTACT; do
 	s=${pair%%:*} h=${pair#*:}
 	sv=$(script_value "$s") hv=$(enum_value "$h")
 	check "$s in the program ($sv) is $h ($hv)" same "$sv" "$hv"
@@ -97,12 +107,62 @@ for pair in FLAG_PATH_BIT:RTL_RTDE_REQ_FLAG_PATH FLAG_LINEAR_BIT:RTL_RTDE_REQ_FL
 	sv=$(script_value "$s") hv=$(flag_bit "$h")
 	check "$s in the program ($sv) is the bit of $h ($hv)" same "$sv" "$hv"
 done
+# The status bits: the program adds their values (no bitwise operators).
+for pair in STATUS_READY:RTL_RTDE_CMD_STATUS_READY STATUS_FORCE:RTL_RTDE_CMD_STATUS_FORCE \
+	STATUS_TEACH:RTL_RTDE_CMD_STATUS_TEACH; do
+	s=${pair%%:*} h=${pair#*:}
+	sv=$(script_value "$s") hb=$(flag_bit "$h")
+	hv=$([ -n "$hb" ] && echo $((1 << hb)))
+	check "$s in the program ($sv) is $h ($hv)" same "$sv" "$hv"
+done
+hv=$(($(script_value STATUS_READY) + (1 << $(flag_bit RTL_RTDE_CMD_STATUS_WATCHDOG))))
+sv=$(script_value STATUS_READY_WATCHDOG)
+check "STATUS_READY_WATCHDOG in the program ($sv) is READY | WATCHDOG ($hv)" same "$sv" "$hv"
+# FORCE_MODE's type: flags bits 8..9, as rtl_rtde_req_force_mode() writes it.
+hb=$(sed -n 's/.*r\.flags |= (uint32_t)type << \([0-9][0-9]*\);.*/\1/p' "$(dirname "$header")/../../rtde_req.c")
+sv=$(script_value FORCE_TYPE_BIT)
+check "FORCE_TYPE_BIT in the program ($sv) is the type's shift in rtde_req.c ($hb)" same "$sv" "$hb"
+
+# Every kind of the header has its branch in the request dispatch (grep
+# level: there is no URScript interpreter here), and its URScript call.
+for k in MOVE_J MOVE_L STOP_MOVE PATH_ADD FORCE_MODE FORCE_LIMITS END_FORCE_MODE TEACH_MODE \
+	END_TEACH_MODE ZERO_FT_SENSOR SET_PAYLOAD SET_TCP FORWARD_KIN INVERSE_KIN MOVE_UNTIL_CONTACT; do
+	check "REQ_$k has a branch in the request dispatch" \
+		grep -Eq "^[[:space:]]*(el)?if (.* or )?kind == REQ_$k( or .*)?:\$" "$script"
+done
+# The kinds of enum rtl_rtde_req_kind but NONE: each has its global.
+kinds=$(awk '/^enum rtl_rtde_req_kind/ { on = 1 } on && /^};/ { on = 0 }
+	on && /^[[:space:]]*RTL_RTDE_REQ_[A-Z_]* = [0-9]+,/ { sub(/^[[:space:]]*RTL_RTDE_REQ_/, ""); sub(/ .*/, ""); print }' \
+	"$header" | grep -v '^NONE$')
+nk=$(printf '%s\n' "$kinds" | grep -c .)
+hv=$(($(header_value RTL_RTDE_REQ_KIND_COUNT) - 1))
+check "the header's kinds ($nk, RTL_RTDE_REQ_KIND_COUNT - 1 = $hv) all have a global in the program" \
+	sh -c '[ "$3" -eq "$4" ] && for k in $1; do grep -q "^[[:space:]]*global REQ_$k = " "$2" || exit 1; done' \
+	sh "$kinds" "$script" "$nk" "$hv"
+for call in 'force_mode(force_frame, force_sel, force_wrench, force_type, force_limits)' \
+	'force_mode_set_damping(force_damping)' 'force_mode_set_gain_scaling(force_gain)' \
+	'end_force_mode()' 'teach_mode()' 'end_teach_mode()' 'get_tcp_force()'; do
+	check "the program calls $call" grep -qF "$call" "$script"
+done
+check "the status register carries the force and teach bits" \
+	sh -c 'grep -q "status = status + STATUS_FORCE" "$1" && grep -q "status = status + STATUS_TEACH" "$1" &&
+		grep -q "write_output_integer_register(OUT_STATUS, status)" "$1"' sh "$script"
+# STOP and a watchdog trip end force mode and teach mode: end_force_mode
+# and teach_want = False in the STOP branch and in the trip.
+check "STOP ends force mode and teach mode" \
+	sh -c 'awk "/if mode == MODE_STOP:/ { on = 1 } on && /end_force_mode\(\)/ { f = 1 } on && /teach_want = False/ { t = 1 } on && /^    else:/ { on = 0 } END { exit !(f && t) }" "$1"' sh "$script"
+check "a watchdog trip ends force mode and teach mode" \
+	sh -c 'awk "/tripped = True/ { on = 1 } on && /end_force_mode\(\)/ { f = 1 } on && /teach_want = False/ { t = 1 } on && /textmsg/ { on = 0 } END { exit !(f && t) }" "$1"' sh "$script"
+# rtde-sim's framing reads a block line bare: no comment may follow it.
+check "no block line carries a trailing comment" \
+	sh -c "! grep -nE '^[[:space:]]*(def|thread|if|elif|else|while|for|end)([[:space:]:(].*)?#' '$script'"
+
 # The path's fixed-size list holds PATH_MAX waypoints (URScript lists do
 # not grow before PolyScope 5.15).
 wp_count=$(awk '/global wp_t = \[/ { on = 1 } on { n += gsub(/p\[/, "") } on && /\]\]$/ { on = 0 } END { print n + 0 }' "$script")
 hv=$(header_value RTL_RTDE_REQ_PATH_MAX)
 check "the path list holds RTL_RTDE_REQ_PATH_MAX ($hv) waypoints ($wp_count)" same "$wp_count" "$hv"
-# Kinds the program does not run yet are refused as the simulator does.
+# Kinds the program does not know are refused as the simulator does.
 check "an unknown kind fails with UNKNOWN_KIND" grep -q "why = WHY_UNKNOWN_KIND" "$script"
 
 lo=$(header_value RTL_RTDE_CMD_LOOKAHEAD_MIN) hi=$(header_value RTL_RTDE_CMD_LOOKAHEAD_MAX)
