@@ -66,6 +66,7 @@ static const double viscous[N] = { 6.0, 6.0, 4.0, 1.5, 1.5, 1.5 };	    /* N m s 
 #define FORCE_ADMIT_LIN 0.005 /* force mode: m/(N s) on a force axis */
 #define FORCE_ADMIT_ANG 0.05  /* rad/(N m s) on a torque axis */
 #define TEACH_DAMPING 100.0   /* teach mode: N s/m from push to TCP speed */
+#define MUC_LAG_MAX 1e-3      /* move_until_contact: the most the TCP may lag its line [m] */
 
 static const char wd_text[] = "rtde-sim: RTDE watchdog: no new heartbeat within the timeout, "
 			      "stopping the robot";
@@ -1113,7 +1114,17 @@ static bool contact_step(struct sim_robot *r, bool was_linear, double qd[N])
 	if (r->muc_phase == SIM_MUC_APPROACH && norm3(r->actual_TCP_force) >= r->muc_force)
 		r->muc_phase = SIM_MUC_BRAKE;
 	if (r->muc_phase == SIM_MUC_APPROACH) {
-		ramp_linear(r, r->muc_twist, r->muc_accel, qd);
+		double lag[3];
+
+		for (int k = 0; k < 3; k++)
+			lag[k] = r->ref_p[k] - r->target_TCP_pose[k];
+		if (norm3(lag) <= MUC_LAG_MAX) {
+			ramp_linear(r, r->muc_twist, r->muc_accel, qd);
+			return false;
+		}
+		/* the arm cannot follow the line (its reach, a singularity) */
+		sim_robot_contact_fail(r, RTL_RTDE_REQ_NO_CONTACT);
+		ramp_linear(r, zero, r->cfg.linear_accel, qd);
 		return false;
 	}
 	ramp_linear(r, zero, r->muc_decel, qd);

@@ -352,3 +352,394 @@ Test(sim_requests, a_path_runs_its_waypoints_without_stopping)
 	cr_assert_gt(min_speed, 0.1, "blended through the waypoint at %g rad/s", min_speed);
 	cr_assert_lt(n * DT, 2 * profile_time(0.5, 1.0, 2.0), "faster than two stops");
 }
+
+/* ---- force mode, teach mode, move_until_contact ---- */
+
+#define SEL_Z (1u << 2)
+#define TYPE(t) ((uint32_t)(t) << 8)
+
+/* A robot with a contact plane @below m under the TCP (stiffness 5000 N/m,
+ * damping 50 N s/m), or none for @below <= 0, and the hand's push @push
+ * (may be NULL) from @after s for @len s of teach mode. */
+static void rig_init_with(struct rig *g, double below, const double push[3], double after,
+			  double len)
+{
+	struct sim_robot_config cfg;
+	double pose[6];
+
+	sim_robot_config_default(&cfg);
+	sim_robot_fk(cfg.q0, cfg.tcp_offset, pose);
+	if (below > 0)
+		cfg.contact = (struct sim_contact){ .enabled = true,
+						    .point = { 0, 0, pose[2] - below },
+						    .normal = { 0, 0, 1 },
+						    .stiffness = 5000,
+						    .damping = 50 };
+	if (push)
+		memcpy(cfg.push, push, sizeof(cfg.push));
+	cfg.push_after = after;
+	cfg.push_for = len;
+	memset(g, 0, sizeof(*g));
+	g->now = 1000000000;
+	g->id = 100;
+	cr_assert_eq(sim_robot_init(&g->r, &cfg), 0);
+}
+
+/* FORCE_MODE in the base frame, pressing @fz [N] along z (compliant). */
+static int32_t press(struct rig *g, double fz, uint32_t flags)
+{
+	double arg[RTL_RTDE_REQ_NARG] = { 0 };
+
+	arg[8] = fz;
+	return request(g, RTL_RTDE_REQ_FORCE_MODE, arg, flags);
+}
+
+static void assert_answer(const struct rig *g, int32_t id, int32_t state, int32_t reason)
+{
+	cr_assert_eq(g->r.req_id, id);
+	cr_assert_eq(g->r.req_state, state, "state %d, reason %d", g->r.req_state, g->r.req_reason);
+	cr_assert_eq(g->r.req_reason, reason, "reason %d", g->r.req_reason);
+}
+
+Test(sim_requests, force_mode_holds_the_force_on_the_plane_while_speedl_moves_along_it)
+{
+	struct rig g;
+	int32_t id;
+
+	rig_init_with(&g, 0.005, NULL, 0, 0);
+	id = press(&g, -10.0, SEL_Z | TYPE(2));
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_DONE, 0);
+	cr_assert(sim_robot_cmd_status(&g.r) & RTL_RTDE_CMD_STATUS_FORCE);
+	/* 5 mm at 0.05 m/s, then a 50 ms settling (40 ms and the plane's damping) */
+	for (int i = 0; i < 500; i++)
+		cycle(&g);
+	cr_assert_float_eq(g.r.tcp_force_scalar, 10.0, 0.5, "settled at %g N",
+			   g.r.tcp_force_scalar);
+	cr_assert_float_eq(g.r.actual_TCP_force[2], -10.0, 0.5);
+	cr_assert_float_eq(g.r.actual_TCP_pose[2], g.r.cfg.contact.point[2] - 0.002, 2e-4,
+			   "2 mm into the plane");
+
+	/* x is not compliant: it follows speedl */
+	g.c.mode = RTL_RTDE_CMD_SPEEDL;
+	g.c.param[0] = 0.02;
+	for (int i = 0; i < 250; i++)
+		cycle(&g);
+	cr_assert_float_eq(g.r.actual_TCP_speed[0], 0.02, 2e-4, "vx %g", g.r.actual_TCP_speed[0]);
+	cr_assert_float_eq(g.r.actual_TCP_speed[1], 0.0, 2e-4);
+	cr_assert_float_eq(g.r.tcp_force_scalar, 10.0, 0.5, "still pressing: %g N",
+			   g.r.tcp_force_scalar);
+	cr_assert(sim_robot_cmd_status(&g.r) & RTL_RTDE_CMD_STATUS_FORCE);
+}
+
+Test(sim_requests, the_compliant_speed_is_bounded_by_the_limit_in_free_space)
+{
+	struct rig g;
+	double arg[RTL_RTDE_REQ_NARG] = { 0 }, vmax = 0;
+	int32_t id;
+
+	rig_init_with(&g, 0, NULL, 0, 0);
+	for (int i = 0; i < 6; i++)
+		arg[i] = 0.1;
+	arg[2] = 0.03;
+	arg[6] = arg[7] = -1; /* the defaults */
+	id = request(&g, RTL_RTDE_REQ_FORCE_LIMITS, arg, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_DONE, 0);
+	press(&g, -100.0, SEL_Z | TYPE(2)); /* 0.5 m/s unbounded */
+	for (int i = 0; i < 300; i++) {
+		cycle(&g);
+		vmax = fmax(vmax, fabs(g.r.actual_TCP_speed[2]));
+	}
+	cr_assert_leq(vmax, 0.03 * 1.01, "%g m/s", vmax);
+	cr_assert_float_eq(g.r.actual_TCP_speed[2], -0.03, 3e-4);
+	cr_assert_float_eq(g.r.actual_TCP_speed[0], 0.0, 1e-4);
+
+	/* a new limit applies to the force mode that is on */
+	arg[2] = 0.01;
+	request(&g, RTL_RTDE_REQ_FORCE_LIMITS, arg, 0);
+	for (int i = 0; i < 300; i++)
+		cycle(&g);
+	cr_assert_float_eq(g.r.actual_TCP_speed[2], -0.01, 1e-4);
+	id = request(&g, RTL_RTDE_REQ_END_FORCE_MODE, NULL, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_DONE, 0);
+	cr_assert_not(sim_robot_cmd_status(&g.r) & RTL_RTDE_CMD_STATUS_FORCE);
+	for (int i = 0; i < 500 && !sim_robot_at_rest(&g.r); i++)
+		cycle(&g);
+	cr_assert(sim_robot_at_rest(&g.r), "IDLE brings the arm to rest after force mode");
+}
+
+Test(sim_requests, force_and_teach_requests_refused_in_the_wrong_state_or_with_bad_arguments)
+{
+	struct rig g;
+	double arg[RTL_RTDE_REQ_NARG] = { 0 };
+	int32_t id;
+
+	rig_init_with(&g, 0, NULL, 0, 0);
+	/* bad type and flags */
+	id = press(&g, -10.0, SEL_Z);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_BAD_ARGUMENT);
+	id = press(&g, -10.0, SEL_Z | TYPE(2) | (1u << 6));
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_BAD_ARGUMENT);
+	id = press(&g, -10.0, SEL_Z | TYPE(2) | RTL_RTDE_REQ_FLAG_PATH);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_BAD_ARGUMENT);
+	/* bad limits */
+	for (int i = 0; i < 6; i++)
+		arg[i] = 0.1;
+	arg[3] = 0;
+	id = request(&g, RTL_RTDE_REQ_FORCE_LIMITS, arg, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_BAD_ARGUMENT);
+	arg[3] = 0.1;
+	arg[6] = 1.5;
+	id = request(&g, RTL_RTDE_REQ_FORCE_LIMITS, arg, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_BAD_ARGUMENT);
+	arg[6] = 0.5;
+	arg[7] = 2.5;
+	id = request(&g, RTL_RTDE_REQ_FORCE_LIMITS, arg, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_BAD_ARGUMENT);
+	cr_assert_eq(sim_robot_cmd_status(&g.r), RTL_RTDE_CMD_STATUS_READY);
+
+	/* in teach mode: no force mode, no move */
+	id = request(&g, RTL_RTDE_REQ_TEACH_MODE, NULL, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_DONE, 0);
+	cr_assert(sim_robot_cmd_status(&g.r) & RTL_RTDE_CMD_STATUS_TEACH);
+	id = press(&g, -10.0, SEL_Z | TYPE(2));
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_NOT_ALLOWED);
+	memset(arg, 0, sizeof(arg));
+	memcpy(arg, g.r.target_q, sizeof(double) * 6);
+	arg[0] += 0.1;
+	id = request(&g, RTL_RTDE_REQ_MOVE_J, arg, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_NOT_ALLOWED);
+	cr_assert_not(g.r.move_on);
+	id = request(&g, RTL_RTDE_REQ_END_TEACH_MODE, NULL, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_DONE, 0);
+	cr_assert_eq(sim_robot_cmd_status(&g.r), RTL_RTDE_CMD_STATUS_READY);
+
+	/* during a move: no force mode */
+	id = start_long_move(&g, 10);
+	id = press(&g, -10.0, SEL_Z | TYPE(2));
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_NOT_ALLOWED);
+	cr_assert(g.r.move_on, "the move runs on");
+	request(&g, RTL_RTDE_REQ_STOP_MOVE, NULL, 0);
+	for (int i = 0; i < 2000 && (g.r.move_on || !sim_robot_at_rest(&g.r)); i++)
+		cycle(&g);
+
+	/* in force mode: no move, no teach mode, no contact move */
+	id = press(&g, -10.0, SEL_Z | TYPE(1));
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_DONE, 0);
+	id = request(&g, RTL_RTDE_REQ_MOVE_J, arg, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_NOT_ALLOWED);
+	id = request(&g, RTL_RTDE_REQ_TEACH_MODE, NULL, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_NOT_ALLOWED);
+	memset(arg, 0, sizeof(arg));
+	arg[2] = -0.05;
+	id = request(&g, RTL_RTDE_REQ_MOVE_UNTIL_CONTACT, arg, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_NOT_ALLOWED);
+	cr_assert_eq(sim_robot_cmd_status(&g.r),
+		     RTL_RTDE_CMD_STATUS_READY | RTL_RTDE_CMD_STATUS_FORCE);
+}
+
+Test(sim_requests, teach_mode_follows_the_push_and_stands_still_without_one)
+{
+	static const double push[3] = { 10.0, 0, 0 };
+	struct rig g;
+	double p0[6];
+
+	/* no push: exactly still */
+	rig_init_with(&g, 0, NULL, 0, 0);
+	memcpy(p0, g.r.actual_TCP_pose, sizeof(p0));
+	request(&g, RTL_RTDE_REQ_TEACH_MODE, NULL, 0);
+	g.c.mode = RTL_RTDE_CMD_SPEEDL; /* ignored in teach mode */
+	g.c.param[2] = 0.1;
+	for (int i = 0; i < 200; i++) {
+		cycle(&g);
+		cr_assert(sim_robot_at_rest(&g.r), "still at cycle %d", i);
+	}
+	cr_assert_arr_eq(g.r.actual_TCP_pose, p0, sizeof(p0))
+		;
+
+	/* 10 N along x: 0.1 m/s along x */
+	rig_init_with(&g, 0, push, 0, 0);
+	request(&g, RTL_RTDE_REQ_TEACH_MODE, NULL, 0);
+	for (int i = 0; i < 250; i++)
+		cycle(&g);
+	cr_assert_float_eq(g.r.actual_TCP_speed[0], 0.1, 1e-3, "vx %g", g.r.actual_TCP_speed[0]);
+	cr_assert_float_eq(g.r.actual_TCP_speed[1], 0.0, 1e-4);
+	cr_assert_float_eq(g.r.actual_TCP_speed[2], 0.0, 1e-4);
+	cr_assert_float_eq(g.r.actual_TCP_force[0], -10.0, 1e-9, "the tool resists the push");
+
+	/* END_TEACH_MODE: to rest, the push gone */
+	request(&g, RTL_RTDE_REQ_END_TEACH_MODE, NULL, 0);
+	cr_assert_not(sim_robot_cmd_status(&g.r) & RTL_RTDE_CMD_STATUS_TEACH);
+	for (int i = 0; i < 500 && !sim_robot_at_rest(&g.r); i++)
+		cycle(&g);
+	cr_assert(sim_robot_at_rest(&g.r));
+	cr_assert_float_eq(g.r.actual_TCP_force[0], 0.0, 1e-12);
+}
+
+Test(sim_requests, the_push_starts_after_push_after_and_lasts_push_for)
+{
+	static const double push[3] = { 0, 0, -20.0 };
+	struct rig g;
+
+	rig_init_with(&g, 0, push, 0.2, 0.3);
+	/* no teach mode: no push */
+	for (int i = 0; i < 150; i++)
+		cycle(&g);
+	cr_assert(sim_robot_at_rest(&g.r));
+	cr_assert_eq(g.r.actual_TCP_force[2], 0.0);
+	request(&g, RTL_RTDE_REQ_TEACH_MODE, NULL, 0);
+	/* the n-th step of teach mode runs at t = (n - 1) period */
+	for (int i = 0; i < 100; i++)
+		cycle(&g);
+	cr_assert_eq(g.r.actual_TCP_force[2], 0.0, "no push before 0.2 s");
+	cr_assert(sim_robot_at_rest(&g.r));
+	cycle(&g);
+	cr_assert_float_eq(g.r.actual_TCP_force[2], 20.0, 1e-9, "the push from 0.2 s");
+	for (int i = 0; i < 149; i++)
+		cycle(&g);
+	cr_assert_float_eq(g.r.actual_TCP_force[2], 20.0, 1e-9, "until 0.5 s");
+	cr_assert_lt(g.r.actual_TCP_speed[2], -0.19, "down at 0.2 m/s: %g",
+		     g.r.actual_TCP_speed[2]);
+	cycle(&g);
+	cr_assert_eq(g.r.actual_TCP_force[2], 0.0, "no push after 0.5 s");
+	for (int i = 0; i < 500 && !sim_robot_at_rest(&g.r); i++)
+		cycle(&g);
+	cr_assert(sim_robot_at_rest(&g.r), "to rest without the push");
+	cr_assert(sim_robot_cmd_status(&g.r) & RTL_RTDE_CMD_STATUS_TEACH);
+}
+
+Test(sim_requests, teach_mode_interrupts_a_move)
+{
+	struct rig g;
+	int32_t move, teach;
+
+	rig_init_with(&g, 0, NULL, 0, 0);
+	move = start_long_move(&g, 100);
+	teach = request(&g, RTL_RTDE_REQ_TEACH_MODE, NULL, 0);
+	cr_assert_neq(move, teach);
+	assert_answer(&g, teach, RTL_RTDE_REQ_STATE_DONE, 0);
+	cr_assert_not(g.r.move_on);
+	for (int i = 0; i < 1000 && !sim_robot_at_rest(&g.r); i++)
+		cycle(&g);
+	cr_assert(sim_robot_at_rest(&g.r), "without a push the arm comes to rest");
+}
+
+Test(sim_requests, move_until_contact_stops_at_the_plane_and_retracts)
+{
+	struct rig g;
+	double arg[RTL_RTDE_REQ_NARG] = { 0 }, zmin = 1e9, plane;
+	int32_t id;
+	int n;
+
+	rig_init_with(&g, 0.02, NULL, 0, 0);
+	plane = g.r.cfg.contact.point[2];
+	arg[2] = -0.05; /* down at 5 cm/s */
+	arg[7] = 0.01;	/* then 1 cm back up */
+	arg[8] = 10.0;
+	id = request(&g, RTL_RTDE_REQ_MOVE_UNTIL_CONTACT, arg, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_RUNNING, 0);
+	for (n = 0; n < 3000; n++) {
+		cycle(&g);
+		zmin = fmin(zmin, g.r.actual_TCP_pose[2]);
+		if (g.r.req_state != RTL_RTDE_REQ_STATE_RUNNING)
+			break;
+	}
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_DONE, 0);
+	cr_assert_lt(zmin, plane, "it reached the plane");
+	cr_assert_gt(zmin, plane - 0.003, "and stopped there: %g below", plane - zmin);
+	cycle(&g);
+	cr_assert(sim_robot_at_rest(&g.r));
+	cr_assert_float_eq(g.r.actual_TCP_pose[2] - zmin, 0.01, 1e-5, "retracted %g m",
+			   g.r.actual_TCP_pose[2] - zmin);
+	cr_assert_eq(g.r.tcp_force_scalar, 0.0, "off the plane");
+}
+
+Test(sim_requests, move_until_contact_without_a_plane_fails_at_a_joint_limit)
+{
+	struct rig g;
+	double arg[RTL_RTDE_REQ_NARG] = { 0 };
+	int32_t id;
+	int n;
+
+	/* turning the wrist at 1 rad/s: joint 6 reaches 2 pi within 7 s */
+	rig_init_with(&g, 0, NULL, 0, 0);
+	arg[2] = -0.001;
+	arg[5] = 1.0;
+	id = request(&g, RTL_RTDE_REQ_MOVE_UNTIL_CONTACT, arg, 0);
+	n = run_until_over(&g, id, 4000);
+	cr_assert_gt(n, 0, "over within 8 s");
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_NO_CONTACT);
+	cr_assert(g.r.limited & SIM_ROBOT_EV_POS_LIMIT);
+	cr_assert_gt(fabs(g.r.target_q[5]), 5.5, "near the limit: %g", g.r.target_q[5]);
+	for (int i = 0; i < 2000 && !sim_robot_at_rest(&g.r); i++)
+		cycle(&g);
+	cr_assert(sim_robot_at_rest(&g.r));
+
+	/* straight down: the arm stretches to the edge of its reach */
+	rig_init_with(&g, 0, NULL, 0, 0);
+	memset(arg, 0, sizeof(arg));
+	arg[2] = -0.25;
+	id = request(&g, RTL_RTDE_REQ_MOVE_UNTIL_CONTACT, arg, 0);
+	n = run_until_over(&g, id, 4000);
+	cr_assert_gt(n, 0, "over within 8 s");
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_NO_CONTACT);
+	for (int i = 0; i < 2000 && !sim_robot_at_rest(&g.r); i++)
+		cycle(&g);
+	cr_assert(sim_robot_at_rest(&g.r));
+
+	memset(arg, 0, sizeof(arg));
+	arg[3] = 0.1; /* no linear part */
+	id = request(&g, RTL_RTDE_REQ_MOVE_UNTIL_CONTACT, arg, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_BAD_ARGUMENT);
+	arg[2] = -0.1;
+	arg[7] = 1.5; /* retract too far */
+	id = request(&g, RTL_RTDE_REQ_MOVE_UNTIL_CONTACT, arg, 0);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_BAD_ARGUMENT);
+}
+
+Test(sim_requests, stop_ends_force_and_teach_mode)
+{
+	struct rig g;
+
+	rig_init_with(&g, 0, NULL, 0, 0);
+	press(&g, -10.0, SEL_Z | TYPE(2));
+	cycle(&g);
+	cr_assert(sim_robot_cmd_status(&g.r) & RTL_RTDE_CMD_STATUS_FORCE);
+	g.c.mode = RTL_RTDE_CMD_STOP;
+	cycle(&g);
+	cr_assert_eq(sim_robot_cmd_status(&g.r), RTL_RTDE_CMD_STATUS_READY);
+	cr_assert_not(g.r.force_on);
+
+	g.c.mode = RTL_RTDE_CMD_IDLE;
+	request(&g, RTL_RTDE_REQ_TEACH_MODE, NULL, 0);
+	cycle(&g);
+	cr_assert(sim_robot_cmd_status(&g.r) & RTL_RTDE_CMD_STATUS_TEACH);
+	g.c.mode = RTL_RTDE_CMD_STOP;
+	cycle(&g);
+	cr_assert_eq(sim_robot_cmd_status(&g.r), RTL_RTDE_CMD_STATUS_READY);
+	cr_assert_not(g.r.teach_on);
+}
+
+Test(sim_requests, the_watchdog_ends_force_mode)
+{
+	struct rig g;
+
+	rig_init_with(&g, 0, NULL, 0, 0);
+	press(&g, -10.0, SEL_Z | TYPE(2));
+	for (int i = 0; i < 10; i++)
+		cycle(&g);
+	cr_assert(g.r.force_on);
+	/* IDLE, but force mode moves the arm: the heartbeat is watched */
+	for (int i = 0; i < 100; i++) {
+		g.now += PERIOD;
+		sim_robot_step(&g.r, g.now);
+	}
+	cr_assert_eq(g.r.watchdog_trips, 1);
+	cr_assert_not(g.r.force_on);
+	cr_assert_eq(sim_robot_cmd_status(&g.r),
+		     RTL_RTDE_CMD_STATUS_READY | RTL_RTDE_CMD_STATUS_WATCHDOG);
+	for (int i = 0; i < 500 && !sim_robot_at_rest(&g.r); i++) {
+		g.now += PERIOD;
+		sim_robot_step(&g.r, g.now);
+	}
+	cr_assert(sim_robot_at_rest(&g.r));
+}
