@@ -6,10 +6,10 @@ simulator) are rtloop's C code; Python talks to them without ever sitting
 on the receive thread's path. docs/python.md is the manual.
 """
 from ._rtloop import Error, __version__
-from ._rtloop import DEFAULT_FIELDS, Control, Receive
+from ._rtloop import DEFAULT_FIELDS, Control, Receive, Request
 
 __all__ = ["Error", "__version__"]
-__all__ += ["DEFAULT_FIELDS", "Receive", "Control"]
+__all__ += ["DEFAULT_FIELDS", "Receive", "Control", "Request"]
 
 # The simulator for tests: rtde-sim in-process (docs/python.md).
 from ._rtloop import Sim  # noqa: E402

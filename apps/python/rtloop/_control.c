@@ -32,7 +32,7 @@
 
 /* ---- arguments ----------------------------------------------------------------------- */
 
-static int parse_number(PyObject *o, const char *what, const char *name, double *out)
+int py_parse_number(PyObject *o, const char *what, const char *name, double *out)
 {
 	if (PyBool_Check(o) || !PyNumber_Check(o) || PyComplex_Check(o) || PyUnicode_Check(o)) {
 		PyErr_Format(PyExc_TypeError, "%s: %s must be a number, not %.80s", what, name,
@@ -50,26 +50,24 @@ static int parse_number(PyObject *o, const char *what, const char *name, double 
 	return 0;
 }
 
-/* Six finite numbers from any sequence (list, tuple, NumPy array). */
-static int parse_vec6(PyObject *o, const char *what, const char *name, double out[6])
+/* @n finite numbers from any sequence (list, tuple, NumPy array). */
+int py_parse_vec(PyObject *o, const char *what, const char *name, Py_ssize_t n_want, double *out)
 {
 	PyObject *seq;
 	Py_ssize_t n;
 
 	if (PyUnicode_Check(o) || PyBytes_Check(o) || !PySequence_Check(o)) {
-		PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of 6 numbers, not %.80s",
-			     what, name, Py_TYPE(o)->tp_name);
+		PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of %zd numbers, not %.80s",
+			     what, name, n_want, Py_TYPE(o)->tp_name);
 		return -1;
 	}
-	seq = PySequence_Fast(o, "a sequence of 6 numbers");
+	seq = PySequence_Fast(o, "a sequence of numbers");
 	if (!seq)
 		return -1;
 	n = PySequence_Fast_GET_SIZE(seq);
-	if (n != RTL_RTDE_CMD_NPARAM) {
-		PyErr_Format(PyExc_ValueError,
-			     "%s: %s must have 6 values (one per joint or axis), "
-			     "got %zd",
-			     what, name, n);
+	if (n != n_want) {
+		PyErr_Format(PyExc_ValueError, "%s: %s must have %zd values%s, got %zd", what, name,
+			     n_want, n_want == 6 ? " (one per joint or axis)" : "", n);
 		Py_DECREF(seq);
 		return -1;
 	}
@@ -77,7 +75,7 @@ static int parse_vec6(PyObject *o, const char *what, const char *name, double ou
 		char item[64];
 
 		snprintf(item, sizeof(item), "%s[%zd]", name, i);
-		if (parse_number(PySequence_Fast_GET_ITEM(seq, i), what, item, &out[i]) < 0) {
+		if (py_parse_number(PySequence_Fast_GET_ITEM(seq, i), what, item, &out[i]) < 0) {
 			Py_DECREF(seq);
 			return -1;
 		}
@@ -88,14 +86,14 @@ static int parse_vec6(PyObject *o, const char *what, const char *name, double ou
 
 /* An optional number in [@lo, @hi] (@lo_open: above @lo); None: 0, which
  * the executor reads as its default. */
-static int parse_opt(PyObject *o, const char *what, const char *name, double lo, bool lo_open,
-		     double hi, double *out)
+int py_parse_opt(PyObject *o, const char *what, const char *name, double lo, bool lo_open,
+		 double hi, double *out)
 {
 	if (!o || o == Py_None) {
 		*out = 0;
 		return 0;
 	}
-	if (parse_number(o, what, name, out) < 0)
+	if (py_parse_number(o, what, name, out) < 0)
 		return -1;
 	if ((lo_open ? *out <= lo : *out < lo) || *out > hi) {
 		PyErr_Format(PyExc_ValueError,
@@ -109,7 +107,7 @@ static int parse_opt(PyObject *o, const char *what, const char *name, double lo,
 
 /* ---- sending ------------------------------------------------------------------------- */
 
-static int usable(struct py_rx *s, const char *what)
+int py_ctl_usable(struct py_rx *s, const char *what)
 {
 	if (py_rx_check(s, what) < 0)
 		return -1;
@@ -123,7 +121,7 @@ static int usable(struct py_rx *s, const char *what)
 
 /* rtl_loop_write(): the bytes sent, 0 when nothing went (unchanged,
  * stale, rejected, stopping, would block: the stats say which). */
-static PyObject *send(struct py_rx *s, const char *what)
+PyObject *py_ctl_send(struct py_rx *s, const char *what)
 {
 	bool lone = !s->in_step;
 	int ret = rtl_loop_write(s->loop);
@@ -171,7 +169,7 @@ static PyObject *command(struct py_rx *s, const char *what, int mode, const doub
 			     what);
 		return NULL;
 	}
-	return send(s, what);
+	return py_ctl_send(s, what);
 }
 
 /* speedj(qd, acc=None) and speedl(xd, acc=None): a vector and an
@@ -184,8 +182,8 @@ static PyObject *speed(PyObject *self, PyObject *args, PyObject *kw, int mode, c
 	double p[RTL_RTDE_CMD_NPARAM], a;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &v, &acc) ||
-	    parse_vec6(v, what, kwlist[0], p) < 0 ||
-	    parse_opt(acc, what, "acc", 0, true, HUGE_VAL, &a) < 0 || usable(s, what) < 0)
+	    py_parse_vec(v, what, kwlist[0], 6, p) < 0 ||
+	    py_parse_opt(acc, what, "acc", 0, true, HUGE_VAL, &a) < 0 || py_ctl_usable(s, what) < 0)
 		return NULL;
 	return command(s, what, mode, p, a, 0, 0, 0);
 }
@@ -215,13 +213,13 @@ static PyObject *m_servoj(PyObject *self, PyObject *args, PyObject *kw)
 	double p[RTL_RTDE_CMD_NPARAM], t, l, g;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOO:servoj", kwlist, &q, &time, &la, &gain) ||
-	    parse_vec6(q, what, "q", p) < 0 ||
-	    parse_opt(time, what, "time", 0, true, 1e3, &t) < 0 ||
-	    parse_opt(la, what, "lookahead", RTL_RTDE_CMD_LOOKAHEAD_MIN, false,
-		      RTL_RTDE_CMD_LOOKAHEAD_MAX, &l) < 0 ||
-	    parse_opt(gain, what, "gain", RTL_RTDE_CMD_GAIN_MIN, false, RTL_RTDE_CMD_GAIN_MAX, &g) <
-		    0 ||
-	    usable(s, what) < 0)
+	    py_parse_vec(q, what, "q", 6, p) < 0 ||
+	    py_parse_opt(time, what, "time", 0, true, 1e3, &t) < 0 ||
+	    py_parse_opt(la, what, "lookahead", RTL_RTDE_CMD_LOOKAHEAD_MIN, false,
+			 RTL_RTDE_CMD_LOOKAHEAD_MAX, &l) < 0 ||
+	    py_parse_opt(gain, what, "gain", RTL_RTDE_CMD_GAIN_MIN, false, RTL_RTDE_CMD_GAIN_MAX,
+			 &g) < 0 ||
+	    py_ctl_usable(s, what) < 0)
 		return NULL;
 	return command(s, what, RTL_RTDE_CMD_SERVOJ, p, 0, t, l, g);
 }
@@ -235,7 +233,8 @@ static PyObject *m_stop(PyObject *self, PyObject *args, PyObject *kw)
 	double d;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:stop", kwlist, &decel) ||
-	    parse_opt(decel, what, "decel", 0, true, HUGE_VAL, &d) < 0 || usable(s, what) < 0)
+	    py_parse_opt(decel, what, "decel", 0, true, HUGE_VAL, &d) < 0 ||
+	    py_ctl_usable(s, what) < 0)
 		return NULL;
 	return command(s, what, RTL_RTDE_CMD_STOP, NULL, d, 0, 0, 0);
 }
@@ -246,9 +245,9 @@ static PyObject *m_write(PyObject *self, PyObject *unused)
 	struct py_rx *s = RX(self);
 
 	(void)unused;
-	if (usable(s, what) < 0)
+	if (py_ctl_usable(s, what) < 0)
 		return NULL;
-	return send(s, what);
+	return py_ctl_send(s, what);
 }
 
 static PyMethodDef control_methods[] = {
@@ -338,12 +337,22 @@ static PyTypeObject control_type = {
 		  "docs/python.md.",
 	.tp_new = PyType_GenericNew,
 	.tp_init = control_init,
-	.tp_methods = control_methods,
 };
 
 int py_control_register(PyObject *module)
 {
 	control_type.tp_base = &py_receive_type;
+	/* the streaming commands, then the requests (_request.c) */
+	static PyMethodDef all[sizeof(control_methods) / sizeof(control_methods[0]) + 16];
+	size_t n = 0;
+
+	for (size_t i = 0; control_methods[i].ml_name; i++)
+		all[n++] = control_methods[i];
+	for (size_t i = 0; py_req_methods[i].ml_name && n + 1 < sizeof(all) / sizeof(all[0]); i++)
+		all[n++] = py_req_methods[i];
+	control_type.tp_methods = all;
+	if (py_request_register(module) < 0)
+		return -1;
 	if (PyType_Ready(&control_type) < 0)
 		return -1;
 	return PyModule_AddType(module, &control_type);

@@ -400,6 +400,7 @@ static void on_connected(struct rtl_rtde_transport *t, void *user)
 	h->gain = rtl_rtde_transport_input_handle(t, 0, RTL_RTDE_CMD_FIELD_GAIN);
 	if (h->echo)
 		h->echo_reg = rtl_rtde_transport_input_handle(t, 1, RTL_RTDE_CMD_FIELD_ECHO);
+	s->req_ok = rtl_rtde_req_resolve(&s->req_h, t, s->req_recipe, NULL) == 0;
 }
 
 /* The recipe as connected: names, handles, the position of each name. */
@@ -441,11 +442,24 @@ static int take_recipe(struct py_rx *s)
 	return 0;
 }
 
-/* The names, comma-separated, for the transport's client. */
-static char *join_names(PyObject *fields)
+/* @fields in the tuple @fields. */
+static bool has_name(PyObject *fields, const char *name, size_t len)
+{
+	for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); i++) {
+		const char *f = PyUnicode_AsUTF8(PyTuple_GET_ITEM(fields, i));
+
+		if (strlen(f) == len && strncmp(f, name, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The names, comma-separated, for the transport's client, then each name
+ * of the comma-separated @extra (may be NULL) that is not among them. */
+static char *join_names(PyObject *fields, const char *extra)
 {
 	Py_ssize_t n = PyTuple_GET_SIZE(fields);
-	size_t len = 1;
+	size_t len = 2 + (extra ? strlen(extra) : 0);
 	char *out;
 
 	for (Py_ssize_t i = 0; i < n; i++)
@@ -458,6 +472,16 @@ static char *join_names(PyObject *fields)
 		if (i)
 			strcat(out, ",");
 		strcat(out, PyUnicode_AsUTF8(PyTuple_GET_ITEM(fields, i)));
+	}
+	while (extra && *extra) {
+		size_t k = strcspn(extra, ",");
+
+		if (!has_name(fields, extra, k)) {
+			if (out[0])
+				strcat(out, ",");
+			strncat(out, extra, k);
+		}
+		extra += k + (extra[k] == ',');
 	}
 	return out;
 }
@@ -491,7 +515,11 @@ int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 
 	if (numpy_import() < 0)
 		return -1;
-	s->outputs = join_names(o->fields);
+	/* A Control answers requests: their acknowledgement, and the status
+	 * word that shows force and teach mode, are read with every frame. */
+	s->outputs = join_names(o->fields, o->control ? RTL_RTDE_REQ_ACK_OUTPUTS
+						   "," RTL_RTDE_CMD_FIELD_OUT_STATUS
+						      : NULL);
 	if (!s->outputs) {
 		PyErr_NoMemory();
 		return -1;
@@ -504,6 +532,10 @@ int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 		if (o->echo)
 			cc.inputs[1] = RTL_RTDE_CMD_ECHO_RECIPE;
 		s->cmd.echo = o->echo;
+		/* the requests' recipe after the others, their answer in the outputs */
+		s->req_recipe = o->echo ? 2 : 1;
+		cc.inputs[s->req_recipe] = RTL_RTDE_REQ_RECIPE;
+		rtl_rtde_req_ids_init(&s->req_ids);
 		lc.watchdog_periods = o->watchdog_periods;
 		lc.stop_timeout_ns = o->stop_timeout_ns;
 	} else {
@@ -844,6 +876,8 @@ int py_rx_take(struct py_rx *s, int64_t timeout_ns, const char *what)
 			s->ctrl_time = head.ctrl_time;
 			s->ctrl_skipped = head.ctrl_skipped;
 			s->values_size = head.size;
+			if (s->control)
+				py_req_on_frame(s);
 			if (st.ring_full == s->ring_full_seen || reread) {
 				s->ring_full_seen = st.ring_full;
 				s->busy = 0;

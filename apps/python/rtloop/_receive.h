@@ -27,6 +27,7 @@
 #include <rtloop/loop.h>
 #include <rtloop/stat.h>
 #include <rtloop/rtde_cmd.h>
+#include <rtloop/rtde_req.h>
 #include <rtloop/rtde_transport.h>
 
 /* The command registers of <rtloop/rtde_cmd.h>, resolved at connect. */
@@ -53,6 +54,9 @@ struct py_counts {
 	PY_COUNTS(RTL_STAT_U64)
 };
 
+/* Requests followed at once; an older handle keeps what it saw last. */
+#define PY_REQ_TRACKED 8
+
 struct py_rx {
 	PyObject ob_base; /* PyObject_HEAD, spelled out for clang-format */
 	bool control;	  /* an rtloop.Control: commands; get() reads the step's frame */
@@ -76,6 +80,15 @@ struct py_rx {
 	double frequency;
 	char version[32];
 	struct py_cmd_handles cmd;
+	/* Requests (_request.c): the recipe and registers, resolved at
+	 * connect (req_ok), the identities, and the newest requests, each
+	 * followed with every frame taken. */
+	unsigned req_recipe;
+	bool req_ok;
+	struct rtl_rtde_req_handles req_h;
+	struct rtl_rtde_req_ids req_ids;
+	unsigned req_next;
+	struct rtl_rtde_req_tracker req_t[PY_REQ_TRACKED];
 	/* The newest frame taken, copied out of the ring. */
 	unsigned char *values;
 	uint32_t values_cap, values_size;
@@ -140,5 +153,26 @@ int py_rx_take(struct py_rx *s, int64_t timeout_ns, const char *what);
 /* The loop ended by itself: rtloop.Error with the code and the sentence
  * of why; returns -1. */
 int py_rx_raise_ended(struct py_rx *s, const char *what);
+
+/* ---- shared by _control.c and _request.c ---- */
+
+/* A finite number, six of them from any sequence, or an optional one in
+ * [@lo, @hi] (@lo_open: above @lo; None: 0, the executor's default): 0,
+ * or -1 with TypeError / ValueError naming @name. */
+int py_parse_number(PyObject *o, const char *what, const char *name, double *out);
+int py_parse_vec(PyObject *o, const char *what, const char *name, Py_ssize_t n, double *out);
+int py_parse_opt(PyObject *o, const char *what, const char *name, double lo, bool lo_open,
+		 double hi, double *out);
+/* 0 when @s may send commands now; -1 with the exception set. */
+int py_ctl_usable(struct py_rx *s, const char *what);
+/* rtl_loop_write(): the bytes sent as an int, NULL with the exception. */
+PyObject *py_ctl_send(struct py_rx *s, const char *what);
+
+/* Follow the tracked requests with the frame just taken. */
+void py_req_on_frame(struct py_rx *s);
+/* The request methods of rtloop.Control (NULL-terminated), and the type
+ * rtloop.Request of what they return with wait=False. */
+extern PyMethodDef py_req_methods[];
+int py_request_register(PyObject *module);
 
 #endif /* RTLOOP_PY_RECEIVE_H */
