@@ -120,6 +120,13 @@ static void usage(FILE *f)
 		"      --force-noise N       standard deviation of the force [N] (torque: N/10)\n"
 		"      --watchdog-ms MS      heartbeat timeout when the client asks for the\n"
 		"                            default (default 100; 0 = off)\n"
+		"\n"
+		"Teach-mode push (a hand on the tool while teach mode is on):\n"
+		"      --push-x N            its force along base x, y, z in N (-200..200,\n"
+		"      --push-y N            default 0): the TCP moves at N/100 m/s along it\n"
+		"      --push-z N\n"
+		"      --push-after S        from S s after teach mode begins (default 0)\n"
+		"      --push-for S          for S s (default 0: until teach mode ends)\n"
 		"\n");
 	/* Two strings: one would pass the 4095 bytes C17 compilers must take. */
 	fprintf(f,

@@ -133,6 +133,16 @@ static const struct sim_option table[SIM_OPT_COUNT] = {
 		.id = SIM_OPT_CONTROL_SCRIPT, .name = "control-script",
 		.kind = SIM_OPT_TEXT, .what = "a file name",
 		.effect = "the rtloop program uploads are compared with (default: this build's)" },
+	D(SIM_OPT_PUSH_X, "push-x", true, false, -200.0, 200.0, AT(sim.robot.push[0]),
+	  "in teach mode a hand pushes the tool with this force along base x, N"),
+	D(SIM_OPT_PUSH_Y, "push-y", true, false, -200.0, 200.0, AT(sim.robot.push[1]),
+	  "the hand's force along base y, N"),
+	D(SIM_OPT_PUSH_Z, "push-z", true, false, -200.0, 200.0, AT(sim.robot.push[2]),
+	  "the hand's force along base z, N"),
+	D(SIM_OPT_PUSH_AFTER, "push-after", true, false, 0.0, 1e7, AT(sim.robot.push_after),
+	  "the hand pushes from this many s after teach mode begins (default 0)"),
+	D(SIM_OPT_PUSH_FOR, "push-for", true, false, 0.0, 1e7, AT(sim.robot.push_for),
+	  "the hand pushes this many s (default 0: until teach mode ends)"),
 };
 // clang-format on
 

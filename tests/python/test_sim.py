@@ -526,12 +526,22 @@ FAULT_KEYS = ["max_clients", "handshake_timeout", "send_buffer", "sndbuf", "cont
               "max_protocol", "fieldbus", "text_v2", "jitter_us", "skip_every", "skip_count",
               "stall_ms", "stall_every", "burst", "burst_every", "fragment", "fragment_max",
               "reset_after", "text_every", "seed", "local_control", "no_dashboard",
-              "protective_stop_after"]
+              "protective_stop_after", "push_x", "push_y", "push_z", "push_after", "push_for"]
 OPTION_KEYS = ["start_time", "echo_register", "duration", "contact_z", "contact_stiffness",
                "contact_damping", "force_noise", "watchdog_ms", "boot", "power_on_time",
                "brake_release_time", "unlock_delay", "control_script", "bind"]
 ODD_VALUES = [None, True, False, 0, -1, 1, 3, 2 ** 31, 2 ** 64, -2 ** 70, 0.5, -0.0, 1e308,
               float("nan"), float("inf"), "", "5.4.0", "x" * 10000, b"1", [], {}, object()]
+
+
+def test_the_teach_mode_push_is_a_fault_of_the_option_table():
+    with rtloop.Sim(faults={"push-z": -20.0, "push_after": 0.5, "push_for": 1.0}) as sim:
+        assert 0 < sim.port < 65536
+    with pytest.raises(ValueError) as e:
+        rtloop.Sim(faults={"push-z": -250.0})
+    assert "push_z" in str(e.value)
+    with pytest.raises(ValueError):
+        rtloop.Sim(push_z=-20.0)  # a fault, not an option
 
 
 def test_the_unknown_keys_list_is_the_tables():
