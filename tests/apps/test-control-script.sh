@@ -10,7 +10,7 @@
 # interpreter runs here), and the generator refuses a template with an
 # unknown placeholder, an unclosed one, or one that leaves a constant out.
 # FORCE_MODE's type shift is read from rtde_req.c beside the header's
-# include directory (../../rtde_req.c), which writes it.
+# include directory (io/rtde/rtde_req.c, which writes it).
 # Usage: test-control-script.sh GENERATOR TEMPLATE GENERATED HEADER
 # Writes TAP to stdout; exits non-zero when a check fails.
 set -u
