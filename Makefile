@@ -55,7 +55,7 @@ demo: build
 # the start pose, a hand pushing 5 N along x one second into teach mode): the
 # phase table, then $(BUILD)/experiment/rtloop-experiment.png from its CSV.
 EXP_OUT = $(BUILD)/experiment
-EXP_SIM = --port 0 --contact-z 0.46 --push-x 5 --push-after 1 --push-for 1 --duration 120
+EXP_SIM = --port 0 --contact-z 0.46 --force-noise 0.2 --push-x 5 --push-after 1 --push-for 1 --duration 120
 
 experiment: build
 	@set -eu; out=$(EXP_OUT); mkdir -p $$out; \
@@ -70,16 +70,17 @@ experiment: build
 	status=0; $(BUILD)/apps/examples/rtloop-example-experiment --port $$port \
 		--csv $$out/experiment.csv --json $$out/experiment.json || status=$$?; \
 	if command -v gnuplot >/dev/null 2>&1 && [ -s $$out/experiment.csv ]; then \
-		printf '%s\n' 'set terminal pngcairo size 1200,1000 font "Sans,11"' \
+		printf '%s\n' 'set terminal pngcairo size 1200,1000 font "Sans,11" noenhanced' \
 		"set output \"$$out/rtloop-experiment.png\"" 'set datafile separator ","' \
-		'set multiplot layout 3,1 title "rtloop experiment: move_j, contact, press 10 N + slide, retract, teach" noenhanced' \
-		'set grid' 'set key top right box opaque noenhanced' 'set xlabel "time [s]"' \
-		'set ylabel "TCP [mm]"' \
-		"plot \"$$out/experiment.csv\" using 1:(\$$3*1000) every ::1 with lines lw 2 title \"x\", \"\" using 1:(\$$5*1000) every ::1 with lines lw 2 title \"z\"" \
-		'set ylabel "force [N]"' \
-		"plot \"$$out/experiment.csv\" using 1:(-\$$8) every ::1 with lines lw 1 title \"-F_z (pressing)\", \"\" using 1:(-\$$6) every ::1 with lines lw 1 title \"-F_x (push)\", 10 with lines dt 2 title \"target 10 N\"" \
-		'set ylabel "phase"' 'set ytics ("start" 0, "contact" 1, "press" 2, "end_force" 3, "retract" 4, "teach" 5, "end_teach" 6)' \
-		"plot \"$$out/experiment.csv\" using 1:2 every ::1 with steps lw 2 notitle" 'unset multiplot' \
+		'set multiplot layout 3,1 title "rtloop experiment: move_j, contact, press 10 N + slide, retract, teach"' \
+		'set grid' 'set key top left box opaque' 'set xlabel "time [s]"' 'set autoscale xfix' \
+		'set ylabel "TCP x [mm]"' 'set y2label "TCP z [mm]"' 'set ytics nomirror' 'set y2tics' \
+		"plot \"$$out/experiment.csv\" using 1:(\$$3*1000) every ::1 with lines lw 2 title \"x\", \"\" using 1:(\$$5*1000) every ::1 axes x1y2 with lines lw 2 title \"z\"" \
+		'unset y2label' 'unset y2tics' 'set ytics mirror' 'set ylabel "force [N]"' \
+		"plot \"$$out/experiment.csv\" using 1:(-\$$8) every ::1 with lines lw 1 title \"-F_z (pressing)\", \"\" using 1:(-\$$6) every ::1 with lines lw 1 title \"-F_x (the push)\", 10 with lines dt 2 lw 2 title \"target 10 N\"" \
+		'unset key' 'set ylabel "phase"' 'set yrange [-0.5:6.5]' \
+		'set ytics ("start" 0, "contact" 1, "press" 2, "end_force" 3, "retract" 4, "teach" 5, "end_teach" 6)' \
+		"plot \"$$out/experiment.csv\" using 1:2 every ::1 with steps lw 2" 'unset multiplot' \
 		| gnuplot && echo "== plot: $$out/rtloop-experiment.png"; \
 	else echo "experiment: no plot (needs gnuplot and a CSV)" >&2; fi; \
 	exit $$status

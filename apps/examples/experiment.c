@@ -414,23 +414,24 @@ static void print_table(const struct exp *e, FILE *o)
 {
 	char buf[128];
 
-	fprintf(o, "%-10s %7s  %-26s %-18s %s\n", "phase", "time", "pose reached [mm]",
-		"force err [N]", "outcome");
+	fprintf(o, "%-10s %7s  %-26s %-24s %s\n", "phase", "time", "pose reached [mm]",
+		"force err / motion", "outcome");
 	for (int i = 0; i < P_N; i++) {
 		const struct result *r = &e->r[i];
 		char force[32] = "-";
 
 		if (i == P_PRESS && r->err_n)
-			snprintf(force, sizeof(force), "mean %.2f max %.2f",
+			snprintf(force, sizeof(force), "mean %.2f max %.2f N",
 				 r->err_sum / (double)r->err_n, r->err_max);
 		if (i == P_TEACH && r->ran)
-			snprintf(force, sizeof(force), "moved %.1f mm", r->moved * 1000.0);
+			snprintf(force, sizeof(force), "moved %.1f mm, %.1f N", r->moved * 1000.0,
+				 r->f_max);
 		if (!r->ran) {
-			fprintf(o, "%-10s %7s  %-26s %-18s %s\n", phase_names[i], "-", "-", "-",
+			fprintf(o, "%-10s %7s  %-26s %-24s %s\n", phase_names[i], "-", "-", "-",
 				"not run");
 			continue;
 		}
-		fprintf(o, "%-10s %6.2fs  (%7.1f %7.1f %7.1f)  %-18s %s\n", phase_names[i],
+		fprintf(o, "%-10s %6.2fs  (%7.1f %7.1f %7.1f)  %-24s %s\n", phase_names[i],
 			r->t1 - r->t0, r->pose[0] * 1000.0, r->pose[1] * 1000.0,
 			r->pose[2] * 1000.0, force, failure_text(r, buf, sizeof(buf)));
 	}
@@ -504,7 +505,7 @@ static void usage(FILE *o)
 		   "  --force N         press: force along -z [N] (default 10)\n"
 		   "  --slide V         press: speedl along x [m/s] (default 0.02)\n"
 		   "  --press S         press: duration [s] (default 3)\n"
-		   "  --tolerance N     press: largest force error that holds [N] (default 1)\n"
+		   "  --tolerance N     press: largest force error that holds [N] (default 1.5)\n"
 		   "  --teach S         teach mode duration [s] (default 5)\n"
 		   "  --phase-limit S   longest a phase may take [s] (default 20)\n"
 		   "  --json FILE       write the summary as JSON (- for stdout)\n"
@@ -561,7 +562,7 @@ int main(int argc, char **argv)
 		       .slide = 0.02,
 		       .press_s = 3,
 		       .settle_s = 0.3,
-		       .tolerance = 1,
+		       .tolerance = 1.5,
 		       .lift = 0.05,
 		       .teach_s = 5,
 		       .phase_limit = 20 },
