@@ -137,8 +137,9 @@ static int yield_to(struct sim_robot *r, const struct sim_robot_req *q, double a
 	if (r->move_on) {
 		brake(r, a);
 	} else {
+		/* after a contact, no gentler than the contact's own brake */
+		r->muc_decel = r->muc_phase == SIM_MUC_BRAKE ? fmax(a, r->muc_decel) : a;
 		r->muc_phase = SIM_MUC_YIELD;
-		r->muc_decel = a;
 	}
 	r->pending = *q;
 	r->move_pending = true;

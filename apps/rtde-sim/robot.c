@@ -1271,7 +1271,7 @@ uint32_t sim_robot_step(struct sim_robot *r, int64_t now_ns)
 	if (r->muc_phase == SIM_MUC_APPROACH &&
 	    (r->limited & (SIM_ROBOT_EV_POS_LIMIT | SIM_ROBOT_EV_VEL_LIMIT)))
 		sim_robot_contact_fail(r, RTL_RTDE_REQ_NO_CONTACT);
-	if (contact_rest)
+	if (contact_rest && at_rest(r->target_qd))
 		sim_robot_contact_rest(r);
 	/* a limit broke the Cartesian plan: restart it from where the robot is,
 	 * or the reference would run away from the arm */

@@ -40,6 +40,15 @@
  *   lookahead * 300 / gain, bounded by a braking curve so that it stops on
  *   the target without overshoot. stop (and idle) ramp to rest, in Cartesian
  *   space after speedl (stopl), in joint space otherwise (stopj).
+ * - Force mode, teach mode and move_until_contact (requests, requests.c):
+ *   force mode replaces the compliant axes of the stream's twist, in the
+ *   task frame, with an admittance's speed toward the commanded wrench;
+ *   teach mode ignores the stream and moves the TCP with the hand's push
+ *   (cfg.push) / 100 N s/m; move_until_contact runs under IDLE as a speedl
+ *   until the force reaches its threshold, brakes, and retracts as a
+ *   linear move. All three map the twist as speedl does. STOP, a watchdog
+ *   trip and a protective stop end force and teach mode; the watchdog
+ *   watches force mode and move_until_contact, not teach mode.
  * - Limits, applied to every mode: the speed slider (target_speed_fraction)
  *   scales the commanded speeds, as on the real robot; velocities are scaled
  *   uniformly to the joint speed limits (direction kept), and that ratio is

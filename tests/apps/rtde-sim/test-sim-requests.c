@@ -743,3 +743,56 @@ Test(sim_requests, the_watchdog_ends_force_mode)
 	}
 	cr_assert(sim_robot_at_rest(&g.r));
 }
+
+Test(sim_requests, a_protective_stop_ends_the_modes_and_fails_a_contact_move)
+{
+	struct rig g;
+	double arg[RTL_RTDE_REQ_NARG] = { 0 };
+	int32_t id;
+
+	rig_init_with(&g, 0, NULL, 0, 0);
+	press(&g, -10.0, SEL_Z | TYPE(3));
+	cycle(&g);
+	g.r.safety_mode = SIM_SAFETY_MODE_NORMAL + 2; /* as the controller sets it */
+	cycle(&g);
+	cr_assert_not(g.r.force_on);
+	cr_assert_eq(sim_robot_cmd_status(&g.r), RTL_RTDE_CMD_STATUS_READY);
+
+	g.r.safety_mode = SIM_SAFETY_MODE_NORMAL;
+	arg[2] = -0.05;
+	id = request(&g, RTL_RTDE_REQ_MOVE_UNTIL_CONTACT, arg, 0);
+	for (int i = 0; i < 50; i++)
+		cycle(&g);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_RUNNING, 0);
+	g.r.safety_mode = SIM_SAFETY_MODE_NORMAL + 2;
+	cycle(&g);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_PROTECTIVE_STOP);
+	cr_assert_eq(g.r.muc_phase, SIM_MUC_NONE);
+}
+
+Test(sim_requests, a_stream_interrupts_a_contact_move_and_a_stop_move_brakes_it)
+{
+	struct rig g;
+	double arg[RTL_RTDE_REQ_NARG] = { 0 };
+	int32_t id, stop;
+
+	rig_init_with(&g, 0, NULL, 0, 0);
+	arg[2] = -0.05;
+	id = request(&g, RTL_RTDE_REQ_MOVE_UNTIL_CONTACT, arg, 0);
+	for (int i = 0; i < 50; i++)
+		cycle(&g);
+	g.c.mode = RTL_RTDE_CMD_SPEEDJ;
+	cycle(&g);
+	assert_answer(&g, id, RTL_RTDE_REQ_STATE_FAILED, RTL_RTDE_REQ_INTERRUPTED);
+
+	rig_init_with(&g, 0, NULL, 0, 0);
+	id = request(&g, RTL_RTDE_REQ_MOVE_UNTIL_CONTACT, arg, 0);
+	for (int i = 0; i < 50; i++)
+		cycle(&g);
+	stop = request(&g, RTL_RTDE_REQ_STOP_MOVE, NULL, 0);
+	assert_answer(&g, stop, RTL_RTDE_REQ_STATE_RUNNING, 0);
+	cr_assert_gt(run_until_over(&g, stop, 500), 0);
+	assert_answer(&g, stop, RTL_RTDE_REQ_STATE_DONE, 0);
+	cycle(&g);
+	cr_assert(sim_robot_at_rest(&g.r));
+}
