@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rtloop/rtde_req.h>
@@ -442,6 +444,242 @@ RTL_API enum rtl_rtde_req_outcome rtl_rtde_req_track(struct rtl_rtde_req_tracker
 	}
 	tracker->outcome = o;
 	return o;
+}
+
+/* ---- from the application thread ----------------------------------------------- */
+
+/*
+ * The channel: the poster writes req while posted == taken (the step has
+ * taken the last one) and then publishes the ticket in posted (release);
+ * the step reads req once it sees a new ticket (acquire) and says so in
+ * taken. The outcome the step publishes is a sequence lock over atomic
+ * words, so a reader on any thread retries instead of blocking the step.
+ */
+struct rtl_rtde_req_chan {
+	_Atomic uint32_t posted, taken;
+	uint32_t tickets; /* the poster's */
+	struct rtl_rtde_req req;
+	/* the step's */
+	uint32_t t_ticket;
+	struct rtl_rtde_req_tracker t;
+	/* published */
+	_Atomic uint32_t seq, out_ticket;
+	_Atomic int32_t out_outcome, out_reason;
+	_Atomic uint64_t out_result[RTL_RTDE_REQ_NRESULT];
+};
+
+RTL_API int rtl_rtde_req_chan_create(struct rtl_rtde_req_chan **out, struct rtl_error *err)
+{
+	struct rtl_rtde_req_chan *c;
+
+	if (!out)
+		return rtl_error_set(err, -EINVAL, "requests: out is NULL");
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return rtl_error_set(err, -ENOMEM, "requests: no memory for a channel");
+	*out = c;
+	return 0;
+}
+
+RTL_API void rtl_rtde_req_chan_destroy(struct rtl_rtde_req_chan *c)
+{
+	free(c);
+}
+
+RTL_API int rtl_rtde_req_chan_post(struct rtl_rtde_req_chan *c, const struct rtl_rtde_req *req,
+				   struct rtl_error *err)
+{
+	uint32_t ticket;
+
+	if (!c || !req)
+		return rtl_error_set(err, -EINVAL, "requests: NULL channel or request");
+	if (atomic_load_explicit(&c->posted, memory_order_relaxed) !=
+	    atomic_load_explicit(&c->taken, memory_order_acquire))
+		return rtl_error_set(err, -EBUSY,
+				     "requests: the last request is not taken yet: is the "
+				     "step calling rtl_rtde_req_chan_serve()?");
+	ticket = ++c->tickets & 0x7fffffff;
+	if (ticket == 0)
+		ticket = c->tickets = 1;
+	c->req = *req;
+	atomic_store_explicit(&c->posted, ticket, memory_order_release);
+	return (int)ticket;
+}
+
+static void publish(struct rtl_rtde_req_chan *c)
+{
+	uint32_t s = atomic_load_explicit(&c->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&c->seq, s + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&c->out_ticket, c->t_ticket, memory_order_relaxed);
+	atomic_store_explicit(&c->out_outcome, (int32_t)c->t.outcome, memory_order_relaxed);
+	atomic_store_explicit(&c->out_reason, c->t.reason, memory_order_relaxed);
+	for (int i = 0; i < RTL_RTDE_REQ_NRESULT; i++) {
+		uint64_t bits;
+
+		memcpy(&bits, &c->t.result[i], sizeof(bits));
+		atomic_store_explicit(&c->out_result[i], bits, memory_order_relaxed);
+	}
+	atomic_store_explicit(&c->seq, s + 2, memory_order_release);
+}
+
+RTL_API int rtl_rtde_req_chan_serve(struct rtl_rtde_req_chan *c, struct rtl_rtde_frame *frame,
+				    struct rtl_rtde_req_ids *ids,
+				    const struct rtl_rtde_frame *state,
+				    const struct rtl_rtde_req_handles *h)
+{
+	struct rtl_rtde_req_ack ack;
+	uint32_t p;
+
+	if (!c || !state || !frame || !ids || !h)
+		return -EINVAL;
+	if (c->t_ticket && rtl_rtde_req_read_ack(&ack, state, h) == 0) {
+		enum rtl_rtde_req_outcome before = c->t.outcome;
+
+		if (rtl_rtde_req_track(&c->t, &ack) != before)
+			publish(c);
+	}
+	p = atomic_load_explicit(&c->posted, memory_order_acquire);
+	if (p == atomic_load_explicit(&c->taken, memory_order_relaxed))
+		return 0;
+	if (rtl_rtde_req_write(&c->req, frame, ids, &c->t, h, NULL) < 0)
+		return -EINVAL;
+	c->t_ticket = p;
+	atomic_store_explicit(&c->taken, p, memory_order_release);
+	publish(c);
+	return 1;
+}
+
+RTL_API int rtl_rtde_req_chan_poll(const struct rtl_rtde_req_chan *c,
+				   struct rtl_rtde_req_tracker *out, int ticket)
+{
+	struct rtl_rtde_req_tracker t = { 0 };
+	uint32_t s1, s2, tk;
+
+	if (!c || ticket <= 0)
+		return -EINVAL;
+	do {
+		s1 = atomic_load_explicit(&c->seq, memory_order_acquire);
+		tk = atomic_load_explicit(&c->out_ticket, memory_order_relaxed);
+		t.outcome = (enum rtl_rtde_req_outcome)atomic_load_explicit(&c->out_outcome,
+									    memory_order_relaxed);
+		t.reason = atomic_load_explicit(&c->out_reason, memory_order_relaxed);
+		for (int i = 0; i < RTL_RTDE_REQ_NRESULT; i++) {
+			uint64_t bits =
+				atomic_load_explicit(&c->out_result[i], memory_order_relaxed);
+
+			memcpy(&t.result[i], &bits, sizeof(bits));
+		}
+		atomic_thread_fence(memory_order_acquire);
+		s2 = atomic_load_explicit(&c->seq, memory_order_relaxed);
+	} while ((s1 & 1) || s1 != s2);
+	if (tk != (uint32_t)ticket) {
+		/* posted, not taken yet: pending; anything else: superseded */
+		if (atomic_load_explicit(&c->posted, memory_order_acquire) != (uint32_t)ticket)
+			return -ENOENT;
+		t = (struct rtl_rtde_req_tracker){ 0 };
+	}
+	if (out)
+		*out = t;
+	return (int)t.outcome;
+}
+
+static bool is_final(int o)
+{
+	return o == RTL_RTDE_REQ_IS_DONE || o == RTL_RTDE_REQ_IS_FAILED ||
+	       o == RTL_RTDE_REQ_IS_INTERRUPTED;
+}
+
+/* The return of a wait for outcome @o with @t's reason. */
+static int ended(int o, const struct rtl_rtde_req_tracker *t, struct rtl_error *err)
+{
+	if (o == RTL_RTDE_REQ_IS_DONE)
+		return 0;
+	if (o == RTL_RTDE_REQ_IS_INTERRUPTED)
+		return rtl_error_set(err, -ECANCELED,
+				     "requests: interrupted: a newer command took the arm");
+	return rtl_error_set(err, -EIO, "requests: the controller says: %s",
+			     rtl_rtde_req_reason_name(t->reason));
+}
+
+RTL_API int rtl_rtde_req_chan_wait(const struct rtl_rtde_req_chan *c,
+				   struct rtl_rtde_req_tracker *out, int ticket, int64_t timeout_ns,
+				   struct rtl_error *err)
+{
+	int64_t end = rtl_time_now() + timeout_ns;
+	struct rtl_rtde_req_tracker t;
+
+	for (;;) {
+		int o = rtl_rtde_req_chan_poll(c, &t, ticket);
+
+		if (o < 0)
+			return rtl_error_set(err, o,
+					     o == -ENOENT ? "requests: ticket %d was superseded"
+							  : "requests: bad channel or ticket %d",
+					     ticket);
+		if (out)
+			*out = t;
+		if (is_final(o))
+			return ended(o, &t, err);
+		if (rtl_time_now() >= end)
+			return rtl_error_set(err, -ETIMEDOUT,
+					     "requests: no end of ticket %d in time (outcome %d)",
+					     ticket, o);
+		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
+	}
+}
+
+RTL_API int rtl_rtde_req_run(const struct rtl_rtde_req *req, struct rtl_rtde_req_ids *ids,
+			     struct rtl_rtde_req_tracker *out, struct rtl_loop *loop,
+			     const struct rtl_rtde_req_handles *h, int64_t timeout_ns,
+			     struct rtl_error *err)
+{
+	int64_t end = rtl_time_now() + timeout_ns;
+	struct rtl_rtde_req_tracker t;
+	struct rtl_rtde_req_ack ack;
+	int ret;
+
+	if (!loop)
+		return rtl_error_set(err, -EINVAL, "requests: NULL loop");
+	ret = rtl_rtde_req_write(req, rtl_rtde_loop_commands(loop, h ? h->recipe : 0), ids, &t, h,
+				 err);
+	if (ret < 0)
+		return ret;
+	ret = rtl_loop_write(loop);
+	if (ret < 0 && ret != -EAGAIN)
+		return rtl_error_set(err, ret, "requests: the request could not be sent");
+	while (!is_final(t.outcome)) {
+		int64_t left = end - rtl_time_now();
+		const struct rtl_loop_frame *f;
+		struct rtl_rtde_frame st;
+
+		if (left <= 0) {
+			if (out)
+				*out = t;
+			return rtl_error_set(err, -ETIMEDOUT,
+					     "requests: %s not over in time (outcome %d)",
+					     rtl_rtde_req_kind_name(req->kind), (int)t.outcome);
+		}
+		int64_t slice = left < 100 * RTL_NS_PER_MS ? left : 100 * RTL_NS_PER_MS;
+		int64_t asked = rtl_time_now();
+
+		f = rtl_loop_read(loop, slice);
+		/* NULL before the slice is over: the loop stops */
+		if (!f && rtl_time_now() - asked < slice)
+			return rtl_error_set(err, -ECANCELED, "requests: the loop stopped");
+		if (!f)
+			continue;
+		st = rtl_rtde_loop_state(f);
+		if (rtl_rtde_req_read_ack(&ack, &st, h) == 0)
+			rtl_rtde_req_track(&t, &ack);
+		ret = rtl_loop_write(loop);
+		if (ret < 0 && ret != -EAGAIN)
+			return rtl_error_set(err, ret, "requests: a step's write failed");
+	}
+	if (out)
+		*out = t;
+	return ended(t.outcome, &t, err);
 }
 
 /* In the enum's order: its values are 0 .. RTL_RTDE_REQ_REASON_COUNT - 1. */

@@ -20,6 +20,7 @@
 
 #include "robot.h"
 #include "server.h"
+#include "sim.h"
 
 #define OUTPUTS \
 	"timestamp,actual_q,actual_qd," RTL_RTDE_CMD_STATUS_OUTPUTS "," RTL_RTDE_REQ_ACK_OUTPUTS
@@ -288,4 +289,157 @@ Test(rtde_req, identities_are_never_zero_and_never_repeat_in_a_row)
 	cr_assert_eq(rtl_rtde_req_write(&q, &f, &ids, NULL, &h, NULL), -EINVAL);
 	rtl_rtde_req_ids_init(&ids);
 	cr_assert_neq(ids.next, 0);
+}
+
+/* ---- from the application thread ---------------------------------------------------- */
+
+/* A loop over rtde-sim in this process: with @step (the channel's
+ * server) or without (the external-loop API). */
+struct app {
+	struct sim_server *srv;
+	struct rtl_rtde_transport *tr;
+	struct rtl_loop *loop;
+	struct rtl_rtde_req_handles h;
+	struct rtl_rtde_req_ids ids;
+	struct rtl_rtde_req_chan *chan;
+	int handles_ret;
+	struct sim_opts so;
+};
+
+static void app_connected(struct rtl_rtde_transport *t, void *user)
+{
+	struct app *a = user;
+
+	a->handles_ret = rtl_rtde_req_resolve(&a->h, t, REQ_RECIPE, NULL);
+}
+
+/* The step: serve the channel, nothing else. */
+static int serve_step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *user)
+{
+	struct app *a = user;
+	struct rtl_rtde_frame st = rtl_rtde_loop_state(fr);
+
+	rtl_rtde_req_chan_serve(a->chan, rtl_rtde_loop_commands(loop, REQ_RECIPE), &a->ids, &st,
+				&a->h);
+	return 0;
+}
+
+static void app_open(struct app *a, rtl_loop_step_fn fn)
+{
+	struct sim_server_opts sv = { 0 };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc) };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
+	struct rtl_loop_config lc = { .size = sizeof(lc) };
+	struct rtl_error err = { 0 };
+
+	sim_opts_default(&a->so);
+	cr_assert_eq(sim_server_create(&a->srv, &a->so, &sv), 0);
+	cr_assert_eq(sim_server_start(a->srv), 0);
+	rtl_rtde_req_ids_init(&a->ids);
+	cr_assert_eq(rtl_rtde_req_chan_create(&a->chan, &err), 0);
+	tc.host = "127.0.0.1";
+	tc.port = sim_server_port(a->srv);
+	cc.outputs = OUTPUTS;
+	cc.inputs[0] = RTL_RTDE_CMD_RECIPE;
+	cc.inputs[REQ_RECIPE] = RTL_RTDE_REQ_RECIPE;
+	tc.connected = app_connected;
+	tc.user = a;
+	cr_assert_eq(rtl_rtde_transport_create(&a->tr, &tc, &err), 0, "%s", err.msg);
+	lc.transport = rtl_rtde_transport_base(a->tr);
+	lc.step = fn;
+	lc.user = a;
+	lc.rt_mode = RTL_LOOP_RT_OFF;
+	lc.watchdog_periods = -1;
+	cr_assert_eq(rtl_loop_create(&a->loop, &lc, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_loop_start(a->loop, &err), 0, "%s", err.msg);
+	cr_assert_eq(a->handles_ret, 0);
+}
+
+/* Stop everything; the simulated robot's joints into @q. */
+static void app_close(struct app *a, double q[6])
+{
+	struct sim_stats ss;
+
+	rtl_loop_stop(a->loop);
+	rtl_loop_join(a->loop);
+	sim_server_stop(a->srv);
+	sim_server_join(a->srv);
+	sim_server_stats(a->srv, &ss);
+	cr_assert_eq(ss.nonfinite_in, 0);
+	/* joined: the robot is ours to read */
+	memcpy(q, sim_server_sim(a->srv)->robot.actual_q, 6 * sizeof(double));
+	rtl_loop_destroy(a->loop);
+	rtl_rtde_transport_destroy(a->tr);
+	rtl_rtde_req_chan_destroy(a->chan);
+	sim_server_destroy(a->srv);
+}
+
+Test(rtde_req, the_application_thread_moves_the_arm_through_the_step)
+{
+	struct app a = { 0 };
+	struct rtl_rtde_req q;
+	struct rtl_rtde_req_tracker t;
+	struct rtl_error err = { 0 };
+	double target[6], far[6], pose[6], tcp0[6] = { 0 }, q_end[6];
+	int k;
+
+	app_open(&a, serve_step);
+	memcpy(target, a.so.robot.q0, sizeof(target));
+	target[0] += 0.3;
+	cr_assert_eq(rtl_rtde_req_move_j(&q, target, 1.0, 2.0, &err), 0);
+	k = rtl_rtde_req_chan_post(a.chan, &q, &err);
+	cr_assert_gt(k, 0, "%s", err.msg);
+	cr_assert_eq(rtl_rtde_req_chan_post(a.chan, &q, &err) == -EBUSY ||
+			     rtl_rtde_req_chan_poll(a.chan, NULL, k) >= 0,
+		     1, "a second post before the step took the first is refused");
+	cr_assert_eq(rtl_rtde_req_chan_wait(a.chan, &t, k, 10 * RTL_NS_PER_SEC, &err), 0, "%s",
+		     err.msg);
+	/* refused: the wait names the reason */
+	memcpy(far, target, sizeof(far));
+	far[2] = 4.0;
+	rtl_rtde_req_move_j(&q, far, 0, 0, NULL);
+	k = rtl_rtde_req_chan_post(a.chan, &q, &err);
+	cr_assert_gt(k, 0, "%s", err.msg);
+	cr_assert_eq(rtl_rtde_req_chan_wait(a.chan, &t, k, 5 * RTL_NS_PER_SEC, &err), -EIO);
+	cr_assert_eq(t.reason, RTL_RTDE_REQ_JOINT_LIMIT);
+	cr_assert(strstr(err.msg, "joint limit") != NULL, "%s", err.msg);
+	/* a result */
+	rtl_rtde_req_forward_kin(&q, target, NULL);
+	k = rtl_rtde_req_chan_post(a.chan, &q, &err);
+	cr_assert_gt(k, 0, "%s", err.msg);
+	cr_assert_eq(rtl_rtde_req_chan_wait(a.chan, &t, k, 5 * RTL_NS_PER_SEC, &err), 0);
+	cr_assert_eq(rtl_rtde_req_chan_poll(a.chan, NULL, k - 1), -ENOENT, "superseded");
+	app_close(&a, q_end);
+	sim_robot_fk(target, tcp0, pose);
+	for (int i = 0; i < 6; i++) {
+		cr_assert_float_eq(t.result[i], pose[i], 1e-9, "pose[%d]", i);
+		cr_assert_float_eq(q_end[i], target[i], 1e-9, "joint %d", i);
+	}
+}
+
+Test(rtde_req, a_loop_without_a_step_runs_a_request_to_its_end)
+{
+	struct app a = { 0 };
+	struct rtl_rtde_req q;
+	struct rtl_rtde_req_tracker t;
+	struct rtl_error err = { 0 };
+	double target[6], q_end[6];
+
+	app_open(&a, NULL);
+	memcpy(target, a.so.robot.q0, sizeof(target));
+	target[1] += 0.2;
+	rtl_rtde_req_move_j(&q, target, 1.0, 2.0, NULL);
+	cr_assert_eq(rtl_rtde_req_run(&q, &a.ids, &t, a.loop, &a.h, 10 * RTL_NS_PER_SEC, &err), 0,
+		     "%s", err.msg);
+	cr_assert_eq(t.outcome, RTL_RTDE_REQ_IS_DONE);
+	rtl_rtde_req_set_payload(&q, 2.0, NULL, NULL);
+	cr_assert_eq(rtl_rtde_req_run(&q, &a.ids, &t, a.loop, &a.h, 5 * RTL_NS_PER_SEC, &err), 0,
+		     "%s", err.msg);
+	rtl_rtde_req_move_j(&q, target, 10.0, 2.0, NULL); /* faster than the arm */
+	cr_assert_eq(rtl_rtde_req_run(&q, &a.ids, &t, a.loop, &a.h, 5 * RTL_NS_PER_SEC, &err),
+		     -EIO);
+	cr_assert_eq(t.reason, RTL_RTDE_REQ_BAD_ARGUMENT);
+	app_close(&a, q_end);
+	for (int i = 0; i < 6; i++)
+		cr_assert_float_eq(q_end[i], target[i], 1e-9, "joint %d", i);
 }

@@ -40,6 +40,7 @@
 RTL_BEGIN_DECLS
 
 struct rtl_rtde_transport;
+struct rtl_loop;
 
 /* A request before it has an identity: what, and its arguments. */
 struct rtl_rtde_req {
@@ -190,6 +191,75 @@ RTL_API int rtl_rtde_req_read_ack(struct rtl_rtde_req_ack *out, const struct rtl
  */
 RTL_API enum rtl_rtde_req_outcome rtl_rtde_req_track(struct rtl_rtde_req_tracker *tracker,
 						     const struct rtl_rtde_req_ack *ack);
+
+/*
+ * From the application thread.
+ *
+ * A loop with a step function: a struct rtl_rtde_req_chan hands requests
+ * from one application thread to the step, lock-free. The application
+ * posts a request and waits for its outcome; the step calls
+ * rtl_rtde_req_chan_serve() every step, which writes a posted request
+ * into the request frame and publishes the outcome of the newest one.
+ * One request at a time is followed: a newer post supersedes the older
+ * (which the executor then answers as interrupted, if it was running).
+ *
+ * A loop without a step (the external-loop API, or a loop created only
+ * for a move between two loops): rtl_rtde_req_run() writes the request
+ * and drives the loop itself (read, follow the answer, write) until the
+ * request is over.
+ */
+struct rtl_rtde_req_chan;
+
+/* Allocate a channel. Returns 0 or -ENOMEM. Not RT-safe. */
+RTL_API int rtl_rtde_req_chan_create(struct rtl_rtde_req_chan **out, struct rtl_error *err);
+/* Free it (NULL: nothing); the loop that serves it must be joined. */
+RTL_API void rtl_rtde_req_chan_destroy(struct rtl_rtde_req_chan *c);
+/*
+ * Post @req from the application thread (one thread only). Returns a
+ * ticket > 0, -EBUSY while the last request posted has not been taken by
+ * a step yet, or -EINVAL. RT-safe.
+ */
+RTL_API int rtl_rtde_req_chan_post(struct rtl_rtde_req_chan *c, const struct rtl_rtde_req *req,
+				   struct rtl_error *err);
+/*
+ * In the step: follow the newest request with the acknowledgement of
+ * @state, and write a newly posted one into @frame (the request recipe's)
+ * with an identity of @ids. Returns 1 when it wrote one, 0, or -EINVAL.
+ * RT-safe: no lock, no allocation, no system call.
+ */
+RTL_API int rtl_rtde_req_chan_serve(struct rtl_rtde_req_chan *c, struct rtl_rtde_frame *frame,
+				    struct rtl_rtde_req_ids *ids,
+				    const struct rtl_rtde_frame *state,
+				    const struct rtl_rtde_req_handles *h);
+/*
+ * What became of @ticket, copied into @out (may be NULL). Returns the
+ * outcome (PENDING until a step took it and the executor answered), or
+ * -ENOENT for a ticket a newer post superseded. Any thread. RT-safe.
+ */
+RTL_API int rtl_rtde_req_chan_poll(const struct rtl_rtde_req_chan *c,
+				   struct rtl_rtde_req_tracker *out, int ticket);
+/*
+ * Wait up to @timeout_ns for @ticket to be over, polling every
+ * millisecond (no wake-up from the step: it makes no system call).
+ * Returns 0 when done, -ECANCELED (interrupted), -EIO (failed: @out's
+ * reason, and @err names it), -ETIMEDOUT, -ENOENT. Not RT-safe.
+ */
+RTL_API int rtl_rtde_req_chan_wait(const struct rtl_rtde_req_chan *c,
+				   struct rtl_rtde_req_tracker *out, int ticket, int64_t timeout_ns,
+				   struct rtl_error *err);
+
+/*
+ * On @loop, created without a step function and started: write @req,
+ * then read every frame, follow the answer and end each step with a
+ * write, until the request is over or @timeout_ns ran out. Returns as
+ * rtl_rtde_req_chan_wait() (-ECANCELED also when the loop stopped), with
+ * @out (may be NULL) the request's last state. From the thread that owns
+ * the external loop. Not RT-safe (it waits), allocation-free.
+ */
+RTL_API int rtl_rtde_req_run(const struct rtl_rtde_req *req, struct rtl_rtde_req_ids *ids,
+			     struct rtl_rtde_req_tracker *out, struct rtl_loop *loop,
+			     const struct rtl_rtde_req_handles *h, int64_t timeout_ns,
+			     struct rtl_error *err);
 
 /* Returns the name of @reason ("unreachable" ...), "?" for others. RT-safe. */
 RTL_API const char *rtl_rtde_req_reason_name(enum rtl_rtde_req_reason reason);
