@@ -206,3 +206,27 @@ def test_move_until_contact_stops_at_the_surface_and_retracts(start_sim):
         st = settle(ctl, 2)
         assert st["actual_TCP_pose"][2] == pytest.approx(0.31, abs=3e-3)
         assert np.max(np.abs(st["actual_qd"])) == 0
+
+
+def test_the_experiment_example_runs_every_phase(start_sim):
+    """apps/examples/experiment.py, shortened, against the simulator."""
+    import argparse
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "apps" / "examples" / "experiment.py"
+    spec = importlib.util.spec_from_file_location("experiment", path)
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    sim = start_sim(contact_z=0.46, push_x=5.0, push_after=0.5, push_for=0.5)
+    args = argparse.Namespace(force=10.0, press=1.0, slide=0.02, approach=0.05,
+                              retract=0.0, teach=1.5, tolerance=1.5)
+    with rtloop.Control(HOST, sim.port, fields=ex.FIELDS + (ex.STATUS,)) as ctl:
+        phases = ex.experiment(ctl, args)
+    assert [p["phase"] for p in phases] == ["start", "contact", "press", "retract", "teach"]
+    assert all(p["outcome"] == "ok" for p in phases), phases
+    press, teach = phases[2], phases[4]
+    assert press["force_err_max"] < 1.5
+    assert press["pose"][2] == pytest.approx(0.46 - 10 / 5000, abs=1e-3)
+    assert teach["moved_mm"] == pytest.approx(25.0, abs=2.0)  # 5 N / 100 N s/m for 0.5 s
+    assert ctl.stats()["stop_unconfirmed"] == 0
