@@ -216,7 +216,7 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 	struct rtl_rtde_req_ack ack;
 	struct rtl_rtde_req q = { 0 };
 	struct result *r;
-	double t, qa[6], qd[6], pose[6], force[6], target[6];
+	double t, limit, qa[6], qd[6], pose[6], force[6], target[6];
 	int32_t status;
 	int ret = 0, b;
 
@@ -245,7 +245,14 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 		r->ran = true;
 		r->t0 = t;
 	}
-	if (t - r->t0 > p->phase_limit) {
+	r->t1 = t; /* where it is so far, for a run stopped in the middle */
+	memcpy(r->pose, pose, sizeof(r->pose));
+	limit = p->phase_limit; /* the press and teach mode: their own time on top */
+	if (e->phase == P_PRESS)
+		limit += p->press_s;
+	if (e->phase == P_TEACH)
+		limit += p->teach_s;
+	if (t - r->t0 > limit) {
 		r->failure = F_TIMEOUT;
 		goto failed;
 	}
@@ -388,7 +395,7 @@ static const char *failure_text(const struct result *r, char *buf, size_t len)
 {
 	switch (r->failure) {
 	case F_NONE:
-		return r->ok ? "ok" : "not run";
+		return r->ok ? "ok" : r->ran ? "unfinished: the loop stopped" : "not run";
 	case F_REQUEST:
 		snprintf(buf, len, "%s failed: %s",
 			 rtl_rtde_req_kind_name((enum rtl_rtde_req_kind)r->kind),
@@ -507,7 +514,8 @@ static void usage(FILE *o)
 		   "  --press S         press: duration [s] (default 3)\n"
 		   "  --tolerance N     press: largest force error that holds [N] (default 1.5)\n"
 		   "  --teach S         teach mode duration [s] (default 5)\n"
-		   "  --phase-limit S   longest a phase may take [s] (default 20)\n"
+		   "  --phase-limit S   longest a phase may take [s] (default 20; the press\n"
+		   "                    and teach mode: their own time on top)\n"
 		   "  --json FILE       write the summary as JSON (- for stdout)\n"
 		   "  --csv FILE        write the run (t, phase, TCP xyz, force xyz, status)\n"
 		   "  --no-rt           plain threads (no SCHED_FIFO, no memory locking)\n"
@@ -661,7 +669,9 @@ int main(int argc, char **argv)
 	ret = rtl_loop_run(the_loop, &err);
 	if (ret != -ECANCELED) {
 		ok = false;
-		if (ret != -EPROTO)
+		if (ret == 0)
+			fprintf(stderr, "experiment: stopped by a signal\n");
+		else if (ret != -EPROTO)
 			fprintf(stderr, "experiment: the loop ended early (%s): %s\n",
 				strerror(-ret), err.msg[0] ? err.msg : "see the report");
 	}
@@ -670,8 +680,10 @@ int main(int argc, char **argv)
 	rtl_loop_stats(the_loop, &counters);
 
 	print_table(&e, stdout);
-	printf("stop at exit: %s\n",
-	       counters.stop_unconfirmed ? "the arm was NOT seen at rest" : "the arm at rest");
+	if (e.r[P_START].ran) /* connected: the loop's stop at exit ran */
+		printf("stop at exit: %s\n", counters.stop_unconfirmed
+						     ? "the arm was NOT seen at rest"
+						     : "the arm at rest");
 	printf("experiment: %s\n", ok ? "every phase ok" : "FAILED");
 	if (json) {
 		FILE *o = strcmp(json, "-") ? fopen(json, "w") : stdout;

@@ -5,7 +5,8 @@
 # instances this script starts on free ports, judged by its --json summary:
 #   - its options: --help, a bad value (exit 2);
 #   - a start pose past a joint limit: the first phase fails with the
-#     controller's reason, nothing else runs, exit 1, the arm at rest;
+#     controller's reason, nothing else runs, exit 1, the arm at rest; a
+#     phase over --phase-limit, and SIGINT in the middle, the same;
 #   - the whole experiment: every phase ok, the start joints reached, contact at the plane, 10 N
 #     held within the tolerance while sliding, the retract 5 cm up, the
 #     hand's push moving the arm in teach mode (rtde-sim's --push-x, rtloop
@@ -49,6 +50,30 @@ assert s["outcome"] == "failed", s
 assert s["request"] == "move_j" and s["reason"] == "joint limit", s
 assert all(p[n]["outcome"] == "not_run" for n in p if n != "start"), d
 assert d["at_rest_at_exit"], d')" "$tmp/fail.json"
+run --port "$port" --no-rt --phase-limit 0.2 --json "$tmp/slow.json"
+check "a phase over --phase-limit exits 1" [ "$rc" -eq 1 ]
+py_check "the summary: start timed out, the arm at rest" "$(json_py '
+assert p["start"]["outcome"] == "failed" and p["start"]["error"] == "timed out", p["start"]
+assert d["at_rest_at_exit"], d')" "$tmp/slow.json"
+# SIGINT in the middle of the press: the loop's stop at exit still brings
+# the arm to rest (STOP also ends force mode).
+"$app" --port "$port" --no-rt --json "$tmp/int.json" >"$tmp/int.out" 2>&1 &
+app_pid=$!
+sleep 3
+kill -INT "$app_pid" 2>/dev/null
+i=0
+while kill -0 "$app_pid" 2>/dev/null && [ "$i" -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -KILL "$app_pid" 2>/dev/null
+wait "$app_pid"
+rc=$?
+check "SIGINT in the middle exits 1" [ "$rc" -eq 1 ]
+py_check "the summary: a phase left unfinished, nothing after it, the arm at rest" "$(json_py '
+left = [x for x in d["phases"] if x["outcome"] == "failed"]
+assert len(left) == 1 and left[0]["error"] == "unfinished: the loop stopped", d
+assert d["at_rest_at_exit"], d')" "$tmp/int.json"
 stop_sim
 py_check "the simulator: the arm at rest, no watchdog trip" "$sim_left_safe_py" "$tmp/sim.json"
 
@@ -98,6 +123,7 @@ else
 	skip "teach: the push along x moved the arm" \
 		"this rtde-sim has no --push-x yet (teach mode's push, rtloop #23)"
 fi
+# shellcheck disable=SC2016 # $1 is awk's
 check "the CSV has a row per frame of the run" \
 	awk -F, 'NR == 1 && $1 != "t" { exit 1 } END { exit !(NR > 2000) }' "$tmp/run.csv"
 stop_sim
