@@ -30,6 +30,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +42,11 @@
 
 #define CMD_RECIPE 0 /* streaming commands: RTL_RTDE_CMD_RECIPE */
 #define REQ_RECIPE 1 /* requests: RTL_RTDE_REQ_RECIPE */
-#define OUTPUTS                                                    \
-	"timestamp,actual_q,actual_qd,actual_TCP_pose,actual_TCP_" \
-	"force," RTL_RTDE_CMD_STATUS_OUTPUTS "," RTL_RTDE_REQ_ACK_OUTPUTS
-#define MAX_SAMPLES (500 * 300) /* 300 s at 500 Hz: the CSV's rows */
+/* What the step reads: the state, the executor's status, the answers. */
+#define OUTPUTS                                         \
+	"timestamp,actual_q,actual_qd,actual_TCP_pose," \
+	"actual_TCP_force," RTL_RTDE_CMD_STATUS_OUTPUTS "," RTL_RTDE_REQ_ACK_OUTPUTS
+#define MAX_SAMPLES (500 * 120) /* the CSV keeps the first 120 s at 500 Hz */
 #define REST_SPEED 0.001	/* rad/s: every joint slower is at rest */
 #define PI 3.14159265358979323846
 
@@ -91,7 +93,7 @@ struct sample {
 	int phase, status;
 };
 
-struct exp {
+struct experiment {
 	struct params p;
 	struct rtl_rtde_req_handles h;
 	struct rtl_rtde_handle ts, q, qd, pose, force, status;
@@ -118,7 +120,7 @@ static void on_signal(int sig)
 
 static void connected(struct rtl_rtde_transport *t, void *user)
 {
-	struct exp *e = user;
+	struct experiment *e = user;
 	static const char *const params[6] = {
 		RTL_RTDE_CMD_FIELD_PARAM0, RTL_RTDE_CMD_FIELD_PARAM1, RTL_RTDE_CMD_FIELD_PARAM2,
 		RTL_RTDE_CMD_FIELD_PARAM3, RTL_RTDE_CMD_FIELD_PARAM4, RTL_RTDE_CMD_FIELD_PARAM5,
@@ -141,7 +143,7 @@ static void connected(struct rtl_rtde_transport *t, void *user)
 }
 
 /* The streaming command: speedl with twist (vx, 0, 0, 0, 0, 0), or IDLE. */
-static void stream(struct exp *e, struct rtl_rtde_frame *cmd, int mode, double vx)
+static void stream(struct experiment *e, struct rtl_rtde_frame *cmd, int mode, double vx)
 {
 	rtl_rtde_frame_set_int(cmd, e->mode, mode);
 	rtl_rtde_frame_set_double(cmd, e->param[0], vx);
@@ -155,8 +157,9 @@ static void stream(struct exp *e, struct rtl_rtde_frame *cmd, int mode, double v
  * Returns 1 when it is done, 0 while it is pending or running, -1 when
  * it failed or was interrupted (the phase's result says why).
  */
-static int follow(struct exp *e, struct rtl_rtde_frame *req, const struct rtl_rtde_req_ack *ack,
-		  const struct rtl_rtde_req *q, int built, enum rtl_rtde_req_kind kind)
+static int follow(struct experiment *e, struct rtl_rtde_frame *req,
+		  const struct rtl_rtde_req_ack *ack, const struct rtl_rtde_req *q, int built,
+		  enum rtl_rtde_req_kind kind)
 {
 	struct result *r = &e->r[e->phase];
 
@@ -194,7 +197,7 @@ static bool at_rest(const double qd[6])
 }
 
 /* The phase is over: record where it ended, go on to the next. */
-static void next_phase(struct exp *e, double t, const double pose[6])
+static void next_phase(struct experiment *e, double t, const double pose[6])
 {
 	struct result *r = &e->r[e->phase];
 
@@ -208,7 +211,7 @@ static void next_phase(struct exp *e, double t, const double pose[6])
 
 static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *user)
 {
-	struct exp *e = user;
+	struct experiment *e = user;
 	const struct params *p = &e->p;
 	struct rtl_rtde_frame st = rtl_rtde_loop_state(f);
 	struct rtl_rtde_frame *cmd = rtl_rtde_loop_commands(loop, CMD_RECIPE);
@@ -417,7 +420,7 @@ static const char *outcome(const struct result *r)
 }
 
 /* The phase table, one line per phase. */
-static void print_table(const struct exp *e, FILE *o)
+static void print_table(const struct experiment *e, FILE *o)
 {
 	char buf[128];
 
@@ -444,7 +447,7 @@ static void print_table(const struct exp *e, FILE *o)
 	}
 }
 
-static void write_json(const struct exp *e, FILE *o, bool ok, bool rest)
+static void write_json(const struct experiment *e, FILE *o, bool ok, bool rest)
 {
 	char buf[128];
 
@@ -483,7 +486,7 @@ static void write_json(const struct exp *e, FILE *o, bool ok, bool rest)
 	fprintf(o, "\n  ]\n}\n");
 }
 
-static int write_csv(const struct exp *e, const char *path)
+static int write_csv(const struct experiment *e, const char *path)
 {
 	FILE *o = fopen(path, "w");
 
@@ -563,7 +566,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	static struct exp e = {
+	static struct experiment e = {
 		.p = { .start_q = { 0.3, -PI / 2, PI / 2, -PI / 2, -PI / 2, 0 },
 		       .approach = 0.05,
 		       .force = 10,
