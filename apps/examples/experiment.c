@@ -56,13 +56,14 @@ static const char *const phase_names[P_N] = { "start",	 "contact", "press",	"end
 					      "retract", "teach",   "end_teach" };
 
 /* Why a phase failed when it was not the controller's answer. */
-enum failure { F_NONE, F_REQUEST, F_TIMEOUT, F_FORCE, F_STATUS };
+enum failure { F_NONE, F_REQUEST, F_TIMEOUT, F_FORCE, F_STATUS, F_TRAVEL };
 
 /* What the experiment is asked to do (the options). */
 struct params {
 	double start_q[6];  /* joints of the start pose [rad] */
 	double approach;    /* contact: speed down [m/s] */
 	double retract_mm;  /* contact: retract after it [mm] */
+	double travel;	    /* contact: the farthest it searches down [m] */
 	double force;	    /* press: the force along -z [N] */
 	double slide;	    /* press: speedl along x [m/s] */
 	double press_s;	    /* press: how long [s] */
@@ -273,6 +274,14 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 	case P_CONTACT: {
 		const double down[6] = { 0, 0, -p->approach, 0, 0, 0 };
 
+		if (e->sub == 0) { /* where the search began */
+			memcpy(e->from, pose, sizeof(e->from));
+			e->sub = 1;
+		}
+		if (e->from[2] - pose[2] > p->travel) {
+			r->failure = F_TRAVEL; /* nothing under the tool: give up */
+			goto failed;
+		}
 		b = rtl_rtde_req_move_until_contact(&q, down, 0, p->retract_mm / 1000.0, 0, NULL);
 		ret = follow(e, req, &ack, &q, b, RTL_RTDE_REQ_MOVE_UNTIL_CONTACT);
 		if (ret > 0)
@@ -410,6 +419,8 @@ static const char *failure_text(const struct result *r, char *buf, size_t len)
 		return "force not held within tolerance";
 	case F_STATUS:
 		return "the mode's status bit went off";
+	case F_TRAVEL:
+		return "no contact within --travel";
 	}
 	return "?";
 }
@@ -512,6 +523,7 @@ static void usage(FILE *o)
 		   "-1.5708,-1.5708,0)\n"
 		   "  --approach V      contact: speed down [m/s] (default 0.05)\n"
 		   "  --retract MM      contact: retract after it [mm] (default 0)\n"
+		   "  --travel M        contact: the farthest it searches down [m] (default 0.1)\n"
 		   "  --force N         press: force along -z [N] (default 10)\n"
 		   "  --slide V         press: speedl along x [m/s] (default 0.02)\n"
 		   "  --press S         press: duration [s] (default 3)\n"
@@ -554,6 +566,7 @@ int main(int argc, char **argv)
 		{ "start-q", required_argument, NULL, 'q' },
 		{ "approach", required_argument, NULL, 'a' },
 		{ "retract", required_argument, NULL, 'r' },
+		{ "travel", required_argument, NULL, 'd' },
 		{ "force", required_argument, NULL, 'f' },
 		{ "slide", required_argument, NULL, 's' },
 		{ "press", required_argument, NULL, 'P' },
@@ -569,6 +582,7 @@ int main(int argc, char **argv)
 	static struct experiment e = {
 		.p = { .start_q = { 0.3, -PI / 2, PI / 2, -PI / 2, -PI / 2, 0 },
 		       .approach = 0.05,
+		       .travel = 0.1,
 		       .force = 10,
 		       .slide = 0.02,
 		       .press_s = 3,
@@ -631,6 +645,7 @@ int main(int argc, char **argv)
 				break;
 			*(c == 'a'   ? &e.p.approach
 			  : c == 'r' ? &e.p.retract_mm
+			  : c == 'd' ? &e.p.travel
 			  : c == 'f' ? &e.p.force
 			  : c == 's' ? &e.p.slide
 			  : c == 'P' ? &e.p.press_s

@@ -6,7 +6,8 @@
 #   - its options: --help, a bad value (exit 2);
 #   - a start pose past a joint limit: the first phase fails with the
 #     controller's reason, nothing else runs, exit 1, the arm at rest; a
-#     phase over --phase-limit, and SIGINT in the middle, the same;
+#     phase over --phase-limit, no contact within --travel, and SIGINT in
+#     the middle, the same;
 #   - the whole experiment: every phase ok, the start joints reached, contact at the plane, 10 N
 #     held within the tolerance while sliding, the retract 5 cm up, the
 #     hand's push moving the arm in teach mode (rtde-sim's --push-x, rtloop
@@ -55,9 +56,19 @@ check "a phase over --phase-limit exits 1" [ "$rc" -eq 1 ]
 py_check "the summary: start timed out, the arm at rest" "$(json_py '
 assert p["start"]["outcome"] == "failed" and p["start"]["error"] == "timed out", p["start"]
 assert d["at_rest_at_exit"], d')" "$tmp/slow.json"
-# SIGINT in the middle of the press: the loop's stop at exit still brings
-# the arm to rest (STOP also ends force mode).
-"$app" --port "$port" --no-rt --json "$tmp/int.json" >"$tmp/int.out" 2>&1 &
+# No surface under the tool (this simulator has no contact plane): the
+# search gives up after --travel.
+run --port "$port" --no-rt --travel 0.05 --json "$tmp/travel.json"
+check "no contact within --travel exits 1" [ "$rc" -eq 1 ]
+py_check "the summary: start ok, contact failed after 5 cm down, the arm at rest" "$(json_py '
+c = p["contact"]
+assert p["start"]["outcome"] == "ok", p["start"]
+assert c["outcome"] == "failed" and c["error"] == "no contact within --travel", c
+assert 0.05 <= p["start"]["pose"][2] - c["pose"][2] < 0.06, (p["start"], c)
+assert d["at_rest_at_exit"], d')" "$tmp/travel.json"
+# SIGINT in the middle (the search for a contact that is not there): the
+# loop's stop at exit still brings the arm to rest.
+"$app" --port "$port" --no-rt --travel 1 --json "$tmp/int.json" >"$tmp/int.out" 2>&1 &
 app_pid=$!
 sleep 3
 kill -INT "$app_pid" 2>/dev/null
