@@ -57,10 +57,16 @@ class Run:
             out["outcome"] = "ok"
         except rtloop.Error as e:
             out.update(outcome="failed", reason=getattr(e, "reason", None) or e.strerror)
-        st = self.step()
+        out["seconds"], out["pose"] = None, [math.nan] * 3
+        self.phases.append(out)
+        try:
+            st = self.step()
+        except rtloop.Error:
+            out["outcome"] = "failed"  # the connection is gone: no state to show
+            out.setdefault("reason", "the connection ended")
+            return False
         out["seconds"] = round(st["timestamp"] - (t if t is not None else st["timestamp"]), 3)
         out["pose"] = [round(v, 4) for v in st["actual_TCP_pose"][:3]]
-        self.phases.append(out)
         return out["outcome"] == "ok"
 
 
@@ -157,9 +163,10 @@ def main():
     print(f"{'phase':10} {'time':>6}  {'pose reached [mm]':26} outcome")
     for p in phases:
         x, y, z = (1000 * v for v in p["pose"])
+        secs = p["seconds"] if p["seconds"] is not None else math.nan
         extra = {k: v for k, v in p.items()
                  if k not in ("phase", "seconds", "pose", "outcome", "reason")}
-        print(f"{p['phase']:10} {p['seconds']:5.2f}s  ({x:7.1f} {y:7.1f} {z:7.1f})  "
+        print(f"{p['phase']:10} {secs:5.2f}s  ({x:7.1f} {y:7.1f} {z:7.1f})  "
               f"{p['outcome']}{' (' + str(p['reason']) + ')' if 'reason' in p else ''}"
               f"{'  ' + json.dumps(extra) if extra else ''}")
     print("stop at exit: " + ("the arm at rest" if rest else "rest NOT confirmed"))

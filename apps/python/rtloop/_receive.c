@@ -401,6 +401,8 @@ static void on_connected(struct rtl_rtde_transport *t, void *user)
 	if (h->echo)
 		h->echo_reg = rtl_rtde_transport_input_handle(t, 1, RTL_RTDE_CMD_FIELD_ECHO);
 	s->req_ok = rtl_rtde_req_resolve(&s->req_h, t, s->req_recipe, NULL) == 0;
+	s->safety = rtl_rtde_transport_output_handle(t, "safety_mode");
+	s->runtime = rtl_rtde_transport_output_handle(t, "runtime_state");
 }
 
 /* The recipe as connected: names, handles, the position of each name. */

@@ -89,6 +89,9 @@ struct py_rx {
 	struct rtl_rtde_req_ids req_ids;
 	unsigned req_next;
 	struct rtl_rtde_req_tracker req_t[PY_REQ_TRACKED];
+	/* safety_mode and runtime_state: a request the program can no longer
+	 * answer (a protective stop, the program stopped) ends with them */
+	struct rtl_rtde_handle safety, runtime;
 	/* The newest frame taken, copied out of the ring. */
 	unsigned char *values;
 	uint32_t values_cap, values_size;

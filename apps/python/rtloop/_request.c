@@ -38,25 +38,46 @@
 #define RX(o) ((struct py_rx *)(o))
 #define METH(f) ((PyCFunction)(void (*)(void))(f))
 #define NO_LIMIT (-1)
+#define SAFETY_NORMAL 1	  /* safety_mode */
+#define RUNTIME_PLAYING 2 /* runtime_state */
+/* Not the executor's: its program stopped before it answered. */
+#define PY_REQ_PROGRAM_STOPPED RTL_RTDE_REQ_REASON_COUNT
 
 /* ---- answers --------------------------------------------------------------------- */
+
+static bool final(enum rtl_rtde_req_outcome o)
+{
+	return o == RTL_RTDE_REQ_IS_DONE || o == RTL_RTDE_REQ_IS_FAILED ||
+	       o == RTL_RTDE_REQ_IS_INTERRUPTED;
+}
 
 void py_req_on_frame(struct py_rx *s)
 {
 	struct rtl_rtde_frame f = { s->values, s->values_size, s->values_cap };
 	struct rtl_rtde_req_ack ack;
 
+	int32_t gone = 0;
+
 	if (!s->req_ok || rtl_rtde_req_read_ack(&ack, &f, &s->req_h) < 0)
 		return;
-	for (int i = 0; i < PY_REQ_TRACKED; i++)
-		if (s->req_t[i].id)
-			rtl_rtde_req_track(&s->req_t[i], &ack);
-}
+	/* A protective stop or a stopped program freezes the answer: what
+	 * is still under way then ends with that reason. */
+	if (rtl_rtde_handle_valid(s->safety) &&
+	    rtl_rtde_frame_get_int(&f, s->safety) != SAFETY_NORMAL)
+		gone = RTL_RTDE_REQ_PROTECTIVE_STOP;
+	else if (rtl_rtde_handle_valid(s->runtime) &&
+		 rtl_rtde_frame_get_uint(&f, s->runtime) != RUNTIME_PLAYING)
+		gone = PY_REQ_PROGRAM_STOPPED;
+	for (int i = 0; i < PY_REQ_TRACKED; i++) {
+		struct rtl_rtde_req_tracker *t = &s->req_t[i];
 
-static bool final(enum rtl_rtde_req_outcome o)
-{
-	return o == RTL_RTDE_REQ_IS_DONE || o == RTL_RTDE_REQ_IS_FAILED ||
-	       o == RTL_RTDE_REQ_IS_INTERRUPTED;
+		if (!t->id)
+			continue;
+		if (!final(rtl_rtde_req_track(t, &ack)) && gone) {
+			t->outcome = RTL_RTDE_REQ_IS_FAILED;
+			t->reason = gone;
+		}
+	}
 }
 
 /* The errno of a reason, for rtloop.Error. */
@@ -81,16 +102,24 @@ static int reason_errno(int32_t reason)
 		return ETIMEDOUT;
 	case RTL_RTDE_REQ_NOT_ALLOWED:
 		return EBUSY;
+	case PY_REQ_PROGRAM_STOPPED:
+		return ESRCH;
 	default:
 		return EIO;
 	}
+}
+
+static const char *reason_name(int32_t reason)
+{
+	return reason == PY_REQ_PROGRAM_STOPPED ? "program stopped"
+						: rtl_rtde_req_reason_name(reason);
 }
 
 /* rtloop.Error for a request the controller refused or that failed, with
  * .reason the reason's name; returns NULL. */
 static PyObject *raise_reason(const char *what, int32_t reason)
 {
-	const char *name = rtl_rtde_req_reason_name(reason);
+	const char *name = reason_name(reason);
 	PyObject *exc, *r;
 
 	exc = PyObject_CallFunction(py_error, "is", reason_errno(reason),
@@ -368,7 +397,7 @@ static PyObject *handle_reason(PyObject *self, void *unused)
 		return PyUnicode_FromString(rtl_rtde_req_reason_name(RTL_RTDE_REQ_INTERRUPTED));
 	if (t->outcome != RTL_RTDE_REQ_IS_FAILED)
 		Py_RETURN_NONE;
-	return PyUnicode_FromString(rtl_rtde_req_reason_name(t->reason));
+	return PyUnicode_FromString(reason_name(t->reason));
 }
 
 static PyObject *handle_id(PyObject *self, void *unused)
