@@ -91,7 +91,7 @@ struct result {
 
 struct sample {
 	double t, pose[3], force[3];
-	int phase, status;
+	int32_t phase, status, ack_id, ack_state, ack_reason;
 };
 
 struct experiment {
@@ -240,8 +240,11 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 		s->t = t;
 		memcpy(s->pose, pose, sizeof(s->pose));
 		memcpy(s->force, force, sizeof(s->force));
-		s->phase = (int)e->phase;
+		s->phase = (int32_t)e->phase;
 		s->status = status;
+		s->ack_id = ack.id;
+		s->ack_state = ack.state;
+		s->ack_reason = ack.reason;
 	}
 
 	r = &e->r[e->phase];
@@ -458,14 +461,16 @@ static void print_table(const struct experiment *e, FILE *o)
 	}
 }
 
-static void write_json(const struct experiment *e, FILE *o, bool ok, bool rest)
+static void write_json(const struct experiment *e, FILE *o, bool ok, bool rest,
+		       unsigned long long watchdog)
 {
 	char buf[128];
 
 	fprintf(o,
-		"{\n  \"ok\": %s,\n  \"at_rest_at_exit\": %s,\n  \"force\": %g,\n"
-		"  \"tolerance\": %g,\n  \"phases\": [",
-		ok ? "true" : "false", rest ? "true" : "false", e->p.force, e->p.tolerance);
+		"{\n  \"ok\": %s,\n  \"at_rest_at_exit\": %s,\n  \"loop_watchdog\": %llu,\n"
+		"  \"force\": %g,\n  \"tolerance\": %g,\n  \"phases\": [",
+		ok ? "true" : "false", rest ? "true" : "false", watchdog, e->p.force,
+		e->p.tolerance);
 	for (int i = 0; i < P_N; i++) {
 		const struct result *r = &e->r[i];
 
@@ -503,13 +508,14 @@ static int write_csv(const struct experiment *e, const char *path)
 
 	if (!o)
 		return -errno;
-	fprintf(o, "t,phase,x,y,z,fx,fy,fz,status\n");
+	fprintf(o, "t,phase,x,y,z,fx,fy,fz,status,ack_id,ack_state,ack_reason\n");
 	for (long i = 0; i < e->n_samples; i++) {
 		const struct sample *s = &e->s[i];
 
-		fprintf(o, "%.4f,%d,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%d\n", s->t - e->s[0].t, s->phase,
-			s->pose[0], s->pose[1], s->pose[2], s->force[0], s->force[1], s->force[2],
-			s->status);
+		fprintf(o, "%.4f,%d,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%d,%d,%d,%d\n", s->t - e->s[0].t,
+			(int)s->phase, s->pose[0], s->pose[1], s->pose[2], s->force[0], s->force[1],
+			s->force[2], (int)s->status, (int)s->ack_id, (int)s->ack_state,
+			(int)s->ack_reason);
 	}
 	return fclose(o) ? -errno : 0;
 }
@@ -675,6 +681,13 @@ int main(int argc, char **argv)
 	lc.transport = rtl_rtde_transport_base(rtde);
 	lc.rt_mode = no_rt ? RTL_LOOP_RT_OFF : RTL_LOOP_RT_DEGRADE;
 	lc.stop_timeout_ns = 5 * (int64_t)1000000000; /* the stop at exit may brake a slide */
+	/* The loop's watchdog sends STOP when a frame waits this many periods
+	 * for a step; STOP also ends force and teach mode and fails a move.
+	 * The default, 3 periods (6 ms at 500 Hz), is for control laws that
+	 * must not run late; these phases only follow requests, so 25 (50 ms,
+	 * half the controller's heartbeat watchdog) keeps a host hiccup from
+	 * ending the experiment, and the controller's still stops a dead loop. */
+	lc.watchdog_periods = 25;
 	if (rtl_loop_create(&the_loop, &lc, &err) < 0) {
 		fprintf(stderr, "experiment: %s\n", err.msg);
 		rtl_rtde_transport_destroy(rtde);
@@ -702,6 +715,10 @@ int main(int argc, char **argv)
 		printf("stop at exit: %s\n", counters.stop_unconfirmed
 						     ? "the arm was NOT seen at rest"
 						     : "the arm at rest");
+	if (counters.watchdog) /* the safe package (STOP) ends moves, force and teach mode */
+		printf("loop: %llu watchdog episodes (a step was late; the STOP it sent ends "
+		       "moves, force and teach mode)\n",
+		       (unsigned long long)counters.watchdog);
 	printf("experiment: %s\n", ok ? "every phase ok" : "FAILED");
 	if (json) {
 		FILE *o = strcmp(json, "-") ? fopen(json, "w") : stdout;
@@ -710,7 +727,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "experiment: %s: %s\n", json, strerror(errno));
 			ok = false;
 		} else {
-			write_json(&e, o, ok, !counters.stop_unconfirmed);
+			write_json(&e, o, ok, !counters.stop_unconfirmed,
+				   (unsigned long long)counters.watchdog);
 			if (o != stdout)
 				fclose(o);
 		}
