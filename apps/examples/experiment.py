@@ -22,6 +22,9 @@ START = [0.3, -math.pi / 2, math.pi / 2, -math.pi / 2, -math.pi / 2, 0.0]
 FIELDS = ("timestamp", "actual_q", "actual_qd", "actual_TCP_pose", "actual_TCP_force")
 STATUS = "output_int_register_27"
 FORCE_BIT, TEACH_BIT = 1 << 2, 1 << 3
+# A frame may wait 20 ms (10 periods at 500 Hz) for Python before the safe
+# set goes out: a Python process shares its CPU with whatever else runs.
+WATCHDOG_PERIODS = 10
 
 
 class Run:
@@ -152,7 +155,8 @@ def main():
     if writer:
         writer.writerow(["t", "phase", "x", "y", "z", "fx", "fy", "fz", "status"])
     try:
-        with rtloop.Control(args.host, args.port, fields=FIELDS + (STATUS,)) as ctl:
+        with rtloop.Control(args.host, args.port, fields=FIELDS + (STATUS,),
+                            watchdog_periods=WATCHDOG_PERIODS) as ctl:
             phases = experiment(ctl, args, writer)
         rest = ctl.stats()["stop_unconfirmed"] == 0
     finally:

@@ -22,7 +22,8 @@ FORCE_BIT, TEACH_BIT = 1 << 2, 1 << 3
 
 
 def control(sim, **kw):
-    return rtloop.Control(HOST, sim.port, fields=FIELDS, **kw)
+    # 20 ms for a step: a test shares two CPUs with the others
+    return rtloop.Control(HOST, sim.port, fields=FIELDS, watchdog_periods=10, **kw)
 
 
 def settle(ctl, n=5):
@@ -167,7 +168,7 @@ def status(st):
 
 def test_force_mode_presses_with_the_wrench_and_ends(start_sim):
     sim = start_sim(contact_z=0.0)
-    with rtloop.Control(HOST, sim.port, fields=FIELDS + (STATUS,)) as ctl:
+    with rtloop.Control(HOST, sim.port, fields=FIELDS + (STATUS,), watchdog_periods=10) as ctl:
         pose = settle(ctl)["actual_TCP_pose"]
         above = list(pose)
         above[2] = 0.01
@@ -184,7 +185,7 @@ def test_force_mode_presses_with_the_wrench_and_ends(start_sim):
 
 def test_teach_mode_follows_a_push_and_the_stop_at_exit_ends_it(start_sim):
     sim = start_sim(push_z=10.0, push_after=0.2, push_for=0.5)
-    with rtloop.Control(HOST, sim.port, fields=FIELDS + (STATUS,)) as ctl:
+    with rtloop.Control(HOST, sim.port, fields=FIELDS + (STATUS,), watchdog_periods=10) as ctl:
         z0 = settle(ctl)["actual_TCP_pose"][2]
         ctl.teach_mode()
         st = settle(ctl, 75)  # 0.15 s: before the push
@@ -199,7 +200,7 @@ def test_teach_mode_follows_a_push_and_the_stop_at_exit_ends_it(start_sim):
 
 def test_move_until_contact_stops_at_the_surface_and_retracts(start_sim):
     sim = start_sim(contact_z=0.3)
-    with rtloop.Control(HOST, sim.port, fields=FIELDS) as ctl:
+    with rtloop.Control(HOST, sim.port, fields=FIELDS, watchdog_periods=10) as ctl:
         z0 = settle(ctl)["actual_TCP_pose"][2]
         assert z0 > 0.3
         ctl.move_until_contact([0, 0, -0.05, 0, 0, 0], acceleration=0.5, retract=0.01)
@@ -221,7 +222,8 @@ def test_the_experiment_example_runs_every_phase(start_sim):
     sim = start_sim(contact_z=0.46, push_x=5.0, push_after=0.5, push_for=0.5)
     args = argparse.Namespace(force=10.0, press=1.0, slide=0.02, approach=0.05,
                               retract=0.0, teach=1.5, tolerance=1.5)
-    with rtloop.Control(HOST, sim.port, fields=ex.FIELDS + (ex.STATUS,)) as ctl:
+    with rtloop.Control(HOST, sim.port, fields=ex.FIELDS + (ex.STATUS,),
+                        watchdog_periods=ex.WATCHDOG_PERIODS) as ctl:
         phases = ex.experiment(ctl, args)
     assert [p["phase"] for p in phases] == ["start", "contact", "press", "retract", "teach"]
     assert all(p["outcome"] == "ok" for p in phases), phases
@@ -230,3 +232,17 @@ def test_the_experiment_example_runs_every_phase(start_sim):
     assert press["pose"][2] == pytest.approx(0.46 - 10 / 5000, abs=1e-3)
     assert teach["moved_mm"] == pytest.approx(25.0, abs=2.0)  # 5 N / 100 N s/m for 0.5 s
     assert ctl.stats()["stop_unconfirmed"] == 0
+
+
+def test_a_protective_stop_fails_the_waited_move_and_the_stopped_program_is_named(start_sim):
+    """The stop freezes the program's answer: the move cannot hang on it."""
+    sim = start_sim(protective_stop_after=0.3)
+    far = list(Q0)
+    far[0] += 1.5
+    with control(sim) as ctl:
+        with pytest.raises(rtloop.Error) as e:
+            ctl.move_j(far, speed=0.5, acceleration=1.0)
+        assert e.value.reason == "protective stop" and e.value.errno == errno.EPERM
+        with pytest.raises(rtloop.Error) as e:
+            ctl.move_j(Q0)
+        assert e.value.reason in ("protective stop", "program stopped")

@@ -517,10 +517,13 @@ int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 
 	if (numpy_import() < 0)
 		return -1;
-	/* A Control answers requests: their acknowledgement, and the status
-	 * word that shows force and teach mode, are read with every frame. */
+	/* A Control answers requests: their acknowledgement, the status word
+	 * that shows force and teach mode, and the safety and program state
+	 * that end a request the program can no longer answer, are read with
+	 * every frame. */
 	s->outputs = join_names(o->fields, o->control ? RTL_RTDE_REQ_ACK_OUTPUTS
 						   "," RTL_RTDE_CMD_FIELD_OUT_STATUS
+						   ",safety_mode,runtime_state"
 						      : NULL);
 	if (!s->outputs) {
 		PyErr_NoMemory();
