@@ -140,10 +140,13 @@ check "the header's kinds ($nk, RTL_RTDE_REQ_KIND_COUNT - 1 = $hv) all have a gl
 	sh -c '[ "$3" -eq "$4" ] && for k in $1; do grep -q "^[[:space:]]*global REQ_$k = " "$2" || exit 1; done' \
 	sh "$kinds" "$script" "$nk" "$hv"
 for call in 'force_mode(force_frame, force_sel, force_wrench, force_type, force_limits)' \
-	'force_mode_set_damping(force_damping)' 'force_mode_set_gain_scaling(force_gain)' \
+	'force_mode_set_damping(force_damping)' \
 	'end_force_mode()' 'teach_mode()' 'end_teach_mode()' 'get_tcp_force()'; do
 	check "the program calls $call" grep -qF "$call" "$script"
 done
+# e-Series only: a CB3 controller would refuse the whole program for it
+check "the program does not call force_mode_set_gain_scaling" \
+	sh -c '! grep -q "^[^#]*force_mode_set_gain_scaling(" "$1"' sh "$script"
 check "the status register carries the force and teach bits" \
 	sh -c 'grep -q "status = status + STATUS_FORCE" "$1" && grep -q "status = status + STATUS_TEACH" "$1" &&
 		grep -q "write_output_integer_register(OUT_STATUS, status)" "$1"' sh "$script"
