@@ -796,3 +796,28 @@ Test(sim_requests, a_stream_interrupts_a_contact_move_and_a_stop_move_brakes_it)
 	cycle(&g);
 	cr_assert(sim_robot_at_rest(&g.r));
 }
+
+Test(sim_requests, the_watchdog_ends_teach_mode_when_the_client_is_gone)
+{
+	static const double push[3] = { 10.0, 0, 0 };
+	struct rig g;
+
+	rig_init_with(&g, 0, push, 0, 0);
+	request(&g, RTL_RTDE_REQ_TEACH_MODE, NULL, 0);
+	for (int i = 0; i < 50; i++)
+		cycle(&g);
+	cr_assert(g.r.teach_on);
+	cr_assert_gt(sim_robot_max_speed(&g.r), 0, "the hand moves the arm");
+	/* no heartbeat any more: freedrive must not outlive the client */
+	for (int i = 0; i < 100; i++) {
+		g.now += PERIOD;
+		sim_robot_step(&g.r, g.now);
+	}
+	cr_assert_eq(g.r.watchdog_trips, 1);
+	cr_assert_not(g.r.teach_on);
+	for (int i = 0; i < 500 && !sim_robot_at_rest(&g.r); i++) {
+		g.now += PERIOD;
+		sim_robot_step(&g.r, g.now);
+	}
+	cr_assert(sim_robot_at_rest(&g.r), "at rest although the hand still pushes");
+}
