@@ -6,7 +6,11 @@
  * simulated arm is where the move put it. Then the builders' argument
  * checks and the tracker's rules on their own.
  */
+#ifdef RTL_TAP_SHIM
+#include "tap-shim.h"
+#else
 #include <criterion/criterion.h>
+#endif
 #include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
