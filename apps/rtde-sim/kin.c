@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The UR5e's inverse kinematics in closed form (see kin.h for the API).
+ * A UR arm's inverse kinematics in closed form (see kin.h for the API).
  *
- * Derivation, from the standard DH table of robot.c (A_i = Rz(q_i) Tz(d_i)
+ * Derivation, from a standard DH table of robot.c (A_i = Rz(q_i) Tz(d_i)
  * Tx(a_i) Rx(alpha_i), alpha = pi/2, 0, 0, pi/2, -pi/2, 0; the T_06 below
  * is the flange, the TCP offset taken off first):
  * - Joints 2, 3 and 4 turn about parallel axes, all along z1 = (s1, -c1, 0)
@@ -23,10 +23,9 @@
  *   Rz(q2 + q3 + q4) Rx(pi/2). The law of cosines gives q3 = +-acos(...)
  *   (elbow up/down), then q2 from the angle of the origin, and q4 from the
  *   sum.
- * Every candidate is checked with sim_robot_fk(), the simulator's own
- * forward kinematics, so a slip in the algebra above or a DH table that
- * drifts from robot.c's shows up as a rejected solution, never as a wrong
- * answer.
+ * Every candidate is checked with sim_robot_fk_dh(), the simulator's own
+ * forward kinematics of the same table, so a slip in the algebra above
+ * shows up as a rejected solution, never as a wrong answer.
  */
 #include <errno.h>
 #include <math.h>
@@ -39,10 +38,8 @@
 #define N SIM_ROBOT_DOF
 #define NSOL 8
 
-/* robot.c's DH table (static there), for the algebra only: see above. */
-static const double a2 = -0.425, a3 = -0.3922, d4 = 0.1333, d6 = 0.0996;
-static const double dh_d[N] = { 0.1625, 0, 0, 0.1333, 0.0997, 0.0996 };
-static const double dh_a[N] = { 0, -0.425, -0.3922, 0, 0, 0 };
+/* The twists of every UR arm (robot.c's); the lengths come in a struct
+ * sim_dh. */
 static const double dh_sa[N] = { 1, 0, 0, 1, -1, 0 };
 static const double dh_ca[N] = { 0, 1, 1, 0, 0, 1 };
 
@@ -82,12 +79,12 @@ static void invert(const struct frame *a, struct frame *out)
 }
 
 /* A_i(theta), joint i 0-based */
-static void dh_frame(int i, double theta, struct frame *out)
+static void dh_frame(const struct sim_dh *dh, int i, double theta, struct frame *out)
 {
 	double ct = cos(theta), st = sin(theta), sa = dh_sa[i], ca = dh_ca[i];
 	struct frame f = {
 		.R = { ct, -st * ca, st * sa, st, ct * ca, -ct * sa, 0, sa, ca },
-		.p = { dh_a[i] * ct, dh_a[i] * st, dh_d[i] },
+		.p = { dh->a[i] * ct, dh->a[i] * st, dh->d[i] },
 	};
 
 	*out = f;
@@ -105,13 +102,13 @@ static double clamp1(double x)
 }
 
 /* Position [m] and rotation [rad] error of @q's FK against @target. */
-static void fk_error(const double q[N], const double off[6], const struct frame *target, double *dp,
-		     double *dr)
+static void fk_error(const struct sim_dh *dh, const double q[N], const double off[6],
+		     const struct frame *target, double *dp, double *dr)
 {
 	double pose[6], rv[3], e[3];
 	struct frame f, fi, d;
 
-	sim_robot_fk(q, off, pose);
+	sim_robot_fk_dh(dh, q, off, pose);
 	pose_frame(pose, &f);
 	for (int i = 0; i < 3; i++)
 		e[i] = f.p[i] - target->p[i];
@@ -123,8 +120,10 @@ static void fk_error(const double q[N], const double off[6], const struct frame 
 }
 
 /* The closed form above for the flange frame @t06: up to 8 raw solutions. */
-static int solve(const struct frame *t06, double q6_free, double sol[NSOL][N])
+static int solve(const struct sim_dh *dh, const struct frame *t06, double q6_free,
+		 double sol[NSOL][N])
 {
+	const double a2 = dh->a[1], a3 = dh->a[2], d4 = dh->d[3], d6 = dh->d[5];
 	const double *R = t06->R;
 	double z6[3] = { R[2], R[5], R[8] };
 	double p05[3], r, phi, s;
@@ -164,13 +163,13 @@ static int solve(const struct frame *t06, double q6_free, double sol[NSOL][N])
 				q6 = atan2(yz, -xz);
 
 			/* T_14 = A1^-1 T_06 A6^-1 A5^-1 */
-			dh_frame(0, q1, &a);
+			dh_frame(dh, 0, q1, &a);
 			invert(&a, &ai);
 			compose(&ai, t06, &t);
-			dh_frame(5, q6, &a);
+			dh_frame(dh, 5, q6, &a);
 			invert(&a, &ai);
 			compose(&t, &ai, &u);
-			dh_frame(4, q5, &a);
+			dh_frame(dh, 4, q5, &a);
 			invert(&a, &ai);
 			compose(&u, &ai, &v);
 			q234 = atan2(v.R[3], v.R[0]);
@@ -245,23 +244,23 @@ static int flange_target(const double pose[6], const double off[6], struct frame
 }
 
 /* Keep the raw solutions whose FK meets @tcp; returns how many. */
-static int verified(const double off[6], const struct frame *tcp, double raw[NSOL][N], int n,
-		    double sol[NSOL][N])
+static int verified(const struct sim_dh *dh, const double off[6], const struct frame *tcp,
+		    double raw[NSOL][N], int n, double sol[NSOL][N])
 {
 	int m = 0;
 
 	for (int i = 0; i < n; i++) {
 		double dp, dr;
 
-		fk_error(raw[i], off, tcp, &dp, &dr);
+		fk_error(dh, raw[i], off, tcp, &dp, &dr);
 		if (dp <= SIM_KIN_TOL && dr <= SIM_KIN_TOL)
 			memcpy(sol[m++], raw[i], sizeof(raw[i]));
 	}
 	return m;
 }
 
-int sim_kin_solutions(const double pose[6], const double tcp_offset[6], const double q_near[N],
-		      double sol[NSOL][N])
+int sim_kin_solutions_dh(const struct sim_dh *dh, const double pose[6], const double tcp_offset[6],
+			 const double q_near[N], double sol[NSOL][N])
 {
 	double raw[NSOL][N];
 	struct frame tcp, t06;
@@ -272,13 +271,21 @@ int sim_kin_solutions(const double pose[6], const double tcp_offset[6], const do
 	err = flange_target(pose, tcp_offset, &tcp, &t06);
 	if (err)
 		return err;
-	n = solve(&t06, q_near ? q_near[5] : 0, raw);
-	return verified(tcp_offset, &tcp, raw, n, sol);
+	if (!dh)
+		dh = &sim_dh_ur5e;
+	n = solve(dh, &t06, q_near ? q_near[5] : 0, raw);
+	return verified(dh, tcp_offset, &tcp, raw, n, sol);
 }
 
-int sim_kin_inverse_limited(const double pose[6], const double tcp_offset[6],
-			    const double q_near[N], const double q_min[N], const double q_max[N],
-			    double q_out[N])
+int sim_kin_solutions(const double pose[6], const double tcp_offset[6], const double q_near[N],
+		      double sol[NSOL][N])
+{
+	return sim_kin_solutions_dh(&sim_dh_ur5e, pose, tcp_offset, q_near, sol);
+}
+
+int sim_kin_inverse_dh(const struct sim_dh *dh, const double pose[6], const double tcp_offset[6],
+		       const double q_near[N], const double q_min[N], const double q_max[N],
+		       double q_out[N])
 {
 	struct sim_robot_config cfg;
 	double sol[NSOL][N], best_d = INFINITY;
@@ -296,7 +303,7 @@ int sim_kin_inverse_limited(const double pose[6], const double tcp_offset[6],
 	for (int i = 0; i < N; i++)
 		if (q_min[i] > q_max[i])
 			return -EINVAL;
-	n = sim_kin_solutions(pose, tcp_offset, q_near, sol);
+	n = sim_kin_solutions_dh(dh, pose, tcp_offset, q_near, sol);
 	if (n < 0)
 		return n;
 	if (n == 0)
@@ -321,16 +328,29 @@ int sim_kin_inverse_limited(const double pose[6], const double tcp_offset[6],
 	return 0;
 }
 
+int sim_kin_inverse_limited(const double pose[6], const double tcp_offset[6],
+			    const double q_near[N], const double q_min[N], const double q_max[N],
+			    double q_out[N])
+{
+	return sim_kin_inverse_dh(&sim_dh_ur5e, pose, tcp_offset, q_near, q_min, q_max, q_out);
+}
+
 int sim_kin_inverse(const double pose[6], const double tcp_offset[6], const double q_near[N],
 		    double q_out[N])
 {
-	return sim_kin_inverse_limited(pose, tcp_offset, q_near, NULL, NULL, q_out);
+	return sim_kin_inverse_dh(&sim_dh_ur5e, pose, tcp_offset, q_near, NULL, NULL, q_out);
+}
+
+int sim_kin_forward_dh(const struct sim_dh *dh, const double q[N], const double tcp_offset[6],
+		       double pose[6])
+{
+	if (!q || !pose || !all_finite(q, N) || (tcp_offset && !all_finite(tcp_offset, 6)))
+		return -EINVAL;
+	sim_robot_fk_dh(dh, q, tcp_offset, pose);
+	return 0;
 }
 
 int sim_kin_forward(const double q[N], const double tcp_offset[6], double pose[6])
 {
-	if (!q || !pose || !all_finite(q, N) || (tcp_offset && !all_finite(tcp_offset, 6)))
-		return -EINVAL;
-	sim_robot_fk(q, tcp_offset, pose);
-	return 0;
+	return sim_kin_forward_dh(&sim_dh_ur5e, q, tcp_offset, pose);
 }

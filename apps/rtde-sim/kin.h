@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sim_kin: the UR5e's kinematics as the controller's get_forward_kin() and
+ * sim_kin: a UR arm's kinematics (the UR5e's, or any struct sim_dh through
+ * the _dh variants: the CB3 profile's UR5) as the controller's get_forward_kin() and
  * get_inverse_kin() answer them, for the request handlers of rtde-sim.
  *
  * Poses are UR's: x, y, z [m] and a rotation vector [rad], base frame, of
  * the TCP at @tcp_offset from the flange (NULL: the flange itself, as
  * sim_robot_fk()).
  *
- * The inverse is closed form: the UR5e has three parallel axes (2, 3, 4)
+ * The inverse is closed form: a UR arm has three parallel axes (2, 3, 4)
  * and a wrist offset, which give up to 8 solutions (shoulder left/right,
  * wrist up/down, elbow up/down). Each is put at the 2 pi representative of
  * every joint nearest q_near within the joint limits, checked with the
@@ -62,5 +63,18 @@ int sim_kin_inverse_limited(const double pose[6], const double tcp_offset[6],
  */
 int sim_kin_solutions(const double pose[6], const double tcp_offset[6],
 		      const double q_near[SIM_ROBOT_DOF], double sol[8][SIM_ROBOT_DOF]);
+
+/*
+ * The same for the arm @dh (NULL: the UR5e); the functions above are
+ * these with the UR5e's table. The default limits are the same for every
+ * model.
+ */
+int sim_kin_forward_dh(const struct sim_dh *dh, const double q[SIM_ROBOT_DOF],
+		       const double tcp_offset[6], double pose[6]);
+int sim_kin_inverse_dh(const struct sim_dh *dh, const double pose[6], const double tcp_offset[6],
+		       const double q_near[SIM_ROBOT_DOF], const double q_min[SIM_ROBOT_DOF],
+		       const double q_max[SIM_ROBOT_DOF], double q_out[SIM_ROBOT_DOF]);
+int sim_kin_solutions_dh(const struct sim_dh *dh, const double pose[6], const double tcp_offset[6],
+			 const double q_near[SIM_ROBOT_DOF], double sol[8][SIM_ROBOT_DOF]);
 
 #endif /* RTLOOP_SIM_KIN_H */

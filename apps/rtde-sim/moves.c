@@ -313,12 +313,12 @@ int sim_move_stop(struct sim_move *m, double t_now, double decel)
 
 /* The error from @q's TCP to @pose: position, then the rotation vector of
  * R_pose R^T (base frame, as the Jacobian's angular rows). */
-static double pose_error(const double q[N], const double pose[6], const double rt[9],
-			 const double *off, double e[6])
+static double pose_error(const struct sim_dh *dh, const double q[N], const double pose[6],
+			 const double rt[9], const double *off, double e[6])
 {
 	double cur[6], rc[9], err[9];
 
-	sim_robot_fk(q, off, cur);
+	sim_robot_fk_dh(dh, q, off, cur);
 	sim_robot_rotvec_to_matrix(cur + 3, rc);
 	matmul3_bt(rt, rc, err);
 	for (int i = 0; i < 3; i++)
@@ -328,8 +328,8 @@ static double pose_error(const double q[N], const double pose[6], const double r
 		    e[5] * e[5]);
 }
 
-int sim_move_follow(const double q_now[6], const double pose[6], const double tcp_offset[6],
-		    int iters, double q_out[6], double *residual)
+int sim_move_follow_dh(const struct sim_dh *dh, const double q_now[6], const double pose[6],
+		       const double tcp_offset[6], int iters, double q_out[6], double *residual)
 {
 	double q[N], rt[9], e[6], jac[36], dq[N], res;
 
@@ -338,16 +338,22 @@ int sim_move_follow(const double q_now[6], const double pose[6], const double tc
 		return -EINVAL;
 	memcpy(q, q_now, sizeof(q));
 	sim_robot_rotvec_to_matrix(pose + 3, rt);
-	res = pose_error(q, pose, rt, tcp_offset, e);
+	res = pose_error(dh, q, pose, rt, tcp_offset, e);
 	for (int it = 0; it < iters; it++) {
-		sim_robot_jacobian(q, tcp_offset, jac);
+		sim_robot_jacobian_dh(dh, q, tcp_offset, jac);
 		sim_robot_dls(jac, e, dq);
 		for (int j = 0; j < N; j++)
 			q[j] += dq[j];
-		res = pose_error(q, pose, rt, tcp_offset, e);
+		res = pose_error(dh, q, pose, rt, tcp_offset, e);
 	}
 	memcpy(q_out, q, sizeof(q));
 	if (residual)
 		*residual = res;
 	return 0;
+}
+
+int sim_move_follow(const double q_now[6], const double pose[6], const double tcp_offset[6],
+		    int iters, double q_out[6], double *residual)
+{
+	return sim_move_follow_dh(&sim_dh_ur5e, q_now, pose, tcp_offset, iters, q_out, residual);
 }

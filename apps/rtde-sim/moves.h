@@ -63,6 +63,8 @@
 
 #include <stdbool.h>
 
+struct sim_dh; /* robot.h */
+
 #define SIM_MOVE_MAX_SEGS 32
 /* Below this position distance [m] a linear segment is a pure rotation. */
 #define SIM_MOVE_EPS_M 1e-9
@@ -152,5 +154,9 @@ int sim_move_stop(struct sim_move *m, double t_now, double decel);
  */
 int sim_move_follow(const double q_now[6], const double pose[6], const double tcp_offset[6],
 		    int iters, double q_out[6], double *residual);
+/* sim_move_follow() for the arm @dh (NULL: the UR5e, which the above
+ * follows). */
+int sim_move_follow_dh(const struct sim_dh *dh, const double q_now[6], const double pose[6],
+		       const double tcp_offset[6], int iters, double q_out[6], double *residual);
 
 #endif /* RTLOOP_SIM_MOVES_H */

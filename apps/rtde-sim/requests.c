@@ -81,8 +81,8 @@ static int32_t judge_target(const struct sim_robot *r, const double target[6], b
 
 	if (!linear)
 		return within_limits(r, target) ? RTL_RTDE_REQ_OK : RTL_RTDE_REQ_JOINT_LIMIT;
-	ret = sim_kin_inverse_limited(target, r->tcp_offset, r->target_q, r->cfg.q_min,
-				      r->cfg.q_max, q);
+	ret = sim_kin_inverse_dh(&r->cfg.dh, target, r->tcp_offset, r->target_q, r->cfg.q_min,
+				 r->cfg.q_max, q);
 	if (ret == -EDOM)
 		return RTL_RTDE_REQ_JOINT_LIMIT;
 	return ret < 0 ? RTL_RTDE_REQ_UNREACHABLE : RTL_RTDE_REQ_OK;
@@ -169,7 +169,7 @@ static void contact_begin(struct sim_robot *r, const struct sim_robot_req *q)
 static void take_pending(struct sim_robot *r)
 {
 	r->move_pending = false;
-	sim_kin_forward(r->target_q, r->tcp_offset, r->target_TCP_pose);
+	sim_kin_forward_dh(&r->cfg.dh, r->target_q, r->tcp_offset, r->target_TCP_pose);
 	if (r->pending.kind == RTL_RTDE_REQ_MOVE_UNTIL_CONTACT)
 		contact_begin(r, &r->pending);
 	else if (plan(r, &r->pending))
@@ -200,7 +200,7 @@ void sim_robot_contact_rest(struct sim_robot *r)
 	}
 	if (phase == SIM_MUC_BRAKE && r->muc_retract > 0) {
 		/* straight back against the approach, at its linear speed */
-		sim_kin_forward(r->target_q, r->tcp_offset, from);
+		sim_kin_forward_dh(&r->cfg.dh, r->target_q, r->tcp_offset, from);
 		memcpy(to, from, sizeof(to));
 		for (int k = 0; k < 3; k++)
 			to[k] -= r->muc_retract * r->muc_twist[k] / v;
@@ -325,12 +325,12 @@ static int kinematics(struct sim_robot *r, const struct sim_robot_req *q)
 	int ret;
 
 	if (q->kind == RTL_RTDE_REQ_FORWARD_KIN) {
-		ret = sim_kin_forward(q->arg, r->tcp_offset, out);
+		ret = sim_kin_forward_dh(&r->cfg.dh, q->arg, r->tcp_offset, out);
 	} else {
 		const double *near = (q->flags & RTL_RTDE_REQ_FLAG_NEAR) ? q->arg + 6 : r->target_q;
 
-		ret = sim_kin_inverse_limited(q->arg, r->tcp_offset, near, r->cfg.q_min,
-					      r->cfg.q_max, out);
+		ret = sim_kin_inverse_dh(&r->cfg.dh, q->arg, r->tcp_offset, near, r->cfg.q_min,
+					 r->cfg.q_max, out);
 	}
 	if (ret == -EDOM)
 		return fail(r, q, RTL_RTDE_REQ_JOINT_LIMIT);
@@ -434,7 +434,7 @@ bool sim_robot_move_step(struct sim_robot *r, double dt, double q_next[N])
 	r->move_t += dt;
 	sim_move_sample(&r->move, r->move_t, out);
 	if (r->move.kind == SIM_MOVE_LINEAR)
-		sim_move_follow(r->target_q, out, r->tcp_offset, 3, q_next, NULL);
+		sim_move_follow_dh(&r->cfg.dh, r->target_q, out, r->tcp_offset, 3, q_next, NULL);
 	else
 		memcpy(q_next, out, sizeof(out));
 	if (r->move_t >= sim_move_duration(&r->move)) {

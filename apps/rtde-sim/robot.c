@@ -5,10 +5,11 @@
  * model and its order).
  *
  * Numbers worth knowing:
- * - Kinematics: the standard DH table of the UR5e. Frame 0 is the
- *   controller's base frame, so q = 0 puts the flange at
- *   (a2 + a3, -(d4 + d6), d1 - d5) = (-0.8172, -0.2329, 0.0628) with the
- *   rotation vector (pi/2, 0, 0), which is what a UR5e reports.
+ * - Kinematics: the standard DH table of cfg.dh, the UR5e's by default
+ *   and the UR5's on the CB3 profile. Frame 0 is the controller's base
+ *   frame, so q = 0 puts the flange at (a2 + a3, -(d4 + d6), d1 - d5) =
+ *   (-0.8172, -0.2329, 0.0628) with the rotation vector (pi/2, 0, 0),
+ *   which is what a UR5e reports (a UR5: (-0.81725, -0.19145, -0.005491)).
  * - speedl inverts the Jacobian by damped least squares,
  *   qd = J^T (J J^T + lambda^2 I)^-1 v with lambda = 0.01: away from
  *   singularities (singular values >= 0.1) the error is below 1% and the
@@ -30,10 +31,16 @@
 
 #define N SIM_ROBOT_DOF
 
-/* ---- UR5e ---------------------------------------------------------------- */
+/* ---- UR5e / UR5 ------------------------------------------------------------ */
 
-static const double dh_d[N] = { 0.1625, 0, 0, 0.1333, 0.0997, 0.0996 };
-static const double dh_a[N] = { 0, -0.425, -0.3922, 0, 0, 0 };
+const struct sim_dh sim_dh_ur5e = {
+	.d = { 0.1625, 0, 0, 0.1333, 0.0997, 0.0996 },
+	.a = { 0, -0.425, -0.3922, 0, 0, 0 },
+};
+const struct sim_dh sim_dh_ur5 = {
+	.d = { 0.089159, 0, 0, 0.10915, 0.09465, 0.0823 },
+	.a = { 0, -0.425, -0.39225, 0, 0, 0 },
+};
 /* sin and cos of alpha = pi/2, 0, 0, pi/2, -pi/2, 0, exactly */
 static const double dh_sa[N] = { 1, 0, 0, 1, -1, 0 };
 static const double dh_ca[N] = { 0, 1, 1, 0, 0, 1 };
@@ -162,14 +169,15 @@ struct frame {
  * f[0] = base, f[i] = frame after joint i (DH frame i), f[7] = TCP. Joint i
  * (0-based) turns about the z axis of f[i] through f[i].p.
  */
-static void chain(const double q[N], const double off[6], struct frame f[N + 2])
+static void chain(const struct sim_dh *dh, const double q[N], const double off[6],
+		  struct frame f[N + 2])
 {
 	f[0] = (struct frame){ .R = { 1, 0, 0, 0, 1, 0, 0, 0, 1 } };
 	for (int i = 0; i < N; i++) {
 		double ct = cos(q[i]), st = sin(q[i]);
 		double sa = dh_sa[i], ca = dh_ca[i];
 		double l[9] = { ct, -st * ca, st * sa, st, ct * ca, -ct * sa, 0, sa, ca };
-		double lp[3] = { dh_a[i] * ct, dh_a[i] * st, dh_d[i] };
+		double lp[3] = { dh->a[i] * ct, dh->a[i] * st, dh->d[i] };
 		double t[3];
 
 		matmul3(f[i].R, l, f[i + 1].R);
@@ -213,20 +221,32 @@ static void pose_of(const struct frame *tcp, double pose[6])
 	sim_robot_matrix_to_rotvec(tcp->R, pose + 3);
 }
 
-void sim_robot_fk(const double q[N], const double tcp_offset[6], double pose[6])
+void sim_robot_fk_dh(const struct sim_dh *dh, const double q[N], const double tcp_offset[6],
+		     double pose[6])
 {
 	struct frame f[N + 2];
 
-	chain(q, tcp_offset, f);
+	chain(dh ? dh : &sim_dh_ur5e, q, tcp_offset, f);
 	pose_of(&f[N + 1], pose);
+}
+
+void sim_robot_fk(const double q[N], const double tcp_offset[6], double pose[6])
+{
+	sim_robot_fk_dh(&sim_dh_ur5e, q, tcp_offset, pose);
+}
+
+void sim_robot_jacobian_dh(const struct sim_dh *dh, const double q[N], const double tcp_offset[6],
+			   double jac[36])
+{
+	struct frame f[N + 2];
+
+	chain(dh ? dh : &sim_dh_ur5e, q, tcp_offset, f);
+	jacobian_of(f, jac);
 }
 
 void sim_robot_jacobian(const double q[N], const double tcp_offset[6], double jac[36])
 {
-	struct frame f[N + 2];
-
-	chain(q, tcp_offset, f);
-	jacobian_of(f, jac);
+	sim_robot_jacobian_dh(&sim_dh_ur5e, q, tcp_offset, jac);
 }
 
 static void jac_mul(const double jac[36], const double qd[N], double out[6])
@@ -340,6 +360,7 @@ void sim_robot_config_default(struct sim_robot_config *cfg)
 		.payload_inertia = { 0.001, 0.001, 0.001, 0, 0, 0 },
 		.seed = 1,
 	};
+	cfg->dh = sim_dh_ur5e;
 	for (int i = 0; i < N; i++) {
 		cfg->q0[i] = q0[i];
 		cfg->qd_max[i] = M_PI;
@@ -402,6 +423,11 @@ static int check_config(const struct sim_robot_config *c)
 	    !all_finite(c->payload_inertia, 6))
 		return -EINVAL;
 	if (!all_finite(c->push, 3) || !nonneg(c->push_after) || !nonneg(c->push_for))
+		return -EINVAL;
+	/* the closed-form inverse divides by a2 a3 and by the shoulder
+	 * offset d4 */
+	if (!all_finite(c->dh.d, N) || !all_finite(c->dh.a, N) || !(c->dh.d[3] > 0) ||
+	    c->dh.a[1] == 0 || c->dh.a[2] == 0)
 		return -EINVAL;
 	return 0;
 }
@@ -498,8 +524,8 @@ static void update_outputs(struct sim_robot *r, double dt)
 	double prev_v[3], sf[3];
 
 	memcpy(prev_v, r->actual_TCP_speed, sizeof(prev_v));
-	chain(r->target_q, r->cfg.tcp_offset, ft);
-	chain(r->actual_q, r->cfg.tcp_offset, fa);
+	chain(&r->cfg.dh, r->target_q, r->cfg.tcp_offset, ft);
+	chain(&r->cfg.dh, r->actual_q, r->cfg.tcp_offset, fa);
 	jacobian_of(ft, jt);
 	jacobian_of(fa, ja);
 	pose_of(&ft[N + 1], r->target_TCP_pose);
@@ -777,7 +803,7 @@ static void ramp_joints(const struct sim_robot *r, const double target[N], doubl
 
 static void target_tcp(const struct sim_robot *r, struct frame f[N + 2], double jac[36])
 {
-	chain(r->target_q, r->cfg.tcp_offset, f);
+	chain(&r->cfg.dh, r->target_q, r->cfg.tcp_offset, f);
 	jacobian_of(f, jac);
 }
 
@@ -1151,8 +1177,8 @@ uint32_t sim_robot_step(struct sim_robot *r, int64_t now_ns)
 	 * only a motion command or a move can go stale */
 	timeout = c->watchdog_ms > 0 ? (int64_t)c->watchdog_ms * 1000000
 				     : (c->watchdog_ms == 0 ? r->cfg.watchdog_ns : 0);
-	watched =
-		!r->teach_on && (motion_mode(c->mode) || r->move_on || r->muc_phase || r->force_on);
+	/* teach mode too: a client that is gone must not leave freedrive on */
+	watched = r->teach_on || motion_mode(c->mode) || r->move_on || r->muc_phase || r->force_on;
 	if (r->armed && timeout > 0 && watched && now_ns - r->last_refresh_ns > timeout) {
 		watchdog_trip(r);
 		sim_robot_move_abort(r, RTL_RTDE_REQ_WATCHDOG);

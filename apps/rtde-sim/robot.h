@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sim_robot: the plant behind rtde-sim, a UR5e that executes the
- * register commands of <rtloop/rtde_cmd.h>.
+ * sim_robot: the plant behind rtde-sim, a UR5e (a UR5 with the CB3
+ * profile's cfg.dh) that executes the register commands of
+ * <rtloop/rtde_cmd.h>.
  *
  * Design
  * ------
@@ -48,7 +49,7 @@
  *   until the force reaches its threshold, brakes, and retracts as a
  *   linear move. All three map the twist as speedl does. STOP, a watchdog
  *   trip and a protective stop end force and teach mode; the watchdog
- *   watches force mode and move_until_contact, not teach mode.
+ *   watches force mode, move_until_contact and teach mode.
  * - Limits, applied to every mode: the speed slider (target_speed_fraction)
  *   scales the commanded speeds, as on the real robot; velocities are scaled
  *   uniformly to the joint speed limits (direction kept), and that ratio is
@@ -60,7 +61,7 @@
  *   What bound is recorded in .limited.
  * - Integration: trapezoidal (a velocity ramp integrates exactly). These are
  *   the target_* values. The actual joints follow one cycle behind.
- * - Outputs: forward kinematics (standard UR5e DH) gives the TCP poses as UR
+ * - Outputs: forward kinematics (standard DH of cfg.dh) gives the TCP poses as UR
  *   reports them (x, y, z in m, rotation vector in rad, base frame), the
  *   Jacobian gives the TCP speeds; a virtual contact plane gives
  *   actual_TCP_force, with seeded Gaussian noise; gravity of UR's published
@@ -121,6 +122,20 @@ struct sim_contact {
 	double damping;	  /* d [N s/m], >= 0 */
 };
 
+/*
+ * A UR arm's standard DH lengths [m], joint i 0-based: d[i] along z, a[i]
+ * along x (d2 = d3 = a1 = a4 = a5 = a6 = 0 on every UR). The twists are the
+ * same on every model, alpha = pi/2 0 0 pi/2 -pi/2 0, and are not stored.
+ */
+struct sim_dh {
+	double d[SIM_ROBOT_DOF];
+	double a[SIM_ROBOT_DOF];
+};
+
+/* The e-Series UR5e (the default) and the CB3 UR5. */
+extern const struct sim_dh sim_dh_ur5e;
+extern const struct sim_dh sim_dh_ur5;
+
 struct sim_robot_config {
 	int64_t period_ns;	      /* control period: 2 000 000 (500 Hz) or 8 000 000 (125 Hz) */
 	double q0[SIM_ROBOT_DOF];     /* initial joint positions [rad] */
@@ -133,6 +148,7 @@ struct sim_robot_config {
 	int64_t watchdog_ns;   /* heartbeat timeout when the command says 0; 0 = off */
 	double watchdog_decel; /* leading-joint deceleration after a trip [rad/s^2] */
 	double tcp_offset[6];  /* flange -> TCP, x y z [m], rotation vector [rad] */
+	struct sim_dh dh;      /* the arm's kinematics: sim_dh_ur5e, or sim_dh_ur5 on CB3 */
 	struct sim_contact contact;
 	double force_noise;  /* standard deviation of each force component [N], >= 0 */
 	double torque_noise; /* standard deviation of each torque component [N m], >= 0 */
@@ -443,16 +459,23 @@ double sim_robot_max_speed(const struct sim_robot *r);
 uint32_t sim_robot_cmd_status(const struct sim_robot *r);
 
 /*
- * Kinematics of the UR5e (standard DH: d1 0.1625, a2 -0.425, a3 -0.3922,
- * d4 0.1333, d5 0.0997, d6 0.0996, alpha pi/2 0 0 pi/2 -pi/2 0), in the
- * base frame the controller reports. @tcp_offset may be NULL (flange).
+ * Kinematics of the arm @dh (NULL: the UR5e, standard DH: d1 0.1625, a2
+ * -0.425, a3 -0.3922, d4 0.1333, d5 0.0997, d6 0.0996; the UR5 has d1
+ * 0.089159, a2 -0.425, a3 -0.39225, d4 0.10915, d5 0.09465, d6 0.0823;
+ * alpha pi/2 0 0 pi/2 -pi/2 0), in the base frame the controller reports.
+ * @tcp_offset may be NULL (flange). The functions without _dh are the
+ * UR5e's.
  */
 /* TCP pose of @q: x, y, z [m], rotation vector [rad] (angle in [0, pi]). */
+void sim_robot_fk_dh(const struct sim_dh *dh, const double q[SIM_ROBOT_DOF],
+		     const double tcp_offset[6], double pose[6]);
 void sim_robot_fk(const double q[SIM_ROBOT_DOF], const double tcp_offset[6], double pose[6]);
 /*
  * Geometric Jacobian at the TCP, row-major 6 x 6: row r is vx vy vz wx wy wz,
  * column c is joint c; jac[6 * r + c].
  */
+void sim_robot_jacobian_dh(const struct sim_dh *dh, const double q[SIM_ROBOT_DOF],
+			   const double tcp_offset[6], double jac[36]);
 void sim_robot_jacobian(const double q[SIM_ROBOT_DOF], const double tcp_offset[6], double jac[36]);
 /*
  * The damped least-squares inverse of @jac (as sim_robot_jacobian()'s)

@@ -350,6 +350,8 @@ int sim_init(struct sim *sim, const struct sim_opts *o, int64_t t0)
 	}
 
 	sim->opts.robot.period_ns = sim->period_ns;
+	/* a CB3 controller drives a UR5, the others a UR5e */
+	sim->opts.robot.dh = o->profile == SIM_PROFILE_CB3 ? sim_dh_ur5 : sim_dh_ur5e;
 	sim->opts.robot.message = robot_message;
 	sim->opts.robot.message_ctx = sim;
 	err = sim_robot_init(&sim->robot, &sim->opts.robot);

@@ -142,9 +142,9 @@ void sim_udp_fill_state(const struct sim_robot *r, double time_s, struct rtl_udp
 	deg6(r->actual_qd, s->actual_joint_velocity_abs);
 	pose_to_doosan(r->actual_TCP_pose, s->actual_tcp_position);
 	speed_to_doosan(r->actual_TCP_speed, s->actual_tcp_velocity);
-	sim_robot_fk(r->actual_q, NULL, flange);
+	sim_robot_fk_dh(&r->cfg.dh, r->actual_q, NULL, flange);
 	pose_to_doosan(flange, s->actual_flange_position);
-	sim_robot_jacobian(r->actual_q, NULL, jac0);
+	sim_robot_jacobian_dh(&r->cfg.dh, r->actual_q, NULL, jac0);
 	for (int i = 0; i < 6; i++)
 		for (int j = 0; j < 6; j++)
 			fv[i] += jac0[6 * i + j] * r->actual_qd[j];
@@ -161,7 +161,7 @@ void sim_udp_fill_state(const struct sim_robot *r, double time_s, struct rtl_udp
 	pose_to_doosan(r->target_TCP_pose, s->target_tcp_position);
 	speed_to_doosan(r->target_TCP_speed, s->target_tcp_velocity);
 	/* The Jacobian as the plant computes it: SI (m/rad, rad/rad). */
-	sim_robot_jacobian(r->actual_q, r->tcp_offset, jac);
+	sim_robot_jacobian_dh(&r->cfg.dh, r->actual_q, r->tcp_offset, jac);
 	for (int i = 0; i < 36; i++)
 		s->jacobian_matrix[i / 6][i % 6] = (float)jac[i];
 	/* Doosan's operation speed rate is the pendant's speed override, 1-100 %:

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kin.h"
+#include "sim.h"
 
 #define N SIM_ROBOT_DOF
 
@@ -364,4 +365,149 @@ Test(sim_kin, bad_input_is_einval)
 	cr_assert_eq(sim_kin_forward(q, NULL, pose), 0);
 	cr_assert_eq(sim_kin_inverse(pose, NULL, q, got), 0);
 	cr_assert_leq(max_diff(q, got), 1e-9);
+}
+
+/* ---- the CB3 profile's UR5 ---------------------------------------------- */
+
+/* q = 0 by hand from the DH product: every joint rotation is identity, so
+ * the flange sits at (a2 + a3, -(d4 + d6), d1 - d5) with the rotation
+ * Rx(pi/2); the UR5e's analogue is robot.c's (-0.8172, -0.2329, 0.0628). */
+Test(sim_kin, ur5_fk_of_zero_pose_is_the_hand_computed_pose)
+{
+	static const double q[N] = { 0 };
+	static const double ur5[6] = {
+		-0.425 - 0.39225, -(0.10915 + 0.0823), 0.089159 - 0.09465, M_PI / 2, 0, 0
+	};
+	static const double ur5e[6] = { -0.8172, -0.2329, 0.0628, M_PI / 2, 0, 0 };
+	double pose[6], dp, dr;
+
+	cr_assert_float_eq(ur5[0], -0.81725, 1e-12);
+	cr_assert_float_eq(ur5[1], -0.19145, 1e-12);
+	cr_assert_float_eq(ur5[2], -0.005491, 1e-12);
+	cr_assert_eq(sim_kin_forward_dh(&sim_dh_ur5, q, NULL, pose), 0);
+	pose_diff(pose, ur5, &dp, &dr);
+	cr_assert_leq(dp, 1e-12, "UR5 off by %g m", dp);
+	cr_assert_leq(dr, 1e-12, "UR5 off by %g", dr);
+	cr_assert_eq(sim_kin_forward_dh(&sim_dh_ur5e, q, NULL, pose), 0);
+	pose_diff(pose, ur5e, &dp, &dr);
+	cr_assert_leq(dp, 1e-12, "UR5e off by %g m", dp);
+	/* NULL is the UR5e, as the functions without _dh */
+	cr_assert_eq(sim_kin_forward_dh(NULL, q, NULL, pose), 0);
+	pose_diff(pose, ur5e, &dp, &dr);
+	cr_assert_leq(dp, 1e-12, "NULL off by %g m", dp);
+}
+
+/* Upright (shoulder and wrist 1 at -pi/2): the links stack along z. */
+Test(sim_kin, ur5_fk_of_upright_pose)
+{
+	static const double q[N] = { 0, -M_PI / 2, 0, -M_PI / 2, 0, 0 };
+	double pose[6];
+
+	sim_robot_fk_dh(&sim_dh_ur5, q, NULL, pose);
+	cr_assert_float_eq(pose[0], 0, 1e-12);
+	cr_assert_float_eq(pose[1], -(0.10915 + 0.0823), 1e-12);
+	cr_assert_float_eq(pose[2], 0.089159 + 0.425 + 0.39225 + 0.09465, 1e-12);
+}
+
+/* The UR5's IK returns the joints its FK started from, at the flange and
+ * with a tool, and solving a UR5 pose with the UR5e's table does not. */
+Test(sim_kin, ur5_round_trip_returns_q)
+{
+	const struct sim_dh *dh = &sim_dh_ur5;
+	uint64_t s = 7;
+	int k = 0, tries = 0, wrong = 0;
+
+	while (k < 200) {
+		double q[N], pose[6], got[N], e[N], wc[6];
+		double off5[6] = { 0, 0, -dh->d[5], 0, 0, 0 };
+		const double *off = k % 2 ? tool : NULL;
+
+		cr_assert_lt(++tries, 10000);
+		for (int i = 0; i < N; i++)
+			q[i] = i == 2 ? uniform(&s, -M_PI, M_PI) : uniform(&s, -2 * M_PI, 2 * M_PI);
+		sim_robot_fk_dh(dh, q, off5, wc);
+		if (fabs(sin(q[4])) < 0.05 || fabs(sin(q[2])) < 0.05 ||
+		    hypot(wc[0], wc[1]) < dh->d[3] + 0.01)
+			continue;
+		cr_assert_eq(sim_kin_forward_dh(dh, q, off, pose), 0);
+		cr_assert_eq(sim_kin_inverse_dh(dh, pose, off, q, NULL, NULL, got), 0, "case %d",
+			     k);
+		cr_assert_leq(max_diff(q, got), 1e-9, "case %d: off by %g rad", k,
+			      max_diff(q, got));
+		if (sim_kin_inverse(pose, off, q, e) != 0 || max_diff(q, e) > 1e-6)
+			wrong++;
+		k++;
+	}
+	cr_assert_eq(wrong, 200, "the UR5e solved %d UR5 poses", 200 - wrong);
+}
+
+/* The robot of a CB3 sim reports the UR5's pose, the e-Series the UR5e's. */
+Test(sim_kin, cb3_profile_robot_is_a_ur5)
+{
+	struct sim_opts o;
+	struct sim *sim;
+	double want[6], dp, dr;
+	int err = 0;
+
+	sim_opts_default(&o);
+	o.profile = SIM_PROFILE_CB3;
+	sim = sim_new(&o, 0, &err);
+	cr_assert(sim, "sim_new: %d", err);
+	cr_assert_eq(memcmp(&sim->robot.cfg.dh, &sim_dh_ur5, sizeof(sim_dh_ur5)), 0);
+	sim_robot_fk_dh(&sim_dh_ur5, sim->robot.actual_q, sim->robot.tcp_offset, want);
+	pose_diff(sim->robot.actual_TCP_pose, want, &dp, &dr);
+	cr_assert_leq(dp, 1e-12, "off by %g m", dp);
+	cr_assert_leq(dr, 1e-12, "off by %g", dr);
+	sim_robot_fk(sim->robot.actual_q, sim->robot.tcp_offset, want);
+	pose_diff(sim->robot.actual_TCP_pose, want, &dp, &dr);
+	cr_assert_gt(dp, 0.01, "a CB3 reports the UR5e pose");
+	sim_free(sim);
+
+	o.profile = SIM_PROFILE_ESERIES;
+	sim = sim_new(&o, 0, &err);
+	cr_assert(sim, "sim_new: %d", err);
+	cr_assert_eq(memcmp(&sim->robot.cfg.dh, &sim_dh_ur5e, sizeof(sim_dh_ur5e)), 0);
+	sim_robot_fk(sim->robot.actual_q, sim->robot.tcp_offset, want);
+	pose_diff(sim->robot.actual_TCP_pose, want, &dp, &dr);
+	cr_assert_leq(dp, 1e-12, "off by %g m", dp);
+	sim_free(sim);
+}
+
+/* A UR5 robot at q = 0 publishes the hand-computed flange pose, and its
+ * kinematics requests answer with the UR5's table. */
+Test(sim_kin, ur5_robot_reports_and_solves_the_ur5_pose)
+{
+	static const double want[6] = { -0.81725, -0.19145, -0.005491, M_PI / 2, 0, 0 };
+	static const double q[N] = { 0.5, -1.2, 1.5, -1.0, 1.5, 0.3 };
+	struct sim_robot_config cfg;
+	static struct sim_robot r;
+	struct sim_robot_req req = { .id = 1, .kind = RTL_RTDE_REQ_FORWARD_KIN };
+	double pose[6], dp, dr;
+
+	sim_robot_config_default(&cfg);
+	cr_assert_eq(memcmp(&cfg.dh, &sim_dh_ur5e, sizeof(cfg.dh)), 0);
+	cfg.dh = sim_dh_ur5;
+	memset(cfg.q0, 0, sizeof(cfg.q0));
+	cr_assert_eq(sim_robot_init(&r, &cfg), 0);
+	pose_diff(r.actual_TCP_pose, want, &dp, &dr);
+	cr_assert_leq(dp, 1e-12, "off by %g m", dp);
+	cr_assert_leq(dr, 1e-12, "off by %g", dr);
+
+	memcpy(req.arg, q, sizeof(q));
+	cr_assert_eq(sim_robot_request(&r, &req, 0), 0);
+	sim_robot_fk_dh(&sim_dh_ur5, q, r.tcp_offset, pose);
+	pose_diff(r.req_result, pose, &dp, &dr);
+	cr_assert_leq(dp, 1e-12, "FK off by %g m", dp);
+
+	memset(&req, 0, sizeof(req));
+	req.id = 2;
+	req.kind = RTL_RTDE_REQ_INVERSE_KIN;
+	req.flags = RTL_RTDE_REQ_FLAG_NEAR;
+	memcpy(req.arg, pose, sizeof(pose));
+	memcpy(req.arg + 6, q, sizeof(q));
+	cr_assert_eq(sim_robot_request(&r, &req, 0), 0);
+	cr_assert_leq(max_diff(r.req_result, q), 1e-9, "IK off by %g", max_diff(r.req_result, q));
+
+	cfg.dh.a[1] = 0;
+	cr_assert_eq(sim_robot_init(&r, &cfg), -EINVAL);
 }
