@@ -181,6 +181,11 @@ def test_force_mode_presses_with_the_wrench_and_ends(start_sim):
         assert st["actual_TCP_force"][2] == pytest.approx(-10, abs=1.0)
         ctl.end_force_mode()
         assert not status(settle(ctl)) & FORCE_BIT
+        ctl.force_mode(frame, [0, 0, 1, 0, 0, 0], [0, 0, -10, 0, 0, 0], 2, [0.1] * 6)
+        assert status(settle(ctl)) & FORCE_BIT
+    # ... and the stop at exit ends it
+    with rtloop.Receive(HOST, sim.port, fields=("timestamp", STATUS)) as r:
+        assert not int(r.read(timeout=1.0)[STATUS]) & FORCE_BIT
 
 
 def test_teach_mode_follows_a_push_and_the_stop_at_exit_ends_it(start_sim):
@@ -194,6 +199,10 @@ def test_teach_mode_follows_a_push_and_the_stop_at_exit_ends_it(start_sim):
         st = settle(ctl, 750)  # through the push and after it
         assert st["actual_TCP_pose"][2] - z0 > 0.02
         assert np.max(np.abs(st["actual_qd"])) == 0
+    assert ctl.stats()["stop_unconfirmed"] == 0
+    # the stop at exit ended teach mode: a second client sees the bit clear
+    with rtloop.Receive(HOST, sim.port, fields=("timestamp", STATUS)) as r:
+        assert not int(r.read(timeout=1.0)[STATUS]) & TEACH_BIT
     rep = sim.finish()
     assert rep["stats"]["nonfinite_in"] == 0
 
