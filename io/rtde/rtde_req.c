@@ -218,7 +218,7 @@ RTL_API int rtl_rtde_req_set_tcp(struct rtl_rtde_req *out, const double pose[6],
 
 RTL_API int rtl_rtde_req_zero_ft_sensor(struct rtl_rtde_req *out, struct rtl_error *err)
 {
-	return build_plain(out, "zero_ft_sensor", RTL_RTDE_REQ_ZERO_FT_SENSOR, NULL, 0, NULL, err);
+	return rtl_rtde_req_simple(out, RTL_RTDE_REQ_ZERO_FT_SENSOR, err);
 }
 
 RTL_API int rtl_rtde_req_forward_kin(struct rtl_rtde_req *out, const double q[6],

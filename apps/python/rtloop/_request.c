@@ -482,7 +482,8 @@ static PyObject *move(PyObject *self, PyObject *args, PyObject *kw, bool linear)
 	PyObject *target, *speed = Py_None, *acc = Py_None, *first;
 	struct rtl_error err = { 0 };
 	struct rtl_rtde_req q;
-	double t[9], v, a;
+	double t[9], rows[RTL_RTDE_REQ_PATH_MAX + 1][9], v, a;
+	const double *t6;
 	int wait = 1;
 	Py_ssize_t n;
 
@@ -500,40 +501,37 @@ static PyObject *move(PyObject *self, PyObject *args, PyObject *kw, bool linear)
 			return PyErr_Format(PyExc_ValueError,
 					    "%s: the path has %zd waypoints, at most %d", what, n,
 					    RTL_RTDE_REQ_PATH_MAX + 1);
+		/* every row checked before anything is written, then sent */
 		for (Py_ssize_t i = 0; i < n; i++) {
 			PyObject *row = PySequence_GetItem(target, i);
+			double *w = rows[i];
 			char name[32];
 			int bad_row;
 
 			snprintf(name, sizeof(name), "path[%zd]", i);
-			bad_row = !row || py_parse_vec(row, what, name, 9, t) < 0;
+			bad_row = !row || py_parse_vec(row, what, name, 9, w) < 0;
 			Py_XDECREF(row);
 			if (bad_row)
 				return NULL;
-			if (!(t[6] > 0 && t[6] <= vmax) || !(t[7] > 0 && t[7] <= amax) || t[8] < 0)
+			if (!(w[6] > 0 && w[6] <= vmax) || !(w[7] > 0 && w[7] <= amax) || w[8] < 0)
 				return PyErr_Format(PyExc_ValueError,
 						    "%s: %s must be [6 values, speed in (0, %g], "
 						    "acceleration in (0, %g], blend >= 0]",
 						    what, name, vmax, amax);
 		}
-		for (Py_ssize_t i = 0; i < n; i++) {
-			PyObject *row = PySequence_GetItem(target, i);
+		for (Py_ssize_t i = 0; i + 1 < n; i++) {
+			const double *w = rows[i];
 
-			py_parse_vec(row, what, "path", 9, t);
-			Py_DECREF(row);
-			if (i + 1 < n) {
-				if (rtl_rtde_req_path_add(&q, t, linear, t[6], t[7], t[8], &err) <
-				    0)
-					return bad(&err);
-				if (!run(s, what, &q, true, s->timeout_ns))
-					return NULL;
-				continue;
-			}
-			if ((linear ? rtl_rtde_req_move_l : rtl_rtde_req_move_j)(&q, t, t[6], t[7],
-										 &err) < 0 ||
-			    rtl_rtde_req_run_path(&q, &err) < 0)
+			if (rtl_rtde_req_path_add(&q, w, linear, w[6], w[7], w[8], &err) < 0)
 				return bad(&err);
+			if (!run(s, what, &q, true, s->timeout_ns))
+				return NULL;
 		}
+		t6 = rows[n - 1];
+		if ((linear ? rtl_rtde_req_move_l : rtl_rtde_req_move_j)(&q, t6, t6[6], t6[7],
+									 &err) < 0 ||
+		    rtl_rtde_req_run_path(&q, &err) < 0)
+			return bad(&err);
 		return move_end(s, what, &q, wait);
 	}
 	Py_XDECREF(first);
