@@ -122,6 +122,13 @@ int sim_ctrl_init(struct sim *sim)
 	if (!(c->opts.unlock_delay_s >= 0))
 		c->opts.unlock_delay_s = 5.0;
 	c->msg_next = 1;
+	c->model = -1;
+	for (int i = 0; i < SIM_PROGS; i++) {
+		c->model_state[i] =
+			calloc(1, sim_progs[i]->state_size ? sim_progs[i]->state_size : 1);
+		if (!c->model_state[i])
+			return -ENOMEM;
+	}
 	if (c->opts.control_script && c->opts.control_script[0])
 		err = read_file(c, c->opts.control_script);
 	else
@@ -147,6 +154,10 @@ void sim_ctrl_destroy(struct sim *sim)
 {
 	free(sim->ctrl.program);
 	sim->ctrl.program = NULL;
+	for (int i = 0; i < SIM_PROGS; i++) {
+		free(sim->ctrl.model_state[i]);
+		sim->ctrl.model_state[i] = NULL;
+	}
 }
 
 int64_t sim_ctrl_time_ns(const struct sim *sim)
@@ -203,6 +214,21 @@ static void halt_arm(struct sim *sim, double decel)
 	sim_robot_command(r, &stop, 0);
 }
 
+/* The model's program (programs.h) that runs ends. */
+static void model_end(struct sim *sim)
+{
+	struct sim_ctrl *c = &sim->ctrl;
+
+	if (c->model >= 0) {
+		const struct sim_prog_ops *m = sim_progs[c->model];
+		void *st = c->model_state[c->model];
+
+		c->model = -1;
+		if (m->stop)
+			m->stop(sim, st);
+	}
+}
+
 static void executor_stop(struct sim *sim, double decel)
 {
 	struct sim_ctrl *c = &sim->ctrl;
@@ -210,6 +236,7 @@ static void executor_stop(struct sim *sim, double decel)
 	if (c->executor)
 		c->stats.executor_stops++;
 	c->executor = false;
+	model_end(sim);
 	halt_arm(sim, decel);
 }
 
@@ -225,6 +252,7 @@ static void executor_start(struct sim *sim, int64_t now, const char *name)
 	struct sim_robot *r = &sim->robot;
 
 	/* A new program replaces whatever ran: its motion ends first. */
+	model_end(sim);
 	halt_arm(sim, 0);
 	c->executor = true;
 	c->program_state = RTL_UR_PROGRAM_PLAYING;
@@ -280,7 +308,7 @@ void sim_ctrl_tick(struct sim *sim, int64_t now)
 {
 	struct sim_ctrl *c = &sim->ctrl;
 
-	if (c->executor && c->started_ns < 0)
+	if ((c->executor || c->model >= 0) && c->started_ns < 0)
 		c->started_ns = now;
 	if (c->robot_mode == RTL_UR_ROBOT_MODE_POWER_ON && now >= c->transition_ns)
 		c->robot_mode = RTL_UR_ROBOT_MODE_IDLE;
@@ -288,12 +316,15 @@ void sim_ctrl_tick(struct sim *sim, int64_t now)
 		c->robot_mode = RTL_UR_ROBOT_MODE_RUNNING;
 		c->releasing = false;
 	}
-	if (c->opts.protective_stop_after_s > 0 && !c->pstop_fault_done && sim_ctrl_executing(c) &&
+	if (c->opts.protective_stop_after_s > 0 && !c->pstop_fault_done &&
+	    (sim_ctrl_executing(c) || sim_ctrl_model(c)) &&
 	    now - c->started_ns >= secs(c->opts.protective_stop_after_s)) {
 		c->pstop_fault_done = true;
 		sim_ctrl_protective_stop(sim, now, "injected by --protective-stop-after");
 	}
 	publish_state(sim);
+	if (sim_ctrl_model(c))
+		sim_progs[c->model]->tick(sim, c->model_state[c->model], now);
 }
 
 void sim_ctrl_protective_stop(struct sim *sim, int64_t now, const char *why)
@@ -569,6 +600,89 @@ static void record_other(struct sim *sim, int port, const char *text, size_t len
 	copy_line(o->first_line, sizeof(o->first_line), text, len, 1);
 }
 
+static void runtime_exception(struct sim *sim, const char *title, int32_t line, const char *text)
+{
+	struct sim_ctrl_msg m = {
+		.kind = SIM_MSG_RUNTIME_EXCEPTION,
+		.level = SIM_LEVEL_FAULT,
+		.line = line,
+	};
+
+	snprintf(m.title, sizeof(m.title), "%s", title[0] ? title : "<unnamed>");
+	snprintf(m.text, sizeof(m.text), "%s", text);
+	sim_ctrl_message(sim, &m);
+}
+
+/* Model @i recognised the program @text, named @name: start it if the arm
+ * is ready and the model can run every line it needs. */
+static enum sim_ctrl_result model_start(struct sim *sim, int i, const char *name, const char *text,
+					size_t n, int64_t now)
+{
+	struct sim_ctrl *c = &sim->ctrl;
+	const struct sim_prog_ops *m = sim_progs[i];
+	struct sim_robot *r = &sim->robot;
+	struct sim_prog_error err = { 0 };
+	enum sim_ctrl_result res = can_start(sim);
+
+	if (res) {
+		char why[SIM_CTRL_TEXT];
+
+		c->stats.model[i].refused++;
+		snprintf(why, sizeof(why), "Program %s (%s) did not start: %s",
+			 name[0] ? name : "<unnamed>", m->name, sim_ctrl_result_text(res));
+		key_message(sim, SIM_MSG_KEY, SIM_LEVEL_WARNING, (int32_t)res,
+			    "PROGRAM_NOT_STARTED", why);
+		return res;
+	}
+	/* What ran ends first, as on a real controller. */
+	executor_stop(sim, 0);
+	memset(c->model_state[i], 0, m->state_size);
+	c->model_last = i;
+	if (m->start(sim, c->model_state[i], text, n, now, &err)) {
+		c->stats.model[i].failed++;
+		runtime_exception(sim, name, err.line, err.text);
+		c->program_state = RTL_UR_PROGRAM_STOPPED;
+		publish_state(sim);
+		return SIM_CTRL_NOT_RTLOOP;
+	}
+	c->model = c->model_last = i;
+	c->program_state = RTL_UR_PROGRAM_PLAYING;
+	c->started_ns = now;
+	c->loaded[0] = '\0';
+	snprintf(c->program_name, sizeof(c->program_name), "%s", name[0] ? name : m->name);
+	r->armed = false;
+	r->watchdog_tripped = false;
+	r->seen_seq = false;
+	c->trips_base = r->watchdog_trips;
+	c->stats.model[i].started++;
+	publish_state(sim);
+	return SIM_CTRL_OK;
+}
+
+struct sim_prog_stats *sim_ctrl_model_stats(struct sim *sim)
+{
+	struct sim_ctrl *c = &sim->ctrl;
+
+	return &c->stats.model[c->model_last];
+}
+
+void sim_ctrl_program_end(struct sim *sim)
+{
+	program_stop(sim, 0);
+	publish_state(sim);
+}
+
+void sim_ctrl_program_fail(struct sim *sim, int32_t line, const char *text)
+{
+	struct sim_ctrl *c = &sim->ctrl;
+
+	if (c->model >= 0)
+		c->stats.model[c->model].failed++;
+	runtime_exception(sim, c->program_name, line, text);
+	program_stop(sim, 0);
+	publish_state(sim);
+}
+
 enum sim_ctrl_result sim_ctrl_program(struct sim *sim, int port, const char *text, size_t len,
 				      int64_t now)
 {
@@ -579,6 +693,9 @@ enum sim_ctrl_result sim_ctrl_program(struct sim *sim, int port, const char *tex
 
 	c->stats.programs++;
 	program_name(name, sizeof(name), text, n);
+	for (int i = 0; i < SIM_PROGS; i++)
+		if (sim_progs[i]->recognise(text, n))
+			return model_start(sim, i, name, text, n, now);
 	if (!c->program || n != c->program_len || memcmp(text, c->program, n) != 0) {
 		struct sim_ctrl_msg m = {
 			.kind = SIM_MSG_RUNTIME_EXCEPTION,
@@ -640,6 +757,8 @@ void sim_ctrl_summarize(const struct sim *sim, struct sim_ctrl_summary *out)
 }
 
 /* ---- names ------------------------------------------------------------------------------ */
+
+const struct sim_prog_ops *const sim_progs[SIM_PROGS] = { &sim_prog_urrtde, &sim_prog_extctl };
 
 const char *sim_ctrl_result_text(enum sim_ctrl_result r)
 {

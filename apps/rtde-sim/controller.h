@@ -68,6 +68,8 @@
  * the dashboard client's (enum rtl_ur_robot_mode, RTL_UR_ROBOT_MODE_*). */
 #include <rtloop/ur_dashboard.h>
 
+#include "programs.h"
+
 struct sim;
 
 /* Why an operation was refused (SIM_CTRL_OK: done or under way). */
@@ -148,6 +150,8 @@ struct sim_ctrl_stats {
 	uint64_t commands_ignored; /* command packages while no program ran */
 	uint64_t msgs;		   /* messages queued */
 	uint64_t script_floods;	   /* script-port clients cut off: no program end in bound */
+	/* Other libraries' programs (programs.h), per model. */
+	struct sim_prog_stats model[SIM_PROGS];
 };
 
 /* What the reports read of the controller (a copy: any thread may read it
@@ -175,12 +179,15 @@ struct sim_ctrl {
 	char program_name[SIM_CTRL_NAME]; /* running or paused, or last */
 	char loaded[SIM_CTRL_NAME];	  /* the dashboard's loaded .urp, or "" */
 	bool executor;			  /* the rtloop program runs */
-	int64_t transition_ns;		  /* when POWER_ON/brake release completes */
-	bool releasing;			  /* a brake release is under way */
-	int64_t pstop_ns;		  /* when the protective stop happened */
-	int64_t started_ns;		  /* when the executor started */
-	bool pstop_fault_done;		  /* the injected stop fired this program */
-	uint64_t trips_base;		  /* robot watchdog trips at program start */
+	int model;		      /* sim_progs[] index of the other program that runs, or -1 */
+	int model_last;		      /* the model that ran last (its stats), 0 before any */
+	void *model_state[SIM_PROGS]; /* each model's state */
+	int64_t transition_ns;	      /* when POWER_ON/brake release completes */
+	bool releasing;		      /* a brake release is under way */
+	int64_t pstop_ns;	      /* when the protective stop happened */
+	int64_t started_ns;	      /* when the executor started */
+	bool pstop_fault_done;	      /* the injected stop fired this program */
+	uint64_t trips_base;	      /* robot watchdog trips at program start */
 
 	struct sim_ctrl_msg msgs[SIM_CTRL_MSGS];
 	uint64_t msg_next; /* seq of the next message */
@@ -237,6 +244,24 @@ void sim_ctrl_message(struct sim *sim, const struct sim_ctrl_msg *m);
 
 /* Message @seq, or NULL when it is not (or no longer) in the ring. */
 const struct sim_ctrl_msg *sim_ctrl_msg_get(const struct sim *sim, uint64_t seq);
+
+/* A model's program (programs.h) ended by itself (ur_rtde's stopScript):
+ * the program stops, the arm comes to rest. */
+void sim_ctrl_program_end(struct sim *sim);
+
+/* A model's program failed, as URScript fails: a runtime exception naming
+ * @line (1-based, 0: none) with @text, then the program stops. */
+void sim_ctrl_program_fail(struct sim *sim, int32_t line, const char *text);
+
+/* The statistics of the model that runs (or ran last). */
+struct sim_prog_stats *sim_ctrl_model_stats(struct sim *sim);
+
+/* The model that plays now, or NULL. */
+static inline const struct sim_prog_ops *sim_ctrl_model(const struct sim_ctrl *c)
+{
+	return c->model >= 0 && c->program_state == RTL_UR_PROGRAM_PLAYING ? sim_progs[c->model]
+									   : NULL;
+}
 
 /* The command registers reach the robot (the rtloop program runs). */
 static inline bool sim_ctrl_executing(const struct sim_ctrl *c)

@@ -362,6 +362,7 @@ int sim_init(struct sim *sim, const struct sim_opts *o, int64_t t0)
 		return err;
 	}
 	sim_ctrl_tick(sim, t0);
+	sim_panel_init(&sim->panel);
 
 	sim->t0 = t0;
 	sim->rng = f->seed ? f->seed : 0x9e3779b97f4a7c15ull;
@@ -383,6 +384,7 @@ void sim_destroy(struct sim *sim)
 	for (unsigned i = 0; i < SIM_MAX_SESSIONS; i++)
 		sim_session_close(sim, sim->sessions[i]);
 	sim_ctrl_destroy(sim);
+	sim_panel_destroy(&sim->panel);
 	free(sim->values);
 	free(sim->owner);
 	free(sim->role);
@@ -480,7 +482,10 @@ void sim_inputs_written(struct sim *sim, struct sim_session *s, const struct sim
 			int64_t now)
 {
 	const union rtl_rtde_value *v = sim->values;
+	const struct sim_prog_ops *m = sim_ctrl_model(&sim->ctrl);
 
+	if (m && m->inputs)
+		m->inputs(sim, sim->ctrl.model_state[sim->ctrl.model], r->fields, r->n, now);
 	if (r->roles & ROLE_CMD) {
 		struct sim_robot_cmd c = {
 			.mode = v[sim->cmd_idx[CMD_MODE]].i32,
