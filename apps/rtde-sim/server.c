@@ -736,6 +736,9 @@ int sim_server_report_json(struct sim_server *srv, FILE *f, double seconds, bool
 	sim_robot_summary_json(f, &st.robot);
 	fputs(",\"controller\":", f);
 	ctrl_json(f, &st.ctrl);
+	/* the dashboard's state, read after the run (the server thread owns it) */
+	fputs(",\"panel\":", f);
+	sim_panel_json(f, &sim->panel);
 	fputc(',', f);
 	fprintf(f,
 		"\"injected\":{\"jittered_cycles\":%" PRIu64 ",\"jitter_max_ns\":%" PRId64

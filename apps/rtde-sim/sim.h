@@ -63,6 +63,7 @@
 #include <rtloop/rtde_fields.h>
 
 #include "controller.h"
+#include "panel.h"
 #include "robot.h"
 #include "session.h"
 
@@ -220,6 +221,7 @@ struct sim {
 
 	struct sim_robot robot;
 	struct sim_ctrl ctrl;
+	struct sim_panel panel; /* what the dashboard owns (panel.h) */
 
 	struct sim_echo_slot echo_ring[SIM_ECHO_RING];
 	struct rtl_hist echo_hist; /* send -> echo arrival, ns */
