@@ -110,9 +110,8 @@ struct ask {
 	struct sim *sim;
 	struct sim_conn *c;
 	int64_t now;
-	bool cb3;	  /* PolyScope 3.x: the CB-Series manual's replies */
-	const char *line; /* the whole command line */
-	const char *arg;  /* after the command's name and one blank ("" if none) */
+	bool cb3;	 /* PolyScope 3.x: the CB-Series manual's replies */
+	const char *arg; /* after the command's name and one blank ("" if none) */
 };
 
 static const char *program_name(const struct sim_ctrl *ctl)
@@ -571,7 +570,7 @@ static const struct cmd *lookup(const char *line, const char **arg)
 static void answer(struct sim *sim, struct sim_conn *c, const char *line, int64_t now)
 {
 	const struct rtl_rtde_controller_version *v = sim_version(sim);
-	struct ask q = { .sim = sim, .c = c, .now = now, .cb3 = v->major < 5, .line = line };
+	struct ask q = { .sim = sim, .c = c, .now = now, .cb3 = v->major < 5 };
 	const struct cmd *k = lookup(line, &q.arg);
 
 	sim->panel.n.commands++;
