@@ -177,6 +177,8 @@ void sim_ctrl_message(struct sim *sim, const struct sim_ctrl_msg *m)
 	*slot = *m;
 	slot->seq = c->msg_next++;
 	slot->time_ns = sim_ctrl_time_ns(sim);
+	if (m->kind == SIM_MSG_RUNTIME_EXCEPTION)
+		c->last_exception = *slot;
 	c->stats.msgs++;
 }
 
@@ -754,6 +756,7 @@ void sim_ctrl_summarize(const struct sim *sim, struct sim_ctrl_summary *out)
 	};
 	memcpy(out->program_name, c->program_name, sizeof(out->program_name));
 	memcpy(out->others, c->others, sizeof(out->others));
+	out->last_exception = c->last_exception;
 }
 
 /* ---- names ------------------------------------------------------------------------------ */

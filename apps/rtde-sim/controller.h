@@ -164,6 +164,7 @@ struct sim_ctrl_summary {
 	struct sim_ctrl_stats stats;
 	struct sim_ctrl_other others[SIM_CTRL_OTHERS];
 	uint64_t msgs_lost;
+	struct sim_ctrl_msg last_exception; /* the last runtime exception (seq 0: none) */
 };
 
 struct sim_ctrl {
@@ -195,6 +196,7 @@ struct sim_ctrl {
 
 	struct sim_ctrl_other others[SIM_CTRL_OTHERS];
 	struct sim_ctrl_stats stats;
+	struct sim_ctrl_msg last_exception; /* the last runtime exception (seq 0: none) */
 };
 
 /* Fill @o: no boot, remote, 0.5 s transitions, unlock after 5 s. */

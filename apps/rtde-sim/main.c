@@ -419,6 +419,23 @@ static void report_controller(FILE *f, const struct sim_ctrl_summary *c, const c
 	if (cs->others > SIM_CTRL_OTHERS)
 		fprintf(f, "  (%" PRIu64 " more other programs not listed)\n",
 			cs->others - SIM_CTRL_OTHERS);
+	for (int i = 0; i < SIM_PROGS; i++) {
+		const struct sim_prog_stats *m = &cs->model[i];
+
+		if (!m->started && !m->refused)
+			continue;
+		fprintf(f,
+			"  %s programs: %" PRIu64 " started, %" PRIu64
+			" refused (arm not ready), %" PRIu64 " failed; %" PRIu64
+			" commands, %" PRIu64 " not modelled%s%s%s, %" PRIu64
+			" stopped by their watchdog\n",
+			sim_progs[i]->name, m->started, m->refused, m->failed, m->commands,
+			m->unmodelled, m->last_unmodelled[0] ? " (last: " : "", m->last_unmodelled,
+			m->last_unmodelled[0] ? ")" : "", m->watchdog_stops);
+	}
+	if (c->last_exception.seq)
+		fprintf(f, "  last runtime exception: %s, line %d: %s\n", c->last_exception.title,
+			(int)c->last_exception.line, c->last_exception.text);
 	if (program_error[0])
 		fprintf(f, "  control script: %s\n", program_error);
 }

@@ -201,6 +201,15 @@ static bool line(struct prim *p, size_t b, size_t e)
 		s++;
 		n--;
 	}
+	/* A comment after the code ("if x:  # why") is not part of it. */
+	for (size_t i = 0, quoted = 0; i < n; i++) {
+		if (s[i] == '"')
+			quoted ^= 1;
+		else if (s[i] == '#' && !quoted && i > 0) {
+			n = i;
+			break;
+		}
+	}
 	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
 		n--;
 	if (!n && p->depth == 0 && p->start == b) {

@@ -1025,7 +1025,26 @@ void sim_robot_summarize(const struct sim_robot *r, struct sim_robot_summary *ou
 		.last_stop_cmd = r->last_stop_cmd,
 		.at_rest = sim_robot_at_rest(r),
 		.max_speed = sim_robot_max_speed(r),
+		.payload = r->payload,
+		.force_on = r->force_on,
+		.teach_on = r->teach_on,
+		.requests = r->requests,
+		.requests_failed = r->requests_failed,
+		.moves_done = r->moves_done,
 	};
+	memcpy(out->q, r->actual_q, sizeof(out->q));
+	memcpy(out->tcp_pose, r->actual_TCP_pose, sizeof(out->tcp_pose));
+	memcpy(out->tcp_offset, r->tcp_offset, sizeof(out->tcp_offset));
+	memcpy(out->payload_cog, r->payload_cog, sizeof(out->payload_cog));
+	memcpy(out->ft_bias, r->ft_bias, sizeof(out->ft_bias));
+}
+
+static void json_vec(FILE *f, const char *name, const double *v, int n)
+{
+	fprintf(f, ",\"%s\":[", name);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%.9g", i ? "," : "", v[i]);
+	fputc(']', f);
 }
 
 void sim_robot_summary_json(FILE *f, const struct sim_robot_summary *s)
@@ -1033,11 +1052,23 @@ void sim_robot_summary_json(FILE *f, const struct sim_robot_summary *s)
 	fprintf(f,
 		"{\"watchdog_trips\":%llu,\"stops\":%llu,\"stops_at_rest\":%llu,"
 		"\"last_stop_cycles\":%llu,\"max_stop_cycles\":%llu,\"at_rest\":%s,"
-		"\"max_speed\":%.9g}",
+		"\"max_speed\":%.9g",
 		(unsigned long long)s->watchdog_trips, (unsigned long long)s->stops,
 		(unsigned long long)s->stops_at_rest, (unsigned long long)s->last_stop_cycles,
 		(unsigned long long)s->max_stop_cycles, s->at_rest ? "true" : "false",
 		s->max_speed);
+	json_vec(f, "q", s->q, SIM_ROBOT_DOF);
+	json_vec(f, "tcp_pose", s->tcp_pose, 6);
+	json_vec(f, "tcp_offset", s->tcp_offset, 6);
+	fprintf(f, ",\"payload\":%.9g", s->payload);
+	json_vec(f, "payload_cog", s->payload_cog, 3);
+	json_vec(f, "ft_bias", s->ft_bias, 6);
+	fprintf(f,
+		",\"force_mode\":%s,\"teach_mode\":%s,\"requests\":%llu,"
+		"\"requests_failed\":%llu,\"moves_done\":%llu}",
+		s->force_on ? "true" : "false", s->teach_on ? "true" : "false",
+		(unsigned long long)s->requests, (unsigned long long)s->requests_failed,
+		(unsigned long long)s->moves_done);
 }
 
 double sim_robot_max_speed(const struct sim_robot *r)

@@ -442,6 +442,15 @@ struct sim_robot_summary {
 	struct sim_robot_cmd last_stop_cmd;
 	bool at_rest;	  /* every actual joint speed exactly 0 */
 	double max_speed; /* the largest |actual_qd| [rad/s] */
+	/* Where the arm is and what is set: what a test of another
+	 * library's program checks against the client's view. */
+	double q[SIM_ROBOT_DOF]; /* actual_q */
+	double tcp_pose[6];	 /* actual_TCP_pose */
+	double tcp_offset[6];
+	double payload, payload_cog[3];
+	double ft_bias[6]; /* what zero_ft_sensor subtracts */
+	bool force_on, teach_on;
+	uint64_t requests, requests_failed, moves_done;
 };
 
 void sim_robot_summarize(const struct sim_robot *r, struct sim_robot_summary *out);

@@ -691,7 +691,30 @@ static void ctrl_json(FILE *f, const struct sim_ctrl_summary *c)
 		rtl_json_string(f, o->first_line);
 		fputc('}', f);
 	}
-	fputs("]}", f);
+	fputs("],\"models\":[", f);
+	for (int i = 0; i < SIM_PROGS; i++) {
+		const struct sim_prog_stats *m = &cs->model[i];
+
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		rtl_json_string(f, sim_progs[i]->name);
+		fprintf(f,
+			",\"started\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"failed\":%" PRIu64
+			",\"commands\":%" PRIu64 ",\"unmodelled\":%" PRIu64 ",\"last_unmodelled\":",
+			m->started, m->refused, m->failed, m->commands, m->unmodelled);
+		rtl_json_string(f, m->last_unmodelled);
+		fprintf(f, ",\"watchdog_stops\":%" PRIu64 "}", m->watchdog_stops);
+	}
+	fputs("],\"last_exception\":", f);
+	if (c->last_exception.seq) {
+		fputs("{\"program\":", f);
+		rtl_json_string(f, c->last_exception.title);
+		fprintf(f, ",\"line\":%d,\"text\":", (int)c->last_exception.line);
+		rtl_json_string(f, c->last_exception.text);
+		fputc('}', f);
+	} else {
+		fputs("null", f);
+	}
+	fputc('}', f);
 }
 
 int sim_server_report_json(struct sim_server *srv, FILE *f, double seconds, bool mem_locked,

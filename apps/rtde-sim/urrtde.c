@@ -331,7 +331,10 @@ static int32_t line_of(const char *text, const char *p)
 	return line;
 }
 
-/* The integer after "global @name =" in @text; -1 when absent. */
+/* The integer after "global @name =" in @text; -1 when absent. ur_rtde
+ * injects the value after the comment that ends the line ("= # float
+ * register offset\n" + "24"), so a comment and the line break are
+ * skipped, as URScript's parser does. */
 static long global_int(const char *text, size_t len, const char *name)
 {
 	char key[64];
@@ -342,8 +345,13 @@ static long global_int(const char *text, size_t len, const char *name)
 	if (!p)
 		return -1;
 	p += strlen(key);
-	while (p < text + len && *p == ' ')
-		p++;
+	while (p < text + len && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '#')) {
+		if (*p == '#')
+			while (p < text + len && *p != '\n')
+				p++;
+		else
+			p++;
+	}
 	if (p >= text + len || *p < '0' || *p > '9')
 		return -1;
 	return strtol(p, NULL, 10);
