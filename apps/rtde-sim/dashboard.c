@@ -312,8 +312,9 @@ static void do_set_op_mode(struct ask *q)
 	}
 	q->sim->panel.op_mode = m;
 	q->sim->panel.n.op_mode_changes++;
-	sim_conn_printf(q->c, "Setting operational mode: %s\n",
-			m == SIM_PANEL_OP_MANUAL ? "manual" : "automatic");
+	/* What controllers answer (and URCL and UR's ROS driver match), not
+	 * the manual's "Setting operational mode: <mode>" (docs/rtde-sim.md). */
+	sim_conn_printf(q->c, "Operational mode '%s' is set\n", q->arg);
 }
 
 static void do_get_op_mode(struct ask *q)
@@ -323,9 +324,17 @@ static void do_get_op_mode(struct ask *q)
 
 static void do_clear_op_mode(struct ask *q)
 {
+	enum sim_panel_op_mode was = q->sim->panel.op_mode;
+
 	q->sim->panel.op_mode = SIM_PANEL_OP_NONE;
 	q->sim->panel.n.op_mode_changes++;
-	reply(q->c, "operational mode is no longer controlled by Dashboard Server");
+	/* As set: the controllers' text, not the manual's. The pendant keeps
+	 * the mode the dashboard left. */
+	sim_conn_printf(
+		q->c,
+		"No longer controlling the operational mode. Current operational mode: "
+		"'%s'.\n",
+		sim_panel_op_mode_name(was == SIM_PANEL_OP_NONE ? SIM_PANEL_OP_AUTOMATIC : was));
 }
 
 static void do_power_on(struct ask *q)

@@ -166,16 +166,17 @@ static const struct row table[] = {
 	{ "addToLog the test was here", "Added log message", "Added log message" },
 	{ "addToLog", "No log message to add", "No log message to add" },
 	{ "get operational mode", "NONE", NULL },
-	{ "set operational mode manual", "Setting operational mode: manual", NULL },
+	{ "set operational mode manual", "Operational mode 'manual' is set", NULL },
 	{ "get operational mode", "MANUAL", NULL },
-	{ "set operational mode automatic", "Setting operational mode: automatic", NULL },
+	{ "set operational mode automatic", "Operational mode 'automatic' is set", NULL },
 	{ "get operational mode", "AUTOMATIC", NULL },
 	{ "load rtloop_control.urp", "Error while loading program: rtloop_control.urp",
 	  "Loading program: rtloop_control.urp" },
 	{ "load installation default.installation",
 	  "Failed to load installation: default.installation",
 	  "Loading installation: default.installation" },
-	{ "clear operational mode", "operational mode is no longer controlled by Dashboard Server",
+	{ "clear operational mode",
+	  "No longer controlling the operational mode. Current operational mode: 'AUTOMATIC'.",
 	  NULL },
 	{ "get operational mode", "NONE", NULL },
 	{ "set operational mode sideways", "Failed setting operational mode: sideways", NULL },
@@ -294,7 +295,9 @@ Test(sim_dashboard_commands, newer_commands_are_not_understood, .timeout = 60)
 
 	version_gate(SIM_PROFILE_ESERIES, 5, 5, "safetystatus", "Safetystatus: NORMAL", e55);
 	version_gate(SIM_PROFILE_ESERIES, 5, 0, "clear operational mode",
-		     "operational mode is no longer controlled by Dashboard Server", e50);
+		     "No longer controlling the operational mode. Current operational mode: "
+		     "'AUTOMATIC'.",
+		     e50);
 	version_gate(SIM_PROFILE_ESERIES, 5, 7, "get serial number", "20205500001", e57);
 	version_gate(SIM_PROFILE_CB3, 3, 11, "safetystatus", "Safetystatus: NORMAL", c311);
 	version_gate(SIM_PROFILE_CB3, 3, 1, "getUserRole", "NONE", c36);
@@ -351,7 +354,7 @@ Test(sim_dashboard_commands, add_to_log_reaches_the_primary_stream, .timeout = 3
 	pfd = dial(SIM_PORT_PRIMARY);
 	expect(fd, "addToLog logged through the dashboard", "Added log message");
 	expect(fd, "popup a popup", "showing popup");
-	expect(fd, "set operational mode automatic", "Setting operational mode: automatic");
+	expect(fd, "set operational mode automatic", "Operational mode 'automatic' is set");
 	expect(fd, "load installation gone.installation", "File not found: gone.installation");
 	deadline = rtl_time_now() + 3 * SEC;
 	while (rtl_time_now() < deadline && !find(buf, n, text) && n < sizeof(buf)) {
