@@ -429,6 +429,22 @@ enum sim_ctrl_result sim_ctrl_unlock(struct sim *sim, int64_t now)
 	return SIM_CTRL_OK;
 }
 
+enum sim_ctrl_result sim_ctrl_restart_safety(struct sim *sim, int64_t now)
+{
+	struct sim_ctrl *c = &sim->ctrl;
+	enum sim_ctrl_result r = sim_ctrl_power_off(sim, now);
+
+	if (r)
+		return r;
+	if (c->safety_mode != RTL_UR_SAFETY_NORMAL) {
+		c->safety_mode = RTL_UR_SAFETY_NORMAL;
+		key_message(sim, SIM_MSG_SAFETY, SIM_LEVEL_INFO, RTL_UR_SAFETY_NORMAL, "NORMAL",
+			    "Safety system restarted: safety mode NORMAL, robot powered off");
+		publish_state(sim);
+	}
+	return SIM_CTRL_OK;
+}
+
 enum sim_ctrl_result sim_ctrl_load(struct sim *sim, const char *name)
 {
 	struct sim_ctrl *c = &sim->ctrl;

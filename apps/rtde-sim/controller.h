@@ -222,6 +222,9 @@ enum sim_ctrl_result sim_ctrl_power_on(struct sim *sim, int64_t now);
 enum sim_ctrl_result sim_ctrl_power_off(struct sim *sim, int64_t now);
 enum sim_ctrl_result sim_ctrl_brake_release(struct sim *sim, int64_t now);
 enum sim_ctrl_result sim_ctrl_unlock(struct sim *sim, int64_t now);
+/* The dashboard's "restart safety": the safety system restarts, which
+ * clears a protective stop of any age and leaves the arm powered off. */
+enum sim_ctrl_result sim_ctrl_restart_safety(struct sim *sim, int64_t now);
 enum sim_ctrl_result sim_ctrl_load(struct sim *sim, const char *name);
 enum sim_ctrl_result sim_ctrl_play(struct sim *sim, int64_t now);
 enum sim_ctrl_result sim_ctrl_pause(struct sim *sim, int64_t now);

@@ -405,13 +405,12 @@ static void do_load_installation(struct ask *q)
  * it; a stop younger than that stays (docs/rtde-sim.md). */
 static void do_restart_safety(struct ask *q)
 {
-	enum sim_ctrl_result r = sim_ctrl_power_off(q->sim, q->now);
+	enum sim_ctrl_result r = sim_ctrl_restart_safety(q->sim, q->now);
 
 	if (r != SIM_CTRL_OK) {
 		refused(q->c, r, "restart safety");
 		return;
 	}
-	sim_ctrl_unlock(q->sim, q->now);
 	q->sim->panel.n.safety_restarts++;
 	reply(q->c, "Restarting safety");
 }

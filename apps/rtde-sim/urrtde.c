@@ -581,7 +581,9 @@ static void fail(struct sim *sim, struct urr *u, int c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	sim_ctrl_program_fail(sim, c >= 0 && c < MAX_CMD ? u->cmd_line[c] : 0, text);
+	/* the line of the command's branch, else the main loop's */
+	sim_ctrl_program_fail(
+		sim, c >= 0 && c < MAX_CMD && u->cmd_line[c] ? u->cmd_line[c] : u->loop_line, text);
 }
 
 /* A command the model does not run: reported, by name, never answered "done". */
