@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The service table and the output queue of a service connection (see
- * ports.h).
+ * The service table, the output queue of a service connection and the
+ * queue of outgoing connection requests (see ports.h).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "ports.h"
+#include "sim.h"
 
 static const struct {
 	const char *name;
@@ -88,4 +90,42 @@ void sim_conn_free_state(struct sim *sim, struct sim_conn *c)
 	(void)sim;
 	free(c->state);
 	c->state = NULL;
+}
+
+int sim_conn_connect(struct sim *sim, const char *host, uint16_t port,
+		     const struct sim_port_ops *ops, void *ctx)
+{
+	struct in_addr a;
+
+	if (!host || !port || !ops || inet_pton(AF_INET, host, &a) != 1)
+		return -EINVAL;
+	for (int i = 0; i < SIM_MAX_DIALS; i++) {
+		struct sim_dial *d = &sim->dials[i];
+
+		if (d->state != SIM_DIAL_FREE)
+			continue;
+		*d = (struct sim_dial){
+			.state = SIM_DIAL_QUEUED,
+			.addr = a.s_addr,
+			.port = port,
+			.ops = ops,
+			.ctx = ctx,
+			.slot = -1,
+		};
+		return i;
+	}
+	return -EMFILE;
+}
+
+void sim_conn_drop(struct sim *sim, int handle)
+{
+	struct sim_dial *d;
+
+	if (handle < 0 || handle >= SIM_MAX_DIALS)
+		return;
+	d = &sim->dials[handle];
+	if (d->state == SIM_DIAL_QUEUED)
+		d->state = SIM_DIAL_FREE; /* never made: nothing to close */
+	else if (d->state == SIM_DIAL_ACTIVE)
+		d->state = SIM_DIAL_DROP;
 }

@@ -52,10 +52,15 @@ struct conn {
 	bool want_out; /* EPOLLOUT is registered */
 };
 
-/* A service connection: its socket and what the service sees. */
+/* A service connection, accepted on a port or made for a program
+ * (outgoing): its socket, its callbacks and what the service sees. */
 struct svc_conn {
 	int fd; /* -1: free */
 	bool want_out;
+	const struct sim_port_ops *ops;
+	int dial;	  /* outgoing: its sim->dials[] index; -1 otherwise */
+	bool connecting;  /* outgoing: connect() under way */
+	int64_t deadline; /* ... until then */
 	struct sim_conn c;
 };
 
@@ -126,8 +131,10 @@ int sim_server_create(struct sim_server **out, const struct sim_opts *sim_opts,
 		srv->conns[i].fd = -1;
 	for (int i = 0; i < SIM_PORT_COUNT; i++)
 		srv->svc_listen_fd[i] = -1;
-	for (int i = 0; i < SIM_MAX_CONNS; i++)
+	for (int i = 0; i < SIM_MAX_CONNS; i++) {
 		srv->svc[i].fd = -1;
+		srv->svc[i].dial = -1;
+	}
 	pthread_mutex_init(&srv->lock, NULL);
 	if (opts)
 		srv->opts = *opts;
@@ -332,19 +339,33 @@ static bool conn_flush(struct sim_server *srv, struct sim_session *s)
 
 /* ---- service connections (ports.h) ------------------------------------------------- */
 
+/* Close @sc; an outgoing connection's close() learns sc->c.error, unless
+ * the controller dropped it. */
 static void svc_close(struct sim_server *srv, struct svc_conn *sc)
 {
-	const struct sim_port_ops *ops = sim_port_ops(sc->c.kind);
+	const struct sim_port_ops *ops = sc->ops;
+	bool tell = true;
 
 	if (sc->fd < 0)
 		return;
-	if (ops && ops->close)
+	if (sc->dial >= 0) {
+		struct sim_dial *d = &srv->sim->dials[sc->dial];
+
+		/* Free before the callback, so that it may dial again. */
+		tell = d->state != SIM_DIAL_DROP;
+		d->state = SIM_DIAL_FREE;
+		d->slot = -1;
+	}
+	if (tell && ops && ops->close)
 		ops->close(srv->sim, &sc->c);
 	epoll_ctl(srv->drv.epoll_fd, EPOLL_CTL_DEL, sc->fd, NULL);
 	close(sc->fd);
 	free(sc->c.out);
 	sc->fd = -1;
 	sc->want_out = false;
+	sc->ops = NULL;
+	sc->dial = -1;
+	sc->connecting = false;
 	memset(&sc->c, 0, sizeof(sc->c));
 }
 
@@ -368,6 +389,8 @@ static void svc_accept(struct sim_server *srv, enum sim_port_kind k, int64_t now
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		sc->fd = fd;
+		sc->ops = ops;
+		sc->dial = -1;
 		sc->c = (struct sim_conn){
 			.kind = k,
 			.id = (unsigned)(sc - srv->svc),
@@ -408,16 +431,21 @@ static bool svc_flush(struct sim_server *srv, struct svc_conn *sc)
 	return true;
 }
 
-/* Read what the client sent; false when the connection is gone. */
+/* Read what the client sent; false when the connection is gone (why in
+ * sc->c.error: 0 for an orderly close by the peer). */
 static bool svc_read(struct sim_server *srv, struct svc_conn *sc, int64_t now)
 {
-	const struct sim_port_ops *ops = sim_port_ops(sc->c.kind);
+	const struct sim_port_ops *ops = sc->ops;
 
 	for (int i = 0; i < READS_PER_EVENT; i++) {
-		ssize_t n = recv_some(sc->fd, srv->rx, sizeof(srv->rx));
+		ssize_t n = recv(sc->fd, srv->rx, sizeof(srv->rx), 0);
 
-		if (n <= 0)
-			return n == 0;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return true;
+		if (n <= 0) {
+			sc->c.error = n < 0 ? -errno : 0;
+			return false;
+		}
 		sc->c.bytes_in += (uint64_t)n;
 		if (ops && ops->feed)
 			ops->feed(srv->sim, &sc->c, srv->rx, (size_t)n, now);
@@ -427,16 +455,126 @@ static bool svc_read(struct sim_server *srv, struct svc_conn *sc, int64_t now)
 	return true;
 }
 
+/* ---- outgoing connections (ports.h) ------------------------------------------------ */
+
+/* The request @d could not be made: tell its ops, free the slot. */
+static void dial_failed(struct sim_server *srv, struct sim_dial *d, int err)
+{
+	struct sim_conn c = { .kind = SIM_PORT_COUNT, .outgoing = true, .error = err };
+	const struct sim_port_ops *ops = d->ops;
+
+	c.state = d->ctx;
+	d->state = SIM_DIAL_FREE;
+	if (ops->close)
+		ops->close(srv->sim, &c);
+}
+
+/* The connection is made: from now on it is a service connection. */
+static void dial_opened(struct sim_server *srv, struct svc_conn *sc, int64_t now)
+{
+	int one = 1;
+
+	sc->connecting = false;
+	setsockopt(sc->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (ep_ctl(srv, EPOLL_CTL_MOD, sc->fd, EPOLLIN | EPOLLRDHUP, TAG_SVC_CONN + sc->c.id) ||
+	    (sc->ops->open && sc->ops->open(srv->sim, &sc->c, now) < 0)) {
+		sc->c.error = -EIO;
+		svc_close(srv, sc);
+	}
+}
+
+/* Make the connections the controller queued; close those it dropped. */
+static void dial_all(struct sim_server *srv, int64_t now)
+{
+	for (int i = 0; i < SIM_MAX_DIALS; i++) {
+		struct sim_dial *d = &srv->sim->dials[i];
+		struct sockaddr_in sa = { .sin_family = AF_INET };
+		struct svc_conn *sc = NULL;
+		int fd;
+
+		if (d->state == SIM_DIAL_DROP && d->slot >= 0) {
+			svc_close(srv, &srv->svc[d->slot]); /* silent: dropped */
+			continue;
+		}
+		if (d->state != SIM_DIAL_QUEUED)
+			continue;
+		for (unsigned k = 0; k < SIM_MAX_CONNS && !sc; k++)
+			if (srv->svc[k].fd < 0)
+				sc = &srv->svc[k];
+		if (!sc) {
+			dial_failed(srv, d, -EMFILE);
+			continue;
+		}
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			dial_failed(srv, d, -errno);
+			continue;
+		}
+		sa.sin_addr.s_addr = d->addr;
+		sa.sin_port = htons(d->port);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) && errno != EINPROGRESS) {
+			int err = -errno;
+
+			close(fd);
+			dial_failed(srv, d, err);
+			continue;
+		}
+		sc->fd = fd;
+		sc->ops = d->ops;
+		sc->dial = i;
+		sc->connecting = true;
+		sc->deadline = now + SIM_DIAL_TIMEOUT_NS;
+		sc->c = (struct sim_conn){
+			.kind = SIM_PORT_COUNT,
+			.id = (unsigned)(sc - srv->svc),
+			.opened_ns = now,
+			.state = d->ctx,
+			.outgoing = true,
+		};
+		d->state = SIM_DIAL_ACTIVE;
+		d->slot = (int)sc->c.id;
+		/* Writable once the connect() has an answer, either way. */
+		if (ep_ctl(srv, EPOLL_CTL_ADD, fd, EPOLLOUT, TAG_SVC_CONN + sc->c.id)) {
+			sc->c.error = -errno;
+			svc_close(srv, sc);
+		}
+	}
+}
+
+/* The answer to an outgoing connect(): made, or why not. */
+static void dial_answer(struct sim_server *srv, struct svc_conn *sc, int64_t now)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(sc->fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		err = errno;
+	if (err) {
+		sc->c.error = -err;
+		svc_close(srv, sc);
+		return;
+	}
+	dial_opened(srv, sc, now);
+}
+
 /* Every service connection: tick, write, close what asked for it. */
 static void svc_service(struct sim_server *srv, int64_t now)
 {
+	dial_all(srv, now);
 	for (unsigned i = 0; i < SIM_MAX_CONNS; i++) {
 		struct svc_conn *sc = &srv->svc[i];
 		const struct sim_port_ops *ops;
 
 		if (sc->fd < 0)
 			continue;
-		ops = sim_port_ops(sc->c.kind);
+		if (sc->connecting) {
+			if (now >= sc->deadline) {
+				sc->c.error = -ETIMEDOUT;
+				svc_close(srv, sc);
+			}
+			continue;
+		}
+		ops = sc->ops;
 		if (ops && ops->tick && !sc->c.close)
 			ops->tick(srv->sim, &sc->c, now);
 		if (!svc_flush(srv, sc) || (sc->c.close && sc->c.len == sc->c.off))
@@ -516,6 +654,10 @@ int sim_server_run(struct sim_server *srv)
 				struct svc_conn *sc = &srv->svc[tag - TAG_SVC_CONN];
 				bool alive = sc->fd >= 0;
 
+				if (alive && sc->connecting) {
+					dial_answer(srv, sc, now);
+					continue;
+				}
 				if (alive &&
 				    (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
 					alive = svc_read(srv, sc, now);

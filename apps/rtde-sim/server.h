@@ -25,6 +25,11 @@
  *   the script ports, each a listener of its own and connections whose
  *   bytes go to the service's callbacks, in the same loop, so the
  *   controller state they drive has one owner;
+ * - outgoing connections the controller's programs ask for
+ *   (sim_conn_connect(), ports.h): queued in sim->dials by the model,
+ *   made here at the next iteration with a non-blocking connect()
+ *   (EPOLLOUT tells its answer; SIM_DIAL_TIMEOUT_NS bounds it), then
+ *   served as the connections above, through the caller's callbacks;
  * Fault injection at this level is only how bytes leave: fragmented writes
  * (random 1..n byte pieces, one send() each) and the abortive close
  * (SO_LINGER 0, so close() sends RST) of --reset-after.

@@ -64,6 +64,7 @@
 
 #include "controller.h"
 #include "panel.h"
+#include "ports.h"
 #include "robot.h"
 #include "session.h"
 
@@ -222,6 +223,8 @@ struct sim {
 	struct sim_robot robot;
 	struct sim_ctrl ctrl;
 	struct sim_panel panel; /* what the dashboard owns (panel.h) */
+	/* Outgoing connections the programs asked for (ports.h). */
+	struct sim_dial dials[SIM_MAX_DIALS];
 
 	struct sim_echo_slot echo_ring[SIM_ECHO_RING];
 	struct rtl_hist echo_hist; /* send -> echo arrival, ns */
