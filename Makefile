@@ -5,11 +5,14 @@
 #   make        configure and build
 # Variables: BUILD (build directory), MESON_OPTS (extra meson setup flags),
 # SUITES (meson test --suite filters, default: all); for make demo: ROBOT=<host>
-# (a real controller instead of rtde-sim, read-only) and ARM=1 (let it move).
+# (a real controller instead of rtde-sim, read-only) and ARM=1 (let it move);
+# PEERS (the directory of the pinned ur_rtde and URCL archives for the peers
+# suite, docs/peers.md; default: shared/peers next to the checkout, if there).
 
 BUILD ?= build
 MESON_OPTS ?=
 SUITES ?=
+PEERS ?= $(wildcard $(abspath $(or $(shell git rev-parse --show-toplevel 2>/dev/null),.)/../shared/peers))
 
 .PHONY: all deps configure build test demo experiment install clean format format-check
 
@@ -43,8 +46,14 @@ configure: deps $(BUILD)/build.ninja
 build: configure
 	ninja -C $(BUILD)
 
+# The peers suite's libraries are built first (tests/peers/fetch.sh, once
+# per archive; a few minutes on 2 cores). Its status is left for the tests:
+# without archives or a network they skip and say why, and a failed peer
+# build fails them, so this step never stops the other suites.
 test: build
 	@sh .ci/start-services
+	@if [ -z "$(SUITES)" ] || echo " $(SUITES) " | grep -q ' peers'; then \
+		sh tests/peers/fetch.sh $(BUILD)/peers $(PEERS) || true; fi
 	meson test -C $(BUILD) --print-errorlogs $(foreach s,$(SUITES),--suite $(s))
 
 demo: build

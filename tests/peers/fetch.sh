@@ -80,7 +80,8 @@ download() { # url, file
 	fi
 }
 
-# Find or download each archive, checked, before anything is built.
+# Find or download each archive, and check the archives before anything
+# is unpacked (a download is held to its tree checksum below).
 mkdir -p "$out/downloads"
 rm -f "$out/downloads/found" "$out/downloads/missing"
 peer_list | while read -r name archive dir url target skip flags; do
@@ -98,12 +99,18 @@ peer_list | while read -r name archive dir url target skip flags; do
 			continue
 		fi
 	fi
+	want=$(sum_of "$archive")
+	got=$(file_sum "$f")
+	if [ "$got" != "$want" ] && [ "$f" != "$out/downloads/$archive" ]; then
+		echo "$name: $f has sha256 $got, tests/peers/SHA256SUMS says ${want:-nothing}" >"$out/fail"
+		exit 1
+	fi
 	echo "$name $f" >>"$out/downloads/found"
-done
+done || finish failed 1 "$(cat "$out/fail")"
 if [ -f "$out/downloads/missing" ]; then
 	missing=$(tr '\n' ' ' <"$out/downloads/missing")
 	rm -f "$out/downloads/missing" "$out/downloads/found"
-	finish skipped 77 "skipped: the peer libraries are not built: no archive of ${missing% } \
+	finish skipped 77 "the peer libraries are not built: no archive of ${missing% } \
 in ${archives:-(no archive directory given)} and no download (no network?). To run the peers \
 suite, put the pinned archives (tests/peers/SHA256SUMS) in a directory and run \
 'make test PEERS=DIR' or 'tests/peers/fetch.sh $out DIR'"
@@ -120,10 +127,6 @@ peer_list | while read -r name archive dir url target skip flags; do
 	if [ -f "$out/$name.stamp" ] && [ "$(cat "$out/$name.stamp")" = "$stamp" ]; then
 		say "$name: built from $archive, nothing to do"
 		continue
-	fi
-	if [ "$got" != "$want" ] && [ "$f" != "$out/downloads/$archive" ]; then
-		echo "$name: $f has sha256 $got, tests/peers/SHA256SUMS says $want" >"$out/fail"
-		exit 1
 	fi
 	say "$name: unpacking $f"
 	rm -rf "$out/src/$dir" "$out/src/.unpack" "$out/build/$name" "$out/$name.stamp"
