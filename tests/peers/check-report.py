@@ -61,19 +61,91 @@ def dashboard(r, facts):
           f"{r['controller_version']}")
 
 
-def dashboard_pending(r, facts):
+def dashboard_commands(r, facts):
     c = r["controller"]
     check(c["protective_stops"] == 0, "no protective stop")
     check(c["robot_mode"] == "POWER_OFF", f"restart safety leaves the robot powered off ({c['robot_mode']})")
 
 
+def ur_rtde_control(r, facts, min_commands=1):
+    """rtde-sim ran ur_rtde's script in its model, with no failure."""
+    m = next(x for x in r["controller"]["models"] if x["name"] == "ur_rtde")
+    check(m["started"] >= 1, f"rtde-sim ran ur_rtde's control script ({m['started']} started)")
+    check(m["failed"] == 0 and r["controller"]["last_exception"] is None,
+          f"no runtime exception ({r['controller']['last_exception']})")
+    check(m["unmodelled"] == 0, f"no command rtde-sim does not model ({m['last_unmodelled']})")
+    check(m["commands"] >= min_commands,
+          f"the script took {m['commands']} commands (at least {min_commands})")
+    check(r["robot"]["at_rest"], "the arm is at rest at the end")
+    check(r["stats"]["nonfinite_in"] == 0, "no NaN or infinite value in the client's inputs")
+    return r["robot"]
+
+
+def near(a, b, tol, what):
+    """The report's doubles have 9 significant digits: hold them to 1e-7."""
+    check(abs(float(a) - float(b)) <= tol, f"{what}: simulator {float(a):.9g}, client {float(b):.9g}")
+
+
+def control_speedj(r, facts):
+    rb = ur_rtde_control(r, facts, 500)
+    near(rb["q"][0], facts["q0"], 1e-7, "the base joint where the client last read it")
+    check(rb["stops"] >= 1 and rb["stops_at_rest"] == rb["stops"], "speedStop's stop reached rest")
+
+
+def control_servoj(r, facts):
+    rb = ur_rtde_control(r, facts, 1000)
+    near(rb["q"][5], facts["q5"], 1e-7, "wrist 3 where the client last read it")
+
+
+def control_moves(r, facts):
+    rb = ur_rtde_control(r, facts, 5)
+    for i in range(6):
+        near(rb["q"][i], facts[f"q{i}"], 1e-7, f"joint {i} after the path")
+    check(rb["moves_done"] >= 3, f"moves done: {rb['moves_done']} (moveJ, moveL, the path; the stopped one is not done)")
+
+
+def control_force(r, facts):
+    rb = ur_rtde_control(r, facts, 1500)
+    near(rb["tcp_pose"][2], facts["z_tcp"], 1e-6, "the TCP's height after setTcp()")
+    check(not rb["force_mode"], "force mode is off after forceModeStop()")
+    near(rb["payload"], 1.5, 1e-12, "the payload setPayload() set")
+    near(rb["payload_cog"][2], 0.08, 1e-12, "its centre of gravity")
+    near(rb["tcp_offset"][2], 0.1, 1e-12, "the TCP setTcp() set")
+    near(abs(rb["ft_bias"][2]), abs(float(facts["force_z"])), 1.0,
+         "zeroFtSensor() on the surface took the press as its bias")
+
+
+def control_teach(r, facts):
+    rb = ur_rtde_control(r, facts, 2)
+    near(rb["tcp_pose"][2], facts["z"], 1e-6, "the tool's height after the push")
+    check(not rb["teach_mode"], "teach mode is off after endTeachMode()")
+
+
+def control_kinematics(r, facts):
+    rb = ur_rtde_control(r, facts, 10)
+    near(rb["tcp_pose"][2], facts["fk_z"], 1e-7, "FK's height is the simulator's TCP")
+
+
+def control_io(r, facts):
+    check(r["stats"]["inputs_applied"] >= 6,
+          f"rtde-sim applied the IO interface's packages ({r['stats']['inputs_applied']})")
+    check(int(facts["bits"]) == (1 << 9) | (1 << 16), "configurable 1 and tool 0 still set")
+
+
 TESTS = {
+    "ur_rtde-control-speedj": control_speedj,
+    "ur_rtde-control-servoj": control_servoj,
+    "ur_rtde-control-moves": control_moves,
+    "ur_rtde-control-force": control_force,
+    "ur_rtde-control-teach": control_teach,
+    "ur_rtde-control-kinematics": control_kinematics,
+    "ur_rtde-control-io": control_io,
     "ur_rtde-receive": ur_rtde_receive,
     "ur_rtde-dashboard": dashboard,
-    "ur_rtde-dashboard-pending": dashboard_pending,
+    "ur_rtde-dashboard-commands": dashboard_commands,
     "urcl-rtde": urcl_rtde,
     "urcl-dashboard": dashboard,
-    "urcl-dashboard-pending": dashboard_pending,
+    "urcl-dashboard-commands": dashboard_commands,
 }
 
 

@@ -30,6 +30,12 @@ template <typename T> inline void fact(const char *key, const T &value)
 	std::printf("%s=%s\n", key, std::to_string(value).c_str());
 }
 
+// Doubles with every digit, so the report check can hold them to 1e-9.
+inline void fact(const char *key, double value)
+{
+	std::printf("%s=%.17g\n", key, value);
+}
+
 inline void fact(const char *key, const std::string &value)
 {
 	std::printf("%s=%s\n", key, value.c_str());

@@ -46,10 +46,15 @@ fi
 case $name in
 ur_rtde-receive) prog=ur_rtde-receive args="1" flags="" netns=1 ;;
 ur_rtde-dashboard) prog=ur_rtde-dashboard args="@D" flags="--boot" netns=0 ;;
-ur_rtde-dashboard-pending) prog=ur_rtde-dashboard-pending args="@D" flags="" netns=0 ;;
+ur_rtde-dashboard-commands) prog=ur_rtde-dashboard-commands args="@D" flags="" netns=0 ;;
+ur_rtde-control-speedj | ur_rtde-control-servoj | ur_rtde-control-moves | \
+	ur_rtde-control-kinematics | ur_rtde-control-io)
+	prog=$name args="" flags="" netns=1 ;;
+ur_rtde-control-force) prog=$name args="" flags="--contact-z 0.4679" netns=1 ;;
+ur_rtde-control-teach) prog=$name args="" flags="--push-z 10 --push-after 0.5 --push-for 1" netns=1 ;;
 urcl-rtde) prog=urcl-rtde args="@P @R/urcl/output_recipe.txt @R/urcl/input_recipe.txt 1" flags="" netns=0 ;;
 urcl-dashboard) prog=urcl-dashboard args="" flags="--boot" netns=1 ;;
-urcl-dashboard-pending) prog=urcl-dashboard-pending args="" flags="" netns=1 ;;
+urcl-dashboard-commands) prog=urcl-dashboard-commands args="" flags="" netns=1 ;;
 *) fail "no such test: $name" ;;
 esac
 [ -x "$bin/$prog" ] || fail "$bin/$prog was not built (see $peers/tests.log)"

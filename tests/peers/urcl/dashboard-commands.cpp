@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
-// The URCL DashboardClient commands that rtde-sim's dashboard does not
-// answer yet (docs/peers.md, "Pending"): URCL holds each answer to the
-// documented reply of a real controller. Registered as its own test
-// (peers-urcl-dashboard-pending), outside the default peers suite, to be
-// enabled once the simulator knows the commands.
+// The URCL DashboardClient commands a bring-up does not use (docs/peers.md,
+// "The rest of the dashboard"): URCL holds each answer to the documented
+// reply of a real controller.
 //
-//   urcl-dashboard-pending HOST
+//   urcl-dashboard-commands HOST
 #include <ur_client_library/ur/dashboard_client.h>
 
 #include <chrono>
@@ -30,6 +28,8 @@ int main(int argc, char **argv)
 		peer::check(ok, "commandGetSerialNumber(): " + s);
 		ok = dash.commandGetRobotModel(s);
 		peer::check(ok, "commandGetRobotModel(): " + s);
+		/* saved: a .urp loaded from disk */
+		peer::check(dash.commandLoadProgram("rtloop_control.urp"), "commandLoadProgram()");
 		peer::check(dash.commandIsProgramSaved(), "commandIsProgramSaved()");
 		peer::check(dash.commandAddToLog("peers suite"), "commandAddToLog()");
 		peer::check(dash.commandPopup("peers suite"), "commandPopup()");

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
-// The DashboardClient calls whose dashboard commands rtde-sim does not
-// answer yet (docs/peers.md, "Pending"): each is checked against what a
-// real e-Series controller answers, so this program passes once the
-// simulator's dashboard knows the commands. Registered as its own test
-// (peers-ur_rtde-dashboard-pending), outside the default peers suite.
+// The DashboardClient calls a bring-up does not use (docs/peers.md, "The
+// rest of the dashboard"): each is checked against what a real e-Series
+// controller answers.
 //
-//   ur_rtde-dashboard-pending HOST PORT
+//   ur_rtde-dashboard-commands HOST PORT
 #include <ur_rtde/dashboard_client.h>
 
 #include <cstdlib>
