@@ -595,8 +595,8 @@ static void unmodelled(struct sim *sim, struct urr *u, int c)
 	st->unmodelled++;
 	snprintf(st->last_unmodelled, sizeof(st->last_unmodelled), "%s (%d)", name ? name : "?", c);
 	fail(sim, u, c,
-	     "rtde-sim does not model ur_rtde's %s (command %d); the program stopped (docs/"
-	     "rtde-sim.md, what rtde-sim does not model)",
+	     "rtde-sim does not model ur_rtde's %s (command %d); the program stopped "
+	     "(see docs/rtde-sim.md, \"ur_rtde's control script\")",
 	     name ? name : "?", c);
 }
 
