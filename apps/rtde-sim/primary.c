@@ -21,6 +21,7 @@
  * key message on the other connections says so.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,12 +51,68 @@ static bool streams(const struct sim_conn *c)
 	return c->kind == SIM_PORT_PRIMARY || c->kind == SIM_PORT_SECONDARY;
 }
 
+static size_t put_be(uint8_t *p, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+	return n;
+}
+
+static size_t put_f64(uint8_t *p, double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return put_be(p, u, 8);
+}
+
+/* Bytes of the configuration data sub-package (docs/ur-primary.md, 3.2). */
+#define CONFIG_SUB_LEN (5 + 53 * 8 + 4 * 4)
+
+/* The configuration data sub-package (type 6) at @p: the joint limits,
+ * the default speeds, the arm's DH parameters and the robot type, which
+ * URCL's UrDriver waits for before it sends its program. */
+static size_t put_configuration(const struct sim *sim, uint8_t *p)
+{
+	static const double alpha[6] = { M_PI / 2, 0, 0, M_PI / 2, -M_PI / 2, 0 };
+	const struct sim_robot_config *cfg = &sim->robot.cfg;
+	size_t n = put_be(p, CONFIG_SUB_LEN, 4);
+
+	n += put_be(p + n, RTL_UR_STATE_CONFIGURATION, 1);
+	for (int i = 0; i < 6; i++) {
+		n += put_f64(p + n, cfg->q_min[i]);
+		n += put_f64(p + n, cfg->q_max[i]);
+	}
+	for (int i = 0; i < 6; i++) {
+		n += put_f64(p + n, cfg->qd_max[i]);
+		n += put_f64(p + n, cfg->qdd_max[i]);
+	}
+	n += put_f64(p + n, 1.05); /* v_joint_default [rad/s], movej's */
+	n += put_f64(p + n, cfg->joint_accel);
+	n += put_f64(p + n, 0.25); /* v_tool_default [m/s], movel's */
+	n += put_f64(p + n, cfg->linear_accel);
+	n += put_f64(p + n, 0.0); /* eq_radius */
+	for (int i = 0; i < 6; i++)
+		n += put_f64(p + n, cfg->dh.a[i]);
+	for (int i = 0; i < 6; i++)
+		n += put_f64(p + n, cfg->dh.d[i]);
+	for (int i = 0; i < 6; i++)
+		n += put_f64(p + n, alpha[i]);
+	for (int i = 0; i < 6; i++)
+		n += put_f64(p + n, 0.0); /* theta */
+	n += put_be(p + n, 0, 4);	  /* masterboard version */
+	n += put_be(p + n, 0, 4);	  /* controller box type */
+	n += put_be(p + n, 1, 4);	  /* robot type: 1 UR5 (the UR5e is a UR5, sub type 0) */
+	n += put_be(p + n, 0, 4);	  /* robot sub type */
+	return n;
+}
+
 static void send_state(struct sim *sim, struct sim_conn *c)
 {
 	const struct sim_ctrl *k = &sim->ctrl;
 	const struct rtl_rtde_controller_version *v = sim_version(sim);
 	struct rtl_ur_robot_mode_data m = { 0 };
-	uint8_t buf[64];
+	uint8_t buf[64 + CONFIG_SUB_LEN];
 	int n;
 
 	m.timestamp = (uint64_t)(sim_ctrl_time_ns(sim) / 1000);
@@ -71,9 +128,15 @@ static void send_state(struct sim *sim, struct sim_conn *c)
 	m.target_speed_fraction = sim->robot.target_speed_fraction;
 	m.speed_scaling = sim->robot.speed_scaling;
 	m.target_speed_fraction_limit = 1.0;
-	n = rtl_ur_encode_robot_state(buf, sizeof(buf), (uint8_t)v->major, (uint8_t)v->minor, &m);
-	if (n > 0)
-		sim_conn_write(c, buf, (size_t)n);
+	n = rtl_ur_encode_robot_state(buf, sizeof(buf) - CONFIG_SUB_LEN, (uint8_t)v->major,
+				      (uint8_t)v->minor, &m);
+	if (n <= 0)
+		return;
+	/* the configuration data follows the robot mode data; the message's
+	 * length grows by it */
+	n += (int)put_configuration(sim, buf + n);
+	put_be(buf, (uint64_t)n, 4);
+	sim_conn_write(c, buf, (size_t)n);
 }
 
 static void send_msg(struct sim_conn *c, const struct sim_ctrl_msg *s)
