@@ -11,6 +11,7 @@
 #include <rtloop/time.h>
 
 #include "controller.h"
+#include "extctl.h"
 #include "ports.h"
 #include "sim.h"
 
@@ -47,6 +48,9 @@ void sim_ctrl_opts_default(struct sim_ctrl_opts *o)
 	o->power_on_s = 0.5;
 	o->brake_release_s = 0.5;
 	o->unlock_delay_s = 5.0;
+	o->external_control_urp = "external_control.urp";
+	o->urcap_host = "127.0.0.1";
+	o->urcap_port = 50002;
 }
 
 static size_t trim_len(const char *p, size_t n)
@@ -445,6 +449,12 @@ enum sim_ctrl_result sim_ctrl_restart_safety(struct sim *sim, int64_t now)
 	return SIM_CTRL_OK;
 }
 
+/* The .urp of the External Control URCap's node (extctl.h)? */
+static bool is_urcap_urp(const struct sim_ctrl *c, const char *base)
+{
+	return c->opts.external_control_urp && !strcmp(base, c->opts.external_control_urp);
+}
+
 enum sim_ctrl_result sim_ctrl_load(struct sim *sim, const char *name)
 {
 	struct sim_ctrl *c = &sim->ctrl;
@@ -453,7 +463,7 @@ enum sim_ctrl_result sim_ctrl_load(struct sim *sim, const char *name)
 	base = base ? base + 1 : name;
 	if (refused_local(sim))
 		return SIM_CTRL_NOT_REMOTE;
-	if (!base || strcmp(base, RTLOOP_URP) != 0)
+	if (!base || (strcmp(base, RTLOOP_URP) != 0 && !is_urcap_urp(c, base)))
 		return SIM_CTRL_NOT_FOUND;
 	if (c->program_state != RTL_UR_PROGRAM_STOPPED)
 		program_stop(sim, 0);
@@ -496,6 +506,30 @@ enum sim_ctrl_result sim_ctrl_play(struct sim *sim, int64_t now)
 	res = can_start(sim);
 	if (res)
 		return res;
+	if (is_urcap_urp(c, c->loaded)) {
+		/* The URCap's node fetches its program; it runs when it
+		 * arrives (sim_ctrl_program()), the .urp playing meanwhile. */
+		size_t n = strcspn(c->loaded, ".");
+		int err;
+
+		executor_stop(sim, 0);
+		c->program_state = RTL_UR_PROGRAM_PLAYING;
+		c->started_ns = now;
+		snprintf(c->program_name, sizeof(c->program_name), "%.*s", (int)n, c->loaded);
+		err = sim_ext_urcap_play(sim, c->loaded, c->opts.urcap_host,
+					 (uint16_t)c->opts.urcap_port, now);
+		if (err) {
+			char text[SIM_CTRL_TEXT];
+
+			snprintf(text, sizeof(text),
+				 "External Control: cannot reach the script sender at %s:%u: %s",
+				 c->opts.urcap_host ? c->opts.urcap_host : "?", c->opts.urcap_port,
+				 strerror(-err));
+			sim_ctrl_program_fail(sim, 0, text);
+		}
+		publish_state(sim);
+		return SIM_CTRL_OK;
+	}
 	executor_start(sim, now, RTLOOP_PROGRAM);
 	publish_state(sim);
 	return SIM_CTRL_OK;

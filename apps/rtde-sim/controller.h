@@ -136,6 +136,12 @@ struct sim_ctrl_opts {
 	double unlock_delay_s;		/* a protective stop can be unlocked after (< 0: 5 s) */
 	double protective_stop_after_s; /* fault: after the program ran this long; 0: never */
 	const char *control_script;	/* the rtloop program to compare with; NULL: this build's */
+	/* The .urp holding the External Control URCap's node (extctl.h):
+	 * "load" takes it, "play" fetches the program from the script
+	 * sender at urcap_host:urcap_port and runs it. NULL: none. */
+	const char *external_control_urp; /* "external_control.urp" */
+	const char *urcap_host;		  /* "127.0.0.1" */
+	unsigned urcap_port;		  /* 50002 */
 };
 
 struct sim_ctrl_stats {

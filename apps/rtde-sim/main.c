@@ -93,6 +93,11 @@ static void usage(FILE *f)
 		"                            (default 5, as UR's)\n"
 		"      --control-script FILE  compare uploads with FILE instead of this build's\n"
 		"                            rtloop_control.script\n"
+		"      --external-control-urp NAME  the .urp holding the External Control\n"
+		"                            URCap: load NAME + play fetch its program from the\n"
+		"                            script sender (default external_control.urp)\n"
+		"      --urcap-host ADDR     the script sender's IPv4 address (default 127.0.0.1)\n"
+		"      --urcap-port N        the script sender's port (default 50002)\n"
 		"\n");
 	fprintf(f,
 		"Faults (each counted in the report; --seed makes them repeat):\n"

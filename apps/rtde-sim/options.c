@@ -143,6 +143,17 @@ static const struct sim_option table[SIM_OPT_COUNT] = {
 	  "the hand pushes from this many s after teach mode begins (default 0)"),
 	D(SIM_OPT_PUSH_FOR, "push-for", true, false, 0.0, 1e7, AT(sim.robot.push_for),
 	  "the hand pushes this many s (default 0: until teach mode ends)"),
+	[SIM_OPT_EXTERNAL_CONTROL_URP] = {
+		.id = SIM_OPT_EXTERNAL_CONTROL_URP, .name = "external-control-urp",
+		.kind = SIM_OPT_TEXT, .what = "a .urp name",
+		.effect = "the program holding the External Control URCap: load + play fetch its "
+			  "script (default external_control.urp)" },
+	[SIM_OPT_URCAP_HOST] = {
+		.id = SIM_OPT_URCAP_HOST, .name = "urcap-host",
+		.kind = SIM_OPT_TEXT, .what = "an IPv4 address",
+		.effect = "where the URCap's script sender is (default 127.0.0.1)" },
+	U(SIM_OPT_URCAP_PORT, "urcap-port", false, false, 1, 65535, AT(sim.ctrl.urcap_port),
+	  "the URCap's script sender port (default 50002)"),
 };
 // clang-format on
 
@@ -324,6 +335,26 @@ int sim_option_set_text(struct sim_setup *su, const struct sim_option *o, const 
 				    sim_option_name(o, style, n, sizeof(n)));
 		/* The caller keeps the text alive (argv, or rtloop.Sim's copy). */
 		su->sim.ctrl.control_script = text;
+		return 0;
+	}
+	if (o->kind == SIM_OPT_TEXT && o->id == SIM_OPT_EXTERNAL_CONTROL_URP) {
+		size_t len = text ? strlen(text) : 0;
+
+		if (len < 5 || len >= 64 || strcmp(text + len - 4, ".urp") || strchr(text, '/'))
+			return fail(why, cap, -EINVAL, "%s '%s' is not %s",
+				    sim_option_name(o, style, n, sizeof(n)), text ? text : "",
+				    o->what);
+		su->sim.ctrl.external_control_urp = text; /* kept alive by the caller */
+		return 0;
+	}
+	if (o->kind == SIM_OPT_TEXT && o->id == SIM_OPT_URCAP_HOST) {
+		struct in_addr a;
+
+		if (!text || inet_pton(AF_INET, text, &a) != 1)
+			return fail(why, cap, -EINVAL, "%s '%s' is not %s",
+				    sim_option_name(o, style, n, sizeof(n)), text ? text : "",
+				    o->what);
+		su->sim.ctrl.urcap_host = text;
 		return 0;
 	}
 	if (o->kind != SIM_OPT_TEXT || o->id != SIM_OPT_CONTROLLER_VERSION)

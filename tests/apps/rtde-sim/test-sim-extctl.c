@@ -640,3 +640,92 @@ Test(sim_extctl, a_refused_connection_fails_the_program_with_a_message)
 	cr_assert(has_msg(sim, SIM_MSG_RUNTIME_EXCEPTION, "Error connecting to remote"));
 	cr_assert(has_msg(sim, SIM_MSG_RUNTIME_EXCEPTION, "connected: False"));
 }
+
+/* ---- the dashboard's load + play --------------------------------------------------------- */
+
+static int dashboard(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_port = htons(sim_server_service_port(srv, SIM_PORT_DASHBOARD));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(connect(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	return s;
+}
+
+/* One line within 3 s (without its newline). */
+static void line(int s, char *buf, size_t cap)
+{
+	int64_t end = rtl_time_now() + 3000 * MS;
+	size_t n = 0;
+
+	while (rtl_time_now() < end) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+		char ch;
+
+		if (poll(&p, 1, 10) <= 0)
+			continue;
+		cr_assert_eq(recv(s, &ch, 1, 0), 1);
+		if (ch == '\n') {
+			buf[n] = '\0';
+			return;
+		}
+		if (n + 1 < cap)
+			buf[n++] = ch;
+	}
+	cr_assert_fail("no line within 3 s");
+}
+
+Test(sim_extctl, load_and_play_fetch_the_program_from_the_script_sender)
+{
+	struct sim_opts o;
+	uint16_t sender_port;
+	int sender, s, d;
+	char buf[4096];
+	size_t n;
+
+	pc_listen();
+	sender = listen_any(&sender_port);
+	sim_opts_default(&o);
+	o.ctrl.urcap_port = sender_port;
+	up_with(&o);
+	d = dashboard();
+	line(d, buf, sizeof(buf)); /* the greeting */
+	put(d, "load external_control.urp\n", 26);
+	line(d, buf, sizeof(buf));
+	cr_assert(strstr(buf, "Loading program"), "%s", buf);
+	put(d, "play\n", 5);
+	line(d, buf, sizeof(buf));
+	cr_assert(strstr(buf, "Starting program"), "%s", buf);
+	/* the URCap asks for the program; the sender keeps the connection */
+	s = accept_within(sender, 3000);
+	n = 0;
+	while (n < 16) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+		ssize_t r;
+
+		cr_assert_eq(poll(&p, 1, 3000), 1, "no request_program");
+		r = recv(s, buf + n, 16 - n, 0);
+		cr_assert(r > 0);
+		n += (size_t)r;
+	}
+	cr_assert_eq(memcmp(buf, "request_program\n", 16), 0);
+	n = program(buf, sizeof(buf) - 1, false, port);
+	buf[n++] = '\n';
+	put(s, buf, n);
+	pc_accept();
+	WAIT_FOR(playing(ST) && ST->ctrl.stats.model[EXT].started == 1, 2000,
+		 "the fetched program did not start");
+	cr_assert(is_playing());
+	rev(100, NULL, -2);
+	WAIT_FOR(!playing(ST), 2000, "MODE_STOPPED did not end the program");
+	/* the .urp stays loaded: play fetches it again */
+	put(d, "play\n", 5);
+	line(d, buf, sizeof(buf));
+	cr_assert(strstr(buf, "Starting program"), "%s", buf);
+	close(accept_within(sender, 3000));
+	close(s);
+	close(d);
+	close(sender);
+}
