@@ -294,6 +294,20 @@ static bool line(struct prim *p, size_t b, size_t e)
 	return p->depth == 0;
 }
 
+/* "stop program" on a line of its own is not URScript but a command of
+ * the script ports: the running program stops (URCL sends it before its
+ * program in headless mode). */
+static bool stop_program(const char *s, size_t n)
+{
+	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	while (n && (*s == ' ' || *s == '\t')) {
+		s++;
+		n--;
+	}
+	return n == 12 && !memcmp(s, "stop program", 12);
+}
+
 static void prim_feed(struct sim *sim, struct sim_conn *c, const uint8_t *data, size_t n,
 		      int64_t now)
 {
@@ -317,7 +331,11 @@ static void prim_feed(struct sim *sim, struct sim_conn *c, const uint8_t *data, 
 			p->scanned = i + 1;
 			if (!line(p, b, i))
 				continue;
-			sim_ctrl_program(sim, c->kind, p->in + p->start, i + 1 - p->start, now);
+			if (stop_program(p->in + p->start, i + 1 - p->start))
+				sim_ctrl_stop(sim, now); /* no program: the controller's command */
+			else
+				sim_ctrl_program(sim, c->kind, p->in + p->start, i + 1 - p->start,
+						 now);
 			p->start = i + 1;
 		}
 		/* What is before the next program is done with. */

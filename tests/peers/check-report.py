@@ -132,7 +132,21 @@ def control_io(r, facts):
     check(int(facts["bits"]) == (1 << 9) | (1 << 16), "configurable 1 and tool 0 still set")
 
 
+def urcl_external_control(r, facts):
+    m = next(x for x in r["controller"]["models"] if x["name"] == "external_control")
+    check(m["started"] >= 1, f"rtde-sim ran URCL's External Control program ({m['started']} started)")
+    check(m["failed"] == 0, f"no runtime exception ({r['controller']['last_exception']})")
+    check(m["unmodelled"] == 0, f"no command rtde-sim does not model ({m['last_unmodelled']})")
+    rb = r["robot"]
+    for i in range(6):
+        near(rb["q"][i], facts[f"q{i}"], 1e-7, f"joint {i} after the spline")
+    near(rb["payload"], 1.2, 1e-6, "the payload the script command set")
+    check(r["controller"]["program_state"] == "STOPPED", "the program ended with stopControl()")
+    check(rb["at_rest"], "the arm is at rest at the end")
+
+
 TESTS = {
+    "urcl-external-control": urcl_external_control,
     "ur_rtde-control-speedj": control_speedj,
     "ur_rtde-control-servoj": control_servoj,
     "ur_rtde-control-moves": control_moves,

@@ -42,7 +42,8 @@ fi
 
 # The table: program, arguments after the host, rtde-sim flags, whether it
 # needs the default ports (a namespace). @P: the RTDE port, @D: the
-# dashboard port, @R: tests/peers.
+# dashboard port, @R: tests/peers, @S: URCL's installed resources (its
+# External Control program).
 case $name in
 ur_rtde-receive) prog=ur_rtde-receive args="1" flags="" netns=1 ;;
 ur_rtde-dashboard) prog=ur_rtde-dashboard args="@D" flags="--boot" netns=0 ;;
@@ -53,6 +54,9 @@ ur_rtde-control-speedj | ur_rtde-control-servoj | ur_rtde-control-moves | \
 ur_rtde-control-force) prog=$name args="" flags="--contact-z 0.4679" netns=1 ;;
 ur_rtde-control-teach) prog=$name args="" flags="--push-z 10 --push-after 0.5 --push-for 1" netns=1 ;;
 urcl-rtde) prog=urcl-rtde args="@P @R/urcl/output_recipe.txt @R/urcl/input_recipe.txt 1" flags="" netns=0 ;;
+urcl-external-control)
+	prog=$name args="@S/external_control.urscript @R/urcl/driver_output_recipe.txt @R/urcl/driver_input_recipe.txt"
+	flags="" netns=1 ;;
 urcl-dashboard) prog=urcl-dashboard args="" flags="--boot" netns=1 ;;
 urcl-dashboard-commands) prog=urcl-dashboard-commands args="" flags="" netns=1 ;;
 *) fail "no such test: $name" ;;
@@ -97,7 +101,7 @@ echo "# rtde-sim $flags on 127.0.0.1: rtde $rtde, dashboard $dash${RTL_PEERS_IN_
 
 set -- 127.0.0.1
 for a in $args; do
-	a=$(echo "$a" | sed "s|@P|$rtde|; s|@D|$dash|; s|@R|$here|")
+	a=$(echo "$a" | sed "s|@P|$rtde|; s|@D|$dash|; s|@R|$here|; s|@S|$peers/prefix/share/ur_client_library/resources|")
 	set -- "$@" "$a"
 done
 echo "# $prog $*"
