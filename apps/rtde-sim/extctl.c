@@ -18,8 +18,8 @@
  * mode MODE_STOPPED ends it in order.
  *
  * This file: recognising and reading the text, the connections, the main
- * loop with the motion thread of each mode, the script command thread and
- * tool contact. Trajectories: extctl_traj.c.
+ * loop with the motion thread of each mode. The script command thread and
+ * tool contact: extctl_cmd.c; trajectories: extctl_traj.c.
  */
 #include <errno.h>
 #include <math.h>
@@ -41,27 +41,8 @@
 /* connect_socket_with_retry(): attempts and the time between them. */
 #define CONNECT_ATTEMPTS 5
 #define CONNECT_RETRY_NS (200 * INT64_C(1000000))
-/* The threshold of tool_contact() on the measured force [N]. */
-#define CONTACT_FORCE 10.0
 /* Reverse messages the main loop reads in one cycle at most. */
 #define READS_PER_CYCLE 64
-
-/* Script commands (the script command thread's list). */
-enum {
-	CMD_ZERO_FTSENSOR = 0,
-	CMD_SET_PAYLOAD = 1,
-	CMD_SET_TOOL_VOLTAGE = 2,
-	CMD_START_FORCE_MODE = 3,
-	CMD_END_FORCE_MODE = 4,
-	CMD_START_TOOL_CONTACT = 5,
-	CMD_END_TOOL_CONTACT = 6,
-	CMD_SET_FRICTION_COMPENSATION = 7,
-	CMD_FT_RTDE_INPUT_ENABLE = 8,
-	CMD_SET_GRAVITY = 9,
-	CMD_SET_TCP_OFFSET = 10,
-	CMD_SET_FRICTION_SCALES = 11,
-	CMD_SET_TARGET_PAYLOAD = 12,
-};
 
 /* Actions in the reverse message of MODE_FORWARD and MODE_FREEDRIVE. */
 #define TRAJ_RECEIVE 1
@@ -71,8 +52,6 @@ enum {
 #define STREAMING_SENTINEL 2147483647
 #define FREEDRIVE_START 1
 #define FREEDRIVE_STOP (-1)
-#define CONTACT_SUCCESS 0
-#define CONTACT_CANCELED 1
 
 /* ---- the text ---------------------------------------------------------------------- */
 
@@ -340,6 +319,16 @@ void sim_ext_fail(struct sim *sim, int32_t line, const char *fmt, ...)
 	sim_ctrl_program_fail(sim, line, text);
 }
 
+void sim_ext_unmodelled(struct sim *sim, int32_t line, const char *name, const char *what)
+{
+	struct sim_prog_stats *st = sim_ctrl_model_stats(sim);
+
+	st->unmodelled++;
+	snprintf(st->last_unmodelled, sizeof(st->last_unmodelled), "%s", name);
+	sim_ext_fail(sim, line, "external_control: %s (%s) is not modelled by rtde-sim", name,
+		     what);
+}
+
 bool sim_ext_alive(const struct sim *sim)
 {
 	return sim_ctrl_model(&sim->ctrl) == &sim_prog_extctl;
@@ -549,179 +538,6 @@ static const char *describe(const void *state)
 	return ((const struct ext *)state)->describe;
 }
 
-/* ---- script commands ------------------------------------------------------------------- */
-
-static void unmodelled(struct sim *sim, struct ext *x, const char *name)
-{
-	struct sim_prog_stats *st = sim_ctrl_model_stats(sim);
-
-	st->unmodelled++;
-	snprintf(st->last_unmodelled, sizeof(st->last_unmodelled), "%s", name);
-	sim_ext_fail(sim, x->s[EXT_CMD].line,
-		     "external_control: %s (script command) is not modelled by rtde-sim", name);
-}
-
-/* A request that must succeed, as the URScript call it stands for. */
-static bool must(struct sim *sim, struct ext *x, const char *name, int32_t id)
-{
-	int32_t why, st = sim_ext_answer(sim, id, &why);
-
-	if (st != RTL_RTDE_REQ_STATE_FAILED)
-		return true;
-	sim_ext_fail(sim, x->s[EXT_CMD].line, "%s: %s", name,
-		     rtl_rtde_req_reason_name((enum rtl_rtde_req_reason)why));
-	return false;
-}
-
-static void force_mode(struct sim *sim, struct ext *x, const int32_t *raw, int64_t now)
-{
-	struct sim_robot *r = &sim->robot;
-	double a[RTL_RTDE_REQ_NARG] = { 0 };
-	uint32_t flags = 0;
-	int type;
-
-	/* raw[k] is the script's raw_command[k + 1] */
-	for (int i = 0; i < 6; i++)
-		a[i] = raw[20 + i] / x->mult_js; /* force_limits */
-	a[6] = raw[26] / x->mult_js;		 /* force_mode_set_damping */
-	/* gain scaling only on e-Series (step time < 8 ms) */
-	a[7] = x->dt < 0.008 ? raw[27] / x->mult_js : r->force_gain;
-	if (!must(sim, x, "force_mode_set_damping",
-		  sim_ext_request(sim, x, RTL_RTDE_REQ_FORCE_LIMITS, a, 0, now)))
-		return;
-	for (int i = 0; i < 6; i++) {
-		a[i] = raw[1 + i] / x->mult_js;	     /* task frame */
-		a[6 + i] = raw[13 + i] / x->mult_js; /* wrench */
-		if (raw[7 + i] != 0)
-			flags |= 1u << i; /* selection vector */
-	}
-	type = (int)lround(raw[19] / x->mult_js);
-	if (type < 1 || type > 3) {
-		sim_ext_fail(sim, x->s[EXT_CMD].line, "force_mode: type %d is not 1, 2 or 3", type);
-		return;
-	}
-	flags |= (uint32_t)type << 8;
-	must(sim, x, "force_mode", sim_ext_request(sim, x, RTL_RTDE_REQ_FORCE_MODE, a, flags, now));
-}
-
-/* The script command thread: every whole command that has arrived. */
-static void script_commands(struct sim *sim, struct ext *x, int64_t now)
-{
-	int32_t raw[EXT_CMD_INTS];
-	double a[RTL_RTDE_REQ_NARG];
-
-	while (sim_ext_alive(sim) && sim_ext_read(&x->s[EXT_CMD], raw, EXT_CMD_INTS)) {
-		memset(a, 0, sizeof(a));
-		sim_ctrl_model_stats(sim)->commands++;
-		switch (raw[0]) {
-		case CMD_ZERO_FTSENSOR:
-			sim_ext_request(sim, x, RTL_RTDE_REQ_ZERO_FT_SENSOR, NULL, 0, now);
-			break;
-		case CMD_SET_PAYLOAD:
-		case CMD_SET_TARGET_PAYLOAD:
-			for (int i = 0; i < 4; i++)
-				a[i] = raw[1 + i] / x->mult_js;
-			if (!must(sim, x, "set_payload",
-				  sim_ext_request(sim, x, RTL_RTDE_REQ_SET_PAYLOAD, a, 0, now)))
-				return;
-			if (raw[0] == CMD_SET_TARGET_PAYLOAD)
-				sim_ext_text(
-					sim,
-					"set_target_payload: rtde-sim sets mass and centre of "
-					"gravity; inertia and transition time are not modelled");
-			break;
-		case CMD_SET_TCP_OFFSET:
-			for (int i = 0; i < 6; i++)
-				a[i] = raw[1 + i] / x->mult_js;
-			if (!must(sim, x, "set_tcp",
-				  sim_ext_request(sim, x, RTL_RTDE_REQ_SET_TCP, a, 0, now)))
-				return;
-			break;
-		case CMD_START_FORCE_MODE:
-			force_mode(sim, x, raw, now);
-			break;
-		case CMD_END_FORCE_MODE:
-			sim_ext_request(sim, x, RTL_RTDE_REQ_END_FORCE_MODE, NULL, 0, now);
-			break;
-		case CMD_START_TOOL_CONTACT:
-			x->contact_running = true;
-			break;
-		case CMD_END_TOOL_CONTACT:
-			if (x->mode != EXT_MODE_TOOL_IN_CONTACT)
-				sim_ext_send_int(&x->s[EXT_CMD], CONTACT_CANCELED);
-			x->contact_running = false;
-			break;
-		case CMD_SET_FRICTION_COMPENSATION:
-		case CMD_SET_FRICTION_SCALES:
-			/* the script only stores them for direct_torque(),
-			 * which the model refuses (MODE_TORQUE) */
-			break;
-		case CMD_SET_TOOL_VOLTAGE:
-			unmodelled(sim, x, "set_tool_voltage");
-			return;
-		case CMD_FT_RTDE_INPUT_ENABLE:
-			unmodelled(sim, x, "ft_rtde_input_enable");
-			return;
-		case CMD_SET_GRAVITY:
-			unmodelled(sim, x, "set_gravity");
-			return;
-		default:
-			break; /* the script's if-chain ignores other numbers */
-		}
-	}
-}
-
-/* ---- tool contact ---------------------------------------------------------------------- */
-
-static void contact_step(struct sim *sim, struct ext *x, int64_t now)
-{
-	struct sim_robot *r = &sim->robot;
-	double f = 0, a[RTL_RTDE_REQ_NARG] = { 0 };
-	int32_t why;
-
-	if (x->contact_phase == 1 && !x->stopping) {
-		/* movel(q) to the joints at the first contact */
-		sim_kin_forward_dh(&r->cfg.dh, x->contact_q, r->cfg.tcp_offset, a);
-		x->contact_id = sim_ext_request(sim, x, RTL_RTDE_REQ_MOVE_L, a, 0, now);
-		x->contact_phase = 2;
-		return;
-	}
-	if (x->contact_phase == 2) {
-		int32_t st = sim_ext_answer(sim, x->contact_id, &why);
-
-		if (st == RTL_RTDE_REQ_STATE_FAILED) {
-			sim_ext_fail(sim, 0, "movel: %s",
-				     rtl_rtde_req_reason_name((enum rtl_rtde_req_reason)why));
-			return;
-		}
-		if (st == RTL_RTDE_REQ_STATE_DONE) {
-			x->contact_phase = 0;
-			sim_ext_send_int(&x->s[EXT_CMD], CONTACT_SUCCESS);
-			sim_ext_text(sim, "tool contact detected");
-		}
-		return;
-	}
-	if (!x->contact_running || x->mode == EXT_MODE_TOOL_IN_CONTACT)
-		return;
-	for (int i = 0; i < 3; i++)
-		f += (r->actual_TCP_force[i] - r->ft_bias[i]) *
-		     (r->actual_TCP_force[i] - r->ft_bias[i]);
-	if (sqrt(f) <= CONTACT_FORCE)
-		return;
-	/* tool_contact() found one: the motion ends, back to where it began */
-	if (x->mode == EXT_MODE_FORWARD) {
-		sim_ext_traj_kill(x);
-		sim_ext_cleanup_request(x, now);
-	} else if (x->mode == EXT_MODE_FREEDRIVE) {
-		sim_ext_text(sim, "Leaving freedrive mode");
-		sim_ext_request(sim, x, RTL_RTDE_REQ_END_TEACH_MODE, NULL, 0, now);
-	}
-	x->mode = EXT_MODE_TOOL_IN_CONTACT;
-	memcpy(x->contact_q, r->actual_q, sizeof(x->contact_q));
-	sim_ext_stop(x, 3.0); /* stopl(3) */
-	x->contact_phase = 1;
-}
-
 /* ---- the main loop --------------------------------------------------------------------- */
 
 static bool within_limits(struct sim *sim, struct ext *x, const double *from, const double *to,
@@ -805,13 +621,8 @@ static void enter_mode(struct sim *sim, struct ext *x)
 	} else if (x->mode == EXT_MODE_FORWARD) {
 		main_stop(x, x->stopj_acc);
 	} else if (x->mode == EXT_MODE_TORQUE) {
-		struct sim_prog_stats *st = sim_ctrl_model_stats(sim);
-
-		st->unmodelled++;
-		snprintf(st->last_unmodelled, sizeof(st->last_unmodelled), "direct_torque");
-		sim_ext_fail(sim, x->s[EXT_REV].line,
-			     "external_control: torque control (MODE_TORQUE, direct_torque) is not "
-			     "modelled by rtde-sim");
+		sim_ext_unmodelled(sim, x->s[EXT_REV].line, "direct_torque",
+				   "torque control, MODE_TORQUE");
 	}
 }
 
@@ -1055,7 +866,7 @@ static void tick(struct sim *sim, void *state, int64_t now)
 			stream(sim, x, now);
 		return;
 	}
-	script_commands(sim, x, now);
+	sim_ext_commands(sim, x, now);
 	if (!sim_ext_alive(sim))
 		return;
 	if (x->cleanup)
@@ -1065,7 +876,7 @@ static void tick(struct sim *sim, void *state, int64_t now)
 	sim_ext_traj_tick(sim, x, now);
 	if (!sim_ext_alive(sim))
 		return;
-	contact_step(sim, x, now);
+	sim_ext_contact_step(sim, x, now);
 	if (!sim_ext_alive(sim))
 		return;
 	stream(sim, x, now);

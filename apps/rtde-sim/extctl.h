@@ -2,8 +2,8 @@
 /*
  * The model of the UR Client Library's External Control program, between
  * its files: extctl.c (the text, the connections back to the PC, the
- * reverse interface, the script commands, tool contact), extctl_traj.c
- * (trajectory forwarding) and extctl_urcap.c (the URCap's program node,
+ * reverse interface), extctl_cmd.c (the script commands, tool contact),
+ * extctl_traj.c (trajectory forwarding) and extctl_urcap.c (the URCap's program node,
  * played from the dashboard). docs/rtde-sim.md, "The UR Client Library's
  * External Control", is the long form.
  *
@@ -65,6 +65,27 @@ enum ext_mode {
 	EXT_MODE_TOOL_IN_CONTACT = 7,
 	EXT_MODE_TORQUE = 8,
 };
+
+/* Script commands (the script command thread's list). */
+enum ext_cmd {
+	CMD_ZERO_FTSENSOR = 0,
+	CMD_SET_PAYLOAD = 1,
+	CMD_SET_TOOL_VOLTAGE = 2,
+	CMD_START_FORCE_MODE = 3,
+	CMD_END_FORCE_MODE = 4,
+	CMD_START_TOOL_CONTACT = 5,
+	CMD_END_TOOL_CONTACT = 6,
+	CMD_SET_FRICTION_COMPENSATION = 7,
+	CMD_FT_RTDE_INPUT_ENABLE = 8,
+	CMD_SET_GRAVITY = 9,
+	CMD_SET_TCP_OFFSET = 10,
+	CMD_SET_FRICTION_SCALES = 11,
+	CMD_SET_TARGET_PAYLOAD = 12,
+};
+
+/* Tool contact's answers on the script command socket. */
+#define CONTACT_SUCCESS 0
+#define CONTACT_CANCELED 1
 
 /* The trajectory result sent on the trajectory socket. */
 enum ext_traj_result {
@@ -186,8 +207,17 @@ int32_t sim_ext_request(struct sim *sim, struct ext *x, int32_t kind, const doub
 int32_t sim_ext_answer(const struct sim *sim, int32_t id, int32_t *why);
 /* stopj(@acc) / stopl: bring the arm to rest. */
 void sim_ext_stop(struct ext *x, double acc);
+/* A command the model has no model of: counted, then a runtime
+ * exception naming @name (@what: where it came from). */
+void sim_ext_unmodelled(struct sim *sim, int32_t line, const char *name, const char *what);
 /* Is the program still playing (a failure or an end stops it)? */
 bool sim_ext_alive(const struct sim *sim);
+
+/* The script command thread: every whole command that has arrived
+ * (extctl_cmd.c). */
+void sim_ext_commands(struct sim *sim, struct ext *x, int64_t now);
+/* Tool contact, once per cycle. */
+void sim_ext_contact_step(struct sim *sim, struct ext *x, int64_t now);
 
 /* Trajectory forwarding (extctl_traj.c). */
 /* A trajectory of @points points (streaming: until STREAM_END) starts. */

@@ -270,12 +270,7 @@ static void move(struct sim *sim, struct ext *x, bool linear, const double *targ
 
 static void unmodelled_motion(struct sim *sim, struct ext *x, const char *name)
 {
-	struct sim_prog_stats *st = sim_ctrl_model_stats(sim);
-
-	st->unmodelled++;
-	snprintf(st->last_unmodelled, sizeof(st->last_unmodelled), "%s", name);
-	sim_ext_fail(sim, x->s[EXT_TRAJ].line,
-		     "external_control: %s (a trajectory point) is not modelled by rtde-sim", name);
+	sim_ext_unmodelled(sim, x->s[EXT_TRAJ].line, name, "a trajectory point");
 }
 
 /* One point (@v: the 21 values after the count). */
