@@ -707,6 +707,9 @@ static enum sim_ctrl_result model_start(struct sim *sim, int i, const char *name
 	r->seen_seq = false;
 	c->trips_base = r->watchdog_trips;
 	c->stats.model[i].started++;
+	if (m->describe)
+		snprintf(c->stats.model[i].last, sizeof(c->stats.model[i].last), "%s",
+			 m->describe(c->model_state[i]));
 	publish_state(sim);
 	return SIM_CTRL_OK;
 }

@@ -433,10 +433,11 @@ static void report_controller(FILE *f, const struct sim_ctrl_summary *c, const c
 			"  %s programs: %" PRIu64 " started, %" PRIu64
 			" refused (arm not ready), %" PRIu64 " failed; %" PRIu64
 			" commands, %" PRIu64 " not modelled%s%s%s, %" PRIu64
-			" stopped by their watchdog\n",
+			" stopped by their watchdog%s%s\n",
 			sim_progs[i]->name, m->started, m->refused, m->failed, m->commands,
 			m->unmodelled, m->last_unmodelled[0] ? " (last: " : "", m->last_unmodelled,
-			m->last_unmodelled[0] ? ")" : "", m->watchdog_stops);
+			m->last_unmodelled[0] ? ")" : "", m->watchdog_stops,
+			m->last[0] ? "; last: " : "", m->last);
 	}
 	if (c->last_exception.seq)
 		fprintf(f, "  last runtime exception: %s, line %d: %s\n", c->last_exception.title,

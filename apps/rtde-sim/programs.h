@@ -52,6 +52,7 @@ struct sim_prog_stats {
 	uint64_t unmodelled;	  /* of them, refused: rtde-sim has no model of them */
 	char last_unmodelled[48]; /* the last one's name, or "" */
 	uint64_t watchdog_stops;  /* the program's own watchdog stopped it */
+	char last[64];		  /* describe() of the last one started ("ur_rtde 1.5.8, ...") */
 };
 
 struct sim_prog_ops {

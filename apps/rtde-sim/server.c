@@ -844,7 +844,9 @@ static void ctrl_json(FILE *f, const struct sim_ctrl_summary *c)
 			",\"commands\":%" PRIu64 ",\"unmodelled\":%" PRIu64 ",\"last_unmodelled\":",
 			m->started, m->refused, m->failed, m->commands, m->unmodelled);
 		rtl_json_string(f, m->last_unmodelled);
-		fprintf(f, ",\"watchdog_stops\":%" PRIu64 "}", m->watchdog_stops);
+		fprintf(f, ",\"watchdog_stops\":%" PRIu64 ",\"last\":", m->watchdog_stops);
+		rtl_json_string(f, m->last);
+		fputc('}', f);
 	}
 	fputs("],\"last_exception\":", f);
 	if (c->last_exception.seq) {

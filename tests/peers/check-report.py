@@ -126,6 +126,12 @@ def control_kinematics(r, facts):
     near(rb["tcp_pose"][2], facts["fk_z"], 1e-7, "FK's height is the simulator's TCP")
 
 
+def control_kinematics_upper(r, facts):
+    control_kinematics(r, facts)
+    m = next(x for x in r["controller"]["models"] if x["name"] == "ur_rtde")
+    check(m["last"].endswith("registers 24-47"), f"the script used the upper registers ({m['last']})")
+
+
 def control_io(r, facts):
     check(r["stats"]["inputs_applied"] >= 6,
           f"rtde-sim applied the IO interface's packages ({r['stats']['inputs_applied']})")
@@ -153,6 +159,8 @@ TESTS = {
     "ur_rtde-control-force": control_force,
     "ur_rtde-control-teach": control_teach,
     "ur_rtde-control-kinematics": control_kinematics,
+    "ur_rtde-control-kinematics-upper": control_kinematics_upper,
+    "ur_rtde-control-moves-cb3": control_moves,
     "ur_rtde-control-io": control_io,
     "ur_rtde-receive": ur_rtde_receive,
     "ur_rtde-dashboard": dashboard,

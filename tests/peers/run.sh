@@ -51,6 +51,8 @@ ur_rtde-dashboard-commands) prog=ur_rtde-dashboard-commands args="@D" flags="" n
 ur_rtde-control-speedj | ur_rtde-control-servoj | ur_rtde-control-moves | \
 	ur_rtde-control-kinematics | ur_rtde-control-io)
 	prog=$name args="" flags="" netns=1 ;;
+ur_rtde-control-kinematics-upper) prog=ur_rtde-control-kinematics args="upper" flags="" netns=1 ;;
+ur_rtde-control-moves-cb3) prog=ur_rtde-control-moves args="" flags="--profile cb3" netns=1 ;;
 ur_rtde-control-force) prog=$name args="" flags="--contact-z 0.4679" netns=1 ;;
 ur_rtde-control-teach) prog=$name args="" flags="--push-z 10 --push-after 0.5 --push-for 1" netns=1 ;;
 urcl-rtde) prog=urcl-rtde args="@P @R/urcl/output_recipe.txt @R/urcl/input_recipe.txt 1" flags="" netns=0 ;;

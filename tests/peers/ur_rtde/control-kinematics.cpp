@@ -3,9 +3,11 @@
 // Kinematics with ur_rtde: getForwardKinematics() of the actual joints is
 // the actual TCP pose; getInverseKinematics() of it gives the joints back
 // (with and without a q_near); the has-solution and safety-limit queries
-// answer true for reachable targets and false for unreachable ones.
+// answer true for reachable targets and false for unreachable ones. With
+// "upper", ur_rtde uses the upper range of the registers (24-47,
+// FLAG_UPPER_RANGE_REGISTERS), as a user does beside a fieldbus.
 //
-//   ur_rtde-control-kinematics HOST
+//   ur_rtde-control-kinematics HOST [upper]
 #include <ur_rtde/rtde_control_interface.h>
 #include <ur_rtde/rtde_receive_interface.h>
 
@@ -26,10 +28,14 @@ static double dist(const std::vector<double> &a, const std::vector<double> &b)
 int main(int argc, char **argv)
 {
 	const std::string host = argc > 1 ? argv[1] : "127.0.0.1";
+	const bool upper = argc > 2 && std::string(argv[2]) == "upper";
+	const uint16_t flags =
+		ur_rtde::RTDEControlInterface::FLAG_UPLOAD_SCRIPT |
+		(upper ? ur_rtde::RTDEControlInterface::FLAG_UPPER_RANGE_REGISTERS : 0);
 
 	try {
-		ur_rtde::RTDEControlInterface ctl(host);
-		ur_rtde::RTDEReceiveInterface rx(host);
+		ur_rtde::RTDEControlInterface ctl(host, -1, flags);
+		ur_rtde::RTDEReceiveInterface rx(host, -1, {}, false, upper);
 		const std::vector<double> q = rx.getActualQ();
 		const std::vector<double> fk = ctl.getForwardKinematics();
 
