@@ -573,6 +573,55 @@ Test(sim_extctl, script_commands_set_payload_tcp_and_force_mode)
 	cr_assert(is_playing());
 }
 
+/* speedl down onto a plane 1 cm below the tool, with tool contact on:
+ * the motion ends, the tool goes back to where the contact began, and
+ * the script command socket says SUCCESS. */
+Test(sim_extctl, tool_contact_stops_the_motion_and_answers_success)
+{
+	double down[6] = { 0, 0, -0.05, 0, 0, 0 }, z;
+	struct sim_stats st;
+	struct sim_opts o;
+	int32_t answer = -1000;
+
+	sim_opts_default(&o);
+	up_with(&o);
+	WAIT_FOR(ST->cycles > 2, 1000, "no cycle ran");
+	st = stats();
+	sim_server_stop(srv);
+	sim_server_join(srv);
+	sim_server_destroy(srv);
+	/* the same arm, with a plane under its tool */
+	z = st.robot.tcp_pose[2];
+	o.robot.contact = (struct sim_contact){
+		.enabled = true,
+		.point = { st.robot.tcp_pose[0], st.robot.tcp_pose[1], z - 0.01 },
+		.normal = { 0, 0, 1 },
+		.stiffness = 5000,
+		.damping = 50,
+	};
+	up_with(&o);
+	pc_listen();
+	send_program();
+	pc_accept();
+	WAIT_FOR(playing(ST) && ST->ctrl.stats.model[EXT].started == 1, 2000, "not started");
+	rev(1000, NULL, 0);
+	command(5, NULL, 0); /* START_TOOL_CONTACT */
+	for (int k = 0; k < 1000 && answer == -1000; k++) {
+		rev(1000, down, 4); /* MODE_SPEEDL */
+		answer = get_int(fd[CMD], 4);
+	}
+	cr_assert_eq(answer, 0, "no UNTIL_TOOL_CONTACT_RESULT_SUCCESS");
+	st = stats();
+	cr_assert(st.robot.at_rest);
+	cr_assert(st.robot.tcp_pose[2] < z - 0.009 && st.robot.tcp_pose[2] > z - 0.02,
+		  "the tool is at z %g, the plane at %g", st.robot.tcp_pose[2], z - 0.01);
+	/* in contact, the mode stays until tool contact ends: no CANCELED */
+	command(6, NULL, 0);
+	cr_assert_eq(get_int(fd[CMD], 200), -1000);
+	rev(1000, NULL, -2);
+	WAIT_FOR(!playing(ST), 2000, "MODE_STOPPED did not end the program");
+}
+
 Test(sim_extctl, an_unmodelled_script_command_is_a_runtime_exception)
 {
 	double g[3] = { 0, 0, -9.81 };
