@@ -683,6 +683,15 @@ static void move(struct sim *sim, struct urr *u, int c, bool linear, const doubl
 	}
 }
 
+/* A move whose speed, acceleration and async flag are in the registers
+ * (double 6 and 7, int 1), as every move command has them. */
+static void move_regs(struct sim *sim, struct urr *u, int c, bool linear, const double target[6],
+		      int64_t now)
+{
+	move(sim, u, c, linear, target, in_dbl(sim, u, 6), in_dbl(sim, u, 7),
+	     in_int(sim, u, 1) == 1, now);
+}
+
 static void move_path(struct sim *sim, struct urr *u, int c, bool async, int64_t now)
 {
 	double arg[9];
@@ -761,8 +770,7 @@ static bool process(struct sim *sim, struct urr *u, int c, int64_t now)
 	switch (c) {
 	case C_MOVEJ:
 		in_vec(sim, u, 0, v);
-		move(sim, u, c, false, v, in_dbl(sim, u, 6), in_dbl(sim, u, 7),
-		     in_int(sim, u, 1) == 1, now);
+		move_regs(sim, u, c, false, v, now);
 		break;
 	case C_MOVEJ_IK:
 		in_vec(sim, u, 0, v);
@@ -770,13 +778,11 @@ static bool process(struct sim *sim, struct urr *u, int c, int64_t now)
 			fail(sim, u, c, "get_inverse_kin(): no solution for the pose");
 			return true;
 		}
-		move(sim, u, c, false, q, in_dbl(sim, u, 6), in_dbl(sim, u, 7),
-		     in_int(sim, u, 1) == 1, now);
+		move_regs(sim, u, c, false, q, now);
 		break;
 	case C_MOVEL:
 		in_vec(sim, u, 0, v);
-		move(sim, u, c, true, v, in_dbl(sim, u, 6), in_dbl(sim, u, 7),
-		     in_int(sim, u, 1) == 1, now);
+		move_regs(sim, u, c, true, v, now);
 		break;
 	case C_MOVEL_FK:
 		in_vec(sim, u, 0, q);
@@ -784,8 +790,7 @@ static bool process(struct sim *sim, struct urr *u, int c, int64_t now)
 			fail(sim, u, c, "movel(): the joint target is not finite");
 			return true;
 		}
-		move(sim, u, c, true, v, in_dbl(sim, u, 6), in_dbl(sim, u, 7),
-		     in_int(sim, u, 1) == 1, now);
+		move_regs(sim, u, c, true, v, now);
 		break;
 	case C_MOVE_PATH:
 		move_path(sim, u, c, in_int(sim, u, 1) == 1, now);
