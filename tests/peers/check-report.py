@@ -153,6 +153,7 @@ def urcl_external_control(r, facts):
 
 TESTS = {
     "urcl-external-control": urcl_external_control,
+    "urcl-external-control-urcap": urcl_external_control,
     "ur_rtde-control-speedj": control_speedj,
     "ur_rtde-control-servoj": control_servoj,
     "ur_rtde-control-moves": control_moves,

@@ -56,9 +56,10 @@ ur_rtde-control-moves-cb3) prog=ur_rtde-control-moves args="" flags="--profile c
 ur_rtde-control-force) prog=$name args="" flags="--contact-z 0.4679" netns=1 ;;
 ur_rtde-control-teach) prog=$name args="" flags="--push-z 10 --push-after 0.5 --push-for 1" netns=1 ;;
 urcl-rtde) prog=urcl-rtde args="@P @R/urcl/output_recipe.txt @R/urcl/input_recipe.txt 1" flags="" netns=0 ;;
-urcl-external-control)
-	prog=$name args="@S/external_control.urscript @R/urcl/driver_output_recipe.txt @R/urcl/driver_input_recipe.txt"
-	flags="" netns=1 ;;
+urcl-external-control | urcl-external-control-urcap)
+	prog=urcl-external-control flags="" netns=1
+	args="@S/external_control.urscript @R/urcl/driver_output_recipe.txt @R/urcl/driver_input_recipe.txt"
+	[ "$name" = urcl-external-control ] || args="$args urcap" ;;
 urcl-dashboard) prog=urcl-dashboard args="" flags="--boot" netns=1 ;;
 urcl-dashboard-commands) prog=urcl-dashboard-commands args="" flags="" netns=1 ;;
 *) fail "no such test: $name" ;;

@@ -7,8 +7,13 @@
 // targets at the controller's rate, forwards a joint trajectory and a
 // spline, and stops control. Every step is checked against the joints the
 // RTDE stream reports; the final joints go out as facts for the report.
+// With "urcap", the driver is not headless: it serves the program on its
+// script sender port, and the program is started as UR's ROS 2 driver has
+// it started, by the dashboard's load and play of a program holding the
+// External Control URCap, which fetches the script from there.
 //
-//   urcl-external-control HOST SCRIPT OUTPUT_RECIPE INPUT_RECIPE
+//   urcl-external-control HOST SCRIPT OUTPUT_RECIPE INPUT_RECIPE [urcap]
+#include <ur_client_library/ur/dashboard_client.h>
 #include <ur_client_library/ur/ur_driver.h>
 
 #include <atomic>
@@ -67,13 +72,25 @@ int main(int argc, char **argv)
 		cfg.script_file = argv[2];
 		cfg.output_recipe_file = argv[3];
 		cfg.input_recipe_file = argv[4];
-		cfg.headless_mode = true;
+		const bool urcap = argc > 5 && std::string(argv[5]) == "urcap";
+
+		cfg.headless_mode = !urcap;
 		cfg.handle_program_state = [](bool running) { program_running = running; };
 		UrDriver d(cfg);
 		d.registerTrajectoryDoneCallback([](control::TrajectoryResult r) {
 			trajectory_result = static_cast<int>(r);
 		});
 		d.startRTDECommunication(false); // read here, one package per cycle
+		if (urcap) {
+			DashboardClient dash(argv[1]);
+
+			peer::check(dash.connect(3, std::chrono::seconds(1)),
+				    "the dashboard connects");
+			peer::check(dash.commandLoadProgram("external_control.urp"),
+				    "load external_control.urp");
+			peer::check(dash.commandPlay(), "play: the URCap fetches the program");
+			dash.disconnect();
+		}
 
 		vector6d_t q0{}, q{};
 		for (int i = 0; i < 5000 && !program_running; i++)
