@@ -502,6 +502,29 @@ Test(sim_extctl, a_movej_trajectory_ends_at_its_last_point)
 	cr_assert(stats().robot.moves_done >= 3);
 }
 
+Test(sim_extctl, a_movel_trajectory_ends_at_its_last_pose)
+{
+	double pose0[6], p[3][6], vel[6] = { 0.25, 1.2, 0, 0, 0, 0 };
+	struct sim_stats st;
+
+	start_program();
+	memcpy(pose0, stats().robot.tcp_pose, sizeof(pose0));
+	for (int k = 0; k < 3; k++) {
+		memcpy(p[k], pose0, sizeof(pose0));
+		p[k][0] += 0.02 * (k + 1); /* a straight line along base x */
+		p[k][2] -= 0.01 * (k + 1);
+	}
+	rev_action(200, 1, 3, 3);
+	for (int k = 0; k < 3; k++)
+		point(p[k], NULL, vel, 0, 0, 1); /* MOTION_TYPE_MOVEL, no time: by speed */
+	cr_assert_eq(await_result(6000), 0, "no SUCCESS on the trajectory socket");
+	WAIT_FOR(ST->robot.at_rest, 2000, "the arm did not come to rest");
+	st = stats();
+	for (int i = 0; i < 3; i++)
+		cr_assert_float_eq(st.robot.tcp_pose[i], p[2][i], 1e-4, "axis %d: %g, not %g", i,
+				   st.robot.tcp_pose[i], p[2][i]);
+}
+
 Test(sim_extctl, a_cancel_gives_the_canceled_result)
 {
 	double q0[6], p[6], zero[6] = { 0 };
