@@ -851,6 +851,8 @@ static void stream(struct sim *sim, struct ext *x, int64_t now)
 		c.accel = 40.0;
 	}
 	x->spline_cmd = false;
+	if (!x->stopping)
+		x->wait_rest = false; /* a stopj the main loop waited in is over */
 	c.seq = ++x->seq;
 	if (sim_robot_command(r, &c, now) == -EINVAL)
 		sim->stats.commands_refused++;
