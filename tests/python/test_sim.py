@@ -529,7 +529,8 @@ FAULT_KEYS = ["max_clients", "handshake_timeout", "send_buffer", "sndbuf", "cont
               "protective_stop_after", "push_x", "push_y", "push_z", "push_after", "push_for"]
 OPTION_KEYS = ["start_time", "echo_register", "duration", "contact_z", "contact_stiffness",
                "contact_damping", "force_noise", "watchdog_ms", "boot", "power_on_time",
-               "brake_release_time", "unlock_delay", "control_script", "bind"]
+               "brake_release_time", "unlock_delay", "control_script", "external_control_urp",
+               "urcap_host", "urcap_port", "bind"]
 ODD_VALUES = [None, True, False, 0, -1, 1, 3, 2 ** 31, 2 ** 64, -2 ** 70, 0.5, -0.0, 1e308,
               float("nan"), float("inf"), "", "5.4.0", "x" * 10000, b"1", [], {}, object()]
 
