@@ -618,16 +618,20 @@ static void stop_arm(struct urr *u, double dec)
 	u->stop_dec = dec;
 }
 
-/* stop_async_move(): the asynchronous move's thread is killed. */
-static void stop_async_move(struct sim *sim, struct urr *u, int64_t now)
+/* stop_async_move(): the asynchronous move's thread is killed; its move
+ * brakes along its path with @dec (0: the default). Returns whether one
+ * ran. */
+static bool stop_async_move(struct sim *sim, struct urr *u, double dec, int64_t now)
 {
 	double arg[8] = { 0 };
 
 	if (!u->move_thread)
-		return;
+		return false;
+	arg[7] = dec;
 	u->move_thread = false;
 	request(sim, u, RTL_RTDE_REQ_STOP_MOVE, 0, arg, 8, now);
 	async_progress(sim, u, -1);
+	return true;
 }
 
 static int ik(struct sim *sim, const double pose[6], const double *near, double q[6])
@@ -667,7 +671,7 @@ static void move(struct sim *sim, struct urr *u, int c, bool linear, const doubl
 	memcpy(arg, target, sizeof(double) * 6);
 	arg[6] = v;
 	arg[7] = a;
-	stop_async_move(sim, u, now);
+	stop_async_move(sim, u, 0, now);
 	u->stopping = false;
 	id = request(sim, u, linear ? RTL_RTDE_REQ_MOVE_L : RTL_RTDE_REQ_MOVE_J, 0, arg, 8, now);
 	if (refused(sim, u, c, id, linear ? "movel" : "movej"))
@@ -697,7 +701,7 @@ static void move_path(struct sim *sim, struct urr *u, int c, bool async, int64_t
 	double arg[9];
 	int32_t id = 0;
 
-	stop_async_move(sim, u, now);
+	stop_async_move(sim, u, 0, now);
 	u->stopping = false;
 	if (u->path_n == 0)
 		return; /* exec_move_path() with nothing injected */
@@ -997,9 +1001,10 @@ static bool process(struct sim *sim, struct urr *u, int c, int64_t now)
 			u->stop_thread = false;
 			async_progress(sim, u, -1);
 		}
-		if (move_stops)
-			stop_async_move(sim, u, now);
-		stop_arm(u, in_dbl(sim, u, 0));
+		/* a move brakes along its path (stopl on a movel's line); any
+		 * other motion stops as the stream's stop */
+		if (!(move_stops && stop_async_move(sim, u, in_dbl(sim, u, 0), now)))
+			stop_arm(u, in_dbl(sim, u, 0));
 		if (in_int(sim, u, 1) == 1) {
 			u->stop_thread = true;
 			async_progress(sim, u, 0);
@@ -1049,7 +1054,7 @@ static bool process(struct sim *sim, struct urr *u, int c, int64_t now)
 			break;
 		in_vec(sim, u, 0, arg);
 		arg[6] = in_dbl(sim, u, 12);
-		stop_async_move(sim, u, now);
+		stop_async_move(sim, u, 0, now);
 		u->stopping = false;
 		id = request(sim, u, RTL_RTDE_REQ_MOVE_UNTIL_CONTACT, 0, arg, 9, now);
 		if (refused(sim, u, c, id, "move_until_contact"))
@@ -1216,7 +1221,7 @@ static void tick(struct sim *sim, void *state, int64_t now)
 			}
 		}
 	}
-	if (u->stop_thread && !u->stopping) {
+	if (u->stop_thread && !u->stopping && !r->move_on && sim_robot_at_rest(r)) {
 		u->stop_thread = false;
 		async_progress(sim, u, -1);
 	}
@@ -1232,7 +1237,7 @@ static void tick(struct sim *sim, void *state, int64_t now)
 			u->wait = WAIT_NONE;
 			out_int(sim, u, 0, STATE_DONE);
 		}
-	} else if (u->wait == WAIT_REST && !u->stopping) {
+	} else if (u->wait == WAIT_REST && !u->stopping && !r->move_on && sim_robot_at_rest(r)) {
 		u->wait = WAIT_NONE;
 		out_int(sim, u, 0, STATE_DONE);
 	} else if (u->wait == WAIT_NONE) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // Force mode against a surface with ur_rtde: rtde-sim has a contact plane
-// 2 cm under the tool (--contact-z); forceMode() with a 10 N press along
+// 2 cm under the tool (--contact-z); moveUntilContact() finds it going
+// down at 2 cm/s; then forceMode() with a 10 N press along
 // z (compliant z only) is streamed at 500 Hz for 3 s, then
 // forceModeStop(). The arm must come down onto the plane and hold the
 // force; zeroFtSensor() there takes the press as the bias; setPayload()
@@ -27,6 +28,12 @@ int main(int argc, char **argv)
 		ur_rtde::RTDEControlInterface ctl(host);
 		ur_rtde::RTDEReceiveInterface rx(host);
 		const double z0 = rx.getActualTCPPose()[2];
+		peer::check(ctl.moveUntilContact({ 0, 0, -0.02, 0, 0, 0 }),
+			    "moveUntilContact() going down");
+		const double zc = rx.getActualTCPPose()[2];
+		peer::check(zc < z0 - 0.015 && zc > z0 - 0.025,
+			    "it stopped at the surface, 2 cm down: " +
+				    std::to_string((zc - z0) * 1000) + " mm");
 		const std::vector<double> frame = { 0, 0, 0, 0, 0, 0 };
 		const std::vector<int> sel = { 0, 0, 1, 0, 0, 0 };
 		const std::vector<double> wrench = { 0, 0, -10, 0, 0, 0 };

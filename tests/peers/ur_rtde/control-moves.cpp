@@ -26,6 +26,13 @@ static double dist(const std::vector<double> &a, const std::vector<double> &b, i
 	return std::sqrt(s);
 }
 
+// The receive interface's newest package may be a cycle older than the
+// control interface's "done": read positions a few cycles later.
+static void settle()
+{
+	std::this_thread::sleep_for(std::chrono::milliseconds(30));
+}
+
 int main(int argc, char **argv)
 {
 	const std::string host = argc > 1 ? argv[1] : "127.0.0.1";
@@ -37,11 +44,13 @@ int main(int argc, char **argv)
 
 		q[0] += 0.3;
 		peer::check(ctl.moveJ(q, 1.0, 2.0), "moveJ() to base + 0.3 rad");
+		settle();
 		peer::check(dist(rx.getActualQ(), q, 6) < 1e-6, "moveJ() returns on its target");
 
 		std::vector<double> p = rx.getActualTCPPose();
 		p[2] += 0.05;
 		peer::check(ctl.moveL(p, 0.2, 1.0), "moveL() 5 cm up");
+		settle();
 		peer::check(dist(rx.getActualTCPPose(), p, 3) < 1e-5,
 			    "moveL() returns on its target");
 
@@ -54,12 +63,27 @@ int main(int argc, char **argv)
 		peer::check(progress >= 0,
 			    "the async move runs: progress " + std::to_string(progress));
 		ctl.stopJ(2.0, false);
+		settle();
 		const std::vector<double> mid = rx.getActualQ();
 		peer::check(mid[0] < start[0] - 0.05 && mid[0] > far[0] + 0.3,
 			    "stopJ() left the arm between start and target: " +
 				    std::to_string(mid[0] - start[0]) + " rad of -1.0");
 		peer::check(ctl.getAsyncOperationProgress() < 0, "the async operation is over");
 		peer::check(ctl.isSteady(), "isSteady() after stopJ()");
+
+		// moveL asynchronous, stopped by stopL().
+		std::vector<double> pl = rx.getActualTCPPose(), pl0 = pl;
+		pl[0] += 0.2;
+		peer::check(ctl.moveL(pl, 0.1, 0.5, true), "moveL(async) 20 cm along x");
+		std::this_thread::sleep_for(std::chrono::milliseconds(600));
+		ctl.stopL(1.0, false);
+		settle();
+		const std::vector<double> pm = rx.getActualTCPPose();
+		peer::check(pm[0] > pl0[0] + 0.01 && pm[0] < pl[0] - 0.05,
+			    "stopL() left the tool on the way: " +
+				    std::to_string((pm[0] - pl0[0]) * 1000) + " mm of 200");
+		peer::check(std::fabs(pm[1] - pl0[1]) < 1e-4 && std::fabs(pm[2] - pl0[2]) < 1e-4,
+			    "on the line of the move");
 
 		// A path of three linear waypoints, asynchronous.
 		std::vector<double> p0 = rx.getActualTCPPose();
