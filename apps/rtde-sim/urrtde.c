@@ -1197,9 +1197,11 @@ static void tick(struct sim *sim, void *state, int64_t now)
 	memcpy(u->hist[u->hist_n++ % HISTORY], r->actual_q, sizeof(u->hist[0]));
 	if (u->wd_on && now - u->wd_last > u->wd_period_ns) {
 		sim_ctrl_model_stats(sim)->watchdog_stops++;
-		sim_ctrl_program_fail(sim, u->cmd_line[C_SET_WATCHDOG],
-				      "RTDE input watchdog: input_int_register not updated within "
-				      "the period of rtde_set_watchdog(); the program stopped");
+		fail(sim, u, C_SET_WATCHDOG,
+		     "RTDE input watchdog: input_int_register_%d not updated for %.0f ms "
+		     "(rtde_set_watchdog(..., %.3g Hz, \"stop\")); the program stopped",
+		     u->offset == 24 ? 24 : 0, (double)(now - u->wd_last) / 1e6,
+		     1e9 / (double)u->wd_period_ns);
 		return;
 	}
 	/* the asynchronous threads */

@@ -132,6 +132,17 @@ def control_kinematics_upper(r, facts):
     check(m["last"].endswith("registers 24-47"), f"the script used the upper registers ({m['last']})")
 
 
+def control_watchdog(r, facts):
+    m = next(x for x in r["controller"]["models"] if x["name"] == "ur_rtde")
+    check(m["started"] == 1, f"one script started ({m['started']})")
+    check(m["watchdog_stops"] == 1, f"the RTDE watchdog stopped it once ({m['watchdog_stops']})")
+    exc = r["controller"]["last_exception"] or {}
+    check("watchdog: input_int_register_0" in exc.get("text", ""),
+          f"the runtime exception names the watchdog and its register ({exc})")
+    check(r["controller"]["program_state"] == "STOPPED", "the program is stopped")
+    check(r["robot"]["at_rest"], "the arm is at rest at the end")
+
+
 def control_io(r, facts):
     check(r["stats"]["inputs_applied"] >= 6,
           f"rtde-sim applied the IO interface's packages ({r['stats']['inputs_applied']})")
@@ -163,6 +174,7 @@ TESTS = {
     "ur_rtde-control-kinematics-upper": control_kinematics_upper,
     "ur_rtde-control-moves-cb3": control_moves,
     "ur_rtde-control-io": control_io,
+    "ur_rtde-control-watchdog": control_watchdog,
     "ur_rtde-receive": ur_rtde_receive,
     "ur_rtde-dashboard": dashboard,
     "ur_rtde-dashboard-commands": dashboard_commands,

@@ -49,7 +49,7 @@ ur_rtde-receive) prog=ur_rtde-receive args="1" flags="" netns=1 ;;
 ur_rtde-dashboard) prog=ur_rtde-dashboard args="@D" flags="--boot" netns=0 ;;
 ur_rtde-dashboard-commands) prog=ur_rtde-dashboard-commands args="@D" flags="" netns=0 ;;
 ur_rtde-control-speedj | ur_rtde-control-servoj | ur_rtde-control-moves | \
-	ur_rtde-control-kinematics | ur_rtde-control-io)
+	ur_rtde-control-kinematics | ur_rtde-control-io | ur_rtde-control-watchdog)
 	prog=$name args="" flags="" netns=1 ;;
 ur_rtde-control-kinematics-upper) prog=ur_rtde-control-kinematics args="upper" flags="" netns=1 ;;
 ur_rtde-control-moves-cb3) prog=ur_rtde-control-moves args="" flags="--profile cb3" netns=1 ;;
