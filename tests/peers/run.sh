@@ -102,6 +102,24 @@ done
 [ -n "$rtde" ] && [ -n "$dash" ] || { cat "$tmp/sim.log" >&2; fail "rtde-sim did not start"; }
 echo "# rtde-sim $flags on 127.0.0.1: rtde $rtde, dashboard $dash${RTL_PEERS_IN_NETNS:+ (private network namespace)}"
 
+# ur_rtde's control interface first stops a program that plays (it waits
+# 3 s for that program to answer as its own script would): the control
+# tests start from a controller with no program, as a robot at rest in
+# remote control is found, by the dashboard's stop.
+case $name in
+ur_rtde-control-*)
+	python3 - "$dash" <<'PY' || fail "the dashboard's stop was not answered"
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+f = s.makefile("rw")
+f.readline()
+f.write("stop\n")
+f.flush()
+sys.exit(0 if f.readline().strip() == "Stopped" else 1)
+PY
+	;;
+esac
+
 set -- 127.0.0.1
 for a in $args; do
 	a=$(echo "$a" | sed "s|@P|$rtde|; s|@D|$dash|; s|@R|$here|; s|@S|$peers/prefix/share/ur_client_library/resources|")
