@@ -86,12 +86,14 @@ libs="-lexpat -lcurl -lm -lpthread"
 # UBSan, so the fuzzer's time goes to the parsers.
 plain="ring/error.c ring/ring.c ring/sized.c rt/log.c rt/mem.c rt/time.c rt/hist.c rt/json.c apps/rtde-sim/robot.c apps/rtde-sim/moves.c apps/rtde-sim/kin.c apps/rtde-sim/requests.c
 io/rtde/rtde_fields.c io/net/tcp.c io/ur/ur_dashboard.c io/ur/ur_robot_api.c io/ur/ur_robot_api_json.c
-apps/rtde-sim/ports.c"
+apps/rtde-sim/ports.c io/rtde/rtde_req_names.c"
 srcs="io/rtde/rtde_codec.c io/rtde/rtde_framer.c io/rtde/rtde_fields.c io/rtde/rtde_recipe.c
 io/rtde/rtde_client.c io/udp/udp.c io/ur/ur_primary.c
 apps/rtde-sim/session.c apps/rtde-sim/sim.c apps/rtde-sim/udp.c
 apps/rtde-sim/controller.c apps/rtde-sim/dashboard.c apps/rtde-sim/primary.c
-apps/rtde-sim/robot_api.c apps/rtde-sim/driver.c
+apps/rtde-sim/robot_api.c apps/rtde-sim/driver.c apps/rtde-sim/panel.c
+apps/rtde-sim/urrtde.c apps/rtde-sim/extctl.c apps/rtde-sim/extctl_cmd.c
+apps/rtde-sim/extctl_traj.c apps/rtde-sim/extctl_urcap.c
 apps/rtde-record/format.c"
 
 # name:source:extra-flags. The decode-* variants pin the package type to a
