@@ -501,9 +501,12 @@ void sim_inputs_written(struct sim *sim, struct sim_session *s, const struct sim
 			c.param[i] = v[sim->cmd_idx[CMD_PARAM0 + i]].d;
 		/* The registers are written either way; only a running rtloop
 		 * program reads them. */
-		if (!sim_ctrl_executing(&sim->ctrl))
-			sim->ctrl.stats.commands_ignored++;
-		else if (sim_robot_command(&sim->robot, &c, now) == -EINVAL)
+		if (!sim_ctrl_executing(&sim->ctrl)) {
+			/* another library's program owns these registers then
+			 * (ur_rtde's upper range is 24-47): not ignored */
+			if (!m)
+				sim->ctrl.stats.commands_ignored++;
+		} else if (sim_robot_command(&sim->robot, &c, now) == -EINVAL)
 			sim->stats.commands_refused++;
 	}
 	if ((r->roles & ROLE_REQ) && sim->req_idx[0] >= 0 && sim_ctrl_executing(&sim->ctrl)) {
