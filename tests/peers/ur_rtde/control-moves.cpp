@@ -2,8 +2,9 @@
 //
 // Point-to-point moves with ur_rtde: moveJ and moveL (synchronous), an
 // asynchronous moveJ stopped half-way with stopJ(), its progress from
-// getAsyncOperationProgress(), and an asynchronous moveL path of three
-// waypoints whose progress names each waypoint in turn.
+// getAsyncOperationProgress(), an asynchronous moveL stopped by stopL(), an
+// asynchronous moveL path of three waypoints whose progress names each
+// waypoint in turn, and a synchronous moveJ path with a blend.
 //
 //   ur_rtde-control-moves HOST
 #include <ur_rtde/rtde_control_interface.h>
@@ -111,6 +112,25 @@ int main(int argc, char **argv)
 		peer::check(std::fabs(end[1] - (p0[1] + 0.09)) < 1e-5,
 			    "the path ends on its last waypoint: " +
 				    std::to_string(end[1] - p0[1]));
+
+		// A joint path of two waypoints with a blend, synchronous.
+		std::vector<double> j0 = rx.getActualQ();
+		std::vector<std::vector<double>> jpath;
+		for (int k = 1; k <= 2; k++) {
+			std::vector<double> w = j0;
+			w[0] += 0.15 * k;
+			w[4] -= 0.1 * k;
+			w.insert(w.end(), { 0.8, 1.5, k == 1 ? 0.02 : 0.0 }); // speed, accel, blend
+			jpath.push_back(w);
+		}
+		peer::check(ctl.moveJ(jpath, false), "moveJ(path) with a blend");
+		settle();
+		std::vector<double> jend = rx.getActualQ(),
+				    jlast(jpath[1].begin(), jpath[1].begin() + 6);
+		// ur_rtde writes the path into the script with 6 significant digits
+		peer::check(dist(jend, jlast, 6) < 1e-4,
+			    "the joint path ends on its last waypoint: " +
+				    std::to_string(dist(jend, jlast, 6)));
 		for (int i = 0; i < 6; i++)
 			peer::fact(("q" + std::to_string(i)).c_str(), rx.getActualQ()[i]);
 		ctl.stopScript();
