@@ -130,118 +130,67 @@ enum {
 };
 
 /* The names of the commands the script knows, for messages. */
+static const char *const cmd_names[MAX_CMD] = {
+	[C_MOVEJ] = "moveJ",
+	[C_MOVEJ_IK] = "moveJ_IK",
+	[C_MOVEL] = "moveL",
+	[C_MOVEL_FK] = "moveL_FK",
+	[C_FORCE_MODE] = "forceMode",
+	[C_FORCE_MODE_STOP] = "forceModeStop",
+	[C_ZERO_FT] = "zeroFtSensor",
+	[C_SPEEDJ] = "speedJ",
+	[C_SPEEDL] = "speedL",
+	[C_SERVOJ] = "servoJ",
+	[C_SERVOC] = "servoC",
+	[C_SPEED_STOP] = "speedStop",
+	[C_SERVO_STOP] = "servoStop",
+	[C_SET_PAYLOAD] = "setPayload",
+	[C_TEACH] = "teachMode",
+	[C_END_TEACH] = "endTeachMode",
+	[C_FORCE_DAMPING] = "forceModeSetDamping",
+	[C_FORCE_GAIN] = "forceModeSetGainScaling",
+	[C_SERVOL] = "servoL",
+	[C_TOOL_CONTACT] = "toolContact",
+	[C_GET_STEPTIME] = "getStepTime",
+	[C_JOINT_HISTORY] = "getActualJointPositionsHistory",
+	[C_TARGET_WAYPOINT] = "getTargetWaypoint",
+	[C_SET_TCP] = "setTcp",
+	[C_IK_ARGS] = "getInverseKinematics",
+	[C_IK_DEFAULT] = "getInverseKinematics",
+	[C_PROTECTIVE_STOP] = "triggerProtectiveStop",
+	[C_STOPL] = "stopL",
+	[C_STOPJ] = "stopJ",
+	[C_SET_WATCHDOG] = "setWatchdog",
+	[C_POSE_SAFE] = "isPoseWithinSafetyLimits",
+	[C_JOINTS_SAFE] = "isJointsWithinSafetyLimits",
+	[C_JOINT_TORQUES] = "getJointTorques",
+	[C_POSE_TRANS] = "poseTrans",
+	[C_GET_TCP] = "getTCPOffset",
+	[C_JOG_START] = "jogStart",
+	[C_JOG_STOP] = "jogStop",
+	[C_FK_DEFAULT] = "getForwardKinematics",
+	[C_FK_ARGS] = "getForwardKinematics",
+	[C_MOVE_PATH] = "movePath",
+	[C_IS_STEADY] = "isSteady",
+	[C_MOVE_UNTIL_CONTACT] = "moveUntilContact",
+	[C_FREEDRIVE] = "freedriveMode",
+	[C_END_FREEDRIVE] = "endFreedriveMode",
+	[C_FREEDRIVE_STATUS] = "getFreedriveStatus",
+	[C_FT_RTDE_INPUT] = "ftRtdeInputEnable",
+	[C_EXTERNAL_FT] = "enableExternalFtSensor",
+	[C_FLANGE_POSE] = "getActualToolFlangePose",
+	[C_SET_GRAVITY] = "setGravity",
+	[C_IK_HAS_SOLUTION] = "getInverseKinematicsHasSolution",
+	[C_IK_HAS_SOLUTION_ARGS] = "getInverseKinematicsHasSolution",
+	[C_CONTACT_START] = "startContactDetection",
+	[C_CONTACT_STOP] = "stopContactDetection",
+	[C_CONTACT_READ] = "readContactDetection",
+	[C_STOP_SCRIPT] = "stopScript",
+};
+
 static const char *cmd_name(int c)
 {
-	switch (c) {
-	case C_MOVEJ:
-		return "moveJ";
-	case C_MOVEJ_IK:
-		return "moveJ_IK";
-	case C_MOVEL:
-		return "moveL";
-	case C_MOVEL_FK:
-		return "moveL_FK";
-	case C_FORCE_MODE:
-		return "forceMode";
-	case C_FORCE_MODE_STOP:
-		return "forceModeStop";
-	case C_ZERO_FT:
-		return "zeroFtSensor";
-	case C_SPEEDJ:
-		return "speedJ";
-	case C_SPEEDL:
-		return "speedL";
-	case C_SERVOJ:
-		return "servoJ";
-	case C_SERVOC:
-		return "servoC";
-	case C_SPEED_STOP:
-		return "speedStop";
-	case C_SERVO_STOP:
-		return "servoStop";
-	case C_SET_PAYLOAD:
-		return "setPayload";
-	case C_TEACH:
-		return "teachMode";
-	case C_END_TEACH:
-		return "endTeachMode";
-	case C_FORCE_DAMPING:
-		return "forceModeSetDamping";
-	case C_FORCE_GAIN:
-		return "forceModeSetGainScaling";
-	case C_SERVOL:
-		return "servoL";
-	case C_TOOL_CONTACT:
-		return "toolContact";
-	case C_GET_STEPTIME:
-		return "getStepTime";
-	case C_JOINT_HISTORY:
-		return "getActualJointPositionsHistory";
-	case C_TARGET_WAYPOINT:
-		return "getTargetWaypoint";
-	case C_SET_TCP:
-		return "setTcp";
-	case C_IK_ARGS:
-	case C_IK_DEFAULT:
-		return "getInverseKinematics";
-	case C_PROTECTIVE_STOP:
-		return "triggerProtectiveStop";
-	case C_STOPL:
-		return "stopL";
-	case C_STOPJ:
-		return "stopJ";
-	case C_SET_WATCHDOG:
-		return "setWatchdog";
-	case C_POSE_SAFE:
-		return "isPoseWithinSafetyLimits";
-	case C_JOINTS_SAFE:
-		return "isJointsWithinSafetyLimits";
-	case C_JOINT_TORQUES:
-		return "getJointTorques";
-	case C_POSE_TRANS:
-		return "poseTrans";
-	case C_GET_TCP:
-		return "getTCPOffset";
-	case C_JOG_START:
-		return "jogStart";
-	case C_JOG_STOP:
-		return "jogStop";
-	case C_FK_DEFAULT:
-	case C_FK_ARGS:
-		return "getForwardKinematics";
-	case C_MOVE_PATH:
-		return "movePath";
-	case C_IS_STEADY:
-		return "isSteady";
-	case C_MOVE_UNTIL_CONTACT:
-		return "moveUntilContact";
-	case C_FREEDRIVE:
-		return "freedriveMode";
-	case C_END_FREEDRIVE:
-		return "endFreedriveMode";
-	case C_FREEDRIVE_STATUS:
-		return "getFreedriveStatus";
-	case C_FT_RTDE_INPUT:
-		return "ftRtdeInputEnable";
-	case C_EXTERNAL_FT:
-		return "enableExternalFtSensor";
-	case C_FLANGE_POSE:
-		return "getActualToolFlangePose";
-	case C_SET_GRAVITY:
-		return "setGravity";
-	case C_IK_HAS_SOLUTION:
-	case C_IK_HAS_SOLUTION_ARGS:
-		return "getInverseKinematicsHasSolution";
-	case C_CONTACT_START:
-		return "startContactDetection";
-	case C_CONTACT_STOP:
-		return "stopContactDetection";
-	case C_CONTACT_READ:
-		return "readContactDetection";
-	case C_STOP_SCRIPT:
-		return "stopScript";
-	}
-	return NULL;
+	return c >= 0 && c < MAX_CMD ? cmd_names[c] : NULL;
 }
 
 /* The commands the main loop takes every cycle and answers "ready". */
@@ -661,6 +610,22 @@ static void pose_trans(const double a[6], const double b[6], double out[6])
 	sim_robot_matrix_to_rotvec(rc, out + 3);
 }
 
+/* Request @id moves the arm: on the move thread (@async; the progress
+ * register says it started) or the main thread waits for it. */
+static void follow(struct sim *sim, struct urr *u, int32_t id, bool async, bool path)
+{
+	u->move_is_path = path;
+	u->move_seg = -1;
+	if (async) {
+		u->move_thread = true;
+		u->move_id = id;
+		async_progress(sim, u, 0);
+	} else {
+		u->wait = WAIT_MOVE;
+		u->wait_id = id;
+	}
+}
+
 /* A move (movej, movel) of the main thread or of the move thread. */
 static void move(struct sim *sim, struct urr *u, int c, bool linear, const double target[6],
 		 double v, double a, bool async, int64_t now)
@@ -676,15 +641,7 @@ static void move(struct sim *sim, struct urr *u, int c, bool linear, const doubl
 	id = request(sim, u, linear ? RTL_RTDE_REQ_MOVE_L : RTL_RTDE_REQ_MOVE_J, 0, arg, 8, now);
 	if (refused(sim, u, c, id, linear ? "movel" : "movej"))
 		return;
-	if (async) {
-		u->move_thread = true;
-		u->move_id = id;
-		u->move_is_path = false;
-		async_progress(sim, u, 0);
-	} else {
-		u->wait = WAIT_MOVE;
-		u->wait_id = id;
-	}
+	follow(sim, u, id, async, false);
 }
 
 /* A move whose speed, acceleration and async flag are in the registers
@@ -722,16 +679,7 @@ static void move_path(struct sim *sim, struct urr *u, int c, bool async, int64_t
 		if (refused(sim, u, c, id, w->linear ? "movel (path)" : "movej (path)"))
 			return;
 	}
-	u->move_seg = -1;
-	u->move_is_path = true;
-	if (async) {
-		u->move_thread = true;
-		u->move_id = id;
-		async_progress(sim, u, 0);
-	} else {
-		u->wait = WAIT_MOVE;
-		u->wait_id = id;
-	}
+	follow(sim, u, id, async, true);
 }
 
 /* The path waypoint the running move is on. */
