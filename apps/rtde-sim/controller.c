@@ -676,6 +676,7 @@ static enum sim_ctrl_result model_start(struct sim *sim, int i, const char *name
 	struct sim_prog_error err = { 0 };
 	enum sim_ctrl_result res = can_start(sim);
 
+	c->stats.model[i].recognised++;
 	if (res) {
 		char why[SIM_CTRL_TEXT];
 

@@ -45,6 +45,7 @@ struct sim_prog_error {
 
 /* What a model did, for the report (struct sim_ctrl_stats.model[]). */
 struct sim_prog_stats {
+	uint64_t recognised;	  /* programs it knew for its own (each counted once) */
 	uint64_t started;	  /* programs started */
 	uint64_t refused;	  /* recognised, not started: the arm was not ready */
 	uint64_t failed;	  /* ended by a runtime exception */

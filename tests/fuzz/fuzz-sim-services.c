@@ -162,9 +162,15 @@ static void check_controller(const struct sim *sim, bool script_port)
 	if (sim_ctrl_executing(c))
 		FUZZ_CHECK(c->robot_mode == RTL_UR_ROBOT_MODE_RUNNING &&
 			   c->safety_mode == RTL_UR_SAFETY_NORMAL);
-	if (script_port)
-		FUZZ_CHECK(s->programs == s->rtloop_started + s->rtloop_refused + s->others);
-	else
+	if (script_port) {
+		uint64_t modelled = 0;
+
+		/* every program is rtloop's, another library's (a model's) or other */
+		for (int i = 0; i < SIM_PROGS; i++)
+			modelled += s->model[i].recognised;
+		FUZZ_CHECK(s->programs ==
+			   s->rtloop_started + s->rtloop_refused + s->others + modelled);
+	} else
 		FUZZ_CHECK(s->programs == 0);
 }
 
