@@ -840,9 +840,11 @@ static void ctrl_json(FILE *f, const struct sim_ctrl_summary *c)
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
 		rtl_json_string(f, sim_progs[i]->name);
 		fprintf(f,
-			",\"started\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"failed\":%" PRIu64
-			",\"commands\":%" PRIu64 ",\"unmodelled\":%" PRIu64 ",\"last_unmodelled\":",
-			m->started, m->refused, m->failed, m->commands, m->unmodelled);
+			",\"recognised\":%" PRIu64 ",\"started\":%" PRIu64 ",\"refused\":%" PRIu64
+			",\"failed\":%" PRIu64 ",\"commands\":%" PRIu64 ",\"unmodelled\":%" PRIu64
+			",\"last_unmodelled\":",
+			m->recognised, m->started, m->refused, m->failed, m->commands,
+			m->unmodelled);
 		rtl_json_string(f, m->last_unmodelled);
 		fprintf(f, ",\"watchdog_stops\":%" PRIu64 ",\"last\":", m->watchdog_stops);
 		rtl_json_string(f, m->last);
