@@ -58,6 +58,8 @@ static const double viscous[N] = { 6.0, 6.0, 4.0, 1.5, 1.5, 1.5 };	    /* N m s 
 #define GRAVITY 9.82
 #define DLS_LAMBDA 0.01
 #define CLIK_GAIN 0.1	/* per control period */
+/* A stopped arm's joints below this [rad/s] are at rest (the stop's tail). */
+#define STOP_SNAP_SPEED 1e-6
 #define SERVO_BRAKE 0.9 /* share of the acceleration limit servoj plans to brake with */
 #define T_AMBIENT 28.0
 #define T_RISE 0.8 /* deg C per A^2 at steady state */
@@ -954,11 +956,26 @@ static void watchdog_trip(struct sim_robot *r)
 		r->cfg.message(r->cfg.message_ctx, SIM_ROBOT_WARNING, wd_text);
 }
 
+/* Every joint velocity below @v in magnitude. */
+static bool below(const double qd[N], double v)
+{
+	for (int i = 0; i < N; i++)
+		if (fabs(qd[i]) >= v)
+			return false;
+	return true;
+}
+
 /* Joint velocities below 1e-9 rad/s: the arm is at rest. */
 static bool at_rest(const double qd[N])
 {
-	for (int i = 0; i < N; i++)
-		if (fabs(qd[i]) >= 1e-9)
+	return below(qd, 1e-9);
+}
+
+/* No twist commanded (a joint-space motion, or a linear one ramped to 0). */
+static bool twist_zero(const struct sim_robot *r)
+{
+	for (int i = 0; r->linear && i < 6; i++)
+		if (r->twist[i] != 0)
 			return false;
 	return true;
 }
@@ -1281,10 +1298,15 @@ uint32_t sim_robot_step(struct sim_robot *r, int64_t now_ns)
 				ramp_linear(r, zero, a > 0 ? a : r->cfg.linear_accel, qd);
 			else
 				ramp_joints(r, zero, a > 0 ? a : r->cfg.joint_accel, qd);
-			/* At rest means exactly zero: the Cartesian correction
-			 * would otherwise leave 1e-14 rad/s forever, and clients
-			 * waiting for actual_qd == 0 would wait with it. */
-			if (at_rest(qd))
+			/* At rest means exactly zero. After a linear stop the
+			 * Cartesian correction decays by CLIK_GAIN a period: a
+			 * joint at 1e-3 rad/s takes a quarter of a second to
+			 * fall below 1e-9, and would leave 1e-14 forever. Once
+			 * the twist is zero and every joint is below
+			 * STOP_SNAP_SPEED (the pose then within 1e-7 of the
+			 * reference), the arm is at rest, so clients waiting for
+			 * actual_qd == 0 see it when a real arm would be. */
+			if (at_rest(qd) || (twist_zero(r) && below(qd, STOP_SNAP_SPEED)))
 				memset(qd, 0, sizeof(double) * N);
 			break;
 		}
