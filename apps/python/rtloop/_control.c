@@ -252,21 +252,24 @@ static PyObject *m_write(PyObject *self, PyObject *unused)
 
 static PyMethodDef control_methods[] = {
 	{ "speedj", METH(m_speedj), METH_VARARGS | METH_KEYWORDS,
-	  "speedj(qd, acc=None) -> int\n\nJoint velocities [rad/s] with the leading joint's "
-	  "acceleration [rad/s^2] (None: 1.4); sent at once, ending the step. Returns the bytes "
-	  "sent (0: nothing went; stats() says why). ur_rtde: speedJ()." },
+	  "speedj($self, /, qd, acc=None)\n--\n\nJoint velocities [rad/s] with the leading "
+	  "joint's acceleration [rad/s^2] (None: 1.4); sent at once, ending the step. Returns "
+	  "the bytes sent (0: nothing went; stats() says why). ur_rtde: speedJ().\n\nReturns: "
+	  "int." },
 	{ "speedl", METH(m_speedl), METH_VARARGS | METH_KEYWORDS,
-	  "speedl(xd, acc=None) -> int\n\nA TCP twist in the base frame [m/s, rad/s] with the "
-	  "tool acceleration [m/s^2] (None: 1.2). ur_rtde: speedL()." },
+	  "speedl($self, /, xd, acc=None)\n--\n\nA TCP twist in the base frame [m/s, rad/s] "
+	  "with the tool acceleration [m/s^2] (None: 1.2). ur_rtde: speedL().\n\nReturns: int." },
 	{ "servoj", METH(m_servoj), METH_VARARGS | METH_KEYWORDS,
-	  "servoj(q, time=None, lookahead=None, gain=None) -> int\n\nA joint position target "
-	  "[rad]; time [s] (None: the control period), lookahead 0.03..0.2 s (None: 0.1), gain "
-	  "100..2000 (None: 300). ur_rtde: servoJ()." },
+	  "servoj($self, /, q, time=None, lookahead=None, gain=None)\n--\n\nA joint position "
+	  "target [rad]; time [s] (None: the control period), lookahead 0.03..0.2 s (None: "
+	  "0.1), gain 100..2000 (None: 300). ur_rtde: servoJ().\n\nReturns: int." },
 	{ "stop", METH(m_stop), METH_VARARGS | METH_KEYWORDS,
-	  "stop(decel=None) -> int\n\nDecelerate to rest (None: the default deceleration). "
-	  "ur_rtde: speedStop(), servoStop(), stopJ(), stopL()." },
+	  "stop($self, /, decel=None)\n--\n\nDecelerate to rest (None: the default "
+	  "deceleration). ur_rtde: speedStop(), servoStop(), stopJ(), stopL().\n\nReturns: "
+	  "int." },
 	{ "write", m_write, METH_NOARGS,
-	  "write() -> int\n\nSend what the registers hold (the last command) and end the step." },
+	  "write($self, /)\n--\n\nSend what the registers hold (the last command) and end the "
+	  "step.\n\nReturns: int." },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -328,13 +331,13 @@ static PyTypeObject control_type = {
 	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "rtloop.Control",
 	.tp_basicsize = sizeof(struct py_rx),
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-	.tp_doc = "Control(host, port=30004, *, fields=DEFAULT_FIELDS, frequency=None, "
-		  "timeout=2.0, watchdog_periods=3, stop_timeout=2.0, echo=False)\n\nA control "
-		  "loop from "
-		  "Python over RTDE with rtloop's command registers (ur_rtde: "
-		  "RTDEControlInterface): read() starts a step, a command ends it. rtloop's "
-		  "watchdog sends the safe set when a step is late; every exit stops the arm. "
-		  "docs/python.md.",
+	.tp_doc =
+		"Control(host, port=30004, *, fields=None, frequency=None, timeout=2.0, "
+		"watchdog_periods=3, stop_timeout=2.0, echo=False)\n--\n\nA control loop from "
+		"Python over RTDE with rtloop's command registers (ur_rtde: RTDEControlInterface): "
+		"read() starts a step, a command ends it. rtloop's watchdog sends the safe set "
+		"when "
+		"a step is late; every exit stops the arm. docs/python.md.",
 	.tp_new = PyType_GenericNew,
 	.tp_init = control_init,
 };

@@ -1211,29 +1211,35 @@ GETTER(runtime_state, "runtime_state")
 #define GETTER_DEF(fn, ur)                                                  \
 	{                                                                   \
 		.ml_name = #fn, .ml_meth = g_##fn, .ml_flags = METH_NOARGS, \
-		.ml_doc = GETTER_DOC(ur)                                    \
+		.ml_doc = #fn "($self, /)\n--\n\n" GETTER_DOC(ur)           \
 	}
 
 static PyMethodDef rx_methods[] = {
 	{ "read", METH(m_read), METH_VARARGS | METH_KEYWORDS,
-	  "read(timeout=None) -> dict or None\n\nWait up to timeout seconds (None: the "
+	  "read($self, /, timeout=None)\n--\n\nWait up to timeout seconds (None: the "
 	  "connection's) for a frame newer than the last one taken and return its state; None "
-	  "on time-out. rtloop.Error when the loop has ended (the connection)." },
+	  "on time-out. rtloop.Error when the loop has ended (the connection).\n\nReturns: "
+	  "dict or None." },
 	{ "get", m_get, METH_O,
-	  "get(name) -> value\n\nThe newest value of an output field: a NumPy array for "
-	  "vectors, float or int for scalars." },
-	{ "state", m_state, METH_NOARGS, "state() -> dict\n\nEvery field of the newest state." },
+	  "get($self, name, /)\n--\n\nThe newest value of an output field: a NumPy array for "
+	  "vectors, float or int for scalars.\n\nReturns: value." },
+	{ "state", m_state, METH_NOARGS,
+	  "state($self, /)\n--\n\nEvery field of the newest state.\n\nReturns: dict." },
 	{ "frame", m_frame, METH_NOARGS,
-	  "frame() -> dict or None\n\nThe loop's header of the frame last taken: seq, rx_ns, "
-	  "ctrl_time, ctrl_skipped." },
+	  "frame($self, /)\n--\n\nThe loop's header of the frame last taken: seq, rx_ns, "
+	  "ctrl_time, ctrl_skipped.\n\nReturns: dict or None." },
 	{ "stats", m_stats, METH_NOARGS,
-	  "stats() -> dict\n\nThe loop's counters (struct rtl_loop_counters, by C name), with "
-	  "'client', 'transport' and 'python' dicts. After close(): the final ones." },
+	  "stats($self, /)\n--\n\nThe loop's counters (struct rtl_loop_counters, by C name), "
+	  "with 'client', 'transport' and 'python' dicts. After close(): the final ones.\n\n"
+	  "Returns: dict." },
 	{ "histograms", m_histograms, METH_NOARGS,
-	  "histograms() -> dict\n\nname -> {count, min, p50, p90, p99, max, mean, unit}." },
-	{ "report", m_report, METH_NOARGS, "report() -> str\n\nThe loop's text report." },
+	  "histograms($self, /)\n--\n\nname -> {count, min, p50, p90, p99, max, mean, unit}.\n"
+	  "\nReturns: dict." },
+	{ "report", m_report, METH_NOARGS,
+	  "report($self, /)\n--\n\nThe loop's text report.\n\nReturns: str." },
 	{ "close", m_close, METH_NOARGS,
-	  "close()\n\nStop the loop (the stop at exit) and free it; again: nothing." },
+	  "close($self, /)\n--\n\nStop the loop (the stop at exit) and free it; again: "
+	  "nothing." },
 	{ "__enter__", m_enter, METH_NOARGS, NULL },
 	{ "__exit__", m_exit, METH_VARARGS, NULL },
 	GETTER_DEF(timestamp, "getTimestamp"),
@@ -1369,10 +1375,13 @@ PyTypeObject py_receive_type = {
 	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "rtloop.Receive",
 	.tp_basicsize = sizeof(struct py_rx),
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-	.tp_doc = "Receive(host, port=30004, *, fields=DEFAULT_FIELDS, frequency=None, "
-		  "timeout=2.0)\n\nThe controller's state over RTDE, read-only (ur_rtde: "
-		  "RTDEReceiveInterface). rtloop's C rx thread receives every frame; Python "
-		  "takes the newest. docs/python.md.",
+	.tp_doc =
+		"Receive(host, port=30004, *, fields=None, frequency=None, timeout=2.0)\n"
+		"--\n\nThe controller's state over RTDE, read-only (ur_rtde: "
+		"RTDEReceiveInterface). "
+		"rtloop's C rx thread receives every frame; Python takes the newest. fields None: "
+		"DEFAULT_FIELDS. "
+		"docs/python.md.",
 	.tp_new = PyType_GenericNew,
 	.tp_init = rx_init,
 	.tp_dealloc = rx_dealloc,

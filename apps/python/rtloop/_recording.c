@@ -799,10 +799,10 @@ out:
 static PyMethodDef functions[] = {
 	{ "read_recording", (PyCFunction)(void (*)(void))read_recording,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "read_recording(path, *, partial_ok=False) -> Recording\n\n"
-	  "Read a file rtde-record wrote, CSV or binary (a FILE.partial too). A file cut\n"
-	  "inside its last row raises rtloop.TruncatedRecording, unless partial_ok=True:\n"
-	  "then the whole rows, with rec.truncated True." },
+	  "read_recording($module, /, path, *, partial_ok=False)\n--\n\nRead a file "
+	  "rtde-record wrote, CSV or binary (a FILE.partial too). A file cut inside its last "
+	  "row raises rtloop.TruncatedRecording, unless partial_ok=True: then the whole "
+	  "rows, with rec.truncated True.\n\nReturns: Recording." },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -420,12 +420,13 @@ static PyObject *handle_repr(PyObject *self)
 
 static PyMethodDef request_methods[] = {
 	{ "done", handle_done, METH_NOARGS,
-	  "done() -> bool\n\nTrue once the command is over (done, failed or interrupted). "
-	  "Outside a step it first takes the frames that have come, without waiting." },
+	  "done($self, /)\n--\n\nTrue once the command is over (done, failed or interrupted). "
+	  "Outside a step it first takes the frames that have come, without waiting.\n\n"
+	  "Returns: bool." },
 	{ "wait", METH(handle_wait), METH_VARARGS | METH_KEYWORDS,
-	  "wait(timeout=None) -> bool\n\nTake frames until the command is over: True when "
-	  "done, False when the timeout [s] ran out first; raises rtloop.Error with .reason "
-	  "when it failed or was interrupted." },
+	  "wait($self, /, timeout=None)\n--\n\nTake frames until the command is over: True "
+	  "when done, False when the timeout [s] ran out first; raises rtloop.Error with "
+	  ".reason when it failed or was interrupted.\n\nReturns: bool." },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -474,7 +475,9 @@ static PyObject *move_end(struct py_rx *s, const char *what, const struct rtl_rt
  */
 static PyObject *move(PyObject *self, PyObject *args, PyObject *kw, bool linear)
 {
-	static char *kwlist[] = { "target", "speed", "acceleration", "wait", NULL };
+	/* The target's keyword is ur_rtde's: moveJ(q, ...), moveL(pose, ...). */
+	static char *kw_j[] = { "q", "speed", "acceleration", "wait", NULL };
+	static char *kw_l[] = { "pose", "speed", "acceleration", "wait", NULL };
 	const char *what = linear ? "rtloop.Control.move_l" : "rtloop.Control.move_j";
 	const char *tname = linear ? "pose" : "q";
 	double vmax = linear ? 3.0 : 3.15, amax = linear ? 150 : 40;
@@ -487,8 +490,8 @@ static PyObject *move(PyObject *self, PyObject *args, PyObject *kw, bool linear)
 	int wait = 1;
 	Py_ssize_t n;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, linear ? "O|OOp:move_l" : "O|OOp:move_j", kwlist,
-					 &target, &speed, &acc, &wait) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kw, linear ? "O|OOp:move_l" : "O|OOp:move_j",
+					 linear ? kw_l : kw_j, &target, &speed, &acc, &wait) ||
 	    py_parse_opt(speed, what, "speed", 0, true, vmax, &v) < 0 ||
 	    py_parse_opt(acc, what, "acceleration", 0, true, amax, &a) < 0)
 		return NULL;
@@ -747,51 +750,53 @@ static PyObject *py_req_move_until_contact(PyObject *self, PyObject *args, PyObj
 
 PyMethodDef py_req_methods[] = {
 	{ "move_j", METH(py_req_move_j), METH_VARARGS | METH_KEYWORDS,
-	  "move_j(q, speed=None, acceleration=None, wait=True)\n\nA point-to-point move in "
-	  "joint space to q [rad]: the leading joint at speed [rad/s] (None: 1.05) and "
-	  "acceleration [rad/s^2] (None: 1.4). q may be a path: rows of [q0..q5, speed, "
-	  "acceleration, blend radius [m]]. wait=True blocks until the arm is there (raising "
-	  "rtloop.Error with .reason on failure); wait=False returns an rtloop.Request. "
-	  "ur_rtde: moveJ()." },
+	  "move_j($self, /, q, speed=None, acceleration=None, wait=True)\n--\n\nA "
+	  "point-to-point move in joint space to q [rad]: the leading joint at speed [rad/s] "
+	  "(None: 1.05) and acceleration [rad/s^2] (None: 1.4). q may be a path: rows of "
+	  "[q0..q5, speed, acceleration, blend radius [m]]. wait=True blocks until the arm is "
+	  "there (raising rtloop.Error with .reason on failure); wait=False returns an "
+	  "rtloop.Request. ur_rtde: moveJ()." },
 	{ "move_l", METH(py_req_move_l), METH_VARARGS | METH_KEYWORDS,
-	  "move_l(pose, speed=None, acceleration=None, wait=True)\n\nA straight-line move of "
-	  "the TCP to pose (base frame [m, rotation vector rad]) at speed [m/s] (None: 0.25) "
-	  "and acceleration [m/s^2] (None: 1.2); a path as move_j's. ur_rtde: moveL()." },
+	  "move_l($self, /, pose, speed=None, acceleration=None, wait=True)\n--\n\nA "
+	  "straight-line move of the TCP to pose (base frame [m, rotation vector rad]) at "
+	  "speed [m/s] (None: 0.25) and acceleration [m/s^2] (None: 1.2); a path as move_j's. "
+	  "ur_rtde: moveL()." },
 	{ "stop_move", METH(py_req_stop_move), METH_VARARGS | METH_KEYWORDS,
-	  "stop_move(deceleration=None, wait=True)\n\nBring the running move to rest. "
-	  "ur_rtde: stopJ(), stopL()." },
+	  "stop_move($self, /, deceleration=None, wait=True)\n--\n\nBring the running move to "
+	  "rest. ur_rtde: stopJ(), stopL()." },
 	{ "force_mode", METH(py_req_force_mode), METH_VARARGS | METH_KEYWORDS,
-	  "force_mode(task_frame, selection_vector, wrench, type, limits, damping=None, "
-	  "gain_scaling=None)\n\nForce mode: compliant axes (selection 1) seek the wrench "
-	  "[N, N m] in the task frame, at most limits[i] m/s (rad/s); the others follow the "
-	  "stream (speedl in force mode). damping 0..1 (None: 0.005), gain_scaling 0..2 "
-	  "(None: 1). ur_rtde: forceMode(), forceModeSetDamping(), "
+	  "force_mode($self, /, task_frame, selection_vector, wrench, type, limits, "
+	  "damping=None, gain_scaling=None)\n--\n\nForce mode: compliant axes (selection 1) "
+	  "seek the wrench [N, N m] in the task frame, at most limits[i] m/s (rad/s); the "
+	  "others follow the stream (speedl in force mode). damping 0..1 (None: 0.005), "
+	  "gain_scaling 0..2 (None: 1). ur_rtde: forceMode(), forceModeSetDamping(), "
 	  "forceModeSetGainScaling()." },
 	{ "end_force_mode", METH(py_req_end_force_mode), METH_VARARGS | METH_KEYWORDS,
-	  "end_force_mode()\n\nur_rtde: forceModeStop()." },
+	  "end_force_mode($self, /)\n--\n\nUr_rtde: forceModeStop()." },
 	{ "teach_mode", METH(py_req_teach_mode), METH_VARARGS | METH_KEYWORDS,
-	  "teach_mode()\n\nFreedrive: the arm follows a hand on the tool. ur_rtde: "
-	  "teachMode()." },
+	  "teach_mode($self, /)\n--\n\nFreedrive: the arm follows a hand on the tool. "
+	  "ur_rtde: teachMode()." },
 	{ "end_teach_mode", METH(py_req_end_teach_mode), METH_VARARGS | METH_KEYWORDS,
-	  "end_teach_mode()\n\nur_rtde: endTeachMode()." },
+	  "end_teach_mode($self, /)\n--\n\nUr_rtde: endTeachMode()." },
 	{ "zero_ft_sensor", METH(py_req_zero_ft_sensor), METH_VARARGS | METH_KEYWORDS,
-	  "zero_ft_sensor()\n\nThe force sensor reads zero at the current load. ur_rtde: "
-	  "zeroFtSensor()." },
+	  "zero_ft_sensor($self, /)\n--\n\nThe force sensor reads zero at the current load. "
+	  "ur_rtde: zeroFtSensor()." },
 	{ "set_payload", METH(py_req_set_payload), METH_VARARGS | METH_KEYWORDS,
-	  "set_payload(mass, cog=None)\n\nmass [kg] 0..1000, centre of gravity [m] in the "
-	  "flange frame (None: the flange). ur_rtde: setPayload()." },
+	  "set_payload($self, /, mass, cog=None)\n--\n\nMass [kg] 0..1000, centre of gravity "
+	  "[m] in the flange frame (None: the flange). ur_rtde: setPayload()." },
 	{ "set_tcp", METH(py_req_set_tcp), METH_VARARGS | METH_KEYWORDS,
-	  "set_tcp(pose)\n\nThe TCP in the flange frame. ur_rtde: setTcp()." },
+	  "set_tcp($self, /, pose)\n--\n\nThe TCP in the flange frame. ur_rtde: setTcp()." },
 	{ "forward_kinematics", METH(py_req_forward_kinematics), METH_VARARGS | METH_KEYWORDS,
-	  "forward_kinematics(q) -> list\n\nThe TCP pose at joints q, by the controller's "
-	  "solver. ur_rtde: getForwardKinematics()." },
+	  "forward_kinematics($self, /, q)\n--\n\nThe TCP pose at joints q, by the "
+	  "controller's solver. ur_rtde: getForwardKinematics().\n\nReturns: list." },
 	{ "inverse_kinematics", METH(py_req_inverse_kinematics), METH_VARARGS | METH_KEYWORDS,
-	  "inverse_kinematics(pose, q_near=None) -> list\n\nThe joint solution for pose "
+	  "inverse_kinematics($self, /, pose, q_near=None)\n--\n\nThe joint solution for pose "
 	  "closest to q_near (None: the current joints); rtloop.Error with .reason 'no "
-	  "solution' when there is none. ur_rtde: getInverseKinematics()." },
+	  "solution' when there is none. ur_rtde: getInverseKinematics().\n\nReturns: list." },
 	{ "move_until_contact", METH(py_req_move_until_contact), METH_VARARGS | METH_KEYWORDS,
-	  "move_until_contact(xd, acceleration=None, retract=None, force=None, wait=True)\n\n"
-	  "Move with the TCP speed xd (base frame) until the tool meets force [N] (None: 10), "
-	  "stop, and retract [m] (None: 0) back along the way. ur_rtde: moveUntilContact()." },
+	  "move_until_contact($self, /, xd, acceleration=None, retract=None, force=None, "
+	  "wait=True)\n--\n\nMove with the TCP speed xd (base frame) until the tool meets "
+	  "force [N] (None: 10), stop, and retract [m] (None: 0) back along the way. ur_rtde: "
+	  "moveUntilContact()." },
 	{ NULL, NULL, 0, NULL },
 };

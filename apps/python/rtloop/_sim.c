@@ -802,15 +802,16 @@ static void Sim_dealloc(SimObject *self)
 
 static PyMethodDef Sim_methods[] = {
 	{ "start", (PyCFunction)Sim_start, METH_NOARGS,
-	  "start() -> self: bind the port and run the simulator on its own C thread." },
+	  "start($self, /)\n--\n\nBind the port and run the simulator on its own C thread.\n\n"
+	  "Returns: self." },
 	{ "stop", (PyCFunction)Sim_stop, METH_NOARGS,
-	  "stop(): stop the simulator and join its thread (again: nothing)." },
+	  "stop($self, /)\n--\n\nStop the simulator and join its thread (again: nothing)." },
 	{ "report", (PyCFunction)Sim_report, METH_NOARGS,
-	  "report() -> dict: rtde-sim's JSON report (docs/rtde-sim.md), live while it runs, "
-	  "final after stop()." },
+	  "report($self, /)\n--\n\nrtde-sim's JSON report (docs/rtde-sim.md), live while it "
+	  "runs, final after stop().\n\nReturns: dict." },
 	{ "wait", (PyCFunction)(void (*)(void))Sim_wait, METH_VARARGS | METH_KEYWORDS,
-	  "wait(timeout=None) -> bool: wait until the simulator has ended (its duration "
-	  "option, or stop()); True if it has." },
+	  "wait($self, /, timeout=None)\n--\n\nWait until the simulator has ended (its "
+	  "duration option, or stop()); True if it has.\n\nReturns: bool." },
 	{ "__enter__", (PyCFunction)Sim_enter, METH_NOARGS, "start() and return self." },
 	{ "__exit__", (PyCFunction)Sim_exit, METH_VARARGS, "stop()." },
 	{ NULL, NULL, 0, NULL },
@@ -842,8 +843,7 @@ static PyGetSetDef Sim_getset[] = {
 };
 
 PyDoc_STRVAR(Sim_doc,
-	     "Sim(profile='eseries', faults=None, port=0, udp=False, **options)\n"
-	     "\n"
+	     "Sim(*, profile='eseries', faults=None, port=0, udp=False, **options)\n--\n\n"
 	     "rtde-sim in this process, for tests: 'with rtloop.Sim() as sim:' starts it on\n"
 	     "127.0.0.1:sim.port (an ephemeral port) on a C thread of its own. faults is a dict\n"
 	     "of rtde-sim's fault options (skip_every, jitter_us, fieldbus, max_protocol, ...;\n"
