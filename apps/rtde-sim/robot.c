@@ -57,7 +57,7 @@ static const double viscous[N] = { 6.0, 6.0, 4.0, 1.5, 1.5, 1.5 };	    /* N m s 
 
 #define GRAVITY 9.82
 #define DLS_LAMBDA 0.01
-#define CLIK_GAIN 0.1	/* per control period */
+#define CLIK_GAIN 0.1 /* per control period */
 /* A stopped arm's joints below this [rad/s] are at rest (the stop's tail). */
 #define STOP_SNAP_SPEED 1e-6
 #define SERVO_BRAKE 0.9 /* share of the acceleration limit servoj plans to brake with */
