@@ -15,6 +15,7 @@ import json
 import math
 import sys
 import time
+from typing import Any, Callable, Optional
 
 import rtloop
 
@@ -30,11 +31,12 @@ WATCHDOG_PERIODS = 10
 class Run:
     """The connection, the phase being run and what was recorded."""
 
-    def __init__(self, ctl, csv_writer):
-        self.ctl, self.csv, self.phase, self.t0 = ctl, csv_writer, "", None
-        self.phases = []
+    def __init__(self, ctl: rtloop.Control, csv_writer: Optional[Any]) -> None:
+        self.ctl, self.csv, self.phase = ctl, csv_writer, ""
+        self.t0: Optional[float] = None
+        self.phases: list[dict[str, Any]] = []
 
-    def step(self, write=True):
+    def step(self, write: bool = True) -> dict[str, Any]:
         """One frame: record it, end its step (nothing new to send)."""
         st = self.ctl.read(timeout=1.0)
         if st is None:
@@ -50,11 +52,11 @@ class Run:
             self.ctl.write()
         return st
 
-    def run(self, name, fn):
+    def run(self, name: str, fn: Callable[[], Optional[dict[str, Any]]]) -> bool:
         """Phase @name: fn() -> extra figures; the outcome recorded either way."""
         self.phase = name
         t = self.ctl.get("timestamp") if self.t0 is not None else None
-        out = {"phase": name}
+        out: dict[str, Any] = {"phase": name}
         try:
             out.update(fn() or {})
             out["outcome"] = "ok"
@@ -70,26 +72,28 @@ class Run:
             return False
         out["seconds"] = round(st["timestamp"] - (t if t is not None else st["timestamp"]), 3)
         out["pose"] = [round(v, 4) for v in st["actual_TCP_pose"][:3]]
-        return out["outcome"] == "ok"
+        return bool(out["outcome"] == "ok")
 
 
-def experiment(ctl, args, csv_writer=None):
+def experiment(ctl: rtloop.Control, args: argparse.Namespace,
+               csv_writer: Optional[Any] = None) -> list[dict[str, Any]]:
     """The phases; returns the list of what each did."""
     r = Run(ctl, csv_writer)
     r.step()
 
-    def start():
+    def start() -> None:
         ctl.move_j(START, 1.0, 1.4)
         ctl.zero_ft_sensor()  # in free air: the press reads the contact alone
 
-    def contact():
+    def contact() -> None:
         ctl.move_until_contact([0, 0, -args.approach, 0, 0, 0], acceleration=0.5,
                                retract=args.retract)
 
-    def press():
+    def press() -> dict[str, Any]:
         ctl.force_mode([0] * 6, [0, 0, 1, 0, 0, 0], [0, 0, -args.force, 0, 0, 0], 2,
                        [0.1, 0.1, 0.1, 0.1, 0.1, 0.1])
-        errs, n = [], int(args.press * 500)
+        errs: list[float] = []
+        n = int(args.press * 500)
         for i in range(n):
             st = r.step(write=False)
             if not int(st[STATUS]) & FORCE_BIT:
@@ -105,12 +109,12 @@ def experiment(ctl, args, csv_writer=None):
             raise rtloop.Error(34, f"force error {worst:.2f} N over {args.tolerance} N")
         return {"force_err_mean": round(mean, 3), "force_err_max": round(worst, 3)}
 
-    def retract():
+    def retract() -> None:
         pose = list(r.step()["actual_TCP_pose"])
         pose[2] += 0.05
         ctl.move_l(pose, 0.1, 0.5)
 
-    def teach():
+    def teach() -> dict[str, Any]:
         p0 = r.step()["actual_TCP_pose"]
         ctl.teach_mode()
         fmax = 0.0
@@ -129,8 +133,8 @@ def experiment(ctl, args, csv_writer=None):
     return r.phases
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--host", help="the controller (default: rtloop.Sim in this process)")
     ap.add_argument("--port", type=int, default=30004)
     ap.add_argument("--force", type=float, default=10.0, help="N pressed (default 10)")
