@@ -2,6 +2,7 @@
 #   make test   install missing packages, configure, build, run every suite
 #   make demo   install, build, run the demo
 #   make experiment  build, run the force-control example against rtde-sim, plot it
+#   make deb    the Debian packages into $(BUILD)/deb, checked by lintian
 #   make        configure and build
 # Variables: BUILD (build directory), MESON_OPTS (extra meson setup flags),
 # SUITES (meson test --suite filters, default: all); for make demo: ROBOT=<host>
@@ -14,17 +15,24 @@ MESON_OPTS ?=
 SUITES ?=
 PEERS ?= $(wildcard $(abspath $(or $(shell git rev-parse --show-toplevel 2>/dev/null),.)/../shared/peers))
 
-.PHONY: all deps configure build test demo experiment install clean format format-check
+.PHONY: all deps deps-deb configure build test demo experiment deb install clean format format-check
 
 all: build
 
 # The Debian packages in .ci/packages that are missing, installed with
 # apt-get (as root; otherwise named, with the command that installs them).
 # Idempotent and quiet when everything is present.
-PACKAGES := $(shell grep -v '^\#' .ci/packages)
-
 deps:
-	@missing=$$(for p in $(PACKAGES); do \
+	@$(MAKE) -s install-packages LIST=.ci/packages
+
+# The packaging tools (.ci/packages-deb) besides: make deb.
+deps-deb: deps
+	@$(MAKE) -s install-packages LIST=.ci/packages-deb
+
+# The missing packages of the list $(LIST).
+.PHONY: install-packages
+install-packages:
+	@missing=$$(for p in $$(grep -v '^\#' $(LIST)); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	done | tr '\n' ' '); \
 	if [ -n "$$missing" ]; then \
@@ -93,6 +101,12 @@ experiment: build
 		| gnuplot && echo "== plot: $$out/rtloop-experiment.png"; \
 	else echo "experiment: no plot (needs gnuplot and a CSV)" >&2; fi; \
 	exit $$status
+
+# The Debian packages (debian/, docs/install.md): built by dpkg-buildpackage
+# from a copy of the tracked files, checked by lintian, left in $(BUILD)/deb
+# (not installed: apt-get install ./$(BUILD)/deb/*.deb does that).
+deb: deps-deb
+	@sh .ci/check-deb.sh --build-only . $(BUILD)/deb
 
 install: build
 	meson install -C $(BUILD)

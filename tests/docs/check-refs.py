@@ -29,8 +29,8 @@ under an anchored entry of the root .gitignore (/tests/fuzz/corpus-work/).
 Prints each broken reference as
   FILE:LINE: broken reference 'X': no such file in the repository
 (or "no heading ... in FILE" for an anchor) and exits 1; otherwise prints
-one line with the counts and exits 0. Build directories (build*), .git and
-the self-test's fixture folder (which holds a broken link on purpose) are
+one line with the counts and exits 0. Build directories (build*, and the
+Debian and pip builds' own), .git and the self-test's fixture folder (which holds a broken link on purpose) are
 not scanned. Python 3 standard library only.
 """
 import os
@@ -103,18 +103,24 @@ def resolves(root, referrer_dir, target):
     return False
 
 
+def skipped_dir(rel_dir, d):
+    """Not scanned: .git, build directories (Meson's build*, the Debian
+    build's obj-* and its staging trees under debian/, meson-python's
+    .mesonpy-*) and SKIP_DIRS."""
+    return (
+        d == ".git"
+        or d.startswith(("build", "obj-", ".mesonpy-"))
+        or (rel_dir == "debian" and d != "source")
+        or os.path.join(rel_dir, d) in SKIP_DIRS
+    )
+
+
 def walk(root):
     """Relative paths of the files to scan, in a stable order."""
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root)
         rel_dir = "" if rel_dir == "." else rel_dir
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if d != ".git"
-            and not d.startswith("build")
-            and os.path.join(rel_dir, d) not in SKIP_DIRS
-        )
+        dirnames[:] = sorted(d for d in dirnames if not skipped_dir(rel_dir, d))
         for name in sorted(filenames):
             yield os.path.join(rel_dir, name)
 

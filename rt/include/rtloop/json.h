@@ -14,9 +14,9 @@
 RTL_BEGIN_DECLS
 
 /*
- * Write @s to @f as a JSON string: quoted, with '"' and '\\' escaped, newline
- * and tab as \n and \t, other control characters (and DEL) as \u00XX. NULL
- * writes "". Not RT-safe (stdio).
+ * Write @s to @f as a JSON string: quoted, with the double quote and the
+ * backslash escaped, newline and tab as \n and \t, other control characters
+ * (and DEL) as \u00XX. NULL writes "". Not RT-safe (stdio).
  */
 RTL_API void rtl_json_string(FILE *f, const char *s);
 
