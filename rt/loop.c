@@ -790,6 +790,11 @@ RTL_API void rtl_loop_stop(struct rtl_loop *loop)
 		stop_all(loop);
 }
 
+RTL_API bool rtl_loop_stopping(const struct rtl_loop *loop)
+{
+	return loop && stopping(loop);
+}
+
 RTL_API int rtl_loop_join(struct rtl_loop *loop)
 {
 	if (!loop || !loop->started)

@@ -824,7 +824,13 @@ static void broken_stream_still_gets_the_stop(void)
 	loop = launch_prepared(&cfg);
 	feed(0, 20, 0);
 	settle(loop, 20); /* commands went out: there is something to stop */
+	cr_expect(!rtl_loop_stopping(loop), "a running loop is not stopping");
 	feed(20, 30, 0);
+	/* It ends by itself: a thread beside it learns so without joining
+	 * (bounded: 2 s). */
+	for (int i = 0; i < 2000 && !rtl_loop_stopping(loop); i++)
+		rtl_time_sleep_until(rtl_time_now() + RTL_NS_PER_MS);
+	cr_expect(rtl_loop_stopping(loop), "the broken stream stopped the loop");
 	cr_expect_eq(rtl_loop_join(loop), -EPROTO);
 	rtl_loop_stats(loop, &s);
 	expect_clean_wire();

@@ -466,6 +466,16 @@ RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_error *err);
 RTL_API void rtl_loop_stop(struct rtl_loop *loop);
 
 /*
+ * Returns true once the loop is stopping or has stopped, whatever ended it
+ * (rtl_loop_stop(), a step's negative return, a connection lost without
+ * reconnect), false while it runs, before rtl_loop_start() and for a NULL
+ * @loop. A thread beside a running loop (a binding's reader) learns from it
+ * that the loop ended by itself; rtl_loop_join() then says why. Any thread
+ * (a relaxed load). RT-safe.
+ */
+RTL_API bool rtl_loop_stopping(const struct rtl_loop *loop);
+
+/*
  * Wait until the loop has stopped (stop requested, step returned < 0,
  * connection lost without reconnect), the stop at exit included, and join
  * its threads. Returns the reason: 0 for a requested stop, the step's
