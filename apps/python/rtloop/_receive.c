@@ -27,6 +27,7 @@
  * which waits for a frame received after the ring was drained.
  */
 #include "_receive.h"
+#include "_loop.h"
 
 #include <errno.h>
 #include <math.h>
@@ -53,57 +54,6 @@
 /* Casts of method implementations to PyCFunction through void (*)(void),
  * the cast GCC's -Wcast-function-type accepts. */
 #define METH(f) ((PyCFunction)(void (*)(void))(f))
-
-/* ---- NumPy, imported at the first open --------------------------------------------- */
-
-static PyObject *np_empty, *np_float64, *np_int32, *np_uint32;
-
-static int numpy_import(void)
-{
-	PyObject *np;
-
-	if (np_empty)
-		return 0;
-	np = PyImport_ImportModule("numpy");
-	if (!np)
-		return -1;
-	np_empty = PyObject_GetAttrString(np, "empty");
-	np_float64 = PyObject_GetAttrString(np, "float64");
-	np_int32 = PyObject_GetAttrString(np, "int32");
-	np_uint32 = PyObject_GetAttrString(np, "uint32");
-	Py_DECREF(np);
-	if (!np_empty || !np_float64 || !np_int32 || !np_uint32) {
-		Py_CLEAR(np_empty);
-		Py_CLEAR(np_float64);
-		Py_CLEAR(np_int32);
-		Py_CLEAR(np_uint32);
-		return -1;
-	}
-	return 0;
-}
-
-/* A new, writable NumPy array of @n elements of @dtype, from @src. */
-static PyObject *array_of(const void *src, Py_ssize_t n, PyObject *dtype, size_t elem)
-{
-	PyObject *a = PyObject_CallFunction(np_empty, "nO", n, dtype);
-	Py_buffer b;
-
-	if (!a)
-		return NULL;
-	if (PyObject_GetBuffer(a, &b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
-		Py_DECREF(a);
-		return NULL;
-	}
-	if ((size_t)b.len != (size_t)n * elem) {
-		PyBuffer_Release(&b);
-		Py_DECREF(a);
-		PyErr_SetString(PyExc_SystemError, "rtloop: numpy.empty() gave another size");
-		return NULL;
-	}
-	memcpy(b.buf, src, (size_t)b.len);
-	PyBuffer_Release(&b);
-	return a;
-}
 
 /* ---- argument parsers ------------------------------------------------------------- */
 
@@ -515,7 +465,7 @@ int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 	PyThreadState *ts;
 	int ret;
 
-	if (numpy_import() < 0)
+	if (py_numpy_import() < 0)
 		return -1;
 	/* A Control answers requests: their acknowledgement, the status word
 	 * that shows force and teach mode, and the safety and program state
@@ -590,42 +540,14 @@ int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 
 /* ---- statistics --------------------------------------------------------------------- */
 
-static int put_u64(PyObject *d, const char *key, uint64_t v)
-{
-	PyObject *o = PyLong_FromUnsignedLongLong(v);
-	int ret = o ? PyDict_SetItemString(d, key, o) : -1;
-
-	Py_XDECREF(o);
-	return ret;
-}
-
-static int put_obj(PyObject *d, const char *key, PyObject *o)
-{
-	int ret = o ? PyDict_SetItemString(d, key, o) : -1;
-
-	Py_XDECREF(o);
-	return ret;
-}
-
 /* The counters of the client and the transport come with the library's
  * tables (<rtloop/stat.h>): the dicts below follow every counter added
  * there. The binding's own, from PY_COUNTS. */
 #define PY_FIELD(name, doc) RTL_STAT_FIELD(py_counts, name, doc)
-static const struct rtl_stat_field py_counters[] = { PY_COUNTS(PY_FIELD) };
+static const struct rtl_stat_field py_counters_tab[] = { PY_COUNTS(PY_FIELD) };
 #undef PY_FIELD
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-
-/* A dict of the counters of snapshot @snap, by the names of table @f. */
-static PyObject *counters(const void *snap, const struct rtl_stat_field *f, size_t n)
-{
-	PyObject *d = PyDict_New();
-
-	for (size_t i = 0; d && i < n; i++)
-		if (put_u64(d, f[i].name, rtl_stat_value(snap, &f[i])) < 0)
-			Py_CLEAR(d);
-	return d;
-}
 
 static PyObject *live_stats(struct py_rx *s)
 {
@@ -642,10 +564,11 @@ static PyObject *live_stats(struct py_rx *s)
 	rtl_loop_stats(s->loop, &ls);
 	rtl_rtde_client_stats(rtl_rtde_transport_client(s->tr), &cs);
 	rtl_rtde_transport_stats(s->tr, &ts);
-	d = counters(&ls, lf, ln);
-	if (!d || put_obj(d, "client", counters(&cs, cf, cn)) < 0 ||
-	    put_obj(d, "transport", counters(&ts, tf, tn)) < 0 ||
-	    put_obj(d, "python", counters(&s->n, py_counters, N_OF(py_counters))) < 0) {
+	d = py_counters(&ls, lf, ln);
+	if (!d || py_put_obj(d, "client", py_counters(&cs, cf, cn)) < 0 ||
+	    py_put_obj(d, "transport", py_counters(&ts, tf, tn)) < 0 ||
+	    py_put_obj(d, "python", py_counters(&s->n, py_counters_tab, N_OF(py_counters_tab))) <
+		    0) {
 		Py_XDECREF(d);
 		return NULL;
 	}
@@ -654,79 +577,15 @@ static PyObject *live_stats(struct py_rx *s)
 
 static PyObject *live_hists(struct py_rx *s)
 {
-	struct rtl_hist *h = malloc(sizeof(*h));
-	PyObject *d = PyDict_New();
-
-	if (!h || !d) {
-		free(h);
-		Py_XDECREF(d);
-		return h ? NULL : PyErr_NoMemory();
-	}
-	for (int i = 0; i < RTL_LOOP_H_COUNT; i++) {
-		PyObject *one;
-
-		rtl_hist_snapshot(h, rtl_loop_hist(s->loop, (enum rtl_loop_hist_id)i));
-		one = Py_BuildValue(
-			"{s:K,s:L,s:L,s:L,s:L,s:L,s:d,s:s}", "count",
-			(unsigned long long)rtl_hist_count(h), "min", (long long)rtl_hist_min(h),
-			"p50", (long long)rtl_hist_percentile(h, 50), "p90",
-			(long long)rtl_hist_percentile(h, 90), "p99",
-			(long long)rtl_hist_percentile(h, 99), "max", (long long)rtl_hist_max(h),
-			"mean", rtl_hist_mean(h), "unit", "ns");
-		if (put_obj(d, rtl_loop_hist_name((enum rtl_loop_hist_id)i), one) < 0) {
-			free(h);
-			Py_DECREF(d);
-			return NULL;
-		}
-	}
-	free(h);
-	return d;
+	return py_loop_hists(s->loop);
 }
 
 static PyObject *live_report(struct py_rx *s)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	PyObject *out;
-
-	if (!f)
-		return PyErr_NoMemory();
-	rtl_loop_report(s->loop, f, false);
-	if (fclose(f) != 0 || !buf) {
-		free(buf);
-		return PyErr_NoMemory();
-	}
-	out = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace");
-	free(buf);
-	return out;
+	return py_loop_report(s->loop);
 }
 
 /* ---- closing ------------------------------------------------------------------------ */
-
-/* Release the GIL around a wait, unless the interpreter is finalizing (a
- * dealloc then: no other Python thread runs, and the thread state must
- * stay as it is). */
-static void sleep_ms_nogil(void)
-{
-	PyThreadState *ts = PyEval_SaveThread();
-
-	usleep(1000);
-	PyEval_RestoreThread(ts);
-}
-
-static void join_nogil(struct rtl_loop *loop)
-{
-	PyThreadState *ts;
-
-	if (_Py_IsFinalizing()) {
-		rtl_loop_join(loop);
-		return;
-	}
-	ts = PyEval_SaveThread();
-	rtl_loop_join(loop);
-	PyEval_RestoreThread(ts);
-}
 
 /*
  * Stop the loop (the stop at exit: the safe package, then the wait for
@@ -741,16 +600,16 @@ static void rx_close(struct py_rx *s, bool keep)
 	if (s->closing) {
 		/* Another thread closes it: wait for that to finish. */
 		while (s->open)
-			sleep_ms_nogil();
+			py_sleep_ms_nogil();
 		return;
 	}
 	s->closing = true;
 	rtl_loop_stop(s->loop);
 	while (s->busy)
-		sleep_ms_nogil();
+		py_sleep_ms_nogil();
 	s->busy = 1;
 	if (!s->ended)
-		join_nogil(s->loop);
+		py_join_nogil(s->loop);
 	if (keep) {
 		PyObject *type, *value, *tb;
 
@@ -944,13 +803,13 @@ static PyObject *value_at(struct py_rx *s, unsigned i)
 	case RTL_RTDE_TYPE_DOUBLE:
 		return PyFloat_FromDouble(v.d);
 	case RTL_RTDE_TYPE_VECTOR3D:
-		return array_of(v.v3d, 3, np_float64, sizeof(double));
+		return py_array(v.v3d, 3, PY_F64);
 	case RTL_RTDE_TYPE_VECTOR6D:
-		return array_of(v.v6d, 6, np_float64, sizeof(double));
+		return py_array(v.v6d, 6, PY_F64);
 	case RTL_RTDE_TYPE_VECTOR6INT32:
-		return array_of(v.v6i32, 6, np_int32, sizeof(int32_t));
+		return py_array(v.v6i32, 6, PY_I32);
 	case RTL_RTDE_TYPE_VECTOR6UINT32:
-		return array_of(v.v6u32, 6, np_uint32, sizeof(uint32_t));
+		return py_array(v.v6u32, 6, PY_U32);
 	default:
 		PyErr_Format(PyExc_SystemError, "rtloop: field %u has no value type", i);
 		return NULL;

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The loop's figures as Python objects, and the waits without the GIL,
+ * for every part that runs an rtloop loop (_loop.h).
+ */
+#include "_loop.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <rtloop/hist.h>
+
+int py_put_u64(PyObject *d, const char *key, uint64_t v)
+{
+	return py_put_obj(d, key, PyLong_FromUnsignedLongLong(v));
+}
+
+int py_put_obj(PyObject *d, const char *key, PyObject *o)
+{
+	int ret = o ? PyDict_SetItemString(d, key, o) : -1;
+
+	Py_XDECREF(o);
+	return ret;
+}
+
+/* ---- the loop's figures ---------------------------------------------------------------- */
+
+PyObject *py_counters(const void *snap, const struct rtl_stat_field *f, size_t n)
+{
+	PyObject *d = PyDict_New();
+
+	for (size_t i = 0; d && i < n; i++)
+		if (py_put_u64(d, f[i].name, rtl_stat_value(snap, &f[i])) < 0)
+			Py_CLEAR(d);
+	return d;
+}
+
+PyObject *py_loop_hists(const struct rtl_loop *loop)
+{
+	/* A snapshot is large (its buckets): on the heap, not the stack. */
+	struct rtl_hist *h = malloc(sizeof(*h));
+	PyObject *d = PyDict_New();
+
+	if (!h || !d) {
+		free(h);
+		Py_XDECREF(d);
+		return h ? NULL : PyErr_NoMemory();
+	}
+	for (int i = 0; i < RTL_LOOP_H_COUNT; i++) {
+		PyObject *one;
+
+		rtl_hist_snapshot(h, rtl_loop_hist(loop, (enum rtl_loop_hist_id)i));
+		one = Py_BuildValue(
+			"{s:K,s:L,s:L,s:L,s:L,s:L,s:d,s:s}", "count",
+			(unsigned long long)rtl_hist_count(h), "min", (long long)rtl_hist_min(h),
+			"p50", (long long)rtl_hist_percentile(h, 50), "p90",
+			(long long)rtl_hist_percentile(h, 90), "p99",
+			(long long)rtl_hist_percentile(h, 99), "max", (long long)rtl_hist_max(h),
+			"mean", rtl_hist_mean(h), "unit", "ns");
+		if (py_put_obj(d, rtl_loop_hist_name((enum rtl_loop_hist_id)i), one) < 0) {
+			free(h);
+			Py_DECREF(d);
+			return NULL;
+		}
+	}
+	free(h);
+	return d;
+}
+
+PyObject *py_loop_report(const struct rtl_loop *loop)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	PyObject *out;
+
+	if (!f)
+		return PyErr_NoMemory();
+	rtl_loop_report(loop, f, false);
+	if (fclose(f) != 0 || !buf) {
+		free(buf);
+		return PyErr_NoMemory();
+	}
+	out = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace");
+	free(buf);
+	return out;
+}
+
+/* ---- NumPy --------------------------------------------------------------------------- */
+
+static PyObject *np_empty, *np_type[3];
+
+int py_numpy_import(void)
+{
+	static const char *const names[3] = { "float64", "int32", "uint32" };
+	PyObject *np;
+
+	if (np_empty)
+		return 0;
+	np = PyImport_ImportModule("numpy");
+	if (!np)
+		return -1;
+	for (int i = 0; i < 3; i++)
+		np_type[i] = PyObject_GetAttrString(np, names[i]);
+	np_empty = PyObject_GetAttrString(np, "empty");
+	Py_DECREF(np);
+	if (!np_empty || !np_type[0] || !np_type[1] || !np_type[2]) {
+		Py_CLEAR(np_empty);
+		for (int i = 0; i < 3; i++)
+			Py_CLEAR(np_type[i]);
+		return -1;
+	}
+	return 0;
+}
+
+PyObject *py_array(const void *src, Py_ssize_t n, enum py_dtype type)
+{
+	static const size_t elem[3] = { sizeof(double), sizeof(int32_t), sizeof(uint32_t) };
+	PyObject *a = PyObject_CallFunction(np_empty, "nO", n, np_type[type]);
+	Py_buffer b;
+
+	if (!a)
+		return NULL;
+	if (PyObject_GetBuffer(a, &b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+		Py_DECREF(a);
+		return NULL;
+	}
+	if ((size_t)b.len != (size_t)n * elem[type]) {
+		PyBuffer_Release(&b);
+		Py_DECREF(a);
+		PyErr_SetString(PyExc_SystemError, "rtloop: numpy.empty() gave another size");
+		return NULL;
+	}
+	memcpy(b.buf, src, (size_t)b.len);
+	PyBuffer_Release(&b);
+	return a;
+}
+
+/* ---- waits without the GIL ------------------------------------------------------------- */
+
+void py_sleep_ms_nogil(void)
+{
+	PyThreadState *ts = PyEval_SaveThread();
+
+	usleep(1000);
+	PyEval_RestoreThread(ts);
+}
+
+int py_join_nogil(struct rtl_loop *loop)
+{
+	PyThreadState *ts;
+	int ret;
+
+	if (_Py_IsFinalizing())
+		return rtl_loop_join(loop);
+	ts = PyEval_SaveThread();
+	ret = rtl_loop_join(loop);
+	PyEval_RestoreThread(ts);
+	return ret;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the parts that run an rtloop loop share (rtloop.Receive and
+ * rtloop.Control in _receive.c, rtloop.Motion in _motion.c): the loop's
+ * counters, histograms and report as Python objects, NumPy arrays of
+ * values, and the waits that let the GIL go.
+ */
+#ifndef RTLOOP_PY_LOOP_H
+#define RTLOOP_PY_LOOP_H
+
+#include "_module.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rtloop/loop.h>
+#include <rtloop/stat.h>
+
+/* d[key] = v: 0, or -1 with the exception set. */
+int py_put_u64(PyObject *d, const char *key, uint64_t v);
+/* d[key] = o, taking the reference to @o (NULL: the exception is set,
+ * -1): 0, or -1 with the exception set. */
+int py_put_obj(PyObject *d, const char *key, PyObject *o);
+/* A dict of the counters of snapshot @snap, by the names of table @f (the
+ * library's <rtloop/stat.h> tables: a counter added there shows here). */
+PyObject *py_counters(const void *snap, const struct rtl_stat_field *f, size_t n);
+/* The loop's histograms: name -> {count, min, p50, p90, p99, max, mean,
+ * unit}. */
+PyObject *py_loop_hists(const struct rtl_loop *loop);
+/* The loop's text report (rtl_loop_report()). */
+PyObject *py_loop_report(const struct rtl_loop *loop);
+
+/* NumPy, imported once (the first open): 0, or -1 with the exception. */
+int py_numpy_import(void);
+/* The element types of py_array(). */
+enum py_dtype { PY_F64, PY_I32, PY_U32 };
+/* A new, writable NumPy array of @n elements of @type copied from @src
+ * (after py_numpy_import()). */
+PyObject *py_array(const void *src, Py_ssize_t n, enum py_dtype type);
+
+/* Sleep 1 ms without the GIL. */
+void py_sleep_ms_nogil(void);
+/* rtl_loop_join() without the GIL (with it while the interpreter is
+ * finalizing: a dealloc then, and the thread state must stay). Returns
+ * what rtl_loop_join() returns. */
+int py_join_nogil(struct rtl_loop *loop);
+
+#endif /* RTLOOP_PY_LOOP_H */
