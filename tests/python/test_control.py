@@ -291,7 +291,8 @@ def test_interpreter_exit_without_close_stops_the_arm(sim, tmp_path):
     (lambda c: c.speedl([0, 0, float("-inf"), 0, 0, 0]), ValueError, r"xd\[2\] is -inf"),
     (lambda c: c.servoj([0] * 6, time=float("nan")), ValueError, "time is nan"),
     (lambda c: c.servoj([0] * 6, time=0), ValueError, "time must be in"),
-    (lambda c: c.servoj([0] * 6, lookahead=0.5), ValueError, "lookahead must be in"),
+    (lambda c: c.servoj([0] * 6, lookahead=0.5), ValueError,
+     r"lookahead must be in \[0\.03, 0\.2\]"),  # the range, not "%g"
     (lambda c: c.servoj([0] * 6, gain=50), ValueError, "gain must be in"),
     (lambda c: c.servoj([0] * 6, gain=float("inf")), ValueError, "gain is inf"),
     (lambda c: c.stop(decel=float("nan")), ValueError, "decel is nan"),

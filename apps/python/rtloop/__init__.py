@@ -11,6 +11,11 @@ from ._rtloop import DEFAULT_FIELDS, Control, Receive, Request
 __all__ = ["Error", "__version__"]
 __all__ += ["DEFAULT_FIELDS", "Receive", "Control", "Request"]
 
+# The motion API (speedl_rt family) over UDP, RTDE or DRFL (docs/python.md).
+from ._rtloop import TRANSPORTS, Motion  # noqa: E402
+
+__all__ += ["TRANSPORTS", "Motion"]
+
 # The simulator for tests: rtde-sim in-process (docs/python.md).
 from ._rtloop import Sim  # noqa: E402
 

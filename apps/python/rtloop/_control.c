@@ -96,10 +96,12 @@ int py_parse_opt(PyObject *o, const char *what, const char *name, double lo, boo
 	if (py_parse_number(o, what, name, out) < 0)
 		return -1;
 	if ((lo_open ? *out <= lo : *out < lo) || *out > hi) {
+		char a[32], b[32];
+
 		PyErr_Format(PyExc_ValueError,
-			     "%s: %s must be in %s%g, %g], got %R (None: the "
+			     "%s: %s must be in %s%s, %s], got %R (None: the "
 			     "controller's default)",
-			     what, name, lo_open ? "(" : "[", lo, hi, o);
+			     what, name, lo_open ? "(" : "[", py_g(a, lo), py_g(b, hi), o);
 		return -1;
 	}
 	return 0;

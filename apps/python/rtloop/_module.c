@@ -24,6 +24,12 @@ PyObject *py_raise(int code, const char *msg)
 	return NULL;
 }
 
+const char *py_g(char buf[32], double v)
+{
+	snprintf(buf, 32, "%g", v);
+	return buf;
+}
+
 static struct PyModuleDef module = {
 	PyModuleDef_HEAD_INIT,
 	.m_name = "rtloop._rtloop",

@@ -14,6 +14,9 @@
 /* rtloop.Error, a subclass of OSError. */
 extern PyObject *py_error;
 
+/* @v as printf's %g into @buf (PyErr_Format() has no %g): returns @buf. */
+const char *py_g(char buf[32], double v);
+
 /* Raise rtloop.Error(errno = |@code|, @msg or strerror); returns NULL. */
 PyObject *py_raise(int code, const char *msg);
 
@@ -24,5 +27,8 @@ extern const size_t py_parts_n;
 /* rtloop.Receive (_receive.c) and rtloop.Control (_control.c). */
 int py_receive_register(PyObject *module);
 int py_control_register(PyObject *module);
+/* rtloop.Motion (_motion.c), and the stop of every open one at exit. */
+int py_motion_register(PyObject *module);
+void py_motion_close_all(void);
 
 #endif /* RTLOOP_PY_MODULE_H */

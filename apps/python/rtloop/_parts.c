@@ -11,5 +11,6 @@ const py_part_fn py_parts[] = {
 	/* Receive before Control: Control is a Receive. */
 	py_receive_register,
 	py_control_register,
+	py_motion_register,
 };
 const size_t py_parts_n = sizeof(py_parts) / sizeof(py_parts[0]);

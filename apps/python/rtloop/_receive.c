@@ -241,10 +241,12 @@ int py_parse_seconds(PyObject *o, const char *what, const char *name, double min
 	if (v == -1.0 && PyErr_Occurred())
 		return -1;
 	if (!isfinite(v) || v < min || v > SECONDS_MAX) {
+		char a[32], b[32];
+
 		PyErr_Format(PyExc_ValueError,
 			     "%s: %s must be a finite number of seconds in "
-			     "[%g, %g], got %R",
-			     what, name, min, SECONDS_MAX, o);
+			     "[%s, %s], got %R",
+			     what, name, py_g(a, min), py_g(b, SECONDS_MAX), o);
 		return -1;
 	}
 	*ns = (int64_t)llround(v * 1e9);
@@ -1253,6 +1255,7 @@ static PyObject *close_all(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
+	py_motion_close_all();
 	while (open_list) {
 		struct py_rx *s = open_list;
 
@@ -1268,7 +1271,7 @@ static PyObject *close_all(PyObject *module, PyObject *unused)
 
 static PyMethodDef module_methods[] = {
 	{ "_close_all", close_all, METH_NOARGS,
-	  "Close every open Receive and Control (registered with atexit)." },
+	  "Close every open Receive, Control and Motion (registered with atexit)." },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -516,11 +516,15 @@ static PyObject *move(PyObject *self, PyObject *args, PyObject *kw, bool linear)
 			Py_XDECREF(row);
 			if (bad_row)
 				return NULL;
-			if (!(w[6] > 0 && w[6] <= vmax) || !(w[7] > 0 && w[7] <= amax) || w[8] < 0)
+			if (!(w[6] > 0 && w[6] <= vmax) || !(w[7] > 0 && w[7] <= amax) ||
+			    w[8] < 0) {
+				char vs[32], as[32];
+
 				return PyErr_Format(PyExc_ValueError,
-						    "%s: %s must be [6 values, speed in (0, %g], "
-						    "acceleration in (0, %g], blend >= 0]",
-						    what, name, vmax, amax);
+						    "%s: %s must be [6 values, speed in (0, %s], "
+						    "acceleration in (0, %s], blend >= 0]",
+						    what, name, py_g(vs, vmax), py_g(as, amax));
+			}
 		}
 		for (Py_ssize_t i = 0; i + 1 < n; i++) {
 			const double *w = rows[i];

@@ -236,9 +236,11 @@ static int set_one(SimObject *self, const char *where, PyObject *key, PyObject *
 		d = PyFloat_AsDouble(value);
 		if (d == -1.0 && PyErr_Occurred()) {
 			/* An integer too large for a double. */
+			char a[32], b[32];
+
 			PyErr_Clear();
-			PyErr_Format(PyExc_ValueError, "%s: '%s' is out of range [%g, %g]", where,
-				     name, o->dmin, o->dmax);
+			PyErr_Format(PyExc_ValueError, "%s: '%s' is out of range [%s, %s]", where,
+				     name, py_g(a, o->dmin), py_g(b, o->dmax));
 			return -1;
 		}
 		err = sim_option_set_double(&self->su, o, d, SIM_STYLE_KEY, why, sizeof(why));
