@@ -14,7 +14,8 @@
 #      CMake consumer (find_package(rtloop), no prefix given), run against
 #      the installed rtde-sim;
 #   6. python3 -c 'import rtloop' from the installed package alone, its
-#      version, a Receive from its Sim, and its type information (mypy);
+#      version, a Receive from its Sim, its type information (mypy), and
+#      the installed motion.py (a UDP control loop from Python);
 #   7. apt-get purge: the machine as it was.
 # Prints "ok - ..." / "not ok - ..." per check, then
 # "# check-deb: N passed, N failed". Needs root (apt-get) and the build
@@ -181,7 +182,9 @@ check "its type information: stubtest and mypy --strict on the installed package
 	sh -c "env -u PYTHONPATH /usr/bin/python3 '$src/tests/python/typecheck.py' stubtest \
 		'$src/tests/python/stubtest-allowlist.txt' &&
 		env -u PYTHONPATH /usr/bin/python3 '$src/tests/python/typecheck.py' strict \
-		'$src/apps/examples/experiment.py'"
+		'$src/apps/examples/experiment.py' '$src/apps/examples/motion.py'"
+check "a UDP control loop from Python: the installed motion.py against its Sim" \
+	env -u PYTHONPATH timeout 60 /usr/bin/python3 "$examples/motion.py" --seconds 1
 
 kill "$sim_pid" 2>/dev/null
 wait "$sim_pid" 2>/dev/null

@@ -102,7 +102,7 @@ check "stubtest: _rtloop.pyi matches the installed extension" \
 	"$src/tests/python/stubtest-allowlist.txt"
 check "mypy --strict: the examples against the installed package" \
 	env -u PYTHONPATH "$venv/bin/python" "$src/tests/python/typecheck.py" strict \
-	"$src/apps/examples/experiment.py"
+	"$src/apps/examples/experiment.py" "$src/apps/examples/motion.py"
 
 # ---- 5. the Python tests --------------------------------------------------------------
 for t in "$src"/tests/python/test_*.py; do
