@@ -173,18 +173,8 @@ static int64_t read_state(struct app *a, const struct rtl_loop_frame *f, struct 
 {
 	if (a->udp) {
 		const struct rtl_udp_state *s = &rtl_udp_loop_frame(f)->rt;
-		double p[6], v[6], q[6], qd[6];
 
-		for (int i = 0; i < 6; i++) {
-			p[i] = s->actual_tcp_position[i];
-			v[i] = s->actual_tcp_velocity[i];
-			q[i] = s->actual_joint_position[i];
-			qd[i] = s->actual_joint_velocity[i];
-		}
-		rtl_motion_from_mm_deg(m->tcp_pos, p, RTL_MOTION_CARTESIAN);
-		rtl_motion_from_mm_deg(m->tcp_vel, v, RTL_MOTION_CARTESIAN);
-		rtl_motion_from_mm_deg(m->joint_pos, q, RTL_MOTION_JOINT);
-		rtl_motion_from_mm_deg(m->joint_vel, qd, RTL_MOTION_JOINT);
+		rtl_motion_from_udp(m, s);
 		return llround(s->time_stamp * 1e9);
 	} else {
 		struct rtl_rtde_frame fr = rtl_rtde_loop_state(f);

@@ -36,6 +36,22 @@ static void acc_magnitude(enum rtl_motion_space space, const double acc[6], doub
 		out[i] = out[i] != 0 ? fabs(out[i]) : RTL_UDP_AUTO;
 }
 
+RTL_API void rtl_motion_from_udp(struct rtl_motion_state *out, const struct rtl_udp_state *s)
+{
+	double p[6], v[6], q[6], qd[6];
+
+	for (int i = 0; i < 6; i++) {
+		p[i] = s->actual_tcp_position[i];
+		v[i] = s->actual_tcp_velocity[i];
+		q[i] = s->actual_joint_position[i];
+		qd[i] = s->actual_joint_velocity[i];
+	}
+	rtl_motion_from_mm_deg(out->tcp_pos, p, RTL_MOTION_CARTESIAN);
+	rtl_motion_from_mm_deg(out->tcp_vel, v, RTL_MOTION_CARTESIAN);
+	rtl_motion_from_mm_deg(out->joint_pos, q, RTL_MOTION_JOINT);
+	rtl_motion_from_mm_deg(out->joint_vel, qd, RTL_MOTION_JOINT);
+}
+
 RTL_API int rtl_motion_to_udp(struct rtl_udp_cmd *cmd, const struct rtl_motion_output *out,
 			      double target_time)
 {

@@ -120,19 +120,10 @@ static int64_t read_state(struct py_motion_rt *r, const struct rtl_loop_frame *f
 {
 	if (r->kind != PY_MT_RTDE) {
 		const struct rtl_udp_state *s = &rtl_udp_loop_frame(f)->rt;
-		double p[6], v[6], q[6], qd[6];
 
-		for (int i = 0; i < 6; i++) {
-			p[i] = s->actual_tcp_position[i];
-			v[i] = s->actual_tcp_velocity[i];
-			q[i] = s->actual_joint_position[i];
-			qd[i] = s->actual_joint_velocity[i];
+		rtl_motion_from_udp(&st->m, s);
+		for (int i = 0; i < 6; i++)
 			st->force[i] = s->external_tcp_force[i];
-		}
-		rtl_motion_from_mm_deg(st->m.tcp_pos, p, RTL_MOTION_CARTESIAN);
-		rtl_motion_from_mm_deg(st->m.tcp_vel, v, RTL_MOTION_CARTESIAN);
-		rtl_motion_from_mm_deg(st->m.joint_pos, q, RTL_MOTION_JOINT);
-		rtl_motion_from_mm_deg(st->m.joint_vel, qd, RTL_MOTION_JOINT);
 		st->status[0] = s->robot_mode;
 		st->status[1] = s->robot_state;
 		st->status[2] = s->control_mode;

@@ -74,6 +74,27 @@ Test(backend_udp, stopping_follows_the_profile_and_idle_is_a_stop)
 	cr_expect_eq(c.vel[0], 0.0);
 }
 
+Test(backend_udp, a_udp_state_becomes_the_measured_state_in_si)
+{
+	struct rtl_udp_state s = { 0 };
+	struct rtl_motion_state m;
+
+	for (int i = 0; i < 6; i++) {
+		s.actual_joint_position[i] = (float)(10 * (i + 1));		/* deg */
+		s.actual_joint_velocity[i] = (float)-i;				/* deg/s */
+		s.actual_tcp_position[i] = (float)(i < 3 ? 100 * (i + 1) : 90); /* mm, deg */
+		s.actual_tcp_velocity[i] = (float)(i < 3 ? 5 : 45);		/* mm/s, deg/s */
+	}
+	rtl_motion_from_udp(&m, &s);
+	for (int i = 0; i < 6; i++) {
+		cr_expect_float_eq(m.joint_pos[i], (i + 1) * M_PI / 18, 1e-6, "q%d", i);
+		cr_expect_float_eq(m.joint_vel[i], -i * M_PI / 180, 1e-9, "qd%d", i);
+		cr_expect_float_eq(m.tcp_pos[i], i < 3 ? 0.1 * (i + 1) : M_PI / 2, 1e-6, "tcp%d",
+				   i);
+		cr_expect_float_eq(m.tcp_vel[i], i < 3 ? 0.005 : M_PI / 4, 1e-9, "tcp speed %d", i);
+	}
+}
+
 Test(backend_udp, bad_arguments)
 {
 	struct rtl_motion_output o = speed(RTL_MOTION_IDLE, RTL_MOTION_JOINT);

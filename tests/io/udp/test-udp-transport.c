@@ -69,18 +69,7 @@ static struct rig R;
 /* The measured state in SI units for the motion API. */
 static void measured(const struct rtl_udp_state *s, struct rtl_motion_state *m)
 {
-	double p[6], v[6], q[6], qd[6];
-
-	for (int i = 0; i < 6; i++) {
-		p[i] = s->actual_tcp_position[i];
-		v[i] = s->actual_tcp_velocity[i];
-		q[i] = s->actual_joint_position[i];
-		qd[i] = s->actual_joint_velocity[i];
-	}
-	rtl_motion_from_mm_deg(m->tcp_pos, p, RTL_MOTION_CARTESIAN);
-	rtl_motion_from_mm_deg(m->tcp_vel, v, RTL_MOTION_CARTESIAN);
-	rtl_motion_from_mm_deg(m->joint_pos, q, RTL_MOTION_JOINT);
-	rtl_motion_from_mm_deg(m->joint_vel, qd, RTL_MOTION_JOINT);
+	rtl_motion_from_udp(m, s);
 }
 
 /* Distance of TCP point @p (m) from the ideal circle. */

@@ -89,6 +89,15 @@ RTL_API int rtl_motion_loop_step(struct rtl_motion *m, struct rtl_motion_output 
 RTL_API int rtl_motion_to_udp(struct rtl_udp_cmd *cmd, const struct rtl_motion_output *out,
 			      double target_time);
 
+/*
+ * The measured state of @s (a UDP or DRFL state, Doosan's units: deg, mm)
+ * into @out in SI (rad, m): joint positions and velocities, the TCP's
+ * position and velocity. The TCP orientation stays Doosan's ZYZ Euler
+ * angles, in radians (only the units change, as rtl_motion_from_mm_deg()).
+ * RT-safe: no allocation, no locks, no system calls.
+ */
+RTL_API void rtl_motion_from_udp(struct rtl_motion_state *out, const struct rtl_udp_state *s);
+
 /* ---- RTDE (the registers of <rtloop/rtde_cmd.h>) -------------------------------------- */
 
 struct rtl_motion_rtde {
