@@ -137,6 +137,47 @@ PyObject *py_array(const void *src, Py_ssize_t n, enum py_dtype type)
 	return a;
 }
 
+/* ---- the open objects ------------------------------------------------------------------- */
+
+static struct py_open *open_list;
+
+void py_open_link(struct py_open *n, PyObject *obj, void (*close)(PyObject *obj))
+{
+	n->obj = obj;
+	n->close = close;
+	n->prev = NULL;
+	n->next = open_list;
+	if (open_list)
+		open_list->prev = n;
+	open_list = n;
+}
+
+void py_open_unlink(struct py_open *n)
+{
+	if (n->prev)
+		n->prev->next = n->next;
+	else if (open_list == n)
+		open_list = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+	n->prev = n->next = NULL;
+}
+
+void py_open_close_all(void)
+{
+	while (open_list) {
+		struct py_open *n = open_list;
+		PyObject *obj = n->obj;
+
+		Py_INCREF(obj);
+		n->close(obj);
+		/* close() unlinks it; make sure of it whatever happened. */
+		if (open_list == n)
+			py_open_unlink(n);
+		Py_DECREF(obj);
+	}
+}
+
 /* ---- waits without the GIL ------------------------------------------------------------- */
 
 void py_sleep_ms_nogil(void)
@@ -147,12 +188,22 @@ void py_sleep_ms_nogil(void)
 	PyEval_RestoreThread(ts);
 }
 
+/* Python 3.13 made the finalization query public and dropped the old name. */
+static int finalizing(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+	return Py_IsFinalizing();
+#else
+	return _Py_IsFinalizing();
+#endif
+}
+
 int py_join_nogil(struct rtl_loop *loop)
 {
 	PyThreadState *ts;
 	int ret;
 
-	if (_Py_IsFinalizing())
+	if (finalizing())
 		return rtl_loop_join(loop);
 	ts = PyEval_SaveThread();
 	ret = rtl_loop_join(loop);

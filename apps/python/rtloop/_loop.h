@@ -38,6 +38,18 @@ enum py_dtype { PY_F64, PY_I32, PY_U32 };
  * (after py_numpy_import()). */
 PyObject *py_array(const void *src, Py_ssize_t n, enum py_dtype type);
 
+/* The objects whose loop runs, each stopped as close() would at the
+ * interpreter's exit (atexit, py_open_close_all()): a node in the object,
+ * linked when it opens, unlinked when it closes. GIL held throughout. */
+struct py_open {
+	struct py_open *prev, *next;
+	PyObject *obj;
+	void (*close)(PyObject *obj); /* must unlink the node */
+};
+void py_open_link(struct py_open *n, PyObject *obj, void (*close)(PyObject *obj));
+void py_open_unlink(struct py_open *n);
+void py_open_close_all(void);
+
 /* Sleep 1 ms without the GIL. */
 void py_sleep_ms_nogil(void);
 /* rtl_loop_join() without the GIL (with it while the interpreter is

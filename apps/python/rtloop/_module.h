@@ -27,8 +27,7 @@ extern const size_t py_parts_n;
 /* rtloop.Receive (_receive.c) and rtloop.Control (_control.c). */
 int py_receive_register(PyObject *module);
 int py_control_register(PyObject *module);
-/* rtloop.Motion (_motion.c), and the stop of every open one at exit. */
+/* rtloop.Motion (_motion.c). */
 int py_motion_register(PyObject *module);
-void py_motion_close_all(void);
 
 #endif /* RTLOOP_PY_MODULE_H */

@@ -30,8 +30,6 @@
 /* Room for the reading methods (_motion_read.c) beside these. */
 #define READ_METHODS 24
 
-static struct py_motion *open_list;
-
 /* ---- arguments ----------------------------------------------------------------------- */
 
 /* An acceleration (or a servo's end velocity) per axis: None (AUTO on every
@@ -342,26 +340,6 @@ static PyObject *m_set_accj(PyObject *self, PyObject *args, PyObject *kw)
 
 /* ---- opening and closing ------------------------------------------------------------------ */
 
-static void link_open(struct py_motion *s)
-{
-	s->prev = NULL;
-	s->next = open_list;
-	if (open_list)
-		open_list->prev = s;
-	open_list = s;
-}
-
-static void unlink_open(struct py_motion *s)
-{
-	if (s->prev)
-		s->prev->next = s->next;
-	else if (open_list == s)
-		open_list = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	s->prev = s->next = NULL;
-}
-
 /* Free the C side: the loop first (its thread steps the motion). */
 static void free_c(struct py_motion *s)
 {
@@ -425,24 +403,16 @@ static void motion_close(struct py_motion *s, bool keep)
 		PyErr_Restore(type, value, tb);
 	}
 	free_c(s);
-	unlink_open(s);
+	py_open_unlink(&s->node);
 	s->open = false;
 	s->closed = true;
 	s->closing = false;
 	s->busy = 0;
 }
 
-void py_motion_close_all(void)
+static void close_at_exit(PyObject *self)
 {
-	while (open_list) {
-		struct py_motion *s = open_list;
-
-		Py_INCREF(s);
-		motion_close(s, true);
-		if (open_list == s)
-			unlink_open(s);
-		Py_DECREF(s);
-	}
+	motion_close(MO(self), true);
 }
 
 struct open_opts {
@@ -592,7 +562,7 @@ static int motion_open(struct py_motion *s, const struct open_opts *o)
 		return -1;
 	}
 	s->open = true;
-	link_open(s);
+	py_open_link(&s->node, (PyObject *)s, close_at_exit);
 	return 0;
 }
 

@@ -36,6 +36,7 @@
 #ifndef RTLOOP_PY_MOTION_H
 #define RTLOOP_PY_MOTION_H
 
+#include "_loop.h"
 #include "_module.h"
 #include "_motion_rt.h"
 
@@ -63,7 +64,7 @@ struct py_motion {
 	bool have;		 /* a state was taken */
 	struct py_motion_counts n;
 	PyObject *final_stats, *final_hists, *final_report;
-	struct py_motion *prev, *next; /* the open objects, for atexit */
+	struct py_open node; /* the open objects, for atexit (_loop.h) */
 };
 
 #define MO(o) ((struct py_motion *)(o))

@@ -304,30 +304,6 @@ PyObject *py_default_fields(void)
 	return t;
 }
 
-/* ---- the open objects, stopped at interpreter exit --------------------------------- */
-
-static struct py_rx *open_list;
-
-static void link_open(struct py_rx *s)
-{
-	s->prev = NULL;
-	s->next = open_list;
-	if (open_list)
-		open_list->prev = s;
-	open_list = s;
-}
-
-static void unlink_open(struct py_rx *s)
-{
-	if (s->prev)
-		s->prev->next = s->next;
-	else if (open_list == s)
-		open_list = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	s->prev = s->next = NULL;
-}
-
 /* ---- opening ------------------------------------------------------------------------ */
 
 /* The transport's connected() callback, inside rtl_loop_start() (on the
@@ -450,6 +426,9 @@ static void free_loop(struct py_rx *s)
 	s->outputs = NULL;
 }
 
+/* The stop at the interpreter's exit (below, with close()). */
+static void close_at_exit(PyObject *self);
+
 int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 {
 	struct rtl_rtde_client_config cc = { .size = sizeof(cc), .frequency = o->frequency };
@@ -536,7 +515,7 @@ int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 		return -1;
 	}
 	s->open = true;
-	link_open(s);
+	py_open_link(&s->node, (PyObject *)s, close_at_exit);
 	return 0;
 }
 
@@ -629,11 +608,16 @@ static void rx_close(struct py_rx *s, bool keep)
 		PyErr_Restore(type, value, tb);
 	}
 	free_loop(s);
-	unlink_open(s);
+	py_open_unlink(&s->node);
 	s->open = false;
 	s->closed = true;
 	s->closing = false;
 	s->busy = 0;
+}
+
+static void close_at_exit(PyObject *self)
+{
+	rx_close((struct py_rx *)self, true);
 }
 
 /* ---- taking frames ------------------------------------------------------------------ */
@@ -1250,22 +1234,13 @@ PyTypeObject py_receive_type = {
 	.tp_getset = rx_getset,
 };
 
-/* atexit: every connection still open is stopped as close() would. */
+/* atexit: every connection still open (Receive, Control, Motion) is
+ * stopped as close() would. */
 static PyObject *close_all(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
-	py_motion_close_all();
-	while (open_list) {
-		struct py_rx *s = open_list;
-
-		Py_INCREF(s);
-		rx_close(s, true);
-		/* rx_close() unlinks it; make sure of it whatever happened. */
-		if (open_list == s)
-			unlink_open(s);
-		Py_DECREF(s);
-	}
+	py_open_close_all();
 	Py_RETURN_NONE;
 }
 

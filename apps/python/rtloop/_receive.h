@@ -19,6 +19,7 @@
 #ifndef RTLOOP_PY_RECEIVE_H
 #define RTLOOP_PY_RECEIVE_H
 
+#include "_loop.h"
 #include "_module.h"
 
 #include <stdbool.h>
@@ -104,8 +105,8 @@ struct py_rx {
 	struct py_counts n;
 	/* What stats(), histograms() and report() say once closed. */
 	PyObject *final_stats, *final_hists, *final_report;
-	/* The open objects, for the stop at interpreter exit. */
-	struct py_rx *prev, *next;
+	/* The open objects, for the stop at interpreter exit (_loop.h). */
+	struct py_open node;
 };
 
 /* How to open one (the arguments, checked). */
