@@ -25,9 +25,8 @@ set -u
 src=$(cd "${1:-$(dirname "$0")/..}" && pwd) || exit 2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rtloop-consumers.XXXXXX") || exit 2
 prefix=$tmp/prefix
-sim_pid=
-pass=0
-failed=0
+# shellcheck source=.ci/checks.sh
+. "$(dirname "$0")/checks.sh"
 
 cleanup() {
 	stop_sim
@@ -37,31 +36,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-ok() {
-	pass=$((pass + 1))
-	echo "ok - $1"
-}
-not_ok() { # description, log file
-	failed=$((failed + 1))
-	echo "not ok - $1"
-	if [ -n "${2:-}" ] && [ -s "$2" ]; then tail -n 15 "$2" | sed 's/^/#   /'; fi
-}
-# check DESCRIPTION COMMAND...: COMMAND's output goes to $tmp/log, shown
-# when it fails.
-check() {
-	_d=$1
-	shift
-	if "$@" >"$tmp/log" 2>&1; then ok "$_d"; else not_ok "$_d" "$tmp/log"; fi
-}
 section() { echo "# --- $*"; }
-
-stop_sim() {
-	if [ -n "$sim_pid" ]; then
-		kill "$sim_pid" 2>/dev/null
-		wait "$sim_pid" 2>/dev/null
-		sim_pid=
-	fi
-}
 
 # ---- 1. build and install ---------------------------------------------------------------
 section "a fresh build of $src, installed to $prefix"
@@ -271,17 +246,7 @@ check "CMakeLists.txt: the C++ example, -Werror" \
 
 # ---- 4. against the installed rtde-sim ---------------------------------------------------
 section "the installed rtde-sim (e-Series, 500 Hz) on a loopback port"
-"$prefix/bin/rtde-sim" --port 0 --profile eseries --duration 60 \
-	--json "$tmp/sim.json" >"$tmp/sim.out" 2>"$tmp/sim.log" &
-sim_pid=$!
-port=
-i=0
-while [ $i -lt 50 ] && [ -z "$port" ]; do # at most 5 s
-	port=$(sed -n 's/.*listening on [0-9.]*:\([0-9][0-9]*\).*/\1/p' "$tmp/sim.log" | head -n 1)
-	[ -n "$port" ] || sleep 0.1
-	i=$((i + 1))
-done
-if [ -n "$port" ]; then ok "rtde-sim listens on 127.0.0.1:$port"; else not_ok "rtde-sim started" "$tmp/sim.log"; fi
+start_sim "$prefix/bin/rtde-sim" --profile eseries --duration 60
 
 against_sim() { # description, expected output line (ERE), program, args...
 	_d=$1
@@ -364,5 +329,4 @@ moved_libdir=$tmp/moved/${libdir#"$prefix"/}
 check "pkg-config --define-variable=prefix=<moved> links and runs against the moved prefix" \
 	pc_static "$moved_libdir" --define-variable=prefix="$tmp/moved"
 
-echo "# check-consumers: $pass passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish check-consumers

@@ -34,39 +34,19 @@ fi
 src=$(cd "${1:-$(dirname "$0")/..}" && pwd) || exit 2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rtloop-deb.XXXXXX") || exit 2
 out=${2:-$tmp/out}
-pass=0
-failed=0
-sim_pid=
+# shellcheck source=.ci/checks.sh
+. "$(dirname "$0")/checks.sh"
 installed=
 pkgs="librtloop-dev librtloop0.1 python3-rtloop rtloop-doc rtloop-tools"
 
 cleanup() {
-	[ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null
+	stop_sim
 	# shellcheck disable=SC2086 # a list of package names
 	[ -n "$installed" ] && apt-get purge -y -qq $pkgs >/dev/null 2>&1
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-ok() {
-	pass=$((pass + 1))
-	echo "ok - $1"
-}
-not_ok() { # description, log
-	failed=$((failed + 1))
-	echo "not ok - $1"
-	if [ -n "${2:-}" ] && [ -s "$2" ]; then tail -n 25 "$2" | sed 's/^/#   /'; fi
-}
-check() { # description, command...: its output in $tmp/log, shown on failure
-	_d=$1
-	shift
-	if "$@" >"$tmp/log" 2>&1; then ok "$_d"; else not_ok "$_d" "$tmp/log"; fi
-}
-finish() {
-	echo "# check-deb: $pass passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit $?
-}
 
 version=$(sed -n "s/^  version: '\([^']*\)',$/\1/p" "$src/meson.build")
 arch=$(dpkg --print-architecture)
@@ -79,14 +59,14 @@ tree=$tmp/rtloop-$version
 mkdir -p "$tree" "$out"
 if ! (cd "$src" && git ls-files -z | xargs -0 cp --parents -t "$tree") 2>"$tmp/copy.log"; then
 	not_ok "a copy of the tree's files" "$tmp/copy.log"
-	finish
+	finish check-deb
 fi
 check "the build dependencies of debian/control are installed (dpkg-checkbuilddeps)" \
 	sh -c "cd '$tree' && dpkg-checkbuilddeps"
 check "dpkg-buildpackage -b -us -uc (symbols at check level 4)" \
 	sh -c "cd '$tree' && timeout 1800 dpkg-buildpackage -b -us -uc"
 changes=$tmp/rtloop_${version}_$arch.changes
-[ -f "$changes" ] || finish
+[ -f "$changes" ] || finish check-deb
 debs=
 for p in $pkgs; do
 	f=$(ls "$tmp/${p}_${version}"_*.deb 2>/dev/null | head -n 1)
@@ -106,7 +86,7 @@ fi
 sed 's/^/# lintian: /' "$out/lintian.txt"
 if [ -n "$build_only" ]; then
 	echo "# the packages are in $out"
-	finish
+	finish check-deb
 fi
 
 # ---- 3. install ---------------------------------------------------------------------
@@ -116,7 +96,7 @@ if apt-get install -y -qq --no-install-recommends $debs >"$tmp/apt.log" 2>&1; th
 	ok "apt-get install of the five packages"
 else
 	not_ok "apt-get install of the five packages" "$tmp/apt.log"
-	finish
+	finish check-deb
 fi
 for p in $pkgs; do
 	v=$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null)
@@ -124,7 +104,7 @@ for p in $pkgs; do
 done
 
 # ---- 4. the tools -------------------------------------------------------------------
-cd "$tmp" || finish
+cd "$tmp" || finish check-deb
 check "rtde-sim --version from /usr/bin: rtde-sim (rtloop) $version" \
 	sh -c "[ \"\$(command -v rtde-sim)\" = /usr/bin/rtde-sim ] &&
 		[ \"\$(rtde-sim --version)\" = 'rtde-sim (rtloop) $version' ]"
@@ -140,16 +120,7 @@ check "a C consumer: the examples' Makefile, pkg-config from /usr, -Werror" \
 check "a CMake consumer: find_package(rtloop) with no prefix, -Werror" \
 	sh -c "timeout 120 cmake -S '$examples' -B '$tmp/ex-cmake' -DCMAKE_C_FLAGS=-Werror \
 		-DCMAKE_CXX_FLAGS=-Werror && timeout 300 cmake --build '$tmp/ex-cmake'"
-rtde-sim --port 0 --duration 60 --json "$tmp/sim.json" >"$tmp/sim.out" 2>"$tmp/sim.log" &
-sim_pid=$!
-port=
-i=0
-while [ $i -lt 50 ] && [ -z "$port" ]; do # at most 5 s
-	port=$(sed -n 's/.*listening on [0-9.]*:\([0-9][0-9]*\).*/\1/p' "$tmp/sim.log" | head -n 1)
-	[ -n "$port" ] || sleep 0.1
-	i=$((i + 1))
-done
-if [ -n "$port" ]; then ok "the installed rtde-sim listens on 127.0.0.1:$port"; else not_ok "rtde-sim started" "$tmp/sim.log"; fi
+start_sim rtde-sim --duration 60
 runs() { # description, expected line (ERE), program, args...
 	_d=$1
 	_want=$2
@@ -186,7 +157,5 @@ check "its type information: stubtest and mypy --strict on the installed package
 check "a UDP control loop from Python: the installed motion.py against its Sim" \
 	env -u PYTHONPATH timeout 60 /usr/bin/python3 "$examples/motion.py" --seconds 1
 
-kill "$sim_pid" 2>/dev/null
-wait "$sim_pid" 2>/dev/null
-sim_pid=
-finish
+stop_sim
+finish check-deb

@@ -22,29 +22,10 @@ build=$(cd "${1:?usage: $0 BUILD_DIR [SOURCE_DIR]}" && pwd) || exit 2
 src=$(cd "${2:-$(dirname "$0")/..}" && pwd) || exit 2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rtloop-pip.XXXXXX") || exit 2
 venv=$tmp/venv
-pass=0
-failed=0
+# shellcheck source=.ci/checks.sh
+. "$(dirname "$0")/checks.sh"
 trap 'rm -rf "$tmp"' EXIT
 
-ok() {
-	pass=$((pass + 1))
-	echo "ok - $1"
-}
-not_ok() { # description, log
-	failed=$((failed + 1))
-	echo "not ok - $1"
-	if [ -n "${2:-}" ] && [ -s "$2" ]; then tail -n 25 "$2" | sed 's/^/#   /'; fi
-}
-check() { # description, command...: its output in $tmp/log, shown on failure
-	_d=$1
-	shift
-	if "$@" >"$tmp/log" 2>&1; then ok "$_d"; else not_ok "$_d" "$tmp/log"; fi
-}
-finish() {
-	echo "# check-pip: $pass passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit $?
-}
 
 version=$(sed -n "s/^  version: '\([^']*\)',$/\1/p" "$src/meson.build")
 echo "# rtloop $version from $src, the tests' tools from $build"
@@ -54,11 +35,11 @@ echo "# rtloop $version from $src, the tests' tools from $build"
 mkdir -p "$tmp/src"
 if ! (cd "$src" && git ls-files -z | xargs -0 cp --parents -t "$tmp/src") 2>"$tmp/copy.log"; then
 	not_ok "a copy of the tree's files" "$tmp/copy.log"
-	finish
+	finish check-pip
 fi
 check "python3 -m venv --system-site-packages (Debian's interpreter)" \
 	/usr/bin/python3 -m venv --system-site-packages "$venv"
-[ -x "$venv/bin/python" ] || finish
+[ -x "$venv/bin/python" ] || finish check-pip
 check "pip install --no-build-isolation . (meson-python, -Dwheel=true)" \
 	env -u PYTHONPATH timeout 900 "$venv/bin/pip" install --no-index --no-build-isolation "$tmp/src"
 
@@ -78,7 +59,7 @@ check "nothing of rtloop outside the package (no tools, headers or library in th
 # ---- 2. versions ----------------------------------------------------------------------
 pipver=$(sed -n 's/^Version: //p' "$tmp/show")
 check "pip's metadata says $version (meson.build's): $pipver" [ "$pipver" = "$version" ]
-cd "$tmp" || finish
+cd "$tmp" || finish check-pip
 check "import rtloop from the venv, outside the tree: __version__ $version, from site-packages" \
 	env -u PYTHONPATH "$venv/bin/python" -c "
 import rtloop, sys
@@ -112,4 +93,4 @@ for t in "$src"/tests/python/test_*.py; do
 		RTLOOP_RECORD="$build/apps/rtde-record/rtde-record" \
 		timeout 600 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$t"
 done
-finish
+finish check-pip
