@@ -118,7 +118,7 @@ int py_ctl_usable(struct py_rx *s, const char *what)
 		PyErr_Format(PyExc_TypeError, "%s: this connection was opened as a Receive", what);
 		return -1;
 	}
-	return s->ended ? py_rx_raise_ended(s, what) : 0;
+	return s->life.ended ? py_rx_raise_ended(s, what) : 0;
 }
 
 /* rtl_loop_write(): the bytes sent, 0 when nothing went (unchanged,

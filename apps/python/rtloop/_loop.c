@@ -137,6 +137,36 @@ PyObject *py_array(const void *src, Py_ssize_t n, enum py_dtype type)
 	return a;
 }
 
+/* ---- closing ------------------------------------------------------------------------------ */
+
+bool py_life_close(struct py_life *l, struct rtl_loop *loop)
+{
+	if (!l->open)
+		return false;
+	if (l->closing) {
+		/* Another thread closes it: wait for that to finish. */
+		while (l->open)
+			py_sleep_ms_nogil();
+		return false;
+	}
+	l->closing = true;
+	rtl_loop_stop(loop);
+	while (l->busy)
+		py_sleep_ms_nogil();
+	l->busy = 1;
+	if (!l->ended)
+		py_join_nogil(loop);
+	return true;
+}
+
+void py_life_closed(struct py_life *l)
+{
+	l->open = false;
+	l->closed = true;
+	l->closing = false;
+	l->busy = 0;
+}
+
 /* ---- the open objects ------------------------------------------------------------------- */
 
 static struct py_open *open_list;

@@ -10,6 +10,7 @@
 
 #include "_module.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,32 @@ enum py_dtype { PY_F64, PY_I32, PY_U32 };
 /* A new, writable NumPy array of @n elements of @type copied from @src
  * (after py_numpy_import()). */
 PyObject *py_array(const void *src, Py_ssize_t n, enum py_dtype type);
+
+/*
+ * Where an object that runs a loop is in its life, and who is inside it:
+ * every call on the loop's step side holds the GIL to begin with and sets
+ * busy before it lets the GIL go, so a second Python thread that comes
+ * meanwhile is refused (EBUSY) instead of racing the first in the loop.
+ */
+struct py_life {
+	bool open;    /* opened, not yet closed */
+	bool closed;  /* close() has run (or the open failed) */
+	bool closing; /* close() waits for another thread to leave */
+	bool ended;   /* the loop ended by itself, and was joined */
+	int busy;     /* a call with the GIL released is inside the loop */
+};
+
+/*
+ * The first half of every close: ask @loop to stop (the stop at exit: the
+ * safe package, then the wait for rest), wait for a thread inside to
+ * leave, join the loop. Returns true when the caller is to finish the
+ * close (keep the figures, free, py_life_closed()); false when there is
+ * nothing to do: never opened, closed, or closed by another thread
+ * meanwhile (waited for).
+ */
+bool py_life_close(struct py_life *l, struct rtl_loop *loop);
+/* The second half: closed, nobody inside. */
+void py_life_closed(struct py_life *l);
 
 /* The objects whose loop runs, each stopped as close() would at the
  * interpreter's exit (atexit, py_open_close_all()): a node in the object,

@@ -145,17 +145,17 @@ void py_motion_loop_ended(struct py_motion *s)
 	snprintf(s->end_msg, sizeof(s->end_msg), "%s",
 		 why && why[0] ? why : "the connection to the controller was lost");
 	s->end_code = code ? code : -ECONNRESET;
-	s->ended = true;
+	s->life.ended = true;
 }
 
 /* 0 when @s may be used now: open, not ended, no other thread inside. */
 int py_motion_usable(struct py_motion *s, const char *what, bool reader)
 {
-	if (!s->open) {
+	if (!s->life.open) {
 		PyErr_Format(PyExc_ValueError, "%s: the connection is closed", what);
 		return -1;
 	}
-	if (reader && (s->busy || s->closing)) {
+	if (reader && (s->life.busy || s->life.closing)) {
 		char msg[256];
 
 		snprintf(msg, sizeof(msg),
@@ -165,13 +165,13 @@ int py_motion_usable(struct py_motion *s, const char *what, bool reader)
 		py_raise(-EBUSY, msg);
 		return -1;
 	}
-	if (!s->ended && !s->busy && rtl_loop_stopping(s->loop)) {
+	if (!s->life.ended && !s->life.busy && rtl_loop_stopping(s->loop)) {
 		/* The join lets the GIL go: no other thread enters meanwhile. */
-		s->busy = 1;
+		s->life.busy = 1;
 		py_motion_loop_ended(s);
-		s->busy = 0;
+		s->life.busy = 0;
 	}
-	if (s->ended) {
+	if (s->life.ended) {
 		py_motion_raise_ended(s, what);
 		return -1;
 	}
@@ -374,20 +374,8 @@ static void motion_close(struct py_motion *s, bool keep)
 {
 	struct py_mcmd c;
 
-	if (!s->open)
+	if (!py_life_close(&s->life, s->loop))
 		return;
-	if (s->closing) {
-		while (s->open)
-			py_sleep_ms_nogil();
-		return;
-	}
-	s->closing = true;
-	rtl_loop_stop(s->loop);
-	while (s->busy)
-		py_sleep_ms_nogil();
-	s->busy = 1;
-	if (!s->ended)
-		py_join_nogil(s->loop);
 	/* The loop's threads have ended: the rings' other sides are ours. */
 	while (rtl_ring_pop_sz(s->rt->cmds, &c, sizeof(c)))
 		s->n.unapplied++;
@@ -404,10 +392,7 @@ static void motion_close(struct py_motion *s, bool keep)
 	}
 	free_c(s);
 	py_open_unlink(&s->node);
-	s->open = false;
-	s->closed = true;
-	s->closing = false;
-	s->busy = 0;
+	py_life_closed(&s->life);
 }
 
 static void close_at_exit(PyObject *self)
@@ -517,7 +502,7 @@ static int motion_open(struct py_motion *s, const struct open_opts *o)
 	s->port = o->port;
 	/* Connecting may take the time-out: without the GIL. The object is
 	 * not open yet, so no other call enters. */
-	s->busy = 1;
+	s->life.busy = 1;
 	ts = PyEval_SaveThread();
 	ret = rtl_ring_create(&s->rt->cmds, PY_MOTION_CMD_SLOTS, sizeof(struct py_mcmd), &err);
 	if (ret >= 0)
@@ -555,13 +540,13 @@ static int motion_open(struct py_motion *s, const struct open_opts *o)
 		s->loop = NULL;
 	}
 	PyEval_RestoreThread(ts);
-	s->busy = 0;
+	s->life.busy = 0;
 	if (ret < 0) {
 		free_c(s);
 		py_raise(ret, err.msg);
 		return -1;
 	}
-	s->open = true;
+	s->life.open = true;
 	py_open_link(&s->node, (PyObject *)s, close_at_exit);
 	return 0;
 }
@@ -588,7 +573,7 @@ static int motion_init(PyObject *self, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$sOiOOO:Motion", kwlist, &host, &port,
 					 &transport, &to, &o.watchdog_periods, &stop, &cmd, &loss))
 		return -1;
-	if (s->open || s->closed || s->busy) {
+	if (s->life.open || s->life.closed || s->life.busy) {
 		py_raise(-EALREADY, "rtloop.Motion: this object was already opened; make a new one "
 				    "to connect again");
 		return -1;
@@ -679,7 +664,7 @@ static void motion_dealloc(PyObject *self)
 static PyObject *p_closed(PyObject *self, void *unused)
 {
 	(void)unused;
-	return PyBool_FromLong(!MO(self)->open);
+	return PyBool_FromLong(!MO(self)->life.open);
 }
 
 static PyObject *p_transport(PyObject *self, void *unused)

@@ -44,10 +44,9 @@
 
 /* One rtloop.Motion. */
 struct py_motion {
-	PyObject ob_base; /* PyObject_HEAD, spelled out for clang-format */
-	bool open, closed, closing, ended;
-	int kind; /* enum py_mt once opened; -1 before */
-	int busy; /* a read with the GIL released is inside */
+	PyObject ob_base;    /* PyObject_HEAD, spelled out for clang-format */
+	struct py_life life; /* open, closing, busy: _loop.h */
+	int kind;	     /* enum py_mt once opened; -1 before */
 	int end_code;
 	char end_msg[RTL_ERROR_MSG];
 	int64_t timeout_ns;

@@ -31,7 +31,7 @@ static int take(struct py_motion *s, int64_t timeout_ns, const char *what)
 
 	if (py_motion_usable(s, what, true) < 0)
 		return -1;
-	s->busy = 1;
+	s->life.busy = 1;
 	for (;;) {
 		int64_t left = deadline - rtl_time_now();
 		PyThreadState *ts;
@@ -42,23 +42,23 @@ static int take(struct py_motion *s, int64_t timeout_ns, const char *what)
 		PyEval_RestoreThread(ts);
 		if (got) {
 			s->have = true;
-			s->busy = 0;
+			s->life.busy = 0;
 			return 1;
 		}
-		if (s->closing || rtl_loop_stopping(s->loop)) {
-			s->busy = 0;
-			if (s->closing)
+		if (s->life.closing || rtl_loop_stopping(s->loop)) {
+			s->life.busy = 0;
+			if (s->life.closing)
 				return 0;
 			py_motion_loop_ended(s);
 			py_motion_raise_ended(s, what);
 			return -1;
 		}
 		if (rtl_time_now() >= deadline) {
-			s->busy = 0;
+			s->life.busy = 0;
 			return 0;
 		}
 		if (PyErr_CheckSignals() < 0) {
-			s->busy = 0;
+			s->life.busy = 0;
 			return -1;
 		}
 	}
@@ -211,7 +211,7 @@ static PyObject *m_raw(PyObject *self, PyObject *unused)
 	struct py_motion *s = MO(self);
 
 	(void)unused;
-	if (s->open && s->rt->kind == PY_MT_RTDE) {
+	if (s->life.open && s->rt->kind == PY_MT_RTDE) {
 		PyErr_SetString(
 			PyExc_ValueError,
 			"rtloop.Motion.raw: the RTDE transport's state is state(); raw() is "
@@ -390,7 +390,7 @@ PyObject *py_motion_live_stats(struct py_motion *s)
 static PyObject *figures(struct py_motion *s, PyObject *final,
 			 PyObject *(*live)(struct py_motion *))
 {
-	if (!s->open) {
+	if (!s->life.open) {
 		if (!final) {
 			PyErr_SetString(PyExc_ValueError,
 					"rtloop.Motion: never opened: no figures to give");

@@ -482,7 +482,7 @@ int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 	}
 	/* Resolving the host and connecting may take the time-out: without
 	 * the GIL. The object is not open yet, so no other call enters. */
-	s->busy = 1;
+	s->life.busy = 1;
 	ts = PyEval_SaveThread();
 	ret = rtl_rtde_transport_create(&s->tr, &tc, &err);
 	if (ret >= 0) {
@@ -492,19 +492,19 @@ int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 	if (ret >= 0)
 		ret = rtl_loop_start(s->loop, &err);
 	PyEval_RestoreThread(ts);
-	s->busy = 0;
+	s->life.busy = 0;
 	if (ret < 0) {
 		free_loop(s);
 		py_raise(ret, err.msg);
 		return -1;
 	}
 	if (take_recipe(s) < 0) {
-		s->busy = 1;
+		s->life.busy = 1;
 		ts = PyEval_SaveThread();
 		rtl_loop_stop(s->loop);
 		rtl_loop_join(s->loop);
 		PyEval_RestoreThread(ts);
-		s->busy = 0;
+		s->life.busy = 0;
 		free_loop(s);
 		free(s->handles);
 		s->handles = NULL;
@@ -514,7 +514,7 @@ int py_rx_open(struct py_rx *s, const struct py_rx_opts *o)
 		Py_CLEAR(s->index);
 		return -1;
 	}
-	s->open = true;
+	s->life.open = true;
 	py_open_link(&s->node, (PyObject *)s, close_at_exit);
 	return 0;
 }
@@ -576,21 +576,8 @@ static PyObject *live_report(struct py_rx *s)
  */
 static void rx_close(struct py_rx *s, bool keep)
 {
-	if (!s->open)
+	if (!py_life_close(&s->life, s->loop))
 		return;
-	if (s->closing) {
-		/* Another thread closes it: wait for that to finish. */
-		while (s->open)
-			py_sleep_ms_nogil();
-		return;
-	}
-	s->closing = true;
-	rtl_loop_stop(s->loop);
-	while (s->busy)
-		py_sleep_ms_nogil();
-	s->busy = 1;
-	if (!s->ended)
-		py_join_nogil(s->loop);
 	if (keep) {
 		PyObject *type, *value, *tb;
 
@@ -609,10 +596,7 @@ static void rx_close(struct py_rx *s, bool keep)
 	}
 	free_loop(s);
 	py_open_unlink(&s->node);
-	s->open = false;
-	s->closed = true;
-	s->closing = false;
-	s->busy = 0;
+	py_life_closed(&s->life);
 }
 
 static void close_at_exit(PyObject *self)
@@ -624,11 +608,11 @@ static void close_at_exit(PyObject *self)
 
 int py_rx_check(struct py_rx *s, const char *what)
 {
-	if (!s->open) {
+	if (!s->life.open) {
 		PyErr_Format(PyExc_ValueError, "%s: the connection is closed", what);
 		return -1;
 	}
-	if (s->busy || s->closing) {
+	if (s->life.busy || s->life.closing) {
 		char msg[256];
 
 		snprintf(msg, sizeof(msg),
@@ -673,7 +657,7 @@ static void loop_ended(struct py_rx *s)
 	snprintf(s->end_msg, sizeof(s->end_msg), "%s",
 		 why && why[0] ? why : "the connection to the controller was lost");
 	s->end_code = code;
-	s->ended = true;
+	s->life.ended = true;
 }
 
 int py_rx_take(struct py_rx *s, int64_t timeout_ns, const char *what)
@@ -684,10 +668,10 @@ int py_rx_take(struct py_rx *s, int64_t timeout_ns, const char *what)
 
 	if (py_rx_check(s, what) < 0)
 		return -1;
-	if (s->ended)
+	if (s->life.ended)
 		return py_rx_raise_ended(s, what);
 	deadline = rtl_time_now() + timeout_ns;
-	s->busy = 1;
+	s->life.busy = 1;
 	for (;;) {
 		int64_t asked = rtl_time_now(), slice = deadline - asked;
 		const struct rtl_loop_frame *f;
@@ -730,7 +714,7 @@ int py_rx_take(struct py_rx *s, int64_t timeout_ns, const char *what)
 				py_req_on_frame(s);
 			if (st.ring_full == s->ring_full_seen || reread) {
 				s->ring_full_seen = st.ring_full;
-				s->busy = 0;
+				s->life.busy = 0;
 				return 1;
 			}
 			/* The ring was full since the last read: what it held
@@ -746,18 +730,18 @@ int py_rx_take(struct py_rx *s, int64_t timeout_ns, const char *what)
 		if (stopped) {
 			/* Still busy while the join runs without the GIL: no
 			 * other thread may enter the loop meanwhile. */
-			if (!s->closing)
+			if (!s->life.closing)
 				loop_ended(s);
-			s->busy = 0;
-			return s->closing ? 0 : py_rx_raise_ended(s, what);
+			s->life.busy = 0;
+			return s->life.closing ? 0 : py_rx_raise_ended(s, what);
 		}
 		if (rtl_time_now() >= deadline) {
-			s->busy = 0;
+			s->life.busy = 0;
 			/* After a full ring, the old frame is still a frame. */
 			return reread ? 1 : 0;
 		}
 		if (PyErr_CheckSignals() < 0) {
-			s->busy = 0;
+			s->life.busy = 0;
 			return -1;
 		}
 	}
@@ -978,7 +962,7 @@ static PyObject *copy_or_closed(PyObject *final, const char *what)
 static PyObject *final_or_live(struct py_rx *s, PyObject *final, const char *what,
 			       PyObject *(*live)(struct py_rx *))
 {
-	if (!s->open)
+	if (!s->life.open)
 		return copy_or_closed(final, what);
 	return live(s);
 }
@@ -1103,7 +1087,7 @@ static PyMethodDef rx_methods[] = {
 static PyObject *p_closed(PyObject *self, void *unused)
 {
 	(void)unused;
-	return PyBool_FromLong(!RX(self)->open);
+	return PyBool_FromLong(!RX(self)->life.open);
 }
 
 static PyObject *p_fields(PyObject *self, void *unused)
@@ -1159,7 +1143,7 @@ static int parse_host(PyObject *o, const char *what, const char **out)
 /* Shared by both types' __init__: refuse a second one. */
 int py_rx_begin(struct py_rx *s, const char *what)
 {
-	if (s->open || s->closed || s->busy) {
+	if (s->life.open || s->life.closed || s->life.busy) {
 		char msg[160];
 
 		snprintf(msg, sizeof(msg),

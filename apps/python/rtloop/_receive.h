@@ -59,14 +59,10 @@ struct py_counts {
 #define PY_REQ_TRACKED 8
 
 struct py_rx {
-	PyObject ob_base; /* PyObject_HEAD, spelled out for clang-format */
-	bool control;	  /* an rtloop.Control: commands; get() reads the step's frame */
-	bool open;	  /* __init__ succeeded and close() has not run */
-	bool closed;	  /* close() has run (or __init__ failed) */
-	bool closing;	  /* close() is waiting for another thread to leave */
-	bool ended;	  /* the loop ended by itself (the connection): joined */
-	bool in_step;	  /* a read returned a frame and no write ended its step */
-	int busy;	  /* a call with the GIL released is inside the loop */
+	PyObject ob_base;    /* PyObject_HEAD, spelled out for clang-format */
+	bool control;	     /* an rtloop.Control: commands; get() reads the step's frame */
+	struct py_life life; /* open, closing, busy: _loop.h */
+	bool in_step;	     /* a read returned a frame and no write ended its step */
 	int end_code;
 	char end_msg[RTL_ERROR_MSG];
 	int64_t timeout_ns; /* the default wait of a read */

@@ -347,7 +347,7 @@ static PyObject *handle_done(PyObject *self, PyObject *unused)
 
 	(void)unused;
 	/* Outside a step, take what has come (without waiting) and answer it. */
-	if (!final(refresh(h)->outcome) && s->open && !s->ended && !s->in_step &&
+	if (!final(refresh(h)->outcome) && s->life.open && !s->life.ended && !s->in_step &&
 	    py_rx_check(s, "rtloop.Request.done") == 0 && pump(s, h->what, slot(h), true, 0) < 0)
 		return NULL;
 	return PyBool_FromLong(final(refresh(h)->outcome));
