@@ -45,11 +45,14 @@ static int take(struct py_motion *s, int64_t timeout_ns, const char *what)
 			s->life.busy = 0;
 			return 1;
 		}
-		if (s->life.closing || rtl_loop_stopping(s->loop)) {
+		if (s->life.closing) {
 			s->life.busy = 0;
-			if (s->life.closing)
-				return 0;
+			return 0;
+		}
+		if (rtl_loop_stopping(s->loop)) {
+			/* Still busy while the join lets the GIL go. */
 			py_motion_loop_ended(s);
+			s->life.busy = 0;
 			py_motion_raise_ended(s, what);
 			return -1;
 		}
