@@ -131,11 +131,35 @@ static void defaults(struct rtl_loop_config *cfg)
 
 static void free_loop(struct rtl_loop *loop)
 {
+	/* The telemetry keeps the final counters and histograms, not the
+	 * loop's memory. */
+	rtl__telemetry_detach(loop->cfg.telemetry, loop, loop->hist,
+			      sizeof(struct rtl_hist) * RTL_LOOP_H_COUNT);
 	if (loop->hist)
 		rtl_mem_free(loop->hist, sizeof(struct rtl_hist) * RTL_LOOP_H_COUNT);
 	rtl_log_queue_destroy(loop->rx_log);
 	rtl_log_queue_destroy(loop->worker_log);
 	free(loop);
+}
+
+static int loop_stats(const void *loop, void *snapshot)
+{
+	return rtl_loop_stats(loop, snapshot);
+}
+
+/* The loop's counters and histograms in the telemetry, as "loop.*". */
+static int add_telemetry(struct rtl_loop *loop, struct rtl_error *err)
+{
+	struct rtl_telemetry *t = loop->cfg.telemetry;
+	size_t n;
+	const struct rtl_stat_field *f = rtl_loop_counter_fields(&n);
+	int ret = rtl_telemetry_counters(t, "loop", f, n, loop_stats, loop,
+					 sizeof(struct rtl_loop_counters), err);
+
+	for (int i = 0; ret == 0 && i < RTL_LOOP_H_COUNT; i++)
+		ret = rtl_telemetry_hist(t, rtl_loop_hist_name((enum rtl_loop_hist_id)i),
+					 &loop->hist[i], err);
+	return ret;
 }
 
 RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config *cfg,
@@ -179,6 +203,11 @@ RTL_API int rtl_loop_create(struct rtl_loop **out, const struct rtl_loop_config 
 		goto err_free;
 	}
 	loop->hist = mem;
+	if (loop->cfg.telemetry) {
+		ret = add_telemetry(loop, err);
+		if (ret < 0)
+			goto err_free;
+	}
 	atomic_init(&loop->armed, !loop->cfg.start_disarmed);
 	loop->cpu_latency_fd = -1;
 	*out = loop;
@@ -543,6 +572,9 @@ static int run_step(struct rtl_loop *loop, const struct rtl_loop_frame *f)
 	}
 	rtl__loop_send(loop, seq, end);
 	end = rtl_time_now();
+	/* After the send and its timing: the record costs the wire nothing. */
+	if (loop->cfg.telemetry)
+		rtl_telemetry_step(loop->cfg.telemetry, loop, f, end);
 	rtl_ring_release(loop->ring); /* the slot is the producer's after this */
 	rtl__loop_step_done(loop, seq, start, end, true);
 	return 0;
@@ -761,6 +793,14 @@ RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_error *err)
 	ret = rtl__loop_connected(loop, err);
 	if (ret < 0)
 		goto err_disconnect;
+	/* The telemetry's layout is fixed now (connected callbacks may have
+	 * added signals), before any step publishes. */
+	if (loop->cfg.telemetry) {
+		rtl__telemetry_period(loop->cfg.telemetry, loop->t->period_ns);
+		ret = rtl_telemetry_start(loop->cfg.telemetry, err);
+		if (ret < 0)
+			goto err_disconnect;
+	}
 	/* Whatever the controller holds from an earlier client, the loop
 	 * starts from the safe set (no threads yet: nobody else sends). */
 	rtl__loop_safe_locked(loop);

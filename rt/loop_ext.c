@@ -52,6 +52,7 @@ RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_
 			return NULL;
 	}
 	rtl__loop_step_begin(loop, f, rtl_time_now());
+	loop->ext.frame = f;
 	loop->ext.holding = true;
 	loop->ext.in_step = true;
 	return f;
@@ -78,7 +79,10 @@ RTL_API int rtl_loop_write(struct rtl_loop *loop)
 	now = rtl_time_now();
 	rtl__loop_step_ran(loop, loop->step.seq, loop->step.start_ns, now);
 	ret = rtl__loop_send(loop, loop->step.seq, now);
-	rtl__loop_step_done(loop, loop->step.seq, loop->step.start_ns, rtl_time_now(), true);
+	now = rtl_time_now();
+	if (loop->cfg.telemetry)
+		rtl_telemetry_step(loop->cfg.telemetry, loop, loop->ext.frame, now);
+	rtl__loop_step_done(loop, loop->step.seq, loop->step.start_ns, now, true);
 	loop->ext.in_step = false;
 	rtl__loop_step_leave(loop);
 	return ret;

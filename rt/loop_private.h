@@ -30,6 +30,7 @@
 #include <rtloop/loop.h>
 #include <rtloop/ring.h>
 #include <rtloop/stat.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/thread.h>
 #include <rtloop/time.h>
 
@@ -155,6 +156,7 @@ struct rtl_loop {
 	 * released) and whether it is inside a step. */
 	struct {
 		bool holding, in_step;
+		const struct rtl_loop_frame *frame; /* the one held, for the telemetry */
 	} ext;
 
 	/* Threads and the log (set-up and join only). */
@@ -239,6 +241,12 @@ void rtl__loop_tx_take(struct rtl_loop *loop);
 int rtl__loop_safe_locked(struct rtl_loop *loop);
 /* The safe package if the transmit side is free (-EAGAIN if not). */
 int rtl__loop_send_safe(struct rtl_loop *loop);
+/* The loop's period for a telemetry configured without one (telemetry.c). */
+void rtl__telemetry_period(struct rtl_telemetry *t, int64_t period_ns);
+/* Mirror the final figures of @owner's counters and of the histograms in
+ * [@mem, @mem + @len), then stop reading them: the loop goes away before
+ * its telemetry may (telemetry.c). */
+void rtl__telemetry_detach(struct rtl_telemetry *t, const void *owner, const void *mem, size_t len);
 /* The step's send: stopping, disarmed, stale, check, coalesce. */
 int rtl__loop_send(struct rtl_loop *loop, uint64_t seq, int64_t now);
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <rtloop/loop.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/mem.h>
 #include <rtloop/time.h>
 
@@ -460,6 +461,75 @@ static void every_frame_steps_each_frame_in_order(void)
 }
 
 RTL_TEST_BOTH_MODES(loop, loop_inline, every_frame_steps_each_frame_in_order, inline_mode)
+
+/* A capture: the step's frame number into signal 0 (what a state field's
+ * capture does with a frame's values). */
+static void capture_seq(void *user, struct rtl_telemetry *t, struct rtl_loop *loop,
+			const struct rtl_loop_frame *f)
+{
+	(void)user;
+	(void)loop;
+	rtl_telemetry_set(t, 0, 0, (double)f->seq);
+}
+
+/* With telemetry, a record after each step: every step's frame, in order,
+ * the capture's value from it, and the loop's counters mirrored, their
+ * final values once the telemetry ends. */
+static void telemetry_publishes_a_record_per_step(void)
+{
+	struct rtl_loop_config cfg = test_config();
+	struct rtl_telemetry_config tc = { .size = sizeof(tc), .capacity = 4096 };
+	struct rtl_loop_counters s = { .size = sizeof(s) };
+	static struct rtl_telemetry_record rec[4096];
+	struct rtl_telemetry *tel = NULL;
+	struct rtl_telemetry_reader *r = NULL;
+	struct rtl_telemetry_info info;
+	char name[64];
+	uint64_t counters[RTL_TELEMETRY_MAX_COUNTERS];
+	size_t n_fields;
+	const struct rtl_stat_field *fields = rtl_loop_counter_fields(&n_fields);
+	struct rtl_loop *loop;
+	int n, bad = 0;
+
+	snprintf(name, sizeof(name), "test-loop-%d-%d", (int)getpid(), inline_mode);
+	tc.name = name;
+	cr_assert_eq(rtl_telemetry_create(&tel, &tc, NULL), 0);
+	cr_assert_eq(rtl_telemetry_signal(tel, "seq", 1, NULL, NULL), 0);
+	cr_assert_eq(rtl_telemetry_capture(tel, capture_seq, NULL, NULL), 0);
+	cfg.telemetry = tel;
+	cfg.every_frame = true;
+	cfg.ring_capacity = 1024;
+	loop = launch(&cfg);
+	cr_assert_eq(rtl_telemetry_reader_create(&r, name, NULL), 0, "started with the loop");
+	feed(0, 1000, 0);
+	settle(loop, 1000);
+	halt(loop, &s);
+	n = rtl_telemetry_reader_read(r, rec, 4096);
+	cr_expect_eq((uint64_t)n, s.steps, "a record per step");
+	cr_expect_eq(rtl_telemetry_reader_missed(r), 0);
+	for (int i = 0; i < n; i++)
+		if (rec[i].values[0] != (double)rec[i].frame ||
+		    (i && rec[i].frame <= rec[i - 1].frame))
+			bad++;
+	cr_expect_eq(bad, 0, "each record holds its step's frame, in order");
+	rtl_loop_destroy(loop);
+	rtl_telemetry_destroy(tel);
+	rtl_telemetry_reader_info(r, &info);
+	cr_expect_eq(info.state, RTL_TELEMETRY_ENDED);
+	cr_expect_eq(info.n_hists, RTL_LOOP_H_COUNT);
+	cr_assert_eq(rtl_telemetry_reader_counters(r, counters, RTL_TELEMETRY_MAX_COUNTERS),
+		     (int)n_fields);
+	for (size_t i = 0; i < n_fields; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "loop.%s", fields[i].name);
+		cr_expect_str_eq(rtl_telemetry_reader_counter_name(r, (unsigned)i), want);
+		cr_expect_eq(counters[i], rtl_stat_value(&s, &fields[i]), "%s", want);
+	}
+	rtl_telemetry_reader_destroy(r);
+}
+
+RTL_TEST_BOTH_MODES(loop, loop_inline, telemetry_publishes_a_record_per_step, inline_mode)
 
 static void newest_only_counts_every_skipped_frame(void)
 {

@@ -75,5 +75,7 @@ __attribute__((noreturn, format(printf, 1, 2))) void shim_skip(const char *fmt, 
 #define shim_str_eq_(a, b, ...) (strcmp((a), (b)) == 0)
 #define cr_assert_str_eq(...) \
 	shim_check(shim_str_eq_(__VA_ARGS__, ""), true, __FILE__, __LINE__, #__VA_ARGS__)
+#define cr_expect_str_eq(...) \
+	shim_check(shim_str_eq_(__VA_ARGS__, ""), false, __FILE__, __LINE__, #__VA_ARGS__)
 
 #endif /* RTL_TAP_SHIM_H */

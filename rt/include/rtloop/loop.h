@@ -244,6 +244,7 @@ struct rtl_transport {
 /* ---- configuration ---------------------------------------------------------------- */
 
 struct rtl_loop;
+struct rtl_telemetry;
 
 /*
  * The user's control step, run for each frame taken: read @f, write
@@ -334,6 +335,14 @@ struct rtl_loop_config {
 	 * the arm at rest, for up to this long. 0: 2 s; < 0: send, do not
 	 * wait. */
 	int64_t stop_timeout_ns;
+	/* Telemetry (<rtloop/telemetry.h>; not owned; NULL: none): the loop
+	 * adds its counters ("loop.*") and its histograms at create, starts
+	 * it in rtl_loop_start() (the layout is fixed then), and publishes a
+	 * record after each step's send (the external loop: after each
+	 * rtl_loop_write() of a step), running the telemetry's captures with
+	 * the step's frame. rtl_loop_destroy() mirrors the final counters and
+	 * histograms and detaches; the telemetry goes after the loop. */
+	struct rtl_telemetry *telemetry;
 };
 
 /* ---- accounting ---------------------------------------------------------------------- */
