@@ -17,6 +17,7 @@
 #include <rtloop/log.h>
 #include <rtloop/ring.h>
 #include <rtloop/stat.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/time.h>
 
 #define STATE_SLOTS 64
@@ -543,3 +544,22 @@ RTL_API struct rtl_udp_cmd *rtl_drfl_transport_command(struct rtl_drfl_transport
 }
 
 RTL__DEFINE_COUNTERS(rtl_drfl_transport, RTL_DRFL_TRANSPORT_COUNTERS, c)
+
+static int telemetry_stats(const void *tr, void *snap)
+{
+	return rtl_drfl_transport_stats(tr, snap);
+}
+
+RTL_API int rtl_drfl_transport_telemetry(struct rtl_drfl_transport *tr, struct rtl_telemetry *t,
+					 const char *fields, bool command, struct rtl_error *err)
+{
+	size_t n;
+	const struct rtl_stat_field *f = rtl_drfl_transport_counter_fields(&n);
+	int ret;
+
+	if (!tr || !t)
+		return rtl_error_set(err, -EINVAL, "DRFL telemetry: NULL transport or telemetry");
+	ret = rtl_telemetry_counters(t, "transport", f, n, telemetry_stats, tr,
+				     sizeof(struct rtl_drfl_transport_counters), err);
+	return ret < 0 ? ret : rtl_udp_telemetry(t, fields, command, err);
+}

@@ -106,6 +106,38 @@ RTL_API const struct rtl_udp_field *rtl_udp_state_fields(size_t *n)
 	return fields;
 }
 
+RTL_API unsigned rtl_udp_state_get(const struct rtl_udp_state *s, const struct rtl_udp_field *f,
+				   double *out, unsigned max)
+{
+	const unsigned char *p;
+	unsigned n;
+
+	if (!s || !f || !out)
+		return 0;
+	p = (const unsigned char *)s + f->host_offset;
+	n = f->count < max ? f->count : max;
+	for (unsigned k = 0; k < n; k++) {
+		switch ((enum rtl_udp_elem)f->type) {
+		case RTL_UDP_F64:
+			out[k] = ((const double *)(const void *)p)[k];
+			break;
+		case RTL_UDP_F32:
+			out[k] = ((const float *)(const void *)p)[k];
+			break;
+		case RTL_UDP_U8:
+			out[k] = p[k];
+			break;
+		case RTL_UDP_U16:
+			out[k] = ((const uint16_t *)(const void *)p)[k];
+			break;
+		case RTL_UDP_U32:
+			out[k] = ((const uint32_t *)(const void *)p)[k];
+			break;
+		}
+	}
+	return n;
+}
+
 RTL_API unsigned rtl_udp_elem_size(enum rtl_udp_elem type)
 {
 	switch (type) {

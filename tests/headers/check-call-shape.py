@@ -69,9 +69,11 @@ USER_POINTERS = {"user", "arg"}
 # A part index after the subject: its names and types.
 INDEX_NAMES = {"i", "idx", "index"}
 INDEX_TYPES = {"unsigned", "unsigned int", "size_t", "uint32_t"}
-# Handles by value that select a part of the subject, as an index does:
-# rtl_rtde_frame_get(f, h, &out) mirrors rtl_rtde_frame_set(f, h, value).
-PART_HANDLES = {"rtl_rtde_handle"}
+# Handles that select a part of the subject, as an index does:
+# rtl_rtde_frame_get(f, h, &out) mirrors rtl_rtde_frame_set(f, h, value);
+# a row of the UDP state's layout table selects a field of a state
+# (rtl_udp_state_get(s, f, out, max)).
+PART_HANDLES = {"rtl_rtde_handle", "rtl_udp_field"}
 # The size of a writable buffer, right after it (the pair is one out).
 SIZE_NAME = re.compile(r"^(cap|len|max|size|\w+_(?:size|len|cap|max))$")
 SIZE_TYPES = {"size_t", "unsigned", "unsigned int", "uint32_t", "int"}
@@ -146,9 +148,10 @@ def param_classes(f, api):
             classes.append("S")
         elif is_error(p):
             classes.append("E")
-        elif k == 1 and subject == 0 and p.stars == 0 and (
-                (p.name in INDEX_NAMES and p.typename in INDEX_TYPES) or
-                (p.tag_kind == "struct" and p.tag in PART_HANDLES)):
+        elif k == 1 and subject == 0 and (
+                (p.stars == 0 and p.name in INDEX_NAMES and p.typename in INDEX_TYPES) or
+                (p.tag_kind == "struct" and p.tag in PART_HANDLES and
+                 (p.stars == 0 or (p.stars == 1 and p.pointee_const)))):
             classes.append("X")
         elif is_out(p, f, api):
             classes.append("O")

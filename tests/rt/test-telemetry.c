@@ -15,6 +15,7 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -285,6 +286,38 @@ Test(telemetry, publishing_allocates_nothing)
 	rtl_test_alloc_unmark_thread();
 	cr_expect_eq(n, 0, "%ld allocations in 1000 publishes", n);
 	cr_expect_eq(rtl_telemetry_records(t), 1000);
+	rtl_telemetry_destroy(t);
+}
+
+/* docs/telemetry.md's record, byte for byte, where the format says it is. */
+Test(telemetry, the_record_of_the_docs_is_what_is_in_the_object)
+{
+	static const unsigned char want[40] = {
+		0x02, 0, 0, 0, 0, 0, 0, 0, 0x40, 0x42, 0x0f, 0, 0, 0, 0, 0, 0xf4, 0x01, 0,    0, 0,
+		0,    0, 0, 0, 0, 0, 0, 0, 0x40, 0x45, 0x40, 0, 0, 0, 0, 0, 0,	  0x24, 0x40,
+	};
+	struct rtl_telemetry *t = make(name_of("bytes"), 16);
+	unsigned char hdr[96], got[40];
+	char path[128];
+	uint64_t records_off;
+	uint32_t record_size;
+	int fd, f;
+
+	f = rtl_telemetry_signal(t, "f", 1, NULL, NULL);
+	cr_assert_eq(rtl_telemetry_start(t, NULL), 0);
+	rtl_telemetry_set(t, f, 0, 10.0);
+	rtl_telemetry_publish(t, 1000000, 500, 42.5);
+	snprintf(path, sizeof(path), "/dev/shm/rtloop-%s", name_of("bytes"));
+	fd = open(path, O_RDONLY);
+	cr_assert(fd >= 0, "%s", path);
+	cr_assert_eq(pread(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+	cr_expect(memcmp(hdr, "RTLTELE", 8) == 0, "the magic at 0");
+	memcpy(&record_size, hdr + 28, 4);
+	memcpy(&records_off, hdr + 88, 8);
+	cr_expect_eq(record_size, 40, "8 x (4 + 1 value)");
+	cr_assert_eq(pread(fd, got, sizeof(got), (off_t)records_off), (ssize_t)sizeof(got));
+	close(fd);
+	cr_expect(memcmp(got, want, sizeof(want)) == 0, "record 0 as docs/telemetry.md shows it");
 	rtl_telemetry_destroy(t);
 }
 

@@ -136,37 +136,17 @@ static PyObject *state_dict(struct py_motion *s)
 static PyObject *raw_dict(struct py_motion *s)
 {
 	const struct py_mstate *st = py_mpub_front(&s->rt->pub);
-	const unsigned char *base = (const unsigned char *)&st->raw;
 	size_t n;
 	const struct rtl_udp_field *f = rtl_udp_state_fields(&n);
 	PyObject *d = PyDict_New();
 	double v[256];
 
 	for (size_t i = 0; d && i < n; i++) {
-		const unsigned char *p = base + f[i].host_offset;
+		unsigned k = rtl_udp_state_get(&st->raw, &f[i], v, 256);
 		PyObject *o;
 
-		for (unsigned k = 0; k < f[i].count && k < N_OF(v); k++) {
-			switch ((enum rtl_udp_elem)f[i].type) {
-			case RTL_UDP_F64:
-				v[k] = ((const double *)(const void *)p)[k];
-				break;
-			case RTL_UDP_F32:
-				v[k] = ((const float *)(const void *)p)[k];
-				break;
-			case RTL_UDP_U8:
-				v[k] = p[k];
-				break;
-			case RTL_UDP_U16:
-				v[k] = ((const uint16_t *)(const void *)p)[k];
-				break;
-			case RTL_UDP_U32:
-				v[k] = ((const uint32_t *)(const void *)p)[k];
-				break;
-			}
-		}
 		if (f[i].count > 1)
-			o = py_array(v, f[i].count, PY_F64);
+			o = py_array(v, k, PY_F64);
 		else if (f[i].type == RTL_UDP_F64 || f[i].type == RTL_UDP_F32)
 			o = PyFloat_FromDouble(v[0]);
 		else

@@ -21,11 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rtloop/log.h>
 #include <rtloop/loop.h>
 #include <rtloop/rtde_cmd.h>
 #include <rtloop/rtde_transport.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/time.h>
 
 #include "counters.h"
@@ -71,6 +73,10 @@ struct rig {
 	double first_ts, last_ts;
 	double q0_first, q0_last;
 	int last_out_mode;
+	/* Telemetry (a test sets it before the start), and each frame's
+	 * timestamp by its loop frame number for the records to match. */
+	struct rtl_telemetry *tel;
+	double ts_of_frame[4096];
 };
 
 static struct rig R;
@@ -122,6 +128,8 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 	} else
 		r->skipped_sum += fr->ctrl_skipped;
 	r->last_ts = rtl_rtde_frame_get_double(&st, r->ts);
+	if (fr->seq < 4096)
+		r->ts_of_frame[fr->seq] = r->last_ts;
 	r->q0_last = q[0];
 	r->last_out_mode = rtl_rtde_frame_get_int(&st, r->out_mode);
 	if ((r->stall_at && n == r->stall_at) || (r->stall_again && n == r->stall_again))
@@ -185,8 +193,14 @@ static int rig_try_start(const struct rig_opts *o, struct rtl_error *err)
 	tc.user = &R;
 	tc.keepalive_ns = o->keepalive_ns;
 	cr_assert_eq(rtl_rtde_transport_create(&R.tr, &tc, err), 0, "%s", err->msg);
+	if (R.tel)
+		cr_assert_eq(rtl_rtde_transport_telemetry(
+				     R.tr, R.tel, "timestamp,actual_q",
+				     RTL_RTDE_CMD_FIELD_MODE "," RTL_RTDE_CMD_FIELD_PARAM0, err),
+			     0, "%s", err->msg);
 
 	lc.transport = rtl_rtde_transport_base(R.tr);
+	lc.telemetry = R.tel;
 	lc.step = o->external ? NULL : step;
 	lc.user = &R;
 	lc.rt_mode = RTL_LOOP_RT_OFF;
@@ -369,6 +383,83 @@ Test(loop_rtde, commands_move_the_robot_and_the_heartbeat_cannot_be_forgotten)
 	cr_expect_eq(s.silent, 0);
 	expect_safe_end(&s, &ss);
 	rig_free();
+}
+
+/* The transport's telemetry: a record per step with that step's output
+ * fields and the inputs it wrote, the transport's counters mirrored; a
+ * field that is not an output is refused by name. */
+Test(loop_rtde, telemetry_records_the_fields_and_the_commands_of_each_step)
+{
+	struct rtl_telemetry_config tcfg = { .size = sizeof(tcfg), .capacity = 4096 };
+	struct rig_opts o = { 0 };
+	struct rtl_loop_counters s = { .size = sizeof(s) };
+	static struct rtl_telemetry_record rec[4096];
+	struct rtl_telemetry_reader *tr = NULL;
+	struct rtl_error err = { 0 };
+	struct sim_stats ss;
+	char name[64];
+	int n, bad = 0, i_ts = -1, i_q = -1, i_mode = -1, i_p0 = -1;
+
+	rig_reset();
+	R.qd0 = 0.2;
+	snprintf(name, sizeof(name), "test-rtde-%d", (int)getpid());
+	tcfg.name = name;
+	cr_assert_eq(rtl_telemetry_create(&R.tel, &tcfg, NULL), 0);
+	rig_start(&o);
+	cr_expect_eq(rtl_rtde_transport_telemetry(R.tr, R.tel, "input_int_register_24", NULL, &err),
+		     -EBUSY, "after the start the layout is fixed");
+	cr_assert_eq(rtl_telemetry_reader_create(&tr, name, NULL), 0);
+	rig_run(500, &s, &ss);
+	for (unsigned i = 0; rtl_telemetry_reader_signal(tr, i); i++) {
+		const struct rtl_telemetry_signal_info *si = rtl_telemetry_reader_signal(tr, i);
+
+		if (strcmp(si->name, "timestamp") == 0)
+			i_ts = (int)si->first;
+		if (strcmp(si->name, "actual_q") == 0 && si->count == 6)
+			i_q = (int)si->first;
+		if (strcmp(si->name, RTL_RTDE_CMD_FIELD_MODE) == 0)
+			i_mode = (int)si->first;
+		if (strcmp(si->name, RTL_RTDE_CMD_FIELD_PARAM0) == 0)
+			i_p0 = (int)si->first;
+	}
+	cr_assert(i_ts >= 0 && i_q >= 0 && i_mode >= 0 && i_p0 >= 0, "the signals are there");
+	n = rtl_telemetry_reader_read(tr, rec, 4096);
+	cr_expect_eq((uint64_t)n, s.steps, "a record per step");
+	for (int i = 0; i < n; i++)
+		if (rec[i].frame >= 4096 || rec[i].values[i_ts] != R.ts_of_frame[rec[i].frame] ||
+		    rec[i].values[i_mode] != RTL_RTDE_CMD_SPEEDJ || rec[i].values[i_p0] != 0.2 ||
+		    !isfinite(rec[i].values[i_q]))
+			bad++;
+	cr_expect_eq(bad, 0, "each record holds its step's fields and commands");
+	rtl_telemetry_reader_destroy(tr);
+	rtl_loop_destroy(R.loop);
+	R.loop = NULL;
+	rtl_telemetry_destroy(R.tel);
+	R.tel = NULL;
+	rig_free();
+}
+
+Test(loop_rtde, telemetry_refuses_a_field_by_name)
+{
+	struct rtl_telemetry_config tcfg = { .size = sizeof(tcfg) };
+	struct rtl_rtde_client_config cc = { .size = sizeof(cc), .outputs = "timestamp" };
+	struct rtl_rtde_transport_config tc = { .size = sizeof(tc), .client = &cc };
+	struct rtl_rtde_transport *t = NULL;
+	struct rtl_telemetry *tel = NULL;
+	struct rtl_error err = { 0 };
+	char name[64];
+
+	snprintf(name, sizeof(name), "test-rtde-refuse-%d", (int)getpid());
+	tcfg.name = name;
+	cr_assert_eq(rtl_telemetry_create(&tel, &tcfg, NULL), 0);
+	cr_assert_eq(rtl_rtde_transport_create(&t, &tc, &err), 0, "%s", err.msg);
+	cr_expect_eq(rtl_rtde_transport_telemetry(t, tel, "actual_qq", NULL, &err), -EINVAL);
+	cr_expect(strstr(err.msg, "'actual_qq' is not an RTDE output field") != NULL, "%s",
+		  err.msg);
+	cr_expect_eq(rtl_rtde_transport_telemetry(t, tel, NULL, "actual_q", &err), -EINVAL,
+		     "an output named as an input");
+	rtl_rtde_transport_destroy(t);
+	rtl_telemetry_destroy(tel);
 }
 
 /*

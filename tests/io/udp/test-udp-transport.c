@@ -15,12 +15,15 @@
 #endif
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rtloop/loop.h>
 #include <rtloop/motion.h>
 #include <rtloop/motion_backend.h>
 #include <rtloop/rtde_transport.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/time.h>
 #include <rtloop/udp_transport.h>
 
@@ -56,6 +59,10 @@ struct rig {
 	double q0_first, q0_last;
 	int64_t kernel_ok, kernel_bad;
 	int last_robot_state;
+	/* Telemetry (a test sets it before the start): each frame's time
+	 * stamp by its loop frame number, for the records to match. */
+	struct rtl_telemetry *tel;
+	double ts_of_frame[4096];
 	/* The circle. */
 	struct rtl_motion *motion;
 	double center[3], radius, omega;
@@ -132,6 +139,8 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 	}
 	r->last_seq = st->seq;
 	r->last_ts = st->rt.time_stamp;
+	if (f->seq < 4096)
+		r->ts_of_frame[f->seq] = st->rt.time_stamp;
 	r->q0_last = st->rt.actual_joint_position[0];
 	r->last_robot_state = st->rt.robot_state;
 	if (n > 1)
@@ -196,8 +205,13 @@ static void rig_start_wd(enum what what, uint32_t skip_every, int watchdog_perio
 	tc.max_joint_vel = 180.0;
 	tc.safe_decel = SAFE_DECEL;
 	cr_assert_eq(rtl_udp_transport_create(&R.tr, &tc, &err), 0, "%s", err.msg);
+	if (R.tel)
+		cr_assert_eq(rtl_udp_transport_telemetry(
+				     R.tr, R.tel, "time_stamp,actual_joint_position", true, &err),
+			     0, "%s", err.msg);
 
 	lc.transport = rtl_udp_transport_base(R.tr);
+	lc.telemetry = R.tel;
 	lc.step = step;
 	lc.user = &R;
 	lc.rt_mode = RTL_LOOP_RT_OFF;
@@ -396,6 +410,64 @@ Test(loop_udp, speedj_commands_move_the_robot)
 #define TRACK_RMS_MAX 0.002
 #define TRACK_MAX 0.006
 #endif
+
+/* The transport's telemetry: a record per step holding that step's state
+ * fields and the command it wrote, and the transport's counters. */
+Test(loop_udp, telemetry_records_the_state_and_the_command_of_each_step)
+{
+	struct rtl_telemetry_config tcfg = { .size = sizeof(tcfg), .capacity = 4096 };
+	struct rtl_loop_counters s = { .size = sizeof(s) };
+	struct rtl_udp_transport_counters ts = { .size = sizeof(ts) };
+	static struct rtl_telemetry_record rec[4096];
+	struct rtl_telemetry_reader *tr = NULL;
+	struct sim_udp_stats ss;
+	char name[64];
+	int n, bad_ts = 0, bad_cmd = 0, i_ts = -1, i_vel = -1, i_mode = -1, i_cmd = -1;
+	uint64_t values[RTL_TELEMETRY_MAX_COUNTERS];
+
+	rig_reset();
+	snprintf(name, sizeof(name), "test-udp-%d", (int)getpid());
+	tcfg.name = name;
+	cr_assert_eq(rtl_telemetry_create(&R.tel, &tcfg, NULL), 0);
+	rig_start_wd(SPEEDJ, 0, -1);
+	cr_assert_eq(rtl_telemetry_reader_create(&tr, name, NULL), 0);
+	rig_run(1000, &s, &ss);
+	for (unsigned i = 0; rtl_telemetry_reader_signal(tr, i); i++) {
+		const struct rtl_telemetry_signal_info *si = rtl_telemetry_reader_signal(tr, i);
+
+		if (strcmp(si->name, "time_stamp") == 0)
+			i_ts = (int)si->first;
+		if (strcmp(si->name, "cmd_vel") == 0)
+			i_vel = (int)si->first;
+		if (strcmp(si->name, "cmd_mode") == 0)
+			i_mode = (int)si->first;
+	}
+	cr_assert(i_ts >= 0 && i_vel >= 0 && i_mode >= 0, "the signals are in the layout");
+	n = rtl_telemetry_reader_read(tr, rec, 4096);
+	cr_expect_eq((uint64_t)n, s.steps, "a record per step");
+	for (int i = 0; i < n; i++) {
+		if (rec[i].frame >= 4096 || rec[i].values[i_ts] != R.ts_of_frame[rec[i].frame])
+			bad_ts++;
+		if (rec[i].values[i_mode] != RTL_UDP_MODE_SPEEDJ || rec[i].values[i_vel] != 10.0)
+			bad_cmd++;
+	}
+	cr_expect_eq(bad_ts, 0, "each record holds its own step's time_stamp");
+	cr_expect_eq(bad_cmd, 0, "and the command that step wrote");
+	rtl_loop_destroy(R.loop);
+	R.loop = NULL;
+	rtl_telemetry_destroy(R.tel);
+	R.tel = NULL;
+	rtl_udp_transport_stats(R.tr, &ts);
+	n = rtl_telemetry_reader_counters(tr, values, RTL_TELEMETRY_MAX_COUNTERS);
+	for (int i = 0; i < n; i++)
+		if (strcmp(rtl_telemetry_reader_counter_name(tr, (unsigned)i),
+			   "transport.commands") == 0)
+			i_cmd = i;
+	cr_assert(i_cmd >= 0);
+	cr_expect_eq(values[i_cmd], ts.commands, "the transport's counters, final");
+	rtl_telemetry_reader_destroy(tr);
+	rig_free();
+}
 
 Test(loop_udp, speedl_circle_through_the_motion_api_tracks_the_circle)
 {

@@ -169,6 +169,18 @@ RTL_API int rtl_drfl_transport_stats(const struct rtl_drfl_transport *t,
  * snapshot); sets *@n (may be NULL) to its length. RT-safe. */
 RTL_API const struct rtl_stat_field *rtl_drfl_transport_counter_fields(size_t *n);
 
+struct rtl_telemetry;
+
+/*
+ * @tr's counters in a loop's telemetry @t (<rtloop/telemetry.h>) as
+ * "transport.*", then the state's fields and the command as the UDP
+ * stream's are (rtl_udp_telemetry(), <rtloop/udp_transport.h>): DRFL's
+ * frames are the same. Set-up time. Returns 0 or its errors, with @err
+ * filled.
+ */
+RTL_API int rtl_drfl_transport_telemetry(struct rtl_drfl_transport *tr, struct rtl_telemetry *t,
+					 const char *fields, bool command, struct rtl_error *err);
+
 RTL_END_DECLS
 
 #endif /* RTLOOP_DRFL_TRANSPORT_H */

@@ -258,6 +258,24 @@ RTL_API int rtl_rtde_transport_stats(const struct rtl_rtde_transport *t,
  * snapshot); sets *@n (may be NULL) to its length. RT-safe. */
 RTL_API const struct rtl_stat_field *rtl_rtde_transport_counter_fields(size_t *n);
 
+struct rtl_telemetry;
+
+/*
+ * @tr in a loop's telemetry @t (<rtloop/telemetry.h>, docs/telemetry.md):
+ * its counters as "transport.*" and its client's as "client.*", and, as
+ * signals named after them, the output fields @outputs and the fields of
+ * input recipe 0 @inputs (the commands the step wrote), comma-separated
+ * (NULL or "": none). A capture sets them from each step's frame and
+ * command; a field the connected recipe lacks stays NaN. Set-up time:
+ * before the loop starts. Returns 0, or -EINVAL (NULL, a name that is not
+ * an output or an input field of the registry: named), -ENOSPC (more than
+ * 32 fields, or the telemetry's limits), -EEXIST, -EBUSY (the telemetry's
+ * errors), -ENOMEM, with @err filled.
+ */
+RTL_API int rtl_rtde_transport_telemetry(struct rtl_rtde_transport *tr, struct rtl_telemetry *t,
+					 const char *outputs, const char *inputs,
+					 struct rtl_error *err);
+
 /* Returns the client (handshake info, counters, recipes), NULL for a NULL
  * @t. */
 RTL_API struct rtl_rtde_client *rtl_rtde_transport_client(struct rtl_rtde_transport *t);

@@ -273,6 +273,14 @@ RTL_API const struct rtl_udp_field *rtl_udp_state_fields(size_t *n);
 RTL_API unsigned rtl_udp_elem_size(enum rtl_udp_elem type);
 
 /*
+ * Copy field @f of state @s into @out as doubles (each element, in the
+ * field's units), at most @max of them. Returns the count copied, 0 for a
+ * NULL pointer. RT-safe.
+ */
+RTL_API unsigned rtl_udp_state_get(const struct rtl_udp_state *s, const struct rtl_udp_field *f,
+				   double *out, unsigned max);
+
+/*
  * Encode @s as the 1,338-byte v1.0 layout into @out (@cap bytes).
  * Returns RTL_UDP_STATE_SIZE; -EINVAL when a pointer is NULL; -ENOSPC when
  * @cap is too small. RT-safe.

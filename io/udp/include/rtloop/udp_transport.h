@@ -194,6 +194,29 @@ RTL_API int rtl_udp_transport_stats(const struct rtl_udp_transport *t,
  * snapshot); sets *@n (may be NULL) to its length. RT-safe. */
 RTL_API const struct rtl_stat_field *rtl_udp_transport_counter_fields(size_t *n);
 
+struct rtl_telemetry;
+
+/*
+ * A loop's telemetry @t (<rtloop/telemetry.h>, docs/telemetry.md) over the
+ * UDP stream's frames (or DRFL's, the same): as signals named after them,
+ * the state's fields @fields (comma-separated, Doosan's units; NULL or "":
+ * none) and, with @command, the command the step wrote ("cmd_mode",
+ * "cmd_target_time", "cmd_pos", "cmd_vel", "cmd_acc"), set by a capture
+ * from each step's frame. Set-up time. Returns 0, or -EINVAL (NULL, a name
+ * that is not a field of the state: named), -ENOSPC, -EEXIST, -EBUSY (the
+ * telemetry's), -ENOMEM, with @err filled.
+ */
+RTL_API int rtl_udp_telemetry(struct rtl_telemetry *t, const char *fields, bool command,
+			      struct rtl_error *err);
+
+/*
+ * @tr's counters in @t as "transport.*", then rtl_udp_telemetry(@t,
+ * @fields, @command). Set-up time. Returns 0 or its errors, with @err
+ * filled.
+ */
+RTL_API int rtl_udp_transport_telemetry(struct rtl_udp_transport *tr, struct rtl_telemetry *t,
+					const char *fields, bool command, struct rtl_error *err);
+
 /*
  * A controller's alarm as both the UDP and the DRFL transport report it:
  * "<level> <group>.<code>: <text>" ("info", "warning", "alarm") into @last
