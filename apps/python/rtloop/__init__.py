@@ -21,6 +21,11 @@ from ._rtloop import Sim  # noqa: E402
 
 __all__ += ["Sim"]
 
+# Telemetry: a running loop's records, counters and histograms (docs/telemetry.md).
+from ._rtloop import Telemetry  # noqa: E402
+
+__all__ += ["Telemetry"]
+
 # Recordings: rtde-record's files as NumPy arrays (docs/python.md).
 from ._rtloop import Recording, RecordingError, TruncatedRecording, read_recording  # noqa: E402
 

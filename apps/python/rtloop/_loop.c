@@ -89,35 +89,41 @@ PyObject *py_loop_report(const struct rtl_loop *loop)
 
 /* ---- NumPy --------------------------------------------------------------------------- */
 
-static PyObject *np_empty, *np_type[3];
+static PyObject *np_empty, *np_type[PY_DTYPES];
 
 int py_numpy_import(void)
 {
-	static const char *const names[3] = { "float64", "int32", "uint32" };
+	static const char *const names[PY_DTYPES] = { "float64", "int32", "uint32", "int64",
+						      "uint64" };
 	PyObject *np;
+	bool ok = true;
 
 	if (np_empty)
 		return 0;
 	np = PyImport_ImportModule("numpy");
 	if (!np)
 		return -1;
-	for (int i = 0; i < 3; i++)
-		np_type[i] = PyObject_GetAttrString(np, names[i]);
+	for (int i = 0; i < PY_DTYPES; i++)
+		ok = (np_type[i] = PyObject_GetAttrString(np, names[i])) != NULL && ok;
 	np_empty = PyObject_GetAttrString(np, "empty");
 	Py_DECREF(np);
-	if (!np_empty || !np_type[0] || !np_type[1] || !np_type[2]) {
+	if (!np_empty || !ok) {
 		Py_CLEAR(np_empty);
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < PY_DTYPES; i++)
 			Py_CLEAR(np_type[i]);
 		return -1;
 	}
 	return 0;
 }
 
-PyObject *py_array(const void *src, Py_ssize_t n, enum py_dtype type)
+PyObject *py_array2(const void *src, Py_ssize_t rows, Py_ssize_t cols, enum py_dtype type,
+		    void **data)
 {
-	static const size_t elem[3] = { sizeof(double), sizeof(int32_t), sizeof(uint32_t) };
-	PyObject *a = PyObject_CallFunction(np_empty, "nO", n, np_type[type]);
+	static const size_t elem[PY_DTYPES] = { sizeof(double), sizeof(int32_t), sizeof(uint32_t),
+						sizeof(int64_t), sizeof(uint64_t) };
+	PyObject *a = cols ? PyObject_CallFunction(np_empty, "(nn)O", rows, cols, np_type[type])
+			   : PyObject_CallFunction(np_empty, "nO", rows, np_type[type]);
+	size_t n = (size_t)rows * (size_t)(cols ? cols : 1);
 	Py_buffer b;
 
 	if (!a)
@@ -126,15 +132,23 @@ PyObject *py_array(const void *src, Py_ssize_t n, enum py_dtype type)
 		Py_DECREF(a);
 		return NULL;
 	}
-	if ((size_t)b.len != (size_t)n * elem[type]) {
+	if ((size_t)b.len != n * elem[type]) {
 		PyBuffer_Release(&b);
 		Py_DECREF(a);
 		PyErr_SetString(PyExc_SystemError, "rtloop: numpy.empty() gave another size");
 		return NULL;
 	}
-	memcpy(b.buf, src, (size_t)b.len);
+	if (src)
+		memcpy(b.buf, src, (size_t)b.len);
+	if (data)
+		*data = b.buf; /* the array owns the memory; it stays while a lives */
 	PyBuffer_Release(&b);
 	return a;
+}
+
+PyObject *py_array(const void *src, Py_ssize_t n, enum py_dtype type)
+{
+	return py_array2(src, n, 0, type, NULL);
 }
 
 /* ---- closing ------------------------------------------------------------------------------ */

@@ -34,10 +34,15 @@ PyObject *py_loop_report(const struct rtl_loop *loop);
 /* NumPy, imported once (the first open): 0, or -1 with the exception. */
 int py_numpy_import(void);
 /* The element types of py_array(). */
-enum py_dtype { PY_F64, PY_I32, PY_U32 };
+enum py_dtype { PY_F64, PY_I32, PY_U32, PY_I64, PY_U64, PY_DTYPES };
 /* A new, writable NumPy array of @n elements of @type copied from @src
  * (after py_numpy_import()). */
 PyObject *py_array(const void *src, Py_ssize_t n, enum py_dtype type);
+/* The same, of shape (@rows, @cols) (@cols 0: one dimension, @rows long);
+ * @src NULL: uninitialised, for the caller to fill through *@data (may be
+ * NULL). */
+PyObject *py_array2(const void *src, Py_ssize_t rows, Py_ssize_t cols, enum py_dtype type,
+		    void **data);
 
 /*
  * Where an object that runs a loop is in its life, and who is inside it:

@@ -29,5 +29,7 @@ int py_receive_register(PyObject *module);
 int py_control_register(PyObject *module);
 /* rtloop.Motion (_motion.c). */
 int py_motion_register(PyObject *module);
+/* rtloop.Telemetry (_telemetry.c). */
+int py_telemetry_register(PyObject *module);
 
 #endif /* RTLOOP_PY_MODULE_H */

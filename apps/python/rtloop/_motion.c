@@ -345,6 +345,9 @@ static void free_c(struct py_motion *s)
 {
 	rtl_loop_destroy(s->loop);
 	s->loop = NULL;
+	/* After the loop: it detaches, leaving its final figures. */
+	if (s->rt)
+		rtl_telemetry_destroy(s->rt->tel);
 	if (s->rt) {
 		rtl_motion_destroy(s->rt->motion);
 		rtl_ring_destroy(s->rt->cmds);
@@ -406,6 +409,7 @@ struct open_opts {
 	uint16_t port;
 	int64_t timeout_ns, stop_timeout_ns, command_timeout_ns;
 	int watchdog_periods, loss_count;
+	const char *telemetry; /* NULL: none */
 };
 
 /* The transport of @o, made (not connected): 0, or -errno with @err. */
@@ -469,6 +473,38 @@ static int make_transport(struct py_motion *s, const struct open_opts *o, struct
 #endif
 }
 
+/* The telemetry of @o->telemetry: the motion's signals, the transport's
+ * counters and (UDP, DRFL) the command, (RTDE) the robot's status. */
+static int make_telemetry(struct py_motion *s, const struct open_opts *o, struct rtl_error *err)
+{
+	struct rtl_telemetry_config tc = { .size = sizeof(tc), .name = o->telemetry };
+	struct py_motion_rt *r = s->rt;
+	char label[RTL_TELEMETRY_LABEL];
+	int ret;
+
+	snprintf(label, sizeof(label), "rtloop.Motion, %s %s:%u", py_mt_names[o->kind], o->host,
+		 o->port);
+	tc.label = label;
+	ret = rtl_telemetry_create(&r->tel, &tc, err);
+	if (ret < 0)
+		return ret;
+	if ((r->t_q = rtl_telemetry_signal(r->tel, "actual_q", 6, "rad", err)) < 0 ||
+	    (r->t_qd = rtl_telemetry_signal(r->tel, "actual_qd", 6, "rad/s", err)) < 0 ||
+	    (r->t_pose = rtl_telemetry_signal(r->tel, "actual_tcp_pose", 6, "m, rad", err)) < 0 ||
+	    (r->t_speed = rtl_telemetry_signal(r->tel, "actual_tcp_speed", 6, "m/s, rad/s", err)) <
+		    0 ||
+	    (r->t_sp_vel = rtl_telemetry_signal(r->tel, "setpoint_vel", 6, "SI", err)) < 0 ||
+	    (r->t_sp_pose = rtl_telemetry_signal(r->tel, "setpoint_pose", 6, "SI", err)) < 0 ||
+	    (r->t_mode = rtl_telemetry_signal(r->tel, "motion_mode", 1, NULL, err)) < 0)
+		return -EINVAL;
+	if (s->udp)
+		return rtl_udp_transport_telemetry(s->udp, r->tel, "robot_state", true, err);
+	if (s->drfl)
+		return rtl_drfl_transport_telemetry(s->drfl, r->tel, "robot_state", true, err);
+	return rtl_rtde_transport_telemetry(s->rtde, r->tel, "robot_mode,safety_mode,runtime_state",
+					    NULL, err);
+}
+
 static int motion_open(struct py_motion *s, const struct open_opts *o)
 {
 	struct rtl_loop_config lc = {
@@ -510,8 +546,11 @@ static int motion_open(struct py_motion *s, const struct open_opts *o)
 				      sizeof(struct rtl_motion_event_info), &err);
 	if (ret >= 0)
 		ret = make_transport(s, o, &err, &base);
+	if (ret >= 0 && o->telemetry)
+		ret = make_telemetry(s, o, &err);
 	if (ret >= 0) {
 		lc.transport = base;
+		lc.telemetry = s->rt->tel;
 		lc.user = s->rt;
 		ret = rtl_loop_create(&s->loop, &lc, &err);
 	}
@@ -561,6 +600,7 @@ static int motion_init(PyObject *self, PyObject *args, PyObject *kw)
 				  "stop_timeout",
 				  "command_timeout",
 				  "loss_count",
+				  "telemetry",
 				  NULL };
 	static const char what[] = "rtloop.Motion";
 	static const double dflt_timeout = 2.0, dflt_stop = 2.0, dflt_cmd = 0.1;
@@ -570,8 +610,9 @@ static int motion_init(PyObject *self, PyObject *args, PyObject *kw)
 	const char *transport = "udp";
 	struct open_opts o = { .watchdog_periods = 3, .loss_count = RTL_MOTION_LOSS_OFF };
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$sOiOOO:Motion", kwlist, &host, &port,
-					 &transport, &to, &o.watchdog_periods, &stop, &cmd, &loss))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$sOiOOOz:Motion", kwlist, &host, &port,
+					 &transport, &to, &o.watchdog_periods, &stop, &cmd, &loss,
+					 &o.telemetry))
 		return -1;
 	if (s->life.open || s->life.closed || s->life.busy) {
 		py_raise(-EALREADY, "rtloop.Motion: this object was already opened; make a new one "
@@ -732,7 +773,7 @@ static PyTypeObject motion_type = {
 	.tp_basicsize = sizeof(struct py_motion),
 	.tp_flags = Py_TPFLAGS_DEFAULT,
 	.tp_doc = "Motion(host, port=None, *, transport='udp', timeout=2.0, watchdog_periods=3, "
-		  "stop_timeout=2.0, command_timeout=0.1, loss_count=None)\n--\n\n"
+		  "stop_timeout=2.0, command_timeout=0.1, loss_count=None, telemetry=None)\n--\n\n"
 		  "The motion API (Doosan's speedl_rt family) over rtloop's UDP stream, RTDE or "
 		  "DRFL: a C step runs the profile, the time-out and the limits every period; "
 		  "Python gives the newest command at any rate. Every exit stops the arm. "

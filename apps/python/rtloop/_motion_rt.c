@@ -232,6 +232,15 @@ int py_motion_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *
 		ret = rtl_motion_to_udp(rtl_loop_commands(loop), &st->out, r->horizon_s);
 	if (ret < 0)
 		rtl_stat_add(&r->c.backend_errors, 1);
+	if (r->tel) {
+		rtl_telemetry_set_vec(r->tel, r->t_q, st->m.joint_pos, 6);
+		rtl_telemetry_set_vec(r->tel, r->t_qd, st->m.joint_vel, 6);
+		rtl_telemetry_set_vec(r->tel, r->t_pose, st->m.tcp_pos, 6);
+		rtl_telemetry_set_vec(r->tel, r->t_speed, st->m.tcp_vel, 6);
+		rtl_telemetry_set_vec(r->tel, r->t_sp_vel, st->out.vel, 6);
+		rtl_telemetry_set_vec(r->tel, r->t_sp_pose, st->out.pose, 6);
+		rtl_telemetry_set(r->tel, r->t_mode, 0, st->out.mode);
+	}
 	st->seq = f->seq;
 	st->rx_ns = f->rx_ns;
 	st->now_ns = now;

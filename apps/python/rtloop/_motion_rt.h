@@ -20,6 +20,7 @@
 #include <rtloop/ring.h>
 #include <rtloop/rtde_transport.h>
 #include <rtloop/stat.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/udp.h>
 #include <rtloop/udp_transport.h>
 
@@ -118,6 +119,10 @@ struct py_motion_rt {
 	struct rtl_ring *cmds, *events;
 	struct py_mpub pub;
 	struct py_motion_step_atomics c;
+	/* Telemetry (NULL: none): the step sets these signals before the
+	 * loop publishes (the measured state, the setpoint, its mode). */
+	struct rtl_telemetry *tel;
+	int t_q, t_qd, t_pose, t_speed, t_sp_vel, t_sp_pose, t_mode;
 	/* RTDE: the backend and the output handles (set by connected()). */
 	struct rtl_motion_rtde rtde_b;
 	struct rtl_rtde_handle h_ts, h_q, h_qd, h_pose, h_speed, h_force, h_status[3];

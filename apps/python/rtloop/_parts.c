@@ -8,6 +8,7 @@ int py_recording_register(PyObject *module);
 const py_part_fn py_parts[] = {
 	py_sim_register,
 	py_recording_register,
+	py_telemetry_register,
 	/* Receive before Control: Control is a Receive. */
 	py_receive_register,
 	py_control_register,
