@@ -132,9 +132,8 @@ static void defaults(struct rtl_loop_config *cfg)
 static void free_loop(struct rtl_loop *loop)
 {
 	/* The telemetry keeps the final counters and histograms, not the
-	 * loop's memory. */
-	rtl__telemetry_detach(loop->cfg.telemetry, loop, loop->hist,
-			      sizeof(struct rtl_hist) * RTL_LOOP_H_COUNT);
+	 * loop's memory nor its transport's. */
+	rtl__telemetry_detach(loop->cfg.telemetry);
 	if (loop->hist)
 		rtl_mem_free(loop->hist, sizeof(struct rtl_hist) * RTL_LOOP_H_COUNT);
 	rtl_log_queue_destroy(loop->rx_log);

@@ -243,10 +243,11 @@ int rtl__loop_safe_locked(struct rtl_loop *loop);
 int rtl__loop_send_safe(struct rtl_loop *loop);
 /* The loop's period for a telemetry configured without one (telemetry.c). */
 void rtl__telemetry_period(struct rtl_telemetry *t, int64_t period_ns);
-/* Mirror the final figures of @owner's counters and of the histograms in
- * [@mem, @mem + @len), then stop reading them: the loop goes away before
- * its telemetry may (telemetry.c). */
-void rtl__telemetry_detach(struct rtl_telemetry *t, const void *owner, const void *mem, size_t len);
+/* Mirror the final figures of every counter source and histogram, then
+ * stop reading them: the loop that publishes goes away, and the sources
+ * (the loop, its transport) may go before the telemetry does
+ * (telemetry.c). */
+void rtl__telemetry_detach(struct rtl_telemetry *t);
 /* The step's send: stopping, disarmed, stale, check, coalesce. */
 int rtl__loop_send(struct rtl_loop *loop, uint64_t seq, int64_t now);
 

@@ -593,20 +593,17 @@ static void final_mirror(struct rtl_telemetry *t)
 		mirror_hist_slice(t);
 }
 
-void rtl__telemetry_detach(struct rtl_telemetry *t, const void *owner, const void *mem, size_t len)
+void rtl__telemetry_detach(struct rtl_telemetry *t)
 {
-	const char *lo = mem;
-
 	if (!t)
 		return;
-	if (t->started) /* what readers keep: the owner's final figures */
+	if (t->started) /* what readers keep: the final figures */
 		final_mirror(t);
+	/* Nothing publishes after the loop: the sources may go first. */
 	for (unsigned s = 0; s < t->n_sources; s++)
-		if (t->src[s].src == owner)
-			t->src[s].stats = NULL;
+		t->src[s].stats = NULL;
 	for (unsigned i = 0; i < t->n_hists; i++)
-		if ((const char *)t->hist[i] >= lo && (const char *)t->hist[i] < lo + len)
-			t->hist[i] = NULL;
+		t->hist[i] = NULL;
 }
 
 RTL_API void rtl_telemetry_destroy(struct rtl_telemetry *t)

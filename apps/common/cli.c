@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rtloop/telemetry.h>
 #include <rtloop/version.h>
 
 /* One decimal integer at @s, ending at *@end. 0, -EINVAL or -ERANGE. */
@@ -198,6 +199,28 @@ int cli_on_stop_signals(void (*handler)(int))
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
 		return -errno;
 	return 0;
+}
+
+int cli_telemetry(const char *prog, const char *name, const char *label, struct rtl_telemetry **out)
+{
+	struct rtl_telemetry_config tc = { .size = sizeof(tc), .name = name, .label = label };
+	struct rtl_error err = { 0 };
+	int ret;
+
+	*out = NULL;
+	if (!name)
+		return CLI_RUN;
+	ret = rtl_telemetry_create(out, &tc, &err);
+	if (ret == -EINVAL)
+		return cli_bad_value(prog, "--telemetry", name,
+				     "expected 1 to 48 of A-Z a-z 0-9 _ . -");
+	if (ret < 0) {
+		fprintf(stderr, "%s: --telemetry %s: %s\n", prog, name, err.msg);
+		return 1;
+	}
+	fprintf(stderr, "%s: telemetry in /dev/shm/rtloop-%s; watch it live: rtloop-view %s\n",
+		prog, name, name);
+	return CLI_RUN;
 }
 
 /* ---- the option table ------------------------------------------------------------ */

@@ -123,6 +123,27 @@ int cli_version(const char *prog);
  */
 int cli_on_stop_signals(void (*handler)(int));
 
+struct rtl_telemetry;
+
+/* --telemetry NAME's lines of an app's --help. */
+#define CLI_TELEMETRY_HELP                                                                  \
+	"      --telemetry NAME    publish each step's values, the counters and the\n"      \
+	"                          latency histograms as /dev/shm/rtloop-NAME, for\n"       \
+	"                          rtloop-view NAME (a live page), PlotJuggler or Python\n" \
+	"                          (docs/telemetry.md)\n"
+
+/*
+ * --telemetry NAME: create the loop's telemetry /dev/shm/rtloop-@name
+ * (<rtloop/telemetry.h>), shown as @label, replacing an object whose
+ * producer has ended, and say on stderr how to watch it. NULL @name: none
+ * (*@out = NULL). Returns CLI_RUN, or the exit status to stop with, the
+ * reason printed: CLI_EXIT_USAGE for a name the format refuses, 1 when the
+ * object cannot be made (another producer runs under that name: its
+ * reason names the fix).
+ */
+int cli_telemetry(const char *prog, const char *name, const char *label,
+		  struct rtl_telemetry **out);
+
 /*
  * The option table. An app describes its options once, as rows of
  * struct cli_opt ending in CLI_END, and cli_next() runs getopt_long over

@@ -49,6 +49,7 @@
 #include <rtloop/loop.h>
 #include <rtloop/rtde_cmd.h>
 #include <rtloop/rtde_transport.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/time.h>
 
 #include "cli.h"
@@ -59,6 +60,10 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 #define OUTPUTS "timestamp,actual_TCP_pose,actual_TCP_force," RTL_RTDE_CMD_STATUS_OUTPUTS
+/* What --telemetry adds to the outputs: the robot's state. */
+#define TEL_STATE "robot_mode,safety_mode,runtime_state"
+/* The outputs --telemetry publishes, named as RTDE names them. */
+#define TEL_OUTPUTS "actual_TCP_pose,actual_TCP_force," TEL_STATE
 #define VMAX 0.1       /* |vz| clamp of the law [m/s] */
 #define TWIST_LIM 0.25 /* the transport's bound on every twist register */
 /* Samples are kept for the run plus a margin, at up to 500 frames/s. */
@@ -84,7 +89,8 @@ struct opts {
 	bool pin;
 	int rx_cpu, worker_cpu;
 	bool inline_step;
-	struct cli_upload up; /* the controller program (--upload ...) */
+	const char *telemetry; /* --telemetry NAME, or NULL */
+	struct cli_upload up;  /* the controller program (--upload ...) */
 };
 
 struct sample {
@@ -95,6 +101,8 @@ struct app {
 	struct opts o;
 	struct rtl_rtde_transport *tr;
 	struct rtl_loop *loop;
+	struct rtl_telemetry *tel;	       /* --telemetry, or NULL */
+	int tel_f, tel_vz, tel_dz, tel_target; /* the law's signals in it */
 	/* Handles, resolved on connect. */
 	struct rtl_rtde_handle ts, pose, force, out_mode, out_status, out_trips;
 	struct rtl_rtde_handle mode, wd, acc, echo;
@@ -224,6 +232,11 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *fr, void *us
 		if (a->o.echo)
 			rtl_rtde_frame_set_double(rtl_rtde_loop_commands(loop, 1), a->echo, ts);
 	}
+	/* The telemetry (NULL: none) publishes them after the send. */
+	rtl_telemetry_set(a->tel, a->tel_f, 0, f);
+	rtl_telemetry_set(a->tel, a->tel_vz, 0, a->vz);
+	rtl_telemetry_set(a->tel, a->tel_dz, 0, (pose[2] - a->z0) * 1e3);
+	rtl_telemetry_set(a->tel, a->tel_target, 0, a->o.target);
 	/* Display only: relaxed. */
 	atomic_store_explicit(&a->now_z, pose[2], memory_order_relaxed);
 	atomic_store_explicit(&a->now_fz, force[2], memory_order_relaxed);
@@ -286,6 +299,7 @@ static void usage(FILE *f)
 		"the end)\n"
 		"      --csv-every N       keep every N-th frame (default 1)\n"
 		"  -j, --json FILE         the loop's report as JSON ('-': stdout)\n"
+		"%s"
 		"Real time:\n"
 		"      --rt MODE           require | degrade (default) | off\n"
 		"      --cpus A,B          pin the receive thread to CPU A, the worker to B\n"
@@ -300,7 +314,7 @@ static void usage(FILE *f)
 		"skipped by the worker), sends, p50/p99 of the loop's receive -> step and\n"
 		"step -> send times, TCP z and Fz. At the end the loop's report goes to stdout.\n"
 		"Exit status: 0 ran to the end, 1 could not run or the loop failed, 2 usage.\n",
-		rtl_rtde_cmd_script_installed(), cli_upload_help);
+		rtl_rtde_cmd_script_installed(), cli_upload_help, CLI_TELEMETRY_HELP);
 }
 
 enum {
@@ -308,6 +322,7 @@ enum {
 	OPT_CPUS,
 	OPT_CSV_EVERY,
 	OPT_INLINE,
+	OPT_TELEMETRY,
 	OPT_UPLOAD, /* .. + CLI_UPLOAD_N */
 };
 
@@ -333,6 +348,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		CLI_TEXT('c', "csv", &o->csv),
 		CLI_UINT(OPT_CSV_EVERY, "csv-every", &o->csv_every, 1, 1000000, NULL),
 		CLI_TEXT('j', "json", &o->json),
+		CLI_TEXT(OPT_TELEMETRY, "telemetry", &o->telemetry),
 		CLI_CHOICE(OPT_RT, "rt", &o->rt, rt_modes, 3, "expected require, degrade or off"),
 		CLI_CASE_ARG(OPT_CPUS, "cpus"),
 		CLI_FLAG(OPT_INLINE, "inline", &o->inline_step),
@@ -364,6 +380,26 @@ static int parse(int argc, char **argv, struct opts *o)
 		return CLI_EXIT_USAGE;
 	}
 	return cli_upload_check(PROG, &o->up, o->read_only) ? CLI_EXIT_USAGE : CLI_RUN;
+}
+
+/* ---- telemetry (--telemetry) ------------------------------------------------------- */
+
+/* The outputs and the robot's state as RTDE names them, then the law's
+ * own values. Set-up time, before the loop is created. */
+static int add_telemetry(struct app *a, struct rtl_error *err)
+{
+	int ret = rtl_rtde_transport_telemetry(a->tr, a->tel, TEL_OUTPUTS, NULL, err);
+
+	if (ret < 0)
+		return ret;
+	if ((a->tel_f = rtl_telemetry_signal(a->tel, "contact_force", 1, "N", err)) < 0)
+		return a->tel_f;
+	if ((a->tel_target = rtl_telemetry_signal(a->tel, "target_force", 1, "N", err)) < 0)
+		return a->tel_target;
+	if ((a->tel_vz = rtl_telemetry_signal(a->tel, "vz_command", 1, "m/s", err)) < 0)
+		return a->tel_vz;
+	a->tel_dz = rtl_telemetry_signal(a->tel, "z_from_start", 1, "mm", err);
+	return a->tel_dz < 0 ? a->tel_dz : 0;
 }
 
 /* ---- running ------------------------------------------------------------------------- */
@@ -580,6 +616,7 @@ int main(int argc, char **argv)
 	struct joiner j = { 0 };
 	pthread_t joiner;
 	FILE *report;
+	char label[128];
 	int ret, rc = EXIT_OK;
 
 	/* Parse and validate. */
@@ -598,6 +635,10 @@ int main(int argc, char **argv)
 	if (ret != CLI_RUN)
 		return ret;
 	rtl_log_set_handler(rtl_log_stderr, (void *)(intptr_t)RTL_LOG_WARN);
+	snprintf(label, sizeof(label), PROG ", RTDE %s:%u", a->o.host, a->o.port);
+	ret = cli_telemetry(PROG, a->o.telemetry, label, &a->tel);
+	if (ret != CLI_RUN)
+		return ret;
 
 	/* Allocate and pre-fault the samples (the loop locks them with the
 	 * rest when it starts). */
@@ -605,6 +646,7 @@ int main(int argc, char **argv)
 	a->samples = calloc(a->cap, sizeof(*a->samples));
 	if (!a->samples) {
 		fprintf(stderr, PROG ": out of memory for %zu samples\n", a->cap);
+		rtl_telemetry_destroy(a->tel);
 		return EXIT_FAIL;
 	}
 	memset(a->samples, 0, a->cap * sizeof(*a->samples));
@@ -613,7 +655,7 @@ int main(int argc, char **argv)
 	 * read-only, which claims no register at all. */
 	tc.host = a->o.host;
 	tc.port = a->o.port;
-	cc.outputs = OUTPUTS;
+	cc.outputs = a->tel ? OUTPUTS "," TEL_STATE : OUTPUTS;
 	if (!a->o.read_only) {
 		cc.inputs[0] = RTL_RTDE_CMD_RECIPE;
 		if (a->o.echo)
@@ -628,11 +670,12 @@ int main(int argc, char **argv)
 	ret = cli_upload_attach(&a->o.up, &tc, &err);
 	if (!ret)
 		ret = rtl_rtde_transport_create(&a->tr, &tc, &err);
+	if (!ret && a->tel)
+		ret = add_telemetry(a, &err);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
-		cli_upload_free(&a->o.up);
-		free(a->samples);
-		return EXIT_FAIL;
+		rc = EXIT_FAIL;
+		goto out_transport;
 	}
 
 	/* The loop: newest frame only (a late worker catches up at once). */
@@ -654,6 +697,7 @@ int main(int argc, char **argv)
 	 * loop. */
 	lc.watchdog_periods = WATCHDOG_PERIODS;
 	lc.reconnect_attempts = (int)a->o.up.reconnect;
+	lc.telemetry = a->tel;
 	ret = rtl_loop_create(&a->loop, &lc, &err);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -726,5 +770,7 @@ out_transport:
 	rtl_rtde_transport_destroy(a->tr);
 	cli_upload_free(&a->o.up);
 	free(a->samples);
+	/* Last: readers keep the final figures the loop's end mirrored. */
+	rtl_telemetry_destroy(a->tel);
 	return rc;
 }

@@ -40,6 +40,7 @@
 #include <rtloop/motion_backend.h>
 #include <rtloop/rtde_cmd.h>
 #include <rtloop/rtde_transport.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/time.h>
 #include <rtloop/udp_transport.h>
 
@@ -53,6 +54,12 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
+/* RTDE's outputs, and what --telemetry adds: the robot's state. */
+#define CIRCLE_OUTPUTS "timestamp,actual_TCP_pose,actual_TCP_speed,actual_q,actual_qd"
+#define TEL_RTDE_STATE "robot_mode,safety_mode,runtime_state"
+/* The UDP stream's state that --telemetry publishes (DRFL's is the same). */
+#define TEL_UDP_STATE "actual_tcp_position,actual_tcp_velocity,robot_state,robot_mode"
+
 enum transport { T_UDP, T_RTDE, T_DRFL, T_COUNT };
 /* --transport's names, and the JSON report's, in enum transport's order. */
 static const char *const transport_names[T_COUNT] = { "udp", "rtde", "drfl" };
@@ -63,8 +70,9 @@ struct opts {
 	unsigned port; /* 0: the transport's default */
 	double radius, period_s, duration_s;
 	bool json;
-	bool report;	      /* also the loop's report (rtl_loop_report()) */
-	struct cli_upload up; /* --upload ... (RTDE) */
+	bool report;	       /* also the loop's report (rtl_loop_report()) */
+	const char *telemetry; /* --telemetry NAME, or NULL */
+	struct cli_upload up;  /* --upload ... (RTDE) */
 };
 
 struct app {
@@ -76,7 +84,9 @@ struct app {
 	struct rtl_rtde_transport *rtde_tr;
 	struct rtl_motion_rtde rtde_b;
 	struct rtl_rtde_handle h_ts, h_pose, h_speed, h_q, h_qd;
-	struct rtl_motion *motion; /* made once the period is known */
+	struct rtl_motion *motion;	      /* made once the period is known */
+	struct rtl_telemetry *tel;	      /* --telemetry, or NULL */
+	int tel_target, tel_error, tel_twist; /* its signals the step sets */
 	int64_t period_ns;
 	_Atomic bool motion_ready;
 	_Atomic bool finishing;
@@ -119,15 +129,16 @@ static void usage(FILE *f)
 		"  -j, --json                print the result as one JSON object\n"
 		"  -R, --report              also print the loop's report (counters, histograms,\n"
 		"                            the stop at exit)\n"
+		"%s"
 		"  -h, --help                print this help and exit\n"
 		"  -V, --version             print the version and exit\n"
 		"%s"
 		"\n"
 		"Exit status: 0 done, 1 could not run, 2 usage error.\n",
-		cli_upload_help);
+		CLI_TELEMETRY_HELP, cli_upload_help);
 }
 
-enum { OPT_UPLOAD = 256 /* .. + CLI_UPLOAD_N */ };
+enum { OPT_TELEMETRY = 256, OPT_UPLOAD /* .. + CLI_UPLOAD_N */ };
 
 /* Returns CLI_RUN, or the exit status to stop with (--help, --version, a
  * usage error, printed). */
@@ -142,6 +153,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		CLI_REAL('d', "duration", &o->duration_s, 0.1, 3600, NULL),
 		CLI_FLAG('j', "json", &o->json),
 		CLI_FLAG('R', "report", &o->report),
+		CLI_TEXT(OPT_TELEMETRY, "telemetry", &o->telemetry),
 		CLI_HELP,
 		CLI_VERSION,
 		CLI_UPLOAD_ROWS(OPT_UPLOAD, &o->up),
@@ -237,7 +249,13 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 			a->err_sq += e * e;
 			a->err_max = fmax(a->err_max, e);
 			a->err_n++;
+			rtl_telemetry_set(a->tel, a->tel_error, 0, e * 1e3);
 		}
+		/* The telemetry (NULL: none) publishes them after the send. */
+		rtl_telemetry_set(a->tel, a->tel_target, 0, ideal[0]);
+		rtl_telemetry_set(a->tel, a->tel_target, 1, ideal[1]);
+		rtl_telemetry_set(a->tel, a->tel_target, 2, a->center[2]);
+		rtl_telemetry_set_vec(a->tel, a->tel_twist, vel, 6);
 	}
 	/* Also counts and traces the motion events in the loop. */
 	rtl_motion_loop_step(a->motion, &out, loop, now, &m);
@@ -248,6 +266,34 @@ static int step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void *use
 	if (ret < 0)
 		a->backend_errors++;
 	return 0;
+}
+
+/* ---- telemetry (--telemetry) ------------------------------------------------------------- */
+
+/* The transport's counters and state as it names them, then the step's own
+ * signals. Set-up time, before the loop is created. */
+static int add_telemetry(struct app *a, struct rtl_error *err)
+{
+	int ret;
+
+	if (a->o.transport == T_UDP)
+		ret = rtl_udp_transport_telemetry(a->udp_tr, a->tel, TEL_UDP_STATE, true, err);
+	else if (a->o.transport == T_DRFL)
+		ret = rtl_drfl_transport_telemetry(a->drfl_tr, a->tel, TEL_UDP_STATE, true, err);
+	else
+		ret = rtl_rtde_transport_telemetry(
+			a->rtde_tr, a->tel, "actual_TCP_pose,actual_TCP_speed," TEL_RTDE_STATE,
+			NULL, err);
+	if (ret < 0)
+		return ret;
+	a->tel_target = rtl_telemetry_signal(a->tel, "circle_target", 3, "m", err);
+	if (a->tel_target < 0)
+		return a->tel_target;
+	a->tel_error = rtl_telemetry_signal(a->tel, "tracking_error", 1, "mm", err);
+	if (a->tel_error < 0)
+		return a->tel_error;
+	a->tel_twist = rtl_telemetry_signal(a->tel, "speedl", 6, "m/s, rad/s", err);
+	return a->tel_twist < 0 ? a->tel_twist : 0;
 }
 
 /* ---- RTDE set-up -------------------------------------------------------------------------- */
@@ -302,6 +348,7 @@ int main(int argc, char **argv)
 	struct rtl_drfl_transport_counters ds = { .size = sizeof(ds) };
 	struct rtl_error err = { 0 };
 	struct rtl_loop *loop = NULL;
+	char label[128];
 	double rms;
 	int ret;
 
@@ -316,6 +363,10 @@ int main(int argc, char **argv)
 		return ret;
 	a.udp = a.o.transport != T_RTDE;
 	rtl_log_set_handler(rtl_log_stderr, (void *)(intptr_t)RTL_LOG_WARN);
+	snprintf(label, sizeof(label), PROG ", %s %s", transport_name(a.o.transport), a.o.host);
+	ret = cli_telemetry(PROG, a.o.telemetry, label, &a.tel);
+	if (ret != CLI_RUN)
+		return ret;
 
 	/* Allocate: the transport, the loop. */
 	if (a.o.transport == T_DRFL) {
@@ -358,7 +409,7 @@ int main(int argc, char **argv)
 	} else {
 		struct rtl_rtde_client_config cc = {
 			.size = sizeof(cc),
-			.outputs = "timestamp,actual_TCP_pose,actual_TCP_speed,actual_q,actual_qd",
+			.outputs = a.tel ? CIRCLE_OUTPUTS "," TEL_RTDE_STATE : CIRCLE_OUTPUTS,
 			.inputs = { RTL_RTDE_CMD_RECIPE },
 		};
 		struct rtl_rtde_transport_config tc = { .size = sizeof(tc),
@@ -374,11 +425,14 @@ int main(int argc, char **argv)
 			ret = rtl_rtde_transport_create(&a.rtde_tr, &tc, &err);
 		lc.transport = rtl_rtde_transport_base(a.rtde_tr);
 	}
+	if (ret >= 0 && a.tel)
+		ret = add_telemetry(&a, &err);
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
-		cli_upload_free(&a.o.up);
-		return EXIT_FAIL;
+		ret = -1;
+		goto out;
 	}
+	lc.telemetry = a.tel;
 	lc.step = step;
 	lc.user = &a;
 	lc.rt_mode = RTL_LOOP_RT_DEGRADE;
@@ -508,5 +562,7 @@ out:
 #endif
 	rtl_rtde_transport_destroy(a.rtde_tr);
 	cli_upload_free(&a.o.up);
+	/* Last: readers keep the final figures the loop's end mirrored. */
+	rtl_telemetry_destroy(a.tel);
 	return ret < 0 ? EXIT_FAIL : EXIT_OK;
 }

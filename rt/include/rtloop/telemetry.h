@@ -123,7 +123,11 @@ RTL_API int rtl_telemetry_create(struct rtl_telemetry **out, const struct rtl_te
 /*
  * Mark the object ended (readers keep what they mapped: the last records,
  * counters and histograms), unlink its name and free. NULL is accepted.
- * No thread may publish any more. Not RT-safe.
+ * No thread may publish any more. A telemetry given to a loop took the
+ * final counters and histograms when the loop was destroyed, and reads
+ * its sources no more: destroy it after the loop and the transport, in
+ * any order. One that published by itself mirrors its sources a last time
+ * here: destroy it before them. Not RT-safe.
  */
 RTL_API void rtl_telemetry_destroy(struct rtl_telemetry *t);
 

@@ -388,11 +388,27 @@ Test(loop_rtde, commands_move_the_robot_and_the_heartbeat_cannot_be_forgotten)
 /* The transport's telemetry: a record per step with that step's output
  * fields and the inputs it wrote, the transport's counters mirrored; a
  * field that is not an output is refused by name. */
+/* Counter @name of an ended telemetry (UINT64_MAX: not there). */
+static uint64_t final_counter(const struct rtl_telemetry_reader *r, const char *name)
+{
+	uint64_t v[RTL_TELEMETRY_MAX_COUNTERS];
+	struct rtl_telemetry_info info;
+	int n = rtl_telemetry_reader_counters(r, v, RTL_TELEMETRY_MAX_COUNTERS);
+
+	rtl_telemetry_reader_info(r, &info);
+	cr_expect_eq(info.state, RTL_TELEMETRY_ENDED);
+	for (int i = 0; i < n; i++)
+		if (strcmp(rtl_telemetry_reader_counter_name(r, (unsigned)i), name) == 0)
+			return v[i];
+	return UINT64_MAX;
+}
+
 Test(loop_rtde, telemetry_records_the_fields_and_the_commands_of_each_step)
 {
 	struct rtl_telemetry_config tcfg = { .size = sizeof(tcfg), .capacity = 4096 };
 	struct rig_opts o = { 0 };
 	struct rtl_loop_counters s = { .size = sizeof(s) };
+	struct rtl_rtde_transport_counters ts = { .size = sizeof(ts) };
 	static struct rtl_telemetry_record rec[4096];
 	struct rtl_telemetry_reader *tr = NULL;
 	struct rtl_error err = { 0 };
@@ -431,12 +447,17 @@ Test(loop_rtde, telemetry_records_the_fields_and_the_commands_of_each_step)
 		    !isfinite(rec[i].values[i_q]))
 			bad++;
 	cr_expect_eq(bad, 0, "each record holds its step's fields and commands");
-	rtl_telemetry_reader_destroy(tr);
-	rtl_loop_destroy(R.loop);
+	/* The loop and the transport go first, as an app's exit does: the
+	 * telemetry reads them no more, and its readers keep the figures. */
+	rtl_rtde_transport_stats(R.tr, &ts);
+	rig_free();
 	R.loop = NULL;
 	rtl_telemetry_destroy(R.tel);
 	R.tel = NULL;
-	rig_free();
+	cr_expect_eq(final_counter(tr, "loop.steps"), s.steps);
+	cr_expect_eq(final_counter(tr, "transport.packages"), ts.packages);
+	cr_expect_eq(final_counter(tr, "transport.safe_packages"), ts.safe_packages);
+	rtl_telemetry_reader_destroy(tr);
 }
 
 Test(loop_rtde, telemetry_refuses_a_field_by_name)
