@@ -1,5 +1,6 @@
 # Convenience front end over Meson (in the spirit of PipeWire's).
-#   make test   install missing packages, configure, build, run every suite
+#   make test   install missing packages (and a headless Chromium for the
+#               live view's browser test), configure, build, run every suite
 #   make demo   install, build, run the demo
 #   make experiment  build, run the force-control example against rtde-sim, plot it
 #   make deb    the Debian packages into $(BUILD)/deb, checked by lintian
@@ -59,6 +60,7 @@ build: configure
 # without archives or a network they skip and say why, and a failed peer
 # build fails them, so this step never stops the other suites.
 test: build
+	@$(MAKE) -s install-packages LIST=.ci/packages-browser
 	@sh .ci/start-services
 	@if [ -z "$(SUITES)" ] || echo " $(SUITES) " | grep -q ' peers'; then \
 		sh tests/peers/fetch.sh $(BUILD)/peers $(PEERS) || true; fi

@@ -23,11 +23,18 @@
 # 30004), DASHBOARD_PORT (default 29999), PRIMARY_PORT (default 30001): the
 # ports, so the sequence runs against rtde-sim --boot --port 0 too; DURATION
 # (seconds, default 20), TARGET (force in N, default 10), DEMO_OUT (where the
-# files go, default BUILD_DIR/demo).
+# files go, default BUILD_DIR/demo), VIEW_PORT (the live view's port, default
+# 8070, 0: any free one; VIEW=0: no live view), TELEMETRY (the telemetry's
+# name, default demo).
+#
+# The loop publishes its telemetry (--telemetry demo); rtloop-view
+# serves it live on http://127.0.0.1:VIEW_PORT/ while the demo runs.
 set -eu
 
 build=${1:-build}
 app="$build/apps/rtloop-admittance/rtloop-admittance"
+view="$build/apps/rtloop-view/rtloop-view"
+telemetry=${TELEMETRY:-demo}
 sim="$build/apps/rtde-sim/rtde-sim"
 arm="$build/apps/rtloop-arm/rtloop-arm"
 out=${DEMO_OUT:-$build/demo}
@@ -71,10 +78,16 @@ command -v taskset >/dev/null 2>&1 || sim_pin=""
 
 [ -x "$app" ] || die "$app is missing: run 'make' (or ninja -C $build) first"
 mkdir -p "$out"
-rm -f "$out/demo.csv" "$out/loop.json" "$out/sim.json" "$out/sim.txt" "$out/rtloop-demo.png"
+rm -f "$out/demo.csv" "$out/loop.json" "$out/sim.json" "$out/sim.txt" "$out/rtloop-demo.png" \
+	"$out/view.txt" "$out/view.log"
 
 sim_pid=""
+view_pid=""
 cleanup() {
+	if [ -n "$view_pid" ]; then
+		kill "$view_pid" 2>/dev/null || true
+		wait "$view_pid" 2>/dev/null || true
+	fi
 	if [ -n "$sim_pid" ]; then
 		kill "$sim_pid" 2>/dev/null || true
 		wait "$sim_pid" 2>/dev/null || true
@@ -82,6 +95,28 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# The live view: the loop's telemetry in the browser while it runs.
+if [ "${VIEW:-1}" != 0 ] && [ -x "$view" ]; then
+	"$view" --port "${VIEW_PORT:-8070}" "$telemetry" >"$out/view.txt" 2>"$out/view.log" &
+	view_pid=$!
+	url=""
+	tries=0
+	while [ -z "$url" ] && [ $tries -lt 40 ] && kill -0 "$view_pid" 2>/dev/null; do
+		url=$(sed -n 's|.*\(http://[^ ]*/\).*|\1|p' "$out/view.txt")
+		[ -n "$url" ] || sleep 0.05
+		tries=$((tries + 1))
+	done
+	if [ -n "$url" ]; then
+		echo "== watch it live: open $url in a browser on this machine (rtloop-view $telemetry;"
+		echo "   over SSH: ssh -L ${VIEW_PORT:-8070}:127.0.0.1:${VIEW_PORT:-8070} this-host)"
+	else
+		echo "demo: no live view: $(cat "$out/view.log") (VIEW_PORT=N takes another port)" >&2
+		view_pid=""
+	fi
+elif [ "${VIEW:-1}" != 0 ]; then
+	echo "demo: no live view: this build has no rtloop-view (libmicrohttpd-dev; make deps)" >&2
+fi
 
 if [ -n "${ROBOT:-}" ]; then
 	# ---- a real controller -------------------------------------------------
@@ -133,7 +168,7 @@ EOF
 		# shellcheck disable=SC2086
 		"$app" --host "$ROBOT" --port "${PORT:-30004}" --upload $primary_opt $dash_opt \
 			--duration "$duration" --target-force "$target" --csv "$out/demo.csv" \
-			--json "$out/loop.json" || status=$?
+			--json "$out/loop.json" --telemetry "$telemetry" || status=$?
 		# The final stop runs whatever the loop did.
 		step "3/3 rtloop-arm stop $ROBOT: the program stopped, whatever happened above"
 		stop_status=0
@@ -154,7 +189,7 @@ EOF
 		step "2/2 rtloop-admittance --read-only: $duration s of pose and force, nothing sent"
 		"$app" --host "$ROBOT" --port "${PORT:-30004}" --duration "$duration" \
 			--target-force "$target" --read-only --csv "$out/demo.csv" \
-			--json "$out/loop.json" ||
+			--json "$out/loop.json" --telemetry "$telemetry" ||
 			die "step 2/2 (rtloop-admittance --read-only) failed against $ROBOT"
 	fi
 	hist_src=loop
@@ -188,7 +223,7 @@ else
 	status=0
 	# shellcheck disable=SC2086
 	"$app" --port "$port" --duration "$duration" --target-force "$target" --echo $loop_cpus \
-		--csv "$out/demo.csv" --json "$out/loop.json" || status=$?
+		--csv "$out/demo.csv" --json "$out/loop.json" --telemetry "$telemetry" || status=$?
 	# The loop left once the arm was slower than 0.001 rad/s; the controller
 	# (as a real one) goes on with the stop: give it the last creep before
 	# its report says where the arm ended.

@@ -4,9 +4,10 @@
  * (Streaming, "UDP Server", message protocol JSON). PlotJuggler flattens a
  * message's objects into paths joined with '/' and an array's elements as
  * name[i], and takes the time from the top-level "timestamp" (seconds)
- * when told to use it. So a record of telemetry NAME arrives as
+ * when told to use it: here the record's CLOCK_MONOTONIC time, to the
+ * nanosecond. So a record of telemetry NAME arrives as
  *
- *   {"timestamp":12.345678,"NAME":{"frame":1234,"ctrl_time":5.678,
+ *   {"timestamp":12.345678901,"NAME":{"frame":1234,"ctrl_time":5.678,
  *    "contact_force":9.97,"actual_TCP_pose":[0.1,0.2,...]}}
  *
  * and is plotted as NAME/contact_force, NAME/actual_TCP_pose[0], ... A
@@ -100,7 +101,8 @@ static void send_buf(struct view_pj *p, FILE *f)
 		p->failed++;
 }
 
-static FILE *open_buf(struct view_pj *p, double t)
+/* @t_ns as seconds, exactly: PlotJuggler's "timestamp". */
+static FILE *open_buf(struct view_pj *p, int64_t t_ns)
 {
 	/* One byte more than a datagram: a message that fills it is too big. */
 	FILE *f = fmemopen(p->buf, sizeof(p->buf), "w");
@@ -109,9 +111,8 @@ static FILE *open_buf(struct view_pj *p, double t)
 		p->failed++;
 		return NULL;
 	}
-	fputs("{\"timestamp\":", f);
-	view_json_double(f, t);
-	fputc(',', f);
+	fprintf(f, "{\"timestamp\":%lld.%09lld,", (long long)(t_ns / RTL_NS_PER_SEC),
+		(long long)(t_ns % RTL_NS_PER_SEC));
 	rtl_json_string(f, p->name);
 	fputs(":{", f);
 	return f;
@@ -125,7 +126,7 @@ void view_pj_record(struct view_pj *p, const struct view_source *s,
 	if (r->t_ns < p->next_ns)
 		return;
 	p->next_ns = r->t_ns + p->period_ns;
-	f = open_buf(p, (double)r->t_ns * 1e-9);
+	f = open_buf(p, r->t_ns);
 	if (!f)
 		return;
 	fprintf(f, "\"frame\":%llu,\"ctrl_time\":", (unsigned long long)r->frame);
@@ -159,7 +160,7 @@ void view_pj_counters(struct view_pj *p, const struct view_source *s, int64_t no
 	if (now_ns < p->next_counters_ns || !s->generation)
 		return;
 	p->next_counters_ns = now_ns + PJ_COUNTERS_MS * RTL_NS_PER_MS;
-	f = open_buf(p, (double)now_ns * 1e-9);
+	f = open_buf(p, now_ns);
 	if (!f)
 		return;
 	fputs("\"counters\":{", f);

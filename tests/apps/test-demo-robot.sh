@@ -44,7 +44,7 @@ tap_diag_file=$tmp/err
 
 robot() {
 	run_cmd env ROBOT=127.0.0.1 PORT="$port" DASHBOARD_PORT="$dport" PRIMARY_PORT="$pport" \
-		DURATION=1 DEMO_OUT="$tmp/demo" "$@" sh "$demo" "$build"
+		DURATION=1 DEMO_OUT="$tmp/demo" VIEW_PORT=0 TELEMETRY="demo-robot-$$" "$@" sh "$demo" "$build"
 }
 
 # --- read-only ---------------------------------------------------------------
@@ -56,6 +56,12 @@ check "read-only: check, then the read-only loop, each step printed" \
 	"admittance: read-only"
 sends=$(echo "$out" | awk '$1 == "sends" { print $2 }')
 check "read-only: the loop sent nothing (sends $sends)" [ "${sends:-x}" = 0 ]
+if [ -x "$build/apps/rtloop-view/rtloop-view" ]; then
+	check "the demo says where to watch it live (rtloop-view)" \
+		contains "$out" "== watch it live: open http://127.0.0.1:"
+else
+	skip "the demo says where to watch it live" "this build has no rtloop-view"
+fi
 run_cmd "$arm" check 127.0.0.1 --dashboard-port "$dport"
 check "read-only: the arm is still powered off after it" contains "$out" "robot mode: POWER_OFF"
 
