@@ -77,7 +77,8 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const c
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cache ? "max-age=3600" : "no-store");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+				cache ? "max-age=3600" : "no-store");
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, "Content-Security-Policy",
 				"default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
@@ -198,8 +199,7 @@ static void robot_json(void *user, const char *signal, double value, const char 
 
 /* The first history record to send: K when the page holds this generation
  * up to K, else the first of the last @window seconds. */
-static uint64_t first_record(const struct view_source *s, uint64_t gen, double since,
-			     double window)
+static uint64_t first_record(const struct view_source *s, uint64_t gen, double since, double window)
 {
 	uint64_t oldest = s->hist_head > HISTORY_CAP ? s->hist_head - HISTORY_CAP : 0, k;
 	int64_t from;
@@ -300,8 +300,8 @@ static void write_hists(struct view_http *h, struct MHD_Connection *c, FILE *f)
 	const struct view_source *s = h->src;
 
 	(void)c;
-	fprintf(f, "{\"generation\":%" PRIu64 ",\"bins_per_octave\":%d,\"hists\":[",
-		s->generation, HIST_BINS_PER_OCTAVE);
+	fprintf(f, "{\"generation\":%" PRIu64 ",\"bins_per_octave\":%d,\"hists\":[", s->generation,
+		HIST_BINS_PER_OCTAVE);
 	for (unsigned i = 0; i < s->n_hists; i++) {
 		const struct rtl_hist *hi = &s->hists[i];
 		static const double pct[] = { 50, 90, 99, 99.9 };
@@ -318,14 +318,16 @@ static void write_hists(struct view_http *h, struct MHD_Connection *c, FILE *f)
 			rtl_hist_count(hi), rtl_hist_overflow(hi), rtl_hist_underflow(hi),
 			rtl_hist_min(hi), rtl_hist_max(hi), rtl_hist_mean(hi));
 		for (int p = 0; p < 4; p++)
-			fprintf(f, ",\"%s_ns\":%" PRId64, pname[p], rtl_hist_percentile(hi, pct[p]));
+			fprintf(f, ",\"%s_ns\":%" PRId64, pname[p],
+				rtl_hist_percentile(hi, pct[p]));
 		fputs(",\"bins\":[", f);
 		for (int k = rtl_hist_next_bucket(hi, &b, 0); k >= 0;
 		     k = rtl_hist_next_bucket(hi, &b, k + 1)) {
 			int kb = bin_of(b.lower);
 
 			if (kb != bin && n) {
-				fprintf(f, first ? "[%d,%" PRIu64 "]" : ",[%d,%" PRIu64 "]", bin, n);
+				fprintf(f, first ? "[%d,%" PRIu64 "]" : ",[%d,%" PRIu64 "]", bin,
+					n);
 				first = 0;
 				n = 0;
 			}
@@ -347,8 +349,8 @@ static bool loopback_host(const char *host)
 	if (!host)
 		return false;
 	return strncmp(host, "localhost", 9) == 0 && (host[9] == '\0' || host[9] == ':') ? true
-	       : strncmp(host, "127.", 4) == 0					   ? true
-										   : strncmp(host, "[::1]", 5) == 0;
+	       : strncmp(host, "127.", 4) == 0						 ? true
+					       : strncmp(host, "[::1]", 5) == 0;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -377,8 +379,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (strcmp(url, "/api/hists") == 0)
 		return answer_json(h, c, write_hists);
 	if (strcmp(url, "/favicon.ico") == 0)
-		return answer(c, MHD_HTTP_NO_CONTENT, "image/x-icon", NULL, 0, MHD_RESPMEM_PERSISTENT,
-			      true);
+		return answer(c, MHD_HTTP_NO_CONTENT, "image/x-icon", NULL, 0,
+			      MHD_RESPMEM_PERSISTENT, true);
 	if (strcmp(url, "/chart.min.js") == 0)
 		return answer(c, MHD_HTTP_OK, "text/javascript", h->chartjs, h->chartjs_len,
 			      MHD_RESPMEM_PERSISTENT, true);
@@ -466,9 +468,8 @@ int view_http_start(struct view_http **out, const struct view_http_config *cfg)
 				MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT,
 				30u, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 	if (!h->d) {
-		fprintf(stderr,
-			PROG ": cannot serve on that address and port (in use? another "
-			     "rtloop-view?); fix: --port N (0: any free port)\n");
+		fprintf(stderr, PROG ": cannot serve on that address and port (in use? another "
+				     "rtloop-view?); fix: --port N (0: any free port)\n");
 		free(h->chartjs);
 		free(h);
 		return -EADDRINUSE;

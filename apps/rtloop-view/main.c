@@ -60,8 +60,7 @@ static void usage(FILE *f)
 		"  -b, --bind ADDR         address to serve on (default 127.0.0.1: this\n"
 		"                          machine only); any other address prints what\n"
 		"                          anyone on that network can see\n"
-		"      --chartjs PATH      Chart.js to serve (default " RTL_VIEW_CHARTJS
-		",\n"
+		"      --chartjs PATH      Chart.js to serve (default " RTL_VIEW_CHARTJS ",\n"
 		"                          Debian's libjs-chart.js)\n"
 		"  -J, --plotjuggler HOST[:PORT]\n"
 		"                          also send the records as JSON datagrams to\n"
@@ -109,7 +108,8 @@ static int parse(int argc, char **argv, struct opts *o)
 					     "--telemetry NAME)");
 	o->name = argv[optind];
 	if (!valid_name(o->name))
-		return cli_bad_value(PROG, "NAME", o->name, "expected 1 to 48 of A-Z a-z 0-9 _ . -");
+		return cli_bad_value(PROG, "NAME", o->name,
+				     "expected 1 to 48 of A-Z a-z 0-9 _ . -");
 	if (cli_extra_args(PROG, optind + 1, argc, argv))
 		return CLI_EXIT_USAGE;
 	return CLI_RUN;
@@ -235,12 +235,13 @@ int main(int argc, char **argv)
 	snprintf(url_host, sizeof(url_host), addr.ss_family == AF_INET6 ? "[%s]" : "%s", o.bind);
 	if (!is_loopback(&addr))
 		fprintf(stderr,
-			PROG ": warning: --bind %s serves the page to every host that can reach "
-			     "this machine on port %u: anyone there sees %s's signals (what the "
-			     "loop reads and commands), its counters, its latency histograms and "
-			     "the robot's state: read-only, but without a login and unencrypted. "
-			     "The default, 127.0.0.1, keeps it on this machine (ssh -L %u:127.0.0.1:%u "
-			     "watches it from another).\n",
+			PROG
+			": warning: --bind %s serves the page to every host that can reach "
+			"this machine on port %u: anyone there sees %s's signals (what the "
+			"loop reads and commands), its counters, its latency histograms and "
+			"the robot's state: read-only, but without a login and unencrypted. "
+			"The default, 127.0.0.1, keeps it on this machine (ssh -L %u:127.0.0.1:%u "
+			"watches it from another).\n",
 			o.bind, view_http_port(http), o.name, view_http_port(http),
 			view_http_port(http));
 	printf(PROG ": http://%s:%u/ shows telemetry %s (/dev/shm/rtloop-%s)", url_host,

@@ -53,10 +53,10 @@ static const char *runtime_state_name(long v)
 /* Doosan's ROBOT_STATE (docs/udp.md). */
 static const char *doosan_state_name(long v)
 {
-	static const char *const names[] = { "INITIALIZING", "STANDBY",	       "MOVING",
-					     "SAFE_OFF",     "TEACHING",       "SAFE_STOP",
-					     "EMERGENCY_STOP", "HOMMING",      "RECOVERY",
-					     "SAFE_STOP2",   "SAFE_OFF2" };
+	static const char *const names[] = { "INITIALIZING",   "STANDBY",  "MOVING",
+					     "SAFE_OFF",       "TEACHING", "SAFE_STOP",
+					     "EMERGENCY_STOP", "HOMMING",  "RECOVERY",
+					     "SAFE_STOP2",     "SAFE_OFF2" };
 
 	if (v == 15)
 		return "NOT_READY";
@@ -78,7 +78,7 @@ void view_robot_state(const struct view_source *s, const double *values,
 	/* Doosan's stream has robot_state; UR's RTDE safety_mode. Their
 	 * robot_mode differ: Doosan's is manual or autonomous. */
 	bool doosan = signal_index(s, "robot_state") >= 0;
-	static const char *const names[] = { "robot_mode", "safety_mode", "runtime_state",
+	static const char *const names[] = { "robot_mode",  "safety_mode", "runtime_state",
 					     "robot_state", "motion_mode", "cmd_mode" };
 
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
@@ -201,7 +201,7 @@ static void try_attach(struct view_source *s)
 
 	pthread_mutex_lock(&s->mu);
 	old = (struct layout){ s->counter_names, s->hist_names, s->counters,
-			       s->hists,	 s->hist_rec,	 s->last };
+			       s->hists,	 s->hist_rec,	s->last };
 	s->counter_names = nl.counter_names;
 	s->hist_names = nl.hist_names;
 	s->counters = nl.counters;
@@ -371,7 +371,7 @@ void view_source_stop(struct view_source *s)
 	atomic_store(&s->quit, true);
 	pthread_join(s->thread, NULL);
 	l = (struct layout){ s->counter_names, s->hist_names, s->counters,
-			     s->hists,	       s->hist_rec,    s->last };
+			     s->hists,	       s->hist_rec,   s->last };
 	free_layout(&l);
 	rtl_telemetry_reader_destroy(s->reader);
 	free(s->batch);

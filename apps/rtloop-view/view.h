@@ -92,16 +92,16 @@ struct view_source {
 	struct rtl_telemetry_signal_info sig[RTL_TELEMETRY_MAX_SIGNALS];
 	char (*counter_names)[RTL_TELEMETRY_COUNTER_NAME];
 	char (*hist_names)[RTL_TELEMETRY_HIST_NAME];
-	uint64_t *counters;	     /* n_counters, the newest copy */
-	struct rtl_hist *hists;	     /* n_hists, the newest copies */
-	uint64_t missed;	     /* records overwritten before the sampler copied them */
-	uint64_t seen;		     /* records copied */
+	uint64_t *counters;		   /* n_counters, the newest copy */
+	struct rtl_hist *hists;		   /* n_hists, the newest copies */
+	uint64_t missed;		   /* records overwritten before the sampler copied them */
+	uint64_t seen;			   /* records copied */
 	struct rtl_telemetry_record *last; /* the newest record copied */
 	bool have_last;
 	/* The decimated history: slot k % HISTORY_CAP holds history record k. */
 	unsigned char *hist_rec; /* HISTORY_CAP slots of rec_stride bytes */
 	size_t rec_stride;
-	uint64_t hist_head;		       /* history records kept so far */
+	uint64_t hist_head; /* history records kept so far */
 	int64_t hist_last_ns;
 
 	/* The sampler thread's own. */
@@ -158,7 +158,7 @@ void view_json_double(FILE *f, double v);
 struct view_pj_config {
 	const struct sockaddr *addr;
 	unsigned addr_len;
-	double rate_hz; /* records a second at most */
+	double rate_hz;	  /* records a second at most */
 	const char *name; /* the top-level key */
 };
 
