@@ -46,7 +46,7 @@
 
 /* The sampler's poll period, and the history it keeps for the page. */
 #define SAMPLE_MS 10
-#define HISTORY_HZ 200
+#define HISTORY_HZ 100
 #define HISTORY_S 60
 #define HISTORY_CAP (HISTORY_HZ * HISTORY_S)
 
