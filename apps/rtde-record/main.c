@@ -53,6 +53,8 @@ enum {
 	OPT_CPU,
 	OPT_BUFFERED,
 	OPT_DATA_TIMEOUT,
+	OPT_PLOT,
+	OPT_TITLE,
 };
 
 static void usage(FILE *f)
@@ -60,6 +62,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: " PROG " [options] (--config FILE | --fields LIST)\n"
 		"       " PROG " --dump FILE [--output CSV] [--no-extra-columns]\n"
+		"       " PROG " --plot FILE [--fields LIST] [--output PREFIX] [--title TEXT]\n"
 		"       " PROG " --help | --version\n"
 		"\n"
 		"Record every RTDE data package the controller sends, in order, to a CSV\n"
@@ -87,6 +90,12 @@ static void usage(FILE *f)
 		"      --no-extra-columns  CSV: only the recipe's columns (strict record.py "
 		"layout)\n"
 		"      --dump FILE         convert binary recording FILE to CSV and exit\n"
+		"      --plot FILE         plot recording FILE (CSV or binary) with gnuplot:\n"
+		"                          --fields (default: all, up to 8) against the\n"
+		"                          controller's time, every loss and timestamp reset\n"
+		"                          marked, into PREFIX.png and PREFIX.svg (--output\n"
+		"                          PREFIX; default FILE without its extension)\n"
+		"      --title TEXT        the plot's title (default: FILE)\n"
 		"      --json              print the summary as one JSON object\n"
 		"      --no-rt             plain threads, no memory locking\n"
 		"      --cpu N             pin the receive thread to CPU N\n"
@@ -132,6 +141,32 @@ static void on_signal(int sig)
 		rec_stop(rec);
 }
 
+static int plot(const struct rec_plot_config *cfg)
+{
+	struct rec_plot_result res;
+	struct rec_error err;
+	int ret = rec_plot(cfg, &res, &err);
+
+	if (ret < 0) {
+		rec_error_print(stderr, PROG ": --plot: ", &err);
+		return ret == -EINVAL || ret == -E2BIG ? CLI_EXIT_USAGE : EXIT_FAIL;
+	}
+	fprintf(stderr,
+		PROG ": --plot: %llu rows, %llu packages lost in %llu gaps, %llu timestamp "
+		     "resets; %u fields: %s, %s\n",
+		(unsigned long long)res.rows, (unsigned long long)res.lost,
+		(unsigned long long)res.gaps, (unsigned long long)res.resets, res.panels, res.png,
+		res.svg);
+	if (res.more)
+		fprintf(stderr,
+			PROG ": --plot: note: %u more fields not plotted (at most %d); "
+			     "choose with --fields\n",
+			res.more, REC_PLOT_MAX_PANELS);
+	if (res.cut)
+		fprintf(stderr, PROG ": --plot: warning: the last record is cut short: ignored\n");
+	return EXIT_OK;
+}
+
 static int dump(const char *in, const char *out, bool extra)
 {
 	struct rec_error err = { 0 };
@@ -153,7 +188,7 @@ static int dump(const char *in, const char *out, bool extra)
  * choices it is made from. */
 struct args {
 	struct rec_config cfg;
-	const char *config, *fields, *key, *output, *dump_in;
+	const char *config, *fields, *key, *output, *dump_in, *plot_in, *title;
 	bool binary, json, buffered;
 };
 
@@ -215,6 +250,8 @@ static int parse(int argc, char **argv, struct args *a)
 		CLI_FLAG('b', "binary", &a->binary),
 		CLI_FLAG(OPT_NO_EXTRA, "no-extra-columns", &cfg->no_extra_columns),
 		CLI_TEXT(OPT_DUMP, "dump", &a->dump_in),
+		CLI_TEXT(OPT_PLOT, "plot", &a->plot_in),
+		CLI_TEXT(OPT_TITLE, "title", &a->title),
 		CLI_FLAG(OPT_JSON, "json", &a->json),
 		CLI_CASE(OPT_NO_RT, "no-rt"),
 		CLI_UINT(OPT_CPU, "cpu", &cfg->rx_cpu, 0, 4095, "not a CPU number"),
@@ -260,6 +297,19 @@ int main(int argc, char **argv)
 	rtl_log_set_handler(log_handler, NULL);
 
 	/* Validate. */
+	if (a.plot_in) {
+		if (a.dump_in || a.config || a.binary)
+			return cli_usage_error(PROG, "--plot plots a file: it takes no %s",
+					       a.dump_in  ? "--dump"
+					       : a.config ? "--config"
+							  : "--binary");
+		return plot(&(struct rec_plot_config){ .in = a.plot_in,
+						       .fields = a.fields,
+						       .prefix = a.output,
+						       .title = a.title });
+	}
+	if (a.title)
+		return cli_usage_error(PROG, "--title names a plot: give --plot FILE");
 	if (a.dump_in) {
 		if (a.config || a.fields || a.binary)
 			return cli_usage_error(PROG, "--dump converts a file: it takes no %s",

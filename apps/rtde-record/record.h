@@ -239,6 +239,38 @@ int rec_bin_read_header(FILE *f, struct rec_schema *s, struct rec_meta *m, struc
 int rec_dump(const char *in_path, const char *out_path, bool extra, uint64_t *rows,
 	     struct rec_error *err);
 
+/* ---- plots -------------------------------------------------------------------------- */
+
+/* Fields one plot shows at most (a panel each). */
+#define REC_PLOT_MAX_PANELS 8
+
+struct rec_plot_config {
+	const char *in;	    /* the recording, CSV or binary */
+	const char *fields; /* comma-separated; NULL: every field but the timestamp */
+	const char *prefix; /* PREFIX.png and PREFIX.svg; NULL: @in without its extension */
+	const char *title;  /* NULL: @in */
+};
+
+struct rec_plot_result {
+	uint64_t rows;
+	uint64_t lost;	 /* packages lost (the lost column's sum) */
+	uint64_t gaps;	 /* rows with packages lost before them */
+	uint64_t resets; /* rows whose timestamp went back */
+	unsigned panels; /* fields plotted */
+	unsigned more;	 /* fields not plotted (beyond REC_PLOT_MAX_PANELS) */
+	bool cut;	 /* a binary recording's last record was cut short */
+	char png[4096], svg[4096];
+};
+
+/*
+ * Plot recording @cfg->in (plot.c): the fields against the controller's
+ * time, every loss and timestamp reset marked, by gnuplot into
+ * @res->png and @res->svg. Returns 0, or -errno with @err naming the
+ * problem and the fix (a field the recording lacks, gnuplot missing, a
+ * malformed row). Not RT-safe.
+ */
+int rec_plot(const struct rec_plot_config *cfg, struct rec_plot_result *res, struct rec_error *err);
+
 /* ---- recipes ----------------------------------------------------------------------- */
 
 /*
