@@ -40,7 +40,11 @@
 /* Samples at the start of each phase that are not measured. */
 #define BENCH_WARMUP_NS (100 * INT64_C(1000000))
 
-enum bench_phase { P_FLOOR = 0, P_OURS, P_TIMER, P_COUNT };
+/* P_TEL (--telemetry): P_OURS again with the loop's telemetry on (every
+ * step published: the state, the command, the counters, the histograms)
+ * and a reader polling it as rtloop-view does; its figures against
+ * P_OURS's of the same repetition show what telemetry costs the loop. */
+enum bench_phase { P_FLOOR = 0, P_OURS, P_TIMER, P_TEL, P_COUNT };
 
 /* What the loop talks: RTDE over TCP (500 Hz) or rtloop's UDP stream (1 kHz). */
 enum bench_transport { BENCH_RTDE = 0, BENCH_UDP };
@@ -56,6 +60,11 @@ enum bench_hist {
 	H_STEP_TO_SEND,
 	H_INTERARRIVAL,
 	H_SIM_WAKE, /* the simulator's own cycle lateness: its noise floor */
+	/* P_TEL: the round trip and the stages with telemetry on. */
+	H_RT_TEL,
+	H_RX_TO_STEP_TEL,
+	H_STEP_TEL,
+	H_STEP_TO_SEND_TEL,
 	H_COUNT,
 };
 
@@ -80,6 +89,8 @@ struct bench_cfg {
 	int64_t spin_lead_ns; /* ...placed this long before the frame is due */
 	const char *json;
 	const char *plot;
+	bool telemetry;	   /* also P_TEL */
+	char tel_name[48]; /* P_TEL's telemetry: rtloop-bench-PID */
 	/* Derived. */
 	unsigned divisor;
 	double eff_hz;
@@ -101,6 +112,9 @@ struct bench_rep {
 	uint64_t frames, steps, worker_skipped, ring_full, would_block, ctrl_skipped;
 	/* P_FLOOR. */
 	uint64_t floor_sent, floor_bad;
+	/* P_TEL: records published over the window, copied by the reader, and
+	 * those it missed (overwritten before it came). */
+	uint64_t tel_records, tel_read, tel_missed;
 };
 
 /* What was applied, for the report. */

@@ -65,6 +65,12 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* A phase shorter than this measures too few packages to mean anything. */
 #define MIN_PHASE_NS (100 * RTL_NS_PER_MS)
 
+/* The phases of a repetition: P_TEL only with --telemetry. */
+static unsigned n_phases(const struct bench_cfg *cfg)
+{
+	return cfg->telemetry ? P_COUNT : P_TEL;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -82,7 +88,7 @@ static void usage(FILE *f)
 		"                       (rtloop's 1 kHz UDP stream, rtde-sim's UDP mode; floor:\n"
 		"                       a bare UDP ping-pong of %d- and %d-byte datagrams)\n"
 		"  -d, --duration S     measured time of the whole run, split evenly over the\n"
-		"                       repetitions and the three phases (default %.0f)\n"
+		"                       repetitions and the phases (default %.0f)\n"
 		"  -q, --quick          a %.0f s smoke run with %d repetitions\n"
 		"  -n, --reps N         repetitions (default %d; --quick %d; at most %d)\n"
 		"  -r, --rate HZ        output rate asked of the simulator (default: the\n"
@@ -110,6 +116,10 @@ static void usage(FILE *f)
 		"                       that is 0); default 0 (off)\n"
 		"      --outputs NAMES  output recipe (must hold timestamp; default %s;\n"
 		"                       rtde only)\n"
+		"  -T, --telemetry      a fourth phase: the loop again with its telemetry on\n"
+		"                       (each step published to shared memory, a reader\n"
+		"                       polling it every 10 ms, as rtloop-view does), against\n"
+		"                       the loop without it in the same repetition\n"
 		"  -j, --json FILE      write every figure as JSON (- for stdout)\n"
 		"  -o, --plot FILE      draw the round-trip and wake-up histograms (log y) to a "
 		"PNG\n"
@@ -219,6 +229,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		CLI_CASE_ARG(OPT_SPIN_LEAD, "spin-lead-us"),
 		CLI_TEXT('j', "json", &c->json),
 		CLI_TEXT('o', "plot", &c->plot),
+		CLI_FLAG('T', "telemetry", &c->telemetry),
 		CLI_VERSION,
 		CLI_END,
 	};
@@ -251,7 +262,8 @@ static int validate(struct opts *o)
 		c->duration_s = o->quick ? QUICK_DURATION_S : DEFAULT_DURATION_S;
 	if (!o->have_reps)
 		c->reps = o->quick ? QUICK_REPS : DEFAULT_REPS;
-	c->phase_ns = llround(c->duration_s * 1e9 / (3.0 * c->reps));
+	snprintf(c->tel_name, sizeof(c->tel_name), "rtloop-bench-%d", (int)getpid());
+	c->phase_ns = llround(c->duration_s * 1e9 / ((double)n_phases(c) * c->reps));
 	if (c->phase_ns < MIN_PHASE_NS) {
 		snprintf(buf, sizeof(buf), "%g", c->duration_s);
 		return cli_bad_value(
@@ -378,6 +390,8 @@ static const char *phase_name(const struct bench_cfg *cfg, enum bench_phase p)
 						   : "floor: bare TCP ping-pong";
 	case P_OURS:
 		return "ours: simulator + loop";
+	case P_TEL:
+		return "ours + telemetry";
 	default:
 		return "floor: timer loop";
 	}
@@ -386,7 +400,7 @@ static const char *phase_name(const struct bench_cfg *cfg, enum bench_phase p)
 static void on_progress(void *ctx, enum bench_phase p, int64_t left_ns)
 {
 	struct progress *pr = ctx;
-	unsigned total = pr->reps * P_COUNT;
+	unsigned total = pr->reps * n_phases(pr->cfg);
 
 	if (!pr->tty)
 		return;
@@ -535,10 +549,12 @@ int main(int argc, char **argv)
 		      "futex (no spin)\n",
 		      out);
 	fprintf(out,
-		"  %u repetitions of 3 phases x %.2f s (+%.1f s warm-up each), order rotating; "
+		"  %u repetitions of %u phases x %.2f s (+%.1f s warm-up each), order rotating; "
 		"about %.0f s\n",
-		cfg->reps, (double)cfg->phase_ns / 1e9, (double)BENCH_WARMUP_NS / 1e9,
-		cfg->reps * 3.0 * ((double)(cfg->phase_ns + BENCH_WARMUP_NS) / 1e9 + 0.05));
+		cfg->reps, n_phases(cfg), (double)cfg->phase_ns / 1e9,
+		(double)BENCH_WARMUP_NS / 1e9,
+		cfg->reps * (double)n_phases(cfg) *
+			((double)(cfg->phase_ns + BENCH_WARMUP_NS) / 1e9 + 0.05));
 	fflush(out);
 
 	/* 5. Run: A B C, B C A, C A B, ... */
@@ -548,8 +564,8 @@ int main(int argc, char **argv)
 	pr.start = rtl_time_now();
 	for (unsigned r = 0; r < cfg->reps; r++) {
 		pr.rep = r;
-		for (int k = 0; k < P_COUNT; k++) {
-			enum bench_phase p = (enum bench_phase)((r + (unsigned)k) % P_COUNT);
+		for (unsigned k = 0; k < n_phases(cfg); k++) {
+			enum bench_phase p = (enum bench_phase)((r + k) % n_phases(cfg));
 
 			why[0] = '\0';
 			ret = bench_run_phase(cfg, p, &reps[r], &rt, on_progress, &pr, why,

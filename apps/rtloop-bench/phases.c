@@ -35,6 +35,7 @@
 #include <rtloop/rtde_cmd.h>
 #include <rtloop/rtde_recipe.h>
 #include <rtloop/rtde_transport.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/thread.h>
 #include <rtloop/time.h>
 #include <rtloop/timer.h>
@@ -502,6 +503,55 @@ static int sim_finish(struct ours_sim *s, int ret, char *why, size_t why_len)
 	return ret;
 }
 
+/* ---- P_TEL's reader: what rtloop-view's sampler does ----------------------------------- */
+
+#define TEL_READ_MS 10
+#define TEL_BATCH 256
+
+struct tel_reader {
+	const char *name;
+	pthread_t th;
+	bool running;
+	_Atomic bool quit;
+	_Atomic uint64_t read, missed; /* read by the report thread */
+};
+
+/* Every TEL_READ_MS: the new records (in batches), the counters, and every
+ * tenth time the histograms, as a viewer of the loop polls them. */
+static void *tel_read_main(void *arg)
+{
+	struct tel_reader *tr = arg;
+	struct rtl_telemetry_record *batch = calloc(TEL_BATCH, sizeof(*batch));
+	uint64_t counters[RTL_TELEMETRY_MAX_COUNTERS];
+	struct rtl_telemetry_reader *r = NULL;
+	struct rtl_telemetry_info info;
+	struct rtl_hist *h = calloc(1, sizeof(*h));
+	unsigned round = 0;
+
+	while (batch && h && !atomic_load(&tr->quit)) {
+		int64_t next = rtl_time_now() + TEL_READ_MS * RTL_NS_PER_MS;
+		int n;
+
+		if (!r && rtl_telemetry_reader_create(&r, tr->name, NULL) == 0)
+			rtl_telemetry_reader_seek(r, UINT64_MAX);
+		if (r) {
+			while ((n = rtl_telemetry_reader_read(r, batch, TEL_BATCH)) > 0)
+				atomic_fetch_add(&tr->read, (uint64_t)n);
+			rtl_telemetry_reader_counters(r, counters, RTL_TELEMETRY_MAX_COUNTERS);
+			rtl_telemetry_reader_info(r, &info);
+			if (round++ % 10 == 0)
+				for (unsigned i = 0; i < info.n_hists; i++)
+					rtl_telemetry_reader_hist(r, i, h);
+			atomic_store(&tr->missed, rtl_telemetry_reader_missed(r));
+		}
+		rtl_time_sleep_until(next);
+	}
+	rtl_telemetry_reader_destroy(r);
+	free(batch);
+	free(h);
+	return NULL;
+}
+
 /*
  * The part of P_OURS that does not depend on the transport: with the
  * simulator running, create and start the loop of @lc (transport, step and
@@ -512,6 +562,11 @@ static int measure_ours(const struct bench_cfg *cfg, struct rtl_loop_config *lc,
 			const struct ours_sim *sim, struct bench_rep *rep, struct bench_rt *rt,
 			bench_progress_fn progress, void *pctx, char *why, size_t why_len)
 {
+	/* P_TEL (lc->telemetry set) fills its own histograms. */
+	bool tel = lc->telemetry != NULL;
+	enum bench_phase ph = tel ? P_TEL : P_OURS;
+	struct tel_reader reader = { .name = cfg->tel_name };
+	uint64_t rec0 = 0, read0 = 0, missed0 = 0;
 	struct rtl_loop *loop = NULL;
 	struct rtl_error err = { 0 };
 	struct rtl_hist *snap0 = calloc(H_COUNT, sizeof(*snap0));
@@ -554,22 +609,44 @@ static int measure_ours(const struct bench_cfg *cfg, struct rtl_loop_config *lc,
 		rt->fifo_degraded = true;
 	}
 
+	/* The reader, unprioritised, as a viewer would be. */
+	if (tel) {
+		ret = pthread_create(&reader.th, NULL, tel_read_main, &reader);
+		if (ret) {
+			ret = say(why, why_len, -ret, "telemetry reader thread", NULL);
+			goto out;
+		}
+		reader.running = true;
+	}
+
 	/* Warm up, then cut the window out of the live histograms. */
-	live[H_RT_OURS] = sim->echo;
-	live[H_SIM_WAKE] = sim->wake;
-	live[H_WAKE_OURS] = rtl_loop_hist(loop, RTL_LOOP_H_WAKE);
-	live[H_RX_TO_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_RX_TO_STEP);
-	live[H_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_STEP);
-	live[H_STEP_TO_SEND] = rtl_loop_hist(loop, RTL_LOOP_H_STEP_TO_SEND);
-	live[H_INTERARRIVAL] = rtl_loop_hist(loop, RTL_LOOP_H_INTERARRIVAL);
+	if (tel) {
+		live[H_RT_TEL] = sim->echo;
+		live[H_RX_TO_STEP_TEL] = rtl_loop_hist(loop, RTL_LOOP_H_RX_TO_STEP);
+		live[H_STEP_TEL] = rtl_loop_hist(loop, RTL_LOOP_H_STEP);
+		live[H_STEP_TO_SEND_TEL] = rtl_loop_hist(loop, RTL_LOOP_H_STEP_TO_SEND);
+	} else {
+		live[H_RT_OURS] = sim->echo;
+		live[H_SIM_WAKE] = sim->wake;
+		live[H_WAKE_OURS] = rtl_loop_hist(loop, RTL_LOOP_H_WAKE);
+		live[H_RX_TO_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_RX_TO_STEP);
+		live[H_STEP] = rtl_loop_hist(loop, RTL_LOOP_H_STEP);
+		live[H_STEP_TO_SEND] = rtl_loop_hist(loop, RTL_LOOP_H_STEP_TO_SEND);
+		live[H_INTERARRIVAL] = rtl_loop_hist(loop, RTL_LOOP_H_INTERARRIVAL);
+	}
 	warm_end = rtl_time_now() + BENCH_WARMUP_NS;
-	wait_until(warm_end, P_OURS, progress, pctx);
+	wait_until(warm_end, ph, progress, pctx);
 	for (int i = 0; i < H_COUNT; i++)
 		if (live[i])
 			rtl_hist_snapshot(&snap0[i], live[i]);
 	sim_counts(sim, &ss0);
 	rtl_loop_stats(loop, &ls0);
-	wait_until(warm_end + cfg->phase_ns, P_OURS, progress, pctx);
+	if (tel) {
+		rec0 = rtl_telemetry_records(lc->telemetry);
+		read0 = atomic_load(&reader.read);
+		missed0 = atomic_load(&reader.missed);
+	}
+	wait_until(warm_end + cfg->phase_ns, ph, progress, pctx);
 	for (int i = 0; i < H_COUNT; i++)
 		if (live[i])
 			rtl_hist_snapshot(&snap1[i], live[i]);
@@ -578,6 +655,17 @@ static int measure_ours(const struct bench_cfg *cfg, struct rtl_loop_config *lc,
 	for (int i = 0; i < H_COUNT; i++)
 		if (live[i])
 			bench_hist_diff(rep->h[i], &snap1[i], &snap0[i]);
+	if (tel) {
+		rep->tel_records = rtl_telemetry_records(lc->telemetry) - rec0;
+		rep->tel_read = atomic_load(&reader.read) - read0;
+		rep->tel_missed = atomic_load(&reader.missed) - missed0;
+		ret = 0;
+		if (ss1.sessions != 1) {
+			snprintf(why, why_len, "the loop reconnected during the measurement");
+			ret = -ECONNRESET;
+		}
+		goto out;
+	}
 
 	rep->sim_sent = ss1.sent - ss0.sent;
 	rep->echoes = ss1.echoes - ss0.echoes;
@@ -596,6 +684,10 @@ static int measure_ours(const struct bench_cfg *cfg, struct rtl_loop_config *lc,
 	}
 
 out:
+	if (reader.running) {
+		atomic_store(&reader.quit, true);
+		pthread_join(reader.th, NULL);
+	}
 	if (loop) {
 		rtl_loop_stop(loop);
 		rtl_loop_join(loop);
@@ -631,8 +723,9 @@ static int echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, void
 	return 0;
 }
 
-static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
-			 bench_progress_fn progress, void *pctx, char *why, size_t why_len)
+static int run_ours_rtde(const struct bench_cfg *cfg, struct rtl_telemetry *tel,
+			 struct bench_rep *rep, struct bench_rt *rt, bench_progress_fn progress,
+			 void *pctx, char *why, size_t why_len)
 {
 	struct sim_opts so;
 	struct sim_server_opts sv = { .port = 0 };
@@ -677,6 +770,16 @@ static int run_ours_rtde(const struct bench_cfg *cfg, struct bench_rep *rep, str
 		goto out;
 	}
 	tr_ready = true;
+	/* P_TEL: the outputs and the echo the step writes, as an app would. */
+	if (tel) {
+		ret = rtl_rtde_transport_telemetry(tr, tel, cfg->outputs, RTL_RTDE_CMD_FIELD_ECHO,
+						   &err);
+		if (ret < 0) {
+			say(why, why_len, ret, "telemetry", err.msg);
+			goto out;
+		}
+	}
+	lc.telemetry = tel;
 	lc.transport = rtl_rtde_transport_base(tr);
 	lc.step = echo_step;
 	lc.user = &o;
@@ -711,8 +814,9 @@ static int udp_echo_step(struct rtl_loop *loop, const struct rtl_loop_frame *f, 
 	return 0;
 }
 
-static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
-			bench_progress_fn progress, void *pctx, char *why, size_t why_len)
+static int run_ours_udp(const struct bench_cfg *cfg, struct rtl_telemetry *tel,
+			struct bench_rep *rep, struct bench_rt *rt, bench_progress_fn progress,
+			void *pctx, char *why, size_t why_len)
 {
 	struct sim_udp_opts so;
 	struct sim_udp *sim = NULL;
@@ -750,6 +854,16 @@ static int run_ours_udp(const struct bench_cfg *cfg, struct bench_rep *rep, stru
 		goto out;
 	}
 	tr_ready = true;
+	/* P_TEL: the joints, the TCP and the command, as an app would. */
+	if (tel) {
+		ret = rtl_udp_transport_telemetry(
+			tr, tel, "actual_joint_position,actual_tcp_position", true, &err);
+		if (ret < 0) {
+			say(why, why_len, ret, "telemetry", err.msg);
+			goto out;
+		}
+	}
+	lc.telemetry = tel;
 	lc.transport = rtl_udp_transport_base(tr);
 	lc.step = udp_echo_step;
 	ret = measure_ours(cfg, &lc, &os, rep, rt, progress, pctx, why, why_len);
@@ -762,12 +876,31 @@ out:
 	return ret;
 }
 
-static int run_ours(const struct bench_cfg *cfg, struct bench_rep *rep, struct bench_rt *rt,
-		    bench_progress_fn progress, void *pctx, char *why, size_t why_len)
+/* P_OURS, or P_TEL with @tel_on: a telemetry created for the phase and
+ * destroyed after it (after the loop and the transport). */
+static int run_ours(const struct bench_cfg *cfg, bool tel_on, struct bench_rep *rep,
+		    struct bench_rt *rt, bench_progress_fn progress, void *pctx, char *why,
+		    size_t why_len)
 {
+	struct rtl_telemetry_config tc = { .size = sizeof(tc),
+					   .name = cfg->tel_name,
+					   .label = "rtloop-bench, P_TEL",
+					   .replace = true };
+	struct rtl_telemetry *tel = NULL;
+	struct rtl_error err = { 0 };
+	int ret;
+
+	if (tel_on) {
+		ret = rtl_telemetry_create(&tel, &tc, &err);
+		if (ret < 0)
+			return say(why, why_len, ret, "telemetry", err.msg);
+	}
 	if (cfg->transport == BENCH_UDP)
-		return run_ours_udp(cfg, rep, rt, progress, pctx, why, why_len);
-	return run_ours_rtde(cfg, rep, rt, progress, pctx, why, why_len);
+		ret = run_ours_udp(cfg, tel, rep, rt, progress, pctx, why, why_len);
+	else
+		ret = run_ours_rtde(cfg, tel, rep, rt, progress, pctx, why, why_len);
+	rtl_telemetry_destroy(tel);
+	return ret;
 }
 
 int bench_run_phase(const struct bench_cfg *cfg, enum bench_phase p, struct bench_rep *rep,
@@ -778,7 +911,8 @@ int bench_run_phase(const struct bench_cfg *cfg, enum bench_phase p, struct benc
 	case P_FLOOR:
 		return run_floor(cfg, rep, rt, progress, pctx, why, why_len);
 	case P_OURS:
-		return run_ours(cfg, rep, rt, progress, pctx, why, why_len);
+	case P_TEL:
+		return run_ours(cfg, p == P_TEL, rep, rt, progress, pctx, why, why_len);
 	case P_TIMER:
 		return run_timer(cfg, rep, rt, progress, pctx, why, why_len);
 	default:

@@ -27,11 +27,19 @@
 _Static_assert(BENCH_MAX_REPS <= BENCH_MAX_VALUES, "bench_stat3() would drop repetitions");
 
 static const char *const hist_names[H_COUNT] = {
-	[H_RT_OURS] = "round_trip_ours",   [H_RT_FLOOR] = "round_trip_floor",
-	[H_WAKE_OURS] = "wake_ours",	   [H_WAKE_FLOOR] = "wake_floor",
-	[H_RX_TO_STEP] = "rx_to_step",	   [H_STEP] = "step",
-	[H_STEP_TO_SEND] = "step_to_send", [H_INTERARRIVAL] = "interarrival",
+	[H_RT_OURS] = "round_trip_ours",
+	[H_RT_FLOOR] = "round_trip_floor",
+	[H_WAKE_OURS] = "wake_ours",
+	[H_WAKE_FLOOR] = "wake_floor",
+	[H_RX_TO_STEP] = "rx_to_step",
+	[H_STEP] = "step",
+	[H_STEP_TO_SEND] = "step_to_send",
+	[H_INTERARRIVAL] = "interarrival",
 	[H_SIM_WAKE] = "sim_wake",
+	[H_RT_TEL] = "round_trip_telemetry",
+	[H_RX_TO_STEP_TEL] = "rx_to_step_telemetry",
+	[H_STEP_TEL] = "step_telemetry",
+	[H_STEP_TO_SEND_TEL] = "step_to_send_telemetry",
 };
 
 const char *bench_hist_name(enum bench_hist h)
@@ -173,6 +181,38 @@ static void header(FILE *f, const char *title)
 	fputc('\n', f);
 }
 
+/* The pairs on / off of --telemetry. */
+static const int tel_on[] = { H_RT_TEL, H_RX_TO_STEP_TEL, H_STEP_TEL, H_STEP_TO_SEND_TEL };
+static const int tel_off[] = { H_RT_OURS, H_RX_TO_STEP, H_STEP, H_STEP_TO_SEND };
+static const char *const tel_names[] = { "round_trip", "rx_to_step", "step", "step_to_send" };
+#define N_TEL (sizeof(tel_on) / sizeof(tel_on[0]))
+
+static void telemetry_text(FILE *f, struct bench_rep *reps, unsigned n,
+			   struct rtl_hist *const *total)
+{
+	uint64_t rec = 0, got = 0, missed = 0;
+
+	for (unsigned r = 0; r < n; r++) {
+		rec += reps[r].tel_records;
+		got += reps[r].tel_read;
+		missed += reps[r].tel_missed;
+	}
+	fprintf(f, "\ntelemetry: the same loop with --telemetry on (each step published, a reader\n"
+		   "polling every 10 ms), interleaved with it off; ratio = on / off, median of\n"
+		   "the per-repetition ratios [min, max]\n");
+	for (size_t i = 0; i < N_TEL; i++) {
+		fputc('\n', f);
+		header(f, tel_names[i]);
+		row_us(f, "on", total[tel_on[i]]);
+		row_us(f, "off", total[tel_off[i]]);
+		row_ratio(f, "ratio on/off", reps, n, tel_on[i], tel_off[i]);
+	}
+	fprintf(f,
+		"\ntelemetry counts: %" PRIu64 " records published in the windows, %" PRIu64
+		" copied by the reader, %" PRIu64 " missed\n",
+		rec, got, missed);
+}
+
 void bench_report_text(FILE *f, const struct bench_cfg *cfg, struct bench_rep *reps,
 		       struct rtl_hist *const *total)
 {
@@ -229,6 +269,8 @@ void bench_report_text(FILE *f, const struct bench_cfg *cfg, struct bench_rep *r
 		"), simulator overruns %" PRIu64 "; ping-pongs %" PRIu64 " (%" PRIu64
 		" out of order)\n",
 		sent, echoes, unmatched, frames, cskip, wskip, full, wb, over, fsent, fbad);
+	if (cfg->telemetry)
+		telemetry_text(f, reps, n, total);
 	if (p99.n)
 		fprintf(f,
 			"target: round-trip p99 within %.1fx of the bare %s ping-pong: %s "
@@ -348,6 +390,27 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg, const struct bench_r
 	for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++) {
 		fprintf(f, "%s\"%s\":", i ? "," : "", hist_names[stages[i]]);
 		rtl_hist_write_json(total[stages[i]], f);
+	}
+	if (cfg->telemetry) {
+		uint64_t rec = 0, got = 0, missed = 0;
+
+		fputs("},\"telemetry\":{", f);
+		for (size_t i = 0; i < N_TEL; i++) {
+			fprintf(f, "%s\"%s\":{\"on\":", i ? "," : "", tel_names[i]);
+			rtl_hist_write_json(total[tel_on[i]], f);
+			fputs(",\"off\":", f);
+			rtl_hist_write_json(total[tel_off[i]], f);
+			fputs(",\"ratio\":", f);
+			json_ratios(f, reps, cfg->reps, tel_on[i], tel_off[i]);
+			fputc('}', f);
+		}
+		for (unsigned r = 0; r < cfg->reps; r++) {
+			rec += reps[r].tel_records;
+			got += reps[r].tel_read;
+			missed += reps[r].tel_missed;
+		}
+		fprintf(f, ",\"records\":%" PRIu64 ",\"read\":%" PRIu64 ",\"missed\":%" PRIu64, rec,
+			got, missed);
 	}
 	fputs("},\"target\":{\"round_trip_p99_ratio_max\":", f);
 	json_num(f, BENCH_TARGET_P99);

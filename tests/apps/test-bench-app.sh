@@ -122,4 +122,26 @@ assert d["config"]["mode"] == sys.argv[3], d["config"]["mode"]
 quick_run rtde TCP inline
 quick_run udp UDP threads --mode threads --spin-lead-us 50
 
+# --telemetry: the fourth phase, the loop publishing with a reader beside.
+run --quick --duration 2 --telemetry --json "$tmp/bench-tel.json"
+check "--telemetry: runs (exit 0)" [ "$rc" -eq 0 ]
+check "--telemetry: the table compares the loop with telemetry on and off" \
+	in_order "$out" "4 phases" "telemetry: the same loop" "round_trip" "ratio on/off" "step" \
+	"telemetry counts:"
+if have python3; then
+	py_check "--telemetry: the JSON has on, off and their ratio, and the reader's counts" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["telemetry"]
+for k in ("round_trip", "rx_to_step", "step", "step_to_send"):
+    assert t[k]["on"]["count"] > 0 and t[k]["off"]["count"] > 0, k
+    assert "p99" in t[k]["ratio"], k
+assert t["records"] > 0 and t["read"] > 0, t
+assert t["missed"] == 0, t
+assert all(r["round_trip_telemetry"]["count"] > 0 for r in d["reps"])
+' "$tmp/bench-tel.json"
+else
+	skip "--telemetry: the JSON" "no python3"
+fi
+
 finish
