@@ -4,7 +4,8 @@
  * memory all the same): names and the layout's rules, records read back
  * whole and in order, counters and histograms mirrored, a reader that
  * falls behind counting exactly what it missed, the final state a reader
- * keeps after the producer ends, a publish that allocates nothing; then a
+ * keeps after the producer ends, a publish that allocates nothing and
+ * makes no system call (a thread in seccomp's strict mode); then a
  * writer and a reader on two threads (also under ThreadSanitizer), every
  * record whole or counted as missed.
  */
@@ -19,10 +20,17 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/seccomp.h>
 
 #include <rtloop/hist.h>
 #include <rtloop/stat.h>
@@ -287,6 +295,90 @@ Test(telemetry, publishing_allocates_nothing)
 	cr_expect_eq(n, 0, "%ld allocations in 1000 publishes", n);
 	cr_expect_eq(rtl_telemetry_records(t), 1000);
 	rtl_telemetry_destroy(t);
+}
+
+/* ---- no system call: seccomp's strict mode ---------------------------------------------- */
+
+struct strict {
+	struct rtl_telemetry *t;
+	int q;
+	bool control; /* make one system call after the publishes */
+	_Atomic bool through; /* set after the publishes (and the control's call) */
+};
+
+/*
+ * In seccomp's strict mode the kernel kills the thread at any system call
+ * but read, write, _exit and sigreturn: a thread that gets through 1000
+ * publishes proves none made one (a lock that had to wait would, as a
+ * futex). It leaves by the raw exit call, the one way out the mode allows.
+ */
+static void *strict_publisher(void *arg)
+{
+	struct strict *a = arg;
+
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
+		_exit(3);
+	for (int i = 0; i < 1000; i++) {
+		rtl_telemetry_set(a->t, a->q, (unsigned)(i % 6), i);
+		rtl_telemetry_publish(a->t, i, (uint64_t)i, i * 0.001);
+	}
+	if (a->control)
+		syscall(SYS_getpid); /* the positive control: killed here */
+	atomic_store(&a->through, true);
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+
+/* In a child process: a telemetry published from a strict thread. Returns
+ * the child's exit status: 0 the thread got through, 7 it was killed. */
+static int strict_run(bool control)
+{
+	pid_t pid = fork();
+	int status = 0;
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		static struct rtl_hist h;
+		struct rtl_telemetry_config c = { .size = sizeof(c),
+						  .name = name_of(control ? "strict-c" : "strict"),
+						  .capacity = 64 };
+		struct strict a = { .control = control };
+		pthread_t th;
+
+		if (rtl_telemetry_create(&a.t, &c, NULL) < 0)
+			_exit(4);
+		a.q = rtl_telemetry_signal(a.t, "q", 6, "rad", NULL);
+		rtl_telemetry_counters(a.t, "fake", fake_fields, 2, fake_stats, NULL,
+				       sizeof(struct fake_counters), NULL);
+		rtl_telemetry_hist(a.t, "lat", &h, NULL);
+		if (rtl_telemetry_start(a.t, NULL) < 0 ||
+		    pthread_create(&th, NULL, strict_publisher, &a) != 0)
+			_exit(5);
+		pthread_join(th, NULL);
+		status = !atomic_load(&a.through) ? 7 : rtl_telemetry_records(a.t) == 1000 ? 0 : 6;
+		rtl_telemetry_destroy(a.t);
+		_exit(status);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+Test(telemetry, publishing_makes_no_system_call)
+{
+	int st;
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+	cr_skip_test("a sanitizer's runtime makes system calls of its own in the thread");
+#endif
+	st = strict_run(true);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 7,
+		  "the positive control: a system call in strict mode kills the thread (status %#x)",
+		  st);
+	st = strict_run(false);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "1000 publishes in strict mode: no system call (status %#x; 7: the thread was "
+		  "killed at one)",
+		  st);
 }
 
 /* docs/telemetry.md's record, byte for byte, where the format says it is. */
