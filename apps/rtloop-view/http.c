@@ -465,8 +465,8 @@ int view_http_start(struct view_http **out, const struct view_http_config *cfg)
 		h->loopback = IN6_IS_ADDR_LOOPBACK(
 			&((const struct sockaddr_in6 *)(const void *)cfg->addr)->sin6_addr);
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, cfg->addr,
-				MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT,
-				30u, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+				MHD_OPTION_CONNECTION_LIMIT, 128u, MHD_OPTION_CONNECTION_TIMEOUT,
+				10u, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 	if (!h->d) {
 		fprintf(stderr, PROG ": cannot serve on that address and port (in use? another "
 				     "rtloop-view?); fix: --port N (0: any free port)\n");

@@ -19,8 +19,8 @@
 #include "cli.h"
 #include "view.h"
 
-#ifndef RTL_VIEW_CHARTJS
-#define RTL_VIEW_CHARTJS "/usr/share/javascript/chart.js/chart.min.js"
+#ifndef VIEW_CHARTJS
+#define VIEW_CHARTJS "/usr/share/javascript/chart.js/chart.min.js"
 #endif
 #define DEFAULT_PORT 8070
 
@@ -60,7 +60,7 @@ static void usage(FILE *f)
 		"  -b, --bind ADDR         address to serve on (default 127.0.0.1: this\n"
 		"                          machine only); any other address prints what\n"
 		"                          anyone on that network can see\n"
-		"      --chartjs PATH      Chart.js to serve (default " RTL_VIEW_CHARTJS ",\n"
+		"      --chartjs PATH      Chart.js to serve (default " VIEW_CHARTJS ",\n"
 		"                          Debian's libjs-chart.js)\n"
 		"  -J, --plotjuggler HOST[:PORT]\n"
 		"                          also send the records as JSON datagrams to\n"
@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = { .bind = "127.0.0.1",
 			  .port = DEFAULT_PORT,
-			  .chartjs = RTL_VIEW_CHARTJS,
+			  .chartjs = VIEW_CHARTJS,
 			  .pj_rate = PJ_DEFAULT_RATE };
 	static struct view_source src;
 	struct view_http *http = NULL;
