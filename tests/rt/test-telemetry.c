@@ -302,7 +302,7 @@ Test(telemetry, publishing_allocates_nothing)
 struct strict {
 	struct rtl_telemetry *t;
 	int q;
-	bool control; /* make one system call after the publishes */
+	bool control;	      /* make one system call after the publishes */
 	_Atomic bool through; /* set after the publishes (and the control's call) */
 };
 
@@ -371,9 +371,10 @@ Test(telemetry, publishing_makes_no_system_call)
 	cr_skip_test("a sanitizer's runtime makes system calls of its own in the thread");
 #endif
 	st = strict_run(true);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 7,
-		  "the positive control: a system call in strict mode kills the thread (status %#x)",
-		  st);
+	cr_assert(
+		WIFEXITED(st) && WEXITSTATUS(st) == 7,
+		"the positive control: a system call in strict mode kills the thread (status %#x)",
+		st);
 	st = strict_run(false);
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		  "1000 publishes in strict mode: no system call (status %#x; 7: the thread was "
