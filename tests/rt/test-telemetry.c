@@ -3,7 +3,8 @@
  * rtl_telemetry, producer and reader in one process (the object is shared
  * memory all the same): names and the layout's rules, records read back
  * whole and in order, counters and histograms mirrored, a reader that
- * falls behind counting exactly what it missed, the final state a reader
+ * falls behind counting exactly what it missed (beside one that keeps
+ * up), the final state a reader
  * keeps after the producer ends, a publish that allocates nothing and
  * makes no system call (a thread in seccomp's strict mode); then a
  * writer and a reader on two threads (also under ThreadSanitizer), every
@@ -244,6 +245,44 @@ Test(telemetry, a_reader_behind_by_more_than_the_ring_counts_what_it_missed)
 	cr_expect_eq(n, 1);
 	cr_expect_eq(rec[0].index, 50);
 	rtl_telemetry_reader_destroy(r);
+	rtl_telemetry_destroy(t);
+}
+
+/* Readers never meet: one that keeps up sees every record while another,
+ * behind, counts exactly what it missed; neither moves the other. */
+Test(telemetry, readers_at_once_each_see_every_record_or_count_it)
+{
+	struct rtl_telemetry *t = make(name_of("two"), 16);
+	static struct rtl_telemetry_record rec[64];
+	struct rtl_telemetry_reader *fast = NULL, *slow = NULL;
+	int n, h, bad = 0;
+	uint64_t seen = 0;
+
+	h = rtl_telemetry_signal(t, "i", 1, NULL, NULL);
+	cr_assert_eq(rtl_telemetry_start(t, NULL), 0);
+	cr_assert_eq(rtl_telemetry_reader_create(&fast, name_of("two"), NULL), 0);
+	cr_assert_eq(rtl_telemetry_reader_create(&slow, name_of("two"), NULL), 0);
+	rtl_telemetry_reader_seek(fast, 0);
+	rtl_telemetry_reader_seek(slow, 0);
+	for (int i = 0; i < 200; i++) {
+		rtl_telemetry_set(t, h, 0, i);
+		rtl_telemetry_publish(t, i, (uint64_t)i, NAN);
+		if (i % 10 == 9) {
+			n = rtl_telemetry_reader_read(fast, rec, 64);
+			for (int k = 0; k < n; k++)
+				if (rec[k].values[0] != (double)seen++)
+					bad++;
+		}
+	}
+	cr_expect_eq(seen, 200, "the reader that keeps up sees all 200");
+	cr_expect_eq(bad, 0, "in order, each its own value");
+	cr_expect_eq(rtl_telemetry_reader_missed(fast), 0);
+	n = rtl_telemetry_reader_read(slow, rec, 64);
+	cr_expect_eq(n, 16, "the one behind gets the ring's worth");
+	cr_expect_eq(rtl_telemetry_reader_missed(slow), 184, "and counts the other 184");
+	cr_expect_eq(rec[0].values[0], 184);
+	rtl_telemetry_reader_destroy(fast);
+	rtl_telemetry_reader_destroy(slow);
 	rtl_telemetry_destroy(t);
 }
 
