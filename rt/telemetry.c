@@ -486,9 +486,12 @@ RTL_API int rtl_telemetry_start(struct rtl_telemetry *t, struct rtl_error *err)
 	return 0;
 }
 
+/* Release: a reader whose acquire load sees this word also sees the
+ * slot's odd sequence stored before it (the seqlock without fences,
+ * which ThreadSanitizer cannot model). Plain moves on x86. */
 static void put_word(unsigned char *m, size_t off, uint64_t v)
 {
-	atomic_store_explicit(word_at(m, off), v, memory_order_relaxed);
+	atomic_store_explicit(word_at(m, off), v, memory_order_release);
 }
 
 static uint64_t bits(double d)
@@ -550,10 +553,9 @@ RTL_API void rtl_telemetry_publish(struct rtl_telemetry *t, int64_t now_ns, uint
 		return;
 	k = t->head;
 	off = t->records_off + (size_t)(k & (t->capacity - 1)) * t->record_words * sizeof(uint64_t);
-	/* The slot's seqlock: odd while written (release: a reader that
-	 * sees an old value never pairs it with this one's words). */
+	/* The slot's seqlock: odd while written; the words after it are
+	 * release stores, so a reader that sees one of them sees odd. */
 	atomic_store_explicit(word_at(t->map, off), 2 * k + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
 	put_word(t->map, off + 8, (uint64_t)now_ns);
 	put_word(t->map, off + 16, seq);
 	put_word(t->map, off + 24, bits(ctrl_time));
@@ -842,16 +844,15 @@ RTL_API int rtl_telemetry_reader_read(struct rtl_telemetry_reader *r,
 		}
 		rec->index = k;
 		rec->t_ns = (int64_t)atomic_load_explicit(word_at(r->map, off + 8),
-							  memory_order_relaxed);
-		rec->frame = atomic_load_explicit(word_at(r->map, off + 16), memory_order_relaxed);
+							  memory_order_acquire);
+		rec->frame = atomic_load_explicit(word_at(r->map, off + 16), memory_order_acquire);
 		rec->ctrl_time =
-			dbl(atomic_load_explicit(word_at(r->map, off + 24), memory_order_relaxed));
+			dbl(atomic_load_explicit(word_at(r->map, off + 24), memory_order_acquire));
 		for (unsigned i = 0; i < r->n_values; i++)
 			rec->values[i] = dbl(atomic_load_explicit(
 				word_at(r->map, off + (RECORD_FIXED + i) * sizeof(uint64_t)),
-				memory_order_relaxed));
-		/* acquire fence: the words above were read before the check. */
-		atomic_thread_fence(memory_order_acquire);
+				memory_order_acquire));
+		/* acquire loads: the check below is read after the words */
 		s2 = atomic_load_explicit(word_at(r->map, off), memory_order_relaxed);
 		if (s2 != s1) {
 			lost++; /* overwritten while it was copied */

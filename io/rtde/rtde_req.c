@@ -510,16 +510,17 @@ static void publish(struct rtl_rtde_req_chan *c)
 {
 	uint32_t s = atomic_load_explicit(&c->seq, memory_order_relaxed);
 
+	/* odd while written; the words are release stores, so a poller that
+	 * sees one of them sees odd too (no fence: TSan cannot model one) */
 	atomic_store_explicit(&c->seq, s + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&c->out_ticket, c->t_ticket, memory_order_relaxed);
-	atomic_store_explicit(&c->out_outcome, (int32_t)c->t.outcome, memory_order_relaxed);
-	atomic_store_explicit(&c->out_reason, c->t.reason, memory_order_relaxed);
+	atomic_store_explicit(&c->out_ticket, c->t_ticket, memory_order_release);
+	atomic_store_explicit(&c->out_outcome, (int32_t)c->t.outcome, memory_order_release);
+	atomic_store_explicit(&c->out_reason, c->t.reason, memory_order_release);
 	for (int i = 0; i < RTL_RTDE_REQ_NRESULT; i++) {
 		uint64_t bits;
 
 		memcpy(&bits, &c->t.result[i], sizeof(bits));
-		atomic_store_explicit(&c->out_result[i], bits, memory_order_relaxed);
+		atomic_store_explicit(&c->out_result[i], bits, memory_order_release);
 	}
 	atomic_store_explicit(&c->seq, s + 2, memory_order_release);
 }
@@ -561,17 +562,16 @@ RTL_API int rtl_rtde_req_chan_poll(const struct rtl_rtde_req_chan *c,
 		return -EINVAL;
 	do {
 		s1 = atomic_load_explicit(&c->seq, memory_order_acquire);
-		tk = atomic_load_explicit(&c->out_ticket, memory_order_relaxed);
+		tk = atomic_load_explicit(&c->out_ticket, memory_order_acquire);
 		t.outcome = (enum rtl_rtde_req_outcome)atomic_load_explicit(&c->out_outcome,
-									    memory_order_relaxed);
-		t.reason = atomic_load_explicit(&c->out_reason, memory_order_relaxed);
+									    memory_order_acquire);
+		t.reason = atomic_load_explicit(&c->out_reason, memory_order_acquire);
 		for (int i = 0; i < RTL_RTDE_REQ_NRESULT; i++) {
 			uint64_t bits =
-				atomic_load_explicit(&c->out_result[i], memory_order_relaxed);
+				atomic_load_explicit(&c->out_result[i], memory_order_acquire);
 
 			memcpy(&t.result[i], &bits, sizeof(bits));
 		}
-		atomic_thread_fence(memory_order_acquire);
 		s2 = atomic_load_explicit(&c->seq, memory_order_relaxed);
 	} while ((s1 & 1) || s1 != s2);
 	if (tk != (uint32_t)ticket) {
