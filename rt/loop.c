@@ -104,6 +104,8 @@ static int validate(const struct rtl_loop_config *cfg, struct rtl_error *err)
 		return fail(err, -EINVAL, "loop: pin_rx or pin_worker is set with a negative CPU");
 	if (cfg->watchdog_periods > WATCHDOG_HISTORY / 2 || cfg->watchdog_periods < -1)
 		return fail(err, -EINVAL, "loop: watchdog_periods must be 1..128 (0: 3, -1: off)");
+	if (cfg->watchdog_ns < 0)
+		return fail(err, -EINVAL, "loop: watchdog_ns must be >= 0 (0: watchdog_periods)");
 	if (cfg->spin_ns < 0 || cfg->spin_lead_ns < 0 || cfg->reconnect_attempts < 0 ||
 	    cfg->reconnect_backoff_ns < 0)
 		return fail(err, -EINVAL,
@@ -253,7 +255,9 @@ static int make_ring(struct rtl_loop *loop, struct rtl_error *err)
 int rtl__loop_connected(struct rtl_loop *loop, struct rtl_error *err)
 {
 	atomic_store_explicit(&loop->watchdog_ns,
-			      loop->cfg.watchdog_periods > 0 && loop->t->period_ns > 0
+			      loop->cfg.watchdog_periods < 0 ? 0
+			      : loop->cfg.watchdog_ns > 0    ? loop->cfg.watchdog_ns
+			      : loop->cfg.watchdog_periods > 0 && loop->t->period_ns > 0
 				      ? (int64_t)loop->cfg.watchdog_periods * loop->t->period_ns
 				      : 0,
 			      memory_order_relaxed);
@@ -803,7 +807,7 @@ RTL_API int rtl_loop_start(struct rtl_loop *loop, struct rtl_error *err)
 	/* Whatever the controller holds from an earlier client, the loop
 	 * starts from the safe set (no threads yet: nobody else sends). */
 	rtl__loop_safe_locked(loop);
-	if (!loop->ops.send_safe && atomic_load(&loop->armed))
+	if (!loop->ops.send_safe && loop->ops.at_rest && atomic_load(&loop->armed))
 		rtl_log(RTL_LOG_WARN,
 			"loop: the %s transport has no safe package: neither the "
 			"watchdog nor the stop at exit can stop the arm",

@@ -266,6 +266,12 @@ static int await_rest(struct rtl_loop *loop, int64_t sent_at, int64_t deadline, 
  */
 static bool stop_cannot_wait(struct rtl_loop *loop, int ret, bool commanded)
 {
+	if (ret == -ENOTSUP && !loop->ops.at_rest) {
+		stop_noted(loop, true,
+			   "the %s transport moves nothing (a sensor): there is nothing to stop",
+			   loop->ops.name);
+		return true;
+	}
 	if (ret == -ENOTSUP && !commanded) {
 		stop_noted(loop, true, "no command was sent, so there was nothing to stop");
 		return true;

@@ -850,6 +850,41 @@ static bool rtde_op_at_rest(struct rtl_transport *base, const struct rtl_loop_fr
 	return true;
 }
 
+/* Every DOUBLE and VECTOR element of the output recipe, finite. */
+static int rtde_op_finite(struct rtl_transport *base, const struct rtl_loop_frame *f, char *why,
+			  size_t len)
+{
+	struct rtl_rtde_transport *t = of(base);
+	const struct rtl_rtde_recipe *r = rtl_rtde_client_output_recipe(t->client);
+
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct rtl_rtde_slot *s = &r->slots[i];
+		unsigned count;
+
+		if (s->type == RTL_RTDE_TYPE_DOUBLE)
+			count = 1;
+		else if (s->type == RTL_RTDE_TYPE_VECTOR3D)
+			count = 3;
+		else if (s->type == RTL_RTDE_TYPE_VECTOR6D)
+			count = 6;
+		else
+			continue;
+		for (unsigned k = 0; k < count; k++) {
+			double v;
+
+			if (s->host_offset + (k + 1) * sizeof(v) > f->size)
+				break;
+			memcpy(&v, f->values + s->host_offset + k * sizeof(v), sizeof(v));
+			if (!isfinite(v)) {
+				snprintf(why, len, "rtde: the controller sent %s[%u] = %g",
+					 r->fields[i]->name, k, v);
+				return -EDOM;
+			}
+		}
+	}
+	return 0;
+}
+
 static void rtde_op_disconnect(struct rtl_transport *base)
 {
 	struct rtl_rtde_transport *t = of(base);
@@ -879,6 +914,7 @@ static const struct rtl_transport_ops rtde_ops = {
 	.at_rest = rtde_op_at_rest,
 	.disconnect = rtde_op_disconnect,
 	.error = rtde_op_error,
+	.finite = rtde_op_finite,
 };
 
 /* ---- set-up ------------------------------------------------------------------------------- */

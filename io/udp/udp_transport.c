@@ -18,6 +18,7 @@
 #include <rtloop/stat.h>
 #include <rtloop/time.h>
 #include <rtloop/sized.h>
+#include <rtloop/dgram.h>
 #include <rtloop/udp_transport.h>
 
 #define DEFAULT_CONNECT_TIMEOUT_NS (3 * RTL_NS_PER_SEC)
@@ -28,7 +29,6 @@
  * not a late datagram. */
 #define RESYNC_BACK 1000
 /* Kernel timestamps older than this are not believed (a clock step). */
-#define KERNEL_TS_MAX_AGE_NS RTL_NS_PER_SEC
 /* Doosan's velocity commands stop after 0.1 s without a new one. */
 #define CTRL_WATCHDOG_NS (100 * RTL_NS_PER_MS)
 #define DEFAULT_REST_SPEED 0.06 /* deg/s: 0.001 rad/s */
@@ -84,19 +84,6 @@ static struct rtl_udp_transport *of(struct rtl_transport *base)
 
 /* ---- receive ---------------------------------------------------------------------------- */
 
-/* The kernel's CLOCK_REALTIME receive time @krt on CLOCK_MONOTONIC, or 0. */
-static int64_t kernel_to_mono(int64_t krt)
-{
-	int64_t m0 = rtl_time_now();
-	int64_t rt = rtl_time_now_clock(CLOCK_REALTIME);
-	int64_t m1 = rtl_time_now();
-	int64_t mono = krt - rt + m0 + (m1 - m0) / 2;
-
-	if (krt <= 0 || rt == 0 || mono > m1 || m1 - mono > KERNEL_TS_MAX_AGE_NS)
-		return 0;
-	return mono;
-}
-
 static void count_malformed(struct rtl_udp_transport *t)
 {
 	rtl_stat_add(&t->c.bad, 1);
@@ -133,45 +120,19 @@ static int deadline_passed(struct rtl_udp_transport *t, int64_t now)
  * MSG_DONTWAIT). */
 static int rx_one(struct rtl_udp_transport *t, int flags)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(struct timespec))];
-		struct cmsghdr align;
-	} ctrl;
-	struct iovec iov = { .iov_base = t->rx, .iov_len = sizeof(t->rx) };
-	struct msghdr mh;
-	ssize_t n;
+	int n;
 
 	for (;;) {
-		memset(&mh, 0, sizeof(mh));
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		mh.msg_control = ctrl.buf;
-		mh.msg_controllen = sizeof(ctrl.buf);
-		n = recvmsg(t->fd, &mh, flags);
-		if (n < 0 && errno == EINTR)
-			continue;
+		n = rtl_dgram_recv(t->fd, t->rx, sizeof(t->rx), &t->rx_kernel_ns, flags);
 		if (n < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
-		if (n == 0) {
-			/* An empty datagram: malformed. */
-			rtl_stat_add(&t->c.datagrams, 1);
-			count_malformed(t);
-			continue;
-		}
-		break;
+			return n;
+		rtl_stat_add(&t->c.datagrams, 1);
+		if (n > 0)
+			break;
+		count_malformed(t); /* an empty datagram */
 	}
 	t->rx_len = (size_t)n;
-	t->rx_kernel_ns = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-			struct timespec ts;
-
-			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-			t->rx_kernel_ns = kernel_to_mono(rtl_time_from_timespec(&ts));
-		}
-	}
-	rtl_stat_add(&t->c.datagrams, 1);
-	return (int)n;
+	return n;
 }
 
 static int udp_op_recv(struct rtl_transport *base)
@@ -406,6 +367,18 @@ static bool udp_op_at_rest(struct rtl_transport *base, const struct rtl_loop_fra
 	return rtl_udp_state_at_rest(&rtl_udp_loop_frame(f)->rt, t->cfg.rest_speed);
 }
 
+static int udp_op_finite(struct rtl_transport *base, const struct rtl_loop_frame *f, char *why,
+			 size_t len)
+{
+	const char *first = NULL;
+
+	(void)base;
+	if (!rtl_udp_state_nonfinite(&rtl_udp_loop_frame(f)->rt, &first))
+		return 0;
+	snprintf(why, len, "udp: the controller sent a non-finite %s", first ? first : "value");
+	return -EDOM;
+}
+
 static int udp_op_check(struct rtl_transport *base, char *why, size_t len)
 {
 	struct rtl_udp_transport *t = of(base);
@@ -420,19 +393,10 @@ static int udp_op_check(struct rtl_transport *base, char *why, size_t len)
 
 static int open_socket(struct rtl_udp_transport *t, struct rtl_error *err)
 {
-	int one = 1, r, fd;
+	int fd = rtl_dgram_open(&t->addr, t->cfg.no_kernel_timestamps, 0, "UDP", err);
 
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return rtl_error_set(err, -errno, "UDP: socket() failed");
-	if (connect(fd, (const struct sockaddr *)&t->addr, sizeof(t->addr)) < 0) {
-		r = -errno;
-		close(fd);
-		return rtl_error_set(err, r, "UDP: connect to %s:%u failed: %s", t->cfg.host,
-				     t->cfg.port, strerror(-r));
-	}
-	if (!t->cfg.no_kernel_timestamps)
-		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+		return fd;
 	t->fd = fd;
 	return 0;
 }
@@ -440,21 +404,7 @@ static int open_socket(struct rtl_udp_transport *t, struct rtl_error *err)
 /* host:port to an IPv4 address, once (init). */
 static int resolve(struct rtl_udp_transport *t, struct rtl_error *err)
 {
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM };
-	struct addrinfo *res = NULL;
-	char serv[8];
-	int r;
-
-	snprintf(serv, sizeof(serv), "%u", t->cfg.port);
-	r = getaddrinfo(t->cfg.host, serv, &hints, &res);
-	if (r != 0)
-		return rtl_error_set(err, -EHOSTUNREACH,
-				     "UDP: cannot resolve '%s': %s; check the name, or give "
-				     "the controller's IPv4 address",
-				     t->cfg.host, gai_strerror(r));
-	memcpy(&t->addr, res->ai_addr, sizeof(t->addr));
-	freeaddrinfo(res);
-	return 0;
+	return rtl_dgram_resolve(&t->addr, t->cfg.host, t->cfg.port, "UDP", err);
 }
 
 static int send_hello(struct rtl_udp_transport *t, uint64_t n)
@@ -642,6 +592,7 @@ static const struct rtl_transport_ops udp_ops = {
 	.at_rest = udp_op_at_rest,
 	.disconnect = udp_op_disconnect,
 	.error = udp_op_error,
+	.finite = udp_op_finite,
 };
 
 /* ---- set-up ------------------------------------------------------------------------------------

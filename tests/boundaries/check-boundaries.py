@@ -36,8 +36,11 @@ CASES = [
     # The control program's generator: the command layout alone.
     ("io/rtde (script generator)", "io/rtde/script/gen-control-script.c", "<rtloop/rtde_cmd.h>",
      ["<rtloop/tcp.h>", "<rtloop/loop.h>", '"cli.h"'] + UR_HEADERS),
-    ("io/udp", "io/udp/udp.c", "<rtloop/loop.h>",
+    ("io/udp", "io/udp/udp.c", "<rtloop/dgram.h>",
      ["<rtloop/rtde.h>", "<rtloop/motion.h>", '"cli.h"']),
+    # The F/T sensor's RDT: the loop and the datagram socket, no robot.
+    ("io/netft", "io/netft/rdt_transport.c", "<rtloop/dgram.h>",
+     ["<rtloop/rtde.h>", "<rtloop/udp.h>", "<rtloop/motion.h>", '"cli.h"']),
     ("io/motion", "io/motion/motion.c", "<rtloop/rtde_recipe.h>",
      ["<rtloop/drfl_api.h>", '"cli.h"']),
     # io/ur sits above io/rtde: its upload is a hook of the RTDE transport.

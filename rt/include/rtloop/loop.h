@@ -215,6 +215,15 @@ struct rtl_transport_ops {
 	 * error code. May be NULL.
 	 */
 	const char *(*error)(struct rtl_transport *t);
+	/*
+	 * The step's thread (inside a step, so no connect runs): are the
+	 * values of received frame @f finite? 0, or -EDOM with the first
+	 * value that is not named in @why (@len bytes). A rig
+	 * (<rtloop/rig.h>) refuses such a frame and applies its policy. May
+	 * be NULL (the transport cannot tell: every frame passes).
+	 */
+	int (*finite)(struct rtl_transport *t, const struct rtl_loop_frame *f, char *why,
+		      size_t len);
 };
 
 /* The longest a transport's recv() waits before it returns -EAGAIN. */
@@ -343,6 +352,11 @@ struct rtl_loop_config {
 	 * the step's frame. rtl_loop_destroy() mirrors the final counters and
 	 * histograms and detaches; the telemetry goes after the loop. */
 	struct rtl_telemetry *telemetry;
+	/* The watchdog time in ns, for a loop whose steps are clocked by
+	 * something other than its own frames (a rig's step: <rtloop/rig.h>):
+	 * > 0 replaces watchdog_periods x the transport's period; 0: that
+	 * product. Ignored when watchdog_periods is -1 (off). */
+	int64_t watchdog_ns;
 };
 
 /* ---- accounting ---------------------------------------------------------------------- */

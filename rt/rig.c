@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The rig: one step over several sources, each an rtl_loop of its own in
+ * external-loop mode, with the rig's worker as the step's thread of all of
+ * them. The design, the ownership contract for N sources and the safety
+ * policy are written in <rtloop/rig.h>; this file is the worker, the
+ * policy and the life of the rig. Counters and the report: rig_report.c.
+ */
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rtloop/sized.h>
+#include <rtloop/timer.h>
+
+#include "loop_private.h"
+#include "rig_private.h"
+
+#define RIG_DEFAULT_WATCHDOG 3
+/* The estimator's floor relaxes by period / STAMP_RELAX per frame. */
+#define STAMP_RELAX 1000
+
+static int fail(struct rtl_error *err, int code, const char *msg)
+{
+	rtl_log(RTL_LOG_ERROR, "%s", msg);
+	return rtl_error_set(err, code, "%s", msg);
+}
+
+static bool rig_stopping(const struct rtl_rig *rig)
+{
+	return atomic_load_explicit(&rig->stop, memory_order_relaxed);
+}
+
+/* The rig ends with @ret (the first reason wins). Async-signal-safe. */
+static void end_rig(struct rtl_rig *rig, int ret)
+{
+	int expect = 0;
+
+	if (ret)
+		atomic_compare_exchange_strong(&rig->result, &expect, ret);
+	atomic_store(&rig->stop, 1);
+	atomic_fetch_add(&rig->bell, 1);
+	futex_wake(&rig->bell);
+}
+
+/* ---- the stamp estimator (pure) ----------------------------------------------------- */
+
+static int64_t ctrl_ns(double ctrl_time)
+{
+	return (int64_t)llround(ctrl_time * 1e9);
+}
+
+RTL_API void rtl_rig_stamp_update(struct rtl_rig_stamp *est, double ctrl_time, int64_t rx_ns,
+				  int64_t period_ns)
+{
+	int64_t off;
+
+	if (!est || !isfinite(ctrl_time) || fabs(ctrl_time) > 9e9)
+		return;
+	off = rx_ns - ctrl_ns(ctrl_time);
+	/* A controller clock that went back (a restart, a reconnect to
+	 * another controller) starts the estimate afresh. */
+	if (!est->have || ctrl_time < est->last_ctrl) {
+		est->offset_ns = off;
+		est->have = true;
+	} else {
+		est->offset_ns += period_ns > 0 ? period_ns / STAMP_RELAX : 0;
+		if (off < est->offset_ns)
+			est->offset_ns = off;
+	}
+	est->last_ctrl = ctrl_time;
+}
+
+RTL_API double rtl_rig_stamp_age(const struct rtl_rig_stamp *est, double ctrl_time, int64_t rx_ns,
+				 int64_t now, int64_t period_ns)
+{
+	int64_t stamped = rx_ns;
+
+	if (period_ns <= 0)
+		return NAN;
+	if (est && est->have && isfinite(ctrl_time) && fabs(ctrl_time) <= 9e9)
+		stamped = ctrl_ns(ctrl_time) + est->offset_ns;
+	return (double)(now - stamped) / (double)period_ns;
+}
+
+/* ---- create, destroy ----------------------------------------------------------------- */
+
+static int check_config(const struct rtl_rig_config *c, struct rtl_error *err)
+{
+	if (!c->step)
+		return fail(err, -EINVAL, "rig: no step function (cfg.step)");
+	if (!c->sources || c->n_sources < 1 || c->n_sources > RTL_RIG_MAX_SOURCES)
+		return fail(err, -EINVAL,
+			    "rig: n_sources must be 1..8, with cfg.sources pointing to them");
+	if (c->clock != RTL_RIG_TIMER && c->clock >= c->n_sources)
+		return fail(err, -EINVAL,
+			    "rig: cfg.clock is not a source index: give one, or RTL_RIG_TIMER with "
+			    "cfg.period_ns");
+	if (c->clock == RTL_RIG_TIMER && c->period_ns <= 0)
+		return fail(err, -EINVAL,
+			    "rig: clocked by the timer (RTL_RIG_TIMER) without cfg.period_ns > 0");
+	if ((unsigned)c->policy > RTL_RIG_STOP_SOURCE)
+		return fail(err, -EINVAL, "rig: unknown policy");
+	if (c->watchdog_periods < -1 || c->watchdog_periods > 64)
+		return fail(err, -EINVAL, "rig: watchdog_periods must be 1..64 (0: 3, -1: off)");
+	if (c->pin_worker && c->worker_cpu < 0)
+		return fail(err, -EINVAL, "rig: pin_worker is set with a negative CPU");
+	for (unsigned i = 0; i < c->n_sources; i++) {
+		if (!c->sources[i].transport)
+			return fail(err, -EINVAL, "rig: a source has no transport");
+		if (c->sources[i].stale_ns < 0)
+			return fail(err, -EINVAL, "rig: a source's stale_ns is negative");
+		for (unsigned k = 0; k < i; k++)
+			if (c->sources[k].transport == c->sources[i].transport)
+				return fail(
+					err, -EINVAL,
+					"rig: two sources share one transport: give each its own");
+	}
+	return 0;
+}
+
+static void free_rig(struct rtl_rig *rig)
+{
+	for (unsigned i = 0; i < rig->n; i++) {
+		rtl_loop_destroy(rig->src[i].loop);
+		if (rig->src[i].frame)
+			rtl_mem_free(rig->src[i].frame, rig->src[i].frame_cap);
+	}
+	if (rig->hist)
+		rtl_mem_free(rig->hist, sizeof(struct rtl_hist) * RTL_RIG_H_COUNT);
+	free(rig);
+}
+
+RTL_API int rtl_rig_create(struct rtl_rig **out, const struct rtl_rig_config *cfg,
+			   struct rtl_error *err)
+{
+	struct rtl_rig *rig;
+	void *mem;
+	int ret;
+
+	if (out)
+		*out = NULL;
+	if (!out)
+		return fail(err, -EINVAL, "rig: no place for the rig (out)");
+	rig = calloc(1, sizeof(*rig));
+	if (!rig)
+		return fail(err, -ENOMEM, "rig: out of memory");
+	ret = rtl__sized_in(&rig->cfg, sizeof(rig->cfg), cfg, "struct rtl_rig_config", err);
+	if (ret < 0 || (ret = check_config(&rig->cfg, err)) < 0) {
+		free(rig);
+		return ret;
+	}
+	rig->n = rig->cfg.n_sources;
+	if (!rig->cfg.watchdog_periods)
+		rig->cfg.watchdog_periods = RIG_DEFAULT_WATCHDOG;
+	atomic_store(&rig->ended_by, -1);
+	ret = rtl_mem_alloc(&mem, sizeof(struct rtl_hist) * RTL_RIG_H_COUNT, -1);
+	if (ret < 0) {
+		free(rig);
+		return fail(err, ret, "rig: cannot allocate the histograms");
+	}
+	rig->hist = mem;
+	for (int h = 0; h < RTL_RIG_H_COUNT; h++)
+		rtl_hist_init(&rig->hist[h]);
+	for (unsigned i = 0; i < rig->n; i++) {
+		struct rig_src *s = &rig->src[i];
+		struct rtl_loop_config lc = { .size = sizeof(lc) };
+
+		s->cfg = rig->cfg.sources[i];
+		if (s->cfg.name && s->cfg.name[0])
+			snprintf(s->name, sizeof(s->name), "%s", s->cfg.name);
+		else
+			snprintf(s->name, sizeof(s->name), "source %u", i);
+		s->cfg.name = s->name;
+		lc.transport = s->cfg.transport;
+		lc.rt_mode = rig->cfg.rt_mode;
+		lc.rx_priority = s->cfg.rx_priority;
+		lc.pin_rx = s->cfg.pin_rx;
+		lc.rx_cpu = s->cfg.pin_rx ? s->cfg.rx_cpu : 0;
+		/* The rx thread reads its ring on the worker's node. */
+		lc.pin_worker = rig->cfg.pin_worker;
+		lc.worker_cpu = rig->cfg.pin_worker ? rig->cfg.worker_cpu : 0;
+		lc.ring_capacity = s->cfg.ring_capacity;
+		lc.watchdog_periods = s->cfg.sensor ? -1 : rig->cfg.watchdog_periods;
+		lc.reconnect_attempts = s->cfg.reconnect_attempts;
+		lc.reconnect_backoff_ns = s->cfg.reconnect_backoff_ns;
+		lc.start_disarmed = rig->cfg.start_disarmed && !s->cfg.sensor;
+		lc.stop_timeout_ns = rig->cfg.stop_timeout_ns;
+		s->stopped = lc.start_disarmed;
+		ret = rtl_loop_create(&s->loop, &lc, err);
+		if (ret < 0) {
+			rig->n = i;
+			free_rig(rig);
+			return ret;
+		}
+	}
+	*out = rig;
+	return 0;
+}
+
+RTL_API void rtl_rig_destroy(struct rtl_rig *rig)
+{
+	if (!rig)
+		return;
+	if (rig->started && !rig->joined) {
+		rtl_rig_stop(rig);
+		rtl_rig_join(rig);
+	}
+	free_rig(rig);
+}
+
+/* ---- taking the frames ---------------------------------------------------------------- */
+
+/* Source @s's frame @f (read from its loop, inside its step): refused when a
+ * value is not finite, else copied for the step, its gap and stamp taken. */
+static void take(struct rig_src *s, const struct rtl_loop_frame *f)
+{
+	struct rtl_loop *loop = s->loop;
+	size_t bytes = sizeof(*f) + f->size;
+	char why[96];
+
+	if (loop->ops.finite && loop->ops.finite(loop->t, f, why, sizeof(why)) < 0) {
+		rtl_stat_add(&s->c.nonfinite, 1);
+		s->bad = true;
+		return;
+	}
+	s->bad = false;
+	if (bytes > s->frame_cap)
+		bytes = s->frame_cap;
+	memcpy(s->frame, f, bytes);
+	if (s->have && f->seq > s->last_seq + 1)
+		rtl_stat_add(&s->c.unseen, f->seq - s->last_seq - 1);
+	rtl_rig_stamp_update(&s->stamp, f->ctrl_time, f->rx_ns, s->period_ns);
+	s->last_seq = f->seq;
+	s->have = true;
+	rtl_stat_add(&s->c.taken, 1);
+}
+
+/* ---- the policy ------------------------------------------------------------------------ */
+
+static void stop_robot(struct rig_src *s)
+{
+	if (s->cfg.sensor || s->stopped)
+		return;
+	s->stopped = true;
+	rtl_loop_arm(s->loop, false);
+	rtl_stat_add(&s->c.stopped, 1);
+}
+
+/* Source @i's health at @now: its episode opens (counted, the policy
+ * applied) or closes. Returns whether it is reconnecting. */
+static bool judge(struct rtl_rig *rig, unsigned i, int64_t now)
+{
+	struct rig_src *s = &rig->src[i];
+	bool parked = atomic_load_explicit(&s->loop->park, memory_order_acquire);
+	bool ended = !s->ended && rtl_loop_stopping(s->loop);
+	int64_t last = s->have ? s->frame->rx_ns : rig->started_ns;
+	bool stale = now - last > s->stale_ns;
+	bool lost = s->ended || ended || parked;
+	bool faulty = lost || stale || s->bad;
+
+	if (ended) {
+		s->ended = true;
+		if (rig->cfg.policy == RTL_RIG_STOP_ALL) {
+			int expect = -1;
+
+			atomic_compare_exchange_strong(&rig->ended_by, &expect, (int)i);
+		}
+	}
+	if (faulty && !s->faulty) {
+		if (lost)
+			rtl_stat_add(&s->c.lost, 1);
+		else if (stale)
+			rtl_stat_add(&s->c.stale, 1);
+		rtl_stat_add(&s->c.caused, 1);
+		rtl_stat_add(&rig->c.episodes, 1);
+		if (rig->cfg.policy == RTL_RIG_STOP_ALL) {
+			for (unsigned k = 0; k < rig->n; k++)
+				stop_robot(&rig->src[k]);
+		} else {
+			stop_robot(s);
+		}
+	}
+	s->faulty = faulty;
+	rig->in[i].stale = stale;
+	rig->in[i].lost = lost;
+	return parked;
+}
+
+/* Arm requests: applied at the start of a step, refused for a source
+ * that is faulty (it stays stopped). */
+static void apply_arming(struct rtl_rig *rig)
+{
+	for (unsigned i = 0; i < rig->n; i++) {
+		struct rig_src *s = &rig->src[i];
+		int req = atomic_exchange_explicit(&s->arm_req, ARM_NONE, memory_order_acquire);
+
+		if (req == ARM_ON && s->stopped && !s->faulty && !s->ended) {
+			s->stopped = false;
+			rtl_loop_arm(s->loop, true);
+		} else if (req == ARM_OFF && !s->stopped) {
+			s->stopped = true;
+			rtl_loop_arm(s->loop, false);
+		}
+	}
+}
+
+/* The rig ends when a source's end ends it: under stop-all any source,
+ * under stop-source when no robot is left. */
+static bool over(struct rtl_rig *rig)
+{
+	bool robot_left = false;
+
+	if (atomic_load_explicit(&rig->ended_by, memory_order_relaxed) >= 0)
+		return true;
+	for (unsigned i = 0; i < rig->n; i++)
+		if (!rig->src[i].cfg.sensor && !rig->src[i].ended)
+			robot_left = true;
+	return !robot_left;
+}
+
+/* ---- the worker ------------------------------------------------------------------------- */
+
+/* The timer: sleep until @deadline, or the stop. */
+static void sleep_until(struct rtl_rig *rig, int64_t deadline)
+{
+	for (;;) {
+		uint32_t seen = atomic_load_explicit(&rig->bell, memory_order_seq_cst);
+		int64_t now = rtl_time_now();
+
+		if (now >= deadline || rig_stopping(rig))
+			return;
+		futex_wait(&rig->bell, seen, deadline - now);
+	}
+}
+
+/* One step's inputs, at @now. */
+static void fill_inputs(struct rtl_rig *rig, int64_t now, const bool *fresh, const uint32_t *gap)
+{
+	for (unsigned i = 0; i < rig->n; i++) {
+		struct rig_src *s = &rig->src[i];
+		struct rtl_rig_input *in = &rig->in[i];
+
+		in->frame = s->have ? s->frame : NULL;
+		in->fresh = fresh[i];
+		in->unseen = gap[i];
+		in->stopped = s->stopped;
+		in->live = s->have && !s->faulty && !s->stopped;
+		if (s->have) {
+			in->age_ns = now - s->frame->rx_ns;
+			in->age_periods = rtl_rig_stamp_age(&s->stamp, s->frame->ctrl_time,
+							    s->frame->rx_ns, now, s->period_ns);
+			if ((uint64_t)in->age_ns > rtl_stat_get(&s->c.max_age_ns))
+				rtl_stat_add(&s->c.max_age_ns,
+					     (uint64_t)in->age_ns - rtl_stat_get(&s->c.max_age_ns));
+		} else {
+			in->age_ns = 0;
+			in->age_periods = NAN;
+		}
+	}
+}
+
+/* Wait for what clocks the next step. Returns the clock's time (the
+ * frame's receive time, or the tick), or 0 when there is nothing to step
+ * on (the clock source gave no frame within its stale bound, or the rig
+ * ends); *@cf is the clock source's frame, NULL for a tick. */
+static int64_t wait_clock(struct rtl_rig *rig, struct rtl_timer *timer,
+			  const struct rtl_loop_frame **cf)
+{
+	uint32_t c = rig->cfg.clock;
+
+	*cf = NULL;
+	if (c != RTL_RIG_TIMER && !rig->src[c].ended && !rtl_loop_stopping(rig->src[c].loop)) {
+		*cf = rtl_loop_read(rig->src[c].loop, rig->src[c].stale_ns);
+		if (*cf)
+			return (*cf)->rx_ns;
+		if (!rig_stopping(rig))
+			rtl_stat_add(&rig->c.clock_waits, 1);
+		/* a reconnect: its read returned at once; do not spin */
+		if (atomic_load_explicit(&rig->src[c].loop->park, memory_order_acquire))
+			sleep_until(rig, rtl_time_now() + rig->period_ns);
+		return 0;
+	}
+	/* The timer's, or the lost clock source's period. */
+	if (!timer->period_ns)
+		rtl_timer_init(timer, rtl_time_now() + rig->period_ns, rig->period_ns,
+			       RTL_TIMER_SKIP);
+	sleep_until(rig, timer->deadline_ns);
+	if (rig_stopping(rig))
+		return 0;
+	{
+		int64_t tick = timer->deadline_ns;
+
+		rtl_timer_step(timer, rtl_time_now());
+		rtl_stat_add(&rig->c.timer_ticks, 1);
+		return tick;
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct rtl_rig *rig = arg;
+	struct rtl_timer timer = { 0 };
+	bool fresh[RTL_RIG_MAX_SOURCES];
+	uint32_t gap[RTL_RIG_MAX_SOURCES];
+
+	while (!rig_stopping(rig)) {
+		const struct rtl_loop_frame *cf;
+		int64_t clock_ns = wait_clock(rig, &timer, &cf);
+		int64_t now, end;
+		bool parked = false;
+
+		if (rig_stopping(rig))
+			break;
+		apply_arming(rig);
+		for (unsigned i = 0; i < rig->n; i++) {
+			struct rig_src *s = &rig->src[i];
+			const struct rtl_loop_frame *f =
+				i == rig->cfg.clock ? cf : rtl_loop_read(s->loop, 0);
+			uint64_t before = s->last_seq;
+			bool had = s->have;
+
+			fresh[i] = false;
+			gap[i] = 0;
+			if (f) {
+				take(s, f);
+				fresh[i] = !s->bad;
+				if (fresh[i] && had && s->last_seq > before + 1)
+					gap[i] = (uint32_t)(s->last_seq - before - 1);
+			}
+		}
+		/* after the reads: no frame the step sees is younger than now */
+		now = rtl_time_now();
+		for (unsigned i = 0; i < rig->n; i++)
+			parked |= judge(rig, i, now);
+		if (over(rig)) {
+			end_rig(rig, -ENOTCONN);
+			break;
+		}
+		parked = parked && rig->cfg.policy == RTL_RIG_STOP_ALL;
+		if (clock_ns && !parked) {
+			int ret;
+
+			fill_inputs(rig, now, fresh, gap);
+			rtl_hist_record(&rig->hist[RTL_RIG_H_CLOCK_TO_STEP], now - clock_ns);
+			ret = rig->cfg.step(rig, rig->in, rig->n, rig->cfg.user);
+			rtl_stat_add(&rig->c.steps, 1);
+			if (ret < 0) {
+				end_rig(rig, ret);
+				/* the stop at exit follows: nothing of this step goes out */
+				break;
+			}
+		} else if (clock_ns) {
+			rtl_stat_add(&rig->c.parked, 1);
+		}
+		for (unsigned i = 0; i < rig->n; i++) {
+			if (rig->src[i].ended)
+				continue;
+			if (rtl_loop_write(rig->src[i].loop) > 0)
+				rtl_stat_add(&rig->src[i].c.sent, 1);
+		}
+		end = rtl_time_now();
+		rtl_hist_record(&rig->hist[RTL_RIG_H_STEP], end - now);
+		if (clock_ns && end > clock_ns + rig->period_ns)
+			rtl_stat_add(&rig->c.overruns, 1);
+	}
+	return NULL;
+}
+
+/* ---- start, stop, join ---------------------------------------------------------------- */
+
+static int spawn_worker(struct rtl_rig *rig, struct rtl_error *err)
+{
+	struct rtl_thread_attr a = {
+		.size = sizeof(a),
+		.name = "rtl-rig",
+		.policy = SCHED_FIFO,
+		.priority = rig->cfg.worker_priority ? rig->cfg.worker_priority : 80,
+		.cpu = rig->cfg.pin_worker ? rig->cfg.worker_cpu : -1,
+		.prefault_stack = 128 * 1024,
+		.best_effort = rig->cfg.rt_mode == RTL_LOOP_RT_DEGRADE,
+	};
+
+	if (rig->cfg.rt_mode == RTL_LOOP_RT_OFF) {
+		a.policy = SCHED_OTHER;
+		a.priority = 0;
+	}
+	return rtl_thread_create(&rig->worker, &a, worker_main, rig, err);
+}
+
+/* Stop and join the sources started so far (each waits for its arm at
+ * rest on its own rx thread, all at once). */
+static int stop_sources(struct rtl_rig *rig, unsigned n)
+{
+	int ret = 0, by = atomic_load(&rig->ended_by);
+
+	for (unsigned i = 0; i < n; i++)
+		rtl_loop_stop(rig->src[i].loop);
+	for (unsigned i = 0; i < n; i++) {
+		int r = rtl_loop_join(rig->src[i].loop);
+
+		if ((int)i == by && r < 0)
+			ret = r;
+	}
+	return ret;
+}
+
+/* A start that failed: stop what started (a loop not started joins as a
+ * no-op). */
+static void stop_started(struct rtl_rig *rig)
+{
+	for (unsigned i = 0; i < rig->n; i++)
+		if (rig->src[i].loop->started)
+			rtl_loop_stop(rig->src[i].loop);
+	for (unsigned i = 0; i < rig->n; i++)
+		if (rig->src[i].loop->started)
+			rtl_loop_join(rig->src[i].loop);
+}
+
+RTL_API int rtl_rig_start(struct rtl_rig *rig, struct rtl_error *err)
+{
+	int ret;
+
+	if (!rig)
+		return rtl_error_set(err, -EINVAL, "rig: NULL");
+	if (rig->started)
+		return rtl_error_set(err, -EALREADY, "rig: started already");
+	/* The clock source first: its period is the step's, and the other
+	 * robots' watchdogs are set from it before their threads start. Its
+	 * own watchdog is its loop's default (its frames clock the step). */
+	rig->period_ns = rig->cfg.clock == RTL_RIG_TIMER ? rig->cfg.period_ns : 0;
+	for (unsigned k = 0; k < rig->n; k++) {
+		unsigned i = rig->cfg.clock == RTL_RIG_TIMER ? k
+			     : k == 0			     ? rig->cfg.clock
+			     : k <= rig->cfg.clock	     ? k - 1
+							     : k;
+		struct rig_src *s = &rig->src[i];
+
+		if (i != rig->cfg.clock && !s->cfg.sensor && rig->cfg.watchdog_periods > 0)
+			s->loop->cfg.watchdog_ns =
+				(int64_t)rig->cfg.watchdog_periods * rig->period_ns;
+		ret = rtl_loop_start(s->loop, err);
+		if (ret < 0) {
+			rtl_log(RTL_LOG_ERROR, "rig: source %s did not start: %s", s->name,
+				err ? err->msg : "");
+			stop_started(rig);
+			return ret;
+		}
+		if (!rig->period_ns)
+			rig->period_ns = s->loop->t->period_ns > 0 ? s->loop->t->period_ns
+								   : 8 * RTL_NS_PER_MS;
+	}
+	/* The frames' storage, the stale bounds. */
+	for (unsigned i = 0; i < rig->n; i++) {
+		struct rig_src *s = &rig->src[i];
+		void *mem;
+
+		s->period_ns = s->loop->t->period_ns > 0 ? s->loop->t->period_ns : rig->period_ns;
+		s->stale_ns = s->cfg.stale_ns ? s->cfg.stale_ns : 3 * s->period_ns + rig->period_ns;
+		s->frame_cap = s->loop->slot_size;
+		ret = rtl_mem_alloc(&mem, s->frame_cap, -1);
+		if (ret < 0) {
+			stop_started(rig);
+			return rtl_error_set(err, ret, "rig: cannot allocate the frames");
+		}
+		s->frame = mem;
+	}
+	rig->started_ns = rtl_time_now();
+	ret = spawn_worker(rig, err);
+	if (ret < 0) {
+		stop_started(rig);
+		return ret;
+	}
+	rig->started = true;
+	return 0;
+}
+
+RTL_API void rtl_rig_stop(struct rtl_rig *rig)
+{
+	if (rig)
+		end_rig(rig, 0);
+}
+
+RTL_API bool rtl_rig_stopping(const struct rtl_rig *rig)
+{
+	return rig && rig_stopping(rig);
+}
+
+RTL_API int rtl_rig_join(struct rtl_rig *rig)
+{
+	int ret;
+
+	if (!rig || !rig->started)
+		return -EINVAL;
+	if (rig->joined)
+		return atomic_load(&rig->result);
+	rtl_thread_join(rig->worker, NULL);
+	rig->worker = NULL;
+	ret = stop_sources(rig, rig->n);
+	rig->joined = true;
+	if (atomic_load(&rig->result) == -ENOTCONN && ret < 0)
+		atomic_store(&rig->result, ret);
+	return atomic_load(&rig->result);
+}
+
+/* ---- small accessors --------------------------------------------------------------------- */
+
+RTL_API struct rtl_loop *rtl_rig_loop(const struct rtl_rig *rig, unsigned i)
+{
+	return rig && i < rig->n ? rig->src[i].loop : NULL;
+}
+
+RTL_API void *rtl_rig_commands(struct rtl_rig *rig, unsigned i)
+{
+	return rig && i < rig->n ? rtl_loop_commands(rig->src[i].loop) : NULL;
+}
+
+RTL_API const char *rtl_rig_source_name(const struct rtl_rig *rig, unsigned i)
+{
+	return rig && i < rig->n ? rig->src[i].name : "";
+}
+
+RTL_API unsigned rtl_rig_sources(const struct rtl_rig *rig)
+{
+	return rig ? rig->n : 0;
+}
+
+RTL_API int rtl_rig_arm(struct rtl_rig *rig, uint32_t i, bool armed)
+{
+	if (!rig || (i != RTL_RIG_TIMER && (i >= rig->n || rig->src[i].cfg.sensor)))
+		return -EINVAL;
+	for (unsigned k = 0; k < rig->n; k++)
+		if ((i == RTL_RIG_TIMER || k == i) && !rig->src[k].cfg.sensor)
+			atomic_store_explicit(&rig->src[k].arm_req, armed ? ARM_ON : ARM_OFF,
+					      memory_order_release);
+	return 0;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rig's insides, shared by rig.c (create, start, the worker, the
+ * policy, join) and rig_report.c (counters, histograms, the report). Who
+ * owns what is written once, in <rtloop/rig.h>.
+ */
+#ifndef RTLOOP_RIG_PRIVATE_H
+#define RTLOOP_RIG_PRIVATE_H
+
+#include <stdatomic.h>
+
+#include <rtloop/hist.h>
+#include <rtloop/rig.h>
+
+struct rig_source_counters {
+	RTL_RIG_SOURCE_COUNTERS(RTL_STAT_ATOMIC)
+};
+
+struct rig_counters {
+	RTL_RIG_COUNTERS(RTL_STAT_ATOMIC)
+};
+
+/* Arm requests, from any thread to the worker. */
+enum { ARM_NONE = 0, ARM_ON, ARM_OFF };
+
+struct rig_src {
+	struct rtl_rig_source cfg;
+	char name[32];
+	struct rtl_loop *loop;
+	/* The worker's: the newest frame (a copy of the ring's slot, which
+	 * the next read releases), its storage size, the stamp estimator. */
+	struct rtl_loop_frame *frame;
+	size_t frame_cap;
+	bool have;
+	uint64_t last_seq;
+	struct rtl_rig_stamp stamp;
+	int64_t stale_ns;
+	int64_t period_ns;
+	/* The worker's view of its health: an episode is open (faulty), it
+	 * was stopped by the policy or disarmed (stopped), its loop ended
+	 * (ended), its last frame was refused (bad). */
+	bool faulty, stopped, ended, bad;
+	_Atomic int arm_req;
+	struct rig_source_counters c;
+};
+
+struct rtl_rig {
+	struct rtl_rig_config cfg;
+	unsigned n;
+	struct rig_src src[RTL_RIG_MAX_SOURCES];
+	struct rtl_rig_input in[RTL_RIG_MAX_SOURCES];
+	int64_t period_ns; /* the step's: the timer's, or the clock source's */
+	int64_t started_ns;
+	struct rtl_thread *worker;
+	bool started, joined;
+	_Atomic int stop;
+	_Atomic uint32_t bell; /* bumped by rtl_rig_stop(): the timer's sleep */
+	_Atomic int result;
+	_Atomic int ended_by; /* the source whose end ended the rig, or -1 */
+	struct rig_counters c;
+	struct rtl_hist *hist; /* RTL_RIG_H_COUNT */
+};
+
+#endif /* RTLOOP_RIG_PRIVATE_H */
