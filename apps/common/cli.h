@@ -232,7 +232,7 @@ struct cli_opt {
 	}
 
 /* The most rows a table may have (CLI_END not counted). */
-#define CLI_MAX_OPTS 64
+#define CLI_MAX_OPTS 96
 
 struct cli_parser {
 	const char *prog;

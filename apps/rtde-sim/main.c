@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "options.h"
 #include "server.h"
+#include "ft.h"
 #include "udp.h"
 
 #define PROG "rtde-sim"
@@ -61,7 +62,19 @@ static void usage(FILE *f)
 		"                            layout, docs/udp.md) instead of RTDE; --skip-every,\n"
 		"                            --skip-count, --start-time, --bind, --duration,\n"
 		"                            --json and the robot options apply\n"
-		"      --udp-port N          UDP port (default 12347; 0 = any free port)\n"
+		"      --udp-port N          UDP port (default 12347; 0 = any free port)\n");
+	fprintf(f,
+		"      --ft-port N           also a Net F/T force/torque sensor on the flange,\n"
+		"                            streaming RDT over UDP on port N (0 = any free\n"
+		"                            port); it reads the arm's contact force\n"
+		"      --ft-rate HZ          its RDT output rate (default 7000)\n"
+		"      --ft-skip-every N     sensor faults: skip --ft-skip-count records (default\n"
+		"      --ft-skip-count K     1) in every N; send every N-th record after the\n"
+		"      --ft-reorder-every N  next; every --ft-stall-every S seconds send nothing\n"
+		"      --ft-stall-ms N       for N ms; delay each send by 0..--ft-jitter-us us;\n"
+		"      --ft-stall-every S    restart the numbering after --ft-reset-after N\n"
+		"      --ft-jitter-us N      records (a rebooted sensor)\n"
+		"      --ft-reset-after N\n"
 		"      --dashboard-port N    the dashboard server's port; --primary-port,\n"
 		"      --primary-port N      --secondary-port and --realtime-port the script\n"
 		"      --secondary-port N    ports' (default 29999, 30001, 30002, 30003 when\n"
@@ -158,6 +171,15 @@ enum {
 	OPT_UDP,
 	OPT_UDP_PORT,
 	OPT_SVC_PORT, /* + enum sim_port_kind */
+	OPT_FT_PORT = OPT_SVC_PORT + SIM_PORT_COUNT,
+	OPT_FT_RATE,
+	OPT_FT_SKIP_EVERY,
+	OPT_FT_SKIP_COUNT,
+	OPT_FT_REORDER_EVERY,
+	OPT_FT_STALL_MS,
+	OPT_FT_STALL_EVERY,
+	OPT_FT_JITTER_US,
+	OPT_FT_RESET_AFTER,
 	OPT_TABLE = 512,
 };
 
@@ -169,6 +191,8 @@ struct cli {
 	bool no_mlock;
 	bool udp;
 	bool svc_port_set[SIM_PORT_COUNT]; /* --dashboard-port ... given */
+	bool ft;			   /* --ft-port given */
+	struct sim_ft_opts ft_opts;
 };
 
 /* ---- option values ------------------------------------------------------------- */
@@ -249,6 +273,15 @@ static int parse_case(struct cli *cli, int c, const char *flag, const char *arg)
 		return parse_setting(cli, o, flag, arg);
 	if (c >= OPT_SVC_PORT && c < OPT_SVC_PORT + SIM_PORT_COUNT)
 		return parse_svc_port(cli, (enum sim_port_kind)(c - OPT_SVC_PORT), flag, arg);
+	if (c == OPT_FT_PORT) {
+		uint64_t u64;
+
+		if (cli_u64(PROG, flag, arg, 0, 65535, &u64))
+			return CLI_EXIT_USAGE;
+		cli->ft_opts.port = (uint16_t)u64;
+		cli->ft = true;
+		return 0;
+	}
 	/* -P, --profile */
 	prof = sim_profile_find(arg);
 	if (!prof)
@@ -274,6 +307,21 @@ static int parse(int argc, char **argv, struct cli *cli)
 		CLI_FLAG(OPT_NO_MLOCK, "no-mlock", &cli->no_mlock),
 		CLI_FLAG(OPT_UDP, "udp", &cli->udp),
 		CLI_UINT(OPT_UDP_PORT, "udp-port", &su->udp_port, 0, 65535, NULL),
+		CLI_CASE_ARG(OPT_FT_PORT, "ft-port"),
+		CLI_REAL(OPT_FT_RATE, "ft-rate", &cli->ft_opts.rate_hz, 1.0, 7000.0, NULL),
+		CLI_UINT(OPT_FT_SKIP_EVERY, "ft-skip-every", &cli->ft_opts.skip_every, 2, 1000000,
+			 NULL),
+		CLI_UINT(OPT_FT_SKIP_COUNT, "ft-skip-count", &cli->ft_opts.skip_count, 1, 1000000,
+			 NULL),
+		CLI_UINT(OPT_FT_REORDER_EVERY, "ft-reorder-every", &cli->ft_opts.reorder_every, 2,
+			 1000000, NULL),
+		CLI_UINT(OPT_FT_STALL_MS, "ft-stall-ms", &cli->ft_opts.stall_ms, 1, 60000, NULL),
+		CLI_REAL(OPT_FT_STALL_EVERY, "ft-stall-every", &cli->ft_opts.stall_every_s, 0.001,
+			 1e7, NULL),
+		CLI_UINT(OPT_FT_JITTER_US, "ft-jitter-us", &cli->ft_opts.jitter_us, 0, 100000,
+			 NULL),
+		CLI_UINT(OPT_FT_RESET_AFTER, "ft-reset-after", &cli->ft_opts.reset_after, 1,
+			 UINT64_MAX, NULL),
 		CLI_CASE_ARG(OPT_SVC_PORT + SIM_PORT_DASHBOARD, "dashboard-port"),
 		CLI_CASE_ARG(OPT_SVC_PORT + SIM_PORT_PRIMARY, "primary-port"),
 		CLI_CASE_ARG(OPT_SVC_PORT + SIM_PORT_SECONDARY, "secondary-port"),
@@ -323,6 +371,27 @@ static int validate(struct cli *cli)
 		fprintf(stderr, PROG ": %s\n", why);
 		return -EINVAL;
 	}
+	if (!cli->ft &&
+	    (cli->ft_opts.rate_hz || cli->ft_opts.skip_every || cli->ft_opts.reorder_every ||
+	     cli->ft_opts.stall_ms || cli->ft_opts.jitter_us || cli->ft_opts.reset_after)) {
+		fprintf(stderr, PROG ": the --ft-* options need --ft-port (the sensor's port)\n");
+		return -EINVAL;
+	}
+	if (cli->ft && cli->udp) {
+		fprintf(stderr,
+			PROG ": --ft-port is served with the RTDE server, not with --udp\n");
+		return -EINVAL;
+	}
+	if ((cli->ft_opts.skip_count && !cli->ft_opts.skip_every) ||
+	    (cli->ft_opts.skip_every && cli->ft_opts.skip_count >= cli->ft_opts.skip_every) ||
+	    (!cli->ft_opts.stall_ms != !cli->ft_opts.stall_every_s)) {
+		fprintf(stderr,
+			PROG ": --ft-skip-count needs --ft-skip-every and must be below it; "
+			     "--ft-stall-ms and --ft-stall-every go together\n");
+		return -EINVAL;
+	}
+	if (cli->ft_opts.skip_every && !cli->ft_opts.skip_count)
+		cli->ft_opts.skip_count = 1;
 	return 0;
 }
 
@@ -379,7 +448,50 @@ struct run_info {
 	uint16_t port;
 	bool mem_locked;
 	const char *sched;
+	const struct sim_ft_stats *ft; /* the F/T sensor's, or NULL */
 };
+
+/* The F/T sensor's counters, after the controller's report. */
+static void report_ft_text(FILE *f, const struct sim_ft_stats *ft)
+{
+	const uint64_t *v = (const uint64_t *)(const void *)ft;
+
+	fputs("F/T sensor (RDT):\n", f);
+	for (size_t i = 0; i < SIM_FT_N_COUNTERS; i++)
+		fprintf(f, "  %-16s %" PRIu64 "\n", sim_ft_counter_names[i], v[i]);
+}
+
+/* The server's JSON report, with the F/T sensor's counters as "ft". */
+static int report_json(struct sim_server *srv, FILE *f, const struct run_info *ri)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int err;
+
+	if (!ri->ft)
+		return sim_server_report_json(srv, f, ri->seconds, ri->mem_locked, ri->sched);
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return -ENOMEM;
+	err = sim_server_report_json(srv, m, ri->seconds, ri->mem_locked, ri->sched);
+	fclose(m);
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '}'))
+		if (buf[--len] == '}')
+			break;
+	if (!err) {
+		const uint64_t *v = (const uint64_t *)(const void *)ri->ft;
+
+		fwrite(buf, 1, len, f);
+		fputs(",\"ft\":{", f);
+		for (size_t i = 0; i < SIM_FT_N_COUNTERS; i++)
+			fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", sim_ft_counter_names[i],
+				v[i]);
+		fputs("}}\n", f);
+	}
+	free(buf);
+	return err;
+}
 
 static void hist_line(FILE *f, const char *title, const struct rtl_hist *h)
 {
@@ -499,6 +611,8 @@ static void report_text(FILE *f, const struct run_info *ri)
 		else
 			hist_line(f, "echo round trip", &ri->sim->echo_hist);
 	}
+	if (ri->ft)
+		report_ft_text(f, ri->ft);
 }
 
 /* rtde-sim --udp: the options that apply, then udp.c runs and reports. */
@@ -531,6 +645,9 @@ int main(int argc, char **argv)
 	struct rtl_error rterr;
 	struct status status = { 0 };
 	struct run_info ri = { .sched = "SCHED_OTHER" };
+	static struct sim_ft_feed ft_feed;
+	struct sim_ft *ft = NULL;
+	struct sim_ft_stats ft_stats;
 	char sched[64];
 	int64_t t_start;
 	int err;
@@ -591,6 +708,20 @@ int main(int argc, char **argv)
 	}
 	ri.port = sim_server_port(srv);
 	ri.sim = sim_server_sim(srv);
+	if (cli.ft) {
+		char why[160];
+
+		cli.ft_opts.bind = cli.su.srv.bind;
+		cli.ft_opts.seed = cli.su.sim.faults.seed;
+		err = sim_ft_create(&ft, &cli.ft_opts, &ft_feed, why, sizeof(why));
+		if (err) {
+			fprintf(stderr, PROG ": %s\n", why);
+			sim_server_destroy(srv);
+			return EXIT_FAIL;
+		}
+		/* Before the server runs: its thread publishes from the start. */
+		sim_server_sim(srv)->ft_feed = &ft_feed;
+	}
 	ri.profile = sim_profile(cli.su.sim.profile);
 	if (!cli.quiet) {
 		char svc[SIM_PORT_COUNT][8];
@@ -609,6 +740,17 @@ int main(int argc, char **argv)
 			svc[SIM_PORT_REALTIME], svc[SIM_PORT_ROBOT_API],
 			cli.su.sim.ctrl.boot ? "booted: powered off, no program"
 					     : "running the rtloop program");
+		if (ft)
+			fprintf(stderr,
+				PROG ": F/T sensor (Net F/T, RDT) on UDP %s:%u at %.0f Hz, on the "
+				     "flange\n",
+				cli.su.srv.bind, sim_ft_port(ft), sim_ft_rate(ft));
+	}
+	if (ft && sim_ft_start(ft)) {
+		fprintf(stderr, PROG ": cannot start the F/T sensor's thread\n");
+		sim_ft_destroy(ft);
+		sim_server_destroy(srv);
+		return EXIT_FAIL;
 	}
 
 	/* Run until a signal or the duration. */
@@ -626,6 +768,12 @@ int main(int argc, char **argv)
 
 	/* Report. */
 	sim_server_stats(srv, &ri.st);
+	if (ft) {
+		sim_ft_stop(ft); /* its counters are final now */
+		sim_ft_stats(ft, &ft_stats);
+		sim_ft_destroy(ft);
+		ri.ft = &ft_stats;
+	}
 	/* With the JSON on stdout, the text goes to stderr. */
 	report_text(cli.json && !strcmp(cli.json, "-") ? stderr : stdout, &ri);
 	if (cli.json) {
@@ -635,7 +783,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": --json %s: %s\n", cli.json, strerror(errno));
 			err = -errno;
 		} else {
-			if (sim_server_report_json(srv, f, ri.seconds, ri.mem_locked, ri.sched))
+			if (report_json(srv, f, &ri))
 				err = -EIO;
 			if (f != stdout && fclose(f))
 				err = -EIO;

@@ -23,6 +23,7 @@
 #include <rtloop/rtde_cmd.h>
 #include <rtloop/time.h>
 
+#include "ft.h"
 #include "sim.h"
 
 static const struct sim_profile profiles[SIM_PROFILE_COUNT] = {
@@ -637,6 +638,8 @@ int sim_cycle(struct sim *sim, int64_t now, bool send)
 
 	sim_ctrl_tick(sim, now);
 	sim_robot_step(&sim->robot, now);
+	if (sim->ft_feed)
+		sim_ft_feed_publish(sim->ft_feed, sim->robot.ft_raw_wrench);
 	sim_publish(sim, k);
 
 	for (unsigned i = 0; i < SIM_MAX_SESSIONS; i++) {

@@ -62,6 +62,8 @@
 #include <rtloop/rtde.h>
 #include <rtloop/rtde_fields.h>
 
+struct sim_ft_feed;
+
 #include "controller.h"
 #include "panel.h"
 #include "ports.h"
@@ -221,6 +223,9 @@ struct sim {
 	uint64_t rng;
 
 	struct sim_robot robot;
+	/* A simulated F/T sensor on the flange reads the robot's wrench
+	 * (ft.h): published after every cycle; NULL: none. */
+	struct sim_ft_feed *ft_feed;
 	struct sim_ctrl ctrl;
 	struct sim_panel panel; /* what the dashboard owns (panel.h) */
 	/* Outgoing connections the programs asked for (ports.h). */
