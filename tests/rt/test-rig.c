@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The rig (<rtloop/rig.h>): the stamp estimator on a fake clock, then rigs
+ * of fake sources, each a seqpacket socketpair fed by a thread of the test
+ * at its own period, through the real loops and the real worker: what the
+ * step sees (frames, freshness, the frames it did not see, ages), the
+ * policy on a lost, stale or non-finite source (stop all, or that one),
+ * arming, the timer clock, no allocation in the steps, and the refused
+ * configurations.
+ *
+ * The fake keeps the transport contract (<rtloop/loop.h>): connect builds
+ * its safe package; recv waits at most the receive slice; send and
+ * send_safe only count; the commands are written by the step's thread.
+ */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <rtloop/rig.h>
+#include <rtloop/time.h>
+
+#include "../common/alloc-count.h"
+
+#define MS RTL_NS_PER_MS
+
+/* ---- the stamp estimator, on a fake clock ---------------------------------------- */
+
+Test(rig_stamp, constant_offset_gives_the_age_in_periods)
+{
+	struct rtl_rig_stamp e = { 0 };
+	const int64_t period = 2 * MS, off = 5 * RTL_NS_PER_SEC;
+
+	/* frames stamped k * 2 ms, received 5 s + 100 us later */
+	for (int k = 1; k <= 10; k++)
+		rtl_rig_stamp_update(&e, k * 0.002, off + k * period + 100000, period);
+	/* at 1 ms after the last frame arrived: 0.5 periods */
+	cr_expect_float_eq(rtl_rig_stamp_age(&e, 0.020, off + 10 * period + 100000,
+					     off + 10 * period + 100000 + MS, period),
+			   0.5, 1e-6);
+}
+
+Test(rig_stamp, a_late_frame_is_older_than_its_receive_time_says)
+{
+	struct rtl_rig_stamp e = { 0 };
+	const int64_t period = 2 * MS;
+
+	for (int k = 1; k <= 10; k++)
+		rtl_rig_stamp_update(&e, k * 0.002, k * period, period);
+	/* frame 11 arrives 3 ms late: its age counts from its stamp */
+	rtl_rig_stamp_update(&e, 0.022, 11 * period + 3 * MS, period);
+	cr_expect_float_eq(
+		rtl_rig_stamp_age(&e, 0.022, 11 * period + 3 * MS, 11 * period + 3 * MS, period),
+		1.5, 0.01);
+}
+
+Test(rig_stamp, the_floor_relaxes_so_drift_is_followed)
+{
+	struct rtl_rig_stamp e = { 0 };
+	const int64_t period = 2 * MS;
+	int64_t rx = 0;
+
+	/* the host's clock runs 100 ppm slow against the controller's:
+	 * the offset shrinks by 200 ns per frame */
+	for (int k = 1; k <= 20000; k++) {
+		rx = k * period - k * 200;
+		rtl_rig_stamp_update(&e, k * 0.002, rx, period);
+	}
+	cr_expect_lt(fabs(rtl_rig_stamp_age(&e, 40.0, rx, rx, period)), 0.01);
+	/* and the other way: the offset grows by 200 ns per frame, which the
+	 * floor follows with its 2 us relaxation per frame */
+	e = (struct rtl_rig_stamp){ 0 };
+	for (int k = 1; k <= 20000; k++) {
+		rx = k * period + k * 200;
+		rtl_rig_stamp_update(&e, k * 0.002, rx, period);
+	}
+	cr_expect_lt(fabs(rtl_rig_stamp_age(&e, 40.0, rx, rx, period)), 0.01);
+}
+
+Test(rig_stamp, a_restarted_controller_starts_afresh_and_no_stamp_uses_receive_time)
+{
+	struct rtl_rig_stamp e = { 0 };
+	const int64_t period = 2 * MS;
+
+	for (int k = 1; k <= 10; k++)
+		rtl_rig_stamp_update(&e, 100 + k * 0.002, k * period, period);
+	rtl_rig_stamp_update(&e, 0.002, 11 * period, period); /* back to 0 */
+	cr_expect_float_eq(rtl_rig_stamp_age(&e, 0.002, 11 * period, 11 * period, period), 0.0,
+			   1e-9);
+	/* NaN: the receive time */
+	cr_expect_float_eq(rtl_rig_stamp_age(&e, NAN, 10 * period, 11 * period, period), 1.0, 1e-9);
+	cr_expect(isnan(rtl_rig_stamp_age(&e, 0.002, 0, 0, 0)));
+}
+
+/* ---- the fake sources ---------------------------------------------------------------- */
+
+struct wire {
+	double value, ctrl_time;
+};
+
+struct fake {
+	struct rtl_transport tr;
+	int fd, peer;
+	int64_t period_ns;
+	double cmd;
+	_Atomic int safe_sends, sends;
+	/* the feeder: its thread, what it sends, what it has sent */
+	pthread_t feeder;
+	_Atomic int stop, pause, poison, close_now;
+	_Atomic uint64_t fed;
+	struct wire rx;
+};
+
+static struct fake *of(struct rtl_transport *t)
+{
+	return t->impl;
+}
+
+static int f_connect(struct rtl_transport *t, struct rtl_error *err)
+{
+	struct fake *f = of(t);
+	struct timeval slice = { .tv_usec = RTL_TRANSPORT_RX_SLICE_NS / 1000 };
+
+	(void)err;
+	setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof(slice));
+	t->values_size = sizeof(struct wire);
+	t->period_ns = f->period_ns;
+	t->rx_timeout_ns = 0;
+	return 0;
+}
+
+static int f_recv(struct rtl_transport *t)
+{
+	struct fake *f = of(t);
+	ssize_t n = recv(f->fd, &f->rx, sizeof(f->rx), 0);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	return n == 0 ? 0 : (int)n;
+}
+
+static int f_next(struct rtl_transport *t, struct rtl_loop_frame *fr, size_t cap)
+{
+	struct fake *f = of(t);
+
+	if (isnan(f->rx.ctrl_time) || cap < sizeof(struct wire))
+		return 0;
+	memcpy(fr->values, &f->rx, sizeof(f->rx));
+	fr->size = sizeof(f->rx);
+	fr->ctrl_time = f->rx.ctrl_time;
+	fr->ctrl_skipped = 0;
+	fr->kernel_rx_ns = 0;
+	f->rx.ctrl_time = NAN; /* taken */
+	return 1;
+}
+
+static int f_send(struct rtl_transport *t, int64_t now)
+{
+	(void)now;
+	atomic_fetch_add(&of(t)->sends, 1);
+	return 8;
+}
+
+static int f_send_safe(struct rtl_transport *t)
+{
+	atomic_fetch_add(&of(t)->safe_sends, 1);
+	return 8;
+}
+
+static int f_check(struct rtl_transport *t, char *why, size_t len)
+{
+	if (!isfinite(of(t)->cmd)) {
+		snprintf(why, len, "command not finite");
+		return -EDOM;
+	}
+	return 0;
+}
+
+static bool f_at_rest(struct rtl_transport *t, const struct rtl_loop_frame *fr)
+{
+	(void)t;
+	(void)fr;
+	return true;
+}
+
+static void f_disconnect(struct rtl_transport *t)
+{
+	(void)t;
+}
+
+static int f_finite(struct rtl_transport *t, const struct rtl_loop_frame *fr, char *why, size_t len)
+{
+	struct wire w;
+
+	(void)t;
+	memcpy(&w, fr->values, sizeof(w));
+	if (isfinite(w.value))
+		return 0;
+	snprintf(why, len, "value not finite");
+	return -EDOM;
+}
+
+static const struct rtl_transport_ops fake_ops = {
+	.size = sizeof(struct rtl_transport_ops),
+	.name = "fake",
+	.connect = f_connect,
+	.recv = f_recv,
+	.next = f_next,
+	.send = f_send,
+	.send_safe = f_send_safe,
+	.check = f_check,
+	.at_rest = f_at_rest,
+	.disconnect = f_disconnect,
+	.finite = f_finite,
+};
+
+static void *feed_main(void *arg)
+{
+	struct fake *f = arg;
+	int64_t next = rtl_time_now();
+	uint64_t k = 0;
+
+	while (!atomic_load(&f->stop)) {
+		struct wire w = { 0.0, 0.0 };
+
+		next += f->period_ns;
+		rtl_time_sleep_until(next);
+		if (atomic_load(&f->close_now)) {
+			shutdown(f->peer, SHUT_RDWR);
+			break;
+		}
+		k++;
+		if (atomic_load(&f->pause))
+			continue;
+		w.ctrl_time = (double)k * (double)f->period_ns / 1e9;
+		if (atomic_exchange(&f->poison, 0))
+			w.value = NAN;
+		send(f->peer, &w, sizeof(w), MSG_DONTWAIT);
+		atomic_fetch_add(&f->fed, 1);
+	}
+	return NULL;
+}
+
+static void fake_init(struct fake *f, int64_t period_ns)
+{
+	int sv[2];
+
+	memset(f, 0, sizeof(*f));
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	f->fd = sv[0];
+	f->peer = sv[1];
+	f->period_ns = period_ns;
+	f->rx.ctrl_time = NAN;
+	f->tr = (struct rtl_transport){
+		.size = sizeof(f->tr), .ops = &fake_ops, .impl = f, .commands = &f->cmd
+	};
+	cr_assert_eq(pthread_create(&f->feeder, NULL, feed_main, f), 0);
+}
+
+static void fake_fini(struct fake *f)
+{
+	atomic_store(&f->stop, 1);
+	pthread_join(f->feeder, NULL);
+	close(f->fd);
+	close(f->peer);
+}
+
+/* ---- what the step records ------------------------------------------------------------- */
+
+struct seen {
+	_Atomic uint64_t steps;
+	uint64_t fresh[2], unseen[2], first_seq[2], last_seq[2];
+	bool any[2], negative_age, stale_frame_given;
+	_Atomic int stopped0, stopped1, live1;
+	_Atomic bool count_allocs;
+	int alloc_steps;
+};
+
+static int record_step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsigned n, void *user)
+{
+	struct seen *s = user;
+
+	for (unsigned i = 0; i < n && i < 2; i++) {
+		if (!in[i].frame)
+			continue;
+		if (in[i].age_ns < 0)
+			s->negative_age = true;
+		if (in[i].fresh) {
+			if (!s->any[i])
+				s->first_seq[i] = in[i].frame->seq;
+			s->any[i] = true;
+			s->fresh[i]++;
+			s->unseen[i] += in[i].unseen;
+			s->last_seq[i] = in[i].frame->seq;
+		}
+		*(double *)rtl_rig_commands(rig, i) = (double)(atomic_load(&s->steps) % 7);
+	}
+	atomic_store(&s->stopped0, in[0].stopped);
+	if (n > 1) {
+		atomic_store(&s->stopped1, in[1].stopped);
+		atomic_store(&s->live1, in[1].live);
+	}
+	if (atomic_load(&s->count_allocs) && !s->alloc_steps++)
+		rtl_test_alloc_mark_thread();
+	atomic_fetch_add(&s->steps, 1);
+	return 0;
+}
+
+static struct rtl_rig *make_rig(struct fake *f, unsigned n, uint32_t clock, int64_t period,
+				enum rtl_rig_policy policy, struct seen *s)
+{
+	struct rtl_rig_source src[RTL_RIG_MAX_SOURCES];
+	struct rtl_rig_config rc = { .size = sizeof(rc),
+				     .sources = src,
+				     .n_sources = n,
+				     .clock = clock,
+				     .period_ns = period,
+				     .step = record_step,
+				     .user = s,
+				     .rt_mode = RTL_LOOP_RT_OFF,
+				     .policy = policy,
+				     .stop_timeout_ns = 200 * MS };
+	struct rtl_error err = { 0 };
+	struct rtl_rig *rig = NULL;
+
+	memset(src, 0, sizeof(src));
+	for (unsigned i = 0; i < n; i++) {
+		src[i].transport = &f[i].tr;
+		src[i].name = i ? "b" : "a";
+	}
+	cr_assert_eq(rtl_rig_create(&rig, &rc, &err), 0, "%s", err.msg);
+	cr_assert_eq(rtl_rig_start(rig, &err), 0, "%s", err.msg);
+	return rig;
+}
+
+static void wait_steps(struct seen *s, uint64_t n)
+{
+	int64_t end = rtl_time_now() + 5 * RTL_NS_PER_SEC;
+
+	while (atomic_load(&s->steps) < n && rtl_time_now() < end)
+		rtl_time_sleep_until(rtl_time_now() + MS);
+}
+
+static struct rtl_rig_source_counters src_stats(struct rtl_rig *rig, unsigned i)
+{
+	struct rtl_rig_source_counters c = { .size = sizeof(c) };
+
+	cr_assert_eq(rtl_rig_source_stats(rig, i, &c), 0);
+	return c;
+}
+
+/* ---- rigs ----------------------------------------------------------------------------------- */
+
+Test(rig, the_step_sees_every_source_and_counts_what_it_did_not_see, .timeout = 20)
+{
+	struct fake f[2];
+	struct seen s = { 0 };
+	struct rtl_rig *rig;
+	struct rtl_rig_source_counters b;
+
+	fake_init(&f[0], 4 * MS);
+	fake_init(&f[1], 1 * MS); /* four frames of b per step */
+	rig = make_rig(f, 2, 0, 0, RTL_RIG_STOP_ALL, &s);
+	wait_steps(&s, 100);
+	rtl_rig_stop(rig);
+	cr_expect_eq(rtl_rig_join(rig), 0);
+	b = src_stats(rig, 1);
+	cr_expect_geq(s.steps, 100);
+	cr_expect(s.any[1]);
+	cr_expect_not(s.negative_age);
+	/* every frame of b between the first and the last the step saw was
+	 * either seen or counted as unseen */
+	cr_expect_eq(s.fresh[1] + s.unseen[1], s.last_seq[1] - s.first_seq[1] + 1,
+		     "%llu fresh + %llu unseen != frames %llu..%llu",
+		     (unsigned long long)s.fresh[1], (unsigned long long)s.unseen[1],
+		     (unsigned long long)s.first_seq[1], (unsigned long long)s.last_seq[1]);
+	cr_expect_gt(s.unseen[1], s.fresh[1], "b runs 4x faster: most of its frames go unseen");
+	cr_expect_eq(b.taken, s.fresh[1]);
+	cr_expect_eq(b.caused, 0);
+	cr_expect_eq(src_stats(rig, 0).stopped, 0);
+	rtl_rig_destroy(rig);
+	fake_fini(&f[0]);
+	fake_fini(&f[1]);
+}
+
+/* A source lost under each policy. */
+static void lose_source(enum rtl_rig_policy policy)
+{
+	struct fake f[2];
+	struct seen s = { 0 };
+	struct rtl_rig *rig;
+	struct rtl_rig_source_counters a, b;
+	uint64_t at_loss;
+	int safe_before, ret;
+
+	fake_init(&f[0], 2 * MS);
+	fake_init(&f[1], 2 * MS);
+	rig = make_rig(f, 2, 0, 0, policy, &s);
+	wait_steps(&s, 50);
+	safe_before = atomic_load(&f[0].safe_sends);
+	atomic_store(&f[1].close_now, 1); /* b's controller goes away */
+	at_loss = atomic_load(&s.steps);
+	if (policy == RTL_RIG_STOP_SOURCE) {
+		wait_steps(&s, at_loss + 200);
+		cr_expect_not(rtl_rig_stopping(rig), "the other robot goes on");
+		cr_expect_eq(atomic_load(&s.stopped0), 0);
+		cr_expect_eq(atomic_load(&s.stopped1), 1);
+		cr_expect_eq(atomic_load(&s.live1), 0);
+		rtl_rig_stop(rig);
+	}
+	ret = rtl_rig_join(rig);
+	a = src_stats(rig, 0);
+	b = src_stats(rig, 1);
+	cr_expect_eq(b.caused, 1, "the lost source is named as the cause");
+	cr_expect_eq(b.lost, 1);
+	cr_expect_eq(a.caused, 0);
+	if (policy == RTL_RIG_STOP_ALL) {
+		cr_expect_lt(ret, 0, "the rig ends: a source ended under stop-all");
+		cr_expect_eq(a.stopped, 1, "the other robot was stopped by the policy");
+		cr_expect_gt(atomic_load(&f[0].safe_sends), safe_before,
+			     "and got its safe package");
+	} else {
+		cr_expect_eq(ret, 0);
+		cr_expect_eq(a.stopped, 0);
+		cr_expect_gt(atomic_load(&s.steps), at_loss + 100);
+	}
+	rtl_rig_destroy(rig);
+	fake_fini(&f[0]);
+	fake_fini(&f[1]);
+}
+
+Test(rig, a_lost_source_stops_every_robot_under_stop_all, .timeout = 20)
+{
+	lose_source(RTL_RIG_STOP_ALL);
+}
+
+Test(rig, a_lost_source_stops_only_itself_under_stop_source, .timeout = 20)
+{
+	lose_source(RTL_RIG_STOP_SOURCE);
+}
+
+Test(rig, a_stale_source_stops_all_until_armed_again, .timeout = 20)
+{
+	struct fake f[2];
+	struct seen s = { 0 };
+	struct rtl_rig *rig;
+	uint64_t n;
+
+	fake_init(&f[0], 2 * MS);
+	fake_init(&f[1], 2 * MS);
+	rig = make_rig(f, 2, 0, 0, RTL_RIG_STOP_ALL, &s);
+	wait_steps(&s, 50);
+	atomic_store(&f[1].pause, 1); /* silent for 50 ms: beyond 3 periods + 1 */
+	rtl_time_sleep_until(rtl_time_now() + 50 * MS);
+	atomic_store(&f[1].pause, 0);
+	n = atomic_load(&s.steps);
+	wait_steps(&s, n + 50);
+	cr_expect_eq(src_stats(rig, 1).stale, 1);
+	cr_expect_eq(src_stats(rig, 1).caused, 1);
+	cr_expect_eq(src_stats(rig, 0).stopped, 1);
+	cr_expect_eq(atomic_load(&s.stopped0), 1, "stopped until armed");
+	cr_expect_eq(rtl_rig_arm(rig, RTL_RIG_TIMER, true), 0);
+	n = atomic_load(&s.steps);
+	wait_steps(&s, n + 20);
+	cr_expect_eq(atomic_load(&s.stopped0), 0, "armed again");
+	cr_expect_eq(atomic_load(&s.stopped1), 0);
+	rtl_rig_stop(rig);
+	cr_expect_eq(rtl_rig_join(rig), 0);
+	rtl_rig_destroy(rig);
+	fake_fini(&f[0]);
+	fake_fini(&f[1]);
+}
+
+Test(rig, a_non_finite_frame_is_refused_and_applies_the_policy, .timeout = 20)
+{
+	struct fake f[2];
+	struct seen s = { 0 };
+	struct rtl_rig *rig;
+	uint64_t n;
+
+	fake_init(&f[0], 2 * MS);
+	fake_init(&f[1], 2 * MS);
+	rig = make_rig(f, 2, 0, 0, RTL_RIG_STOP_SOURCE, &s);
+	wait_steps(&s, 50);
+	atomic_store(&f[1].poison, 1);
+	n = atomic_load(&s.steps);
+	wait_steps(&s, n + 50);
+	cr_expect_eq(src_stats(rig, 1).nonfinite, 1);
+	cr_expect_eq(src_stats(rig, 1).caused, 1);
+	cr_expect_eq(src_stats(rig, 1).stopped, 1);
+	cr_expect_eq(src_stats(rig, 0).stopped, 0, "stop-source: the other goes on");
+	rtl_rig_stop(rig);
+	cr_expect_eq(rtl_rig_join(rig), 0);
+	rtl_rig_destroy(rig);
+	fake_fini(&f[0]);
+	fake_fini(&f[1]);
+}
+
+Test(rig, the_timer_clocks_the_step_and_nothing_is_allocated, .timeout = 20)
+{
+	struct fake f[2];
+	struct seen s = { 0 };
+	struct rtl_rig *rig;
+	struct rtl_rig_counters c = { .size = sizeof(c) };
+	long allocs;
+
+	cr_assert(rtl_test_alloc_selftest());
+	fake_init(&f[0], 2 * MS);
+	fake_init(&f[1], 3 * MS);
+	rig = make_rig(f, 2, RTL_RIG_TIMER, 2 * MS, RTL_RIG_STOP_ALL, &s);
+	wait_steps(&s, 20);
+	atomic_store(&s.count_allocs, true);
+	wait_steps(&s, 30);
+	rtl_test_alloc_start();
+	wait_steps(&s, 230);
+	allocs = rtl_test_alloc_stop();
+	rtl_rig_stop(rig);
+	cr_expect_eq(rtl_rig_join(rig), 0);
+	cr_expect_eq(rtl_rig_stats(rig, &c), 0);
+	cr_expect_geq(c.timer_ticks, c.steps);
+	cr_expect_geq(c.steps, 230);
+	cr_expect_eq(allocs, 0, "%ld allocations in 200 steps of two sources", allocs);
+	cr_expect_gt(s.fresh[0], 0);
+	cr_expect_gt(s.fresh[1], 0);
+	rtl_rig_destroy(rig);
+	fake_fini(&f[0]);
+	fake_fini(&f[1]);
+}
+
+Test(rig, configurations_that_cannot_work_are_refused)
+{
+	struct fake f = { 0 };
+	struct rtl_rig_source src[2] = { { .transport = &f.tr }, { .transport = &f.tr } };
+	struct rtl_rig_config rc = {
+		.size = sizeof(rc), .sources = src, .n_sources = 2, .step = record_step
+	};
+	struct rtl_error err = { 0 };
+	struct rtl_rig *rig = NULL;
+
+	f.tr = (struct rtl_transport){ .size = sizeof(f.tr), .ops = &fake_ops, .impl = &f };
+	cr_expect_eq(rtl_rig_create(&rig, &rc, &err), -EINVAL, "one transport, two sources");
+	cr_expect(strstr(err.msg, "share one transport"), "%s", err.msg);
+	rc.n_sources = 1;
+	rc.clock = 3;
+	cr_expect_eq(rtl_rig_create(&rig, &rc, &err), -EINVAL);
+	rc.clock = RTL_RIG_TIMER;
+	cr_expect_eq(rtl_rig_create(&rig, &rc, &err), -EINVAL, "a timer without a period");
+	cr_expect(strstr(err.msg, "period_ns"), "%s", err.msg);
+	rc.clock = 0;
+	rc.n_sources = 0;
+	cr_expect_eq(rtl_rig_create(&rig, &rc, &err), -EINVAL);
+	rc.n_sources = RTL_RIG_MAX_SOURCES + 1;
+	cr_expect_eq(rtl_rig_create(&rig, &rc, &err), -EINVAL);
+	rc.n_sources = 1;
+	rc.step = NULL;
+	cr_expect_eq(rtl_rig_create(&rig, &rc, &err), -EINVAL);
+	cr_expect_null(rig);
+	cr_expect_eq(rtl_rig_arm(NULL, 0, true), -EINVAL);
+}
