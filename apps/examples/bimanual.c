@@ -180,6 +180,10 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "bimanual: %s\n", err.msg), 1;
 	src[0].transport = rtl_rtde_transport_base(ta);
 	src[1].transport = rtl_rtde_transport_base(tb);
+	/* B silent for 50 ms is a fault (the default, 3 of its periods and one
+	 * step, suits a dedicated real-time PC; this example also runs on a
+	 * busy laptop against simulators) */
+	src[1].stale_ns = 50 * RTL_NS_PER_MS;
 	if (rtl_rig_create(&the_rig, &rc, &err) < 0 || rtl_rig_start(the_rig, &err) < 0) {
 		fprintf(stderr, "bimanual: %s\n", err.msg);
 		return 1;

@@ -312,6 +312,10 @@ static int record_step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsi
 	return 0;
 }
 
+/* The stale bound: wide, so that a loaded machine (CI, TSan) never makes a
+ * slow feeder look stale, except where a test asks for one. */
+static int64_t stale_bound = 200 * MS;
+
 static struct rtl_rig *make_rig(struct fake *f, unsigned n, uint32_t clock, int64_t period,
 				enum rtl_rig_policy policy, struct seen *s)
 {
@@ -333,6 +337,7 @@ static struct rtl_rig *make_rig(struct fake *f, unsigned n, uint32_t clock, int6
 	for (unsigned i = 0; i < n; i++) {
 		src[i].transport = &f[i].tr;
 		src[i].name = i ? "b" : "a";
+		src[i].stale_ns = stale_bound;
 	}
 	cr_assert_eq(rtl_rig_create(&rig, &rc, &err), 0, "%s", err.msg);
 	cr_assert_eq(rtl_rig_start(rig, &err), 0, "%s", err.msg);
@@ -454,10 +459,12 @@ Test(rig, a_stale_source_stops_all_until_armed_again, .timeout = 20)
 
 	fake_init(&f[0], 2 * MS);
 	fake_init(&f[1], 2 * MS);
+	stale_bound = 50 * MS;
 	rig = make_rig(f, 2, 0, 0, RTL_RIG_STOP_ALL, &s);
+	stale_bound = 200 * MS;
 	wait_steps(&s, 50);
-	atomic_store(&f[1].pause, 1); /* silent for 50 ms: beyond 3 periods + 1 */
-	rtl_time_sleep_until(rtl_time_now() + 50 * MS);
+	atomic_store(&f[1].pause, 1); /* silent for 150 ms: beyond the 50 ms bound */
+	rtl_time_sleep_until(rtl_time_now() + 150 * MS);
 	atomic_store(&f[1].pause, 0);
 	n = atomic_load(&s.steps);
 	wait_steps(&s, n + 50);
