@@ -100,6 +100,10 @@ struct bench_cfg {
 	size_t in_size;	 /* RTDE input package of the echo recipe / UDP command datagram */
 };
 
+/* --rig (rig.c): the scaling of a loop over several sources, against the
+ * one-source loop; @cfg's duration, reps and json. Returns the exit status. */
+int bench_rig(const struct bench_cfg *cfg, FILE *out);
+
 /* "rtde" or "udp"; the floor's protocol, "TCP" or "UDP". */
 const char *bench_transport_name(enum bench_transport t);
 const char *bench_floor_proto(enum bench_transport t);

@@ -138,6 +138,7 @@ static void usage(FILE *f)
 struct opts {
 	struct bench_cfg cfg;
 	bool quick, have_duration, have_reps, have_cpus, have_profile, have_outputs;
+	bool rig; /* --rig: the scaling of several sources instead */
 };
 
 /* In enum bench_transport's order. */
@@ -145,7 +146,7 @@ static const char *const transports[] = { "rtde", "udp" };
 /* In enum bench_mode's order. */
 static const char *const modes[] = { "auto", "threads", "inline" };
 
-enum { OPT_OUTPUTS = 256, OPT_SPIN, OPT_SPIN_LEAD };
+enum { OPT_OUTPUTS = 256, OPT_SPIN, OPT_SPIN_LEAD, OPT_RIG };
 
 /* Option @key's argument, for the rows whose handling is the app's own
  * (a bound, a list or a "given" flag of their own). Returns 0 or
@@ -230,6 +231,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		CLI_TEXT('j', "json", &c->json),
 		CLI_TEXT('o', "plot", &c->plot),
 		CLI_FLAG('T', "telemetry", &c->telemetry),
+		CLI_FLAG(OPT_RIG, "rig", &o->rig),
 		CLI_VERSION,
 		CLI_END,
 	};
@@ -436,6 +438,14 @@ int main(int argc, char **argv)
 	ret = validate(&o);
 	if (ret >= 0)
 		return ret;
+	if (o.rig) {
+		/* The scaling of several sources: a run of its own. */
+		if (rtl_mem_lock_all(&err) < 0)
+			fprintf(stderr, PROG ": %s (running unlocked)\n", err.msg);
+		return bench_rig(cfg, cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout)
+			       ? EXIT_FAIL
+			       : EXIT_OK;
+	}
 	if (cfg->plot && !in_path("gnuplot")) {
 		fprintf(stderr, PROG ": --plot needs gnuplot, which is not in PATH (install "
 				     "gnuplot, or drop --plot)\n");
