@@ -89,6 +89,9 @@ cleanup() {
 trap cleanup EXIT
 
 # rtde-sim bounded by --duration (and killed by the trap if we stop early).
+# The log exists before the simulator starts: the background job opens its
+# redirection only once it runs, and the first read below may come first.
+: >"$tmp/sim.log"
 # shellcheck disable=SC2086 # the flags are words
 "$sim" --port "$port" $flags --duration 30 --json "$tmp/sim.json" >"$tmp/sim.txt" 2>"$tmp/sim.log" &
 pid=$!
