@@ -16,7 +16,7 @@ MESON_OPTS ?=
 SUITES ?=
 PEERS ?= $(wildcard $(abspath $(or $(shell git rev-parse --show-toplevel 2>/dev/null),.)/../shared/peers))
 
-.PHONY: all deps deps-deb configure build test demo experiment deb install clean format format-check
+.PHONY: all deps deps-deb configure build test demo demo-rig experiment deb install clean format format-check
 
 all: build
 
@@ -68,6 +68,12 @@ test: build
 
 demo: build
 	@sh apps/demo.sh $(BUILD)
+
+# Several devices in one loop (docs/rig.md): two simulated arms in one step
+# (B follows A), then an arm and a simulated Net F/T sensor at 7 kHz (an
+# admittance loop on the sensor), plotted into $(BUILD)/demo-rig/rtloop-rig.png.
+demo-rig: build
+	@sh apps/demo-rig.sh $(BUILD)
 
 # The force-control experiment (apps/examples/experiment.c, docs/experiment.md)
 # against an rtde-sim started here on loopback (a contact plane 28 mm below

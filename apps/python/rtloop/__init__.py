@@ -30,3 +30,8 @@ __all__ += ["Telemetry"]
 from ._rtloop import Recording, RecordingError, TruncatedRecording, read_recording  # noqa: E402
 
 __all__ += ["Recording", "RecordingError", "TruncatedRecording", "read_recording"]
+
+# Several arms and force/torque sensors in one rig, receive only (docs/rig.md).
+from ._rtloop import Rig  # noqa: E402
+
+__all__ += ["Rig"]

@@ -31,5 +31,6 @@ int py_control_register(PyObject *module);
 int py_motion_register(PyObject *module);
 /* rtloop.Telemetry (_telemetry.c). */
 int py_telemetry_register(PyObject *module);
+int py_rig_register(PyObject *module);
 
 #endif /* RTLOOP_PY_MODULE_H */

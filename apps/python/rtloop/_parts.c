@@ -13,5 +13,6 @@ const py_part_fn py_parts[] = {
 	py_receive_register,
 	py_control_register,
 	py_motion_register,
+	py_rig_register,
 };
 const size_t py_parts_n = sizeof(py_parts) / sizeof(py_parts[0]);

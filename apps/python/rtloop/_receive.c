@@ -749,14 +749,12 @@ int py_rx_take(struct py_rx *s, int64_t timeout_ns, const char *what)
 
 /* ---- values ------------------------------------------------------------------------- */
 
-static PyObject *value_at(struct py_rx *s, unsigned i)
+PyObject *py_rtde_value(const struct rtl_rtde_frame *fr, struct rtl_rtde_handle h)
 {
-	struct rtl_rtde_frame fr = { s->values, s->values_size, s->values_cap };
-	struct rtl_rtde_handle h = s->handles[i];
 	union rtl_rtde_value v;
 
-	if (!rtl_rtde_frame_get(&fr, h, &v)) {
-		PyErr_Format(PyExc_SystemError, "rtloop: field %u is not in the frame", i);
+	if (!rtl_rtde_frame_get(fr, h, &v)) {
+		PyErr_Format(PyExc_SystemError, "rtloop: field %u is not in the frame", h.index);
 		return NULL;
 	}
 	switch ((enum rtl_rtde_type)h.type) {
@@ -781,9 +779,16 @@ static PyObject *value_at(struct py_rx *s, unsigned i)
 	case RTL_RTDE_TYPE_VECTOR6UINT32:
 		return py_array(v.v6u32, 6, PY_U32);
 	default:
-		PyErr_Format(PyExc_SystemError, "rtloop: field %u has no value type", i);
+		PyErr_Format(PyExc_SystemError, "rtloop: field %u has no value type", h.index);
 		return NULL;
 	}
+}
+
+static PyObject *value_at(struct py_rx *s, unsigned i)
+{
+	struct rtl_rtde_frame fr = { s->values, s->values_size, s->values_cap };
+
+	return py_rtde_value(&fr, s->handles[i]);
 }
 
 PyObject *py_rx_state(struct py_rx *s)

@@ -175,4 +175,9 @@ void py_req_on_frame(struct py_rx *s);
 extern PyMethodDef py_req_methods[];
 int py_request_register(PyObject *module);
 
+/* Field @h of the RTDE frame @fr as a Python value (bool, int, float, or a
+ * NumPy array for the vectors): a new reference, or NULL with the exception
+ * set. */
+PyObject *py_rtde_value(const struct rtl_rtde_frame *fr, struct rtl_rtde_handle h);
+
 #endif /* RTLOOP_PY_RECEIVE_H */

@@ -225,6 +225,42 @@ class Motion:
     def report(self) -> str: ...
     def close(self) -> None: ...
 
+# Several arms (RTDE) and force/torque sensors (RDT) in one rig, receive
+# only (docs/rig.md).
+_Address = str | tuple[str, int]
+
+@final
+class Rig:
+    def __init__(
+        self,
+        arms: Sequence[_Address],
+        *,
+        sensors: Sequence[_Address] = ...,
+        fields: Sequence[str] | None = None,
+        sensor_rate: float = 7000.0,
+        clock: int | None = 0,
+        period: float | None = None,
+        policy: Literal["all", "one"] = "all",
+        stale: float | None = None,
+        timeout: float = 2.0,
+    ) -> None: ...
+    def __enter__(self) -> Rig: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+        /,
+    ) -> None: ...
+    def read(self, timeout: float | None = None) -> list[dict[str, Any]] | None: ...
+    def stats(self) -> dict[str, Any]: ...
+    def report(self) -> str: ...
+    def close(self) -> None: ...
+    @property
+    def names(self) -> tuple[str, ...]: ...
+    @property
+    def closed(self) -> bool: ...
+
 # A loop's telemetry in shared memory (docs/telemetry.md), read-only.
 @final
 class Telemetry:
