@@ -309,17 +309,24 @@ static void apply_arming(struct rtl_rig *rig)
 }
 
 /* The rig ends when a source's end ends it: under stop-all any source,
- * under stop-source when no robot is left. */
+ * under stop-source when no robot is left (a rig of sensors only: when
+ * none is left). */
 static bool over(struct rtl_rig *rig)
 {
-	bool robot_left = false;
+	bool any_robot = false, robot_left = false, any_left = false;
 
 	if (atomic_load_explicit(&rig->ended_by, memory_order_relaxed) >= 0)
 		return true;
-	for (unsigned i = 0; i < rig->n; i++)
-		if (!rig->src[i].cfg.sensor && !rig->src[i].ended)
-			robot_left = true;
-	return !robot_left;
+	for (unsigned i = 0; i < rig->n; i++) {
+		bool left = !rig->src[i].ended;
+
+		any_left |= left;
+		if (!rig->src[i].cfg.sensor) {
+			any_robot = true;
+			robot_left |= left;
+		}
+	}
+	return any_robot ? !robot_left : !any_left;
 }
 
 /* ---- the worker ------------------------------------------------------------------------- */

@@ -12,7 +12,11 @@
  * its safe package; recv waits at most the receive slice; send and
  * send_safe only count; the commands are written by the step's thread.
  */
+#ifdef RTL_TAP_SHIM
+#include "tap-shim.h"
+#else
 #include <criterion/criterion.h>
+#endif
 
 #include <errno.h>
 #include <math.h>

@@ -68,10 +68,16 @@ __attribute__((noreturn, format(printf, 1, 2))) void shim_skip(const char *fmt, 
 #define cr_expect_leq(...) SHIM_CMP(false, <=, __VA_ARGS__)
 #define cr_assert_not(...) \
 	shim_check(!shim_first_(__VA_ARGS__, ""), true, __FILE__, __LINE__, #__VA_ARGS__)
+#define cr_expect_not(...) \
+	shim_check(!shim_first_(__VA_ARGS__, ""), false, __FILE__, __LINE__, #__VA_ARGS__)
+#define cr_expect_null(...) \
+	shim_check(shim_first_(__VA_ARGS__, "") == NULL, false, __FILE__, __LINE__, #__VA_ARGS__)
 /* |a - b| <= eps, and two strings equal */
 #define shim_float_eq_(a, b, eps, ...) (fabs((double)(a) - (double)(b)) <= (eps))
 #define cr_assert_float_eq(...) \
 	shim_check(shim_float_eq_(__VA_ARGS__, ""), true, __FILE__, __LINE__, #__VA_ARGS__)
+#define cr_expect_float_eq(...) \
+	shim_check(shim_float_eq_(__VA_ARGS__, ""), false, __FILE__, __LINE__, #__VA_ARGS__)
 #define shim_str_eq_(a, b, ...) (strcmp((a), (b)) == 0)
 #define cr_assert_str_eq(...) \
 	shim_check(shim_str_eq_(__VA_ARGS__, ""), true, __FILE__, __LINE__, #__VA_ARGS__)
