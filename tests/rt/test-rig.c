@@ -284,6 +284,7 @@ struct seen {
 	_Atomic int stopped0, stopped1, live1;
 	_Atomic bool count_allocs;
 	int alloc_steps;
+	_Atomic int stall_ms; /* the next step sleeps this long, once */
 };
 
 static int record_step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsigned n, void *user)
@@ -312,6 +313,12 @@ static int record_step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsi
 	}
 	if (atomic_load(&s->count_allocs) && !s->alloc_steps++)
 		rtl_test_alloc_mark_thread();
+	{
+		int ms = atomic_exchange(&s->stall_ms, 0);
+
+		if (ms)
+			rtl_time_sleep_until(rtl_time_now() + ms * MS);
+	}
 	atomic_fetch_add(&s->steps, 1);
 	return 0;
 }
@@ -333,6 +340,9 @@ static struct rtl_rig *make_rig(struct fake *f, unsigned n, uint32_t clock, int6
 				     .user = s,
 				     .rt_mode = RTL_LOOP_RT_OFF,
 				     .policy = policy,
+				     /* 10 steps: a loaded machine (CI, TSan) does
+				      * not stall that long by itself */
+				     .watchdog_periods = 10,
 				     .stop_timeout_ns = 200 * MS };
 	struct rtl_error err = { 0 };
 	struct rtl_rig *rig = NULL;
@@ -508,6 +518,39 @@ Test(rig, a_non_finite_frame_is_refused_and_applies_the_policy, .timeout = 20)
 	cr_expect_eq(src_stats(rig, 0).stopped, 0, "stop-source: the other goes on");
 	rtl_rig_stop(rig);
 	cr_expect_eq(rtl_rig_join(rig), 0);
+	rtl_rig_destroy(rig);
+	fake_fini(&f[0]);
+	fake_fini(&f[1]);
+}
+
+Test(rig, a_late_step_stops_every_robot_once, .timeout = 20)
+{
+	struct fake f[2];
+	struct seen s = { 0 };
+	struct rtl_rig *rig;
+	struct rtl_loop_counters c[2] = { { .size = sizeof(c[0]) }, { .size = sizeof(c[1]) } };
+	int safe[2];
+	uint64_t n;
+
+	fake_init(&f[0], 2 * MS);
+	fake_init(&f[1], 2 * MS);
+	rig = make_rig(f, 2, 0, 0, RTL_RIG_STOP_ALL, &s);
+	wait_steps(&s, 50);
+	for (int i = 0; i < 2; i++)
+		safe[i] = atomic_load(&f[i].safe_sends);
+	/* one step of 150 ms: over seven of the rig's 20 ms watchdog times */
+	atomic_store(&s.stall_ms, 150);
+	n = atomic_load(&s.steps);
+	wait_steps(&s, n + 50);
+	rtl_rig_stop(rig);
+	cr_expect_eq(rtl_rig_join(rig), 0);
+	for (int i = 0; i < 2; i++) {
+		rtl_loop_stats(rtl_rig_loop(rig, i), &c[i]);
+		cr_expect_eq(c[i].watchdog, 1, "robot %d: one episode for one stall", i);
+		cr_expect_geq(atomic_load(&f[i].safe_sends), safe[i] + 1,
+			      "robot %d got its safe package", i);
+		cr_expect_geq(c[i].stale, 1, "robot %d: the late step's commands discarded", i);
+	}
 	rtl_rig_destroy(rig);
 	fake_fini(&f[0]);
 	fake_fini(&f[1]);
