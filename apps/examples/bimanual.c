@@ -25,6 +25,7 @@
 #define RADIUS 0.05 /* m */
 #define TURN_S 4.0  /* s per turn */
 #define GAIN 5.0    /* 1/s: B's position error to velocity */
+#define TWO_PI 6.283185307179586
 
 struct arm {
 	struct rtl_rtde_handle ts, pose, speed, mode, v[6], accel;
@@ -102,8 +103,8 @@ static int step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsigned n,
 	}
 	t -= app->t0;
 	/* A: a circle in the horizontal plane through where it started */
-	va[0] = -2 * M_PI * RADIUS / TURN_S * sin(2 * M_PI * t / TURN_S);
-	va[1] = 2 * M_PI * RADIUS / TURN_S * cos(2 * M_PI * t / TURN_S);
+	va[0] = -TWO_PI * RADIUS / TURN_S * sin(TWO_PI * t / TURN_S);
+	va[1] = TWO_PI * RADIUS / TURN_S * cos(TWO_PI * t / TURN_S);
 	va[2] = 0;
 	/* B: A's measured velocity, plus the error to A's pose + the offset */
 	for (int k = 0; k < 3; k++) {
