@@ -117,6 +117,11 @@ struct fake {
 	/* the feeder: its thread, what it sends, what it has sent */
 	pthread_t feeder;
 	_Atomic int stop, pause, poison, close_now;
+	/* After close_now, come back 50 ms later on a new socketpair, whose
+	 * loop side waits in next_fd for the loop's reconnect; dead: the rx
+	 * thread's, the old connection ended. */
+	_Atomic int comeback, next_fd;
+	bool dead;
 	_Atomic uint64_t fed;
 	struct wire rx;
 };
@@ -131,7 +136,15 @@ static int f_connect(struct rtl_transport *t, struct rtl_error *err)
 	struct fake *f = of(t);
 	struct timeval slice = { .tv_usec = RTL_TRANSPORT_RX_SLICE_NS / 1000 };
 
-	(void)err;
+	if (f->dead) {
+		int nf = atomic_exchange(&f->next_fd, -1);
+
+		if (nf < 0)
+			return rtl_error_set(err, -ECONNREFUSED, "fake: the controller is away");
+		close(f->fd);
+		f->fd = nf;
+		f->dead = false;
+	}
 	setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof(slice));
 	t->values_size = sizeof(struct wire);
 	t->period_ns = f->period_ns;
@@ -146,6 +159,8 @@ static int f_recv(struct rtl_transport *t)
 
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	if (n == 0)
+		f->dead = true;
 	return n == 0 ? 0 : (int)n;
 }
 
@@ -236,8 +251,19 @@ static void *feed_main(void *arg)
 		next += f->period_ns;
 		rtl_time_sleep_until(next);
 		if (atomic_load(&f->close_now)) {
+			int sv[2];
+
 			shutdown(f->peer, SHUT_RDWR);
-			break;
+			if (!atomic_load(&f->comeback) ||
+			    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0)
+				break;
+			rtl_time_sleep_until(rtl_time_now() + 50 * MS);
+			close(f->peer);
+			f->peer = sv[1];
+			atomic_store(&f->next_fd, sv[0]);
+			atomic_store(&f->close_now, 0);
+			next = rtl_time_now();
+			continue;
 		}
 		k++;
 		if (atomic_load(&f->pause))
@@ -261,6 +287,7 @@ static void fake_init(struct fake *f, int64_t period_ns)
 	f->peer = sv[1];
 	f->period_ns = period_ns;
 	f->rx.ctrl_time = NAN;
+	atomic_store(&f->next_fd, -1);
 	f->tr = (struct rtl_transport){
 		.size = sizeof(f->tr), .ops = &fake_ops, .impl = f, .commands = &f->cmd
 	};
@@ -326,6 +353,8 @@ static int record_step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsi
 /* The stale bound: wide, so that a loaded machine (CI, TSan) never makes a
  * slow feeder look stale, except where a test asks for one. */
 static int64_t stale_bound = 200 * MS;
+/* Source 1's reconnect attempts (0: none). */
+static int reconnect_b;
 
 static struct rtl_rig *make_rig(struct fake *f, unsigned n, uint32_t clock, int64_t period,
 				enum rtl_rig_policy policy, struct seen *s)
@@ -352,6 +381,10 @@ static struct rtl_rig *make_rig(struct fake *f, unsigned n, uint32_t clock, int6
 		src[i].transport = &f[i].tr;
 		src[i].name = i ? "b" : "a";
 		src[i].stale_ns = stale_bound;
+		if (i == 1 && reconnect_b) {
+			src[i].reconnect_attempts = reconnect_b;
+			src[i].reconnect_backoff_ns = 20 * MS;
+		}
 	}
 	cr_assert_eq(rtl_rig_create(&rig, &rc, &err), 0, "%s", err.msg);
 	cr_assert_eq(rtl_rig_start(rig, &err), 0, "%s", err.msg);
@@ -462,6 +495,52 @@ Test(rig, a_lost_source_stops_every_robot_under_stop_all, .timeout = 20)
 Test(rig, a_lost_source_stops_only_itself_under_stop_source, .timeout = 20)
 {
 	lose_source(RTL_RIG_STOP_SOURCE);
+}
+
+Test(rig, a_reconnect_parks_the_step_and_stops_all_until_armed, .timeout = 20)
+{
+	struct fake f[2];
+	struct seen s = { 0 };
+	struct rtl_rig *rig;
+	struct rtl_rig_counters c = { .size = sizeof(c) };
+	struct rtl_loop_counters lb = { .size = sizeof(lb) };
+	int64_t end;
+	uint64_t n;
+
+	fake_init(&f[0], 2 * MS);
+	fake_init(&f[1], 2 * MS);
+	reconnect_b = 10;
+	rig = make_rig(f, 2, 0, 0, RTL_RIG_STOP_ALL, &s);
+	reconnect_b = 0;
+	wait_steps(&s, 50);
+	atomic_store(&f[1].comeback, 1);
+	atomic_store(&f[1].close_now, 1); /* away for 50 ms, then back */
+	end = rtl_time_now() + 5 * RTL_NS_PER_SEC;
+	do {
+		rtl_time_sleep_until(rtl_time_now() + 5 * MS);
+		rtl_loop_stats(rtl_rig_loop(rig, 1), &lb);
+	} while (lb.reconnects < 1 && rtl_time_now() < end);
+	cr_assert_eq(lb.reconnects, 1, "b came back");
+	n = atomic_load(&s.steps);
+	wait_steps(&s, n + 50);
+	cr_expect_eq(rtl_rig_stats(rig, &c), 0);
+	cr_expect_gt(c.parked, 0, "no step ran while b reconnected");
+	cr_expect_eq(src_stats(rig, 1).lost, 1);
+	cr_expect_eq(src_stats(rig, 1).caused, 1);
+	cr_expect_eq(src_stats(rig, 0).stopped, 1);
+	cr_expect_eq(atomic_load(&s.stopped0), 1, "back, but stopped until armed");
+	cr_expect_not(rtl_rig_stopping(rig));
+	cr_expect_eq(rtl_rig_arm(rig, RTL_RIG_TIMER, true), 0);
+	n = atomic_load(&s.steps);
+	wait_steps(&s, n + 20);
+	cr_expect_eq(atomic_load(&s.stopped0), 0);
+	cr_expect_eq(atomic_load(&s.stopped1), 0);
+	cr_expect_eq(atomic_load(&s.live1), 1);
+	rtl_rig_stop(rig);
+	cr_expect_eq(rtl_rig_join(rig), 0);
+	rtl_rig_destroy(rig);
+	fake_fini(&f[0]);
+	fake_fini(&f[1]);
 }
 
 Test(rig, a_stale_source_stops_all_until_armed_again, .timeout = 20)
