@@ -124,6 +124,9 @@ static int check_config(const struct rtl_rig_config *c, struct rtl_error *err)
 
 static void free_rig(struct rtl_rig *rig)
 {
+	/* The telemetry keeps the final figures, and reads the rig no more. */
+	rtl__telemetry_detach(rig->cfg.telemetry);
+	free(rig->tel);
 	for (unsigned i = 0; i < rig->n; i++) {
 		rtl_loop_destroy(rig->src[i].loop);
 		if (rig->src[i].frame)
@@ -193,6 +196,15 @@ RTL_API int rtl_rig_create(struct rtl_rig **out, const struct rtl_rig_config *cf
 		ret = rtl_loop_create(&s->loop, &lc, err);
 		if (ret < 0) {
 			rig->n = i;
+			free_rig(rig);
+			return ret;
+		}
+	}
+	if (rig->cfg.telemetry) {
+		rig->tel = calloc(1, sizeof(*rig->tel));
+		ret = rig->tel ? rtl__rig_telemetry_add(rig, err)
+			       : fail(err, -ENOMEM, "rig: out of memory");
+		if (ret < 0) {
 			free_rig(rig);
 			return ret;
 		}
@@ -470,6 +482,8 @@ static void *worker_main(void *arg)
 				rtl_stat_add(&rig->src[i].c.sent, 1);
 		}
 		end = rtl_time_now();
+		if (rig->tel && clock_ns && !parked)
+			rtl__rig_telemetry_publish(rig, end, cf ? cf->ctrl_time : (double)NAN);
 		rtl_hist_record(&rig->hist[RTL_RIG_H_STEP], end - now);
 		if (clock_ns && end > clock_ns + rig->period_ns)
 			rtl_stat_add(&rig->c.overruns, 1);
@@ -574,6 +588,14 @@ RTL_API int rtl_rig_start(struct rtl_rig *rig, struct rtl_error *err)
 			return rtl_error_set(err, ret, "rig: cannot allocate the frames");
 		}
 		s->frame = mem;
+	}
+	if (rig->cfg.telemetry) {
+		rtl__telemetry_period(rig->cfg.telemetry, rig->period_ns);
+		ret = rtl_telemetry_start(rig->cfg.telemetry, err);
+		if (ret < 0) {
+			stop_started(rig);
+			return ret;
+		}
 	}
 	rig->started_ns = rtl_time_now();
 	ret = spawn_worker(rig, err);

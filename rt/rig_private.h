@@ -44,6 +44,19 @@ struct rig_src {
 	struct rig_source_counters c;
 };
 
+/* The counters the telemetry mirrors: the rig's, then each source's, as
+ * one snapshot (rig_report.c builds the table). */
+#define RIG_N_COUNTERS (sizeof(struct rig_counters) / sizeof(uint64_t))
+#define RIG_N_SOURCE_COUNTERS (sizeof(struct rig_source_counters) / sizeof(uint64_t))
+#define RIG_TEL_COUNTERS (RIG_N_COUNTERS + RTL_RIG_MAX_SOURCES * RIG_N_SOURCE_COUNTERS)
+
+struct rig_tel {
+	struct rtl_stat_field fields[RIG_TEL_COUNTERS];
+	char names[RIG_TEL_COUNTERS][48];
+	size_t n;
+	int age[RTL_RIG_MAX_SOURCES], live[RTL_RIG_MAX_SOURCES];
+};
+
 struct rtl_rig {
 	struct rtl_rig_config cfg;
 	unsigned n;
@@ -59,6 +72,12 @@ struct rtl_rig {
 	_Atomic int ended_by; /* the source whose end ended the rig, or -1 */
 	struct rig_counters c;
 	struct rtl_hist *hist; /* RTL_RIG_H_COUNT */
+	struct rig_tel *tel;   /* with cfg.telemetry */
 };
+
+/* rig_report.c: the rig's counters and histograms in cfg.telemetry. */
+int rtl__rig_telemetry_add(struct rtl_rig *rig, struct rtl_error *err);
+/* The step's signals and the record, after the writes. */
+void rtl__rig_telemetry_publish(struct rtl_rig *rig, int64_t now, double ctrl_time);
 
 #endif /* RTLOOP_RIG_PRIVATE_H */

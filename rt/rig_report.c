@@ -6,10 +6,12 @@
  * Any thread, at any time: single-writer relaxed atomics.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 
 #include <rtloop/json.h>
 #include <rtloop/sized.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/time.h>
 
 #include "rig_private.h"
@@ -114,6 +116,86 @@ static void report_text(const struct rtl_rig *rig, FILE *f)
 				(unsigned long long)rtl_stat_value(&s, &source_fields[k]));
 		rtl_loop_report(rig->src[i].loop, f, false);
 	}
+}
+
+/* ---- telemetry ---------------------------------------------------------------------------- */
+
+/* One snapshot for the telemetry: size, the rig's counters, each source's. */
+static int tel_stats(const void *src, void *snapshot)
+{
+	const struct rtl_rig *rig = src;
+	uint64_t *v = (uint64_t *)((char *)snapshot + sizeof(size_t));
+	struct rtl_rig_counters c = { .size = sizeof(c) };
+	size_t k = 0;
+
+	rtl_rig_stats(rig, &c);
+	for (size_t i = 0; i < N_COUNTERS; i++)
+		v[k++] = rtl_stat_value(&c, &counter_fields[i]);
+	for (unsigned s = 0; s < rig->n; s++) {
+		struct rtl_rig_source_counters sc = { .size = sizeof(sc) };
+
+		rtl_rig_source_stats(rig, s, &sc);
+		for (size_t i = 0; i < N_SOURCE; i++)
+			v[k++] = rtl_stat_value(&sc, &source_fields[i]);
+	}
+	return 0;
+}
+
+int rtl__rig_telemetry_add(struct rtl_rig *rig, struct rtl_error *err)
+{
+	struct rtl_telemetry *t = rig->cfg.telemetry;
+	struct rig_tel *tel = rig->tel;
+	size_t k = 0;
+	int ret;
+
+	for (size_t i = 0; i < N_COUNTERS; i++, k++) {
+		snprintf(tel->names[k], sizeof(tel->names[k]), "%s", counter_fields[i].name);
+		tel->fields[k] = (struct rtl_stat_field){ tel->names[k], counter_fields[i].doc,
+							  sizeof(size_t) + k * sizeof(uint64_t) };
+	}
+	for (unsigned s = 0; s < rig->n; s++) {
+		for (size_t i = 0; i < N_SOURCE; i++, k++) {
+			snprintf(tel->names[k], sizeof(tel->names[k]), "%s.%s", rig->src[s].name,
+				 source_fields[i].name);
+			tel->fields[k] =
+				(struct rtl_stat_field){ tel->names[k], source_fields[i].doc,
+							 sizeof(size_t) + k * sizeof(uint64_t) };
+		}
+	}
+	tel->n = k;
+	ret = rtl_telemetry_counters(t, "rig", tel->fields, tel->n, tel_stats, rig,
+				     sizeof(size_t) + RIG_TEL_COUNTERS * sizeof(uint64_t), err);
+	for (int h = 0; ret == 0 && h < RTL_RIG_H_COUNT; h++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "rig.%s", hist_names[h]);
+		ret = rtl_telemetry_hist(t, name, &rig->hist[h], err);
+	}
+	for (unsigned s = 0; ret >= 0 && s < rig->n; s++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "%s.age_ms", rig->src[s].name);
+		ret = tel->age[s] = rtl_telemetry_signal(t, name, 1, "ms", err);
+		if (ret >= 0) {
+			snprintf(name, sizeof(name), "%s.live", rig->src[s].name);
+			ret = tel->live[s] = rtl_telemetry_signal(t, name, 1, NULL, err);
+		}
+	}
+	return ret < 0 ? ret : 0;
+}
+
+void rtl__rig_telemetry_publish(struct rtl_rig *rig, int64_t now, double ctrl_time)
+{
+	struct rtl_telemetry *t = rig->cfg.telemetry;
+
+	for (unsigned s = 0; s < rig->n; s++) {
+		const struct rtl_rig_input *in = &rig->in[s];
+
+		rtl_telemetry_set(t, rig->tel->age[s], 0,
+				  in->frame ? (double)in->age_ns / 1e6 : (double)NAN);
+		rtl_telemetry_set(t, rig->tel->live[s], 0, in->live ? 1.0 : 0.0);
+	}
+	rtl_telemetry_publish(t, now, rtl_stat_get(&rig->c.steps), ctrl_time);
 }
 
 RTL_API int rtl_rig_report(const struct rtl_rig *rig, FILE *f, bool json)

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <rtloop/rig.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/time.h>
 
 #include "../common/alloc-count.h"
@@ -269,8 +270,12 @@ static void *feed_main(void *arg)
 		if (atomic_load(&f->pause))
 			continue;
 		w.ctrl_time = (double)k * (double)f->period_ns / 1e9;
-		if (atomic_exchange(&f->poison, 0))
+		if (atomic_exchange(&f->poison, 0)) {
+			/* then silent: the poisoned frame stays the newest
+			 * (the rig checks the frames it takes, the newest) */
 			w.value = NAN;
+			atomic_store(&f->pause, 1);
+		}
 		send(f->peer, &w, sizeof(w), MSG_DONTWAIT);
 		atomic_fetch_add(&f->fed, 1);
 	}
@@ -355,6 +360,8 @@ static int record_step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsi
 static int64_t stale_bound = 200 * MS;
 /* Source 1's reconnect attempts (0: none). */
 static int reconnect_b;
+/* The rig's telemetry (NULL: none). */
+static struct rtl_telemetry *telemetry;
 
 static struct rtl_rig *make_rig(struct fake *f, unsigned n, uint32_t clock, int64_t period,
 				enum rtl_rig_policy policy, struct seen *s)
@@ -372,7 +379,8 @@ static struct rtl_rig *make_rig(struct fake *f, unsigned n, uint32_t clock, int6
 				     /* 10 steps: a loaded machine (CI, TSan) does
 				      * not stall that long by itself */
 				     .watchdog_periods = 10,
-				     .stop_timeout_ns = 200 * MS };
+				     .stop_timeout_ns = 200 * MS,
+				     .telemetry = telemetry };
 	struct rtl_error err = { 0 };
 	struct rtl_rig *rig = NULL;
 
@@ -590,7 +598,10 @@ Test(rig, a_non_finite_frame_is_refused_and_applies_the_policy, .timeout = 20)
 	wait_steps(&s, 50);
 	atomic_store(&f[1].poison, 1);
 	n = atomic_load(&s.steps);
-	wait_steps(&s, n + 50);
+	wait_steps(&s, n + 25); /* 50 ms: not yet stale (200 ms) */
+	atomic_store(&f[1].pause, 0);
+	n = atomic_load(&s.steps);
+	wait_steps(&s, n + 25);
 	cr_expect_eq(src_stats(rig, 1).nonfinite, 1);
 	cr_expect_eq(src_stats(rig, 1).caused, 1);
 	cr_expect_eq(src_stats(rig, 1).stopped, 1);
@@ -662,6 +673,82 @@ Test(rig, the_timer_clocks_the_step_and_nothing_is_allocated, .timeout = 20)
 	cr_expect_gt(s.fresh[0], 0);
 	cr_expect_gt(s.fresh[1], 0);
 	rtl_rig_destroy(rig);
+	fake_fini(&f[0]);
+	fake_fini(&f[1]);
+}
+
+/* Counter @name of the reader's, or UINT64_MAX. */
+static uint64_t counter(struct rtl_telemetry_reader *r, const char *name)
+{
+	uint64_t v[RTL_TELEMETRY_MAX_COUNTERS];
+	int n = rtl_telemetry_reader_counters(r, v, RTL_TELEMETRY_MAX_COUNTERS);
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(rtl_telemetry_reader_counter_name(r, (unsigned)i), name))
+			return v[i];
+	return UINT64_MAX;
+}
+
+Test(rig, the_rig_publishes_a_record_per_step_and_every_source_counters, .timeout = 20)
+{
+	struct fake f[2];
+	struct seen s = { 0 };
+	struct rtl_rig *rig;
+	struct rtl_telemetry_config tc = { .size = sizeof(tc) };
+	struct rtl_telemetry_reader *r;
+	struct rtl_telemetry_info info;
+	struct rtl_telemetry_record *rec = calloc(256, sizeof(*rec));
+	struct rtl_rig_counters c = { .size = sizeof(c) };
+	struct rtl_error err = { 0 };
+	char name[64];
+	int age_b = -1, live_b = -1, n, live_seen = 0;
+
+	snprintf(name, sizeof(name), "test-rig-%d", (int)getpid());
+	tc.name = name;
+	tc.replace = true;
+	cr_assert_not_null(rec);
+	cr_assert_eq(rtl_telemetry_create(&telemetry, &tc, &err), 0, "%s", err.msg);
+	fake_init(&f[0], 2 * MS);
+	fake_init(&f[1], 2 * MS);
+	rig = make_rig(f, 2, 0, 0, RTL_RIG_STOP_ALL, &s);
+	cr_assert_eq(rtl_telemetry_reader_create(&r, name, &err), 0, "%s", err.msg);
+	rtl_telemetry_reader_info(r, &info);
+	for (unsigned i = 0; i < info.n_signals; i++) {
+		const struct rtl_telemetry_signal_info *si = rtl_telemetry_reader_signal(r, i);
+
+		if (!strcmp(si->name, "b.age_ms"))
+			age_b = (int)si->first;
+		if (!strcmp(si->name, "b.live"))
+			live_b = (int)si->first;
+	}
+	cr_expect_geq(age_b, 0, "a signal per source: b.age_ms");
+	cr_expect_geq(live_b, 0, "and b.live");
+	wait_steps(&s, 100);
+	rtl_rig_stop(rig);
+	cr_expect_eq(rtl_rig_join(rig), 0);
+	rtl_rig_stats(rig, &c);
+	rtl_rig_destroy(rig); /* the final figures stay in the telemetry */
+	rtl_telemetry_reader_info(r, &info);
+	cr_expect_eq(info.records, c.steps, "a record per step: %llu records, %llu steps",
+		     (unsigned long long)info.records, (unsigned long long)c.steps);
+	cr_expect_eq(counter(r, "rig.steps"), c.steps);
+	cr_expect_eq(counter(r, "rig.b.taken"), s.fresh[1]);
+	cr_expect_eq(counter(r, "rig.a.caused"), 0);
+	n = rtl_telemetry_reader_read(r, rec, 256);
+	cr_expect_gt(n, 50);
+	for (int i = 0; i < n && age_b >= 0 && live_b >= 0; i++) {
+		double age = rec[i].values[age_b];
+
+		/* NaN: no frame of b yet (not live); else an age */
+		cr_expect(isnan(age) ? rec[i].values[live_b] == 0.0 : age >= 0 && age < 1000,
+			  "age %g ms", age);
+		live_seen += rec[i].values[live_b] == 1.0;
+	}
+	cr_expect_gt(live_seen, 0);
+	rtl_telemetry_reader_destroy(r);
+	rtl_telemetry_destroy(telemetry);
+	telemetry = NULL;
+	free(rec);
 	fake_fini(&f[0]);
 	fake_fini(&f[1]);
 }

@@ -175,6 +175,16 @@ struct rtl_rig_config {
 	/* Each source's stop at exit: as the loop's stop_timeout_ns. */
 	int64_t stop_timeout_ns;
 	bool start_disarmed; /* robots start disarmed: rtl_rig_arm() */
+	/*
+	 * Telemetry (<rtloop/telemetry.h>; not owned; NULL: none): the rig adds
+	 * its counters and every source's as "rig.*" ("rig.steps",
+	 * "rig.NAME.caused", ...), its two histograms, and two signals per
+	 * source, "NAME.age_ms" and "NAME.live"; it starts it in
+	 * rtl_rig_start() and publishes one record per step, after the
+	 * writes (the step may set signals of its own, added before the
+	 * start). rtl_rig_destroy() mirrors the final figures and detaches.
+	 */
+	struct rtl_telemetry *telemetry;
 };
 
 /*
