@@ -22,6 +22,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -706,7 +707,7 @@ Test(rig, the_rig_publishes_a_record_per_step_and_every_source_counters, .timeou
 	snprintf(name, sizeof(name), "test-rig-%d", (int)getpid());
 	tc.name = name;
 	tc.replace = true;
-	cr_assert_not_null(rec);
+	cr_assert(rec != NULL);
 	cr_assert_eq(rtl_telemetry_create(&telemetry, &tc, &err), 0, "%s", err.msg);
 	fake_init(&f[0], 2 * MS);
 	fake_init(&f[1], 2 * MS);
