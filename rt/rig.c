@@ -228,27 +228,29 @@ RTL_API void rtl_rig_destroy(struct rtl_rig *rig)
 
 /* Source @s's frame @f (read from its loop, inside its step): refused when a
  * value is not finite, else copied for the step, its gap and stamp taken. */
-static void take(struct rig_src *s, const struct rtl_loop_frame *f)
+uint32_t rtl__rig_take(struct rig_src *s, const struct rtl_loop_frame *f, bool finite)
 {
-	struct rtl_loop *loop = s->loop;
 	size_t bytes = sizeof(*f) + f->size;
-	char why[96];
+	uint32_t gap = 0;
 
-	if (loop->ops.finite && loop->ops.finite(loop->t, f, why, sizeof(why)) < 0) {
+	if (!finite) {
 		rtl_stat_add(&s->c.nonfinite, 1);
 		s->bad = true;
-		return;
+		return 0;
 	}
 	s->bad = false;
 	if (bytes > s->frame_cap)
 		bytes = s->frame_cap;
 	memcpy(s->frame, f, bytes);
-	if (s->have && f->seq > s->last_seq + 1)
-		rtl_stat_add(&s->c.unseen, f->seq - s->last_seq - 1);
+	if (s->have && f->seq > s->last_seq + 1) {
+		gap = (uint32_t)(f->seq - s->last_seq - 1);
+		rtl_stat_add(&s->c.unseen, gap);
+	}
 	rtl_rig_stamp_update(&s->stamp, f->ctrl_time, f->rx_ns, s->period_ns);
 	s->last_seq = f->seq;
 	s->have = true;
 	rtl_stat_add(&s->c.taken, 1);
+	return gap;
 }
 
 /* ---- the policy ------------------------------------------------------------------------ */
@@ -264,11 +266,10 @@ static void stop_robot(struct rig_src *s)
 
 /* Source @i's health at @now: its episode opens (counted, the policy
  * applied) or closes. Returns whether it is reconnecting. */
-static bool judge(struct rtl_rig *rig, unsigned i, int64_t now)
+void rtl__rig_judge(struct rtl_rig *rig, unsigned i, int64_t now, bool parked, bool stopping)
 {
 	struct rig_src *s = &rig->src[i];
-	bool parked = atomic_load_explicit(&s->loop->park, memory_order_acquire);
-	bool ended = !s->ended && rtl_loop_stopping(s->loop);
+	bool ended = !s->ended && stopping;
 	int64_t last = s->have ? s->frame->rx_ns : rig->started_ns;
 	bool stale = now - last > s->stale_ns;
 	bool lost = s->ended || ended || parked;
@@ -299,6 +300,27 @@ static bool judge(struct rtl_rig *rig, unsigned i, int64_t now)
 	s->faulty = faulty;
 	rig->in[i].stale = stale;
 	rig->in[i].lost = lost;
+}
+
+/* Source @i's frame @f, read from its loop (inside its step): checked by
+ * its transport, then taken. */
+static uint32_t take(struct rig_src *s, const struct rtl_loop_frame *f)
+{
+	struct rtl_loop *loop = s->loop;
+	char why[96];
+
+	return rtl__rig_take(
+		s, f, !loop->ops.finite || loop->ops.finite(loop->t, f, why, sizeof(why)) == 0);
+}
+
+/* Source @i's health from its loop, then judged. Returns whether it is
+ * reconnecting. */
+static bool judge(struct rtl_rig *rig, unsigned i, int64_t now)
+{
+	struct rtl_loop *loop = rig->src[i].loop;
+	bool parked = atomic_load_explicit(&loop->park, memory_order_acquire);
+
+	rtl__rig_judge(rig, i, now, parked, rtl_loop_stopping(loop));
 	return parked;
 }
 
@@ -323,7 +345,7 @@ static void apply_arming(struct rtl_rig *rig)
 /* The rig ends when a source's end ends it: under stop-all any source,
  * under stop-source when no robot is left (a rig of sensors only: when
  * none is left). */
-static bool over(struct rtl_rig *rig)
+bool rtl__rig_over(struct rtl_rig *rig)
 {
 	bool any_robot = false, robot_left = false, any_left = false;
 
@@ -357,7 +379,7 @@ static void sleep_until(struct rtl_rig *rig, int64_t deadline)
 }
 
 /* One step's inputs, at @now. */
-static void fill_inputs(struct rtl_rig *rig, int64_t now, const bool *fresh, const uint32_t *gap)
+void rtl__rig_fill(struct rtl_rig *rig, int64_t now, const bool *fresh, const uint32_t *gap)
 {
 	for (unsigned i = 0; i < rig->n; i++) {
 		struct rig_src *s = &rig->src[i];
@@ -439,23 +461,19 @@ static void *worker_main(void *arg)
 			struct rig_src *s = &rig->src[i];
 			const struct rtl_loop_frame *f =
 				i == rig->cfg.clock ? cf : rtl_loop_read(s->loop, 0);
-			uint64_t before = s->last_seq;
-			bool had = s->have;
 
 			fresh[i] = false;
 			gap[i] = 0;
 			if (f) {
-				take(s, f);
+				gap[i] = take(s, f);
 				fresh[i] = !s->bad;
-				if (fresh[i] && had && s->last_seq > before + 1)
-					gap[i] = (uint32_t)(s->last_seq - before - 1);
 			}
 		}
 		/* after the reads: no frame the step sees is younger than now */
 		now = rtl_time_now();
 		for (unsigned i = 0; i < rig->n; i++)
 			parked |= judge(rig, i, now);
-		if (over(rig)) {
+		if (rtl__rig_over(rig)) {
 			end_rig(rig, -ENOTCONN);
 			break;
 		}
@@ -463,7 +481,7 @@ static void *worker_main(void *arg)
 		if (clock_ns && !parked) {
 			int ret;
 
-			fill_inputs(rig, now, fresh, gap);
+			rtl__rig_fill(rig, now, fresh, gap);
 			rtl_hist_record(&rig->hist[RTL_RIG_H_CLOCK_TO_STEP], now - clock_ns);
 			ret = rig->cfg.step(rig, rig->in, rig->n, rig->cfg.user);
 			rtl_stat_add(&rig->c.steps, 1);

@@ -75,6 +75,22 @@ struct rtl_rig {
 	struct rig_tel *tel;   /* with cfg.telemetry */
 };
 
+/* The worker's pieces that depend on nothing but their arguments (rig.c),
+ * tested on a fake clock (tests/rt/test-rig.c):
+ * - rtl__rig_take(): source @s's newest frame @f, its values @finite or
+ *   not: copied, its stamp taken; returns the frames before it the step
+ *   did not see (0 for the first, or a refused frame, which is counted);
+ * - rtl__rig_judge(): source @i at @now, reconnecting (@parked) or its loop
+ *   ended (@stopping): an episode opens (counted against it, the policy
+ *   applied) or closes;
+ * - rtl__rig_fill(): the step's inputs at @now, with each source's
+ *   @fresh and @gap of this step;
+ * - rtl__rig_over(): whether the sources' ends end the rig. */
+uint32_t rtl__rig_take(struct rig_src *s, const struct rtl_loop_frame *f, bool finite);
+void rtl__rig_judge(struct rtl_rig *rig, unsigned i, int64_t now, bool parked, bool stopping);
+void rtl__rig_fill(struct rtl_rig *rig, int64_t now, const bool *fresh, const uint32_t *gap);
+bool rtl__rig_over(struct rtl_rig *rig);
+
 /* rig_report.c: the rig's counters and histograms in cfg.telemetry. */
 int rtl__rig_telemetry_add(struct rtl_rig *rig, struct rtl_error *err);
 /* The step's signals and the record, after the writes. */

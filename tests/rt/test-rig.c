@@ -33,6 +33,7 @@
 #include <rtloop/time.h>
 
 #include "../common/alloc-count.h"
+#include "rig_private.h"
 
 #define MS RTL_NS_PER_MS
 
@@ -102,6 +103,185 @@ Test(rig_stamp, a_restarted_controller_starts_afresh_and_no_stamp_uses_receive_t
 	/* NaN: the receive time */
 	cr_expect_float_eq(rtl_rig_stamp_age(&e, NAN, 10 * period, 11 * period, period), 1.0, 1e-9);
 	cr_expect(isnan(rtl_rig_stamp_age(&e, 0.002, 0, 0, 0)));
+}
+
+/* ---- the worker's pieces, on a fake clock ------------------------------------------ */
+
+/* A rig built by hand, never started: sources without loops (the policy's
+ * disarm of a NULL loop does nothing), each with storage for its frame. */
+struct hand {
+	struct rtl_rig rig;
+	unsigned char store[RTL_RIG_MAX_SOURCES][256];
+};
+
+static struct hand *hand_rig(unsigned n, enum rtl_rig_policy policy, const bool *sensor,
+			     const int64_t *period, const int64_t *stale)
+{
+	struct hand *h = calloc(1, sizeof(*h));
+
+	cr_assert(h != NULL);
+	h->rig.n = n;
+	h->rig.cfg.policy = policy;
+	h->rig.started_ns = 0;
+	atomic_store(&h->rig.ended_by, -1);
+	for (unsigned i = 0; i < n; i++) {
+		struct rig_src *s = &h->rig.src[i];
+
+		s->cfg.sensor = sensor[i];
+		s->frame = (struct rtl_loop_frame *)(void *)h->store[i];
+		s->frame_cap = sizeof(h->store[i]);
+		s->period_ns = period[i];
+		s->stale_ns = stale[i];
+	}
+	return h;
+}
+
+/* Frame @seq received at @rx_ns, stamped @ctrl_s by its controller. */
+static const struct rtl_loop_frame *frame(uint64_t seq, int64_t rx_ns, double ctrl_s)
+{
+	static union {
+		struct rtl_loop_frame f;
+		unsigned char b[sizeof(struct rtl_loop_frame) + 16];
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	u.f.seq = seq;
+	u.f.rx_ns = rx_ns;
+	u.f.ctrl_time = ctrl_s;
+	u.f.size = 16;
+	return &u.f;
+}
+
+Test(rig_pieces, the_step_sees_the_newest_of_each_the_unseen_and_the_ages)
+{
+	const bool sensor[2] = { false, true };
+	const int64_t period[2] = { 2 * MS, MS / 2 }, stale[2] = { 8 * MS, 3 * MS };
+	struct hand *h = hand_rig(2, RTL_RIG_STOP_ALL, sensor, period, stale);
+	struct rtl_rig *rig = &h->rig;
+	bool fresh[2];
+	uint32_t gap[2];
+
+	/* step 1 at 10 ms: the arm's frame 0 (received 9.9 ms), the
+	 * sensor's frame 3 (9.8 ms); stamps 100 us before receipt */
+	gap[0] = rtl__rig_take(&rig->src[0], frame(0, 9900000, 0.0098), true);
+	gap[1] = rtl__rig_take(&rig->src[1], frame(3, 9800000, 0.0097), true);
+	fresh[0] = fresh[1] = true;
+	rtl__rig_fill(rig, 10 * MS, fresh, gap);
+	cr_expect_eq(rig->in[0].frame->seq, 0);
+	cr_expect_eq(rig->in[1].frame->seq, 3);
+	cr_expect_eq(gap[1], 0, "the first frame: nothing before it counts");
+	cr_expect_eq(rig->in[0].age_ns, 100000);
+	cr_expect_eq(rig->in[1].age_ns, 200000);
+	/* one frame: the stamp's offset is learnt from it, so its age in
+	 * periods is its age since receipt */
+	cr_expect_float_eq(rig->in[0].age_periods, 0.05, 1e-9, "100 us of a 2 ms period");
+	cr_expect_float_eq(rig->in[1].age_periods, 0.4, 1e-9, "200 us of 500 us");
+	/* step 2 at 12 ms: the arm's frame 1; the sensor's newest is 7:
+	 * 4, 5 and 6 came and went */
+	gap[0] = rtl__rig_take(&rig->src[0], frame(1, 11900000, 0.0118), true);
+	gap[1] = rtl__rig_take(&rig->src[1], frame(7, 11950000, 0.0118), true);
+	rtl__rig_fill(rig, 12 * MS, fresh, gap);
+	cr_expect_eq(rig->in[1].unseen, 3);
+	cr_expect_eq(rig->in[0].unseen, 0);
+	cr_expect_eq(rtl_stat_get(&rig->src[1].c.unseen), 3);
+	cr_expect_eq(rtl_stat_get(&rig->src[1].c.taken), 2);
+	cr_expect_eq(rig->in[1].age_ns, 50000);
+	/* the sensor's frame 7 came 50 us later than its stamp says (an
+	 * offset of 150 us against the 100.5 us floor): its age counts from
+	 * the stamp, 99.5 us, not from its receipt, 50 us */
+	cr_expect_float_eq(rig->in[1].age_periods, 0.199, 1e-6);
+	/* step 3 at 14 ms: nothing new from the sensor: its last frame, older */
+	rtl__rig_take(&rig->src[0], frame(2, 13900000, 0.0138), true);
+	fresh[1] = false;
+	gap[1] = 0;
+	rtl__rig_fill(rig, 14 * MS, fresh, gap);
+	cr_expect_not(rig->in[1].fresh);
+	cr_expect_eq(rig->in[1].frame->seq, 7);
+	cr_expect_eq(rig->in[1].age_ns, 2050000);
+	cr_expect(rig->in[1].live);
+	cr_expect_eq(rtl_stat_get(&rig->src[1].c.max_age_ns), 2050000);
+	free(h);
+}
+
+/* Two arms at 500 Hz (stale after 8 ms) and a 1 kHz sensor (after 5 ms). */
+static const bool kinds3[3] = { false, false, true };
+static const int64_t periods3[3] = { 2 * MS, 2 * MS, MS }, stale3[3] = { 8 * MS, 8 * MS, 5 * MS };
+
+Test(rig_pieces, episodes_open_at_the_bound_are_named_and_apply_the_policy)
+{
+	struct hand *h = hand_rig(3, RTL_RIG_STOP_ALL, kinds3, periods3, stale3);
+	struct rtl_rig *rig = &h->rig;
+
+	rtl__rig_take(&rig->src[2], frame(0, 10 * MS, NAN), true);
+	/* exactly at the bound: not stale; a nanosecond after: stale */
+	rtl__rig_judge(rig, 2, 15 * MS, false, false);
+	cr_expect_not(rig->in[2].stale);
+	cr_expect_eq(rtl_stat_get(&rig->src[2].c.caused), 0);
+	rtl__rig_judge(rig, 2, 15 * MS + 1, false, false);
+	cr_expect(rig->in[2].stale);
+	cr_expect_eq(rtl_stat_get(&rig->src[2].c.caused), 1);
+	cr_expect_eq(rtl_stat_get(&rig->src[2].c.stale), 1);
+	cr_expect_eq(rtl_stat_get(&rig->c.episodes), 1);
+	cr_expect(rig->src[0].stopped && rig->src[1].stopped, "stop-all: every robot");
+	cr_expect_not(rig->src[2].stopped, "a sensor has nothing to stop");
+	cr_expect_eq(rtl_stat_get(&rig->src[0].c.stopped), 1);
+	/* still stale: the same episode, not counted again */
+	rtl__rig_judge(rig, 2, 20 * MS, false, false);
+	cr_expect_eq(rtl_stat_get(&rig->src[2].c.caused), 1);
+	/* back: the episode closes, the robots stay stopped */
+	rtl__rig_take(&rig->src[2], frame(9, 21 * MS, NAN), true);
+	rtl__rig_judge(rig, 2, 21 * MS, false, false);
+	cr_expect_not(rig->in[2].stale);
+	cr_expect(rig->src[0].stopped);
+	/* a non-finite frame: refused, counted, an episode of its own */
+	cr_expect_eq(rtl__rig_take(&rig->src[2], frame(10, 22 * MS, NAN), false), 0);
+	cr_expect_eq(rig->src[2].frame->seq, 9, "the refused frame is not the step's");
+	rtl__rig_judge(rig, 2, 22 * MS, false, false);
+	cr_expect_eq(rtl_stat_get(&rig->src[2].c.nonfinite), 1);
+	cr_expect_eq(rtl_stat_get(&rig->src[2].c.caused), 2);
+	cr_expect_eq(rtl_stat_get(&rig->src[2].c.stale), 1);
+	/* a reconnect of arm 1: lost, an episode against it; no end */
+	rtl__rig_take(&rig->src[1], frame(0, 22 * MS, NAN), true);
+	rtl__rig_judge(rig, 1, 22 * MS, true, false);
+	cr_expect(rig->in[1].lost);
+	cr_expect_eq(rtl_stat_get(&rig->src[1].c.lost), 1);
+	cr_expect_not(rtl__rig_over(rig));
+	/* arm 1's loop ends: under stop-all the rig ends */
+	rtl__rig_judge(rig, 1, 23 * MS, false, true);
+	cr_expect(rtl__rig_over(rig));
+	cr_expect_eq(atomic_load(&rig->ended_by), 1);
+	free(h);
+}
+
+Test(rig_pieces, stop_source_stops_itself_and_ends_with_the_last_robot)
+{
+	struct hand *h = hand_rig(3, RTL_RIG_STOP_SOURCE, kinds3, periods3, stale3);
+	struct rtl_rig *rig = &h->rig;
+
+	for (unsigned i = 0; i < 3; i++)
+		rtl__rig_take(&rig->src[i], frame(0, 10 * MS, NAN), true);
+	rtl__rig_judge(rig, 0, 19 * MS, false, false); /* arm 0 stale */
+	cr_expect(rig->src[0].stopped);
+	cr_expect_not(rig->src[1].stopped, "stop-source: the other robot goes on");
+	rtl__rig_judge(rig, 2, 16 * MS, false, false); /* the sensor stale */
+	cr_expect_not(rig->src[1].stopped, "a sensor's fault stops only itself: nothing");
+	cr_expect_eq(rtl_stat_get(&rig->src[2].c.caused), 1);
+	rtl__rig_judge(rig, 0, 20 * MS, false, true);
+	cr_expect_not(rtl__rig_over(rig), "a robot is left");
+	rtl__rig_judge(rig, 1, 20 * MS, false, true);
+	cr_expect(rtl__rig_over(rig), "none is left");
+	free(h);
+	/* a rig of sensors alone ends when none is left */
+	{
+		const bool s2[2] = { true, true };
+		struct hand *g = hand_rig(2, RTL_RIG_STOP_SOURCE, s2, periods3, stale3);
+
+		rtl__rig_judge(&g->rig, 0, MS, false, true);
+		cr_expect_not(rtl__rig_over(&g->rig));
+		rtl__rig_judge(&g->rig, 1, MS, false, true);
+		cr_expect(rtl__rig_over(&g->rig));
+		free(g);
+	}
 }
 
 /* ---- the fake sources ---------------------------------------------------------------- */
