@@ -6,7 +6,7 @@
  * transport, coalesced. If either arm is lost, stale or sends a non-finite
  * value, the rig's policy stops every arm (or, with "one", only that one).
  *
- * Usage: bimanual PORT_A PORT_B [SECONDS [all|one [CSV]]] (defaults: 4 s,
+ * Usage: bimanual PORT_A PORT_B [SECONDS [all|one [CSV [TELEMETRY]]]] (defaults: 4 s,
  * all), against two rtde-sims (or two arms running rtloop_control.script;
  * this example assumes both arms' bases in one frame). The CSV gets one row
  * per step: t, A's x y z, B's x y z, the offset error in mm. */
@@ -20,6 +20,7 @@
 #include <rtloop/rig.h>
 #include <rtloop/rtde_cmd.h>
 #include <rtloop/rtde_transport.h>
+#include <rtloop/telemetry.h>
 #include <rtloop/time.h>
 
 #define RADIUS 0.05 /* m */
@@ -169,7 +170,8 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: bimanual PORT_A PORT_B [SECONDS [all|one [CSV]]]\n");
+		fprintf(stderr,
+			"usage: bimanual PORT_A PORT_B [SECONDS [all|one [CSV [TELEMETRY]]]]\n");
 		return 2;
 	}
 	rc.policy = argc > 4 && !strcmp(argv[4], "one") ? RTL_RIG_STOP_SOURCE : RTL_RIG_STOP_ALL;
@@ -185,6 +187,15 @@ int main(int argc, char **argv)
 	 * step, suits a dedicated real-time PC; this example also runs on a
 	 * busy laptop against simulators) */
 	src[1].stale_ns = 50 * RTL_NS_PER_MS;
+	if (argc > 6) {
+		/* the rig live in rtloop-view TELEMETRY (docs/rig.md) */
+		struct rtl_telemetry_config tlc = {
+			.size = sizeof(tlc), .name = argv[6], .label = "bimanual", .replace = true
+		};
+
+		if (rtl_telemetry_create(&rc.telemetry, &tlc, &err) < 0)
+			return fprintf(stderr, "bimanual: %s\n", err.msg), 1;
+	}
 	if (rtl_rig_create(&the_rig, &rc, &err) < 0 || rtl_rig_start(the_rig, &err) < 0) {
 		fprintf(stderr, "bimanual: %s\n", err.msg);
 		return 1;
@@ -224,6 +235,7 @@ int main(int argc, char **argv)
 		}
 	}
 	rtl_rig_destroy(the_rig);
+	rtl_telemetry_destroy(rc.telemetry);
 	rtl_rtde_transport_destroy(ta);
 	rtl_rtde_transport_destroy(tb);
 	free(app.rows);
