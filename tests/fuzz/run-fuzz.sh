@@ -73,7 +73,7 @@ sed -e 's/@MAJOR@/0/; s/@MINOR@/0/; s/@PATCH@/0/; s/@VERSION@/fuzz/' \
 incs="-I$work/gen -I$root/ring/include -I$root/rt/include -I$root/io/rtde/include"
 incs="$incs -I$root/io/rtde -I$root/io/udp/include -I$root/tracing -I$root/apps/rtde-sim"
 incs="$incs -I$root/apps/rtde-record -I$root/tests/io/rtde -I$here"
-incs="$incs -I$root/io/net/include -I$root/io/ur/include"
+incs="$incs -I$root/io/net/include -I$root/io/ur/include -I$root/io/netft/include"
 cflags="-std=c17 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter"
 san="address,undefined -fno-sanitize-recover=all"
 libs="-lexpat -lcurl -lm -lpthread"
@@ -86,9 +86,9 @@ libs="-lexpat -lcurl -lm -lpthread"
 # UBSan, so the fuzzer's time goes to the parsers.
 plain="ring/error.c ring/ring.c ring/sized.c rt/log.c rt/mem.c rt/time.c rt/hist.c rt/json.c apps/rtde-sim/robot.c apps/rtde-sim/moves.c apps/rtde-sim/kin.c apps/rtde-sim/requests.c
 io/rtde/rtde_fields.c io/net/tcp.c io/ur/ur_dashboard.c io/ur/ur_robot_api.c io/ur/ur_robot_api_json.c
-apps/rtde-sim/ports.c io/rtde/rtde_req_names.c"
+apps/rtde-sim/ports.c io/rtde/rtde_req_names.c apps/rtde-sim/ft.c"
 srcs="io/rtde/rtde_codec.c io/rtde/rtde_framer.c io/rtde/rtde_fields.c io/rtde/rtde_recipe.c
-io/rtde/rtde_client.c io/udp/udp.c io/ur/ur_primary.c
+io/rtde/rtde_client.c io/udp/udp.c io/ur/ur_primary.c io/netft/rdt.c
 apps/rtde-sim/session.c apps/rtde-sim/sim.c apps/rtde-sim/udp.c
 apps/rtde-sim/controller.c apps/rtde-sim/dashboard.c apps/rtde-sim/primary.c
 apps/rtde-sim/robot_api.c apps/rtde-sim/driver.c apps/rtde-sim/panel.c
@@ -114,7 +114,8 @@ recipe-xml:fuzz-recipe.c:-DFUZZ_RECIPE_XML
 recipe-text:fuzz-recipe.c:
 record:fuzz-record.c:
 ur-primary:fuzz-ur-primary.c:
-sim-services:fuzz-sim-services.c:"
+sim-services:fuzz-sim-services.c:
+rdt:fuzz-rdt.c:"
 
 fail() {
 	echo "$1"
