@@ -51,7 +51,7 @@ start_sim() {
 	: >"$out/$name.log"
 	"$sim" --port 0 --duration $((duration + 20)) "$@" >"$out/$name.txt" 2>"$out/$name.log" &
 	pids="$pids $!"
-	port= ft_port= i=0
+	port='' ft_port='' i=0
 	while [ -z "$port" ] && [ $i -lt 100 ]; do
 		port=$(sed -n 's/.*listening on [0-9.]*:\([0-9][0-9]*\).*/\1/p' "$out/$name.log")
 		ft_port=$(sed -n 's/.*RDT) on UDP [0-9.]*:\([0-9][0-9]*\).*/\1/p' "$out/$name.log")
