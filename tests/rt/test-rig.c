@@ -284,6 +284,37 @@ Test(rig_pieces, stop_source_stops_itself_and_ends_with_the_last_robot)
 	}
 }
 
+/* ---- locks: every pthread lock of a marked thread is counted ----------------------------- */
+
+/* The plain build interposes the pthread locks (the TSan build has its own
+ * interceptors there, and runs without this count): a marked thread's
+ * mutex, rwlock and semaphore waits are counted, then done. */
+static _Thread_local bool lock_marked;
+
+#ifndef RTL_TAP_SHIM
+static _Atomic long locks_taken;
+#include <dlfcn.h>
+#include <semaphore.h>
+
+#define COUNTED_LOCK(name, type)                                   \
+	int name(type *l)                                          \
+	{                                                          \
+		static int (*real)(type *);                        \
+                                                                   \
+		if (!real)                                         \
+			*(void **)&real = dlsym(RTLD_NEXT, #name); \
+		if (lock_marked)                                   \
+			atomic_fetch_add(&locks_taken, 1);         \
+		return real(l);                                    \
+	}
+COUNTED_LOCK(pthread_mutex_lock, pthread_mutex_t)
+COUNTED_LOCK(pthread_mutex_trylock, pthread_mutex_t)
+COUNTED_LOCK(pthread_rwlock_rdlock, pthread_rwlock_t)
+COUNTED_LOCK(pthread_rwlock_wrlock, pthread_rwlock_t)
+COUNTED_LOCK(pthread_spin_lock, pthread_spinlock_t)
+COUNTED_LOCK(sem_wait, sem_t)
+#endif
+
 /* ---- the fake sources ---------------------------------------------------------------- */
 
 struct wire {
@@ -524,8 +555,10 @@ static int record_step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsi
 		atomic_store(&s->stopped1, in[1].stopped);
 		atomic_store(&s->live1, in[1].live);
 	}
-	if (atomic_load(&s->count_allocs) && !s->alloc_steps++)
+	if (atomic_load(&s->count_allocs) && !s->alloc_steps++) {
 		rtl_test_alloc_mark_thread();
+		lock_marked = true;
+	}
 	{
 		int ms = atomic_exchange(&s->stall_ms, 0);
 
@@ -827,7 +860,7 @@ Test(rig, a_late_step_stops_every_robot_once, .timeout = 20)
 	fake_fini(&f[1]);
 }
 
-Test(rig, the_timer_clocks_the_step_and_nothing_is_allocated, .timeout = 20)
+Test(rig, the_timer_clocks_the_step_and_nothing_is_allocated_or_locked, .timeout = 20)
 {
 	struct fake f[2];
 	struct seen s = { 0 };
@@ -836,6 +869,18 @@ Test(rig, the_timer_clocks_the_step_and_nothing_is_allocated, .timeout = 20)
 	long allocs;
 
 	cr_assert(rtl_test_alloc_selftest());
+#ifndef RTL_TAP_SHIM
+	{
+		/* the positive control: a marked thread's lock counts */
+		pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+
+		lock_marked = true;
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+		lock_marked = false;
+		cr_assert_eq(atomic_exchange(&locks_taken, 0), 1, "the lock count works");
+	}
+#endif
 	fake_init(&f[0], 2 * MS);
 	fake_init(&f[1], 3 * MS);
 	rig = make_rig(f, 2, RTL_RIG_TIMER, 2 * MS, RTL_RIG_STOP_ALL, &s);
@@ -851,6 +896,10 @@ Test(rig, the_timer_clocks_the_step_and_nothing_is_allocated, .timeout = 20)
 	cr_expect_geq(c.timer_ticks, c.steps);
 	cr_expect_geq(c.steps, 230);
 	cr_expect_eq(allocs, 0, "%ld allocations in 200 steps of two sources", allocs);
+#ifndef RTL_TAP_SHIM
+	cr_expect_eq(atomic_load(&locks_taken), 0, "%ld locks taken by the rig's worker",
+		     atomic_load(&locks_taken));
+#endif
 	cr_expect_gt(s.fresh[0], 0);
 	cr_expect_gt(s.fresh[1], 0);
 	rtl_rig_destroy(rig);
