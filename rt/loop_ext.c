@@ -39,6 +39,10 @@ RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_
 	now = rtl_time_now();
 	if (loop->ext.in_step)
 		step_over(loop, now);
+	if (loop->ext.held) { /* a hold without a write: it ends here */
+		loop->ext.held = false;
+		rtl__loop_step_leave(loop);
+	}
 	release_held(loop);
 	deadline = timeout_ns < 0 ? INT64_MAX : now + timeout_ns;
 	for (;;) {
@@ -67,11 +71,16 @@ RTL_API int rtl_loop_write(struct rtl_loop *loop)
 		return -EINVAL;
 	if (!loop->ext.in_step) {
 		/* A write of its own (no read since the last write): a step
-		 * of its own, as short as the send. */
-		if (!rtl__loop_step_enter(loop))
+		 * of its own, as short as the send, or the one
+		 * rtl__loop_ext_hold() began (a safe package sent since
+		 * makes its commands stale). */
+		if (loop->ext.held)
+			loop->ext.held = false;
+		else if (!rtl__loop_step_enter(loop))
 			return -EAGAIN;
-		loop->step.safe_seen =
-			atomic_load_explicit(&loop->c.safe_sends, memory_order_acquire);
+		else
+			loop->step.safe_seen =
+				atomic_load_explicit(&loop->c.safe_sends, memory_order_acquire);
 		ret = rtl__loop_send(loop, loop->step.seq, rtl_time_now());
 		rtl__loop_step_leave(loop);
 		return ret;
@@ -88,8 +97,20 @@ RTL_API int rtl_loop_write(struct rtl_loop *loop)
 	return ret;
 }
 
+bool rtl__loop_ext_hold(struct rtl_loop *loop)
+{
+	if (loop->ext.in_step || loop->ext.held)
+		return true;
+	if (!rtl__loop_step_enter(loop))
+		return false;
+	loop->step.safe_seen = atomic_load_explicit(&loop->c.safe_sends, memory_order_acquire);
+	loop->ext.held = true;
+	return true;
+}
+
 void rtl__loop_ext_reset(struct rtl_loop *loop)
 {
 	release_held(loop);
 	loop->ext.in_step = false;
+	loop->ext.held = false;
 }

@@ -156,6 +156,7 @@ struct rtl_loop {
 	 * released) and whether it is inside a step. */
 	struct {
 		bool holding, in_step;
+		bool held; /* rtl__loop_ext_hold(): in a step without a frame */
 		const struct rtl_loop_frame *frame; /* the one held, for the telemetry */
 	} ext;
 
@@ -253,6 +254,12 @@ int rtl__loop_send(struct rtl_loop *loop, uint64_t seq, int64_t now);
 
 /* ---- loop_life.c ----------------------------------------------------------------- */
 
+/* The external loop's thread (a rig's worker): enter a step without a
+ * frame, so that no reconnect takes the transport until the next
+ * rtl_loop_write(), which ends it; a safe package sent meanwhile makes the
+ * step's commands stale. true: inside (also when a read already is);
+ * false: a reconnect runs (loop_ext.c). */
+bool rtl__loop_ext_hold(struct rtl_loop *loop);
 bool rtl__loop_step_enter(struct rtl_loop *loop);
 void rtl__loop_step_leave(struct rtl_loop *loop);
 void rtl__loop_wait_unparked(struct rtl_loop *loop, int64_t deadline);

@@ -236,6 +236,8 @@ uint32_t rtl__rig_take(struct rig_src *s, const struct rtl_loop_frame *f, bool f
 	if (!finite) {
 		rtl_stat_add(&s->c.nonfinite, 1);
 		s->bad = true;
+		if (s->have)
+			s->last_seq = f->seq; /* counted here, not again as unseen */
 		return 0;
 	}
 	s->bad = false;
@@ -317,10 +319,21 @@ static uint32_t take(struct rig_src *s, const struct rtl_loop_frame *f)
  * reconnecting. */
 static bool judge(struct rtl_rig *rig, unsigned i, int64_t now)
 {
-	struct rtl_loop *loop = rig->src[i].loop;
-	bool parked = atomic_load_explicit(&loop->park, memory_order_acquire);
+	struct rig_src *s = &rig->src[i];
+	bool stopping = rtl_loop_stopping(s->loop);
+	/* not inside its step: a reconnect has the transport */
+	bool parked = !s->held && !stopping && !s->ended;
+	uint64_t rc = rtl_stat_get(&s->loop->c.reconnects);
 
-	rtl__rig_judge(rig, i, now, parked, rtl_loop_stopping(loop));
+	/* A reconnect the rig did not see parked (it fit between two looks)
+	 * is a loss all the same, and left the loop disarmed. */
+	if (rc != s->reconnects) {
+		s->reconnects = rc;
+		if (!s->cfg.sensor)
+			s->stopped = true;
+		rtl__rig_judge(rig, i, now, true, false);
+	}
+	rtl__rig_judge(rig, i, now, parked, stopping);
 	return parked;
 }
 
@@ -328,14 +341,21 @@ static bool judge(struct rtl_rig *rig, unsigned i, int64_t now)
  * that is faulty (it stays stopped). */
 static void apply_arming(struct rtl_rig *rig)
 {
+	bool any_faulty = false;
+
+	for (unsigned i = 0; i < rig->n; i++)
+		any_faulty |= rig->src[i].faulty;
 	for (unsigned i = 0; i < rig->n; i++) {
 		struct rig_src *s = &rig->src[i];
 		int req = atomic_exchange_explicit(&s->arm_req, ARM_NONE, memory_order_acquire);
+		/* under stop-all a fault anywhere keeps every robot stopped */
+		bool refuse = s->faulty || s->ended ||
+			      (rig->cfg.policy == RTL_RIG_STOP_ALL && any_faulty);
 
-		if (req == ARM_ON && s->stopped && !s->faulty && !s->ended) {
+		if (req == ARM_ON && !refuse) {
 			s->stopped = false;
 			rtl_loop_arm(s->loop, true);
-		} else if (req == ARM_OFF && !s->stopped) {
+		} else if (req == ARM_OFF) {
 			s->stopped = true;
 			rtl_loop_arm(s->loop, false);
 		}
@@ -414,18 +434,33 @@ static int64_t wait_clock(struct rtl_rig *rig, struct rtl_timer *timer,
 	uint32_t c = rig->cfg.clock;
 
 	*cf = NULL;
-	if (c != RTL_RIG_TIMER && !rig->src[c].ended && !rtl_loop_stopping(rig->src[c].loop)) {
-		*cf = rtl_loop_read(rig->src[c].loop, rig->src[c].stale_ns);
-		if (*cf)
-			return (*cf)->rx_ns;
+	/* A faulty clock source (stale, reconnecting, refused frames) hands
+	 * the step to the timer until it is back, so the other sources keep
+	 * their steps (or their stop); the reads below take its frames. */
+	if (c != RTL_RIG_TIMER && !rig->src[c].ended && !rig->src[c].faulty &&
+	    !rtl_loop_stopping(rig->src[c].loop)) {
+		int64_t deadline = rtl_time_now() + rig->src[c].stale_ns;
+
+		/* in slices, so that a stop is seen within 50 ms */
+		for (;;) {
+			int64_t left = deadline - rtl_time_now();
+
+			if (left <= 0 || rig_stopping(rig))
+				break;
+			*cf = rtl_loop_read(rig->src[c].loop,
+					    left < 50 * RTL_NS_PER_MS ? left : 50 * RTL_NS_PER_MS);
+			if (*cf)
+				return (*cf)->rx_ns;
+			/* a reconnect or the end: its read returned at once */
+			if (atomic_load_explicit(&rig->src[c].loop->park, memory_order_acquire) ||
+			    rtl_loop_stopping(rig->src[c].loop))
+				break;
+		}
 		if (!rig_stopping(rig))
 			rtl_stat_add(&rig->c.clock_waits, 1);
-		/* a reconnect: its read returned at once; do not spin */
-		if (atomic_load_explicit(&rig->src[c].loop->park, memory_order_acquire))
-			sleep_until(rig, rtl_time_now() + rig->period_ns);
 		return 0;
 	}
-	/* The timer's, or the lost clock source's period. */
+	/* The timer's, or the faulty clock source's period. */
 	if (!timer->period_ns)
 		rtl_timer_init(timer, rtl_time_now() + rig->period_ns, rig->period_ns,
 			       RTL_TIMER_SKIP);
@@ -460,10 +495,15 @@ static void *worker_main(void *arg)
 		for (unsigned i = 0; i < rig->n; i++) {
 			struct rig_src *s = &rig->src[i];
 			const struct rtl_loop_frame *f =
-				i == rig->cfg.clock ? cf : rtl_loop_read(s->loop, 0);
+				i == rig->cfg.clock && cf ? cf : rtl_loop_read(s->loop, 0);
 
 			fresh[i] = false;
 			gap[i] = 0;
+			/* Inside this source's step from here to its write: a
+			 * frame read entered it; else enter it now, so that no
+			 * reconnect takes the transport while the step writes
+			 * its commands (refused: a reconnect runs). */
+			s->held = f != NULL || (!s->ended && rtl__loop_ext_hold(s->loop));
 			if (f) {
 				gap[i] = take(s, f);
 				fresh[i] = !s->bad;
@@ -483,7 +523,9 @@ static void *worker_main(void *arg)
 
 			rtl__rig_fill(rig, now, fresh, gap);
 			rtl_hist_record(&rig->hist[RTL_RIG_H_CLOCK_TO_STEP], now - clock_ns);
+			rig->in_step = true;
 			ret = rig->cfg.step(rig, rig->in, rig->n, rig->cfg.user);
+			rig->in_step = false;
 			rtl_stat_add(&rig->c.steps, 1);
 			if (ret < 0) {
 				end_rig(rig, ret);
@@ -494,10 +536,14 @@ static void *worker_main(void *arg)
 			rtl_stat_add(&rig->c.parked, 1);
 		}
 		for (unsigned i = 0; i < rig->n; i++) {
-			if (rig->src[i].ended)
+			struct rig_src *s = &rig->src[i];
+
+			if (s->ended || !s->held)
 				continue;
-			if (rtl_loop_write(rig->src[i].loop) > 0)
-				rtl_stat_add(&rig->src[i].c.sent, 1);
+			/* ends the step its read or step_enter() began */
+			if (rtl_loop_write(s->loop) > 0)
+				rtl_stat_add(&s->c.sent, 1);
+			s->held = false;
 		}
 		end = rtl_time_now();
 		if (rig->tel && clock_ns && !parked)
@@ -599,6 +645,9 @@ RTL_API int rtl_rig_start(struct rtl_rig *rig, struct rtl_error *err)
 
 		s->period_ns = s->loop->t->period_ns > 0 ? s->loop->t->period_ns : rig->period_ns;
 		s->stale_ns = s->cfg.stale_ns ? s->cfg.stale_ns : 3 * s->period_ns + rig->period_ns;
+		if (s->frame) /* a start that failed before: its storage */
+			rtl_mem_free(s->frame, s->frame_cap);
+		s->frame = NULL;
 		s->frame_cap = s->loop->slot_size;
 		ret = rtl_mem_alloc(&mem, s->frame_cap, -1);
 		if (ret < 0) {
@@ -662,7 +711,11 @@ RTL_API struct rtl_loop *rtl_rig_loop(const struct rtl_rig *rig, unsigned i)
 
 RTL_API void *rtl_rig_commands(struct rtl_rig *rig, unsigned i)
 {
-	return rig && i < rig->n ? rtl_loop_commands(rig->src[i].loop) : NULL;
+	/* in a step, a source outside its loop's step (reconnecting) has no
+	 * commands to write */
+	if (!rig || i >= rig->n || (rig->in_step && (!rig->src[i].held || rig->in[i].lost)))
+		return NULL;
+	return rtl_loop_commands(rig->src[i].loop);
 }
 
 RTL_API const char *rtl_rig_source_name(const struct rtl_rig *rig, unsigned i)

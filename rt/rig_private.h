@@ -40,6 +40,11 @@ struct rig_src {
 	 * was stopped by the policy or disarmed (stopped), its loop ended
 	 * (ended), its last frame was refused (bad). */
 	bool faulty, stopped, ended, bad;
+	/* The worker's: inside this source's loop step for the current
+	 * cycle (a frame read, or the step entered: no reconnect can take
+	 * the transport until the write), and its reconnects seen so far. */
+	bool held;
+	uint64_t reconnects;
 	_Atomic int arm_req;
 	struct rig_source_counters c;
 };
@@ -66,6 +71,7 @@ struct rtl_rig {
 	int64_t started_ns;
 	struct rtl_thread *worker;
 	bool started, joined;
+	bool in_step; /* the worker's: the step runs */
 	_Atomic int stop;
 	_Atomic uint32_t bell; /* bumped by rtl_rig_stop(): the timer's sleep */
 	_Atomic int result;

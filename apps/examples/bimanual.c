@@ -115,8 +115,12 @@ static int step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsigned n,
 		err += e * e;
 	}
 	err = sqrt(err);
-	speedl(rig, 0, &app->arm[0], va);
-	speedl(rig, 1, &app->arm[1], vb);
+	/* a lost arm's commands are not the step's to write (a reconnect
+	 * may hold its transport) */
+	if (!in[0].lost)
+		speedl(rig, 0, &app->arm[0], va);
+	if (!in[1].lost)
+		speedl(rig, 1, &app->arm[1], vb);
 	if (in[0].live && in[1].live) {
 		if (err > app->err_max)
 			app->err_max = err;
@@ -183,10 +187,10 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "bimanual: %s\n", err.msg), 1;
 	src[0].transport = rtl_rtde_transport_base(ta);
 	src[1].transport = rtl_rtde_transport_base(tb);
-	/* B silent for 50 ms is a fault (the default, 3 of its periods and one
-	 * step, suits a dedicated real-time PC; this example also runs on a
-	 * busy laptop against simulators) */
-	src[1].stale_ns = 50 * RTL_NS_PER_MS;
+	/* an arm silent for 50 ms is a fault (the default, 3 of its periods
+	 * and one step, suits a dedicated real-time PC; this example also
+	 * runs on a busy laptop against simulators) */
+	src[0].stale_ns = src[1].stale_ns = 50 * RTL_NS_PER_MS;
 	if (argc > 6) {
 		/* the rig live in rtloop-view TELEMETRY (docs/rig.md) */
 		struct rtl_telemetry_config tlc = {

@@ -113,6 +113,8 @@ static int step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsigned n,
 	if (rtl_rtde_frame_get_double(&fa, app->ts) - app->t0 < 0.1)
 		vz = 0; /* the bias request's round trip */
 	vz = vz > MAX_SPEED ? MAX_SPEED : vz < -MAX_SPEED ? -MAX_SPEED : vz;
+	if (in[0].lost)
+		return 0; /* a reconnect may hold the arm's transport */
 	out = rtl_rtde_loop_commands(rtl_rig_loop(rig, 0), 0);
 	rtl_rtde_frame_set_int(out, app->mode, RTL_RTDE_CMD_SPEEDL);
 	for (int k = 0; k < 6; k++)

@@ -189,7 +189,14 @@ static void sample(struct sim_ft *ft, int64_t now)
 		ft->last_counts[i] = v > INT32_MAX   ? INT32_MAX
 				     : v < INT32_MIN ? INT32_MIN
 						     : (int32_t)llround(v);
-		r.counts[i] = ft->last_counts[i] - ft->bias[i];
+		{
+			/* saturates as the sensor's counts do, never wraps */
+			int64_t c = (int64_t)ft->last_counts[i] - ft->bias[i];
+
+			r.counts[i] = c > INT32_MAX   ? INT32_MAX
+				      : c < INT32_MIN ? INT32_MIN
+						      : (int32_t)c;
+		}
 	}
 	if (!ft->streaming)
 		return;

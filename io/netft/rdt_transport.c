@@ -20,6 +20,9 @@
 /* A record up to this many behind the newest is late, further a restart. */
 #define LATE_WINDOW 1000
 #define HELLO_EVERY_NS (100 * RTL_NS_PER_MS)
+/* The socket's receive buffer: a 7 kHz stream's records (about 700 bytes
+ * of kernel memory each) for a quarter of a second of a stalled receiver. */
+#define RX_BUFFER (1 << 20)
 
 struct rtl_rdt_transport {
 	struct rtl_transport base;
@@ -34,7 +37,7 @@ struct rtl_rdt_transport {
 	int64_t rx_kernel_ns;
 	bool pending; /* connect() received the first datagram: recv() hands it on */
 	bool have_seq;
-	uint32_t newest;
+	uint32_t newest, newest_ft; /* the newest record's rdt and ft sequences */
 	char why[256];
 	/* the step's (transmit side) */
 	struct rtl_rdt_cmd cmd, sent;
@@ -85,6 +88,13 @@ static int rdt_op_connect(struct rtl_transport *base, struct rtl_error *err)
 	if (fd < 0)
 		return fd;
 	t->fd = fd;
+	{
+		/* best effort: beyond net.core.rmem_max only with CAP_NET_ADMIN */
+		int size = RX_BUFFER;
+
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	}
 	for (;;) {
 		int64_t now = rtl_time_now();
 
@@ -109,6 +119,10 @@ static int rdt_op_connect(struct rtl_transport *base, struct rtl_error *err)
 		n = rtl_dgram_recv(t->fd, t->rx, sizeof(t->rx), &t->rx_kernel_ns, 0);
 		if (n == -EAGAIN || n == -ECONNREFUSED)
 			continue; /* nothing yet, or nobody listening yet: ask again */
+		if (n == 0) {
+			rtl_stat_add(&t->c.malformed, 1); /* an empty datagram */
+			continue;
+		}
 		if (n < 0) {
 			close_fd(t);
 			return rtl_error_set(err, n, "RDT: receive from %s:%u failed: %s", t->host,
@@ -184,6 +198,14 @@ static int rdt_op_next(struct rtl_transport *base, struct rtl_loop_frame *f, siz
 				rtl_stat_add(&t->c.duplicate, 1);
 				continue;
 			case RTL_RDT_LATE:
+				/* The sensor's own sample number tells a record that
+				 * came late (older) from a stream that restarted its
+				 * numbering (its samples went on) */
+				if ((int32_t)(r.ft_sequence - t->newest_ft) > 0) {
+					rtl_stat_add(&t->c.restarts, 1);
+					gap = 0;
+					break;
+				}
 				rtl_stat_add(&t->c.late, 1);
 				continue;
 			case RTL_RDT_RESTART:
@@ -199,6 +221,7 @@ static int rdt_op_next(struct rtl_transport *base, struct rtl_loop_frame *f, siz
 		if (r.status & RTL_RDT_STATUS_ERROR)
 			rtl_stat_add(&t->c.status_errors, 1);
 		t->newest = r.rdt_sequence;
+		t->newest_ft = r.ft_sequence;
 		t->have_seq = true;
 		memset(out, 0, sizeof(*out));
 		out->rec = r;

@@ -139,6 +139,14 @@ def bimanual_fault(tmp, policy):
           what + "B's report says its stop could not be seen", out[-800:])
 
 
+def udp_buffer_drops():
+    """The kernel's count of UDP datagrams dropped on a full receive buffer
+    (every socket of the machine): losses that are no fault injected."""
+    with open("/proc/net/snmp") as f:
+        rows = [line.split() for line in f if line.startswith("Udp:")]
+    return int(rows[1][rows[0].index("RcvbufErrors")])
+
+
 def admittance(tmp, faults, name):
     sim_args = ["--duration", "8", "--contact-z", "0.46", "--force-noise", "0.2",
                 "--ft-port", "0", "--json", os.path.join(tmp, name + ".json")] + faults
@@ -153,7 +161,9 @@ def admittance(tmp, faults, name):
 
 
 def sensor(tmp):
+    drops0 = udp_buffer_drops()
     r, rep = admittance(tmp, ["--ft-skip-every", "50", "--ft-reorder-every", "37"], "ft")
+    drops = udp_buffer_drops() - drops0
     out = r.stdout
     check(r.returncode == 0, "admittance on the sensor: exit 0", out[-500:] + r.stderr[-300:])
     press = num(r"the sensor read ([-0-9.]+) N at the end", out, 1e9)
@@ -166,11 +176,14 @@ def sensor(tmp):
     check(rep["skipped"] > 10 and rep["reordered"] > 10,
           "the simulator skipped %d and reordered %d records" % (rep["skipped"],
                                                                 rep["reordered"]))
-    check(abs(late - rep["reordered"]) <= 2,
-          "every reordered record was counted late (%d late, %d reordered)" %
-          (late, rep["reordered"]))
-    check(abs((lost - late) - rep["skipped"]) <= 2,
-          "lost - late = the records skipped (%d - %d vs %d)" % (lost, late, rep["skipped"]))
+    # a record the kernel dropped on a full buffer is lost too (a late one
+    # dropped so is no longer late): the host's, counted apart
+    check(rep["reordered"] - 2 - drops <= late <= rep["reordered"] + 2,
+          "every reordered record was counted late (%d late, %d reordered, %d dropped by "
+          "the kernel)" % (late, rep["reordered"], drops))
+    check(abs((lost - late) - rep["skipped"]) <= 2 + 2 * drops,
+          "lost - late = the records skipped (%d - %d vs %d; %d dropped by the kernel)" %
+          (lost, late, rep["skipped"], drops))
     check(re.search(r"rdt transport moves nothing \(a sensor\)", out),
           "the sensor's stop at exit: nothing to stop", out[-600:])
     # a sensor that stalls 150 ms once a second: stale, the arm stopped

@@ -524,11 +524,15 @@ static void fake_fini(struct fake *f)
 struct seen {
 	_Atomic uint64_t steps;
 	uint64_t fresh[2], unseen[2], first_seq[2], last_seq[2];
+	_Atomic uint64_t fresh_b; /* fresh[1], for the test's thread */
 	bool any[2], negative_age, stale_frame_given;
 	_Atomic int stopped0, stopped1, live1;
 	_Atomic bool count_allocs;
 	int alloc_steps;
 	_Atomic int stall_ms; /* the next step sleeps this long, once */
+	/* steps where rtl_rig_commands() was NULL for a source not lost, or
+	 * not NULL for a lost one */
+	int wrong_commands;
 };
 
 static int record_step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsigned n, void *user)
@@ -545,10 +549,20 @@ static int record_step(struct rtl_rig *rig, const struct rtl_rig_input *in, unsi
 				s->first_seq[i] = in[i].frame->seq;
 			s->any[i] = true;
 			s->fresh[i]++;
+			if (i == 1)
+				atomic_fetch_add(&s->fresh_b, 1);
 			s->unseen[i] += in[i].unseen;
 			s->last_seq[i] = in[i].frame->seq;
 		}
-		*(double *)rtl_rig_commands(rig, i) = (double)(atomic_load(&s->steps) % 7);
+		{
+			double *cmd = rtl_rig_commands(rig, i);
+
+			/* a lost source's commands are not the step's to write */
+			if (!cmd != in[i].lost)
+				s->wrong_commands++;
+			if (cmd)
+				*cmd = (double)(atomic_load(&s->steps) % 7);
+		}
 	}
 	atomic_store(&s->stopped0, in[0].stopped);
 	if (n > 1) {
@@ -686,6 +700,7 @@ static void lose_source(enum rtl_rig_policy policy)
 		cr_expect_eq(atomic_load(&s.stopped0), 0);
 		cr_expect_eq(atomic_load(&s.stopped1), 1);
 		cr_expect_eq(atomic_load(&s.live1), 0);
+		cr_expect_eq(s.wrong_commands, 0, "commands given exactly to the sources not lost");
 		rtl_rig_stop(rig);
 	}
 	ret = rtl_rig_join(rig);
@@ -765,6 +780,56 @@ Test(rig, a_reconnect_parks_the_step_and_stops_all_until_armed, .timeout = 20)
 	fake_fini(&f[1]);
 }
 
+/* Two fake sources at 2 ms, a rig of them clocked by the first with the
+ * stale bound @bound and @policy, 50 steps in. */
+static struct rtl_rig *running_rig(struct fake *f, enum rtl_rig_policy policy, int64_t bound,
+				   struct seen *s)
+{
+	struct rtl_rig *rig;
+
+	fake_init(&f[0], 2 * MS);
+	fake_init(&f[1], 2 * MS);
+	stale_bound = bound;
+	rig = make_rig(f, 2, 0, 0, policy, s);
+	stale_bound = 200 * MS;
+	wait_steps(s, 50);
+	return rig;
+}
+
+Test(rig, a_stale_clock_hands_the_step_to_the_timer_until_it_is_back, .timeout = 20)
+{
+	struct fake f[2];
+	struct seen s = { 0 };
+	struct rtl_rig *rig;
+	struct rtl_rig_counters c = { .size = sizeof(c) };
+	uint64_t n, fresh_b;
+
+	rig = running_rig(f, RTL_RIG_STOP_SOURCE, 50 * MS, &s);
+	atomic_store(&f[0].pause, 1); /* the clock source silent for 300 ms */
+	rtl_time_sleep_until(rtl_time_now() + 120 * MS);
+	n = atomic_load(&s.steps);
+	fresh_b = atomic_load(&s.fresh_b);
+	rtl_time_sleep_until(rtl_time_now() + 100 * MS);
+	cr_expect_gt(atomic_load(&s.steps), n + 20, "the other source's steps go on");
+	cr_expect_gt(atomic_load(&s.fresh_b), fresh_b + 20, "and take its frames");
+	cr_expect_eq(atomic_load(&s.stopped1), 0, "stop-source: b is not stopped");
+	rtl_time_sleep_until(rtl_time_now() + 80 * MS);
+	atomic_store(&f[0].pause, 0);
+	n = atomic_load(&s.steps);
+	wait_steps(&s, n + 50);
+	rtl_rig_stop(rig);
+	cr_expect_eq(rtl_rig_join(rig), 0);
+	rtl_rig_stats(rig, &c);
+	cr_expect_gt(c.timer_ticks, 20, "the timer clocked the steps meanwhile");
+	cr_expect_eq(src_stats(rig, 0).stale, 1);
+	cr_expect_eq(src_stats(rig, 0).caused, 1);
+	cr_expect_eq(src_stats(rig, 1).stopped, 0);
+	cr_expect_eq(s.wrong_commands, 0);
+	rtl_rig_destroy(rig);
+	fake_fini(&f[0]);
+	fake_fini(&f[1]);
+}
+
 Test(rig, a_stale_source_stops_all_until_armed_again, .timeout = 20)
 {
 	struct fake f[2];
@@ -772,12 +837,7 @@ Test(rig, a_stale_source_stops_all_until_armed_again, .timeout = 20)
 	struct rtl_rig *rig;
 	uint64_t n;
 
-	fake_init(&f[0], 2 * MS);
-	fake_init(&f[1], 2 * MS);
-	stale_bound = 50 * MS;
-	rig = make_rig(f, 2, 0, 0, RTL_RIG_STOP_ALL, &s);
-	stale_bound = 200 * MS;
-	wait_steps(&s, 50);
+	rig = running_rig(f, RTL_RIG_STOP_ALL, 50 * MS, &s);
 	atomic_store(&f[1].pause, 1); /* silent for 150 ms: beyond the 50 ms bound */
 	rtl_time_sleep_until(rtl_time_now() + 150 * MS);
 	atomic_store(&f[1].pause, 0);

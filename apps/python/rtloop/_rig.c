@@ -189,13 +189,16 @@ static char *join_fields(PyObject *fields)
 
 static void rig_free(RigObject *r)
 {
-	if (r->rig) {
-		rtl_rig_stop(r->rig);
+	struct rtl_rig *rig = r->rig;
+
+	/* closed before the GIL goes: another thread's call sees it closed */
+	r->rig = NULL;
+	if (rig) {
+		rtl_rig_stop(rig);
 		Py_BEGIN_ALLOW_THREADS;
-		rtl_rig_join(r->rig);
+		rtl_rig_join(rig);
 		Py_END_ALLOW_THREADS;
-		rtl_rig_destroy(r->rig);
-		r->rig = NULL;
+		rtl_rig_destroy(rig);
 	}
 	for (unsigned i = 0; i < RTL_RIG_MAX_SOURCES; i++) {
 		rtl_rtde_transport_destroy(r->arm[i]);
@@ -240,8 +243,9 @@ static int Rig_init(PyObject *self, PyObject *args, PyObject *kw)
 					 &fields, &sensor_rate, &clock, &period, &policy, &stale,
 					 &timeout))
 		return -1;
-	if (r->rig || r->pub) {
-		PyErr_SetString(PyExc_RuntimeError, "rtloop.Rig: already open");
+	if (r->rig || r->pub || r->names || r->fields) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"rtloop.Rig: __init__ runs once (open a new Rig)");
 		return -1;
 	}
 	if (py_numpy_import() < 0)
@@ -410,6 +414,8 @@ static int Rig_init(PyObject *self, PyObject *args, PyObject *kw)
 fail:
 	free(outputs);
 	rig_free(r);
+	Py_CLEAR(r->names);
+	Py_CLEAR(r->fields);
 	return -1;
 }
 
@@ -498,11 +504,12 @@ static PyObject *m_read(PyObject *self, PyObject *args, PyObject *kw)
 	if (usable(r, "read") < 0)
 		return NULL;
 	deadline = t < 0 ? INT64_MAX : rtl_time_now() + t;
+	/* busy until the snapshot is converted: close() and a second read()
+	 * are refused meanwhile (the front buffer stays this read's) */
 	r->busy = true;
 	Py_BEGIN_ALLOW_THREADS;
 	s = take(r->pub, deadline, r->rig);
 	Py_END_ALLOW_THREADS;
-	r->busy = false;
 	if (!s) {
 		if (rtl_rig_stopping(r->rig)) {
 			int code;
@@ -510,24 +517,24 @@ static PyObject *m_read(PyObject *self, PyObject *args, PyObject *kw)
 			Py_BEGIN_ALLOW_THREADS;
 			code = rtl_rig_join(r->rig);
 			Py_END_ALLOW_THREADS;
+			r->busy = false;
 			return py_raise(code ? code : -ENOTCONN,
 					"rtloop.Rig: the rig ended: a source was lost, or stopped "
 					"(see report())");
 		}
+		r->busy = false;
 		Py_RETURN_NONE;
 	}
 	list = PyList_New(r->n);
-	if (!list)
-		return NULL;
-	for (unsigned i = 0; i < r->n; i++) {
+	for (unsigned i = 0; list && i < r->n; i++) {
 		PyObject *d = source_dict(r, i, &s->src[i]);
 
-		if (!d) {
-			Py_DECREF(list);
-			return NULL;
-		}
-		PyList_SET_ITEM(list, i, d);
+		if (!d)
+			Py_CLEAR(list);
+		else
+			PyList_SET_ITEM(list, i, d);
 	}
+	r->busy = false;
 	return list;
 }
 

@@ -38,8 +38,13 @@
  * contract, which still holds for each source)
  * ---------------------------------------------------------------------
  *   each source's commands (rtl_rig_commands())
- *        written by the rig worker alone, inside the step; read by that
- *        source's check() and send() in rtl_loop_write(), on the worker.
+ *        written by the rig worker alone, inside the step, and only while
+ *        the source is not lost; read by that source's check() and send()
+ *        in rtl_loop_write(), on the worker. Each cycle the worker is
+ *        inside every source's loop step (a frame read, or the step
+ *        entered) from before the step to that source's write, so no
+ *        reconnect takes a transport while the step writes its commands;
+ *        a source whose step cannot be entered is reconnecting (lost).
  *   each source's transmit side, safe package, tables, received bytes
  *        as in <rtloop/loop.h>, per source: the source's loop holds them.
  *   the frames the step sees, the ages, the per-source state and counters
@@ -254,7 +259,10 @@ RTL_API bool rtl_rig_stopping(const struct rtl_rig *rig);
 RTL_API struct rtl_loop *rtl_rig_loop(const struct rtl_rig *rig, unsigned i);
 
 /* Returns what the step writes source @i's commands into
- * (rtl_loop_commands() of its loop), NULL when out of range. RT-safe. */
+ * (rtl_loop_commands() of its loop), NULL when out of range, and during a
+ * step for a source that is lost (in[i].lost: a reconnect may hold its
+ * transport; a step that writes through the transport's typed accessor
+ * checks in[i].lost itself). RT-safe. */
 RTL_API void *rtl_rig_commands(struct rtl_rig *rig, unsigned i);
 
 /* Returns source @i's name, "" when out of range. */

@@ -219,34 +219,38 @@ Test(rdt_transport, a_sensor_that_never_answers_is_named_with_the_fix, .timeout 
 	cr_expect_eq(rtl_rdt_transport_create(&t, &c, &err), -EINVAL);
 }
 
+/* The transport connected to the test's sensor at 1 kHz (record 1 answers
+ * its start request, from a thread). */
+static struct rtl_transport *connected(struct sensor *s, struct rtl_rdt_transport **t)
+{
+	struct rtl_rdt_transport_config c = { .size = sizeof(c),
+					      .host = "127.0.0.1",
+					      .rate_hz = 1000 };
+	struct rtl_error err = { 0 };
+	struct rtl_transport *base;
+	pthread_t th;
+
+	sensor_open(s);
+	c.port = s->port;
+	cr_assert_eq(rtl_rdt_transport_create(t, &c, &err), 0, "%s", err.msg);
+	base = rtl_rdt_transport_base(*t);
+	cr_assert_eq(pthread_create(&th, NULL, answer_start, s), 0);
+	cr_assert_eq(base->ops->connect(base, &err), 0, "%s", err.msg);
+	pthread_join(th, NULL);
+	return base;
+}
+
 Test(rdt_transport, every_bad_record_is_counted_under_its_name, .timeout = 10)
 {
 	struct sensor s;
 	struct rtl_rdt_transport *t;
-	struct rtl_rdt_transport_config c = { .size = sizeof(c),
-					      .host = "127.0.0.1",
-					      .rate_hz = 1000 };
 	struct rtl_rdt_transport_counters st = { .size = sizeof(st) };
-	struct rtl_error err = { 0 };
-	struct rtl_transport *base;
+	struct rtl_transport *base = connected(&s, &t);
 	double fz[32];
 	uint32_t seq[32], skipped[32];
 	uint8_t junk[35] = { 0 }, two[72];
 	int n;
 
-	sensor_open(&s);
-	c.port = s.port;
-	cr_assert_eq(rtl_rdt_transport_create(&t, &c, &err), 0, "%s", err.msg);
-	base = rtl_rdt_transport_base(t);
-	/* the sensor's side of the connect, on a thread: the request, then
-	 * record 1 to where it came from */
-	{
-		pthread_t th;
-
-		cr_assert_eq(pthread_create(&th, NULL, answer_start, &s), 0);
-		cr_assert_eq(base->ops->connect(base, &err), 0, "%s", err.msg);
-		pthread_join(th, NULL);
-	}
 	cr_expect_eq(base->period_ns, RTL_NS_PER_MS);
 	sensor_record(&s, 2, 0, 2000000);
 	sensor_record(&s, 2, 0, 2000000);		     /* duplicate */
@@ -294,6 +298,45 @@ Test(rdt_transport, every_bad_record_is_counted_under_its_name, .timeout = 10)
 	cr_expect_eq(sensor_request(&s), RTL_RDT_SET_BIAS);
 	base->ops->disconnect(base);
 	cr_expect_eq(sensor_request(&s), RTL_RDT_STOP, "the stream is stopped at the end");
+	rtl_rdt_transport_destroy(t);
+	close(s.fd);
+}
+
+Test(rdt_transport, a_restart_near_the_newest_is_told_from_a_late_record, .timeout = 10)
+{
+	struct sensor s;
+	struct rtl_rdt_transport *t;
+	struct rtl_rdt_transport_counters st = { .size = sizeof(st) };
+	struct rtl_transport *base = connected(&s, &t);
+	struct rtl_rdt_record r = { 0 };
+	uint8_t b[RTL_RDT_RECORD_SIZE];
+	double fz[8];
+	uint32_t seq[8], skipped[8];
+	int n;
+
+	sensor_record(&s, 2, 0, 0); /* ft_sequence 14 */
+	sensor_record(&s, 3, 0, 0); /* 21 */
+	/* record 1 again with the sensor's sample number 700: its stream
+	 * restarted (the samples went on), not a late record */
+	r.rdt_sequence = 1;
+	r.ft_sequence = 700;
+	rtl_rdt_encode_record(b, sizeof(b), &r);
+	sensor_send(&s, b, sizeof(b));
+	/* and record 2 of the old numbering (ft 14, behind the newest's 700
+	 * in the sensor's samples too) after 3: late */
+	r.rdt_sequence = 3;
+	r.ft_sequence = 721;
+	rtl_rdt_encode_record(b, sizeof(b), &r);
+	sensor_send(&s, b, sizeof(b)); /* the restarted stream's 3 (2 lost) */
+	sensor_record(&s, 2, 0, 0);
+	n = drain(base, fz, seq, skipped, 8);
+	rtl_rdt_transport_stats(t, &st);
+	cr_expect_eq(n, 5, "1, 2, 3, then the restarted 1 and 3");
+	cr_expect_eq(seq[3], 1);
+	cr_expect_eq(skipped[3], 0, "a restart is no gap");
+	cr_expect_eq(st.restarts, 1);
+	cr_expect_eq(st.late, 1);
+	cr_expect_eq(st.lost, 1, "the restarted stream's 2");
 	rtl_rdt_transport_destroy(t);
 	close(s.fd);
 }
