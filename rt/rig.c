@@ -414,9 +414,10 @@ void rtl__rig_fill(struct rtl_rig *rig, int64_t now, const bool *fresh, const ui
 			in->age_ns = now - s->frame->rx_ns;
 			in->age_periods = rtl_rig_stamp_age(&s->stamp, s->frame->ctrl_time,
 							    s->frame->rx_ns, now, s->period_ns);
+			/* a single-writer maximum: the worker's relaxed store */
 			if ((uint64_t)in->age_ns > rtl_stat_get(&s->c.max_age_ns))
-				rtl_stat_add(&s->c.max_age_ns,
-					     (uint64_t)in->age_ns - rtl_stat_get(&s->c.max_age_ns));
+				atomic_store_explicit(&s->c.max_age_ns, (uint64_t)in->age_ns,
+						      memory_order_relaxed);
 		} else {
 			in->age_ns = 0;
 			in->age_periods = NAN;

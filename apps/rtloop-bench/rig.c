@@ -24,6 +24,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,10 +366,31 @@ out:
 	return ret;
 }
 
-static void ratio_cell(FILE *out, const double *v, unsigned n)
+/* The field at byte @off of struct run: configuration @ci's mean over the
+ * repetitions, or (@v given) the median [min, max] of its per-repetition
+ * ratios to the one-source loop's, printed. */
+static double field(const struct run *r, size_t off)
 {
-	struct bench_stat3 s = bench_stat3(v, n);
+	return *(const double *)(const void *)((const char *)r + off);
+}
 
+static double mean_of(struct run (*runs)[C_COUNT], unsigned reps, int ci, size_t off)
+{
+	double m = 0;
+
+	for (unsigned r = 0; r < reps; r++)
+		m += field(&runs[r][ci], off) / reps;
+	return m;
+}
+
+static void ratio_cell(FILE *out, struct run (*runs)[C_COUNT], unsigned reps, int ci, size_t off,
+		       double *v)
+{
+	struct bench_stat3 s;
+
+	for (unsigned r = 0; r < reps; r++)
+		v[r] = field(&runs[r][ci], off) / field(&runs[r][C_LOOP], off);
+	s = bench_stat3(v, reps);
 	fprintf(out, " %5.2f [%4.2f,%4.2f]", s.med, s.min, s.max);
 }
 
@@ -409,29 +431,19 @@ int bench_rig(const struct bench_cfg *cfg, FILE *out)
 		"frames/s", "p50 us", "p99 us", "frame us", "step us", "rx->step p50",
 		"rx->step p99", "CPU per frame", "CPU per step");
 	for (int ci = 0; ci < C_COUNT; ci++) {
-		double f = 0, p50 = 0, p99 = 0, cpu = 0, cps = 0;
+		static const size_t ratios[] = { offsetof(struct run, p50_us),
+						 offsetof(struct run, p99_us),
+						 offsetof(struct run, cpu_frame_ns),
+						 offsetof(struct run, cpu_step_ns) };
 
-		for (unsigned r = 0; r < reps; r++) {
-			f += runs[r][ci].frames_per_s / reps;
-			p50 += runs[r][ci].p50_us / reps;
-			p99 += runs[r][ci].p99_us / reps;
-			cpu += runs[r][ci].cpu_frame_ns / reps;
-			cps += runs[r][ci].cpu_step_ns / reps;
-		}
-		fprintf(out, "%-25s %8.0f %8.1f %8.1f %9.1f %9.1f |", configs[ci].name, f, p50, p99,
-			cpu / 1e3, cps / 1e3);
-		for (unsigned r = 0; r < reps; r++)
-			v[r] = runs[r][ci].p50_us / runs[r][C_LOOP].p50_us;
-		ratio_cell(out, v, reps);
-		for (unsigned r = 0; r < reps; r++)
-			v[r] = runs[r][ci].p99_us / runs[r][C_LOOP].p99_us;
-		ratio_cell(out, v, reps);
-		for (unsigned r = 0; r < reps; r++)
-			v[r] = runs[r][ci].cpu_frame_ns / runs[r][C_LOOP].cpu_frame_ns;
-		ratio_cell(out, v, reps);
-		for (unsigned r = 0; r < reps; r++)
-			v[r] = runs[r][ci].cpu_step_ns / runs[r][C_LOOP].cpu_step_ns;
-		ratio_cell(out, v, reps);
+		fprintf(out, "%-25s %8.0f %8.1f %8.1f %9.1f %9.1f |", configs[ci].name,
+			mean_of(runs, reps, ci, offsetof(struct run, frames_per_s)),
+			mean_of(runs, reps, ci, offsetof(struct run, p50_us)),
+			mean_of(runs, reps, ci, offsetof(struct run, p99_us)),
+			mean_of(runs, reps, ci, offsetof(struct run, cpu_frame_ns)) / 1e3,
+			mean_of(runs, reps, ci, offsetof(struct run, cpu_step_ns)) / 1e3);
+		for (size_t k = 0; k < sizeof(ratios) / sizeof(ratios[0]); k++)
+			ratio_cell(out, runs, reps, ci, ratios[k], v);
 		fputc('\n', out);
 	}
 	fprintf(out, "(frames/s, latency, CPU: means over the repetitions; CPU: the loop's rx "

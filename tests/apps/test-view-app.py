@@ -27,57 +27,22 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 if len(sys.argv) != 4:
     sys.exit("usage: test-view-app.py RTLOOP-VIEW RTDE-SIM RTLOOP-CIRCLE")
 VIEW, SIM, CIRCLE = (os.path.abspath(p) for p in sys.argv[1:4])
 WAIT_S = 20
-TMP = tempfile.mkdtemp(prefix="view-app.")
-PROCS = []
-N = 0
-FAILED = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import taprun  # noqa: E402  (tests/common: TAP results, processes, polling)
 
-
-def check(desc, cond, evidence=""):
-    global N, FAILED
-    N += 1
-    print(("ok %d - %s" if cond else "not ok %d - %s") % (N, desc))
-    if not cond:
-        FAILED += 1
-        for line in str(evidence).splitlines()[:20]:
-            print("#   " + line)
-    sys.stdout.flush()
-    return cond
+H = taprun.Harness("view-app.", WAIT_S)
+TMP, check, start, read, wait_for = H.tmp, H.check, H.start, H.read, H.wait_for
 
 
 def run(args, timeout=WAIT_S):
     p = subprocess.run([VIEW] + args, capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
-
-
-def start(args, name):
-    p = subprocess.Popen(args, stdout=open(os.path.join(TMP, name + ".out"), "w"),
-                         stderr=open(os.path.join(TMP, name + ".err"), "w"))
-    PROCS.append(p)
-    return p
-
-
-def read(name):
-    with open(os.path.join(TMP, name)) as f:
-        return f.read()
-
-
-def wait_for(fn, what, timeout=WAIT_S):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.05)
-    print("# timed out waiting for " + what)
-    return None
 
 
 def serve(args, name):
@@ -215,10 +180,5 @@ def main():
 try:
     main()
 finally:
-    for p in PROCS:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    subprocess.call(["rm", "-rf", TMP])
-print("1..%d" % N)
-sys.exit(1 if FAILED else 0)
+    H.cleanup()
+H.finish()

@@ -26,11 +26,9 @@ skips (.ci/packages-browser has them). Every wait is bounded.
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
@@ -55,65 +53,17 @@ if missing:
           "chromium-driver python3-selenium)" % ", ".join(missing))
     sys.exit(0)
 
-TMP = tempfile.mkdtemp(prefix="view-browser.")
-PROCS = []
-N = 0
-FAILED = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import taprun  # noqa: E402  (tests/common: TAP results, processes, polling)
 
-
-def check(desc, cond, evidence=""):
-    global N, FAILED
-    N += 1
-    if cond:
-        print("ok %d - %s" % (N, desc))
-    else:
-        FAILED += 1
-        print("not ok %d - %s" % (N, desc))
-        if evidence:
-            for line in str(evidence).splitlines()[:20]:
-                print("#   " + line)
-    sys.stdout.flush()
-    return cond
-
-
-def cleanup():
-    for p in PROCS:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    shutil.rmtree(TMP, ignore_errors=True)
-
-
-def start(args, name):
-    out = open(os.path.join(TMP, name + ".out"), "w")
-    err = open(os.path.join(TMP, name + ".err"), "w")
-    p = subprocess.Popen(args, stdout=out, stderr=err)
-    PROCS.append(p)
-    return p
-
-
-def read(name):
-    with open(os.path.join(TMP, name)) as f:
-        return f.read()
-
-
-def wait_for(fn, what, timeout=WAIT_S):
-    """Poll fn() until it returns a true value (bounded); returns it or None."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.05)
-    print("# timed out waiting for " + what)
-    return None
+H = taprun.Harness("view-browser.", WAIT_S)
+TMP, check, start, read, wait_for = H.tmp, H.check, H.start, H.read, H.wait_for
 
 
 def bail(msg):
     check(msg, False)
-    print("1..%d" % N)
-    cleanup()
-    sys.exit(1)
+    H.cleanup()
+    H.finish()
 
 
 def main():
@@ -273,6 +223,5 @@ def run(drv, url, name):
 try:
     main()
 finally:
-    cleanup()
-print("1..%d" % N)
-sys.exit(1 if FAILED else 0)
+    H.cleanup()
+H.finish()

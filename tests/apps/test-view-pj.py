@@ -33,9 +33,7 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -50,45 +48,11 @@ WAIT_S = 20
 
 import rtloop  # noqa: E402  (the build tree's, PYTHONPATH)
 
-TMP = tempfile.mkdtemp(prefix="view-pj.")
-PROCS = []
-N = 0
-FAILED = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import taprun  # noqa: E402  (tests/common: TAP results, processes, polling)
 
-
-def check(desc, cond, evidence=""):
-    global N, FAILED
-    N += 1
-    print(("ok %d - %s" if cond else "not ok %d - %s") % (N, desc))
-    if not cond:
-        FAILED += 1
-        for line in str(evidence).splitlines()[:20]:
-            print("#   " + line)
-    sys.stdout.flush()
-    return cond
-
-
-def start(args, name):
-    p = subprocess.Popen(args, stdout=open(os.path.join(TMP, name + ".out"), "w"),
-                         stderr=open(os.path.join(TMP, name + ".err"), "w"))
-    PROCS.append(p)
-    return p
-
-
-def read(name):
-    with open(os.path.join(TMP, name)) as f:
-        return f.read()
-
-
-def wait_for(fn, what, timeout=WAIT_S):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.05)
-    print("# timed out waiting for " + what)
-    return None
+H = taprun.Harness("view-pj.", WAIT_S)
+TMP, check, start, read, wait_for = H.tmp, H.check, H.start, H.read, H.wait_for
 
 
 def flatten(prefix, v, out):
@@ -281,10 +245,5 @@ def main():
 try:
     main()
 finally:
-    for p in PROCS:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    subprocess.call(["rm", "-rf", TMP])
-print("1..%d" % N)
-sys.exit(1 if FAILED else 0)
+    H.cleanup()
+H.finish()

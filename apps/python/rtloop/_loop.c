@@ -36,6 +36,22 @@ PyObject *py_counters(const void *snap, const struct rtl_stat_field *f, size_t n
 	return d;
 }
 
+PyObject *py_hist_summary(const struct rtl_hist *h)
+{
+	return Py_BuildValue(
+		"{s:K,s:L,s:L,s:L,s:L,s:L,s:d,s:s}", "count", (unsigned long long)rtl_hist_count(h),
+		"min", (long long)rtl_hist_min(h), "p50", (long long)rtl_hist_percentile(h, 50),
+		"p90", (long long)rtl_hist_percentile(h, 90), "p99",
+		(long long)rtl_hist_percentile(h, 99), "max", (long long)rtl_hist_max(h), "mean",
+		rtl_hist_mean(h), "unit", "ns");
+}
+
+PyObject *py_enter(PyObject *self, PyObject *unused)
+{
+	(void)unused;
+	return Py_NewRef(self);
+}
+
 PyObject *py_loop_hists(const struct rtl_loop *loop)
 {
 	/* A snapshot is large (its buckets): on the heap, not the stack. */
@@ -51,13 +67,7 @@ PyObject *py_loop_hists(const struct rtl_loop *loop)
 		PyObject *one;
 
 		rtl_hist_snapshot(h, rtl_loop_hist(loop, (enum rtl_loop_hist_id)i));
-		one = Py_BuildValue(
-			"{s:K,s:L,s:L,s:L,s:L,s:L,s:d,s:s}", "count",
-			(unsigned long long)rtl_hist_count(h), "min", (long long)rtl_hist_min(h),
-			"p50", (long long)rtl_hist_percentile(h, 50), "p90",
-			(long long)rtl_hist_percentile(h, 90), "p99",
-			(long long)rtl_hist_percentile(h, 99), "max", (long long)rtl_hist_max(h),
-			"mean", rtl_hist_mean(h), "unit", "ns");
+		one = py_hist_summary(h);
 		if (py_put_obj(d, rtl_loop_hist_name((enum rtl_loop_hist_id)i), one) < 0) {
 			free(h);
 			Py_DECREF(d);

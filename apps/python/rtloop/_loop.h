@@ -28,6 +28,12 @@ PyObject *py_counters(const void *snap, const struct rtl_stat_field *f, size_t n
 /* The loop's histograms: name -> {count, min, p50, p90, p99, max, mean,
  * unit}. */
 PyObject *py_loop_hists(const struct rtl_loop *loop);
+/* One histogram as {count, min, p50, p90, p99, max, mean, unit} (ns), the
+ * form py_loop_hists() gives each: a new reference, or NULL with the
+ * exception set. */
+PyObject *py_hist_summary(const struct rtl_hist *h);
+/* __enter__ of the objects that close in __exit__: returns @self. */
+PyObject *py_enter(PyObject *self, PyObject *unused);
 /* The loop's text report (rtl_loop_report()). */
 PyObject *py_loop_report(const struct rtl_loop *loop);
 

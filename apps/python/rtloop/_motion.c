@@ -669,19 +669,6 @@ static PyObject *m_close(PyObject *self, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
-static PyObject *m_enter(PyObject *self, PyObject *unused)
-{
-	(void)unused;
-	return Py_NewRef(self);
-}
-
-static PyObject *m_exit(PyObject *self, PyObject *args)
-{
-	(void)args;
-	motion_close(MO(self), true);
-	Py_RETURN_NONE;
-}
-
 static PyObject *motion_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
 	PyObject *self = PyType_GenericNew(type, args, kw);
@@ -756,8 +743,8 @@ static PyMethodDef motion_methods[] = {
 	{ "close", m_close, METH_NOARGS,
 	  "close($self, /)\n--\n\nStop the loop (the stop at exit) and free it; again: "
 	  "nothing." },
-	{ "__enter__", m_enter, METH_NOARGS, NULL },
-	{ "__exit__", m_exit, METH_VARARGS, NULL },
+	{ "__enter__", py_enter, METH_NOARGS, NULL },
+	{ "__exit__", m_close, METH_VARARGS, NULL }, /* ignores its arguments */
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -616,18 +616,6 @@ static PyObject *m_close(PyObject *self, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
-static PyObject *m_enter(PyObject *self, PyObject *unused)
-{
-	(void)unused;
-	return Py_NewRef(self);
-}
-
-static PyObject *m_exit(PyObject *self, PyObject *args)
-{
-	(void)args;
-	return m_close(self, NULL);
-}
-
 static PyObject *p_names(PyObject *self, void *unused)
 {
 	(void)unused;
@@ -660,8 +648,8 @@ static PyMethodDef methods[] = {
 	  "report($self, /)\n--\n\nThe rig's text report (rtl_rig_report())." },
 	{ "close", METH(m_close), METH_NOARGS,
 	  "close($self, /)\n--\n\nStop every source (the stop at exit) and free the rig." },
-	{ "__enter__", METH(m_enter), METH_NOARGS, NULL },
-	{ "__exit__", METH(m_exit), METH_VARARGS, NULL },
+	{ "__enter__", METH(py_enter), METH_NOARGS, NULL },
+	{ "__exit__", METH(m_close), METH_VARARGS, NULL }, /* ignores its arguments */
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -116,18 +116,6 @@ static PyObject *m_close(PyObject *self, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
-static PyObject *m_enter(PyObject *self, PyObject *unused)
-{
-	(void)unused;
-	return Py_NewRef(self);
-}
-
-static PyObject *m_exit(PyObject *self, PyObject *args)
-{
-	(void)args;
-	return m_close(self, NULL);
-}
-
 /* ---- the records ---------------------------------------------------------------------- */
 
 struct column {
@@ -319,13 +307,7 @@ static PyObject *m_histograms(PyObject *self, PyObject *unused)
 			Py_CLEAR(d);
 			break;
 		}
-		one = Py_BuildValue(
-			"{s:K,s:L,s:L,s:L,s:L,s:L,s:d,s:s}", "count",
-			(unsigned long long)rtl_hist_count(h), "min", (long long)rtl_hist_min(h),
-			"p50", (long long)rtl_hist_percentile(h, 50), "p90",
-			(long long)rtl_hist_percentile(h, 90), "p99",
-			(long long)rtl_hist_percentile(h, 99), "max", (long long)rtl_hist_max(h),
-			"mean", rtl_hist_mean(h), "unit", "ns");
+		one = py_hist_summary(h);
 		free(h);
 		if (py_put_obj(d, rtl_telemetry_reader_hist_name(t->r, i), one) < 0)
 			Py_CLEAR(d);
@@ -434,8 +416,8 @@ static PyMethodDef methods[] = {
 	  "[ns], counts) as NumPy arrays.\n\nReturns: tuple." },
 	{ "close", m_close, METH_NOARGS,
 	  "close($self, /)\n--\n\nUnmap it; again: nothing. The loop is not affected." },
-	{ "__enter__", m_enter, METH_NOARGS, NULL },
-	{ "__exit__", m_exit, METH_VARARGS, NULL },
+	{ "__enter__", py_enter, METH_NOARGS, NULL },
+	{ "__exit__", m_close, METH_VARARGS, NULL }, /* ignores its arguments */
 	{ NULL, NULL, 0, NULL },
 };
 
