@@ -17,7 +17,9 @@ DOM, and checks it against ground truth the page does not make:
                  equals the loop's own --json report, the histograms' counts
                  and percentiles too; the transport's counters equal what
                  rtde-sim counted on its side (data packages and bytes it
-                 sent, input packages it applied); the view missed nothing.
+                 sent, less the whole packages still in flight when the
+                 loop closed its connection; input packages it applied);
+                 the view missed nothing.
 
 Screenshots of both moments go to OUTDIR (RTL_ARTIFACTS overrides it: CI
 keeps them). Without chromium, chromedriver or python3-selenium the test
@@ -198,10 +200,17 @@ def run(drv, url, name):
     check("every one of the loop's %d counters on the page equals its --json report (frames %s)"
           % (len(report["counters"]), page("loop.frames")), not diff and page("loop.frames"), diff)
     st = simr["stats"]
-    check("data packages: the page's client.data %s = rtde-sim's data_sent %d"
-          % (page("client.data"), st["data_sent"]), page("client.data") == st["data_sent"])
-    check("bytes: the page's transport.rx_bytes %s = rtde-sim's bytes_sent %d"
-          % (page("transport.rx_bytes"), st["bytes_sent"]), page("transport.rx_bytes") == st["bytes_sent"])
+    # What rtde-sim sent while the loop closed its connection (at most a
+    # couple of packages in flight, whole ones) reached no client: the
+    # page's counts are the sim's less those
+    data, rx = page("client.data"), page("transport.rx_bytes")
+    gap = st["data_sent"] - data if data is not None else -1
+    check("data packages: the page's client.data %s = rtde-sim's data_sent %d, but for %d "
+          "in flight at the close" % (data, st["data_sent"], gap), 0 <= gap <= 2)
+    bgap = st["bytes_sent"] - rx if rx is not None else -1
+    check("bytes: the page's transport.rx_bytes %s = rtde-sim's bytes_sent %d, but for the "
+          "%d bytes of those packages" % (rx, st["bytes_sent"], bgap),
+          (gap == 0 and bgap == 0) or (gap > 0 and bgap > 0 and bgap % gap == 0))
     sent = (page("transport.packages") or 0) + (page("transport.safe_packages") or 0)
     check("inputs: the page's transport.packages + safe_packages %d = rtde-sim's inputs_applied %d"
           % (sent, st["inputs_applied"]), sent == st["inputs_applied"])
