@@ -683,8 +683,12 @@ int sim_server_run(struct sim_server *srv)
 		 * flushed: after the send the thread only waits, so the
 		 * client's answer meets no timer work of ours. */
 		arm_timer(srv);
-		if (ran)
+		if (ran) {
 			sim_mark_sent(sim, ran, rtl_time_now());
+			/* Counted before they leave: a report read after a
+			 * client got a package always includes it. */
+			publish_stats(srv);
+		}
 
 		for (unsigned i = 0; i < SIM_MAX_SESSIONS; i++) {
 			struct sim_session *s = sim->sessions[i];
