@@ -684,6 +684,16 @@ static void on_watchdog(struct sim_udp *u, int64_t now)
  * late because the host stalled us, and the client, which had no state to
  * answer meanwhile, is not blamed for them by the loss count.
  */
+/* The report's snapshot, for other threads: taken under the lock. */
+static void publish(struct sim_udp *u)
+{
+	u->st.client = u->client;
+	sim_robot_summarize(&u->robot, &u->st.robot);
+	pthread_mutex_lock(&u->lock);
+	u->snap = u->st;
+	pthread_mutex_unlock(&u->lock);
+}
+
 static void cycle(struct sim_udp *u, int64_t now, bool send, bool on_time)
 {
 	uint64_t k = u->cycle++;
@@ -714,13 +724,16 @@ static void cycle(struct sim_udp *u, int64_t now, bool send, bool on_time)
 				   (double)u->robot.cycles * ((double)u->opts.period_ns * 1e-9),
 			   &u->state);
 	len = rtl_udp_encode_state(u->tx, sizeof(u->tx), seq, rtl_time_now(), &u->state);
+	/* Counted and published before it leaves: a report read after the
+	 * client got this state includes it, and the plant it shows. */
+	if (len > 0)
+		u->st.states_sent++;
+	publish(u);
 	/* The round trip starts when the bytes are handed to the socket, as
 	 * the bare ping-pong's does: after the plant step and the encode. */
 	u->echo[seq % ECHO_RING].seq = seq;
 	u->echo[seq % ECHO_RING].sent_ns = rtl_time_now();
 	send_to_peer(u, u->tx, len);
-	if (len > 0)
-		u->st.states_sent++;
 }
 
 /* ---- the driver ---------------------------------------------------------------------------- */
@@ -811,15 +824,6 @@ static void read_all(struct sim_udp *u)
 		}
 		on_datagram(u, (size_t)n, &from, rtl_time_now());
 	}
-}
-
-static void publish(struct sim_udp *u)
-{
-	u->st.client = u->client;
-	sim_robot_summarize(&u->robot, &u->st.robot);
-	pthread_mutex_lock(&u->lock);
-	u->snap = u->st;
-	pthread_mutex_unlock(&u->lock);
 }
 
 int sim_udp_run(struct sim_udp *u)
