@@ -77,8 +77,9 @@ struct sim_server {
 	int64_t armed; /* wake time the timer is armed for */
 	uint8_t rx[READ_CHUNK];
 
-	pthread_mutex_t lock; /* guards snap */
+	pthread_mutex_t lock; /* guards snap and panel */
 	struct sim_stats snap;
+	struct sim_panel panel; /* the dashboard's state, for the report */
 };
 
 static int ep_ctl(struct sim_server *srv, int op, int fd, uint32_t events, uint64_t tag)
@@ -149,6 +150,7 @@ int sim_server_create(struct sim_server **out, const struct sim_opts *sim_opts,
 	srv->sim = sim_new(sim_opts, rtl_time_now(), &err);
 	if (!srv->sim)
 		goto err_close;
+	srv->panel = srv->sim->panel;
 
 	if (inet_pton(AF_INET, srv->opts.bind, &sa.sin_addr) != 1) {
 		err = -EINVAL;
@@ -557,13 +559,16 @@ static void dial_answer(struct sim_server *srv, struct svc_conn *sc, int64_t now
 	dial_opened(srv, sc, now);
 }
 
-/* Every service connection: tick, write, close what asked for it. */
+static void publish_stats(struct sim_server *srv, bool panel);
+
+/* Every service connection: tick, then (the report published first, so
+ * that it already shows what an answer says was done) write, and close
+ * what asked for it. */
 static void svc_service(struct sim_server *srv, int64_t now)
 {
 	dial_all(srv, now);
 	for (unsigned i = 0; i < SIM_MAX_CONNS; i++) {
 		struct svc_conn *sc = &srv->svc[i];
-		const struct sim_port_ops *ops;
 
 		if (sc->fd < 0)
 			continue;
@@ -574,9 +579,15 @@ static void svc_service(struct sim_server *srv, int64_t now)
 			}
 			continue;
 		}
-		ops = sc->ops;
-		if (ops && ops->tick && !sc->c.close)
-			ops->tick(srv->sim, &sc->c, now);
+		if (sc->ops && sc->ops->tick && !sc->c.close)
+			sc->ops->tick(srv->sim, &sc->c, now);
+	}
+	publish_stats(srv, true);
+	for (unsigned i = 0; i < SIM_MAX_CONNS; i++) {
+		struct svc_conn *sc = &srv->svc[i];
+
+		if (sc->fd < 0 || sc->connecting)
+			continue;
 		if (!svc_flush(srv, sc) || (sc->c.close && sc->c.len == sc->c.off))
 			svc_close(srv, sc);
 	}
@@ -587,13 +598,17 @@ static void arm_timer(struct sim_server *srv)
 	sim_timer_arm(srv->drv.timer_fd, &srv->armed, sim_next_wake(srv->sim));
 }
 
-static void publish_stats(struct sim_server *srv)
+/* The report's snapshot, for other threads; @panel: the dashboard's
+ * state too (it changes only in the services' turn, not at a send). */
+static void publish_stats(struct sim_server *srv, bool panel)
 {
 	struct sim_stats st;
 
 	sim_get_stats(srv->sim, &st);
 	pthread_mutex_lock(&srv->lock);
 	srv->snap = st;
+	if (panel)
+		srv->panel = srv->sim->panel;
 	pthread_mutex_unlock(&srv->lock);
 }
 
@@ -658,11 +673,13 @@ int sim_server_run(struct sim_server *srv)
 					dial_answer(srv, sc, now);
 					continue;
 				}
+				/* What was owed goes first; the answers to what is
+				 * read now wait for the services' turn. */
+				if (alive && (evs[i].events & EPOLLOUT))
+					alive = svc_flush(srv, sc);
 				if (alive &&
 				    (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
 					alive = svc_read(srv, sc, now);
-				if (alive && (evs[i].events & EPOLLOUT))
-					alive = svc_flush(srv, sc);
 				if (!alive)
 					svc_close(srv, sc);
 			} else if (tag < SIM_MAX_SESSIONS && (s = sim->sessions[tag])) {
@@ -687,7 +704,7 @@ int sim_server_run(struct sim_server *srv)
 			sim_mark_sent(sim, ran, rtl_time_now());
 			/* Counted before they leave: a report read after a
 			 * client got a package always includes it. */
-			publish_stats(srv);
+			publish_stats(srv, false);
 		}
 
 		for (unsigned i = 0; i < SIM_MAX_SESSIONS; i++) {
@@ -707,7 +724,7 @@ int sim_server_run(struct sim_server *srv)
 		}
 
 		svc_service(srv, now);
-		publish_stats(srv);
+		publish_stats(srv, true);
 		if (now >= next_status) {
 			if (srv->opts.status) {
 				struct sim_stats st;
@@ -739,7 +756,7 @@ int sim_server_run(struct sim_server *srv)
 			svc_flush(srv, &srv->svc[i]);
 		svc_close(srv, &srv->svc[i]);
 	}
-	publish_stats(srv);
+	publish_stats(srv, true);
 	return err;
 }
 
@@ -875,9 +892,13 @@ int sim_server_report_json(struct sim_server *srv, FILE *f, double seconds, bool
 	const struct sim_faults *fl = &sim->opts.faults;
 	const struct sim_profile *profile = sim_profile(sim->opts.profile);
 	struct sim_stats st;
+	struct sim_panel panel;
 	char ver[48];
 
-	sim_server_stats(srv, &st);
+	pthread_mutex_lock(&srv->lock);
+	st = srv->snap;
+	panel = srv->panel;
+	pthread_mutex_unlock(&srv->lock);
 	rtl_rtde_version_format(ver, sizeof(ver), sim->version);
 	fprintf(f,
 		"{\"program\":\"rtde-sim\",\"profile\":\"%s\",\"controller_version\":\"%s\","
@@ -909,9 +930,9 @@ int sim_server_report_json(struct sim_server *srv, FILE *f, double seconds, bool
 	sim_robot_summary_json(f, &st.robot);
 	fputs(",\"controller\":", f);
 	ctrl_json(f, &st.ctrl);
-	/* the dashboard's state, read after the run (the server thread owns it) */
+	/* the dashboard's state as last published (the server thread owns it) */
 	fputs(",\"panel\":", f);
-	sim_panel_json(f, &sim->panel);
+	sim_panel_json(f, &panel);
 	fputc(',', f);
 	fprintf(f,
 		"\"injected\":{\"jittered_cycles\":%" PRIu64 ",\"jitter_max_ns\":%" PRId64

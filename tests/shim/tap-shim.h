@@ -70,6 +70,9 @@ __attribute__((noreturn, format(printf, 1, 2))) void shim_skip(const char *fmt, 
 	shim_check(!shim_first_(__VA_ARGS__, ""), true, __FILE__, __LINE__, #__VA_ARGS__)
 #define cr_expect_not(...) \
 	shim_check(!shim_first_(__VA_ARGS__, ""), false, __FILE__, __LINE__, #__VA_ARGS__)
+#define cr_assert_not_null(...) \
+	shim_check(shim_first_(__VA_ARGS__, "") != NULL, true, __FILE__, __LINE__, #__VA_ARGS__)
+#define cr_assert_fail(...) shim_check(false, true, __FILE__, __LINE__, #__VA_ARGS__)
 #define cr_expect_null(...) \
 	shim_check(shim_first_(__VA_ARGS__, "") == NULL, false, __FILE__, __LINE__, #__VA_ARGS__)
 /* |a - b| <= eps, and two strings equal */

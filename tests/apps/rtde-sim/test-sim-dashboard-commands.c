@@ -8,7 +8,11 @@
  * addToLog reaching the primary stream, and hostile input (an overlong
  * line, binary bytes, many commands in one write, one command over many).
  */
+#ifdef RTL_TAP_SHIM
+#include "tap-shim.h"
+#else
 #include <criterion/criterion.h>
+#endif
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -339,8 +343,22 @@ static bool find(const char *hay, size_t n, const char *needle)
 	return false;
 }
 
+/* The simulator's JSON report, live or final; the caller frees it. */
+static char *report_json(void)
+{
+	char *json = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&json, &len);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(sim_server_report_json(srv, f, 1.0, false, "other"), 0);
+	fclose(f);
+	return json;
+}
+
 /* addToLog is a controller message: the primary stream carries it, and
- * the report counts it with the rest of the panel. */
+ * the report counts it with the rest of the panel. A live report read
+ * after an answer already shows what the answer said was done. */
 Test(sim_dashboard_commands, add_to_log_reaches_the_primary_stream, .timeout = 30)
 {
 	static const char text[] = "logged through the dashboard";
@@ -348,9 +366,7 @@ Test(sim_dashboard_commands, add_to_log_reaches_the_primary_stream, .timeout = 3
 	char buf[65536];
 	size_t n = 0;
 	int64_t deadline;
-	char *json = NULL;
-	size_t json_len = 0;
-	FILE *f;
+	char *json;
 	int fd, pfd;
 
 	sim_opts_default(&o);
@@ -360,7 +376,13 @@ Test(sim_dashboard_commands, add_to_log_reaches_the_primary_stream, .timeout = 3
 	expect(fd, "addToLog logged through the dashboard", "Added log message");
 	expect(fd, "popup a popup", "showing popup");
 	expect(fd, "set operational mode automatic", "Operational mode 'automatic' is set");
+	json = report_json();
+	cr_assert(strstr(json, "\"panel\":{\"operational_mode\":\"AUTOMATIC\""), "%s", json);
+	free(json);
 	expect(fd, "load installation gone.installation", "File not found: gone.installation");
+	json = report_json();
+	cr_assert(strstr(json, "\"installations_refused\":1,"), "%s", json);
+	free(json);
 	deadline = rtl_time_now() + 3 * SEC;
 	while (rtl_time_now() < deadline && !find(buf, n, text) && n < sizeof(buf)) {
 		struct pollfd p = { .fd = pfd, .events = POLLIN };
@@ -376,10 +398,7 @@ Test(sim_dashboard_commands, add_to_log_reaches_the_primary_stream, .timeout = 3
 	close(pfd);
 	close(fd);
 	stop_server();
-	f = open_memstream(&json, &json_len);
-	cr_assert_not_null(f);
-	cr_assert_eq(sim_server_report_json(srv, f, 1.0, false, "other"), 0);
-	fclose(f);
+	json = report_json();
 	cr_assert(strstr(json, "\"panel\":{\"operational_mode\":\"AUTOMATIC\""), "%s", json);
 	cr_assert(strstr(json, "\"popup\":true,\"popup_text\":\"a popup\""), "%s", json);
 	cr_assert(strstr(json, "\"log_lines\":1,"), "%s", json);
