@@ -17,6 +17,8 @@
 # both runs into BUILD_DIR/demo-rig/rtloop-rig.png (with gnuplot).
 # Environment: DURATION, DEMO_OUT (default BUILD_DIR/demo-rig).
 set -eu
+# shellcheck source=apps/demo-lib.sh
+. "$(dirname "$0")/demo-lib.sh"
 
 build=${1:-build}
 sim="$build/apps/rtde-sim/rtde-sim"
@@ -33,9 +35,10 @@ die() {
 
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null || true; done
-	for p in $pids; do wait "$p" 2>/dev/null || true; done
+	for p in $pids; do stop_child "$p"; done
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 for f in "$sim" "$bimanual" "$admittance"; do
 	[ -x "$f" ] || die "$f is not built (make build)"

@@ -30,6 +30,8 @@
 # The loop publishes its telemetry (--telemetry demo); rtloop-view
 # serves it live on http://127.0.0.1:VIEW_PORT/ while the demo runs.
 set -eu
+# shellcheck source=apps/demo-lib.sh
+. "$(dirname "$0")/demo-lib.sh"
 
 build=${1:-build}
 app="$build/apps/rtloop-admittance/rtloop-admittance"
@@ -84,20 +86,17 @@ rm -f "$out/demo.csv" "$out/loop.json" "$out/sim.json" "$out/sim.txt" "$out/rtlo
 sim_pid=""
 view_pid=""
 cleanup() {
-	if [ -n "$view_pid" ]; then
-		kill "$view_pid" 2>/dev/null || true
-		wait "$view_pid" 2>/dev/null || true
-	fi
-	if [ -n "$sim_pid" ]; then
-		kill "$sim_pid" 2>/dev/null || true
-		wait "$sim_pid" 2>/dev/null || true
-	fi
+	[ -z "$view_pid" ] || stop_child "$view_pid"
+	[ -z "$sim_pid" ] || stop_child "$sim_pid"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # The live view: the loop's telemetry in the browser while it runs.
 if [ "${VIEW:-1}" != 0 ] && [ -x "$view" ]; then
+	# The file exists before the first look: under set -e a sed of a file
+	# the background job has not created yet would end the demo silently.
+	: >"$out/view.txt"
 	"$view" --port "${VIEW_PORT:-8070}" "$telemetry" >"$out/view.txt" 2>"$out/view.log" &
 	view_pid=$!
 	url=""
@@ -112,6 +111,8 @@ if [ "${VIEW:-1}" != 0 ] && [ -x "$view" ]; then
 		echo "   over SSH: ssh -L ${VIEW_PORT:-8070}:127.0.0.1:${VIEW_PORT:-8070} this-host)"
 	else
 		echo "demo: no live view: $(cat "$out/view.log") (VIEW_PORT=N takes another port)" >&2
+		# It may be slow rather than dead: not left running after the demo.
+		stop_child "$view_pid"
 		view_pid=""
 	fi
 elif [ "${VIEW:-1}" != 0 ]; then
@@ -201,6 +202,7 @@ else
 	# --duration is a safety net; it is stopped (SIGTERM, clean report) when
 	# the loop is done. --priority is best effort: refused, it runs as is.
 	echo "   CPUs: ${sim_pin:+simulator on ${sim_pin#taskset -c }, }loop ${loop_cpus}"
+	: >"$out/sim.log"
 	# shellcheck disable=SC2086
 	$sim_pin "$sim" --profile eseries --port 0 --contact-z "$contact_z" --force-noise 0.3 \
 		--echo-register 47 --priority 70 --json "$out/sim.json" \
@@ -214,7 +216,7 @@ else
 			sim_pid=""
 			die "rtde-sim did not start"
 		}
-		port=$(sed -n 's/.*listening on [0-9.]*:\([0-9][0-9]*\).*/\1/p' "$out/sim.log" 2>/dev/null)
+		port=$(sed -n 's/.*listening on [0-9.]*:\([0-9][0-9]*\).*/\1/p' "$out/sim.log")
 		[ -n "$port" ] || sleep 0.05
 		tries=$((tries + 1))
 	done

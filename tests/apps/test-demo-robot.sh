@@ -42,6 +42,13 @@ fi
 ok "rtde-sim --boot: RTDE $port, dashboard $dport, primary $pport"
 tap_diag_file=$tmp/err
 
+# no_view: no process runs with this test's telemetry name (the demo's
+# rtloop-view was stopped and waited for; [d] keeps grep from seeing itself).
+# shellcheck disable=SC2317 # called through check
+no_view() {
+	! grep -qa "[d]emo-robot-$$" /proc/[0-9]*/cmdline 2>/dev/null
+}
+
 robot() {
 	run_cmd env ROBOT=127.0.0.1 PORT="$port" DASHBOARD_PORT="$dport" PRIMARY_PORT="$pport" \
 		DURATION=1 DEMO_OUT="$tmp/demo" VIEW_PORT=0 TELEMETRY="demo-robot-$$" "$@" sh "$demo" "$build"
@@ -62,6 +69,7 @@ if [ -x "$build/apps/rtloop-view/rtloop-view" ]; then
 else
 	skip "the demo says where to watch it live" "this build has no rtloop-view"
 fi
+check "read-only: nothing the demo started still runs (rtloop-view)" no_view
 run_cmd "$arm" check 127.0.0.1 --dashboard-port "$dport"
 check "read-only: the arm is still powered off after it" contains "$out" "robot mode: POWER_OFF"
 
@@ -73,6 +81,7 @@ if "$adm" --help 2>/dev/null | grep -q -- --upload; then
 		in_order "$out" "== demo: 1/3 rtloop-arm up" "brake release: RUNNING after" \
 		"== demo: 2/3 rtloop-admittance --upload" "== demo: 3/3 rtloop-arm stop" \
 		"program state: STOPPED"
+	check "ARM=1: nothing the demo started still runs (rtloop-view)" no_view
 	run_cmd "$arm" check 127.0.0.1 --dashboard-port "$dport"
 	check "ARM=1: after it the arm is RUNNING and no program plays" \
 		in_order "$out" "robot mode: RUNNING" "program state: STOPPED"
