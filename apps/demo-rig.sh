@@ -52,7 +52,10 @@ start_sim() {
 	name=$1
 	shift
 	: >"$out/$name.log"
-	"$sim" --port 0 --duration $((duration + 20)) "$@" >"$out/$name.txt" 2>"$out/$name.log" &
+	# SCHED_FIFO (best effort): a simulator starved by other work goes
+	# silent, and the rig would rightly stop the arms.
+	"$sim" --port 0 --priority 70 --duration $((duration + 20)) "$@" \
+		>"$out/$name.txt" 2>"$out/$name.log" &
 	pids="$pids $!"
 	port='' ft_port='' i=0
 	while [ -z "$port" ] && [ $i -lt 100 ]; do

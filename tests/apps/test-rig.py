@@ -32,7 +32,10 @@ def check(ok, what, diag=""):
 def start_sim_ports(args, tmp, name):
     log_path = os.path.join(tmp, name + ".log")
     log = open(log_path, "w")
-    p = subprocess.Popen([SIM, "--port", "0"] + args, stdout=subprocess.DEVNULL, stderr=log)
+    # SCHED_FIFO (best effort), as make demo runs it: a simulator starved by
+    # other work on the host goes silent, and the rig rightly stops the arm.
+    p = subprocess.Popen([SIM, "--port", "0", "--priority", "60"] + args,
+                         stdout=subprocess.DEVNULL, stderr=log)
     port = ft = None
     end = time.time() + 10
     while time.time() < end and (port is None or ("--ft-port" in args and ft is None)):
@@ -168,7 +171,7 @@ def sensor(tmp):
     check(r.returncode == 0, "admittance on the sensor: exit 0", out[-500:] + r.stderr[-300:])
     press = num(r"the sensor read ([-0-9.]+) N at the end", out, 1e9)
     check(abs(press - 10.0) < 2.0, "admittance: the sensor reads the 10 N press (%.2f N)" % press,
-          out[:300])
+          out[:1500])
     lost = num(r"lost (\d+),", out, -1)
     late = num(r"late (\d+),", out, -1)
     records = num(r"sensor records (\d+)", out, 0)
