@@ -62,6 +62,17 @@ RTL_API const struct rtl_loop_frame *rtl_loop_read(struct rtl_loop *loop, int64_
 	return f;
 }
 
+/* A step without a frame (a write of its own, or a hold): entered unless a
+ * reconnect has the transport; a safe package sent from here on makes the
+ * step's commands stale. */
+static bool enter_frameless(struct rtl_loop *loop)
+{
+	if (!rtl__loop_step_enter(loop))
+		return false;
+	loop->step.safe_seen = atomic_load_explicit(&loop->c.safe_sends, memory_order_acquire);
+	return true;
+}
+
 RTL_API int rtl_loop_write(struct rtl_loop *loop)
 {
 	int64_t now;
@@ -76,11 +87,8 @@ RTL_API int rtl_loop_write(struct rtl_loop *loop)
 		 * makes its commands stale). */
 		if (loop->ext.held)
 			loop->ext.held = false;
-		else if (!rtl__loop_step_enter(loop))
+		else if (!enter_frameless(loop))
 			return -EAGAIN;
-		else
-			loop->step.safe_seen =
-				atomic_load_explicit(&loop->c.safe_sends, memory_order_acquire);
 		ret = rtl__loop_send(loop, loop->step.seq, rtl_time_now());
 		rtl__loop_step_leave(loop);
 		return ret;
@@ -101,9 +109,8 @@ bool rtl__loop_ext_hold(struct rtl_loop *loop)
 {
 	if (loop->ext.in_step || loop->ext.held)
 		return true;
-	if (!rtl__loop_step_enter(loop))
+	if (!enter_frameless(loop))
 		return false;
-	loop->step.safe_seen = atomic_load_explicit(&loop->c.safe_sends, memory_order_acquire);
 	loop->ext.held = true;
 	return true;
 }
